@@ -1,0 +1,58 @@
+// The `hearth` command: `serve`, `migrate`, `admin …`. Every command reads the same settings
+// (`--config app.ini`, then HEARTH__<section>__<KEY> environment variables).
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Console, Effect, Layer, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import * as Settings from "./config/Settings.ts"
+import * as Database from "./db/Database.ts"
+import { ServeLayer } from "./main.ts"
+import { VERSION } from "./version.ts"
+
+const configFlag = Flag.String("config").pipe(
+  Flag.withAlias("c"),
+  Flag.withDescription("Path of an app.ini file (Forgejo's setting names); environment variables HEARTH__<section>__<KEY> override it"),
+  Flag.optional
+)
+
+export const hearth = Command.make("hearth").pipe(
+  Command.withSharedFlags({ config: configFlag }),
+  Command.withDescription("Hearth: a self-hostable, federated git forge with a Forgejo-compatible API")
+)
+
+/** The settings layer for the `--config` given to the root command. */
+export const settingsLayer = Effect.map(hearth, ({ config }) =>
+  Settings.layer({ configFile: Option.getOrUndefined(config) }))
+
+const serve = Command.make("serve", {}, () =>
+  Effect.gen(function*() {
+    const settings = yield* settingsLayer
+    return yield* Layer.launch(ServeLayer.pipe(Layer.provide(settings)))
+  })).pipe(
+    Command.withDescription("Run the web server (what `npm start` runs); stops cleanly on Ctrl-C or SIGTERM")
+  )
+
+const migrate = Command.make("migrate", {}, () =>
+  Effect.gen(function*() {
+    const settings = yield* settingsLayer
+    const applied = yield* Database.migrate.pipe(
+      Effect.provide(Database.clientLayer.pipe(Layer.provide(settings)))
+    )
+    yield* Console.log(
+      applied.length === 0
+        ? "The database schema is up to date."
+        : `Applied ${applied.length} migration(s): ${applied.map(([id, name]) => `${id} ${name}`).join(", ")}`
+    )
+  })).pipe(Command.withDescription("Create or upgrade the database schema, then exit"))
+
+export const commands = [serve, migrate]
+
+const main = hearth.pipe(
+  Command.withSubcommands(commands),
+  Command.run({ version: VERSION })
+)
+
+main.pipe(
+  Effect.provide(NodeServices.layer),
+  NodeRuntime.runMain
+)

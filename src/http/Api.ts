@@ -1,0 +1,19 @@
+// The whole /api/v1 surface: every resource's group, then the API-wide middleware (which only
+// applies to endpoints added before it, so it comes last).
+import { HttpApi, OpenApi } from "effect/http-api"
+import { MiscApi } from "../misc/Api.ts"
+import { UsersApi } from "../users/Api.ts"
+import { Authentication } from "./Authentication.ts"
+import { ErrorResponses } from "./Middleware.ts"
+
+export class HearthApi extends HttpApi.make("hearth")
+  .add(MiscApi, UsersApi)
+  .prefix("/api/v1")
+  .middleware(Authentication)
+  .middleware(ErrorResponses)
+  .annotateMerge(OpenApi.annotations({
+    title: "Hearth API",
+    version: "1.1.1",
+    description: "Hearth's Forgejo-compatible REST API (/api/v1)."
+  }))
+{}

@@ -1,0 +1,237 @@
+// Who is calling, for every /api/v1 request (CONTRACT §1.1–1.5): query token (deprecated),
+// `Authorization: token|bearer X`, Basic (password, or a token as password; TOTP inside Basic).
+// One middleware resolves the caller, applies the account-state and sign-in checks, and enforces
+// each endpoint's `Access` rule (sign-in and token scopes), then provides `Caller`.
+import { Context, Effect, Layer, Option } from "effect"
+import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiMiddleware } from "effect/http-api"
+import { Settings } from "../config/Settings.ts"
+import { TokensRepo } from "../tokens/Repo.ts"
+import { TwoFactor } from "../twofa/Service.ts"
+import { verifyPassword } from "../users/Password.ts"
+import { type UserRow, UsersRepo } from "../users/Repo.ts"
+import * as Errors from "./Errors.ts"
+import { type Category, levelForMethod, missingScopeMessage, parseScopes, type ScopeSet } from "./Scopes.ts"
+
+export interface Principal {
+  readonly user: UserRow
+  /** The token's scopes; `undefined` for password authentication, which is unrestricted. */
+  readonly scopes: ScopeSet | undefined
+  readonly method: "token" | "password"
+}
+
+/** The authenticated caller of this request, if any. */
+export class Caller extends Context.Service<Caller, Option.Option<Principal>>()("hearth/http/Caller") {}
+
+/** What an endpoint requires: a signed-in caller, and these token scope categories (all of them). */
+export interface AccessRule {
+  readonly signedIn: boolean
+  readonly scopes: ReadonlyArray<Category>
+}
+
+export const Access = Context.Reference<AccessRule>("hearth/http/Access", {
+  defaultValue: () => ({ signedIn: false, scopes: [] })
+})
+
+/** The signed-in caller, or 401 "token is required". */
+export const signedInCaller: Effect.Effect<Principal, Errors.Unauthorized, Caller> = Effect.gen(function*() {
+  const caller = yield* Caller
+  if (Option.isNone(caller)) return yield* Errors.unauthorized("token is required")
+  return caller.value
+})
+
+export const QUERY_TOKEN_WARNING = "token and access_token API authentication is deprecated and will be removed " +
+  "in Forgejo v13.0.0. Please use AuthorizationHeaderToken instead. Existing queries will continue to work but " +
+  "without authorization."
+
+const TOKEN_PATTERN = /^[0-9a-f]{40}$/
+const CACHE_TTL_MS = 10_000
+const CACHE_MAX = 10_000
+
+export class Authenticator extends Context.Service<Authenticator, {
+  readonly byToken: (token: string) => Effect.Effect<Principal, Errors.Unauthorized>
+  readonly byBasic: (
+    username: string,
+    password: string,
+    otp: string | undefined
+  ) => Effect.Effect<Principal, Errors.Unauthorized | Errors.TooManyRequests>
+  /** Drops cached token look-ups; call after any change to tokens or accounts. */
+  readonly invalidate: Effect.Effect<void>
+}>()("hearth/http/Authenticator") {
+  static readonly layer = Layer.effect(
+    Authenticator,
+    Effect.gen(function*() {
+      const users = yield* UsersRepo
+      const tokens = yield* TokensRepo
+      const twoFactor = yield* TwoFactor
+      const settings = yield* Settings
+      const { LOGIN_MAX_FAILURES, LOGIN_THROTTLE_SECONDS } = settings.security
+      const cache = new Map<string, { principal: Principal; expires: number }>()
+      const failures = new Map<string, { count: number; until: number }>()
+
+      const lookupToken = (token: string) =>
+        Effect.gen(function*() {
+          const row = yield* tokens.findByToken(token)
+          if (Option.isNone(row)) return Option.none<Principal>()
+          const user = yield* users.findById(row.value.userId)
+          return Option.map(user, (user): Principal => ({
+            user,
+            scopes: parseScopes(row.value.scopes),
+            method: "token"
+          }))
+        }).pipe(Effect.orDie)
+
+      const byToken = (token: string): Effect.Effect<Principal, Errors.Unauthorized> => {
+        const notFound = Errors.unauthorized(`access token does not exist [sha: ${token}]`)
+        if (!TOKEN_PATTERN.test(token)) return Effect.fail(notFound)
+        const hit = cache.get(token)
+        if (hit !== undefined && hit.expires > Date.now()) return Effect.succeed(hit.principal)
+        return Effect.flatMap(lookupToken(token), (found) => {
+          if (Option.isNone(found)) return Effect.fail(notFound)
+          if (cache.size >= CACHE_MAX) cache.clear()
+          cache.set(token, { principal: found.value, expires: Date.now() + CACHE_TTL_MS })
+          return Effect.succeed(found.value)
+        })
+      }
+
+      const byPassword = (username: string, password: string, otp: string | undefined) =>
+        Effect.gen(function*() {
+          const key = username.toLowerCase()
+          const throttled = failures.get(key)
+          const now = Date.now()
+          if (throttled !== undefined && throttled.count >= LOGIN_MAX_FAILURES && throttled.until > now) {
+            const wait = Math.ceil((throttled.until - now) / 1000)
+            return yield* Errors.tooManyRequests(
+              `too many failed sign-in attempts for ${username}: try again in ${wait} seconds`,
+              wait
+            )
+          }
+          const found = yield* Effect.orDie(
+            username.includes("@") ? users.findByEmail(username) : users.findByName(username)
+          )
+          if (Option.isNone(found) || found.value.type !== "user") {
+            return yield* Errors.unauthorized(`user does not exist [uid: 0, name: ${username}]`)
+          }
+          const user = found.value
+          if (!(yield* verifyPassword(user.passwdHash, password))) {
+            const previous = throttled !== undefined && throttled.until > now ? throttled.count : 0
+            failures.set(key, { count: previous + 1, until: now + LOGIN_THROTTLE_SECONDS * 1000 })
+            return yield* Errors.unauthorized(`user's password is invalid [uid: ${user.id}, name: ${user.name}]`)
+          }
+          if (user.prohibitLogin) return yield* Errors.unauthorized("user is not allowed login")
+          const second = yield* Effect.orDie(twoFactor.check(user.id, otp))
+          if (second === "invalid") return yield* Errors.unauthorized("invalid provided OTP")
+          failures.delete(key)
+          return { user, scopes: undefined, method: "password" } satisfies Principal
+        })
+
+      return Authenticator.of({
+        byToken,
+        // Forgejo: an empty password or "x-oauth-basic" means the username is a token; otherwise
+        // the password is tried as a token first, then as the account's password.
+        byBasic: (username, password, otp) => {
+          if (password === "" || password === "x-oauth-basic") return byToken(username)
+          if (!TOKEN_PATTERN.test(password)) return byPassword(username, password, otp)
+          return byToken(password).pipe(
+            Effect.catch(() => byPassword(username, password, otp))
+          )
+        },
+        invalidate: Effect.sync(() => cache.clear())
+      })
+    })
+  )
+}
+
+type Credentials =
+  | { readonly kind: "none" }
+  | { readonly kind: "token"; readonly token: string }
+  | { readonly kind: "basic"; readonly username: string; readonly password: string }
+
+const parseAuthorization = (header: string | undefined): Credentials => {
+  const fields = (header ?? "").trim().split(/\s+/)
+  if (fields.length !== 2) return { kind: "none" }
+  const [scheme, value] = fields as [string, string]
+  // ASCII-only case folding, so look-alike letters (e.g. the Kelvin sign) do not match.
+  const word = scheme.replace(/[A-Z]/g, (c) => c.toLowerCase())
+  if (word === "token" || word === "bearer") return { kind: "token", token: value }
+  if (word === "basic") {
+    const decoded = Buffer.from(value, "base64").toString("utf8")
+    const colon = decoded.indexOf(":")
+    if (colon < 0) return { kind: "basic", username: decoded, password: "" }
+    return { kind: "basic", username: decoded.slice(0, colon), password: decoded.slice(colon + 1) }
+  }
+  return { kind: "none" }
+}
+
+export class Authentication extends HttpApiMiddleware.Service<Authentication, { provides: Caller }>()(
+  "hearth/http/Authentication",
+  { error: [Errors.Unauthorized, Errors.Forbidden, Errors.TooManyRequests] }
+) {}
+
+export const AuthenticationLive = Layer.effect(
+  Authentication,
+  Effect.gen(function*() {
+    const authenticator = yield* Authenticator
+    const settings = yield* Settings
+    const changePasswordUrl = `${settings.server.ROOT_URL}user/change_password`
+    const addWarning = HttpEffect.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "Warning", QUERY_TOKEN_WARNING))
+    )
+
+    const resolve = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function*() {
+        const query = new URLSearchParams(request.url.slice(request.url.indexOf("?") + 1 || request.url.length))
+        const queryToken = query.get("token") || query.get("access_token") || ""
+        if (queryToken !== "") {
+          yield* addWarning
+          if (settings.security.DISABLE_QUERY_AUTH_TOKEN) {
+            return yield* Errors.unauthorized(
+              "API tokens in the query string are disabled on this server ([security] DISABLE_QUERY_AUTH_TOKEN): " +
+                "send the token in the Authorization header instead"
+            )
+          }
+          return Option.some(yield* authenticator.byToken(queryToken))
+        }
+        const credentials = parseAuthorization(request.headers["authorization"])
+        switch (credentials.kind) {
+          case "none":
+            return Option.none<Principal>()
+          case "token":
+            return Option.some(yield* authenticator.byToken(credentials.token))
+          case "basic": {
+            const otp = request.headers["x-forgejo-otp"] ?? request.headers["x-gitea-otp"]
+            return Option.some(yield* authenticator.byBasic(credentials.username, credentials.password, otp))
+          }
+        }
+      })
+
+    return Authentication.of((httpEffect, { endpoint }) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const caller = yield* resolve(request)
+        const rule = Context.get(endpoint.annotations, Access)
+        if (Option.isSome(caller)) {
+          const { scopes, user } = caller.value
+          if (!user.isActive || user.prohibitLogin) {
+            return yield* Errors.forbidden(
+              "This account is prohibited from signing in, please contact your site administrator."
+            )
+          }
+          if (user.mustChangePassword) {
+            return yield* Errors.forbidden(`You must change your password. Change it at: ${changePasswordUrl}`)
+          }
+          if (scopes !== undefined && rule.scopes.length > 0) {
+            const missing = missingScopeMessage(scopes, levelForMethod(request.method), rule.scopes)
+            if (missing !== undefined) return yield* Errors.forbidden(missing)
+          }
+        } else {
+          if (settings.service.REQUIRE_SIGNIN_VIEW) {
+            return yield* Errors.forbidden("Only signed in user is allowed to call APIs.")
+          }
+          if (rule.signedIn) return yield* Errors.unauthorized("token is required")
+        }
+        return yield* Effect.provideService(httpEffect, Caller, caller)
+      })
+    )
+  })
+)

@@ -1,0 +1,83 @@
+// Hearth's API errors. Bodies are Forgejo's `{message, url}` (url = ROOT_URL + "api/swagger");
+// 404 has an empty body. Handlers fail with these; `ErrorResponses` (Middleware.ts) renders them.
+import { Schema } from "effect"
+import { HttpApiSchema } from "effect/http-api"
+
+const body = { message: Schema.String, url: Schema.String }
+
+const make = <Self>() => <Tag extends string>(tag: Tag, status: number) =>
+  Schema.Error<Self>(tag)(body, { httpApiStatus: status })
+
+export class BadRequest extends make<BadRequest>()("BadRequest", 400) {}
+export class Unauthorized extends make<Unauthorized>()("Unauthorized", 401) {}
+export class Forbidden extends make<Forbidden>()("Forbidden", 403) {}
+export class Conflict extends make<Conflict>()("Conflict", 409) {}
+export class PayloadTooLarge extends make<PayloadTooLarge>()("PayloadTooLarge", 413) {}
+export class ValidationFailed extends make<ValidationFailed>()("ValidationFailed", 422) {}
+export class Locked extends make<Locked>()("Locked", 423) {}
+export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyRequests")(
+  { ...body, retryAfterSeconds: Schema.Number },
+  { httpApiStatus: 429 }
+) {}
+export class InternalError extends make<InternalError>()("InternalError", 500) {}
+
+export class NotFound extends Schema.Error<NotFound>("NotFound")({}, { httpApiStatus: 404 }) {}
+export const NotFoundEmpty = NotFound.pipe(HttpApiSchema.asNoContent({ decode: () => new NotFound() }))
+
+/** The errors every endpoint may answer with (declared once, on the API-wide middleware). */
+export const commonErrors = [
+  BadRequest,
+  Unauthorized,
+  Forbidden,
+  NotFoundEmpty,
+  Conflict,
+  PayloadTooLarge,
+  ValidationFailed,
+  Locked,
+  TooManyRequests,
+  InternalError
+] as const
+
+export type ApiError =
+  | BadRequest
+  | Unauthorized
+  | Forbidden
+  | NotFound
+  | Conflict
+  | PayloadTooLarge
+  | ValidationFailed
+  | Locked
+  | TooManyRequests
+  | InternalError
+
+// Short constructors: `url` is filled in when the response is rendered.
+export const badRequest = (message: string) => new BadRequest({ message, url: "" })
+export const unauthorized = (message: string) => new Unauthorized({ message, url: "" })
+export const forbidden = (message: string) => new Forbidden({ message, url: "" })
+export const notFound = () => new NotFound()
+export const conflict = (message: string) => new Conflict({ message, url: "" })
+export const payloadTooLarge = (message: string) => new PayloadTooLarge({ message, url: "" })
+export const validationFailed = (message: string) => new ValidationFailed({ message, url: "" })
+export const locked = (message: string) => new Locked({ message, url: "" })
+export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
+  new TooManyRequests({ message, url: "", retryAfterSeconds })
+export const internalError = (message: string) => new InternalError({ message, url: "" })
+
+const classes = [
+  [BadRequest, 400],
+  [Unauthorized, 401],
+  [Forbidden, 403],
+  [NotFound, 404],
+  [Conflict, 409],
+  [PayloadTooLarge, 413],
+  [ValidationFailed, 422],
+  [Locked, 423],
+  [TooManyRequests, 429],
+  [InternalError, 500]
+] as const
+
+/** The HTTP status of an API error, or `undefined` for anything else. */
+export const statusOfError = (u: unknown): number | undefined => {
+  for (const [cls, status] of classes) if (u instanceof cls) return status
+  return undefined
+}

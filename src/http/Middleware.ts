@@ -1,0 +1,69 @@
+// API-wide response rules: every error is answered as `{message, url}` (404 empty), request
+// decoding failures are 422 naming the field, oversized bodies 413, defects are logged and 500.
+import { Cause, Effect, Layer } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
+import { Settings } from "../config/Settings.ts"
+import * as Errors from "./Errors.ts"
+
+export class ErrorResponses extends HttpApiMiddleware.Service<ErrorResponses>()("hearth/http/ErrorResponses", {
+  error: Errors.commonErrors
+}) {}
+
+/** "at ["a"]["b"]" paths of schema messages, shortened to Forgejo's "[a.b]: …" form. */
+export const describeSchemaError = (error: HttpApiError.HttpApiSchemaError): string => {
+  const text = error.cause.message
+  const at = /\n\s*at (\[.*\])\s*$/.exec(text)
+  const message = (at === null ? text : text.slice(0, at.index)).trim()
+  const where = error.kind === "Payload" || error.kind === "Body" ? "" : `${error.kind.toLowerCase()} `
+  if (at === null) return `${where}${message}`.trim()
+  const path = [...at[1]!.matchAll(/\[("?)(.*?)\1\]/g)].map((m) => m[2]).join(".")
+  return `[${where}${path}]: ${message}`
+}
+
+const isBodyTooLarge = (defect: unknown): boolean => {
+  const reason = (defect as { reason?: { reason?: unknown; _tag?: unknown } } | undefined)?.reason
+  return reason?.reason === "BodyTooLarge"
+}
+
+export const ErrorResponsesLive = Layer.effect(
+  ErrorResponses,
+  Effect.gen(function*() {
+    const settings = yield* Settings
+    const url = `${settings.server.ROOT_URL}api/swagger`
+    const json = (status: number, message: string, headers?: Record<string, string>) =>
+      HttpServerResponse.jsonUnsafe({ message, url }, { status, ...(headers ? { headers } : {}) })
+
+    // Anything that is not an API error passes through untouched (`never`: it is not ours to type).
+    const render = (error: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+      if (HttpApiError.HttpApiSchemaError.is(error)) return Effect.succeed(json(422, describeSchemaError(error)))
+      if (HttpApiError.HttpApiPayloadTooLarge.is(error)) return Effect.succeed(json(413, error.message))
+      const status = Errors.statusOfError(error)
+      if (status === undefined) return Effect.fail(error as never)
+      if (status === 404) return Effect.succeed(HttpServerResponse.empty({ status: 404 }))
+      const message = (error as { message: string }).message
+      if (error instanceof Errors.TooManyRequests) {
+        return Effect.succeed(json(429, message, { "retry-after": String(error.retryAfterSeconds) }))
+      }
+      return Effect.succeed(json(status, message))
+    }
+
+    return ErrorResponses.of((httpEffect) =>
+      httpEffect.pipe(
+        Effect.catch(render),
+        Effect.catchCause((cause) => {
+          if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+          const defect = Cause.squash(cause)
+          if (isBodyTooLarge(defect)) {
+            return Effect.succeed(
+              json(413, `request body is larger than ${settings.server.MAX_REQUEST_BODY} bytes`)
+            )
+          }
+          return Effect.logError("unhandled error while answering a request", cause).pipe(
+            Effect.as(json(500, "internal server error"))
+          )
+        })
+      )
+    )
+  })
+)

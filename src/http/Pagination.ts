@@ -1,0 +1,72 @@
+// Paging as Forgejo: `page` (1-based) and `limit` (default [api] DEFAULT_PAGING_NUM, at most
+// [api] MAX_RESPONSE_ITEMS); lists answer `X-Total-Count` and, where Forgejo does, `Link`.
+import { Effect, Schema } from "effect"
+import { HttpServerRequest } from "effect/http"
+import { Settings } from "../config/Settings.ts"
+import * as ResponseHeaders from "./ResponseHeaders.ts"
+
+/** Query fields of a paged list. Non-numeric values read as 0, as Forgejo does. */
+export const PageQuery = {
+  page: Schema.optional(Schema.String),
+  limit: Schema.optional(Schema.String)
+}
+
+export interface Page {
+  readonly page: number
+  readonly limit: number
+  readonly offset: number
+}
+
+const toInt = (value: string | undefined): number => {
+  const n = Number.parseInt(value ?? "", 10)
+  return Number.isFinite(n) ? n : 0
+}
+
+/** Resolves `page`/`limit`; `max` caps the size (defaults to MAX_RESPONSE_ITEMS). */
+export const resolvePage = (query: { readonly page?: string | undefined; readonly limit?: string | undefined }, max?: number) =>
+  Effect.gen(function*() {
+    const settings = yield* Settings
+    const cap = max ?? settings.api.MAX_RESPONSE_ITEMS
+    const requested = toInt(query.limit)
+    const limit = Math.min(requested <= 0 ? settings.api.DEFAULT_PAGING_NUM : requested, cap)
+    const page = Math.max(1, toInt(query.page))
+    return { page, limit, offset: (page - 1) * limit } satisfies Page
+  })
+
+/**
+ * Forgejo's `Link` header: next, last, first, prev (comma-joined), each the request URL under
+ * ROOT_URL with `page` replaced; query keys sorted. No links when there is nothing to list.
+ */
+export const linkHeader = (rootUrl: string, requestUrl: string, page: Page, total: number): string | undefined => {
+  if (total <= 0) return undefined
+  const url = new URL(requestUrl, "http://placeholder")
+  const last = Math.max(1, Math.ceil(total / page.limit))
+  const current = Math.min(page.page, last)
+  const at = (n: number) => {
+    const params = new URLSearchParams(url.searchParams)
+    params.set("page", String(n))
+    params.sort()
+    return `<${rootUrl}${url.pathname.replace(/^\//, "")}?${params.toString()}>`
+  }
+  const links: Array<string> = []
+  if (total > page.page * page.limit) links.push(`${at(current + 1)}; rel="next"`)
+  if (current < last) links.push(`${at(last)}; rel="last"`)
+  if (current > 1) links.push(`${at(1)}; rel="first"`)
+  if (current > 1) links.push(`${at(current - 1)}; rel="prev"`)
+  return links.length === 0 ? undefined : links.join(",")
+}
+
+/**
+ * Sets `X-Total-Count` (and `Link` when `withLink`) on the response of the current request.
+ */
+export const setListHeaders = (page: Page, total: number, options: { readonly withLink?: boolean } = {}) =>
+  Effect.gen(function*() {
+    const settings = yield* Settings
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const link = options.withLink === true ? linkHeader(settings.server.ROOT_URL, request.url, page, total) : undefined
+    yield* ResponseHeaders.append({
+      "x-total-count": String(total),
+      ...(link === undefined ? {} : { link }),
+      "access-control-expose-headers": link === undefined ? "X-Total-Count" : "X-Total-Count, Link"
+    })
+  })

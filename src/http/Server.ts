@@ -1,0 +1,76 @@
+// The HTTP server: the API routes, the OpenAPI document and its docs page, and the
+// response rules every route shares. Routes are built completely before the port is opened, so
+// no request is accepted that nothing would answer.
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Effect, Layer } from "effect"
+import * as ByteSize from "effect/ByteSize"
+import { HttpEffect, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
+import { createServer } from "node:http"
+import { Settings } from "../config/Settings.ts"
+import { MiscHttp } from "../misc/Http.ts"
+import { UsersHttp } from "../users/Http.ts"
+import { HearthApi } from "./Api.ts"
+import { AuthenticationLive } from "./Authentication.ts"
+import { ErrorResponsesLive } from "./Middleware.ts"
+
+/** The OpenAPI 3.1 document, with the scheme in use listed first (SPEC "Versioning"). */
+export const openApiDocument = (rootUrl: string) => {
+  const spec = OpenApi.fromApi(HearthApi)
+  const url = new URL(rootUrl)
+  const other = url.protocol === "https:" ? "http:" : "https:"
+  const base = rootUrl.replace(/\/$/, "")
+  return {
+    ...spec,
+    servers: [{ url: base }, { url: base.replace(url.protocol, other) }]
+  }
+}
+
+const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
+  const settings = yield* Settings
+  const document = JSON.stringify(openApiDocument(settings.server.ROOT_URL))
+  return Layer.mergeAll(
+    HttpRouter.add(
+      "GET",
+      "/api/swagger.v1.json",
+      Effect.succeed(HttpServerResponse.text(document, { contentType: "application/json" }))
+    ),
+    HttpApiScalar.layer(HearthApi, { path: "/api/swagger" })
+  )
+}))
+
+export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp)
+
+const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
+  Layer.provide(ApiHandlers),
+  Layer.provide([AuthenticationLive, ErrorResponsesLive])
+)
+
+export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes)
+
+const nosniff = HttpEffect.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, "x-content-type-options", "nosniff"))
+)
+
+export interface ListenOptions {
+  readonly host: string
+  readonly port: number
+}
+
+/** Serves `AppRoutes` on host:port; closes gracefully (open requests finish) when the scope ends. */
+export const serverLayer = (listen: ListenOptions) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const settings = yield* Settings
+    const app = yield* HttpRouter.toHttpEffect(AppRoutes)
+    const maxBody = ByteSize.bytes(settings.server.MAX_REQUEST_BODY)
+    const logRequests = settings.log.LEVEL === "Debug" || settings.log.LEVEL === "Trace"
+    const handler = Effect.andThen(nosniff, app).pipe(
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBody)
+    )
+    const serve = logRequests
+      ? HttpServer.serve(handler, HttpMiddleware.logger)
+      : HttpServer.serve(handler)
+    return serve.pipe(
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { ...listen, gracefulShutdownTimeout: "10 seconds" }))
+    )
+  })).pipe(Layer.provide(NodeHttpServer.layerHttpServices))

@@ -1,0 +1,23 @@
+// `hearth serve`: settings → database (migrated) → services → HTTP server, until SIGTERM/SIGINT.
+import { Effect, Layer } from "effect"
+import { HttpServer } from "effect/http"
+import { AppLayer } from "./App.ts"
+import { Settings } from "./config/Settings.ts"
+import { serverLayer } from "./http/Server.ts"
+
+const announce = Effect.gen(function*() {
+  const settings = yield* Settings
+  const server = yield* HttpServer.HttpServer
+  const address = HttpServer.formatAddress(server.address)
+  const db = settings.database.DB_TYPE === "postgres"
+    ? "PostgreSQL"
+    : `the embedded database in ${settings.server.APP_DATA_PATH}`
+  yield* Effect.logInfo(`Hearth is listening on ${address} (${settings.server.ROOT_URL}), using ${db}`)
+})
+
+/** The running server as a layer (what `serve` launches and tests start). */
+export const ServeLayer = Layer.unwrap(Effect.gen(function*() {
+  const settings = yield* Settings
+  const listen = { host: settings.server.HTTP_ADDR, port: settings.server.HTTP_PORT }
+  return Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen)))
+})).pipe(Layer.provideMerge(AppLayer))

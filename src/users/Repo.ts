@@ -1,0 +1,212 @@
+// SQL for accounts: individual users and organizations share the `users` table (type 0 / 1).
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+
+export type Visibility = "public" | "limited" | "private"
+
+export interface UserRow {
+  readonly id: number
+  readonly type: "user" | "organization"
+  readonly name: string
+  readonly lowerName: string
+  readonly fullName: string
+  readonly email: string
+  readonly keepEmailPrivate: boolean
+  readonly passwdHash: string
+  readonly mustChangePassword: boolean
+  readonly loginName: string
+  readonly sourceId: number
+  readonly visibility: Visibility
+  readonly isAdmin: boolean
+  readonly isActive: boolean
+  readonly prohibitLogin: boolean
+  readonly restricted: boolean
+  readonly allowCreateOrganization: boolean
+  readonly maxRepoCreation: number
+  readonly repoAdminChangeTeamAccess: boolean
+  readonly location: string
+  readonly website: string
+  readonly description: string
+  readonly pronouns: string
+  readonly language: string
+  readonly numFollowers: number
+  readonly numFollowing: number
+  readonly numStars: number
+  readonly numRepos: number
+  readonly createdAt: Date
+  readonly updatedAt: Date
+  readonly lastLogin: Date | null
+}
+
+type Row = Record<string, any>
+
+export const toUserRow = (r: Row): UserRow => ({
+  id: Number(r.id),
+  type: Number(r.type) === 1 ? "organization" : "user",
+  name: r.name,
+  lowerName: r.lower_name,
+  fullName: r.full_name,
+  email: r.email,
+  keepEmailPrivate: r.keep_email_private,
+  passwdHash: r.passwd_hash,
+  mustChangePassword: r.must_change_password,
+  loginName: r.login_name,
+  sourceId: Number(r.source_id),
+  visibility: r.visibility,
+  isAdmin: r.is_admin,
+  isActive: r.is_active,
+  prohibitLogin: r.prohibit_login,
+  restricted: r.restricted,
+  allowCreateOrganization: r.allow_create_organization,
+  maxRepoCreation: Number(r.max_repo_creation),
+  repoAdminChangeTeamAccess: r.repo_admin_change_team_access,
+  location: r.location,
+  website: r.website,
+  description: r.description,
+  pronouns: r.pronouns,
+  language: r.language,
+  numFollowers: Number(r.num_followers),
+  numFollowing: Number(r.num_following),
+  numStars: Number(r.num_stars),
+  numRepos: Number(r.num_repos),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  lastLogin: r.last_login ?? null
+})
+
+/** Columns a caller may set when creating or editing an account (snake_case, as stored). */
+export interface UserWrite {
+  readonly type?: 0 | 1
+  readonly name?: string
+  readonly full_name?: string
+  readonly email?: string
+  readonly keep_email_private?: boolean
+  readonly passwd_hash?: string
+  readonly must_change_password?: boolean
+  readonly login_name?: string
+  readonly source_id?: number
+  readonly visibility?: Visibility
+  readonly is_admin?: boolean
+  readonly is_active?: boolean
+  readonly prohibit_login?: boolean
+  readonly restricted?: boolean
+  readonly allow_create_organization?: boolean
+  readonly max_repo_creation?: number
+  readonly repo_admin_change_team_access?: boolean
+  readonly location?: string
+  readonly website?: string
+  readonly description?: string
+  readonly pronouns?: string
+  readonly language?: string
+}
+
+export type UserSort = "oldest" | "newest" | "alphabetically" | "reversealphabetically" | "recentupdate" | "leastupdate"
+
+export interface UserSearch {
+  readonly type: "user" | "organization"
+  /** Lower-cased substring of name or full name; e-mail matches only where `emailVisibleTo` allows. */
+  readonly keyword?: string | undefined
+  readonly id?: number | undefined
+  /** Visibilities included in the result (besides `alwaysInclude`). */
+  readonly visibilities: ReadonlyArray<Visibility>
+  /** The caller: always sees itself (and, for e-mail matching, its own e-mail). */
+  readonly viewerId?: number | undefined
+  readonly viewerIsAdmin: boolean
+  readonly sort: UserSort
+  readonly limit: number
+  readonly offset: number
+}
+
+const orderBy: Record<UserSort, string> = {
+  oldest: "created_at ASC, id ASC",
+  newest: "created_at DESC, id DESC",
+  alphabetically: "lower_name ASC",
+  reversealphabetically: "lower_name DESC",
+  recentupdate: "updated_at DESC, id DESC",
+  leastupdate: "updated_at ASC, id ASC"
+}
+
+export class UsersRepo extends Context.Service<UsersRepo, {
+  readonly findById: (id: number) => Effect.Effect<Option.Option<UserRow>, SqlError>
+  /** Case-insensitive lookup of a user or organization by name. */
+  readonly findByName: (name: string) => Effect.Effect<Option.Option<UserRow>, SqlError>
+  readonly findByEmail: (email: string) => Effect.Effect<Option.Option<UserRow>, SqlError>
+  readonly insert: (values: UserWrite & { readonly name: string }) => Effect.Effect<UserRow, SqlError>
+  readonly update: (id: number, values: UserWrite) => Effect.Effect<UserRow, SqlError>
+  readonly remove: (id: number) => Effect.Effect<void, SqlError>
+  readonly search: (q: UserSearch) => Effect.Effect<{ rows: Array<UserRow>; total: number }, SqlError>
+  readonly list: (
+    type: "user" | "organization",
+    limit: number,
+    offset: number
+  ) => Effect.Effect<{ rows: Array<UserRow>; total: number }, SqlError>
+  readonly countAdmins: Effect.Effect<number, SqlError>
+  readonly touchLastLogin: (id: number) => Effect.Effect<void, SqlError>
+}>()("hearth/users/UsersRepo") {
+  static readonly layer = Layer.effect(
+    UsersRepo,
+    Effect.gen(function*() {
+      const sql = yield* SqlClient
+      const one = (rows: ReadonlyArray<Row>) => Option.map(Option.fromNullishOr(rows[0]), toUserRow)
+
+      const search = (q: UserSearch) =>
+        Effect.gen(function*() {
+          const conditions = [sql`type = ${q.type === "organization" ? 1 : 0}`]
+          const visible = q.visibilities.length > 0 ? sql`visibility IN ${sql.in(q.visibilities)}` : sql`false`
+          conditions.push(q.viewerId === undefined ? visible : sql`(${visible} OR id = ${q.viewerId})`)
+          if (q.id !== undefined) conditions.push(sql`id = ${q.id}`)
+          if (q.keyword !== undefined && q.keyword !== "") {
+            const like = `%${q.keyword.toLowerCase().replace(/[\\%_]/g, (c) => "\\" + c)}%`
+            const emailVisible = q.viewerIsAdmin
+              ? sql`true`
+              : q.viewerId === undefined
+              ? sql`NOT keep_email_private`
+              : sql`(NOT keep_email_private OR id = ${q.viewerId})`
+            conditions.push(
+              sql`(lower_name LIKE ${like} OR lower(full_name) LIKE ${like} OR (${emailVisible} AND lower(email) LIKE ${like}))`
+            )
+          }
+          const where = sql.and(conditions)
+          const [count] = yield* sql`SELECT count(*) AS n FROM users WHERE ${where}`
+          const rows = yield* sql`SELECT * FROM users WHERE ${where}
+            ORDER BY ${sql.literal(orderBy[q.sort])} LIMIT ${q.limit} OFFSET ${q.offset}`
+          return { rows: rows.map(toUserRow), total: Number(count!.n) }
+        })
+
+      return UsersRepo.of({
+        findById: (id) => Effect.map(sql`SELECT * FROM users WHERE id = ${id}`, one),
+        findByName: (name) => Effect.map(sql`SELECT * FROM users WHERE lower_name = ${name.toLowerCase()}`, one),
+        findByEmail: (email) =>
+          Effect.map(sql`SELECT * FROM users WHERE lower(email) = ${email.toLowerCase()} AND type = 0`, one),
+        insert: (values) =>
+          Effect.map(
+            sql`INSERT INTO users ${sql.insert({ ...values, lower_name: values.name.toLowerCase() })} RETURNING *`,
+            (rows) => toUserRow(rows[0]!)
+          ),
+        update: (id, values) => {
+          const set: Record<string, unknown> = { ...values, updated_at: new Date() }
+          if (values.name !== undefined) set.lower_name = values.name.toLowerCase()
+          return Effect.map(
+            sql`UPDATE users SET ${sql.update(set)} WHERE id = ${id} RETURNING *`,
+            (rows) => toUserRow(rows[0]!)
+          )
+        },
+        remove: (id) => Effect.asVoid(sql`DELETE FROM users WHERE id = ${id}`),
+        search,
+        list: (type, limit, offset) =>
+          Effect.gen(function*() {
+            const t = type === "organization" ? 1 : 0
+            const [count] = yield* sql`SELECT count(*) AS n FROM users WHERE type = ${t}`
+            const rows = yield* sql`SELECT * FROM users WHERE type = ${t} ORDER BY id LIMIT ${limit} OFFSET ${offset}`
+            return { rows: rows.map(toUserRow), total: Number(count!.n) }
+          }),
+        countAdmins: Effect.map(
+          sql`SELECT count(*) AS n FROM users WHERE is_admin AND type = 0`,
+          (rows) => Number(rows[0]!.n)
+        ),
+        touchLastLogin: (id) => Effect.asVoid(sql`UPDATE users SET last_login = now() WHERE id = ${id}`)
+      })
+    })
+  )
+}

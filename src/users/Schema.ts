@@ -1,0 +1,76 @@
+// The User object of the API (Forgejo's `User`), and how an account is shown to a viewer.
+import { Schema } from "effect"
+import type { SettingsShape } from "../config/Settings.ts"
+import type { Principal } from "../http/Authentication.ts"
+import { formatTime, Id, Timestamp, ZERO_TIME } from "../http/Json.ts"
+import type { UserRow } from "./Repo.ts"
+
+export const Visibility = Schema.Literals(["public", "limited", "private"])
+
+export const User = Schema.Struct({
+  id: Id,
+  login: Schema.String,
+  login_name: Schema.String,
+  source_id: Id,
+  full_name: Schema.String,
+  email: Schema.String,
+  avatar_url: Schema.String,
+  html_url: Schema.String,
+  language: Schema.String,
+  is_admin: Schema.Boolean,
+  last_login: Timestamp,
+  created: Timestamp,
+  restricted: Schema.Boolean,
+  active: Schema.Boolean,
+  prohibit_login: Schema.Boolean,
+  location: Schema.String,
+  pronouns: Schema.String,
+  website: Schema.String,
+  description: Schema.String,
+  visibility: Visibility,
+  followers_count: Schema.Int,
+  following_count: Schema.Int,
+  starred_repos_count: Schema.Int,
+  username: Schema.String
+}).annotate({ identifier: "User" })
+export type User = typeof User.Type
+
+/** The placeholder address shown instead of a hidden e-mail. */
+export const placeholderEmail = (settings: SettingsShape, user: UserRow) =>
+  `${user.lowerName}@${settings.service.NO_REPLY_ADDRESS}`
+
+/**
+ * Converts an account for a viewer: private fields only for the account itself or an admin;
+ * anonymous viewers, and others when the e-mail is kept private, get the placeholder e-mail.
+ */
+export const toApiUser = (settings: SettingsShape, user: UserRow, viewer: Principal | undefined): User => {
+  const self = viewer !== undefined && (viewer.user.id === user.id || viewer.user.isAdmin)
+  const showEmail = viewer !== undefined && (self || !user.keepEmailPrivate)
+  const root = settings.server.ROOT_URL
+  return {
+    id: user.id,
+    login: user.name,
+    login_name: self ? user.loginName : "",
+    source_id: self ? user.sourceId : 0,
+    full_name: user.fullName,
+    email: showEmail ? user.email : placeholderEmail(settings, user),
+    avatar_url: `${root}assets/img/avatar_default.png`,
+    html_url: `${root}${encodeURIComponent(user.name)}`,
+    language: self ? user.language : "",
+    is_admin: self ? user.isAdmin : false,
+    last_login: self ? formatTime(user.lastLogin) : ZERO_TIME,
+    created: formatTime(user.createdAt),
+    restricted: self ? user.restricted : false,
+    active: self ? user.isActive : false,
+    prohibit_login: self ? user.prohibitLogin : false,
+    location: user.location,
+    pronouns: viewer === undefined ? "" : user.pronouns,
+    website: user.website,
+    description: user.description,
+    visibility: user.visibility,
+    followers_count: user.numFollowers,
+    following_count: user.numFollowing,
+    starred_repos_count: user.numStars,
+    username: user.name
+  }
+}
