@@ -1,5 +1,5 @@
 // `hearth serve`: settings → database (migrated) → services → HTTP server, until SIGTERM/SIGINT.
-import { Effect, Layer } from "effect"
+import { Effect, Layer, References } from "effect"
 import { HttpServer } from "effect/http"
 import { AppLayer } from "./App.ts"
 import { Settings } from "./config/Settings.ts"
@@ -15,9 +15,17 @@ const announce = Effect.gen(function*() {
   yield* Effect.logInfo(`Hearth is listening on ${address} (${settings.server.ROOT_URL}), using ${db}`)
 })
 
+const logLevels = { Trace: "Trace", Debug: "Debug", Info: "Info", Warning: "Warn", Error: "Error", None: "None" } as const
+
+/** `[log] LEVEL` (Forgejo's names) as the minimum level of everything Hearth logs. */
+export const LogLevelLayer = Layer.unwrap(Effect.gen(function*() {
+  const settings = yield* Settings
+  return Layer.succeed(References.MinimumLogLevel, logLevels[settings.log.LEVEL])
+}))
+
 /** The running server as a layer (what `serve` launches and tests start). */
 export const ServeLayer = Layer.unwrap(Effect.gen(function*() {
   const settings = yield* Settings
   const listen = { host: settings.server.HTTP_ADDR, port: settings.server.HTTP_PORT }
   return Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen)))
-})).pipe(Layer.provideMerge(AppLayer))
+})).pipe(Layer.provideMerge(AppLayer), Layer.provideMerge(LogLevelLayer))

@@ -2,12 +2,13 @@
 // applies to endpoints added before it, so it comes last).
 import { HttpApi, OpenApi } from "effect/http-api"
 import { MiscApi } from "../misc/Api.ts"
+import { TokensApi } from "../tokens/Api.ts"
 import { UsersApi } from "../users/Api.ts"
 import { Authentication } from "./Authentication.ts"
 import { ErrorResponses } from "./Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
-  .add(MiscApi, UsersApi)
+  .add(MiscApi, UsersApi, TokensApi)
   .prefix("/api/v1")
   .middleware(Authentication)
   .middleware(ErrorResponses)

@@ -9,6 +9,7 @@ import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { createServer } from "node:http"
 import { Settings } from "../config/Settings.ts"
 import { MiscHttp } from "../misc/Http.ts"
+import { TokensHttp } from "../tokens/Http.ts"
 import { UsersHttp } from "../users/Http.ts"
 import { HearthApi } from "./Api.ts"
 import { AuthenticationLive } from "./Authentication.ts"
@@ -39,7 +40,7 @@ const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp)
+export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp)
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),

@@ -38,7 +38,8 @@ export class TokensRepo extends Context.Service<TokensRepo, {
     { rows: Array<TokenRow>; total: number },
     SqlError
   >
-  readonly findByIdOrName: (userId: number, idOrName: string) => Effect.Effect<Array<TokenRow>, SqlError>
+  readonly findById: (userId: number, id: number) => Effect.Effect<Array<TokenRow>, SqlError>
+  readonly findByName: (userId: number, name: string) => Effect.Effect<Array<TokenRow>, SqlError>
   readonly remove: (id: number) => Effect.Effect<void, SqlError>
 }>()("hearth/tokens/TokensRepo") {
   static readonly layer = Layer.effect(
@@ -71,12 +72,16 @@ export class TokensRepo extends Context.Service<TokensRepo, {
               ORDER BY id LIMIT ${limit} OFFSET ${offset}`
             return { rows: rows.map(toTokenRow), total: Number(count!.n) }
           }),
-        findByIdOrName: (userId, idOrName) => {
-          const byId = /^\d+$/.test(idOrName)
-            ? sql`SELECT * FROM access_tokens WHERE user_id = ${userId} AND id = ${Number(idOrName)}`
-            : sql`SELECT * FROM access_tokens WHERE user_id = ${userId} AND name = ${idOrName}`
-          return Effect.map(byId, (rows) => rows.map(toTokenRow))
-        },
+        findById: (userId, id) =>
+          Effect.map(
+            sql`SELECT * FROM access_tokens WHERE user_id = ${userId} AND id = ${id}`,
+            (rows) => rows.map(toTokenRow)
+          ),
+        findByName: (userId, name) =>
+          Effect.map(
+            sql`SELECT * FROM access_tokens WHERE user_id = ${userId} AND name = ${name}`,
+            (rows) => rows.map(toTokenRow)
+          ),
         remove: (id) => Effect.asVoid(sql`DELETE FROM access_tokens WHERE id = ${id}`)
       })
     })

@@ -1,0 +1,146 @@
+// Account rules shared by the admin API, the CLI and sign-up: valid and unreserved names,
+// valid and unique e-mails, argon2id passwords, and the cache of authenticated callers.
+import { Context, Effect, Layer, Option } from "effect"
+import { isSqlError } from "effect/sql/SqlError"
+import { Authenticator } from "../http/Authentication.ts"
+import * as Errors from "../http/Errors.ts"
+import { hashPassword, MIN_PASSWORD_LENGTH } from "./Password.ts"
+import { type UserRow, UsersRepo, type UserWrite, type Visibility } from "./Repo.ts"
+
+// Forgejo's reserved names (models/user/user.go) and reserved patterns.
+const RESERVED_NAMES = new Set([
+  ".", "..", ".well-known", "admin", "api", "assets", "attachments", "avatar", "avatars", "captcha",
+  "commits", "debug", "error", "explore", "favicon.ico", "ghost", "issues", "login", "manifest.json",
+  "metrics", "milestones", "new", "notifications", "org", "pulls", "raw", "repo", "repo-avatars",
+  "robots.txt", "search", "serviceworker.js", "ssh_info", "swagger.v1.json", "user", "v2",
+  "gitea-actions", "forgejo-actions"
+])
+const RESERVED_SUFFIXES = [".keys", ".gpg", ".rss", ".atom", ".png"]
+const VALID_NAME = /^[\da-zA-Z][-.\w]*$/
+const INVALID_NAME = /[-._]{2,}|[-._]$/
+const VALID_EMAIL = /^[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+$/
+export const MAX_NAME_LENGTH = 40
+
+/** Why a user or organization name is refused, or `undefined` when it is fine. */
+export const nameProblem = (name: string): string | undefined => {
+  if (name.length === 0) return "[UserName]: Required"
+  if (name.length > MAX_NAME_LENGTH) return `[UserName]: MaxSize (${MAX_NAME_LENGTH})`
+  if (!VALID_NAME.test(name) || INVALID_NAME.test(name)) {
+    return `[UserName]: must be valid alpha or numeric or dash(-_) or dot characters: "${name}"`
+  }
+  const lower = name.toLowerCase()
+  if (RESERVED_NAMES.has(lower) || RESERVED_SUFFIXES.some((s) => lower.endsWith(s))) {
+    return `name is reserved [name: ${name}]`
+  }
+  return undefined
+}
+
+export const emailProblem = (email: string): string | undefined =>
+  email.length === 0
+    ? "[Email]: Required"
+    : email.length > 254 || !VALID_EMAIL.test(email)
+    ? `[Email]: e-mail invalid [email: ${email}]`
+    : undefined
+
+export interface NewAccount {
+  readonly username: string
+  readonly email: string
+  readonly password?: string | undefined
+  readonly fullName?: string | undefined
+  readonly isAdmin?: boolean | undefined
+  readonly mustChangePassword?: boolean | undefined
+  readonly visibility?: Visibility | undefined
+  readonly loginName?: string | undefined
+  readonly sourceId?: number | undefined
+  readonly restricted?: boolean | undefined
+}
+
+export type AccountChanges = Omit<UserWrite, "passwd_hash" | "type" | "name"> & {
+  readonly password?: string | undefined
+}
+
+export class UsersService extends Context.Service<UsersService, {
+  readonly create: (input: NewAccount) => Effect.Effect<UserRow, Errors.ValidationFailed>
+  readonly update: (user: UserRow, changes: AccountChanges) => Effect.Effect<UserRow, Errors.ValidationFailed>
+  readonly remove: (user: UserRow) => Effect.Effect<void>
+  /** Finds an account by name, or 404. */
+  readonly get: (name: string) => Effect.Effect<UserRow, Errors.NotFound>
+}>()("hearth/users/UsersService") {
+  static readonly layer = Layer.effect(
+    UsersService,
+    Effect.gen(function*() {
+      const repo = yield* UsersRepo
+      const authenticator = yield* Authenticator
+
+      const invalid = (message: string) => Effect.fail(Errors.validationFailed(message))
+      const checkPassword = (password: string) =>
+        password.length < MIN_PASSWORD_LENGTH
+          ? invalid(`[Password]: password is too short: at least ${MIN_PASSWORD_LENGTH} characters are needed`)
+          : Effect.void
+      const checkEmailFree = (email: string, self?: number) =>
+        Effect.flatMap(Effect.orDie(repo.findByEmail(email)), (found) =>
+          Option.isSome(found) && found.value.id !== self
+            ? invalid(`e-mail already in use [email: ${email}]`)
+            : Effect.void)
+      // A concurrent insert can still win the race: the unique index answers for it.
+      const uniqueAsValidation = <A>(name: string, effect: Effect.Effect<A, unknown>) =>
+        effect.pipe(
+          Effect.catch((e) =>
+            isSqlError(e) && e.reason._tag === "UniqueViolation"
+              ? invalid(`user already exists [name: ${name}]`)
+              : Effect.die(e)
+          )
+        )
+
+      return UsersService.of({
+        create: (input) =>
+          Effect.gen(function*() {
+            const problem = nameProblem(input.username) ?? emailProblem(input.email)
+            if (problem !== undefined) return yield* invalid(problem)
+            if (Option.isSome(yield* Effect.orDie(repo.findByName(input.username)))) {
+              return yield* invalid(`user already exists [name: ${input.username}]`)
+            }
+            yield* checkEmailFree(input.email)
+            const password = input.password ?? ""
+            if (password !== "") yield* checkPassword(password)
+            const values: UserWrite & { name: string } = {
+              name: input.username,
+              email: input.email,
+              full_name: input.fullName ?? "",
+              passwd_hash: password === "" ? "" : yield* hashPassword(password),
+              must_change_password: input.mustChangePassword ?? false,
+              is_admin: input.isAdmin ?? false,
+              visibility: input.visibility ?? "public",
+              login_name: input.loginName ?? input.username,
+              source_id: input.sourceId ?? 0,
+              restricted: input.restricted ?? false
+            }
+            return yield* uniqueAsValidation(input.username, repo.insert(values))
+          }),
+        update: (user, changes) =>
+          Effect.gen(function*() {
+            const { password, ...rest } = changes
+            if (rest.email !== undefined) {
+              const problem = emailProblem(rest.email)
+              if (problem !== undefined) return yield* invalid(problem)
+              yield* checkEmailFree(rest.email, user.id)
+            }
+            const values: UserWrite = { ...rest }
+            if (password !== undefined) {
+              yield* checkPassword(password)
+              Object.assign(values, { passwd_hash: yield* hashPassword(password) })
+            }
+            const updated = yield* uniqueAsValidation(user.name, repo.update(user.id, values))
+            yield* authenticator.invalidate
+            return updated
+          }),
+        remove: (user) => Effect.andThen(Effect.orDie(repo.remove(user.id)), authenticator.invalidate),
+        get: (name) =>
+          Effect.flatMap(Effect.orDie(repo.findByName(name)), Option.match({
+            onNone: () => Effect.fail(Errors.notFound()),
+            onSome: Effect.succeed
+          }))
+      })
+    })
+  )
+}
