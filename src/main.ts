@@ -1,6 +1,7 @@
 // `hearth serve`: settings → database (migrated) → services → HTTP server, until SIGTERM/SIGINT.
-import { Effect, Layer, References } from "effect"
+import { Cause, Console, Data, Effect, Layer, References, Runtime } from "effect"
 import { HttpServer } from "effect/http"
+import { isSqlError } from "effect/sql/SqlError"
 import { AppLayer } from "./App.ts"
 import { Settings } from "./config/Settings.ts"
 import { serverLayer } from "./http/Server.ts"
@@ -29,3 +30,55 @@ export const ServeLayer = Layer.unwrap(Effect.gen(function*() {
   const listen = { host: settings.server.HTTP_ADDR, port: settings.server.HTTP_PORT }
   return Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen)))
 })).pipe(Layer.provideMerge(AppLayer), Layer.provideMerge(LogLevelLayer))
+
+/** A start-up failure already printed as one line; `runMain` only sets the exit code (1). */
+class ServeFailed extends Data.TaggedError("ServeFailed")<{}> {
+  override readonly [Runtime.errorReported] = false
+}
+
+const causeText = (cause: unknown): string =>
+  cause instanceof Error ? cause.message : typeof cause === "string" ? cause : ""
+
+/**
+ * One line for the failures an operator can fix (settings, a locked data dir, the database, the
+ * port); `undefined` for anything else, which is then reported in full (a bug wants its trace).
+ * Never prints a connection URL: it may hold a password.
+ */
+export const describeStartupFailure = (error: unknown): string | undefined => {
+  const tag = typeof error === "object" && error !== null ? (error as { _tag?: unknown })._tag : undefined
+  const message = typeof (error as { message?: unknown })?.message === "string" ? (error as Error).message : ""
+  if (tag === "SettingsError" || tag === "DataDirLocked") return message
+  if (tag === "ServeError") {
+    const detail = causeText((error as { cause?: unknown }).cause)
+    return `cannot listen for HTTP: ${detail} (see [server] HTTP_ADDR and HTTP_PORT)`
+  }
+  if (tag === "MigrationError") {
+    const detail = causeText((error as { cause?: unknown }).cause)
+    return `database migration failed: ${message}${detail === "" ? "" : `: ${detail}`}`
+  }
+  if (isSqlError(error)) {
+    const detail = causeText(error.reason.cause)
+    return `cannot use the database: ${error.reason.message}${detail === "" || detail === error.reason.message ? "" : ` (${detail})`}`
+  }
+  return undefined
+}
+
+/**
+ * Runs the server until SIGTERM/SIGINT, for the `serve` command.
+ * - A start-up failure an operator can fix prints one line on stderr (no stack trace) and exits 1.
+ * - After a signal, open requests finish (up to 10 s), the database closes, the data-dir lock is
+ *   removed, and the process exits 0: the shutdown was asked for and completed, and service
+ *   managers count runMain's default (130) as a failure.
+ */
+export const serve = <E>(settings: Layer.Layer<Settings, E>): Effect.Effect<never, unknown> =>
+  Layer.launch(ServeLayer.pipe(Layer.provide(settings))).pipe(
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+      const line = describeStartupFailure(Cause.squash(cause))
+      return line === undefined
+        ? Effect.failCause(cause)
+        : Effect.andThen(Console.error(`hearth: ${line}`), Effect.fail(new ServeFailed()))
+    }),
+    // Runs once the launch's scope has closed, i.e. after the graceful shutdown.
+    Effect.onInterrupt(() => Effect.sync(() => process.exit(0)))
+  )

@@ -1,6 +1,21 @@
 // Settings by Forgejo's app.ini names. Sources, later wins: built-in defaults, an optional
 // app.ini (`--config`), environment variables `HEARTH__<section>__<KEY>`, then explicit
 // overrides (tests). An invalid value stops start-up with a message naming the key.
+//
+// Conventions, as Forgejo's:
+// - Section names are matched case-insensitively, keys too (`[Server] http_port` works).
+// - Sub-sections keep their dot: `[service.explore]`. In an environment variable name, where a dot
+//   is awkward, Forgejo's escape `_0X2E_` stands for it: `HEARTH__service_0X2E_explore__KEY`
+//   (any `_0X<hex>_` is decoded the same way).
+// - Keys Hearth does not know are ignored, so a Forgejo app.ini can be reused as it is.
+// - Booleans: true/false, 1/0, yes/no, on/off, t/f, y/n (any case).
+//
+// Hearth's own keys (not in Forgejo): `[server] MAX_REQUEST_BODY` (largest API request body, in
+// bytes; larger ones get 413), `[database] DB_TYPE = embedded` (PGlite under APP_DATA_PATH) and
+// `DATABASE_URL` (also read from the bare DATABASE_URL environment variable; setting it implies
+// DB_TYPE = postgres), `[security] LOGIN_MAX_FAILURES` / `LOGIN_THROTTLE_SECONDS` (password
+// throttling). `[log] LEVEL` is Forgejo's key and accepts its level names (Trace, Debug, Info,
+// Warn, Error, Critical, Fatal, None); Hearth logs at most at Error, so Critical/Fatal mean Error.
 import { Context, Data, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -12,6 +27,7 @@ export interface SettingsShape {
     readonly HTTP_PORT: number
     readonly ROOT_URL: string
     readonly DOMAIN: string
+    /** Absolute (a relative value is resolved against the working directory). */
     readonly APP_DATA_PATH: string
     readonly START_SSH_SERVER: boolean
     readonly SSH_PORT: number
@@ -49,6 +65,11 @@ export interface SettingsShape {
     readonly DISABLE_REGISTRATION: boolean
     readonly NO_REPLY_ADDRESS: string
   }
+  /** Forgejo's explore settings (user search: CONTRACT §3). */
+  readonly "service.explore": {
+    readonly REQUIRE_SIGNIN_VIEW: boolean
+    readonly DISABLE_USERS_PAGE: boolean
+  }
   readonly quota: { readonly ENABLED: boolean }
   readonly federation: { readonly ENABLED: boolean }
   readonly log: { readonly LEVEL: "Trace" | "Debug" | "Info" | "Warning" | "Error" | "None" }
@@ -63,53 +84,91 @@ export class SettingsError extends Data.TaggedError("SettingsError")<{ readonly 
 /** Raw values as strings, `section -> KEY -> value`. */
 export type RawSettings = Record<string, Record<string, string>>
 
-type Kind = "string" | "int" | "port" | "bool" | { readonly oneOf: ReadonlyArray<string> }
+type Kind =
+  | "string"
+  | "int"
+  | "port"
+  | "bool"
+  /** Allowed values, matched case-insensitively; `aliases` maps further spellings to one of them. */
+  | { readonly oneOf: ReadonlyArray<string>; readonly aliases?: Readonly<Record<string, string>> }
 
-// The recognised keys, their kind and default. `undefined` defaults are derived after parsing.
-const schema: { readonly [S in SectionName]: Record<string, readonly [Kind, string | undefined]> } = {
-  server: {
-    HTTP_ADDR: ["string", "0.0.0.0"],
-    HTTP_PORT: ["port", "3000"],
-    ROOT_URL: ["string", undefined],
-    DOMAIN: ["string", "localhost"],
-    APP_DATA_PATH: ["string", "./data"],
-    START_SSH_SERVER: ["bool", "false"],
-    SSH_PORT: ["port", "22"],
-    SSH_LISTEN_PORT: ["port", undefined],
-    MAX_REQUEST_BODY: ["int", String(32 * 1024 * 1024)]
-  },
-  database: {
-    DB_TYPE: [{ oneOf: ["embedded", "postgres"] }, undefined],
-    DATABASE_URL: ["string", ""],
-    HOST: ["string", "127.0.0.1:5432"],
-    NAME: ["string", "hearth"],
-    USER: ["string", "hearth"],
-    PASSWD: ["string", ""],
-    MAX_OPEN_CONNS: ["int", "10"]
-  },
-  security: {
-    DISABLE_QUERY_AUTH_TOKEN: ["bool", "false"],
-    SECRET_KEY: ["string", ""],
-    LOGIN_MAX_FAILURES: ["int", "5"],
-    LOGIN_THROTTLE_SECONDS: ["int", "60"]
-  },
-  api: { DEFAULT_PAGING_NUM: ["int", "30"], MAX_RESPONSE_ITEMS: ["int", "50"] },
-  ui: { EXPLORE_PAGING_NUM: ["int", "50"] },
-  service: {
-    REQUIRE_SIGNIN_VIEW: ["bool", "false"],
-    DISABLE_REGISTRATION: ["bool", "false"],
-    NO_REPLY_ADDRESS: ["string", undefined]
-  },
-  quota: { ENABLED: ["bool", "false"] },
-  federation: { ENABLED: ["bool", "false"] },
-  log: { LEVEL: [{ oneOf: ["Trace", "Debug", "Info", "Warning", "Error", "None"] }, "Info"] }
+interface Key {
+  readonly kind: Kind
+  /** `undefined`: derived after parsing. */
+  readonly fallback: string | undefined
+  /** Never echoed in messages. */
+  readonly secret?: boolean
 }
 
-/** Parses app.ini text: `[section]` headers, `KEY = value`, `;`/`#` comments, optional quotes. */
+const key = (kind: Kind, fallback: string | undefined, secret = false): Key => ({ kind, fallback, secret })
+
+// The recognised keys, their kind and default.
+const schema: { readonly [S in SectionName]: Record<string, Key> } = {
+  server: {
+    HTTP_ADDR: key("string", "0.0.0.0"),
+    HTTP_PORT: key("port", "3000"),
+    ROOT_URL: key("string", undefined),
+    DOMAIN: key("string", "localhost"),
+    APP_DATA_PATH: key("string", "./data"),
+    START_SSH_SERVER: key("bool", "false"),
+    SSH_PORT: key("port", "22"),
+    SSH_LISTEN_PORT: key("port", undefined),
+    MAX_REQUEST_BODY: key("int", String(32 * 1024 * 1024))
+  },
+  database: {
+    DB_TYPE: key({ oneOf: ["embedded", "postgres"] }, undefined),
+    DATABASE_URL: key("string", "", true),
+    HOST: key("string", "127.0.0.1:5432"),
+    NAME: key("string", "hearth"),
+    USER: key("string", "hearth"),
+    PASSWD: key("string", "", true),
+    MAX_OPEN_CONNS: key("int", "10")
+  },
+  security: {
+    DISABLE_QUERY_AUTH_TOKEN: key("bool", "false"),
+    SECRET_KEY: key("string", "", true),
+    LOGIN_MAX_FAILURES: key("int", "5"),
+    LOGIN_THROTTLE_SECONDS: key("int", "60")
+  },
+  api: { DEFAULT_PAGING_NUM: key("int", "30"), MAX_RESPONSE_ITEMS: key("int", "50") },
+  ui: { EXPLORE_PAGING_NUM: key("int", "50") },
+  service: {
+    REQUIRE_SIGNIN_VIEW: key("bool", "false"),
+    DISABLE_REGISTRATION: key("bool", "false"),
+    NO_REPLY_ADDRESS: key("string", undefined)
+  },
+  "service.explore": {
+    REQUIRE_SIGNIN_VIEW: key("bool", "false"),
+    DISABLE_USERS_PAGE: key("bool", "false")
+  },
+  quota: { ENABLED: key("bool", "false") },
+  federation: { ENABLED: key("bool", "false") },
+  log: {
+    LEVEL: key({
+      oneOf: ["Trace", "Debug", "Info", "Warning", "Error", "None"],
+      aliases: { warn: "Warning", critical: "Error", fatal: "Error" }
+    }, "Info")
+  }
+}
+
+const unquote = (value: string): string => {
+  for (const quote of ["\"\"\"", "\"", "`", "'"]) {
+    if (value.length >= 2 * quote.length && value.startsWith(quote) && value.endsWith(quote)) {
+      return value.slice(quote.length, -quote.length)
+    }
+  }
+  return value
+}
+
+/**
+ * Parses app.ini text: `[section]` headers (keys before the first one are in `DEFAULT`),
+ * `KEY = value` (the first `=` splits; values may contain `=`), whole-line `;`/`#` comments,
+ * optional surrounding quotes. As in Forgejo, `#` or `;` after a value is part of the value.
+ */
 export const parseIni = (text: string): RawSettings => {
   const out: RawSettings = {}
   let section = "DEFAULT"
-  for (const [index, rawLine] of text.split(/\r?\n/).entries()) {
+  for (const [index, rawLine] of text.replace(/^\uFEFF/, "").split(/\r?\n/).entries()) {
     const line = rawLine.trim()
     if (line === "" || line.startsWith(";") || line.startsWith("#")) continue
     const header = /^\[([^\]]+)\]$/.exec(line)
@@ -119,22 +178,22 @@ export const parseIni = (text: string): RawSettings => {
     }
     const eq = line.indexOf("=")
     if (eq <= 0) throw new SettingsError({ message: `app.ini line ${index + 1}: expected "KEY = value", got "${line}"` })
-    let value = line.slice(eq + 1).trim()
-    if (value.length >= 2 && (value[0] === "\"" || value[0] === "`") && value.at(-1) === value[0]) {
-      value = value.slice(1, -1)
-    }
-    ;(out[section] ??= {})[line.slice(0, eq).trim()] = value
+    ;(out[section] ??= {})[line.slice(0, eq).trim()] = unquote(line.slice(eq + 1).trim())
   }
   return out
 }
+
+/** Forgejo's escape for characters not allowed in variable names: `_0X2E_` is ".". */
+const decodeEnvName = (name: string): string =>
+  name.replace(/_0X([0-9A-F]+)_/gi, (_m, hex: string) => String.fromCodePoint(parseInt(hex, 16)))
 
 /** Reads `HEARTH__<section>__<KEY>` variables; `DATABASE_URL` is accepted bare too. */
 export const fromEnv = (env: NodeJS.ProcessEnv): RawSettings => {
   const out: RawSettings = {}
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue
-    const m = /^HEARTH__([^_]+(?:_[^_]+)*)__(.+)$/.exec(name)
-    if (m) (out[m[1]!] ??= {})[m[2]!] = value
+    const m = /^HEARTH__(.+?)__(.+)$/.exec(name)
+    if (m) (out[decodeEnvName(m[1]!)] ??= {})[decodeEnvName(m[2]!)] = value
   }
   if (env.DATABASE_URL !== undefined && env.DATABASE_URL !== "" && out.database?.DATABASE_URL === undefined) {
     ;(out.database ??= {}).DATABASE_URL = env.DATABASE_URL
@@ -142,44 +201,83 @@ export const fromEnv = (env: NodeJS.ProcessEnv): RawSettings => {
   return out
 }
 
+/** Merges sources (later wins), with section names lower-cased and keys upper-cased. */
 const merge = (...layers: ReadonlyArray<RawSettings>): RawSettings => {
   const out: RawSettings = {}
   for (const layer of layers) {
-    for (const [section, values] of Object.entries(layer)) Object.assign(out[section] ??= {}, values)
+    for (const [section, values] of Object.entries(layer)) {
+      const target = out[section.toLowerCase()] ??= {}
+      for (const [name, value] of Object.entries(values)) target[name.toUpperCase()] = value
+    }
   }
   return out
 }
 
-const convert = (key: string, kind: Kind, value: string): string | number | boolean => {
-  const fail = (expected: string): never => {
-    throw new SettingsError({ message: `invalid setting ${key} = "${value}": expected ${expected}` })
-  }
-  if (kind === "string") return value
+const invalid = (name: string, spec: Key, value: string, expected: string): never => {
+  throw new SettingsError({
+    message: spec.secret === true
+      ? `invalid setting ${name}: expected ${expected}`
+      : `invalid setting ${name} = "${value}": expected ${expected}`
+  })
+}
+
+const trueWords = ["true", "1", "yes", "on", "t", "y"]
+const falseWords = ["false", "0", "no", "off", "f", "n"]
+
+const convert = (name: string, spec: Key, raw: string): string | number | boolean => {
+  const kind = spec.kind
+  if (kind === "string") return raw
+  const value = raw.trim()
   if (kind === "bool") {
     const v = value.toLowerCase()
-    if (["true", "1", "yes", "on"].includes(v)) return true
-    if (["false", "0", "no", "off"].includes(v)) return false
-    return fail("true or false")
+    if (trueWords.includes(v)) return true
+    if (falseWords.includes(v)) return false
+    return invalid(name, spec, raw, "true or false")
   }
   if (kind === "int" || kind === "port") {
-    if (!/^\d+$/.test(value)) return fail(kind === "port" ? "a port number (0-65535)" : "a whole number")
+    const expected = kind === "port" ? "a port number (0-65535)" : "a whole number"
+    if (!/^\d+$/.test(value)) return invalid(name, spec, raw, expected)
     const n = Number(value)
-    if (kind === "port" && n > 65535) return fail("a port number (0-65535)")
+    if (!Number.isSafeInteger(n) || (kind === "port" && n > 65535)) return invalid(name, spec, raw, expected)
     return n
   }
-  if (!kind.oneOf.includes(value)) return fail(`one of ${kind.oneOf.join(", ")}`)
-  return value
+  const v = value.toLowerCase()
+  const match = kind.oneOf.find((option) => option.toLowerCase() === v) ?? kind.aliases?.[v]
+  return match ?? invalid(name, spec, raw, `one of ${kind.oneOf.join(", ")}`)
+}
+
+/** `host[:port]`, `[v6]:port` or a unix socket directory → a postgres:// URL. */
+const postgresUrl = (db: Record<string, unknown>): string => {
+  const host = String(db.HOST).trim()
+  const url = new URL("postgres://localhost")
+  if (host.startsWith("/")) {
+    url.searchParams.set("host", host)
+  } else {
+    const m = /^(\[[^\]]+\]|[^:]*)(?::(\d+))?$/.exec(host)
+    if (!m || m[1] === "") throw new SettingsError({ message: `invalid setting [database] HOST = "${host}": expected host[:port]` })
+    url.hostname = m[1]!
+    // The setter ignores a name it cannot use instead of failing.
+    if (!m[1]!.startsWith("[") && url.hostname !== m[1]!.toLowerCase()) {
+      throw new SettingsError({ message: `invalid setting [database] HOST = "${host}": expected host[:port]` })
+    }
+    url.port = m[2] ?? "5432"
+  }
+  url.username = encodeURIComponent(String(db.USER))
+  url.password = encodeURIComponent(String(db.PASSWD))
+  url.pathname = `/${encodeURIComponent(String(db.NAME))}`
+  return url.toString()
 }
 
 /** Validates raw settings into a complete `SettingsShape`; throws `SettingsError` naming the key. */
-export const resolveSettings = (raw: RawSettings): SettingsShape => {
+export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
+  const raw = merge(rawInput)
   const out: Record<string, Record<string, unknown>> = {}
   for (const [section, keys] of Object.entries(schema)) {
     const given = raw[section] ?? {}
     const values: Record<string, unknown> = {}
-    for (const [key, [kind, fallback]] of Object.entries(keys)) {
-      const value = given[key] ?? fallback
-      if (value !== undefined) values[key] = convert(`[${section}] ${key}`, kind, value)
+    for (const [name, spec] of Object.entries(keys)) {
+      const value = given[name] ?? spec.fallback
+      if (value !== undefined) values[name] = convert(`[${section}] ${name}`, spec, value)
     }
     out[section] = values
   }
@@ -187,25 +285,34 @@ export const resolveSettings = (raw: RawSettings): SettingsShape => {
   const db = out.database!
   const port = server.HTTP_PORT as number
   server.ROOT_URL ??= `http://${server.DOMAIN === "" ? "localhost" : server.DOMAIN}:${port}/`
-  if (!/^https?:\/\/[^/]+/.test(server.ROOT_URL as string)) {
-    throw new SettingsError({ message: `invalid setting [server] ROOT_URL = "${server.ROOT_URL}": expected an http(s) URL` })
+  const rootUrl = server.ROOT_URL as string
+  if (!/^https?:\/\/[^/]+/i.test(rootUrl) || !URL.canParse(rootUrl)) {
+    throw new SettingsError({ message: `invalid setting [server] ROOT_URL = "${rootUrl}": expected an http(s) URL` })
   }
-  if (!(server.ROOT_URL as string).endsWith("/")) server.ROOT_URL = `${server.ROOT_URL}/`
+  if (!rootUrl.endsWith("/")) server.ROOT_URL = `${rootUrl}/`
   server.SSH_LISTEN_PORT ??= server.SSH_PORT
   server.APP_DATA_PATH = resolve(server.APP_DATA_PATH as string)
   db.DB_TYPE ??= db.DATABASE_URL === "" ? "embedded" : "postgres"
-  if (db.DB_TYPE === "postgres" && db.DATABASE_URL === "") {
-    const [host, hostPort] = (db.HOST as string).split(":")
-    const auth = db.PASSWD === ""
-      ? encodeURIComponent(db.USER as string)
-      : `${encodeURIComponent(db.USER as string)}:${encodeURIComponent(db.PASSWD as string)}`
-    db.DATABASE_URL = `postgres://${auth}@${host}:${hostPort ?? "5432"}/${encodeURIComponent(db.NAME as string)}`
+  if (db.DB_TYPE === "postgres") {
+    if (db.DATABASE_URL === "") db.DATABASE_URL = postgresUrl(db)
+    const url = URL.canParse(db.DATABASE_URL as string) ? new URL(db.DATABASE_URL as string) : undefined
+    if (url === undefined || (url.protocol !== "postgres:" && url.protocol !== "postgresql:")) {
+      throw new SettingsError({ message: "invalid setting [database] DATABASE_URL: expected a postgres:// URL" })
+    }
+  }
+  if ((db.MAX_OPEN_CONNS as number) < 1) {
+    throw new SettingsError({ message: `invalid setting [database] MAX_OPEN_CONNS = "${db.MAX_OPEN_CONNS}": must be at least 1` })
   }
   const service = out.service!
   service.NO_REPLY_ADDRESS ??= `noreply.${server.DOMAIN}`
   const api = out.api!
-  if ((api.MAX_RESPONSE_ITEMS as number) < 1) {
-    throw new SettingsError({ message: "invalid setting [api] MAX_RESPONSE_ITEMS: must be at least 1" })
+  for (const name of ["DEFAULT_PAGING_NUM", "MAX_RESPONSE_ITEMS"] as const) {
+    if ((api[name] as number) < 1) {
+      throw new SettingsError({ message: `invalid setting [api] ${name} = "${api[name]}": must be at least 1` })
+    }
+  }
+  if ((out.ui!.EXPLORE_PAGING_NUM as number) < 1) {
+    throw new SettingsError({ message: `invalid setting [ui] EXPLORE_PAGING_NUM = "${out.ui!.EXPLORE_PAGING_NUM}": must be at least 1` })
   }
   return out as unknown as SettingsShape
 }
@@ -235,19 +342,35 @@ export const loadSettings = (options: LoadOptions = {}): Effect.Effect<SettingsS
 
 /**
  * Fills in SECRET_KEY when it was not configured: read from `<data>/secret_key`, or generated
- * there on first start, so that every later start uses the same key.
+ * there on first start, so that every later start uses the same key. Throws `SettingsError`.
  */
 export const withSecretKey = (settings: SettingsShape): SettingsShape => {
   if (settings.security.SECRET_KEY !== "") return settings
   const dir = settings.server.APP_DATA_PATH
   const file = join(dir, "secret_key")
-  mkdirSync(dir, { recursive: true })
-  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString("hex") + "\n", { mode: 0o600 })
+  try {
+    mkdirSync(dir, { recursive: true })
+    // "wx": never overwrite a key another process has just written.
+    if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString("hex") + "\n", { mode: 0o600, flag: "wx" })
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
+      throw new SettingsError({ message: `cannot create ${file} ([security] SECRET_KEY): ${(e as Error).message}` })
+    }
+  }
   const key = readFileSync(file, "utf8").trim()
+  // An empty file must not silently become an empty key (or a new one, for existing data).
+  if (key === "") throw new SettingsError({ message: `${file} is empty: restore it, or set [security] SECRET_KEY` })
   return { ...settings, security: { ...settings.security, SECRET_KEY: key } }
 }
 
 export const layer = (options: LoadOptions = {}): Layer.Layer<Settings, SettingsError> =>
-  Layer.effect(Settings, Effect.map(loadSettings(options), withSecretKey))
+  Layer.effect(
+    Settings,
+    Effect.flatMap(loadSettings(options), (settings) =>
+      Effect.try({
+        try: () => withSecretKey(settings),
+        catch: (e) => e instanceof SettingsError ? e : new SettingsError({ message: String(e) })
+      }))
+  )
 
 export const layerValue = (settings: SettingsShape): Layer.Layer<Settings> => Layer.succeed(Settings, settings)

@@ -1,12 +1,21 @@
 // One Hearth process per data directory: the embedded database has no locking of its own, and
-// two writers would corrupt it. The lock is a file created with O_EXCL holding the owner's pid;
-// a lock left by a process that no longer runs is taken over.
+// two writers would corrupt it. The lock is `<dir>/hearth.lock`, created with O_EXCL, holding the
+// owner's pid and host name; it is removed when the scope closes (clean shutdown).
+//
+// A lock whose owner is gone is taken over: a pid that no longer runs on this host, a lock with
+// our own pid (a container restarted as pid 1 after a crash), or a lock written on another host
+// (a container gets a new host name when it is recreated; a data dir shared between live hosts is
+// not supported). Known gap: two processes taking over the same stale lock at the very same
+// moment could both succeed — the window is between one's read and the other's create.
 import { Data, Effect } from "effect"
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
 import { hostname } from "node:os"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 
 export class DataDirLocked extends Data.TaggedError("DataDirLocked")<{ readonly message: string }> {}
+
+/** Lock files held by this process: a second acquisition in-process must fail too. */
+const held = new Set<string>()
 
 const isRunning = (pid: number): boolean => {
   try {
@@ -20,8 +29,11 @@ const isRunning = (pid: number): boolean => {
 const tryCreate = (file: string): boolean => {
   try {
     const fd = openSync(file, "wx", 0o644)
-    writeSync(fd, `${process.pid}\n${hostname()}\n`)
-    closeSync(fd)
+    try {
+      writeSync(fd, `${process.pid}\n${hostname()}\n`)
+    } finally {
+      closeSync(fd)
+    }
     return true
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "EEXIST") return false
@@ -29,22 +41,36 @@ const tryCreate = (file: string): boolean => {
   }
 }
 
+const inUse = (dir: string, holder: string) =>
+  new DataDirLocked({
+    message: `the data directory ${dir} is in use by another Hearth process (${holder}); ` +
+      `stop it first, or point [server] APP_DATA_PATH elsewhere`
+  })
+
 /** Holds `<dir>/hearth.lock` for the scope's lifetime; fails fast naming the holder. */
 export const acquire = (dir: string) =>
   Effect.acquireRelease(
     Effect.try({
       try: () => {
         mkdirSync(dir, { recursive: true })
-        const file = join(dir, "hearth.lock")
+        const file = resolve(join(dir, "hearth.lock"))
+        if (held.has(file)) throw inUse(dir, `this process, pid ${process.pid}`)
         for (let attempt = 0; attempt < 2; attempt++) {
-          if (tryCreate(file)) return file
-          const [pidText = "", host = ""] = readFileSync(file, "utf8").split("\n")
+          if (tryCreate(file)) {
+            held.add(file)
+            return file
+          }
+          let content = ""
+          try {
+            content = readFileSync(file, "utf8")
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code === "ENOENT") continue // released meanwhile
+            throw e
+          }
+          const [pidText = "", host = ""] = content.split("\n")
           const pid = Number(pidText)
           if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && host === hostname() && isRunning(pid)) {
-            throw new DataDirLocked({
-              message: `the data directory ${dir} is in use by another Hearth process (pid ${pid}); ` +
-                `stop it first, or point [server] APP_DATA_PATH elsewhere`
-            })
+            throw inUse(dir, `pid ${pid}`)
           }
           rmSync(file, { force: true }) // stale: its owner is gone
         }
@@ -52,5 +78,9 @@ export const acquire = (dir: string) =>
       },
       catch: (e) => e instanceof DataDirLocked ? e : new DataDirLocked({ message: `cannot lock ${dir}: ${String(e)}` })
     }),
-    (file) => Effect.sync(() => rmSync(file, { force: true }))
+    (file) =>
+      Effect.sync(() => {
+        held.delete(file)
+        rmSync(file, { force: true })
+      })
   )

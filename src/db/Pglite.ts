@@ -1,73 +1,194 @@
 // Embedded PostgreSQL: in-process PGlite behind an `effect/sql` client, so the rest of Hearth
 // sees the same `SqlClient` (and the same PostgreSQL compiler) as with a real server.
-// PGlite is a single backend: every statement and every transaction holds one permit, so
-// transactions are serialized and never interleave with other statements.
+//
+// Kept deliberately close to `@effect/sql-pg`, so that code tested on one back-end behaves the
+// same on the other (test/db.test.ts runs one suite against both):
+// - PGlite is a single backend: every statement and every transaction holds one permit, so
+//   transactions are serialized and never interleave with statements of other fibers. A
+//   transaction therefore stalls all other database work: keep transactions short, and never wait
+//   inside one for work done on another fiber that needs the database (it would wait forever).
+// - Parameters are bound with the types `@effect/sql-pg` infers from the JS value (boolean →
+//   bool, integer → int4/int8, bigint → int8, Date → timestamptz, Uint8Array → bytea, arrays of
+//   those → arrays; strings and null untyped), so `SELECT ${true}` is a boolean on both and a
+//   mismatched comparison fails on both. `PgTypes` parameters (e.g. `PgTypes.jsonb(value)`) are
+//   honoured; a plain object cannot be bound (as with sql-pg): pass JSON as
+//   `${JSON.stringify(x)}::jsonb` or `PgTypes.jsonb(x)`.
+// - Results: int8/count(*) as `bigint`, timestamp(tz) as `Date`, date as "YYYY-MM-DD", time as
+//   `bigint` microseconds. Not aligned (Hearth does not use them): `interval` is PGlite's text
+//   ("1 day") where sql-pg gives an object, and `regclass` is its name where sql-pg gives the oid.
+// - COMMIT of an aborted transaction (a statement failed and the error was caught) fails with an
+//   `SqlError` instead of silently rolling back — PostgreSQL answers such a COMMIT with ROLLBACK.
+// - Errors are classified by SQLSTATE exactly as sql-pg does (UniqueViolation with the
+//   constraint name, SqlSyntaxError, …); `cause` is PGlite's error with `code`, `detail`, ….
+// - Streaming (`sql.stream`, `executeStream`) works but reads the whole result first: PGlite has
+//   no incremental row delivery, so a stream is not a way to bound memory on this back-end.
 import { PGlite, types } from "@electric-sql/pglite"
 import * as PgClient from "@effect/sql-pg/PgClient"
+import * as PgTypes from "@effect/sql-pg/PgTypes"
 import { Effect, Layer, type Scope, Semaphore, Stream } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { Connection } from "effect/sql/SqlConnection"
 import {
+  AuthenticationError,
+  AuthorizationError,
   ConnectionError,
   ConstraintError,
   DeadlockError,
+  LockTimeoutError,
   SerializationError,
   SqlError,
   type SqlErrorReason,
   SqlSyntaxError,
+  StatementTimeoutError,
   UniqueViolation,
   UnknownError
 } from "effect/sql/SqlError"
 import { mkdirSync } from "node:fs"
 
-/** Decode like `@effect/sql-pg`: int8 as `bigint`, timestamps as `Date`. */
+/** "HH:MM:SS[.ffffff]" → microseconds since midnight, as sql-pg decodes `time`. */
+const timeToMicros = (x: string): bigint => {
+  const [h = "0", m = "0", s = "0"] = x.split(":")
+  const [whole = "0", fraction = ""] = s.split(".")
+  return ((BigInt(h) * 60n + BigInt(m)) * 60n + BigInt(whole)) * 1_000_000n + BigInt(fraction.padEnd(6, "0").slice(0, 6))
+}
+
+/** Decode like `@effect/sql-pg`: int8 as `bigint`, timestamps as `Date`, date as text. */
 const parsers = {
   [types.INT8]: (x: string) => BigInt(x),
   [types.TIMESTAMPTZ]: (x: string) => new Date(x),
-  [types.TIMESTAMP]: (x: string) => new Date(x + "Z")
+  [types.TIMESTAMP]: (x: string) => new Date(x.replace(" ", "T") + "Z"),
+  [types.DATE]: (x: string) => x,
+  [types.TIME]: timeToMicros
 }
 
+const INT32_MIN = -2147483648
+const INT32_MAX = 2147483647
+
+class BindError extends Error {}
+
+/** The parameter type `@effect/sql-pg` would bind for a JS value (0 = let the server infer). */
+const scalarType = (value: unknown): readonly [oid: number, value: unknown] => {
+  if (PgTypes.isParameter(value)) return [value.oid, value.value]
+  if (value === null || value === undefined) return [0, null]
+  switch (typeof value) {
+    case "boolean":
+      return [PgTypes.OID.bool, value]
+    case "bigint":
+      return [PgTypes.OID.int8, value]
+    case "number":
+      if (Number.isInteger(value)) {
+        if (value >= INT32_MIN && value <= INT32_MAX) return [PgTypes.OID.int4, value]
+        if (Number.isSafeInteger(value)) return [PgTypes.OID.int8, BigInt(value)]
+      }
+      return [PgTypes.OID.float8, value]
+    case "string":
+      return [0, value]
+  }
+  if (value instanceof Date) return [PgTypes.OID.timestamptz, value]
+  if (value instanceof Uint8Array) return [PgTypes.OID.bytea, value]
+  throw new BindError(`Cannot infer a PostgreSQL type for ${String(value)}`)
+}
+
+const paramType = (value: unknown): readonly [oid: number, value: unknown] => {
+  if (!Array.isArray(value)) return scalarType(value)
+  if (value.length === 0) return [0, "{}"] // the statement decides the array type
+  let elementOid: number | undefined
+  const values = value.map((element) => {
+    if (Array.isArray(element)) throw new BindError("Nested array parameters are not supported")
+    const [oid0, v] = scalarType(element)
+    if (v === null) return null
+    const oid = oid0 === 0 ? PgTypes.OID.text : oid0
+    if (elementOid === undefined) elementOid = oid
+    else if (elementOid !== oid) throw new BindError("Array parameter elements must have the same inferred OID")
+    return v
+  })
+  if (elementOid === undefined) throw new BindError("Cannot infer the type of an array containing only null values")
+  const arrayOid = PgTypes.arrayOidFor(elementOid)
+  if (arrayOid === undefined) throw new BindError(`No array type known for element OID ${elementOid}`)
+  return [arrayOid, values]
+}
+
+const bind = (params: ReadonlyArray<unknown>) => {
+  const values: Array<unknown> = []
+  const paramTypes: Array<number> = []
+  for (const param of params) {
+    const [oid, value] = paramType(param)
+    paramTypes.push(oid)
+    values.push(value)
+  }
+  return { values, paramTypes }
+}
+
+/** SQLSTATE → reason, the same mapping as `@effect/sql-pg`. */
 const classify = (cause: unknown, operation: string): SqlErrorReason => {
-  const fields = cause as { code?: string; constraint?: string; message?: string }
-  const props = { cause, message: `PGlite: ${fields.message ?? String(cause)}`, operation }
-  const code = fields.code
-  if (code === "23505") return new UniqueViolation({ ...props, constraint: fields.constraint ?? "unknown" })
-  if (code?.startsWith("23")) return new ConstraintError(props)
-  if (code?.startsWith("42")) return new SqlSyntaxError(props)
-  if (code?.startsWith("08")) return new ConnectionError(props)
+  const fields = cause as { code?: unknown; constraint?: unknown; message?: unknown }
+  const text = typeof fields?.message === "string" ? fields.message : String(cause)
+  const props = { cause, message: `PGlite: ${text}`, operation }
+  const code = typeof fields?.code === "string" ? fields.code : undefined
+  if (code === undefined) return new UnknownError(props)
+  if (code.startsWith("08")) return new ConnectionError(props)
+  if (code.startsWith("28")) return new AuthenticationError(props)
+  if (code === "42501") return new AuthorizationError(props)
+  if (code.startsWith("42")) return new SqlSyntaxError(props)
+  if (code === "23505") {
+    const constraint = typeof fields.constraint === "string" && fields.constraint.trim() !== ""
+      ? fields.constraint.trim()
+      : "unknown"
+    return new UniqueViolation({ ...props, constraint })
+  }
+  if (code.startsWith("23")) return new ConstraintError(props)
   if (code === "40P01") return new DeadlockError(props)
   if (code === "40001") return new SerializationError(props)
+  if (code === "55P03") return new LockTimeoutError(props)
+  if (code === "57014") return new StatementTimeoutError(props)
   return new UnknownError(props)
 }
 
 const run = <A>(operation: string, f: () => Promise<A>): Effect.Effect<A, SqlError> =>
   Effect.tryPromise({ try: f, catch: (cause) => new SqlError({ reason: classify(cause, operation) }) })
 
+type Rows = ReadonlyArray<any>
+
 const makeConnection = (db: PGlite): Connection => {
+  const query = <T>(sql: string, params: ReadonlyArray<unknown>, rowMode?: "array") =>
+    run("execute", () => {
+      const { paramTypes, values } = bind(params)
+      return db.query<T>(sql, values, rowMode === undefined ? { paramTypes } : { paramTypes, rowMode })
+    })
   const rows = (sql: string, params: ReadonlyArray<unknown>) =>
-    run("execute", () => db.query<Record<string, unknown>>(sql, params as Array<unknown>)).pipe(
-      Effect.map((r) => r.rows)
-    )
+    Effect.map(query<Record<string, unknown>>(sql, params), (r): Rows => r.rows)
   const values = (sql: string, params: ReadonlyArray<unknown>) =>
-    run("execute", () => db.query<Array<unknown>>(sql, params as Array<unknown>, { rowMode: "array" })).pipe(
-      Effect.map((r) => r.rows)
-    )
+    Effect.map(query<Array<unknown>>(sql, params, "array"), (r) => r.rows)
   const execute = (
     sql: string,
     params: ReadonlyArray<unknown>,
     transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
-  ) => transformRows ? Effect.map(rows(sql, params), transformRows) : rows(sql, params)
+  ): Effect.Effect<Rows, SqlError> => transformRows ? Effect.map(rows(sql, params), transformRows) : rows(sql, params)
   return {
     execute,
     executeUnprepared: execute,
-    executeRaw: (sql, params) => run("execute", () => db.query(sql, params as Array<unknown>)),
+    executeRaw: (sql, params) => query(sql, params),
     executeValues: values,
     executeValuesUnprepared: values,
-    executeStream: (sql, params, transformRows) =>
-      Stream.fromIterableEffect(execute(sql, params, transformRows))
+    executeStream: (sql, params, transformRows) => Stream.fromIterableEffect(execute(sql, params, transformRows))
   }
 }
+
+/** PostgreSQL answers COMMIT of an aborted transaction with ROLLBACK: report it, as sql-pg does. */
+const commit = (conn: Connection): Effect.Effect<void, SqlError> =>
+  Effect.flatMap(conn.executeRaw("COMMIT", []), (result) =>
+    (result as { command?: string }).command === "ROLLBACK"
+      ? Effect.fail(
+        new SqlError({
+          reason: new UnknownError({
+            cause: new Error("COMMIT rolled back an aborted transaction"),
+            message: "PGlite: COMMIT rolled back an aborted transaction",
+            operation: "commit"
+          })
+        })
+      )
+      : Effect.void)
 
 export interface PgliteOptions {
   /** Directory of the database files; `undefined` keeps everything in memory (tests). */
@@ -75,7 +196,9 @@ export interface PgliteOptions {
 }
 
 /** Opens PGlite for the scope's lifetime and builds a `SqlClient` on it. */
-export const make = (options: PgliteOptions): Effect.Effect<SqlClient.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
+export const make = (
+  options: PgliteOptions
+): Effect.Effect<SqlClient.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
     const dataDir = options.dataDir
     // PGlite's own mkdir is not recursive.
@@ -96,6 +219,7 @@ export const make = (options: PgliteOptions): Effect.Effect<SqlClient.SqlClient,
       compiler: PgClient.makeCompiler(),
       spanAttributes: [["db.system.name", "postgresql"]],
       prepareTransactionControls: true,
+      commit,
       releaseSavepoint: (name) => `RELEASE SAVEPOINT ${name}`
     })
   })

@@ -6,10 +6,13 @@ import { Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpEffect, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
-import { createServer } from "node:http"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { AdminUsersHttp } from "../admin/Http.ts"
 import { Settings } from "../config/Settings.ts"
 import { MiscHttp } from "../misc/Http.ts"
+import { OrgsHttp } from "../orgs/Http.ts"
 import { TokensHttp } from "../tokens/Http.ts"
+import { TwoFactorHttp } from "../twofa/Http.ts"
 import { UsersHttp } from "../users/Http.ts"
 import { HearthApi } from "./Api.ts"
 import { AuthenticationLive } from "./Authentication.ts"
@@ -40,7 +43,7 @@ const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp)
+export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp)
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),
@@ -52,6 +55,48 @@ export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes)
 const nosniff = HttpEffect.appendPreResponseHandler((_request, response) =>
   Effect.succeed(HttpServerResponse.setHeader(response, "x-content-type-options", "nosniff"))
 )
+
+/**
+ * The Node server, with two guards effect's adapter lacks:
+ * - It listens before the app's `request` handler is attached (EFFECT4-GUIDE §4.9), and a
+ *   request arriving in between would never be answered: such requests are held here and handed
+ *   to the handler as soon as it is attached.
+ * - `close()` only stops accepting and closes the connections idle at that moment; a keep-alive
+ *   connection whose request finishes later would hold shutdown until its keepAliveTimeout
+ *   (5 s). Once closing, each connection is closed as soon as its response is done.
+ */
+export const makeNodeServer = () => {
+  const server = createServer()
+  let closing = false
+  const close = server.close.bind(server)
+  server.close = ((callback?: (error?: Error) => void) => {
+    closing = true
+    return close(callback)
+  }) as typeof server.close
+  server.on("request", (_request: IncomingMessage, response: ServerResponse) => {
+    response.once("finish", () => {
+      if (closing) setImmediate(() => server.closeIdleConnections())
+    })
+  })
+  const early: Array<readonly [IncomingMessage, ServerResponse]> = []
+  let handler: ((request: IncomingMessage, response: ServerResponse) => void) | undefined
+  const hold = (request: IncomingMessage, response: ServerResponse) => {
+    if (handler === undefined) early.push([request, response])
+  }
+  server.on("request", hold)
+  const onNewListener = (event: string | symbol, listener: (...args: Array<any>) => void) => {
+    if (event !== "request") return
+    server.off("newListener", onNewListener)
+    handler = listener
+    // Replayed once the handler is in place (it is added right after this event).
+    queueMicrotask(() => {
+      server.off("request", hold)
+      for (const [request, response] of early.splice(0)) listener(request, response)
+    })
+  }
+  server.on("newListener", onNewListener)
+  return server
+}
 
 export interface ListenOptions {
   readonly host: string
@@ -72,6 +117,6 @@ export const serverLayer = (listen: ListenOptions) =>
       ? HttpServer.serve(handler, HttpMiddleware.logger)
       : HttpServer.serve(handler)
     return serve.pipe(
-      Layer.provideMerge(NodeHttpServer.layer(createServer, { ...listen, gracefulShutdownTimeout: "10 seconds" }))
+      Layer.provideMerge(NodeHttpServer.layer(makeNodeServer, { ...listen, gracefulShutdownTimeout: "10 seconds" }))
     )
   })).pipe(Layer.provide(NodeHttpServer.layerHttpServices))

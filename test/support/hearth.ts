@@ -23,7 +23,7 @@ export interface Hearth {
   readonly close: () => Promise<void>
 }
 
-const freePort = () =>
+export const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const server = createServer()
     server.once("error", reject)
@@ -35,7 +35,7 @@ const freePort = () =>
   })
 
 /** A fresh PostgreSQL database on TEST_DATABASE_URL's server, dropped when the scope closes. */
-const freshPostgresDatabase = (adminUrl: string) =>
+export const freshPostgresDatabase = (adminUrl: string) =>
   Effect.gen(function*() {
     const name = `hearth_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
     const admin = (statement: (sql: SqlClient) => Effect.Effect<unknown, unknown>) =>
