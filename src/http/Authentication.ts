@@ -2,7 +2,7 @@
 // `Authorization: token|bearer X`, Basic (password, or a token as password; TOTP inside Basic).
 // One middleware resolves the caller, applies the account-state and sign-in checks, and enforces
 // each endpoint's `Access` rule (sign-in and token scopes), then provides `Caller`.
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { Settings } from "../config/Settings.ts"
@@ -40,6 +40,18 @@ export const signedInCaller: Effect.Effect<Principal, Errors.Unauthorized, Calle
   return caller.value
 })
 
+/**
+ * The signed-in caller, authenticated with the account's password (Basic), or 401 "auth method not
+ * allowed". Used where a stolen token must not be enough: creating or deleting tokens, and
+ * enrolling or removing the second factor. When the account has TOTP enabled, the password
+ * sign-in has already checked a fresh passcode (X-Forgejo-OTP / X-Gitea-OTP).
+ */
+export const passwordCaller: Effect.Effect<Principal, Errors.Unauthorized, Caller> = Effect.flatMap(
+  signedInCaller,
+  (caller) =>
+    caller.method === "password" ? Effect.succeed(caller) : Effect.fail(Errors.unauthorized("auth method not allowed"))
+)
+
 export const QUERY_TOKEN_WARNING = "token and access_token API authentication is deprecated and will be removed " +
   "in Forgejo v13.0.0. Please use AuthorizationHeaderToken instead. Existing queries will continue to work but " +
   "without authorization."
@@ -67,7 +79,11 @@ export class Authenticator extends Context.Service<Authenticator, {
       const settings = yield* Settings
       const { LOGIN_MAX_FAILURES, LOGIN_THROTTLE_SECONDS } = settings.security
       const cache = new Map<string, { principal: Principal; expires: number }>()
-      const failures = new Map<string, { count: number; until: number }>()
+      // Bumped by `invalidate`: a look-up that started before a token was deleted must not put
+      // the deleted token back into the cache when it completes.
+      let generation = 0
+      // Failed sign-ins per account id (wrong password or wrong passcode), for throttling.
+      const failures = new Map<number, { count: number; until: number }>()
 
       const lookupToken = (token: string) =>
         Effect.gen(function*() {
@@ -86,42 +102,79 @@ export class Authenticator extends Context.Service<Authenticator, {
         if (!TOKEN_PATTERN.test(token)) return Effect.fail(notFound)
         const hit = cache.get(token)
         if (hit !== undefined && hit.expires > Date.now()) return Effect.succeed(hit.principal)
-        return Effect.flatMap(lookupToken(token), (found) => {
-          if (Option.isNone(found)) return Effect.fail(notFound)
-          if (cache.size >= CACHE_MAX) cache.clear()
-          cache.set(token, { principal: found.value, expires: Date.now() + CACHE_TTL_MS })
-          return Effect.succeed(found.value)
+        return Effect.suspend(() => {
+          const started = generation
+          return Effect.flatMap(lookupToken(token), (found) => {
+            if (Option.isNone(found)) return Effect.fail(notFound)
+            if (started === generation) {
+              if (cache.size >= CACHE_MAX) cache.clear()
+              cache.set(token, { principal: found.value, expires: Date.now() + CACHE_TTL_MS })
+            }
+            return Effect.succeed(found.value)
+          })
         })
+      }
+
+      const recordFailure = (userId: number) => {
+        const now = Date.now()
+        if (failures.size >= CACHE_MAX) {
+          for (const [id, entry] of failures) if (entry.until <= now) failures.delete(id)
+        }
+        const previous = failures.get(userId)
+        const count = previous !== undefined && previous.until > now ? previous.count + 1 : 1
+        failures.set(userId, { count, until: now + LOGIN_THROTTLE_SECONDS * 1000 })
       }
 
       const byPassword = (username: string, password: string, otp: string | undefined) =>
         Effect.gen(function*() {
-          const key = username.toLowerCase()
-          const throttled = failures.get(key)
-          const now = Date.now()
-          if (throttled !== undefined && throttled.count >= LOGIN_MAX_FAILURES && throttled.until > now) {
-            const wait = Math.ceil((throttled.until - now) / 1000)
-            return yield* Errors.tooManyRequests(
-              `too many failed sign-in attempts for ${username}: try again in ${wait} seconds`,
-              wait
-            )
-          }
           const found = yield* Effect.orDie(
             username.includes("@") ? users.findByEmail(username) : users.findByName(username)
           )
           if (Option.isNone(found) || found.value.type !== "user") {
             return yield* Errors.unauthorized(`user does not exist [uid: 0, name: ${username}]`)
           }
-          const user = found.value
+          return yield* oneAtATime(found.value.id, checkPassword(found.value, password, otp))
+        })
+
+      // Password checks of one account run one at a time, so that concurrent guesses cannot all
+      // pass the throttle check before any of their failures is recorded.
+      const locks = new Map<number, { readonly semaphore: Semaphore.Semaphore; waiting: number }>()
+      const oneAtATime = <A, E>(userId: number, effect: Effect.Effect<A, E>) =>
+        Effect.suspend(() => {
+          const entry = locks.get(userId) ?? { semaphore: Semaphore.makeUnsafe(1), waiting: 0 }
+          locks.set(userId, entry)
+          entry.waiting++
+          return entry.semaphore.withPermit(effect).pipe(
+            Effect.ensuring(Effect.sync(() => {
+              if (--entry.waiting === 0) locks.delete(userId)
+            }))
+          )
+        })
+
+      const checkPassword = (user: UserRow, password: string, otp: string | undefined) =>
+        Effect.gen(function*() {
+          // Throttled per account (not per spelling of its name or e-mail), before the costly
+          // hash check, so guessing cannot go faster than LOGIN_MAX_FAILURES per window.
+          const throttled = failures.get(user.id)
+          const now = Date.now()
+          if (throttled !== undefined && throttled.count >= LOGIN_MAX_FAILURES && throttled.until > now) {
+            const wait = Math.ceil((throttled.until - now) / 1000)
+            return yield* Errors.tooManyRequests(
+              `too many failed sign-in attempts for ${user.name}: try again in ${wait} seconds`,
+              wait
+            )
+          }
           if (!(yield* verifyPassword(user.passwdHash, password))) {
-            const previous = throttled !== undefined && throttled.until > now ? throttled.count : 0
-            failures.set(key, { count: previous + 1, until: now + LOGIN_THROTTLE_SECONDS * 1000 })
+            recordFailure(user.id)
             return yield* Errors.unauthorized(`user's password is invalid [uid: ${user.id}, name: ${user.name}]`)
           }
           if (user.prohibitLogin) return yield* Errors.unauthorized("user is not allowed login")
-          const second = yield* Effect.orDie(twoFactor.check(user.id, otp))
-          if (second === "invalid") return yield* Errors.unauthorized("invalid provided OTP")
-          failures.delete(key)
+          if ((yield* Effect.orDie(twoFactor.check(user.id, otp))) === "invalid") {
+            // A wrong passcode counts too: otherwise the password alone would allow guessing codes.
+            recordFailure(user.id)
+            return yield* Errors.unauthorized("invalid provided OTP")
+          }
+          failures.delete(user.id)
           return { user, scopes: undefined, method: "password" } satisfies Principal
         })
 
@@ -136,18 +189,22 @@ export class Authenticator extends Context.Service<Authenticator, {
             Effect.catch(() => byPassword(username, password, otp))
           )
         },
-        invalidate: Effect.sync(() => cache.clear())
+        invalidate: Effect.sync(() => {
+          generation++
+          cache.clear()
+        })
       })
     })
   )
 }
 
-type Credentials =
+export type Credentials =
   | { readonly kind: "none" }
   | { readonly kind: "token"; readonly token: string }
   | { readonly kind: "basic"; readonly username: string; readonly password: string }
 
-const parseAuthorization = (header: string | undefined): Credentials => {
+/** Reads `Authorization`: exactly two whitespace-separated fields, the scheme word ASCII case-insensitive. */
+export const parseAuthorization = (header: string | undefined): Credentials => {
   const fields = (header ?? "").trim().split(/\s+/)
   if (fields.length !== 2) return { kind: "none" }
   const [scheme, value] = fields as [string, string]
@@ -199,7 +256,8 @@ export const AuthenticationLive = Layer.effect(
           case "token":
             return Option.some(yield* authenticator.byToken(credentials.token))
           case "basic": {
-            const otp = request.headers["x-forgejo-otp"] ?? request.headers["x-gitea-otp"]
+            // X-Forgejo-OTP wins over X-Gitea-OTP when both are sent (an empty one counts as absent).
+            const otp = request.headers["x-forgejo-otp"] || request.headers["x-gitea-otp"] || undefined
             return Option.some(yield* authenticator.byBasic(credentials.username, credentials.password, otp))
           }
         }

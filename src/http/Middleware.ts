@@ -1,7 +1,7 @@
 // API-wide response rules: every error is answered as `{message, url}` (404 empty), request
 // decoding failures are 422 naming the field, oversized bodies 413, defects are logged and 500.
 import { Cause, Effect, Layer } from "effect"
-import { HttpServerResponse } from "effect/http"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
 import { Settings } from "../config/Settings.ts"
 import * as Errors from "./Errors.ts"
@@ -10,15 +10,32 @@ export class ErrorResponses extends HttpApiMiddleware.Service<ErrorResponses>()(
   error: Errors.commonErrors
 }) {}
 
-/** "at ["a"]["b"]" paths of schema messages, shortened to Forgejo's "[a.b]: …" form. */
+const KIND_WHERE: Record<HttpApiError.HttpApiSchemaError["kind"], string> = {
+  Payload: "",
+  Body: "",
+  Params: "path ",
+  Query: "query ",
+  Headers: "header ",
+  ResponseHeaders: ""
+}
+
+/**
+ * A request-decoding failure as one line, in Forgejo's "[Field]: rule" style: Effect's
+ * `Missing key\n  at ["name"]` becomes `[name]: Missing key`, nested paths are dotted
+ * (`[scopes.0]: Expected string`), query and path parameters are marked as such
+ * (`query [page]: …`), and a body that is not JSON at all says so.
+ */
 export const describeSchemaError = (error: HttpApiError.HttpApiSchemaError): string => {
   const text = error.cause.message
   const at = /\n\s*at (\[.*\])\s*$/.exec(text)
   const message = (at === null ? text : text.slice(0, at.index)).trim()
-  const where = error.kind === "Payload" || error.kind === "Body" ? "" : `${error.kind.toLowerCase()} `
-  if (at === null) return `${where}${message}`.trim()
+  const where = KIND_WHERE[error.kind] ?? ""
+  if (at === null) {
+    if (where !== "") return `${where.trim()}: ${message}`
+    return message === "Expected a valid JSON body" ? "request body is not valid JSON" : `request body: ${message}`
+  }
   const path = [...at[1]!.matchAll(/\[("?)(.*?)\1\]/g)].map((m) => m[2]).join(".")
-  return `[${where}${path}]: ${message}`
+  return `${where}[${path}]: ${message}`
 }
 
 const isBodyTooLarge = (defect: unknown): boolean => {
@@ -50,6 +67,14 @@ export const ErrorResponsesLive = Layer.effect(
 
     return ErrorResponses.of((httpEffect) =>
       httpEffect.pipe(
+        // The API answers an unaccepted body type itself, as plain text: give it the error shape.
+        Effect.flatMap((response) =>
+          response.status !== 415
+            ? Effect.succeed(response)
+            : HttpServerRequest.HttpServerRequest.useSync((request) =>
+              json(415, `unsupported Content-Type: ${request.headers["content-type"] ?? "(none)"}`)
+            )
+        ),
         Effect.catch(render),
         Effect.catchCause((cause) => {
           if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)

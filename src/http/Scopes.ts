@@ -43,8 +43,12 @@ export const parseScopes = (names: ReadonlyArray<string>): ScopeSet => {
       publicOnly = true
       continue
     }
-    const [level, category] = name.split(":")
-    if ((level !== "read" && level !== "write") || !(categories as ReadonlyArray<string>).includes(category ?? "")) {
+    // Exactly "<level>:<category>": extra parts ("read:user:x") make it unknown.
+    const [level, category, ...rest] = name.split(":")
+    if (
+      (level !== "read" && level !== "write") || rest.length > 0 ||
+      !(categories as ReadonlyArray<string>).includes(category ?? "")
+    ) {
       throw new InvalidScope(name)
     }
     const c = category as Category

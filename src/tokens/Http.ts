@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../http/Api.ts"
-import { type Principal, signedInCaller } from "../http/Authentication.ts"
+import { passwordCaller, type Principal, signedInCaller } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import type { UserRow } from "../users/Repo.ts"
@@ -33,10 +33,6 @@ export const TokensHttp = HttpApiBuilder.group(HearthApi, "tokens", (handlers) =
         return user
       })
 
-    /** Creating and deleting tokens needs the account's password (Basic), never a token. */
-    const passwordCaller = Effect.flatMap(signedInCaller, (caller) =>
-      caller.method === "password" ? Effect.succeed(caller) : Effect.fail(Errors.unauthorized("auth method not allowed")))
-
     return handlers
       .handle("listAccessTokens", ({ params, query }) =>
         Effect.gen(function*() {
@@ -46,6 +42,7 @@ export const TokensHttp = HttpApiBuilder.group(HearthApi, "tokens", (handlers) =
           yield* setListHeaders(page, total)
           return rows.map((row) => toApiToken(row))
         }))
+      // Creating and deleting tokens needs the account's password (Basic), never a token.
       .handle("createAccessToken", ({ params, payload }) =>
         Effect.gen(function*() {
           const user = yield* owner(params.username, yield* passwordCaller)

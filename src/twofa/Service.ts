@@ -1,28 +1,40 @@
 // TOTP second factor. Forgejo enrols through its web UI only, so Hearth adds API routes for it
 // (see Api.ts). The shared secret is stored encrypted with [security] SECRET_KEY.
+//
+// Replay protection: `two_factor.last_used_passcode` holds the TOTP *time step* of the last
+// accepted code (not the code itself), and only a code of a later step is accepted. Comparing
+// codes alone, as Forgejo does, would let an older code of the validity window be used again
+// once a newer one has been used.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto"
 import { Secret, TOTP } from "otpauth"
 import { Settings } from "../config/Settings.ts"
+import * as Errors from "../http/Errors.ts"
 
 export interface Enrollment {
+  /** The shared secret, base32 (what authenticator apps accept when typed in). */
   readonly secret: string
+  /** `otpauth://totp/...` URI (what a QR code carries). */
   readonly uri: string
 }
 
 export type PasscodeCheck = "not-enrolled" | "valid" | "invalid"
 
+/** Codes of the previous, current and next 30-second step are accepted (clock drift). */
+const WINDOW = 1
+
 export class TwoFactor extends Context.Service<TwoFactor, {
-  /** Starts (or restarts) enrolment: a new secret, not yet required until verified. */
-  readonly enroll: (userId: number, accountName: string) => Effect.Effect<Enrollment, SqlError>
-  /** Confirms enrolment with a first passcode; false when the code is wrong or nothing is pending. */
-  readonly confirm: (userId: number, passcode: string) => Effect.Effect<boolean, SqlError>
+  /** Starts (or restarts) enrolment: a new secret, not required until confirmed. 422 when already enabled. */
+  readonly enroll: (userId: number, accountName: string) => Effect.Effect<Enrollment, Errors.ValidationFailed>
+  /** Enables a pending enrolment with a first passcode; 422 when the code is wrong or nothing is pending. */
+  readonly confirm: (userId: number, passcode: string) => Effect.Effect<void, Errors.ValidationFailed>
   readonly isEnabled: (userId: number) => Effect.Effect<boolean, SqlError>
-  /** Checks a passcode of an enabled second factor; a code is accepted once only. */
+  /** Checks a passcode of an enabled second factor; each code (time step) is accepted once only. */
   readonly check: (userId: number, passcode: string | undefined) => Effect.Effect<PasscodeCheck, SqlError>
-  readonly disable: (userId: number) => Effect.Effect<void, SqlError>
+  /** Removes the second factor or a pending enrolment; false when there was none. */
+  readonly disable: (userId: number) => Effect.Effect<boolean>
 }>()("hearth/twofa/TwoFactor") {
   static readonly layer = Layer.effect(
     TwoFactor,
@@ -47,39 +59,77 @@ export class TwoFactor extends Context.Service<TwoFactor, {
       const totp = (secret: string, label = "") => new TOTP({ issuer, label, secret: Secret.fromBase32(secret) })
       const load = (userId: number) =>
         Effect.map(
-          sql`SELECT secret, enabled, last_used_passcode FROM two_factor WHERE user_id = ${userId}`,
+          sql`SELECT secret, enabled FROM two_factor WHERE user_id = ${userId}`,
           (rows) => Option.fromNullishOr(rows[0])
         )
-      const matches = (secret: string, passcode: string) =>
-        /^\d{6}$/.test(passcode) && totp(secret).validate({ token: passcode, window: 1 }) !== null
+      /** The time step the passcode belongs to, or undefined when it is not a valid code now. */
+      const stepOf = (sealedSecret: string, passcode: string): number | undefined => {
+        if (!/^\d{6}$/.test(passcode)) return undefined
+        const timestamp = Date.now()
+        const otp = totp(open(sealedSecret))
+        const delta = otp.validate({ token: passcode, window: WINDOW, timestamp })
+        return delta === null ? undefined : otp.counter({ timestamp }) + delta
+      }
+      // The previous step as a number; anything else stored there (legacy values) counts as none.
+      const previousStep = sql.literal(
+        "(CASE WHEN last_used_passcode ~ '^[0-9]+$' THEN last_used_passcode::bigint ELSE -1 END)"
+      )
 
       return TwoFactor.of({
         enroll: (userId, accountName) =>
           Effect.gen(function*() {
+            const row = yield* Effect.orDie(load(userId))
+            if (Option.isSome(row) && row.value.enabled === true) {
+              return yield* Errors.validationFailed(
+                "two-factor authentication is already enabled: disable it first (DELETE /user/twofa)"
+              )
+            }
             const secret = new Secret({ size: 20 }).base32
-            yield* sql`INSERT INTO two_factor (user_id, secret, enabled) VALUES (${userId}, ${seal(secret)}, false)
-              ON CONFLICT (user_id) DO UPDATE SET secret = EXCLUDED.secret, enabled = false, last_used_passcode = ''`
+            yield* Effect.orDie(
+              sql`INSERT INTO two_factor (user_id, secret, enabled) VALUES (${userId}, ${seal(secret)}, false)
+                ON CONFLICT (user_id) DO UPDATE SET secret = EXCLUDED.secret, enabled = false, last_used_passcode = ''
+                WHERE NOT two_factor.enabled`
+            )
             return { secret, uri: totp(secret, accountName).toString() }
           }),
         confirm: (userId, passcode) =>
           Effect.gen(function*() {
-            const row = yield* load(userId)
-            if (Option.isNone(row) || row.value.enabled) return false
-            if (!matches(open(row.value.secret as string), passcode)) return false
-            yield* sql`UPDATE two_factor SET enabled = true, last_used_passcode = ${passcode} WHERE user_id = ${userId}`
-            return true
+            const row = yield* Effect.orDie(load(userId))
+            if (Option.isNone(row)) {
+              return yield* Errors.validationFailed(
+                "no two-factor enrolment in progress: start one with POST /user/twofa"
+              )
+            }
+            if (row.value.enabled === true) {
+              return yield* Errors.validationFailed("two-factor authentication is already enabled")
+            }
+            const step = stepOf(row.value.secret as string, passcode)
+            if (step === undefined) return yield* Errors.validationFailed("invalid provided OTP")
+            const updated = yield* Effect.orDie(
+              sql`UPDATE two_factor SET enabled = true, last_used_passcode = ${String(step)}
+                WHERE user_id = ${userId} AND NOT enabled RETURNING user_id`
+            )
+            if (updated.length === 0) {
+              return yield* Errors.validationFailed("two-factor authentication is already enabled")
+            }
           }),
         isEnabled: (userId) => Effect.map(load(userId), (row) => Option.isSome(row) && row.value.enabled === true),
         check: (userId, passcode) =>
           Effect.gen(function*() {
             const row = yield* load(userId)
             if (Option.isNone(row) || row.value.enabled !== true) return "not-enrolled" as const
-            if (passcode === undefined || passcode === row.value.last_used_passcode) return "invalid" as const
-            if (!matches(open(row.value.secret as string), passcode)) return "invalid" as const
-            yield* sql`UPDATE two_factor SET last_used_passcode = ${passcode} WHERE user_id = ${userId}`
-            return "valid" as const
+            const step = passcode === undefined ? undefined : stepOf(row.value.secret as string, passcode)
+            if (step === undefined) return "invalid" as const
+            // One statement, so two concurrent requests cannot both spend the same code.
+            const spent = yield* sql`UPDATE two_factor SET last_used_passcode = ${String(step)}
+              WHERE user_id = ${userId} AND enabled AND ${previousStep} < ${step} RETURNING user_id`
+            return spent.length === 0 ? "invalid" as const : "valid" as const
           }),
-        disable: (userId) => Effect.asVoid(sql`DELETE FROM two_factor WHERE user_id = ${userId}`)
+        disable: (userId) =>
+          Effect.map(
+            Effect.orDie(sql`DELETE FROM two_factor WHERE user_id = ${userId} RETURNING user_id`),
+            (rows) => rows.length > 0
+          )
       })
     })
   )

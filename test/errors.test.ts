@@ -1,0 +1,235 @@
+// The error framework shared by every route (issue item 6, CONTRACT §1.6): `{message, url}`
+// bodies, 422 naming the field, 413 over the body limit, 500 for defects (logged), nosniff on
+// every response, and nothing written by a refused request.
+import { Effect, Schema } from "effect"
+import { HttpApiError } from "effect/http-api"
+import { SqlClient } from "effect/sql/SqlClient"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { describeSchemaError } from "../src/http/Middleware.ts"
+import { basic, createUser, type Hearth, json, startHearth } from "./support/hearth.ts"
+
+const LIMIT = 2048
+let hearth: Hearth
+let errorUrl: string
+beforeAll(async () => {
+  hearth = await startHearth({ server: { MAX_REQUEST_BODY: String(LIMIT) } })
+  errorUrl = `${hearth.base}/api/swagger`
+  await createUser(hearth, { username: "alice" })
+})
+afterAll(() => hearth?.close())
+
+const jsonContent = { "content-type": "application/json" }
+const createToken = (body: string | Blob, headers: Record<string, string> = jsonContent) =>
+  fetch(hearth.api("/users/alice/tokens"), {
+    method: "POST",
+    headers: { authorization: basic("alice"), ...headers },
+    body
+  })
+
+const tokenCount = () =>
+  hearth.run(Effect.gen(function*() {
+    const sql = yield* SqlClient
+    const [row] = yield* sql`SELECT count(*) AS n FROM access_tokens`
+    return Number(row!.n)
+  }))
+
+/** Runs `body` and checks that no access token was written meanwhile. */
+const writesNothing = async (body: () => Promise<void>) => {
+  const before = await tokenCount()
+  await body()
+  expect(await tokenCount()).toBe(before)
+}
+
+describe("request decoding failures", () => {
+  it("answers malformed JSON with 422 and a message", async () => {
+    await writesNothing(async () => {
+      for (const body of ["{", "{\"name\": \"x\",}", "name=x"]) {
+        const res = await createToken(body)
+        expect(res.status, body).toBe(422)
+        expect(await json(res)).toEqual({ message: "request body is not valid JSON", url: errorUrl })
+      }
+    })
+  })
+
+  it("answers a body that is not the expected object with 422 naming the expected type", async () => {
+    await writesNothing(async () => {
+      for (const body of ["[]", "\"name\"", "null", "42"]) {
+        const res = await createToken(body)
+        expect(res.status, body).toBe(422)
+        expect((await json(res)).message).toBe("request body: Expected CreateAccessTokenOption")
+      }
+    })
+  })
+
+  it("names the field of a missing key or a wrong type", async () => {
+    await writesNothing(async () => {
+      const cases: Array<[unknown, string]> = [
+        [{ scopes: ["all"] }, "[name]: Missing key"],
+        [{ name: ["x"], scopes: ["all"] }, "[name]: Expected string"],
+        [{ name: "x", scopes: { all: true } }, "[scopes]: Expected array"],
+        [{ name: "x", scopes: ["all", 7] }, "[scopes.1]: Expected string"]
+      ]
+      for (const [body, message] of cases) {
+        const res = await createToken(JSON.stringify(body))
+        expect(res.status, JSON.stringify(body)).toBe(422)
+        expect(await json(res)).toEqual({ message, url: errorUrl })
+      }
+    })
+  })
+
+  it("words schema failures of each request part in one line", () => {
+    const failure = (kind: HttpApiError.HttpApiSchemaError["kind"], schema: Schema.Top, input: unknown) => {
+      const error = Effect.runSync(Effect.flip(Schema.decodeUnknownEffect(schema as Schema.Codec<unknown>)(input)))
+      return describeSchemaError(new HttpApiError.HttpApiSchemaError({ kind, cause: error }))
+    }
+    const Option = Schema.Struct({
+      name: Schema.String,
+      nested: Schema.optionalKey(Schema.Struct({ flags: Schema.Array(Schema.Boolean) })),
+      visibility: Schema.optionalKey(Schema.Literals(["public", "private"]))
+    })
+    expect(failure("Payload", Option, { name: "x", nested: { flags: [true, 1] } })).toBe(
+      "[nested.flags.1]: Expected boolean"
+    )
+    expect(failure("Payload", Option, { name: "x", visibility: "secret" })).toBe(
+      "[visibility]: Expected \"public\" | \"private\""
+    )
+    const digits = Schema.String.check(Schema.isPattern(/^\d+$/))
+    expect(failure("Query", Schema.Struct({ page: digits }), { page: "x" })).toMatch(/^query \[page\]: Expected /)
+    expect(failure("Params", Schema.Struct({ id: digits }), { id: "x" })).toMatch(/^path \[id\]: Expected /)
+  })
+
+  it("answers an unsupported Content-Type with 415 and the error body", async () => {
+    await writesNothing(async () => {
+      const res = await createToken("name=x&scopes=all", { "content-type": "application/x-www-form-urlencoded" })
+      expect(res.status).toBe(415)
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff")
+      expect(await json(res)).toEqual({
+        message: "unsupported Content-Type: application/x-www-form-urlencoded",
+        url: errorUrl
+      })
+    })
+  })
+
+  it("reads a body without Content-Type as JSON", async () => {
+    const res = await fetch(hearth.api("/users/alice/tokens"), {
+      method: "POST",
+      headers: { authorization: basic("alice") },
+      body: new Blob([JSON.stringify({ name: "typeless", scopes: ["read:user"] })])
+    })
+    expect(res.status).toBe(201)
+  })
+})
+
+describe("request body size", () => {
+  it("answers a body over [server] MAX_REQUEST_BODY with 413 and writes nothing", async () => {
+    await writesNothing(async () => {
+      const res = await createToken(JSON.stringify({ name: "big", scopes: ["all"], pad: "x".repeat(LIMIT) }))
+      expect(res.status).toBe(413)
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff")
+      expect(await json(res)).toEqual({ message: `request body is larger than ${LIMIT} bytes`, url: errorUrl })
+    })
+  })
+
+  it("applies the limit to a streamed body without Content-Length too", async () => {
+    await writesNothing(async () => {
+      const chunk = new TextEncoder().encode(" ".repeat(512))
+      let sent = 0
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent === 0) controller.enqueue(new TextEncoder().encode("{\"name\":\"streamed\",\"scopes\":[\"all\"]"))
+          if (sent++ < 8) controller.enqueue(chunk)
+          else {
+            controller.enqueue(new TextEncoder().encode("}"))
+            controller.close()
+          }
+        }
+      })
+      const res = await fetch(hearth.api("/users/alice/tokens"), {
+        method: "POST",
+        headers: { authorization: basic("alice"), "content-type": "application/json" },
+        body: stream,
+        duplex: "half"
+      } as RequestInit)
+      expect(res.status).toBe(413)
+      expect((await json(res)).message).toBe(`request body is larger than ${LIMIT} bytes`)
+    })
+  })
+
+  it("accepts a body just under the limit", async () => {
+    const base = JSON.stringify({ name: "small", scopes: ["read:user"], pad: "" })
+    const pad = "x".repeat(LIMIT - base.length - 1)
+    const res = await createToken(JSON.stringify({ name: "small", scopes: ["read:user"], pad }))
+    expect(res.status).toBe(201)
+  })
+})
+
+describe("defects", () => {
+  it("logs a defect and answers 500 {message: 'internal server error', url}", async () => {
+    const logged: Array<string> = []
+    const capture = (...args: Array<unknown>) => void logged.push(args.map(String).join(" "))
+    const spies = [
+      vi.spyOn(console, "log").mockImplementation(capture),
+      vi.spyOn(console, "error").mockImplementation(capture)
+    ]
+    const rename = (from: string, to: string) =>
+      hearth.run(Effect.gen(function*() {
+        const sql = yield* SqlClient
+        yield* sql.unsafe(`ALTER TABLE ${from} RENAME TO ${to}`)
+      }))
+    // A real failure below the handler: the table it reads is gone.
+    await rename("access_tokens", "access_tokens_away")
+    try {
+      const res = await fetch(hearth.api("/users/alice/tokens"), { headers: { authorization: basic("alice") } })
+      expect(res.status).toBe(500)
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff")
+      expect(await json(res)).toEqual({ message: "internal server error", url: errorUrl })
+    } finally {
+      await rename("access_tokens_away", "access_tokens")
+      for (const spy of spies) spy.mockRestore()
+    }
+    const entry = logged.find((line) => line.includes("unhandled error while answering a request"))
+    expect(entry).toBeDefined()
+    expect(entry).toMatch(/ERROR/)
+    expect(entry).toMatch(/access_tokens/)
+    // And the server goes on answering.
+    expect((await fetch(hearth.api("/users/alice/tokens"), { headers: { authorization: basic("alice") } })).status)
+      .toBe(200)
+  })
+})
+
+describe("response headers and shapes", () => {
+  it("sends X-Content-Type-Options: nosniff on every response, errors and 404 included", async () => {
+    const responses: Array<[string, Response]> = [
+      ["200", await fetch(hearth.api("/version"))],
+      ["401", await fetch(hearth.api("/user"))],
+      ["403", await fetch(hearth.api("/users/alice/tokens"), { headers: { authorization: basic("alice") } }).then(
+        async () => {
+          await createUser(hearth, { username: "mallory" })
+          return fetch(hearth.api("/users/alice/tokens"), { headers: { authorization: basic("mallory") } })
+        }
+      )],
+      ["404 api", await fetch(hearth.api("/no/such/route"))],
+      ["404 resource", await fetch(hearth.api("/users/nobody-at-all"))],
+      ["404 outside api", await fetch(`${hearth.base}/no/such/page`)],
+      ["422", await createToken("{")],
+      ["openapi", await fetch(`${hearth.base}/api/swagger.v1.json`)]
+    ]
+    for (const [label, res] of responses) {
+      expect(res.headers.get("x-content-type-options"), label).toBe("nosniff")
+      await res.arrayBuffer()
+    }
+    expect(responses.map(([label, res]) => `${label}:${res.status}`)).toEqual([
+      "200:200", "401:401", "403:403", "404 api:404", "404 resource:404", "404 outside api:404", "422:422",
+      "openapi:200"
+    ])
+  })
+
+  it("answers 404 with an empty body, and other errors with {message, url} as JSON", async () => {
+    const missing = await fetch(hearth.api("/users/nobody-at-all"))
+    expect(missing.status).toBe(404)
+    expect(await missing.text()).toBe("")
+    const unauthorized = await fetch(hearth.api("/user"))
+    expect(unauthorized.headers.get("content-type")).toMatch(/^application\/json/)
+    expect(await json(unauthorized)).toEqual({ message: "token is required", url: errorUrl })
+  })
+})
