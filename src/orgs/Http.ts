@@ -1,0 +1,277 @@
+import { Effect, Option } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Settings } from "../config/Settings.ts"
+import { HearthApi } from "../http/Api.ts"
+import { Caller, type Principal, signedInCaller } from "../http/Authentication.ts"
+import * as Errors from "../http/Errors.ts"
+import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { AccountPolicy } from "../users/Policy.ts"
+import type { UserRow } from "../users/Repo.ts"
+import { toApiUser } from "../users/Schema.ts"
+import { UsersService } from "../users/Service.ts"
+import { OrgPolicy } from "./Policy.ts"
+import type { OrgFilter } from "./Repo.ts"
+import { toApiOrg, toApiTeam } from "./Schema.ts"
+import { OrgsService } from "./Service.ts"
+
+export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
+  Effect.gen(function*() {
+    const settings = yield* Settings
+    const orgs = yield* OrgsService
+    const users = yield* UsersService
+    const accounts = yield* AccountPolicy
+    const policy = yield* OrgPolicy
+
+    const viewerOf = Effect.gen(function*() {
+      return Option.getOrUndefined(yield* Caller)
+    })
+
+    /** The org by name, or 404 when the viewer may not see it (403 for public-only tokens). */
+    const visibleOrg = (name: string, viewer: Principal | undefined) =>
+      Effect.gen(function*() {
+        const org = yield* orgs.get(name)
+        yield* accounts.ensureVisible(viewer, org)
+        return org
+      })
+
+    /** Accounts a viewer may see in lists: its visibility levels, plus the orgs it belongs to. */
+    const visibleTo = (viewer: Principal | undefined): OrgFilter => ({
+      visibilities: accounts.visibleLevels(viewer),
+      memberId: viewer !== undefined && viewer.scopes?.publicOnly !== true ? viewer.user.id : undefined
+    })
+
+    /** Everything, except that public-only tokens see public accounts only. */
+    const everything = (viewer: Principal): OrgFilter =>
+      viewer.scopes?.publicOnly === true ? { visibilities: ["public"] } : { visibilities: [], all: true }
+
+    const isMemberOrAdmin = (org: UserRow, viewer: Principal | undefined) =>
+      viewer === undefined
+        ? Effect.succeed(false)
+        : viewer.user.isAdmin
+        ? Effect.succeed(true)
+        : policy.isMember(org, viewer.user)
+
+    /**
+     * A user named in a membership route: 404 unless it exists and the caller may see it, or it
+     * already belongs to the org (members stay manageable whatever their visibility).
+     */
+    const memberTarget = (username: string, caller: Principal, org: UserRow) =>
+      Effect.gen(function*() {
+        const user = yield* users.get(username)
+        if (yield* accounts.canSee(caller, user)) return user
+        if (Option.isSome(yield* orgs.membership(org, user))) return user
+        return yield* Errors.notFound()
+      })
+
+    /** The team of a /teams/{id} route, with its org, if the caller may see it. */
+    const visibleTeam = (id: string) =>
+      Effect.gen(function*() {
+        const caller = yield* signedInCaller
+        const team = yield* orgs.getTeam(id)
+        const org = yield* orgs.getById(team.orgId)
+        yield* policy.ensureTeamVisible(caller, org, team)
+        if (caller.scopes?.publicOnly === true && org.visibility !== "public") {
+          return yield* Errors.forbidden("token scope is limited to public orgs")
+        }
+        return { caller, team, org }
+      })
+
+    const userList = (rows: ReadonlyArray<UserRow>, viewer: Principal | undefined) =>
+      rows.map((u) => toApiUser(settings, u, viewer))
+
+    return handlers
+      .handle("listOrgs", ({ query }) =>
+        Effect.gen(function*() {
+          const viewer = yield* viewerOf
+          const page = yield* resolvePage(query)
+          const { rows, total } = yield* orgs.list(visibleTo(viewer), page)
+          yield* setListHeaders(page, total, { withLink: true })
+          return rows.map((o) => toApiOrg(settings, o, viewer))
+        }))
+      .handle("createOrg", ({ payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const org = yield* orgs.create(caller.user, payload)
+          return toApiOrg(settings, org, caller)
+        }))
+      .handle("getOrg", ({ params }) =>
+        Effect.gen(function*() {
+          const viewer = yield* viewerOf
+          return toApiOrg(settings, yield* visibleOrg(params.org, viewer), viewer)
+        }))
+      .handle("editOrg", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const org = yield* visibleOrg(params.org, caller)
+          yield* policy.ensureOwner(caller, org)
+          return toApiOrg(settings, yield* orgs.update(org, payload), caller)
+        }))
+      .handle("deleteOrg", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const org = yield* visibleOrg(params.org, caller)
+          yield* policy.ensureOwner(caller, org)
+          yield* orgs.remove(org)
+        }))
+      .handle("listMyOrgs", ({ query }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const page = yield* resolvePage(query)
+          const { rows, total } = yield* orgs.listOfUser(caller.user, false, everything(caller), page)
+          yield* setListHeaders(page, total, { withLink: true })
+          return rows.map((o) => toApiOrg(settings, o, caller))
+        }))
+      .handle("listUserOrgs", ({ params, query }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const user = yield* users.get(params.username)
+          yield* accounts.ensureVisible(caller, user)
+          const page = yield* resolvePage(query)
+          // The user and admins see every membership; others only public memberships (Forgejo's
+          // default for a new member is concealed) in orgs they may see.
+          const self = caller.user.isAdmin || caller.user.id === user.id
+          const { rows, total } = self
+            ? yield* orgs.listOfUser(user, false, everything(caller), page)
+            : yield* orgs.listOfUser(user, true, visibleTo(caller), page)
+          yield* setListHeaders(page, total, { withLink: true })
+          return rows.map((o) => toApiOrg(settings, o, caller))
+        }))
+
+      .handle("listMembers", ({ params, query }) =>
+        Effect.gen(function*() {
+          const viewer = yield* viewerOf
+          const org = yield* visibleOrg(params.org, viewer)
+          const page = yield* resolvePage(query)
+          // Members (and admins) see every member; others see public memberships of users they may see.
+          const insider = viewer !== undefined && (yield* isMemberOrAdmin(org, viewer))
+          const { rows, total } = yield* orgs.members(
+            org,
+            insider ? { publicOnly: false, users: everything(viewer) } : { publicOnly: true, users: visibleTo(viewer) },
+            page
+          )
+          yield* setListHeaders(page, total)
+          return userList(rows, viewer)
+        }))
+      .handle("isMember", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const org = yield* visibleOrg(params.org, caller)
+          const user = yield* users.get(params.username)
+          const membership = yield* orgs.membership(org, user)
+          if (yield* isMemberOrAdmin(org, caller)) {
+            if (Option.isNone(membership)) return yield* Errors.notFound()
+            return
+          }
+          // Outsiders learn only public memberships (Forgejo redirects them to public_members).
+          if (Option.isNone(membership) || !membership.value.isPublic || !(yield* accounts.canSee(caller, user))) {
+            return yield* Errors.notFound()
+          }
+        }))
+      .handle("removeMember", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const org = yield* visibleOrg(params.org, caller)
+          yield* policy.ensureOwner(caller, org)
+          const user = yield* memberTarget(params.username, caller, org)
+          yield* orgs.removeMember(org, user)
+        }))
+      .handle("listPublicMembers", ({ params, query }) =>
+        Effect.gen(function*() {
+          const viewer = yield* viewerOf
+          const org = yield* visibleOrg(params.org, viewer)
+          const page = yield* resolvePage(query)
+          const { rows, total } = yield* orgs.members(org, { publicOnly: true, users: visibleTo(viewer) }, page)
+          yield* setListHeaders(page, total)
+          return userList(rows, viewer)
+        }))
+      .handle("isPublicMember", ({ params }) =>
+        Effect.gen(function*() {
+          const viewer = yield* viewerOf
+          const org = yield* visibleOrg(params.org, viewer)
+          const user = yield* users.get(params.username)
+          const membership = yield* orgs.membership(org, user)
+          if (Option.isNone(membership) || !membership.value.isPublic || !(yield* accounts.canSee(viewer, user))) {
+            return yield* Errors.notFound()
+          }
+        }))
+      .handle("publicizeMember", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const org = yield* visibleOrg(params.org, caller)
+          yield* policy.ensureMember(caller, org)
+          const user = yield* users.get(params.username)
+          if (user.id !== caller.user.id) return yield* Errors.forbidden("Cannot publicize another member")
+          yield* orgs.setMembershipPublic(org, user, true)
+        }))
+      .handle("concealMember", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const org = yield* visibleOrg(params.org, caller)
+          yield* policy.ensureMember(caller, org)
+          const user = yield* users.get(params.username)
+          if (user.id !== caller.user.id) return yield* Errors.forbidden("Cannot conceal another member")
+          yield* orgs.setMembershipPublic(org, user, false)
+        }))
+
+      .handle("listTeams", ({ params, query }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const org = yield* visibleOrg(params.org, caller)
+          yield* policy.ensureMember(caller, org)
+          const page = yield* resolvePage(query)
+          const { rows, total } = yield* orgs.listTeams(org, page)
+          yield* setListHeaders(page, total)
+          return rows.map((t) => toApiTeam(t))
+        }))
+      .handle("createTeam", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const org = yield* visibleOrg(params.org, caller)
+          yield* policy.ensureOwner(caller, org)
+          return toApiTeam(yield* orgs.createTeam(org, payload))
+        }))
+      .handle("getTeam", ({ params }) =>
+        Effect.gen(function*() {
+          const { caller, org, team } = yield* visibleTeam(params.id)
+          return toApiTeam(team, toApiOrg(settings, org, caller))
+        }))
+      .handle("editTeam", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const { caller, org, team } = yield* visibleTeam(params.id)
+          yield* policy.ensureOwner(caller, org)
+          return toApiTeam(yield* orgs.updateTeam(team, payload))
+        }))
+      .handle("deleteTeam", ({ params }) =>
+        Effect.gen(function*() {
+          const { caller, org, team } = yield* visibleTeam(params.id)
+          yield* policy.ensureOwner(caller, org)
+          yield* orgs.deleteTeam(team)
+        }))
+      .handle("listTeamMembers", ({ params, query }) =>
+        Effect.gen(function*() {
+          const { caller, team } = yield* visibleTeam(params.id)
+          const page = yield* resolvePage(query)
+          const { rows, total } = yield* orgs.teamMembers(team, page)
+          yield* setListHeaders(page, total)
+          return userList(rows, caller)
+        }))
+      .handle("getTeamMember", ({ params }) =>
+        Effect.gen(function*() {
+          const { caller, team } = yield* visibleTeam(params.id)
+          const user = yield* users.get(params.username)
+          if (!(yield* orgs.isTeamMember(team, user))) return yield* Errors.notFound()
+          return toApiUser(settings, user, caller)
+        }))
+      .handle("addTeamMember", ({ params }) =>
+        Effect.gen(function*() {
+          const { caller, org, team } = yield* visibleTeam(params.id)
+          yield* policy.ensureOwner(caller, org)
+          yield* orgs.addTeamMember(team, yield* memberTarget(params.username, caller, org))
+        }))
+      .handle("removeTeamMember", ({ params }) =>
+        Effect.gen(function*() {
+          const { caller, org, team } = yield* visibleTeam(params.id)
+          yield* policy.ensureOwner(caller, org)
+          yield* orgs.removeTeamMember(team, yield* memberTarget(params.username, caller, org))
+        }))
+  }))
