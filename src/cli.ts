@@ -3,10 +3,11 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Console, Effect, Layer, Option } from "effect"
-import { Command, Flag } from "effect/cli"
+import { CliOutput, Command, Flag } from "effect/cli"
+import { adminCommand } from "./admin/Cli.ts"
 import * as Settings from "./config/Settings.ts"
 import * as Database from "./db/Database.ts"
-import { ServeLayer } from "./main.ts"
+import { serve as runServer } from "./main.ts"
 import { VERSION } from "./version.ts"
 
 const configFlag = Flag.String("config").pipe(
@@ -27,7 +28,7 @@ export const settingsLayer = Effect.map(hearth, ({ config }) =>
 const serve = Command.make("serve", {}, () =>
   Effect.gen(function*() {
     const settings = yield* settingsLayer
-    return yield* Layer.launch(ServeLayer.pipe(Layer.provide(settings)))
+    return yield* runServer(settings) // one clear line on a start-up failure; exit 0 after SIGTERM
   })).pipe(
     Command.withDescription("Run the web server (what `npm start` runs); stops cleanly on Ctrl-C or SIGTERM")
   )
@@ -45,7 +46,23 @@ const migrate = Command.make("migrate", {}, () =>
     )
   })).pipe(Command.withDescription("Create or upgrade the database schema, then exit"))
 
-export const commands = [serve, migrate]
+export const commands = [serve, migrate, adminCommand(settingsLayer)]
+
+/**
+ * A command line that does not parse (missing or unknown flag, bad value) is answered with one line
+ * per problem on stderr and exit code 1, rather than the whole help text; `--help` shows that.
+ */
+const presenter: CliOutput.Presenter = {
+  present: (event) => {
+    if (event._tag !== "InvalidInvocation") return CliOutput.defaultPresenter.present(event)
+    const command = event.commandPath.join(" ")
+    return Effect.forEach(
+      event.errors,
+      (error) => Console.error(`${command}: ${error.message} (see: ${command} --help)`),
+      { discard: true }
+    )
+  }
+}
 
 const main = hearth.pipe(
   Command.withSubcommands(commands),
@@ -53,6 +70,7 @@ const main = hearth.pipe(
 )
 
 main.pipe(
+  Effect.provideService(CliOutput.Presenter, presenter),
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain
 )

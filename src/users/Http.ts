@@ -1,11 +1,19 @@
-import { Effect, Option } from "effect"
+import { Cause, Effect, Option } from "effect"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Settings } from "../config/Settings.ts"
 import { HearthApi } from "../http/Api.ts"
 import { Caller, signedInCaller } from "../http/Authentication.ts"
+import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { AccountPolicy } from "./Policy.ts"
 import { toApiUser } from "./Schema.ts"
-import { UsersService } from "./Service.ts"
+import { parseSort, UsersService } from "./Service.ts"
+
+/** Forgejo's `FormInt64`: anything that is not a whole number reads as 0 (no filter). */
+const formInt = (value: string | undefined): number => {
+  const n = /^-?\d+$/.test(value?.trim() ?? "") ? Number(value) : 0
+  return Number.isSafeInteger(n) ? n : 0
+}
 
 export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
   Effect.gen(function*() {
@@ -15,6 +23,24 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
     return handlers
       .handle("getAuthenticatedUser", () =>
         Effect.map(signedInCaller, (me) => toApiUser(settings, me.user, me)))
+      .handle("searchUsers", ({ query }) =>
+        Effect.gen(function*() {
+          const viewer = Option.getOrUndefined(yield* Caller)
+          const page = yield* resolvePage(query)
+          const keyword = query.q?.trim()
+          const found = yield* users.search(viewer, {
+            keyword: keyword === "" ? undefined : keyword,
+            uid: formInt(query.uid),
+            sort: parseSort(query.sort)
+          }, page).pipe(Effect.result)
+          if (found._tag === "Failure") {
+            // Forgejo's search answers its own shape on failure, not the usual `{message, url}`.
+            yield* Effect.logError("user search failed", Cause.fail(found.failure))
+            return HttpServerResponse.jsonUnsafe({ ok: false, error: found.failure.message }, { status: 500 })
+          }
+          yield* setListHeaders(page, found.success.total, { withLink: true })
+          return { ok: true, data: found.success.rows.map((row) => toApiUser(settings, row, viewer)) }
+        }))
       .handle("getUser", ({ params }) =>
         Effect.gen(function*() {
           const viewer = Option.getOrUndefined(yield* Caller)

@@ -99,30 +99,39 @@ export interface UserWrite {
   readonly description?: string
   readonly pronouns?: string
   readonly language?: string
+  /** Only when creating an account with an explicit creation time (migrations from elsewhere). */
+  readonly created_at?: Date
+  readonly updated_at?: Date
 }
 
 export type UserSort = "oldest" | "newest" | "alphabetically" | "reversealphabetically" | "recentupdate" | "leastupdate"
 
 export interface UserSearch {
   readonly type: "user" | "organization"
-  /** Lower-cased substring of name or full name; e-mail matches only where `emailVisibleTo` allows. */
+  /** Lower-cased substring of name or full name; e-mail matches only where the viewer may see it. */
   readonly keyword?: string | undefined
   readonly id?: number | undefined
-  /** Visibilities included in the result (besides `alwaysInclude`). */
+  /** Visibilities included in the result (besides the viewer itself when `viewerIncluded`). */
   readonly visibilities: ReadonlyArray<Visibility>
-  /** The caller: always sees itself (and, for e-mail matching, its own e-mail). */
+  /** The caller: its own e-mail always matches, and it sees itself when `viewerIncluded`. */
   readonly viewerId?: number | undefined
+  readonly viewerIncluded?: boolean | undefined
   readonly viewerIsAdmin: boolean
+  /** Admin filters (Forgejo's `GET /admin/users`): exact login name, authentication source. */
+  readonly loginName?: string | undefined
+  readonly sourceId?: number | undefined
   readonly sort: UserSort
   readonly limit: number
   readonly offset: number
 }
 
+// Names compare byte-wise ("C") so that the order is the same on PostgreSQL and PGlite whatever
+// their default collation; ids break ties so that pages never overlap.
 const orderBy: Record<UserSort, string> = {
   oldest: "created_at ASC, id ASC",
   newest: "created_at DESC, id DESC",
-  alphabetically: "lower_name ASC",
-  reversealphabetically: "lower_name DESC",
+  alphabetically: "lower_name COLLATE \"C\" ASC, id ASC",
+  reversealphabetically: "lower_name COLLATE \"C\" DESC, id DESC",
   recentupdate: "updated_at DESC, id DESC",
   leastupdate: "updated_at ASC, id ASC"
 }
@@ -154,8 +163,12 @@ export class UsersRepo extends Context.Service<UsersRepo, {
         Effect.gen(function*() {
           const conditions = [sql`type = ${q.type === "organization" ? 1 : 0}`]
           const visible = q.visibilities.length > 0 ? sql`visibility IN ${sql.in(q.visibilities)}` : sql`false`
-          conditions.push(q.viewerId === undefined ? visible : sql`(${visible} OR id = ${q.viewerId})`)
+          conditions.push(
+            q.viewerId !== undefined && q.viewerIncluded === true ? sql`(${visible} OR id = ${q.viewerId})` : visible
+          )
           if (q.id !== undefined) conditions.push(sql`id = ${q.id}`)
+          if (q.loginName !== undefined && q.loginName !== "") conditions.push(sql`login_name = ${q.loginName}`)
+          if (q.sourceId !== undefined) conditions.push(sql`source_id = ${q.sourceId}`)
           if (q.keyword !== undefined && q.keyword !== "") {
             const like = `%${q.keyword.toLowerCase().replace(/[\\%_]/g, (c) => "\\" + c)}%`
             const emailVisible = q.viewerIsAdmin
@@ -185,10 +198,14 @@ export class UsersRepo extends Context.Service<UsersRepo, {
             (rows) => toUserRow(rows[0]!)
           ),
         update: (id, values) => {
-          const set: Record<string, unknown> = { ...values, updated_at: new Date() }
+          const { updated_at: _ignored, ...set }: Record<string, unknown> = { ...values }
           if (values.name !== undefined) set.lower_name = values.name.toLowerCase()
+          // The database's clock, as for created_at: the two are compared when sorting.
+          const assignments = Object.keys(set).length === 0
+            ? sql`updated_at = now()`
+            : sql`${sql.update(set)}, updated_at = now()`
           return Effect.map(
-            sql`UPDATE users SET ${sql.update(set)} WHERE id = ${id} RETURNING *`,
+            sql`UPDATE users SET ${assignments} WHERE id = ${id} RETURNING *`,
             (rows) => toUserRow(rows[0]!)
           )
         },

@@ -35,6 +35,57 @@ export const User = Schema.Struct({
 }).annotate({ identifier: "User" })
 export type User = typeof User.Type
 
+const systemUser = (fields: Partial<UserRow> & Pick<UserRow, "id" | "name">): UserRow => ({
+  type: "user",
+  lowerName: fields.name.toLowerCase(),
+  fullName: "",
+  email: "",
+  keepEmailPrivate: false,
+  passwdHash: "",
+  mustChangePassword: false,
+  loginName: "",
+  sourceId: 0,
+  visibility: "public",
+  isAdmin: false,
+  isActive: false,
+  prohibitLogin: false,
+  restricted: false,
+  allowCreateOrganization: false,
+  maxRepoCreation: -1,
+  repoAdminChangeTeamAccess: false,
+  location: "",
+  website: "",
+  description: "",
+  pronouns: "",
+  language: "",
+  numFollowers: 0,
+  numFollowing: 0,
+  numStars: 0,
+  numRepos: 0,
+  // Forgejo stores Unix seconds: an unset time shows as the epoch.
+  createdAt: new Date(0),
+  updatedAt: new Date(0),
+  lastLogin: new Date(0),
+  ...fields
+})
+
+/** Forgejo's stand-in for a deleted account (id -1), never stored. */
+export const GHOST_USER_ID = -1
+export const ghostUser: UserRow = systemUser({ id: GHOST_USER_ID, name: "Ghost" })
+
+/** Forgejo's account for Actions runs (id -2), never stored. */
+export const ACTIONS_USER_ID = -2
+export const actionsUser: UserRow = systemUser({
+  id: ACTIONS_USER_ID,
+  name: "forgejo-actions",
+  fullName: "Forgejo Actions",
+  email: "noreply@forgejo.org",
+  keepEmailPrivate: true,
+  loginName: "forgejo-actions",
+  isActive: true,
+  allowCreateOrganization: true
+})
+
 /** The placeholder address shown instead of a hidden e-mail. */
 export const placeholderEmail = (settings: SettingsShape, user: UserRow) =>
   `${user.lowerName}@${settings.service.NO_REPLY_ADDRESS}`
@@ -55,7 +106,7 @@ export const toApiUser = (settings: SettingsShape, user: UserRow, viewer: Princi
     full_name: user.fullName,
     email: showEmail ? user.email : placeholderEmail(settings, user),
     avatar_url: `${root}assets/img/avatar_default.png`,
-    html_url: `${root}${encodeURIComponent(user.name)}`,
+    html_url: user.id === GHOST_USER_ID ? "" : `${root}${encodeURIComponent(user.name)}`,
     language: self ? user.language : "",
     is_admin: self ? user.isAdmin : false,
     last_login: self ? formatTime(user.lastLogin) : ZERO_TIME,

@@ -1,11 +1,14 @@
 // Account rules shared by the admin API, the CLI and sign-up: valid and unreserved names,
 // valid and unique e-mails, argon2id passwords, and the cache of authenticated callers.
 import { Context, Effect, Layer, Option } from "effect"
-import { isSqlError } from "effect/sql/SqlError"
-import { Authenticator } from "../http/Authentication.ts"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
+import { Authenticator, type Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
+import type { Page } from "../http/Pagination.ts"
 import { hashPassword, MIN_PASSWORD_LENGTH } from "./Password.ts"
-import { type UserRow, UsersRepo, type UserWrite, type Visibility } from "./Repo.ts"
+import { AccountPolicy } from "./Policy.ts"
+import { type UserRow, UsersRepo, type UserSort, type UserWrite, type Visibility } from "./Repo.ts"
+import { ACTIONS_USER_ID, actionsUser, GHOST_USER_ID, ghostUser } from "./Schema.ts"
 
 // Forgejo's reserved names (models/user/user.go) and reserved patterns.
 const RESERVED_NAMES = new Set([
@@ -53,9 +56,34 @@ export interface NewAccount {
   readonly loginName?: string | undefined
   readonly sourceId?: number | undefined
   readonly restricted?: boolean | undefined
+  /** An explicit creation time (accounts migrated from elsewhere); now when absent. */
+  readonly createdAt?: Date | undefined
 }
 
-export type AccountChanges = Omit<UserWrite, "passwd_hash" | "type" | "name"> & {
+const sorts: ReadonlyArray<UserSort> = [
+  "oldest",
+  "newest",
+  "alphabetically",
+  "reversealphabetically",
+  "recentupdate",
+  "leastupdate"
+]
+
+/** Forgejo's `sort` parameter: an unknown or missing value sorts alphabetically. */
+export const parseSort = (value: string | undefined): UserSort =>
+  sorts.includes(value as UserSort) ? value as UserSort : "alphabetically"
+
+export interface UserQuery {
+  /** Substring of the name, full name or (where the viewer may see it) e-mail. */
+  readonly keyword?: string | undefined
+  /** -1 and -2 answer Forgejo's Ghost and Actions users; a positive id filters by id. */
+  readonly uid?: number | undefined
+  readonly sort: UserSort
+  readonly loginName?: string | undefined
+  readonly sourceId?: number | undefined
+}
+
+export type AccountChanges = Omit<UserWrite, "passwd_hash" | "type" | "name" | "created_at" | "updated_at"> & {
   readonly password?: string | undefined
 }
 
@@ -65,12 +93,19 @@ export class UsersService extends Context.Service<UsersService, {
   readonly remove: (user: UserRow) => Effect.Effect<void>
   /** Finds an account by name, or 404. */
   readonly get: (name: string) => Effect.Effect<UserRow, Errors.NotFound>
+  /** Individual users the viewer may see (CONTRACT §3 `GET /users/search`), one page and the total. */
+  readonly search: (
+    viewer: Principal | undefined,
+    query: UserQuery,
+    page: Page
+  ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }, SqlError>
 }>()("hearth/users/UsersService") {
   static readonly layer = Layer.effect(
     UsersService,
     Effect.gen(function*() {
       const repo = yield* UsersRepo
       const authenticator = yield* Authenticator
+      const policy = yield* AccountPolicy
 
       const invalid = (message: string) => Effect.fail(Errors.validationFailed(message))
       const checkPassword = (password: string) =>
@@ -113,7 +148,8 @@ export class UsersService extends Context.Service<UsersService, {
               visibility: input.visibility ?? "public",
               login_name: input.loginName ?? input.username,
               source_id: input.sourceId ?? 0,
-              restricted: input.restricted ?? false
+              restricted: input.restricted ?? false,
+              ...(input.createdAt === undefined ? {} : { created_at: input.createdAt, updated_at: input.createdAt })
             }
             return yield* uniqueAsValidation(input.username, repo.insert(values))
           }),
@@ -139,7 +175,27 @@ export class UsersService extends Context.Service<UsersService, {
           Effect.flatMap(Effect.orDie(repo.findByName(name)), Option.match({
             onNone: () => Effect.fail(Errors.notFound()),
             onSome: Effect.succeed
-          }))
+          })),
+        search: (viewer, query, page) => {
+          // The two system accounts exist in no table; Forgejo answers them for their ids alone.
+          if (query.uid === GHOST_USER_ID) return Effect.succeed({ rows: [ghostUser], total: 1 })
+          if (query.uid === ACTIONS_USER_ID) return Effect.succeed({ rows: [actionsUser], total: 1 })
+          return repo.search({
+            type: "user",
+            keyword: query.keyword,
+            id: query.uid !== undefined && query.uid > 0 ? query.uid : undefined,
+            visibilities: policy.visibleLevels(viewer),
+            viewerId: viewer?.user.id,
+            // A public-only token sees public accounts only, its own included (Forgejo ANDs the two).
+            viewerIncluded: viewer?.scopes?.publicOnly !== true,
+            viewerIsAdmin: viewer?.user.isAdmin === true,
+            loginName: query.loginName,
+            sourceId: query.sourceId,
+            sort: query.sort,
+            limit: page.limit,
+            offset: page.offset
+          })
+        }
       })
     })
   )

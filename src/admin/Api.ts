@@ -1,0 +1,95 @@
+// Site administration of user accounts (Forgejo's /admin/users): every route needs the `admin`
+// token scope and a site administrator (403 "user should be the site admin" otherwise).
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { Access } from "../http/Authentication.ts"
+import { PageQuery } from "../http/Pagination.ts"
+import { User } from "../users/Schema.ts"
+
+const maxSize = (n: number) => Schema.String.check(Schema.isMaxLength(n))
+
+// Go clients send "" for an unset visibility; Forgejo reads it as "not given".
+const VisibilityOption = Schema.Literals(["", "public", "limited", "private"])
+
+const isValidUrl = (s: string) => {
+  try {
+    return ["http:", "https:"].includes(new URL(s).protocol)
+  } catch {
+    return false
+  }
+}
+// Forgejo's `OmitEmpty;ValidUrl`: empty clears the website, anything else must be an http(s) URL.
+const Website = maxSize(255).check(
+  Schema.makeFilter((s: string) => s === "" || isValidUrl(s) ? undefined : "must be a valid http(s) URL")
+)
+
+const DateTimeString = Schema.String.check(
+  Schema.makeFilter((s: string) =>
+    /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)) ? undefined : "must be an RFC 3339 date-time"
+  )
+)
+
+export const CreateUserOption = Schema.Struct({
+  username: Schema.String,
+  email: Schema.String,
+  password: Schema.optionalKey(maxSize(255)),
+  full_name: Schema.optionalKey(maxSize(100)),
+  login_name: Schema.optionalKey(Schema.String),
+  source_id: Schema.optionalKey(Schema.Int),
+  must_change_password: Schema.optionalKey(Schema.Boolean),
+  restricted: Schema.optionalKey(Schema.Boolean),
+  send_notify: Schema.optionalKey(Schema.Boolean),
+  visibility: Schema.optionalKey(VisibilityOption),
+  created_at: Schema.optionalKey(DateTimeString)
+}).annotate({ identifier: "CreateUserOption" })
+
+export const EditUserOption = Schema.Struct({
+  email: Schema.optionalKey(maxSize(254)),
+  full_name: Schema.optionalKey(maxSize(100)),
+  password: Schema.optionalKey(maxSize(255)),
+  must_change_password: Schema.optionalKey(Schema.Boolean),
+  admin: Schema.optionalKey(Schema.Boolean),
+  active: Schema.optionalKey(Schema.Boolean),
+  prohibit_login: Schema.optionalKey(Schema.Boolean),
+  restricted: Schema.optionalKey(Schema.Boolean),
+  visibility: Schema.optionalKey(VisibilityOption),
+  website: Schema.optionalKey(Website),
+  location: Schema.optionalKey(maxSize(50)),
+  description: Schema.optionalKey(maxSize(255)),
+  pronouns: Schema.optionalKey(maxSize(50)),
+  login_name: Schema.optionalKey(Schema.String),
+  source_id: Schema.optionalKey(Schema.Int),
+  max_repo_creation: Schema.optionalKey(Schema.Int),
+  allow_create_organization: Schema.optionalKey(Schema.Boolean),
+  hide_email: Schema.optionalKey(Schema.Boolean)
+}).annotate({ identifier: "EditUserOption" })
+
+const admin = { signedIn: true, scopes: ["admin"] } as const
+
+export class AdminUsersApi extends HttpApiGroup.make("adminUsers")
+  .add(
+    HttpApiEndpoint.get("adminSearchUsers", "/admin/users", {
+      query: {
+        source_id: Schema.optional(Schema.String),
+        login_name: Schema.optional(Schema.String),
+        sort: Schema.optional(Schema.String),
+        ...PageQuery
+      },
+      success: Schema.Array(User)
+    }).annotate(Access, admin),
+    HttpApiEndpoint.post("adminCreateUser", "/admin/users", {
+      payload: CreateUserOption,
+      success: User.pipe(HttpApiSchema.status(201))
+    }).annotate(Access, admin),
+    HttpApiEndpoint.patch("adminEditUser", "/admin/users/:username", {
+      params: { username: Schema.String },
+      payload: EditUserOption,
+      success: User
+    }).annotate(Access, admin),
+    HttpApiEndpoint.delete("adminDeleteUser", "/admin/users/:username", {
+      params: { username: Schema.String },
+      query: { purge: Schema.optional(Schema.String) },
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, admin)
+  )
+{}

@@ -1,0 +1,215 @@
+// The `hearth` command, run as a real child process: `admin user create|change-password|list|
+// delete` on a data directory that does not exist yet (embedded database), or on a fresh
+// PostgreSQL database when TEST_DATABASE_URL is set; then a server started on the same data, where
+// the accounts made by the CLI sign in.
+import { Effect, Exit, Scope } from "effect"
+import { execFile } from "node:child_process"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { basic, freshPostgresDatabase, type Hearth, json, startHearth } from "./support/hearth.ts"
+
+const ROOT = resolve(import.meta.dirname, "..")
+const NODE = join(ROOT, "node_modules/.bin/node")
+const CLI = join(ROOT, "src/cli.ts")
+
+interface Result {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const spawn = (file: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+  new Promise<Result>((done) => {
+    execFile(file, args, { cwd: ROOT, env, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
+      done({ code, stdout, stderr })
+    })
+  })
+
+const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? ""
+const onPostgres = testDatabaseUrl !== ""
+const scope = Effect.runSync(Scope.make())
+let tmp: string
+let dataDir: string
+let env: NodeJS.ProcessEnv
+let database: Record<string, string>
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), "hearth-cli-"))
+  dataDir = join(tmp, "not", "yet", "data")
+  database = onPostgres
+    ? {
+      DB_TYPE: "postgres",
+      DATABASE_URL: await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl), scope))
+    }
+    : { DB_TYPE: "embedded" }
+  // Only this test's settings: nothing inherited from the environment running the tests.
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith("HEARTH__") && key !== "DATABASE_URL")
+  )
+  env = {
+    ...inherited,
+    HEARTH__server__APP_DATA_PATH: dataDir,
+    HEARTH__database__DB_TYPE: database.DB_TYPE,
+    ...(onPostgres ? { DATABASE_URL: database.DATABASE_URL } : {})
+  }
+})
+afterAll(async () => {
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  rmSync(tmp, { recursive: true, force: true })
+})
+
+const hearth = (...args: ReadonlyArray<string>) => spawn(NODE, [CLI, ...args], env)
+
+/** A failure is exactly one line on stderr, without a stack trace, and exit code 1. */
+const expectOneLineError = (result: Result, text: string) => {
+  expect(result.code, result.stderr).toBe(1)
+  const lines = result.stderr.trim().split("\n")
+  expect(lines, result.stderr).toHaveLength(1)
+  expect(lines[0]).toContain(text)
+  expect(result.stderr).not.toMatch(/^\s+at /m)
+}
+
+describe("hearth --help", () => {
+  it("is available on every command", async () => {
+    const commands = [
+      [],
+      ["admin"],
+      ["admin", "user"],
+      ["admin", "user", "create"],
+      ["admin", "user", "change-password"],
+      ["admin", "user", "list"],
+      ["admin", "user", "delete"]
+    ]
+    const results = await Promise.all(commands.map((command) => hearth(...command, "--help")))
+    results.forEach((result, i) => {
+      const path = ["hearth", ...commands[i]!].join(" ")
+      expect(result.code, path).toBe(0)
+      expect(result.stdout, path).toContain(`USAGE\n  ${path}`)
+    })
+    expect(results[3]!.stdout).toContain("--must-change-password")
+    expect(results[6]!.stdout).toContain("--purge")
+    expect(existsSync(dataDir)).toBe(false) // help touches nothing
+  }, 60_000)
+
+  it("works as `npx hearth` in the checkout", async () => {
+    const result = await spawn("npx", ["hearth", "--help"], env)
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain("SUBCOMMANDS")
+    expect(result.stdout).toMatch(/^\s+admin\s/m)
+  }, 60_000)
+
+  it("answers a command line that does not parse with one line and exit code 1", async () => {
+    expectOneLineError(await hearth("admin", "user", "create", "--username", "x"), "Missing required flag")
+    expectOneLineError(await hearth("admin", "user", "list", "--bogus"), "--bogus")
+  }, 60_000)
+})
+
+describe("hearth admin user", () => {
+  let server: Hearth | undefined
+  afterAll(() => server?.close())
+
+  it("creates the first admin before the first start, creating the data directory and database", async () => {
+    const result = await hearth(
+      "admin", "user", "create", "--username", "Root", "--password", "first-password", "--email", "root@example.com",
+      "--admin"
+    )
+    expect(result.stderr).toBe("")
+    expect(result.code).toBe(0)
+    expect(result.stdout.trim()).toBe("New user 'Root' has been successfully created!")
+    expect(existsSync(dataDir)).toBe(true)
+  }, 60_000)
+
+  it("creates more accounts, with and without the must-change-password default", async () => {
+    const bob = await hearth(
+      "admin", "user", "create", "-u", "bob", "-p", "bob-password", "-e", "bob@example.com", "--full-name", "Bob B",
+      "--restricted"
+    )
+    expect(bob.code, bob.stderr).toBe(0)
+    const carol = await hearth(
+      "admin", "user", "create", "--username", "carol", "--password", "carol-password", "--email", "carol@example.com",
+      "--must-change-password=false"
+    )
+    expect(carol.code, carol.stderr).toBe(0)
+  }, 60_000)
+
+  it("refuses invalid, reserved and duplicate accounts with one line and exit code 1", async () => {
+    const create = (name: string, email: string, password = "long-enough") =>
+      hearth("admin", "user", "create", "--username", name, "--password", password, "--email", email)
+    expectOneLineError(await create("root", "other@example.com"), "user already exists [name: root]")
+    expectOneLineError(await create("bad name", "bad@example.com"), "[UserName]: must be valid")
+    expectOneLineError(await create("admin", "admin@example.com"), "name is reserved")
+    expectOneLineError(await create("dave", "not-an-email"), "[Email]: e-mail invalid")
+    expectOneLineError(await create("dave", "BOB@example.com"), "e-mail already in use")
+    expectOneLineError(await create("dave", "dave@example.com", "short"), "password must be at least 8 characters")
+  }, 120_000)
+
+  it("lists the accounts as a table, or the admins only", async () => {
+    const all = await hearth("admin", "user", "list")
+    expect(all.code, all.stderr).toBe(0)
+    const rows = all.stdout.trim().split("\n").map((line) => line.trim().split(/\s+/))
+    expect(rows[0]).toEqual(["ID", "Username", "Email", "IsActive", "IsAdmin", "2FA"])
+    expect(rows.slice(1).map((r) => [r[1], r[2], r[3], r[4], r[5]])).toEqual([
+      ["Root", "root@example.com", "true", "true", "false"],
+      ["bob", "bob@example.com", "true", "false", "false"],
+      ["carol", "carol@example.com", "true", "false", "false"]
+    ])
+    const admins = await hearth("admin", "user", "list", "--admin")
+    expect(admins.stdout.trim().split("\n").map((line) => line.trim().split(/\s+/).slice(1))).toEqual([
+      ["Username", "Email", "IsActive"],
+      ["Root", "root@example.com", "true"]
+    ])
+  }, 60_000)
+
+  it("changes a password", async () => {
+    const result = await hearth("admin", "user", "change-password", "--username", "root", "--password", "second-password")
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout.trim()).toBe("Root's password has been successfully updated!")
+    expectOneLineError(
+      await hearth("admin", "user", "change-password", "--username", "nobody", "--password", "second-password"),
+      "user does not exist [name: nobody]"
+    )
+  }, 60_000)
+
+  it("deletes by name or id, and refuses to delete the last admin", async () => {
+    const listed = (await hearth("admin", "user", "list")).stdout
+    const carolId = /^(\d+)\s+carol\s/m.exec(listed)![1]!
+    expectOneLineError(await hearth("admin", "user", "delete"), "--username, --id or --email")
+    expectOneLineError(await hearth("admin", "user", "delete", "--username", "nobody"), "user does not exist")
+    expectOneLineError(
+      await hearth("admin", "user", "delete", "--id", carolId, "--username", "bob"),
+      `the user with name: bob has id`
+    )
+    expectOneLineError(
+      await hearth("admin", "user", "delete", "--email", "bob@example.com", "--username", "carol"),
+      "the user with email: bob@example.com is bob, not carol"
+    )
+    const deleted = await hearth("admin", "user", "delete", "--id", carolId)
+    expect(deleted.code, deleted.stderr).toBe(0)
+    expect(deleted.stdout.trim()).toBe("User 'carol' has been deleted.")
+    expectOneLineError(await hearth("admin", "user", "delete", "--username", "Root"), "can not delete the last admin user")
+  }, 120_000)
+
+  it("leaves accounts that sign in on a server started on the same data", async () => {
+    server = await startHearth({ server: { APP_DATA_PATH: dataDir }, database })
+    const me = await fetch(server.api("/user"), { headers: { authorization: basic("root", "second-password") } })
+    expect(me.status).toBe(200)
+    expect(await json(me)).toMatchObject({ login: "Root", is_admin: true, email: "root@example.com" })
+    expect((await fetch(server.api("/user"), { headers: { authorization: basic("root", "first-password") } })).status)
+      .toBe(401)
+    // Not the first account, no flag: it must change its password first (Forgejo's default).
+    const bob = await fetch(server.api("/user"), { headers: { authorization: basic("bob", "bob-password") } })
+    expect(bob.status).toBe(403)
+    expect((await json(bob)).message).toContain("You must change your password")
+    const asRoot = await fetch(server.api("/users/bob"), { headers: { authorization: basic("root", "second-password") } })
+    expect(await json(asRoot)).toMatchObject({ full_name: "Bob B", restricted: true, is_admin: false })
+    expect((await fetch(server.api("/users/carol"))).status).toBe(404)
+  }, 120_000)
+
+  it.skipIf(onPostgres)("refuses to open an embedded data directory a running server holds", async () => {
+    expect(server).toBeDefined()
+    expectOneLineError(await hearth("admin", "user", "list"), "is in use by another Hearth process")
+  }, 60_000)
+})
