@@ -1,8 +1,13 @@
 // The application's services on top of the configured database.
 import { Layer } from "effect"
+import { AdminRepo } from "./admin/Repo.ts"
+import { AdminUsers } from "./admin/Service.ts"
 import type { Settings } from "./config/Settings.ts"
 import * as Database from "./db/Database.ts"
 import { Authenticator } from "./http/Authentication.ts"
+import { OrgPolicy } from "./orgs/Policy.ts"
+import { OrgsRepo } from "./orgs/Repo.ts"
+import { OrgsService } from "./orgs/Service.ts"
 import { TokensRepo } from "./tokens/Repo.ts"
 import { TokensService } from "./tokens/Service.ts"
 import { TwoFactor } from "./twofa/Service.ts"
@@ -10,9 +15,12 @@ import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
 
-const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer)
+const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer)
 
-export const Services = Layer.mergeAll(UsersService.layer, TokensService.layer).pipe(
+// Services built on other services come first (AdminUsers uses OrgsService and UsersService).
+export const Services = AdminUsers.layer.pipe(
+  Layer.provideMerge(OrgsService.layer), // AdminUsers deletes organizations through OrgsService
+  Layer.provideMerge(Layer.mergeAll(UsersService.layer, TokensService.layer, OrgPolicy.layer)),
   Layer.provideMerge(Authenticator.layer),
   Layer.provideMerge(Repos)
 )

@@ -1,14 +1,17 @@
 // The whole /api/v1 surface: every resource's group, then the API-wide middleware (which only
 // applies to endpoints added before it, so it comes last).
 import { HttpApi, OpenApi } from "effect/http-api"
+import { AdminUsersApi } from "../admin/Api.ts"
 import { MiscApi } from "../misc/Api.ts"
+import { OrgsApi } from "../orgs/Api.ts"
 import { TokensApi } from "../tokens/Api.ts"
+import { TwoFactorApi } from "../twofa/Api.ts"
 import { UsersApi } from "../users/Api.ts"
 import { Authentication } from "./Authentication.ts"
 import { ErrorResponses } from "./Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
-  .add(MiscApi, UsersApi, TokensApi)
+  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi)
   .prefix("/api/v1")
   .middleware(Authentication)
   .middleware(ErrorResponses)
