@@ -20,8 +20,13 @@ export interface Principal {
   readonly method: "token" | "password"
 }
 
-/** The authenticated caller of this request, if any. */
-export class Caller extends Context.Service<Caller, Option.Option<Principal>>()("hearth/http/Caller") {}
+/**
+ * The authenticated caller of this request, if any. A reference defaulting to "anonymous", so
+ * anonymous requests (most reads) cost no context update at all.
+ */
+export const Caller = Context.Reference<Option.Option<Principal>>("hearth/http/Caller", {
+  defaultValue: Option.none
+})
 
 /** What an endpoint requires: a signed-in caller, and these token scope categories (all of them). */
 export interface AccessRule {
@@ -34,7 +39,7 @@ export const Access = Context.Reference<AccessRule>("hearth/http/Access", {
 })
 
 /** The signed-in caller, or 401 "token is required". */
-export const signedInCaller: Effect.Effect<Principal, Errors.Unauthorized, Caller> = Effect.gen(function*() {
+export const signedInCaller: Effect.Effect<Principal, Errors.Unauthorized> = Effect.gen(function*() {
   const caller = yield* Caller
   if (Option.isNone(caller)) return yield* Errors.unauthorized("token is required")
   return caller.value
@@ -46,7 +51,7 @@ export const signedInCaller: Effect.Effect<Principal, Errors.Unauthorized, Calle
  * enrolling or removing the second factor. When the account has TOTP enabled, the password
  * sign-in has already checked a fresh passcode (X-Forgejo-OTP / X-Gitea-OTP).
  */
-export const passwordCaller: Effect.Effect<Principal, Errors.Unauthorized, Caller> = Effect.flatMap(
+export const passwordCaller: Effect.Effect<Principal, Errors.Unauthorized> = Effect.flatMap(
   signedInCaller,
   (caller) =>
     caller.method === "password" ? Effect.succeed(caller) : Effect.fail(Errors.unauthorized("auth method not allowed"))
@@ -220,10 +225,18 @@ export const parseAuthorization = (header: string | undefined): Credentials => {
   return { kind: "none" }
 }
 
-export class Authentication extends HttpApiMiddleware.Service<Authentication, { provides: Caller }>()(
+export class Authentication extends HttpApiMiddleware.Service<Authentication>()(
   "hearth/http/Authentication",
   { error: [Errors.Unauthorized, Errors.Forbidden, Errors.TooManyRequests] }
 ) {}
+
+/** The deprecated query token (`token`, else `access_token`), or "" when none is given. */
+const queryToken = (request: HttpServerRequest.HttpServerRequest, context: Context.Context<never>): string => {
+  if (!request.url.includes("?")) return ""
+  const query = Context.getUnsafe(context, HttpServerRequest.ParsedSearchParams)
+  const first = (value: string | ReadonlyArray<string> | undefined) => typeof value === "string" ? value : value?.[0] ?? ""
+  return first(query.token) || first(query.access_token)
+}
 
 export const AuthenticationLive = Layer.effect(
   Authentication,
@@ -234,62 +247,66 @@ export const AuthenticationLive = Layer.effect(
     const addWarning = HttpEffect.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "Warning", QUERY_TOKEN_WARNING))
     )
+    const anonymousRefused = settings.service.REQUIRE_SIGNIN_VIEW
+      ? Errors.forbidden("Only signed in user is allowed to call APIs.")
+      : undefined
 
-    const resolve = (request: HttpServerRequest.HttpServerRequest) =>
-      Effect.gen(function*() {
-        const query = new URLSearchParams(request.url.slice(request.url.indexOf("?") + 1 || request.url.length))
-        const queryToken = query.get("token") || query.get("access_token") || ""
-        if (queryToken !== "") {
-          yield* addWarning
-          if (settings.security.DISABLE_QUERY_AUTH_TOKEN) {
-            return yield* Errors.unauthorized(
+    const resolve = (
+      request: HttpServerRequest.HttpServerRequest,
+      token: string
+    ): Effect.Effect<Principal, Errors.Unauthorized | Errors.TooManyRequests, HttpServerRequest.HttpServerRequest> => {
+      if (token !== "") {
+        if (settings.security.DISABLE_QUERY_AUTH_TOKEN) {
+          return Effect.andThen(
+            addWarning,
+            Effect.fail(Errors.unauthorized(
               "API tokens in the query string are disabled on this server ([security] DISABLE_QUERY_AUTH_TOKEN): " +
                 "send the token in the Authorization header instead"
-            )
-          }
-          return Option.some(yield* authenticator.byToken(queryToken))
+            ))
+          )
         }
-        const credentials = parseAuthorization(request.headers["authorization"])
-        switch (credentials.kind) {
-          case "none":
-            return Option.none<Principal>()
-          case "token":
-            return Option.some(yield* authenticator.byToken(credentials.token))
-          case "basic": {
-            // X-Forgejo-OTP wins over X-Gitea-OTP when both are sent (an empty one counts as absent).
-            const otp = request.headers["x-forgejo-otp"] || request.headers["x-gitea-otp"] || undefined
-            return Option.some(yield* authenticator.byBasic(credentials.username, credentials.password, otp))
-          }
-        }
-      })
+        return Effect.andThen(addWarning, authenticator.byToken(token))
+      }
+      const credentials = parseAuthorization(request.headers["authorization"])
+      if (credentials.kind === "token") return authenticator.byToken(credentials.token)
+      // parseAuthorization only answers "basic" here: `resolve` is called when credentials exist.
+      const basic = credentials as Extract<Credentials, { kind: "basic" }>
+      // X-Forgejo-OTP wins over X-Gitea-OTP when both are sent (an empty one counts as absent).
+      const otp = request.headers["x-forgejo-otp"] || request.headers["x-gitea-otp"] || undefined
+      return authenticator.byBasic(basic.username, basic.password, otp)
+    }
 
-    return Authentication.of((httpEffect, { endpoint }) =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const caller = yield* resolve(request)
-        const rule = Context.get(endpoint.annotations, Access)
-        if (Option.isSome(caller)) {
-          const { scopes, user } = caller.value
-          if (!user.isActive || user.prohibitLogin) {
-            return yield* Errors.forbidden(
-              "This account is prohibited from signing in, please contact your site administrator."
-            )
-          }
-          if (user.mustChangePassword) {
-            return yield* Errors.forbidden(`You must change your password. Change it at: ${changePasswordUrl}`)
-          }
-          if (scopes !== undefined && rule.scopes.length > 0) {
-            const missing = missingScopeMessage(scopes, levelForMethod(request.method), rule.scopes)
-            if (missing !== undefined) return yield* Errors.forbidden(missing)
-          }
-        } else {
-          if (settings.service.REQUIRE_SIGNIN_VIEW) {
-            return yield* Errors.forbidden("Only signed in user is allowed to call APIs.")
-          }
-          if (rule.signedIn) return yield* Errors.unauthorized("token is required")
+    // Called once per endpoint when the routes are built; the returned effect runs per request.
+    return Authentication.of((httpEffect, { endpoint }) => {
+      const rule = Context.get(endpoint.annotations, Access)
+      const anonymous = anonymousRefused ?? (rule.signedIn ? Errors.unauthorized("token is required") : undefined)
+      const allow = (request: HttpServerRequest.HttpServerRequest, principal: Principal) => {
+        const { scopes, user } = principal
+        if (!user.isActive || user.prohibitLogin) {
+          return Errors.forbidden("This account is prohibited from signing in, please contact your site administrator.")
         }
-        return yield* Effect.provideService(httpEffect, Caller, caller)
+        if (user.mustChangePassword) {
+          return Errors.forbidden(`You must change your password. Change it at: ${changePasswordUrl}`)
+        }
+        if (scopes !== undefined && rule.scopes.length > 0) {
+          const missing = missingScopeMessage(scopes, levelForMethod(request.method), rule.scopes)
+          if (missing !== undefined) return Errors.forbidden(missing)
+        }
+        return undefined
+      }
+      return Effect.withFiber((fiber) => {
+        const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+        const token = queryToken(request, fiber.context)
+        if (token === "" && parseAuthorization(request.headers["authorization"]).kind === "none") {
+          return anonymous === undefined ? httpEffect : Effect.fail(anonymous)
+        }
+        return Effect.flatMap(resolve(request, token), (principal) => {
+          const refused = allow(request, principal)
+          return refused === undefined
+            ? Effect.provideService(httpEffect, Caller, Option.some(principal))
+            : Effect.fail(refused as never)
+        })
       })
-    )
+    })
   })
 )
