@@ -103,14 +103,15 @@ export class Authenticator extends Context.Service<Authenticator, {
         }).pipe(Effect.orDie)
 
       const byToken = (token: string): Effect.Effect<Principal, Errors.Unauthorized> => {
-        const notFound = Errors.unauthorized(`access token does not exist [sha: ${token}]`)
-        if (!TOKEN_PATTERN.test(token)) return Effect.fail(notFound)
+        // Built only when needed: constructing an error captures a stack trace.
+        const notFound = () => Errors.unauthorized(`access token does not exist [sha: ${token}]`)
+        if (!TOKEN_PATTERN.test(token)) return Effect.fail(notFound())
         const hit = cache.get(token)
         if (hit !== undefined && hit.expires > Date.now()) return Effect.succeed(hit.principal)
         return Effect.suspend(() => {
           const started = generation
           return Effect.flatMap(lookupToken(token), (found) => {
-            if (Option.isNone(found)) return Effect.fail(notFound)
+            if (Option.isNone(found)) return Effect.fail(notFound())
             if (started === generation) {
               if (cache.size >= CACHE_MAX) cache.clear()
               cache.set(token, { principal: found.value, expires: Date.now() + CACHE_TTL_MS })

@@ -4,9 +4,10 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Settings } from "../config/Settings.ts"
 import { HearthApi } from "../http/Api.ts"
 import { Caller, signedInCaller } from "../http/Authentication.ts"
+import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { AccountPolicy } from "./Policy.ts"
-import { toApiUser } from "./Schema.ts"
+import { toApiUser, User } from "./Schema.ts"
 import { parseSort, UsersService } from "./Service.ts"
 
 /** Forgejo's `FormInt64`: anything that is not a whole number reads as 0 (no filter). */
@@ -22,7 +23,7 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
     const policy = yield* AccountPolicy
     return handlers
       .handle("getAuthenticatedUser", () =>
-        Effect.map(signedInCaller, (me) => toApiUser(settings, me.user, me)))
+        Effect.map(signedInCaller, (me) => respond(User, toApiUser(settings, me.user, me))))
       .handle("searchUsers", ({ query }) =>
         Effect.gen(function*() {
           const viewer = Option.getOrUndefined(yield* Caller)
@@ -46,6 +47,6 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
           const viewer = Option.getOrUndefined(yield* Caller)
           const user = yield* users.get(params.username)
           yield* policy.ensureVisible(viewer, user)
-          return toApiUser(settings, user, viewer)
+          return respond(User, toApiUser(settings, user, viewer))
         }))
   }))

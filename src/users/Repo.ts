@@ -41,6 +41,9 @@ export interface UserRow {
 
 type Row = Record<string, any>
 
+const CACHE_TTL_MS = 5_000
+const CACHE_MAX = 10_000
+
 export const toUserRow = (r: Row): UserRow => ({
   id: Number(r.id),
   type: Number(r.type) === 1 ? "organization" : "user",
@@ -159,6 +162,35 @@ export class UsersRepo extends Context.Service<UsersRepo, {
       const sql = yield* SqlClient
       const one = (rows: ReadonlyArray<Row>) => Option.map(Option.fromNullishOr(rows[0]), toUserRow)
 
+      // Look-ups by name serve nearly every request (profiles, owners in paths), so found rows are
+      // kept for a few seconds. Every write to `users` goes through this repo and clears the
+      // cache, now and again after its transaction commits; a row read inside a transaction is
+      // cached only once that transaction commits (`afterCommit` drops it on rollback). Another
+      // node's writes are seen within CACHE_TTL_MS.
+      const cache = new Map<string, { readonly row: UserRow; readonly expires: number }>()
+      let generation = 0
+      const clear = Effect.sync(() => {
+        generation++
+        cache.clear()
+      })
+      const written = <A, E, R>(write: Effect.Effect<A, E, R>) =>
+        Effect.tap(write, () => Effect.andThen(clear, sql.afterCommit(clear)))
+      const findByName = (name: string) => {
+        const key = name.toLowerCase()
+        const hit = cache.get(key)
+        if (hit !== undefined && hit.expires > Date.now()) return Effect.succeed(Option.some(hit.row))
+        const started = generation
+        return Effect.tap(
+          Effect.map(sql`SELECT * FROM users WHERE lower_name = ${key}`, one),
+          (found) =>
+            Option.isNone(found) ? Effect.void : sql.afterCommit(Effect.sync(() => {
+              if (started !== generation) return
+              if (cache.size >= CACHE_MAX) cache.clear()
+              cache.set(key, { row: found.value, expires: Date.now() + CACHE_TTL_MS })
+            }))
+        )
+      }
+
       const search = (q: UserSearch) =>
         Effect.gen(function*() {
           const conditions = [sql`type = ${q.type === "organization" ? 1 : 0}`]
@@ -189,14 +221,14 @@ export class UsersRepo extends Context.Service<UsersRepo, {
 
       return UsersRepo.of({
         findById: (id) => Effect.map(sql`SELECT * FROM users WHERE id = ${id}`, one),
-        findByName: (name) => Effect.map(sql`SELECT * FROM users WHERE lower_name = ${name.toLowerCase()}`, one),
+        findByName,
         findByEmail: (email) =>
           Effect.map(sql`SELECT * FROM users WHERE lower(email) = ${email.toLowerCase()} AND type = 0`, one),
         insert: (values) =>
-          Effect.map(
+          written(Effect.map(
             sql`INSERT INTO users ${sql.insert({ ...values, lower_name: values.name.toLowerCase() })} RETURNING *`,
             (rows) => toUserRow(rows[0]!)
-          ),
+          )),
         update: (id, values) => {
           const { updated_at: _ignored, ...set }: Record<string, unknown> = { ...values }
           if (values.name !== undefined) set.lower_name = values.name.toLowerCase()
@@ -204,12 +236,12 @@ export class UsersRepo extends Context.Service<UsersRepo, {
           const assignments = Object.keys(set).length === 0
             ? sql`updated_at = now()`
             : sql`${sql.update(set)}, updated_at = now()`
-          return Effect.map(
+          return written(Effect.map(
             sql`UPDATE users SET ${assignments} WHERE id = ${id} RETURNING *`,
             (rows) => toUserRow(rows[0]!)
-          )
+          ))
         },
-        remove: (id) => Effect.asVoid(sql`DELETE FROM users WHERE id = ${id}`),
+        remove: (id) => written(Effect.asVoid(sql`DELETE FROM users WHERE id = ${id}`)),
         search,
         list: (type, limit, offset) =>
           Effect.gen(function*() {
@@ -222,7 +254,7 @@ export class UsersRepo extends Context.Service<UsersRepo, {
           sql`SELECT count(*) AS n FROM users WHERE is_admin AND type = 0`,
           (rows) => Number(rows[0]!.n)
         ),
-        touchLastLogin: (id) => Effect.asVoid(sql`UPDATE users SET last_login = now() WHERE id = ${id}`)
+        touchLastLogin: (id) => written(Effect.asVoid(sql`UPDATE users SET last_login = now() WHERE id = ${id}`))
       })
     })
   )
