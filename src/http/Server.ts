@@ -4,7 +4,7 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
-import { HttpEffect, HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
+import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { AdminUsersHttp } from "../admin/Http.ts"
@@ -52,10 +52,6 @@ const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
 
 export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes)
 
-const nosniff = HttpEffect.appendPreResponseHandler((_request, response) =>
-  Effect.succeed(HttpServerResponse.setHeader(response, "x-content-type-options", "nosniff"))
-)
-
 /**
  * The Node server, with two guards effect's adapter lacks:
  * - It listens before the app's `request` handler is attached (EFFECT4-GUIDE §4.9), and a
@@ -74,6 +70,8 @@ export const makeNodeServer = () => {
     return close(callback)
   }) as typeof server.close
   server.on("request", (_request: IncomingMessage, response: ServerResponse) => {
+    // On every response, errors and 404s included; Node merges it with the headers written later.
+    response.setHeader("x-content-type-options", "nosniff")
     response.once("finish", () => {
       if (closing) setImmediate(() => server.closeIdleConnections())
     })
@@ -110,13 +108,10 @@ export const serverLayer = (listen: ListenOptions) =>
     const app = yield* HttpRouter.toHttpEffect(AppRoutes)
     const maxBody = ByteSize.bytes(settings.server.MAX_REQUEST_BODY)
     const logRequests = settings.log.LEVEL === "Debug" || settings.log.LEVEL === "Trace"
-    const handler = Effect.andThen(nosniff, app).pipe(
-      Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBody)
-    )
-    const serve = logRequests
-      ? HttpServer.serve(handler, HttpMiddleware.logger)
-      : HttpServer.serve(handler)
+    const serve = logRequests ? HttpServer.serve(app, HttpMiddleware.logger) : HttpServer.serve(app)
     return serve.pipe(
+      // In the server's own context, so that no request pays for a context update.
+      Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, maxBody)),
       Layer.provideMerge(NodeHttpServer.layer(makeNodeServer, { ...listen, gracefulShutdownTimeout: "10 seconds" }))
     )
   })).pipe(Layer.provide(NodeHttpServer.layerHttpServices))
