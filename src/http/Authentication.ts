@@ -20,12 +20,20 @@ export interface Principal {
   readonly method: "token" | "password"
 }
 
-/**
- * The authenticated caller of this request, if any. A reference defaulting to "anonymous", so
- * anonymous requests (most reads) cost no context update at all.
- */
-export const Caller = Context.Reference<Option.Option<Principal>>("hearth/http/Caller", {
-  defaultValue: Option.none
+// The principal is kept on the request's underlying Node message, under a private symbol,
+// rather than in the fiber context: adding to the context costs a copy of the whole request
+// context on every authenticated call. The message lives exactly as long as its request.
+const principalKey = Symbol("hearth/http/Caller")
+
+type WithPrincipal = { [principalKey]?: Principal }
+
+const principalOf = (request: HttpServerRequest.HttpServerRequest): Principal | undefined =>
+  (request.source as WithPrincipal)[principalKey]
+
+/** The authenticated caller of the current request, if any (none outside a request). */
+export const Caller: Effect.Effect<Option.Option<Principal>> = Effect.withFiber((fiber) => {
+  const request = Context.getOption(fiber.context, HttpServerRequest.HttpServerRequest)
+  return Effect.succeed(Option.isNone(request) ? Option.none() : Option.fromNullishOr(principalOf(request.value)))
 })
 
 /** What an endpoint requires: a signed-in caller, and these token scope categories (all of them). */
@@ -303,9 +311,9 @@ export const AuthenticationLive = Layer.effect(
         }
         return Effect.flatMap(resolve(request, token), (principal) => {
           const refused = allow(request, principal)
-          return refused === undefined
-            ? Effect.provideService(httpEffect, Caller, Option.some(principal))
-            : Effect.fail(refused as never)
+          if (refused !== undefined) return Effect.fail(refused as never)
+          ;(request.source as WithPrincipal)[principalKey] = principal
+          return httpEffect
         })
       })
     })

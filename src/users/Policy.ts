@@ -41,7 +41,8 @@ export class AccountPolicy extends Context.Service<AccountPolicy, {
       return AccountPolicy.of({
         canSee,
         ensureVisible: (viewer, target) =>
-          Effect.gen(function*() {
+          // Public accounts, the common case, need no further look-up.
+          target.visibility === "public" ? Effect.void : Effect.gen(function*() {
             if (!(yield* canSee(viewer, target))) return yield* Errors.notFound()
             if (viewer?.scopes?.publicOnly === true && target.visibility !== "public") {
               return yield* Errors.forbidden(
