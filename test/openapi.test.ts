@@ -21,6 +21,8 @@ const document = async (h: Hearth) => {
     openapi: string
     info: { title: string; version: string }
     servers: Array<{ url: string }>
+    components: { securitySchemes: Record<string, { type: string; in?: string; name?: string; scheme?: string }> }
+    security: Array<Record<string, Array<string>>>
     paths: Record<string, Record<string, { operationId?: string }>>
   }
 }
@@ -37,6 +39,14 @@ describe("GET /api/swagger.v1.json", () => {
       expect(paths).toContain(path)
     }
     expect(Object.keys(doc.paths["/api/v1/users/{username}/tokens/{token}"]!)).toContain("delete")
+  })
+
+  it("declares the accepted credentials: Basic, the token header and the TOTP header", async () => {
+    const doc = await document(plain)
+    expect(doc.components.securitySchemes.BasicAuth).toMatchObject({ type: "http", scheme: "basic" })
+    expect(doc.components.securitySchemes.AuthorizationHeaderToken).toMatchObject({ type: "apiKey", in: "header", name: "Authorization" })
+    expect(doc.components.securitySchemes.TOTPHeader).toMatchObject({ type: "apiKey", in: "header", name: "X-FORGEJO-OTP" })
+    expect(doc.security.flatMap((s) => Object.keys(s))).toContain("AuthorizationHeaderToken")
   })
 
   it("lists the scheme in use first: http for an http ROOT_URL", async () => {

@@ -5,7 +5,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { UsersRepo } from "../src/users/Repo.ts"
 import { UsersService } from "../src/users/Service.ts"
-import { basic, createToken, createUser, type Hearth, json, startHearth } from "./support/hearth.ts"
+import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
@@ -22,14 +22,7 @@ beforeAll(async () => {
 afterAll(() => hearth?.close())
 
 const call = (method: string, path: string, auth?: string, body?: unknown) =>
-  fetch(hearth.api(path), {
-    method,
-    headers: {
-      ...(auth === undefined ? {} : { authorization: auth }),
-      ...(body === undefined ? {} : { "content-type": "application/json" })
-    },
-    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) })
-  })
+  request(hearth, method, path, auth, body)
 
 let unique = 0
 const orgName = (prefix = "org") => `${prefix}${++unique}`

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OrgPolicy } from "../src/orgs/Policy.ts"
 import { OrgsService } from "../src/orgs/Service.ts"
 import { UsersService } from "../src/users/Service.ts"
-import { basic, createToken, createUser, type Hearth, json, startHearth } from "./support/hearth.ts"
+import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
@@ -24,14 +24,7 @@ beforeAll(async () => {
 afterAll(() => hearth?.close())
 
 const call = (method: string, path: string, auth?: string, body?: unknown) =>
-  fetch(hearth.api(path), {
-    method,
-    headers: {
-      ...(auth === undefined ? {} : { authorization: auth }),
-      ...(body === undefined ? {} : { "content-type": "application/json" })
-    },
-    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) })
-  })
+  request(hearth, method, path, auth, body)
 
 let unique = 0
 const createOrg = async (visibility = "public") => {

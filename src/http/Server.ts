@@ -18,6 +18,22 @@ import { HearthApi } from "./Api.ts"
 import { AuthenticationLive } from "./Authentication.ts"
 import { ErrorResponsesLive } from "./Middleware.ts"
 
+const securitySchemes = {
+  BasicAuth: { type: "http", scheme: "basic", description: "The account's password, or an access token as password." },
+  AuthorizationHeaderToken: {
+    type: "apiKey",
+    in: "header",
+    name: "Authorization",
+    description: "API tokens must be prepended with \"token\" followed by a space (\"Bearer\" works too)."
+  },
+  TOTPHeader: {
+    type: "apiKey",
+    in: "header",
+    name: "X-FORGEJO-OTP",
+    description: "The current two-factor passcode, with Basic password authentication when two-factor is on."
+  }
+} as const
+
 /** The OpenAPI 3.1 document, with the scheme in use listed first (SPEC "Versioning"). */
 export const openApiDocument = (rootUrl: string) => {
   const spec = OpenApi.fromApi(HearthApi)
@@ -26,7 +42,10 @@ export const openApiDocument = (rootUrl: string) => {
   const base = rootUrl.replace(/\/$/, "")
   return {
     ...spec,
-    servers: [{ url: base }, { url: base.replace(url.protocol, other) }]
+    servers: [{ url: base }, { url: base.replace(url.protocol, other) }],
+    // The credentials every route accepts (the authentication middleware reads them itself).
+    components: { ...spec.components, securitySchemes },
+    security: [{ BasicAuth: [] }, { AuthorizationHeaderToken: [] }, { BasicAuth: [], TOTPHeader: [] }]
   }
 }
 

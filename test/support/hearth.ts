@@ -131,3 +131,14 @@ export const createToken = async (
 
 /** The JSON body of a response, untyped (tests assert on its shape). */
 export const json = async (res: Response): Promise<any> => res.json()
+
+/** One API request: `auth` is the Authorization header value; a non-string body is sent as JSON. */
+export const request = (hearth: Hearth, method: string, path: string, auth?: string, body?: unknown) =>
+  fetch(hearth.api(path), {
+    method,
+    headers: {
+      ...(auth === undefined ? {} : { authorization: auth }),
+      ...(body === undefined ? {} : { "content-type": "application/json" })
+    },
+    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) })
+  })
