@@ -1,6 +1,7 @@
 // GET /user and GET /users/{username} (CONTRACT §3, §1.8, §1.9 User): private fields only for the
 // account itself and admins, placeholder e-mails, visibility answered 404, stored letter case.
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { UsersRepo } from "../src/users/Repo.ts"
 import { UsersService } from "../src/users/Service.ts"
@@ -152,5 +153,40 @@ describe("GET /users/{username}", () => {
     const org = await json(await get("/users/someorg", tokens.other))
     expect(org.login).toBe("someorg")
     expect(org.email).toBe("org@example.com")
+  })
+})
+
+describe("account look-ups are cached, never stale after a write", () => {
+  it("shows a change and a deletion at once, however often the account was just read", async () => {
+    await createUser(hearth, { username: "cachee", fullName: "Before" })
+    for (let i = 0; i < 3; i++) expect((await json(await get("/users/cachee"))).full_name).toBe("Before")
+    await update("cachee", { full_name: "After" })
+    expect((await json(await get("/users/cachee"))).full_name).toBe("After")
+    await update("cachee", { visibility: "private" })
+    expect((await get("/users/cachee")).status).toBe(404)
+    await update("cachee", { visibility: "public" })
+    expect((await get("/users/cachee")).status).toBe(200)
+    await hearth.run(Effect.gen(function*() {
+      const users = yield* UsersService
+      yield* users.remove(yield* users.get("cachee"))
+    }))
+    expect((await get("/users/cachee")).status).toBe(404)
+  })
+
+  it("does not keep a row read inside a transaction that rolls back", async () => {
+    await createUser(hearth, { username: "rollback", fullName: "Committed" })
+    const outcome = await hearth.run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      const repo = yield* UsersRepo
+      const user = yield* repo.findByName("rollback")
+      return yield* Effect.gen(function*() {
+        yield* repo.update(Option.getOrThrow(user).id, { full_name: "Uncommitted" })
+        const inside = yield* repo.findByName("rollback") // read (and offered to the cache) inside
+        expect(Option.getOrThrow(inside).fullName).toBe("Uncommitted")
+        return yield* Effect.fail("roll back" as const)
+      }).pipe(sql.withTransaction, Effect.flip)
+    }))
+    expect(outcome).toBe("roll back")
+    expect((await json(await get("/users/rollback"))).full_name).toBe("Committed")
   })
 })
