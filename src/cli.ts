@@ -7,7 +7,7 @@ import { CliOutput, Command, Flag } from "effect/cli"
 import { adminCommand } from "./admin/Cli.ts"
 import * as Settings from "./config/Settings.ts"
 import * as Database from "./db/Database.ts"
-import { serve as runServer } from "./main.ts"
+import { describeStartupFailure, reportInOneLine, serve as runServer } from "./main.ts"
 import { VERSION } from "./version.ts"
 
 const configFlag = Flag.String("config").pipe(
@@ -37,7 +37,8 @@ const migrate = Command.make("migrate", {}, () =>
   Effect.gen(function*() {
     const settings = yield* settingsLayer
     const applied = yield* Database.migrate.pipe(
-      Effect.provide(Database.clientLayer.pipe(Layer.provide(settings)))
+      Effect.provide(Database.clientLayer.pipe(Layer.provide(settings))),
+      reportInOneLine(describeStartupFailure)
     )
     yield* Console.log(
       applied.length === 0

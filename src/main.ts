@@ -31,8 +31,8 @@ export const ServeLayer = Layer.unwrap(Effect.gen(function*() {
   return Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen)))
 })).pipe(Layer.provideMerge(AppLayer), Layer.provideMerge(LogLevelLayer))
 
-/** A start-up failure already printed as one line; `runMain` only sets the exit code (1). */
-class ServeFailed extends Data.TaggedError("ServeFailed")<{}> {
+/** A failure already printed as one line; `runMain` then only sets the exit code (1). */
+class CommandFailed extends Data.TaggedError("CommandFailed")<{}> {
   override readonly [Runtime.errorReported] = false
 }
 
@@ -64,6 +64,21 @@ export const describeStartupFailure = (error: unknown): string | undefined => {
 }
 
 /**
+ * For commands: a failure `describe` knows (one an operator can act on) is printed as
+ * `hearth: <line>` on stderr, without a stack trace, and the process exits 1; anything else (a
+ * bug) is reported in full.
+ */
+export const reportInOneLine = (describe: (error: unknown) => string | undefined) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | CommandFailed, R> =>
+  Effect.catchCause(effect, (cause): Effect.Effect<never, E | CommandFailed> => {
+    if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+    const line = describe(Cause.squash(cause))
+    return line === undefined
+      ? Effect.failCause(cause)
+      : Effect.andThen(Console.error(`hearth: ${line.replace(/\s*\n\s*/g, " ")}`), Effect.fail(new CommandFailed()))
+  })
+
+/**
  * Runs the server until SIGTERM/SIGINT, for the `serve` command.
  * - A start-up failure an operator can fix prints one line on stderr (no stack trace) and exits 1.
  * - After a signal, open requests finish (up to 10 s), the database closes, the data-dir lock is
@@ -72,13 +87,7 @@ export const describeStartupFailure = (error: unknown): string | undefined => {
  */
 export const serve = <E>(settings: Layer.Layer<Settings, E>): Effect.Effect<never, unknown> =>
   Layer.launch(ServeLayer.pipe(Layer.provide(settings))).pipe(
-    Effect.catchCause((cause) => {
-      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-      const line = describeStartupFailure(Cause.squash(cause))
-      return line === undefined
-        ? Effect.failCause(cause)
-        : Effect.andThen(Console.error(`hearth: ${line}`), Effect.fail(new ServeFailed()))
-    }),
+    reportInOneLine(describeStartupFailure),
     // Runs once the launch's scope has closed, i.e. after the graceful shutdown.
     Effect.onInterrupt(() => Effect.sync(() => process.exit(0)))
   )

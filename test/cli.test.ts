@@ -213,3 +213,24 @@ describe("hearth admin user", () => {
     expectOneLineError(await hearth("admin", "user", "list"), "is in use by another Hearth process")
   }, 60_000)
 })
+
+describe("hearth migrate", () => {
+  it("brings a fresh database up to date, then finds nothing to do", async () => {
+    const dir = join(tmp, "migrate-only")
+    const own: NodeJS.ProcessEnv = { ...env, HEARTH__server__APP_DATA_PATH: dir }
+    if (onPostgres) own.DATABASE_URL = await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl), scope))
+    const first = await spawn(NODE, [CLI, "migrate"], own)
+    expect(first.code, first.stderr).toBe(0)
+    expect(first.stdout).toMatch(/^Applied \d+ migration\(s\): 1 foundation/)
+    const again = await spawn(NODE, [CLI, "migrate"], own)
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stdout.trim()).toBe("The database schema is up to date.")
+  }, 120_000)
+
+  it("reports an invalid setting in one line", async () => {
+    expectOneLineError(
+      await spawn(NODE, [CLI, "migrate"], { ...env, HEARTH__database__DB_TYPE: "mysql" }),
+      "[database] DB_TYPE"
+    )
+  }, 60_000)
+})

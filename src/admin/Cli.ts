@@ -2,21 +2,16 @@
 // as Forgejo's `forgejo admin user …`. Each command opens the configured database (creating the
 // data directory and the schema on first use, so the first admin exists before the first start),
 // does its work through the same services as the API, and closes it again.
-import { Cause, Console, Data, Effect, Layer, Option, Runtime } from "effect"
+import { Console, Data, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { AppLayer } from "../App.ts"
 import type { Settings } from "../config/Settings.ts"
 import { statusOfError } from "../http/Errors.ts"
-import { describeStartupFailure } from "../main.ts"
+import { describeStartupFailure, reportInOneLine } from "../main.ts"
 import { TwoFactor } from "../twofa/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { UsersService } from "../users/Service.ts"
 import { AdminUsers } from "./Service.ts"
-
-/** A failure already printed as one line; `runMain` then only sets the exit code (1). */
-class CommandFailed extends Data.TaggedError("CommandFailed")<{}> {
-  override readonly [Runtime.errorReported] = false
-}
 
 /** A refusal of the command itself (unknown user, conflicting flags), printed as it is. */
 class Refused extends Data.TaggedError("Refused")<{ readonly message: string }> {}
@@ -31,15 +26,7 @@ const describeFailure = (error: unknown): string | undefined => {
   return describeStartupFailure(error)
 }
 
-/** Prints an expected failure as `hearth: <line>` on stderr (no stack trace) and exits 1. */
-const oneLineErrors = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | CommandFailed, R> =>
-  effect.pipe(Effect.catchCause((cause): Effect.Effect<never, E | CommandFailed> => {
-    if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-    const line = describeFailure(Cause.squash(cause))
-    return line === undefined
-      ? Effect.failCause(cause)
-      : Effect.andThen(Console.error(`hearth: ${line.replace(/\s*\n\s*/g, " ")}`), Effect.fail(new CommandFailed()))
-  }))
+const oneLineErrors = reportInOneLine(describeFailure)
 
 type AppServices = Layer.Success<typeof AppLayer>
 

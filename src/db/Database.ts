@@ -9,7 +9,6 @@ import { join } from "node:path"
 import { Settings } from "../config/Settings.ts"
 import * as DataDirLock from "./DataDirLock.ts"
 import m0001 from "./migrations/0001_foundation.ts"
-import * as Pglite from "./Pglite.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001
@@ -29,6 +28,8 @@ export const clientLayer: Layer.Layer<SqlClient, unknown, Settings> = Layer.unwr
   const db = settings.database
   if (db.DB_TYPE === "postgres") return postgres(db.DATABASE_URL, db.MAX_OPEN_CONNS)
   const dir = settings.server.APP_DATA_PATH
+  // Loaded only when used: a server on PostgreSQL does not carry the embedded engine's code.
+  const Pglite = yield* Effect.promise(() => import("./Pglite.ts"))
   return Layer.unwrap(Effect.as(DataDirLock.acquire(dir), Pglite.layer({ dataDir: join(dir, "db") })))
 }))
 

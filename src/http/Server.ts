@@ -49,6 +49,19 @@ export const openApiDocument = (rootUrl: string) => {
   }
 }
 
+// The browsable docs page bundles a 3 MB viewer; it is loaded on its first request rather than
+// at start, which keeps ~14 MB out of every server that never shows it.
+let docsHandler: ((request: Request) => Promise<Response>) | undefined
+const docsPage = Effect.gen(function*() {
+  docsHandler ??= HttpRouter.toWebHandler(
+    HttpApiScalar.layer(HearthApi, { path: "/api/swagger" }).pipe(Layer.provide(HttpServer.layerServices)),
+    { disableLogger: true }
+  ).handler
+  const handler = docsHandler
+  const response = yield* Effect.promise(() => handler(new Request("http://hearth.internal/api/swagger")))
+  return HttpServerResponse.fromWeb(response)
+})
+
 const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   const settings = yield* Settings
   const document = JSON.stringify(openApiDocument(settings.server.ROOT_URL))
@@ -58,7 +71,7 @@ const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
       "/api/swagger.v1.json",
       Effect.succeed(HttpServerResponse.text(document, { contentType: "application/json" }))
     ),
-    HttpApiScalar.layer(HearthApi, { path: "/api/swagger" })
+    HttpRouter.add("GET", "/api/swagger", docsPage)
   )
 }))
 
