@@ -1,7 +1,7 @@
 // Who is calling, for every /api/v1 request (CONTRACT §1.1–1.5): query token (deprecated),
 // `Authorization: token|bearer X`, Basic (password, or a token as password; TOTP inside Basic).
 // One middleware resolves the caller, applies the account-state and sign-in checks, and enforces
-// each endpoint's `Access` rule (sign-in and token scopes), then provides `Caller`.
+// each endpoint's `Access` rule (sign-in and token scopes), then records the caller (`Caller`).
 import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
