@@ -1,6 +1,6 @@
 // The only door to git: the `git` CLI, spawned without a shell, with `--` before any path.
 // Everything Hearth does to repositories on disk goes through this module.
-import { Data, Effect } from "effect"
+import { Data, Effect, Option } from "effect"
 import { spawn } from "node:child_process"
 import { mkdir, rm } from "node:fs/promises"
 import { dirname } from "node:path"
@@ -77,3 +77,180 @@ export const initBare = (path: string, defaultBranch: string) =>
 
 /** Removes a repository directory and everything in it. */
 export const removeRepository = (path: string) => Effect.promise(() => rm(path, { recursive: true, force: true }))
+
+// ---------------------------------------------------------------------------------------------
+// Names and validation
+
+/** The all-zero object name: "must not exist" as an old value, "delete" as a new one. */
+export const ZERO_SHA = "0000000000000000000000000000000000000000"
+
+const SHA_RE = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/
+
+/** A full object name (SHA-1 or SHA-256, lower-case hex). */
+export const isSha = (value: string): boolean => SHA_RE.test(value)
+
+/**
+ * Why `name` is not a valid ref name by `git check-ref-format` rules, or `undefined` when it is.
+ * `allowOneLevel` accepts names without a `/` (branch and tag short names).
+ * Also rejects a leading `-` (it would read as an option) and `HEAD`-like ambiguity is left to callers.
+ */
+export const refNameProblem = (name: string, options: { readonly allowOneLevel?: boolean } = {}): string | undefined => {
+  if (name.length === 0) return "ref name is empty"
+  if (name.length > 1024) return "ref name is too long"
+  if (name.startsWith("-")) return "ref name must not start with '-'"
+  if (name === "@") return "ref name must not be '@'"
+  if (name.startsWith("/") || name.endsWith("/")) return "ref name must not start or end with '/'"
+  if (name.endsWith(".")) return "ref name must not end with '.'"
+  if (name.includes("..")) return "ref name must not contain '..'"
+  if (name.includes("//")) return "ref name must not contain '//'"
+  if (name.includes("@{")) return "ref name must not contain '@{'"
+  for (const char of name) {
+    const code = char.charCodeAt(0)
+    // Control characters (NUL included), DEL, space and the revision/glob syntax characters.
+    if (code < 0x20 || code === 0x7f) return "ref name must not contain control characters"
+    if (" ~^:?*[\\".includes(char)) return `ref name must not contain '${char}'`
+  }
+  for (const component of name.split("/")) {
+    if (component.startsWith(".")) return "ref name components must not start with '.'"
+    if (component.endsWith(".lock")) return "ref name components must not end with '.lock'"
+  }
+  if (!options.allowOneLevel && !name.includes("/")) return "ref name must contain '/'"
+  return undefined
+}
+
+/** True when `name` passes `git check-ref-format` (see `refNameProblem`). */
+export const isValidRefName = (name: string, options: { readonly allowOneLevel?: boolean } = {}): boolean =>
+  refNameProblem(name, options) === undefined
+
+/** Why `name` is not a valid branch (or tag) short name, or `undefined`. */
+export const branchNameProblem = (name: string): string | undefined =>
+  name === "HEAD" ? "'HEAD' is not a valid branch name" : refNameProblem(`refs/heads/${name}`) ??
+    (name.startsWith("-") ? "ref name must not start with '-'" : undefined)
+
+/** A revision expression given to `rev-parse`: a ref, a sha, `name^{commit}`, `name~2`… never an option or range. */
+const revisionProblem = (revision: string): string | undefined => {
+  if (revision.length === 0 || revision.length > 1024) return "revision is empty or too long"
+  if (revision.startsWith("-")) return "revision must not start with '-'"
+  if (revision.includes("..")) return "revision must not contain '..'"
+  if (/[\x00-\x20\x7f]/.test(revision)) return "revision must not contain spaces or control characters"
+  return undefined
+}
+
+/** A bad argument caught before git was spawned. */
+export class GitArgumentError extends Data.TaggedError("GitArgumentError")<{ readonly message: string }> {}
+
+/** `update-ref` refused because the ref was not at the expected old value (or is locked). */
+export class RefConflict extends Data.TaggedError("RefConflict")<{
+  readonly ref: string
+  readonly message: string
+}> {}
+
+const check = (problem: string | undefined): Effect.Effect<void, GitArgumentError> =>
+  problem === undefined ? Effect.void : Effect.fail(new GitArgumentError({ message: problem }))
+
+// Every repository operation names the repository with GIT_DIR, so no path is ever an argument.
+const inRepo = (repo: string, args: ReadonlyArray<string>, options: Omit<RunOptions, "cwd"> = {}) =>
+  run(args, { ...options, cwd: repo, env: { GIT_DIR: repo, ...options.env } })
+
+const text = (result: RunResult) => result.stdout.toString("utf8").trim()
+
+// ---------------------------------------------------------------------------------------------
+// Repository operations
+
+/** The object name `revision` resolves to, or none when it does not resolve. */
+export const revParse = (repo: string, revision: string): Effect.Effect<Option.Option<string>, GitError | GitArgumentError> =>
+  Effect.andThen(
+    check(revisionProblem(revision)),
+    inRepo(repo, ["rev-parse", "--verify", "--quiet", "--end-of-options", revision]).pipe(
+      Effect.map((result) => Option.some(text(result))),
+      // --quiet: exit 1 with no output means "does not resolve"; anything else is a real failure.
+      Effect.catchIf((error) => error.exitCode === 1 && error.stderr.trim() === "", () => Effect.succeedNone)
+    )
+  )
+
+/**
+ * Compare-and-swap of one ref: sets `ref` to `newSha` only if it is now at `oldSha`
+ * (`ZERO_SHA` as old: must not exist; as new: delete). Fails with `RefConflict` otherwise.
+ */
+export const updateRef = (
+  repo: string,
+  ref: string,
+  newSha: string,
+  oldSha: string
+): Effect.Effect<void, GitError | GitArgumentError | RefConflict> =>
+  Effect.gen(function*() {
+    yield* check(refNameProblem(ref))
+    if (!ref.startsWith("refs/")) return yield* new GitArgumentError({ message: "ref must start with 'refs/'" })
+    if (!isSha(newSha) || !isSha(oldSha)) return yield* new GitArgumentError({ message: "invalid object name" })
+    // --stdin -z: the ref and values are data, never parsed as options.
+    const input = newSha === ZERO_SHA
+      ? `delete ${ref}\0${oldSha}\0`
+      : `update ${ref}\0${newSha}\0${oldSha}\0`
+    yield* inRepo(repo, ["update-ref", "--stdin", "-z"], { input }).pipe(
+      Effect.catchIf(
+        (error) => /but expected|reference already exists|cannot lock ref|unable to resolve reference/.test(error.stderr),
+        (error) => Effect.fail(new RefConflict({ ref, message: error.stderr.trim() }))
+      )
+    )
+  })
+
+export interface RefEntry {
+  /** Full name, e.g. `refs/heads/main`. */
+  readonly ref: string
+  readonly sha: string
+  /** The object type the ref points at: commit, tag (annotated), tree, blob. */
+  readonly type: string
+}
+
+/** All refs (or those under `prefix`, e.g. `refs/heads/`), sorted by name. */
+export const listRefs = (repo: string, prefix?: string): Effect.Effect<Array<RefEntry>, GitError | GitArgumentError> =>
+  Effect.gen(function*() {
+    if (prefix !== undefined && (!prefix.startsWith("refs/") || refNameProblem(prefix.replace(/\/$/, "")) !== undefined)) {
+      return yield* new GitArgumentError({ message: "invalid ref prefix" })
+    }
+    const result = yield* inRepo(repo, [
+      "for-each-ref",
+      "--format=%(objectname) %(objecttype) %(refname)",
+      ...(prefix === undefined ? [] : ["--", prefix])
+    ])
+    return text(result).split("\n").filter((line) => line.length > 0).map((line) => {
+      const [sha, type, ...rest] = line.split(" ")
+      return { sha: sha!, type: type!, ref: rest.join(" ") }
+    })
+  })
+
+/** True when the repository has no refs at all (nothing was ever pushed or committed). */
+export const isEmpty = (repo: string): Effect.Effect<boolean, GitError> =>
+  Effect.map(inRepo(repo, ["for-each-ref", "--count=1", "--format=%(refname)"]), (result) => text(result) === "")
+
+/** Object storage in KiB, loose plus packed (`count-objects -v`: size + size-pack). */
+export const sizeKiB = (repo: string): Effect.Effect<number, GitError> =>
+  Effect.map(inRepo(repo, ["count-objects", "-v"]), (result) => {
+    let total = 0
+    for (const line of text(result).split("\n")) {
+      const [key, value] = line.split(": ")
+      if (key === "size" || key === "size-pack") total += Number(value) || 0
+    }
+    return total
+  })
+
+/** The branch HEAD points to (it may not exist yet in an empty repository), or none if HEAD is detached. */
+export const headBranch = (repo: string): Effect.Effect<Option.Option<string>, GitError> =>
+  inRepo(repo, ["symbolic-ref", "--quiet", "HEAD"]).pipe(
+    Effect.map((result) => {
+      const ref = text(result)
+      return ref.startsWith("refs/heads/") ? Option.some(ref.slice("refs/heads/".length)) : Option.none()
+    }),
+    Effect.catchIf((error) => error.exitCode === 1, () => Effect.succeedNone)
+  )
+
+/** Points HEAD at `refs/heads/<branch>` (the repository's default branch). */
+export const setHeadBranch = (repo: string, branch: string): Effect.Effect<void, GitError | GitArgumentError> =>
+  Effect.andThen(
+    check(branchNameProblem(branch)),
+    inRepo(repo, ["symbolic-ref", "HEAD", `refs/heads/${branch}`])
+  )
+
+/** Rewrites the commit-graph (with changed-path filters, which make path history queries fast). */
+export const commitGraphWrite = (repo: string): Effect.Effect<void, GitError> =>
+  Effect.asVoid(inRepo(repo, ["commit-graph", "write", "--reachable", "--changed-paths"]))
