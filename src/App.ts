@@ -8,6 +8,9 @@ import { Authenticator } from "./http/Authentication.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
 import { OrgsRepo } from "./orgs/Repo.ts"
 import { OrgsService } from "./orgs/Service.ts"
+import { RepoPolicy } from "./repos/Policy.ts"
+import { ReposRepo } from "./repos/Repo.ts"
+import { ReposService } from "./repos/Service.ts"
 import { TokensRepo } from "./tokens/Repo.ts"
 import { TokensService } from "./tokens/Service.ts"
 import { TwoFactor } from "./twofa/Service.ts"
@@ -15,11 +18,13 @@ import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
 
-const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer)
+const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer)
 
-// Services built on other services come first (AdminUsers uses OrgsService and UsersService).
+// Services built on other services come first: AdminUsers deletes organizations through
+// OrgsService, and both refuse or purge through ReposService.
 export const Services = AdminUsers.layer.pipe(
-  Layer.provideMerge(OrgsService.layer), // AdminUsers deletes organizations through OrgsService
+  Layer.provideMerge(OrgsService.layer),
+  Layer.provideMerge(Layer.mergeAll(ReposService.layer, RepoPolicy.layer)),
   Layer.provideMerge(Layer.mergeAll(UsersService.layer, TokensService.layer, OrgPolicy.layer)),
   Layer.provideMerge(Authenticator.layer),
   Layer.provideMerge(Repos)

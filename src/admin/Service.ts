@@ -5,6 +5,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { OrgsService } from "../orgs/Service.ts"
+import { ReposService } from "../repos/Service.ts"
 import { MIN_PASSWORD_LENGTH } from "../users/Password.ts"
 import { type UserRow, UsersRepo, type Visibility } from "../users/Repo.ts"
 import { type AccountChanges, type UserQuery, UsersService } from "../users/Service.ts"
@@ -91,6 +92,7 @@ export class AdminUsers extends Context.Service<AdminUsers, {
       const usersRepo = yield* UsersRepo
       const repo = yield* AdminRepo
       const orgs = yield* OrgsService
+      const repositories = yield* ReposService
 
       const isLastAdmin = (user: UserRow) =>
         user.isAdmin ? Effect.map(Effect.orDie(usersRepo.countAdmins), (n) => n <= 1) : Effect.succeed(false)
@@ -183,7 +185,20 @@ export class AdminUsers extends Context.Service<AdminUsers, {
             if (yield* isLastAdmin(target)) {
               return yield* Errors.validationFailed(`can not delete the last admin user [uid: ${target.id}]`)
             }
-            // One transaction: a refusal, or a failure half-way, leaves everything as it was.
+            if (options.purge) {
+              // Repositories first, each with its directory: disk work stays out of the account's
+              // transaction, and a purge that stops half-way can simply be run again.
+              yield* repositories.removeAllOwnedBy(target)
+              for (const org of yield* Effect.orDie(repo.soleOwnedOrgs(target.id))) {
+                yield* repositories.removeAllOwnedBy(org)
+              }
+            } else if ((yield* repositories.countOwnedBy(target)) > 0) {
+              return yield* Errors.validationFailed(
+                `user still has ownership of repositories [uid: ${target.id}]: ` +
+                  "delete or transfer them first, or delete the user with purge"
+              )
+            }
+            // One transaction: a refusal, or a failure half-way, leaves the account as it was.
             yield* sql.withTransaction(Effect.gen(function*() {
               if (options.purge) {
                 // As Forgejo: organizations the user alone owns go with it; other memberships,

@@ -60,6 +60,10 @@ export interface SettingsShape {
   readonly ui: {
     readonly EXPLORE_PAGING_NUM: number
   }
+  readonly repository: {
+    /** Where bare repositories live, `{ROOT}/{owner}/{name}.git`; absolute. */
+    readonly ROOT: string
+  }
   readonly service: {
     readonly REQUIRE_SIGNIN_VIEW: boolean
     readonly DISABLE_REGISTRATION: boolean
@@ -132,6 +136,7 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
   },
   api: { DEFAULT_PAGING_NUM: key("int", "30"), MAX_RESPONSE_ITEMS: key("int", "50") },
   ui: { EXPLORE_PAGING_NUM: key("int", "50") },
+  repository: { ROOT: key("string", "") },
   service: {
     REQUIRE_SIGNIN_VIEW: key("bool", "false"),
     DISABLE_REGISTRATION: key("bool", "false"),
@@ -292,6 +297,10 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   if (!rootUrl.endsWith("/")) server.ROOT_URL = `${rootUrl}/`
   server.SSH_LISTEN_PORT ??= server.SSH_PORT
   server.APP_DATA_PATH = resolve(server.APP_DATA_PATH as string)
+  const repository = out.repository!
+  repository.ROOT = repository.ROOT === ""
+    ? join(server.APP_DATA_PATH as string, "repositories")
+    : resolve(repository.ROOT as string)
   db.DB_TYPE ??= db.DATABASE_URL === "" ? "embedded" : "postgres"
   if (db.DB_TYPE === "postgres") {
     if (db.DATABASE_URL === "") db.DATABASE_URL = postgresUrl(db)

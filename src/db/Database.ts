@@ -9,9 +9,11 @@ import { join } from "node:path"
 import { Settings } from "../config/Settings.ts"
 import * as DataDirLock from "./DataDirLock.ts"
 import m0001 from "./migrations/0001_foundation.ts"
+import m0002 from "./migrations/0002_repositories.ts"
 
 export const migrations = Migrator.fromRecord({
-  "0001_foundation": m0001
+  "0001_foundation": m0001,
+  "0002_repositories": m0002
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

@@ -11,6 +11,7 @@ import { AdminUsersHttp } from "../admin/Http.ts"
 import { Settings } from "../config/Settings.ts"
 import { MiscHttp } from "../misc/Http.ts"
 import { OrgsHttp } from "../orgs/Http.ts"
+import { ReposHttp } from "../repos/Http.ts"
 import { TokensHttp } from "../tokens/Http.ts"
 import { TwoFactorHttp } from "../twofa/Http.ts"
 import { UsersHttp } from "../users/Http.ts"
@@ -75,7 +76,7 @@ const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp)
+export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp)
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),

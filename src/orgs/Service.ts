@@ -6,6 +6,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
+import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo, type UserWrite } from "../users/Repo.ts"
 import { emailProblem, nameProblem, UsersService } from "../users/Service.ts"
 import { ACCESS_MODES, type AccessMode, accessRank, isAccessMode, OWNER_TEAM_NAME, UNIT_KEYS } from "./Policy.ts"
@@ -106,7 +107,8 @@ export class OrgsService extends Context.Service<OrgsService, {
     input: CreateOrgOption
   ) => Effect.Effect<UserRow, Errors.Forbidden | Errors.ValidationFailed>
   readonly update: (org: UserRow, input: EditOrgOption) => Effect.Effect<UserRow, Errors.ValidationFailed>
-  readonly remove: (org: UserRow) => Effect.Effect<void>
+  /** Deletes the organization; refused (422) while it still owns repositories. */
+  readonly remove: (org: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
   readonly list: (filter: OrgFilter, page: Page) => Effect.Effect<Listed<UserRow>>
   readonly listOfUser: (
     user: UserRow,
@@ -149,6 +151,7 @@ export class OrgsService extends Context.Service<OrgsService, {
       const users = yield* UsersRepo
       const accounts = yield* UsersService
       const repo = yield* OrgsRepo
+      const repositories = yield* ReposService
 
       const orgValues = (input: EditOrgOption): UserWrite => {
         const values: { -readonly [K in keyof UserWrite]: UserWrite[K] } = {}
@@ -284,7 +287,15 @@ export class OrgsService extends Context.Service<OrgsService, {
           }),
 
         // Teams and memberships go with the org row (ON DELETE CASCADE).
-        remove: (org) => accounts.remove(org),
+        remove: (org) =>
+          Effect.gen(function*() {
+            if ((yield* repositories.countOwnedBy(org)) > 0) {
+              return yield* Errors.validationFailed(
+                `organization still has ownership of repositories [uid: ${org.id}]: delete or transfer them first`
+              )
+            }
+            yield* accounts.remove(org)
+          }),
 
         list: (filter, page) => Effect.orDie(repo.listOrgs(filter, page)),
         listOfUser: (user, publicOnly, filter, page) =>

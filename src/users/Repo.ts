@@ -155,6 +155,8 @@ export class UsersRepo extends Context.Service<UsersRepo, {
   ) => Effect.Effect<{ rows: Array<UserRow>; total: number }, SqlError>
   readonly countAdmins: Effect.Effect<number, SqlError>
   readonly touchLastLogin: (id: number) => Effect.Effect<void, SqlError>
+  /** Adds `delta` to the account's repository count (never below zero). */
+  readonly adjustNumRepos: (id: number, delta: number) => Effect.Effect<void, SqlError>
 }>()("hearth/users/UsersRepo") {
   static readonly layer = Layer.effect(
     UsersRepo,
@@ -254,7 +256,9 @@ export class UsersRepo extends Context.Service<UsersRepo, {
           sql`SELECT count(*) AS n FROM users WHERE is_admin AND type = 0`,
           (rows) => Number(rows[0]!.n)
         ),
-        touchLastLogin: (id) => written(Effect.asVoid(sql`UPDATE users SET last_login = now() WHERE id = ${id}`))
+        touchLastLogin: (id) => written(Effect.asVoid(sql`UPDATE users SET last_login = now() WHERE id = ${id}`)),
+        adjustNumRepos: (id, delta) =>
+          written(Effect.asVoid(sql`UPDATE users SET num_repos = GREATEST(num_repos + ${delta}, 0) WHERE id = ${id}`))
       })
     })
   )

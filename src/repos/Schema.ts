@@ -1,0 +1,210 @@
+// The Repository object of the API (Forgejo's `Repository`) and the creation options.
+import { Schema } from "effect"
+import type { SettingsShape } from "../config/Settings.ts"
+import type { Principal } from "../http/Authentication.ts"
+import { formatTime, Id, Timestamp } from "../http/Json.ts"
+import { atLeast } from "../orgs/Policy.ts"
+import type { UserRow } from "../users/Repo.ts"
+import { toApiUser, User } from "../users/Schema.ts"
+import type { RepoAccess } from "./Policy.ts"
+import type { RepoRow } from "./Repo.ts"
+
+export const CreateRepoOption = Schema.Struct({
+  name: Schema.String,
+  description: Schema.optional(Schema.String),
+  private: Schema.optional(Schema.Boolean),
+  auto_init: Schema.optional(Schema.Boolean),
+  template: Schema.optional(Schema.Boolean),
+  issue_labels: Schema.optional(Schema.String),
+  gitignores: Schema.optional(Schema.String),
+  license: Schema.optional(Schema.String),
+  readme: Schema.optional(Schema.String),
+  default_branch: Schema.optional(Schema.String),
+  trust_model: Schema.optional(Schema.String),
+  object_format_name: Schema.optional(Schema.String)
+}).annotate({ identifier: "CreateRepoOption" })
+export type CreateRepoOption = typeof CreateRepoOption.Type
+
+export const Permission = Schema.Struct({
+  admin: Schema.Boolean,
+  push: Schema.Boolean,
+  pull: Schema.Boolean
+}).annotate({ identifier: "Permission" })
+
+const InternalTracker = Schema.Struct({
+  enable_time_tracker: Schema.Boolean,
+  allow_only_contributors_to_track_time: Schema.Boolean,
+  enable_issue_dependencies: Schema.Boolean
+})
+
+// `parent` and `repo_transfer` stay null until forks and transfers exist.
+export const Repository = Schema.Struct({
+  id: Id,
+  owner: User,
+  name: Schema.String,
+  full_name: Schema.String,
+  description: Schema.String,
+  empty: Schema.Boolean,
+  private: Schema.Boolean,
+  fork: Schema.Boolean,
+  template: Schema.Boolean,
+  parent: Schema.Null,
+  mirror: Schema.Boolean,
+  size: Schema.Int,
+  language: Schema.String,
+  languages_url: Schema.String,
+  html_url: Schema.String,
+  url: Schema.String,
+  link: Schema.String,
+  ssh_url: Schema.String,
+  clone_url: Schema.String,
+  original_url: Schema.String,
+  website: Schema.String,
+  stars_count: Schema.Int,
+  forks_count: Schema.Int,
+  watchers_count: Schema.Int,
+  open_issues_count: Schema.Int,
+  open_pr_counter: Schema.Int,
+  release_counter: Schema.Int,
+  default_branch: Schema.String,
+  archived: Schema.Boolean,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  archived_at: Timestamp,
+  permissions: Permission,
+  has_issues: Schema.Boolean,
+  internal_tracker: InternalTracker,
+  has_wiki: Schema.Boolean,
+  has_wiki_contents: Schema.Boolean,
+  wiki_branch: Schema.String,
+  wiki_ssh_url: Schema.String,
+  wiki_clone_url: Schema.String,
+  globally_editable_wiki: Schema.Boolean,
+  has_pull_requests: Schema.Boolean,
+  has_projects: Schema.Boolean,
+  has_releases: Schema.Boolean,
+  has_packages: Schema.Boolean,
+  has_actions: Schema.Boolean,
+  ignore_whitespace_conflicts: Schema.Boolean,
+  allow_merge_commits: Schema.Boolean,
+  allow_rebase: Schema.Boolean,
+  allow_rebase_explicit: Schema.Boolean,
+  allow_squash_merge: Schema.Boolean,
+  allow_fast_forward_only_merge: Schema.Boolean,
+  allow_rebase_update: Schema.Boolean,
+  default_delete_branch_after_merge: Schema.Boolean,
+  default_merge_style: Schema.String,
+  default_allow_maintainer_edit: Schema.Boolean,
+  default_update_style: Schema.String,
+  avatar_url: Schema.String,
+  internal: Schema.Boolean,
+  mirror_interval: Schema.String,
+  object_format_name: Schema.String,
+  mirror_updated: Timestamp,
+  repo_transfer: Schema.Null,
+  topics: Schema.Array(Schema.String)
+}).annotate({ identifier: "Repository" })
+export type Repository = typeof Repository.Type
+
+const pathPart = (s: string) => encodeURIComponent(s)
+
+/**
+ * Forgejo's ComposeSSHCloneURL. Hearth has no SSH_DOMAIN / SSH_USER keys yet: the domain is
+ * [server] DOMAIN and the user "git", Forgejo's usual RUN_USER.
+ */
+export const sshUrl = (settings: SettingsShape, owner: string, name: string) => {
+  const host = settings.server.DOMAIN.includes(":") ? `[${settings.server.DOMAIN}]` : settings.server.DOMAIN
+  const path = `${pathPart(owner)}/${pathPart(name)}.git`
+  return settings.server.SSH_PORT === 22
+    ? `git@${host}:${path}`
+    : `ssh://git@${host}:${settings.server.SSH_PORT}/${path}`
+}
+
+/** A repository as a viewer sees it, with the viewer's permissions. */
+export const toApiRepo = (
+  settings: SettingsShape,
+  repo: RepoRow,
+  owner: UserRow,
+  access: RepoAccess,
+  viewer: Principal | undefined
+): Repository => {
+  const root = settings.server.ROOT_URL
+  const path = `${pathPart(owner.name)}/${pathPart(repo.name)}`
+  const url = `${root}api/v1/repos/${path}`
+  const wikiPath = `${pathPart(owner.name)}/${pathPart(repo.name)}.wiki`
+  return {
+    id: repo.id,
+    owner: toApiUser(settings, owner, viewer),
+    name: repo.name,
+    full_name: `${owner.name}/${repo.name}`,
+    description: repo.description,
+    empty: repo.isEmpty,
+    private: repo.isPrivate,
+    fork: repo.isFork,
+    template: repo.isTemplate,
+    parent: null,
+    mirror: repo.isMirror,
+    size: Math.floor(repo.size / 1024),
+    language: "",
+    languages_url: `${url}/languages`,
+    html_url: `${root}${path}`,
+    url,
+    link: "",
+    ssh_url: sshUrl(settings, owner.name, repo.name),
+    clone_url: `${root}${path}.git`,
+    original_url: repo.originalUrl,
+    website: repo.website,
+    stars_count: repo.numStars,
+    forks_count: repo.numForks,
+    watchers_count: repo.numWatches,
+    open_issues_count: repo.numIssues - repo.numClosedIssues,
+    open_pr_counter: repo.numPulls - repo.numClosedPulls,
+    release_counter: repo.numReleases,
+    default_branch: repo.defaultBranch,
+    archived: repo.isArchived,
+    created_at: formatTime(repo.createdAt),
+    updated_at: formatTime(repo.updatedAt),
+    archived_at: formatTime(repo.archivedAt ?? new Date(0)),
+    permissions: {
+      admin: atLeast(access.mode, "admin"),
+      push: atLeast(access.code, "write"),
+      pull: atLeast(access.code, "read")
+    },
+    has_issues: true,
+    internal_tracker: {
+      enable_time_tracker: true,
+      allow_only_contributors_to_track_time: true,
+      enable_issue_dependencies: true
+    },
+    has_wiki: true,
+    has_wiki_contents: false,
+    wiki_branch: repo.defaultBranch,
+    wiki_ssh_url: sshUrl(settings, owner.name, `${repo.name}.wiki`),
+    wiki_clone_url: `${root}${wikiPath}.git`,
+    globally_editable_wiki: false,
+    has_pull_requests: true,
+    has_projects: true,
+    has_releases: true,
+    has_packages: true,
+    has_actions: false,
+    ignore_whitespace_conflicts: false,
+    allow_merge_commits: true,
+    allow_rebase: true,
+    allow_rebase_explicit: true,
+    allow_squash_merge: true,
+    allow_fast_forward_only_merge: true,
+    allow_rebase_update: true,
+    default_delete_branch_after_merge: false,
+    default_merge_style: "merge",
+    default_allow_maintainer_edit: false,
+    default_update_style: "merge",
+    avatar_url: "",
+    // Public, but its owner is private: only the owner's viewers reach it.
+    internal: !repo.isPrivate && owner.visibility === "private",
+    mirror_interval: "",
+    object_format_name: repo.objectFormatName,
+    mirror_updated: formatTime(new Date(0)),
+    repo_transfer: null,
+    topics: []
+  }
+}
