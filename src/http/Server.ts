@@ -12,6 +12,7 @@ import { Settings } from "../config/Settings.ts"
 import { MiscHttp } from "../misc/Http.ts"
 import { OrgsHttp } from "../orgs/Http.ts"
 import { ReposHttp } from "../repos/Http.ts"
+import { GitHttpRoutes } from "../repos/GitHttp.ts"
 import { TokensHttp } from "../tokens/Http.ts"
 import { TwoFactorHttp } from "../twofa/Http.ts"
 import { UsersHttp } from "../users/Http.ts"
@@ -83,7 +84,7 @@ const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide([AuthenticationLive, ErrorResponsesLive])
 )
 
-export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes)
+export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, GitHttpRoutes)
 
 /**
  * The Node server, with two guards effect's adapter lacks:
@@ -95,7 +96,9 @@ export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes)
  *   (5 s). Once closing, each connection is closed as soon as its response is done.
  */
 export const makeNodeServer = () => {
-  const server = createServer()
+  // No overall request deadline: a large push or clone may take longer than Node's default 300 s
+  // (slow senders are still bounded by headersTimeout and the connection timeouts).
+  const server = createServer({ requestTimeout: 0 })
   let closing = false
   const close = server.close.bind(server)
   server.close = ((callback?: (error?: Error) => void) => {

@@ -150,6 +150,11 @@ export class ReposRepo extends Context.Service<ReposRepo, {
   /** Repositories owned by `ownerId` that pass the filter, by id. */
   readonly listOwnedBy: (ownerId: number, filter: RepoFilter, page: Page) => Effect.Effect<Listed<RepoRow>, SqlError>
   readonly countOwnedBy: (ownerId: number) => Effect.Effect<number, SqlError>
+  /** What a push changed: emptiness, size in bytes, default branch; touches updated_at. */
+  readonly recordPush: (
+    id: number,
+    state: { readonly isEmpty: boolean; readonly sizeBytes: number; readonly defaultBranch: string }
+  ) => Effect.Effect<void, SqlError>
   readonly allOwnedBy: (ownerId: number) => Effect.Effect<Array<RepoRow>, SqlError>
   /** What the user owns, collaborates on, or reaches through an org team, by name. */
   readonly listAccessible: (userId: number, publicOnly: boolean, order: RepoOrder, page: Page) => Effect.Effect<Listed<RepoRow>, SqlError>
@@ -198,6 +203,9 @@ export class ReposRepo extends Context.Service<ReposRepo, {
             sql`SELECT mode FROM collaborations WHERE repo_id = ${repoId} AND user_id = ${userId}`,
             (rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => r.mode as CollaboratorMode)
           ),
+        recordPush: (id, state) =>
+          Effect.asVoid(sql`UPDATE repositories SET is_empty = ${state.isEmpty}, size = ${state.sizeBytes},
+            default_branch = ${state.defaultBranch}, updated_at = now() WHERE id = ${id}`),
         countOwnedBy: (ownerId) =>
           Effect.map(sql`SELECT count(*) AS n FROM repositories WHERE owner_id = ${ownerId}`, (rows) => Number(rows[0]!.n)),
         allOwnedBy: (ownerId) =>

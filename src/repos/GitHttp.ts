@@ -1,0 +1,92 @@
+// Git smart HTTP for hosted repositories, at {ROOT_URL}{owner}/{repo}.git: who may fetch or push
+// (the same access rules as the API, credentials by HTTP Basic as git sends them), and what the
+// database learns after a push.
+import { Effect, Layer } from "effect"
+import type { HttpServerRequest } from "effect/http"
+import * as Git from "../git/Git.ts"
+import * as SmartHttp from "../git/SmartHttp.ts"
+import { Authenticator, parseAuthorization, type Principal } from "../http/Authentication.ts"
+import { grants } from "../http/Scopes.ts"
+import { atLeast } from "../orgs/Policy.ts"
+import { UsersService } from "../users/Service.ts"
+import { RepoPolicy } from "./Policy.ts"
+import { ReposRepo } from "./Repo.ts"
+import { ReposService } from "./Service.ts"
+
+export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
+  const users = yield* UsersService
+  const repos = yield* ReposService
+  const rows = yield* ReposRepo
+  const policy = yield* RepoPolicy
+  const authenticator = yield* Authenticator
+
+  /** The caller from `Authorization` (Basic with a password or token, or `token X`); none if absent. */
+  const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
+    const credentials = parseAuthorization(request.headers["authorization"])
+    const resolved = credentials.kind === "none"
+      ? Effect.succeed(undefined)
+      : credentials.kind === "token"
+      ? authenticator.byToken(credentials.token)
+      : authenticator.byBasic(
+        credentials.username,
+        credentials.password,
+        request.headers["x-forgejo-otp"] || request.headers["x-gitea-otp"] || undefined
+      )
+    return Effect.mapError(resolved, (e) => SmartHttp.Denied.unauthorized(e.message))
+  }
+
+  const usable = (principal: Principal, level: "read" | "write") => {
+    const { scopes, user } = principal
+    if (!user.isActive || user.prohibitLogin) return "this account is prohibited from signing in"
+    if (user.mustChangePassword) return "this account must change its password first"
+    if (scopes !== undefined && !grants(scopes, level, "repository")) {
+      return `token does not have the required scope: ${level}:repository`
+    }
+    return undefined
+  }
+
+  const resolve: SmartHttp.Resolver = (ownerName, repoName, service, request) =>
+    Effect.gen(function*() {
+      const level = service === "receive-pack" ? "write" : "read"
+      const caller = yield* callerOf(request)
+      if (caller !== undefined) {
+        const refused = usable(caller, level)
+        if (refused !== undefined) return yield* SmartHttp.Denied.forbidden(refused)
+      }
+      const notFound = SmartHttp.Denied.notFound()
+      const owner = yield* Effect.mapError(users.get(ownerName), () => notFound)
+      const repo = yield* Effect.mapError(repos.get(owner, repoName), () => notFound)
+      const access = yield* policy.access(caller, repo, owner)
+      if (!atLeast(access.code, level)) {
+        // Ask anonymous callers to sign in; signed-in callers who cannot even read see nothing.
+        if (caller === undefined) return yield* SmartHttp.Denied.unauthorized()
+        if (!atLeast(access.code, "read")) return yield* notFound
+        return yield* SmartHttp.Denied.forbidden("user should have a permission to write to a repo")
+      }
+      if (level === "write" && repo.isArchived) {
+        return yield* SmartHttp.Denied.forbidden("this repository is archived: it accepts no pushes")
+      }
+      return { path: repos.pathOf(owner, repo) }
+    })
+
+  // After a push: emptiness, size and, while the default branch does not exist, the first pushed
+  // branch as default (main or master preferred); then the commit-graph for fast history reads.
+  const onPushed = (ownerName: string, repoName: string) =>
+    Effect.gen(function*() {
+      const owner = yield* users.get(ownerName)
+      const repo = yield* repos.get(owner, repoName)
+      const path = repos.pathOf(owner, repo)
+      const branches = (yield* Git.listRefs(path, "refs/heads/")).map((ref) => ref.ref.slice("refs/heads/".length))
+      let defaultBranch = repo.defaultBranch
+      if (branches.length > 0 && !branches.includes(defaultBranch)) {
+        defaultBranch = ["main", "master"].find((b) => branches.includes(b)) ?? branches.sort()[0]!
+        yield* Git.setHeadBranch(path, defaultBranch)
+      }
+      const sizeKiB = yield* Git.sizeKiB(path)
+      yield* rows.recordPush(repo.id, { isEmpty: branches.length === 0, sizeBytes: sizeKiB * 1024, defaultBranch })
+      if (branches.length > 0) yield* Git.commitGraphWrite(path)
+    }).pipe(Effect.ignoreCause({ log: "Warn", message: `could not record a push to ${ownerName}/${repoName}` }))
+
+  return SmartHttp.layer({ resolve, onPushed })
+}))
+
