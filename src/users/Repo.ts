@@ -157,6 +157,8 @@ export class UsersRepo extends Context.Service<UsersRepo, {
   readonly touchLastLogin: (id: number) => Effect.Effect<void, SqlError>
   /** Adds `delta` to the account's repository count (never below zero). */
   readonly adjustNumRepos: (id: number, delta: number) => Effect.Effect<void, SqlError>
+  /** Adds `delta` to the user's star count (`starred_repos_count`, never below zero). */
+  readonly adjustNumStars: (id: number, delta: number) => Effect.Effect<void, SqlError>
 }>()("hearth/users/UsersRepo") {
   static readonly layer = Layer.effect(
     UsersRepo,
@@ -258,7 +260,9 @@ export class UsersRepo extends Context.Service<UsersRepo, {
         ),
         touchLastLogin: (id) => written(Effect.asVoid(sql`UPDATE users SET last_login = now() WHERE id = ${id}`)),
         adjustNumRepos: (id, delta) =>
-          written(Effect.asVoid(sql`UPDATE users SET num_repos = GREATEST(num_repos + ${delta}, 0) WHERE id = ${id}`))
+          written(Effect.asVoid(sql`UPDATE users SET num_repos = GREATEST(num_repos + ${delta}, 0) WHERE id = ${id}`)),
+        adjustNumStars: (id, delta) =>
+          written(Effect.asVoid(sql`UPDATE users SET num_stars = GREATEST(num_stars + ${delta}, 0) WHERE id = ${id}`))
       })
     })
   )

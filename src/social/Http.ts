@@ -1,0 +1,144 @@
+// Stars and watches over HTTP (CONTRACT §8): 204s for stars, WatchInfo for watches, and the lists.
+import { Effect, Option } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Settings } from "../config/Settings.ts"
+import { HearthApi } from "../http/Api.ts"
+import { Caller, type Principal, signedInCaller } from "../http/Authentication.ts"
+import * as Errors from "../http/Errors.ts"
+import { formatTime } from "../http/Json.ts"
+import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { toApiRepo } from "../repos/Schema.ts"
+import { UsersRepo } from "../users/Repo.ts"
+import { toApiUser } from "../users/Schema.ts"
+import type { WatchInfo } from "./Api.ts"
+import type { Window } from "./Repo.ts"
+import { SocialService, type Target } from "./Service.ts"
+
+type Query = { readonly page?: string | undefined; readonly limit?: string | undefined }
+
+export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =>
+  Effect.gen(function*() {
+    const settings = yield* Settings
+    const social = yield* SocialService
+    const users = yield* UsersRepo
+
+    const viewerOf = Effect.map(Caller, Option.getOrUndefined)
+
+    /**
+     * These lists return every row when `page` is absent or not a positive number, and a page of
+     * `limit` rows otherwise (CONTRACT §1.7); only `X-Total-Count` is set, never `Link`.
+     */
+    const windowOf = (query: Query) =>
+      Effect.gen(function*() {
+        const page = yield* resolvePage(query)
+        const requested = Number.parseInt(query.page ?? "", 10)
+        const window: Window | undefined = Number.isFinite(requested) && requested > 0 ? page : undefined
+        return { page, window }
+      })
+
+    const userByName = (name: string) =>
+      Effect.flatMap(Effect.orDie(users.findByName(name)), (found) =>
+        Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound()))
+
+    const presentRepos = (rows: ReadonlyArray<Target>, viewer: Principal) =>
+      rows.map(({ access, owner, repo }) => toApiRepo(settings, repo, owner, access, viewer))
+
+    const watchInfo = ({ owner, repo }: Target): WatchInfo => {
+      const repositoryUrl = `${settings.server.ROOT_URL}api/v1/repos/${encodeURIComponent(owner.name)}/${
+        encodeURIComponent(repo.name)
+      }`
+      // Forgejo reports the repository's creation time here, not the watch's.
+      return {
+        subscribed: true,
+        ignored: false,
+        reason: null,
+        created_at: formatTime(repo.createdAt),
+        url: `${repositoryUrl}/subscription`,
+        repository_url: repositoryUrl
+      }
+    }
+
+    const starredOf = (viewer: Principal, username: string | undefined, query: Query) =>
+      Effect.gen(function*() {
+        const user = username === undefined ? viewer.user : yield* userByName(username)
+        const { page, window } = yield* windowOf(query)
+        const { rows, total } = yield* social.starred(viewer, user, window)
+        yield* setListHeaders(page, total)
+        return presentRepos(rows, viewer)
+      })
+
+    const watchedOf = (viewer: Principal, username: string | undefined, query: Query) =>
+      Effect.gen(function*() {
+        const user = username === undefined ? viewer.user : yield* userByName(username)
+        const { page, window } = yield* windowOf(query)
+        const { rows, total } = yield* social.watched(viewer, user, window)
+        yield* setListHeaders(page, total)
+        return presentRepos(rows, viewer)
+      })
+
+    return handlers
+      .handle("listMyStarred", ({ query }) => Effect.flatMap(signedInCaller, (me) => starredOf(me, undefined, query)))
+      .handle("listUserStarred", ({ params, query }) =>
+        Effect.flatMap(signedInCaller, (me) => starredOf(me, params.username, query)))
+      .handle("checkStarred", ({ params }) =>
+        Effect.gen(function*() {
+          const me = yield* signedInCaller
+          const { repo } = yield* social.find(me, params.owner, params.repo)
+          if (!(yield* social.isStarred(me.user, repo))) return yield* Errors.notFound()
+        }))
+      .handle("star", ({ params }) =>
+        Effect.gen(function*() {
+          const me = yield* signedInCaller
+          const { repo } = yield* social.find(me, params.owner, params.repo)
+          yield* social.star(me.user, repo)
+        }))
+      .handle("unstar", ({ params }) =>
+        Effect.gen(function*() {
+          const me = yield* signedInCaller
+          const { repo } = yield* social.find(me, params.owner, params.repo)
+          yield* social.unstar(me.user, repo)
+        }))
+      .handle("listMySubscriptions", ({ query }) =>
+        Effect.flatMap(signedInCaller, (me) => watchedOf(me, undefined, query)))
+      .handle("listUserSubscriptions", ({ params, query }) =>
+        Effect.flatMap(signedInCaller, (me) => watchedOf(me, params.username, query)))
+      .handle("getSubscription", ({ params }) =>
+        Effect.gen(function*() {
+          const me = yield* signedInCaller
+          const target = yield* social.find(me, params.owner, params.repo)
+          if (!(yield* social.isWatching(me.user, target.repo))) return yield* Errors.notFound()
+          return watchInfo(target)
+        }))
+      .handle("watch", ({ params }) =>
+        Effect.gen(function*() {
+          const me = yield* signedInCaller
+          const target = yield* social.find(me, params.owner, params.repo)
+          yield* social.watch(me.user, target.repo)
+          return watchInfo(target)
+        }))
+      .handle("unwatch", ({ params }) =>
+        Effect.gen(function*() {
+          const me = yield* signedInCaller
+          const { repo } = yield* social.find(me, params.owner, params.repo)
+          yield* social.unwatch(me.user, repo)
+        }))
+      .handle("listStargazers", ({ params, query }) =>
+        Effect.gen(function*() {
+          const viewer = yield* viewerOf
+          const { repo } = yield* social.find(viewer, params.owner, params.repo)
+          const { page, window } = yield* windowOf(query)
+          const rows = yield* social.stargazers(repo, window)
+          // Forgejo counts with the repository's counter.
+          yield* setListHeaders(page, repo.numStars)
+          return rows.map((row) => toApiUser(settings, row, viewer))
+        }))
+      .handle("listSubscribers", ({ params, query }) =>
+        Effect.gen(function*() {
+          const viewer = yield* viewerOf
+          const { repo } = yield* social.find(viewer, params.owner, params.repo)
+          const { page, window } = yield* windowOf(query)
+          const rows = yield* social.watchers(repo, window)
+          yield* setListHeaders(page, repo.numWatches)
+          return rows.map((row) => toApiUser(settings, row, viewer))
+        }))
+  }))
