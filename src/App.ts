@@ -11,6 +11,8 @@ import { OrgsService } from "./orgs/Service.ts"
 import { RepoPolicy } from "./repos/Policy.ts"
 import { ReposRepo } from "./repos/Repo.ts"
 import { ReposService } from "./repos/Service.ts"
+import { SocialRepo } from "./social/Repo.ts"
+import { SocialService } from "./social/Service.ts"
 import { TokensRepo } from "./tokens/Repo.ts"
 import { TokensService } from "./tokens/Service.ts"
 import { TwoFactor } from "./twofa/Service.ts"
@@ -18,11 +20,11 @@ import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
 
-const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer)
+const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer)
 
 // Services built on other services come first: AdminUsers deletes organizations through
 // OrgsService, and both refuse or purge through ReposService.
-export const Services = AdminUsers.layer.pipe(
+export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer).pipe(
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(Layer.mergeAll(ReposService.layer, RepoPolicy.layer)),
   Layer.provideMerge(Layer.mergeAll(UsersService.layer, TokensService.layer, OrgPolicy.layer)),

@@ -10,10 +10,12 @@ import { Settings } from "../config/Settings.ts"
 import * as DataDirLock from "./DataDirLock.ts"
 import m0001 from "./migrations/0001_foundation.ts"
 import m0002 from "./migrations/0002_repositories.ts"
+import m0003 from "./migrations/0003_repository_settings.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
-  "0002_repositories": m0002
+  "0002_repositories": m0002,
+  "0003_repository_settings": m0003
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

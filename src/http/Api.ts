@@ -5,6 +5,7 @@ import { AdminUsersApi } from "../admin/Api.ts"
 import { MiscApi } from "../misc/Api.ts"
 import { OrgsApi } from "../orgs/Api.ts"
 import { ReposApi } from "../repos/Api.ts"
+import { SocialApi } from "../social/Api.ts"
 import { TokensApi } from "../tokens/Api.ts"
 import { TwoFactorApi } from "../twofa/Api.ts"
 import { UsersApi } from "../users/Api.ts"
@@ -12,7 +13,7 @@ import { Authentication } from "./Authentication.ts"
 import { ErrorResponses } from "./Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
-  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi)
+  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi)
   .prefix("/api/v1")
   .middleware(Authentication)
   .middleware(ErrorResponses)

@@ -13,6 +13,7 @@ import { MiscHttp } from "../misc/Http.ts"
 import { OrgsHttp } from "../orgs/Http.ts"
 import { ReposHttp } from "../repos/Http.ts"
 import { GitHttpRoutes } from "../repos/GitHttp.ts"
+import { SocialHttp } from "../social/Http.ts"
 import { TokensHttp } from "../tokens/Http.ts"
 import { TwoFactorHttp } from "../twofa/Http.ts"
 import { UsersHttp } from "../users/Http.ts"
@@ -77,7 +78,7 @@ const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp)
+export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp)
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),

@@ -5,7 +5,15 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Authentication.ts"
 import { PageQuery } from "../http/Pagination.ts"
-import { CreateRepoOption, Repository } from "./Schema.ts"
+import { User } from "../users/Schema.ts"
+import {
+  AddCollaboratorOption,
+  CreateRepoOption,
+  EditRepoOption,
+  RepoCollaboratorPermission,
+  Repository,
+  SearchResults
+} from "./Schema.ts"
 
 const repoOpen = { signedIn: false, scopes: ["repository"] } as const
 const repoSignedIn = { signedIn: true, scopes: ["repository"] } as const
@@ -15,6 +23,8 @@ const orgRepos = { signedIn: true, scopes: ["organization", "repository"] } as c
 const orgReposOpen = { signedIn: false, scopes: ["organization", "repository"] } as const
 
 const ownerRepo = { owner: Schema.String, repo: Schema.String }
+const collaborator = { ...ownerRepo, collaborator: Schema.String }
+const optional = Schema.optional(Schema.String)
 const org = { org: Schema.String }
 const created = Repository.pipe(HttpApiSchema.status(201))
 
@@ -46,6 +56,48 @@ export class ReposApi extends HttpApiGroup.make("repos")
     }).annotate(Access, userReposOpen),
     HttpApiEndpoint.get("getRepo", "/repos/:owner/:repo", { params: ownerRepo, success: Repository })
       .annotate(Access, repoOpen),
+    HttpApiEndpoint.patch("editRepo", "/repos/:owner/:repo", { params: ownerRepo, payload: EditRepoOption, success: Repository })
+      .annotate(Access, repoSignedIn),
+    // Strings, read leniently as Forgejo's form helpers do (a non-numeric id is no filter).
+    HttpApiEndpoint.get("searchRepos", "/repos/search", {
+      query: {
+        q: optional,
+        uid: optional,
+        exclusive: optional,
+        private: optional,
+        is_private: optional,
+        template: optional,
+        archived: optional,
+        mode: optional,
+        sort: optional,
+        order: optional,
+        starredBy: optional,
+        ...PageQuery
+      },
+      success: SearchResults
+    }).annotate(Access, repoOpen),
+    HttpApiEndpoint.get("listCollaborators", "/repos/:owner/:repo/collaborators", {
+      params: ownerRepo,
+      query: PageQuery,
+      success: Schema.Array(User)
+    }).annotate(Access, repoSignedIn),
+    HttpApiEndpoint.get("checkCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
+      params: collaborator,
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, repoSignedIn),
+    HttpApiEndpoint.put("addCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
+      params: collaborator,
+      payload: AddCollaboratorOption,
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, repoSignedIn),
+    HttpApiEndpoint.delete("deleteCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
+      params: collaborator,
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, repoSignedIn),
+    HttpApiEndpoint.get("collaboratorPermission", "/repos/:owner/:repo/collaborators/:collaborator/permission", {
+      params: collaborator,
+      success: RepoCollaboratorPermission
+    }).annotate(Access, repoSignedIn),
     HttpApiEndpoint.delete("deleteRepo", "/repos/:owner/:repo", { params: ownerRepo, success: HttpApiSchema.NoContent })
       .annotate(Access, repoSignedIn),
     HttpApiEndpoint.get("getRepoById", "/repositories/:id", { params: { id: Schema.String }, success: Repository })

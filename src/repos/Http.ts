@@ -1,21 +1,37 @@
-import { Effect, Option } from "effect"
+import { Cause, Effect, Option } from "effect"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Settings } from "../config/Settings.ts"
 import { HearthApi } from "../http/Api.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
-import { OrgPolicy } from "../orgs/Policy.ts"
+import { atLeast, OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsService } from "../orgs/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { RepoPolicy } from "./Policy.ts"
-import type { RepoFilter, RepoRow } from "./Repo.ts"
+import { toApiUser } from "../users/Schema.ts"
+import { type CollaboratorMode, REPO_SEARCH_SORTS, type RepoFilter, type RepoRow, type RepoSearchSort, ReposRepo } from "./Repo.ts"
 import type { CreateRepoOption } from "./Schema.ts"
 import { toApiRepo } from "./Schema.ts"
 import { ReposService } from "./Service.ts"
 
 const OWNER_ACCESS = { mode: "owner", code: "owner" } as const
+const READ_ACCESS = { mode: "read", code: "read" } as const
+
+/** Go's strconv.ParseBool, `undefined` when absent or empty (invalid text reads as false, as Forgejo's forms do). */
+const formBool = (value: string | undefined): boolean | undefined =>
+  value === undefined || value === "" ? undefined : ["1", "t", "T", "true", "TRUE", "True"].includes(value)
+
+/** A positive integer form value, or `undefined` (non-numeric values are no filter). */
+const formId = (value: string | undefined): number | undefined => {
+  const n = /^\d{1,15}$/.test(value ?? "") ? Number(value) : 0
+  return n > 0 ? n : undefined
+}
+
+const SEARCH_MODES = ["fork", "source", "mirror", "collaborative"] as const
+const COLLABORATOR_MODES: ReadonlyArray<string> = ["read", "write", "admin"]
 
 export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
   Effect.gen(function*() {
@@ -26,6 +42,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const orgs = yield* OrgsService
     const accounts = yield* AccountPolicy
     const users = yield* UsersRepo
+    const repoRows = yield* ReposRepo
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
@@ -48,12 +65,17 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
 
     /** Converts rows for a viewer, each with the viewer's own permissions. */
     const present = (rows: ReadonlyArray<RepoRow>, viewer: Principal | undefined, knownOwner?: UserRow) =>
-      Effect.forEach(rows, (repo) =>
-        Effect.gen(function*() {
-          const owner = knownOwner ?? (yield* accountById(repo.ownerId))
-          const access = yield* policy.access(viewer, repo, owner)
-          return toApiRepo(settings, repo, owner, access, viewer)
-        }))
+      Effect.gen(function*() {
+        const owners = new Map<number, UserRow>()
+        if (knownOwner !== undefined) owners.set(knownOwner.id, knownOwner)
+        const items: Array<{ repo: RepoRow; owner: UserRow }> = []
+        for (const repo of rows) {
+          if (!owners.has(repo.ownerId)) owners.set(repo.ownerId, yield* accountById(repo.ownerId))
+          items.push({ repo, owner: owners.get(repo.ownerId)! })
+        }
+        const access = yield* policy.accessMany(viewer, items)
+        return items.map(({ owner, repo }, i) => toApiRepo(settings, repo, owner, access[i]!, viewer))
+      })
 
     /** What a viewer may list of one owner whose account it may already see. */
     const ownedFilter = (viewer: Principal | undefined): RepoFilter =>
@@ -94,7 +116,149 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
         return yield* create(org, caller, payload)
       })
 
+    /** The named user for the collaborator routes; Forgejo answers an unknown name with 422. */
+    const collaboratorByName = (name: string) =>
+      Effect.flatMap(Effect.orDie(users.findByName(name)), (found) =>
+        Option.isSome(found)
+          ? Effect.succeed(found.value)
+          : Effect.fail(Errors.validationFailed(`user does not exist [uid: 0, name: ${name}]`)))
+
     return handlers
+      .handle("editRepo", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const { owner, repo } = yield* findRepo(params.owner, params.repo)
+          yield* policy.ensureAccess(caller, repo, owner, "admin")
+          const updated = yield* repos.edit(owner, repo, payload)
+          return toApiRepo(settings, updated, owner, yield* policy.access(caller, updated, owner), caller)
+        }))
+      .handle("searchRepos", ({ query }) =>
+        Effect.gen(function*() {
+          const viewer = yield* viewerOf
+          const page = yield* resolvePage(query, settings.ui.EXPLORE_PAGING_NUM)
+          const mode = query.mode ?? ""
+          if (mode !== "" && !(SEARCH_MODES as ReadonlyArray<string>).includes(mode)) {
+            return yield* Errors.validationFailed(`Invalid search mode: "${mode}"`)
+          }
+          let sort: RepoSearchSort = "name"
+          let desc = false
+          if (query.sort !== undefined && query.sort !== "") {
+            const order = query.order === undefined || query.order === "" ? "asc" : query.order
+            if (order !== "asc" && order !== "desc") return yield* Errors.validationFailed(`Invalid sort order: "${order}"`)
+            if (!(REPO_SEARCH_SORTS as ReadonlyArray<string>).includes(query.sort)) {
+              return yield* Errors.validationFailed(`Invalid sort mode: "${query.sort}"`)
+            }
+            sort = query.sort as RepoSearchSort
+            desc = order === "desc"
+          }
+          const publicOnly = viewer?.scopes?.publicOnly === true
+          // Private repositories only for signed-in callers that did not opt out; never for
+          // public-only tokens. Restricted users only ever get what they were given.
+          const withPrivate = viewer !== undefined && !publicOnly && formBool(query.private) !== false
+          const filter: RepoFilter = viewer === undefined
+            ? { publicOwners: ["public"] }
+            : viewer.user.restricted
+            ? { publicOwners: [], viewerId: viewer.user.id, publicOnly: !withPrivate }
+            : withPrivate
+            ? viewer.user.isAdmin ? { all: true, publicOwners: [] } : { publicOwners: ["public", "limited"], viewerId: viewer.user.id }
+            : { publicOwners: ["public"] }
+          const keywords = (query.q ?? "").split(",").map((k) => k.trim().toLowerCase()).filter((k) => k !== "")
+          const found = yield* repos.search({
+            filter,
+            keywords,
+            ownerId: formId(query.uid),
+            exclusive: formBool(query.exclusive) === true,
+            isPrivate: formBool(query.is_private),
+            template: formBool(query.template),
+            archived: formBool(query.archived),
+            mode: mode === "" ? undefined : mode as (typeof SEARCH_MODES)[number],
+            starredBy: formId(query.starredBy),
+            sort,
+            desc
+          }, page).pipe(Effect.result)
+          if (found._tag === "Failure") {
+            // Forgejo's search answers its own shape on failure, not the usual `{message, url}`.
+            yield* Effect.logError("repository search failed", Cause.fail(found.failure))
+            return HttpServerResponse.jsonUnsafe({ ok: false, error: found.failure.message }, { status: 500 })
+          }
+          const { owners, rows, total } = found.success
+          yield* setListHeaders(page, total, { withLink: true })
+          const items = yield* Effect.forEach(rows, (repo) =>
+            Effect.map(
+              owners.has(repo.ownerId) ? Effect.succeed(owners.get(repo.ownerId)!) : accountById(repo.ownerId),
+              (owner) => ({ repo, owner })
+            ))
+          // Anonymous callers only get public repositories they may read: nothing to look up.
+          const access = viewer === undefined
+            ? items.map(() => READ_ACCESS)
+            : yield* policy.accessMany(viewer, items)
+          return {
+            ok: true,
+            data: items.map(({ owner, repo }, i) => toApiRepo(settings, repo, owner, access[i]!, viewer))
+          }
+        }))
+      .handle("listCollaborators", ({ params, query }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const { owner, repo } = yield* findRepo(params.owner, params.repo)
+          yield* policy.ensureVisible(caller, repo, owner)
+          const page = yield* resolvePage(query)
+          const { rows, total } = yield* repos.listCollaborators(repo, page)
+          yield* setListHeaders(page, total)
+          return rows.map((c) => toApiUser(settings, c.user, caller))
+        }))
+      .handle("checkCollaborator", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const { owner, repo } = yield* findRepo(params.owner, params.repo)
+          yield* policy.ensureVisible(caller, repo, owner)
+          const user = yield* collaboratorByName(params.collaborator)
+          if (Option.isNone(yield* Effect.orDie(repoRows.collaboratorMode(repo.id, user.id)))) {
+            return yield* Errors.notFound()
+          }
+        }))
+      .handle("addCollaborator", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const { owner, repo } = yield* findRepo(params.owner, params.repo)
+          yield* policy.ensureAccess(caller, repo, owner, "admin")
+          const user = yield* collaboratorByName(params.collaborator)
+          const permission = payload.permission ?? "write"
+          if (!COLLABORATOR_MODES.includes(permission)) {
+            return yield* Errors.validationFailed(`[Permission]: must be one of read, write, admin: "${permission}"`)
+          }
+          if (user.type === "organization") {
+            return yield* Errors.validationFailed(`an organization cannot be a collaborator [name: ${user.name}]`)
+          }
+          if (user.id === owner.id) {
+            return yield* Errors.validationFailed(`the repository owner cannot be a collaborator [name: ${user.name}]`)
+          }
+          yield* repos.setCollaborator(repo, user, permission as CollaboratorMode)
+        }))
+      .handle("deleteCollaborator", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const { owner, repo } = yield* findRepo(params.owner, params.repo)
+          yield* policy.ensureAccess(caller, repo, owner, "admin")
+          const user = yield* collaboratorByName(params.collaborator)
+          yield* repos.removeCollaborator(repo, user)
+        }))
+      .handle("collaboratorPermission", ({ params }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const { owner, repo } = yield* findRepo(params.owner, params.repo)
+          const mine = yield* policy.ensureVisible(caller, repo, owner)
+          const self = caller.user.lowerName === params.collaborator.toLowerCase()
+          if (!caller.user.isAdmin && !self && !atLeast(mine.mode, "admin")) {
+            return yield* Errors.forbidden(
+              "Only admins can query all permissions, repo admins can query all repo permissions, collaborators can query only their own"
+            )
+          }
+          const user = yield* accountByName(params.collaborator)
+          // The user's own access (as a password sign-in: no token scopes narrow it).
+          const access = yield* policy.access({ user, scopes: undefined, method: "password" }, repo, owner)
+          return { permission: access.mode, role_name: access.mode, user: toApiUser(settings, user, caller) }
+        }))
       .handle("createMyRepo", ({ payload }) =>
         Effect.gen(function*() {
           const caller = yield* signedInCaller

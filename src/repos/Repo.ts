@@ -3,6 +3,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { Page } from "../http/Pagination.ts"
+import { toUserRow, type UserRow } from "../users/Repo.ts"
 
 export interface RepoRow {
   readonly id: number
@@ -33,7 +34,68 @@ export interface RepoRow {
   readonly createdAt: Date
   readonly updatedAt: Date
   readonly archivedAt: Date | null
+  /** Go duration text ("8h0m0s"); empty unless set by PATCH. */
+  readonly mirrorInterval: string
+  readonly enablePrune: boolean
+  readonly units: RepoUnits
 }
+
+/** The unit switches of EditRepoOption that Hearth stores. */
+export interface RepoUnits {
+  readonly hasIssues: boolean
+  readonly hasWiki: boolean
+  readonly hasPullRequests: boolean
+  readonly hasProjects: boolean
+  readonly hasReleases: boolean
+  readonly hasPackages: boolean
+  readonly hasActions: boolean
+}
+
+/** Columns PATCH /repos/{o}/{r} may change. */
+export interface RepoChanges {
+  readonly name?: string
+  readonly lower_name?: string
+  readonly description?: string
+  readonly website?: string
+  readonly is_private?: boolean
+  readonly default_branch?: string
+  readonly is_archived?: boolean
+  readonly archived_at?: Date | null
+  readonly enable_prune?: boolean
+  readonly mirror_interval?: string
+  readonly has_issues?: boolean
+  readonly has_wiki?: boolean
+  readonly has_pull_requests?: boolean
+  readonly has_projects?: boolean
+  readonly has_releases?: boolean
+  readonly has_packages?: boolean
+  readonly has_actions?: boolean
+}
+
+/** A collaborator: the user row and its level. */
+export interface Collaborator {
+  readonly user: UserRow
+  readonly mode: CollaboratorMode
+}
+
+/** GET /repos/search, resolved (names to ids, modes checked). */
+export interface RepoSearch {
+  readonly filter: RepoFilter
+  /** Lower-cased keywords, OR'ed; a keyword with one "/" also matches owner/name. */
+  readonly keywords: ReadonlyArray<string>
+  readonly ownerId?: number | undefined
+  readonly exclusive: boolean
+  readonly isPrivate?: boolean | undefined
+  readonly mode?: "fork" | "source" | "mirror" | "collaborative" | undefined
+  readonly starredBy?: number | undefined
+  readonly template?: boolean | undefined
+  readonly archived?: boolean | undefined
+  readonly sort: RepoSearchSort
+  readonly desc: boolean
+}
+
+export const REPO_SEARCH_SORTS = ["alpha", "created", "updated", "size", "git_size", "lfs_size", "id", "stars", "forks"] as const
+export type RepoSearchSort = (typeof REPO_SEARCH_SORTS)[number] | "name"
 
 export type CollaboratorMode = "read" | "write" | "admin"
 
@@ -103,6 +165,28 @@ const ORDER_SQL: Record<RepoOrder, string> = {
   fewestforks: "r.num_forks ASC"
 }
 
+// Hearth keeps one size (git); LFS sizes are all zero, so that sort falls back to the id.
+const SEARCH_ORDER_SQL: Record<RepoSearchSort, ReadonlyArray<string>> = {
+  name: ["r.lower_name"],
+  alpha: ["o.lower_name", "r.lower_name"],
+  created: ["r.created_at"],
+  updated: ["r.updated_at"],
+  size: ["r.size"],
+  git_size: ["r.size"],
+  lfs_size: ["r.id"],
+  id: ["r.id"],
+  stars: ["r.num_stars"],
+  forks: ["r.num_forks"]
+}
+
+/** `%term%` with LIKE's own wildcards escaped. */
+const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+/** A page of search results with their owners (fetched in one query, not one per row). */
+export interface SearchPage extends Listed<RepoRow> {
+  readonly owners: ReadonlyMap<number, UserRow>
+}
+
 export interface Listed<A> {
   readonly rows: Array<A>
   readonly total: number
@@ -138,7 +222,18 @@ export const toRepoRow = (r: Row): RepoRow => ({
   numReleases: Number(r.num_releases),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
-  archivedAt: r.archived_at ?? null
+  archivedAt: r.archived_at ?? null,
+  mirrorInterval: r.mirror_interval ?? "",
+  enablePrune: r.enable_prune ?? true,
+  units: {
+    hasIssues: r.has_issues ?? true,
+    hasWiki: r.has_wiki ?? true,
+    hasPullRequests: r.has_pull_requests ?? true,
+    hasProjects: r.has_projects ?? true,
+    hasReleases: r.has_releases ?? true,
+    hasPackages: r.has_packages ?? true,
+    hasActions: r.has_actions ?? false
+  }
 })
 
 export class ReposRepo extends Context.Service<ReposRepo, {
@@ -147,6 +242,11 @@ export class ReposRepo extends Context.Service<ReposRepo, {
   readonly insert: (values: NewRepo) => Effect.Effect<RepoRow, SqlError>
   readonly remove: (id: number) => Effect.Effect<void, SqlError>
   readonly collaboratorMode: (repoId: number, userId: number) => Effect.Effect<Option.Option<CollaboratorMode>, SqlError>
+  /** The user's collaboration levels on several repositories, in one query. */
+  readonly collaboratorModes: (
+    repoIds: ReadonlyArray<number>,
+    userId: number
+  ) => Effect.Effect<ReadonlyMap<number, CollaboratorMode>, SqlError>
   /** Repositories owned by `ownerId` that pass the filter, by id. */
   readonly listOwnedBy: (ownerId: number, filter: RepoFilter, page: Page) => Effect.Effect<Listed<RepoRow>, SqlError>
   readonly countOwnedBy: (ownerId: number) => Effect.Effect<number, SqlError>
@@ -158,6 +258,13 @@ export class ReposRepo extends Context.Service<ReposRepo, {
   readonly allOwnedBy: (ownerId: number) => Effect.Effect<Array<RepoRow>, SqlError>
   /** What the user owns, collaborates on, or reaches through an org team, by name. */
   readonly listAccessible: (userId: number, publicOnly: boolean, order: RepoOrder, page: Page) => Effect.Effect<Listed<RepoRow>, SqlError>
+  readonly update: (id: number, changes: RepoChanges) => Effect.Effect<RepoRow, SqlError>
+  readonly listCollaborators: (repoId: number, page: Page) => Effect.Effect<Listed<Collaborator>, SqlError>
+  readonly setCollaborator: (repoId: number, userId: number, mode: CollaboratorMode) => Effect.Effect<void, SqlError>
+  /** Whether there was one to remove. */
+  readonly removeCollaborator: (repoId: number, userId: number) => Effect.Effect<boolean, SqlError>
+  /** One page of GET /repos/search and the total, in two queries. */
+  readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage, SqlError>
   /** Runs `effect` in a transaction (the row is only kept when the disk work succeeds). */
   readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
 }>()("hearth/repos/ReposRepo") {
@@ -172,6 +279,8 @@ export class ReposRepo extends Context.Service<ReposRepo, {
         sql`r.owner_id IN (SELECT t.org_id FROM teams t JOIN team_users tu ON tu.team_id = t.id
           WHERE tu.user_id = ${userId} AND (t.includes_all_repositories OR t.permission = 'owner'))`
 
+      // Uncorrelated `IN (subquery)` forms throughout: PostgreSQL evaluates each once (a hashed
+      // subplan) instead of probing per repository, which keeps searches over many rows fast.
       const visibleCondition = (filter: RepoFilter) => {
         if (filter.all === true) return sql`TRUE`
         const publicRepos = filter.publicOwners.length === 0
@@ -180,7 +289,7 @@ export class ReposRepo extends Context.Service<ReposRepo, {
         if (filter.viewerId === undefined) return publicRepos
         const id = filter.viewerId
         const reach = sql`(r.owner_id = ${id}
-          OR EXISTS (SELECT 1 FROM collaborations c WHERE c.repo_id = r.id AND c.user_id = ${id})
+          OR r.id IN (SELECT c.repo_id FROM collaborations c WHERE c.user_id = ${id})
           OR ${teamReach(id)}
           OR (NOT r.is_private AND r.owner_id IN (SELECT org_id FROM org_users WHERE user_id = ${id})))`
         return filter.publicOnly === true
@@ -203,6 +312,13 @@ export class ReposRepo extends Context.Service<ReposRepo, {
             sql`SELECT mode FROM collaborations WHERE repo_id = ${repoId} AND user_id = ${userId}`,
             (rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => r.mode as CollaboratorMode)
           ),
+        collaboratorModes: (repoIds, userId) =>
+          repoIds.length === 0
+            ? Effect.succeed(new Map())
+            : Effect.map(
+              sql`SELECT repo_id, mode FROM collaborations WHERE user_id = ${userId} AND repo_id IN ${sql.in(repoIds)}`,
+              (rows) => new Map(rows.map((r) => [Number(r.repo_id), r.mode as CollaboratorMode]))
+            ),
         recordPush: (id, state) =>
           Effect.asVoid(sql`UPDATE repositories SET is_empty = ${state.isEmpty}, size = ${state.sizeBytes},
             default_branch = ${state.defaultBranch}, updated_at = now() WHERE id = ${id}`),
@@ -228,6 +344,103 @@ export class ReposRepo extends Context.Service<ReposRepo, {
             const rows = yield* sql`SELECT r.* FROM repositories r WHERE ${where}
               ORDER BY ${sql.unsafe(ORDER_SQL[order])}, r.id LIMIT ${page.limit} OFFSET ${page.offset}`
             return { rows: rows.map(toRepoRow), total: Number(count!.n) }
+          }),
+        update: (id, changes) =>
+          Effect.map(
+            Object.keys(changes).length === 0
+              ? sql`SELECT * FROM repositories WHERE id = ${id}`
+              : sql`UPDATE repositories SET ${sql.update(changes as Record<string, unknown>)}, updated_at = now()
+                WHERE id = ${id} RETURNING *`,
+            (rows) => toRepoRow(rows[0]!)
+          ),
+        listCollaborators: (repoId, page) =>
+          Effect.gen(function*() {
+            const [count] = yield* sql`SELECT count(*) AS n FROM collaborations WHERE repo_id = ${repoId}`
+            const rows = yield* sql`SELECT u.*, c.mode AS collaboration_mode FROM collaborations c
+              JOIN users u ON u.id = c.user_id WHERE c.repo_id = ${repoId}
+              ORDER BY u.lower_name LIMIT ${page.limit} OFFSET ${page.offset}`
+            return {
+              rows: rows.map((r) => ({ user: toUserRow(r), mode: r.collaboration_mode as CollaboratorMode })),
+              total: Number(count!.n)
+            }
+          }),
+        setCollaborator: (repoId, userId, mode) =>
+          Effect.asVoid(sql`INSERT INTO collaborations (repo_id, user_id, mode) VALUES (${repoId}, ${userId}, ${mode})
+            ON CONFLICT (repo_id, user_id) DO UPDATE SET mode = EXCLUDED.mode, updated_at = now()`),
+        removeCollaborator: (repoId, userId) =>
+          Effect.map(
+            sql`DELETE FROM collaborations WHERE repo_id = ${repoId} AND user_id = ${userId} RETURNING user_id`,
+            (rows) => rows.length > 0
+          ),
+        search: (search, page) =>
+          Effect.gen(function*() {
+            const conditions = [visibleCondition(search.filter)]
+            if (search.keywords.length > 0) {
+              conditions.push(sql`(${
+                sql.or(search.keywords.map((k) => {
+                  const byName = sql`r.lower_name LIKE ${likePattern(k)}`
+                  const slash = k.indexOf("/")
+                  if (slash < 0 || k.indexOf("/", slash + 1) >= 0) return byName
+                  return sql`(${byName} OR (o.lower_name LIKE ${likePattern(k.slice(0, slash))}
+                    AND r.lower_name LIKE ${likePattern(k.slice(slash + 1))}))`
+                }))
+              })`)
+            }
+            if (search.ownerId !== undefined) {
+              const id = search.ownerId
+              conditions.push(
+                search.exclusive
+                  ? sql`r.owner_id = ${id}`
+                  : sql`(r.owner_id = ${id}
+                    OR r.id IN (SELECT c.repo_id FROM collaborations c WHERE c.user_id = ${id})
+                    OR ${teamReach(id)})`
+              )
+            }
+            if (search.isPrivate !== undefined) conditions.push(sql`r.is_private = ${search.isPrivate}`)
+            if (search.template !== undefined) conditions.push(sql`r.is_template = ${search.template}`)
+            if (search.archived !== undefined) conditions.push(sql`r.is_archived = ${search.archived}`)
+            if (search.starredBy !== undefined) {
+              conditions.push(sql`EXISTS (SELECT 1 FROM stars s WHERE s.repo_id = r.id AND s.user_id = ${search.starredBy})`)
+            }
+            switch (search.mode) {
+              case "fork":
+                conditions.push(sql`r.is_fork`)
+                break
+              case "source":
+                conditions.push(sql`NOT r.is_fork AND NOT r.is_mirror`)
+                break
+              case "mirror":
+                conditions.push(sql`r.is_mirror`)
+                break
+              case "collaborative":
+                // Repositories the searched user reaches without owning them; no mirrors.
+                conditions.push(sql`NOT r.is_mirror`)
+                if (search.ownerId !== undefined) conditions.push(sql`r.owner_id <> ${search.ownerId}`)
+                break
+            }
+            const where = sql.and(conditions)
+            const [count] = yield* sql`SELECT count(*) AS n FROM repositories r JOIN users o ON o.id = r.owner_id
+              WHERE ${where}`
+            const order = SEARCH_ORDER_SQL[search.sort]
+            const direction = search.desc ? "DESC" : "ASC"
+            // With `owner/name` keywords, repositories of a matching owner come first.
+            const owners = search.keywords.filter((k) => k.split("/").length === 2).map((k) => likePattern(k.split("/")[0]!))
+            const ownerFirst = owners.length === 0
+              ? sql``
+              : sql`(${sql.or(owners.map((pattern) => sql`o.lower_name LIKE ${pattern}`))}) DESC, `
+            const rows = yield* sql`SELECT r.* FROM repositories r JOIN users o ON o.id = r.owner_id WHERE ${where}
+              ORDER BY ${ownerFirst}${sql.unsafe(order.map((column) => `${column} ${direction}`).join(", "))}, r.id ${
+              sql.unsafe(direction)
+            } LIMIT ${page.limit} OFFSET ${page.offset}`
+            const ownerIds = [...new Set(rows.map((r) => Number(r.owner_id)))]
+            const ownerRows = ownerIds.length === 0
+              ? []
+              : yield* sql`SELECT * FROM users WHERE id IN ${sql.in(ownerIds)}`
+            return {
+              rows: rows.map(toRepoRow),
+              total: Number(count!.n),
+              owners: new Map(ownerRows.map((o) => [Number(o.id), toUserRow(o)]))
+            }
           }),
         transaction: (effect) => sql.withTransaction(effect)
       })

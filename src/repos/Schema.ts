@@ -106,6 +106,42 @@ export const Repository = Schema.Struct({
 }).annotate({ identifier: "Repository" })
 export type Repository = typeof Repository.Type
 
+/** PATCH /repos/{o}/{r}; fields absent are left alone. Merge and tracker settings are not kept yet. */
+export const EditRepoOption = Schema.Struct({
+  name: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  website: Schema.optional(Schema.String),
+  private: Schema.optional(Schema.Boolean),
+  default_branch: Schema.optional(Schema.String),
+  archived: Schema.optional(Schema.Boolean),
+  enable_prune: Schema.optional(Schema.Boolean),
+  mirror_interval: Schema.optional(Schema.String),
+  has_issues: Schema.optional(Schema.Boolean),
+  has_wiki: Schema.optional(Schema.Boolean),
+  has_pull_requests: Schema.optional(Schema.Boolean),
+  has_projects: Schema.optional(Schema.Boolean),
+  has_releases: Schema.optional(Schema.Boolean),
+  has_packages: Schema.optional(Schema.Boolean),
+  has_actions: Schema.optional(Schema.Boolean)
+}).annotate({ identifier: "EditRepoOption" })
+export type EditRepoOption = typeof EditRepoOption.Type
+
+export const AddCollaboratorOption = Schema.Struct({
+  permission: Schema.optional(Schema.String)
+}).annotate({ identifier: "AddCollaboratorOption" })
+
+export const RepoCollaboratorPermission = Schema.Struct({
+  permission: Schema.String,
+  role_name: Schema.String,
+  user: User
+}).annotate({ identifier: "RepoCollaboratorPermission" })
+
+/** `GET /repos/search` answers `{ok, data}`; a failed search is `{ok: false, error}` with 500. */
+export const SearchResults = Schema.Struct({
+  ok: Schema.Boolean,
+  data: Schema.Array(Repository)
+}).annotate({ identifier: "SearchResults" })
+
 const pathPart = (s: string) => encodeURIComponent(s)
 
 /**
@@ -170,23 +206,23 @@ export const toApiRepo = (
       push: atLeast(access.code, "write"),
       pull: atLeast(access.code, "read")
     },
-    has_issues: true,
+    has_issues: repo.units.hasIssues,
     internal_tracker: {
       enable_time_tracker: true,
       allow_only_contributors_to_track_time: true,
       enable_issue_dependencies: true
     },
-    has_wiki: true,
+    has_wiki: repo.units.hasWiki,
     has_wiki_contents: false,
     wiki_branch: repo.defaultBranch,
     wiki_ssh_url: sshUrl(settings, owner.name, `${repo.name}.wiki`),
     wiki_clone_url: `${root}${wikiPath}.git`,
     globally_editable_wiki: false,
-    has_pull_requests: true,
-    has_projects: true,
-    has_releases: true,
-    has_packages: true,
-    has_actions: false,
+    has_pull_requests: repo.units.hasPullRequests,
+    has_projects: repo.units.hasProjects,
+    has_releases: repo.units.hasReleases,
+    has_packages: repo.units.hasPackages,
+    has_actions: repo.units.hasActions,
     ignore_whitespace_conflicts: false,
     allow_merge_commits: true,
     allow_rebase: true,
@@ -201,7 +237,7 @@ export const toApiRepo = (
     avatar_url: "",
     // Public, but its owner is private: only the owner's viewers reach it.
     internal: !repo.isPrivate && owner.visibility === "private",
-    mirror_interval: "",
+    mirror_interval: repo.mirrorInterval,
     object_format_name: repo.objectFormatName,
     mirror_updated: formatTime(new Date(0)),
     repo_transfer: null,

@@ -4,14 +4,27 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { existsSync } from "node:fs"
-import { join } from "node:path"
+import { mkdir, rename } from "node:fs/promises"
+import { dirname, join } from "node:path"
 import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
-import { type Listed, REPO_ORDERS, type RepoFilter, type RepoOrder, type RepoRow, ReposRepo } from "./Repo.ts"
-import type { CreateRepoOption } from "./Schema.ts"
+import {
+  type Collaborator,
+  type CollaboratorMode,
+  type Listed,
+  REPO_ORDERS,
+  type RepoChanges,
+  type RepoFilter,
+  type RepoOrder,
+  type RepoRow,
+  type RepoSearch,
+  ReposRepo,
+  type SearchPage
+} from "./Repo.ts"
+import type { CreateRepoOption, EditRepoOption } from "./Schema.ts"
 
 const MAX_NAME_LENGTH = 100
 const VALID_NAME = /^[-.\w]+$/
@@ -66,6 +79,107 @@ const createProblem = (input: CreateRepoOption): string | undefined =>
       : undefined) ??
     (input.template === true ? "template repositories are not supported yet" : undefined)
 
+const GO_UNITS: Record<string, number> = {
+  ns: 1e-9,
+  us: 1e-6,
+  "µs": 1e-6,
+  "μs": 1e-6,
+  ms: 1e-3,
+  s: 1,
+  m: 60,
+  h: 3600
+}
+
+/** Go's time.ParseDuration, in seconds; `undefined` when the text is not a Go duration. */
+export const parseGoDuration = (text: string): number | undefined => {
+  if (text === "0" || text === "+0" || text === "-0") return 0
+  const match = /^([-+]?)((?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$/.exec(text)
+  if (match === null) return undefined
+  let total = 0
+  for (const part of match[2]!.matchAll(/(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g)) {
+    total += Number(part[1]) * GO_UNITS[part[2]!]!
+  }
+  return match[1] === "-" ? -total : total
+}
+
+/** Go's Duration.String for whole or fractional seconds ≥ 1s (and 0): "8h0m0s", "10m0s", "1m30.5s". */
+export const formatGoDuration = (seconds: number): string => {
+  if (seconds === 0) return "0s"
+  const sign = seconds < 0 ? "-" : ""
+  let rest = Math.abs(seconds)
+  const h = Math.floor(rest / 3600)
+  rest -= h * 3600
+  const m = Math.floor(rest / 60)
+  rest -= m * 60
+  const s = `${Number(rest.toFixed(9))}s`
+  return h > 0 ? `${sign}${h}h${m}m${s}` : m > 0 ? `${sign}${m}m${s}` : `${sign}${s}`
+}
+
+/** Forgejo's [mirror] MIN_INTERVAL default. */
+const MIN_MIRROR_INTERVAL = 600
+
+const isHttpUrl = (value: string) => {
+  try {
+    const url = new URL(value)
+    return (url.protocol === "http:" || url.protocol === "https:") && url.host !== ""
+  } catch {
+    return false
+  }
+}
+
+/** EditRepoOption's field checks (those that need no git): a message, or the columns to write. */
+const editChanges = (repo: RepoRow, input: EditRepoOption): string | RepoChanges => {
+  const changes: { -readonly [K in keyof RepoChanges]: RepoChanges[K] } = {}
+  if (input.name !== undefined && input.name !== repo.name) {
+    const problem = repoNameProblem(input.name)
+    if (problem !== undefined) return problem
+    changes.name = input.name
+    changes.lower_name = input.name.toLowerCase()
+  }
+  if (input.description !== undefined) {
+    if (input.description.length > 2048) return "[Description]: MaxSize (2048)"
+    changes.description = input.description
+  }
+  if (input.website !== undefined) {
+    if (input.website.length > 1024) return "[Website]: MaxSize (1024)"
+    if (input.website !== "" && !isHttpUrl(input.website)) return `[Website]: Invalid url: "${input.website}"`
+    changes.website = input.website
+  }
+  if (input.default_branch !== undefined && input.default_branch !== repo.defaultBranch) {
+    const problem = branchNameProblem(input.default_branch)
+    if (problem !== undefined) return problem
+    changes.default_branch = input.default_branch
+  }
+  if (input.private !== undefined) changes.is_private = input.private
+  if (input.archived !== undefined && input.archived !== repo.isArchived) {
+    if (repo.isMirror) return "repo is a mirror, cannot archive/un-archive"
+    changes.is_archived = input.archived
+    // archived_at is the time of the last archiving; un-archiving clears it.
+    changes.archived_at = input.archived ? new Date() : null
+  }
+  if (input.enable_prune !== undefined) changes.enable_prune = input.enable_prune
+  if (input.mirror_interval !== undefined) {
+    const seconds = parseGoDuration(input.mirror_interval)
+    if (seconds === undefined) return `invalid mirror interval: time: invalid duration "${input.mirror_interval}"`
+    // 0 turns periodic syncing off; anything else must be at least the minimum interval.
+    if (seconds !== 0 && seconds < MIN_MIRROR_INTERVAL) {
+      return `invalid mirror interval: ${formatGoDuration(seconds)} is below the minimum interval 10m0s`
+    }
+    changes.mirror_interval = formatGoDuration(seconds)
+  }
+  const units = [
+    ["has_issues", input.has_issues],
+    ["has_wiki", input.has_wiki],
+    ["has_pull_requests", input.has_pull_requests],
+    ["has_projects", input.has_projects],
+    ["has_releases", input.has_releases],
+    ["has_packages", input.has_packages],
+    ["has_actions", input.has_actions]
+  ] as const
+  for (const [column, value] of units) if (value !== undefined) changes[column] = value
+  return changes
+}
+
 const isUnique = (e: unknown) => isSqlError(e) && e.reason._tag === "UniqueViolation"
 
 const duplicate = () => Errors.conflict("The repository with the same name already exists.")
@@ -82,6 +196,21 @@ export class ReposService extends Context.Service<ReposService, {
   ) => Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict>
   /** Deletes the row and the directory. */
   readonly remove: (owner: UserRow, repo: RepoRow) => Effect.Effect<void>
+  /**
+   * PATCH /repos/{o}/{r}: validates everything before writing; a rename moves the directory in the
+   * same transaction (409 when the name is taken); a default branch must exist unless the
+   * repository is empty, and HEAD follows it.
+   */
+  readonly edit: (
+    owner: UserRow,
+    repo: RepoRow,
+    input: EditRepoOption
+  ) => Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict>
+  readonly listCollaborators: (repo: RepoRow, page: Page) => Effect.Effect<Listed<Collaborator>>
+  readonly setCollaborator: (repo: RepoRow, user: UserRow, mode: CollaboratorMode) => Effect.Effect<void>
+  readonly removeCollaborator: (repo: RepoRow, user: UserRow) => Effect.Effect<void>
+  /** GET /repos/search; database errors stay typed (the route answers them with its own body). */
+  readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage, SqlError>
   /** How many repositories the account owns (users and organizations cannot go while any remain). */
   readonly countOwnedBy: (owner: UserRow) => Effect.Effect<number>
   /** Deletes every repository the account owns (an admin's purge). */
@@ -166,6 +295,57 @@ export class ReposService extends Context.Service<ReposService, {
             // Inside the transaction: if the directory cannot be removed, the row stays too.
             yield* Git.removeRepository(pathOf(owner, repo))
           })),
+        edit: (owner, repo, input) =>
+          Effect.gen(function*() {
+            const changes = editChanges(repo, input)
+            if (typeof changes === "string") return yield* Errors.validationFailed(changes)
+            const oldPath = pathOf(owner, repo)
+            if (changes.default_branch !== undefined && !repo.isEmpty) {
+              const branches = yield* Effect.orDie(Git.listRefs(oldPath, "refs/heads/"))
+              if (!branches.some((b) => b.ref === `refs/heads/${changes.default_branch}`)) {
+                return yield* Errors.validationFailed(`branch does not exist [name: ${changes.default_branch}]`)
+              }
+            }
+            const moves = changes.lower_name !== undefined && changes.lower_name !== repo.lowerName
+            const newPath = moves ? pathOf(owner, { lowerName: changes.lower_name! }) : oldPath
+            if (changes.lower_name !== undefined && changes.lower_name !== repo.lowerName) {
+              if (Option.isSome(yield* Effect.orDie(repos.findByName(owner.id, changes.lower_name)))) {
+                return yield* duplicate()
+              }
+              if (existsSync(newPath)) {
+                return yield* Errors.conflict(`repository files already exist [uname: ${owner.name}, name: ${changes.name}]`)
+              }
+            }
+            let moved = false
+            return yield* transaction(Effect.gen(function*() {
+              const row = yield* repos.update(repo.id, changes).pipe(
+                Effect.catchIf(isUnique, () => Effect.fail(duplicate()))
+              )
+              if (moves) {
+                // Inside the transaction: a failed move rolls the rename of the row back.
+                yield* Effect.orDie(Effect.tryPromise(async () => {
+                  await mkdir(dirname(newPath), { recursive: true })
+                  await rename(oldPath, newPath)
+                }))
+                moved = true
+              }
+              if (changes.default_branch !== undefined) yield* Effect.orDie(Git.setHeadBranch(newPath, changes.default_branch))
+              return row
+            })).pipe(
+              // The commit itself failed after the move: put the directory back.
+              Effect.onError(() =>
+                moved
+                  ? Effect.promise(() => rename(newPath, oldPath)).pipe(
+                    Effect.ignoreCause({ log: "Warn", message: `could not move ${newPath} back` })
+                  )
+                  : Effect.void
+              )
+            )
+          }),
+        listCollaborators: (repo, page) => Effect.orDie(repos.listCollaborators(repo.id, page)),
+        setCollaborator: (repo, user, mode) => Effect.orDie(repos.setCollaborator(repo.id, user.id, mode)),
+        removeCollaborator: (repo, user) => Effect.asVoid(Effect.orDie(repos.removeCollaborator(repo.id, user.id))),
+        search: (search, page) => repos.search(search, page),
         countOwnedBy: (owner) => Effect.orDie(repos.countOwnedBy(owner.id)),
         removeAllOwnedBy: (owner) =>
           Effect.gen(function*() {
