@@ -293,3 +293,28 @@ describe("watches", () => {
     expect((await call("GET", path, `token ${readRepo}`)).status).toBe(200)
   })
 })
+
+describe("deletions keep the counters exact", () => {
+  it("deleting a repository lowers its stargazers' starred count", async () => {
+    await createUser(hearth, { username: "fading" })
+    const repo = await createRepo("fading")
+    expect((await call("PUT", `/user/starred/${repo.full_name}`, basic("bob"))).status).toBe(204)
+    const before = await starredCount("bob")
+    expect((await call("DELETE", `/repos/${repo.full_name}`, basic("fading"))).status).toBe(204)
+    expect(await starredCount("bob")).toBe(before - 1)
+  })
+
+  it("deleting a user lowers the star and watch counters of what it starred and watched", async () => {
+    await createUser(hearth, { username: "root2", isAdmin: true })
+    await createUser(hearth, { username: "goner" })
+    const repo = await createRepo("alice")
+    expect((await call("PUT", `/user/starred/${repo.full_name}`, basic("goner"))).status).toBe(204)
+    expect((await call("PUT", `/repos/${repo.full_name}/subscription`, basic("goner"))).status).toBe(200)
+    expect(await truth(repo.full_name)).toMatchObject({ numStars: 1, numWatches: 1 })
+    expect((await call("DELETE", "/admin/users/goner", basic("root2"))).status).toBe(204)
+    const after = await truth(repo.full_name)
+    expect(after).toMatchObject({ numStars: 0, stars: 0 })
+    expect(after.numWatches).toBe(after.watches)
+    expect((await repoJson(repo.full_name)).stars_count).toBe(0)
+  })
+})

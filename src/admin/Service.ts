@@ -210,6 +210,7 @@ export class AdminUsers extends Context.Service<AdminUsers, {
                     "remove it from them first, or delete it with purge"
                 )
               }
+              yield* repositories.releaseCountsOfUser(target) // its stars and watches go with it
               yield* users.remove(target)
             })).pipe(Effect.catchTag("SqlError", Effect.die))
           }),

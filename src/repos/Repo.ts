@@ -250,6 +250,8 @@ export class ReposRepo extends Context.Service<ReposRepo, {
   /** Repositories owned by `ownerId` that pass the filter, by id. */
   readonly listOwnedBy: (ownerId: number, filter: RepoFilter, page: Page) => Effect.Effect<Listed<RepoRow>, SqlError>
   readonly countOwnedBy: (ownerId: number) => Effect.Effect<number, SqlError>
+  /** Lowers the star and watch counters of the repositories `userId` starred or watched (before it is deleted). */
+  readonly releaseCountsOfUser: (userId: number) => Effect.Effect<void, SqlError>
   /** What a push changed: emptiness, size in bytes, default branch; touches updated_at. */
   readonly recordPush: (
     id: number,
@@ -322,6 +324,13 @@ export class ReposRepo extends Context.Service<ReposRepo, {
         recordPush: (id, state) =>
           Effect.asVoid(sql`UPDATE repositories SET is_empty = ${state.isEmpty}, size = ${state.sizeBytes},
             default_branch = ${state.defaultBranch}, updated_at = now() WHERE id = ${id}`),
+        releaseCountsOfUser: (userId) =>
+          Effect.andThen(
+            sql`UPDATE repositories SET num_stars = GREATEST(num_stars - 1, 0)
+              WHERE id IN (SELECT repo_id FROM stars WHERE user_id = ${userId})`,
+            sql`UPDATE repositories SET num_watches = GREATEST(num_watches - 1, 0)
+              WHERE id IN (SELECT repo_id FROM watches WHERE user_id = ${userId} AND mode <> 'dont')`
+          ),
         countOwnedBy: (ownerId) =>
           Effect.map(sql`SELECT count(*) AS n FROM repositories WHERE owner_id = ${ownerId}`, (rows) => Number(rows[0]!.n)),
         allOwnedBy: (ownerId) =>

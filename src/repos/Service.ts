@@ -213,6 +213,8 @@ export class ReposService extends Context.Service<ReposService, {
   readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage, SqlError>
   /** How many repositories the account owns (users and organizations cannot go while any remain). */
   readonly countOwnedBy: (owner: UserRow) => Effect.Effect<number>
+  /** Lowers the counters of what `user` starred or watched; call before deleting the user. */
+  readonly releaseCountsOfUser: (user: UserRow) => Effect.Effect<void>
   /** Deletes every repository the account owns (an admin's purge). */
   readonly removeAllOwnedBy: (owner: UserRow) => Effect.Effect<void>
   readonly listOwnedBy: (owner: UserRow, filter: RepoFilter, page: Page) => Effect.Effect<Listed<RepoRow>>
@@ -290,6 +292,7 @@ export class ReposService extends Context.Service<ReposService, {
           }),
         remove: (owner, repo) =>
           transaction(Effect.gen(function*() {
+            yield* users.releaseStarsOfRepository(repo.id) // the stars go with the repository
             yield* repos.remove(repo.id)
             yield* users.adjustNumRepos(owner.id, -1)
             // Inside the transaction: if the directory cannot be removed, the row stays too.
@@ -347,10 +350,12 @@ export class ReposService extends Context.Service<ReposService, {
         removeCollaborator: (repo, user) => Effect.asVoid(Effect.orDie(repos.removeCollaborator(repo.id, user.id))),
         search: (search, page) => repos.search(search, page),
         countOwnedBy: (owner) => Effect.orDie(repos.countOwnedBy(owner.id)),
+        releaseCountsOfUser: (user) => Effect.orDie(repos.releaseCountsOfUser(user.id)),
         removeAllOwnedBy: (owner) =>
           Effect.gen(function*() {
             for (const repo of yield* Effect.orDie(repos.allOwnedBy(owner.id))) {
               yield* transaction(Effect.gen(function*() {
+                yield* users.releaseStarsOfRepository(repo.id)
                 yield* repos.remove(repo.id)
                 yield* users.adjustNumRepos(owner.id, -1)
                 yield* Git.removeRepository(pathOf(owner, repo))

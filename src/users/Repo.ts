@@ -155,6 +155,8 @@ export class UsersRepo extends Context.Service<UsersRepo, {
   ) => Effect.Effect<{ rows: Array<UserRow>; total: number }, SqlError>
   readonly countAdmins: Effect.Effect<number, SqlError>
   readonly touchLastLogin: (id: number) => Effect.Effect<void, SqlError>
+  /** Lowers the starred-repository count of everyone who starred `repoId` (before it is deleted). */
+  readonly releaseStarsOfRepository: (repoId: number) => Effect.Effect<void, SqlError>
   /** Adds `delta` to the account's repository count (never below zero). */
   readonly adjustNumRepos: (id: number, delta: number) => Effect.Effect<void, SqlError>
   /** Adds `delta` to the user's star count (`starred_repos_count`, never below zero). */
@@ -259,6 +261,9 @@ export class UsersRepo extends Context.Service<UsersRepo, {
           (rows) => Number(rows[0]!.n)
         ),
         touchLastLogin: (id) => written(Effect.asVoid(sql`UPDATE users SET last_login = now() WHERE id = ${id}`)),
+        releaseStarsOfRepository: (repoId) =>
+          written(Effect.asVoid(sql`UPDATE users SET num_stars = GREATEST(num_stars - 1, 0)
+            WHERE id IN (SELECT user_id FROM stars WHERE repo_id = ${repoId})`)),
         adjustNumRepos: (id, delta) =>
           written(Effect.asVoid(sql`UPDATE users SET num_repos = GREATEST(num_repos + ${delta}, 0) WHERE id = ${id}`)),
         adjustNumStars: (id, delta) =>
