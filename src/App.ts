@@ -2,6 +2,7 @@
 import { Layer } from "effect"
 import { AdminRepo } from "./admin/Repo.ts"
 import { AdminUsers } from "./admin/Service.ts"
+import { ContentsService } from "./contents/Service.ts"
 import type { Settings } from "./config/Settings.ts"
 import * as Database from "./db/Database.ts"
 import { Authenticator } from "./http/Authentication.ts"
@@ -24,7 +25,7 @@ const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer,
 
 // Services built on other services come first: AdminUsers deletes organizations through
 // OrgsService, and both refuse or purge through ReposService.
-export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer).pipe(
+export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, ContentsService.layer).pipe(
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(Layer.mergeAll(ReposService.layer, RepoPolicy.layer)),
   Layer.provideMerge(Layer.mergeAll(UsersService.layer, TokensService.layer, OrgPolicy.layer)),

@@ -1,10 +1,12 @@
 // The whole /api/v1 surface: every resource's group, then the API-wide middleware (which only
 // applies to endpoints added before it, so it comes last).
 import { HttpApi, OpenApi } from "effect/http-api"
+import { BranchesApi } from "../branches/Api.ts"
 import { AdminUsersApi } from "../admin/Api.ts"
 import { MiscApi } from "../misc/Api.ts"
 import { OrgsApi } from "../orgs/Api.ts"
 import { ReposApi } from "../repos/Api.ts"
+import { ContentsApi } from "../contents/Api.ts"
 import { SocialApi } from "../social/Api.ts"
 import { TokensApi } from "../tokens/Api.ts"
 import { TwoFactorApi } from "../twofa/Api.ts"
@@ -13,7 +15,7 @@ import { Authentication } from "./Authentication.ts"
 import { ErrorResponses } from "./Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
-  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi)
+  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi)
   .prefix("/api/v1")
   .middleware(Authentication)
   .middleware(ErrorResponses)

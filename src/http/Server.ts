@@ -8,10 +8,12 @@ import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServer, HttpServer
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { AdminUsersHttp } from "../admin/Http.ts"
+import { BranchesHttp } from "../branches/Http.ts"
 import { Settings } from "../config/Settings.ts"
 import { MiscHttp } from "../misc/Http.ts"
 import { OrgsHttp } from "../orgs/Http.ts"
 import { ReposHttp } from "../repos/Http.ts"
+import { ContentsHttp } from "../contents/Http.ts"
 import { GitHttpRoutes } from "../repos/GitHttp.ts"
 import { SocialHttp } from "../social/Http.ts"
 import { TokensHttp } from "../tokens/Http.ts"
@@ -78,7 +80,7 @@ const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp)
+export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp)
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),

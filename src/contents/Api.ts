@@ -1,0 +1,115 @@
+// Reading a repository's files and git objects (issue 3 item 6, read side): contents, raw and
+// media bytes, blobs, trees and refs. Anyone who can see the repository may read them.
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { Access } from "../http/Authentication.ts"
+
+const repoOpen = { signedIn: false, scopes: ["repository"] } as const
+const ownerRepo = { owner: Schema.String, repo: Schema.String }
+/**
+ * A path of any depth after the route (find-my-way's wildcard). A wildcard route also answers the
+ * route without it (`/contents` as `/contents/*`), where the path is empty.
+ */
+const withPath = { ...ownerRepo, "*": Schema.optional(Schema.String) }
+const optional = Schema.optional(Schema.String)
+const Nullable = Schema.NullOr(Schema.String)
+
+export const FileLinksResponse = Schema.Struct({
+  self: Schema.String,
+  git: Schema.String,
+  html: Schema.String
+}).annotate({ identifier: "FileLinksResponse" })
+
+export const ContentsResponse = Schema.Struct({
+  name: Schema.String,
+  path: Schema.String,
+  sha: Schema.String,
+  last_commit_sha: Schema.String,
+  last_commit_when: Schema.String,
+  type: Schema.String,
+  size: Schema.Int,
+  encoding: Nullable,
+  content: Nullable,
+  target: Nullable,
+  url: Schema.String,
+  html_url: Schema.String,
+  git_url: Schema.String,
+  download_url: Nullable,
+  submodule_git_url: Nullable,
+  _links: FileLinksResponse
+}).annotate({ identifier: "ContentsResponse" })
+export type ContentsResponse = typeof ContentsResponse.Type
+
+export const GitBlob = Schema.Struct({
+  content: Schema.String,
+  encoding: Schema.String,
+  url: Schema.String,
+  sha: Schema.String,
+  size: Schema.Int
+}).annotate({ identifier: "GitBlob" })
+
+export const GitEntry = Schema.Struct({
+  path: Schema.String,
+  mode: Schema.String,
+  type: Schema.String,
+  size: Schema.Int,
+  sha: Schema.String,
+  url: Schema.String
+}).annotate({ identifier: "GitEntry" })
+
+export const GitTreeResponse = Schema.Struct({
+  sha: Schema.String,
+  url: Schema.String,
+  tree: Schema.Array(GitEntry),
+  truncated: Schema.Boolean,
+  page: Schema.Int,
+  total_count: Schema.Int
+}).annotate({ identifier: "GitTreeResponse" })
+
+export const GitObject = Schema.Struct({
+  type: Schema.String,
+  sha: Schema.String,
+  url: Schema.String
+}).annotate({ identifier: "GitObject" })
+
+export const Reference = Schema.Struct({
+  ref: Schema.String,
+  url: Schema.String,
+  object: GitObject
+}).annotate({ identifier: "Reference" })
+
+/** File bytes; the handler answers with its own response and Content-Type. */
+const RawFile = Schema.String
+
+export class ContentsApi extends HttpApiGroup.make("contents")
+  .add(
+    HttpApiEndpoint.get("getContents", "/repos/:owner/:repo/contents/*", {
+      params: withPath,
+      query: { ref: optional },
+      success: Schema.Union([ContentsResponse, Schema.Array(ContentsResponse)])
+    }).annotate(Access, repoOpen),
+    HttpApiEndpoint.get("getRawFile", "/repos/:owner/:repo/raw/*", {
+      params: withPath,
+      query: { ref: optional },
+      success: RawFile
+    }).annotate(Access, repoOpen),
+    HttpApiEndpoint.get("getMediaFile", "/repos/:owner/:repo/media/*", {
+      params: withPath,
+      query: { ref: optional },
+      success: RawFile
+    }).annotate(Access, repoOpen),
+    HttpApiEndpoint.get("getBlob", "/repos/:owner/:repo/git/blobs/:sha", {
+      params: { ...ownerRepo, sha: Schema.String },
+      success: GitBlob
+    }).annotate(Access, repoOpen),
+    HttpApiEndpoint.get("getTree", "/repos/:owner/:repo/git/trees/:sha", {
+      params: { ...ownerRepo, sha: Schema.String },
+      query: { recursive: optional, page: optional, per_page: optional },
+      success: GitTreeResponse
+    }).annotate(Access, repoOpen),
+    HttpApiEndpoint.get("getRefs", "/repos/:owner/:repo/git/refs/*", {
+      params: withPath,
+      success: Schema.Array(Reference)
+    }).annotate(Access, repoOpen)
+  )
+{}

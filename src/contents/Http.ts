@@ -1,0 +1,95 @@
+// Handlers of the contents group: the repository is found and its visibility checked once per
+// request (404 when the caller may not see it), then ContentsService reads from git.
+import { Effect, Option } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { HearthApi } from "../http/Api.ts"
+import { Caller } from "../http/Authentication.ts"
+import { contentTypeOf } from "../git/Readers.ts"
+import { ContentsService, DEFAULT_TREE_PAGE, type RepoHandle } from "./Service.ts"
+
+/** Go's strconv.ParseBool for query flags (anything else is false). */
+const flag = (value: string | undefined) => ["1", "t", "T", "true", "TRUE", "True"].includes(value ?? "")
+
+/** A positive integer query value, or `fallback` when absent or not a positive number. */
+const positive = (value: string | undefined, fallback: number) => {
+  const n = /^\d{1,9}$/.test(value ?? "") ? Number(value) : 0
+  return n > 0 ? n : fallback
+}
+
+export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handlers) =>
+  Effect.gen(function*() {
+    const service = yield* ContentsService
+
+    const repoOf = (params: { owner: string; repo: string }) =>
+      Effect.flatMap(Caller, (caller) => service.find(Option.getOrUndefined(caller), params.owner, params.repo))
+
+    /** The file's bytes as Forgejo serves them, marked as a blob (SPEC Behavior 5). */
+    const serve = (handle: RepoHandle, path: string, ref: string | undefined) =>
+      Effect.map(service.file(handle, path, ref), ({ bytes, name }) =>
+        HttpServerResponse.uint8Array(bytes, {
+          contentType: contentTypeOf(bytes),
+          headers: {
+            "X-Service-Object-Type": "blob",
+            "Content-Disposition": `inline; filename*=UTF-8''${encodeURIComponent(name)}`,
+            "Cache-Control": "private, max-age=300"
+          }
+        }))
+
+    return handlers
+      .handle("getContents", ({ params, query }) =>
+        Effect.flatMap(repoOf(params), (handle) => service.contents(handle, params["*"] ?? "", query.ref)))
+      .handle("getRawFile", ({ params, query }) =>
+        Effect.flatMap(repoOf(params), (handle) => serve(handle, params["*"] ?? "", query.ref)))
+      .handle("getMediaFile", ({ params, query }) =>
+        // No LFS store yet, so media is the stored blob, as raw is.
+        Effect.flatMap(repoOf(params), (handle) => serve(handle, params["*"] ?? "", query.ref)))
+      .handle("getBlob", ({ params }) =>
+        Effect.gen(function*() {
+          const handle = yield* repoOf(params)
+          const { bytes, sha } = yield* service.blob(handle, params.sha)
+          return {
+            content: bytes.toString("base64"),
+            encoding: "base64",
+            url: `${handle.api}/git/blobs/${sha}`,
+            sha,
+            size: bytes.length
+          }
+        }))
+      .handle("getTree", ({ params, query }) =>
+        Effect.gen(function*() {
+          const handle = yield* repoOf(params)
+          const page = positive(query.page, 1)
+          const perPage = Math.min(positive(query.per_page, DEFAULT_TREE_PAGE), DEFAULT_TREE_PAGE)
+          const recursive = flag(query.recursive)
+          const { entries, sha } = yield* service.tree(handle, params.sha, { recursive, page, perPage })
+          const start = (page - 1) * perPage
+          const slice = entries.slice(start, start + perPage)
+          return {
+            sha,
+            url: `${handle.api}/git/trees/${sha}`,
+            tree: slice.map((e) => ({
+              path: e.path,
+              mode: e.mode,
+              type: e.type,
+              size: e.size,
+              sha: e.sha,
+              url: `${handle.api}/git/${e.type === "tree" ? "trees" : "blobs"}/${e.sha}`
+            })),
+            truncated: start + slice.length < entries.length,
+            page,
+            total_count: entries.length
+          }
+        }))
+      .handle("getRefs", ({ params }) =>
+        Effect.gen(function*() {
+          const handle = yield* repoOf(params)
+          return (yield* service.refs(handle, params["*"] ?? "")).map((r) => reference(handle, r))
+        }))
+  }))
+
+const reference = (handle: RepoHandle, r: { ref: string; sha: string; type: string }) => ({
+  ref: r.ref,
+  url: `${handle.api}/git/${r.ref.split("/").map(encodeURIComponent).join("/")}`,
+  object: { type: r.type, sha: r.sha, url: `${handle.api}/git/${r.type}s/${r.sha}` }
+})
