@@ -27,7 +27,8 @@ const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer,
 // OrgsService, and both refuse or purge through ReposService.
 export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, ContentsService.layer).pipe(
   Layer.provideMerge(OrgsService.layer),
-  Layer.provideMerge(Layer.mergeAll(ReposService.layer, RepoPolicy.layer)),
+  Layer.provideMerge(ReposService.layer),
+  Layer.provideMerge(RepoPolicy.layer),
   Layer.provideMerge(Layer.mergeAll(UsersService.layer, TokensService.layer, OrgPolicy.layer)),
   Layer.provideMerge(Authenticator.layer),
   Layer.provideMerge(Repos)

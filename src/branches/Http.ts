@@ -7,7 +7,7 @@ import { Caller, type Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { atLeast } from "../orgs/Policy.ts"
-import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
+import type { RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
@@ -23,7 +23,6 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
   Effect.gen(function*() {
     const settings = yield* Settings
     const repos = yield* ReposService
-    const policy = yield* RepoPolicy
     const users = yield* UsersRepo
     const root = settings.server.ROOT_URL
 
@@ -31,11 +30,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const open = (ownerName: string, name: string) =>
       Effect.gen(function*() {
         const viewer = Option.getOrUndefined(yield* Caller)
-        const owner = yield* Effect.flatMap(Effect.orDie(users.findByName(ownerName)), (found) =>
-          Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound()))
-        const repo = yield* repos.get(owner, name)
-        const access = yield* policy.ensureVisible(viewer, repo, owner)
-        return { viewer, owner, repo, access, path: repos.pathOf(owner, repo) }
+        return { viewer, ...yield* repos.open(viewer, ownerName, name) }
       })
 
     const apiBase = (owner: UserRow, repo: RepoRow) => `${root}api/v1/repos/${owner.name}/${repo.name}`

@@ -7,10 +7,9 @@ import * as Git from "../git/Git.ts"
 import * as Readers from "../git/Readers.ts"
 import type { Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
-import { RepoPolicy } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
-import { type UserRow, UsersRepo } from "../users/Repo.ts"
+import type { UserRow } from "../users/Repo.ts"
 import type { ContentsResponse } from "./Api.ts"
 
 export interface RepoHandle {
@@ -76,8 +75,6 @@ export class ContentsService extends Context.Service<ContentsService, {
     Effect.gen(function*() {
       const settings = yield* Settings
       const repos = yield* ReposService
-      const policy = yield* RepoPolicy
-      const users = yield* UsersRepo
       const root = settings.server.ROOT_URL
       const pool = yield* Effect.acquireRelease(Effect.sync(() => new Readers.BatchPool()), (p) => Effect.sync(() => p.close()))
 
@@ -90,12 +87,9 @@ export class ContentsService extends Context.Service<ContentsService, {
 
       const find = (viewer: Principal | undefined, ownerName: string, name: string) =>
         Effect.gen(function*() {
-          const owner = yield* Effect.flatMap(Effect.orDie(users.findByName(ownerName)), (found) =>
-            Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound()))
-          const repo = yield* repos.get(owner, name)
-          yield* policy.ensureVisible(viewer, repo, owner)
+          const { owner, repo, path: dir } = yield* repos.open(viewer, ownerName, name)
           const path = `${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`
-          return { owner, repo, dir: repos.pathOf(owner, repo), api: `${root}api/v1/repos/${path}`, html: `${root}${path}` }
+          return { owner, repo, dir, api: `${root}api/v1/repos/${path}`, html: `${root}${path}` }
         })
 
       const pathOf = (raw: string) => {

@@ -55,13 +55,6 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       Effect.flatMap(Effect.orDie(users.findByName(name)), (found) =>
         Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound()))
 
-    /** The repository `owner/name` and its owner, or 404; visibility is checked by the caller. */
-    const findRepo = (ownerName: string, name: string) =>
-      Effect.gen(function*() {
-        const owner = yield* accountByName(ownerName)
-        const repo = yield* repos.get(owner, name)
-        return { owner, repo }
-      })
 
     /** Converts rows for a viewer, each with the viewer's own permissions. */
     const present = (rows: ReadonlyArray<RepoRow>, viewer: Principal | undefined, knownOwner?: UserRow) =>
@@ -127,7 +120,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       .handle("editRepo", ({ params, payload }) =>
         Effect.gen(function*() {
           const caller = yield* signedInCaller
-          const { owner, repo } = yield* findRepo(params.owner, params.repo)
+          const { owner, repo } = yield* repos.find(params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "admin")
           const updated = yield* repos.edit(owner, repo, payload)
           return toApiRepo(settings, updated, owner, yield* policy.access(caller, updated, owner), caller)
@@ -200,8 +193,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       .handle("listCollaborators", ({ params, query }) =>
         Effect.gen(function*() {
           const caller = yield* signedInCaller
-          const { owner, repo } = yield* findRepo(params.owner, params.repo)
-          yield* policy.ensureVisible(caller, repo, owner)
+          const { repo } = yield* repos.open(caller, params.owner, params.repo)
           const page = yield* resolvePage(query)
           const { rows, total } = yield* repos.listCollaborators(repo, page)
           yield* setListHeaders(page, total)
@@ -210,8 +202,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       .handle("checkCollaborator", ({ params }) =>
         Effect.gen(function*() {
           const caller = yield* signedInCaller
-          const { owner, repo } = yield* findRepo(params.owner, params.repo)
-          yield* policy.ensureVisible(caller, repo, owner)
+          const { repo } = yield* repos.open(caller, params.owner, params.repo)
           const user = yield* collaboratorByName(params.collaborator)
           if (Option.isNone(yield* Effect.orDie(repoRows.collaboratorMode(repo.id, user.id)))) {
             return yield* Errors.notFound()
@@ -220,7 +211,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       .handle("addCollaborator", ({ params, payload }) =>
         Effect.gen(function*() {
           const caller = yield* signedInCaller
-          const { owner, repo } = yield* findRepo(params.owner, params.repo)
+          const { owner, repo } = yield* repos.find(params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "admin")
           const user = yield* collaboratorByName(params.collaborator)
           const permission = payload.permission ?? "write"
@@ -238,7 +229,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       .handle("deleteCollaborator", ({ params }) =>
         Effect.gen(function*() {
           const caller = yield* signedInCaller
-          const { owner, repo } = yield* findRepo(params.owner, params.repo)
+          const { owner, repo } = yield* repos.find(params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "admin")
           const user = yield* collaboratorByName(params.collaborator)
           yield* repos.removeCollaborator(repo, user)
@@ -246,7 +237,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       .handle("collaboratorPermission", ({ params }) =>
         Effect.gen(function*() {
           const caller = yield* signedInCaller
-          const { owner, repo } = yield* findRepo(params.owner, params.repo)
+          const { owner, repo } = yield* repos.find(params.owner, params.repo)
           const mine = yield* policy.ensureVisible(caller, repo, owner)
           const self = caller.user.lowerName === params.collaborator.toLowerCase()
           if (!caller.user.isAdmin && !self && !atLeast(mine.mode, "admin")) {
@@ -291,8 +282,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       .handle("getRepo", ({ params }) =>
         Effect.gen(function*() {
           const viewer = yield* viewerOf
-          const { owner, repo } = yield* findRepo(params.owner, params.repo)
-          const access = yield* policy.ensureVisible(viewer, repo, owner)
+          const { owner, repo, access } = yield* repos.open(viewer, params.owner, params.repo)
           return toApiRepo(settings, repo, owner, access, viewer)
         }))
       .handle("getRepoById", ({ params }) =>
@@ -307,7 +297,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       .handle("deleteRepo", ({ params }) =>
         Effect.gen(function*() {
           const caller = yield* signedInCaller
-          const { owner, repo } = yield* findRepo(params.owner, params.repo)
+          const { owner, repo } = yield* repos.find(params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "owner")
           yield* repos.remove(owner, repo)
         }))

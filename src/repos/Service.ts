@@ -10,7 +10,9 @@ import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
+import type { Principal } from "../http/Authentication.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
+import { type RepoAccess, RepoPolicy } from "./Policy.ts"
 import {
   type Collaborator,
   type CollaboratorMode,
@@ -188,6 +190,16 @@ export class ReposService extends Context.Service<ReposService, {
   /** `{ROOT}/{lower owner}/{lower name}.git` */
   readonly pathOf: (owner: UserRow, repo: Pick<RepoRow, "lowerName">) => string
   readonly get: (owner: UserRow, name: string) => Effect.Effect<RepoRow, Errors.NotFound>
+  /** The repository `ownerName/name` and its owner, or 404; visibility is the caller's to check. */
+  readonly find: (ownerName: string, name: string) => Effect.Effect<{ owner: UserRow; repo: RepoRow }, Errors.NotFound>
+  /**
+   * The repository as `viewer` may see it, with the viewer's access and its path on disk: what
+   * every route under /repos/{owner}/{repo} starts from. 404 when the viewer may not see it.
+   */
+  readonly open: (viewer: Principal | undefined, ownerName: string, name: string) => Effect.Effect<
+    { owner: UserRow; repo: RepoRow; access: RepoAccess; path: string },
+    Errors.NotFound | Errors.Forbidden
+  >
   readonly getById: (id: number) => Effect.Effect<RepoRow, Errors.NotFound>
   /** Creates the row and the bare repository; a failure of either leaves neither. */
   readonly create: (
@@ -233,6 +245,15 @@ export class ReposService extends Context.Service<ReposService, {
       const sql = yield* SqlClient
       const repos = yield* ReposRepo
       const users = yield* UsersRepo
+      const policy = yield* RepoPolicy
+
+      const find = (ownerName: string, name: string) =>
+        Effect.gen(function*() {
+          const owner = yield* Effect.flatMap(Effect.orDie(users.findByName(ownerName)), (account) =>
+            Option.isSome(account) ? Effect.succeed(account.value) : Effect.fail(Errors.notFound()))
+          const repo = yield* found(repos.findByName(owner.id, name))
+          return { owner, repo }
+        })
 
       const pathOf = (owner: UserRow, repo: Pick<RepoRow, "lowerName">) =>
         join(settings.repository.ROOT, owner.lowerName, `${repo.lowerName}.git`)
@@ -250,6 +271,13 @@ export class ReposService extends Context.Service<ReposService, {
       return ReposService.of({
         pathOf,
         get: (owner, name) => found(repos.findByName(owner.id, name)),
+        find,
+        open: (viewer, ownerName, name) =>
+          Effect.gen(function*() {
+            const { owner, repo } = yield* find(ownerName, name)
+            const access = yield* policy.ensureVisible(viewer, repo, owner)
+            return { owner, repo, access, path: pathOf(owner, repo) }
+          }),
         getById: (id) => found(repos.findById(id)),
         create: (owner, input) =>
           Effect.gen(function*() {

@@ -52,14 +52,7 @@ export class SocialService extends Context.Service<SocialService, {
       const policy = yield* RepoPolicy
       const users = yield* UsersRepo
 
-      const find = (viewer: Principal | undefined, ownerName: string, name: string) =>
-        Effect.gen(function*() {
-          const owner = yield* Effect.flatMap(Effect.orDie(users.findByName(ownerName)), (found) =>
-            Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound()))
-          const repo = yield* repos.get(owner, name)
-          const access = yield* policy.ensureVisible(viewer, repo, owner)
-          return { owner, repo, access }
-        })
+      const find = repos.open
 
       /**
        * Keeps what the viewer may read (public-only tokens: public repositories only). The lists
