@@ -5,6 +5,7 @@ import { AdminUsers } from "./admin/Service.ts"
 import { ContentsService } from "./contents/Service.ts"
 import type { Settings } from "./config/Settings.ts"
 import * as Database from "./db/Database.ts"
+import { EntitiesLayer } from "./jobs/Cluster.ts"
 import { Authenticator } from "./http/Authentication.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
 import { OrgsRepo } from "./orgs/Repo.ts"
@@ -35,6 +36,6 @@ export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, Co
 )
 
 /** Everything the HTTP server and the CLI need, given `Settings`. */
-export const AppLayer = Services.pipe(Layer.provideMerge(Database.layer))
+export const AppLayer = Services.pipe(Layer.provideMerge(EntitiesLayer), Layer.provideMerge(Database.layer))
 
 export type AppRequirements = Settings

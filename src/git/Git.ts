@@ -149,7 +149,7 @@ const check = (problem: string | undefined): Effect.Effect<void, GitArgumentErro
   problem === undefined ? Effect.void : Effect.fail(new GitArgumentError({ message: problem }))
 
 // Every repository operation names the repository with GIT_DIR, so no path is ever an argument.
-const inRepo = (repo: string, args: ReadonlyArray<string>, options: Omit<RunOptions, "cwd"> = {}) =>
+export const inRepo = (repo: string, args: ReadonlyArray<string>, options: Omit<RunOptions, "cwd"> = {}) =>
   run(args, { ...options, cwd: repo, env: { GIT_DIR: repo, ...options.env } })
 
 const text = (result: RunResult) => result.stdout.toString("utf8").trim()
@@ -168,31 +168,44 @@ export const revParse = (repo: string, revision: string): Effect.Effect<Option.O
     )
   )
 
+export interface RefUpdate {
+  /** Full name, e.g. `refs/heads/main`. */
+  readonly ref: string
+  /** `ZERO_SHA` deletes the ref. */
+  readonly newSha: string
+  /** `ZERO_SHA`: the ref must not exist yet. */
+  readonly oldSha: string
+}
+
 /**
- * Compare-and-swap of one ref: sets `ref` to `newSha` only if it is now at `oldSha`
- * (`ZERO_SHA` as old: must not exist; as new: delete). Fails with `RefConflict` otherwise.
+ * Compare-and-swap of several refs in one transaction: every `ref` moves from `oldSha` to `newSha`,
+ * or none does. Fails with `RefConflict` when a ref is not at its expected old value (or is locked).
  */
-export const updateRef = (
+export const updateRefs = (
   repo: string,
-  ref: string,
-  newSha: string,
-  oldSha: string
+  updates: ReadonlyArray<RefUpdate>
 ): Effect.Effect<void, GitError | GitArgumentError | RefConflict> =>
   Effect.gen(function*() {
-    yield* check(refNameProblem(ref))
-    if (!ref.startsWith("refs/")) return yield* new GitArgumentError({ message: "ref must start with 'refs/'" })
-    if (!isSha(newSha) || !isSha(oldSha)) return yield* new GitArgumentError({ message: "invalid object name" })
-    // --stdin -z: the ref and values are data, never parsed as options.
-    const input = newSha === ZERO_SHA
-      ? `delete ${ref}\0${oldSha}\0`
-      : `update ${ref}\0${newSha}\0${oldSha}\0`
+    let input = ""
+    for (const { ref, newSha, oldSha } of updates) {
+      yield* check(refNameProblem(ref))
+      if (!ref.startsWith("refs/")) return yield* new GitArgumentError({ message: "ref must start with 'refs/'" })
+      if (!isSha(newSha) || !isSha(oldSha)) return yield* new GitArgumentError({ message: "invalid object name" })
+      // --stdin -z: the ref and values are data, never parsed as options.
+      input += newSha === ZERO_SHA ? `delete ${ref}\0${oldSha}\0` : `update ${ref}\0${newSha}\0${oldSha}\0`
+    }
+    if (input === "") return
     yield* inRepo(repo, ["update-ref", "--stdin", "-z"], { input }).pipe(
       Effect.catchIf(
-        (error) => /but expected|reference already exists|cannot lock ref|unable to resolve reference/.test(error.stderr),
-        (error) => Effect.fail(new RefConflict({ ref, message: error.stderr.trim() }))
+        (error) => /but expected|reference already exists|cannot lock ref|unable to resolve reference|multiple updates/.test(error.stderr),
+        (error) => Effect.fail(new RefConflict({ ref: updates.map((u) => u.ref).join(", "), message: error.stderr.trim() }))
       )
     )
   })
+
+/** `updateRefs` for one ref. */
+export const updateRef = (repo: string, ref: string, newSha: string, oldSha: string) =>
+  updateRefs(repo, [{ ref, newSha, oldSha }])
 
 export interface RefEntry {
   /** Full name, e.g. `refs/heads/main`. */

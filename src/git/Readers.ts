@@ -70,6 +70,15 @@ export const entryAt = (repo: string, commit: string, path: string): Effect.Effe
       (result) => Option.fromNullishOr(parseLsTree(result.stdout).find((e) => e.path === path))
     )
 
+/** The entries at each of `paths` in `commit` that exist (one `ls-tree` for all of them). */
+export const entriesAt = (repo: string, commit: string, paths: ReadonlyArray<string>): Effect.Effect<Map<string, TreeEntry>, Git.GitError> =>
+  paths.length === 0
+    ? Effect.succeed(new Map())
+    : Effect.map(
+      inRepo(repo, ["ls-tree", "-z", "--long", "--full-tree", commit, "--", ...paths]),
+      (result) => new Map(parseLsTree(result.stdout).map((entry) => [entry.path, entry]))
+    )
+
 /** The entries of the tree `treeIsh` (recursively with `-r -t` when asked), in git's order. */
 export const listTree = (repo: string, treeIsh: string, recursive = false) =>
   Effect.map(

@@ -3,20 +3,17 @@
 // database learns after a push.
 import { Effect, Layer } from "effect"
 import type { HttpServerRequest } from "effect/http"
-import * as Git from "../git/Git.ts"
 import * as SmartHttp from "../git/SmartHttp.ts"
 import { Authenticator, parseAuthorization, type Principal } from "../http/Authentication.ts"
 import { grants } from "../http/Scopes.ts"
 import { atLeast } from "../orgs/Policy.ts"
 import { UsersService } from "../users/Service.ts"
 import { RepoPolicy } from "./Policy.ts"
-import { ReposRepo } from "./Repo.ts"
 import { ReposService } from "./Service.ts"
 
 export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
   const users = yield* UsersService
   const repos = yield* ReposService
-  const rows = yield* ReposRepo
   const policy = yield* RepoPolicy
   const authenticator = yield* Authenticator
 
@@ -69,22 +66,12 @@ export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
       return { path: repos.pathOf(owner, repo) }
     })
 
-  // After a push: emptiness, size and, while the default branch does not exist, the first pushed
-  // branch as default (main or master preferred); then the commit-graph for fast history reads.
+  // After a push: what the database knows, then the commit-graph for fast history reads.
   const onPushed = (ownerName: string, repoName: string) =>
     Effect.gen(function*() {
       const owner = yield* users.get(ownerName)
       const repo = yield* repos.get(owner, repoName)
-      const path = repos.pathOf(owner, repo)
-      const branches = (yield* Git.listRefs(path, "refs/heads/")).map((ref) => ref.ref.slice("refs/heads/".length))
-      let defaultBranch = repo.defaultBranch
-      if (branches.length > 0 && !branches.includes(defaultBranch)) {
-        defaultBranch = ["main", "master"].find((b) => branches.includes(b)) ?? branches.sort()[0]!
-        yield* Git.setHeadBranch(path, defaultBranch)
-      }
-      const sizeKiB = yield* Git.sizeKiB(path)
-      yield* rows.recordPush(repo.id, { isEmpty: branches.length === 0, sizeBytes: sizeKiB * 1024, defaultBranch })
-      if (branches.length > 0) yield* Git.commitGraphWrite(path)
+      yield* repos.recordGitChange(owner, repo, { maintain: true })
     }).pipe(Effect.ignoreCause({ log: "Warn", message: `could not record a push to ${ownerName}/${repoName}` }))
 
   return SmartHttp.layer({ resolve, onPushed })

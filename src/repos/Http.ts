@@ -93,7 +93,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       })
 
     const create = (owner: UserRow, caller: Principal, payload: CreateRepoOption) =>
-      Effect.map(repos.create(owner, payload), (repo) => toApiRepo(settings, repo, owner, OWNER_ACCESS, caller))
+      Effect.map(repos.create(owner, payload, caller.user), (repo) => toApiRepo(settings, repo, owner, OWNER_ACCESS, caller))
 
     /** POST /orgs/{org}/repos and its deprecated alias: 422 unknown org, 404 invisible, 403 no right. */
     const createInOrg = (orgName: string, payload: CreateRepoOption) =>

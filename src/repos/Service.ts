@@ -4,10 +4,10 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { existsSync } from "node:fs"
-import { mkdir, rename } from "node:fs/promises"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
+import { RepositoryWriter, toApiError } from "../git/Repository.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import type { Principal } from "../http/Authentication.ts"
@@ -201,16 +201,24 @@ export class ReposService extends Context.Service<ReposService, {
     Errors.NotFound | Errors.Forbidden
   >
   readonly getById: (id: number) => Effect.Effect<RepoRow, Errors.NotFound>
+  /**
+   * After the git data changed (a push, an API commit, a branch removed): what the database knows
+   * of it — emptiness, size, updated_at, and, while the default branch does not exist, the first
+   * branch (main or master preferred) as default. `maintain` also rewrites the commit-graph.
+   */
+  readonly recordGitChange: (owner: UserRow, repo: RepoRow, options?: { readonly maintain?: boolean }) => Effect.Effect<void>
   /** Creates the row and the bare repository; a failure of either leaves neither. */
   readonly create: (
     owner: UserRow,
-    input: CreateRepoOption
+    input: CreateRepoOption,
+    /** Who creates it: the author of the initial commit. */
+    doer: UserRow
   ) => Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict>
   /** Deletes the row and the directory. */
   readonly remove: (owner: UserRow, repo: RepoRow) => Effect.Effect<void>
   /**
-   * PATCH /repos/{o}/{r}: validates everything before writing; a rename moves the directory in the
-   * same transaction (409 when the name is taken); a default branch must exist unless the
+   * PATCH /repos/{o}/{r}: validates everything before writing; a rename moves the directory after the
+   * row (409 when the name is taken; the row is renamed back if the move fails); a default branch must exist unless the
    * repository is empty, and HEAD follows it.
    */
   readonly edit: (
@@ -246,6 +254,7 @@ export class ReposService extends Context.Service<ReposService, {
       const repos = yield* ReposRepo
       const users = yield* UsersRepo
       const policy = yield* RepoPolicy
+      const writer = yield* RepositoryWriter
 
       const find = (ownerName: string, name: string) =>
         Effect.gen(function*() {
@@ -268,6 +277,20 @@ export class ReposService extends Context.Service<ReposService, {
         Effect.flatMap(Effect.orDie(effect), (row) =>
           Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(Errors.notFound()))
 
+      /** The row and what hangs on it (stars, the owner's count), in one transaction. */
+      const deleteRow = (owner: UserRow, repo: Pick<RepoRow, "id">) =>
+        transaction(Effect.gen(function*() {
+          yield* users.releaseStarsOfRepository(repo.id) // the stars go with the repository
+          yield* repos.remove(repo.id)
+          yield* users.adjustNumRepos(owner.id, -1)
+        }))
+
+      /** After the row is gone: a directory that cannot be removed is logged, not undone. */
+      const removeDir = (owner: UserRow, repo: RepoRow) =>
+        writer.remove({ id: repo.id, dir: pathOf(owner, repo) }).pipe(
+          Effect.ignoreCause({ log: "Error", message: `could not remove the files of ${owner.name}/${repo.name}` })
+        )
+
       return ReposService.of({
         pathOf,
         get: (owner, name) => found(repos.findByName(owner.id, name)),
@@ -279,7 +302,20 @@ export class ReposService extends Context.Service<ReposService, {
             return { owner, repo, access, path: pathOf(owner, repo) }
           }),
         getById: (id) => found(repos.findById(id)),
-        create: (owner, input) =>
+        recordGitChange: (owner, repo, options) =>
+          Effect.gen(function*() {
+            const target = { id: repo.id, dir: pathOf(owner, repo) }
+            const branches = (yield* Git.listRefs(target.dir, "refs/heads/")).map((ref) => ref.ref.slice("refs/heads/".length))
+            let defaultBranch = repo.defaultBranch
+            if (branches.length > 0 && !branches.includes(defaultBranch)) {
+              defaultBranch = ["main", "master"].find((b) => branches.includes(b)) ?? branches.sort()[0]!
+              yield* writer.setHead(target, defaultBranch)
+            }
+            const sizeKiB = yield* Git.sizeKiB(target.dir)
+            yield* repos.recordPush(repo.id, { isEmpty: branches.length === 0, sizeBytes: sizeKiB * 1024, defaultBranch })
+            if (options?.maintain === true && branches.length > 0) yield* writer.maintain(target)
+          }).pipe(Effect.ignoreCause({ log: "Warn", message: `could not record a change to ${owner.name}/${repo.name}` })),
+        create: (owner, input, doer) =>
           Effect.gen(function*() {
             const problem = createProblem(input)
             if (problem !== undefined) return yield* Errors.validationFailed(problem)
@@ -292,8 +328,9 @@ export class ReposService extends Context.Service<ReposService, {
             if (existsSync(path)) {
               return yield* Errors.conflict(`repository files already exist [uname: ${owner.name}, name: ${input.name}]`)
             }
-            let touchedDisk = false
-            return yield* transaction(Effect.gen(function*() {
+            // The row first (a duplicate is refused there), then the disk through the repository's
+            // entity, never inside the transaction; if the disk part fails the row goes again.
+            const row = yield* transaction(Effect.gen(function*() {
               const row = yield* repos.insert({
                 owner_id: owner.id,
                 name: input.name,
@@ -305,27 +342,22 @@ export class ReposService extends Context.Service<ReposService, {
                 is_private: input.private ?? false
               }).pipe(Effect.catchIf(isUnique, () => Effect.fail(duplicate())))
               yield* users.adjustNumRepos(owner.id, 1)
-              touchedDisk = true
-              yield* Effect.orDie(Git.initBare(path, row.defaultBranch))
               return row
-            })).pipe(
-              // Covers a failed `git init` and a failed commit after it alike. A cleanup that
-              // fails too (the path is unusable) must not hide the original error.
+            }))
+            const target = { id: row.id, dir: path }
+            yield* writer.init(target, row.defaultBranch).pipe(
+              Effect.mapError(toApiError),
               Effect.onError(() =>
-                touchedDisk
-                  ? Git.removeRepository(path).pipe(Effect.ignoreCause({ log: "Warn", message: `could not remove ${path}` }))
-                  : Effect.void
+                Effect.andThen(
+                  writer.remove(target).pipe(Effect.ignoreCause({ log: "Warn", message: `could not remove ${path}` })),
+                  deleteRow(owner, row)
+                )
               )
             )
-          }),
+            return row
+          }) as Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict>,
         remove: (owner, repo) =>
-          transaction(Effect.gen(function*() {
-            yield* users.releaseStarsOfRepository(repo.id) // the stars go with the repository
-            yield* repos.remove(repo.id)
-            yield* users.adjustNumRepos(owner.id, -1)
-            // Inside the transaction: if the directory cannot be removed, the row stays too.
-            yield* Git.removeRepository(pathOf(owner, repo))
-          })),
+          Effect.andThen(deleteRow(owner, repo), removeDir(owner, repo)),
         edit: (owner, repo, input) =>
           Effect.gen(function*() {
             const changes = editChanges(repo, input)
@@ -347,31 +379,27 @@ export class ReposService extends Context.Service<ReposService, {
                 return yield* Errors.conflict(`repository files already exist [uname: ${owner.name}, name: ${changes.name}]`)
               }
             }
-            let moved = false
-            return yield* transaction(Effect.gen(function*() {
-              const row = yield* repos.update(repo.id, changes).pipe(
-                Effect.catchIf(isUnique, () => Effect.fail(duplicate()))
-              )
-              if (moves) {
-                // Inside the transaction: a failed move rolls the rename of the row back.
-                yield* Effect.orDie(Effect.tryPromise(async () => {
-                  await mkdir(dirname(newPath), { recursive: true })
-                  await rename(oldPath, newPath)
-                }))
-                moved = true
-              }
-              if (changes.default_branch !== undefined) yield* Effect.orDie(Git.setHeadBranch(newPath, changes.default_branch))
-              return row
-            })).pipe(
-              // The commit itself failed after the move: put the directory back.
-              Effect.onError(() =>
-                moved
-                  ? Effect.promise(() => rename(newPath, oldPath)).pipe(
-                    Effect.ignoreCause({ log: "Warn", message: `could not move ${newPath} back` })
-                  )
-                  : Effect.void
-              )
+            const row = yield* transaction(
+              repos.update(repo.id, changes).pipe(Effect.catchIf(isUnique, () => Effect.fail(duplicate())))
             )
+            const target = { id: repo.id, dir: oldPath }
+            // The row is renamed first (a taken name is refused there), then the directory follows;
+            // if it cannot, the row gets its old name back.
+            if (moves) {
+              yield* writer.move(target, newPath).pipe(
+                Effect.tapError(() =>
+                  transaction(repos.update(repo.id, { name: repo.name, lower_name: repo.lowerName })).pipe(
+                    Effect.ignoreCause({ log: "Error", message: `could not rename ${owner.name}/${row.name} back to ${repo.name}` })
+                  )
+                ),
+                Effect.mapError(toApiError),
+                Effect.orDie
+              )
+            }
+            if (changes.default_branch !== undefined) {
+              yield* Effect.orDie(writer.setHead({ id: repo.id, dir: newPath }, changes.default_branch))
+            }
+            return row
           }),
         listCollaborators: (repo, page) => Effect.orDie(repos.listCollaborators(repo.id, page)),
         setCollaborator: (repo, user, mode) => Effect.orDie(repos.setCollaborator(repo.id, user.id, mode)),
@@ -382,12 +410,8 @@ export class ReposService extends Context.Service<ReposService, {
         removeAllOwnedBy: (owner) =>
           Effect.gen(function*() {
             for (const repo of yield* Effect.orDie(repos.allOwnedBy(owner.id))) {
-              yield* transaction(Effect.gen(function*() {
-                yield* users.releaseStarsOfRepository(repo.id)
-                yield* repos.remove(repo.id)
-                yield* users.adjustNumRepos(owner.id, -1)
-                yield* Git.removeRepository(pathOf(owner, repo))
-              }))
+              yield* deleteRow(owner, repo)
+              yield* removeDir(owner, repo)
             }
           }),
         listOwnedBy: (owner, filter, page) => Effect.orDie(repos.listOwnedBy(owner.id, filter, page)),

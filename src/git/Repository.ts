@@ -1,0 +1,334 @@
+// The `Repository` entity: every git write Hearth makes to one repository (API commits, branch and
+// tag changes, HEAD, creation, moves, removal, maintenance) is a message to that repository's
+// entity, so they run one at a time per repository and in parallel across repositories
+// (effect/cluster; DESIGN.md "Writes to a repository's git data"). Pushes write through
+// `receive-pack` outside the entity; compare-and-swap ref updates keep both consistent.
+// Handlers are idempotent or fail cleanly when replayed: refs only move from an expected old value.
+import { Cause, Context, Effect, Layer, Option, Schema } from "effect"
+import { Entity } from "effect/cluster"
+import { Rpc } from "effect/rpc"
+import { existsSync } from "node:fs"
+import { mkdir, rename } from "node:fs/promises"
+import { dirname } from "node:path"
+import * as Errors from "../http/Errors.ts"
+import * as Git from "./Git.ts"
+import * as Readers from "./Readers.ts"
+import * as Write from "./Write.ts"
+
+/** A write the entity refused, with the HTTP status it means for the API. */
+export class WriteRejected extends Schema.TaggedError<WriteRejected>()("WriteRejected", {
+  status: Schema.Literals([404, 409, 422, 500]),
+  message: Schema.String
+}) {}
+
+const rejected = (status: 404 | 409 | 422 | 500, message: string) => new WriteRejected({ status, message })
+
+/** The API error a refused write answers with. */
+export const toApiError = (error: WriteRejected) => {
+  switch (error.status) {
+    case 404:
+      return Errors.notFound()
+    case 409:
+      return Errors.conflict(error.message)
+    case 422:
+      return Errors.validationFailed(error.message)
+    case 500:
+      return Errors.internalError(error.message)
+  }
+}
+
+const Who = Schema.Struct({
+  name: Schema.String,
+  email: Schema.String,
+  seconds: Schema.Number,
+  offsetMinutes: Schema.Number
+})
+
+const FileOperation = Schema.Struct({
+  operation: Schema.Literals(["create", "update", "delete"]),
+  /** A cleaned repository path (Readers.cleanPath), never empty. */
+  path: Schema.String,
+  content: Schema.optional(Schema.Uint8Array),
+  /** The blob the caller last saw at the path (update, delete). */
+  sha: Schema.optional(Schema.String),
+  /** update: the file's current path when it moves to `path`. */
+  fromPath: Schema.optional(Schema.String)
+})
+export type FileOperation = typeof FileOperation.Type
+
+const RefUpdate = Schema.Struct({ ref: Schema.String, newSha: Schema.String, oldSha: Schema.String })
+
+const dir = Schema.String
+
+const CommitFiles = Rpc.make("CommitFiles", {
+  payload: {
+    dir,
+    /** The branch the commit builds on (it may not exist yet in an empty repository). */
+    branch: Schema.String,
+    /** Put the commit on this new branch instead of moving `branch`. */
+    newBranch: Schema.optional(Schema.String),
+    files: Schema.Array(FileOperation),
+    message: Schema.String,
+    author: Who,
+    committer: Who
+  },
+  success: Schema.Struct({ sha: Schema.String, parent: Schema.NullOr(Schema.String), branch: Schema.String }),
+  error: WriteRejected
+})
+
+const UpdateRefs = Rpc.make("UpdateRefs", {
+  payload: { dir, updates: Schema.Array(RefUpdate) },
+  error: WriteRejected
+})
+
+const CreateTag = Rpc.make("CreateTag", {
+  payload: { dir, name: Schema.String, target: Schema.String, message: Schema.String, tagger: Who },
+  success: Schema.Struct({ sha: Schema.String }),
+  error: WriteRejected
+})
+
+const SetHead = Rpc.make("SetHead", { payload: { dir, branch: Schema.String }, error: WriteRejected })
+const Init = Rpc.make("Init", { payload: { dir, defaultBranch: Schema.String }, error: WriteRejected })
+const Move = Rpc.make("Move", { payload: { dir, to: Schema.String }, error: WriteRejected })
+const Remove = Rpc.make("Remove", { payload: { dir }, error: WriteRejected })
+const Maintain = Rpc.make("Maintain", { payload: { dir }, error: WriteRejected })
+
+export const Repository = Entity.make("Repository", [CommitFiles, UpdateRefs, CreateTag, SetHead, Init, Move, Remove, Maintain])
+
+// ---------------------------------------------------------------------------------------------
+// Handlers
+
+const refConflict = (error: Git.RefConflict) =>
+  rejected(409, `the branch changed while this change was being made, try again (${error.message})`)
+
+/**
+ * Git failing is a broken repository or a bug: logged in full, answered as a 500. Argument errors
+ * were caught by the caller's validation, so they also mean a bug here.
+ */
+const guarded = <A>(name: string, effect: Effect.Effect<A, WriteRejected | Git.GitError | Git.GitArgumentError | Git.RefConflict>) =>
+  effect.pipe(
+    Effect.catchTag("RefConflict", (e) => Effect.fail(refConflict(e))),
+    Effect.catchTag("GitArgumentError", (e) => Effect.fail(rejected(422, e.message))),
+    Effect.catchCause((cause) => {
+      const failure = Cause.findErrorOption(cause)
+      if (Option.isSome(failure) && failure.value._tag === "WriteRejected") return Effect.fail(failure.value)
+      return Effect.andThen(
+        Effect.logError(`repository write ${name} failed`, cause),
+        Effect.fail(rejected(500, `the repository could not be changed (${name})`))
+      )
+    })
+  )
+
+/** Every path and each of its parent directories, for one `ls-tree`. */
+const withParents = (paths: ReadonlyArray<string>) => {
+  const all = new Set<string>()
+  for (const path of paths) {
+    const parts = path.split("/")
+    for (let i = 1; i <= parts.length; i++) all.add(parts.slice(0, i).join("/"))
+  }
+  return [...all]
+}
+
+type Known = { readonly type: Readers.EntryType; readonly mode: string; readonly sha: string } | null
+
+/**
+ * Checks each operation against the parent tree (and the operations before it) and turns them
+ * into the file changes of one commit. The rules and messages follow Forgejo's file service.
+ */
+const plan = (entries: Map<string, Readers.TreeEntry>, files: ReadonlyArray<FileOperation>) =>
+  Effect.gen(function*() {
+    // What the operations so far made of each path (null: deleted), over the parent's tree.
+    const overlay = new Map<string, Known>()
+    const at = (path: string): Known => overlay.has(path) ? overlay.get(path)! : entries.get(path) ?? null
+    const changes: Array<Write.FileChange> = []
+
+    const ensureCreatable = (path: string) =>
+      Effect.gen(function*() {
+        const parts = path.split("/")
+        for (let i = 1; i < parts.length; i++) {
+          const parent = parts.slice(0, i).join("/")
+          const found = at(parent)
+          if (found !== null && found.type !== "tree") {
+            return yield* rejected(422, `a file exists where you're trying to create a subdirectory [path: ${parent}]`)
+          }
+        }
+        const existing = at(path)
+        if (existing !== null) {
+          return yield* rejected(
+            422,
+            existing.type === "tree"
+              ? `a directory exists where you're trying to create a file [path: ${path}]`
+              : `repository file already exists [path: ${path}]`
+          )
+        }
+      })
+
+    const ensureFile = (path: string, sha: string | undefined) =>
+      Effect.gen(function*() {
+        const found = at(path)
+        if (found === null) return yield* rejected(404, `repository file does not exist [path: ${path}]`)
+        if (found.type !== "blob") return yield* rejected(422, `path is not a file [path: ${path}]`)
+        if (sha !== undefined && sha.toLowerCase() !== found.sha) {
+          return yield* rejected(422, `sha does not match [given: ${sha}, expected: ${found.sha}]`)
+        }
+        return found
+      })
+
+    const written = (path: string, mode: Write.FileMode) => {
+      const parts = path.split("/")
+      for (let i = 1; i < parts.length; i++) overlay.set(parts.slice(0, i).join("/"), { type: "tree", mode: "040000", sha: "" })
+      overlay.set(path, { type: "blob", mode, sha: "" })
+    }
+
+    for (const file of files) {
+      const content = file.content ?? new Uint8Array()
+      if (file.operation === "create") {
+        yield* ensureCreatable(file.path)
+        changes.push({ kind: "write", path: file.path, mode: "100644", content })
+        written(file.path, "100644")
+      } else if (file.operation === "update") {
+        const from = file.fromPath !== undefined && file.fromPath !== "" ? file.fromPath : file.path
+        const current = yield* ensureFile(from, file.sha)
+        const mode = (["100644", "100755", "120000"].includes(current.mode) ? current.mode : "100644") as Write.FileMode
+        if (from !== file.path) {
+          changes.push({ kind: "delete", path: from })
+          overlay.set(from, null)
+          yield* ensureCreatable(file.path)
+        }
+        changes.push({ kind: "write", path: file.path, mode, content })
+        written(file.path, mode)
+      } else {
+        yield* ensureFile(file.path, file.sha)
+        changes.push({ kind: "delete", path: file.path })
+        overlay.set(file.path, null)
+      }
+    }
+    return changes
+  })
+
+const headsRef = (branch: string) => `refs/heads/${branch}`
+
+const commitFiles = (payload: typeof CommitFiles.payloadSchema.Type) =>
+  Effect.gen(function*() {
+    const { dir } = payload
+    const parent = Option.getOrUndefined(yield* Readers.resolveCommit(dir, headsRef(payload.branch)))
+    if (parent === undefined && !(yield* Git.isEmpty(dir))) {
+      return yield* rejected(404, `branch does not exist [name: ${payload.branch}]`)
+    }
+    const onNewBranch = payload.newBranch !== undefined && payload.newBranch !== "" && payload.newBranch !== payload.branch
+    const target = onNewBranch ? payload.newBranch! : payload.branch
+    if (onNewBranch && Option.isSome(yield* Readers.resolveCommit(dir, headsRef(target)))) {
+      return yield* rejected(422, `branch already exists [name: ${target}]`)
+    }
+    const paths = payload.files.flatMap((f) => f.fromPath !== undefined && f.fromPath !== "" ? [f.path, f.fromPath] : [f.path])
+    const entries = parent === undefined ? new Map() : yield* Readers.entriesAt(dir, parent, withParents(paths))
+    const changes = yield* plan(entries, payload.files)
+    const made = yield* Write.commit(dir, {
+      parent,
+      changes,
+      message: payload.message,
+      author: payload.author,
+      committer: payload.committer
+    })
+    // The branch moves and the temporary ref goes in one transaction; if the branch moved since
+    // we read it (a push), nothing changes and the temporary ref is dropped.
+    yield* Git.updateRefs(dir, [
+      { ref: headsRef(target), newSha: made.sha, oldSha: onNewBranch ? Git.ZERO_SHA : parent ?? Git.ZERO_SHA },
+      { ref: made.tmpRef, newSha: Git.ZERO_SHA, oldSha: made.sha }
+    ]).pipe(
+      Effect.tapError(() => Git.updateRef(dir, made.tmpRef, Git.ZERO_SHA, made.sha).pipe(Effect.ignore))
+    )
+    return { sha: made.sha, parent: parent ?? null, branch: target }
+  })
+
+const createTag = (payload: typeof CreateTag.payloadSchema.Type) =>
+  Effect.gen(function*() {
+    const ref = `refs/tags/${payload.name}`
+    if (Option.isSome(yield* Git.revParse(payload.dir, ref))) {
+      return yield* rejected(409, `tag already exists [name: ${payload.name}]`)
+    }
+    const sha = payload.message.trim() === ""
+      ? payload.target
+      : yield* Write.tagObject(payload.dir, { ...payload, tagger: payload.tagger })
+    yield* Git.updateRef(payload.dir, ref, sha, Git.ZERO_SHA).pipe(
+      Effect.catchTag("RefConflict", () => Effect.fail(rejected(409, `tag already exists [name: ${payload.name}]`)))
+    )
+    return { sha }
+  })
+
+const init = (payload: typeof Init.payloadSchema.Type) =>
+  // Replayed after success: the repository is already there and is left alone.
+  existsSync(payload.dir) ? Effect.void : Git.initBare(payload.dir, payload.defaultBranch)
+
+const move = (payload: typeof Move.payloadSchema.Type) =>
+  Effect.tryPromise({
+    try: async () => {
+      if (!existsSync(payload.dir) && existsSync(payload.to)) return // replayed after success
+      if (existsSync(payload.to)) throw new Error(`${payload.to} already exists`)
+      await mkdir(dirname(payload.to), { recursive: true })
+      await rename(payload.dir, payload.to)
+    },
+    catch: (cause) => rejected(500, `the repository could not be moved: ${String(cause)}`)
+  })
+
+export const RepositoryEntityLayer = Repository.toLayer(
+  Repository.of({
+    CommitFiles: ({ payload }) => guarded("CommitFiles", commitFiles(payload)),
+    UpdateRefs: ({ payload }) => guarded("UpdateRefs", Git.updateRefs(payload.dir, payload.updates)),
+    CreateTag: ({ payload }) => guarded("CreateTag", createTag(payload)),
+    SetHead: ({ payload }) => guarded("SetHead", Git.setHeadBranch(payload.dir, payload.branch)),
+    Init: ({ payload }) => guarded("Init", init(payload)),
+    Move: ({ payload }) => guarded("Move", move(payload)),
+    Remove: ({ payload }) => guarded("Remove", Git.removeRepository(payload.dir)),
+    Maintain: ({ payload }) => guarded("Maintain", Git.commitGraphWrite(payload.dir))
+  }),
+  { maxIdleTime: "2 minutes" }
+)
+
+// ---------------------------------------------------------------------------------------------
+// The door the rest of Hearth uses
+
+/** Which repository a write is for: its id names the entity, `dir` the bare repository on disk. */
+export interface RepositoryRef {
+  readonly id: number
+  readonly dir: string
+}
+
+export type CommitSpec = Omit<typeof CommitFiles.payloadSchema.Type, "dir">
+export type TagSpec = Omit<typeof CreateTag.payloadSchema.Type, "dir">
+
+export class RepositoryWriter extends Context.Service<RepositoryWriter, {
+  readonly commitFiles: (repo: RepositoryRef, spec: CommitSpec) => Effect.Effect<{ readonly sha: string; readonly parent: string | null; readonly branch: string }, WriteRejected>
+  readonly updateRefs: (repo: RepositoryRef, updates: ReadonlyArray<Git.RefUpdate>) => Effect.Effect<void, WriteRejected>
+  readonly createTag: (repo: RepositoryRef, spec: TagSpec) => Effect.Effect<string, WriteRejected>
+  readonly setHead: (repo: RepositoryRef, branch: string) => Effect.Effect<void, WriteRejected>
+  readonly init: (repo: RepositoryRef, defaultBranch: string) => Effect.Effect<void, WriteRejected>
+  readonly move: (repo: RepositoryRef, to: string) => Effect.Effect<void, WriteRejected>
+  readonly remove: (repo: RepositoryRef) => Effect.Effect<void, WriteRejected>
+  readonly maintain: (repo: RepositoryRef) => Effect.Effect<void, WriteRejected>
+}>()("hearth/git/RepositoryWriter") {
+  static readonly layer = Layer.effect(
+    RepositoryWriter,
+    Effect.gen(function*() {
+      const clientFor = yield* Repository.client
+      const entity = (repo: RepositoryRef) => clientFor(String(repo.id))
+      // A full mailbox or an unassigned shard is the cluster failing, not the caller.
+      const send = <A>(effect: Effect.Effect<A, WriteRejected | { readonly _tag: string }>) =>
+        Effect.catchIf(
+          effect,
+          (e): e is Exclude<typeof e, WriteRejected> => e._tag !== "WriteRejected",
+          (e) => Effect.andThen(Effect.logError("repository write not delivered", e), Effect.fail(rejected(500, "the repository is busy, try again")))
+        ) as Effect.Effect<A, WriteRejected>
+      return RepositoryWriter.of({
+        commitFiles: (repo, spec) => send(entity(repo).CommitFiles({ dir: repo.dir, ...spec })),
+        updateRefs: (repo, updates) => send(entity(repo).UpdateRefs({ dir: repo.dir, updates })),
+        createTag: (repo, spec) => Effect.map(send(entity(repo).CreateTag({ dir: repo.dir, ...spec })), (r) => r.sha),
+        setHead: (repo, branch) => send(entity(repo).SetHead({ dir: repo.dir, branch })),
+        init: (repo, defaultBranch) => send(entity(repo).Init({ dir: repo.dir, defaultBranch })),
+        move: (repo, to) => send(entity(repo).Move({ dir: repo.dir, to })),
+        remove: (repo) => send(entity(repo).Remove({ dir: repo.dir })),
+        maintain: (repo) => send(entity(repo).Maintain({ dir: repo.dir }))
+      })
+    })
+  )
+}
