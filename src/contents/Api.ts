@@ -1,10 +1,13 @@
 // Reading a repository's files and git objects (issue 3 item 6, read side): contents, raw and
 // media bytes, blobs, trees and refs. Anyone who can see the repository may read them.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { Verification } from "../branches/Api.ts"
 import { Access } from "../http/Authentication.ts"
+import { Timestamp } from "../http/Json.ts"
 
 const repoOpen = { signedIn: false, scopes: ["repository"] } as const
+const repoWrite = { signedIn: true, scopes: ["repository"] } as const
 const ownerRepo = { owner: Schema.String, repo: Schema.String }
 /**
  * A path of any depth after the route (find-my-way's wildcard). A wildcard route also answers the
@@ -78,6 +81,82 @@ export const Reference = Schema.Struct({
   object: GitObject
 }).annotate({ identifier: "Reference" })
 
+// Changing files (issue 3 item 6, write side): Forgejo's CreateFileOptions, UpdateFileOptions,
+// DeleteFileOptions and ChangeFilesOptions, answered with FileResponse, FileDeleteResponse and
+// FilesResponse.
+
+export const Identity = Schema.Struct({ name: optional, email: optional })
+const CommitDateOptions = Schema.Struct({ author: optional, committer: optional })
+
+/** What every change request may carry besides the files. */
+const changeOptions = {
+  message: optional,
+  branch: optional,
+  new_branch: optional,
+  author: Schema.optional(Identity),
+  committer: Schema.optional(Identity),
+  dates: Schema.optional(CommitDateOptions),
+  signoff: Schema.optional(Schema.Boolean)
+}
+
+export const CreateFileOptions = Schema.Struct({ ...changeOptions, content: Schema.String })
+export const UpdateFileOptions = Schema.Struct({ ...changeOptions, content: Schema.String, sha: Schema.String, from_path: optional })
+export const DeleteFileOptions = Schema.Struct({ ...changeOptions, sha: Schema.String })
+export const ChangeFileOperation = Schema.Struct({
+  operation: Schema.Literals(["create", "update", "delete"]),
+  path: Schema.String,
+  content: optional,
+  sha: optional,
+  from_path: optional
+})
+export const ChangeFilesOptions = Schema.Struct({ ...changeOptions, files: Schema.Array(ChangeFileOperation) })
+export type ChangeFilesOptions = typeof ChangeFilesOptions.Type
+/**
+ * POST /contents (ChangeFilesOptions) and POST /contents/{path} (CreateFileOptions) share one
+ * wildcard route in this router, so the body is read as either; the handler requires `files` or
+ * `content` by the path.
+ */
+export const CreateOrChangeFiles = Schema.Struct({
+  ...changeOptions,
+  content: optional,
+  files: Schema.optional(Schema.Array(ChangeFileOperation))
+})
+
+const CommitUser = Schema.Struct({ name: Schema.String, email: Schema.String, date: Timestamp })
+const CommitMeta = Schema.Struct({ url: Schema.String, sha: Schema.String, created: Timestamp })
+
+export const FileCommitResponse = Schema.Struct({
+  url: Schema.String,
+  sha: Schema.String,
+  created: Timestamp,
+  html_url: Schema.String,
+  author: CommitUser,
+  committer: CommitUser,
+  parents: Schema.Array(CommitMeta),
+  message: Schema.String,
+  tree: CommitMeta
+}).annotate({ identifier: "FileCommitResponse" })
+export type FileCommitResponse = typeof FileCommitResponse.Type
+
+export const FileResponse = Schema.Struct({
+  content: ContentsResponse,
+  commit: FileCommitResponse,
+  verification: Verification
+}).annotate({ identifier: "FileResponse" })
+
+export const FileDeleteResponse = Schema.Struct({
+  content: Schema.Null,
+  commit: FileCommitResponse,
+  verification: Verification
+}).annotate({ identifier: "FileDeleteResponse" })
+
+/** `files` has a null where a file was deleted, as Forgejo answers. */
+export const FilesResponse = Schema.Struct({
+  files: Schema.Array(Schema.NullOr(ContentsResponse)),
+  commit: FileCommitResponse,
+  verification: Verification
+}).annotate({ identifier: "FilesResponse" })
+
 /** File bytes; the handler answers with its own response and Content-Type. */
 const RawFile = Schema.String
 
@@ -88,6 +167,21 @@ export class ContentsApi extends HttpApiGroup.make("contents")
       query: { ref: optional },
       success: Schema.Union([ContentsResponse, Schema.Array(ContentsResponse)])
     }).annotate(Access, repoOpen),
+    HttpApiEndpoint.post("createFiles", "/repos/:owner/:repo/contents/*", {
+      params: withPath,
+      payload: CreateOrChangeFiles,
+      success: Schema.Union([FileResponse, FilesResponse]).pipe(HttpApiSchema.status(201))
+    }).annotate(Access, repoWrite),
+    HttpApiEndpoint.put("updateFile", "/repos/:owner/:repo/contents/*", {
+      params: withPath,
+      payload: UpdateFileOptions,
+      success: FileResponse
+    }).annotate(Access, repoWrite),
+    HttpApiEndpoint.delete("deleteFile", "/repos/:owner/:repo/contents/*", {
+      params: withPath,
+      payload: DeleteFileOptions,
+      success: FileDeleteResponse
+    }).annotate(Access, repoWrite),
     HttpApiEndpoint.get("getRawFile", "/repos/:owner/:repo/raw/*", {
       params: withPath,
       query: { ref: optional },

@@ -4,9 +4,13 @@ import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../http/Api.ts"
-import { Caller } from "../http/Authentication.ts"
+import { Caller, signedInCaller } from "../http/Authentication.ts"
+import * as Errors from "../http/Errors.ts"
 import { contentTypeOf } from "../git/Readers.ts"
+import type { ChangeFilesOptions } from "./Api.ts"
 import { ContentsService, DEFAULT_TREE_PAGE, type RepoHandle } from "./Service.ts"
+
+const UNSIGNED = { verified: false, reason: "gpg.error.not_signed_commit", signature: "", signer: null, payload: "" }
 
 /** Go's strconv.ParseBool for query flags (anything else is false). */
 const flag = (value: string | undefined) => ["1", "t", "T", "true", "TRUE", "True"].includes(value ?? "")
@@ -36,7 +40,48 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
           }
         }))
 
+    /** The signed-in caller's change to the repository in `params`, as one commit. */
+    const change = (params: { owner: string; repo: string }, options: ChangeFilesOptions) =>
+      Effect.gen(function*() {
+        const caller = yield* signedInCaller
+        const handle = yield* service.find(caller, params.owner, params.repo)
+        return yield* service.change(handle, caller, options)
+      })
+
+    /** The one file a single-file route names (POST/PUT/DELETE /contents/{path}). */
+    const single = (params: { owner: string; repo: string; "*"?: string | undefined }, options: ChangeFilesOptions) =>
+      Effect.map(change(params, options), (result) => ({ content: result.files[0] ?? null, commit: result.commit, verification: UNSIGNED }))
+
     return handlers
+      .handle("createFiles", ({ params, payload }) => {
+        const { content, files, ...options } = payload
+        const path = params["*"] ?? ""
+        if (path === "") {
+          if (files === undefined) return Effect.fail(Errors.validationFailed("files: Required"))
+          return Effect.map(change(params, { ...options, files }), (result) =>
+            ({ files: result.files, commit: result.commit, verification: UNSIGNED }))
+        }
+        if (content === undefined) return Effect.fail(Errors.validationFailed("content: Required"))
+        return Effect.flatMap(
+          single(params, { ...options, files: [{ operation: "create", path, content }] }),
+          (response) => response.content === null ? Effect.die(new Error("created file missing")) : Effect.succeed({ ...response, content: response.content })
+        )
+      })
+      .handle("updateFile", ({ params, payload }) => {
+        const { content, sha, from_path, ...options } = payload
+        return Effect.flatMap(
+          single(params, { ...options, files: [{ operation: "update", path: params["*"] ?? "", content, sha, from_path }] }),
+          (response) => response.content === null ? Effect.die(new Error("updated file missing")) : Effect.succeed({ ...response, content: response.content })
+        )
+      })
+      .handle("deleteFile", ({ params, payload }) => {
+        const { sha, ...options } = payload
+        return single(params, { ...options, files: [{ operation: "delete", path: params["*"] ?? "", sha }] }).pipe(
+          Effect.map((response) => ({ ...response, content: null })),
+          // Forgejo answers a refused delete (a stale sha, a bad name) with 400, not 422.
+          Effect.mapError((e) => e instanceof Errors.ValidationFailed ? Errors.badRequest(e.message) : e)
+        )
+      })
       .handle("getContents", ({ params, query }) =>
         Effect.flatMap(repoOf(params), (handle) => service.contents(handle, params["*"] ?? "", query.ref)))
       .handle("getRawFile", ({ params, query }) =>

@@ -2,15 +2,20 @@
 // Git does the work (src/git/Readers.ts); this module picks the revision, checks paths and shas,
 // and shapes Forgejo's responses (ContentsResponse, GitBlob, GitTreeResponse, Reference).
 import { Context, Effect, Layer, Option } from "effect"
+import { readCommits } from "../branches/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import * as Readers from "../git/Readers.ts"
+import { type FileOperation, RepositoryWriter, toApiError } from "../git/Repository.ts"
+import * as Write from "../git/Write.ts"
 import type { Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
-import type { ContentsResponse } from "./Api.ts"
+import type { RepoAccess } from "../repos/Policy.ts"
+import type { ChangeFilesOptions, ContentsResponse, FileCommitResponse } from "./Api.ts"
+import { RepoPolicy } from "../repos/Policy.ts"
 
 export interface RepoHandle {
   readonly owner: UserRow
@@ -21,6 +26,14 @@ export interface RepoHandle {
   readonly api: string
   /** `{ROOT}{owner}/{repo}` */
   readonly html: string
+  /** What the viewer may do with it. */
+  readonly access: RepoAccess
+}
+
+/** A commit made through the API: the commit, and each changed file as it now is (null: deleted). */
+export interface ChangeResult {
+  readonly commit: FileCommitResponse
+  readonly files: ReadonlyArray<ContentsResponse | null>
 }
 
 /** A revision the caller named (or the default branch), resolved to a commit. */
@@ -45,6 +58,7 @@ export interface TreeQuery {
 export const DEFAULT_TREE_PAGE = 1000
 
 type ReadError = Errors.NotFound | Errors.ValidationFailed | Errors.BadRequest
+type ChangeError = Errors.NotFound | Errors.ValidationFailed | Errors.Forbidden | Errors.Conflict | Errors.Locked | Errors.InternalError
 
 /** Git failing on a checked argument is a bug or a broken repository: a 500, not a client error. */
 const orDie = <A, E>(effect: Effect.Effect<A, E>) => Effect.orDie(effect)
@@ -67,6 +81,11 @@ export class ContentsService extends Context.Service<ContentsService, {
     readonly sha: string
     readonly entries: ReadonlyArray<Readers.TreeEntry>
   }, ReadError>
+  /**
+   * One commit changing files (POST/PUT/DELETE /contents/{path}, POST /contents), made by the
+   * repository's entity. Everything is checked before git is touched; a refused change changes nothing.
+   */
+  readonly change: (handle: RepoHandle, doer: Principal, options: ChangeFilesOptions) => Effect.Effect<ChangeResult, ChangeError>
   /** Refs whose full name starts with `refs/{filter}` (all refs without a filter). */
   readonly refs: (handle: RepoHandle, filter: string | undefined) => Effect.Effect<ReadonlyArray<Git.RefEntry>, ReadError>
 }>()("hearth/ContentsService") {
@@ -75,6 +94,8 @@ export class ContentsService extends Context.Service<ContentsService, {
     Effect.gen(function*() {
       const settings = yield* Settings
       const repos = yield* ReposService
+      const policy = yield* RepoPolicy
+      const writer = yield* RepositoryWriter
       const root = settings.server.ROOT_URL
       const pool = yield* Effect.acquireRelease(Effect.sync(() => new Readers.BatchPool()), (p) => Effect.sync(() => p.close()))
 
@@ -87,9 +108,9 @@ export class ContentsService extends Context.Service<ContentsService, {
 
       const find = (viewer: Principal | undefined, ownerName: string, name: string) =>
         Effect.gen(function*() {
-          const { owner, repo, path: dir } = yield* repos.open(viewer, ownerName, name)
+          const { owner, repo, path: dir, access } = yield* repos.open(viewer, ownerName, name)
           const path = `${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`
-          return { owner, repo, dir, api: `${root}api/v1/repos/${path}`, html: `${root}${path}` }
+          return { owner, repo, dir, access, api: `${root}api/v1/repos/${path}`, html: `${root}${path}` }
         })
 
       const pathOf = (raw: string) => {
@@ -116,7 +137,13 @@ export class ContentsService extends Context.Service<ContentsService, {
           return yield* Errors.notFound()
         })
 
-      const describe = (handle: RepoHandle, rev: Revision, entry: Readers.TreeEntry, withContent: boolean) =>
+      const describe = (
+        handle: RepoHandle,
+        rev: Revision,
+        entry: Readers.TreeEntry,
+        withContent: boolean,
+        knownLast?: { readonly sha: string; readonly when: string }
+      ) =>
         Effect.gen(function*() {
           const type = entry.type === "tree"
             ? "dir"
@@ -125,7 +152,7 @@ export class ContentsService extends Context.Service<ContentsService, {
             : entry.mode === "120000"
             ? "symlink"
             : "file"
-          const last = yield* orDie(Readers.lastCommit(handle.dir, rev.commit, entry.path))
+          const last = knownLast ?? (yield* orDie(Readers.lastCommit(handle.dir, rev.commit, entry.path)))
           const self = `${handle.api}/contents/${encodePath(entry.path)}?ref=${encodeURIComponent(rev.name)}`
           const git = `${handle.api}/git/${entry.type === "tree" ? "trees" : "blobs"}/${entry.sha}`
           const html = `${handle.html}/src/${rev.kind}/${encodePath(rev.name)}/${encodePath(entry.path)}`
@@ -215,7 +242,39 @@ export class ContentsService extends Context.Service<ContentsService, {
           return matching
         })
 
-      return ContentsService.of({ find, contents, file, blob, tree, refs })
+      const change = (handle: RepoHandle, doer: Principal, options: ChangeFilesOptions) =>
+        Effect.gen(function*() {
+          yield* policy.ensureAccess(doer, handle.repo, handle.owner, "write")
+          if (handle.repo.isArchived) return yield* Errors.locked(`repository is archived [repo: ${handle.owner.name}/${handle.repo.name}]`)
+          const request = yield* checkChange(handle, doer.user, options)
+          const made = yield* writer.commitFiles({ id: handle.repo.id, dir: handle.dir }, request).pipe(Effect.mapError(toApiError))
+          yield* repos.recordGitChange(handle.owner, handle.repo)
+          const [commit, ...parents] = yield* readCommits(handle.dir, [made.sha, ...(made.parent === null ? [] : [made.parent])])
+          if (commit === undefined) return yield* Effect.die(new Error(`commit ${made.sha} just made is missing`))
+          const rev: Revision = { name: made.branch, kind: "branch", commit: made.sha }
+          const last = { sha: made.sha, when: commit.committer.date }
+          const written = request.files.filter((f) => f.operation !== "delete").map((f) => f.path)
+          const entries = yield* orDie(Readers.entriesAt(handle.dir, made.sha, written))
+          const files = yield* Effect.forEach(request.files, (f) => {
+            const entry = f.operation === "delete" ? undefined : entries.get(f.path)
+            return entry === undefined ? Effect.succeed(null) : describe(handle, rev, entry, true, last)
+          })
+          const meta = (sha: string, created: string, kind: "commits" | "trees") => ({ url: `${handle.api}/git/${kind}/${sha}`, sha, created })
+          return {
+            commit: {
+              ...meta(commit.sha, commit.committer.date, "commits"),
+              html_url: `${handle.html}/commit/${commit.sha}`,
+              author: commit.author,
+              committer: commit.committer,
+              parents: parents.map((p) => meta(p.sha, p.committer.date, "commits")),
+              message: commit.message,
+              tree: meta(commit.tree, commit.committer.date, "trees")
+            },
+            files
+          } satisfies ChangeResult
+        })
+
+      return ContentsService.of({ find, contents, file, blob, tree, refs, change })
     })
   )
 }
@@ -223,3 +282,105 @@ export class ContentsService extends Context.Service<ContentsService, {
 /** Keeps the client errors, turns git failures into defects. */
 const orDieGit = <A, E>(effect: Effect.Effect<A, E | Git.GitError>): Effect.Effect<A, Exclude<E, Git.GitError>> =>
   Effect.catchTag(effect as Effect.Effect<A, Git.GitError>, "GitError", (e) => Effect.die(e)) as Effect.Effect<A, Exclude<E, Git.GitError>>
+
+// ---------------------------------------------------------------------------------------------
+// Checking a change request before anything is written
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
+
+/** Base64 as Go's decoder reads it (line breaks ignored); undefined when it is not base64. */
+const decodeBase64 = (text: string): Uint8Array | undefined => {
+  const compact = text.replace(/[\r\n]/g, "")
+  if (compact.length % 4 !== 0 || !BASE64.test(compact)) return undefined
+  return Buffer.from(compact, "base64")
+}
+
+/** Forgejo's default message: "Add a, b", "Update c", "Delete d", one line each. */
+const defaultMessage = (files: ReadonlyArray<{ readonly operation: string; readonly path: string }>) =>
+  (["create", "update", "delete"] as const).flatMap((operation) => {
+    const paths = files.filter((f) => f.operation === operation).map((f) => f.path)
+    const verb = { create: "Add", update: "Update", delete: "Delete" }[operation]
+    return paths.length === 0 ? [] : [`${verb} ${paths.join(", ")}`]
+  }).join("\n")
+
+const parseDate = (value: string | undefined, field: string) => {
+  if (value === undefined || value === "") return Effect.succeed(new Date())
+  const date = new Date(value)
+  return Number.isNaN(date.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(value)
+    ? Effect.fail(Errors.validationFailed(`dates.${field}: invalid time ${JSON.stringify(value)}, expected RFC 3339`))
+    : Effect.succeed(date)
+}
+
+/** The name git records for an account: its full name when set, else its login. */
+const gitName = (user: UserRow) => user.fullName.trim() !== "" ? user.fullName : user.name
+
+const checkChange = (handle: RepoHandle, doer: UserRow, options: ChangeFilesOptions) =>
+  Effect.gen(function*() {
+    if (options.files.length === 0) return yield* Errors.validationFailed("files: at least one file operation is required")
+    const files: Array<FileOperation> = []
+    for (const file of options.files) {
+      const cleaned = Readers.cleanPath(file.path)
+      if ("problem" in cleaned) return yield* Errors.validationFailed(`${cleaned.problem} [path: ${file.path}]`)
+      if (cleaned.path === "") return yield* Errors.validationFailed("path: a file path is required")
+      if (cleaned.path.split("/").includes(".git")) {
+        return yield* Errors.validationFailed(`path must not contain a .git directory [path: ${file.path}]`)
+      }
+      let fromPath: string | undefined
+      if (file.from_path !== undefined && file.from_path !== "") {
+        const from = Readers.cleanPath(file.from_path)
+        if ("problem" in from || from.path === "") {
+          return yield* Errors.validationFailed(`from_path: invalid path [path: ${file.from_path}]`)
+        }
+        fromPath = from.path
+      }
+      if (file.operation !== "create" && (file.sha === undefined || file.sha === "")) {
+        return yield* Errors.validationFailed(`sha: the sha of the file being changed is required [path: ${cleaned.path}]`)
+      }
+      if (file.sha !== undefined && file.sha !== "" && !Git.isSha(file.sha.toLowerCase())) {
+        return yield* Errors.validationFailed(`sha: invalid object name ${JSON.stringify(file.sha)}`)
+      }
+      let content: Uint8Array | undefined
+      if (file.operation !== "delete") {
+        content = decodeBase64(file.content ?? "")
+        if (content === undefined) return yield* Errors.validationFailed(`content: not valid base64 [path: ${cleaned.path}]`)
+      }
+      files.push({
+        operation: file.operation,
+        path: cleaned.path,
+        ...(content === undefined ? {} : { content }),
+        ...(file.sha === undefined || file.sha === "" ? {} : { sha: file.sha.toLowerCase() }),
+        ...(fromPath === undefined ? {} : { fromPath })
+      })
+    }
+    const branch = options.branch !== undefined && options.branch !== "" ? options.branch : handle.repo.defaultBranch
+    for (const [field, name] of [["branch", branch], ["new_branch", options.new_branch]] as const) {
+      if (name === undefined || name === "") continue
+      const problem = Git.branchNameProblem(name)
+      if (problem !== undefined) return yield* Errors.validationFailed(`${field}: ${problem}`)
+    }
+    // Forgejo: a missing author or committer is the other one; both missing are the doer.
+    const doerIdentity = { name: gitName(doer), email: doer.email }
+    const given = (identity: { readonly name?: string | undefined; readonly email?: string | undefined } | undefined) =>
+      identity !== undefined && (identity.name ?? "") !== "" && (identity.email ?? "") !== ""
+        ? { name: identity.name!, email: identity.email! }
+        : undefined
+    const author = given(options.author) ?? given(options.committer) ?? doerIdentity
+    const committer = given(options.committer) ?? given(options.author) ?? doerIdentity
+    for (const [field, who] of [["author", author], ["committer", committer]] as const) {
+      const problem = Write.signatureProblem(who)
+      if (problem !== undefined) return yield* Errors.validationFailed(`${field}: ${problem}`)
+    }
+    const authorDate = yield* parseDate(options.dates?.author, "author")
+    const committerDate = yield* parseDate(options.dates?.committer, "committer")
+    let message = options.message !== undefined && options.message !== "" ? options.message : defaultMessage(files)
+    if (options.signoff === true) message = `${message.replace(/\n+$/, "")}\n\nSigned-off-by: ${committer.name} <${committer.email}>`
+    if (!message.endsWith("\n")) message += "\n"
+    return {
+      branch,
+      ...(options.new_branch === undefined || options.new_branch === "" ? {} : { newBranch: options.new_branch }),
+      files,
+      message,
+      author: Write.signatureAt(author, authorDate),
+      committer: Write.signatureAt(committer, committerDate)
+    }
+  })
