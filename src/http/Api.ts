@@ -8,6 +8,7 @@ import { OrgsApi } from "../orgs/Api.ts"
 import { ReposApi } from "../repos/Api.ts"
 import { ContentsApi } from "../contents/Api.ts"
 import { SocialApi } from "../social/Api.ts"
+import { TemplatesApi } from "../templates/Api.ts"
 import { TokensApi } from "../tokens/Api.ts"
 import { TwoFactorApi } from "../twofa/Api.ts"
 import { UsersApi } from "../users/Api.ts"
@@ -15,7 +16,7 @@ import { Authentication } from "./Authentication.ts"
 import { ErrorResponses } from "./Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
-  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi)
+  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi)
   .prefix("/api/v1")
   .middleware(Authentication)
   .middleware(ErrorResponses)

@@ -16,6 +16,7 @@ import { ReposHttp } from "../repos/Http.ts"
 import { ContentsHttp } from "../contents/Http.ts"
 import { GitHttpRoutes } from "../repos/GitHttp.ts"
 import { SocialHttp } from "../social/Http.ts"
+import { TemplatesHttp } from "../templates/Http.ts"
 import { TokensHttp } from "../tokens/Http.ts"
 import { TwoFactorHttp } from "../twofa/Http.ts"
 import { UsersHttp } from "../users/Http.ts"
@@ -80,7 +81,7 @@ const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp)
+export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp, TemplatesHttp)
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),
