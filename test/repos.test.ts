@@ -127,7 +127,7 @@ describe("POST /user/repos", () => {
     await createRepo("carol", { name: "a.b-c_d" })
   })
 
-  it("refuses a missing name, an invalid default branch, a long description and auto_init", async () => {
+  it("refuses a missing name, an invalid default branch and a long description", async () => {
     expect((await call("POST", "/user/repos", basic("alice"), {})).status).toBe(422)
     for (const branch of ["a..b", "-x", "x.lock", "a b", "x/"]) {
       const res = await call("POST", "/user/repos", basic("alice"), { name: repoName(), default_branch: branch })
@@ -136,9 +136,6 @@ describe("POST /user/repos", () => {
     }
     const long = await call("POST", "/user/repos", basic("alice"), { name: repoName(), description: "d".repeat(2049) })
     expect(long.status).toBe(422)
-    const init = await call("POST", "/user/repos", basic("alice"), { name: repoName(), auto_init: true })
-    expect(init.status).toBe(422)
-    expect((await json(init)).message).toContain("auto_init is not supported yet")
   })
 
   it("answers 409 for a duplicate name, case-insensitively, leaving the first repository alone", async () => {

@@ -311,9 +311,6 @@ const parseDate = (value: string | undefined, field: string) => {
     : Effect.succeed(date)
 }
 
-/** The name git records for an account: its full name when set, else its login. */
-const gitName = (user: UserRow) => user.fullName.trim() !== "" ? user.fullName : user.name
-
 const checkChange = (handle: RepoHandle, doer: UserRow, options: ChangeFilesOptions) =>
   Effect.gen(function*() {
     if (options.files.length === 0) return yield* Errors.validationFailed("files: at least one file operation is required")
@@ -359,7 +356,7 @@ const checkChange = (handle: RepoHandle, doer: UserRow, options: ChangeFilesOpti
       if (problem !== undefined) return yield* Errors.validationFailed(`${field}: ${problem}`)
     }
     // Forgejo: a missing author or committer is the other one; both missing are the doer.
-    const doerIdentity = { name: gitName(doer), email: doer.email }
+    const doerIdentity = Write.identityOf(doer)
     const given = (identity: { readonly name?: string | undefined; readonly email?: string | undefined } | undefined) =>
       identity !== undefined && (identity.name ?? "") !== "" && (identity.email ?? "") !== ""
         ? { name: identity.name!, email: identity.email! }

@@ -8,6 +8,8 @@ import { join } from "node:path"
 import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import { RepositoryWriter, toApiError } from "../git/Repository.ts"
+import * as Write from "../git/Write.ts"
+import * as Templates from "../templates/Service.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import type { Principal } from "../http/Authentication.ts"
@@ -76,9 +78,6 @@ const createProblem = (input: CreateRepoOption): string | undefined =>
       : undefined) ??
     // Not supported yet; refused rather than silently ignored.
     (input.object_format_name === "sha256" ? "object_format_name sha256 is not supported yet" : undefined) ??
-    (input.auto_init === true
-      ? "auto_init is not supported yet: create the repository empty and push to it"
-      : undefined) ??
     (input.template === true ? "template repositories are not supported yet" : undefined)
 
 const GO_UNITS: Record<string, number> = {
@@ -213,7 +212,7 @@ export class ReposService extends Context.Service<ReposService, {
     input: CreateRepoOption,
     /** Who creates it: the author of the initial commit. */
     doer: UserRow
-  ) => Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict>
+  ) => Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError | Errors.NotFound>
   /** Deletes the row and the directory. */
   readonly remove: (owner: UserRow, repo: RepoRow) => Effect.Effect<void>
   /**
@@ -328,6 +327,14 @@ export class ReposService extends Context.Service<ReposService, {
             if (existsSync(path)) {
               return yield* Errors.conflict(`repository files already exist [uname: ${owner.name}, name: ${input.name}]`)
             }
+            const autoInit = input.auto_init === true
+            yield* Templates.checkCreateOptions({
+              autoInit,
+              readme: input.readme,
+              gitignores: input.gitignores,
+              license: input.license,
+              issueLabels: input.issue_labels
+            }).pipe(Effect.mapError(Templates.toApiError))
             // The row first (a duplicate is refused there), then the disk through the repository's
             // entity, never inside the transaction; if the disk part fails the row goes again.
             const row = yield* transaction(Effect.gen(function*() {
@@ -345,7 +352,31 @@ export class ReposService extends Context.Service<ReposService, {
               return row
             }))
             const target = { id: row.id, dir: path }
-            yield* writer.init(target, row.defaultBranch).pipe(
+            const initialCommit = Effect.gen(function*() {
+              const files = yield* Templates.renderInitialFiles({
+                repoName: row.name,
+                description: row.description,
+                owner: owner.name,
+                cloneUrl: `${settings.server.ROOT_URL}${owner.name}/${row.name}.git`,
+                readme: input.readme,
+                gitignores: input.gitignores,
+                license: input.license,
+                year: new Date().getUTCFullYear()
+              }).pipe(Effect.orDie) // checked above
+              const who = Write.signatureAt(Write.identityOf(doer), new Date())
+              yield* writer.commitFiles(target, {
+                branch: row.defaultBranch,
+                files: files.map((f) => ({ operation: "create" as const, path: f.path, content: Buffer.from(f.content, "utf8") })),
+                message: "Initial commit\n",
+                author: who,
+                committer: who
+              })
+              const sizeKiB = yield* Effect.orDie(Git.sizeKiB(path))
+              yield* Effect.orDie(repos.recordPush(row.id, { isEmpty: false, sizeBytes: sizeKiB * 1024, defaultBranch: row.defaultBranch }))
+            })
+            const ready = yield* writer.init(target, row.defaultBranch).pipe(
+              Effect.andThen(autoInit ? initialCommit : Effect.void),
+              Effect.andThen(autoInit ? found(repos.findById(row.id)).pipe(Effect.orDie) : Effect.succeed(row)),
               Effect.mapError(toApiError),
               Effect.onError(() =>
                 Effect.andThen(
@@ -354,8 +385,8 @@ export class ReposService extends Context.Service<ReposService, {
                 )
               )
             )
-            return row
-          }) as Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict>,
+            return ready
+          }) as Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError | Errors.NotFound>,
         remove: (owner, repo) =>
           Effect.andThen(deleteRow(owner, repo), removeDir(owner, repo)),
         edit: (owner, repo, input) =>
