@@ -248,13 +248,16 @@ export class ContentsService extends Context.Service<ContentsService, {
           if (handle.repo.isArchived) return yield* Errors.locked(`repository is archived [repo: ${handle.owner.name}/${handle.repo.name}]`)
           const request = yield* checkChange(handle, doer.user, options)
           const made = yield* writer.commitFiles({ id: handle.repo.id, dir: handle.dir }, request).pipe(Effect.mapError(toApiError))
-          yield* repos.recordGitChange(handle.owner, handle.repo)
-          const [commit, ...parents] = yield* readCommits(handle.dir, [made.sha, ...(made.parent === null ? [] : [made.parent])])
+          const written = request.files.filter((f) => f.operation !== "delete").map((f) => f.path)
+          // Three independent git reads (and a database write): side by side, not one after another.
+          const [[commit, ...parents], entries] = yield* Effect.all([
+            readCommits(handle.dir, [made.sha, ...(made.parent === null ? [] : [made.parent])]),
+            orDie(Readers.entriesAt(handle.dir, made.sha, written)),
+            repos.recordGitChange(handle.owner, handle.repo)
+          ], { concurrency: "unbounded" })
           if (commit === undefined) return yield* Effect.die(new Error(`commit ${made.sha} just made is missing`))
           const rev: Revision = { name: made.branch, kind: "branch", commit: made.sha }
           const last = { sha: made.sha, when: commit.committer.date }
-          const written = request.files.filter((f) => f.operation !== "delete").map((f) => f.path)
-          const entries = yield* orDie(Readers.entriesAt(handle.dir, made.sha, written))
           const files = yield* Effect.forEach(request.files, (f) => {
             const entry = f.operation === "delete" ? undefined : entries.get(f.path)
             return entry === undefined ? Effect.succeed(null) : describe(handle, rev, entry, true, last)

@@ -304,13 +304,15 @@ export class ReposService extends Context.Service<ReposService, {
         recordGitChange: (owner, repo, options) =>
           Effect.gen(function*() {
             const target = { id: repo.id, dir: pathOf(owner, repo) }
-            const branches = (yield* Git.listRefs(target.dir, "refs/heads/")).map((ref) => ref.ref.slice("refs/heads/".length))
+            const [refs, sizeKiB] = yield* Effect.all([Git.listRefs(target.dir, "refs/heads/"), Git.sizeKiB(target.dir)], {
+              concurrency: 2
+            })
+            const branches = refs.map((ref) => ref.ref.slice("refs/heads/".length))
             let defaultBranch = repo.defaultBranch
             if (branches.length > 0 && !branches.includes(defaultBranch)) {
               defaultBranch = ["main", "master"].find((b) => branches.includes(b)) ?? branches.sort()[0]!
               yield* writer.setHead(target, defaultBranch)
             }
-            const sizeKiB = yield* Git.sizeKiB(target.dir)
             yield* repos.recordPush(repo.id, { isEmpty: branches.length === 0, sizeBytes: sizeKiB * 1024, defaultBranch })
             if (options?.maintain === true && branches.length > 0) yield* writer.maintain(target)
           }).pipe(Effect.ignoreCause({ log: "Warn", message: `could not record a change to ${owner.name}/${repo.name}` })),
