@@ -5,12 +5,16 @@ import { AdminUsers } from "./admin/Service.ts"
 import { ContentsService } from "./contents/Service.ts"
 import type { Settings } from "./config/Settings.ts"
 import * as Database from "./db/Database.ts"
+import { ForksService } from "./forks/Service.ts"
+import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { EntitiesLayer } from "./jobs/Cluster.ts"
+import { JobsRepo } from "./jobs/Repo.ts"
 import { Authenticator } from "./http/Authentication.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
 import { OrgsRepo } from "./orgs/Repo.ts"
 import { OrgsService } from "./orgs/Service.ts"
 import { RepoPolicy } from "./repos/Policy.ts"
+import { RepoPresenter } from "./repos/Present.ts"
 import { ReposRepo } from "./repos/Repo.ts"
 import { ReposService } from "./repos/Service.ts"
 import { SocialRepo } from "./social/Repo.ts"
@@ -22,11 +26,11 @@ import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
 
-const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer)
+const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer, JobsRepo.layer)
 
 // Services built on other services come first: AdminUsers deletes organizations through
 // OrgsService, and both refuse or purge through ReposService.
-export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, ContentsService.layer).pipe(
+export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, ContentsService.layer, RepoPresenter.layer, ForksService.layer).pipe(
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
   Layer.provideMerge(RepoPolicy.layer),
@@ -35,7 +39,14 @@ export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, Co
   Layer.provideMerge(Repos)
 )
 
+/** Durable jobs: each workflow's implementation, run on the services above. */
+const Workflows = Layer.mergeAll(ForkRepositoryLive)
+
 /** Everything the HTTP server and the CLI need, given `Settings`. */
-export const AppLayer = Services.pipe(Layer.provideMerge(EntitiesLayer), Layer.provideMerge(Database.layer))
+export const AppLayer = Workflows.pipe(
+  Layer.provideMerge(Services),
+  Layer.provideMerge(EntitiesLayer),
+  Layer.provideMerge(Database.layer)
+)
 
 export type AppRequirements = Settings

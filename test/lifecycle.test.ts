@@ -1,60 +1,20 @@
 // `hearth serve` as a real process (node_modules/.bin/node src/cli.ts serve): start-up, the
 // data-dir lock, start-up failures, and graceful shutdown on SIGTERM.
-import { type ChildProcess, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { get } from "node:http"
 import { connect, createServer, type Server } from "node:net"
 import { hostname, tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeNodeServer } from "../src/http/Server.ts"
 import { VERSION } from "../src/version.ts"
 import { freePort, freshPostgresDatabase } from "./support/hearth.ts"
+import { type HearthProcess, killAll, sleep, spawnHearth, within } from "./support/spawn.ts"
 
-const root = resolve(import.meta.dirname, "..")
-const nodeBin = join(root, "node_modules/.bin/node")
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-interface Hearth {
-  readonly child: ChildProcess
-  readonly pid: number
-  readonly port: number
-  readonly output: () => { stdout: string; stderr: string }
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-}
-
-const running = new Set<ChildProcess>()
-afterAll(() => {
-  for (const child of running) child.kill("SIGKILL")
-})
-
-/** Spawns `hearth <args>` with only the given HEARTH__ settings (the test's own env stripped of them). */
-const spawnHearth = (env: Record<string, string>, args: ReadonlyArray<string> = ["serve"], port = 0): Hearth => {
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith("HEARTH__") && k !== "DATABASE_URL")
-  )
-  const child = spawn(nodeBin, ["src/cli.ts", ...args], {
-    cwd: root,
-    env: { ...inherited, HEARTH__server__HTTP_ADDR: "127.0.0.1", HEARTH__server__HTTP_PORT: String(port), ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  running.add(child)
-  let stdout = ""
-  let stderr = ""
-  child.stdout!.on("data", (c) => stdout += c)
-  child.stderr!.on("data", (c) => stderr += c)
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => {
-      running.delete(child)
-      resolve({ code, signal })
-    })
-  )
-  return { child, pid: child.pid!, port, output: () => ({ stdout, stderr }), exited }
-}
-
-const within = <A>(promise: Promise<A>, ms: number, what: string): Promise<A> =>
-  Promise.race([promise, sleep(ms).then(() => Promise.reject(new Error(`${what}: not within ${ms} ms`)))])
+type Hearth = HearthProcess
+afterAll(killAll)
 
 type Probe = { readonly status: number; readonly body: string } | { readonly error: string }
 
@@ -205,7 +165,7 @@ describe("hearth serve on the embedded database", () => {
   })
 
   it("takes over a stale lock left by a process that no longer runs", async () => {
-    const gone = spawn(nodeBin, ["-e", ""], { stdio: "ignore" })
+    const gone = spawn(process.execPath, ["-e", ""], { stdio: "ignore" })
     await new Promise((r) => gone.on("exit", r))
     writeFileSync(lockFile(dataDir), `${gone.pid}\n${hostname()}\n`)
     const started = Date.now()

@@ -92,8 +92,10 @@ const Init = Rpc.make("Init", { payload: { dir, defaultBranch: Schema.String }, 
 const Move = Rpc.make("Move", { payload: { dir, to: Schema.String }, error: WriteRejected })
 const Remove = Rpc.make("Remove", { payload: { dir }, error: WriteRejected })
 const Maintain = Rpc.make("Maintain", { payload: { dir }, error: WriteRejected })
+/** Replaces the (empty) repository at `dir` with a copy of `from` whose objects are hard-linked. */
+const CopyFrom = Rpc.make("CopyFrom", { payload: { dir, from: Schema.String }, error: WriteRejected })
 
-export const Repository = Entity.make("Repository", [CommitFiles, UpdateRefs, CreateTag, SetHead, Init, Move, Remove, Maintain])
+export const Repository = Entity.make("Repository", [CommitFiles, UpdateRefs, CreateTag, SetHead, Init, Move, Remove, Maintain, CopyFrom])
 
 // ---------------------------------------------------------------------------------------------
 // Handlers
@@ -271,6 +273,22 @@ const move = (payload: typeof Move.payloadSchema.Type) =>
     catch: (cause) => rejected(500, `the repository could not be moved: ${String(cause)}`)
   })
 
+/**
+ * `git clone --bare --local` into a staging directory beside `dir`, then swapped in: objects are
+ * hard links (immutable files, so the copy shares no mutable state and costs almost no disk),
+ * refs and HEAD are the source's. Run again after an interruption, it starts over.
+ */
+const copyFrom = (payload: typeof CopyFrom.payloadSchema.Type) =>
+  Effect.gen(function*() {
+    const staging = `${payload.dir}.copying`
+    yield* Git.removeRepository(staging)
+    yield* Git.run(["clone", "--bare", "--local", "--quiet", "--", payload.from, staging])
+    // The source's path on this server is nobody's business.
+    yield* Git.inRepo(staging, ["remote", "remove", "origin"]).pipe(Effect.ignore)
+    yield* Git.removeRepository(payload.dir)
+    yield* Effect.promise(() => rename(staging, payload.dir))
+  })
+
 export const RepositoryEntityLayer = Repository.toLayer(
   Repository.of({
     CommitFiles: ({ payload }) => guarded("CommitFiles", commitFiles(payload)),
@@ -280,7 +298,8 @@ export const RepositoryEntityLayer = Repository.toLayer(
     Init: ({ payload }) => guarded("Init", init(payload)),
     Move: ({ payload }) => guarded("Move", move(payload)),
     Remove: ({ payload }) => guarded("Remove", Git.removeRepository(payload.dir)),
-    Maintain: ({ payload }) => guarded("Maintain", Git.commitGraphWrite(payload.dir))
+    Maintain: ({ payload }) => guarded("Maintain", Git.commitGraphWrite(payload.dir)),
+    CopyFrom: ({ payload }) => guarded("CopyFrom", copyFrom(payload))
   }),
   { maxIdleTime: "2 minutes" }
 )
@@ -306,6 +325,7 @@ export class RepositoryWriter extends Context.Service<RepositoryWriter, {
   readonly move: (repo: RepositoryRef, to: string) => Effect.Effect<void, WriteRejected>
   readonly remove: (repo: RepositoryRef) => Effect.Effect<void, WriteRejected>
   readonly maintain: (repo: RepositoryRef) => Effect.Effect<void, WriteRejected>
+  readonly copyFrom: (repo: RepositoryRef, from: string) => Effect.Effect<void, WriteRejected>
 }>()("hearth/git/RepositoryWriter") {
   static readonly layer = Layer.effect(
     RepositoryWriter,
@@ -327,7 +347,8 @@ export class RepositoryWriter extends Context.Service<RepositoryWriter, {
         init: (repo, defaultBranch) => send(entity(repo).Init({ dir: repo.dir, defaultBranch })),
         move: (repo, to) => send(entity(repo).Move({ dir: repo.dir, to })),
         remove: (repo) => send(entity(repo).Remove({ dir: repo.dir })),
-        maintain: (repo) => send(entity(repo).Maintain({ dir: repo.dir }))
+        maintain: (repo) => send(entity(repo).Maintain({ dir: repo.dir })),
+        copyFrom: (repo, from) => send(entity(repo).CopyFrom({ dir: repo.dir, from }))
       })
     })
   )

@@ -1,5 +1,7 @@
 // The whole /api/v1 surface: every resource's group, then the API-wide middleware (which only
 // applies to endpoints added before it, so it comes last).
+import { JobsApi } from "../jobs/Api.ts"
+import { ForksApi } from "../forks/Api.ts"
 import { HttpApi, OpenApi } from "effect/http-api"
 import { BranchesApi } from "../branches/Api.ts"
 import { AdminUsersApi } from "../admin/Api.ts"
@@ -16,7 +18,7 @@ import { Authentication } from "./Authentication.ts"
 import { ErrorResponses } from "./Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
-  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi)
+  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi)
   .prefix("/api/v1")
   .middleware(Authentication)
   .middleware(ErrorResponses)

@@ -1,6 +1,8 @@
 // The HTTP server: the API routes, the OpenAPI document and its docs page, and the
 // response rules every route shares. Routes are built completely before the port is opened, so
 // no request is accepted that nothing would answer.
+import { JobsHttp } from "../jobs/Http.ts"
+import { ForksHttp } from "../forks/Http.ts"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
@@ -81,7 +83,7 @@ const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp, TemplatesHttp)
+export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp, TemplatesHttp, ForksHttp, JobsHttp)
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),

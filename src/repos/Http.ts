@@ -14,7 +14,7 @@ import { RepoPolicy } from "./Policy.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { type CollaboratorMode, REPO_SEARCH_SORTS, type RepoFilter, type RepoRow, type RepoSearchSort, ReposRepo } from "./Repo.ts"
 import type { CreateRepoOption } from "./Schema.ts"
-import { toApiRepo } from "./Schema.ts"
+import { RepoPresenter } from "./Present.ts"
 import { ReposService } from "./Service.ts"
 
 const OWNER_ACCESS = { mode: "owner", code: "owner" } as const
@@ -38,6 +38,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const settings = yield* Settings
     const repos = yield* ReposService
     const policy = yield* RepoPolicy
+    const presenter = yield* RepoPresenter
     const orgPolicy = yield* OrgPolicy
     const orgs = yield* OrgsService
     const accounts = yield* AccountPolicy
@@ -67,7 +68,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           items.push({ repo, owner: owners.get(repo.ownerId)! })
         }
         const access = yield* policy.accessMany(viewer, items)
-        return items.map(({ owner, repo }, i) => toApiRepo(settings, repo, owner, access[i]!, viewer))
+        return yield* presenter.present(viewer, items.map((item, i) => ({ ...item, access: access[i]! })))
       })
 
     /** What a viewer may list of one owner whose account it may already see. */
@@ -93,7 +94,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       })
 
     const create = (owner: UserRow, caller: Principal, payload: CreateRepoOption) =>
-      Effect.map(repos.create(owner, payload, caller.user), (repo) => toApiRepo(settings, repo, owner, OWNER_ACCESS, caller))
+      Effect.flatMap(repos.create(owner, payload, caller.user), (repo) => presenter.one(caller, { repo, owner, access: OWNER_ACCESS }))
 
     /** POST /orgs/{org}/repos and its deprecated alias: 422 unknown org, 404 invisible, 403 no right. */
     const createInOrg = (orgName: string, payload: CreateRepoOption) =>
@@ -123,7 +124,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           const { owner, repo } = yield* repos.find(params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "admin")
           const updated = yield* repos.edit(owner, repo, payload)
-          return toApiRepo(settings, updated, owner, yield* policy.access(caller, updated, owner), caller)
+          return yield* presenter.one(caller, { repo: updated, owner, access: yield* policy.access(caller, updated, owner) })
         }))
       .handle("searchRepos", ({ query }) =>
         Effect.gen(function*() {
@@ -187,7 +188,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
             : yield* policy.accessMany(viewer, items)
           return {
             ok: true,
-            data: items.map(({ owner, repo }, i) => toApiRepo(settings, repo, owner, access[i]!, viewer))
+            data: yield* presenter.present(viewer, items.map((item, i) => ({ ...item, access: access[i]! })))
           }
         }))
       .handle("listCollaborators", ({ params, query }) =>
@@ -283,7 +284,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
         Effect.gen(function*() {
           const viewer = yield* viewerOf
           const { owner, repo, access } = yield* repos.open(viewer, params.owner, params.repo)
-          return toApiRepo(settings, repo, owner, access, viewer)
+          return yield* presenter.one(viewer, { repo, owner, access })
         }))
       .handle("getRepoById", ({ params }) =>
         Effect.gen(function*() {
@@ -292,7 +293,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           const repo = yield* repos.getById(id)
           const owner = yield* accountById(repo.ownerId)
           const access = yield* policy.ensureVisible(viewer, repo, owner)
-          return toApiRepo(settings, repo, owner, access, viewer)
+          return yield* presenter.one(viewer, { repo, owner, access })
         }))
       .handle("deleteRepo", ({ params }) =>
         Effect.gen(function*() {

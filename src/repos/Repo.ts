@@ -38,6 +38,8 @@ export interface RepoRow {
   readonly mirrorInterval: string
   readonly enablePrune: boolean
   readonly units: RepoUnits
+  /** `ready`, or `creating` while a job (a fork) is still filling its git data. */
+  readonly status: "ready" | "creating" | "broken"
 }
 
 /** The unit switches of EditRepoOption that Hearth stores. */
@@ -106,6 +108,10 @@ export type NewRepo = {
   readonly description: string
   readonly default_branch: string
   readonly is_private: boolean
+  readonly is_fork?: boolean
+  readonly fork_id?: number
+  readonly is_empty?: boolean
+  readonly status?: RepoRow["status"]
 }
 
 /** Which repositories of a list the viewer may see. */
@@ -225,6 +231,7 @@ export const toRepoRow = (r: Row): RepoRow => ({
   archivedAt: r.archived_at ?? null,
   mirrorInterval: r.mirror_interval ?? "",
   enablePrune: r.enable_prune ?? true,
+  status: r.status ?? "ready",
   units: {
     hasIssues: r.has_issues ?? true,
     hasWiki: r.has_wiki ?? true,
@@ -241,6 +248,13 @@ export class ReposRepo extends Context.Service<ReposRepo, {
   readonly findById: (id: number) => Effect.Effect<Option.Option<RepoRow>, SqlError>
   readonly insert: (values: NewRepo) => Effect.Effect<RepoRow, SqlError>
   readonly remove: (id: number) => Effect.Effect<void, SqlError>
+  readonly setStatus: (id: number, status: RepoRow["status"]) => Effect.Effect<void, SqlError>
+  readonly adjustNumForks: (id: number, delta: number) => Effect.Effect<void, SqlError>
+  /** Every fork of `sourceId`, by id. */
+  readonly forksOf: (sourceId: number) => Effect.Effect<Array<RepoRow>, SqlError>
+  /** The fork of `sourceId` that `ownerId` owns, if any. */
+  readonly forkOwnedBy: (sourceId: number, ownerId: number) => Effect.Effect<Option.Option<RepoRow>, SqlError>
+  readonly findByIds: (ids: ReadonlyArray<number>) => Effect.Effect<Array<RepoRow>, SqlError>
   readonly collaboratorMode: (repoId: number, userId: number) => Effect.Effect<Option.Option<CollaboratorMode>, SqlError>
   /** The user's collaboration levels on several repositories, in one query. */
   readonly collaboratorModes: (
@@ -309,6 +323,20 @@ export class ReposRepo extends Context.Service<ReposRepo, {
         insert: (values) =>
           Effect.map(sql`INSERT INTO repositories ${sql.insert(values)} RETURNING *`, (rows) => toRepoRow(rows[0]!)),
         remove: (id) => Effect.asVoid(sql`DELETE FROM repositories WHERE id = ${id}`),
+        setStatus: (id, status) => Effect.asVoid(sql`UPDATE repositories SET status = ${status} WHERE id = ${id}`),
+        adjustNumForks: (id, delta) =>
+          Effect.asVoid(sql`UPDATE repositories SET num_forks = GREATEST(num_forks + ${delta}, 0) WHERE id = ${id}`),
+        forksOf: (sourceId) =>
+          Effect.map(sql`SELECT * FROM repositories WHERE fork_id = ${sourceId} ORDER BY id`, (rows) => rows.map(toRepoRow)),
+        forkOwnedBy: (sourceId, ownerId) =>
+          Effect.map(
+            sql`SELECT * FROM repositories WHERE fork_id = ${sourceId} AND owner_id = ${ownerId} LIMIT 1`,
+            (rows) => Option.map(Option.fromNullishOr(rows[0]), toRepoRow)
+          ),
+        findByIds: (ids) =>
+          ids.length === 0
+            ? Effect.succeed([])
+            : Effect.map(sql`SELECT * FROM repositories WHERE id IN ${sql.in(ids)}`, (rows) => rows.map(toRepoRow)),
         collaboratorMode: (repoId, userId) =>
           Effect.map(
             sql`SELECT mode FROM collaborations WHERE repo_id = ${repoId} AND user_id = ${userId}`,

@@ -37,8 +37,9 @@ const InternalTracker = Schema.Struct({
   enable_issue_dependencies: Schema.Boolean
 })
 
-// `parent` and `repo_transfer` stay null until forks and transfers exist.
-export const Repository = Schema.Struct({
+// `repo_transfer` stays null until transfers exist. A fork's `parent` is its source as the viewer
+// sees it, whose own `parent` is null (as Forgejo nests it).
+const repositoryFields = {
   id: Id,
   owner: User,
   name: Schema.String,
@@ -48,7 +49,6 @@ export const Repository = Schema.Struct({
   private: Schema.Boolean,
   fork: Schema.Boolean,
   template: Schema.Boolean,
-  parent: Schema.Null,
   mirror: Schema.Boolean,
   size: Schema.Int,
   language: Schema.String,
@@ -103,7 +103,12 @@ export const Repository = Schema.Struct({
   mirror_updated: Timestamp,
   repo_transfer: Schema.Null,
   topics: Schema.Array(Schema.String)
-}).annotate({ identifier: "Repository" })
+}
+
+const ParentRepository = Schema.Struct({ ...repositoryFields, parent: Schema.Null })
+
+export const Repository = Schema.Struct({ ...repositoryFields, parent: Schema.NullOr(ParentRepository) })
+  .annotate({ identifier: "Repository" })
 export type Repository = typeof Repository.Type
 
 /** PATCH /repos/{o}/{r}; fields absent are left alone. Merge and tracker settings are not kept yet. */
@@ -162,7 +167,9 @@ export const toApiRepo = (
   repo: RepoRow,
   owner: UserRow,
   access: RepoAccess,
-  viewer: Principal | undefined
+  viewer: Principal | undefined,
+  /** A fork's source, already converted for the same viewer. */
+  parent: Repository | null = null
 ): Repository => {
   const root = settings.server.ROOT_URL
   const path = `${pathPart(owner.name)}/${pathPart(repo.name)}`
@@ -178,7 +185,7 @@ export const toApiRepo = (
     private: repo.isPrivate,
     fork: repo.isFork,
     template: repo.isTemplate,
-    parent: null,
+    parent: parent === null ? null : { ...parent, parent: null },
     mirror: repo.isMirror,
     size: Math.floor(repo.size / 1024),
     language: "",

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
-import { RepositoryWriter, toApiError } from "../git/Repository.ts"
+import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
 import * as Templates from "../templates/Service.ts"
 import * as Errors from "../http/Errors.ts"
@@ -19,6 +19,7 @@ import {
   type Collaborator,
   type CollaboratorMode,
   type Listed,
+  type NewRepo,
   REPO_ORDERS,
   type RepoChanges,
   type RepoFilter,
@@ -216,6 +217,16 @@ export class ReposService extends Context.Service<ReposService, {
   /** Deletes the row and the directory. */
   readonly remove: (owner: UserRow, repo: RepoRow) => Effect.Effect<void>
   /**
+   * The row of a new repository of `owner` and the owner's count, in one transaction (409 when the
+   * name is taken). The caller makes the directory next (`initDirectory`), outside the transaction.
+   */
+  readonly insertRow: (
+    owner: UserRow,
+    values: Omit<NewRepo, "owner_id" | "lower_name">
+  ) => Effect.Effect<RepoRow, Errors.Conflict>
+  /** An empty bare repository for a new row, through its entity; 500 if the disk refuses. */
+  readonly initDirectory: (target: RepositoryRef, defaultBranch: string) => Effect.Effect<void, Errors.InternalError | Errors.ValidationFailed | Errors.Conflict | Errors.NotFound>
+  /**
    * PATCH /repos/{o}/{r}: validates everything before writing; a rename moves the directory after the
    * row (409 when the name is taken; the row is renamed back if the move fails); a default branch must exist unless the
    * repository is empty, and HEAD follows it.
@@ -276,12 +287,22 @@ export class ReposService extends Context.Service<ReposService, {
         Effect.flatMap(Effect.orDie(effect), (row) =>
           Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(Errors.notFound()))
 
-      /** The row and what hangs on it (stars, the owner's count), in one transaction. */
-      const deleteRow = (owner: UserRow, repo: Pick<RepoRow, "id">) =>
+      /** The row and what hangs on it (stars, the owner's count, its source's fork count), in one transaction. */
+      const deleteRow = (owner: UserRow, repo: Pick<RepoRow, "id" | "forkId">) =>
         transaction(Effect.gen(function*() {
           yield* users.releaseStarsOfRepository(repo.id) // the stars go with the repository
           yield* repos.remove(repo.id)
           yield* users.adjustNumRepos(owner.id, -1)
+          if (repo.forkId !== null) yield* repos.adjustNumForks(repo.forkId, -1)
+        }))
+
+      const insertRow = (owner: UserRow, values: Omit<NewRepo, "owner_id" | "lower_name">) =>
+        transaction(Effect.gen(function*() {
+          const row = yield* repos.insert({ ...values, owner_id: owner.id, lower_name: values.name.toLowerCase() }).pipe(
+            Effect.catchIf(isUnique, () => Effect.fail(duplicate()))
+          )
+          yield* users.adjustNumRepos(owner.id, 1)
+          return row
         }))
 
       /** After the row is gone: a directory that cannot be removed is logged, not undone. */
@@ -339,20 +360,12 @@ export class ReposService extends Context.Service<ReposService, {
             }).pipe(Effect.mapError(Templates.toApiError))
             // The row first (a duplicate is refused there), then the disk through the repository's
             // entity, never inside the transaction; if the disk part fails the row goes again.
-            const row = yield* transaction(Effect.gen(function*() {
-              const row = yield* repos.insert({
-                owner_id: owner.id,
-                name: input.name,
-                lower_name: lowerName,
-                description: input.description ?? "",
-                default_branch: input.default_branch !== undefined && input.default_branch !== ""
-                  ? input.default_branch
-                  : "main",
-                is_private: input.private ?? false
-              }).pipe(Effect.catchIf(isUnique, () => Effect.fail(duplicate())))
-              yield* users.adjustNumRepos(owner.id, 1)
-              return row
-            }))
+            const row = yield* insertRow(owner, {
+              name: input.name,
+              description: input.description ?? "",
+              default_branch: input.default_branch !== undefined && input.default_branch !== "" ? input.default_branch : "main",
+              is_private: input.private ?? false
+            })
             const target = { id: row.id, dir: path }
             const initialCommit = Effect.gen(function*() {
               const files = yield* Templates.renderInitialFiles({
@@ -391,6 +404,8 @@ export class ReposService extends Context.Service<ReposService, {
           }) as Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError | Errors.NotFound>,
         remove: (owner, repo) =>
           Effect.andThen(deleteRow(owner, repo), removeDir(owner, repo)),
+        insertRow,
+        initDirectory: (target, defaultBranch) => Effect.mapError(writer.init(target, defaultBranch), toApiError),
         edit: (owner, repo, input) =>
           Effect.gen(function*() {
             const changes = editChanges(repo, input)

@@ -7,7 +7,7 @@ import { Caller, type Principal, signedInCaller } from "../http/Authentication.t
 import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
-import { toApiRepo } from "../repos/Schema.ts"
+import { RepoPresenter } from "../repos/Present.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
 import type { WatchInfo } from "./Api.ts"
@@ -19,6 +19,7 @@ type Query = { readonly page?: string | undefined; readonly limit?: string | und
 export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =>
   Effect.gen(function*() {
     const settings = yield* Settings
+    const presenter = yield* RepoPresenter
     const social = yield* SocialService
     const users = yield* UsersRepo
 
@@ -40,8 +41,7 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
       Effect.flatMap(Effect.orDie(users.findByName(name)), (found) =>
         Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound()))
 
-    const presentRepos = (rows: ReadonlyArray<Target>, viewer: Principal) =>
-      rows.map(({ access, owner, repo }) => toApiRepo(settings, repo, owner, access, viewer))
+    const presentRepos = (rows: ReadonlyArray<Target>, viewer: Principal) => presenter.present(viewer, rows)
 
     const watchInfo = ({ owner, repo }: Target): WatchInfo => {
       const repositoryUrl = `${settings.server.ROOT_URL}api/v1/repos/${encodeURIComponent(owner.name)}/${
@@ -64,7 +64,7 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
         const { page, window } = yield* windowOf(query)
         const { rows, total } = yield* social.starred(viewer, user, window)
         yield* setListHeaders(page, total)
-        return presentRepos(rows, viewer)
+        return yield* presentRepos(rows, viewer)
       })
 
     const watchedOf = (viewer: Principal, username: string | undefined, query: Query) =>
@@ -73,7 +73,7 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
         const { page, window } = yield* windowOf(query)
         const { rows, total } = yield* social.watched(viewer, user, window)
         yield* setListHeaders(page, total)
-        return presentRepos(rows, viewer)
+        return yield* presentRepos(rows, viewer)
       })
 
     return handlers

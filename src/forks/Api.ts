@@ -1,0 +1,29 @@
+// Forks (CONTRACT §9): list a repository's forks, fork it into your account or an organization.
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { Access } from "../http/Authentication.ts"
+import { PageQuery } from "../http/Pagination.ts"
+import { Repository } from "../repos/Schema.ts"
+
+const ownerRepo = { owner: Schema.String, repo: Schema.String }
+const nullableString = Schema.optional(Schema.NullOr(Schema.String))
+
+export const CreateForkOption = Schema.Struct({
+  organization: nullableString,
+  name: nullableString
+}).annotate({ identifier: "CreateForkOption" })
+
+export class ForksApi extends HttpApiGroup.make("forks")
+  .add(
+    HttpApiEndpoint.get("listForks", "/repos/:owner/:repo/forks", {
+      params: ownerRepo,
+      query: PageQuery,
+      success: Schema.Array(Repository)
+    }).annotate(Access, { signedIn: false, scopes: ["repository"] }),
+    // 202: the repository exists at once; its git data is copied by a background job.
+    HttpApiEndpoint.post("createFork", "/repos/:owner/:repo/forks", {
+      params: ownerRepo,
+      payload: CreateForkOption,
+      success: Repository.pipe(HttpApiSchema.status(202))
+    }).annotate(Access, { signedIn: true, scopes: ["repository"] })
+  ) {}

@@ -1,0 +1,32 @@
+// Handlers of the forks group.
+import { Effect, Option } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { HearthApi } from "../http/Api.ts"
+import { Caller, signedInCaller } from "../http/Authentication.ts"
+import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { RepoPresenter } from "../repos/Present.ts"
+import { ForksService } from "./Service.ts"
+
+const OWNER_ACCESS = { mode: "owner", code: "owner" } as const
+
+export const ForksHttp = HttpApiBuilder.group(HearthApi, "forks", (handlers) =>
+  Effect.gen(function*() {
+    const forks = yield* ForksService
+    const presenter = yield* RepoPresenter
+    return handlers
+      .handle("listForks", ({ params, query }) =>
+        Effect.gen(function*() {
+          const viewer = Option.getOrUndefined(yield* Caller)
+          // Without `page` Forgejo answers every fork.
+          const page = query.page === undefined ? undefined : yield* resolvePage(query)
+          const { items, total } = yield* forks.list(viewer, params.owner, params.repo, page)
+          yield* setListHeaders(page ?? { page: 1, limit: Math.max(total, 1), offset: 0 }, total)
+          return yield* presenter.present(viewer, items)
+        }))
+      .handle("createFork", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const { repo, owner } = yield* forks.fork(caller, params.owner, params.repo, payload)
+          return yield* presenter.one(caller, { repo, owner, access: OWNER_ACCESS })
+        }))
+  }))

@@ -1,0 +1,120 @@
+// Forks (CONTRACT §9): the rules for who may fork what where, the new repository's row (made at
+// once, so the 202 can show it), and the durable job that fills its git data.
+import { Context, Effect, Layer, Option } from "effect"
+import { WorkflowEngine } from "effect/workflow"
+import type { Principal } from "../http/Authentication.ts"
+import * as Errors from "../http/Errors.ts"
+import type { Page } from "../http/Pagination.ts"
+import { JobsRepo } from "../jobs/Repo.ts"
+import { OrgPolicy } from "../orgs/Policy.ts"
+import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
+import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
+import { repoNameProblem, ReposService } from "../repos/Service.ts"
+import { type UserRow, UsersRepo } from "../users/Repo.ts"
+import { ForkRepository, jobKey } from "./Workflow.ts"
+
+export interface ForkOptions {
+  readonly organization?: string | null | undefined
+  readonly name?: string | null | undefined
+}
+
+export interface Listed {
+  readonly items: ReadonlyArray<{ readonly repo: RepoRow; readonly owner: UserRow; readonly access: RepoAccess }>
+  readonly total: number
+}
+
+export class ForksService extends Context.Service<ForksService, {
+  /** Makes the fork's row and starts the job that copies the git data; the row is `creating` until it is done. */
+  readonly fork: (caller: Principal, ownerName: string, name: string, options: ForkOptions) => Effect.Effect<
+    { readonly repo: RepoRow; readonly owner: UserRow },
+    Errors.NotFound | Errors.Forbidden | Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError
+  >
+  /** The forks of a repository the viewer may see (all of them when `page` is undefined). */
+  readonly list: (viewer: Principal | undefined, ownerName: string, name: string, page: Page | undefined) => Effect.Effect<Listed, Errors.NotFound | Errors.Forbidden>
+}>()("hearth/forks/ForksService") {
+  static readonly layer = Layer.effect(
+    ForksService,
+    Effect.gen(function*() {
+      const repos = yield* ReposService
+      const rows = yield* ReposRepo
+      const users = yield* UsersRepo
+      const orgs = yield* OrgPolicy
+      const policy = yield* RepoPolicy
+      const jobs = yield* JobsRepo
+      const engine = yield* WorkflowEngine.WorkflowEngine
+
+      /** Where the fork goes: the caller, or an organization the caller may create repositories in. */
+      const targetOwner = (caller: Principal, organization: string | null | undefined) =>
+        Effect.gen(function*() {
+          if (organization === undefined || organization === null || organization === "") return caller.user
+          const org = yield* Effect.orDie(users.findByName(organization))
+          if (Option.isNone(org) || org.value.type !== "organization") {
+            return yield* Errors.validationFailed(`org does not exist [id: 0, name: ${organization}]`)
+          }
+          if (caller.user.isAdmin) return org.value
+          if (!(yield* orgs.isMember(org.value, caller.user))) {
+            return yield* Errors.forbidden(`User is no Member of Organisation '${org.value.name}'`)
+          }
+          if (!(yield* orgs.canCreateOrgRepo(org.value, caller.user))) {
+            return yield* Errors.forbidden(`User is not allowed to create repos in Organisation '${org.value.name}'`)
+          }
+          return org.value
+        })
+
+      const fork = (caller: Principal, ownerName: string, name: string, options: ForkOptions) =>
+        Effect.gen(function*() {
+          const source = yield* repos.open(caller, ownerName, name)
+          yield* policy.ensureAccess(caller, source.repo, source.owner, "read")
+          const owner = yield* targetOwner(caller, options.organization)
+          const forkName = options.name !== undefined && options.name !== null && options.name !== "" ? options.name : source.repo.name
+          const problem = repoNameProblem(forkName)
+          if (problem !== undefined) return yield* Errors.validationFailed(problem)
+          if (Option.isSome(yield* Effect.orDie(rows.forkOwnedBy(source.repo.id, owner.id)))) {
+            return yield* Errors.conflict(`repository is already forked by user [uname: ${owner.name}, repo path: ${source.owner.name}/${source.repo.name}]`)
+          }
+          const repo = yield* repos.insertRow(owner, {
+            name: forkName,
+            description: source.repo.description,
+            default_branch: source.repo.defaultBranch,
+            is_private: source.repo.isPrivate || source.owner.visibility === "private",
+            is_fork: true,
+            fork_id: source.repo.id,
+            is_empty: source.repo.isEmpty,
+            status: "creating"
+          })
+          const target = { id: repo.id, dir: repos.pathOf(owner, repo) }
+          // An empty repository at once, so everything reading the fork works while the copy runs.
+          const started = Effect.gen(function*() {
+            yield* Effect.orDie(rows.adjustNumForks(source.repo.id, 1))
+            yield* repos.initDirectory(target, repo.defaultBranch)
+            yield* Effect.orDie(jobs.enqueue({ kind: "fork", key: jobKey(repo.id), repoId: repo.id, doerId: caller.user.id }))
+            yield* ForkRepository.execute({ forkId: repo.id, sourceId: source.repo.id }, { discard: true }).pipe(
+              Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
+              Effect.orDie
+            )
+          })
+          yield* started.pipe(Effect.onError(() => repos.remove(owner, repo)))
+          return { repo, owner }
+        })
+
+      const list = (viewer: Principal | undefined, ownerName: string, name: string, page: Page | undefined) =>
+        Effect.gen(function*() {
+          const source = yield* repos.open(viewer, ownerName, name)
+          const forks = yield* Effect.orDie(rows.forksOf(source.repo.id))
+          const withOwners: Array<{ repo: RepoRow; owner: UserRow }> = []
+          for (const repo of forks) {
+            const owner = yield* Effect.orDie(users.findById(repo.ownerId))
+            if (Option.isSome(owner)) withOwners.push({ repo, owner: owner.value })
+          }
+          const access = yield* policy.accessMany(viewer, withOwners)
+          const visible = withOwners
+            .map((item, i) => ({ ...item, access: access[i]! }))
+            .filter(({ access }) => access.mode !== "none")
+          const items = page === undefined ? visible : visible.slice(page.offset, page.offset + page.limit)
+          return { items, total: visible.length }
+        })
+
+      return ForksService.of({ fork, list })
+    })
+  )
+}

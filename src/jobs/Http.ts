@@ -1,0 +1,48 @@
+// Handlers of the jobs group.
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { siteAdmin } from "../admin/Policy.ts"
+import { HearthApi } from "../http/Api.ts"
+import { signedInCaller } from "../http/Authentication.ts"
+import { formatTime } from "../http/Json.ts"
+import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { RepoPolicy } from "../repos/Policy.ts"
+import { ReposService } from "../repos/Service.ts"
+import { type JobRow, JobsRepo } from "./Repo.ts"
+
+const toApiJob = (job: JobRow) => ({
+  id: job.id,
+  kind: job.kind,
+  state: job.state,
+  attempts: job.attempts,
+  last_error: job.lastError,
+  repository_id: job.repoId,
+  created_at: formatTime(job.createdAt),
+  updated_at: formatTime(job.updatedAt),
+  finished_at: job.finishedAt === null ? null : formatTime(job.finishedAt)
+})
+
+export const JobsHttp = HttpApiBuilder.group(HearthApi, "jobs", (handlers) =>
+  Effect.gen(function*() {
+    const jobs = yield* JobsRepo
+    const repos = yield* ReposService
+    const policy = yield* RepoPolicy
+
+    const listed = (repoId: number | undefined, query: { page?: string | undefined; limit?: string | undefined }) =>
+      Effect.gen(function*() {
+        const page = yield* resolvePage(query)
+        const { rows, total } = yield* Effect.orDie(jobs.list(repoId, page))
+        yield* setListHeaders(page, total, { withLink: true })
+        return rows.map(toApiJob)
+      })
+
+    return handlers
+      .handle("listRepoJobs", ({ params, query }) =>
+        Effect.gen(function*() {
+          const caller = yield* signedInCaller
+          const { owner, repo } = yield* repos.open(caller, params.owner, params.repo)
+          yield* policy.ensureAccess(caller, repo, owner, "admin")
+          return yield* listed(repo.id, query)
+        }))
+      .handle("listAllJobs", ({ query }) => Effect.andThen(siteAdmin, listed(undefined, query)))
+  }))

@@ -1,0 +1,63 @@
+// Repositories as a viewer sees them (Forgejo's `Repository`): the one conversion every route that
+// answers repositories goes through, so forks carry their `parent` everywhere alike.
+import { Context, Effect, Layer, Option } from "effect"
+import { Settings } from "../config/Settings.ts"
+import type { Principal } from "../http/Authentication.ts"
+import { atLeast } from "../orgs/Policy.ts"
+import { type UserRow, UsersRepo } from "../users/Repo.ts"
+import { type RepoAccess, RepoPolicy } from "./Policy.ts"
+import { type RepoRow, ReposRepo } from "./Repo.ts"
+import { type Repository, toApiRepo } from "./Schema.ts"
+
+export interface Presentable {
+  readonly repo: RepoRow
+  readonly owner: UserRow
+  readonly access: RepoAccess
+}
+
+export class RepoPresenter extends Context.Service<RepoPresenter, {
+  /**
+   * The rows in order, each with the viewer's permissions; a fork's `parent` is its source when
+   * the viewer may read it (null otherwise: a private source stays hidden).
+   */
+  readonly present: (viewer: Principal | undefined, items: ReadonlyArray<Presentable>) => Effect.Effect<Array<Repository>>
+  readonly one: (viewer: Principal | undefined, item: Presentable) => Effect.Effect<Repository>
+}>()("hearth/repos/RepoPresenter") {
+  static readonly layer = Layer.effect(
+    RepoPresenter,
+    Effect.gen(function*() {
+      const settings = yield* Settings
+      const repos = yield* ReposRepo
+      const users = yield* UsersRepo
+      const policy = yield* RepoPolicy
+
+      const parentsOf = (viewer: Principal | undefined, items: ReadonlyArray<Presentable>) =>
+        Effect.gen(function*() {
+          const ids = [...new Set(items.flatMap(({ repo }) => repo.forkId === null ? [] : [repo.forkId]))]
+          const parents = new Map<number, Repository>()
+          if (ids.length === 0) return parents
+          const rows = yield* Effect.orDie(repos.findByIds(ids))
+          const withOwners: Array<{ repo: RepoRow; owner: UserRow }> = []
+          for (const repo of rows) {
+            const owner = yield* Effect.orDie(users.findById(repo.ownerId))
+            if (Option.isSome(owner)) withOwners.push({ repo, owner: owner.value })
+          }
+          const access = yield* policy.accessMany(viewer, withOwners)
+          withOwners.forEach(({ repo, owner }, i) => {
+            if (atLeast(access[i]!.mode, "read")) parents.set(repo.id, toApiRepo(settings, repo, owner, access[i]!, viewer))
+          })
+          return parents
+        })
+
+      const present = (viewer: Principal | undefined, items: ReadonlyArray<Presentable>) =>
+        Effect.map(parentsOf(viewer, items), (parents) =>
+          items.map(({ repo, owner, access }) =>
+            toApiRepo(settings, repo, owner, access, viewer, repo.forkId === null ? null : parents.get(repo.forkId) ?? null)))
+
+      return RepoPresenter.of({
+        present,
+        one: (viewer, item) => Effect.map(present(viewer, [item]), (all) => all[0]!)
+      })
+    })
+  )
+}

@@ -1,0 +1,118 @@
+// Durable jobs survive the server being killed (issue 4 item 1): a real `hearth serve` process is
+// SIGKILLed in the middle of a fork job, started again on the same data, and the job finishes —
+// once, from the user's point of view — on either database.
+import { Effect, Exit, Scope } from "effect"
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, renameSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { gitEnv } from "../src/git/Git.ts"
+import { freePort, freshPostgresDatabase } from "./support/hearth.ts"
+import { type HearthProcess, killAll, sleep, spawnHearth, within } from "./support/spawn.ts"
+
+const scope = Effect.runSync(Scope.make())
+const dataDir = mkdtempSync(join(tmpdir(), "hearth-jobs-kill-"))
+let env: Record<string, string> = {}
+let server: HearthProcess
+let base = ""
+
+const auth = `Basic ${Buffer.from("alice:password123").toString("base64")}`
+const api = async (method: string, path: string, body?: unknown) => {
+  const res = await fetch(`${base}/api/v1${path}`, {
+    method,
+    headers: { authorization: auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const text = await res.text()
+  return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
+}
+
+const start = async () => {
+  const port = await freePort()
+  base = `http://127.0.0.1:${port}`
+  server = spawnHearth({ ...env, HEARTH__server__ROOT_URL: `${base}/` }, ["serve"], port)
+  for (let i = 0; i < 400; i++) {
+    const ok = await fetch(`${base}/api/v1/version`).then((r) => r.ok, () => false)
+    if (ok) return
+    await sleep(50)
+  }
+  throw new Error(`hearth did not start: ${server.output().stderr}`)
+}
+
+const kill = async () => {
+  server.child.kill("SIGKILL")
+  expect((await within(server.exited, 15_000, "exit after SIGKILL")).signal).toBe("SIGKILL")
+}
+
+/** Polls the repository's fork job until `done` says so. */
+const waitForJob = async (repo: string, done: (job: any) => boolean, what: string) => {
+  for (let i = 0; i < 1200; i++) {
+    const jobs = await api("GET", `/repos/${repo}/jobs`)
+    const job = (jobs.body ?? []).find((j: { kind: string }) => j.kind === "fork")
+    if (job !== undefined && done(job)) return job
+    await sleep(50)
+  }
+  throw new Error(`the fork job of ${repo} never became ${what}`)
+}
+
+const dirOf = (owner: string, name: string) => join(dataDir, "repositories", owner, `${name}.git`)
+const refsOf = (dir: string) =>
+  execFileSync("git", ["--git-dir", dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags"], { env: gitEnv() })
+    .toString("utf8")
+
+beforeAll(async () => {
+  env = { HEARTH__server__APP_DATA_PATH: dataDir, HEARTH__log__LEVEL: "Error" }
+  const pg = process.env.TEST_DATABASE_URL
+  if (pg !== undefined && pg !== "") {
+    const url = await Effect.runPromise(Scope.provide(freshPostgresDatabase(pg), scope))
+    env = { ...env, HEARTH__database__DB_TYPE: "postgres", HEARTH__database__DATABASE_URL: url }
+  }
+  const create = spawnHearth(env, ["admin", "user", "create", "--username", "alice", "--email", "alice@example.com", "--password", "password123", "--admin"])
+  expect((await within(create.exited, 60_000, "admin user create")).code).toBe(0)
+  await start()
+  expect((await api("POST", "/user/repos", { name: "src", auto_init: true })).status).toBe(201)
+  const content = Buffer.from("payload\n").toString("base64")
+  expect((await api("POST", "/repos/alice/src/contents/data.txt", { content })).status).toBe(201)
+  for (const org of ["team", "crew"]) expect((await api("POST", "/orgs", { username: org })).status).toBe(201)
+}, 120_000)
+
+afterAll(async () => {
+  killAll()
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+describe("a fork job and SIGKILL", () => {
+  it("killed while waiting to retry a failed step, resumes after a restart and finishes once", async () => {
+    // The source's files are away, so the first copy fails and the job waits (durably) to retry.
+    renameSync(dirOf("alice", "src"), `${dirOf("alice", "src")}.away`)
+    const forked = await api("POST", "/repos/alice/src/forks", { organization: "team" })
+    expect(forked.status).toBe(202)
+    const waiting = await waitForJob("team/src", (job) => job.state === "retrying", "retrying")
+    expect(waiting.attempts).toBe(1)
+    expect(waiting.last_error).not.toBe("")
+    await kill()
+    renameSync(`${dirOf("alice", "src")}.away`, dirOf("alice", "src"))
+    await start()
+    const job = await waitForJob("team/src", (job) => job.state === "succeeded" || job.state === "failed", "finished")
+    expect(job).toMatchObject({ state: "succeeded", attempts: 2 })
+    expect(refsOf(dirOf("team", "src"))).toBe(refsOf(dirOf("alice", "src")))
+    const forks = await api("GET", "/repos/alice/src/forks")
+    expect(forks.body.map((r: { full_name: string }) => r.full_name)).toEqual(["team/src"])
+    expect((await api("GET", "/repos/alice/src")).body.forks_count).toBe(1)
+    expect((await api("GET", "/repos/team/src/contents/data.txt")).status).toBe(200)
+  }, 180_000)
+
+  it("killed right after answering 202, finishes after a restart", async () => {
+    const forked = await api("POST", "/repos/alice/src/forks", { organization: "crew" })
+    expect(forked.status).toBe(202)
+    await kill()
+    await start()
+    const job = await waitForJob("crew/src", (job) => job.state === "succeeded" || job.state === "failed", "finished")
+    expect(job.state).toBe("succeeded")
+    expect(refsOf(dirOf("crew", "src"))).toBe(refsOf(dirOf("alice", "src")))
+    expect((await api("GET", "/repos/alice/src")).body.forks_count).toBe(2)
+    execFileSync("git", ["--git-dir", dirOf("crew", "src"), "fsck", "--strict", "--no-progress"], { env: gitEnv() })
+  }, 180_000)
+})

@@ -1,0 +1,50 @@
+// `hearth` as a real child process (node_modules/.bin/node src/cli.ts …), for tests of start-up,
+// shutdown and crashes. Call `killAll` in an afterAll.
+import { type ChildProcess, spawn } from "node:child_process"
+import { join, resolve } from "node:path"
+
+const root = resolve(import.meta.dirname, "../..")
+const nodeBin = join(root, "node_modules/.bin/node")
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+export interface HearthProcess {
+  readonly child: ChildProcess
+  readonly pid: number
+  readonly port: number
+  readonly output: () => { stdout: string; stderr: string }
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+const running = new Set<ChildProcess>()
+
+/** SIGKILLs every child still running. */
+export const killAll = () => {
+  for (const child of running) child.kill("SIGKILL")
+}
+
+/** Spawns `hearth <args>` with only the given HEARTH__ settings (the test's own env stripped of them). */
+export const spawnHearth = (env: Record<string, string>, args: ReadonlyArray<string> = ["serve"], port = 0): HearthProcess => {
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith("HEARTH__") && k !== "DATABASE_URL")
+  )
+  const child = spawn(nodeBin, ["src/cli.ts", ...args], {
+    cwd: root,
+    env: { ...inherited, HEARTH__server__HTTP_ADDR: "127.0.0.1", HEARTH__server__HTTP_PORT: String(port), ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  running.add(child)
+  let stdout = ""
+  let stderr = ""
+  child.stdout!.on("data", (c) => stdout += c)
+  child.stderr!.on("data", (c) => stderr += c)
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => {
+      running.delete(child)
+      resolve({ code, signal })
+    })
+  )
+  return { child, pid: child.pid!, port, output: () => ({ stdout, stderr }), exited }
+}
+
+export const within = <A>(promise: Promise<A>, ms: number, what: string): Promise<A> =>
+  Promise.race([promise, sleep(ms).then(() => Promise.reject(new Error(`${what}: not within ${ms} ms`)))])
