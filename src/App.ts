@@ -9,6 +9,8 @@ import { ForksService } from "./forks/Service.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { EntitiesLayer } from "./jobs/Cluster.ts"
 import { JobsRepo } from "./jobs/Repo.ts"
+import { TransfersRepo } from "./transfers/Repo.ts"
+import { TransfersService } from "./transfers/Service.ts"
 import { Authenticator } from "./http/Authentication.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
 import { OrgsRepo } from "./orgs/Repo.ts"
@@ -26,11 +28,11 @@ import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
 
-const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer, JobsRepo.layer)
+const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer, JobsRepo.layer, TransfersRepo.layer)
 
 // Services built on other services come first: AdminUsers deletes organizations through
 // OrgsService, and both refuse or purge through ReposService.
-export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, ContentsService.layer, RepoPresenter.layer, ForksService.layer).pipe(
+export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, ContentsService.layer, RepoPresenter.layer, ForksService.layer, TransfersService.layer).pipe(
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
   Layer.provideMerge(RepoPolicy.layer),

@@ -119,7 +119,7 @@ describe("PATCH /repos/{owner}/{repo}", () => {
     expect((await json(res)).description).toBe("keep")
   })
 
-  it("renames: the directory moves with the row, the old name is gone", async () => {
+  it("renames: the directory moves with the row, the old name redirects to the new one", async () => {
     const repo = await createRepo("alice")
     await fill("alice", repo.name)
     const res = await patch("alice", repo.name, basic("alice"), { name: "Renamed-One" })
@@ -129,7 +129,9 @@ describe("PATCH /repos/{owner}/{repo}", () => {
     expect(existsSync(repoDir("alice", repo.name))).toBe(false)
     expect(existsSync(repoDir("alice", "Renamed-One"))).toBe(true)
     expect(await head("alice", "Renamed-One")).toBe("refs/heads/main")
-    expect((await call("GET", `/repos/alice/${repo.name}`, basic("alice"))).status).toBe(404)
+    const old = await fetch(hearth.api(`/repos/alice/${repo.name}`), { redirect: "manual", headers: { authorization: basic("alice") } })
+    expect(old.status).toBe(307)
+    expect(old.headers.get("location")).toBe(hearth.api("/repos/alice/Renamed-One"))
     expect((await call("GET", "/repos/alice/renamed-one", basic("alice"))).status).toBe(200)
   })
 

@@ -12,12 +12,16 @@ import m0001 from "./migrations/0001_foundation.ts"
 import m0002 from "./migrations/0002_repositories.ts"
 import m0003 from "./migrations/0003_repository_settings.ts"
 import m0004 from "./migrations/0004_jobs.ts"
+import m0005 from "./migrations/0005_mirrors.ts"
+import m0006 from "./migrations/0006_transfers.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
   "0002_repositories": m0002,
   "0003_repository_settings": m0003,
-  "0004_jobs": m0004
+  "0004_jobs": m0004,
+  "0005_mirrors": m0005,
+  "0006_transfers": m0006
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

@@ -18,10 +18,12 @@ export type Service = "upload-pack" | "receive-pack"
 
 /** Why a request may not use a repository; each maps to one HTTP status. */
 export class Denied extends Data.TaggedError("Denied")<{
-  /** not-found → 404, unauthorized → 401 with a Basic challenge, forbidden → 403. */
-  readonly reason: "not-found" | "unauthorized" | "forbidden"
+  /** not-found → 404, unauthorized → 401 with a Basic challenge, forbidden → 403, moved → 307 to `message`. */
+  readonly reason: "not-found" | "unauthorized" | "forbidden" | "moved"
   readonly message?: string | undefined
 }> {
+  /** The repository lives at another URL now (renamed or transferred); git follows a 307. */
+  static moved = (location: string) => new Denied({ reason: "moved", message: location })
   static notFound = (message?: string) => new Denied({ reason: "not-found", message })
   static unauthorized = (message?: string) => new Denied({ reason: "unauthorized", message })
   static forbidden = (message?: string) => new Denied({ reason: "forbidden", message })
@@ -76,6 +78,8 @@ const deniedResponse = (denied: Denied, realm: string) => {
       })
     case "forbidden":
       return plain(403, denied.message ?? "Forbidden")
+    case "moved":
+      return HttpServerResponse.empty({ status: 307, headers: { ...noCache, location: denied.message ?? "/" } })
   }
 }
 

@@ -1,5 +1,6 @@
 // The whole /api/v1 surface: every resource's group, then the API-wide middleware (which only
 // applies to endpoints added before it, so it comes last).
+import { TransfersApi } from "../transfers/Api.ts"
 import { JobsApi } from "../jobs/Api.ts"
 import { ForksApi } from "../forks/Api.ts"
 import { HttpApi, OpenApi } from "effect/http-api"
@@ -18,7 +19,7 @@ import { Authentication } from "./Authentication.ts"
 import { ErrorResponses } from "./Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
-  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi)
+  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi)
   .prefix("/api/v1")
   .middleware(Authentication)
   .middleware(ErrorResponses)

@@ -81,3 +81,27 @@ export const statusOfError = (u: unknown): number | undefined => {
   for (const [cls, status] of classes) if (u instanceof cls) return status
   return undefined
 }
+
+/**
+ * The repository named in the URL now lives under another name (renamed or transferred). Raised as
+ * a defect where the repository is looked up (ReposService.open) and answered by ErrorResponses
+ * with a 307 to the same URL under the new `owner/name`, as Forgejo redirects.
+ */
+export class RepositoryMoved {
+  readonly _tag = "RepositoryMoved"
+  readonly from: { readonly owner: string; readonly name: string }
+  readonly to: { readonly owner: string; readonly name: string }
+  constructor(from: RepositoryMoved["from"], to: RepositoryMoved["to"]) {
+    this.from = from
+    this.to = to
+  }
+
+  /** `path` (which names the old `owner/name`) with the new one in its place. */
+  relocate(path: string): string {
+    const segment = (owner: string, name: string) => `/${encodeURIComponent(owner)}/${encodeURIComponent(name)}`
+    const old = segment(this.from.owner, this.from.name)
+    const at = path.toLowerCase().indexOf(old.toLowerCase())
+    if (at < 0) return path
+    return path.slice(0, at) + segment(this.to.owner, this.to.name) + path.slice(at + old.length)
+  }
+}

@@ -79,6 +79,14 @@ export const ErrorResponsesLive = Layer.effect(
         Effect.catchCause((cause) => {
           if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
           const defect = Cause.squash(cause)
+          if (defect instanceof Errors.RepositoryMoved) {
+            return HttpServerRequest.HttpServerRequest.useSync((request) =>
+              HttpServerResponse.empty({
+                status: 307,
+                headers: { location: new URL(defect.relocate(request.url), settings.server.ROOT_URL).toString() }
+              })
+            )
+          }
           if (isBodyTooLarge(defect)) {
             return Effect.succeed(
               json(413, `request body is larger than ${settings.server.MAX_REQUEST_BODY} bytes`)

@@ -109,6 +109,9 @@ export class OrgsRepo extends Context.Service<OrgsRepo, {
   readonly setMembershipPublic: (orgId: number, userId: number, isPublic: boolean) => Effect.Effect<void, SqlError>
 
   readonly findTeam: (id: number) => Effect.Effect<Option.Option<TeamRow>, SqlError>
+  /** The repositories given to a team that does not include all of its organization's. */
+  readonly teamRepoIds: (teamId: number) => Effect.Effect<ReadonlySet<number>, SqlError>
+  readonly addTeamRepo: (teamId: number, repoId: number) => Effect.Effect<void, SqlError>
   readonly findTeamByName: (orgId: number, name: string) => Effect.Effect<Option.Option<TeamRow>, SqlError>
   readonly ownerTeam: (orgId: number) => Effect.Effect<Option.Option<TeamRow>, SqlError>
   readonly listTeams: (orgId: number, page: Paging) => Effect.Effect<Listed<TeamRow>, SqlError>
@@ -198,6 +201,10 @@ export class OrgsRepo extends Context.Service<OrgsRepo, {
           Effect.asVoid(sql`UPDATE org_users SET is_public = ${isPublic}
             WHERE org_id = ${orgId} AND user_id = ${userId}`),
 
+        teamRepoIds: (teamId) =>
+          Effect.map(sql`SELECT repo_id FROM team_repos WHERE team_id = ${teamId}`, (rows) => new Set(rows.map((r) => Number(r.repo_id)))),
+        addTeamRepo: (teamId, repoId) =>
+          Effect.asVoid(sql`INSERT INTO team_repos (team_id, repo_id) VALUES (${teamId}, ${repoId}) ON CONFLICT DO NOTHING`),
         findTeam: (id) => Effect.map(sql`SELECT * FROM teams WHERE id = ${id}`, oneTeam),
         findTeamByName: (orgId, name) =>
           Effect.map(sql`SELECT * FROM teams WHERE org_id = ${orgId} AND lower_name = ${name.toLowerCase()}`, oneTeam),

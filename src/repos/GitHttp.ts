@@ -1,7 +1,8 @@
 // Git smart HTTP for hosted repositories, at {ROOT_URL}{owner}/{repo}.git: who may fetch or push
 // (the same access rules as the API, credentials by HTTP Basic as git sends them), and what the
 // database learns after a push.
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { Settings } from "../config/Settings.ts"
 import type { HttpServerRequest } from "effect/http"
 import * as SmartHttp from "../git/SmartHttp.ts"
 import { Authenticator, parseAuthorization, type Principal } from "../http/Authentication.ts"
@@ -12,6 +13,7 @@ import { RepoPolicy } from "./Policy.ts"
 import { ReposService } from "./Service.ts"
 
 export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
+  const settings = yield* Settings
   const users = yield* UsersService
   const repos = yield* ReposService
   const policy = yield* RepoPolicy
@@ -52,7 +54,16 @@ export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
       }
       const notFound = SmartHttp.Denied.notFound()
       const owner = yield* Effect.mapError(users.get(ownerName), () => notFound)
-      const repo = yield* Effect.mapError(repos.get(owner, repoName), () => notFound)
+      const repo = yield* repos.get(owner, repoName).pipe(
+        Effect.catch(() =>
+          Effect.flatMap(repos.redirectFor(caller, ownerName, repoName), (moved) =>
+            Effect.fail(
+              Option.isSome(moved)
+                ? SmartHttp.Denied.moved(new URL(moved.value.relocate(request.url), settings.server.ROOT_URL).toString())
+                : notFound
+            ))
+        )
+      )
       const access = yield* policy.access(caller, repo, owner)
       if (!atLeast(access.code, level)) {
         // Ask anonymous callers to sign in; signed-in callers who cannot even read see nothing.

@@ -7,7 +7,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import { type AccessMode, atLeast, OrgPolicy } from "../orgs/Policy.ts"
-import type { TeamRow } from "../orgs/Repo.ts"
+import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { type CollaboratorMode, type RepoRow, ReposRepo } from "./Repo.ts"
@@ -59,6 +59,7 @@ export class RepoPolicy extends Context.Service<RepoPolicy, {
     Effect.gen(function*() {
       const repos = yield* ReposRepo
       const orgs = yield* OrgPolicy
+      const orgRows = yield* OrgsRepo
       const accounts = yield* AccountPolicy
 
       // The rules, with the per-owner and per-repository lookups passed in so that a list can
@@ -71,6 +72,7 @@ export class RepoPolicy extends Context.Service<RepoPolicy, {
           readonly canSee: (owner: UserRow) => Effect.Effect<boolean>
           readonly isOrgOwner: (org: UserRow, me: UserRow) => Effect.Effect<boolean>
           readonly teamsOf: (org: UserRow, me: UserRow) => Effect.Effect<ReadonlyArray<TeamRow>>
+          readonly teamRepos: (team: TeamRow) => Effect.Effect<ReadonlySet<number>>
           readonly collaborator: (repo: RepoRow, me: UserRow) => Effect.Effect<Option.Option<CollaboratorMode>>
         }
       ) =>
@@ -87,9 +89,9 @@ export class RepoPolicy extends Context.Service<RepoPolicy, {
           if (me === undefined) return { mode, code }
           if (owner.type === "organization") {
             if (yield* lookup.isOrgOwner(owner, me)) return OWNER
-            // Without a team-repository table yet, only teams covering all repositories reach one.
+            // A team reaches every repository of its organization, or those given to it.
             for (const team of yield* lookup.teamsOf(owner, me)) {
-              if (!team.includesAllRepositories) continue
+              if (!team.includesAllRepositories && !(yield* lookup.teamRepos(team)).has(repo.id)) continue
               mode = best(mode, team.permission)
               code = best(
                 code,
@@ -110,6 +112,7 @@ export class RepoPolicy extends Context.Service<RepoPolicy, {
           canSee: (o) => accounts.canSee(viewer, o),
           isOrgOwner: orgs.isOwner,
           teamsOf: orgs.teamsOf,
+          teamRepos: (team) => Effect.orDie(orgRows.teamRepoIds(team.id)),
           collaborator: (r, me) => Effect.orDie(repos.collaboratorMode(r.id, me.id))
         })
 
@@ -123,6 +126,7 @@ export class RepoPolicy extends Context.Service<RepoPolicy, {
           const seen = new Map<number, boolean>()
           const orgOwner = new Map<number, boolean>()
           const teams = new Map<number, ReadonlyArray<TeamRow>>()
+          const teamRepos = new Map<number, ReadonlySet<number>>()
           const once = <A>(cache: Map<number, A>, id: number, compute: Effect.Effect<A>) =>
             cache.has(id)
               ? Effect.succeed(cache.get(id)!)
@@ -132,6 +136,7 @@ export class RepoPolicy extends Context.Service<RepoPolicy, {
               canSee: (o) => once(seen, o.id, accounts.canSee(viewer, o)),
               isOrgOwner: (org, user) => once(orgOwner, org.id, orgs.isOwner(org, user)),
               teamsOf: (org, user) => once(teams, org.id, orgs.teamsOf(org, user)),
+              teamRepos: (team) => once(teamRepos, team.id, Effect.orDie(orgRows.teamRepoIds(team.id))),
               collaborator: (r) => Effect.succeed(Option.fromNullishOr(modes.get(r.id)))
             }))
         })

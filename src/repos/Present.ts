@@ -4,10 +4,14 @@ import { Context, Effect, Layer, Option } from "effect"
 import { Settings } from "../config/Settings.ts"
 import type { Principal } from "../http/Authentication.ts"
 import { atLeast } from "../orgs/Policy.ts"
+import { OrgsRepo } from "../orgs/Repo.ts"
+import { toApiTeam } from "../orgs/Schema.ts"
+import { TransfersRepo } from "../transfers/Repo.ts"
+import { toApiUser } from "../users/Schema.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { type RepoAccess, RepoPolicy } from "./Policy.ts"
 import { type RepoRow, ReposRepo } from "./Repo.ts"
-import { type Repository, toApiRepo } from "./Schema.ts"
+import { type Repository, type RepoTransfer, toApiRepo } from "./Schema.ts"
 
 export interface Presentable {
   readonly repo: RepoRow
@@ -30,6 +34,33 @@ export class RepoPresenter extends Context.Service<RepoPresenter, {
       const repos = yield* ReposRepo
       const users = yield* UsersRepo
       const policy = yield* RepoPolicy
+      const transfers = yield* TransfersRepo
+      const orgRows = yield* OrgsRepo
+
+      const userById = (id: number) => Effect.map(Effect.orDie(users.findById(id)), Option.getOrUndefined)
+
+      /** `repo_transfer` of the rows waiting for a transfer to be accepted. */
+      const transfersOf = (viewer: Principal | undefined, items: ReadonlyArray<Presentable>) =>
+        Effect.gen(function*() {
+          const ids = items.filter(({ repo }) => repo.status === "pending_transfer").map(({ repo }) => repo.id)
+          const shown = new Map<number, RepoTransfer>()
+          for (const pending of yield* Effect.orDie(transfers.pendingOf(ids))) {
+            const doer = yield* userById(pending.doerId)
+            const recipient = yield* userById(pending.recipientId)
+            if (doer === undefined || recipient === undefined) continue
+            const teams = []
+            for (const id of pending.teamIds) {
+              const team = yield* Effect.orDie(orgRows.findTeam(id))
+              if (Option.isSome(team)) teams.push(toApiTeam(team.value))
+            }
+            shown.set(pending.repoId, {
+              doer: toApiUser(settings, doer, viewer),
+              recipient: toApiUser(settings, recipient, viewer),
+              teams: teams.length === 0 ? null : teams
+            })
+          }
+          return shown
+        })
 
       const parentsOf = (viewer: Principal | undefined, items: ReadonlyArray<Presentable>) =>
         Effect.gen(function*() {
@@ -50,9 +81,20 @@ export class RepoPresenter extends Context.Service<RepoPresenter, {
         })
 
       const present = (viewer: Principal | undefined, items: ReadonlyArray<Presentable>) =>
-        Effect.map(parentsOf(viewer, items), (parents) =>
-          items.map(({ repo, owner, access }) =>
-            toApiRepo(settings, repo, owner, access, viewer, repo.forkId === null ? null : parents.get(repo.forkId) ?? null)))
+        Effect.gen(function*() {
+          const parents = yield* parentsOf(viewer, items)
+          const pending = yield* transfersOf(viewer, items)
+          return items.map(({ repo, owner, access }) =>
+            toApiRepo(
+              settings,
+              repo,
+              owner,
+              access,
+              viewer,
+              repo.forkId === null ? null : parents.get(repo.forkId) ?? null,
+              pending.get(repo.id) ?? null
+            ))
+        })
 
       return RepoPresenter.of({
         present,

@@ -39,7 +39,7 @@ export interface RepoRow {
   readonly enablePrune: boolean
   readonly units: RepoUnits
   /** `ready`, or `creating` while a job (a fork) is still filling its git data. */
-  readonly status: "ready" | "creating" | "broken"
+  readonly status: "ready" | "creating" | "broken" | "pending_transfer"
 }
 
 /** The unit switches of EditRepoOption that Hearth stores. */
@@ -255,6 +255,14 @@ export class ReposRepo extends Context.Service<ReposRepo, {
   /** The fork of `sourceId` that `ownerId` owns, if any. */
   readonly forkOwnedBy: (sourceId: number, ownerId: number) => Effect.Effect<Option.Option<RepoRow>, SqlError>
   readonly findByIds: (ids: ReadonlyArray<number>) => Effect.Effect<Array<RepoRow>, SqlError>
+  /** The repository an old `owner/name` (renamed or transferred) now is, if any. */
+  readonly redirectOf: (ownerId: number, lowerName: string) => Effect.Effect<Option.Option<number>, SqlError>
+  /** Remembers that `owner/name` was `repoId` (replacing an older redirect of that name). */
+  readonly addRedirect: (ownerId: number, lowerName: string, repoId: number) => Effect.Effect<void, SqlError>
+  /** A new repository takes the name: the old redirect goes. */
+  readonly removeRedirect: (ownerId: number, lowerName: string) => Effect.Effect<void, SqlError>
+  /** Moves the repository to another owner (its name may change too). */
+  readonly changeOwner: (id: number, ownerId: number) => Effect.Effect<RepoRow, SqlError>
   readonly collaboratorMode: (repoId: number, userId: number) => Effect.Effect<Option.Option<CollaboratorMode>, SqlError>
   /** The user's collaboration levels on several repositories, in one query. */
   readonly collaboratorModes: (
@@ -332,6 +340,21 @@ export class ReposRepo extends Context.Service<ReposRepo, {
           Effect.map(
             sql`SELECT * FROM repositories WHERE fork_id = ${sourceId} AND owner_id = ${ownerId} LIMIT 1`,
             (rows) => Option.map(Option.fromNullishOr(rows[0]), toRepoRow)
+          ),
+        redirectOf: (ownerId, lowerName) =>
+          Effect.map(
+            sql`SELECT repo_id FROM repo_redirects WHERE owner_id = ${ownerId} AND lower_name = ${lowerName}`,
+            (rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => Number(r.repo_id))
+          ),
+        addRedirect: (ownerId, lowerName, repoId) =>
+          Effect.asVoid(sql`INSERT INTO repo_redirects (owner_id, lower_name, repo_id) VALUES (${ownerId}, ${lowerName}, ${repoId})
+            ON CONFLICT (owner_id, lower_name) DO UPDATE SET repo_id = EXCLUDED.repo_id`),
+        removeRedirect: (ownerId, lowerName) =>
+          Effect.asVoid(sql`DELETE FROM repo_redirects WHERE owner_id = ${ownerId} AND lower_name = ${lowerName}`),
+        changeOwner: (id, ownerId) =>
+          Effect.map(
+            sql`UPDATE repositories SET owner_id = ${ownerId}, updated_at = now() WHERE id = ${id} RETURNING *`,
+            (rows) => toRepoRow(rows[0]!)
           ),
         findByIds: (ids) =>
           ids.length === 0

@@ -4,6 +4,7 @@ import type { SettingsShape } from "../config/Settings.ts"
 import type { Principal } from "../http/Authentication.ts"
 import { formatTime, Id, Timestamp } from "../http/Json.ts"
 import { atLeast } from "../orgs/Policy.ts"
+import { Team } from "../orgs/Schema.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { toApiUser, User } from "../users/Schema.ts"
 import type { RepoAccess } from "./Policy.ts"
@@ -37,8 +38,16 @@ const InternalTracker = Schema.Struct({
   enable_issue_dependencies: Schema.Boolean
 })
 
-// `repo_transfer` stays null until transfers exist. A fork's `parent` is its source as the viewer
-// sees it, whose own `parent` is null (as Forgejo nests it).
+/** A transfer waiting for its recipient (Forgejo's RepoTransfer). */
+export const RepoTransfer = Schema.Struct({
+  doer: User,
+  recipient: User,
+  teams: Schema.NullOr(Schema.Array(Team))
+}).annotate({ identifier: "RepoTransfer" })
+export type RepoTransfer = typeof RepoTransfer.Type
+
+// A fork's `parent` is its source as the viewer sees it, whose own `parent` is null (as Forgejo
+// nests it); `repo_transfer` is the pending transfer, if any.
 const repositoryFields = {
   id: Id,
   owner: User,
@@ -101,11 +110,12 @@ const repositoryFields = {
   mirror_interval: Schema.String,
   object_format_name: Schema.String,
   mirror_updated: Timestamp,
-  repo_transfer: Schema.Null,
+  repo_transfer: Schema.NullOr(RepoTransfer),
   topics: Schema.Array(Schema.String)
 }
 
 const ParentRepository = Schema.Struct({ ...repositoryFields, parent: Schema.Null })
+// (A parent's pending transfer is not shown: Forgejo leaves it out of nested repositories too.)
 
 export const Repository = Schema.Struct({ ...repositoryFields, parent: Schema.NullOr(ParentRepository) })
   .annotate({ identifier: "Repository" })
@@ -169,7 +179,8 @@ export const toApiRepo = (
   access: RepoAccess,
   viewer: Principal | undefined,
   /** A fork's source, already converted for the same viewer. */
-  parent: Repository | null = null
+  parent: Repository | null = null,
+  transfer: RepoTransfer | null = null
 ): Repository => {
   const root = settings.server.ROOT_URL
   const path = `${pathPart(owner.name)}/${pathPart(repo.name)}`
@@ -185,7 +196,7 @@ export const toApiRepo = (
     private: repo.isPrivate,
     fork: repo.isFork,
     template: repo.isTemplate,
-    parent: parent === null ? null : { ...parent, parent: null },
+    parent: parent === null ? null : { ...parent, parent: null, repo_transfer: null },
     mirror: repo.isMirror,
     size: Math.floor(repo.size / 1024),
     language: "",
@@ -247,7 +258,7 @@ export const toApiRepo = (
     mirror_interval: repo.mirrorInterval,
     object_format_name: repo.objectFormatName,
     mirror_updated: formatTime(new Date(0)),
-    repo_transfer: null,
+    repo_transfer: transfer,
     topics: []
   }
 }

@@ -201,6 +201,8 @@ export class ReposService extends Context.Service<ReposService, {
     Errors.NotFound | Errors.Forbidden
   >
   readonly getById: (id: number) => Effect.Effect<RepoRow, Errors.NotFound>
+  /** Where an old `owner/name` (renamed or transferred) is now, if the viewer may see it there. */
+  readonly redirectFor: (viewer: Principal | undefined, ownerName: string, name: string) => Effect.Effect<Option.Option<Errors.RepositoryMoved>>
   /**
    * After the git data changed (a push, an API commit, a branch removed): what the database knows
    * of it — emptiness, size, updated_at, and, while the default branch does not exist, the first
@@ -224,6 +226,12 @@ export class ReposService extends Context.Service<ReposService, {
     owner: UserRow,
     values: Omit<NewRepo, "owner_id" | "lower_name">
   ) => Effect.Effect<RepoRow, Errors.Conflict>
+  /**
+   * Gives the repository to another account: the row (counts, redirect from the old name, the new
+   * owner no longer a collaborator), then the directory through the entity; if the move fails the
+   * row goes back. 422 when the new owner has a repository of that name.
+   */
+  readonly changeOwner: (repo: RepoRow, from: UserRow, to: UserRow) => Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.InternalError>
   /** An empty bare repository for a new row, through its entity; 500 if the disk refuses. */
   readonly initDirectory: (target: RepositoryRef, defaultBranch: string) => Effect.Effect<void, Errors.InternalError | Errors.ValidationFailed | Errors.Conflict | Errors.NotFound>
   /**
@@ -296,11 +304,34 @@ export class ReposService extends Context.Service<ReposService, {
           if (repo.forkId !== null) yield* repos.adjustNumForks(repo.forkId, -1)
         }))
 
+      /** Where an old `owner/name` (renamed or transferred) is now, if the viewer may see it there. */
+      const redirectFor = (viewer: Principal | undefined, ownerName: string, name: string) =>
+        Effect.gen(function*() {
+          const oldOwner = yield* Effect.orDie(users.findByName(ownerName))
+          if (Option.isNone(oldOwner)) return Option.none()
+          const id = yield* Effect.orDie(repos.redirectOf(oldOwner.value.id, name.toLowerCase()))
+          if (Option.isNone(id)) return Option.none()
+          const repo = yield* Effect.orDie(repos.findById(id.value))
+          if (Option.isNone(repo)) return Option.none()
+          const owner = yield* Effect.orDie(users.findById(repo.value.ownerId))
+          if (Option.isNone(owner)) return Option.none()
+          const visible = yield* Effect.isSuccess(policy.ensureVisible(viewer, repo.value, owner.value))
+          return visible
+            ? Option.some(new Errors.RepositoryMoved({ owner: ownerName, name }, { owner: owner.value.name, name: repo.value.name }))
+            : Option.none()
+        })
+
+      /** An old name of a repository the viewer may see: the API answers the defect with a 307. */
+      const movedTo = (viewer: Principal | undefined, ownerName: string, name: string) =>
+        Effect.flatMap(redirectFor(viewer, ownerName, name), (moved) =>
+          Option.isSome(moved) ? Effect.die(moved.value) : Effect.fail(Errors.notFound()))
+
       const insertRow = (owner: UserRow, values: Omit<NewRepo, "owner_id" | "lower_name">) =>
         transaction(Effect.gen(function*() {
           const row = yield* repos.insert({ ...values, owner_id: owner.id, lower_name: values.name.toLowerCase() }).pipe(
             Effect.catchIf(isUnique, () => Effect.fail(duplicate()))
           )
+          yield* repos.removeRedirect(owner.id, row.lowerName) // the name is this repository's now
           yield* users.adjustNumRepos(owner.id, 1)
           return row
         }))
@@ -317,11 +348,14 @@ export class ReposService extends Context.Service<ReposService, {
         find,
         open: (viewer, ownerName, name) =>
           Effect.gen(function*() {
-            const { owner, repo } = yield* find(ownerName, name)
+            const { owner, repo } = yield* find(ownerName, name).pipe(
+              Effect.catchIf((e) => e instanceof Errors.NotFound, () => movedTo(viewer, ownerName, name))
+            )
             const access = yield* policy.ensureVisible(viewer, repo, owner)
             return { owner, repo, access, path: pathOf(owner, repo) }
           }),
         getById: (id) => found(repos.findById(id)),
+        redirectFor,
         recordGitChange: (owner, repo, options) =>
           Effect.gen(function*() {
             const target = { id: repo.id, dir: pathOf(owner, repo) }
@@ -405,6 +439,35 @@ export class ReposService extends Context.Service<ReposService, {
         remove: (owner, repo) =>
           Effect.andThen(deleteRow(owner, repo), removeDir(owner, repo)),
         insertRow,
+        changeOwner: (repo, from, to) =>
+          Effect.gen(function*() {
+            const taken = () => Errors.validationFailed(`repository already exists [uname: ${to.name}, name: ${repo.name}]`)
+            const fromPath = pathOf(from, repo)
+            const toPath = pathOf(to, repo)
+            if (existsSync(toPath)) return yield* taken()
+            const swap = (a: UserRow, b: UserRow, status: RepoRow["status"]) =>
+              transaction(Effect.gen(function*() {
+                const row = yield* repos.changeOwner(repo.id, b.id).pipe(Effect.catchIf(isUnique, () => Effect.fail(taken())))
+                yield* users.adjustNumRepos(a.id, -1)
+                yield* users.adjustNumRepos(b.id, 1)
+                yield* repos.removeRedirect(b.id, repo.lowerName)
+                yield* repos.addRedirect(a.id, repo.lowerName, repo.id)
+                yield* repos.removeCollaborator(repo.id, b.id)
+                yield* repos.setStatus(repo.id, status)
+                return { ...row, status }
+              }))
+            const row = yield* swap(from, to, "ready")
+            yield* writer.move({ id: repo.id, dir: fromPath }, toPath).pipe(
+              Effect.tapError(() =>
+                Effect.andThen(swap(to, from, repo.status), repos.removeRedirect(from.id, repo.lowerName)).pipe(
+                  Effect.ignoreCause({ log: "Error", message: `could not give ${to.name}/${repo.name} back to ${from.name}` })
+                )
+              ),
+              Effect.mapError(toApiError),
+              Effect.mapError((e) => e instanceof Errors.InternalError ? e : Errors.internalError(`the repository could not be moved`))
+            )
+            return row
+          }),
         initDirectory: (target, defaultBranch) => Effect.mapError(writer.init(target, defaultBranch), toApiError),
         edit: (owner, repo, input) =>
           Effect.gen(function*() {
@@ -427,9 +490,16 @@ export class ReposService extends Context.Service<ReposService, {
                 return yield* Errors.conflict(`repository files already exist [uname: ${owner.name}, name: ${changes.name}]`)
               }
             }
-            const row = yield* transaction(
-              repos.update(repo.id, changes).pipe(Effect.catchIf(isUnique, () => Effect.fail(duplicate())))
-            )
+            const renamed = changes.lower_name !== undefined && changes.lower_name !== repo.lowerName
+            const row = yield* transaction(Effect.gen(function*() {
+              const row = yield* repos.update(repo.id, changes).pipe(Effect.catchIf(isUnique, () => Effect.fail(duplicate())))
+              // The old name keeps working (307) until another repository takes it.
+              if (renamed) {
+                yield* repos.removeRedirect(owner.id, row.lowerName)
+                yield* repos.addRedirect(owner.id, repo.lowerName, repo.id)
+              }
+              return row
+            }))
             const target = { id: repo.id, dir: oldPath }
             // The row is renamed first (a taken name is refused there), then the directory follows;
             // if it cannot, the row gets its old name back.
