@@ -1,5 +1,5 @@
-// Commits, branches and tags read through the API from repositories filled by pushing with the
-// real git client over HTTP (issue 3 items 7, 8 read side).
+// Commits (with their stats, files and verification), branches and tags read through the API from
+// repositories filled by pushing with the real git client over HTTP (issue 3 items 7, 8 read side).
 import { execFile } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
@@ -13,6 +13,8 @@ import { expectSwagger } from "./support/swagger.ts"
 let hearth: Hearth
 let work: string
 const shas: Record<string, string> = {}
+let signedPayload = ""
+let signedSignature = ""
 
 const git = (args: ReadonlyArray<string>, cwd: string, date = "2026-01-01T00:00:00Z") =>
   new Promise<string>((done, fail) => {
@@ -60,6 +62,30 @@ beforeAll(async () => {
   await git(["push", "--quiet", url("alice/proj"), "main", "feature/x", "v1", "v2"], local)
   await git(["push", "--quiet", url("alice/hidden"), "main"], local)
   shas.v2 = await git(["rev-parse", "v2"], local)
+
+  // alice/signed: a pure rename, then a commit carrying a (made-up) signature header.
+  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "signed" })).status).toBe(201)
+  const other = join(work, "signed")
+  await git(["init", "--quiet", "--initial-branch=main", other], work)
+  writeFileSync(join(other, "old.txt"), "same\n")
+  await git(["add", "old.txt"], other)
+  await git(["commit", "--quiet", "-m", "base"], other)
+  await git(["mv", "old.txt", "new.txt"], other)
+  await git(["commit", "--quiet", "-m", "rename"], other)
+  shas.renamed = await git(["rev-parse", "HEAD"], other)
+  writeFileSync(join(other, "new.txt"), "same\nmore\n")
+  await git(["commit", "--quiet", "-am", "signed change"], other)
+  const raw = await git(["cat-file", "commit", "HEAD"], other)
+  const signature = "-----BEGIN PGP SIGNATURE-----\n\niQEzBAABCAAdFiEEmadeupmadeupmadeup\n=abcd\n-----END PGP SIGNATURE-----"
+  const signedObject = raw.replace(/^(committer .*)$/m, `$1\ngpgsig ${signature.split("\n").join("\n ")}`) + "\n"
+  signedPayload = raw + "\n"
+  signedSignature = signature + "\n"
+  const file = join(work, "signed-commit")
+  writeFileSync(file, signedObject)
+  shas.signed = await git(["hash-object", "-t", "commit", "-w", file], other)
+  await git(["update-ref", "refs/heads/main", shas.signed], other)
+  await git(["branch", "unsigned", shas.renamed], other)
+  await git(["push", "--quiet", url("alice/signed"), "main", "unsigned"], other)
 }, 120_000)
 afterAll(async () => {
   await hearth?.close()
@@ -130,6 +156,87 @@ describe("commits", () => {
   })
 })
 
+describe("commit details", () => {
+  it("gives each listed commit its stats and affected files, and Forgejo's verification", async () => {
+    const list = await json(await request(hearth, "GET", "/repos/alice/proj/commits"))
+    expectSwagger(list, "Commit[]")
+    const bySha = Object.fromEntries(list.map((c: any) => [c.sha, c]))
+    expect(bySha[shas.c1!]).toMatchObject({
+      stats: { total: 1, additions: 1, deletions: 0 },
+      files: [{ filename: "README.md", status: "added" }]
+    })
+    expect(bySha[shas.c2!]).toMatchObject({
+      stats: { total: 1, additions: 1, deletions: 0 },
+      files: [{ filename: "src/a.txt", status: "added" }]
+    })
+    expect(bySha[shas.c3!]).toMatchObject({
+      stats: { total: 2, additions: 1, deletions: 1 },
+      files: [{ filename: "README.md", status: "modified" }]
+    })
+    expect(bySha[shas.c3!].commit.verification).toEqual({
+      verified: false,
+      reason: "gpg.error.not_signed_commit",
+      signature: "",
+      signer: null,
+      payload: ""
+    })
+    // The path filter limits the commits, not what each commit reports.
+    const filtered = await json(await request(hearth, "GET", "/repos/alice/proj/commits?path=src/a.txt"))
+    expect(filtered[0].files).toEqual([{ filename: "src/a.txt", status: "added" }])
+  })
+
+  it("leaves out stats, files and verification when asked to (null, as Forgejo)", async () => {
+    const list = await json(await request(hearth, "GET", "/repos/alice/proj/commits?stat=false&files=0&verification=false&limit=1"))
+    expectSwagger(list, "Commit[]")
+    expect(list[0]).toMatchObject({ stats: null, files: null, commit: { verification: null } })
+    const one = await json(await request(hearth, "GET", `/repos/alice/proj/git/commits/${shas.c3}?files=false`))
+    expectSwagger(one, "Commit")
+    expect(one.files).toBeNull()
+    expect(one.stats).toEqual({ total: 2, additions: 1, deletions: 1 })
+    const byRef = await json(await request(hearth, "GET", "/repos/alice/proj/commits/main?stat=f"))
+    expect(byRef.stats).toBeNull()
+    expect(byRef.files).toEqual([{ filename: "README.md", status: "modified" }])
+  })
+
+  it("counts a rename as nothing changed, but lists it as a removal and an addition", async () => {
+    const commit = await json(await request(hearth, "GET", `/repos/alice/signed/git/commits/${shas.renamed}`))
+    expect(commit.stats).toEqual({ total: 0, additions: 0, deletions: 0 })
+    expect(commit.files).toEqual([{ filename: "new.txt", status: "added" }, { filename: "old.txt", status: "removed" }])
+  })
+
+  it("answers a signed commit as not verified for want of a known key, with its signature and payload", async () => {
+    const res = await request(hearth, "GET", `/repos/alice/signed/git/commits/${shas.signed}`)
+    expect(res.status).toBe(200)
+    const commit = await json(res)
+    expectSwagger(commit, "Commit")
+    expect(commit.commit.verification).toEqual({
+      verified: false,
+      reason: "gpg.error.no_gpg_keys_found",
+      signature: signedSignature,
+      signer: null,
+      payload: signedPayload
+    })
+    expect(commit.stats).toEqual({ total: 1, additions: 1, deletions: 0 })
+    const branches = await json(await request(hearth, "GET", "/repos/alice/signed/branches"))
+    expectSwagger(branches, "Branch[]")
+    const byName = Object.fromEntries(branches.map((b: any) => [b.name, b]))
+    expect(byName.main.commit.verification).toMatchObject({ reason: "gpg.error.no_gpg_keys_found", signature: signedSignature })
+    expect(byName.unsigned.commit.verification).toMatchObject({ reason: "gpg.error.not_signed_commit" })
+  })
+
+  it("leaves out commits reachable from `not`", async () => {
+    const res = await request(hearth, "GET", "/repos/alice/proj/commits?sha=main&not=feature/x")
+    expect(res.status).toBe(200)
+    expect(res.headers.get("x-total-count")).toBe("1")
+    expect((await json(res)).map((c: any) => c.sha)).toEqual([shas.c3])
+    const bySha = await json(await request(hearth, "GET", `/repos/alice/proj/commits?not=${shas.c1}`))
+    expect(bySha.map((c: any) => c.sha)).toEqual([shas.c3, shas.c2])
+    const unknown = await request(hearth, "GET", "/repos/alice/proj/commits?not=nope")
+    expect(unknown.status).toBe(422)
+    expect((await json(unknown)).message).toContain("nope")
+  })
+})
+
 describe("branches", () => {
   it("lists branches with their head commit, paged", async () => {
     const res = await request(hearth, "GET", "/repos/alice/proj/branches", basic("alice"))
@@ -144,12 +251,19 @@ describe("branches", () => {
     expect(anonymous[0].user_can_push).toBe(false)
   })
 
-  it("gets one branch (slashes allowed), 404 when unknown or invisible", async () => {
-    const res = await request(hearth, "GET", "/repos/alice/proj/branches/feature%2Fx")
-    expect(res.status).toBe(200)
-    const branch = await json(res)
-    expectSwagger(branch, "Branch")
-    expect(branch).toMatchObject({ name: "feature/x", commit: { id: shas.c2 } })
+  it("gets one branch (slashes allowed, encoded or not), 404 when unknown or invisible", async () => {
+    for (const spelling of ["feature%2Fx", "feature/x"]) {
+      const res = await request(hearth, "GET", `/repos/alice/proj/branches/${spelling}`)
+      expect(res.status, spelling).toBe(200)
+      const branch = await json(res)
+      expectSwagger(branch, "Branch")
+      expect(branch).toMatchObject({ name: "feature/x", commit: { id: shas.c2 } })
+      // Usernames of the accounts behind the e-mails; the author's date, as Forgejo's PayloadCommit.
+      expect(branch.commit.author).toEqual({ name: "Alice", email: "alice@example.com", username: "alice" })
+      expect(branch.commit.committer.username).toBe("")
+      expect(branch.commit.timestamp).toBe("2026-01-02T10:00:00+02:00")
+    }
+    expect((await request(hearth, "GET", "/repos/alice/proj/branches/feature/nope")).status).toBe(404)
     expect((await request(hearth, "GET", "/repos/alice/proj/branches/nope")).status).toBe(404)
     expect((await request(hearth, "GET", "/repos/alice/hidden/branches/main", basic("bob"))).status).toBe(404)
   })
@@ -174,6 +288,7 @@ describe("tags", () => {
     expect(tag).toMatchObject({ name: "v2", commit: { sha: shas.c2 } })
     expect((await request(hearth, "GET", "/repos/alice/proj/tags/v"))).toMatchObject({ status: 404 })
     expect((await request(hearth, "GET", "/repos/alice/proj/tags/v*"))).toMatchObject({ status: 404 })
+    expect((await request(hearth, "GET", "/repos/alice/proj/tags/v2/nope"))).toMatchObject({ status: 404 })
   })
 })
 

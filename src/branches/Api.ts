@@ -1,14 +1,22 @@
-// Commits, branches and tags (reading) and archives of a repository: CONTRACT/swagger `Commit`,
-// `Branch`, `Tag`. Readable by anyone who may see the repository (`repository` scope).
+// Commits, branches, tags and archives of a repository: CONTRACT/swagger `Commit`, `Branch`,
+// `Tag`. Readable by anyone who may see the repository; branches and tags are created, renamed and
+// deleted by its writers (`repository` scope: read for GET, write otherwise).
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Authentication.ts"
 import { Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { User } from "../users/Schema.ts"
 
 const repoOpen = { signedIn: false, scopes: ["repository"] } as const
+const repoWrite = { signedIn: true, scopes: ["repository"] } as const
 const ownerRepo = { owner: Schema.String, repo: Schema.String }
+/** Forgejo's boolean switches of the commit routes (`stat`, `verification`, `files`); absent = true. */
+const CommitDetailsQuery = {
+  stat: Schema.optional(Schema.String),
+  verification: Schema.optional(Schema.String),
+  files: Schema.optional(Schema.String)
+}
 
 export const CommitUser = Schema.Struct({ name: Schema.String, email: Schema.String, date: Timestamp })
 export const CommitMeta = Schema.Struct({ url: Schema.String, sha: Schema.String, created: Timestamp })
@@ -21,6 +29,9 @@ export const Verification = Schema.Struct({
   payload: Schema.String
 })
 
+export const CommitStats = Schema.Struct({ total: Schema.Number, additions: Schema.Number, deletions: Schema.Number })
+export const CommitAffectedFiles = Schema.Struct({ filename: Schema.String, status: Schema.String })
+
 export const Commit = Schema.Struct({
   url: Schema.String,
   sha: Schema.String,
@@ -32,11 +43,14 @@ export const Commit = Schema.Struct({
     committer: CommitUser,
     message: Schema.String,
     tree: CommitMeta,
-    verification: Verification
+    // null when the caller turned it off (`verification=false`), as Forgejo's nil pointer
+    verification: Schema.NullOr(Verification)
   }),
   author: Schema.NullOr(User),
   committer: Schema.NullOr(User),
-  parents: Schema.Array(CommitMeta)
+  parents: Schema.Array(CommitMeta),
+  files: Schema.NullOr(Schema.Array(CommitAffectedFiles)),
+  stats: Schema.NullOr(CommitStats)
 })
 export type Commit = typeof Commit.Type
 
@@ -77,19 +91,49 @@ export const Tag = Schema.Struct({
 })
 export type Tag = typeof Tag.Type
 
+export const CreateBranchRepoOption = Schema.Struct({
+  new_branch_name: Schema.String,
+  /** Deprecated by Forgejo in favour of `old_ref_name`. */
+  old_branch_name: Schema.optionalKey(Schema.String),
+  old_ref_name: Schema.optionalKey(Schema.String)
+})
+export const UpdateBranchRepoOption = Schema.Struct({ name: Schema.String })
+export const CreateTagOption = Schema.Struct({
+  tag_name: Schema.String,
+  message: Schema.optionalKey(Schema.String),
+  target: Schema.optionalKey(Schema.String)
+})
+
+// Branch and tag names may contain `/` and come either percent-encoded (`feature%2Fx`, as the Go
+// SDK sends them) or as they are (`feature/x`, as Forgejo's `/*` routes take them). The router
+// registers a `/*` path also without its `/*`, where it would collide with the list routes, so
+// each documented `/{name}` route has an undocumented twin `/{name}/{rest}/*` for names of two or
+// more segments; the handlers join the pieces back together.
+const deep = { rest: Schema.String, "*": Schema.optional(Schema.String) }
+const branchDeepParams = { ...ownerRepo, branch: Schema.String, ...deep }
+const tagDeepParams = { ...ownerRepo, tag: Schema.String, ...deep }
+
 export class BranchesApi extends HttpApiGroup.make("branches")
   .add(
     HttpApiEndpoint.get("listCommits", "/repos/:owner/:repo/commits", {
       params: ownerRepo,
-      query: { ...PageQuery, sha: Schema.optional(Schema.String), path: Schema.optional(Schema.String) },
+      query: {
+        ...PageQuery,
+        ...CommitDetailsQuery,
+        sha: Schema.optional(Schema.String),
+        path: Schema.optional(Schema.String),
+        not: Schema.optional(Schema.String)
+      },
       success: Schema.Array(Commit)
     }).annotate(Access, repoOpen),
     HttpApiEndpoint.get("getCommitByRef", "/repos/:owner/:repo/commits/:ref", {
       params: { ...ownerRepo, ref: Schema.String },
+      query: CommitDetailsQuery,
       success: Commit
     }).annotate(Access, repoOpen),
     HttpApiEndpoint.get("getCommit", "/repos/:owner/:repo/git/commits/:sha", {
       params: { ...ownerRepo, sha: Schema.String },
+      query: CommitDetailsQuery,
       success: Commit
     }).annotate(Access, repoOpen),
     HttpApiEndpoint.get("listBranches", "/repos/:owner/:repo/branches", {
@@ -97,21 +141,64 @@ export class BranchesApi extends HttpApiGroup.make("branches")
       query: PageQuery,
       success: Schema.Array(Branch)
     }).annotate(Access, repoOpen),
-    // A `/*` path would also claim the list route in this router, so names with `/` come
-    // percent-encoded (`feature%2Fx`), as Forgejo's Go SDK sends them.
+    HttpApiEndpoint.post("createBranch", "/repos/:owner/:repo/branches", {
+      params: ownerRepo,
+      payload: CreateBranchRepoOption,
+      success: Branch.pipe(HttpApiSchema.status(201))
+    }).annotate(Access, repoWrite),
     HttpApiEndpoint.get("getBranch", "/repos/:owner/:repo/branches/:branch", {
       params: { ...ownerRepo, branch: Schema.String },
       success: Branch
     }).annotate(Access, repoOpen),
+    HttpApiEndpoint.get("getBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
+      params: branchDeepParams,
+      success: Branch
+    }).annotate(Access, repoOpen).annotate(OpenApi.Exclude, true),
+    HttpApiEndpoint.delete("deleteBranch", "/repos/:owner/:repo/branches/:branch", {
+      params: { ...ownerRepo, branch: Schema.String },
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, repoWrite),
+    HttpApiEndpoint.delete("deleteBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
+      params: branchDeepParams,
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, repoWrite).annotate(OpenApi.Exclude, true),
+    // Renames the branch (Forgejo's repoUpdateBranch).
+    HttpApiEndpoint.patch("updateBranch", "/repos/:owner/:repo/branches/:branch", {
+      params: { ...ownerRepo, branch: Schema.String },
+      payload: UpdateBranchRepoOption,
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, repoWrite),
+    HttpApiEndpoint.patch("updateBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
+      params: branchDeepParams,
+      payload: UpdateBranchRepoOption,
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, repoWrite).annotate(OpenApi.Exclude, true),
     HttpApiEndpoint.get("listTags", "/repos/:owner/:repo/tags", {
       params: ownerRepo,
       query: PageQuery,
       success: Schema.Array(Tag)
     }).annotate(Access, repoOpen),
+    HttpApiEndpoint.post("createTag", "/repos/:owner/:repo/tags", {
+      params: ownerRepo,
+      payload: CreateTagOption,
+      success: Tag.pipe(HttpApiSchema.status(201))
+    }).annotate(Access, repoWrite),
     HttpApiEndpoint.get("getTag", "/repos/:owner/:repo/tags/:tag", {
       params: { ...ownerRepo, tag: Schema.String },
       success: Tag
     }).annotate(Access, repoOpen),
+    HttpApiEndpoint.get("getTagDeep", "/repos/:owner/:repo/tags/:tag/:rest/*", {
+      params: tagDeepParams,
+      success: Tag
+    }).annotate(Access, repoOpen).annotate(OpenApi.Exclude, true),
+    HttpApiEndpoint.delete("deleteTag", "/repos/:owner/:repo/tags/:tag", {
+      params: { ...ownerRepo, tag: Schema.String },
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, repoWrite),
+    HttpApiEndpoint.delete("deleteTagDeep", "/repos/:owner/:repo/tags/:tag/:rest/*", {
+      params: tagDeepParams,
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, repoWrite).annotate(OpenApi.Exclude, true),
     // `{ref}.zip`, `{ref}.tar.gz` or `{ref}.bundle`, streamed straight from git.
     HttpApiEndpoint.get("getArchive", "/repos/:owner/:repo/archive/:archive", {
       params: { ...ownerRepo, archive: Schema.String },

@@ -2,8 +2,9 @@ import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
+import { RepositoryWriter, toApiError, type WriteRejected } from "../git/Repository.ts"
 import { HearthApi } from "../http/Api.ts"
-import { Caller, type Principal } from "../http/Authentication.ts"
+import { Caller, type Principal, signedInCaller } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { atLeast } from "../orgs/Policy.ts"
@@ -11,19 +12,62 @@ import type { RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
-import { toApiUser, type User } from "../users/Schema.ts"
+import { placeholderEmail, toApiUser, type User } from "../users/Schema.ts"
 import type { Branch, Commit, Tag } from "./Api.ts"
 import { parseArchiveName, streamGit } from "./Archive.ts"
 import * as Reader from "./Service.ts"
 
-// Hearth does not verify signatures yet; this is Forgejo's answer for an unsigned commit.
+// Forgejo's answer for an unsigned commit.
 const UNSIGNED = { verified: false, reason: "gpg.error.not_signed_commit", signature: "", signer: null, payload: "" }
+
+/**
+ * Hearth keeps no signing keys yet, so a signed commit is answered as Forgejo answers one whose
+ * key it does not know: not verified, "no known key", with the signature and what it signs.
+ */
+const verificationOf = (signature: Reader.CommitSignature | undefined) =>
+  signature === undefined
+    ? UNSIGNED
+    : { verified: false, reason: "gpg.error.no_gpg_keys_found", signature: signature.signature, signer: null, payload: signature.payload }
+
+/** Go's strconv.ParseBool as Forgejo reads these switches: absent or empty is the default (true). */
+const switchOn = (value: string | undefined) =>
+  value === undefined || value === "" || ["1", "t", "T", "true", "TRUE", "True"].includes(value)
+
+interface DetailOptions {
+  readonly stat: boolean
+  readonly files: boolean
+  readonly verification: boolean
+}
+
+const detailOptions = (query: { readonly stat?: string | undefined; readonly files?: string | undefined; readonly verification?: string | undefined }): DetailOptions => ({
+  stat: switchOn(query.stat),
+  files: switchOn(query.files),
+  verification: switchOn(query.verification)
+})
+
+/** A name with `/` that reached a `/{name}/{rest}/*` route, put back together. */
+const joinName = (first: string, rest?: string, tail?: string) =>
+  [first, rest, tail].filter((part): part is string => part !== undefined && part !== "").join("/")
+
+/** Forgejo's GitName: the full name without what would break a commit header, else the login. */
+const gitName = (user: UserRow) => {
+  const safe = user.fullName.replace(/[\n\r\0<>]/g, "").trim()
+  return safe === "" ? user.name : safe
+}
+
+/** Git's rules, and Forgejo's limit of 100 characters for branch names given to the API. */
+const branchProblem = (name: string) =>
+  Git.branchNameProblem(name) ?? (name.length > 100 ? "longer than 100 characters" : undefined)
+
+const BRANCH_EXISTS = "The branch already exists."
+const RENAME_TARGET_EXISTS = "Cannot rename a branch using the same name or rename to a branch that already exists."
 
 export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handlers) =>
   Effect.gen(function*() {
     const settings = yield* Settings
     const repos = yield* ReposService
     const users = yield* UsersRepo
+    const writer = yield* RepositoryWriter
     const root = settings.server.ROOT_URL
 
     /** The repository, its path on disk and the viewer's access; 404 when the viewer may not see it. */
@@ -49,9 +93,21 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         return (email: string) => found.get(email.toLowerCase()) ?? null
       })
 
-    const toCommits = (owner: UserRow, repo: RepoRow, commits: ReadonlyArray<Reader.CommitInfo>, viewer: Principal | undefined) =>
+    const toCommits = (
+      owner: UserRow,
+      repo: RepoRow,
+      path: string,
+      commits: ReadonlyArray<Reader.CommitInfo>,
+      viewer: Principal | undefined,
+      options: DetailOptions
+    ) =>
       Effect.gen(function*() {
         const userOf = yield* accountsByEmail(commits.flatMap((c) => [c.author.email, c.committer.email]), viewer)
+        const shas = commits.map((c) => c.sha)
+        // A few git calls for the whole page, each only when asked for.
+        const stats = options.stat ? yield* Reader.commitStats(path, shas) : undefined
+        const files = options.files ? yield* Reader.commitFiles(path, shas) : undefined
+        const signatures = options.verification ? yield* Reader.commitSignatures(path, shas) : undefined
         const api = apiBase(owner, repo)
         return commits.map((c): Commit => ({
           url: `${api}/git/commits/${c.sha}`,
@@ -64,56 +120,64 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
             committer: c.committer,
             message: c.message,
             tree: { url: `${api}/git/trees/${c.tree}`, sha: c.tree, created: c.committer.date },
-            verification: UNSIGNED
+            verification: signatures === undefined ? null : verificationOf(signatures.get(c.sha))
           },
           author: userOf(c.author.email),
           committer: userOf(c.committer.email),
-          parents: c.parents.map((p) => ({ url: `${api}/git/commits/${p}`, sha: p, created: c.committer.date }))
+          parents: c.parents.map((p) => ({ url: `${api}/git/commits/${p}`, sha: p, created: c.committer.date })),
+          files: files === undefined ? null : files.get(c.sha) ?? [],
+          stats: stats === undefined ? null : stats.get(c.sha) ?? { total: 0, additions: 0, deletions: 0 }
         }))
       })
 
     /** One commit for `ref` (branch, tag or commit id), or 404. */
-    const oneCommit = (params: { owner: string; repo: string }, ref: string) =>
+    const oneCommit = (params: { owner: string; repo: string }, ref: string, options: DetailOptions) =>
       Effect.gen(function*() {
         const { viewer, owner, repo, path } = yield* open(params.owner, params.repo)
         const commit = yield* Reader.readCommit(path, ref)
         if (Option.isNone(commit)) return yield* Errors.notFound()
-        const [converted] = yield* toCommits(owner, repo, [commit.value], viewer)
+        const [converted] = yield* toCommits(owner, repo, path, [commit.value], viewer, options)
         return converted!
       })
 
-    const toBranch = (
+    /** Branches (name and head commit) as Forgejo's `Branch`, with one look-up per e-mail and one git call for signatures. */
+    const toBranches = (
       owner: UserRow,
       repo: RepoRow,
-      name: string,
-      commit: Reader.CommitInfo,
-      canWrite: boolean
-    ): Branch => {
-      const user = (s: Reader.Signature) => ({ name: s.name, email: s.email, username: "" })
-      return {
-        name,
-        commit: {
-          id: commit.sha,
-          message: commit.message,
-          url: `${htmlBase(owner, repo)}/commit/${commit.sha}`,
-          author: user(commit.author),
-          committer: user(commit.committer),
-          verification: UNSIGNED,
-          timestamp: commit.committer.date,
-          added: null,
-          removed: null,
-          modified: null
-        },
-        // Branch protection is not implemented yet: nothing is protected.
-        protected: false,
-        required_approvals: 0,
-        enable_status_check: false,
-        status_check_contexts: [],
-        user_can_push: canWrite,
-        user_can_merge: canWrite,
-        effective_branch_protection_name: ""
-      }
-    }
+      path: string,
+      items: ReadonlyArray<{ readonly name: string; readonly commit: Reader.CommitInfo }>,
+      canWrite: boolean,
+      viewer: Principal | undefined
+    ) =>
+      Effect.gen(function*() {
+        const userOf = yield* accountsByEmail(items.flatMap((i) => [i.commit.author.email, i.commit.committer.email]), viewer)
+        const signatures = yield* Reader.commitSignatures(path, [...new Set(items.map((i) => i.commit.sha))])
+        const user = (s: Reader.Signature) => ({ name: s.name, email: s.email, username: userOf(s.email)?.login ?? "" })
+        return items.map(({ commit, name }): Branch => ({
+          name,
+          commit: {
+            id: commit.sha,
+            message: commit.message,
+            url: `${htmlBase(owner, repo)}/commit/${commit.sha}`,
+            author: user(commit.author),
+            committer: user(commit.committer),
+            verification: verificationOf(signatures.get(commit.sha)),
+            // Forgejo's PayloadCommit carries the author's date.
+            timestamp: commit.author.date,
+            added: null,
+            removed: null,
+            modified: null
+          },
+          // Branch protection is not implemented yet: nothing is protected.
+          protected: false,
+          required_approvals: 0,
+          enable_status_check: false,
+          status_check_contexts: [],
+          user_can_push: canWrite,
+          user_can_merge: canWrite,
+          effective_branch_protection_name: ""
+        }))
+      })
 
     const toTag = (owner: UserRow, repo: RepoRow, tag: Reader.TagInfo): Tag => ({
       name: tag.name,
@@ -128,6 +192,130 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const canWrite = (access: RepoAccess, viewer: Principal | undefined, repo: RepoRow) =>
       viewer !== undefined && !repo.isArchived && atLeast(access.mode, "write")
 
+    /** One branch by name, or 404 (an invalid name cannot exist). */
+    const getBranch = (params: { readonly owner: string; readonly repo: string }, name: string) =>
+      Effect.gen(function*() {
+        const { viewer, owner, repo, path, access } = yield* open(params.owner, params.repo)
+        if (Git.branchNameProblem(name) !== undefined) return yield* Errors.notFound()
+        const sha = yield* Effect.orDie(Git.revParse(path, `refs/heads/${name}^{commit}`))
+        if (Option.isNone(sha)) return yield* Errors.notFound()
+        const [commit] = yield* Reader.readCommits(path, [sha.value])
+        if (commit === undefined) return yield* Errors.notFound()
+        const [branch] = yield* toBranches(owner, repo, path, [{ name, commit }], canWrite(access, viewer, repo), viewer)
+        return branch!
+      })
+
+    /** One tag by name, or 404. */
+    const getTag = (params: { readonly owner: string; readonly repo: string }, name: string) =>
+      Effect.gen(function*() {
+        const { owner, repo, path } = yield* open(params.owner, params.repo)
+        if (Git.branchNameProblem(name) !== undefined) return yield* Errors.notFound()
+        // for-each-ref matches whole components, so `v1` does not list `v1.0`; keep the exact name only.
+        const tag = (yield* Reader.listTags(path, name)).find((t) => t.name === name)
+        if (tag === undefined) return yield* Errors.notFound()
+        return toTag(owner, repo, tag)
+      })
+
+    // ---- Writes: signed in (the Access rule), visible (404), writable (403), not archived (423),
+    // in Forgejo's order; the change itself goes through the repository's entity.
+
+    const openForWrite = (params: { readonly owner: string; readonly repo: string }) =>
+      Effect.gen(function*() {
+        const caller = yield* signedInCaller
+        const opened = yield* repos.open(caller, params.owner, params.repo)
+        const { owner, repo, path } = opened
+        if (!atLeast(opened.access.code, "write")) {
+          return yield* Errors.forbidden("user should have a permission to write to a repo")
+        }
+        if (repo.isArchived) return yield* Errors.locked(`<Repository ${repo.id}:${owner.name}/${repo.name}> is archived`)
+        return { caller, owner, repo, path, access: opened.access, target: { id: repo.id, dir: path } }
+      })
+
+    const notMirror = (repo: RepoRow) =>
+      repo.isMirror ? Effect.fail(Errors.forbidden("Git Repository is a mirror.")) : Effect.void
+
+    /** Forgejo answers 404 for branch changes in a repository nothing was pushed to yet. */
+    const notEmpty = (path: string) =>
+      Effect.flatMap(Effect.orDie(Git.isEmpty(path)), (empty) => empty ? Effect.fail(Errors.notFound()) : Effect.void)
+
+    const branchesOf = (path: string) =>
+      Effect.map(Effect.orDie(Git.listRefs(path, "refs/heads/")), (refs) =>
+        new Map(refs.map((r) => [r.ref.slice("refs/heads/".length), r.sha])))
+
+    /** The existing branch that `name` cannot live next to (`a` blocks `a/b` and the reverse). */
+    const pathConflict = (name: string, branches: Iterable<string>) => {
+      for (const other of branches) {
+        if (name.startsWith(`${other}/`) || other.startsWith(`${name}/`)) return other
+      }
+      return undefined
+    }
+
+    const writeFailed = (e: WriteRejected) => Effect.fail(toApiError(e))
+
+    /** Where a new branch starts: old_ref_name (branch, tag or commit), else old_branch_name (a branch), else the default branch. */
+    const sourceOf = (path: string, repo: RepoRow, payload: { readonly old_ref_name?: string; readonly old_branch_name?: string }) => {
+      if (payload.old_ref_name !== undefined && payload.old_ref_name !== "") return Reader.resolveCommit(path, payload.old_ref_name)
+      const branch = payload.old_branch_name !== undefined && payload.old_branch_name !== "" ? payload.old_branch_name : repo.defaultBranch
+      if (Git.branchNameProblem(branch) !== undefined) return Effect.succeed(Option.none<string>())
+      return Effect.orDie(Git.revParse(path, `refs/heads/${branch}^{commit}`))
+    }
+
+    const deleteBranch = (params: { readonly owner: string; readonly repo: string }, name: string) =>
+      Effect.gen(function*() {
+        const { owner, repo, path, target } = yield* openForWrite(params)
+        yield* notMirror(repo)
+        yield* notEmpty(path)
+        if (Git.branchNameProblem(name) !== undefined) return yield* Errors.notFound()
+        if (name === repo.defaultBranch) return yield* Errors.forbidden("can not delete default branch")
+        const sha = yield* Effect.orDie(Git.revParse(path, `refs/heads/${name}`))
+        if (Option.isNone(sha)) return yield* Errors.notFound()
+        yield* writer.updateRefs(target, [{ ref: `refs/heads/${name}`, newSha: Git.ZERO_SHA, oldSha: sha.value }]).pipe(
+          Effect.catch(writeFailed)
+        )
+        yield* repos.recordGitChange(owner, repo)
+      })
+
+    const renameBranch = (params: { readonly owner: string; readonly repo: string }, from: string, to: string) =>
+      Effect.gen(function*() {
+        const { owner, repo, path, target } = yield* openForWrite(params)
+        yield* notMirror(repo)
+        yield* notEmpty(path)
+        const problem = branchProblem(to)
+        if (problem !== undefined) return yield* Errors.validationFailed(`[Name]: invalid branch name "${to}": ${problem}`)
+        const branches = yield* branchesOf(path)
+        if (from === to || branches.has(to)) return yield* Errors.validationFailed(RENAME_TARGET_EXISTS)
+        const sha = branches.get(from)
+        if (sha === undefined) return yield* Errors.notFound()
+        const blocking = pathConflict(to, branches.keys())
+        if (blocking !== undefined) {
+          return yield* Errors.conflict(`branch "${to}" cannot exist next to the branch "${blocking}": rename in two steps`)
+        }
+        // Both refs change in one transaction: nobody ever sees the branch twice or not at all.
+        yield* writer.updateRefs(target, [
+          { ref: `refs/heads/${to}`, newSha: sha, oldSha: Git.ZERO_SHA },
+          { ref: `refs/heads/${from}`, newSha: Git.ZERO_SHA, oldSha: sha }
+        ]).pipe(Effect.catch(writeFailed))
+        let row = repo
+        if (from === repo.defaultBranch) {
+          yield* writer.setHead(target, to).pipe(Effect.catch(writeFailed))
+          row = yield* repos.edit(owner, repo, { default_branch: to })
+        }
+        yield* repos.recordGitChange(owner, row)
+      })
+
+    const deleteTag = (params: { readonly owner: string; readonly repo: string }, name: string) =>
+      Effect.gen(function*() {
+        const { owner, repo, path, target } = yield* openForWrite(params)
+        if (Git.branchNameProblem(name) !== undefined) return yield* Errors.notFound()
+        // The ref's own value (a tag object for an annotated tag), for the compare-and-swap.
+        const sha = yield* Effect.orDie(Git.revParse(path, `refs/tags/${name}`))
+        if (Option.isNone(sha)) return yield* Errors.notFound()
+        yield* writer.updateRefs(target, [{ ref: `refs/tags/${name}`, newSha: Git.ZERO_SHA, oldSha: sha.value }]).pipe(
+          Effect.catch(writeFailed)
+        )
+        yield* repos.recordGitChange(owner, repo)
+      })
+
     return handlers
       .handle("listCommits", ({ params, query }) =>
         Effect.gen(function*() {
@@ -138,19 +326,27 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           const ref = query.sha === undefined || query.sha === "" ? repo.defaultBranch : query.sha
           const head = yield* Reader.resolveCommit(path, ref)
           if (Option.isNone(head)) return yield* Errors.notFound()
+          let not: string | undefined
+          if (query.not !== undefined && query.not !== "") {
+            const excluded = yield* Reader.resolveCommit(path, query.not)
+            if (Option.isNone(excluded)) {
+              return yield* Errors.validationFailed(`[not]: no branch, tag or commit is named "${query.not}"`)
+            }
+            not = excluded.value
+          }
           const page = yield* resolvePage(query)
-          const { commits, total } = yield* Reader.listCommits(path, head.value, page, query.path)
+          const { commits, total } = yield* Reader.listCommits(path, head.value, page, query.path, not)
           yield* setListHeaders(page, total, { withLink: true })
-          return yield* toCommits(owner, repo, commits, viewer)
+          return yield* toCommits(owner, repo, path, commits, viewer, detailOptions(query))
         }))
-      .handle("getCommitByRef", ({ params }) => oneCommit(params, params.ref))
-      .handle("getCommit", ({ params }) =>
+      .handle("getCommitByRef", ({ params, query }) => oneCommit(params, params.ref, detailOptions(query)))
+      .handle("getCommit", ({ params, query }) =>
         Effect.gen(function*() {
           // Forgejo: only a commit id (4 to 64 hex digits) is accepted here.
           if (!/^[0-9a-fA-F]{4,64}$/.test(params.sha)) {
             return yield* Errors.validationFailed(`no valid ref or sha: ${params.sha}`)
           }
-          return yield* oneCommit(params, params.sha)
+          return yield* oneCommit(params, params.sha, detailOptions(query))
         }))
       .handle("listBranches", ({ params, query }) =>
         Effect.gen(function*() {
@@ -160,23 +356,48 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           const slice = refs.slice(page.offset, page.offset + page.limit)
           const commits = new Map((yield* Reader.readCommits(path, slice.map((r) => r.sha))).map((c) => [c.sha, c]))
           yield* setListHeaders(page, refs.length, { withLink: true })
-          const write = canWrite(access, viewer, repo)
-          return slice.flatMap((r) => {
+          const items = slice.flatMap((r) => {
             const commit = commits.get(r.sha)
-            return commit === undefined ? [] : [toBranch(owner, repo, r.ref.slice("refs/heads/".length), commit, write)]
+            return commit === undefined ? [] : [{ name: r.ref.slice("refs/heads/".length), commit }]
           })
+          return yield* toBranches(owner, repo, path, items, canWrite(access, viewer, repo), viewer)
         }))
-      .handle("getBranch", ({ params }) =>
+      .handle("createBranch", ({ params, payload }) =>
         Effect.gen(function*() {
-          const { viewer, owner, repo, path, access } = yield* open(params.owner, params.repo)
-          const name = params.branch
-          if (Git.branchNameProblem(name) !== undefined) return yield* Errors.notFound()
-          const sha = yield* Effect.orDie(Git.revParse(path, `refs/heads/${name}^{commit}`))
-          if (Option.isNone(sha)) return yield* Errors.notFound()
-          const [commit] = yield* Reader.readCommits(path, [sha.value])
-          if (commit === undefined) return yield* Errors.notFound()
-          return toBranch(owner, repo, name, commit, canWrite(access, viewer, repo))
+          const { caller, owner, repo, path, access, target } = yield* openForWrite(params)
+          yield* notMirror(repo)
+          const name = payload.new_branch_name
+          const problem = branchProblem(name)
+          if (problem !== undefined) {
+            return yield* Errors.validationFailed(`[BranchName]: invalid branch name "${name}": ${problem}`)
+          }
+          yield* notEmpty(path)
+          const source = yield* sourceOf(path, repo, payload)
+          if (Option.isNone(source)) return yield* Errors.notFound()
+          const branches = yield* branchesOf(path)
+          if (branches.has(name)) return yield* Errors.conflict(BRANCH_EXISTS)
+          if (pathConflict(name, branches.keys()) !== undefined) {
+            return yield* Errors.conflict("The branch with the same name already exists.")
+          }
+          if (Option.isSome(yield* Effect.orDie(Git.revParse(path, `refs/tags/${name}`)))) {
+            return yield* Errors.conflict("The branch with the same tag already exists.")
+          }
+          yield* writer.updateRefs(target, [{ ref: `refs/heads/${name}`, newSha: source.value, oldSha: Git.ZERO_SHA }]).pipe(
+            // Another request made it first: the same answer as when it already existed.
+            Effect.catch((e) => e.status === 409 ? Effect.fail(Errors.conflict(BRANCH_EXISTS)) : writeFailed(e))
+          )
+          yield* repos.recordGitChange(owner, repo)
+          const [commit] = yield* Reader.readCommits(path, [source.value])
+          const [branch] = yield* toBranches(owner, repo, path, [{ name, commit: commit! }], canWrite(access, caller, repo), caller)
+          return branch!
         }))
+      .handle("getBranch", ({ params }) => getBranch(params, params.branch))
+      .handle("getBranchDeep", ({ params }) => getBranch(params, joinName(params.branch, params.rest, params["*"])))
+      .handle("deleteBranch", ({ params }) => deleteBranch(params, params.branch))
+      .handle("deleteBranchDeep", ({ params }) => deleteBranch(params, joinName(params.branch, params.rest, params["*"])))
+      .handle("updateBranch", ({ params, payload }) => renameBranch(params, params.branch, payload.name))
+      .handle("updateBranchDeep", ({ params, payload }) =>
+        renameBranch(params, joinName(params.branch, params.rest, params["*"]), payload.name))
       .handle("listTags", ({ params, query }) =>
         Effect.gen(function*() {
           const { owner, repo, path } = yield* open(params.owner, params.repo)
@@ -185,16 +406,41 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           yield* setListHeaders(page, tags.length, { withLink: true })
           return tags.slice(page.offset, page.offset + page.limit).map((tag) => toTag(owner, repo, tag))
         }))
-      .handle("getTag", ({ params }) =>
+      .handle("createTag", ({ params, payload }) =>
         Effect.gen(function*() {
-          const { owner, repo, path } = yield* open(params.owner, params.repo)
-          const name = params.tag
-          if (Git.branchNameProblem(name) !== undefined) return yield* Errors.notFound()
-          // for-each-ref matches whole components, so `v1` does not list `v1.0`; keep the exact name only.
+          const { caller, owner, repo, path, target } = yield* openForWrite(params)
+          const name = payload.tag_name
+          const problem = Git.branchNameProblem(name)
+          if (problem !== undefined) return yield* Errors.validationFailed(`[TagName]: invalid tag name "${name}": ${problem}`)
+          const message = payload.message ?? ""
+          if (message.includes("\0")) return yield* Errors.validationFailed("[Message]: must not contain NUL")
+          const targetName = payload.target === undefined || payload.target === "" ? repo.defaultBranch : payload.target
+          const commit = yield* Reader.resolveCommit(path, targetName)
+          if (Option.isNone(commit)) return yield* Errors.notFound()
+          const tags = (yield* Effect.orDie(Git.listRefs(path, "refs/tags/"))).map((r) => r.ref.slice("refs/tags/".length))
+          const blocking = pathConflict(name, tags)
+          if (blocking !== undefined) return yield* Errors.conflict(`tag "${name}" cannot exist next to the tag "${blocking}"`)
+          const user = caller.user
+          yield* writer.createTag(target, {
+            name,
+            target: commit.value,
+            message,
+            tagger: {
+              name: gitName(user),
+              email: user.keepEmailPrivate ? placeholderEmail(settings, user) : user.email,
+              seconds: Math.floor(Date.now() / 1000),
+              offsetMinutes: 0
+            }
+          }).pipe(Effect.catch(writeFailed))
+          yield* repos.recordGitChange(owner, repo)
           const tag = (yield* Reader.listTags(path, name)).find((t) => t.name === name)
-          if (tag === undefined) return yield* Errors.notFound()
+          if (tag === undefined) return yield* Effect.die(new Error(`tag ${name} vanished right after it was created`))
           return toTag(owner, repo, tag)
         }))
+      .handle("getTag", ({ params }) => getTag(params, params.tag))
+      .handle("getTagDeep", ({ params }) => getTag(params, joinName(params.tag, params.rest, params["*"])))
+      .handle("deleteTag", ({ params }) => deleteTag(params, params.tag))
+      .handle("deleteTagDeep", ({ params }) => deleteTag(params, joinName(params.tag, params.rest, params["*"])))
       .handle("getArchive", ({ params }) =>
         Effect.gen(function*() {
           const { repo, path } = yield* open(params.owner, params.repo)

@@ -57,6 +57,8 @@ const HEX_RE = /^[0-9a-f]{4,64}$/
 export const resolveCommit = (repo: string, ref: string): Effect.Effect<Option.Option<string>> =>
   Effect.gen(function*() {
     const candidates: Array<string> = []
+    // A full ref name (`refs/heads/main`, `refs/tags/v1`), as Forgejo's GetCommit accepts too.
+    if (ref.startsWith("refs/") && Git.refNameProblem(ref) === undefined) candidates.push(ref)
     if (Git.branchNameProblem(ref) === undefined) candidates.push(`refs/heads/${ref}`, `refs/tags/${ref}`)
     if (HEX_RE.test(ref.toLowerCase())) candidates.push(ref.toLowerCase())
     for (const candidate of candidates) {
@@ -94,16 +96,22 @@ export const readCommit = (repo: string, sha: string): Effect.Effect<Option.Opti
 const pathArgs = (path: string | undefined) =>
   path === undefined || path === "" ? [] : [`:(literal)${path.replace(/^\/+/, "")}`]
 
-/** One page of the history of `head` (newest first), optionally only commits touching `path`, and the total. */
+/**
+ * One page of the history of `head` (newest first), optionally only commits touching `path` and
+ * without those reachable from `not` (a full commit id), and the total.
+ */
 export const listCommits = (
   repo: string,
   head: string,
   page: { readonly offset: number; readonly limit: number },
-  path?: string
+  path?: string,
+  not?: string
 ): Effect.Effect<{ readonly commits: Array<CommitInfo>; readonly total: number }> =>
   Effect.gen(function*() {
     const spec = pathArgs(path)
-    const count = yield* orDie(inRepo(repo, ["rev-list", "--count", "--end-of-options", head, "--", ...spec]))
+    // `^<sha>` rather than `--not`: after --end-of-options git reads every argument as a revision.
+    const revisions = not === undefined ? [head] : [head, `^${not}`]
+    const count = yield* orDie(inRepo(repo, ["rev-list", "--count", "--end-of-options", ...revisions, "--", ...spec]))
     const out = yield* orDie(inRepo(repo, [
       "log",
       "-z",
@@ -111,7 +119,7 @@ export const listCommits = (
       `--skip=${page.offset}`,
       `--max-count=${page.limit}`,
       "--end-of-options",
-      head,
+      ...revisions,
       "--",
       ...spec
     ]))
@@ -166,3 +174,154 @@ export const listTags = (repo: string, name?: string): Effect.Effect<Array<TagIn
 export const ensureNotEmpty = (repo: string) =>
   Effect.flatMap(Effect.orDie(Git.isEmpty(repo)), (empty) =>
     empty ? Effect.fail(Errors.conflict("Git Repository is empty.")) : Effect.void)
+
+// ---------------------------------------------------------------------------------------------
+// Commit details (Forgejo's `stats`, `files` and `verification`), a few git calls per page of
+// commits rather than one per commit or per file.
+
+export interface CommitStats {
+  readonly total: number
+  readonly additions: number
+  readonly deletions: number
+}
+
+export interface AffectedFile {
+  readonly filename: string
+  readonly status: "added" | "removed" | "modified"
+}
+
+export interface CommitSignature {
+  /** The armored signature, as stored in the commit's `gpgsig` header. */
+  readonly signature: string
+  /** What was signed: the commit object without its signature header. */
+  readonly payload: string
+}
+
+/** Commit ids of a record-per-commit `git log -z --format=%x01%H` output, with each commit's tokens. */
+const byCommit = (out: Buffer): Map<string, Array<string>> => {
+  const result = new Map<string, Array<string>>()
+  let current: Array<string> | undefined
+  let first = true
+  for (const raw of out.toString("utf8").split("\0")) {
+    // git separates the header from the diff with a newline; a path may itself start with one.
+    const token = first && raw.startsWith("\n") ? raw.slice(1) : raw
+    first = false
+    if (token.startsWith("\x01")) {
+      current = []
+      result.set(token.slice(1), current)
+      first = true
+    } else if (current !== undefined) {
+      current.push(token)
+    }
+  }
+  return result
+}
+
+/**
+ * Lines added and deleted by each commit against its first parent (the empty tree for a root
+ * commit), renames detected, binary files counting nothing: what Forgejo's diff reports.
+ */
+export const commitStats = (repo: string, shas: ReadonlyArray<string>): Effect.Effect<Map<string, CommitStats>> =>
+  Effect.gen(function*() {
+    if (shas.length === 0) return new Map()
+    const out = yield* orDie(inRepo(repo, [
+      "log", "--no-walk=unsorted", "--root", "-M", "--diff-merges=first-parent", "--numstat", "-z",
+      "--format=%x01%H", "--end-of-options", ...shas, "--"
+    ]))
+    const result = new Map<string, CommitStats>()
+    for (const [sha, tokens] of byCommit(out.stdout)) {
+      let additions = 0
+      let deletions = 0
+      for (let i = 0; i < tokens.length; i++) {
+        const match = /^(\d+|-)\t(\d+|-)\t(.*)$/s.exec(tokens[i]!)
+        if (match === null) continue
+        additions += match[1] === "-" ? 0 : Number(match[1])
+        deletions += match[2] === "-" ? 0 : Number(match[2])
+        if (match[3] === "") i += 2 // a rename: the old and new paths follow
+      }
+      result.set(sha, { total: additions + deletions, additions, deletions })
+    }
+    return result
+  })
+
+const FILE_STATUS: Record<string, AffectedFile["status"]> = { A: "added", D: "removed", M: "modified" }
+
+/**
+ * The files each commit added, removed or modified (renames as a removal and an addition; merges
+ * as git's combined diff), sorted by name: Forgejo's GetCommitFileStatus.
+ */
+export const commitFiles = (repo: string, shas: ReadonlyArray<string>): Effect.Effect<Map<string, Array<AffectedFile>>> =>
+  Effect.gen(function*() {
+    if (shas.length === 0) return new Map()
+    const out = yield* orDie(inRepo(repo, [
+      "log", "--no-walk=unsorted", "--root", "--no-renames", "--diff-merges=combined", "--name-status", "-z",
+      "--format=%x01%H", "--end-of-options", ...shas, "--"
+    ]))
+    const result = new Map<string, Array<AffectedFile>>()
+    for (const [sha, tokens] of byCommit(out.stdout)) {
+      const files: Array<AffectedFile> = []
+      for (let i = 0; i < tokens.length; i++) {
+        const status = tokens[i]!
+        if (status === "") continue
+        const filename = tokens[++i]
+        const kind = FILE_STATUS[status[0]!]
+        // Type changes and the like are left out, as Forgejo does.
+        if (filename !== undefined && kind !== undefined) files.push({ filename, status: kind })
+      }
+      files.sort((a, b) => a.filename < b.filename ? -1 : a.filename > b.filename ? 1 : 0)
+      result.set(sha, files)
+    }
+    return result
+  })
+
+/** Splits a raw commit object into its signature (a `gpgsig` header) and the signed payload. */
+export const splitSignature = (object: string): CommitSignature | undefined => {
+  const end = object.indexOf("\n\n")
+  const headers = (end < 0 ? object : object.slice(0, end)).split("\n")
+  const body = end < 0 ? "" : object.slice(end)
+  const kept: Array<string> = []
+  let signature: Array<string> | undefined
+  let inSignature = false
+  for (const line of headers) {
+    if (inSignature && line.startsWith(" ")) {
+      signature!.push(line.slice(1))
+      continue
+    }
+    inSignature = false
+    if (signature === undefined && (line.startsWith("gpgsig ") || line.startsWith("gpgsig-sha256 "))) {
+      signature = [line.slice(line.indexOf(" ") + 1)]
+      inSignature = true
+      continue
+    }
+    kept.push(line)
+  }
+  if (signature === undefined) return undefined
+  return { signature: `${signature.join("\n")}\n`, payload: `${kept.join("\n")}${body}` }
+}
+
+/** The signature of each signed commit among `shas` (unsigned ones are absent), in one `cat-file`. */
+export const commitSignatures = (repo: string, shas: ReadonlyArray<string>): Effect.Effect<Map<string, CommitSignature>> =>
+  Effect.gen(function*() {
+    const result = new Map<string, CommitSignature>()
+    const names = shas.filter(Git.isSha)
+    if (names.length === 0) return result
+    const input = `${names.join("\n")}\n`
+    const out = (yield* orDie(Git.run(["cat-file", "--batch"], { cwd: repo, env: { GIT_DIR: repo }, input }))).stdout
+    let at = 0
+    while (at < out.length) {
+      const eol = out.indexOf(10, at)
+      if (eol < 0) break
+      const [sha, type, size] = out.subarray(at, eol).toString("utf8").split(" ")
+      if (size === undefined) {
+        at = eol + 1 // "<name> missing"
+        continue
+      }
+      const length = Number(size)
+      const object = out.subarray(eol + 1, eol + 1 + length)
+      at = eol + 1 + length + 1
+      if (type !== "commit") continue
+      const signed = splitSignature(object.toString("utf8"))
+      if (signed !== undefined) result.set(sha!, signed)
+    }
+    return result
+  })
