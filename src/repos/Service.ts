@@ -206,7 +206,8 @@ export class ReposService extends Context.Service<ReposService, {
   /**
    * After the git data changed (a push, an API commit, a branch removed): what the database knows
    * of it — emptiness, size, updated_at, and, while the default branch does not exist, the first
-   * branch (main or master preferred) as default. `maintain` also rewrites the commit-graph.
+   * branch (main or master preferred) as default. `maintain` also rewrites the commit-graph, in the
+   * background.
    */
   readonly recordGitChange: (owner: UserRow, repo: RepoRow, options?: { readonly maintain?: boolean }) => Effect.Effect<void>
   /** Creates the row and the bare repository; a failure of either leaves neither. */
@@ -369,7 +370,12 @@ export class ReposService extends Context.Service<ReposService, {
               yield* writer.setHead(target, defaultBranch)
             }
             yield* repos.recordPush(repo.id, { isEmpty: branches.length === 0, sizeBytes: sizeKiB * 1024, defaultBranch })
-            if (options?.maintain === true && branches.length > 0) yield* writer.maintain(target)
+            // The commit-graph only speeds later reads: written after the pusher has its answer.
+            if (options?.maintain === true && branches.length > 0) {
+              yield* Effect.forkDetach(writer.maintain(target).pipe(
+                Effect.ignoreCause({ log: "Warn", message: `could not write the commit-graph of ${owner.name}/${repo.name}` })
+              ))
+            }
           }).pipe(Effect.ignoreCause({ log: "Warn", message: `could not record a change to ${owner.name}/${repo.name}` })),
         create: (owner, input, doer) =>
           Effect.gen(function*() {
