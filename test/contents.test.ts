@@ -1,6 +1,7 @@
 // Reading files and git objects over the API (issue 3 item 6, read side): contents, raw, media,
 // git blobs, trees and refs, on a repository filled with the real git client over HTTP.
 import { execFile } from "node:child_process"
+import diagnostics from "node:diagnostics_channel"
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -248,5 +249,164 @@ describe("long-lived object readers", () => {
     expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "again" })).status).toBe(201)
     await push("two, longer\n")
     expect(await (await request(hearth, "GET", "/repos/alice/again/raw/f.txt")).text()).toBe("two, longer\n")
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Reads go through long-lived `cat-file --batch` readers and a last-commit cache (issue 3, (c)):
+// nothing is spawned for a warm request, yet every change to the refs is seen at once.
+
+/** Runs git with `input` on stdin (fast-import). */
+const gitInput = (args: ReadonlyArray<string>, cwd: string, input: string) =>
+  new Promise<string>((done, fail) => {
+    const child = execFile("git", args as Array<string>, { cwd, env: gitEnv(), timeout: 60_000, maxBuffer: 64 << 20 }, (error, stdout, stderr) =>
+      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`)))
+    child.stdin!.end(input)
+  })
+
+/** The commands of the processes Hearth (in this test process) spawns while `f` runs. */
+const spawnedDuring = async (f: () => Promise<unknown>) => {
+  const seen: Array<string> = []
+  const listener = (message: unknown) => {
+    const child = (message as { process?: { spawnargs?: ReadonlyArray<string> } }).process
+    seen.push((child?.spawnargs ?? ["?"]).join(" "))
+  }
+  diagnostics.subscribe("child_process", listener)
+  try {
+    await f()
+  } finally {
+    diagnostics.unsubscribe("child_process", listener)
+  }
+  return seen
+}
+
+/** A repository of alice's, filled from a fresh local clone; returns the clone's directory. */
+const cloneOf = async (name: string) => {
+  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name })).status).toBe(201)
+  const local = join(work, `clone-${name}`)
+  const remote = new URL(`${hearth.base}/alice/${name}.git`)
+  remote.username = "alice"
+  remote.password = "password123"
+  await git(["clone", remote.toString(), local])
+  return local
+}
+
+const repoDir = (name: string) => join(hearth.settings.repository.ROOT, "alice", `${name}.git`)
+
+describe("reading through long-lived readers", () => {
+  it("spawns no process for a warm contents, raw or media request at a branch, a tag or a sha", async () => {
+    const urls = ["main", "v1", first].flatMap((ref) =>
+      ["/contents/docs/guide.txt", "/contents", "/contents/docs", "/contents/link", "/raw/README.md", "/media/logo.png"]
+        .map((path) => `${path}?ref=${ref}`)
+    )
+    for (const url of urls) expect((await get(url)).status, url).toBe(200) // fills the last-commit cache
+    const spawned = await spawnedDuring(async () => {
+      for (const url of urls) {
+        const res = await get(url)
+        expect(res.status, url).toBe(200)
+        await res.arrayBuffer()
+      }
+    })
+    expect(spawned).toEqual([])
+  })
+
+  it("sees a push moving a branch, a new tag and a deleted branch on the very next request", async () => {
+    const local = await cloneOf("moving")
+    const read = (path: string) => request(hearth, "GET", `/repos/alice/moving${path}`)
+    const commit = async (content: string) => {
+      writeFileSync(join(local, "f.txt"), content)
+      await git(["add", "."], local)
+      await git(["commit", "-m", content], local)
+      return git(["rev-parse", "HEAD"], local)
+    }
+    const a = await commit("a\n")
+    await git(["push", "origin", "HEAD:refs/heads/main"], local)
+    expect(await json(await read("/contents/f.txt"))).toMatchObject({ last_commit_sha: a, content: Buffer.from("a\n").toString("base64") })
+
+    const b = await commit("b\n")
+    await git(["push", "origin", "HEAD:refs/heads/main"], local)
+    expect(await json(await read("/contents/f.txt"))).toMatchObject({ last_commit_sha: b, content: Buffer.from("b\n").toString("base64") })
+    expect(await (await read("/raw/f.txt")).text()).toBe("b\n")
+
+    // A new tag (annotated: peeled to its commit).
+    expect((await read("/contents/f.txt?ref=t1")).status).toBe(404)
+    await git(["tag", "-a", "-m", "t1", "t1", a], local)
+    await git(["push", "origin", "refs/tags/t1"], local)
+    const tagged = await json(await read("/contents/f.txt?ref=t1"))
+    expect(tagged).toMatchObject({ last_commit_sha: a, content: Buffer.from("a\n").toString("base64") })
+    expect(tagged.html_url).toContain("/src/tag/t1/")
+
+    // A branch, then packed (refs in packed-refs are read again when that file changes), then deleted.
+    await git(["push", "origin", `${a}:refs/heads/gone`], local)
+    expect(await (await read("/raw/f.txt?ref=gone")).text()).toBe("a\n")
+    await git(["pack-refs", "--all"], repoDir("moving"))
+    expect(await (await read("/raw/f.txt?ref=gone")).text()).toBe("a\n")
+    await git(["push", "origin", ":refs/heads/gone"], local)
+    expect((await read("/raw/f.txt?ref=gone")).status).toBe(404)
+    expect((await read("/contents/f.txt?ref=gone")).status).toBe(404)
+
+    // main is packed now too: a push writes a loose ref over it, a forced one moves it back.
+    const c = await commit("c\n")
+    await git(["push", "origin", "HEAD:refs/heads/main"], local)
+    expect((await json(await read("/contents/f.txt"))).last_commit_sha).toBe(c)
+    await git(["push", "--force", "origin", `${a}:refs/heads/main`], local)
+    expect(await json(await read("/contents/f.txt"))).toMatchObject({ last_commit_sha: a, content: Buffer.from("a\n").toString("base64") })
+    expect((await json(await read("/contents"))).map((e: any) => [e.name, e.last_commit_sha])).toEqual([["f.txt", a]])
+  })
+
+  it("reports the last commit of a file untouched since deep in history, at each ref", async () => {
+    const local = await cloneOf("deep")
+    // 1,500 commits: the first adds deep.txt and d/counter.txt, every later one changes counter.txt.
+    const COMMITS = 1500
+    let stream = ""
+    for (let i = 1; i <= COMMITS; i++) {
+      const msg = `c${i}\n`
+      stream += `commit refs/heads/main\nmark :${i}\ncommitter A <a@example.com> ${1_700_000_000 + i * 60} +0000\ndata ${msg.length}\n${msg}`
+      if (i > 1) stream += `from :${i - 1}\n`
+      if (i === 1) stream += `M 100644 inline deep.txt\ndata 5\ndeep\n`
+      const counter = `${i}\n`
+      stream += `M 100644 inline d/counter.txt\ndata ${counter.length}\n${counter}\n`
+    }
+    await gitInput(["fast-import", "--quiet"], local, stream)
+    const shas = (await git(["rev-list", "--reverse", "main"], local)).split("\n")
+    expect(shas.length).toBe(COMMITS)
+    await git(["push", "origin", "main"], local)
+    const read = async (path: string) => json(await request(hearth, "GET", `/repos/alice/deep${path}`))
+    expect((await read("/contents/deep.txt")).last_commit_sha).toBe(shas[0])
+    expect((await read("/contents/d/counter.txt")).last_commit_sha).toBe(shas[COMMITS - 1])
+    // At an older commit, the counter's last change is that commit; deep.txt's is still the first.
+    const mid = shas[699]!
+    expect((await read(`/contents/d/counter.txt?ref=${mid}`)).last_commit_sha).toBe(mid)
+    expect((await read(`/contents/deep.txt?ref=${mid}`)).last_commit_sha).toBe(shas[0])
+    const root = await read("/contents")
+    expect(root.map((e: any) => [e.path, e.type, e.last_commit_sha])).toEqual([
+      ["d", "dir", shas[COMMITS - 1]],
+      ["deep.txt", "file", shas[0]]
+    ])
+    expect(root[1].last_commit_when).toBe(`${new Date((1_700_000_000 + 60) * 1000).toISOString().slice(0, 19)}+00:00`)
+  })
+
+  it("answers 50 parallel requests across 3 refs as it answers them one by one", async () => {
+    const local = join(work, "clone-deep")
+    const shas = (await git(["rev-list", "--reverse", "main"], local)).split("\n")
+    // Refs nothing has read yet, so the parallel requests meet cold caches.
+    await git(["push", "origin", `${shas[999]}:refs/heads/later`, `${shas[9]}:refs/tags/early`], local)
+    const refs = ["later", "early", "main"]
+    const paths = ["/contents/deep.txt", "/contents/d/counter.txt", "/contents", "/contents/d", "/raw/d/counter.txt", "/contents/nope"]
+    const urls = Array.from({ length: 50 }, (_, i) => `/repos/alice/deep${paths[i % paths.length]}?ref=${refs[Math.floor(i / paths.length) % refs.length]}`)
+    const answer = async (url: string) => {
+      const res = await request(hearth, "GET", url)
+      return `${res.status} ${await res.text()}`
+    }
+    const parallel = await Promise.all(urls.map(answer))
+    const sequential: Array<string> = []
+    for (const url of urls) sequential.push(await answer(url))
+    expect(parallel).toEqual(sequential)
+    expect(parallel.filter((a) => a.startsWith("200 ")).length).toBe(urls.filter((u) => !u.includes("/nope")).length)
+    // Spot checks: the right commit for each ref.
+    const counter = (ref: string) => JSON.parse(parallel[urls.indexOf(`/repos/alice/deep/contents/d/counter.txt?ref=${ref}`)]!.slice(4))
+    expect(counter("later").last_commit_sha).toBe(shas[999])
+    expect(counter("early").last_commit_sha).toBe(shas[9])
+    expect(counter("main").last_commit_sha).toBe(shas[shas.length - 1])
   })
 })

@@ -43,6 +43,11 @@ interface Revision {
   readonly commit: string
 }
 
+/** A revision resolved for reading: the commit and its root tree. */
+interface ReadRevision extends Revision {
+  readonly tree: string
+}
+
 export interface FileBytes {
   readonly name: string
   readonly bytes: Buffer
@@ -98,6 +103,7 @@ export class ContentsService extends Context.Service<ContentsService, {
       const writer = yield* RepositoryWriter
       const root = settings.server.ROOT_URL
       const pool = yield* Effect.acquireRelease(Effect.sync(() => new Readers.BatchPool()), (p) => Effect.sync(() => p.close()))
+      const lastCommits = new Readers.LastCommitCache()
 
       /** A blob's bytes through the repository's long-lived reader (its sha came from git itself). */
       const blobBytes = (handle: RepoHandle, sha: string) =>
@@ -118,7 +124,10 @@ export class ContentsService extends Context.Service<ContentsService, {
         return "problem" in cleaned ? Effect.fail(Errors.validationFailed(cleaned.problem)) : Effect.succeed(cleaned.path)
       }
 
-      /** Branch first, then tag, then any commit-ish (a sha); unknown or malformed → 404. */
+      /**
+       * Branch first, then tag, then any commit-ish (a sha); unknown or malformed → 404. Read
+       * through the long-lived reader, which reads refs from disk each time: no process per request.
+       */
       const revision = (handle: RepoHandle, ref: string | undefined) =>
         Effect.gen(function*() {
           const name = ref === undefined || ref === "" ? handle.repo.defaultBranch : ref
@@ -128,11 +137,8 @@ export class ContentsService extends Context.Service<ContentsService, {
             ["commit", name]
           ] as const
           for (const [kind, candidate] of tries) {
-            const found = yield* Readers.resolveCommit(handle.dir, candidate).pipe(
-              Effect.catchTag("GitArgumentError", () => Effect.succeedNone),
-              orDie
-            )
-            if (Option.isSome(found)) return { name, kind, commit: found.value } satisfies Revision
+            const found = yield* orDie(Readers.commitThrough(pool, handle.dir, candidate))
+            if (Option.isSome(found)) return { name, kind, commit: found.value.commit, tree: found.value.tree } satisfies ReadRevision
           }
           return yield* Errors.notFound()
         })
@@ -142,7 +148,9 @@ export class ContentsService extends Context.Service<ContentsService, {
         rev: Revision,
         entry: Readers.TreeEntry,
         withContent: boolean,
-        knownLast?: { readonly sha: string; readonly when: string }
+        knownLast?: { readonly sha: string; readonly when: string },
+        /** The blob's bytes when the caller already read them. */
+        bytes?: Buffer
       ) =>
         Effect.gen(function*() {
           const type = entry.type === "tree"
@@ -152,14 +160,14 @@ export class ContentsService extends Context.Service<ContentsService, {
             : entry.mode === "120000"
             ? "symlink"
             : "file"
-          const last = knownLast ?? (yield* orDie(Readers.lastCommit(handle.dir, rev.commit, entry.path)))
+          const last = knownLast ?? (yield* orDie(lastCommits.get(handle.dir, rev.commit, entry.path)))
           const self = `${handle.api}/contents/${encodePath(entry.path)}?ref=${encodeURIComponent(rev.name)}`
           const git = `${handle.api}/git/${entry.type === "tree" ? "trees" : "blobs"}/${entry.sha}`
           const html = `${handle.html}/src/${rev.kind}/${encodePath(rev.name)}/${encodePath(entry.path)}`
           let content: string | null = null
           let target: string | null = null
-          if (type === "file" && withContent) content = (yield* blobBytes(handle, entry.sha)).toString("base64")
-          if (type === "symlink") target = (yield* blobBytes(handle, entry.sha)).toString("utf8")
+          if (type === "file" && withContent) content = (bytes ?? (yield* blobBytes(handle, entry.sha))).toString("base64")
+          if (type === "symlink") target = (bytes ?? (yield* blobBytes(handle, entry.sha))).toString("utf8")
           return {
             name: entry.path.slice(entry.path.lastIndexOf("/") + 1),
             path: entry.path,
@@ -182,8 +190,9 @@ export class ContentsService extends Context.Service<ContentsService, {
           } satisfies ContentsResponse
         })
 
-      const entryOf = (handle: RepoHandle, rev: Revision, path: string) =>
-        Effect.flatMap(orDie(Readers.entryAt(handle.dir, rev.commit, path)), (found) =>
+      /** The entry at `path`, walking the trees through the long-lived reader (sizes not known yet). */
+      const entryOf = (handle: RepoHandle, rev: ReadRevision, path: string) =>
+        Effect.flatMap(orDie(Readers.entryThrough(pool, handle.dir, rev.tree, path)), (found) =>
           Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound()))
 
       const contents = (handle: RepoHandle, rawPath: string, ref: string | undefined) =>
@@ -191,10 +200,19 @@ export class ContentsService extends Context.Service<ContentsService, {
           const path = yield* pathOf(rawPath)
           const rev = yield* revision(handle, ref)
           const entry = yield* entryOf(handle, rev, path)
-          if (entry.type !== "tree") return yield* describe(handle, rev, entry, true)
-          const children = yield* orDie(Readers.listTree(handle.dir, `${entry.sha}`))
-          return yield* Effect.forEach(children, (child) =>
-            describe(handle, rev, { ...child, path: path === "" ? child.path : `${path}/${child.path}` }, false))
+          if (entry.type === "blob") {
+            const bytes = yield* blobBytes(handle, entry.sha)
+            return yield* describe(handle, rev, { ...entry, size: bytes.length }, true, undefined, bytes)
+          }
+          if (entry.type !== "tree") return yield* describe(handle, rev, { ...entry, size: 0 }, true)
+          const children = yield* orDie(Readers.treeThrough(pool, handle.dir, entry.sha, path))
+          // Blob sizes from `--batch-check`, without reading the contents a listing does not show.
+          const sizes = yield* orDie(pool.info(handle.dir, children.filter((c) => c.type === "blob").map((c) => c.sha)))
+          return yield* Effect.forEach(
+            children,
+            (child) => describe(handle, rev, { ...child, size: child.type === "blob" ? sizes.get(child.sha)?.size ?? 0 : 0 }, false),
+            { concurrency: 4 }
+          )
         })
 
       const file = (handle: RepoHandle, rawPath: string, ref: string | undefined) =>

@@ -1,8 +1,10 @@
 // Reading objects out of a repository: paths, trees, blobs and commits, for the contents, raw and
-// git-object routes. Every call goes through `Git.run`; paths are validated here and passed after
-// `--` with literal pathspecs, so a path is never an option nor a glob.
-import { Effect, Option } from "effect"
+// git-object routes. One-off commands go through `Git.run`, with paths validated here and passed
+// after `--` with literal pathspecs, so a path is never an option nor a glob. Hot reads (revisions,
+// trees, blobs) go through long-lived `cat-file` processes instead (BatchPool, below).
+import { Deferred, Effect, Exit, Option } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { statSync } from "node:fs"
 import * as Git from "./Git.ts"
 
 /** Pathspecs are file names, not patterns (`*`, `:(glob)` mean themselves). */
@@ -60,15 +62,6 @@ export const resolveCommit = (repo: string, revision: string) =>
 /** The tree `revision` (a tree sha, or anything naming a commit) names, or none. */
 export const resolveTree = (repo: string, revision: string) =>
   Effect.map(Git.revParse(repo, `${revision}^{tree}`), Option.filter(Git.isSha))
-
-/** The entry at `path` in `commit` (the root tree itself when `path` is ""), or none. */
-export const entryAt = (repo: string, commit: string, path: string): Effect.Effect<Option.Option<TreeEntry>, Git.GitError | Git.GitArgumentError> =>
-  path === ""
-    ? Effect.map(resolveTree(repo, commit), Option.map((sha) => ({ mode: "040000", type: "tree" as const, sha, size: 0, path: "" })))
-    : Effect.map(
-      inRepo(repo, ["ls-tree", "-z", "--long", "--full-tree", commit, "--", path]),
-      (result) => Option.fromNullishOr(parseLsTree(result.stdout).find((e) => e.path === path))
-    )
 
 /** The entries at each of `paths` in `commit` that exist (one `ls-tree` for all of them). */
 export const entriesAt = (repo: string, commit: string, paths: ReadonlyArray<string>): Effect.Effect<Map<string, TreeEntry>, Git.GitError> =>
@@ -128,10 +121,15 @@ const trimPartial = (bytes: Uint8Array): Uint8Array => {
 
 // ---------------------------------------------------------------------------------------------
 // Long-lived `git cat-file --batch` readers (GIT-BACKEND.md: ~0.14 ms per object instead of a
-// ~2 ms spawn). One process per recently used repository, ended when idle or on shutdown.
+// ~2 ms spawn). One process per recently used repository, ended when idle or on shutdown; a
+// `--batch-check` one beside it, started only when sizes without contents are asked for.
 
 export interface BatchObject {
+  /** The object's full name (what a revision like `refs/heads/main^{commit}` resolved to). */
+  readonly sha: string
   readonly type: string
+  readonly size: number
+  /** The contents; empty for `--batch-check` answers. */
   readonly bytes: Buffer
 }
 
@@ -140,70 +138,141 @@ interface Pending {
   readonly reject: (error: Error) => void
 }
 
-/** One `cat-file --batch` process: requests are answered in the order they were written. */
+/** An answer's header; anything else is `<name> missing` or `<name> ambiguous`. */
+const HEADER = /^([0-9a-f]{40}|[0-9a-f]{64}) ([a-z]+) (\d+)$/
+const EMPTY = Buffer.alloc(0)
+
+/** Which directory a process was started in: a repository deleted and created again is another one. */
+const identityOf = (dir: string): string | undefined => {
+  try {
+    const st = statSync(dir)
+    return `${st.dev}:${st.ino}`
+  } catch {
+    return undefined
+  }
+}
+
+/** One `cat-file --batch` (or `--batch-check`) process: requests are answered in the order written. */
 class BatchProcess {
   private readonly child: ChildProcessWithoutNullStreams
   private readonly pending: Array<Pending> = []
-  private buffer: Buffer = Buffer.alloc(0)
+  /** Bytes received and not yet parsed; `later` holds chunks not joined yet while a big object arrives. */
+  private buffer: Buffer = EMPTY
+  private later: Array<Buffer> = []
+  private laterBytes = 0
+  /** How many bytes the answer being received needs in all (0: not known yet). */
+  private needed = 0
+  /** Takes no more requests (retired or ended). */
   closed = false
+  private ended = false
   lastUsed = Date.now()
 
+  readonly identity: string | undefined
+  private readonly check: boolean
   private readonly onExit: (self: BatchProcess) => void
 
-  constructor(dir: string, onExit: (self: BatchProcess) => void) {
+  constructor(dir: string, check: boolean, onExit: (self: BatchProcess) => void) {
+    this.check = check
     this.onExit = onExit
-    this.child = spawn("git", ["-C", dir, "cat-file", "--batch"], { env: Git.gitEnv(), stdio: ["pipe", "pipe", "pipe"] })
+    this.identity = identityOf(dir)
+    const mode = check ? "--batch-check" : "--batch"
+    // GIT_DIR: the directory is the repository, never one found further up.
+    this.child = spawn("git", ["cat-file", mode], { cwd: dir, env: Git.gitEnv({ GIT_DIR: "." }), stdio: ["pipe", "pipe", "pipe"] })
     this.child.stdout.on("data", (chunk: Buffer) => {
-      this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk])
+      // Joined once the answer is complete: joining every chunk would copy a big blob many times.
+      this.later.push(chunk)
+      this.laterBytes += chunk.length
+      if (this.buffer.length + this.laterBytes < this.needed) return
+      this.buffer = this.buffer.length === 0 && this.later.length === 1 ? chunk : Buffer.concat([this.buffer, ...this.later])
+      this.later = []
+      this.laterBytes = 0
       this.drain()
     })
     this.child.stderr.resume()
     this.child.stdin.on("error", () => {})
     const fail = (error: Error) => this.shutdown(error)
     this.child.on("error", fail)
-    this.child.on("close", () => fail(new Error(`git cat-file --batch in ${dir} exited`)))
+    this.child.on("close", () => fail(new Error(`git cat-file ${mode} in ${dir} exited`)))
   }
 
-  /** The object `name` (a full sha), or `undefined` when the repository does not have it. */
-  read(name: string): Promise<BatchObject | undefined> {
+  /** The objects `names` name, in order (`undefined` for a name git cannot resolve), in one write. */
+  readMany(names: ReadonlyArray<string>): Promise<Array<BatchObject | undefined>> {
     this.lastUsed = Date.now()
-    return new Promise((resolve, reject) => {
-      if (this.closed) return reject(new Error("cat-file reader is closed"))
-      this.pending.push({ resolve, reject })
-      this.child.stdin.write(`${name}\n`)
-    })
+    if (this.closed) return Promise.reject(new Error("cat-file reader is closed"))
+    const answers = names.map((_) =>
+      new Promise<BatchObject | undefined>((resolve, reject) => this.pending.push({ resolve, reject }))
+    )
+    this.child.stdin.write(names.length === 1 ? `${names[0]}\n` : `${names.join("\n")}\n`)
+    return Promise.all(answers)
   }
 
-  /** Parses complete answers: `<sha> <type> <size>\n<bytes>\n`, or `<name> missing\n`. */
+  /** The object `name` names, or `undefined` when the repository does not have it. */
+  read(name: string): Promise<BatchObject | undefined> {
+    return this.readMany([name]).then((answers) => answers[0])
+  }
+
+  /** Parses complete answers: `<sha> <type> <size>\n[<bytes>\n]`, or `<name> missing\n`. */
   private drain() {
     for (;;) {
+      this.needed = 0
       const eol = this.buffer.indexOf(10)
       if (eol < 0) return
-      const header = this.buffer.subarray(0, eol).toString("utf8").split(" ")
-      if (header.length !== 3) {
+      const header = HEADER.exec(this.buffer.toString("latin1", 0, eol))
+      if (header === null) {
         this.buffer = this.buffer.subarray(eol + 1)
         this.pending.shift()?.resolve(undefined) // "missing" or "ambiguous"
         continue
       }
-      const size = Number(header[2])
-      if (this.buffer.length < eol + 1 + size + 1) return
+      const size = Number(header[3])
+      if (this.check) {
+        this.buffer = this.buffer.subarray(eol + 1)
+        this.pending.shift()?.resolve({ sha: header[1]!, type: header[2]!, size, bytes: EMPTY })
+        continue
+      }
+      if (this.buffer.length < eol + 1 + size + 1) {
+        this.needed = eol + 1 + size + 1
+        return
+      }
       const bytes = Buffer.from(this.buffer.subarray(eol + 1, eol + 1 + size))
       this.buffer = this.buffer.subarray(eol + 1 + size + 1)
-      this.pending.shift()?.resolve({ type: header[1]!, bytes })
+      this.pending.shift()?.resolve({ sha: header[1]!, type: header[2]!, size, bytes })
     }
   }
 
-  shutdown(error = new Error("cat-file reader closed")) {
+  /** Takes no more requests; git answers those already asked, then exits at the end of its input. */
+  retire() {
     if (this.closed) return
     this.closed = true
-    for (const p of this.pending.splice(0)) p.reject(error)
-    this.child.stdin.end()
-    this.child.kill()
     this.onExit(this)
+    this.child.stdin.end()
+  }
+
+  /** Ends the process now; requests still waiting fail. */
+  shutdown(error = new Error("cat-file reader closed")) {
+    for (const p of this.pending.splice(0)) p.reject(error)
+    if (this.ended) return
+    this.ended = true
+    this.retire()
+    this.child.kill()
   }
 }
 
-/** The readers by repository directory, at most `max` of them, each ended after `idleMs` unused. */
+/**
+ * Why `name` may not be given to a reader as a revision, or `undefined`: one name per line, so no
+ * line breaks or control bytes; the same rules as `rev-parse` had (no options, ranges, spaces);
+ * and no commit-message searches (`:/text`, `rev^{/text}`), which walk the whole history while
+ * every other request to the repository waits behind them.
+ */
+const nameProblem = (name: string): string | undefined => {
+  if (name.length === 0 || name.length > 1024) return "revision is empty or too long"
+  if (name.startsWith("-")) return "revision must not start with '-'"
+  if (name.includes("..")) return "revision must not contain '..'"
+  if (/[\x00-\x20\x7f]/.test(name)) return "revision must not contain spaces or control characters"
+  if (name.startsWith(":/") || name.includes("^{/")) return "revision must not search commit messages"
+  return undefined
+}
+
+/** The readers by repository directory, at most `max` processes, each ended after `idleMs` unused. */
 export class BatchPool {
   private readonly readers = new Map<string, BatchProcess>()
   private readonly timer: NodeJS.Timeout
@@ -211,49 +280,211 @@ export class BatchPool {
   private readonly max: number
   private readonly idleMs: number
 
-  constructor(max = 16, idleMs = 60_000) {
+  constructor(max = 32, idleMs = 60_000) {
     this.max = max
     this.idleMs = idleMs
     this.timer = setInterval(() => this.evictIdle(), Math.max(1000, idleMs / 2))
     this.timer.unref()
   }
 
-  private get(dir: string, fresh: boolean): BatchProcess {
-    const existing = this.readers.get(dir)
-    if (existing !== undefined && !existing.closed && !fresh) return existing
-    existing?.shutdown()
+  private get(dir: string, check: boolean): BatchProcess {
+    const key = check ? `${dir}\0check` : dir
+    const existing = this.readers.get(key)
+    // A stat per use: a process left in a deleted directory would answer "missing" for everything.
+    if (existing !== undefined && !existing.closed && existing.identity === identityOf(dir)) return existing
+    // Retired, not killed: requests other callers already wrote to it still get their answers.
+    existing?.retire()
     if (this.readers.size >= this.max) {
       const oldest = [...this.readers.values()].sort((a, b) => a.lastUsed - b.lastUsed)[0]
-      oldest?.shutdown()
+      oldest?.retire()
     }
-    const reader = new BatchProcess(dir, (self) => {
-      if (this.readers.get(dir) === self) this.readers.delete(dir)
+    const reader = new BatchProcess(dir, check, (self) => {
+      if (this.readers.get(key) === self) this.readers.delete(key)
     })
-    this.readers.set(dir, reader)
+    this.readers.set(key, reader)
     return reader
   }
 
   /**
-   * Reads one object by full sha. A "missing" answer is asked again of a fresh process once: a
-   * long-lived reader may sit in a directory that was deleted and created again since.
+   * Reads one object by full sha. Objects written since the reader started are found (git looks
+   * for new packs before it answers "missing"); a directory deleted and created again gets a
+   * fresh reader (see `get`).
    */
   read(dir: string, sha: string): Effect.Effect<Option.Option<BatchObject>, Git.GitError> {
     const args = ["cat-file", "--batch", sha]
     // A name with a newline would be two requests; callers pass checked shas only.
     if (!Git.isSha(sha)) return Effect.die(new Error(`not an object name: ${JSON.stringify(sha)}`))
     return Effect.tryPromise({
-      try: async () => (await this.get(dir, false).read(sha)) ?? (await this.get(dir, true).read(sha)),
+      try: () => this.get(dir, false).read(sha),
       catch: (error) => new Git.GitError({ args, exitCode: null, stderr: String(error) })
     }).pipe(Effect.map(Option.fromNullishOr))
   }
 
+  /**
+   * Reads the object a revision names (`refs/heads/main^{commit}`, `<sha>`…), none when it names
+   * nothing or is not an acceptable revision (see `nameProblem`). Refs are read from disk on every
+   * request, so a push or a deleted branch is seen by the very next one.
+   */
+  resolve(dir: string, name: string): Effect.Effect<Option.Option<BatchObject>, Git.GitError> {
+    if (nameProblem(name) !== undefined) return Effect.succeedNone
+    return Effect.tryPromise({
+      try: () => this.get(dir, false).read(name),
+      catch: (error) => new Git.GitError({ args: ["cat-file", "--batch", name], exitCode: null, stderr: String(error) })
+    }).pipe(Effect.map(Option.fromNullishOr))
+  }
+
+  /** Type and size of each object by full sha (`--batch-check`, no contents), missing ones left out. */
+  info(dir: string, shas: ReadonlyArray<string>): Effect.Effect<Map<string, BatchObject>, Git.GitError> {
+    if (shas.length === 0) return Effect.succeed(new Map())
+    const bad = shas.find((sha) => !Git.isSha(sha))
+    if (bad !== undefined) return Effect.die(new Error(`not an object name: ${JSON.stringify(bad)}`))
+    return Effect.tryPromise({
+      try: () => this.get(dir, true).readMany(shas),
+      catch: (error) => new Git.GitError({ args: ["cat-file", "--batch-check"], exitCode: null, stderr: String(error) })
+    }).pipe(Effect.map((answers) => {
+      const found = new Map<string, BatchObject>()
+      for (const answer of answers) if (answer !== undefined) found.set(answer.sha, answer)
+      return found
+    }))
+  }
+
   private evictIdle() {
     const cutoff = Date.now() - this.idleMs
-    for (const reader of [...this.readers.values()]) if (reader.lastUsed < cutoff) reader.shutdown()
+    for (const reader of [...this.readers.values()]) if (reader.lastUsed < cutoff) reader.retire()
   }
 
   close() {
     clearInterval(this.timer)
     for (const reader of [...this.readers.values()]) reader.shutdown()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commits, trees and paths through the readers: no process spawned per request.
+
+/** A tree entry without its size (which a tree object does not hold). */
+export type PathEntry = Omit<TreeEntry, "size">
+
+/** A commit named by a revision, and its root tree. */
+export interface ResolvedCommit {
+  readonly commit: string
+  readonly tree: string
+}
+
+/** The commit `revision` (a full ref name, a sha…) names, through the pool; none if it names no commit. */
+export const commitThrough = (pool: BatchPool, dir: string, revision: string): Effect.Effect<Option.Option<ResolvedCommit>, Git.GitError> =>
+  Effect.map(pool.resolve(dir, `${revision}^{commit}`), (found) => {
+    if (Option.isNone(found) || found.value.type !== "commit") return Option.none()
+    // A commit object starts with `tree <sha>\n`.
+    const { bytes, sha } = found.value
+    const tree = bytes.toString("latin1", 5, 5 + sha.length)
+    if (bytes.toString("latin1", 0, 5) !== "tree " || !Git.isSha(tree)) return Option.none()
+    return Option.some({ commit: sha, tree })
+  })
+
+/** The entries of a tree object (`<mode> <name>\0<raw id>` each), in git's order. */
+export const parseTree = (bytes: Buffer, idBytes: number, prefix = ""): Array<PathEntry> => {
+  const entries: Array<PathEntry> = []
+  let at = 0
+  while (at < bytes.length) {
+    const space = bytes.indexOf(0x20, at)
+    const nul = space < 0 ? -1 : bytes.indexOf(0, space + 1)
+    if (nul < 0 || nul + 1 + idBytes > bytes.length) throw new Error("malformed tree object")
+    // Trees store `40000`; ls-tree (and Forgejo) print `040000`.
+    const mode = bytes.toString("latin1", at, space).padStart(6, "0")
+    const name = bytes.toString("utf8", space + 1, nul)
+    entries.push({
+      mode,
+      type: mode === "040000" ? "tree" : mode === "160000" ? "commit" : "blob",
+      sha: bytes.toString("hex", nul + 1, nul + 1 + idBytes),
+      path: prefix === "" ? name : `${prefix}/${name}`
+    })
+    at = nul + 1 + idBytes
+  }
+  return entries
+}
+
+/** The entries of the tree `sha` (paths under `prefix`), through the pool. */
+export const treeThrough = (pool: BatchPool, dir: string, sha: string, prefix = ""): Effect.Effect<Array<PathEntry>, Git.GitError> =>
+  Effect.flatMap(pool.read(dir, sha), (found) =>
+    Option.isSome(found) && found.value.type === "tree"
+      ? Effect.try({
+        try: () => parseTree(found.value.bytes, sha.length / 2, prefix),
+        catch: (error) => new Git.GitError({ args: ["cat-file", "--batch", sha], exitCode: null, stderr: String(error) })
+      })
+      : Effect.die(new Error(`tree ${sha} of ${dir} is missing`)))
+
+/**
+ * The entry at `path` (cleaned, see `cleanPath`) under the root tree `tree`, walking the trees
+ * down the path; the root itself for "". None when a segment is missing or not a directory.
+ */
+export const entryThrough = (pool: BatchPool, dir: string, tree: string, path: string): Effect.Effect<Option.Option<PathEntry>, Git.GitError> =>
+  Effect.gen(function*() {
+    if (path === "") return Option.some({ mode: "040000", type: "tree" as const, sha: tree, path: "" })
+    const segments = path.split("/")
+    let current: PathEntry = { mode: "040000", type: "tree", sha: tree, path: "" }
+    for (const segment of segments) {
+      if (current.type !== "tree") return Option.none()
+      const entries = yield* treeThrough(pool, dir, current.sha, current.path)
+      const name = current.path === "" ? segment : `${current.path}/${segment}`
+      const next = entries.find((e) => e.path === name)
+      if (next === undefined) return Option.none()
+      current = next
+    }
+    return Option.some(current)
+  })
+
+export interface LastCommit {
+  readonly sha: string
+  readonly when: string
+}
+
+type Slot = { readonly value: LastCommit | undefined } | { readonly pending: Deferred.Deferred<LastCommit | undefined, Git.GitError> }
+
+/**
+ * The last commit touching a path, by (repository, commit, path). A commit's history never
+ * changes, so entries are never stale: the cache is only bounded (least recently used out first).
+ * Concurrent misses for one key run one `git log`.
+ */
+export class LastCommitCache {
+  private readonly slots = new Map<string, Slot>()
+  private readonly max: number
+
+  constructor(max = 20_000) {
+    this.max = max
+  }
+
+  get size() {
+    return this.slots.size
+  }
+
+  get(dir: string, commit: string, path: string): Effect.Effect<LastCommit | undefined, Git.GitError> {
+    return Effect.suspend(() => {
+      const key = `${dir}\0${commit}\0${path}`
+      const hit = this.slots.get(key)
+      if (hit !== undefined) {
+        if ("pending" in hit) return Deferred.await(hit.pending)
+        this.slots.delete(key)
+        this.slots.set(key, hit)
+        return Effect.succeed(hit.value)
+      }
+      const pending = Deferred.makeUnsafe<LastCommit | undefined, Git.GitError>()
+      const slot: Slot = { pending }
+      this.slots.set(key, slot)
+      while (this.slots.size > this.max) this.slots.delete(this.slots.keys().next().value!)
+      // Detached: a caller hanging up must not leave the others waiting on an interrupted lookup.
+      const lookup = lastCommit(dir, commit, path).pipe(
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            if (this.slots.get(key) === slot) {
+              if (Exit.isSuccess(exit)) this.slots.set(key, { value: exit.value })
+              else this.slots.delete(key)
+            }
+            Deferred.doneUnsafe(pending, exit)
+          })
+        )
+      )
+      return Effect.andThen(Effect.forkDetach(lookup), Deferred.await(pending))
+    })
   }
 }
