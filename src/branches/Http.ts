@@ -8,7 +8,7 @@ import { Caller, type Principal, signedInCaller } from "../http/Authentication.t
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { atLeast } from "../orgs/Policy.ts"
-import type { RepoAccess } from "../repos/Policy.ts"
+import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
@@ -224,10 +224,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         const caller = yield* signedInCaller
         const opened = yield* repos.open(caller, params.owner, params.repo)
         const { owner, repo, path } = opened
-        if (!atLeast(opened.access.code, "write")) {
-          return yield* Errors.forbidden("user should have a permission to write to a repo")
-        }
-        if (repo.isArchived) return yield* Errors.locked(`<Repository ${repo.id}:${owner.name}/${repo.name}> is archived`)
+        yield* ensureWritable(opened)
         return { caller, owner, repo, path, access: opened.access, target: { id: repo.id, dir: path } }
       })
 

@@ -13,9 +13,8 @@ import * as Errors from "../http/Errors.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
-import type { RepoAccess } from "../repos/Policy.ts"
+import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
 import type { ChangeFilesOptions, ContentsResponse, FileCommitResponse } from "./Api.ts"
-import { RepoPolicy } from "../repos/Policy.ts"
 
 export interface RepoHandle {
   readonly owner: UserRow
@@ -99,7 +98,6 @@ export class ContentsService extends Context.Service<ContentsService, {
     Effect.gen(function*() {
       const settings = yield* Settings
       const repos = yield* ReposService
-      const policy = yield* RepoPolicy
       const writer = yield* RepositoryWriter
       const root = settings.server.ROOT_URL
       const pool = yield* Effect.acquireRelease(Effect.sync(() => new Readers.BatchPool()), (p) => Effect.sync(() => p.close()))
@@ -262,8 +260,7 @@ export class ContentsService extends Context.Service<ContentsService, {
 
       const change = (handle: RepoHandle, doer: Principal, options: ChangeFilesOptions) =>
         Effect.gen(function*() {
-          yield* policy.ensureAccess(doer, handle.repo, handle.owner, "write")
-          if (handle.repo.isArchived) return yield* Errors.locked(`repository is archived [repo: ${handle.owner.name}/${handle.repo.name}]`)
+          yield* ensureWritable(handle)
           const request = yield* checkChange(handle, doer.user, options)
           const made = yield* writer.commitFiles({ id: handle.repo.id, dir: handle.dir }, request).pipe(Effect.mapError(toApiError))
           const written = request.files.filter((f) => f.operation !== "delete").map((f) => f.path)

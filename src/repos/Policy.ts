@@ -30,6 +30,17 @@ const REFUSALS: Record<"read" | "write" | "admin" | "owner", string> = {
   owner: "user should be the owner of the repo"
 }
 
+/**
+ * What every change to a repository's content checks after it was opened for the caller (Forgejo's
+ * order): write access to code (403), then not archived (423).
+ */
+export const ensureWritable = (opened: { readonly owner: UserRow; readonly repo: RepoRow; readonly access: RepoAccess }) =>
+  !atLeast(opened.access.code, "write")
+    ? Effect.fail(Errors.forbidden(REFUSALS.write))
+    : opened.repo.isArchived
+    ? Effect.fail(Errors.locked(`<Repository ${opened.repo.id}:${opened.owner.name}/${opened.repo.name}> is archived`))
+    : Effect.void
+
 export class RepoPolicy extends Context.Service<RepoPolicy, {
   readonly access: (viewer: Principal | undefined, repo: RepoRow, owner: UserRow) => Effect.Effect<RepoAccess>
   /** `access` for each item of a list, from a few batched queries (not several per row). */
