@@ -6,7 +6,9 @@ import { HearthApi } from "../http/Api.ts"
 import { Caller, signedInCaller } from "../http/Authentication.ts"
 import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import type { Principal } from "../http/Authentication.ts"
 import { AccountPolicy } from "./Policy.ts"
+import type { UserRow } from "./Repo.ts"
 import { toApiUser, User } from "./Schema.ts"
 import { parseSort, UsersService } from "./Service.ts"
 
@@ -16,11 +18,29 @@ const formInt = (value: string | undefined): number => {
   return Number.isSafeInteger(n) ? n : 0
 }
 
+/**
+ * A user's JSON depends only on the row and on what kind of viewer asks (anonymous, another
+ * account, the user or an admin): rendered once per cached row (UsersRepo hands out the same row
+ * object until the account changes) instead of on every GET /users/{name}.
+ */
+const rendered = new WeakMap<UserRow, Map<string, Uint8Array>>()
+const viewerKind = (user: UserRow, viewer: Principal | undefined) =>
+  viewer === undefined ? "anonymous" : viewer.user.id === user.id || viewer.user.isAdmin ? "self" : "other"
+
 export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
   Effect.gen(function*() {
     const settings = yield* Settings
     const users = yield* UsersService
     const policy = yield* AccountPolicy
+    const renderedUser = (user: UserRow, viewer: Principal | undefined) => {
+      let byKind = rendered.get(user)
+      if (byKind === undefined) rendered.set(user, byKind = new Map())
+      const kind = viewerKind(user, viewer)
+      let body = byKind.get(kind)
+      if (body === undefined) byKind.set(kind, body = new TextEncoder().encode(JSON.stringify(toApiUser(settings, user, viewer))))
+      return HttpServerResponse.uint8Array(body, { contentType: "application/json" })
+    }
+
     return handlers
       .handle("getAuthenticatedUser", () =>
         Effect.map(signedInCaller, (me) => respond(User, toApiUser(settings, me.user, me))))
@@ -47,6 +67,6 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
           const viewer = Option.getOrUndefined(yield* Caller)
           const user = yield* users.get(params.username)
           yield* policy.ensureVisible(viewer, user)
-          return respond(User, toApiUser(settings, user, viewer))
+          return renderedUser(user, viewer)
         }))
   }))
