@@ -9,6 +9,9 @@ import { ForksService } from "./forks/Service.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { EntitiesLayer } from "./jobs/Cluster.ts"
 import { JobsRepo } from "./jobs/Repo.ts"
+import { MirrorsRepo } from "./mirrors/Repo.ts"
+import { MirrorsService } from "./mirrors/Service.ts"
+import { MigrateRepositoryLive, MirrorScheduleLive, SyncPullMirrorLive, SyncPushMirrorLive } from "./mirrors/Workflow.ts"
 import { TransfersRepo } from "./transfers/Repo.ts"
 import { TransfersService } from "./transfers/Service.ts"
 import { Authenticator } from "./http/Authentication.ts"
@@ -28,11 +31,11 @@ import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
 
-const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer, JobsRepo.layer, TransfersRepo.layer)
+const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer, JobsRepo.layer, TransfersRepo.layer, MirrorsRepo.layer)
 
 // Services built on other services come first: AdminUsers deletes organizations through
 // OrgsService, and both refuse or purge through ReposService.
-export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, ContentsService.layer, RepoPresenter.layer, ForksService.layer, TransfersService.layer).pipe(
+export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, ContentsService.layer, RepoPresenter.layer, ForksService.layer, TransfersService.layer, MirrorsService.layer).pipe(
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
   Layer.provideMerge(RepoPolicy.layer),
@@ -42,7 +45,7 @@ export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, Co
 )
 
 /** Durable jobs: each workflow's implementation, run on the services above. */
-const Workflows = Layer.mergeAll(ForkRepositoryLive)
+const Workflows = Layer.mergeAll(ForkRepositoryLive, MigrateRepositoryLive, SyncPullMirrorLive, SyncPushMirrorLive, MirrorScheduleLive)
 
 /** Everything the HTTP server and the CLI need, given `Settings`. */
 export const AppLayer = Workflows.pipe(

@@ -32,6 +32,10 @@ export interface SettingsShape {
     readonly START_SSH_SERVER: boolean
     readonly SSH_PORT: number
     readonly SSH_LISTEN_PORT: number
+    /** Address the built-in SSH server listens on (START_SSH_SERVER). */
+    readonly SSH_LISTEN_HOST: string
+    /** The user name git clients connect to the built-in SSH server as. */
+    readonly BUILTIN_SSH_SERVER_USER: string
     /** Largest request body accepted by the API, in bytes (Hearth's own key). */
     readonly MAX_REQUEST_BODY: number
   }
@@ -60,6 +64,8 @@ export interface SettingsShape {
   readonly ui: {
     readonly EXPLORE_PAGING_NUM: number
   }
+  /** Forgejo's [markdown] section; MAX_RENDER_SIZE (bytes of text one render accepts, larger: 413) is Hearth's own. */
+  readonly markdown: { readonly MAX_RENDER_SIZE: number }
   readonly repository: {
     /** Where bare repositories live, `{ROOT}/{owner}/{name}.git`; absolute. */
     readonly ROOT: string
@@ -75,6 +81,23 @@ export interface SettingsShape {
     readonly DISABLE_USERS_PAGE: boolean
   }
   readonly quota: { readonly ENABLED: boolean }
+  /** Where migrations, pull mirrors and push mirrors may connect (Forgejo's [migrations]). */
+  readonly migrations: {
+    /** Also allow loopback and private addresses (off: only public ones). */
+    readonly ALLOW_LOCALNETWORKS: boolean
+    /** Comma-separated host globs, CIDRs or `external`/`private`/`loopback`/`*`; empty: any public host. */
+    readonly ALLOWED_DOMAINS: string
+    /** Same syntax; matching hosts are always refused. */
+    readonly BLOCKED_DOMAINS: string
+  }
+  /** Pull and push mirrors (Forgejo's [mirror]); intervals are Go durations ("8h", "10m"). */
+  readonly mirror: {
+    readonly ENABLED: boolean
+    readonly MIN_INTERVAL: string
+    readonly DEFAULT_INTERVAL: string
+  }
+  /** Comma-separated CA public keys (OpenSSH lines) whose user certificates sign API requests. */
+  readonly ssh: { readonly TRUSTED_USER_CA_KEYS: string }
   readonly federation: { readonly ENABLED: boolean }
   readonly log: { readonly LEVEL: "Trace" | "Debug" | "Info" | "Warning" | "Error" | "None" }
 }
@@ -117,6 +140,8 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     START_SSH_SERVER: key("bool", "false"),
     SSH_PORT: key("port", "22"),
     SSH_LISTEN_PORT: key("port", undefined),
+    SSH_LISTEN_HOST: key("string", "0.0.0.0"),
+    BUILTIN_SSH_SERVER_USER: key("string", "git"),
     MAX_REQUEST_BODY: key("int", String(32 * 1024 * 1024))
   },
   database: {
@@ -136,6 +161,7 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
   },
   api: { DEFAULT_PAGING_NUM: key("int", "30"), MAX_RESPONSE_ITEMS: key("int", "50") },
   ui: { EXPLORE_PAGING_NUM: key("int", "50") },
+  markdown: { MAX_RENDER_SIZE: key("int", String(1024 * 1024)) },
   repository: { ROOT: key("string", "") },
   service: {
     REQUIRE_SIGNIN_VIEW: key("bool", "false"),
@@ -147,6 +173,17 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     DISABLE_USERS_PAGE: key("bool", "false")
   },
   quota: { ENABLED: key("bool", "false") },
+  migrations: {
+    ALLOW_LOCALNETWORKS: key("bool", "false"),
+    ALLOWED_DOMAINS: key("string", ""),
+    BLOCKED_DOMAINS: key("string", "")
+  },
+  mirror: {
+    ENABLED: key("bool", "true"),
+    MIN_INTERVAL: key("string", "10m"),
+    DEFAULT_INTERVAL: key("string", "8h")
+  },
+  ssh: { TRUSTED_USER_CA_KEYS: key("string", "") },
   federation: { ENABLED: key("bool", "false") },
   log: {
     LEVEL: key({
@@ -322,6 +359,15 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   }
   if ((out.ui!.EXPLORE_PAGING_NUM as number) < 1) {
     throw new SettingsError({ message: `invalid setting [ui] EXPLORE_PAGING_NUM = "${out.ui!.EXPLORE_PAGING_NUM}": must be at least 1` })
+  }
+  const mirror = out.mirror!
+  for (const name of ["MIN_INTERVAL", "DEFAULT_INTERVAL"] as const) {
+    // Go duration text, not zero (Forgejo raises MIN_INTERVAL to 1m; Hearth allows less, which tests use).
+    const text = String(mirror[name]).trim()
+    if (!/^(?:\d+(?:\.\d+)?(?:h|m|s|ms))+$/.test(text) || !/[1-9]/.test(text)) {
+      throw new SettingsError({ message: `invalid setting [mirror] ${name} = "${mirror[name]}": expected a duration such as 10m or 8h` })
+    }
+    mirror[name] = text
   }
   return out as unknown as SettingsShape
 }

@@ -95,7 +95,22 @@ const Maintain = Rpc.make("Maintain", { payload: { dir }, error: WriteRejected }
 /** Replaces the (empty) repository at `dir` with a copy of `from` whose objects are hard-linked. */
 const CopyFrom = Rpc.make("CopyFrom", { payload: { dir, from: Schema.String }, error: WriteRejected })
 
-export const Repository = Entity.make("Repository", [CommitFiles, UpdateRefs, CreateTag, SetHead, Init, Move, Remove, Maintain, CopyFrom])
+/** One `git -c key=value`, passed through the environment (GIT_CONFIG_KEY_n) so it never shows in process arguments. */
+const GitConfigEntry = Schema.Struct({ key: Schema.String, value: Schema.String })
+
+/**
+ * Fetches the branches and tags of a remote (pull mirrors, migrations) in one atomic ref update;
+ * `prune` drops what the remote no longer has; `setHead` points HEAD at the remote's HEAD branch.
+ * The URL carries no credentials: they come in `config` (http.extraHeader), never stored in the
+ * repository. A failing remote is a 422 with git's message, and no ref has moved.
+ */
+const FetchFrom = Rpc.make("FetchFrom", {
+  payload: { dir, url: Schema.String, config: Schema.Array(GitConfigEntry), prune: Schema.Boolean, setHead: Schema.Boolean },
+  success: Schema.Struct({ head: Schema.NullOr(Schema.String) }),
+  error: WriteRejected
+})
+
+export const Repository = Entity.make("Repository", [CommitFiles, UpdateRefs, CreateTag, SetHead, Init, Move, Remove, Maintain, CopyFrom, FetchFrom])
 
 // ---------------------------------------------------------------------------------------------
 // Handlers
@@ -289,6 +304,34 @@ const copyFrom = (payload: typeof CopyFrom.payloadSchema.Type) =>
     yield* Effect.promise(() => rename(staging, payload.dir))
   })
 
+/** `GIT_CONFIG_COUNT` and friends for `config`. */
+export const gitConfigEnv = (config: ReadonlyArray<{ readonly key: string; readonly value: string }>): Record<string, string> => {
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(config.length) }
+  config.forEach(({ key, value }, i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key
+    env[`GIT_CONFIG_VALUE_${i}`] = value
+  })
+  return env
+}
+
+const fetchFrom = (payload: typeof FetchFrom.payloadSchema.Type) =>
+  Effect.gen(function*() {
+    const env = gitConfigEnv(payload.config)
+    const remoteFailed = (error: Git.GitError) => rejected(422, error.stderr.trim() || error.message)
+    yield* Git.inRepo(payload.dir, [
+      "fetch", "--quiet", "--atomic", "--no-tags", "--no-write-fetch-head", ...(payload.prune ? ["--prune"] : []),
+      "--", payload.url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"
+    ], { env }).pipe(Effect.mapError(remoteFailed))
+    if (!payload.setHead) return { head: null }
+    const listed = yield* Git.inRepo(payload.dir, ["ls-remote", "--symref", "--", payload.url, "HEAD"], { env }).pipe(
+      Effect.mapError(remoteFailed)
+    )
+    const head = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(listed.stdout.toString("utf8"))?.[1]
+    if (head === undefined || Option.isNone(yield* Git.revParse(payload.dir, `refs/heads/${head}`))) return { head: null }
+    yield* Git.setHeadBranch(payload.dir, head)
+    return { head }
+  })
+
 export const RepositoryEntityLayer = Repository.toLayer(
   Repository.of({
     CommitFiles: ({ payload }) => guarded("CommitFiles", commitFiles(payload)),
@@ -299,7 +342,8 @@ export const RepositoryEntityLayer = Repository.toLayer(
     Move: ({ payload }) => guarded("Move", move(payload)),
     Remove: ({ payload }) => guarded("Remove", Git.removeRepository(payload.dir)),
     Maintain: ({ payload }) => guarded("Maintain", Git.commitGraphWrite(payload.dir)),
-    CopyFrom: ({ payload }) => guarded("CopyFrom", copyFrom(payload))
+    CopyFrom: ({ payload }) => guarded("CopyFrom", copyFrom(payload)),
+    FetchFrom: ({ payload }) => guarded("FetchFrom", fetchFrom(payload))
   }),
   { maxIdleTime: "2 minutes" }
 )
@@ -315,6 +359,7 @@ export interface RepositoryRef {
 
 export type CommitSpec = Omit<typeof CommitFiles.payloadSchema.Type, "dir">
 export type TagSpec = Omit<typeof CreateTag.payloadSchema.Type, "dir">
+export type FetchSpec = Omit<typeof FetchFrom.payloadSchema.Type, "dir">
 
 export class RepositoryWriter extends Context.Service<RepositoryWriter, {
   readonly commitFiles: (repo: RepositoryRef, spec: CommitSpec) => Effect.Effect<{ readonly sha: string; readonly parent: string | null; readonly branch: string }, WriteRejected>
@@ -326,6 +371,7 @@ export class RepositoryWriter extends Context.Service<RepositoryWriter, {
   readonly remove: (repo: RepositoryRef) => Effect.Effect<void, WriteRejected>
   readonly maintain: (repo: RepositoryRef) => Effect.Effect<void, WriteRejected>
   readonly copyFrom: (repo: RepositoryRef, from: string) => Effect.Effect<void, WriteRejected>
+  readonly fetchFrom: (repo: RepositoryRef, spec: FetchSpec) => Effect.Effect<{ readonly head: string | null }, WriteRejected>
 }>()("hearth/git/RepositoryWriter") {
   static readonly layer = Layer.effect(
     RepositoryWriter,
@@ -348,7 +394,8 @@ export class RepositoryWriter extends Context.Service<RepositoryWriter, {
         move: (repo, to) => send(entity(repo).Move({ dir: repo.dir, to })),
         remove: (repo) => send(entity(repo).Remove({ dir: repo.dir })),
         maintain: (repo) => send(entity(repo).Maintain({ dir: repo.dir })),
-        copyFrom: (repo, from) => send(entity(repo).CopyFrom({ dir: repo.dir, from }))
+        copyFrom: (repo, from) => send(entity(repo).CopyFrom({ dir: repo.dir, from })),
+        fetchFrom: (repo, spec) => send(entity(repo).FetchFrom({ dir: repo.dir, ...spec }))
       })
     })
   )

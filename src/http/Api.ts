@@ -1,5 +1,6 @@
 // The whole /api/v1 surface: every resource's group, then the API-wide middleware (which only
 // applies to endpoints added before it, so it comes last).
+import { MirrorsApi } from "../mirrors/Api.ts"
 import { TransfersApi } from "../transfers/Api.ts"
 import { JobsApi } from "../jobs/Api.ts"
 import { ForksApi } from "../forks/Api.ts"
@@ -19,7 +20,7 @@ import { Authentication } from "./Authentication.ts"
 import { ErrorResponses } from "./Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
-  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi)
+  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi, MirrorsApi)
   .prefix("/api/v1")
   .middleware(Authentication)
   .middleware(ErrorResponses)

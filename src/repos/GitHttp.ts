@@ -11,6 +11,7 @@ import { atLeast } from "../orgs/Policy.ts"
 import { UsersService } from "../users/Service.ts"
 import { RepoPolicy } from "./Policy.ts"
 import { ReposService } from "./Service.ts"
+import { MirrorsService } from "../mirrors/Service.ts"
 
 export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
   const settings = yield* Settings
@@ -18,6 +19,7 @@ export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
   const repos = yield* ReposService
   const policy = yield* RepoPolicy
   const authenticator = yield* Authenticator
+  const mirrors = yield* MirrorsService
 
   /** The caller from `Authorization` (Basic with a password or token, or `token X`); none if absent. */
   const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
@@ -74,6 +76,7 @@ export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
       if (level === "write" && repo.isArchived) {
         return yield* SmartHttp.Denied.forbidden("this repository is archived: it accepts no pushes")
       }
+      if (level === "write" && repo.isMirror) return yield* SmartHttp.Denied.forbidden("mirror repository is read-only")
       return { path: repos.pathOf(owner, repo) }
     })
 
@@ -83,6 +86,7 @@ export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
       const owner = yield* users.get(ownerName)
       const repo = yield* repos.get(owner, repoName)
       yield* repos.recordGitChange(owner, repo, { maintain: true })
+      yield* mirrors.pushed(repo.id)
     }).pipe(Effect.ignoreCause({ log: "Warn", message: `could not record a push to ${ownerName}/${repoName}` }))
 
   return SmartHttp.layer({ resolve, onPushed })

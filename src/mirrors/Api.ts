@@ -1,0 +1,102 @@
+// Migration (POST /repos/migrate, git sources), pull mirror sync and push mirrors, as Forgejo's
+// routers/api/v1/repo/{migrate,mirror}.go. Scopes: the `repository` category.
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { Access } from "../http/Authentication.ts"
+import { Timestamp } from "../http/Json.ts"
+import { PageQuery } from "../http/Pagination.ts"
+import { Repository } from "../repos/Schema.ts"
+
+const optionalString = Schema.optional(Schema.String)
+const optionalBoolean = Schema.optional(Schema.Boolean)
+
+export const MigrateRepoOptions = Schema.Struct({
+  clone_addr: Schema.String,
+  repo_name: Schema.String,
+  repo_owner: optionalString,
+  /** Deprecated: the owner's id. */
+  uid: Schema.optional(Schema.Number),
+  service: optionalString,
+  auth_username: optionalString,
+  auth_password: optionalString,
+  auth_token: optionalString,
+  mirror: optionalBoolean,
+  mirror_interval: optionalString,
+  private: optionalBoolean,
+  description: optionalString,
+  // Accepted for compatibility; a git source has none of these (refused when asked for).
+  wiki: optionalBoolean,
+  milestones: optionalBoolean,
+  labels: optionalBoolean,
+  issues: optionalBoolean,
+  pull_requests: optionalBoolean,
+  releases: optionalBoolean,
+  lfs: optionalBoolean,
+  lfs_endpoint: optionalString
+}).annotate({ identifier: "MigrateRepoOptions" })
+export type MigrateRepoOptions = typeof MigrateRepoOptions.Type
+
+export const PushMirror = Schema.Struct({
+  repo_name: Schema.String,
+  remote_name: Schema.String,
+  remote_address: Schema.String,
+  created: Timestamp,
+  last_update: Timestamp,
+  last_error: Schema.String,
+  interval: Schema.String,
+  sync_on_commit: Schema.Boolean,
+  branch_filter: Schema.String,
+  public_key: Schema.String
+}).annotate({ identifier: "PushMirror" })
+export type PushMirror = typeof PushMirror.Type
+
+export const CreatePushMirrorOption = Schema.Struct({
+  remote_address: optionalString,
+  remote_username: optionalString,
+  remote_password: optionalString,
+  interval: optionalString,
+  sync_on_commit: optionalBoolean,
+  branch_filter: optionalString,
+  use_ssh: optionalBoolean
+}).annotate({ identifier: "CreatePushMirrorOption" })
+export type CreatePushMirrorOption = typeof CreatePushMirrorOption.Type
+
+const ownerRepo = { owner: Schema.String, repo: Schema.String }
+const signedIn = { signedIn: true, scopes: ["repository"] } as const
+
+export class MirrorsApi extends HttpApiGroup.make("mirrors")
+  .add(
+    // 201 once the clone has finished (as Forgejo: the request waits for it).
+    HttpApiEndpoint.post("migrate", "/repos/migrate", {
+      payload: MigrateRepoOptions,
+      success: Repository.pipe(HttpApiSchema.status(201))
+    }).annotate(Access, signedIn),
+    // 200 with an empty body: the sync is queued.
+    HttpApiEndpoint.post("mirrorSync", "/repos/:owner/:repo/mirror-sync", {
+      params: ownerRepo,
+      success: HttpApiSchema.Empty(200)
+    }).annotate(Access, signedIn),
+    HttpApiEndpoint.get("listPushMirrors", "/repos/:owner/:repo/push_mirrors", {
+      params: ownerRepo,
+      query: PageQuery,
+      success: Schema.Array(PushMirror)
+    }).annotate(Access, signedIn),
+    HttpApiEndpoint.post("addPushMirror", "/repos/:owner/:repo/push_mirrors", {
+      params: ownerRepo,
+      payload: CreatePushMirrorOption,
+      success: PushMirror
+    }).annotate(Access, signedIn),
+    HttpApiEndpoint.get("getPushMirror", "/repos/:owner/:repo/push_mirrors/:name", {
+      params: { ...ownerRepo, name: Schema.String },
+      success: PushMirror
+    }).annotate(Access, signedIn),
+    HttpApiEndpoint.delete("deletePushMirror", "/repos/:owner/:repo/push_mirrors/:name", {
+      params: { ...ownerRepo, name: Schema.String },
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, signedIn),
+    // 200 with an empty body: each push mirror's sync is queued.
+    HttpApiEndpoint.post("syncPushMirrors", "/repos/:owner/:repo/push_mirrors-sync", {
+      params: ownerRepo,
+      success: HttpApiSchema.Empty(200)
+    }).annotate(Access, signedIn)
+  ) {}
