@@ -87,6 +87,9 @@ describe("pull mirrors", () => {
     const after = await json(await request(hearth, "GET", "/repos/bob/src-mirror", basic("bob")))
     expectSwagger(after, "Repository")
     expect(after.updated_at > created.updated_at).toBe(true)
+    // mirror_updated is the last successful sync.
+    expect(after.mirror_updated > created.mirror_updated).toBe(true)
+    expect(after.mirror_updated).not.toBe("1970-01-01T00:00:00Z")
     // The commit is there for a clone of the mirror.
     await git(["clone", `${hearth.base}/bob/src-mirror.git`, join(work, "src-mirror")])
     expect(await git(["log", "--format=%s", "-1"], join(work, "src-mirror"))).toBe("Add one.txt")
@@ -147,6 +150,13 @@ describe("pull mirrors", () => {
     await git(["commit", "--allow-empty", "-m", "mine"], clone)
     const refused = await git(["push", `${withAuth("bob")}/bob/src-mirror.git`, "HEAD:refs/heads/main"], clone).then(() => "", (e: Error) => e.message)
     expect(refused).toContain("mirror repository is read-only")
+    expect(await refs("bob", "src-mirror")).toBe(await refs("alice", "src"))
+    // Nor can the API change its files or branches.
+    const content = Buffer.from("x").toString("base64")
+    const file = await request(hearth, "POST", "/repos/bob/src-mirror/contents/mine.txt", basic("bob"), { content })
+    expect(file.status).toBe(403)
+    expect((await json(file)).message).toBe("Git Repository is a mirror.")
+    expect((await request(hearth, "POST", "/repos/bob/src-mirror/branches", basic("bob"), { new_branch_name: "mine" })).status).toBe(403)
     expect(await refs("bob", "src-mirror")).toBe(await refs("alice", "src"))
   })
 

@@ -228,8 +228,6 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         return { caller, owner, repo, path, access: opened.access, target: { id: repo.id, dir: path } }
       })
 
-    const notMirror = (repo: RepoRow) =>
-      repo.isMirror ? Effect.fail(Errors.forbidden("Git Repository is a mirror.")) : Effect.void
 
     /** Forgejo answers 404 for branch changes in a repository nothing was pushed to yet. */
     const notEmpty = (path: string) =>
@@ -260,7 +258,6 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const deleteBranch = (params: { readonly owner: string; readonly repo: string }, name: string) =>
       Effect.gen(function*() {
         const { owner, repo, path, target } = yield* openForWrite(params)
-        yield* notMirror(repo)
         yield* notEmpty(path)
         if (Git.branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         if (name === repo.defaultBranch) return yield* Errors.forbidden("can not delete default branch")
@@ -275,7 +272,6 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const renameBranch = (params: { readonly owner: string; readonly repo: string }, from: string, to: string) =>
       Effect.gen(function*() {
         const { owner, repo, path, target } = yield* openForWrite(params)
-        yield* notMirror(repo)
         yield* notEmpty(path)
         const problem = branchProblem(to)
         if (problem !== undefined) return yield* Errors.validationFailed(`[Name]: invalid branch name "${to}": ${problem}`)
@@ -362,7 +358,6 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       .handle("createBranch", ({ params, payload }) =>
         Effect.gen(function*() {
           const { caller, owner, repo, path, access, target } = yield* openForWrite(params)
-          yield* notMirror(repo)
           const name = payload.new_branch_name
           const problem = branchProblem(name)
           if (problem !== undefined) {

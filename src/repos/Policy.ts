@@ -32,13 +32,16 @@ const REFUSALS: Record<"read" | "write" | "admin" | "owner", string> = {
 
 /**
  * What every change to a repository's content checks after it was opened for the caller (Forgejo's
- * order): write access to code (403), then not archived (423).
+ * order): write access to code (403), then not archived (423); a pull mirror only takes what it
+ * fetches (403).
  */
 export const ensureWritable = (opened: { readonly owner: UserRow; readonly repo: RepoRow; readonly access: RepoAccess }) =>
   !atLeast(opened.access.code, "write")
     ? Effect.fail(Errors.forbidden(REFUSALS.write))
     : opened.repo.isArchived
     ? Effect.fail(Errors.locked(`<Repository ${opened.repo.id}:${opened.owner.name}/${opened.repo.name}> is archived`))
+    : opened.repo.isMirror
+    ? Effect.fail(Errors.forbidden("Git Repository is a mirror."))
     : Effect.void
 
 export class RepoPolicy extends Context.Service<RepoPolicy, {

@@ -6,6 +6,7 @@ import type { Principal } from "../http/Authentication.ts"
 import { atLeast } from "../orgs/Policy.ts"
 import { OrgsRepo } from "../orgs/Repo.ts"
 import { toApiTeam } from "../orgs/Schema.ts"
+import { MirrorsRepo } from "../mirrors/Repo.ts"
 import { TransfersRepo } from "../transfers/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
@@ -36,6 +37,19 @@ export class RepoPresenter extends Context.Service<RepoPresenter, {
       const policy = yield* RepoPolicy
       const transfers = yield* TransfersRepo
       const orgRows = yield* OrgsRepo
+      const mirrors = yield* MirrorsRepo
+
+      /** `mirror_updated` of the pull mirrors among the rows. */
+      const mirrorTimesOf = (items: ReadonlyArray<Presentable>) =>
+        Effect.gen(function*() {
+          const times = new Map<number, Date>()
+          for (const { repo } of items) {
+            if (!repo.isMirror) continue
+            const pull = yield* Effect.orDie(mirrors.findPull(repo.id))
+            if (Option.isSome(pull) && pull.value.updatedAt !== null) times.set(repo.id, pull.value.updatedAt)
+          }
+          return times
+        })
 
       const userById = (id: number) => Effect.map(Effect.orDie(users.findById(id)), Option.getOrUndefined)
 
@@ -84,6 +98,7 @@ export class RepoPresenter extends Context.Service<RepoPresenter, {
         Effect.gen(function*() {
           const parents = yield* parentsOf(viewer, items)
           const pending = yield* transfersOf(viewer, items)
+          const mirrored = yield* mirrorTimesOf(items)
           return items.map(({ repo, owner, access }) =>
             toApiRepo(
               settings,
@@ -91,8 +106,11 @@ export class RepoPresenter extends Context.Service<RepoPresenter, {
               owner,
               access,
               viewer,
-              repo.forkId === null ? null : parents.get(repo.forkId) ?? null,
-              pending.get(repo.id) ?? null
+              {
+                parent: repo.forkId === null ? null : parents.get(repo.forkId) ?? null,
+                transfer: pending.get(repo.id) ?? null,
+                mirrorUpdated: mirrored.get(repo.id) ?? null
+              }
             ))
         })
 

@@ -178,10 +178,16 @@ export const toApiRepo = (
   owner: UserRow,
   access: RepoAccess,
   viewer: Principal | undefined,
-  /** A fork's source, already converted for the same viewer. */
-  parent: Repository | null = null,
-  transfer: RepoTransfer | null = null
+  extras: {
+    /** A fork's source, already converted for the same viewer. */
+    readonly parent?: Repository | null
+    /** The transfer waiting for its recipient. */
+    readonly transfer?: RepoTransfer | null
+    /** A pull mirror's last successful sync. */
+    readonly mirrorUpdated?: Date | null
+  } = {}
 ): Repository => {
+  const parent = extras.parent ?? null
   const root = settings.server.ROOT_URL
   const path = `${pathPart(owner.name)}/${pathPart(repo.name)}`
   const url = `${root}api/v1/repos/${path}`
@@ -257,8 +263,8 @@ export const toApiRepo = (
     internal: !repo.isPrivate && owner.visibility === "private",
     mirror_interval: repo.mirrorInterval,
     object_format_name: repo.objectFormatName,
-    mirror_updated: formatTime(new Date(0)),
-    repo_transfer: transfer,
+    mirror_updated: formatTime(extras.mirrorUpdated ?? new Date(0)),
+    repo_transfer: extras.transfer ?? null,
     topics: []
   }
 }

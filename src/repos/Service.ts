@@ -117,9 +117,6 @@ export const formatGoDuration = (seconds: number): string => {
   return h > 0 ? `${sign}${h}h${m}m${s}` : m > 0 ? `${sign}${m}m${s}` : `${sign}${s}`
 }
 
-/** Forgejo's [mirror] MIN_INTERVAL default. */
-const MIN_MIRROR_INTERVAL = 600
-
 const isHttpUrl = (value: string) => {
   try {
     const url = new URL(value)
@@ -130,7 +127,7 @@ const isHttpUrl = (value: string) => {
 }
 
 /** EditRepoOption's field checks (those that need no git): a message, or the columns to write. */
-const editChanges = (repo: RepoRow, input: EditRepoOption): string | RepoChanges => {
+const editChanges = (repo: RepoRow, input: EditRepoOption, minMirrorInterval: number): string | RepoChanges => {
   const changes: { -readonly [K in keyof RepoChanges]: RepoChanges[K] } = {}
   if (input.name !== undefined && input.name !== repo.name) {
     const problem = repoNameProblem(input.name)
@@ -164,8 +161,8 @@ const editChanges = (repo: RepoRow, input: EditRepoOption): string | RepoChanges
     const seconds = parseGoDuration(input.mirror_interval)
     if (seconds === undefined) return `invalid mirror interval: time: invalid duration "${input.mirror_interval}"`
     // 0 turns periodic syncing off; anything else must be at least the minimum interval.
-    if (seconds !== 0 && seconds < MIN_MIRROR_INTERVAL) {
-      return `invalid mirror interval: ${formatGoDuration(seconds)} is below the minimum interval 10m0s`
+    if (seconds !== 0 && seconds < minMirrorInterval) {
+      return `invalid mirror interval: ${formatGoDuration(seconds)} is below the minimum interval ${formatGoDuration(minMirrorInterval)}`
     }
     changes.mirror_interval = formatGoDuration(seconds)
   }
@@ -477,7 +474,8 @@ export class ReposService extends Context.Service<ReposService, {
         initDirectory: (target, defaultBranch) => Effect.mapError(writer.init(target, defaultBranch), toApiError),
         edit: (owner, repo, input) =>
           Effect.gen(function*() {
-            const changes = editChanges(repo, input)
+            // [mirror] MIN_INTERVAL was checked at start-up to be a Go duration.
+            const changes = editChanges(repo, input, parseGoDuration(settings.mirror.MIN_INTERVAL) ?? 600)
             if (typeof changes === "string") return yield* Errors.validationFailed(changes)
             const oldPath = pathOf(owner, repo)
             if (changes.default_branch !== undefined && !repo.isEmpty) {
