@@ -5,7 +5,11 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import { resumeForks } from "../src/forks/Workflow.ts"
 import { gitEnv } from "../src/git/Git.ts"
+import { ReposService } from "../src/repos/Service.ts"
+import { UsersRepo } from "../src/users/Repo.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
@@ -145,6 +149,39 @@ describe("POST /repos/{o}/{r}/forks", () => {
     expect(res.status).toBe(202)
     expect((await json(res)).private).toBe(true)
     expect((await jobDone("dave", "secret")).state).toBe("succeeded")
+  })
+})
+
+describe("a fork interrupted before its job started", () => {
+  it("is taken up again at start-up: job row made, workflow started, git data copied", async () => {
+    // As a crash right after the row was written would leave it: `creating`, no job, no directory.
+    const forkId = await hearth.run(Effect.gen(function*() {
+      const repos = yield* ReposService
+      const users = yield* UsersRepo
+      const carol = (yield* users.findByName("carol")).pipe((o) => o._tag === "Some" ? o.value : undefined)!
+      const source = yield* repos.find("alice", "lib")
+      const row = yield* repos.insertRow(carol, {
+        name: "lib-resumed",
+        description: "",
+        default_branch: "main",
+        is_private: false,
+        is_fork: true,
+        fork_id: source.repo.id,
+        status: "creating"
+      })
+      return row.id
+    }))
+    await hearth.run(resumeForks)
+    const job = await jobDone("carol", "lib-resumed")
+    expect(job.state).toBe("succeeded")
+    expect(await git(["--git-dir", dirOf("carol", "lib-resumed"), "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"]))
+      .toBe(await git(["--git-dir", dirOf("alice", "lib"), "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"]))
+    // Running it again (another start) changes nothing.
+    await hearth.run(resumeForks)
+    const jobs = await json(await request(hearth, "GET", "/repos/carol/lib-resumed/jobs", basic("carol")))
+    expect(jobs.length).toBe(1)
+    expect(forkId).toBeGreaterThan(0)
+    expect((await request(hearth, "DELETE", "/repos/carol/lib-resumed", basic("carol"))).status).toBe(204)
   })
 })
 

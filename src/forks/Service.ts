@@ -85,7 +85,6 @@ export class ForksService extends Context.Service<ForksService, {
           const target = { id: repo.id, dir: repos.pathOf(owner, repo) }
           // An empty repository at once, so everything reading the fork works while the copy runs.
           const started = Effect.gen(function*() {
-            yield* Effect.orDie(rows.adjustNumForks(source.repo.id, 1))
             yield* repos.initDirectory(target, repo.defaultBranch)
             yield* Effect.orDie(jobs.enqueue({ kind: "fork", key: jobKey(repo.id), repoId: repo.id, doerId: caller.user.id }))
             yield* ForkRepository.execute({ forkId: repo.id, sourceId: source.repo.id }, { discard: true }).pipe(

@@ -217,8 +217,8 @@ export class ReposService extends Context.Service<ReposService, {
   /** Deletes the row and the directory. */
   readonly remove: (owner: UserRow, repo: RepoRow) => Effect.Effect<void>
   /**
-   * The row of a new repository of `owner` and the owner's count, in one transaction (409 when the
-   * name is taken). The caller makes the directory next (`initDirectory`), outside the transaction.
+   * The row of a new repository of `owner`, the owner's count and a fork's source's count, in one
+   * transaction (409 when the name is taken). The caller makes the directory next (`initDirectory`), outside the transaction.
    */
   readonly insertRow: (
     owner: UserRow,
@@ -330,6 +330,7 @@ export class ReposService extends Context.Service<ReposService, {
             Effect.catchIf(isUnique, () => Effect.fail(duplicate()))
           )
           yield* repos.removeRedirect(owner.id, row.lowerName) // the name is this repository's now
+          if (values.fork_id !== undefined) yield* repos.adjustNumForks(values.fork_id, 1)
           yield* users.adjustNumRepos(owner.id, 1)
           return row
         }))
