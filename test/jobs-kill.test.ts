@@ -8,42 +8,16 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitEnv } from "../src/git/Git.ts"
-import { freePort, freshPostgresDatabase } from "./support/hearth.ts"
-import { type HearthProcess, killAll, sleep, spawnHearth, within } from "./support/spawn.ts"
+import { freshPostgresDatabase } from "./support/hearth.ts"
+import { killAll, restartableHearth, sleep, spawnHearth, within } from "./support/spawn.ts"
 
 const scope = Effect.runSync(Scope.make())
 const dataDir = mkdtempSync(join(tmpdir(), "hearth-jobs-kill-"))
 let env: Record<string, string> = {}
-let server: HearthProcess
-let base = ""
+const hearth = restartableHearth(() => env, `Basic ${Buffer.from("alice:password123").toString("base64")}`)
+const { api, start } = hearth
 
-const auth = `Basic ${Buffer.from("alice:password123").toString("base64")}`
-const api = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${base}/api/v1${path}`, {
-    method,
-    headers: { authorization: auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  const text = await res.text()
-  return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
-}
-
-const start = async () => {
-  const port = await freePort()
-  base = `http://127.0.0.1:${port}`
-  server = spawnHearth({ ...env, HEARTH__server__ROOT_URL: `${base}/` }, ["serve"], port)
-  for (let i = 0; i < 400; i++) {
-    const ok = await fetch(`${base}/api/v1/version`).then((r) => r.ok, () => false)
-    if (ok) return
-    await sleep(50)
-  }
-  throw new Error(`hearth did not start: ${server.output().stderr}`)
-}
-
-const kill = async () => {
-  server.child.kill("SIGKILL")
-  expect((await within(server.exited, 15_000, "exit after SIGKILL")).signal).toBe("SIGKILL")
-}
+const kill = async () => expect((await hearth.kill()).signal).toBe("SIGKILL")
 
 /** Polls the repository's fork job until `done` says so. */
 const waitForJob = async (repo: string, done: (job: any) => boolean, what: string) => {

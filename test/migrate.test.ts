@@ -15,7 +15,7 @@ import { gitEnv } from "../src/git/Git.ts"
 import { checkRemote, parseRemote, sealer } from "../src/mirrors/Policy.ts"
 import { SqlClient } from "effect/sql/SqlClient"
 import { basic, createToken, createUser, freePort, freshPostgresDatabase, type Hearth, json, request, startHearth } from "./support/hearth.ts"
-import { type HearthProcess, killAll, sleep, spawnHearth, within } from "./support/spawn.ts"
+import { killAll, restartableHearth, sleep, spawnHearth, within } from "./support/spawn.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
@@ -327,36 +327,14 @@ describe("a migration and SIGKILL", () => {
   const scope = Effect.runSync(Scope.make())
   const dataDir = mkdtempSync(join(tmpdir(), "hearth-migrate-kill-"))
   let env: Record<string, string> = {}
-  let server: HearthProcess
-  let base = ""
   let proxy: Server
   let proxyPort = 0
   let mode: "hang" | "forward" | "refuse" = "hang"
   let seen = 0
   const auth = basic("alice")
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}/api/v1${path}`, {
-      method,
-      headers: { authorization: auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    const text = await res.text()
-    return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
-  }
-  const start = async () => {
-    const port = await freePort()
-    base = `http://127.0.0.1:${port}`
-    server = spawnHearth({ ...env, HEARTH__server__ROOT_URL: `${base}/` }, ["serve"], port)
-    for (let i = 0; i < 400; i++) {
-      if (await fetch(`${base}/api/v1/version`).then((r) => r.ok, () => false)) return
-      await sleep(50)
-    }
-    throw new Error(`hearth did not start: ${server.output().stderr}`)
-  }
-  const kill = async () => {
-    server.child.kill("SIGKILL")
-    expect((await within(server.exited, 15_000, "exit after SIGKILL")).signal).toBe("SIGKILL")
-  }
+  const hearth = restartableHearth(() => env, auth)
+  const { api, start } = hearth
+  const kill = async () => expect((await hearth.kill()).signal).toBe("SIGKILL")
   const repoDir = (name: string) => join(dataDir, "repositories", "alice", `${name}.git`)
 
   beforeAll(async () => {
@@ -376,7 +354,7 @@ describe("a migration and SIGKILL", () => {
       seen++
       if (mode === "hang") return
       if (mode === "refuse") return void res.writeHead(404).end()
-      const target = new URL(req.url ?? "/", base)
+      const target = new URL(req.url ?? "/", hearth.base)
       const upstream = httpRequest(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers)
         up.pipe(res)
@@ -447,7 +425,7 @@ describe("a migration and SIGKILL", () => {
     mode = "hang"
     seen = 0
     const controller = new AbortController()
-    const pending = fetch(`${base}/api/v1/repos/migrate`, {
+    const pending = fetch(`${hearth.base}/api/v1/repos/migrate`, {
       method: "POST",
       signal: controller.signal,
       headers: { authorization: auth, "content-type": "application/json" },

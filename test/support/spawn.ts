@@ -2,6 +2,7 @@
 // shutdown and crashes. Call `killAll` in an afterAll.
 import { type ChildProcess, spawn } from "node:child_process"
 import { join, resolve } from "node:path"
+import { freePort } from "./hearth.ts"
 
 const root = resolve(import.meta.dirname, "../..")
 const nodeBin = join(root, "node_modules/.bin/node")
@@ -48,3 +49,42 @@ export const spawnHearth = (env: Record<string, string>, args: ReadonlyArray<str
 
 export const within = <A>(promise: Promise<A>, ms: number, what: string): Promise<A> =>
   Promise.race([promise, sleep(ms).then(() => Promise.reject(new Error(`${what}: not within ${ms} ms`)))])
+
+/**
+ * `hearth serve` on one data dir that a test starts, SIGKILLs and starts again (on a new free
+ * port each time), with a JSON API helper that sends `auth`.
+ */
+export const restartableHearth = (env: () => Record<string, string>, auth: string) => {
+  let server: HearthProcess | undefined
+  const self = {
+    base: "",
+    start: async () => {
+      const port = await freePort()
+      self.base = `http://127.0.0.1:${port}`
+      const started = spawnHearth({ ...env(), HEARTH__server__ROOT_URL: `${self.base}/` }, ["serve"], port)
+      server = started
+      for (let i = 0; i < 400; i++) {
+        if (await fetch(`${self.base}/api/v1/version`).then((r) => r.ok, () => false)) return
+        await sleep(50)
+      }
+      throw new Error(`hearth did not start: ${started.output().stderr}`)
+    },
+    /** SIGKILL; resolves with the exit once the process is gone. */
+    kill: async () => {
+      const running = server!
+      running.child.kill("SIGKILL")
+      return within(running.exited, 15_000, "exit after SIGKILL")
+    },
+    api: async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${self.base}/api/v1${path}`, {
+        method,
+        headers: { authorization: auth, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+      const text = await res.text()
+      return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
+    }
+  }
+  return self
+}
+
