@@ -6,8 +6,9 @@ import { ContentsService } from "./contents/Service.ts"
 import type { Settings } from "./config/Settings.ts"
 import * as Database from "./db/Database.ts"
 import { ForksService } from "./forks/Service.ts"
-import { ForkRepositoryLive, ResumeForksLive } from "./forks/Workflow.ts"
+import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { EntitiesLayer } from "./jobs/Cluster.ts"
+import { RecoveryLive } from "./jobs/Recovery.ts"
 import { JobsRepo } from "./jobs/Repo.ts"
 import { MirrorsRepo } from "./mirrors/Repo.ts"
 import { MirrorsService } from "./mirrors/Service.ts"
@@ -45,7 +46,7 @@ export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, Co
 )
 
 /** Durable jobs: each workflow's implementation, run on the services above. */
-const Workflows = Layer.mergeAll(ForkRepositoryLive, ResumeForksLive, MigrateRepositoryLive, SyncPullMirrorLive, SyncPushMirrorLive, MirrorScheduleLive)
+const Workflows = Layer.mergeAll(ForkRepositoryLive, RecoveryLive, MigrateRepositoryLive, SyncPullMirrorLive, SyncPushMirrorLive, MirrorScheduleLive)
 
 /** Everything the HTTP server and the CLI need, given `Settings`. */
 export const AppLayer = Workflows.pipe(

@@ -1,12 +1,12 @@
 // Forks (issue 4 item 2, CONTRACT §9): 202 with the new repository at once, the git data copied by
 // a durable job (hard-linked objects), who may fork where, the listing and the counters.
 import { execFile } from "node:child_process"
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
-import { resumeForks } from "../src/forks/Workflow.ts"
+import { recoverInterruptedCreations } from "../src/jobs/Recovery.ts"
 import { gitEnv } from "../src/git/Git.ts"
 import { ReposService } from "../src/repos/Service.ts"
 import { UsersRepo } from "../src/users/Repo.ts"
@@ -171,17 +171,33 @@ describe("a fork interrupted before its job started", () => {
       })
       return row.id
     }))
-    await hearth.run(resumeForks)
+    await hearth.run(recoverInterruptedCreations)
     const job = await jobDone("carol", "lib-resumed")
     expect(job.state).toBe("succeeded")
     expect(await git(["--git-dir", dirOf("carol", "lib-resumed"), "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"]))
       .toBe(await git(["--git-dir", dirOf("alice", "lib"), "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"]))
     // Running it again (another start) changes nothing.
-    await hearth.run(resumeForks)
+    await hearth.run(recoverInterruptedCreations)
     const jobs = await json(await request(hearth, "GET", "/repos/carol/lib-resumed/jobs", basic("carol")))
     expect(jobs.length).toBe(1)
     expect(forkId).toBeGreaterThan(0)
     expect((await request(hearth, "DELETE", "/repos/carol/lib-resumed", basic("carol"))).status).toBe(204)
+  })
+})
+
+describe("a repository whose creation was cut off before its job existed", () => {
+  it("is removed at start-up, row and directory", async () => {
+    await hearth.run(Effect.gen(function*() {
+      const repos = yield* ReposService
+      const users = yield* UsersRepo
+      const carol = (yield* users.findByName("carol")).pipe((o) => o._tag === "Some" ? o.value : undefined)!
+      const row = yield* repos.insertRow(carol, { name: "half-made", description: "", default_branch: "main", is_private: false, status: "creating" })
+      yield* repos.initDirectory({ id: row.id, dir: repos.pathOf(carol, row) }, "main")
+    }))
+    expect(existsSync(dirOf("carol", "half-made"))).toBe(true)
+    await hearth.run(recoverInterruptedCreations)
+    expect((await request(hearth, "GET", "/repos/carol/half-made", basic("carol"))).status).toBe(404)
+    expect(existsSync(dirOf("carol", "half-made"))).toBe(false)
   })
 })
 

@@ -2,8 +2,8 @@
 // fork's Repository entity), then tell the database. Started by POST /repos/{o}/{r}/forks, which
 // has already answered 202; survives a crash of the server (the copy starts over, the recorded
 // steps are not repeated).
-import { Effect, Layer, Option, Schema } from "effect"
-import { Workflow, WorkflowEngine } from "effect/workflow"
+import { Effect, Option, Schema } from "effect"
+import { Workflow } from "effect/workflow"
 import { RepositoryWriter } from "../git/Repository.ts"
 import { JobsRepo } from "../jobs/Repo.ts"
 import { finished, step } from "../jobs/Steps.ts"
@@ -60,21 +60,3 @@ export const ForkRepositoryLive = ForkRepository.toLayer(Effect.fnUntraced(funct
 
 /** What the workflow needs besides the engine (for `Layer.provide`). */
 export type ForkRequirements = ReposService | ReposRepo | UsersRepo | RepositoryWriter | JobsRepo
-
-/**
- * At start-up: every fork still being created gets its job row and its workflow (both idempotent
- * by key). A crash between making a fork's row and starting its job would otherwise leave it
- * `creating` for ever; a workflow that was running simply carries on.
- */
-export const resumeForks = Effect.gen(function*() {
-  const rows = yield* ReposRepo
-  const jobs = yield* JobsRepo
-  for (const fork of yield* Effect.orDie(rows.forksBeingCreated)) {
-    yield* Effect.orDie(jobs.enqueue({ kind: "fork", key: jobKey(fork.id), repoId: fork.id }))
-    yield* ForkRepository.execute({ forkId: fork.id, sourceId: fork.forkId! }, { discard: true }).pipe(Effect.orDie)
-  }
-})
-
-export const ResumeForksLive: Layer.Layer<never, never, ReposRepo | JobsRepo | WorkflowEngine.WorkflowEngine> = Layer.effectDiscard(
-  resumeForks.pipe(Effect.catchCause((cause) => Effect.logWarning("could not resume the forks being created", cause)))
-)

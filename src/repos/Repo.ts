@@ -249,8 +249,8 @@ export class ReposRepo extends Context.Service<ReposRepo, {
   readonly insert: (values: NewRepo) => Effect.Effect<RepoRow, SqlError>
   readonly remove: (id: number) => Effect.Effect<void, SqlError>
   readonly setStatus: (id: number, status: RepoRow["status"]) => Effect.Effect<void, SqlError>
-  /** Forks whose git data a job is still (or was, before a crash) copying. */
-  readonly forksBeingCreated: Effect.Effect<Array<RepoRow>, SqlError>
+  /** Repositories whose git data a job is still (or was, before a crash) making. */
+  readonly beingCreated: Effect.Effect<Array<RepoRow>, SqlError>
   readonly adjustNumForks: (id: number, delta: number) => Effect.Effect<void, SqlError>
   /** Every fork of `sourceId`, by id. */
   readonly forksOf: (sourceId: number) => Effect.Effect<Array<RepoRow>, SqlError>
@@ -334,8 +334,8 @@ export class ReposRepo extends Context.Service<ReposRepo, {
           Effect.map(sql`INSERT INTO repositories ${sql.insert(values)} RETURNING *`, (rows) => toRepoRow(rows[0]!)),
         remove: (id) => Effect.asVoid(sql`DELETE FROM repositories WHERE id = ${id}`),
         setStatus: (id, status) => Effect.asVoid(sql`UPDATE repositories SET status = ${status} WHERE id = ${id}`),
-        forksBeingCreated: Effect.map(
-          sql`SELECT * FROM repositories WHERE status = 'creating' AND is_fork AND fork_id IS NOT NULL ORDER BY id`,
+        beingCreated: Effect.map(
+          sql`SELECT * FROM repositories WHERE status = 'creating' ORDER BY id`,
           (rows) => rows.map(toRepoRow)
         ),
         adjustNumForks: (id, delta) =>
