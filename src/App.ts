@@ -5,6 +5,14 @@ import { AdminUsers } from "./admin/Service.ts"
 import { ContentsService } from "./contents/Service.ts"
 import type { Settings } from "./config/Settings.ts"
 import * as Database from "./db/Database.ts"
+import { FollowsRepo } from "./follows/Repo.ts"
+import { FollowsService } from "./follows/Service.ts"
+import { EmailsRepo } from "./emails/Repo.ts"
+import { EmailsService } from "./emails/Service.ts"
+import { OAuth2Repo } from "./oauth2/Repo.ts"
+import { OAuth2Service } from "./oauth2/Service.ts"
+import { GpgRepo } from "./gpg/Repo.ts"
+import { GpgService } from "./gpg/Service.ts"
 import { ForksService } from "./forks/Service.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { EntitiesLayer } from "./jobs/Cluster.ts"
@@ -33,15 +41,18 @@ import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
 
 const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer, JobsRepo.layer, TransfersRepo.layer, MirrorsRepo.layer)
+// Built on UsersRepo (counters and the name cache).
+const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
 
 // Services built on other services come first: AdminUsers deletes organizations through
 // OrgsService, and both refuse or purge through ReposService.
-export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, ContentsService.layer, RepoPresenter.layer, ForksService.layer, TransfersService.layer, MirrorsService.layer).pipe(
+export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, ContentsService.layer, RepoPresenter.layer, ForksService.layer, TransfersService.layer, MirrorsService.layer, FollowsService.layer, OAuth2Service.layer, GpgService.layer.pipe(Layer.provideMerge(EmailsService.layer))).pipe(
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
   Layer.provideMerge(RepoPolicy.layer),
   Layer.provideMerge(Layer.mergeAll(UsersService.layer, TokensService.layer, OrgPolicy.layer)),
   Layer.provideMerge(Authenticator.layer),
+  Layer.provideMerge(IdentityRepos),
   Layer.provideMerge(Repos)
 )
 

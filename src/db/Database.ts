@@ -14,6 +14,7 @@ import m0003 from "./migrations/0003_repository_settings.ts"
 import m0004 from "./migrations/0004_jobs.ts"
 import m0005 from "./migrations/0005_mirrors.ts"
 import m0006 from "./migrations/0006_transfers.ts"
+import m0007 from "./migrations/0007_identity.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -21,7 +22,8 @@ export const migrations = Migrator.fromRecord({
   "0003_repository_settings": m0003,
   "0004_jobs": m0004,
   "0005_mirrors": m0005,
-  "0006_transfers": m0006
+  "0006_transfers": m0006,
+  "0007_identity": m0007
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

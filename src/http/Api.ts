@@ -1,5 +1,9 @@
 // The whole /api/v1 surface: every resource's group, then the API-wide middleware (which only
 // applies to endpoints added before it, so it comes last).
+import { FollowsApi } from "../follows/Api.ts"
+import { EmailsApi } from "../emails/Api.ts"
+import { OAuth2Api } from "../oauth2/Api.ts"
+import { GpgApi } from "../gpg/Api.ts"
 import { MirrorsApi } from "../mirrors/Api.ts"
 import { TransfersApi } from "../transfers/Api.ts"
 import { JobsApi } from "../jobs/Api.ts"
@@ -20,7 +24,7 @@ import { Authentication } from "./Authentication.ts"
 import { ErrorResponses } from "./Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
-  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi, MirrorsApi)
+  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi, MirrorsApi, FollowsApi, EmailsApi, OAuth2Api, GpgApi)
   .prefix("/api/v1")
   .middleware(Authentication)
   .middleware(ErrorResponses)

@@ -1,6 +1,10 @@
 // The HTTP server: the API routes, the OpenAPI document and its docs page, and the
 // response rules every route shares. Routes are built completely before the port is opened, so
 // no request is accepted that nothing would answer.
+import { FollowsHttp } from "../follows/Http.ts"
+import { EmailsHttp } from "../emails/Http.ts"
+import { OAuth2Http } from "../oauth2/Http.ts"
+import { GpgExportRoutes, GpgHttp } from "../gpg/Http.ts"
 import { MirrorsHttp } from "../mirrors/Http.ts"
 import { TransfersHttp } from "../transfers/Http.ts"
 import { JobsHttp } from "../jobs/Http.ts"
@@ -85,14 +89,14 @@ const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp, TemplatesHttp, ForksHttp, JobsHttp, TransfersHttp, MirrorsHttp)
+export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp, TemplatesHttp, ForksHttp, JobsHttp, TransfersHttp, MirrorsHttp, FollowsHttp, EmailsHttp, OAuth2Http, GpgHttp)
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),
   Layer.provide([AuthenticationLive, ErrorResponsesLive])
 )
 
-export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, GitHttpRoutes)
+export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, GitHttpRoutes, GpgExportRoutes)
 
 /**
  * The Node server, with two guards effect's adapter lacks:

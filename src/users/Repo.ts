@@ -161,6 +161,8 @@ export class UsersRepo extends Context.Service<UsersRepo, {
   readonly adjustNumRepos: (id: number, delta: number) => Effect.Effect<void, SqlError>
   /** Adds `delta` to the user's star count (`starred_repos_count`, never below zero). */
   readonly adjustNumStars: (id: number, delta: number) => Effect.Effect<void, SqlError>
+  /** Adds `delta` to the follower's `num_following` and the followed account's `num_followers`. */
+  readonly adjustFollowCounts: (followerId: number, followedId: number, delta: number) => Effect.Effect<void, SqlError>
 }>()("hearth/users/UsersRepo") {
   static readonly layer = Layer.effect(
     UsersRepo,
@@ -247,7 +249,18 @@ export class UsersRepo extends Context.Service<UsersRepo, {
             (rows) => toUserRow(rows[0]!)
           ))
         },
-        remove: (id) => written(Effect.asVoid(sql`DELETE FROM users WHERE id = ${id}`)),
+        // The follow rows go with the account (foreign keys cascade): the counters of the other
+        // side of each are lowered first.
+        remove: (id) =>
+          written(Effect.asVoid(sql.withTransaction(Effect.andThen(
+            Effect.andThen(
+              sql`UPDATE users SET num_following = GREATEST(num_following - 1, 0)
+                WHERE id IN (SELECT user_id FROM follows WHERE follow_id = ${id})`,
+              sql`UPDATE users SET num_followers = GREATEST(num_followers - 1, 0)
+                WHERE id IN (SELECT follow_id FROM follows WHERE user_id = ${id})`
+            ),
+            sql`DELETE FROM users WHERE id = ${id}`
+          )))),
         search,
         list: (type, limit, offset) =>
           Effect.gen(function*() {
@@ -267,7 +280,12 @@ export class UsersRepo extends Context.Service<UsersRepo, {
         adjustNumRepos: (id, delta) =>
           written(Effect.asVoid(sql`UPDATE users SET num_repos = GREATEST(num_repos + ${delta}, 0) WHERE id = ${id}`)),
         adjustNumStars: (id, delta) =>
-          written(Effect.asVoid(sql`UPDATE users SET num_stars = GREATEST(num_stars + ${delta}, 0) WHERE id = ${id}`))
+          written(Effect.asVoid(sql`UPDATE users SET num_stars = GREATEST(num_stars + ${delta}, 0) WHERE id = ${id}`)),
+        adjustFollowCounts: (followerId, followedId, delta) =>
+          written(Effect.asVoid(Effect.andThen(
+            sql`UPDATE users SET num_following = GREATEST(num_following + ${delta}, 0) WHERE id = ${followerId}`,
+            sql`UPDATE users SET num_followers = GREATEST(num_followers + ${delta}, 0) WHERE id = ${followedId}`
+          )))
       })
     })
   )

@@ -1,0 +1,19 @@
+// E-mail addresses over HTTP: the caller's own only.
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { HearthApi } from "../http/Api.ts"
+import { signedInCaller } from "../http/Authentication.ts"
+import { EmailsService } from "./Service.ts"
+
+export const EmailsHttp = HttpApiBuilder.group(HearthApi, "emails", (handlers) =>
+  Effect.gen(function*() {
+    const emails = yield* EmailsService
+    return handlers
+      .handle("listEmails", () => Effect.flatMap(signedInCaller, (me) => emails.list(me.user)))
+      .handle("addEmails", ({ payload }) =>
+        Effect.flatMap(signedInCaller, (me) => emails.add(me.user, me.user.isAdmin, payload.emails ?? [])))
+      .handle("deleteEmails", ({ payload }) =>
+        Effect.flatMap(signedInCaller, (me) => emails.remove(me.user, payload.emails ?? [])))
+      .handle("activateEmail", ({ payload }) =>
+        Effect.flatMap(signedInCaller, (me) => emails.activate(me.user, payload.token)))
+  }))

@@ -1,0 +1,44 @@
+// Follows (CONTRACT §4; SPEC "States and transitions"): every route needs a signed-in caller
+// and the `user` scope (write:user to follow or unfollow).
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { Access } from "../http/Authentication.ts"
+import { PageQuery } from "../http/Pagination.ts"
+import { User } from "../users/Schema.ts"
+
+const signedIn = { signedIn: true, scopes: ["user"] } as const
+const Users = Schema.Array(User)
+const username = { username: Schema.String }
+
+export class FollowsApi extends HttpApiGroup.make("follows")
+  .add(
+    HttpApiEndpoint.get("listMyFollowers", "/user/followers", { query: PageQuery, success: Users })
+      .annotate(Access, signedIn),
+    HttpApiEndpoint.get("listMyFollowing", "/user/following", { query: PageQuery, success: Users })
+      .annotate(Access, signedIn),
+    HttpApiEndpoint.get("checkMyFollowing", "/user/following/:username", {
+      params: username,
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, signedIn),
+    HttpApiEndpoint.put("follow", "/user/following/:username", { params: username, success: HttpApiSchema.NoContent })
+      .annotate(Access, signedIn),
+    HttpApiEndpoint.delete("unfollow", "/user/following/:username", {
+      params: username,
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, signedIn),
+    HttpApiEndpoint.get("listFollowers", "/users/:username/followers", {
+      params: username,
+      query: PageQuery,
+      success: Users
+    }).annotate(Access, signedIn),
+    HttpApiEndpoint.get("listFollowing", "/users/:username/following", {
+      params: username,
+      query: PageQuery,
+      success: Users
+    }).annotate(Access, signedIn),
+    HttpApiEndpoint.get("checkFollowing", "/users/:username/following/:target", {
+      params: { username: Schema.String, target: Schema.String },
+      success: HttpApiSchema.NoContent
+    }).annotate(Access, signedIn)
+  )
+{}

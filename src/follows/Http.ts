@@ -1,0 +1,84 @@
+// Follows over HTTP (CONTRACT §4): 204s for the state, User lists with X-Total-Count (no Link;
+// every row when `page` is absent, as Forgejo).
+import { Effect, Schema } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Settings } from "../config/Settings.ts"
+import { HearthApi } from "../http/Api.ts"
+import { type Principal, signedInCaller } from "../http/Authentication.ts"
+import * as Errors from "../http/Errors.ts"
+import { respond } from "../http/Json.ts"
+import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import type { Window } from "../social/Repo.ts"
+import type { UserRow } from "../users/Repo.ts"
+import { toApiUser, User } from "../users/Schema.ts"
+import { FollowsService } from "./Service.ts"
+
+type Query = { readonly page?: string | undefined; readonly limit?: string | undefined }
+const Users = Schema.Array(User)
+
+export const FollowsHttp = HttpApiBuilder.group(HearthApi, "follows", (handlers) =>
+  Effect.gen(function*() {
+    const settings = yield* Settings
+    const follows = yield* FollowsService
+
+    /** Forgejo's quirk (CONTRACT §1.7): without a positive `page`, every row. */
+    const windowOf = (query: Query) =>
+      Effect.gen(function*() {
+        const page = yield* resolvePage(query)
+        const requested = Number.parseInt(query.page ?? "", 10)
+        const window: Window | undefined = Number.isFinite(requested) && requested > 0 ? page : undefined
+        return { page, window }
+      })
+
+    const listOf = (
+      kind: "followers" | "following",
+      me: Principal,
+      user: UserRow,
+      query: Query
+    ) =>
+      Effect.gen(function*() {
+        const { page, window } = yield* windowOf(query)
+        const { rows, total } = yield* (kind === "followers" ? follows.followers : follows.following)(me, user, window)
+        yield* setListHeaders(page, total)
+        return respond(Users, rows.map((row) => toApiUser(settings, row, me)))
+      })
+
+    return handlers
+      .handle("listMyFollowers", ({ query }) =>
+        Effect.flatMap(signedInCaller, (me) => listOf("followers", me, me.user, query)))
+      .handle("listMyFollowing", ({ query }) =>
+        Effect.flatMap(signedInCaller, (me) => listOf("following", me, me.user, query)))
+      .handle("listFollowers", ({ params, query }) =>
+        Effect.gen(function*() {
+          const me = yield* signedInCaller
+          return yield* listOf("followers", me, yield* follows.visibleUser(me, params.username), query)
+        }))
+      .handle("listFollowing", ({ params, query }) =>
+        Effect.gen(function*() {
+          const me = yield* signedInCaller
+          return yield* listOf("following", me, yield* follows.visibleUser(me, params.username), query)
+        }))
+      .handle("checkMyFollowing", ({ params }) =>
+        Effect.gen(function*() {
+          const me = yield* signedInCaller
+          const target = yield* follows.visibleUser(me, params.username)
+          if (!(yield* follows.isFollowing(me.user, target))) return yield* Errors.notFound()
+        }))
+      .handle("checkFollowing", ({ params }) =>
+        Effect.gen(function*() {
+          const me = yield* signedInCaller
+          const user = yield* follows.visibleUser(me, params.username)
+          const target = yield* follows.visibleUser(me, params.target)
+          if (!(yield* follows.isFollowing(user, target))) return yield* Errors.notFound()
+        }))
+      .handle("follow", ({ params }) =>
+        Effect.gen(function*() {
+          const me = yield* signedInCaller
+          yield* follows.follow(me, yield* follows.visibleUser(me, params.username))
+        }))
+      .handle("unfollow", ({ params }) =>
+        Effect.gen(function*() {
+          const me = yield* signedInCaller
+          yield* follows.unfollow(me, yield* follows.visibleUser(me, params.username))
+        }))
+  }))

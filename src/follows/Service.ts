@@ -1,0 +1,67 @@
+// Follow rules (CONTRACT §4): following yourself or someone already followed changes nothing
+// (204, as Forgejo); accounts the caller may not see are 404, in paths and in lists.
+import { Context, Effect, Layer, Option } from "effect"
+import { Authenticator, type Principal } from "../http/Authentication.ts"
+import * as Errors from "../http/Errors.ts"
+import type { Window } from "../social/Repo.ts"
+import { AccountPolicy } from "../users/Policy.ts"
+import { type UserRow, UsersRepo } from "../users/Repo.ts"
+import { FollowsRepo, type ListViewer } from "./Repo.ts"
+
+export class FollowsService extends Context.Service<FollowsService, {
+  /** The account named in a path, or 404 when it is unknown or hidden from the viewer. */
+  readonly visibleUser: (viewer: Principal, name: string) => Effect.Effect<UserRow, Errors.NotFound | Errors.Forbidden>
+  readonly follow: (me: Principal, target: UserRow) => Effect.Effect<void>
+  readonly unfollow: (me: Principal, target: UserRow) => Effect.Effect<void>
+  readonly isFollowing: (user: UserRow, target: UserRow) => Effect.Effect<boolean>
+  readonly followers: (
+    viewer: Principal,
+    user: UserRow,
+    window: Window | undefined
+  ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }>
+  readonly following: (
+    viewer: Principal,
+    user: UserRow,
+    window: Window | undefined
+  ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }>
+}>()("hearth/follows/FollowsService") {
+  static readonly layer = Layer.effect(
+    FollowsService,
+    Effect.gen(function*() {
+      const repo = yield* FollowsRepo
+      const users = yield* UsersRepo
+      const policy = yield* AccountPolicy
+      const authenticator = yield* Authenticator
+
+      const listViewer = (viewer: Principal): ListViewer => ({
+        id: viewer.user.id,
+        isAdmin: viewer.user.isAdmin,
+        restricted: viewer.user.restricted,
+        publicOnly: viewer.scopes?.publicOnly === true
+      })
+
+      return FollowsService.of({
+        visibleUser: (viewer, name) =>
+          Effect.gen(function*() {
+            const found = yield* Effect.orDie(users.findByName(name))
+            if (Option.isNone(found)) return yield* Errors.notFound()
+            yield* policy.ensureVisible(viewer, found.value)
+            return found.value
+          }),
+        // Token callers are cached with their account row (Authenticator): a changed counter
+        // drops that cache, so that GET /user shows it at once.
+        follow: (me, target) =>
+          me.user.id === target.id ? Effect.void : Effect.orDie(repo.follow(me.user.id, target.id)).pipe(
+            Effect.flatMap((changed) => changed ? authenticator.invalidate : Effect.void)
+          ),
+        unfollow: (me, target) =>
+          Effect.orDie(repo.unfollow(me.user.id, target.id)).pipe(
+            Effect.flatMap((changed) => changed ? authenticator.invalidate : Effect.void)
+          ),
+        isFollowing: (user, target) => Effect.orDie(repo.isFollowing(user.id, target.id)),
+        followers: (viewer, user, window) => Effect.orDie(repo.followers(user.id, listViewer(viewer), window)),
+        following: (viewer, user, window) => Effect.orDie(repo.following(user.id, listViewer(viewer), window))
+      })
+    })
+  )
+}

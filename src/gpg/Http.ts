@@ -1,0 +1,81 @@
+// GPG keys over HTTP, and the armored export of a user's keys at `{ROOT_URL}{user}.gpg`.
+import { Effect, Layer, Option, Schema } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { HearthApi } from "../http/Api.ts"
+import { Authenticator, parseAuthorization, signedInCaller } from "../http/Authentication.ts"
+import * as Errors from "../http/Errors.ts"
+import { respond } from "../http/Json.ts"
+import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { AccountPolicy } from "../users/Policy.ts"
+import { UsersRepo } from "../users/Repo.ts"
+import { GPGKey } from "./Api.ts"
+import { GpgService } from "./Service.ts"
+
+const Keys = Schema.Array(GPGKey)
+
+export const GpgHttp = HttpApiBuilder.group(HearthApi, "gpg", (handlers) =>
+  Effect.gen(function*() {
+    const gpg = yield* GpgService
+    const users = yield* UsersRepo
+    const policy = yield* AccountPolicy
+
+    const listOf = (query: { readonly page?: string | undefined; readonly limit?: string | undefined }, name?: string) =>
+      Effect.gen(function*() {
+        const me = yield* signedInCaller
+        let owner = me.user
+        if (name !== undefined) {
+          const found = yield* Effect.orDie(users.findByName(name))
+          if (Option.isNone(found)) return yield* Errors.notFound()
+          yield* policy.ensureVisible(me, found.value)
+          owner = found.value
+        }
+        const page = yield* resolvePage(query)
+        const { rows, total } = yield* gpg.list(me, owner, page)
+        yield* setListHeaders(page, total)
+        return respond(Keys, rows)
+      })
+
+    return handlers
+      .handle("listMyGpgKeys", ({ query }) => listOf(query))
+      .handle("listUserGpgKeys", ({ params, query }) => listOf(query, params.username))
+      .handle("getGpgKey", ({ params }) => Effect.flatMap(signedInCaller, (me) => gpg.get(me, params.id)))
+      .handle("addGpgKey", ({ payload }) =>
+        Effect.flatMap(signedInCaller, (me) => gpg.add(me, payload.armored_public_key, payload.armored_signature)))
+      .handle("deleteGpgKey", ({ params }) => Effect.flatMap(signedInCaller, (me) => gpg.remove(me, params.id)))
+      .handle("getGpgKeyToken", () => Effect.map(signedInCaller, (me) => gpg.token(me.user)))
+      .handle("verifyGpgKey", ({ payload }) =>
+        Effect.flatMap(signedInCaller, (me) => gpg.verify(me, payload.key_id, payload.armored_signature)))
+  }))
+
+/**
+ * `GET /{user}.gpg`: the user's public keys as one armored block (as Forgejo), for anyone who may
+ * see the account (credentials in `Authorization` are honoured, as for git over HTTP).
+ */
+export const GpgExportRoutes = Layer.unwrap(Effect.gen(function*() {
+  const gpg = yield* GpgService
+  const users = yield* UsersRepo
+  const policy = yield* AccountPolicy
+  const authenticator = yield* Authenticator
+  const notFound = HttpServerResponse.empty({ status: 404 })
+
+  const handler = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const params = yield* HttpRouter.params
+    const found = yield* Effect.orDie(users.findByName(params.user ?? ""))
+    if (Option.isNone(found) || found.value.type !== "user") return notFound
+    const credentials = parseAuthorization(request.headers["authorization"])
+    const viewer = credentials.kind === "none"
+      ? undefined
+      : credentials.kind === "token"
+      ? yield* Effect.option(authenticator.byToken(credentials.token)).pipe(Effect.map(Option.getOrUndefined))
+      : yield* Effect.option(authenticator.byBasic(
+        credentials.username,
+        credentials.password,
+        request.headers["x-forgejo-otp"] || request.headers["x-gitea-otp"] || undefined
+      )).pipe(Effect.map(Option.getOrUndefined))
+    if (!(yield* policy.canSee(viewer, found.value))) return notFound
+    return HttpServerResponse.text(yield* gpg.exportArmored(found.value), { contentType: "text/plain; charset=utf-8" })
+  })
+  return HttpRouter.add("GET", "/:user.gpg", handler)
+}))
