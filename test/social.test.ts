@@ -177,6 +177,18 @@ describe("stars", () => {
   })
 })
 
+describe("token callers", () => {
+  it("see their own counters change at once (the cached token keeps no stale account row)", async () => {
+    const repo = await createRepo("alice")
+    const token = `token ${await createToken(hearth, "carol", ["write:user", "write:repository", "read:user"])}`
+    const before = (await json(await call("GET", "/user", token))).starred_repos_count
+    expect((await call("PUT", `/user/starred/${repo.full_name}`, token)).status).toBe(204)
+    expect((await json(await call("GET", "/user", token))).starred_repos_count).toBe(before + 1)
+    expect((await call("DELETE", `/user/starred/${repo.full_name}`, token)).status).toBe(204)
+    expect((await json(await call("GET", "/user", token))).starred_repos_count).toBe(before)
+  })
+})
+
 describe("watches", () => {
   it("PUT answers WatchInfo, GET 200 while watching and 404 after DELETE; counts stay exact", async () => {
     const repo = await createRepo("alice")

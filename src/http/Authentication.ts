@@ -6,6 +6,7 @@ import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { Settings } from "../config/Settings.ts"
+import { HttpSignatures } from "../keys/HttpSignature.ts"
 import { TokensRepo } from "../tokens/Repo.ts"
 import { TwoFactor } from "../twofa/Service.ts"
 import { verifyPassword } from "../users/Password.ts"
@@ -91,7 +92,8 @@ export class Authenticator extends Context.Service<Authenticator, {
       const twoFactor = yield* TwoFactor
       const settings = yield* Settings
       const { LOGIN_MAX_FAILURES, LOGIN_THROTTLE_SECONDS } = settings.security
-      const cache = new Map<string, { principal: Principal; expires: number }>()
+      // A cached principal carries its account row: it is good while no account was written since.
+      const cache = new Map<string, { principal: Principal; expires: number; userWrites: number }>()
       // Bumped by `invalidate`: a look-up that started before a token was deleted must not put
       // the deleted token back into the cache when it completes.
       let generation = 0
@@ -115,14 +117,15 @@ export class Authenticator extends Context.Service<Authenticator, {
         const notFound = () => Errors.unauthorized(`access token does not exist [sha: ${token}]`)
         if (!TOKEN_PATTERN.test(token)) return Effect.fail(notFound())
         const hit = cache.get(token)
-        if (hit !== undefined && hit.expires > Date.now()) return Effect.succeed(hit.principal)
+        if (hit !== undefined && hit.expires > Date.now() && hit.userWrites === users.writes()) return Effect.succeed(hit.principal)
         return Effect.suspend(() => {
           const started = generation
+          const userWrites = users.writes()
           return Effect.flatMap(lookupToken(token), (found) => {
             if (Option.isNone(found)) return Effect.fail(notFound())
             if (started === generation) {
               if (cache.size >= CACHE_MAX) cache.clear()
-              cache.set(token, { principal: found.value, expires: Date.now() + CACHE_TTL_MS })
+              cache.set(token, { principal: found.value, expires: Date.now() + CACHE_TTL_MS, userWrites })
             }
             return Effect.succeed(found.value)
           })
@@ -251,6 +254,7 @@ export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function*() {
     const authenticator = yield* Authenticator
+    const signatures = yield* HttpSignatures
     const settings = yield* Settings
     const changePasswordUrl = `${settings.server.ROOT_URL}user/change_password`
     const addWarning = HttpEffect.appendPreResponseHandler((_request, response) =>
@@ -278,6 +282,8 @@ export const AuthenticationLive = Layer.effect(
       }
       const credentials = parseAuthorization(request.headers["authorization"])
       if (credentials.kind === "token") return authenticator.byToken(credentials.token)
+      // Then an HTTP signature made with an SSH key (Forgejo's order); a bad one is a 401.
+      if (request.headers["signature"] !== undefined) return signatures.authenticate(request)
       // parseAuthorization only answers "basic" here: `resolve` is called when credentials exist.
       const basic = credentials as Extract<Credentials, { kind: "basic" }>
       // X-Forgejo-OTP wins over X-Gitea-OTP when both are sent (an empty one counts as absent).
@@ -306,7 +312,10 @@ export const AuthenticationLive = Layer.effect(
       return Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         const token = queryToken(request, fiber.context)
-        if (token === "" && parseAuthorization(request.headers["authorization"]).kind === "none") {
+        if (
+          token === "" && parseAuthorization(request.headers["authorization"]).kind === "none" &&
+          request.headers["signature"] === undefined
+        ) {
           return anonymous === undefined ? httpEffect : Effect.fail(anonymous)
         }
         return Effect.flatMap(resolve(request, token), (principal) => {

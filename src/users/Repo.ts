@@ -141,6 +141,11 @@ const orderBy: Record<UserSort, string> = {
 
 export class UsersRepo extends Context.Service<UsersRepo, {
   readonly findById: (id: number) => Effect.Effect<Option.Option<UserRow>, SqlError>
+  /**
+   * Changes on every write to `users` (and again when its transaction commits): caches of rows
+   * elsewhere (the token cache) compare it to know their copy may be stale.
+   */
+  readonly writes: () => number
   /** Case-insensitive lookup of a user or organization by name. */
   readonly findByName: (name: string) => Effect.Effect<Option.Option<UserRow>, SqlError>
   readonly findByEmail: (email: string) => Effect.Effect<Option.Option<UserRow>, SqlError>
@@ -228,6 +233,7 @@ export class UsersRepo extends Context.Service<UsersRepo, {
         })
 
       return UsersRepo.of({
+        writes: () => generation,
         findById: (id) => Effect.map(sql`SELECT * FROM users WHERE id = ${id}`, one),
         findByName,
         findByEmail: (email) =>
