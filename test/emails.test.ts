@@ -189,6 +189,21 @@ describe("deleting", () => {
     expect((await call("DELETE", "/user/emails", basic("dave"), { emails: [] })).status).toBe(204)
   })
 
+  it("keeps an added address out of other accounts' primary addresses (admin create and edit)", async () => {
+    const { res } = await addCapturingTokens("bob", ["bob.second@example.org"])
+    expect(res.status).toBe(201)
+    const created = await call("POST", "/admin/users", basic("root"), {
+      username: "erin",
+      email: "BOB.second@example.org",
+      password: "password123"
+    })
+    expect(created.status).toBe(422)
+    expect((await json(created)).message).toContain("e-mail already in use")
+    const edited = await call("PATCH", "/admin/users/carol", basic("root"), { email: "bob.second@example.org", login_name: "carol", source_id: 0 })
+    expect(edited.status).toBe(400) // the admin edit route answers a taken address with 400, as Forgejo
+    expect((await json(edited)).message).toContain("e-mail already in use")
+  })
+
   it("refuses to delete the primary address (422) or another account's address (404), deleting none of the list", async () => {
     const before = await stored()
     const primary = await call("DELETE", "/user/emails", basic("dave"), { emails: ["dave.keep@example.org", "Dave@example.com"] })

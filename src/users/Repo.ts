@@ -149,6 +149,11 @@ export class UsersRepo extends Context.Service<UsersRepo, {
   /** Case-insensitive lookup of a user or organization by name. */
   readonly findByName: (name: string) => Effect.Effect<Option.Option<UserRow>, SqlError>
   readonly findByEmail: (email: string) => Effect.Effect<Option.Option<UserRow>, SqlError>
+  /**
+   * The accounts holding an address, as primary or as an added one (activated, or with its
+   * activation still pending): an address belongs to one account only.
+   */
+  readonly emailHolders: (email: string) => Effect.Effect<Array<number>, SqlError>
   readonly insert: (values: UserWrite & { readonly name: string }) => Effect.Effect<UserRow, SqlError>
   readonly update: (id: number, values: UserWrite) => Effect.Effect<UserRow, SqlError>
   readonly remove: (id: number) => Effect.Effect<void, SqlError>
@@ -238,6 +243,13 @@ export class UsersRepo extends Context.Service<UsersRepo, {
         findByName,
         findByEmail: (email) =>
           Effect.map(sql`SELECT * FROM users WHERE lower(email) = ${email.toLowerCase()} AND type = 0`, one),
+        emailHolders: (email) =>
+          Effect.map(
+            sql`SELECT id FROM users WHERE lower(email) = ${email.toLowerCase()} AND type = 0
+              UNION SELECT user_id AS id FROM email_addresses WHERE lower_email = ${email.toLowerCase()}
+                AND (is_activated OR activation_expires > now())`,
+            (rows) => rows.map((r) => Number(r.id))
+          ),
         insert: (values) =>
           written(Effect.map(
             sql`INSERT INTO users ${sql.insert({ ...values, lower_name: values.name.toLowerCase() })} RETURNING *`,

@@ -113,8 +113,8 @@ export class UsersService extends Context.Service<UsersService, {
           ? invalid(`[Password]: password is too short: at least ${MIN_PASSWORD_LENGTH} characters are needed`)
           : Effect.void
       const checkEmailFree = (email: string, self?: number) =>
-        Effect.flatMap(Effect.orDie(repo.findByEmail(email)), (found) =>
-          Option.isSome(found) && found.value.id !== self
+        Effect.flatMap(Effect.orDie(repo.emailHolders(email)), (holders) =>
+          holders.some((id) => id !== self)
             ? invalid(`e-mail already in use [email: ${email}]`)
             : Effect.void)
       // A concurrent insert can still win the race: the unique index answers for it.
