@@ -40,7 +40,9 @@ describe("defaults", () => {
       APP_DATA_PATH: resolve("./data"),
       START_SSH_SERVER: false,
       SSH_PORT: 22,
+      SSH_LISTEN_HOST: "0.0.0.0",
       SSH_LISTEN_PORT: 22,
+      BUILTIN_SSH_SERVER_USER: "git",
       MAX_REQUEST_BODY: 32 * 1024 * 1024
     })
     expect(s.database.DB_TYPE).toBe("embedded")
