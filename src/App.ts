@@ -13,6 +13,9 @@ import { OAuth2Repo } from "./oauth2/Repo.ts"
 import { OAuth2Service } from "./oauth2/Service.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
+import { KeysRepo } from "./keys/Repo.ts"
+import { KeysService } from "./keys/Service.ts"
+import { HttpSignatures } from "./keys/HttpSignature.ts"
 import { ForksService } from "./forks/Service.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { EntitiesLayer } from "./jobs/Cluster.ts"
@@ -40,13 +43,13 @@ import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
 
-const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer, JobsRepo.layer, TransfersRepo.layer, MirrorsRepo.layer)
+const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer, JobsRepo.layer, TransfersRepo.layer, MirrorsRepo.layer, KeysRepo.layer)
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
 
 // Services built on other services come first: AdminUsers deletes organizations through
 // OrgsService, and both refuse or purge through ReposService.
-export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, ContentsService.layer, RepoPresenter.layer, ForksService.layer, TransfersService.layer, MirrorsService.layer, FollowsService.layer, OAuth2Service.layer, GpgService.layer.pipe(Layer.provideMerge(EmailsService.layer))).pipe(
+export const Services = Layer.mergeAll(AdminUsers.layer, SocialService.layer, ContentsService.layer, RepoPresenter.layer, ForksService.layer, TransfersService.layer, MirrorsService.layer, KeysService.layer, HttpSignatures.layer, FollowsService.layer, OAuth2Service.layer, GpgService.layer.pipe(Layer.provideMerge(EmailsService.layer))).pipe(
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
   Layer.provideMerge(RepoPolicy.layer),

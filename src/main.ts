@@ -5,6 +5,7 @@ import { isSqlError } from "effect/sql/SqlError"
 import { AppLayer } from "./App.ts"
 import { Settings } from "./config/Settings.ts"
 import { serverLayer } from "./http/Server.ts"
+import { SshServerLive } from "./ssh/Server.ts"
 
 const announce = Effect.gen(function*() {
   const settings = yield* Settings
@@ -28,7 +29,8 @@ export const LogLevelLayer = Layer.unwrap(Effect.gen(function*() {
 export const ServeLayer = Layer.unwrap(Effect.gen(function*() {
   const settings = yield* Settings
   const listen = { host: settings.server.HTTP_ADDR, port: settings.server.HTTP_PORT }
-  return Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen)))
+  // The SSH server (only when [server] START_SSH_SERVER) runs beside HTTP on the same services.
+  return Layer.mergeAll(Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen))), SshServerLive)
 })).pipe(Layer.provideMerge(AppLayer), Layer.provideMerge(LogLevelLayer))
 
 /** A failure already printed as one line; `runMain` then only sets the exit code (1). */

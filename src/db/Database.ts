@@ -15,6 +15,7 @@ import m0004 from "./migrations/0004_jobs.ts"
 import m0005 from "./migrations/0005_mirrors.ts"
 import m0006 from "./migrations/0006_transfers.ts"
 import m0007 from "./migrations/0007_identity.ts"
+import m0008 from "./migrations/0008_keys.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -23,7 +24,8 @@ export const migrations = Migrator.fromRecord({
   "0004_jobs": m0004,
   "0005_mirrors": m0005,
   "0006_transfers": m0006,
-  "0007_identity": m0007
+  "0007_identity": m0007,
+  "0008_keys": m0008
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

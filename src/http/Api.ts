@@ -1,5 +1,6 @@
 // The whole /api/v1 surface: every resource's group, then the API-wide middleware (which only
 // applies to endpoints added before it, so it comes last).
+import { KeysApi } from "../keys/Api.ts"
 import { FollowsApi } from "../follows/Api.ts"
 import { EmailsApi } from "../emails/Api.ts"
 import { OAuth2Api } from "../oauth2/Api.ts"
@@ -24,7 +25,7 @@ import { Authentication } from "./Authentication.ts"
 import { ErrorResponses } from "./Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
-  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi, MirrorsApi, FollowsApi, EmailsApi, OAuth2Api, GpgApi)
+  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi, MirrorsApi, FollowsApi, EmailsApi, OAuth2Api, GpgApi, KeysApi)
   .prefix("/api/v1")
   .middleware(Authentication)
   .middleware(ErrorResponses)

@@ -1,6 +1,7 @@
 // The HTTP server: the API routes, the OpenAPI document and its docs page, and the
 // response rules every route shares. Routes are built completely before the port is opened, so
 // no request is accepted that nothing would answer.
+import { KeysHttp } from "../keys/Http.ts"
 import { FollowsHttp } from "../follows/Http.ts"
 import { EmailsHttp } from "../emails/Http.ts"
 import { OAuth2Http } from "../oauth2/Http.ts"
@@ -89,7 +90,7 @@ const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp, TemplatesHttp, ForksHttp, JobsHttp, TransfersHttp, MirrorsHttp, FollowsHttp, EmailsHttp, OAuth2Http, GpgHttp)
+export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp, TemplatesHttp, ForksHttp, JobsHttp, TransfersHttp, MirrorsHttp, FollowsHttp, EmailsHttp, OAuth2Http, GpgHttp, KeysHttp)
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),

@@ -6,6 +6,7 @@ import { Settings } from "../config/Settings.ts"
 import type { HttpServerRequest } from "effect/http"
 import * as SmartHttp from "../git/SmartHttp.ts"
 import { Authenticator, parseAuthorization, type Principal } from "../http/Authentication.ts"
+import type { RepositoryMoved } from "../http/Errors.ts"
 import { grants } from "../http/Scopes.ts"
 import { atLeast } from "../orgs/Policy.ts"
 import { UsersService } from "../users/Service.ts"
@@ -13,13 +14,96 @@ import { RepoPolicy } from "./Policy.ts"
 import { ReposService } from "./Service.ts"
 import { MirrorsService } from "../mirrors/Service.ts"
 
-export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
-  const settings = yield* Settings
+/** A deploy key's grant on one repository (git over SSH). */
+export interface DeployGrant {
+  readonly repoId: number
+  readonly readOnly: boolean
+}
+
+/**
+ * Who may fetch from or push to a hosted repository, and what the database learns after a push:
+ * shared by smart HTTP (below) and the SSH server (src/ssh), so both apply the same rules.
+ */
+export const makeGitAccess = Effect.gen(function*() {
   const users = yield* UsersService
   const repos = yield* ReposService
   const policy = yield* RepoPolicy
-  const authenticator = yield* Authenticator
   const mirrors = yield* MirrorsService
+
+  const usable = (principal: Principal, level: "read" | "write") => {
+    const { scopes, user } = principal
+    if (!user.isActive || user.prohibitLogin) return "this account is prohibited from signing in"
+    if (user.mustChangePassword) return "this account must change its password first"
+    if (scopes !== undefined && !grants(scopes, level, "repository")) {
+      return `token does not have the required scope: ${level}:repository`
+    }
+    return undefined
+  }
+
+  /**
+   * The repository's path for `level`, or why not. A deploy key (`deploy`) reaches only the
+   * repositories it is on, and writes only where it is read-write; `moved` answers a renamed or
+   * transferred repository (HTTP redirects; SSH says where it went).
+   */
+  const check = (
+    caller: Principal | undefined,
+    ownerName: string,
+    repoName: string,
+    level: "read" | "write",
+    options: {
+      readonly deploy?: ReadonlyArray<DeployGrant> | undefined
+      readonly moved?: ((moved: RepositoryMoved) => SmartHttp.Denied) | undefined
+    } = {}
+  ) =>
+    Effect.gen(function*() {
+      if (caller !== undefined) {
+        const refused = usable(caller, level)
+        if (refused !== undefined) return yield* SmartHttp.Denied.forbidden(refused)
+      }
+      const notFound = SmartHttp.Denied.notFound()
+      const owner = yield* Effect.mapError(users.get(ownerName), () => notFound)
+      const repo = yield* repos.get(owner, repoName).pipe(
+        Effect.catch(() =>
+          Effect.flatMap(repos.redirectFor(caller, ownerName, repoName), (moved) =>
+            Effect.fail(Option.isSome(moved) && options.moved !== undefined ? options.moved(moved.value) : notFound))
+        )
+      )
+      if (options.deploy !== undefined) {
+        const grant = options.deploy.find((g) => g.repoId === repo.id)
+        if (grant === undefined) return yield* notFound
+        if (level === "write" && grant.readOnly) return yield* SmartHttp.Denied.forbidden("this deploy key is read-only")
+      } else {
+        const access = yield* policy.access(caller, repo, owner)
+        if (!atLeast(access.code, level)) {
+          // Ask anonymous callers to sign in; signed-in callers who cannot even read see nothing.
+          if (caller === undefined) return yield* SmartHttp.Denied.unauthorized()
+          if (!atLeast(access.code, "read")) return yield* notFound
+          return yield* SmartHttp.Denied.forbidden("user should have a permission to write to a repo")
+        }
+      }
+      if (level === "write" && repo.isArchived) {
+        return yield* SmartHttp.Denied.forbidden("this repository is archived: it accepts no pushes")
+      }
+      if (level === "write" && repo.isMirror) return yield* SmartHttp.Denied.forbidden("mirror repository is read-only")
+      return { path: repos.pathOf(owner, repo), owner, repo }
+    })
+
+  // After a push: what the database knows, then the commit-graph for fast history reads.
+  const onPushed = (ownerName: string, repoName: string) =>
+    Effect.gen(function*() {
+      const owner = yield* users.get(ownerName)
+      const repo = yield* repos.get(owner, repoName)
+      yield* repos.recordGitChange(owner, repo, { maintain: true })
+      yield* mirrors.pushed(repo.id)
+    }).pipe(Effect.ignoreCause({ log: "Warn", message: `could not record a push to ${ownerName}/${repoName}` }))
+
+  return { usable, check, onPushed }
+})
+
+export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
+  const settings = yield* Settings
+  const authenticator = yield* Authenticator
+  const { check, onPushed } = yield* makeGitAccess
 
   /** The caller from `Authorization` (Basic with a password or token, or `token X`); none if absent. */
   const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
@@ -36,58 +120,15 @@ export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
     return Effect.mapError(resolved, (e) => SmartHttp.Denied.unauthorized(e.message))
   }
 
-  const usable = (principal: Principal, level: "read" | "write") => {
-    const { scopes, user } = principal
-    if (!user.isActive || user.prohibitLogin) return "this account is prohibited from signing in"
-    if (user.mustChangePassword) return "this account must change its password first"
-    if (scopes !== undefined && !grants(scopes, level, "repository")) {
-      return `token does not have the required scope: ${level}:repository`
-    }
-    return undefined
-  }
-
   const resolve: SmartHttp.Resolver = (ownerName, repoName, service, request) =>
     Effect.gen(function*() {
       const level = service === "receive-pack" ? "write" : "read"
       const caller = yield* callerOf(request)
-      if (caller !== undefined) {
-        const refused = usable(caller, level)
-        if (refused !== undefined) return yield* SmartHttp.Denied.forbidden(refused)
-      }
-      const notFound = SmartHttp.Denied.notFound()
-      const owner = yield* Effect.mapError(users.get(ownerName), () => notFound)
-      const repo = yield* repos.get(owner, repoName).pipe(
-        Effect.catch(() =>
-          Effect.flatMap(repos.redirectFor(caller, ownerName, repoName), (moved) =>
-            Effect.fail(
-              Option.isSome(moved)
-                ? SmartHttp.Denied.moved(new URL(moved.value.relocate(request.url), settings.server.ROOT_URL).toString())
-                : notFound
-            ))
-        )
-      )
-      const access = yield* policy.access(caller, repo, owner)
-      if (!atLeast(access.code, level)) {
-        // Ask anonymous callers to sign in; signed-in callers who cannot even read see nothing.
-        if (caller === undefined) return yield* SmartHttp.Denied.unauthorized()
-        if (!atLeast(access.code, "read")) return yield* notFound
-        return yield* SmartHttp.Denied.forbidden("user should have a permission to write to a repo")
-      }
-      if (level === "write" && repo.isArchived) {
-        return yield* SmartHttp.Denied.forbidden("this repository is archived: it accepts no pushes")
-      }
-      if (level === "write" && repo.isMirror) return yield* SmartHttp.Denied.forbidden("mirror repository is read-only")
-      return { path: repos.pathOf(owner, repo) }
+      const found = yield* check(caller, ownerName, repoName, level, {
+        moved: (moved) => SmartHttp.Denied.moved(new URL(moved.relocate(request.url), settings.server.ROOT_URL).toString())
+      })
+      return { path: found.path }
     })
-
-  // After a push: what the database knows, then the commit-graph for fast history reads.
-  const onPushed = (ownerName: string, repoName: string) =>
-    Effect.gen(function*() {
-      const owner = yield* users.get(ownerName)
-      const repo = yield* repos.get(owner, repoName)
-      yield* repos.recordGitChange(owner, repo, { maintain: true })
-      yield* mirrors.pushed(repo.id)
-    }).pipe(Effect.ignoreCause({ log: "Warn", message: `could not record a push to ${ownerName}/${repoName}` }))
 
   return SmartHttp.layer({ resolve, onPushed })
 }))
