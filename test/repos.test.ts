@@ -6,6 +6,8 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Git from "../src/git/Git.ts"
+import * as Settings from "../src/config/Settings.ts"
+import { sshUrl } from "../src/repos/Schema.ts"
 import { UsersService } from "../src/users/Service.ts"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
@@ -197,6 +199,17 @@ describe("POST /user/repos", () => {
     expect((await json(denied)).message).toContain("token does not have at least one of required scope(s)")
     const both = await createToken(hearth, "alice", ["write:repository", "write:user"])
     expect((await call("POST", "/user/repos", `token ${both}`, { name: repoName() })).status).toBe(201)
+  })
+})
+
+describe("ssh_url", () => {
+  it("uses the built-in SSH server's user, the domain, and the port when it is not 22", () => {
+    const at = (server: Record<string, string>) =>
+      sshUrl(Settings.resolveSettings({ server: { APP_DATA_PATH: "/tmp/x", ...server } }), "alice", "demo")
+    expect(at({})).toBe("git@localhost:alice/demo.git")
+    expect(at({ DOMAIN: "forge.example", BUILTIN_SSH_SERVER_USER: "forge" })).toBe("forge@forge.example:alice/demo.git")
+    expect(at({ DOMAIN: "forge.example", SSH_PORT: "2222" })).toBe("ssh://git@forge.example:2222/alice/demo.git")
+    expect(at({ DOMAIN: "::1", ROOT_URL: "http://[::1]:3000/", SSH_PORT: "2222" })).toBe("ssh://git@[::1]:2222/alice/demo.git")
   })
 })
 

@@ -166,9 +166,10 @@ const pathPart = (s: string) => encodeURIComponent(s)
 export const sshUrl = (settings: SettingsShape, owner: string, name: string) => {
   const host = settings.server.DOMAIN.includes(":") ? `[${settings.server.DOMAIN}]` : settings.server.DOMAIN
   const path = `${pathPart(owner)}/${pathPart(name)}.git`
+  const user = settings.server.BUILTIN_SSH_SERVER_USER
   return settings.server.SSH_PORT === 22
-    ? `git@${host}:${path}`
-    : `ssh://git@${host}:${settings.server.SSH_PORT}/${path}`
+    ? `${user}@${host}:${path}`
+    : `ssh://${user}@${host}:${settings.server.SSH_PORT}/${path}`
 }
 
 /** A repository as a viewer sees it, with the viewer's permissions. */
