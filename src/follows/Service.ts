@@ -1,5 +1,6 @@
-// Follow rules (CONTRACT §4): following yourself or someone already followed changes nothing
-// (204, as Forgejo); accounts the caller may not see are 404, in paths and in lists.
+// Follow rules (CONTRACT §4): following someone already followed changes nothing (204, as
+// Forgejo); following yourself is refused (422 — the issue asks for it, where Forgejo silently does
+// nothing); accounts the caller may not see are 404, in paths and in lists.
 import { Context, Effect, Layer, Option } from "effect"
 import { Authenticator, type Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
@@ -11,7 +12,7 @@ import { FollowsRepo, type ListViewer } from "./Repo.ts"
 export class FollowsService extends Context.Service<FollowsService, {
   /** The account named in a path, or 404 when it is unknown or hidden from the viewer. */
   readonly visibleUser: (viewer: Principal, name: string) => Effect.Effect<UserRow, Errors.NotFound | Errors.Forbidden>
-  readonly follow: (me: Principal, target: UserRow) => Effect.Effect<void>
+  readonly follow: (me: Principal, target: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
   readonly unfollow: (me: Principal, target: UserRow) => Effect.Effect<void>
   readonly isFollowing: (user: UserRow, target: UserRow) => Effect.Effect<boolean>
   readonly followers: (
@@ -51,7 +52,9 @@ export class FollowsService extends Context.Service<FollowsService, {
         // Token callers are cached with their account row (Authenticator): a changed counter
         // drops that cache, so that GET /user shows it at once.
         follow: (me, target) =>
-          me.user.id === target.id ? Effect.void : Effect.orDie(repo.follow(me.user.id, target.id)).pipe(
+          me.user.id === target.id
+            ? Effect.fail(Errors.validationFailed("you cannot follow yourself"))
+            : Effect.orDie(repo.follow(me.user.id, target.id)).pipe(
             Effect.flatMap((changed) => changed ? authenticator.invalidate : Effect.void)
           ),
         unfollow: (me, target) =>
