@@ -161,7 +161,7 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
   },
   api: { DEFAULT_PAGING_NUM: key("int", "30"), MAX_RESPONSE_ITEMS: key("int", "50") },
   ui: { EXPLORE_PAGING_NUM: key("int", "50") },
-  markdown: { MAX_RENDER_SIZE: key("int", String(1024 * 1024)) },
+  markdown: { MAX_RENDER_SIZE: key("int", String(512 * 1024)) },
   repository: { ROOT: key("string", "") },
   service: {
     REQUIRE_SIGNIN_VIEW: key("bool", "false"),

@@ -1,15 +1,6 @@
 // The HTTP server: the API routes, the OpenAPI document and its docs page, and the
 // response rules every route shares. Routes are built completely before the port is opened, so
 // no request is accepted that nothing would answer.
-import { KeysHttp } from "../keys/Http.ts"
-import { FollowsHttp } from "../follows/Http.ts"
-import { EmailsHttp } from "../emails/Http.ts"
-import { OAuth2Http } from "../oauth2/Http.ts"
-import { GpgExportRoutes, GpgHttp } from "../gpg/Http.ts"
-import { MirrorsHttp } from "../mirrors/Http.ts"
-import { TransfersHttp } from "../transfers/Http.ts"
-import { JobsHttp } from "../jobs/Http.ts"
-import { ForksHttp } from "../forks/Http.ts"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
@@ -19,14 +10,24 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { AdminUsersHttp } from "../admin/Http.ts"
 import { BranchesHttp } from "../branches/Http.ts"
 import { Settings } from "../config/Settings.ts"
-import { MiscHttp } from "../misc/Http.ts"
-import { OrgsHttp } from "../orgs/Http.ts"
-import { ReposHttp } from "../repos/Http.ts"
 import { ContentsHttp } from "../contents/Http.ts"
+import { EmailsHttp } from "../emails/Http.ts"
+import { FollowsHttp } from "../follows/Http.ts"
+import { ForksHttp } from "../forks/Http.ts"
+import { GpgExportRoutes, GpgHttp } from "../gpg/Http.ts"
+import { JobsHttp } from "../jobs/Http.ts"
+import { KeysHttp } from "../keys/Http.ts"
+import { MarkdownHttp } from "../markdown/Http.ts"
+import { MirrorsHttp } from "../mirrors/Http.ts"
+import { MiscHttp } from "../misc/Http.ts"
+import { OAuth2Http } from "../oauth2/Http.ts"
+import { OrgsHttp } from "../orgs/Http.ts"
 import { GitHttpRoutes } from "../repos/GitHttp.ts"
+import { ReposHttp } from "../repos/Http.ts"
 import { SocialHttp } from "../social/Http.ts"
 import { TemplatesHttp } from "../templates/Http.ts"
 import { TokensHttp } from "../tokens/Http.ts"
+import { TransfersHttp } from "../transfers/Http.ts"
 import { TwoFactorHttp } from "../twofa/Http.ts"
 import { UsersHttp } from "../users/Http.ts"
 import { HearthApi } from "./Api.ts"
@@ -90,7 +91,7 @@ const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp, TemplatesHttp, ForksHttp, JobsHttp, TransfersHttp, MirrorsHttp, FollowsHttp, EmailsHttp, OAuth2Http, GpgHttp, KeysHttp)
+export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp, TemplatesHttp, ForksHttp, JobsHttp, TransfersHttp, MirrorsHttp, FollowsHttp, EmailsHttp, OAuth2Http, GpgHttp, KeysHttp, MarkdownHttp)
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),

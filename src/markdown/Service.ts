@@ -1,0 +1,75 @@
+// The markdown renderer every feature uses (issues, comments, READMEs, wikis, releases, and the
+// /markdown routes): GitHub-flavoured markdown with the forge's references, made safe.
+import { Context, Effect, Layer } from "effect"
+import { Settings } from "../config/Settings.ts"
+import * as Errors from "../http/Errors.ts"
+import { mentionCandidates } from "./References.ts"
+import { makeRenderer, type Mode } from "./Render.ts"
+import { MarkdownRepo, type MentionViewer } from "./Repo.ts"
+
+export type { Mode } from "./Render.ts"
+export type { MentionViewer } from "./Repo.ts"
+
+export interface RenderRequest {
+  readonly text: string
+  /** `markdown`: plain; `gfm`, `comment`, `wiki`, `file`: with references, mentions, wiki links. */
+  readonly mode: Mode
+  /** The repository the text belongs to: `/owner/repo` (under ROOT_URL) or a full URL. */
+  readonly context?: string | undefined
+  /** A wiki page: links resolve under `{context}/wiki`, images under `{context}/wiki/raw`. */
+  readonly wiki?: boolean | undefined
+  /** Who will read it: decides which limited or private accounts `@mentions` link to. */
+  readonly viewer?: MentionViewer | undefined
+}
+
+export class MarkdownRenderer extends Context.Service<MarkdownRenderer, {
+  /** The HTML of `request.text` ("" for an empty text); 413 when it is over MAX_RENDER_SIZE. */
+  readonly render: (request: RenderRequest) => Effect.Effect<string, Errors.PayloadTooLarge>
+}>()("hearth/markdown/MarkdownRenderer") {
+  static readonly layer = Layer.effect(
+    MarkdownRenderer,
+    Effect.gen(function*() {
+      const settings = yield* Settings
+      const repo = yield* MarkdownRepo
+      const appUrl = settings.server.ROOT_URL.endsWith("/") ? settings.server.ROOT_URL : `${settings.server.ROOT_URL}/`
+      const subPath = new URL(appUrl).pathname
+      const maxSize = settings.markdown.MAX_RENDER_SIZE
+      const renderer = makeRenderer(appUrl)
+
+      /** The absolute URL a context names (Forgejo joins a relative one to ROOT_URL). */
+      const baseOf = (context: string | undefined): string => {
+        const trimmed = (context ?? "").trim().replace(/\/+$/, "")
+        if (trimmed === "") return ""
+        if (/^https?:\/\//i.test(trimmed)) return trimmed
+        const path = trimmed.startsWith(subPath) ? trimmed.slice(subPath.length) : trimmed.replace(/^\/+/, "")
+        return `${appUrl}${path}`
+      }
+
+      return {
+        render: (request) =>
+          Effect.gen(function*() {
+            if (request.text === "") return ""
+            const size = Buffer.byteLength(request.text)
+            if (size > maxSize) {
+              return yield* Errors.payloadTooLarge(
+                `the text to render is ${size} bytes, more than the ${maxSize} this server renders ` +
+                  "([markdown] MAX_RENDER_SIZE)"
+              )
+            }
+            const mode = request.mode
+            const names = mode === "markdown" ? [] : mentionCandidates(request.text)
+            const mentionable = names.length === 0
+              ? new Set<string>()
+              : yield* Effect.orDie(repo.mentionable(names, request.viewer))
+            return renderer.render(request.text, {
+              mode,
+              base: baseOf(request.context),
+              wiki: request.wiki === true || mode === "wiki",
+              appUrl,
+              mentionable
+            })
+          })
+      }
+    })
+  ).pipe(Layer.provide(MarkdownRepo.layer))
+}
