@@ -1,25 +1,21 @@
 // Forks (issue 4 item 2, CONTRACT §9): 202 with the new repository at once, the git data copied by
 // a durable job (hard-linked objects), who may fork where, the listing and the counters.
-import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { recoverInterruptedCreations } from "../src/jobs/Recovery.ts"
-import { gitEnv } from "../src/git/Git.ts"
 import { ReposService } from "../src/repos/Service.ts"
 import { UsersRepo } from "../src/users/Repo.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { gitIn } from "./support/git.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
 let work: string
 
-const git = (args: ReadonlyArray<string>, cwd = work) =>
-  new Promise<string>((done, fail) =>
-    execFile("git", args as Array<string>, { cwd, env: gitEnv(), timeout: 60_000 }, (error, stdout, stderr) =>
-      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))))
+const git = (args: ReadonlyArray<string>, cwd = work) => gitIn(cwd, args)
 
 const dirOf = (owner: string, name: string) => join(hearth.settings.repository.ROOT, owner, `${name}.git`)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

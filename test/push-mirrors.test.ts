@@ -3,22 +3,18 @@
 // waits for the remote), on POST push_mirrors-sync, and on its interval — with the last error
 // recorded and shown. Addresses are checked like migrations (here with BLOCKED_DOMAINS), and the
 // credentials appear in no response and in no git config.
-import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { gitEnv } from "../src/git/Git.ts"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { gitIn } from "./support/git.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
 let work: string
 
-const git = (args: ReadonlyArray<string>, cwd = work) =>
-  new Promise<string>((done, fail) =>
-    execFile("git", args as Array<string>, { cwd, env: gitEnv({ GIT_AUTHOR_NAME: "T", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "T", GIT_COMMITTER_EMAIL: "t@example.com" }), timeout: 60_000 }, (error, stdout, stderr) =>
-      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))))
+const git = (args: ReadonlyArray<string>, cwd = work) => gitIn(cwd, args)
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const dirOf = (owner: string, name: string) => join(hearth.settings.repository.ROOT, owner, `${name}.git`)

@@ -1,22 +1,18 @@
 // Repository transfers (issue 4 item 5): at once into an organization the doer may create in,
 // pending for a user until accepted or rejected; the directory moves; old names redirect (307)
 // for the API and for git, also after a rename.
-import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { gitEnv } from "../src/git/Git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { gitIn } from "./support/git.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
 let work: string
 
-const git = (args: ReadonlyArray<string>, cwd = work) =>
-  new Promise<string>((done, fail) =>
-    execFile("git", args as Array<string>, { cwd, env: gitEnv(), timeout: 60_000 }, (error, stdout, stderr) =>
-      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))))
+const git = (args: ReadonlyArray<string>, cwd = work) => gitIn(cwd, args)
 
 const dirOf = (owner: string, name: string) => join(hearth.settings.repository.ROOT, owner, `${name}.git`)
 const transfer = (repo: string, auth: string, body: unknown) => request(hearth, "POST", `/repos/${repo}/transfer`, auth, body)

@@ -1,0 +1,21 @@
+// The real git client for tests: a clean environment (no user config, no prompts) and a fixed
+// identity, so commits made by tests never depend on the machine.
+import { execFile } from "node:child_process"
+import { gitEnv } from "../../src/git/Git.ts"
+
+export const TEST_IDENTITY = {
+  GIT_AUTHOR_NAME: "T",
+  GIT_AUTHOR_EMAIL: "t@example.com",
+  GIT_COMMITTER_NAME: "T",
+  GIT_COMMITTER_EMAIL: "t@example.com"
+}
+
+/** `git <args>` in `cwd`; resolves with its trimmed standard output, rejects with its stderr. */
+export const gitIn = (cwd: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  new Promise<string>((done, fail) =>
+    execFile(
+      "git",
+      args as Array<string>,
+      { cwd, env: gitEnv({ ...TEST_IDENTITY, ...env }), timeout: 60_000, maxBuffer: 1 << 26 },
+      (error, stdout, stderr) => error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))
+    ))
