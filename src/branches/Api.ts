@@ -32,6 +32,9 @@ export const Verification = Schema.Struct({
 export const CommitStats = Schema.Struct({ total: Schema.Number, additions: Schema.Number, deletions: Schema.Number })
 export const CommitAffectedFiles = Schema.Struct({ filename: Schema.String, status: Schema.String })
 
+/** The verification of a commit without a signature. */
+export const UNSIGNED_VERIFICATION = { verified: false, reason: "gpg.error.not_signed_commit", signature: "", signer: null, payload: "" }
+
 export const Commit = Schema.Struct({
   url: Schema.String,
   sha: Schema.String,

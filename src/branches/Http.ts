@@ -7,18 +7,18 @@ import { HearthApi } from "../http/Api.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { parseFormBool } from "../http/Query.ts"
 import { atLeast } from "../orgs/Policy.ts"
 import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { placeholderEmail, toApiUser, type User } from "../users/Schema.ts"
-import type { Branch, Commit, Tag } from "./Api.ts"
+import { type Branch, type Commit, type Tag, UNSIGNED_VERIFICATION } from "./Api.ts"
 import { parseArchiveName, streamGit } from "./Archive.ts"
 import * as Reader from "./Service.ts"
 
 // Forgejo's answer for an unsigned commit.
-const UNSIGNED = { verified: false, reason: "gpg.error.not_signed_commit", signature: "", signer: null, payload: "" }
 
 /**
  * Hearth keeps no signing keys yet, so a signed commit is answered as Forgejo answers one whose
@@ -26,12 +26,11 @@ const UNSIGNED = { verified: false, reason: "gpg.error.not_signed_commit", signa
  */
 const verificationOf = (signature: Reader.CommitSignature | undefined) =>
   signature === undefined
-    ? UNSIGNED
+    ? UNSIGNED_VERIFICATION
     : { verified: false, reason: "gpg.error.no_gpg_keys_found", signature: signature.signature, signer: null, payload: signature.payload }
 
-/** Go's strconv.ParseBool as Forgejo reads these switches: absent or empty is the default (true). */
-const switchOn = (value: string | undefined) =>
-  value === undefined || value === "" || ["1", "t", "T", "true", "TRUE", "True"].includes(value)
+/** Forgejo's detail switches: absent or empty is on. */
+const switchOn = (value: string | undefined) => parseFormBool(value) ?? true
 
 interface DetailOptions {
   readonly stat: boolean

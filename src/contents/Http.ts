@@ -3,17 +3,18 @@
 import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import { UNSIGNED_VERIFICATION } from "../branches/Api.ts"
+import { contentTypeOf } from "../git/Readers.ts"
 import { HearthApi } from "../http/Api.ts"
 import { Caller, signedInCaller } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
-import { contentTypeOf } from "../git/Readers.ts"
+import { parseFormBool } from "../http/Query.ts"
 import type { ChangeFilesOptions } from "./Api.ts"
 import { ContentsService, DEFAULT_TREE_PAGE, type RepoHandle } from "./Service.ts"
 
-const UNSIGNED = { verified: false, reason: "gpg.error.not_signed_commit", signature: "", signer: null, payload: "" }
 
-/** Go's strconv.ParseBool for query flags (anything else is false). */
-const flag = (value: string | undefined) => ["1", "t", "T", "true", "TRUE", "True"].includes(value ?? "")
+/** A query switch that is off unless given. */
+const flag = (value: string | undefined) => parseFormBool(value) ?? false
 
 /** A positive integer query value, or `fallback` when absent or not a positive number. */
 const positive = (value: string | undefined, fallback: number) => {
@@ -50,7 +51,7 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
 
     /** The one file a single-file route names (POST/PUT/DELETE /contents/{path}). */
     const single = (params: { owner: string; repo: string; "*"?: string | undefined }, options: ChangeFilesOptions) =>
-      Effect.map(change(params, options), (result) => ({ content: result.files[0] ?? null, commit: result.commit, verification: UNSIGNED }))
+      Effect.map(change(params, options), (result) => ({ content: result.files[0] ?? null, commit: result.commit, verification: UNSIGNED_VERIFICATION }))
 
     return handlers
       .handle("createFiles", ({ params, payload }) => {
@@ -59,7 +60,7 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
         if (path === "") {
           if (files === undefined) return Effect.fail(Errors.validationFailed("files: Required"))
           return Effect.map(change(params, { ...options, files }), (result) =>
-            ({ files: result.files, commit: result.commit, verification: UNSIGNED }))
+            ({ files: result.files, commit: result.commit, verification: UNSIGNED_VERIFICATION }))
         }
         if (content === undefined) return Effect.fail(Errors.validationFailed("content: Required"))
         return Effect.flatMap(

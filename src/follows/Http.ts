@@ -7,8 +7,7 @@ import { HearthApi } from "../http/Api.ts"
 import { type Principal, signedInCaller } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import { respond } from "../http/Json.ts"
-import { resolvePage, setListHeaders } from "../http/Pagination.ts"
-import type { Window } from "../social/Repo.ts"
+import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { toApiUser, User } from "../users/Schema.ts"
 import { FollowsService } from "./Service.ts"
@@ -21,14 +20,6 @@ export const FollowsHttp = HttpApiBuilder.group(HearthApi, "follows", (handlers)
     const settings = yield* Settings
     const follows = yield* FollowsService
 
-    /** Forgejo's quirk (CONTRACT §1.7): without a positive `page`, every row. */
-    const windowOf = (query: Query) =>
-      Effect.gen(function*() {
-        const page = yield* resolvePage(query)
-        const requested = Number.parseInt(query.page ?? "", 10)
-        const window: Window | undefined = Number.isFinite(requested) && requested > 0 ? page : undefined
-        return { page, window }
-      })
 
     const listOf = (
       kind: "followers" | "following",
@@ -37,7 +28,7 @@ export const FollowsHttp = HttpApiBuilder.group(HearthApi, "follows", (handlers)
       query: Query
     ) =>
       Effect.gen(function*() {
-        const { page, window } = yield* windowOf(query)
+        const { page, window } = yield* resolveWindow(query)
         const { rows, total } = yield* (kind === "followers" ? follows.followers : follows.following)(me, user, window)
         yield* setListHeaders(page, total)
         return respond(Users, rows.map((row) => toApiUser(settings, row, me)))

@@ -2,7 +2,7 @@
 // Forgejo); following yourself is refused (422 — the issue asks for it, where Forgejo silently does
 // nothing); accounts the caller may not see are 404, in paths and in lists.
 import { Context, Effect, Layer, Option } from "effect"
-import { Authenticator, type Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Window } from "../social/Repo.ts"
 import { AccountPolicy } from "../users/Policy.ts"
@@ -32,7 +32,6 @@ export class FollowsService extends Context.Service<FollowsService, {
       const repo = yield* FollowsRepo
       const users = yield* UsersRepo
       const policy = yield* AccountPolicy
-      const authenticator = yield* Authenticator
 
       const listViewer = (viewer: Principal): ListViewer => ({
         id: viewer.user.id,
@@ -49,18 +48,13 @@ export class FollowsService extends Context.Service<FollowsService, {
             yield* policy.ensureVisible(viewer, found.value)
             return found.value
           }),
-        // Token callers are cached with their account row (Authenticator): a changed counter
-        // drops that cache, so that GET /user shows it at once.
+        // The counters change through UsersRepo, whose write count keeps token callers' cached
+        // account rows current (Authenticator).
         follow: (me, target) =>
           me.user.id === target.id
             ? Effect.fail(Errors.validationFailed("you cannot follow yourself"))
-            : Effect.orDie(repo.follow(me.user.id, target.id)).pipe(
-            Effect.flatMap((changed) => changed ? authenticator.invalidate : Effect.void)
-          ),
-        unfollow: (me, target) =>
-          Effect.orDie(repo.unfollow(me.user.id, target.id)).pipe(
-            Effect.flatMap((changed) => changed ? authenticator.invalidate : Effect.void)
-          ),
+            : Effect.asVoid(Effect.orDie(repo.follow(me.user.id, target.id))),
+        unfollow: (me, target) => Effect.asVoid(Effect.orDie(repo.unfollow(me.user.id, target.id))),
         isFollowing: (user, target) => Effect.orDie(repo.isFollowing(user.id, target.id)),
         followers: (viewer, user, window) => Effect.orDie(repo.followers(user.id, listViewer(viewer), window)),
         following: (viewer, user, window) => Effect.orDie(repo.following(user.id, listViewer(viewer), window))

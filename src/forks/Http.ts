@@ -3,7 +3,7 @@ import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../http/Api.ts"
 import { Caller, signedInCaller } from "../http/Authentication.ts"
-import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { RepoPresenter } from "../repos/Present.ts"
 import { ForksService } from "./Service.ts"
 
@@ -17,10 +17,9 @@ export const ForksHttp = HttpApiBuilder.group(HearthApi, "forks", (handlers) =>
       .handle("listForks", ({ params, query }) =>
         Effect.gen(function*() {
           const viewer = Option.getOrUndefined(yield* Caller)
-          // Without `page` Forgejo answers every fork.
-          const page = query.page === undefined ? undefined : yield* resolvePage(query)
-          const { items, total } = yield* forks.list(viewer, params.owner, params.repo, page)
-          yield* setListHeaders(page ?? { page: 1, limit: Math.max(total, 1), offset: 0 }, total)
+          const { page, window } = yield* resolveWindow(query)
+          const { items, total } = yield* forks.list(viewer, params.owner, params.repo, window)
+          yield* setListHeaders(page, total)
           return yield* presenter.present(viewer, items)
         }))
       .handle("createFork", ({ params, payload }) =>

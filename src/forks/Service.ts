@@ -4,7 +4,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { WorkflowEngine } from "effect/workflow"
 import type { Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
-import type { Page } from "../http/Pagination.ts"
+import type { Window } from "../social/Repo.ts"
 import { JobsRepo } from "../jobs/Repo.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
@@ -29,8 +29,8 @@ export class ForksService extends Context.Service<ForksService, {
     { readonly repo: RepoRow; readonly owner: UserRow },
     Errors.NotFound | Errors.Forbidden | Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError
   >
-  /** The forks of a repository the viewer may see (all of them when `page` is undefined). */
-  readonly list: (viewer: Principal | undefined, ownerName: string, name: string, page: Page | undefined) => Effect.Effect<Listed, Errors.NotFound | Errors.Forbidden>
+  /** The forks of a repository the viewer may see (all of them when `window` is undefined). */
+  readonly list: (viewer: Principal | undefined, ownerName: string, name: string, window: Window | undefined) => Effect.Effect<Listed, Errors.NotFound | Errors.Forbidden>
 }>()("hearth/forks/ForksService") {
   static readonly layer = Layer.effect(
     ForksService,
@@ -96,20 +96,20 @@ export class ForksService extends Context.Service<ForksService, {
           return { repo, owner }
         })
 
-      const list = (viewer: Principal | undefined, ownerName: string, name: string, page: Page | undefined) =>
+      const list = (viewer: Principal | undefined, ownerName: string, name: string, window: Window | undefined) =>
         Effect.gen(function*() {
           const source = yield* repos.open(viewer, ownerName, name)
           const forks = yield* Effect.orDie(rows.forksOf(source.repo.id))
-          const withOwners: Array<{ repo: RepoRow; owner: UserRow }> = []
-          for (const repo of forks) {
-            const owner = yield* Effect.orDie(users.findById(repo.ownerId))
-            if (Option.isSome(owner)) withOwners.push({ repo, owner: owner.value })
-          }
+          const owners = yield* Effect.orDie(users.findByIds(forks.map((f) => f.ownerId)))
+          const withOwners = forks.flatMap((repo) => {
+            const owner = owners.get(repo.ownerId)
+            return owner === undefined ? [] : [{ repo, owner }]
+          })
           const access = yield* policy.accessMany(viewer, withOwners)
           const visible = withOwners
             .map((item, i) => ({ ...item, access: access[i]! }))
             .filter(({ access }) => access.mode !== "none")
-          const items = page === undefined ? visible : visible.slice(page.offset, page.offset + page.limit)
+          const items = window === undefined ? visible : visible.slice(window.offset, window.offset + window.limit)
           return { items, total: visible.length }
         })
 

@@ -34,6 +34,13 @@ export const resolvePage = (query: { readonly page?: string | undefined; readonl
   })
 
 /**
+ * For the lists Forgejo answers whole when `page` is absent or not a positive number (CONTRACT
+ * §1.7): the resolved page, and the window to read — `undefined` for every row.
+ */
+export const resolveWindow = (query: { readonly page?: string | undefined; readonly limit?: string | undefined }) =>
+  Effect.map(resolvePage(query), (page) => ({ page, window: toInt(query.page) > 0 ? page : undefined }))
+
+/**
  * Forgejo's `Link` header: next, last, first, prev (comma-joined), each the request URL under
  * ROOT_URL with `page` replaced; query keys sorted. No links when there is nothing to list.
  */

@@ -6,23 +6,21 @@ import { HearthApi } from "../http/Api.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { parseFormBool } from "../http/Query.ts"
 import { atLeast, OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsService } from "../orgs/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
-import { RepoPolicy } from "./Policy.ts"
 import { toApiUser } from "../users/Schema.ts"
+import { RepoPolicy } from "./Policy.ts"
+import { RepoPresenter } from "./Present.ts"
 import { type CollaboratorMode, REPO_SEARCH_SORTS, type RepoFilter, type RepoRow, type RepoSearchSort, ReposRepo } from "./Repo.ts"
 import type { CreateRepoOption } from "./Schema.ts"
-import { RepoPresenter } from "./Present.ts"
 import { ReposService } from "./Service.ts"
 
 const OWNER_ACCESS = { mode: "owner", code: "owner" } as const
 const READ_ACCESS = { mode: "read", code: "read" } as const
 
-/** Go's strconv.ParseBool, `undefined` when absent or empty (invalid text reads as false, as Forgejo's forms do). */
-const formBool = (value: string | undefined): boolean | undefined =>
-  value === undefined || value === "" ? undefined : ["1", "t", "T", "true", "TRUE", "True"].includes(value)
 
 /** A positive integer form value, or `undefined` (non-numeric values are no filter). */
 const formId = (value: string | undefined): number | undefined => {
@@ -148,7 +146,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           const publicOnly = viewer?.scopes?.publicOnly === true
           // Private repositories only for signed-in callers that did not opt out; never for
           // public-only tokens. Restricted users only ever get what they were given.
-          const withPrivate = viewer !== undefined && !publicOnly && formBool(query.private) !== false
+          const withPrivate = viewer !== undefined && !publicOnly && parseFormBool(query.private) !== false
           const filter: RepoFilter = viewer === undefined
             ? { publicOwners: ["public"] }
             : viewer.user.restricted
@@ -161,10 +159,10 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
             filter,
             keywords,
             ownerId: formId(query.uid),
-            exclusive: formBool(query.exclusive) === true,
-            isPrivate: formBool(query.is_private),
-            template: formBool(query.template),
-            archived: formBool(query.archived),
+            exclusive: parseFormBool(query.exclusive) === true,
+            isPrivate: parseFormBool(query.is_private),
+            template: parseFormBool(query.template),
+            archived: parseFormBool(query.archived),
             mode: mode === "" ? undefined : mode as (typeof SEARCH_MODES)[number],
             starredBy: formId(query.starredBy),
             sort,

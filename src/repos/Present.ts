@@ -51,6 +51,14 @@ export class RepoPresenter extends Context.Service<RepoPresenter, {
           return times
         })
 
+      /** Rows with their owners (one query), dropping any whose owner is gone. */
+      const withOwnersOf = (rows: ReadonlyArray<RepoRow>) =>
+        Effect.map(Effect.orDie(users.findByIds(rows.map((r) => r.ownerId))), (owners) =>
+          rows.flatMap((repo) => {
+            const owner = owners.get(repo.ownerId)
+            return owner === undefined ? [] : [{ repo, owner }]
+          }))
+
       const userById = (id: number) => Effect.map(Effect.orDie(users.findById(id)), Option.getOrUndefined)
 
       /** `repo_transfer` of the rows waiting for a transfer to be accepted. */
@@ -81,12 +89,7 @@ export class RepoPresenter extends Context.Service<RepoPresenter, {
           const ids = [...new Set(items.flatMap(({ repo }) => repo.forkId === null ? [] : [repo.forkId]))]
           const parents = new Map<number, Repository>()
           if (ids.length === 0) return parents
-          const rows = yield* Effect.orDie(repos.findByIds(ids))
-          const withOwners: Array<{ repo: RepoRow; owner: UserRow }> = []
-          for (const repo of rows) {
-            const owner = yield* Effect.orDie(users.findById(repo.ownerId))
-            if (Option.isSome(owner)) withOwners.push({ repo, owner: owner.value })
-          }
+          const withOwners = yield* withOwnersOf(yield* Effect.orDie(repos.findByIds(ids)))
           const access = yield* policy.accessMany(viewer, withOwners)
           withOwners.forEach(({ repo, owner }, i) => {
             if (atLeast(access[i]!.mode, "read")) parents.set(repo.id, toApiRepo(settings, repo, owner, access[i]!, viewer))

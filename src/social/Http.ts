@@ -6,12 +6,11 @@ import { HearthApi } from "../http/Api.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
-import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { RepoPresenter } from "../repos/Present.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
 import type { WatchInfo } from "./Api.ts"
-import type { Window } from "./Repo.ts"
 import { SocialService, type Target } from "./Service.ts"
 
 type Query = { readonly page?: string | undefined; readonly limit?: string | undefined }
@@ -25,17 +24,6 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
-    /**
-     * These lists return every row when `page` is absent or not a positive number, and a page of
-     * `limit` rows otherwise (CONTRACT §1.7); only `X-Total-Count` is set, never `Link`.
-     */
-    const windowOf = (query: Query) =>
-      Effect.gen(function*() {
-        const page = yield* resolvePage(query)
-        const requested = Number.parseInt(query.page ?? "", 10)
-        const window: Window | undefined = Number.isFinite(requested) && requested > 0 ? page : undefined
-        return { page, window }
-      })
 
     const userByName = (name: string) =>
       Effect.flatMap(Effect.orDie(users.findByName(name)), (found) =>
@@ -61,7 +49,7 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
     const starredOf = (viewer: Principal, username: string | undefined, query: Query) =>
       Effect.gen(function*() {
         const user = username === undefined ? viewer.user : yield* userByName(username)
-        const { page, window } = yield* windowOf(query)
+        const { page, window } = yield* resolveWindow(query)
         const { rows, total } = yield* social.starred(viewer, user, window)
         yield* setListHeaders(page, total)
         return yield* presentRepos(rows, viewer)
@@ -70,7 +58,7 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
     const watchedOf = (viewer: Principal, username: string | undefined, query: Query) =>
       Effect.gen(function*() {
         const user = username === undefined ? viewer.user : yield* userByName(username)
-        const { page, window } = yield* windowOf(query)
+        const { page, window } = yield* resolveWindow(query)
         const { rows, total } = yield* social.watched(viewer, user, window)
         yield* setListHeaders(page, total)
         return yield* presentRepos(rows, viewer)
@@ -126,7 +114,7 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
         Effect.gen(function*() {
           const viewer = yield* viewerOf
           const { repo } = yield* social.find(viewer, params.owner, params.repo)
-          const { page, window } = yield* windowOf(query)
+          const { page, window } = yield* resolveWindow(query)
           const rows = yield* social.stargazers(repo, window)
           // Forgejo counts with the repository's counter.
           yield* setListHeaders(page, repo.numStars)
@@ -136,7 +124,7 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
         Effect.gen(function*() {
           const viewer = yield* viewerOf
           const { repo } = yield* social.find(viewer, params.owner, params.repo)
-          const { page, window } = yield* windowOf(query)
+          const { page, window } = yield* resolveWindow(query)
           const rows = yield* social.watchers(repo, window)
           yield* setListHeaders(page, repo.numWatches)
           return rows.map((row) => toApiUser(settings, row, viewer))

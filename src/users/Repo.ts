@@ -141,6 +141,8 @@ const orderBy: Record<UserSort, string> = {
 
 export class UsersRepo extends Context.Service<UsersRepo, {
   readonly findById: (id: number) => Effect.Effect<Option.Option<UserRow>, SqlError>
+  /** The accounts with these ids that exist, by id (one query for a list's owners). */
+  readonly findByIds: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, UserRow>, SqlError>
   /**
    * Changes on every write to `users` (and again when its transaction commits): caches of rows
    * elsewhere (the token cache) compare it to know their copy may be stale.
@@ -240,6 +242,14 @@ export class UsersRepo extends Context.Service<UsersRepo, {
       return UsersRepo.of({
         writes: () => generation,
         findById: (id) => Effect.map(sql`SELECT * FROM users WHERE id = ${id}`, one),
+        findByIds: (ids) =>
+          ids.length === 0
+            ? Effect.succeed(new Map())
+            : Effect.map(sql`SELECT * FROM users WHERE id IN ${sql.in([...new Set(ids)])}`, (rows) =>
+              new Map(rows.map((r) => {
+                const user = toUserRow(r)
+                return [user.id, user] as const
+              }))),
         findByName,
         findByEmail: (email) =>
           Effect.map(sql`SELECT * FROM users WHERE lower(email) = ${email.toLowerCase()} AND type = 0`, one),
