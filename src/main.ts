@@ -5,7 +5,6 @@ import { isSqlError } from "effect/sql/SqlError"
 import { AppLayer } from "./App.ts"
 import { Settings } from "./config/Settings.ts"
 import { serverLayer } from "./http/Server.ts"
-import { SshServerLive } from "./ssh/Server.ts"
 
 const announce = Effect.gen(function*() {
   const settings = yield* Settings
@@ -29,8 +28,12 @@ export const LogLevelLayer = Layer.unwrap(Effect.gen(function*() {
 export const ServeLayer = Layer.unwrap(Effect.gen(function*() {
   const settings = yield* Settings
   const listen = { host: settings.server.HTTP_ADDR, port: settings.server.HTTP_PORT }
-  // The SSH server (only when [server] START_SSH_SERVER) runs beside HTTP on the same services.
-  return Layer.mergeAll(Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen))), SshServerLive)
+  // The SSH server (only when [server] START_SSH_SERVER) runs beside HTTP on the same services;
+  // its module (ssh2, ~20 MB) is loaded only then.
+  const ssh = settings.server.START_SSH_SERVER
+    ? (yield* Effect.promise(() => import("./ssh/Server.ts"))).SshServerLive
+    : Layer.empty
+  return Layer.mergeAll(Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen))), ssh)
 })).pipe(Layer.provideMerge(AppLayer), Layer.provideMerge(LogLevelLayer))
 
 /** A failure already printed as one line; `runMain` then only sets the exit code (1). */

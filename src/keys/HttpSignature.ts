@@ -7,12 +7,15 @@
 // A signature that does not verify is a 401: it never falls through to another identity.
 import { Context, Effect, Layer, Option } from "effect"
 import { createPublicKey, verify as cryptoVerify } from "node:crypto"
-import sshpk from "sshpk"
+import type sshpk from "sshpk"
 import { Settings } from "../config/Settings.ts"
 import type { Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
+import { lazyRequire } from "../lazyRequire.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { KeysRepo } from "./Repo.ts"
+
+const loadSshpk = lazyRequire<typeof sshpk>("sshpk")
 
 /** How far `created` may lie in the future and `expires` in the past (Forgejo: 10 s). */
 export const CLOCK_SKEW_SECONDS = 10
@@ -75,7 +78,7 @@ const certificateOf = (header: string): sshpk.Certificate => {
   const blob = Buffer.from(header.trim(), "base64")
   const n = blob.readUInt32BE(0)
   const type = blob.subarray(4, 4 + n).toString("latin1")
-  return sshpk.parseCertificate(`${type} ${blob.toString("base64")}`, "openssh")
+  return loadSshpk().parseCertificate(`${type} ${blob.toString("base64")}`, "openssh")
 }
 
 export class HttpSignatures extends Context.Service<HttpSignatures, {
@@ -91,7 +94,7 @@ export class HttpSignatures extends Context.Service<HttpSignatures, {
       const trustedCAs = settings.ssh.TRUSTED_USER_CA_KEYS.split(",").map((s) => s.trim()).filter((s) => s !== "")
         .map((line) => {
           try {
-            return sshpk.parseKey(line, "ssh")
+            return loadSshpk().parseKey(line, "ssh")
           } catch {
             throw new Error(`invalid setting [ssh] TRUSTED_USER_CA_KEYS: "${line.slice(0, 40)}…" is not an OpenSSH public key`)
           }
@@ -142,7 +145,7 @@ export class HttpSignatures extends Context.Service<HttpSignatures, {
               if (!trustedCAs.some((ca) => cert.isSignedByKey(ca))) return yield* refuse("the certificate is not issued by a trusted CA")
               if (cert.isExpired()) return yield* refuse("the certificate has expired or is not yet valid")
               // The certificate's subject key, re-read from its OpenSSH form (sshpk pads ed25519 otherwise).
-              const subject = sshpk.parseKey(cert.subjectKey.toString("ssh"), "ssh")
+              const subject = loadSshpk().parseKey(cert.subjectKey.toString("ssh"), "ssh")
               if (!verifyWith(subject, algorithm, data, sig)) return yield* refuse("the signature does not match the certificate's key")
               for (const s of cert.subjects) {
                 const name = s.uid ?? s.hostname ?? ""
@@ -158,7 +161,7 @@ export class HttpSignatures extends Context.Service<HttpSignatures, {
             if (Option.isNone(found) || found.value.keyType !== "user" || found.value.ownerId === null) {
               return yield* refuse(`no user key has the fingerprint ${keyId}`)
             }
-            const key = sshpk.parseKey(found.value.content, "ssh")
+            const key = loadSshpk().parseKey(found.value.content, "ssh")
             if (key.type !== "ed25519" && key.type !== "rsa") {
               return yield* refuse(`${key.type} keys cannot sign requests: use an ed25519 or RSA key`)
             }

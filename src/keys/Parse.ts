@@ -2,7 +2,10 @@
 // (RFC 4716) block or a PEM `PUBLIC KEY` block; normalised to `<type> <base64> [comment]`, with the
 // OpenSSH SHA256 fingerprint and Forgejo's minimum sizes.
 import { createHash } from "node:crypto"
-import sshpk from "sshpk"
+import type sshpk from "sshpk"
+import { lazyRequire } from "../lazyRequire.ts"
+
+const loadSshpk = lazyRequire<typeof sshpk>("sshpk")
 
 export interface ParsedKey {
   /** `<type> <base64>[ comment]`, trimmed. */
@@ -54,7 +57,7 @@ const fromBlob = (blob: Buffer, comment: string): ParsedKey => {
   } else {
     let key: sshpk.Key
     try {
-      key = sshpk.parseKey(`${type} ${blob.toString("base64")}`, "ssh")
+      key = loadSshpk().parseKey(`${type} ${blob.toString("base64")}`, "ssh")
     } catch {
       throw new KeyRejected("Unable to verify key content")
     }
@@ -126,7 +129,7 @@ const parsePem = (text: string): ParsedKey => {
   if (begins.length > 1) throw new KeyRejected("Invalid key content: only a single line with a single key please")
   let key: sshpk.Key
   try {
-    key = sshpk.parseKey(text, "pem")
+    key = loadSshpk().parseKey(text, "pem")
   } catch (e) {
     throw new KeyRejected(`Invalid key content: ${(e as Error).message}`)
   }

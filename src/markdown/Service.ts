@@ -4,11 +4,15 @@ import { Context, Effect, Layer } from "effect"
 import { Settings } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
 import { mentionCandidates } from "./References.ts"
-import { makeRenderer, type Mode } from "./Render.ts"
+import type { Mode, Renderer } from "./Render.ts"
 import { MarkdownRepo, type MentionViewer } from "./Repo.ts"
 
 export type { Mode } from "./Render.ts"
 export type { MentionViewer } from "./Repo.ts"
+
+// marked and sanitize-html (~25 MB, ~70 ms to load) are loaded on the first render, not at start.
+let renderModule: Promise<typeof import("./Render.ts")> | undefined
+const loadRender = () => (renderModule ??= import("./Render.ts"))
 
 export interface RenderRequest {
   readonly text: string
@@ -34,7 +38,12 @@ export class MarkdownRenderer extends Context.Service<MarkdownRenderer, {
       const appUrl = settings.server.ROOT_URL.endsWith("/") ? settings.server.ROOT_URL : `${settings.server.ROOT_URL}/`
       const subPath = new URL(appUrl).pathname
       const maxSize = settings.markdown.MAX_RENDER_SIZE
-      const renderer = makeRenderer(appUrl)
+      let renderer: Renderer | undefined
+      const getRenderer = Effect.suspend(() =>
+        renderer !== undefined
+          ? Effect.succeed(renderer)
+          : Effect.promise(loadRender).pipe(Effect.map(({ makeRenderer }) => (renderer ??= makeRenderer(appUrl))))
+      )
 
       /** The absolute URL a context names (Forgejo joins a relative one to ROOT_URL). */
       const baseOf = (context: string | undefined): string => {
@@ -61,7 +70,7 @@ export class MarkdownRenderer extends Context.Service<MarkdownRenderer, {
             const mentionable = names.length === 0
               ? new Set<string>()
               : yield* Effect.orDie(repo.mentionable(names, request.viewer))
-            return renderer.render(request.text, {
+            return (yield* getRenderer).render(request.text, {
               mode,
               base: baseOf(request.context),
               wiki: request.wiki === true || mode === "wiki",
