@@ -2,7 +2,7 @@
 // response rules every route shares. Routes are built completely before the port is opened, so
 // no request is accepted that nothing would answer.
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
@@ -80,12 +80,16 @@ const docsPage = Effect.gen(function*() {
 
 const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   const settings = yield* Settings
-  const document = JSON.stringify(openApiDocument(settings.server.ROOT_URL))
+  // Generated on the first request, not at start: it takes ~0.2 s that start-up should not wait for.
+  let document: string | undefined
   return Layer.mergeAll(
     HttpRouter.add(
       "GET",
       "/api/swagger.v1.json",
-      Effect.succeed(HttpServerResponse.text(document, { contentType: "application/json" }))
+      Effect.sync(() => {
+        document ??= JSON.stringify(openApiDocument(settings.server.ROOT_URL))
+        return HttpServerResponse.text(document, { contentType: "application/json" })
+      })
     ),
     HttpRouter.add("GET", "/api/swagger", docsPage)
   )
@@ -151,6 +155,13 @@ export interface ListenOptions {
   readonly port: number
 }
 
+// Every request's fiber starts from the context the server was started in, and effect copies that
+// context each time it adds to it (the request, the route, the API group's services): twice per
+// request at least. The routes captured the application services they use when they were built,
+// so the requests start from the HTTP machinery's services only, not the ~55 of the application.
+const requestContext = <A>(context: Context.Context<A>): Context.Context<A> =>
+  Context.makeUnsafe(new Map([...context.mapUnsafe].filter(([key]) => !key.startsWith("hearth/"))))
+
 /** Serves `AppRoutes` on host:port; closes gracefully (open requests finish) when the scope ends. */
 export const serverLayer = (listen: ListenOptions) =>
   Layer.unwrap(Effect.gen(function*() {
@@ -158,7 +169,11 @@ export const serverLayer = (listen: ListenOptions) =>
     const app = yield* HttpRouter.toHttpEffect(AppRoutes)
     const maxBody = ByteSize.bytes(settings.server.MAX_REQUEST_BODY)
     const logRequests = settings.log.LEVEL === "Debug" || settings.log.LEVEL === "Trace"
-    const serve = logRequests ? HttpServer.serve(app, HttpMiddleware.logger) : HttpServer.serve(app)
+    const serving = Effect.flatMap(
+      HttpServer.HttpServer,
+      (server) => logRequests ? server.serve(app, HttpMiddleware.logger) : server.serve(app)
+    )
+    const serve = Layer.effectDiscard(Effect.updateContext(serving, requestContext<Effect.Services<typeof serving>>))
     return serve.pipe(
       // In the server's own context, so that no request pays for a context update.
       Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, maxBody)),
