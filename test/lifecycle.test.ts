@@ -102,6 +102,12 @@ describe("hearth serve on the embedded database", () => {
     expectCleanStart(freshStart, first)
   })
 
+  it("runs with a small young generation, in the process it was started as (no child)", () => {
+    const argv = readFileSync(`/proc/${first.pid}/cmdline`, "utf8").split("\0").filter((arg) => arg !== "")
+    expect(argv).toContain("--max-semi-space-size=8")
+    expect(argv.at(-1)).toBe("serve")
+  })
+
   it("holds the data-dir lock with its pid", () => {
     const [pid, host] = readFileSync(lockFile(dataDir), "utf8").split("\n")
     expect(Number(pid)).toBe(first.pid)
