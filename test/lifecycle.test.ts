@@ -104,7 +104,7 @@ describe("hearth serve on the embedded database", () => {
 
   it("runs with a small young generation, in the process it was started as (no child)", () => {
     const argv = readFileSync(`/proc/${first.pid}/cmdline`, "utf8").split("\0").filter((arg) => arg !== "")
-    expect(argv).toContain("--max-semi-space-size=8")
+    expect(argv).toContain("--max-semi-space-size=16")
     expect(argv.at(-1)).toBe("serve")
   })
 
