@@ -1,5 +1,8 @@
 // The application's services on top of the configured database.
 import { Layer } from "effect"
+import { FederationRepo } from "../federation/Repo.ts"
+import { Federation } from "../federation/Service.ts"
+import { FederatedSocial } from "../federation/Social.ts"
 import { AdminRepo } from "./admin/Repo.ts"
 import { AdminUsers } from "./admin/Service.ts"
 import type { Settings } from "./config/Settings.ts"
@@ -44,13 +47,13 @@ import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
 
-const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer, JobsRepo.layer, TransfersRepo.layer, MirrorsRepo.layer, KeysRepo.layer)
+const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer, JobsRepo.layer, TransfersRepo.layer, MirrorsRepo.layer, KeysRepo.layer, FederationRepo.layer)
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
 
 // Services built on other services come first: AdminUsers deletes organizations through
 // OrgsService, and both refuse or purge through ReposService.
-export const Services = Layer.mergeAll(AdminUsers.layer, MarkdownRenderer.layer, SocialService.layer, ContentsService.layer, RepoPresenter.layer, ForksService.layer, TransfersService.layer, MirrorsService.layer, KeysService.layer, HttpSignatures.layer, FollowsService.layer, OAuth2Service.layer, GpgService.layer.pipe(Layer.provideMerge(EmailsService.layer))).pipe(
+export const Services = Layer.mergeAll(AdminUsers.layer, MarkdownRenderer.layer, SocialService.layer, ContentsService.layer, RepoPresenter.layer, ForksService.layer, TransfersService.layer, MirrorsService.layer, KeysService.layer, HttpSignatures.layer, FollowsService.layer, OAuth2Service.layer, GpgService.layer.pipe(Layer.provideMerge(EmailsService.layer)), FederatedSocial.layer.pipe(Layer.provideMerge(Federation.layer))).pipe(
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
   Layer.provideMerge(RepoPolicy.layer),

@@ -58,7 +58,19 @@ describe("defaults", () => {
     expect(s.service).toEqual({ REQUIRE_SIGNIN_VIEW: false, DISABLE_REGISTRATION: false, NO_REPLY_ADDRESS: "noreply.localhost" })
     expect(s["service.explore"]).toEqual({ REQUIRE_SIGNIN_VIEW: false, DISABLE_USERS_PAGE: false })
     expect(s.quota).toEqual({ ENABLED: false })
-    expect(s.federation).toEqual({ ENABLED: false })
+    expect(s.federation).toEqual({
+      ENABLED: true,
+      SHARE_USER_STATISTICS: true,
+      MAX_SIZE: 4,
+      SIGNATURE_ALGORITHMS: "rsa-sha256,rsa-sha512,ed25519",
+      SIGNATURE_ENFORCED: true,
+      ALLOWED_HOSTS: "",
+      BLOCKED_HOSTS: "",
+      USE_INSECURE_HTTP: false,
+      ALLOW_LOCALNETWORKS: false,
+      DELIVERY_ATTEMPTS: 10,
+      DELIVERY_RETRY_DELAY: "1m"
+    })
     expect(s.log).toEqual({ LEVEL: "Info" })
   })
 
@@ -221,7 +233,14 @@ describe("invalid values stop start-up with a message naming the key", () => {
     [{ HEARTH__server__MAX_REQUEST_BODY: "1.5" }, `invalid setting [server] MAX_REQUEST_BODY = "1.5": expected a whole number`],
     [{ HEARTH__log__LEVEL: "loud" }, `invalid setting [log] LEVEL = "loud": expected one of Trace, Debug, Info, Warning, Error, None`],
     [{ HEARTH__database__DB_TYPE: "postgres", HEARTH__database__HOST: "bad host:5432" }, `invalid setting [database] HOST = "bad host:5432": expected host[:port]`],
-    [{ HEARTH__database__MAX_OPEN_CONNS: "0" }, `invalid setting [database] MAX_OPEN_CONNS = "0": must be at least 1`]
+    [{ HEARTH__database__MAX_OPEN_CONNS: "0" }, `invalid setting [database] MAX_OPEN_CONNS = "0": must be at least 1`],
+    [{ HEARTH__federation__MAX_SIZE: "0" }, `invalid setting [federation] MAX_SIZE = "0": must be at least 1`],
+    [{ HEARTH__federation__DELIVERY_ATTEMPTS: "0" }, `invalid setting [federation] DELIVERY_ATTEMPTS = "0": must be at least 1`],
+    [{ HEARTH__federation__DELIVERY_RETRY_DELAY: "soon" }, `invalid setting [federation] DELIVERY_RETRY_DELAY = "soon": expected a duration such as 30s or 1m`],
+    [
+      { HEARTH__federation__SIGNATURE_ALGORITHMS: "rsa-sha256,md5" },
+      `invalid setting [federation] SIGNATURE_ALGORITHMS = "rsa-sha256,md5": expected a comma-separated list of rsa-sha256, rsa-sha512, ed25519, rsa-pss-sha512, ecdsa-p256-sha256, ecdsa-p384-sha384`
+    ]
   ]
   it.each(cases)("%o", async (env, message) => {
     expect(await errorOf(env)).toBe(message)

@@ -98,7 +98,24 @@ export interface SettingsShape {
   }
   /** Comma-separated CA public keys (OpenSSH lines) whose user certificates sign API requests. */
   readonly ssh: { readonly TRUSTED_USER_CA_KEYS: string }
-  readonly federation: { readonly ENABLED: boolean }
+  /**
+   * Forgejo's [federation]; MAX_SIZE in MiB. Hearth's own: ALLOW_LOCALNETWORKS lets peers be on
+   * loopback/private addresses; DELIVERY_ATTEMPTS and DELIVERY_RETRY_DELAY (the first retry's
+   * delay, doubling after) bound how long an undelivered activity is retried.
+   */
+  readonly federation: {
+    readonly ENABLED: boolean
+    readonly SHARE_USER_STATISTICS: boolean
+    readonly MAX_SIZE: number
+    readonly SIGNATURE_ALGORITHMS: string
+    readonly SIGNATURE_ENFORCED: boolean
+    readonly ALLOWED_HOSTS: string
+    readonly BLOCKED_HOSTS: string
+    readonly USE_INSECURE_HTTP: boolean
+    readonly ALLOW_LOCALNETWORKS: boolean
+    readonly DELIVERY_ATTEMPTS: number
+    readonly DELIVERY_RETRY_DELAY: string
+  }
   readonly log: { readonly LEVEL: "Trace" | "Debug" | "Info" | "Warning" | "Error" | "None" }
 }
 
@@ -184,7 +201,19 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     DEFAULT_INTERVAL: key("string", "8h")
   },
   ssh: { TRUSTED_USER_CA_KEYS: key("string", "") },
-  federation: { ENABLED: key("bool", "false") },
+  federation: {
+    ENABLED: key("bool", "true"),
+    SHARE_USER_STATISTICS: key("bool", "true"),
+    MAX_SIZE: key("int", "4"),
+    SIGNATURE_ALGORITHMS: key("string", "rsa-sha256,rsa-sha512,ed25519"),
+    SIGNATURE_ENFORCED: key("bool", "true"),
+    ALLOWED_HOSTS: key("string", ""),
+    BLOCKED_HOSTS: key("string", ""),
+    USE_INSECURE_HTTP: key("bool", "false"),
+    ALLOW_LOCALNETWORKS: key("bool", "false"),
+    DELIVERY_ATTEMPTS: key("int", "10"),
+    DELIVERY_RETRY_DELAY: key("string", "1m")
+  },
   log: {
     LEVEL: key({
       oneOf: ["Trace", "Debug", "Info", "Warning", "Error", "None"],
@@ -310,6 +339,9 @@ const postgresUrl = (db: Record<string, unknown>): string => {
   return url.toString()
 }
 
+/** The signature algorithms [federation] SIGNATURE_ALGORITHMS may name (Forgejo's, and RFC 9421's others). */
+export const SIGNATURE_ALGORITHMS = ["rsa-sha256", "rsa-sha512", "ed25519", "rsa-pss-sha512", "ecdsa-p256-sha256", "ecdsa-p384-sha384"]
+
 /** Validates raw settings into a complete `SettingsShape`; throws `SettingsError` naming the key. */
 export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   const raw = merge(rawInput)
@@ -360,15 +392,32 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   if ((out.ui!.EXPLORE_PAGING_NUM as number) < 1) {
     throw new SettingsError({ message: `invalid setting [ui] EXPLORE_PAGING_NUM = "${out.ui!.EXPLORE_PAGING_NUM}": must be at least 1` })
   }
-  const mirror = out.mirror!
-  for (const name of ["MIN_INTERVAL", "DEFAULT_INTERVAL"] as const) {
-    // Go duration text, not zero (Forgejo raises MIN_INTERVAL to 1m; Hearth allows less, which tests use).
-    const text = String(mirror[name]).trim()
+  // Go duration text, not zero (Forgejo raises MIN_INTERVAL to 1m; Hearth allows less, which tests use).
+  const duration = (section: string, name: string, example: string) => {
+    const values = out[section]!
+    const text = String(values[name]).trim()
     if (!/^(?:\d+(?:\.\d+)?(?:h|m|s|ms))+$/.test(text) || !/[1-9]/.test(text)) {
-      throw new SettingsError({ message: `invalid setting [mirror] ${name} = "${mirror[name]}": expected a duration such as 10m or 8h` })
+      throw new SettingsError({ message: `invalid setting [${section}] ${name} = "${values[name]}": expected a duration such as ${example}` })
     }
-    mirror[name] = text
+    values[name] = text
   }
+  duration("mirror", "MIN_INTERVAL", "10m or 8h")
+  duration("mirror", "DEFAULT_INTERVAL", "10m or 8h")
+  duration("federation", "DELIVERY_RETRY_DELAY", "30s or 1m")
+  const federation = out.federation!
+  for (const name of ["MAX_SIZE", "DELIVERY_ATTEMPTS"] as const) {
+    if ((federation[name] as number) < 1) {
+      throw new SettingsError({ message: `invalid setting [federation] ${name} = "${federation[name]}": must be at least 1` })
+    }
+  }
+  const algorithms = String(federation.SIGNATURE_ALGORITHMS).split(",").map((a) => a.trim().toLowerCase()).filter((a) => a !== "")
+  const unknown = algorithms.find((a) => !SIGNATURE_ALGORITHMS.includes(a))
+  if (algorithms.length === 0 || unknown !== undefined) {
+    throw new SettingsError({
+      message: `invalid setting [federation] SIGNATURE_ALGORITHMS = "${federation.SIGNATURE_ALGORITHMS}": expected a comma-separated list of ${SIGNATURE_ALGORITHMS.join(", ")}`
+    })
+  }
+  federation.SIGNATURE_ALGORITHMS = algorithms.join(",")
   return out as unknown as SettingsShape
 }
 

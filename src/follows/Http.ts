@@ -1,7 +1,9 @@
 // Follows over HTTP (CONTRACT §4): 204s for the state, User lists with X-Total-Count (no Link;
-// every row when `page` is absent, as Forgejo).
+// every row when `page` is absent, as Forgejo). A name with `@` (`user@host`) is a remote person:
+// following it sends a Follow through the federation (Hearth's addition; local names have no `@`).
 import { Effect, Schema } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { FederatedSocial, isRemoteHandle } from "../../federation/Social.ts"
 import { Settings } from "../config/Settings.ts"
 import { HearthApi } from "../http/Api.ts"
 import { type Principal, signedInCaller } from "../http/Authentication.ts"
@@ -19,7 +21,7 @@ export const FollowsHttp = HttpApiBuilder.group(HearthApi, "follows", (handlers)
   Effect.gen(function*() {
     const settings = yield* Settings
     const follows = yield* FollowsService
-
+    const remote = yield* FederatedSocial
 
     const listOf = (
       kind: "followers" | "following",
@@ -52,8 +54,10 @@ export const FollowsHttp = HttpApiBuilder.group(HearthApi, "follows", (handlers)
       .handle("checkMyFollowing", ({ params }) =>
         Effect.gen(function*() {
           const me = yield* signedInCaller
-          const target = yield* follows.visibleUser(me, params.username)
-          if (!(yield* follows.isFollowing(me.user, target))) return yield* Errors.notFound()
+          const following = isRemoteHandle(params.username)
+            ? yield* remote.isFollowing(me.user, params.username)
+            : yield* follows.isFollowing(me.user, yield* follows.visibleUser(me, params.username))
+          if (!following) return yield* Errors.notFound()
         }))
       .handle("checkFollowing", ({ params }) =>
         Effect.gen(function*() {
@@ -65,11 +69,13 @@ export const FollowsHttp = HttpApiBuilder.group(HearthApi, "follows", (handlers)
       .handle("follow", ({ params }) =>
         Effect.gen(function*() {
           const me = yield* signedInCaller
+          if (isRemoteHandle(params.username)) return yield* remote.follow(me.user, params.username)
           yield* follows.follow(me, yield* follows.visibleUser(me, params.username))
         }))
       .handle("unfollow", ({ params }) =>
         Effect.gen(function*() {
           const me = yield* signedInCaller
+          if (isRemoteHandle(params.username)) return yield* remote.unfollow(me.user, params.username)
           yield* follows.unfollow(me, yield* follows.visibleUser(me, params.username))
         }))
   }))

@@ -1,6 +1,7 @@
 // Handlers of the forks group.
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { Federation } from "../../federation/Service.ts"
 import { HearthApi } from "../http/Api.ts"
 import { Caller, signedInCaller } from "../http/Authentication.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
@@ -13,6 +14,7 @@ export const ForksHttp = HttpApiBuilder.group(HearthApi, "forks", (handlers) =>
   Effect.gen(function*() {
     const forks = yield* ForksService
     const presenter = yield* RepoPresenter
+    const federation = yield* Federation
     return handlers
       .handle("listForks", ({ params, query }) =>
         Effect.gen(function*() {
@@ -26,6 +28,7 @@ export const ForksHttp = HttpApiBuilder.group(HearthApi, "forks", (handlers) =>
         Effect.gen(function*() {
           const caller = yield* signedInCaller
           const { repo, owner } = yield* forks.fork(caller, params.owner, params.repo, payload)
+          yield* federation.announce({ kind: "forked", doer: caller.user, owner, repo, source: `${params.owner}/${params.repo}` })
           return yield* presenter.one(caller, { repo, owner, access: OWNER_ACCESS })
         }))
   }))

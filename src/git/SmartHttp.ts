@@ -34,12 +34,15 @@ export type Resolver<R = never> = (
   repo: string,
   service: Service,
   request: HttpServerRequest.HttpServerRequest
-) => Effect.Effect<{ readonly path: string }, Denied, R>
+) => Effect.Effect<{ readonly path: string; readonly pusher?: string | undefined }, Denied, R>
 
 export interface Options<R = never, R2 = never> {
   readonly resolve: Resolver<R>
-  /** Called after receive-pack exited successfully (refs may have changed), before the response ends. */
-  readonly onPushed?: ((owner: string, repo: string) => Effect.Effect<void, never, R2>) | undefined
+  /**
+   * Called after receive-pack exited successfully (refs may have changed), before the response
+   * ends; `pusher` is the account the resolver named, if any.
+   */
+  readonly onPushed?: ((owner: string, repo: string, pusher: string | undefined) => Effect.Effect<void, never, R2>) | undefined
   /** Realm of the Basic challenge; "Hearth" unless told. */
   readonly realm?: string | undefined
 }
@@ -105,7 +108,7 @@ const target = <R>(options: Options<R, any>, service: Service) =>
     const owner = params.owner ?? ""
     const repo = repoName(params.repo ?? "")
     const resolved = yield* options.resolve(owner, repo, service, request)
-    return { request, owner, repo, path: resolved.path }
+    return { request, owner, repo, path: resolved.path, pusher: resolved.pusher }
   })
 
 /** The ref advertisement, framed as http-backend frames it. */
@@ -147,7 +150,7 @@ export const rpc = <R, R2>(options: Options<R, R2>, service: Service) =>
     }
     const context = yield* Effect.context<R2>()
     const onPushed = service === "receive-pack" && options.onPushed !== undefined
-      ? () => Effect.runPromiseWith(context)(options.onPushed!(found.owner, found.repo))
+      ? () => Effect.runPromiseWith(context)(options.onPushed!(found.owner, found.repo, found.pusher))
       : undefined
 
     const child = spawn("git", [service, "--stateless-rpc", "--", found.path], {

@@ -1,6 +1,7 @@
 // The whole /api/v1 surface: every resource's group, then the API-wide middleware (which only
 // applies to endpoints added before it, so it comes last).
 import { HttpApi, OpenApi } from "effect/http-api"
+import { FederationApi } from "../../federation/Api.ts"
 import { AdminUsersApi } from "../admin/Api.ts"
 import { BranchesApi } from "../branches/Api.ts"
 import { ContentsApi } from "../contents/Api.ts"
@@ -26,7 +27,7 @@ import { Authentication } from "./Authentication.ts"
 import { ErrorResponses } from "./Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
-  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi, MirrorsApi, FollowsApi, EmailsApi, OAuth2Api, GpgApi, KeysApi, MarkdownApi)
+  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi, MirrorsApi, FollowsApi, EmailsApi, OAuth2Api, GpgApi, KeysApi, MarkdownApi, FederationApi)
   .prefix("/api/v1")
   .middleware(Authentication)
   .middleware(ErrorResponses)

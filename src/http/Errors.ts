@@ -20,6 +20,8 @@ export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyReque
   { httpApiStatus: 429 }
 ) {}
 export class InternalError extends make<InternalError>()("InternalError", 500) {}
+/** Another server (a federation peer) that a request depended on failed or did not answer. */
+export class BadGateway extends make<BadGateway>()("BadGateway", 502) {}
 
 export class NotFound extends Schema.Error<NotFound>("NotFound")({}, { httpApiStatus: 404 }) {}
 export const NotFoundEmpty = NotFound.pipe(HttpApiSchema.asNoContent({ decode: () => new NotFound() }))
@@ -35,7 +37,8 @@ export const commonErrors = [
   ValidationFailed,
   Locked,
   TooManyRequests,
-  InternalError
+  InternalError,
+  BadGateway
 ] as const
 
 export type ApiError =
@@ -49,6 +52,7 @@ export type ApiError =
   | Locked
   | TooManyRequests
   | InternalError
+  | BadGateway
 
 // Short constructors: `url` is filled in when the response is rendered.
 export const badRequest = (message: string) => new BadRequest({ message, url: "" })
@@ -62,6 +66,7 @@ export const locked = (message: string) => new Locked({ message, url: "" })
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new TooManyRequests({ message, url: "", retryAfterSeconds })
 export const internalError = (message: string) => new InternalError({ message, url: "" })
+export const badGateway = (message: string) => new BadGateway({ message, url: "" })
 
 const classes = [
   [BadRequest, 400],
@@ -73,7 +78,8 @@ const classes = [
   [ValidationFailed, 422],
   [Locked, 423],
   [TooManyRequests, 429],
-  [InternalError, 500]
+  [InternalError, 500],
+  [BadGateway, 502]
 ] as const
 
 /** The HTTP status of an API error, or `undefined` for anything else. */

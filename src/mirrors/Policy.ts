@@ -199,50 +199,80 @@ const matchesAddress = (m: Matcher, ip: { readonly bytes: Array<number>; readonl
   })
 }
 
+/** Where a kind of outbound traffic may go: the settings of [migrations] or of [federation]. */
+export interface HostPolicy {
+  readonly allowLocalNetworks: boolean
+  readonly allowed: string
+  readonly blocked: string
+  /** The refusal, in the words of the feature ("You can not import from disallowed hosts."). */
+  readonly refusal: string
+  /** Appended to a refusal: which settings change it. */
+  readonly hints: { readonly local: string; readonly lists: string }
+}
+
+export const migrationsPolicy = (settings: SettingsShape): HostPolicy => ({
+  allowLocalNetworks: settings.migrations.ALLOW_LOCALNETWORKS,
+  allowed: settings.migrations.ALLOWED_DOMAINS,
+  blocked: settings.migrations.BLOCKED_DOMAINS,
+  refusal: HOST_REFUSED,
+  hints: {
+    local: " (it is on a local network; an administrator may allow that with [migrations] ALLOW_LOCALNETWORKS = true)",
+    lists: " (see [migrations] ALLOWED_DOMAINS and BLOCKED_DOMAINS)"
+  }
+})
+
 /**
- * Resolves the remote's host and checks every address; the answer is the git configuration that
- * pins git to those addresses and keeps it from following redirects.
+ * Resolves the URL's host and checks every address it has against the policy; the answer is the
+ * checked addresses (to pin the connection to), or why not.
  */
-export const checkRemote = (settings: SettingsShape, remoteUrl: string): Effect.Effect<Array<{ key: string; value: string }>, RemoteRefused> =>
+export const checkHost = (policy: HostPolicy, remoteUrl: string): Effect.Effect<Array<string>, RemoteRefused> =>
   Effect.gen(function*() {
     const url = new URL(remoteUrl)
     const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase()
-    const blocked = parseMatchList(settings.migrations.BLOCKED_DOMAINS)
-    const allowed = parseMatchList(settings.migrations.ALLOWED_DOMAINS)
+    const blocked = parseMatchList(policy.blocked)
+    const allowed = parseMatchList(policy.allowed)
     const allow = isEmpty(allowed) ? parseMatchList("external") : allowed
     const builtins = new Set(allow.builtins)
-    if (settings.migrations.ALLOW_LOCALNETWORKS) {
+    if (policy.allowLocalNetworks) {
       builtins.add("private")
       builtins.add("loopback")
     }
     const allowList: Matcher = { ...allow, builtins }
-    const literal = isIP(host) !== 0
-    const addresses = literal
+    const addresses = isIP(host) !== 0
       ? [host]
       : yield* Effect.tryPromise({
         try: () => lookup(host, { all: true, verbatim: true }),
-        catch: () => refused(`${HOST_REFUSED} The host name ${host} could not be resolved.`)
+        catch: () => refused(`${policy.refusal} The host name ${host} could not be resolved.`)
       }).pipe(Effect.map((found) => found.map((a) => a.address)))
-    if (addresses.length === 0) return yield* Effect.fail(refused(`${HOST_REFUSED} The host name ${host} could not be resolved.`))
-    const hint = settings.migrations.ALLOW_LOCALNETWORKS
-      ? " (see [migrations] ALLOWED_DOMAINS and BLOCKED_DOMAINS)"
-      : " (it is on a local network; an administrator may allow that with [migrations] ALLOW_LOCALNETWORKS = true)"
+    if (addresses.length === 0) return yield* Effect.fail(refused(`${policy.refusal} The host name ${host} could not be resolved.`))
+    const hint = policy.allowLocalNetworks ? policy.hints.lists : policy.hints.local
     const hostAllowed = matchesHost(allowList, host)
     for (const address of addresses) {
       const ip = classify(address)
-      if (ip === undefined) return yield* Effect.fail(refused(HOST_REFUSED))
-      if (matchesHost(blocked, host) || matchesAddress(blocked, ip)) return yield* Effect.fail(refused(HOST_REFUSED))
+      if (ip === undefined) return yield* Effect.fail(refused(policy.refusal))
+      if (matchesHost(blocked, host) || matchesAddress(blocked, ip)) return yield* Effect.fail(refused(policy.refusal))
       if (!hostAllowed && !matchesAddress(allowList, ip)) {
-        return yield* Effect.fail(refused(`${HOST_REFUSED}${ip.kind === "external" ? "" : hint}`))
+        return yield* Effect.fail(refused(`${policy.refusal}${ip.kind === "external" ? "" : hint}`))
       }
     }
+    return addresses
+  })
+
+/**
+ * Checks the remote's addresses ([migrations]); the answer is the git configuration that pins git
+ * to those addresses and keeps it from following redirects.
+ */
+export const checkRemote = (settings: SettingsShape, remoteUrl: string): Effect.Effect<Array<{ key: string; value: string }>, RemoteRefused> =>
+  Effect.map(checkHost(migrationsPolicy(settings), remoteUrl), (addresses) => {
+    const url = new URL(remoteUrl)
+    const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase()
     // A remote that stops sending for 5 minutes is given up (it would hold the repository's writes).
     const config = [
       { key: "http.followRedirects", value: "false" },
       { key: "http.lowSpeedLimit", value: "1" },
       { key: "http.lowSpeedTime", value: "300" }
     ]
-    if (!literal) {
+    if (isIP(host) === 0) {
       const port = url.port !== "" ? url.port : url.protocol === "https:" ? "443" : "80"
       const pinned = addresses.map((a) => (isIP(a) === 6 ? `[${a}]` : a)).join(",")
       config.push({ key: "http.curloptResolve", value: `${host}:${port}:${pinned}` })
@@ -263,10 +293,11 @@ export const gitConfig = (pin: ReadonlyArray<{ key: string; value: string }>, he
   header === "" ? [...pin] : [...pin, { key: "http.extraHeader", value: header }]
 
 // ---------------------------------------------------------------------------------------------
-// Sealed credentials (AES-256-GCM with a key derived from [security] SECRET_KEY)
+// Sealed secrets (AES-256-GCM with a key derived from [security] SECRET_KEY)
 
-export const sealer = (secretKey: string) => {
-  const key = createHash("sha256").update(`mirror-credentials:${secretKey}`).digest()
+/** Seals with a key derived from SECRET_KEY for one purpose (mirror credentials, federation keys). */
+export const sealer = (secretKey: string, purpose = "mirror-credentials") => {
+  const key = createHash("sha256").update(`${purpose}:${secretKey}`).digest()
   return {
     seal: (plain: string): string => {
       if (plain === "") return ""

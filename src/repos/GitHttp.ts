@@ -2,6 +2,7 @@
 // (the same access rules as the API, credentials by HTTP Basic as git sends them), and what the
 // database learns after a push.
 import { Effect, Layer, Option } from "effect"
+import { Federation } from "../../federation/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import type { HttpServerRequest } from "effect/http"
 import * as SmartHttp from "../git/SmartHttp.ts"
@@ -29,6 +30,7 @@ export const makeGitAccess = Effect.gen(function*() {
   const repos = yield* ReposService
   const policy = yield* RepoPolicy
   const mirrors = yield* MirrorsService
+  const federation = yield* Federation
 
   const usable = (principal: Principal, level: "read" | "write") => {
     const { scopes, user } = principal
@@ -88,13 +90,18 @@ export const makeGitAccess = Effect.gen(function*() {
       return { path: repos.pathOf(owner, repo), owner, repo }
     })
 
-  // After a push: what the database knows, then the commit-graph for fast history reads.
-  const onPushed = (ownerName: string, repoName: string) =>
+  // After a push: what the database knows, then the commit-graph for fast history reads; push
+  // mirrors follow, and the pusher's followers in the fediverse hear of it.
+  const onPushed = (ownerName: string, repoName: string, pusherName?: string) =>
     Effect.gen(function*() {
       const owner = yield* users.get(ownerName)
       const repo = yield* repos.get(owner, repoName)
       yield* repos.recordGitChange(owner, repo, { maintain: true })
       yield* mirrors.pushed(repo.id)
+      if (pusherName !== undefined) {
+        const doer = pusherName === owner.name ? owner : yield* users.get(pusherName)
+        yield* federation.announce({ kind: "pushed", doer, owner, repo })
+      }
     }).pipe(Effect.ignoreCause({ log: "Warn", message: `could not record a push to ${ownerName}/${repoName}` }))
 
   return { usable, check, onPushed }
@@ -127,7 +134,7 @@ export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
       const found = yield* check(caller, ownerName, repoName, level, {
         moved: (moved) => SmartHttp.Denied.moved(new URL(moved.relocate(request.url), settings.server.ROOT_URL).toString())
       })
-      return { path: found.path }
+      return { path: found.path, pusher: caller?.user.name }
     })
 
   return SmartHttp.layer({ resolve, onPushed })

@@ -1,6 +1,7 @@
 import { Cause, Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import { Federation } from "../../federation/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import { HearthApi } from "../http/Api.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Authentication.ts"
@@ -42,6 +43,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const accounts = yield* AccountPolicy
     const users = yield* UsersRepo
     const repoRows = yield* ReposRepo
+    const federation = yield* Federation
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
@@ -92,7 +94,11 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       })
 
     const create = (owner: UserRow, caller: Principal, payload: CreateRepoOption) =>
-      Effect.flatMap(repos.create(owner, payload, caller.user), (repo) => presenter.one(caller, { repo, owner, access: OWNER_ACCESS }))
+      Effect.gen(function*() {
+        const repo = yield* repos.create(owner, payload, caller.user)
+        yield* federation.announce({ kind: "created", doer: caller.user, owner, repo })
+        return yield* presenter.one(caller, { repo, owner, access: OWNER_ACCESS })
+      })
 
     /** POST /orgs/{org}/repos and its deprecated alias: 422 unknown org, 404 invisible, 403 no right. */
     const createInOrg = (orgName: string, payload: CreateRepoOption) =>

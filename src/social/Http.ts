@@ -1,6 +1,9 @@
 // Stars and watches over HTTP (CONTRACT §8): 204s for stars, WatchInfo for watches, and the lists.
+// An owner with `@` (`owner@host/name`) is a repository of another server: starring it sends a
+// ForgeFed Like through the federation (Hearth's addition; local names have no `@`).
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { FederatedSocial, isRemoteHandle } from "../../federation/Social.ts"
 import { Settings } from "../config/Settings.ts"
 import { HearthApi } from "../http/Api.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Authentication.ts"
@@ -21,6 +24,7 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
     const presenter = yield* RepoPresenter
     const social = yield* SocialService
     const users = yield* UsersRepo
+    const remote = yield* FederatedSocial
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
@@ -71,18 +75,22 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
       .handle("checkStarred", ({ params }) =>
         Effect.gen(function*() {
           const me = yield* signedInCaller
-          const { repo } = yield* social.find(me, params.owner, params.repo)
-          if (!(yield* social.isStarred(me.user, repo))) return yield* Errors.notFound()
+          const starred = isRemoteHandle(params.owner)
+            ? yield* remote.isStarred(me.user, params.owner, params.repo)
+            : yield* social.isStarred(me.user, (yield* social.find(me, params.owner, params.repo)).repo)
+          if (!starred) return yield* Errors.notFound()
         }))
       .handle("star", ({ params }) =>
         Effect.gen(function*() {
           const me = yield* signedInCaller
+          if (isRemoteHandle(params.owner)) return yield* remote.star(me.user, params.owner, params.repo)
           const { repo } = yield* social.find(me, params.owner, params.repo)
           yield* social.star(me.user, repo)
         }))
       .handle("unstar", ({ params }) =>
         Effect.gen(function*() {
           const me = yield* signedInCaller
+          if (isRemoteHandle(params.owner)) return yield* remote.unstar(me.user, params.owner, params.repo)
           const { repo } = yield* social.find(me, params.owner, params.repo)
           yield* social.unstar(me.user, repo)
         }))

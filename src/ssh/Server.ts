@@ -127,7 +127,8 @@ export const SshServerLive = Layer.effectDiscard(Effect.gen(function*() {
           channel.end()
         }
         if (parsed.service === "receive-pack" && code === 0) {
-          void run(access.onPushed(result.success.owner.name, result.success.repo.name)).finally(done)
+          const pusher = identity.kind === "user" ? identity.user.name : undefined
+          void run(access.onPushed(result.success.owner.name, result.success.repo.name, pusher)).finally(done)
         } else {
           done()
         }

@@ -1,0 +1,23 @@
+// What local users do in public, as the fediverse sees it: a Note about it in their outbox, sent
+// to their remote followers (Federation.announce). Private repositories, and repositories of
+// accounts that are not public, make no note.
+import type { RepoRow } from "../src/repos/Repo.ts"
+import type { UserRow } from "../src/users/Repo.ts"
+import type { Paths } from "./Paths.ts"
+
+export type RepositoryEvent =
+  | { readonly kind: "created"; readonly doer: UserRow; readonly owner: UserRow; readonly repo: RepoRow }
+  | { readonly kind: "forked"; readonly doer: UserRow; readonly owner: UserRow; readonly repo: RepoRow; readonly source: string }
+  | { readonly kind: "pushed"; readonly doer: UserRow; readonly owner: UserRow; readonly repo: RepoRow }
+
+export const repositoryNote = (paths: Paths, event: RepositoryEvent): { readonly text: string; readonly url: string } | undefined => {
+  const { owner, repo, doer } = event
+  if (repo.isPrivate || owner.visibility !== "public") return undefined
+  const name = `${owner.name}/${repo.name}`
+  const text = event.kind === "created"
+    ? `${doer.name} created the repository ${name}`
+    : event.kind === "forked"
+    ? `${doer.name} forked ${event.source} to ${name}`
+    : `${doer.name} pushed to ${name}`
+  return { text, url: paths.repositoryPage(owner, repo) }
+}
