@@ -132,7 +132,8 @@ export const makeFedify = (deps: FedifyDeps): () => Promise<Loaded> => {
     })
 
     federation
-      .setActorDispatcher("/api/v1/activitypub/user/{identifier}", async (ctx, identifier) => {
+      // Under ROOT_URL's path, if it has one (a server behind a proxy at https://example.com/git/).
+      .setActorDispatcher(`${new URL(paths.root).pathname}api/v1/activitypub/user/{identifier}` as `/${string}{identifier}${string}`, async (ctx, identifier) => {
         const user = await deps.person(identifier)
         if (user === undefined) return null
         const id = new URL(paths.actor(user))

@@ -295,8 +295,9 @@ export const FederationRoutes = Layer.unwrap(Effect.gen(function*() {
       if (Option.isNone(body)) return errorBody(413, `the activity is larger than ${max} bytes ([federation] MAX_SIZE)`)
       const headers = new Headers()
       for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers.set(name, value)
-      // The URL the sender signed: this server's public origin and the request's target.
-      const web = new Request(new URL(request.url, paths.origin), { method: "POST", headers, body: body.value })
+      // The URL the sender signed: the request's target under ROOT_URL (which may have a path, when
+      // a proxy serves Hearth under one and takes it off before passing requests on).
+      const web = new Request(new URL(request.url.replace(/^\//, ""), paths.root), { method: "POST", headers, body: body.value })
       const answer = yield* receive(federation, resolved, web, Buffer.from(body.value).toString("utf8"))
       return answer.message === undefined ? HttpServerResponse.empty({ status: answer.status }) : errorBody(answer.status, answer.message)
     })
