@@ -149,6 +149,8 @@ export interface Backend {
   readonly dataDir: string
   readonly databaseUrl?: string
   readonly logFile: string
+  /** Further HEARTH__ settings of this benchmark's server. */
+  readonly settings?: Record<string, string>
 }
 
 export interface Running {
@@ -173,6 +175,7 @@ export const hearthEnv = (backend: Backend, port: number): NodeJS.ProcessEnv => 
     HEARTH__database__DB_TYPE: backend.name
   })
   if (backend.databaseUrl !== undefined) env.DATABASE_URL = backend.databaseUrl
+  Object.assign(env, backend.settings ?? {})
   return env
 }
 
