@@ -13,9 +13,9 @@ import { sealer } from "../src/mirrors/Policy.ts"
 import { parseGoDuration } from "../src/repos/Service.ts"
 import type { UserRow } from "../src/users/Repo.ts"
 import type { Paths } from "./Paths.ts"
-import type { Documents } from "./Remote.ts"
+import { deliveryFetch, type Documents } from "./Remote.ts"
 import type { FederationRepo } from "./Repo.ts"
-import { type Run, type SqlKvStore, SqlMessageQueue } from "./Store.ts"
+import { reportDeliveryError, type Run, type SqlKvStore, SqlMessageQueue } from "./Store.ts"
 
 export type FedifyModule = typeof import("@fedify/fedify")
 export type Vocab = typeof import("@fedify/fedify/vocab")
@@ -117,7 +117,9 @@ export const makeFedify = (deps: FedifyDeps): () => Promise<Loaded> => {
       attempts: settings.federation.DELIVERY_ATTEMPTS,
       retryDelayMs: (parseGoDuration(settings.federation.DELIVERY_RETRY_DELAY) ?? 60) * 1000,
       seal: keys.seal,
-      open: keys.open
+      open: keys.open,
+      // Deliveries follow [federation]'s host policy, time-out and size cap like every other fetch.
+      fetch: deliveryFetch(settings)
     })
     const federation = F.createFederation<void>({
       kv: deps.kv,
@@ -128,7 +130,9 @@ export const makeFedify = (deps: FedifyDeps): () => Promise<Loaded> => {
       documentLoaderFactory: () => documentLoader as never,
       contextLoaderFactory: () => contextLoader as never,
       // Retries and holding are the queue's (it keeps deliveries to an inbox in order).
-      circuitBreaker: false
+      circuitBreaker: false,
+      // The queue tells a failure Fedify only reports (a 404 or 410 inbox) from a success.
+      onOutboxError: (error) => reportDeliveryError(error)
     })
 
     federation

@@ -72,16 +72,23 @@ export const hostRefused = (settings: SettingsShape, host: string): boolean => {
 interface Answer {
   readonly status: number
   readonly location: string | undefined
-  readonly body: string
+  readonly headers: Record<string, string | Array<string> | undefined>
+  readonly body: Buffer
 }
 
-/** One GET on addresses already checked; the body up to `max` bytes, all within `deadline`. */
-const getPinned = (url: URL, addresses: ReadonlyArray<string>, accept: string, userAgent: string, max: number, deadline: number) =>
+interface Outgoing {
+  readonly method: string
+  readonly headers: Record<string, string>
+  readonly body?: Uint8Array | undefined
+}
+
+/** One request on addresses already checked (no redirect followed); the answer's body up to `max` bytes, all within `deadline`. */
+const requestPinned = (url: URL, addresses: ReadonlyArray<string>, outgoing: Outgoing, max: number, deadline: number) =>
   Effect.callback<Answer, RemoteError>((resume) => {
     const fail = (message: string, status: 400 | 403 | 404 | 502 = 502) => resume(Effect.fail(new RemoteError({ message, status })))
     const request = (url.protocol === "https:" ? httpsRequest : httpRequest)(url, {
-      method: "GET",
-      headers: { accept, "user-agent": userAgent },
+      method: outgoing.method,
+      headers: outgoing.headers,
       // The host resolves to what was checked, and only that.
       lookup: (_host, options, callback) => {
         const all = addresses.map((address) => ({ address, family: isIP(address) }))
@@ -95,7 +102,7 @@ const getPinned = (url: URL, addresses: ReadonlyArray<string>, accept: string, u
     }, Math.max(0, deadline - Date.now()))
     request.on("error", (error) => {
       clearTimeout(timer)
-      fail(`could not fetch ${url.href}: ${error.message}`)
+      fail(`could not reach ${url.href}: ${error.message}`)
     })
     request.on("response", (response) => {
       const declared = Number(response.headers["content-length"] ?? "")
@@ -120,7 +127,8 @@ const getPinned = (url: URL, addresses: ReadonlyArray<string>, accept: string, u
         resume(Effect.succeed({
           status: response.statusCode ?? 0,
           location: response.headers.location,
-          body: Buffer.concat(chunks).toString("utf8")
+          headers: response.headers,
+          body: Buffer.concat(chunks)
         }))
       })
       response.on("error", (error) => {
@@ -128,7 +136,7 @@ const getPinned = (url: URL, addresses: ReadonlyArray<string>, accept: string, u
         fail(`could not read ${url.href}: ${error.message}`)
       })
     })
-    request.end()
+    request.end(outgoing.body === undefined ? undefined : Buffer.from(outgoing.body))
     return Effect.sync(() => {
       clearTimeout(timer)
       request.destroy()
@@ -147,7 +155,8 @@ export const fetchJson = (settings: SettingsShape, raw: string, accept = ACCEPT_
     let url = raw
     for (let hop = 0; ; hop++) {
       const addresses = yield* checkUrl(settings, url)
-      const answer = yield* getPinned(new URL(url), addresses, accept, userAgent, maxBytes(settings), deadline)
+      const outgoing = { method: "GET", headers: { accept, "user-agent": userAgent } }
+      const answer = yield* requestPinned(new URL(url), addresses, outgoing, maxBytes(settings), deadline)
       if (answer.status >= 300 && answer.status < 400 && answer.location !== undefined && hop < MAX_REDIRECTS) {
         url = new URL(answer.location, url).href
         continue
@@ -157,12 +166,42 @@ export const fetchJson = (settings: SettingsShape, raw: string, accept = ACCEPT_
         return yield* new RemoteError({ message: `${url} answered ${answer.status}`, status: 502 })
       }
       try {
-        return JSON.parse(answer.body) as unknown
+        return JSON.parse(answer.body.toString("utf8")) as unknown
       } catch {
         return yield* new RemoteError({ message: `${url} did not answer JSON`, status: 502 })
       }
     }
   })
+
+/** Why a delivery was not even attempted: the place is one this server may not reach. */
+export class DeliveryRefused extends Error {}
+
+/**
+ * The `fetch` that Fedify's deliveries go through (Store.ts runs them inside it): the same rules as
+ * `fetchJson` — the host policy checked on every request, redirects included (Fedify follows
+ * them itself, a request at a time), the connection pinned to the checked addresses, one time-out
+ * per request, at most MAX_SIZE of answer. A refused place throws DeliveryRefused.
+ */
+export const deliveryFetch = (settings: SettingsShape) => async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const request = new Request(input, init)
+  const checked = await Effect.runPromise(Effect.result(checkUrl(settings, request.url)))
+  if (checked._tag === "Failure") throw new DeliveryRefused(`not delivering to ${request.url}: ${checked.failure.message}`)
+  const body = request.body === null ? undefined : new Uint8Array(await request.arrayBuffer())
+  const outgoing = { method: request.method, headers: Object.fromEntries(request.headers), body }
+  const result = await Effect.runPromise(Effect.result(
+    requestPinned(new URL(request.url), checked.success, outgoing, maxBytes(settings), Date.now() + FETCH_TIMEOUT_MS)
+  ))
+  if (result._tag === "Failure") throw new Error(result.failure.message)
+  const answer = result.success
+  if (answer.status < 200 || answer.status > 599) throw new Error(`${request.url} answered ${answer.status}`)
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(answer.headers)) {
+    for (const one of [value ?? []].flat()) headers.append(name, one)
+  }
+  // A Response cannot carry a body with these statuses.
+  const empty = answer.status === 204 || answer.status === 205 || answer.status === 304
+  return new Response(empty ? null : new Uint8Array(answer.body), { status: answer.status, headers })
+}
 
 /** The id of a JSON-LD node given as a string or as an object with `id`. */
 export const idOf = (value: unknown): string | undefined => {

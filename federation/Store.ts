@@ -8,12 +8,26 @@
 // wait behind it, doubling its delay until [federation] DELIVERY_ATTEMPTS run out. Each message is
 // also a row of `jobs` (kind `federation-…`), so deliveries, their attempts and last errors are
 // readable at GET /admin/jobs like every other background job.
+//
+// Fedify settles some deliveries without throwing: a 429/503 with Retry-After it sends again by
+// enqueueing the same message anew, a 404/410 it drops after reporting it (onOutboxError). Taken
+// as they come, the first would let the messages behind it overtake it and show the job as
+// succeeded, the second would show an undelivered activity as succeeded. So each delivery runs
+// in an AsyncLocalStorage context (`Attempt`) that catches both: the same message enqueued again
+// becomes a retry in place (at the later of its backoff and the remote's Retry-After), a reported
+// error without a throw a final failure. The same context routes Fedify's `fetch` (a global it
+// calls directly) through Remote.ts's policy for the deliveries' requests, and only for those.
+//
+// A claimed message is leased for LEASE_MS and the lease renewed while its delivery runs, so
+// the message of a node that died mid-delivery (SIGKILL) is taken again soon after, not never.
 import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions, MessageQueue, MessageQueueEnqueueOptions, MessageQueueListenOptions } from "@fedify/fedify"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
+import { AsyncLocalStorage } from "node:async_hooks"
 import { randomUUID } from "node:crypto"
 import { isDeepStrictEqual } from "node:util"
 import type { JobsRepo } from "../src/jobs/Repo.ts"
+import { DeliveryRefused } from "./Remote.ts"
 
 /** Runs a database effect from Fedify's promise-based callbacks. */
 export type Run = <A>(effect: Effect.Effect<A, unknown>) => Promise<A>
@@ -94,7 +108,51 @@ export interface QueueOptions {
   readonly concurrency?: number
   /** A delivery that has not finished by then counts as failed. */
   readonly deadlineMs?: number
+  /** The `fetch` of the deliveries' requests (Remote.ts's deliveryFetch). */
+  readonly fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>
 }
+
+/** What one delivery learned while Fedify ran it (see the top of this file). */
+interface Attempt {
+  readonly messageId: unknown
+  readonly fetch: QueueOptions["fetch"]
+  /** Fedify enqueued this same message again, to be sent after this long. */
+  retryAfterMs?: number
+  /** The last failure Fedify reported (onOutboxError). */
+  error?: unknown
+  /** The place is one this server may not deliver to: no retry. */
+  refused?: string
+}
+
+const attempts = new AsyncLocalStorage<Attempt>()
+
+/** For Fedify's onOutboxError: the failure of the delivery running. */
+export const reportDeliveryError = (error: unknown) => {
+  const attempt = attempts.getStore()
+  if (attempt !== undefined) attempt.error = error
+}
+
+const HOOK = Symbol.for("hearth.federation.deliveryFetch")
+/** Routes `fetch` calls made inside a delivery to the delivery's own fetch; others pass untouched. */
+const installFetchHook = () => {
+  const global = globalThis as unknown as Record<symbol, boolean>
+  if (global[HOOK] === true) return
+  global[HOOK] = true
+  const previous = globalThis.fetch
+  globalThis.fetch = (input: string | URL | Request, init?: RequestInit) => {
+    const attempt = attempts.getStore()
+    if (attempt?.fetch === undefined) return previous(input, init)
+    return attempt.fetch(input, init).catch((error: unknown) => {
+      if (error instanceof DeliveryRefused) attempt.refused = error.message
+      throw error
+    })
+  }
+}
+
+const messageOf = (error: unknown) => error instanceof Error ? error.message : String(error)
+
+/** How long a claimed message stays invisible to other nodes, renewed while it is delivered. */
+const LEASE_MS = 30_000
 
 type Claimed = { readonly id: string; readonly message: string; readonly job_key: string; readonly attempts: number }
 
@@ -106,13 +164,12 @@ export class SqlMessageQueue implements MessageQueue {
   readonly #run: Run
   readonly #options: QueueOptions
   readonly #waiters = new Set<() => void>()
-  /** How long a claimed message stays invisible to other nodes (a crashed node's comes back). */
-  readonly #lease = 10 * 60_000
   constructor(sql: SqlClient, jobs: (typeof JobsRepo)["Service"], run: Run, options: QueueOptions) {
     this.#sql = sql
     this.#jobs = jobs
     this.#run = run
     this.#options = options
+    if (options.fetch !== undefined) installFetchHook()
   }
 
   #wake() {
@@ -127,6 +184,12 @@ export class SqlMessageQueue implements MessageQueue {
     const sql = this.#sql
     const jobs = this.#jobs
     const delay = Math.max(0, millis(options?.delay) ?? 0)
+    // Fedify sending the message being delivered again: a retry in place, not a new message.
+    const attempt = attempts.getStore()
+    if (attempt !== undefined && messages.length === 1 && messages[0]?.id !== undefined && messages[0].id === attempt.messageId) {
+      attempt.retryAfterMs = delay
+      return
+    }
     const at = new Date(Date.now() + delay)
     const seal = this.#options.seal
     await this.#run(Effect.forEach(messages, (message) =>
@@ -142,7 +205,7 @@ export class SqlMessageQueue implements MessageQueue {
   /** One due message whose ordering key has no earlier message left, leased to this node. */
   #claim(): Promise<ReadonlyArray<Claimed>> {
     const sql = this.#sql
-    return this.#run(sql<Claimed>`UPDATE federation_queue SET locked_until = ${new Date(Date.now() + this.#lease)},
+    return this.#run(sql<Claimed>`UPDATE federation_queue SET locked_until = ${new Date(Date.now() + LEASE_MS)},
         attempts = attempts + 1
       WHERE id = (SELECT q.id FROM federation_queue q
         WHERE q.deliver_at <= now() AND (q.locked_until IS NULL OR q.locked_until < now())
@@ -154,8 +217,10 @@ export class SqlMessageQueue implements MessageQueue {
 
   /** Milliseconds until the next message is due (capped: other nodes may enqueue too). */
   async #idle(): Promise<number> {
-    const rows = await this.#run(this.#sql`SELECT EXTRACT(EPOCH FROM (min(deliver_at) - now())) * 1000 AS wait
-      FROM federation_queue WHERE locked_until IS NULL OR locked_until < now()`)
+    // A message leased by a node that died is due again when its lease ends.
+    const rows = await this.#run(this.#sql`SELECT
+        EXTRACT(EPOCH FROM (min(GREATEST(deliver_at, COALESCE(locked_until, deliver_at))) - now())) * 1000 AS wait
+      FROM federation_queue`)
     const wait = rows[0]?.wait === null || rows[0]?.wait === undefined ? Infinity : Number(rows[0].wait)
     return Math.min(30_000, Math.max(50, wait))
   }
@@ -163,31 +228,58 @@ export class SqlMessageQueue implements MessageQueue {
   async #deliver(claimed: Claimed, handler: (message: any) => Promise<void> | void): Promise<void> {
     const sql = this.#sql
     const jobs = this.#jobs
-    const attempt = Number(claimed.attempts)
-    await this.#run(jobs.started(claimed.job_key, attempt))
+    const attemptNo = Number(claimed.attempts)
+    await this.#run(jobs.started(claimed.job_key, attemptNo))
     const deadline = this.#options.deadlineMs ?? 120_000
     let timer: NodeJS.Timeout | undefined
+    // The lease is renewed while the delivery runs; the last renewal is awaited before the outcome is written.
+    let renewing: Promise<unknown> = Promise.resolve()
+    const renewal = setInterval(() => {
+      renewing = this.#run(sql`UPDATE federation_queue SET locked_until = ${new Date(Date.now() + LEASE_MS)}
+        WHERE id = ${claimed.id} AND locked_until IS NOT NULL`).catch(() => undefined)
+    }, LEASE_MS / 3)
+    let message: any
     try {
+      message = JSON.parse(this.#options.open(claimed.message))
+    } catch {
+      message = undefined // sealed with another SECRET_KEY, or damaged
+    }
+    const attempt: Attempt = { messageId: message?.id, fetch: this.#options.fetch }
+    let outcome: { readonly error?: string; readonly final?: boolean; readonly delayMs?: number } = {}
+    try {
+      if (message === undefined) throw new DeliveryRefused("the queued message could not be read (was [security] SECRET_KEY changed?)")
       await Promise.race([
-        Promise.resolve().then(() => handler(JSON.parse(this.#options.open(claimed.message)))),
+        attempts.run(attempt, () => Promise.resolve().then(() => handler(message))),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new Error(`the delivery did not finish within ${deadline / 1000} s`)), deadline)
         })
       ])
-      await this.#run(Effect.andThen(sql`DELETE FROM federation_queue WHERE id = ${claimed.id}`, jobs.succeeded(claimed.job_key)))
+      if (attempt.retryAfterMs !== undefined) {
+        outcome = { error: attempt.error === undefined ? "the remote asked to be sent this again later" : messageOf(attempt.error), delayMs: attempt.retryAfterMs }
+      } else if (attempt.error !== undefined) {
+        // Reported and not thrown: a failure Fedify does not retry (the inbox is gone: 404, 410).
+        outcome = { error: messageOf(attempt.error), final: true }
+      }
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error)
-      const last = attempt >= this.#options.attempts
-      const retryAt = new Date(Date.now() + this.#options.retryDelayMs * 2 ** (attempt - 1))
-      await this.#run(Effect.andThen(
-        last
-          ? sql`DELETE FROM federation_queue WHERE id = ${claimed.id}`
-          : sql`UPDATE federation_queue SET deliver_at = ${retryAt}, locked_until = NULL WHERE id = ${claimed.id}`,
-        jobs.attemptFailed(claimed.job_key, message, last)
-      ))
+      const refused = attempt.refused ?? (error instanceof DeliveryRefused ? error.message : undefined)
+      outcome = refused !== undefined ? { error: refused, final: true } : { error: messageOf(error) }
     } finally {
       clearTimeout(timer)
+      clearInterval(renewal)
     }
+    await renewing
+    if (outcome.error === undefined) {
+      await this.#run(Effect.andThen(sql`DELETE FROM federation_queue WHERE id = ${claimed.id}`, jobs.succeeded(claimed.job_key)))
+      return
+    }
+    const last = outcome.final === true || attemptNo >= this.#options.attempts
+    const delay = Math.max(this.#options.retryDelayMs * 2 ** (attemptNo - 1), outcome.delayMs ?? 0)
+    await this.#run(Effect.andThen(
+      last
+        ? sql`DELETE FROM federation_queue WHERE id = ${claimed.id}`
+        : sql`UPDATE federation_queue SET deliver_at = ${new Date(Date.now() + delay)}, locked_until = NULL WHERE id = ${claimed.id}`,
+      jobs.attemptFailed(claimed.job_key, outcome.error, last)
+    ))
   }
 
   async getDepth() {

@@ -36,10 +36,10 @@ export interface Sent {
   status: number | undefined
 }
 
-/** What the peer's inboxes do with a POST: pass it to Fedify, or fail it. */
+/** What the peer's inboxes do with a POST: pass it to Fedify, or fail it (once `after` settles, if given). */
 export type InboxMode =
   | { readonly kind: "normal" }
-  | { readonly kind: "status"; readonly status: number; readonly headers?: Record<string, string> }
+  | { readonly kind: "status"; readonly status: number; readonly headers?: Record<string, string>; readonly after?: Promise<unknown> }
   | { readonly kind: "hang" }
 
 export interface PeerOptions {
@@ -69,7 +69,8 @@ export interface Peer {
   readonly sent: Array<Sent>
   /** Errors of the peer's own sends (e.g. an Accept Hearth refused). */
   readonly errors: Array<unknown>
-  inbox: InboxMode
+  /** What the inboxes do: one mode for every POST, or a choice per POST. */
+  inbox: InboxMode | ((post: Received) => InboxMode)
   /** Sends an activity of one of the peer's persons to an actor (Fedify looks its inbox up). */
   readonly send: (activity: V.Activity, to: { readonly id: string; readonly inbox: string }, name?: string) => Promise<void>
   readonly lookup: (url: string) => Promise<V.Object | null>
@@ -311,12 +312,13 @@ export const startPeer = async (options: PeerOptions = {}): Promise<Peer> => {
         }
         posts.push(received)
         if (received.id !== undefined) bodies.set(received.id, json)
-        const mode = peer.inbox
+        const mode = typeof peer.inbox === "function" ? peer.inbox(received) : peer.inbox
         if (mode.kind === "hang") {
           hanging.add(res)
           return
         }
         if (mode.kind === "status") {
+          await mode.after
           received.status = mode.status
           res.writeHead(mode.status, mode.headers ?? {}).end()
           return

@@ -1,0 +1,157 @@
+// Outbound delivery is durable, ordered and bounded (issue 8 item 5, Store.ts): a Hearth user stars
+// and unstars repositories of a Fedify peer (CLIENTS.md §5, with ForgeFed repositories) whose inbox
+// fails in the ways a remote does. A failed delivery keeps its place and is retried with doubling
+// delay, readable as a `federation-outbox` job at /admin/jobs; later deliveries to that server wait
+// behind it (a Like, then its Undo, arrive in that order) and go on once it is delivered or has
+// failed DELIVERY_ATTEMPTS times; a delivery pending when the process is SIGKILLed is delivered
+// after a restart. Deliveries follow the host policy (BLOCKED_HOSTS, local addresses) on every
+// request, redirects included.
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventually, startFederated } from "./support/federation.ts"
+import { type Peer, type Received, startPeer } from "./support/fedify-peer.ts"
+import { basic, createUser, type Hearth, json, request } from "./support/hearth.ts"
+
+let hearth: Hearth
+let peer: Peer
+const repositories = ["failing", "later", "doomed", "after-doomed", "down", "busy"]
+
+beforeAll(async () => {
+  ;[hearth, peer] = await Promise.all([
+    startFederated({ federation: { DELIVERY_ATTEMPTS: "4", DELIVERY_RETRY_DELAY: "1s" } }),
+    startPeer({ names: ["peer"], repositories })
+  ])
+  await createUser(hearth, { username: "Alice", isAdmin: true })
+})
+afterAll(async () => {
+  await Promise.all([hearth?.close(), peer?.close()])
+})
+
+interface Job {
+  readonly id: number
+  readonly kind: string
+  readonly state: string
+  readonly attempts: number
+  readonly last_error: string
+}
+
+/** The delivery jobs, oldest first (the API lists newest first). */
+const deliveries = async (): Promise<Array<Job>> => {
+  const res = await request(hearth, "GET", "/admin/jobs?limit=50", basic("Alice"))
+  expect(res.status).toBe(200)
+  return (await json(res) as Array<Job>).filter((job) => job.kind === "federation-outbox").reverse()
+}
+
+const starPath = (name: string) => `/user/starred/${peer.handle()}/${name}`
+const star = async (name: string) => {
+  const res = await request(hearth, "PUT", starPath(name), basic("Alice"))
+  expect(res.status, await res.clone().text()).toBe(204)
+}
+const unstar = async (name: string) => expect((await request(hearth, "DELETE", starPath(name), basic("Alice"))).status).toBe(204)
+
+/** What the peer's inbox got about one of its repositories: "Like" or "Undo", with the answer. */
+const about = (name: string) => (post: Received) =>
+  post.body?.object === peer.repository(name) || post.body?.object?.object === peer.repository(name)
+const postsAbout = (name: string) => peer.posts.filter(about(name)).map((post) => `${post.type} ${post.status}`)
+const verifiedAbout = (name: string) =>
+  peer.verified.filter((a) => a.json?.object === peer.repository(name) || a.json?.object?.object === peer.repository(name)).map((a) => a.type)
+
+/** The jobs enqueued after `before` of them, once `done` holds for them. */
+const jobsAfter = (before: number, count: number, done: (jobs: Array<Job>) => boolean, what: string) =>
+  eventually(async () => {
+    const jobs = (await deliveries()).slice(before)
+    return jobs.length === count && done(jobs) ? jobs : undefined
+  }, 30_000, what)
+
+describe("a failing inbox", () => {
+  it("the job shows retrying with attempts and the last error; the Undo waits behind the Like; both arrive, in order", async () => {
+    const before = (await deliveries()).length
+    peer.inbox = { kind: "status", status: 500 }
+    await star("failing")
+    const [like] = await jobsAfter(before, 1, ([j]) => j!.state === "retrying" && j!.attempts >= 1, "the Like to be retrying")
+    expect(like!.last_error).toMatch(/500/)
+
+    await unstar("failing")
+    // The Like is tried again while the Undo, behind it, is not tried at all.
+    const waiting = await jobsAfter(before, 2, ([j]) => j!.attempts >= 2, "a second attempt of the Like")
+    expect(waiting[1]).toMatchObject({ state: "queued", attempts: 0 })
+    expect(postsAbout("failing").every((post) => post === "Like 500")).toBe(true)
+
+    peer.inbox = { kind: "normal" }
+    const done = await jobsAfter(before, 2, (jobs) => jobs.every((j) => j.state === "succeeded"), "both to be delivered")
+    expect(done[0]!.attempts).toBeGreaterThanOrEqual(2)
+    expect(done[1]!.attempts).toBe(1)
+    expect(verifiedAbout("failing")).toEqual(["Like", "Undo"])
+    expect(postsAbout("failing").slice(-2)).toEqual(["Like 202", "Undo 202"])
+  })
+
+  it("a 503 with Retry-After keeps the Like's place: its Undo does not overtake it, and the attempt counts", async () => {
+    const before = (await deliveries()).length
+    let release!: () => void
+    const held = new Promise<void>((resolve) => release = resolve)
+    // The Like's first attempt is answered 503 (both of Fedify's knocks, one signature format each),
+    // and only once its Undo is queued behind it.
+    let busy = 2
+    peer.inbox = (post) => {
+      if (post.type === "Like" && about("busy")(post) && busy > 0) {
+        busy--
+        return { kind: "status", status: 503, headers: { "retry-after": "1" }, after: held }
+      }
+      return { kind: "normal" }
+    }
+    await star("busy")
+    await eventually(async () => peer.posts.some(about("busy")) ? true : undefined, 15_000, "the Like to reach the peer")
+    await unstar("busy")
+    await jobsAfter(before, 2, () => true, "the Undo to be queued")
+    release()
+
+    const done = await jobsAfter(before, 2, (jobs) => jobs.every((j) => j.state === "succeeded"), "both to be delivered")
+    expect(verifiedAbout("busy")).toEqual(["Like", "Undo"])
+    expect(postsAbout("busy")).toEqual(["Like 503", "Like 503", "Like 202", "Undo 202"])
+    expect(done.map((j) => j.attempts)).toEqual([2, 1])
+    peer.inbox = { kind: "normal" }
+  })
+
+  it(`after DELIVERY_ATTEMPTS the job is failed, and the deliveries behind it go on`, async () => {
+    const before = (await deliveries()).length
+    peer.inbox = (post) => about("doomed")(post) ? { kind: "status", status: 500 } : { kind: "normal" }
+    await star("doomed")
+    await star("after-doomed")
+    const jobs = await jobsAfter(before, 2, ([a, b]) => a!.state === "failed" && b!.state === "succeeded", "the first to fail, the second to go")
+    expect(jobs[0]).toMatchObject({ state: "failed", attempts: 4 })
+    expect(jobs[0]!.last_error).toMatch(/500/)
+    // Four attempts of two knocks each.
+    expect(postsAbout("doomed")).toEqual(Array(8).fill("Like 500"))
+    expect(verifiedAbout("after-doomed")).toEqual(["Like"])
+    // The second waited for the first's last attempt.
+    const order = peer.posts.map((post) => post.body?.object)
+    expect(order.indexOf(peer.repository("after-doomed"))).toBeGreaterThan(order.lastIndexOf(peer.repository("doomed")))
+    peer.inbox = { kind: "normal" }
+  })
+
+  it("a 410 (the inbox is gone) fails the job at once, with the reason", async () => {
+    const before = (await deliveries()).length
+    peer.inbox = { kind: "status", status: 410 }
+    await star("later")
+    const [job] = await jobsAfter(before, 1, ([j]) => j!.state === "failed", "the job to fail")
+    expect(job!.attempts).toBe(1)
+    expect(job!.last_error).toMatch(/410/)
+    peer.inbox = { kind: "normal" }
+    await unstar("later")
+  })
+
+  it("the peer down: the job is retrying with the connection's error, and delivered when the peer is back", async () => {
+    const before = (await deliveries()).length
+    await star("down")
+    await jobsAfter(before, 1, ([j]) => j!.state === "succeeded", "the Like to be delivered")
+    await peer.stop()
+    try {
+      await unstar("down") // the repository is known: nothing to look up
+      const [, job] = await jobsAfter(before, 2, ([, j]) => j!.state === "retrying", "the Undo to be retrying")
+      expect(job!.last_error).toMatch(/ECONNREFUSED|connect/i)
+    } finally {
+      await peer.start()
+    }
+    await jobsAfter(before, 2, ([, j]) => j!.state === "succeeded", "the Undo to be delivered")
+    expect(verifiedAbout("down")).toEqual(["Like", "Undo"])
+  })
+})
