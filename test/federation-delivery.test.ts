@@ -6,10 +6,15 @@
 // failed DELIVERY_ATTEMPTS times; a delivery pending when the process is SIGKILLed is delivered
 // after a restart. Deliveries follow the host policy (BLOCKED_HOSTS, local addresses) on every
 // request, redirects included.
+import { Effect, Exit, Scope } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually, startFederated } from "./support/federation.ts"
 import { type Peer, type Received, startPeer } from "./support/fedify-peer.ts"
-import { basic, createUser, type Hearth, json, request } from "./support/hearth.ts"
+import { basic, createUser, freePort, freshPostgresDatabase, type Hearth, json, request } from "./support/hearth.ts"
+import { type HearthProcess, killAll, spawnHearth, within } from "./support/spawn.ts"
 
 let hearth: Hearth
 let peer: Peer
@@ -154,4 +159,87 @@ describe("a failing inbox", () => {
     await jobsAfter(before, 2, ([, j]) => j!.state === "succeeded", "the Undo to be delivered")
     expect(verifiedAbout("down")).toEqual(["Like", "Undo"])
   })
+})
+
+describe("a delivery pending when the process is SIGKILLed", () => {
+  // A real `hearth serve` on one port and one data dir, killed and started again: the queued
+  // activities name its actors and keys by URL, so it must come back where it was.
+  const scope = Effect.runSync(Scope.make())
+  const dataDir = mkdtempSync(join(tmpdir(), "hearth-delivery-kill-"))
+  let env: Record<string, string> = {}
+  let port = 0
+  let server: HearthProcess | undefined
+  let waiting: Peer
+  let hanging: Peer
+  const base = () => `http://127.0.0.1:${port}`
+  const api = (method: string, path: string) => fetch(`${base()}/api/v1${path}`, { method, headers: { authorization: basic("alice") } })
+
+  const start = async () => {
+    server = spawnHearth(env, ["serve"], port)
+    for (let i = 0; i < 600; i++) {
+      if (await fetch(`${base()}/api/v1/version`).then((r) => r.ok, () => false)) return
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    throw new Error(`hearth did not start: ${server.output().stderr}`)
+  }
+  const jobs = async (): Promise<Array<Job>> =>
+    ((await (await api("GET", "/admin/jobs?limit=50")).json()) as Array<Job>).filter((job) => job.kind === "federation-outbox").reverse()
+
+  beforeAll(async () => {
+    port = await freePort()
+    env = {
+      HEARTH__server__APP_DATA_PATH: dataDir,
+      HEARTH__server__ROOT_URL: `http://127.0.0.1:${port}/`,
+      HEARTH__log__LEVEL: "Error",
+      HEARTH__federation__ENABLED: "true",
+      HEARTH__federation__USE_INSECURE_HTTP: "true",
+      HEARTH__federation__ALLOW_LOCALNETWORKS: "true",
+      HEARTH__federation__DELIVERY_RETRY_DELAY: "1s",
+      HEARTH__federation__DELIVERY_ATTEMPTS: "10"
+    }
+    const pg = process.env.TEST_DATABASE_URL
+    if (pg !== undefined && pg !== "") {
+      const url = await Effect.runPromise(Scope.provide(freshPostgresDatabase(pg), scope))
+      env = { ...env, HEARTH__database__DB_TYPE: "postgres", HEARTH__database__DATABASE_URL: url }
+    }
+    ;[waiting, hanging] = await Promise.all([startPeer({ repositories: ["waiting"] }), startPeer({ repositories: ["hanging"] })])
+    const create = spawnHearth(env, ["admin", "user", "create", "--username", "alice", "--email", "alice@example.com", "--password", "password123", "--admin"])
+    expect((await within(create.exited, 60_000, "admin user create")).code).toBe(0)
+    await start()
+  }, 120_000)
+  afterAll(async () => {
+    killAll()
+    await Promise.all([waiting?.close(), hanging?.close()])
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it("one waiting to be retried, and one in flight, are both delivered after a restart", async () => {
+    // To one peer the Like fails and waits for its retry; the other peer's inbox holds the Like unanswered.
+    waiting.inbox = { kind: "status", status: 500 }
+    hanging.inbox = { kind: "hang" }
+    expect((await api("PUT", `/user/starred/${waiting.handle()}/waiting`)).status).toBe(204)
+    await eventually(async () => (await jobs())[0]?.state === "retrying" ? true : undefined, 30_000, "the first Like to be retrying")
+    expect((await api("PUT", `/user/starred/${hanging.handle()}/hanging`)).status).toBe(204)
+    await eventually(async () => hanging.posts.some((post) => post.type === "Like") ? true : undefined, 30_000, "the second Like in flight")
+
+    const running = server!
+    running.child.kill("SIGKILL")
+    expect((await within(running.exited, 15_000, "exit after SIGKILL")).signal).toBe("SIGKILL")
+    waiting.inbox = { kind: "normal" }
+    hanging.inbox = { kind: "normal" }
+    await start()
+
+    // The in-flight one's lease (30 s) has to run out first: another node might still be sending it.
+    await eventually(async () => waiting.verified.some((a) => a.type === "Like") ? true : undefined, 60_000, "the waiting Like after the restart")
+    await eventually(async () => hanging.verified.some((a) => a.type === "Like") ? true : undefined, 90_000, "the in-flight Like after the restart")
+    const done = await eventually(async () => {
+      const list = await jobs()
+      return list.length === 2 && list.every((job) => job.state === "succeeded") ? list : undefined
+    }, 30_000, "both jobs to succeed")
+    expect(done.every((job) => job.attempts >= 2)).toBe(true)
+    // Each was delivered once: no copy was sent by a run that no longer exists.
+    expect(waiting.posts.filter((post) => post.type === "Like" && post.status === 202)).toHaveLength(1)
+    expect(hanging.posts.filter((post) => post.type === "Like" && post.status === 202)).toHaveLength(1)
+  }, 180_000)
 })

@@ -3,10 +3,16 @@
 // 9421 from one peer, draft-cavage from another), each accepted with an Accept the peer verifies;
 // a Hearth user follows the peer by handle; the peer stars and unstars a Hearth repository
 // (ForgeFed Like / Undo); Hearth users' public activity reaches the peer as a Create of a Note.
+// And the bad input of a remote (the Bad input paragraph): a server that hangs or answers garbage
+// costs a local request at most the fetch time-out, answered 502 or 4xx, and records nothing.
+import * as V from "@fedify/fedify/vocab"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { mkdtempSync, rmSync } from "node:fs"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo, Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as V from "@fedify/fedify/vocab"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually, startFederated } from "./support/federation.ts"
 import { type Peer, startPeer } from "./support/fedify-peer.ts"
@@ -178,4 +184,153 @@ describe("Hearth users' public activity reaches the peer", () => {
     expect(after.json.object.content).toContain("Carol/after")
     expect(creates().some((a) => String(a.json.object.content).includes("secret"))).toBe(false)
   })
+})
+
+/**
+ * A server that is not a fediverse server: WebFinger and actor documents that go wrong in one way
+ * per account name, and connections it accepts and never answers.
+ */
+const startBadServer = async () => {
+  const sockets = new Set<Socket>()
+  const server: Server = createServer()
+  server.on("connection", (socket) => {
+    sockets.add(socket)
+    socket.on("close", () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const requests: Array<string> = []
+  const actor = (name: string, fields: Record<string, unknown> = {}) => ({
+    "@context": "https://www.w3.org/ns/activitystreams",
+    id: `${base}/actors/${name}`,
+    type: "Person",
+    preferredUsername: name,
+    inbox: `${base}/actors/${name}/inbox`,
+    ...fields
+  })
+  const send = (res: ServerResponse, type: string, body: string | object) =>
+    res.writeHead(200, { "content-type": type }).end(typeof body === "string" ? body : JSON.stringify(body))
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? "/", base)
+    requests.push(url.pathname)
+    const name = url.pathname === "/.well-known/webfinger"
+      ? /^acct:([^@]+)@/.exec(url.searchParams.get("resource") ?? "")?.[1] ?? ""
+      : /^\/actors\/([^/]+)$/.exec(url.pathname)?.[1] ?? ""
+    if (url.pathname === "/.well-known/webfinger") {
+      if (name === "hang") return // the connection stays open, unanswered
+      if (name === "stall") return void res.writeHead(200, { "content-type": "application/jrd+json" }).write("{\"links\": [")
+      if (name === "garbage") return send(res, "application/jrd+json", "{\"links\": [{\"rel\": \"self\",")
+      if (name === "html") return send(res, "text/html", "<html><body>Welcome to nginx!</body></html>")
+      return send(res, "application/jrd+json", {
+        subject: `acct:${name}@${new URL(base).host}`,
+        links: [{ rel: "self", type: "application/activity+json", href: `${base}/actors/${name}` }]
+      })
+    }
+    switch (name) {
+      case "huge": {
+        // No Content-Length: the cap has to count what arrives.
+        res.writeHead(200, { "content-type": "application/activity+json" })
+        const chunk = Buffer.alloc(1 << 20, " ")
+        res.write(`{"id": "${base}/actors/huge", "type": "Person", "inbox": "${base}/inbox", "padding": "`)
+        for (let i = 0; i < 5; i++) res.write(chunk)
+        return void res.end("\"}")
+      }
+      case "declared":
+        return void res.writeHead(200, { "content-type": "application/activity+json", "content-length": String(5 << 20) }).write("{")
+      case "elsewhere":
+        // Claims to be an actor of another server.
+        return send(res, "application/activity+json", actor(name, { id: "http://127.0.0.2:9/actors/elsewhere" }))
+      case "noinbox":
+        return send(res, "application/activity+json", actor(name, { inbox: undefined }))
+      case "note":
+        return send(res, "application/activity+json", actor(name, { type: "Note" }))
+      case "array":
+        return send(res, "application/activity+json", [actor(name)])
+      default:
+        return void res.writeHead(404).end()
+    }
+  })
+  return {
+    base,
+    host: new URL(base).host,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        for (const socket of sockets) socket.destroy()
+      })
+  }
+}
+
+describe("a remote that hangs or answers garbage", () => {
+  let bad: Awaited<ReturnType<typeof startBadServer>>
+  beforeAll(async () => {
+    bad = await startBadServer()
+  })
+  afterAll(async () => {
+    await bad?.close()
+  })
+
+  /** What Hearth recorded of the bad server: actors, and Alice's follows. */
+  const recorded = () =>
+    hearth.run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      const actors = yield* sql`SELECT count(*) AS n FROM federation_actors WHERE host = ${bad.host}`
+      const follows = yield* sql`SELECT count(*) AS n FROM federation_following f JOIN federation_actors a ON a.id = f.actor_id
+        WHERE a.host = ${bad.host}`
+      const queued = yield* sql`SELECT count(*) AS n FROM federation_queue`
+      return { actors: Number(actors[0]!.n), follows: Number(follows[0]!.n), queued: Number(queued[0]!.n) }
+    }))
+
+  it("a server that never answers: the follow answers 502 within the time-out, other requests at once meanwhile", async () => {
+    const seen = bad.requests.length
+    let settled = false
+    const started = Date.now()
+    const follows = Promise.all(["hang", "stall"].map((name) =>
+      request(hearth, "PUT", `/user/following/${name}@${bad.host}`, basic("Alice")).then(async (res) => ({ status: res.status, body: await res.json() }))
+    )).finally(() => settled = true)
+    await eventually(async () => bad.requests.length >= seen + 2 ? true : undefined, 15_000, "both requests at the bad server")
+
+    // Meanwhile Hearth answers everything else, its own federation routes included.
+    for (let i = 0; i < 3; i++) {
+      expect((await request(hearth, "GET", "/version")).status).toBe(200)
+      expect((await request(hearth, "GET", "/user", basic("Carol"))).status).toBe(200)
+      expect((await fetch(`${hearth.base}/.well-known/webfinger?resource=acct:Carol@${new URL(hearth.base).host}`)).status).toBe(200)
+      expect((await request(hearth, "PUT", `/user/following/${rfc.handle()}`, basic("Alice"))).status).toBe(204)
+    }
+    expect(settled).toBe(false)
+
+    const answers = await follows
+    expect(Date.now() - started).toBeLessThan(25_000)
+    for (const answer of answers) {
+      expect(answer.status).toBe(502)
+      expect(answer.body.message).toMatch(/did not answer within 10 s/)
+    }
+    expect(await recorded()).toMatchObject({ actors: 0, follows: 0 })
+  }, 60_000)
+
+  const refusals: Array<[string, number, RegExp]> = [
+    ["garbage", 502, /did not answer JSON/],
+    ["html", 502, /did not answer JSON/],
+    ["huge", 502, /more than 4194304 bytes/],
+    ["declared", 502, /more than 4194304 bytes/],
+    ["elsewhere", 502, /another server/],
+    ["noinbox", 502, /no inbox/],
+    ["array", 502, /not an ActivityPub object/],
+    ["note", 422, /not an actor/]
+  ]
+  for (const [name, status, message] of refusals) {
+    it(`an answer that is not a usable actor (${name}) is refused with ${status} and changes nothing`, async () => {
+      const before = await recorded()
+      const res = await request(hearth, "PUT", `/user/following/${name}@${bad.host}`, basic("Alice"))
+      expect(res.status).toBe(status)
+      expect((await res.json()).message).toMatch(message)
+      expect(await recorded()).toEqual(before)
+      expect(before).toMatchObject({ actors: 0, follows: 0 })
+      // Starring a repository of such an owner fails the same way.
+      const star = await request(hearth, "PUT", `/user/starred/${name}@${bad.host}/repo`, basic("Alice"))
+      expect(star.status).toBe(status)
+      expect(await recorded()).toEqual(before)
+    })
+  }
 })
