@@ -287,7 +287,7 @@ describe("a remote that hangs or answers garbage", () => {
     let settled = false
     const started = Date.now()
     const follows = Promise.all(["hang", "stall"].map((name) =>
-      request(hearth, "PUT", `/user/following/${name}@${bad.host}`, basic("Alice")).then(async (res) => ({ status: res.status, body: await res.json() }))
+      request(hearth, "PUT", `/user/following/${name}@${bad.host}`, basic("Alice")).then(async (res) => ({ status: res.status, body: await json(res) }))
     )).finally(() => settled = true)
     await eventually(async () => bad.requests.length >= seen + 2 ? true : undefined, 15_000, "both requests at the bad server")
 
@@ -324,7 +324,7 @@ describe("a remote that hangs or answers garbage", () => {
       const before = await recorded()
       const res = await request(hearth, "PUT", `/user/following/${name}@${bad.host}`, basic("Alice"))
       expect(res.status).toBe(status)
-      expect((await res.json()).message).toMatch(message)
+      expect((await json(res)).message).toMatch(message)
       expect(await recorded()).toEqual(before)
       expect(before).toMatchObject({ actors: 0, follows: 0 })
       // Starring a repository of such an owner fails the same way.
