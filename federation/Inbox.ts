@@ -1,8 +1,9 @@
 // Inboxes: a user's, a repository's and the shared one. An activity is taken only when:
 // - its HTTP signature verifies (draft-cavage `Signature` + `Digest`, or RFC 9421
-//   `Signature-Input` + `Content-Digest`), made with an algorithm of [federation]
-//   SIGNATURE_ALGORITHMS, over the request target, the date and the body digest, dated within an
-//   hour of now, with a key its actor owns (keys are fetched through Remote.ts and remembered);
+//   `Signature-Input` + `Content-Digest`, every signature of it), made with a key whose algorithm
+//   [federation] SIGNATURE_ALGORITHMS allows (whatever algorithm name the request gives), over the
+//   request target, the date and the body digest, dated within an hour of now, with a key its
+//   actor owns and its actor's server serves (keys are fetched through Remote.ts and remembered);
 //   with SIGNATURE_ENFORCED off, unsigned activities are taken too;
 // - it is a JSON object with a type, an actor of a host this server federates with, and an id
 //   on the actor's own server;
@@ -11,7 +12,8 @@
 // a key of another actor or a refused host 403, malformed 400, too large 413 (before reading it);
 // none changes anything. Handled: Follow (→ Accept), Undo of Follow and Like, Like of a
 // repository (a federated star), Accept/Reject of our Follows, Update and Delete of the sender's
-// own actor; anything else from an actor local users follow lands in their received activities.
+// own actor (a Delete verifies with the remembered key: the actor's document is gone by then);
+// anything else from an actor local users follow lands in their received activities, once each.
 import { Effect, Option } from "effect"
 import type { UserRow } from "../src/users/Repo.ts"
 import * as Activities from "./Activities.ts"
@@ -36,6 +38,8 @@ type Json = Record<string, unknown>
 
 /** How long handled activity ids are remembered: well past the signatures' hour. */
 const HANDLED_DAYS = 7
+/** The activities that change something here (the others are kept for the sender's followers). */
+const HANDLED_TYPES = new Set(["Follow", "Like", "Undo", "Accept", "Reject", "Update", "Delete"])
 
 const refuse = (status: number, message: string): InboxAnswer => ({ status, message })
 const ACCEPTED: InboxAnswer = { status: 202 }
@@ -47,8 +51,39 @@ const RFC9421_NAMES: Record<string, string> = {
 }
 
 /**
+ * The members of an RFC 9421 `Signature-Input`, each label's covered components (lower case) and
+ * its parameters: split at the commas outside quotes and parentheses.
+ */
+const signatureInputs = (input: string): ReadonlyArray<{ readonly components: string; readonly params: string }> => {
+  const members: Array<{ components: string; params: string }> = []
+  let depth = 0
+  let quoted = false
+  let start = 0
+  const push = (end: number) => {
+    const member = /^\s*[^=\s]+=\(([^)]*)\)(.*)$/s.exec(input.slice(start, end))
+    members.push(member === null ? { components: "", params: "" } : { components: member[1]!.toLowerCase(), params: member[2]! })
+  }
+  for (let i = 0; i < input.length; i++) {
+    const c = input[i]
+    if (quoted) {
+      if (c === "\\") i++
+      else if (c === "\"") quoted = false
+    } else if (c === "\"") quoted = true
+    else if (c === "(") depth++
+    else if (c === ")") depth--
+    else if (c === "," && depth === 0) {
+      push(i)
+      start = i + 1
+    }
+  }
+  push(input.length)
+  return members
+}
+
+/**
  * The signature scheme of a request, when its headers follow the rules above (which algorithm,
- * what is signed); a refusal otherwise. Fedify checks the signature itself.
+ * what is signed); a refusal otherwise. Fedify checks the signature itself. In RFC 9421 every
+ * signature must follow them: Fedify takes the request when any one of them verifies.
  */
 export const signatureScheme = (
   allowedAlgorithms: string,
@@ -59,15 +94,16 @@ export const signatureScheme = (
   const signature = headers.get("signature")
   if (input !== null && signature !== null) {
     if (headers.get("content-digest") === null) return refuse(401, "the request has no Content-Digest")
-    const components = (/\(([^)]*)\)/.exec(input)?.[1] ?? "").toLowerCase()
-    if (!components.includes("\"content-digest\"")) return refuse(401, "the request's Content-Digest is not signed")
-    if (!components.includes("\"@method\"") || !/"@(target-uri|path|request-target)"/.test(components)) {
-      return refuse(401, "the request's method and target are not signed")
-    }
-    if (!components.includes("\"date\"") && !/;\s*created=/i.test(input)) return refuse(401, "the request's date is not signed")
-    for (const m of input.matchAll(/;\s*alg="([^"]*)"/gi)) {
-      const name = RFC9421_NAMES[m[1]!.toLowerCase()] ?? m[1]!.toLowerCase()
-      if (!allowed.includes(name)) return refuse(401, `the signature algorithm ${m[1]} is not allowed here`)
+    for (const { components, params } of signatureInputs(input)) {
+      if (!components.includes("\"content-digest\"")) return refuse(401, "the request's Content-Digest is not signed")
+      if (!components.includes("\"@method\"") || !/"@(target-uri|path|request-target)"/.test(components)) {
+        return refuse(401, "the request's method and target are not signed")
+      }
+      if (!components.includes("\"date\"") && !/;\s*created=/i.test(params)) return refuse(401, "the request's date is not signed")
+      const alg = /;\s*alg="([^"]*)"/i.exec(params)?.[1]?.toLowerCase()
+      if (alg !== undefined && !allowed.includes(RFC9421_NAMES[alg] ?? alg)) {
+        return refuse(401, `the signature algorithm ${alg} is not allowed here`)
+      }
     }
     return { spec: "rfc9421" }
   }
@@ -86,6 +122,18 @@ export const signatureScheme = (
   }
   return refuse(401, "the request is not signed")
 }
+
+/**
+ * What a verified signature was checked with, as SIGNATURE_ALGORITHMS names it: its key's
+ * algorithm, whatever name the request gave (draft-cavage's `hs2019` or none, RFC 9421 without
+ * `alg`), since that is what Fedify verified with.
+ */
+const keyAlgorithm = (key: { readonly algorithm: { readonly name: string; readonly hash?: { readonly name: string } } }) =>
+  key.algorithm.name === "Ed25519"
+    ? "ed25519"
+    : key.algorithm.name === "RSASSA-PKCS1-v1_5"
+    ? `rsa-${(key.algorithm.hash?.name ?? "SHA-256").replace("SHA-", "sha")}`
+    : key.algorithm.name.toLowerCase()
 
 /**
  * Remote public keys, remembered in the key-value store under their owner's URL (the key id
@@ -118,28 +166,48 @@ const forgetKeys = (federation: FederationShape, actorUri: string) =>
 /** Verifies the request's signature; the answer is a refusal, or nothing when it may be taken. */
 const verify = (federation: FederationShape, request: Request, actorUri: string) =>
   Effect.gen(function*() {
-    const scheme = signatureScheme(federation.settings.federation.SIGNATURE_ALGORITHMS, request.headers)
+    const allowed = federation.settings.federation.SIGNATURE_ALGORITHMS
+    const scheme = signatureScheme(allowed, request.headers)
     if ("status" in scheme) return Option.some(scheme)
     const loaded = yield* federation.fedify
-    const result = yield* Effect.promise(() =>
+    // Keys are remembered in the key-value store; when Fedify fetches one (none remembered, or the
+    // remembered one failed: the key may have changed), it gets the document as it is now.
+    const documentLoader = async (url: string) => ({
+      contextUrl: null,
+      documentUrl: url.replace(/#.*$/, ""),
+      document: await Effect.runPromise(federation.documents.fetch(url, { fresh: true }))
+    })
+    const result = yield* Effect.tryPromise(() =>
       loaded.F.verifyRequestDetailed(request, {
         spec: scheme.spec,
-        documentLoader: loaded.documentLoader as never,
+        documentLoader: documentLoader as never,
         contextLoader: loaded.contextLoader as never,
         timeWindow: { hours: 1 },
         keyCache: keyCache(federation, loaded) as never
       })
+    ).pipe(
+      // e.g. a draft-cavage signature made with an Ed25519 key, which Fedify checks as RSA
+      Effect.catch((error) => Effect.as(Effect.logWarning("an inbox signature could not be checked", error.cause), undefined))
     )
-    if (!result.verified) {
-      const reason = result.reason.type === "keyFetchError"
+    if (result === undefined || !result.verified) {
+      const reason = result === undefined
+        ? "its key cannot make such a signature"
+        : result.reason.type === "keyFetchError"
         ? "its key could not be fetched"
         : result.reason.type === "noSignature"
         ? "it is not signed"
         : "its signature does not verify (or it is too old)"
       return Option.some(refuse(401, `request signature verification failed: ${reason}`))
     }
-    const owner = result.key.ownerId?.href ?? result.key.id?.href.replace(/#.*$/, "")
-    if (owner !== actorUri) return Option.some(refuse(403, "the request is signed with the key of another actor than the activity's"))
+    const algorithm = keyAlgorithm(result.key.publicKey as never)
+    if (!allowed.split(",").includes(algorithm)) return Option.some(refuse(401, `the signature algorithm ${algorithm} is not allowed here`))
+    // The key must be the actor's: owned by it, and served by its server (a key elsewhere could
+    // claim any owner).
+    const keyId = result.key.id?.href
+    const owner = result.key.ownerId?.href ?? keyId?.replace(/#.*$/, "")
+    if (owner !== actorUri || keyId === undefined || new URL(keyId).origin !== new URL(actorUri).origin) {
+      return Option.some(refuse(403, "the request is signed with the key of another actor than the activity's"))
+    }
     return Option.none()
   })
 
@@ -176,16 +244,36 @@ export const receive = (federation: FederationShape, target: InboxTarget, reques
       const refused = yield* verify(federation, request, actorUri)
       if (Option.isSome(refused)) return refused.value
     }
-    const actorResult = yield* Effect.result(federation.remember(actorUri))
-    if (actorResult._tag === "Failure") {
-      const error = actorResult.failure
-      return refuse(error.status === 403 ? 403 : 400, `the activity's actor could not be used: ${error.message}`)
+    const objectId = idOf(activity.object)
+    let actor: RemoteActor
+    if (type === "Delete" && objectId === actorUri) {
+      // A deleted actor's document is gone: the one recorded here is the one deleted (none, nothing to delete).
+      const recorded = yield* Effect.orDie(repo.actorByUri(actorUri))
+      if (Option.isNone(recorded)) {
+        yield* forgetKeys(federation, actorUri)
+        return ACCEPTED
+      }
+      actor = recorded.value
+    } else {
+      const actorResult = yield* Effect.result(federation.remember(actorUri))
+      if (actorResult._tag === "Failure") {
+        const error = actorResult.failure
+        return refuse(error.status === 403 ? 403 : 400, `the activity's actor could not be used: ${error.message}`)
+      }
+      actor = actorResult.success
     }
-    const actor = actorResult.success
 
-    if (yield* Effect.orDie(repo.wasHandled(activityId))) return ACCEPTED
-    const answer = yield* handle(federation, target, activity, type, actor)
-    if (answer.status < 300) yield* Effect.orDie(repo.markHandled(activityId, HANDLED_DAYS))
+    // Update and Delete change something only for the sender's own actor; the rest is kept.
+    if (!HANDLED_TYPES.has(type) || ((type === "Update" || type === "Delete") && objectId !== actorUri)) {
+      yield* keep(federation, target, activity, actor)
+      return ACCEPTED
+    }
+    // Claimed before it is handled, so that a replay arriving meanwhile changes nothing either;
+    // released when it was not taken, so that a later delivery of it may be.
+    if (!(yield* Effect.orDie(repo.markHandled(activityId, HANDLED_DAYS)))) return ACCEPTED
+    const release = Effect.ignore(repo.unmarkHandled(activityId))
+    const answer = yield* handle(federation, target, activity, type, actor).pipe(Effect.onError(() => release))
+    if (answer.status >= 300) yield* release
     return answer
   }).pipe(Effect.catchDefect((defect) =>
     Effect.as(Effect.logError("an inbox activity could not be handled", defect), refuse(500, "the activity could not be handled"))
@@ -266,23 +354,29 @@ const handle = (federation: FederationShape, target: InboxTarget, activity: Json
         return ACCEPTED
       }
       case "Update": {
-        if (objectId !== actor.uri) break
         // The actor changed (its name, inbox or key): read it again, forget its old keys.
         yield* forgetKeys(federation, actor.uri)
         yield* Effect.ignore(federation.remember(actor.uri, { fresh: true }))
         return ACCEPTED
       }
       case "Delete": {
-        if (objectId !== actor.uri) break
         federation.documents.forget(actor.uri)
         yield* forgetKeys(federation, actor.uri)
         yield* Effect.orDie(repo.deleteActor(actor.id))
         return ACCEPTED
       }
     }
-    // Anything else from an actor local users follow lands in their received activities.
-    const followers = yield* Effect.orDie(repo.localFollowersOf(actor.id))
-    const recipients = target.kind === "user" ? followers.filter((id) => id === target.user.id) : followers
-    yield* Effect.orDie(repo.addReceived(recipients, actor.id, activity))
     return ACCEPTED
+  })
+
+/**
+ * Anything else from an actor local users follow lands in their received activities (through a
+ * person's inbox, that person's only), once per user: a sender may deliver one activity to
+ * several of their inboxes, so a replay is told by the user who has it already.
+ */
+const keep = (federation: FederationShape, target: InboxTarget, activity: Json, actor: RemoteActor) =>
+  Effect.gen(function*() {
+    const followers = yield* Effect.orDie(federation.repo.localFollowersOf(actor.id))
+    const recipients = target.kind === "user" ? followers.filter((id) => id === target.user.id) : followers
+    yield* Effect.orDie(federation.repo.addReceived(recipients, actor.id, activity))
   })

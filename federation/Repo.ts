@@ -113,13 +113,18 @@ export class FederationRepo extends Context.Service<FederationRepo, {
   /** A published activity of the user, by its id. */
   readonly published: (userId: number, activityUri: string) => Effect.Effect<Option.Option<unknown>, SqlError>
 
+  /** Keeps an activity for users, each of whom gets it once (by its id). */
   readonly addReceived: (userIds: ReadonlyArray<number>, actorId: number, activity: unknown) => Effect.Effect<void, SqlError>
   readonly received: (userId: number, window: Window) => Effect.Effect<ReadonlyArray<Received>, SqlError>
   readonly countReceived: (userId: number) => Effect.Effect<number, SqlError>
 
-  readonly wasHandled: (activityUri: string) => Effect.Effect<boolean, SqlError>
-  /** Marks an activity id as handled; ids older than `keepDays` are forgotten on the way. */
-  readonly markHandled: (activityUri: string, keepDays: number) => Effect.Effect<void, SqlError>
+  /**
+   * Marks an activity id as handled; false when it was already (ids older than `keepDays` are
+   * forgotten on the way).
+   */
+  readonly markHandled: (activityUri: string, keepDays: number) => Effect.Effect<boolean, SqlError>
+  /** Unmarks an activity id that could not be handled after all. */
+  readonly unmarkHandled: (activityUri: string) => Effect.Effect<void, SqlError>
 
   /** Account counts for NodeInfo: total, active in the last 30 and 180 days; public repositories. */
   readonly usage: () => Effect.Effect<{ readonly users: number; readonly month: number; readonly halfYear: number; readonly repositories: number }, SqlError>
@@ -293,7 +298,9 @@ export class FederationRepo extends Context.Service<FederationRepo, {
 
         addReceived: (userIds, actorId, activity) =>
           userIds.length === 0 ? Effect.void : Effect.asVoid(sql`INSERT INTO federation_received (user_id, actor_id, activity)
-            SELECT id, ${actorId}, ${JSON.stringify(activity)}::jsonb FROM users WHERE id IN ${sql.in(userIds)}`),
+            SELECT u.id, ${actorId}, ${JSON.stringify(activity)}::jsonb FROM users u WHERE u.id IN ${sql.in(userIds)}
+              AND NOT EXISTS (SELECT 1 FROM federation_received r
+                WHERE r.user_id = u.id AND r.activity->>'id' = ${String((activity as { id?: unknown }).id)})`),
         received: (userId, window) =>
           Effect.map(
             sql`SELECT ${sql.literal(ACTOR_COLUMNS)}, r.activity, r.created_at FROM federation_received r
@@ -303,13 +310,14 @@ export class FederationRepo extends Context.Service<FederationRepo, {
           ),
         countReceived: (userId) => count(sql`SELECT count(*) AS n FROM federation_received WHERE user_id = ${userId}`),
 
-        wasHandled: (activityUri) =>
-          Effect.map(sql`SELECT 1 FROM federation_handled WHERE activity_uri = ${activityUri}`, (rows) => rows.length > 0),
         markHandled: (activityUri, keepDays) =>
           Effect.gen(function*() {
             yield* sql`DELETE FROM federation_handled WHERE handled_at < now() - make_interval(days => ${keepDays})`
-            yield* sql`INSERT INTO federation_handled (activity_uri) VALUES (${activityUri}) ON CONFLICT DO NOTHING`
+            const rows = yield* sql`INSERT INTO federation_handled (activity_uri) VALUES (${activityUri})
+              ON CONFLICT DO NOTHING RETURNING activity_uri`
+            return rows.length > 0
           }),
+        unmarkHandled: (activityUri) => Effect.asVoid(sql`DELETE FROM federation_handled WHERE activity_uri = ${activityUri}`),
 
         usage: () =>
           Effect.map(
