@@ -4,13 +4,19 @@
 // delay, readable as a `federation-outbox` job at /admin/jobs; later deliveries to that server wait
 // behind it (a Like, then its Undo, arrive in that order) and go on once it is delivered or has
 // failed DELIVERY_ATTEMPTS times; a delivery pending when the process is SIGKILLed is delivered
-// after a restart. Deliveries follow the host policy (BLOCKED_HOSTS, local addresses) on every
-// request, redirects included.
-import { Effect, Exit, Scope } from "effect"
+// after a restart. The host policy (BLOCKED_HOSTS, ALLOWED_HOSTS, ALLOW_LOCALNETWORKS) refuses
+// follows and stars there (403) and deliveries there, redirects included; an account that is not
+// public cannot act remotely; with federation off, remote follows and stars answer 422 and the
+// federation routes 404.
+import * as V from "@fedify/fedify/vocab"
+import { Effect, Exit, Option, Scope } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { FederationRepo } from "../federation/Repo.ts"
+import { UsersRepo } from "../src/users/Repo.ts"
 import { eventually, startFederated } from "./support/federation.ts"
 import { type Peer, type Received, startPeer } from "./support/fedify-peer.ts"
 import { basic, createUser, freePort, freshPostgresDatabase, type Hearth, json, request } from "./support/hearth.ts"
@@ -242,4 +248,192 @@ describe("a delivery pending when the process is SIGKILLed", () => {
     expect(waiting.posts.filter((post) => post.type === "Like" && post.status === 202)).toHaveLength(1)
     expect(hanging.posts.filter((post) => post.type === "Like" && post.status === 202)).toHaveLength(1)
   }, 180_000)
+})
+
+describe("the host policy", () => {
+  // B blocks 127.0.0.2; C federates only with 127.0.0.2 and not with local networks otherwise; D
+  // federates with no local network at all. Peers: `near` on 127.0.0.1, `far` on 127.0.0.2.
+  let blocking: Hearth
+  let allowing: Hearth
+  let remoteOnly: Hearth
+  let near: Peer
+  let far: Peer
+  beforeAll(async () => {
+    ;[blocking, allowing, remoteOnly, near, far] = await Promise.all([
+      startFederated({ federation: { BLOCKED_HOSTS: "127.0.0.2" } }),
+      startFederated({ federation: { ALLOW_LOCALNETWORKS: "false", ALLOWED_HOSTS: "127.0.0.2" } }),
+      startFederated({ federation: { ALLOW_LOCALNETWORKS: "false" } }),
+      startPeer({ names: ["near"], repositories: ["code"] }),
+      startPeer({ names: ["far"], repositories: ["code"], address: "127.0.0.2" })
+    ])
+    for (const instance of [blocking, allowing, remoteOnly]) {
+      await createUser(instance, { username: "Alice", isAdmin: true })
+      await createUser(instance, { username: "Hidden", visibility: "private" })
+    }
+  })
+  afterAll(async () => {
+    await Promise.all([blocking?.close(), allowing?.close(), remoteOnly?.close(), near?.close(), far?.close()])
+  })
+
+  const jobsOf = async (instance: Hearth): Promise<Array<Job>> =>
+    (await json(await request(instance, "GET", "/admin/jobs?limit=50", basic("Alice")))).filter((job: Job) => job.kind === "federation-outbox").reverse()
+  const tables = (instance: Hearth) =>
+    instance.run(Effect.gen(function*() {
+      const sql = yield* SqlClient
+      const count = (table: string) => Effect.map(sql`SELECT count(*) AS n FROM ${sql(table)}`, (rows) => Number(rows[0]!.n))
+      return {
+        actors: yield* count("federation_actors"),
+        following: yield* count("federation_following"),
+        stars: yield* count("federation_remote_stars"),
+        queued: yield* count("federation_queue")
+      }
+    }))
+  /** A follower recorded before the policy changed (as after a restart with new settings). */
+  const recordFollower = (instance: Hearth, inbox: string, uri: string) =>
+    instance.run(Effect.gen(function*() {
+      const repo = yield* FederationRepo
+      const alice = yield* UsersRepo.use((users) => users.findByName("Alice"))
+      const actor = yield* repo.upsertActor({
+        uri,
+        host: new URL(uri).host,
+        type: "Person",
+        preferredUsername: "someone",
+        name: "",
+        inbox,
+        sharedInbox: "",
+        url: ""
+      })
+      yield* repo.addFollower(Option.getOrThrow(alice).id, actor.id, `${uri}#follow-1`)
+    }))
+
+  it("BLOCKED_HOSTS: following or starring there is refused (403) and nothing is recorded or fetched", async () => {
+    const before = await tables(blocking)
+    const seen = far.requests.length
+    const follow = await request(blocking, "PUT", `/user/following/${far.handle()}`, basic("Alice"))
+    expect(follow.status).toBe(403)
+    expect((await json(follow)).message).toMatch(/does not federate with that host/)
+    expect((await request(blocking, "PUT", `/user/starred/${far.handle()}/code`, basic("Alice"))).status).toBe(403)
+    expect(await tables(blocking)).toEqual(before)
+    expect(far.requests.length).toBe(seen)
+    // A host not on the list is followed as ever.
+    expect((await request(blocking, "PUT", `/user/following/${near.handle()}`, basic("Alice"))).status).toBe(204)
+  })
+
+  it("BLOCKED_HOSTS: a follower there gets no deliveries, nor does a redirect lead there", async () => {
+    await recordFollower(blocking, `${far.base}/inbox`, far.actor())
+    const alice = `${blocking.base}/api/v1/activitypub/user/Alice`
+    await near.send(new V.Follow({ id: near.newId("follow"), actor: new URL(near.actor()), object: new URL(alice) }), { id: alice, inbox: `${alice}/inbox` })
+    const before = (await jobsOf(blocking)).length
+
+    expect((await request(blocking, "POST", "/user/repos", basic("Alice"), { name: "first" })).status).toBe(201)
+    await eventually(async () => near.verified.some((a) => a.type === "Create") ? true : undefined, 15_000, "the Create at the allowed follower")
+    // One delivery was made, to the allowed follower: none was even queued for the blocked one.
+    const jobs = await jobsOf(blocking)
+    expect(jobs.slice(before).filter((job) => job.state === "succeeded")).toHaveLength(jobs.length - before)
+    expect(far.posts).toHaveLength(0)
+
+    // The allowed follower's inbox now redirects to the blocked host: the delivery fails at once.
+    near.inbox = (post) => post.type === "Create" ? { kind: "status", status: 307, headers: { location: `${far.base}/inbox` } } : { kind: "normal" }
+    const count = (await jobsOf(blocking)).length
+    expect((await request(blocking, "POST", "/user/repos", basic("Alice"), { name: "second" })).status).toBe(201)
+    const [job] = await eventually(async () => {
+      const list = (await jobsOf(blocking)).slice(count)
+      return list.length === 1 && list[0]!.state !== "queued" && list[0]!.state !== "running" ? list : undefined
+    }, 15_000, "the redirected delivery to end")
+    expect(job).toMatchObject({ state: "failed", attempts: 1 })
+    expect(job!.last_error).toMatch(/does not federate with that host/)
+    expect(far.posts).toHaveLength(0)
+    near.inbox = { kind: "normal" }
+  })
+
+  it("ALLOWED_HOSTS: a host not on it is refused (403), one on it is followed", async () => {
+    const before = await tables(allowing)
+    const refused = await request(allowing, "PUT", `/user/following/${near.handle()}`, basic("Alice"))
+    expect(refused.status).toBe(403)
+    expect((await json(refused)).message).toMatch(/does not federate with that host/)
+    expect((await request(allowing, "PUT", `/user/starred/${near.handle()}/code`, basic("Alice"))).status).toBe(403)
+    expect(await tables(allowing)).toEqual(before)
+
+    expect((await request(allowing, "PUT", `/user/following/${far.handle()}`, basic("Alice"))).status).toBe(204)
+    await eventually(async () => far.verified.some((a) => a.type === "Follow") ? true : undefined, 15_000, "the Follow at the allowed host")
+  })
+
+  it("ALLOW_LOCALNETWORKS off: an actor whose declared inbox is a local address gets no delivery", async () => {
+    // A remote-looking actor whose inbox points into the local network (at `near`).
+    await recordFollower(remoteOnly, `${near.base}/users/near/inbox`, "https://remote.example/users/someone")
+    const seen = near.posts.length
+    expect((await request(remoteOnly, "POST", "/user/repos", basic("Alice"), { name: "public" })).status).toBe(201)
+    // The note was published (in the outbox), and not sent anywhere.
+    const outbox = `${remoteOnly.base}/api/v1/activitypub/user/Alice/outbox`
+    await eventually(async () => (await json(await fetch(outbox))).totalItems === 1 ? true : undefined, 15_000, "the outbox to hold the note")
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    expect(await jobsOf(remoteOnly)).toEqual([])
+    expect((await tables(remoteOnly)).queued).toBe(0)
+    expect(near.posts.length).toBe(seen)
+    // And following at a local address is refused, with the setting that would allow it named.
+    const res = await request(remoteOnly, "PUT", `/user/following/${near.handle()}`, basic("Alice"))
+    expect(res.status).toBe(403)
+    expect((await json(res)).message).toMatch(/ALLOW_LOCALNETWORKS/)
+  })
+
+  it("an account that is not public cannot follow or star remotely (403), and nothing is fetched", async () => {
+    const seen = near.requests.length
+    const follow = await request(blocking, "PUT", `/user/following/${near.handle()}`, basic("Hidden"))
+    expect(follow.status).toBe(403)
+    expect((await json(follow)).message).toMatch(/only public accounts/)
+    expect((await request(blocking, "PUT", `/user/starred/${near.handle()}/code`, basic("Hidden"))).status).toBe(403)
+    expect(near.requests.length).toBe(seen)
+    expect(await json(await request(blocking, "GET", "/user/federation/following", basic("Hidden")))).toEqual([])
+  })
+})
+
+describe("federation off", () => {
+  let off: Hearth
+  let peerOff: Peer
+  beforeAll(async () => {
+    ;[off, peerOff] = await Promise.all([startFederated({ federation: { ENABLED: "false" } }), startPeer({ repositories: ["code"] })])
+    await createUser(off, { username: "Alice" })
+  })
+  afterAll(async () => {
+    await Promise.all([off?.close(), peerOff?.close()])
+  })
+
+  it("remote follows and stars answer 422 with a message; nothing is fetched", async () => {
+    for (const [method, path] of [
+      ["PUT", `/user/following/${peerOff.handle()}`],
+      ["DELETE", `/user/following/${peerOff.handle()}`],
+      ["GET", `/user/following/${peerOff.handle()}`],
+      ["PUT", `/user/starred/${peerOff.handle()}/code`],
+      ["DELETE", `/user/starred/${peerOff.handle()}/code`],
+      ["GET", `/user/starred/${peerOff.handle()}/code`]
+    ] as const) {
+      const res = await request(off, method, path, basic("Alice"))
+      expect(res.status, `${method} ${path}`).toBe(422)
+      expect((await json(res)).message).toMatch(/federation is not enabled/)
+    }
+    expect(peerOff.requests).toEqual([])
+  })
+
+  it("the federation routes are 404", async () => {
+    const host = new URL(off.base).host
+    const alice = `${off.base}/api/v1/activitypub/user/Alice`
+    for (const [method, url] of [
+      ["GET", `${off.base}/.well-known/webfinger?resource=acct:Alice@${host}`],
+      ["GET", `${off.base}/.well-known/nodeinfo`],
+      ["GET", `${off.base}/api/v1/nodeinfo`],
+      ["GET", alice],
+      ["GET", `${alice}/outbox`],
+      ["POST", `${alice}/inbox`],
+      ["POST", `${off.base}/api/v1/activitypub/inbox`],
+      ["GET", `${off.base}/api/v1/activitypub/actor`],
+      ["GET", `${off.base}/api/v1/activitypub/repository-id/1`]
+    ] as const) {
+      const res = await fetch(url, {
+        method,
+        headers: { accept: "application/activity+json", "content-type": "application/activity+json" },
+        ...(method === "POST" ? { body: JSON.stringify({ type: "Follow", actor: peerOff.actor(), object: alice }) } : {})
+      })
+      expect(res.status, `${method} ${url}`).toBe(404)
+    }
+  })
 })

@@ -65,6 +65,8 @@ export interface Peer {
   readonly verified: Array<{ readonly type: string; readonly id: string; readonly json: any }>
   /** Every POST received (verified or not), in order. */
   readonly posts: Array<Received>
+  /** Every request received, as "METHOD /path". */
+  readonly requests: Array<string>
   /** Every request the peer signed, in order. */
   readonly sent: Array<Sent>
   /** Errors of the peer's own sends (e.g. an Accept Hearth refused). */
@@ -264,6 +266,7 @@ export const startPeer = async (options: PeerOptions = {}): Promise<Peer> => {
     repository,
     verified,
     posts,
+    requests: [],
     sent: [],
     errors,
     inbox: { kind: "normal" },
@@ -294,6 +297,7 @@ export const startPeer = async (options: PeerOptions = {}): Promise<Peer> => {
   server.on("request", async (req: IncomingMessage, res: ServerResponse) => {
     try {
       const url = new URL(req.url ?? "/", base)
+      peer.requests.push(`${req.method} ${url.pathname}`)
       const body = await readBody(req)
       const headers = new Headers()
       for (const [name, value] of Object.entries(req.headers)) {
