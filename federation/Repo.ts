@@ -282,7 +282,8 @@ export class FederationRepo extends Context.Service<FederationRepo, {
           Effect.map(sql`SELECT 1 FROM federation_remote_stars WHERE user_id = ${userId} AND actor_id = ${actorId}`, (r) => r.length > 0),
 
         addOutbox: (userId, activity) =>
-          Effect.asVoid(sql`INSERT INTO federation_outbox (user_id, activity) VALUES (${userId}, ${JSON.stringify(activity)}::jsonb)`),
+          Effect.asVoid(sql`INSERT INTO federation_outbox (user_id, activity_uri, activity)
+            VALUES (${userId}, ${String((activity as { id?: unknown }).id)}, ${JSON.stringify(activity)}::jsonb)`),
         outbox: (userId, window) =>
           Effect.map(
             sql`SELECT activity FROM federation_outbox WHERE user_id = ${userId} ORDER BY id DESC
@@ -292,15 +293,15 @@ export class FederationRepo extends Context.Service<FederationRepo, {
         countOutbox: (userId) => count(sql`SELECT count(*) AS n FROM federation_outbox WHERE user_id = ${userId}`),
         published: (userId, activityUri) =>
           Effect.map(
-            sql`SELECT activity FROM federation_outbox WHERE user_id = ${userId} AND activity->>'id' = ${activityUri} LIMIT 1`,
+            sql`SELECT activity FROM federation_outbox WHERE user_id = ${userId} AND activity_uri = ${activityUri}`,
             (rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => r.activity as unknown)
           ),
 
         addReceived: (userIds, actorId, activity) =>
-          userIds.length === 0 ? Effect.void : Effect.asVoid(sql`INSERT INTO federation_received (user_id, actor_id, activity)
-            SELECT u.id, ${actorId}, ${JSON.stringify(activity)}::jsonb FROM users u WHERE u.id IN ${sql.in(userIds)}
-              AND NOT EXISTS (SELECT 1 FROM federation_received r
-                WHERE r.user_id = u.id AND r.activity->>'id' = ${String((activity as { id?: unknown }).id)})`),
+          userIds.length === 0 ? Effect.void : Effect.asVoid(sql`INSERT INTO federation_received (user_id, actor_id, activity_uri, activity)
+            SELECT id, ${actorId}, ${String((activity as { id?: unknown }).id)}, ${JSON.stringify(activity)}::jsonb
+            FROM users WHERE id IN ${sql.in(userIds)}
+            ON CONFLICT (user_id, activity_uri) DO NOTHING`),
         received: (userId, window) =>
           Effect.map(
             sql`SELECT ${sql.literal(ACTOR_COLUMNS)}, r.activity, r.created_at FROM federation_received r

@@ -68,16 +68,20 @@ export default Effect.gen(function*() {
   yield* sql`CREATE TABLE federation_outbox (
     id bigserial PRIMARY KEY,
     user_id bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    activity_uri text NOT NULL UNIQUE,
     activity jsonb NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now()
   )`
   yield* sql`CREATE INDEX federation_outbox_user ON federation_outbox (user_id, id)`
+  // One activity once per user, though its sender may deliver it to several of their inboxes.
   yield* sql`CREATE TABLE federation_received (
     id bigserial PRIMARY KEY,
     user_id bigint NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     actor_id bigint NOT NULL REFERENCES federation_actors (id) ON DELETE CASCADE,
+    activity_uri text NOT NULL,
     activity jsonb NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT now()
+    created_at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (user_id, activity_uri)
   )`
   yield* sql`CREATE INDEX federation_received_user ON federation_received (user_id, id)`
   yield* sql`CREATE TABLE federation_handled (
