@@ -62,6 +62,8 @@ export class Federation extends Context.Service<Federation, {
   readonly lookup: (handle: string, options?: { readonly known?: boolean }) => Effect.Effect<RemoteActor, RemoteError>
   /** A remote repository by its owner's handle and its name (WebFinger on its page's URL). */
   readonly lookupRepository: (ownerHandle: string, name: string, options?: { readonly known?: boolean }) => Effect.Effect<RemoteActor, RemoteError>
+  /** Fails (403) when this server may not deliver to the actor's inbox (BLOCKED_HOSTS, a local address…). */
+  readonly deliverable: (actor: RemoteActor) => Effect.Effect<void, RemoteError>
   /** Signs and queues an activity of a local user for remote actors (delivered in order, retried). */
   readonly send: (sender: UserRow, recipients: ReadonlyArray<RemoteActor>, activity: Activities.Activity) => Effect.Effect<void, RemoteError>
   /**
@@ -171,7 +173,8 @@ export class Federation extends Context.Service<Federation, {
           return self.href as string
         })
 
-      const HANDLE = /^(?:acct:)?@?([^@\s/]+)@([^@\s/]+)$/
+      // The host is a name or an address with an optional port, and nothing that would change the URL made of it.
+      const HANDLE = /^(?:acct:)?@?([^@\s/]+)@([\p{L}\p{N}.-]+(?::\d{1,5})?|\[[0-9A-Fa-f:.]+\](?::\d{1,5})?)$/u
 
       /** The recorded actor of a handle, or what `find` looks up (then recorded under it). */
       const byHandle = (handle: string, known: boolean, find: Effect.Effect<RemoteActor, RemoteError>) =>
@@ -218,6 +221,12 @@ export class Federation extends Context.Service<Federation, {
           }
           return found
         })
+
+      const deliverable = (actor: RemoteActor) =>
+        Effect.asVoid(Effect.mapError(
+          checkUrl(settings, actor.sharedInbox || actor.inbox),
+          (error) => new RemoteError({ message: `${actor.uri} cannot be delivered to: ${error.message}`, status: 403 })
+        ))
 
       const send = (sender: UserRow, recipients: ReadonlyArray<RemoteActor>, activity: Activities.Activity) =>
         Effect.gen(function*() {
@@ -279,6 +288,7 @@ export class Federation extends Context.Service<Federation, {
         remember,
         lookup,
         lookupRepository,
+        deliverable,
         send,
         publish,
         announce: (event) => {

@@ -55,6 +55,8 @@ export class FederatedSocial extends Context.Service<FederatedSocial, {
       const follow = (me: UserRow, handle: string) =>
         remote(me, Effect.gen(function*() {
           const actor = yield* federation.lookup(handle)
+          // A follow that could never be sent is refused, not recorded.
+          yield* federation.deliverable(actor)
           const activity = Activities.follow(paths.actor(me), actor.uri)
           if (!(yield* Effect.orDie(repo.addFollowing(me.id, actor.id, activity.id as string)))) return
           yield* federation.send(me, [actor], activity)
@@ -71,6 +73,7 @@ export class FederatedSocial extends Context.Service<FederatedSocial, {
       const star = (me: UserRow, ownerHandle: string, name: string) =>
         remote(me, Effect.gen(function*() {
           const target = yield* federation.lookupRepository(ownerHandle, name)
+          yield* federation.deliverable(target)
           const activity = Activities.like(paths.actor(me), target.uri)
           if (!(yield* Effect.orDie(repo.addRemoteStar(me.id, target.id, activity.id as string)))) return
           yield* federation.send(me, [target], activity)

@@ -319,6 +319,24 @@ describe("the host policy", () => {
     expect((await request(blocking, "PUT", `/user/following/${near.handle()}`, basic("Alice"))).status).toBe(204)
   })
 
+  it("BLOCKED_HOSTS: an actor elsewhere whose inbox is there cannot be followed or starred (403), nothing recorded", async () => {
+    const misdirected = await startPeer({ names: ["misdirected"], repositories: ["code"], inboxAt: far.base })
+    try {
+      const before = await tables(blocking)
+      const follow = await request(blocking, "PUT", `/user/following/${misdirected.handle()}`, basic("Alice"))
+      expect(follow.status).toBe(403)
+      expect((await json(follow)).message).toMatch(/cannot be delivered to: This server does not federate with that host/)
+      expect((await request(blocking, "PUT", `/user/starred/${misdirected.handle()}/code`, basic("Alice"))).status).toBe(403)
+      // (The actor itself is known now: that is a cache, not a follow.)
+      const after = await tables(blocking)
+      expect([after.following, after.stars]).toEqual([before.following, before.stars])
+      expect(await json(await request(blocking, "GET", "/user/federation/starred", basic("Alice")))).toEqual([])
+      expect(far.requests).toEqual([])
+    } finally {
+      await misdirected.close()
+    }
+  })
+
   it("BLOCKED_HOSTS: a follower there gets no deliveries, nor does a redirect lead there", async () => {
     await recordFollower(blocking, `${far.base}/inbox`, far.actor())
     const alice = `${blocking.base}/api/v1/activitypub/user/Alice`

@@ -309,6 +309,16 @@ describe("a remote that hangs or answers garbage", () => {
     expect(await recorded()).toMatchObject({ actors: 0, follows: 0 })
   }, 60_000)
 
+  it("a handle whose host part would change the URL made of it is refused (422) before anything is fetched", async () => {
+    const seen = bad.requests.length
+    for (const handle of [`html@${bad.host}?x`, `html@${bad.host}#x`, `html@${bad.host}\\x`, `html@user:pw@${bad.host}`]) {
+      const res = await request(hearth, "PUT", `/user/following/${encodeURIComponent(handle)}`, basic("Alice"))
+      expect(res.status, handle).toBe(422)
+      expect((await json(res)).message).toMatch(/neither a handle/)
+    }
+    expect(bad.requests.length).toBe(seen)
+  })
+
   const refusals: Array<[string, number, RegExp]> = [
     ["garbage", 502, /did not answer JSON/],
     ["html", 502, /did not answer JSON/],

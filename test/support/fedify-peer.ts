@@ -51,6 +51,8 @@ export interface PeerOptions {
   readonly firstKnock?: "rfc9421" | "draft-cavage-http-signatures-12"
   /** The address to listen on (any of 127.0.0.0/8). */
   readonly address?: string
+  /** Another server's base URL whose /inbox the actors declare as theirs (a misdirecting peer). */
+  readonly inboxAt?: string
 }
 
 export interface Peer {
@@ -189,8 +191,8 @@ export const startPeer = async (options: PeerOptions = {}): Promise<Peer> => {
         preferredUsername: identifier,
         name: `Peer ${identifier}`,
         url: new URL(`${base}/profile/${identifier}`),
-        inbox: ctx.getInboxUri(identifier),
-        endpoints: new V.Endpoints({ sharedInbox: ctx.getInboxUri() }),
+        inbox: options.inboxAt === undefined ? ctx.getInboxUri(identifier) : new URL(`${options.inboxAt}/inbox`),
+        endpoints: new V.Endpoints({ sharedInbox: options.inboxAt === undefined ? ctx.getInboxUri() : new URL(`${options.inboxAt}/inbox`) }),
         followers: new URL(`${actor(identifier)}/followers`),
         publicKey: pair?.cryptographicKey ?? null
       })
@@ -245,7 +247,7 @@ export const startPeer = async (options: PeerOptions = {}): Promise<Peer> => {
         name: match[2],
         attributedTo: actor(),
         url: `${base}/profile/${names[0]}/${match[2]}`,
-        inbox: `${base}/inbox`
+        inbox: `${options.inboxAt ?? base}/inbox`
       }
     }
     const resource = url.pathname === "/.well-known/webfinger" ? url.searchParams.get("resource") ?? "" : ""
