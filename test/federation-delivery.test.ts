@@ -24,7 +24,7 @@ import { type HearthProcess, killAll, spawnHearth, within } from "./support/spaw
 
 let hearth: Hearth
 let peer: Peer
-const repositories = ["failing", "later", "doomed", "after-doomed", "down", "busy"]
+const repositories = ["failing", "later", "doomed", "after-doomed", "down", "busy", "slow"]
 
 beforeAll(async () => {
   ;[hearth, peer] = await Promise.all([
@@ -149,6 +149,29 @@ describe("a failing inbox", () => {
     peer.inbox = { kind: "normal" }
     await unstar("later")
   })
+
+  it("an inbox that never answers: the attempt ends at the fetch time-out, and deliveries to other servers go on meanwhile", async () => {
+    const other = await startPeer({ names: ["other"], repositories: ["code"] })
+    try {
+      const before = (await deliveries()).length
+      peer.inbox = { kind: "hang" }
+      await star("slow")
+      await eventually(async () => peer.posts.some(about("slow")) ? true : undefined, 15_000, "the Like to reach the peer")
+      // Another server is not kept waiting by this one.
+      expect((await request(hearth, "PUT", `/user/starred/${other.handle()}/code`, basic("Alice"))).status).toBe(204)
+      await eventually(async () => other.verified.some((a) => a.type === "Like") ? true : undefined, 15_000, "the other server's Like")
+      expect(peer.posts.filter(about("slow")).map((post) => post.status)).toEqual([0])
+
+      const [job] = await jobsAfter(before, 2, ([j]) => j!.state === "retrying", "the hanging attempt to end")
+      expect(job!.last_error).toMatch(/did not answer within 10 s/)
+      peer.inbox = { kind: "normal" }
+      await jobsAfter(before, 2, (jobs) => jobs.every((j) => j.state === "succeeded"), "the Like to be delivered")
+      expect(verifiedAbout("slow")).toEqual(["Like"])
+    } finally {
+      peer.inbox = { kind: "normal" }
+      await other.close()
+    }
+  }, 60_000)
 
   it("the peer down: the job is retrying with the connection's error, and delivered when the peer is back", async () => {
     const before = (await deliveries()).length
