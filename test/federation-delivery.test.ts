@@ -24,7 +24,7 @@ import { type HearthProcess, killAll, spawnHearth, within } from "./support/spaw
 
 let hearth: Hearth
 let peer: Peer
-const repositories = ["failing", "later", "doomed", "after-doomed", "down", "busy", "slow"]
+const repositories = ["failing", "later", "doomed", "after-doomed", "down", "busy", "slow", "knock"]
 
 beforeAll(async () => {
   ;[hearth, peer] = await Promise.all([
@@ -74,6 +74,23 @@ const jobsAfter = (before: number, count: number, done: (jobs: Array<Job>) => bo
   }, 30_000, what)
 
 describe("a failing inbox", () => {
+  it("an inbox that refuses RFC 9421 (401) gets the same delivery signed draft-cavage, in the same attempt", async () => {
+    const before = (await deliveries()).length
+    peer.inbox = (post) => post.spec === "rfc9421" ? { kind: "status", status: 401 } : { kind: "normal" }
+    try {
+      await star("knock")
+      const [job] = await jobsAfter(before, 1, ([j]) => j!.state === "succeeded", "the Like to be delivered")
+      expect(job!.attempts).toBe(1)
+      expect(peer.posts.filter(about("knock")).map((post) => `${post.spec} ${post.status}`)).toEqual([
+        "rfc9421 401",
+        "draft-cavage-http-signatures-12 202"
+      ])
+      expect(verifiedAbout("knock")).toEqual(["Like"])
+    } finally {
+      peer.inbox = { kind: "normal" }
+    }
+  })
+
   it("the job shows retrying with attempts and the last error; the Undo waits behind the Like; both arrive, in order", async () => {
     const before = (await deliveries()).length
     peer.inbox = { kind: "status", status: 500 }
