@@ -6,7 +6,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import * as Errors from "../src/http/Errors.ts"
 import type { UserRow } from "../src/users/Repo.ts"
 import * as Activities from "./Activities.ts"
-import type { RemoteError } from "./Remote.ts"
+import { FETCH_TIMEOUT_MS, RemoteError } from "./Remote.ts"
 import type { Follow, Received, Window } from "./Repo.ts"
 import { Federation, federatedUser, toApiError } from "./Service.ts"
 
@@ -49,7 +49,14 @@ export class FederatedSocial extends Context.Service<FederatedSocial, {
         if (!federatedUser(me)) {
           return Effect.fail(Errors.forbidden("only public accounts can follow or star remote accounts and repositories"))
         }
-        return Effect.mapError(operation, toApiError)
+        // One deadline for the whole of it (a repository's look-up is four requests to its server).
+        return operation.pipe(
+          Effect.timeoutOrElse({
+            duration: FETCH_TIMEOUT_MS,
+            orElse: () => Effect.fail(new RemoteError({ message: `the remote server did not answer within ${FETCH_TIMEOUT_MS / 1000} s`, status: 502 }))
+          }),
+          Effect.mapError(toApiError)
+        )
       }
 
       const follow = (me: UserRow, handle: string) =>
