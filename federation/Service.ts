@@ -233,9 +233,9 @@ export class Federation extends Context.Service<Federation, {
           // An actor's inbox is its server's word: it must be a place this server may deliver to.
           const allowed: Array<RemoteActor> = []
           for (const recipient of recipients) {
-            const checked = yield* Effect.result(checkUrl(settings, recipient.sharedInbox || recipient.inbox))
+            const checked = yield* Effect.result(deliverable(recipient))
             if (checked._tag === "Success") allowed.push(recipient)
-            else yield* Effect.logWarning(`not delivering to ${recipient.uri}: ${checked.failure.message}`)
+            else yield* Effect.logWarning(checked.failure.message)
           }
           if (allowed.length === 0) return
           const { V, federation, documentLoader, contextLoader } = yield* fedifyStarted
