@@ -9,6 +9,7 @@ import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
 import { atLeast, OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsService } from "../orgs/Service.ts"
+import { QuotaService } from "../quota/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
@@ -42,6 +43,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const accounts = yield* AccountPolicy
     const users = yield* UsersRepo
     const repoRows = yield* ReposRepo
+    const quota = yield* QuotaService
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
@@ -91,8 +93,12 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
         return yield* present(rows, viewer, owner)
       })
 
+    /** A new repository of `owner` (charged to its quota: 413 when over), as the caller sees it. */
     const create = (owner: UserRow, caller: Principal, payload: CreateRepoOption) =>
-      Effect.flatMap(repos.create(owner, payload, caller.user), (repo) => presenter.one(caller, { repo, owner, access: OWNER_ACCESS }))
+      quota.enforce(owner, "size:repos:all").pipe(
+        Effect.andThen(repos.create(owner, payload, caller.user)),
+        Effect.flatMap((repo) => presenter.one(caller, { repo, owner, access: OWNER_ACCESS }))
+      )
 
     /** POST /orgs/{org}/repos and its deprecated alias: 422 unknown org, 404 invisible, 403 no right. */
     const createInOrg = (orgName: string, payload: CreateRepoOption) =>
