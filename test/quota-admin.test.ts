@@ -29,7 +29,7 @@ const asRoot = (method: string, path: string, body?: unknown) => request(hearth,
 const count = async (table: string, where = "true") =>
   hearth.run(Effect.gen(function*() {
     const sql = yield* SqlClient
-    const [row] = yield* sql.unsafe(`SELECT count(*) AS n FROM ${table} WHERE ${where}`)
+    const [row] = yield* sql.unsafe<{ n: bigint }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`)
     return Number(row!.n)
   }))
 

@@ -38,6 +38,11 @@ export class QuotaService extends Context.Service<QuotaService, {
    * that grows what an account stores calls this first, for the account that owns the result.
    */
   readonly enforce: (owner: QuotaOwner, subject: Subject) => Effect.Effect<void, Errors.PayloadTooLarge>
+  /**
+   * Why a git push to a repository of `owner` is refused, or `undefined` when it may go on: as
+   * Forgejo's pre-receive hook, the owner's current usage is checked against `size:repos:all`.
+   */
+  readonly pushRefusal: (owner: QuotaOwner) => Effect.Effect<string | undefined>
   /** What the account uses and the groups that apply to it (its own, else `[quota] DEFAULT_GROUPS`). */
   readonly info: (userId: number) => Effect.Effect<{ readonly used: Used; readonly groups: ReadonlyArray<Group> }>
 
@@ -108,6 +113,12 @@ export class QuotaService extends Context.Service<QuotaService, {
           enabled
             ? Effect.flatMap(allows(owner.id, subject), (ok) => ok ? Effect.void : Effect.fail(Errors.quotaExceeded(owner)))
             : Effect.void,
+        pushRefusal: (owner) =>
+          Effect.map(allows(owner.id, "size:repos:all"), (ok) =>
+            ok
+              ? undefined
+              : `Hearth: quota exceeded: ${owner.name} may not store more repository data (size:repos:all); ` +
+                "pushes that only delete branches or tags are still accepted"),
         info: (userId) => Effect.orDie(repo.stateOf(userId, defaults)),
 
         listRules: Effect.orDie(repo.listRules),
