@@ -307,6 +307,16 @@ describe("/admin/quota/groups", () => {
     expect((await asRoot("DELETE", `/admin/quota/groups/${group}/users/acme`)).status).toBe(204)
   })
 
+  it("forgets the memberships of a deleted account", async () => {
+    const group = unique("g")
+    await createGroup(group)
+    const user = unique("leaving")
+    await createUser(hearth, { username: user })
+    expect((await asRoot("PUT", `/admin/quota/groups/${group}/users/${user}`)).status).toBe(204)
+    expect((await asRoot("DELETE", `/admin/users/${user}`)).status).toBe(204)
+    expect(await json(await asRoot("GET", `/admin/quota/groups/${group}/users`))).toEqual([])
+  })
+
   it("deletes a group (204) with its memberships; its rules stay", async () => {
     const group = unique("g")
     const rule = unique("r")
