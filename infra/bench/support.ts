@@ -149,6 +149,8 @@ export interface Backend {
   readonly dataDir: string
   readonly databaseUrl?: string
   readonly logFile: string
+  /** Further settings for the server, as `HEARTH__<section>__<KEY>` variables. */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 export interface Running {
@@ -173,6 +175,7 @@ export const hearthEnv = (backend: Backend, port: number): NodeJS.ProcessEnv => 
     HEARTH__database__DB_TYPE: backend.name
   })
   if (backend.databaseUrl !== undefined) env.DATABASE_URL = backend.databaseUrl
+  Object.assign(env, backend.env)
   return env
 }
 
