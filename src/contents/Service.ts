@@ -63,14 +63,7 @@ export interface TreeQuery {
 export const DEFAULT_TREE_PAGE = 1000
 
 type ReadError = Errors.NotFound | Errors.ValidationFailed | Errors.BadRequest
-type ChangeError =
-  | Errors.NotFound
-  | Errors.ValidationFailed
-  | Errors.Forbidden
-  | Errors.Conflict
-  | Errors.Locked
-  | Errors.InternalError
-  | Errors.PayloadTooLarge
+type ChangeError = Errors.NotFound | Errors.ValidationFailed | Errors.Forbidden | Errors.Conflict | Errors.Locked | Errors.InternalError | Errors.PayloadTooLarge
 
 /** Git failing on a checked argument is a bug or a broken repository: a 500, not a client error. */
 const orDie = <A, E>(effect: Effect.Effect<A, E>) => Effect.orDie(effect)

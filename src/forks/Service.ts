@@ -28,13 +28,7 @@ export class ForksService extends Context.Service<ForksService, {
   /** Makes the fork's row and starts the job that copies the git data; the row is `creating` until it is done. */
   readonly fork: (caller: Principal, ownerName: string, name: string, options: ForkOptions) => Effect.Effect<
     { readonly repo: RepoRow; readonly owner: UserRow },
-    | Errors.NotFound
-    | Errors.Forbidden
-    | Errors.ValidationFailed
-    | Errors.Conflict
-    | Errors.BadRequest
-    | Errors.InternalError
-    | Errors.PayloadTooLarge
+    Errors.NotFound | Errors.Forbidden | Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError | Errors.PayloadTooLarge
   >
   /** The forks of a repository the viewer may see (all of them when `window` is undefined). */
   readonly list: (viewer: Principal | undefined, ownerName: string, name: string, window: Window | undefined) => Effect.Effect<Listed, Errors.NotFound | Errors.Forbidden>

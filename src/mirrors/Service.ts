@@ -31,13 +31,7 @@ export class MirrorsService extends Context.Service<MirrorsService, {
   /** POST /repos/migrate: the repository, once its git data is there. */
   readonly migrate: (caller: Principal, input: MigrateRepoOptions) => Effect.Effect<
     { readonly repo: RepoRow; readonly owner: UserRow },
-    | Errors.ValidationFailed
-    | Errors.Forbidden
-    | Errors.Conflict
-    | Errors.InternalError
-    | Errors.NotFound
-    | Errors.BadRequest
-    | Errors.PayloadTooLarge
+    Errors.ValidationFailed | Errors.Forbidden | Errors.Conflict | Errors.InternalError | Errors.NotFound | Errors.BadRequest | Errors.PayloadTooLarge
   >
   /** POST /repos/{o}/{r}/mirror-sync: queues a sync (CONTRACT §10 order of checks). */
   readonly syncPull: (caller: Principal, ownerName: string, name: string) => Effect.Effect<void, PushMirrorErrors | Errors.PayloadTooLarge>

@@ -11,8 +11,8 @@ import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import { gitConfigEnv, RepositoryWriter } from "../git/Repository.ts"
 import { JobsRepo } from "../jobs/Repo.ts"
-import { QuotaService } from "../quota/Service.ts"
 import { finished, step } from "../jobs/Steps.ts"
+import { QuotaService } from "../quota/Service.ts"
 import { ReposRepo } from "../repos/Repo.ts"
 import { parseGoDuration, ReposService } from "../repos/Service.ts"
 import { UsersRepo } from "../users/Repo.ts"
@@ -283,13 +283,4 @@ export const MirrorScheduleLive = Layer.unwrap(Effect.gen(function*() {
 }))
 
 /** What the workflows and the schedule need besides the engine and the cluster. */
-export type MirrorRequirements =
-  | MirrorsRepo
-  | ReposRepo
-  | ReposService
-  | UsersRepo
-  | RepositoryWriter
-  | JobsRepo
-  | QuotaService
-  | Settings
-  | WorkflowEngine.WorkflowEngine
+export type MirrorRequirements = MirrorsRepo | ReposRepo | ReposService | UsersRepo | RepositoryWriter | JobsRepo | QuotaService | Settings | WorkflowEngine.WorkflowEngine

@@ -14,13 +14,7 @@ import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { type PendingTransfer, TransfersRepo } from "./Repo.ts"
 
-type TransferError =
-  | Errors.NotFound
-  | Errors.Forbidden
-  | Errors.ValidationFailed
-  | Errors.Conflict
-  | Errors.InternalError
-  | Errors.PayloadTooLarge
+type TransferError = Errors.NotFound | Errors.Forbidden | Errors.ValidationFailed | Errors.Conflict | Errors.InternalError | Errors.PayloadTooLarge
 
 export interface Transferred {
   readonly repo: RepoRow
