@@ -1,14 +1,17 @@
 // What the quota check costs on the hot write paths (`npm run bench:quota`; issue 7): two Hearth
-// servers run side by side, one with `[quota] ENABLED = true` (the writing account in 2 groups and
-// owning BENCH_QUOTA_REPOS repositories, so that each check evaluates 2 groups over a real usage
-// sum) and one with quotas off (no check at all), each on its own database and data dir. The same
-// writes go to both in pairs, one request at a time, alternating which server gets the pair's
-// first request — so both see the same moment's load on a shared machine: BENCH_QUOTA_REQUESTS
-// `POST /contents/{path}` commits, then as many `POST /branches`, per round, into a fresh
-// repository per round and server. p50 per request per server are medians over the rounds; the
-// ratio is the median of the per-round enabled/disabled p50 ratios. Target: ≤ 1.05 (the check
-// adds at most 5 %). Also shown: GET /user/quota/check (the evaluation alone) beside GET /user
-// (the same authentication) on the enabled server.
+// servers run side by side, each on its own database and data dir, one with `[quota] ENABLED =
+// true` and one with quotas off (no check at all); the writing account is in 2 groups and owns
+// BENCH_QUOTA_REPOS repositories on both, so that each check evaluates 2 groups over a real usage
+// sum. The same writes go to both in pairs, one request at a time, alternating which server gets
+// the pair's first request, after a random pause of 0–5 ms (so that neither falls into step with
+// a periodic pause of the other): BENCH_QUOTA_REQUESTS `POST /contents/{path}` commits, then as
+// many `POST /branches`, into a fresh repository per round and server. Each round restarts both
+// servers and swaps which one has quotas on, so that whatever differs between the two (process,
+// data, database) cancels out over the rounds. p50 per request per mode are medians over the
+// rounds; the ratio is the geometric mean of the per-round on/off p50 ratios (over an even number
+// of rounds, a steady difference between the two servers cancels out of it). Target: ≤ 1.05 (the
+// check adds at most 5 %). Also shown: GET /user/quota/check (the evaluation alone) beside GET /user (the
+// same authentication) on the server with quotas on.
 // Hearth runs on PostgreSQL (infra/pg/start.sh, or BENCH_DATABASE_URL) and/or the embedded database.
 import { writeFileSync } from "node:fs"
 import { Agent } from "node:http"
@@ -31,11 +34,13 @@ import {
   runMain,
   type Running,
   startHearth,
+  stopChild,
   tempDir
 } from "./support.ts"
 
 const config = {
-  rounds: Math.max(1, Math.round(positive("BENCH_ROUNDS", 5))),
+  // Even, so that each server has quotas on as often as off.
+  rounds: 2 * Math.max(1, Math.round(positive("BENCH_ROUNDS", 6) / 2)),
   requests: Math.round(positive("BENCH_QUOTA_REQUESTS", 150)),
   warmup: Math.round(positive("BENCH_QUOTA_WARMUP", 30)),
   repos: Math.round(positive("BENCH_QUOTA_REPOS", 50)),
@@ -53,6 +58,7 @@ const CASES = ["POST /contents/{path} (commit)", "POST /branches"] as const
 type Case = (typeof CASES)[number]
 
 const p50 = (values: ReadonlyArray<number>) => quantile([...values].sort((a, b) => a - b), 0.5)
+const geometricMean = (values: ReadonlyArray<number>) => Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length)
 
 interface Server {
   readonly mode: Mode
@@ -61,8 +67,9 @@ interface Server {
   readonly agent: Agent
 }
 
-/** One request, checked; its time in ms. */
+/** One request, checked; its time in ms (not counting a random pause of 0–5 ms before it). */
 const call = async (server: Server, method: string, path: string, body: unknown, status: number) => {
+  await new Promise((resolve) => setTimeout(resolve, Math.random() * 5))
   const started = performance.now()
   const res = await http(`${server.running.base}/api/v1${path}`, {
     method,
@@ -76,30 +83,40 @@ const call = async (server: Server, method: string, path: string, body: unknown,
   return ms
 }
 
-/** A server of one mode with the account, its repositories and (enabled) its 2 groups. */
-const startServer = async (name: BackendName, mode: Mode): Promise<Server> => {
-  const dataDir = tempDir(`hearth-bench-quota-${name}-${mode}-`)
-  let backend: Backend = {
-    name,
-    dataDir,
-    logFile: join(dataDir, "hearth.log"),
-    env: { HEARTH__quota__ENABLED: mode === "on" ? "true" : "false" }
-  }
+/** One of the two servers' database and data dir, its account's token. */
+interface Slot {
+  readonly backend: Backend
+  readonly token: string
+}
+
+const serve = async (slot: Slot, mode: Mode): Promise<Server> => {
+  const running = await startHearth({ ...slot.backend, env: { HEARTH__quota__ENABLED: mode === "on" ? "true" : "false" } })
+  return { mode, running, token: slot.token, agent: new Agent({ keepAlive: true }) }
+}
+
+const stop = async (server: Server) => {
+  server.agent.destroy()
+  await stopChild(server.running.child)
+}
+
+/** A database and data dir with the account in 2 groups (both allowing) and its repositories. */
+const prepareSlot = async (name: BackendName, index: number): Promise<Slot> => {
+  const dataDir = tempDir(`hearth-bench-quota-${name}-${index}-`)
+  let backend: Backend = { name, dataDir, logFile: join(dataDir, "hearth.log") }
   if (name === "postgres") backend = { ...backend, databaseUrl: (await preparePostgres()).url }
   await createAccount(backend, ACCOUNT)
-  const running = await startHearth(backend)
-  const server: Server = { mode, running, token: await createToken(running.base, ACCOUNT, ["all"]), agent: new Agent({ keepAlive: true }) }
-  if (mode === "on") {
-    const groups = [
-      { name: "repos-10g", rules: [{ name: "repos-10g", limit: 10 * 2 ** 30, subjects: ["size:repos:all"] }] },
-      { name: "everything", rules: [{ name: "all-unlimited", limit: -1, subjects: ["size:all"] }] }
-    ]
-    for (const group of groups) await call(server, "POST", "/admin/quota/groups", group, 201)
-    await call(server, "POST", `/admin/users/${ACCOUNT.username}/quota/groups`, { groups: groups.map((g) => g.name) }, 204)
-  }
-  log(`${name} (quota ${mode}): creating ${config.repos} repositories`)
+  const running = await startHearth({ ...backend, env: { HEARTH__quota__ENABLED: "true" } })
+  const server: Server = { mode: "on", running, token: await createToken(running.base, ACCOUNT, ["all"]), agent: new Agent({ keepAlive: true }) }
+  const groups = [
+    { name: "repos-10g", rules: [{ name: "repos-10g", limit: 10 * 2 ** 30, subjects: ["size:repos:all"] }] },
+    { name: "everything", rules: [{ name: "all-unlimited", limit: -1, subjects: ["size:all"] }] }
+  ]
+  for (const group of groups) await call(server, "POST", "/admin/quota/groups", group, 201)
+  await call(server, "POST", `/admin/users/${ACCOUNT.username}/quota/groups`, { groups: groups.map((g) => g.name) }, 204)
+  log(`${name} (database ${index + 1}): creating ${config.repos} repositories`)
   for (let i = 0; i < config.repos; i++) await call(server, "POST", "/user/repos", { name: `filler-${i}`, auto_init: true, private: i % 2 === 0 }, 201)
-  return server
+  await stop(server)
+  return { backend, token: server.token }
 }
 
 /** The same request to both servers, in the order given; the time of each. */
@@ -109,8 +126,17 @@ const pair = async (servers: ReadonlyArray<Server>, first: number, request: (s: 
   return times
 }
 
-/** One round: a fresh repository on each server, warm-up, then the paired timed writes. */
-const round = async (servers: ReadonlyArray<Server>, n: number) => {
+/** One round: both servers started (the n-th swaps which has quotas on), a fresh repository on each, warm-up, the paired timed writes. */
+const round = async (slots: ReadonlyArray<Slot>, n: number) => {
+  const servers = [await serve(slots[0]!, n % 2 === 1 ? "on" : "off"), await serve(slots[1]!, n % 2 === 1 ? "off" : "on")]
+  try {
+    return await measure(servers, n)
+  } finally {
+    for (const s of servers) await stop(s)
+  }
+}
+
+const measure = async (servers: ReadonlyArray<Server>, n: number) => {
   const repo = `round-${n}`
   for (const s of servers) await call(s, "POST", "/user/repos", { name: repo, auto_init: true }, 201)
   const path = `/repos/${ACCOUNT.username}/${repo}`
@@ -146,14 +172,13 @@ const main = async () => {
   const load0 = os.loadavg()
   const results: Array<{ backend: BackendName; rounds: Array<Awaited<ReturnType<typeof round>>> }> = []
   for (const name of config.backends) {
-    const servers = [await startServer(name, "off"), await startServer(name, "on")]
+    const slots = [await prepareSlot(name, 0), await prepareSlot(name, 1)]
     const rounds: Array<Awaited<ReturnType<typeof round>>> = []
     for (let n = 1; n <= config.rounds; n++) {
-      const row = await round(servers, n)
+      const row = await round(slots, n)
       rounds.push(row)
       log(`${name} round ${n}: ` + CASES.map((c) => `${c} p50 off ${fmt(row.off[c], 2)} ms, on ${fmt(row.on[c], 2)} ms`).join("; "))
     }
-    for (const s of servers) s.agent.destroy()
     results.push({ backend: name, rounds })
   }
 
@@ -161,16 +186,17 @@ const main = async () => {
   const lines = [
     machineLine(load0),
     `Date: ${new Date().toISOString()}; Node ${process.version}`,
-    `Writes: ${config.requests} per case and round to each server, in pairs, one request at a time (after ${config.warmup} pairs ` +
-    `of each as warm-up), ${config.rounds} rounds; the account owns ${config.repos + config.rounds} repositories and, on the enabled server, is in 2 groups`,
+    `Writes: ${config.requests} per case and round to each server, in pairs, one request at a time after a 0–5 ms pause (after ` +
+    `${config.warmup} pairs of each as warm-up), ${config.rounds} rounds swapping which server has quotas on; the account owns ` +
+    `${config.repos}–${config.repos + config.rounds} repositories and is in 2 groups`,
     "",
-    "| database | request | p50 quota off | p50 quota on | ratio on/off (per round) | target | met |",
+    "| database | request | p50 quota off | p50 quota on | ratio on/off: geometric mean (per round) | target | met |",
     "|---|---|---:|---:|---|---:|---|"
   ]
   for (const { backend, rounds } of results) {
     for (const c of CASES) {
       const ratios = rounds.map((r) => r.on[c] / r.off[c])
-      const ratio = median(ratios)
+      const ratio = geometricMean(ratios)
       const met = ratio <= TARGET_RATIO
       if (!met) missed++
       lines.push(
