@@ -12,7 +12,8 @@ import {
   type Subject,
   SUBJECTS,
   usageOf,
-  type Used
+  type Used,
+  verdictWithoutUsage
 } from "../src/quota/Evaluate.ts"
 
 /** size:all … size:assets:wiki: Forgejo's LimitSubjectFirst to LimitSubjectLast (`none` left out). */
@@ -234,5 +235,37 @@ describe("an account's groups", () => {
 
   it("ignore [quota.default] TOTAL once the account has a group", () => {
     expect(evaluateGroups([group(rule(-1, "size:all"))], used({ public: 2048 }), "size:all", 0)).toBe(true)
+  })
+})
+
+describe("a verdict that does not depend on the usage (no usage read needed)", () => {
+  it("is known for an unlimited group, a limit of 0 and an uncovered subject; unknown for a finite limit", () => {
+    expect(verdictWithoutUsage([group(rule(-1, "size:all"))], "size:repos:all", -1)).toBe(true)
+    expect(verdictWithoutUsage([group(rule(1024, "size:repos:all")), group(rule(-1, "size:all"))], "size:repos:all", -1)).toBe(true)
+    expect(verdictWithoutUsage([group(rule(0, "size:all"))], "size:repos:all", -1)).toBe(false)
+    expect(verdictWithoutUsage([group(rule(-1, "size:assets:all"))], "size:repos:all", -1)).toBe(false)
+    expect(verdictWithoutUsage([group(rule(1024, "size:repos:all"))], "size:repos:all", -1)).toBeUndefined()
+    expect(verdictWithoutUsage([], "size:repos:all", -1)).toBe(true)
+    expect(verdictWithoutUsage([], "size:repos:all", 0)).toBe(false)
+    expect(verdictWithoutUsage([], "size:repos:all", 1000)).toBeUndefined()
+    // The wiki counts nothing, so a finite limit on it is decided without the usage.
+    expect(verdictWithoutUsage([group(rule(1, "size:assets:wiki"))], "size:assets:wiki", -1)).toBe(true)
+  })
+
+  it("always agrees with the full evaluation when it is known", () => {
+    let state = 7
+    const random = (n: number) => (state = (state * 1103515245 + 12345) % 2 ** 31) % n
+    const limits = [-1, 0, 1, 100, 5000, 1 << 20]
+    const usages = [NOTHING_USED, partiallyUsed, fullyUsed, used({ public: 50, private: 70, lfs: 3, packages: 9000 })]
+    for (let i = 0; i < 2000; i++) {
+      const groups = Array.from({ length: random(3) }, () =>
+        group(...Array.from({ length: random(3) }, () =>
+          rule(limits[random(limits.length)]!, ...Array.from({ length: 1 + random(2) }, () => SUBJECTS[random(SUBJECTS.length)]!)))))
+      const subject = SUBJECTS[random(SUBJECTS.length)]!
+      const total = limits[random(limits.length)]!
+      const known = verdictWithoutUsage(groups, subject, total)
+      if (known === undefined) continue
+      for (const usage of usages) expect(evaluateGroups(groups, usage, subject, total)).toBe(known)
+    }
   })
 })

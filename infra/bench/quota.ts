@@ -1,8 +1,9 @@
 // What the quota check costs on the hot write paths (`npm run bench:quota`; issue 7): two Hearth
 // servers run side by side, each on its own database and data dir, one with `[quota] ENABLED =
-// true` and one with quotas off (no check at all); the writing account is in 2 groups and owns
-// BENCH_QUOTA_REPOS repositories on both, so that each check evaluates 2 groups over a real usage
-// sum. The same writes go to both in pairs, one request at a time, alternating which server gets
+// true` and one with quotas off (no check at all); the writing account is in 2 groups with finite
+// limits and owns BENCH_QUOTA_REPOS repositories on both, so that each check evaluates 2 groups
+// over a real usage sum (its groups come from memory after the first look-up; the sum is read
+// every time). The same writes go to both in pairs, one request at a time, alternating which server gets
 // the pair's first request, after a random pause of 0–5 ms (so that neither falls into step with
 // a periodic pause of the other): BENCH_QUOTA_REQUESTS `POST /contents/{path}` commits, then as
 // many `POST /branches`, into a fresh repository per round and server. Each round restarts both
@@ -99,7 +100,10 @@ const stop = async (server: Server) => {
   await stopChild(server.running.child)
 }
 
-/** A database and data dir with the account in 2 groups (both allowing) and its repositories. */
+/**
+ * A database and data dir with the account in 2 groups and its repositories. Both groups have
+ * finite limits, so every check reads the usage (an unlimited group would decide without it).
+ */
 const prepareSlot = async (name: BackendName, index: number): Promise<Slot> => {
   const dataDir = tempDir(`hearth-bench-quota-${name}-${index}-`)
   let backend: Backend = { name, dataDir, logFile: join(dataDir, "hearth.log") }
@@ -109,7 +113,7 @@ const prepareSlot = async (name: BackendName, index: number): Promise<Slot> => {
   const server: Server = { mode: "on", running, token: await createToken(running.base, ACCOUNT, ["all"]), agent: new Agent({ keepAlive: true }) }
   const groups = [
     { name: "repos-10g", rules: [{ name: "repos-10g", limit: 10 * 2 ** 30, subjects: ["size:repos:all"] }] },
-    { name: "everything", rules: [{ name: "all-unlimited", limit: -1, subjects: ["size:all"] }] }
+    { name: "everything", rules: [{ name: "all-20g", limit: 20 * 2 ** 30, subjects: ["size:all"] }] }
   ]
   for (const group of groups) await call(server, "POST", "/admin/quota/groups", group, 201)
   await call(server, "POST", `/admin/users/${ACCOUNT.username}/quota/groups`, { groups: groups.map((g) => g.name) }, 204)

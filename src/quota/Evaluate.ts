@@ -72,6 +72,15 @@ export const NOTHING_USED: Used = {
   packages: 0
 }
 
+/** More than any limit in every category: only unlimited rules allow it. */
+const EVERYTHING_USED: Used = {
+  repos: { public: Infinity, private: Infinity },
+  lfs: Infinity,
+  attachments: { issues: Infinity, releases: Infinity },
+  artifacts: Infinity,
+  packages: Infinity
+}
+
 /** The bytes a subject counts: its categories summed (the wiki counts nothing, as in Forgejo). */
 export const usageOf = (used: Used, subject: Subject): number => {
   const repos = used.repos.public + used.repos.private
@@ -154,6 +163,18 @@ export const defaultGroup = (total: number): Group => ({
   name: "builtin-default-group",
   rules: [{ name: "builtin-default-rule", limit: total, subjects: ["size:all"] }]
 })
+
+/**
+ * The verdict of `evaluateGroups` when it does not depend on what the account uses, else
+ * `undefined`. Evaluation only ever turns from allow to deny as usage grows, so what is allowed
+ * with unbounded usage is always allowed (e.g. an unlimited group), and what is denied with none
+ * is always denied (a limit of 0, or no rule covering the subject): no need to sum the usage then.
+ */
+export const verdictWithoutUsage = (groups: ReadonlyArray<Group>, subject: Subject, defaultTotal: number): boolean | undefined => {
+  if (evaluateGroups(groups, EVERYTHING_USED, subject, defaultTotal)) return true
+  if (!evaluateGroups(groups, NOTHING_USED, subject, defaultTotal)) return false
+  return undefined
+}
 
 /** Whether an account in `groups` may store more for `subject` (`defaultTotal` when it has none). */
 export const evaluateGroups = (groups: ReadonlyArray<Group>, used: Used, subject: Subject, defaultTotal: number): boolean => {

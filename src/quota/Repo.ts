@@ -67,13 +67,12 @@ export class QuotaRepo extends Context.Service<QuotaRepo, {
   /** Takes the account out of every group. */
   readonly clearUser: (userId: number) => Effect.Effect<void, SqlError>
   /**
-   * What decides for an account, in one query: what it uses, and its groups with their rules —
-   * the groups it is in, else those of `defaults` that exist (`[quota] DEFAULT_GROUPS`).
+   * The groups that apply to an account, with their rules: those it is in, else those of
+   * `defaults` that exist (`[quota] DEFAULT_GROUPS`).
    */
-  readonly stateOf: (userId: number, defaults: ReadonlyArray<string>) => Effect.Effect<
-    { readonly used: Used; readonly groups: Array<Group> },
-    SqlError
-  >
+  readonly groupsOf: (userId: number, defaults: ReadonlyArray<string>) => Effect.Effect<Array<Group>, SqlError>
+  /** What the account stores: one indexed sum over its repositories' recorded sizes. */
+  readonly usedBy: (userId: number) => Effect.Effect<Used, SqlError>
 }>()("hearth/quota/QuotaRepo") {
   static readonly layer = Layer.effect(
     QuotaRepo,
@@ -148,28 +147,22 @@ export class QuotaRepo extends Context.Service<QuotaRepo, {
             (rows) => rows.length > 0
           ),
         clearUser: (userId) => Effect.asVoid(sql`DELETE FROM quota_group_users WHERE user_id = ${userId}`),
-        stateOf: (userId, defaults) => {
-          const byDefault = defaults.length === 0
-            ? sql`false`
-            : sql`g.name IN ${sql.in(defaults)} AND NOT EXISTS (SELECT 1 FROM quota_group_users WHERE user_id = ${userId})`
-          // The usage row is joined to every rule row (or to one row of nulls when no group
-          // applies), so that one round trip answers both; both lookups use an index.
-          return Effect.map(
-            sql`SELECT u.public_size, u.private_size, c.group_name, c.rule_name, c."limit", c.subjects
-              FROM (SELECT coalesce(sum(size) FILTER (WHERE NOT is_private), 0) AS public_size,
-                           coalesce(sum(size) FILTER (WHERE is_private), 0) AS private_size
-                    FROM repositories WHERE owner_id = ${userId}) u
-              LEFT JOIN (
-                SELECT g.name AS group_name, r.name AS rule_name, r."limit", r.subjects, gr.id AS position
-                FROM quota_groups g
-                LEFT JOIN quota_group_rules gr ON gr.group_name = g.name
-                LEFT JOIN quota_rules r ON r.name = gr.rule_name
-                WHERE g.name IN (SELECT group_name FROM quota_group_users WHERE user_id = ${userId}) OR (${byDefault})
-              ) c ON true
-              ORDER BY c.group_name, c.position`,
-            (rows) => ({ used: toUsed(rows[0]), groups: toGroups(rows) })
+        groupsOf: (userId, defaults) => {
+          const mine = sql`g.name IN (SELECT group_name FROM quota_group_users WHERE user_id = ${userId})`
+          return groupsWhere(
+            defaults.length === 0
+              ? mine
+              : sql`(${mine} OR (g.name IN ${sql.in(defaults)}
+                  AND NOT EXISTS (SELECT 1 FROM quota_group_users WHERE user_id = ${userId})))`
           )
-        }
+        },
+        usedBy: (userId) =>
+          Effect.map(
+            sql`SELECT coalesce(sum(size) FILTER (WHERE NOT is_private), 0) AS public_size,
+                coalesce(sum(size) FILTER (WHERE is_private), 0) AS private_size
+              FROM repositories WHERE owner_id = ${userId}`,
+            (rows) => toUsed(rows[0])
+          )
       })
     })
   )

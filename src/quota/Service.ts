@@ -7,7 +7,16 @@ import type { SqlError } from "effect/sql/SqlError"
 import { Settings } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
 import type { UserRow } from "../users/Repo.ts"
-import { evaluateGroups, type Group, parseSubjects, type Rule, type Subject, unrecognizedSubject, type Used } from "./Evaluate.ts"
+import {
+  evaluateGroups,
+  type Group,
+  parseSubjects,
+  type Rule,
+  type Subject,
+  unrecognizedSubject,
+  type Used,
+  verdictWithoutUsage
+} from "./Evaluate.ts"
 import { QuotaRepo } from "./Repo.ts"
 
 /** The account charged: what a 413 names. */
@@ -27,6 +36,12 @@ export interface RuleChanges {
   readonly limit?: number | null | undefined
   readonly subjects?: ReadonlyArray<string> | null | undefined
 }
+
+// An account's groups and rules change only by administration: kept in memory for this long, and
+// dropped at once when an administrator changes anything through this process (another node's
+// changes apply here within the time to live).
+const GROUPS_TTL_MS = 10_000
+const GROUPS_CACHE_MAX = 10_000
 
 export class QuotaService extends Context.Service<QuotaService, {
   /** `[quota] ENABLED`: when false, every check passes without a query. */
@@ -100,10 +115,38 @@ export class QuotaService extends Context.Service<QuotaService, {
 
       const named = (name: string) => name === "" ? Effect.fail(Errors.validationFailed("[Name]: Required")) : Effect.void
 
+      const cache = new Map<number, { readonly groups: Array<Group>; readonly expires: number }>()
+      // Bumped by every administrative change: a look-up that started before one must not put
+      // what it read into the cache.
+      let generation = 0
+      const changed = <A, E>(effect: Effect.Effect<A, E>) =>
+        Effect.ensuring(effect, Effect.sync(() => {
+          generation++
+          cache.clear()
+        }))
+
+      const groupsOf = (ownerId: number) =>
+        Effect.suspend(() => {
+          const hit = cache.get(ownerId)
+          if (hit !== undefined && hit.expires > Date.now()) return Effect.succeed(hit.groups)
+          const started = generation
+          return Effect.tap(Effect.orDie(repo.groupsOf(ownerId, defaults)), (groups) =>
+            Effect.sync(() => {
+              if (started !== generation) return
+              if (cache.size >= GROUPS_CACHE_MAX) cache.clear()
+              cache.set(ownerId, { groups, expires: Date.now() + GROUPS_TTL_MS })
+            }))
+        })
+
+      // The usage is read only when the verdict depends on it, and then fresh: one indexed query.
       const allows = (ownerId: number, subject: Subject) =>
         enabled
-          ? Effect.map(Effect.orDie(repo.stateOf(ownerId, defaults)), ({ groups, used }) =>
-            evaluateGroups(groups, used, subject, defaultTotal))
+          ? Effect.flatMap(groupsOf(ownerId), (groups) => {
+            const known = verdictWithoutUsage(groups, subject, defaultTotal)
+            return known !== undefined
+              ? Effect.succeed(known)
+              : Effect.map(Effect.orDie(repo.usedBy(ownerId)), (used) => evaluateGroups(groups, used, subject, defaultTotal))
+          })
           : Effect.succeed(true)
 
       return QuotaService.of({
@@ -119,32 +162,34 @@ export class QuotaService extends Context.Service<QuotaService, {
               ? undefined
               : `Hearth: quota exceeded: ${owner.name} may not store more repository data (size:repos:all); ` +
                 "pushes that only delete branches or tags are still accepted"),
-        info: (userId) => Effect.orDie(repo.stateOf(userId, defaults)),
+        // Fresh, not cached: what an administrator sees right after changing it.
+        info: (userId) =>
+          Effect.orDie(Effect.all({ used: repo.usedBy(userId), groups: repo.groupsOf(userId, defaults) }, { concurrency: "unbounded" })),
 
         listRules: Effect.orDie(repo.listRules),
         getRule: (name) => found(repo.findRule(name)),
         createRule: (input) =>
-          Effect.gen(function*() {
+          changed(Effect.gen(function*() {
             yield* named(input.name)
             if (input.limit === undefined || input.limit === null) return yield* Errors.validationFailed("[Limit]: Required")
             const rule: Rule = { name: input.name, limit: input.limit, subjects: yield* subjectsOf(input.subjects) }
             if (!(yield* Effect.orDie(repo.insertRule(rule)))) return yield* Errors.conflict(`rule already exists: [name: ${rule.name}]`)
             return rule
-          }),
+          })),
         editRule: (name, changes) =>
-          Effect.gen(function*() {
+          changed(Effect.gen(function*() {
             const subjects = changes.subjects === undefined || changes.subjects === null
               ? undefined
               : yield* subjectsOf(changes.subjects)
             return yield* found(repo.updateRule(name, { limit: changes.limit ?? undefined, subjects }))
-          }),
+          })),
         deleteRule: (name) =>
-          Effect.flatMap(Effect.orDie(repo.deleteRule(name)), (deleted) => deleted ? Effect.void : Effect.fail(Errors.notFound())),
+          changed(Effect.flatMap(Effect.orDie(repo.deleteRule(name)), (deleted) => deleted ? Effect.void : Effect.fail(Errors.notFound()))),
 
         listGroups: Effect.orDie(repo.listGroups),
         getGroup: (name) => found(repo.findGroup(name)),
         createGroup: (name, rules) =>
-          Effect.gen(function*() {
+          changed(Effect.gen(function*() {
             yield* named(name)
             return yield* transaction(Effect.gen(function*() {
               if (!(yield* repo.insertGroup(name))) return yield* Errors.conflict(`group already exists: [name: ${name}]`)
@@ -160,11 +205,11 @@ export class QuotaService extends Context.Service<QuotaService, {
               return yield* Effect.flatMap(repo.findGroup(name), (group) =>
                 Option.isSome(group) ? Effect.succeed(group.value) : Effect.die(new Error(`quota group ${name} vanished`)))
             }))
-          }),
+          })),
         deleteGroup: (name) =>
-          Effect.flatMap(Effect.orDie(repo.deleteGroup(name)), (deleted) => deleted ? Effect.void : Effect.fail(Errors.notFound())),
+          changed(Effect.flatMap(Effect.orDie(repo.deleteGroup(name)), (deleted) => deleted ? Effect.void : Effect.fail(Errors.notFound()))),
         addRule: (group, rule) =>
-          Effect.gen(function*() {
+          changed(Effect.gen(function*() {
             yield* found(repo.findGroup(group))
             if (Option.isNone(yield* Effect.orDie(repo.findRule(rule)))) {
               return yield* Errors.validationFailed(`rule not found: [name: ${rule}]`)
@@ -172,34 +217,34 @@ export class QuotaService extends Context.Service<QuotaService, {
             if (!(yield* Effect.orDie(repo.addRule(group, rule)))) {
               return yield* Errors.conflict(`rule already in group: [group: ${group}, rule: ${rule}]`)
             }
-          }),
+          })),
         removeRule: (group, rule) =>
-          Effect.gen(function*() {
+          changed(Effect.gen(function*() {
             yield* found(repo.findGroup(group))
             yield* found(repo.findRule(rule))
             if (!(yield* Effect.orDie(repo.removeRule(group, rule)))) return yield* Errors.notFound()
-          }),
+          })),
         usersIn: (group) => Effect.andThen(found(repo.findGroup(group)), Effect.orDie(repo.usersIn(group))),
         addUser: (group, user) =>
-          Effect.gen(function*() {
+          changed(Effect.gen(function*() {
             yield* found(repo.findGroup(group))
             if (!(yield* Effect.orDie(repo.addUser(group, user.id)))) {
               return yield* Errors.conflict(`user already in group: [group: ${group}, userID: ${user.id}]`)
             }
-          }),
+          })),
         removeUser: (group, user) =>
-          Effect.gen(function*() {
+          changed(Effect.gen(function*() {
             yield* found(repo.findGroup(group))
             if (!(yield* Effect.orDie(repo.removeUser(group, user.id)))) return yield* Errors.notFound()
-          }),
+          })),
         setUserGroups: (user, groups) =>
-          transaction(Effect.gen(function*() {
+          changed(transaction(Effect.gen(function*() {
             yield* repo.clearUser(user.id)
             for (const group of groups) {
               if (Option.isNone(yield* repo.findGroup(group))) return yield* Errors.validationFailed(`group not found: [group: ${group}]`)
               yield* repo.addUser(group, user.id)
             }
-          }))
+          })))
       })
     })
   )
