@@ -32,6 +32,8 @@ import { OAuth2Service } from "./oauth2/Service.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
 import { OrgsRepo } from "./orgs/Repo.ts"
 import { OrgsService } from "./orgs/Service.ts"
+import { QuotaRepo } from "./quota/Repo.ts"
+import { QuotaService } from "./quota/Service.ts"
 import { RepoPolicy } from "./repos/Policy.ts"
 import { RepoPresenter } from "./repos/Present.ts"
 import { ReposRepo } from "./repos/Repo.ts"
@@ -47,7 +49,7 @@ import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
 
-const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer, JobsRepo.layer, TransfersRepo.layer, MirrorsRepo.layer, KeysRepo.layer, FederationRepo.layer)
+const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer, JobsRepo.layer, TransfersRepo.layer, MirrorsRepo.layer, KeysRepo.layer, FederationRepo.layer, QuotaRepo.layer)
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
 
@@ -59,6 +61,8 @@ export const Services = Layer.mergeAll(AdminUsers.layer, MarkdownRenderer.layer,
   Layer.provideMerge(RepoPolicy.layer),
   Layer.provideMerge(Layer.mergeAll(UsersService.layer, TokensService.layer, OrgPolicy.layer)),
   Layer.provideMerge(Authenticator.layer),
+  // Every service that grows what an account stores checks its quota first.
+  Layer.provideMerge(QuotaService.layer),
   Layer.provideMerge(IdentityRepos),
   Layer.provideMerge(Repos)
 )

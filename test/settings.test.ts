@@ -57,7 +57,8 @@ describe("defaults", () => {
     expect(s.ui).toEqual({ EXPLORE_PAGING_NUM: 50 })
     expect(s.service).toEqual({ REQUIRE_SIGNIN_VIEW: false, DISABLE_REGISTRATION: false, NO_REPLY_ADDRESS: "noreply.localhost" })
     expect(s["service.explore"]).toEqual({ REQUIRE_SIGNIN_VIEW: false, DISABLE_USERS_PAGE: false })
-    expect(s.quota).toEqual({ ENABLED: false })
+    expect(s.quota).toEqual({ ENABLED: false, DEFAULT_GROUPS: [] })
+    expect(s["quota.default"]).toEqual({ TOTAL: -1 })
     expect(s.federation).toEqual({
       ENABLED: true,
       SHARE_USER_STATISTICS: true,
@@ -186,6 +187,25 @@ describe("environment variables", () => {
     for (const [value, expected] of [["true", true], ["1", true], ["Yes", true], ["ON", true], ["t", true], ["false", false], ["0", false], ["no", false], ["Off", false], ["F", false]] as const) {
       expect((await load({ HEARTH__quota__ENABLED: value })).quota.ENABLED, value).toBe(expected)
     }
+  })
+
+  it("read [quota] DEFAULT_GROUPS as a comma-separated list", async () => {
+    expect((await load({ HEARTH__quota__DEFAULT_GROUPS: " small, , big " })).quota.DEFAULT_GROUPS).toEqual(["small", "big"])
+  })
+
+  it("read [quota.default] TOTAL as Forgejo does: bytes, thousands commas, units, negatives as unlimited", async () => {
+    for (const [value, expected] of [
+      ["0", 0], ["5000", 5000], ["12,345,678", 12_345_678], ["2k", 2000], ["2MiB", 2 * 1024 * 1024], ["500M", 500_000_000],
+      ["3G", 3_000_000_000], ["3GiB", 3 * 1024 ** 3], ["9EB", 9_000_000_000_000_000_000], ["42EB", -1], ["-1", -1], ["-42", -1], ["-1MiB", -1]
+    ] as const) {
+      expect((await load({ "HEARTH__quota_0X2E_default__TOTAL": value }))["quota.default"].TOTAL, value).toBe(expected)
+    }
+  })
+
+  it("refuse a [quota.default] TOTAL that is no size, naming the key", async () => {
+    expect(await errorOf({ "HEARTH__quota_0X2E_default__TOTAL": "lots" })).toBe(
+      'invalid setting [quota.default] TOTAL = "lots": expected a size such as 500M, 2GiB or 1000000, or -1 for unlimited'
+    )
   })
 
   it("read [log] LEVEL in Forgejo's level names, in any case", async () => {

@@ -123,7 +123,7 @@ const main = async () => {
     databaseUrl: pg.url,
     logFile: join(tempDir("hearth-bench-log-"), "hearth.log"),
     // The remote actors are on this machine, over plain http.
-    settings: { HEARTH__federation__USE_INSECURE_HTTP: "true", HEARTH__federation__ALLOW_LOCALNETWORKS: "true" }
+    env: { HEARTH__federation__USE_INSECURE_HTTP: "true", HEARTH__federation__ALLOW_LOCALNETWORKS: "true" }
   }
   log("creating the account")
   await createAccount(backend, ACCOUNT)

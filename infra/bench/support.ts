@@ -51,7 +51,8 @@ export const pct = (n: number) => `${fmt(n * 100, 1)} %`
 export const children = new Set<ChildProcess>()
 export const tempDirs: Array<string> = []
 let pgDir: string | undefined
-let benchDatabase: { adminUrl: string; name: string } | undefined
+let pgAdminUrl: string | undefined
+const benchDatabases: Array<{ adminUrl: string; name: string }> = []
 
 /** A temp dir removed by `cleanup`. */
 export const tempDir = (prefix: string) => {
@@ -149,8 +150,8 @@ export interface Backend {
   readonly dataDir: string
   readonly databaseUrl?: string
   readonly logFile: string
-  /** Further HEARTH__ settings of this benchmark's server. */
-  readonly settings?: Record<string, string>
+  /** Further settings for the server, as `HEARTH__<section>__<KEY>` variables. */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 export interface Running {
@@ -175,7 +176,7 @@ export const hearthEnv = (backend: Backend, port: number): NodeJS.ProcessEnv => 
     HEARTH__database__DB_TYPE: backend.name
   })
   if (backend.databaseUrl !== undefined) env.DATABASE_URL = backend.databaseUrl
-  Object.assign(env, backend.settings ?? {})
+  Object.assign(env, backend.env)
   return env
 }
 
@@ -335,23 +336,27 @@ const withAdminClient = <A>(url: string, f: (sql: SqlClient) => Effect.Effect<A,
 /** `ANALYZE` on the database at `url`: the planner statistics autovacuum would gather a little later. */
 export const analyze = (url: string) => withAdminClient(url, (sql) => sql`ANALYZE`)
 
-/** A fresh database (dropped by `cleanup`) on BENCH_DATABASE_URL's server or one started here. */
+/**
+ * A fresh database (dropped by `cleanup`) on BENCH_DATABASE_URL's server or one started here (once:
+ * a second call makes a second database on the same server).
+ */
 export const preparePostgres = async () => {
-  let adminUrl = process.env.BENCH_DATABASE_URL
+  let adminUrl = pgAdminUrl ?? process.env.BENCH_DATABASE_URL
   if (adminUrl === undefined || adminUrl === "") {
     pgDir = mkdtempSync(join(os.tmpdir(), "hearth-bench-pg-"))
     const port = await freePort()
     log(`starting PostgreSQL with infra/pg/start.sh ${pgDir} ${port}`)
     adminUrl = (await execFileP(join(root, "infra/pg/start.sh"), [pgDir, String(port)], { timeout: 120_000 })).stdout.trim()
   }
-  const name = `hearth_bench_${process.pid}`
+  pgAdminUrl = adminUrl
+  const name = benchDatabases.length === 0 ? `hearth_bench_${process.pid}` : `hearth_bench_${process.pid}_${benchDatabases.length}`
   const server = await withAdminClient(adminUrl, (sql) =>
     Effect.gen(function*() {
       yield* sql`CREATE DATABASE ${sql(name)}`
       const rows = yield* sql<{ version: string }>`SELECT current_setting('server_version') AS version`
       return rows[0]?.version ?? "?"
     }))
-  benchDatabase = { adminUrl, name }
+  benchDatabases.push({ adminUrl, name })
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
   return { url: url.toString(), server }
@@ -359,13 +364,12 @@ export const preparePostgres = async () => {
 
 export const cleanup = async () => {
   await Promise.all([...children].map(stopChild))
-  if (benchDatabase !== undefined) {
-    const { adminUrl, name } = benchDatabase
-    benchDatabase = undefined
+  for (const { adminUrl, name } of benchDatabases.splice(0)) {
     await withAdminClient(adminUrl, (sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`).catch((e) =>
       log(`could not drop database ${name}: ${e}`)
     )
   }
+  pgAdminUrl = undefined
   if (pgDir !== undefined) {
     const dir = pgDir
     pgDir = undefined

@@ -9,6 +9,7 @@ import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
 import { atLeast } from "../orgs/Policy.ts"
+import { QuotaService } from "../quota/Service.ts"
 import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
@@ -67,6 +68,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const repos = yield* ReposService
     const users = yield* UsersRepo
     const writer = yield* RepositoryWriter
+    const quota = yield* QuotaService
     const root = settings.server.ROOT_URL
 
     /** The repository, its path on disk and the viewer's access; 404 when the viewer may not see it. */
@@ -227,6 +229,10 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         return { caller, owner, repo, path, access: opened.access, target: { id: repo.id, dir: path } }
       })
 
+    /** A write that adds to the repository (a branch, a tag): charged to its owner's quota first. */
+    const openForGrowth = (params: { readonly owner: string; readonly repo: string }) =>
+      Effect.tap(openForWrite(params), ({ owner }) => quota.enforce(owner, "size:repos:all"))
+
 
     /** Forgejo answers 404 for branch changes in a repository nothing was pushed to yet. */
     const notEmpty = (path: string) =>
@@ -356,7 +362,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         }))
       .handle("createBranch", ({ params, payload }) =>
         Effect.gen(function*() {
-          const { caller, owner, repo, path, access, target } = yield* openForWrite(params)
+          const { caller, owner, repo, path, access, target } = yield* openForGrowth(params)
           const name = payload.new_branch_name
           const problem = branchProblem(name)
           if (problem !== undefined) {
@@ -399,7 +405,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         }))
       .handle("createTag", ({ params, payload }) =>
         Effect.gen(function*() {
-          const { caller, owner, repo, path, target } = yield* openForWrite(params)
+          const { caller, owner, repo, path, target } = yield* openForGrowth(params)
           const name = payload.tag_name
           const problem = Git.branchNameProblem(name)
           if (problem !== undefined) return yield* Errors.validationFailed(`[TagName]: invalid tag name "${name}": ${problem}`)

@@ -80,7 +80,10 @@ export interface SettingsShape {
     readonly REQUIRE_SIGNIN_VIEW: boolean
     readonly DISABLE_USERS_PAGE: boolean
   }
-  readonly quota: { readonly ENABLED: boolean }
+  /** Forgejo's [quota]: off by default; DEFAULT_GROUPS apply to accounts in no quota group. */
+  readonly quota: { readonly ENABLED: boolean; readonly DEFAULT_GROUPS: ReadonlyArray<string> }
+  /** Forgejo's [quota.default]: TOTAL (bytes, -1 unlimited) limits `size:all` of accounts with no group at all. */
+  readonly "quota.default": { readonly TOTAL: number }
   /** Where migrations, pull mirrors and push mirrors may connect (Forgejo's [migrations]). */
   readonly migrations: {
     /** Also allow loopback and private addresses (off: only public ones). */
@@ -189,7 +192,8 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     REQUIRE_SIGNIN_VIEW: key("bool", "false"),
     DISABLE_USERS_PAGE: key("bool", "false")
   },
-  quota: { ENABLED: key("bool", "false") },
+  quota: { ENABLED: key("bool", "false"), DEFAULT_GROUPS: key("string", "") },
+  "quota.default": { TOTAL: key("string", "-1") },
   migrations: {
     ALLOW_LOCALNETWORKS: key("bool", "false"),
     ALLOWED_DOMAINS: key("string", ""),
@@ -342,6 +346,29 @@ const postgresUrl = (db: Record<string, unknown>): string => {
 /** The signature algorithms [federation] SIGNATURE_ALGORITHMS may name (Forgejo's, and RFC 9421's others). */
 export const SIGNATURE_ALGORITHMS = ["rsa-sha256", "rsa-sha512", "ed25519", "rsa-pss-sha512", "ecdsa-p256-sha256", "ecdsa-p384-sha384"]
 
+const BYTE_UNITS: Record<string, number> = {
+  "": 1, b: 1,
+  k: 1e3, kb: 1e3, m: 1e6, mb: 1e6, g: 1e9, gb: 1e9, t: 1e12, tb: 1e12, p: 1e15, pb: 1e15, e: 1e18, eb: 1e18,
+  ki: 2 ** 10, kib: 2 ** 10, mi: 2 ** 20, mib: 2 ** 20, gi: 2 ** 30, gib: 2 ** 30, ti: 2 ** 40, tib: 2 ** 40,
+  pi: 2 ** 50, pib: 2 ** 50, ei: 2 ** 60, eib: 2 ** 60
+}
+
+/**
+ * A size as Forgejo reads [quota.default] TOTAL: bytes, with thousands commas and a unit if
+ * wanted (`2k` = 2000, `2MiB` = 2·1024², `3G`); any negative size is -1 (unlimited), as is a
+ * size too large for an int64. `undefined` for text that is no size (Forgejo silently reads it
+ * as unlimited; Hearth refuses to start instead).
+ */
+export const parseByteSize = (text: string): number | undefined => {
+  const m = /^(-?)\s*(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(text.replace(/[,\s]/g, ""))
+  if (m === null) return undefined
+  const unit = BYTE_UNITS[m[3]!.toLowerCase()]
+  if (unit === undefined) return undefined
+  if (m[1] === "-") return -1
+  const bytes = Math.floor(Number(m[2]) * unit)
+  return bytes > 2 ** 63 - 1 ? -1 : bytes
+}
+
 /** Validates raw settings into a complete `SettingsShape`; throws `SettingsError` naming the key. */
 export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   const raw = merge(rawInput)
@@ -392,6 +419,16 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   if ((out.ui!.EXPLORE_PAGING_NUM as number) < 1) {
     throw new SettingsError({ message: `invalid setting [ui] EXPLORE_PAGING_NUM = "${out.ui!.EXPLORE_PAGING_NUM}": must be at least 1` })
   }
+  const quota = out.quota!
+  quota.DEFAULT_GROUPS = String(quota.DEFAULT_GROUPS).split(",").map((g) => g.trim()).filter((g) => g !== "")
+  const quotaDefault = out["quota.default"]!
+  const total = parseByteSize(String(quotaDefault.TOTAL))
+  if (total === undefined) {
+    throw new SettingsError({
+      message: `invalid setting [quota.default] TOTAL = "${quotaDefault.TOTAL}": expected a size such as 500M, 2GiB or 1000000, or -1 for unlimited`
+    })
+  }
+  quotaDefault.TOTAL = total
   // Go duration text, not zero (Forgejo raises MIN_INTERVAL to 1m; Hearth allows less, which tests use).
   const duration = (section: string, name: string, example: string) => {
     const values = out[section]!

@@ -10,6 +10,7 @@ import { type FileOperation, RepositoryWriter, toApiError } from "../git/Reposit
 import * as Write from "../git/Write.ts"
 import type { Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
+import { QuotaService } from "../quota/Service.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
@@ -62,7 +63,7 @@ export interface TreeQuery {
 export const DEFAULT_TREE_PAGE = 1000
 
 type ReadError = Errors.NotFound | Errors.ValidationFailed | Errors.BadRequest
-type ChangeError = Errors.NotFound | Errors.ValidationFailed | Errors.Forbidden | Errors.Conflict | Errors.Locked | Errors.InternalError
+type ChangeError = Errors.NotFound | Errors.ValidationFailed | Errors.Forbidden | Errors.Conflict | Errors.Locked | Errors.InternalError | Errors.PayloadTooLarge
 
 /** Git failing on a checked argument is a bug or a broken repository: a 500, not a client error. */
 const orDie = <A, E>(effect: Effect.Effect<A, E>) => Effect.orDie(effect)
@@ -99,6 +100,7 @@ export class ContentsService extends Context.Service<ContentsService, {
       const settings = yield* Settings
       const repos = yield* ReposService
       const writer = yield* RepositoryWriter
+      const quota = yield* QuotaService
       const root = settings.server.ROOT_URL
       const pool = yield* Effect.acquireRelease(Effect.sync(() => new Readers.BatchPool()), (p) => Effect.sync(() => p.close()))
       const lastCommits = new Readers.LastCommitCache()
@@ -261,6 +263,8 @@ export class ContentsService extends Context.Service<ContentsService, {
       const change = (handle: RepoHandle, doer: Principal, options: ChangeFilesOptions) =>
         Effect.gen(function*() {
           yield* ensureWritable(handle)
+          // Every commit adds objects, a deleting one too: charged to the repository's owner.
+          yield* quota.enforce(handle.owner, "size:repos:all")
           const request = yield* checkChange(handle, doer.user, options)
           const made = yield* writer.commitFiles({ id: handle.repo.id, dir: handle.dir }, request).pipe(Effect.mapError(toApiError))
           const written = request.files.filter((f) => f.operation !== "delete").map((f) => f.path)

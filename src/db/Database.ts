@@ -16,6 +16,7 @@ import m0005 from "./migrations/0005_mirrors.ts"
 import m0006 from "./migrations/0006_transfers.ts"
 import m0007 from "./migrations/0007_identity.ts"
 import m0008 from "./migrations/0008_keys.ts"
+import m0009 from "./migrations/0009_quota.ts"
 import m0010 from "./migrations/0010_federation.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -27,6 +28,7 @@ export const migrations = Migrator.fromRecord({
   "0006_transfers": m0006,
   "0007_identity": m0007,
   "0008_keys": m0008,
+  "0009_quota": m0009,
   "0010_federation": m0010
 })
 

@@ -7,6 +7,7 @@ import * as Errors from "../http/Errors.ts"
 import type { Window } from "../social/Repo.ts"
 import { JobsRepo } from "../jobs/Repo.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
+import { QuotaService } from "../quota/Service.ts"
 import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { repoNameProblem, ReposService } from "../repos/Service.ts"
@@ -27,7 +28,7 @@ export class ForksService extends Context.Service<ForksService, {
   /** Makes the fork's row and starts the job that copies the git data; the row is `creating` until it is done. */
   readonly fork: (caller: Principal, ownerName: string, name: string, options: ForkOptions) => Effect.Effect<
     { readonly repo: RepoRow; readonly owner: UserRow },
-    Errors.NotFound | Errors.Forbidden | Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError
+    Errors.NotFound | Errors.Forbidden | Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError | Errors.PayloadTooLarge
   >
   /** The forks of a repository the viewer may see (all of them when `window` is undefined). */
   readonly list: (viewer: Principal | undefined, ownerName: string, name: string, window: Window | undefined) => Effect.Effect<Listed, Errors.NotFound | Errors.Forbidden>
@@ -42,6 +43,7 @@ export class ForksService extends Context.Service<ForksService, {
       const policy = yield* RepoPolicy
       const jobs = yield* JobsRepo
       const engine = yield* WorkflowEngine.WorkflowEngine
+      const quota = yield* QuotaService
 
       /** Where the fork goes: the caller, or an organization the caller may create repositories in. */
       const targetOwner = (caller: Principal, organization: string | null | undefined) =>
@@ -66,6 +68,8 @@ export class ForksService extends Context.Service<ForksService, {
           const source = yield* repos.open(caller, ownerName, name)
           yield* policy.ensureAccess(caller, source.repo, source.owner, "read")
           const owner = yield* targetOwner(caller, options.organization)
+          // The copy is charged to where it goes, not to the caller nor to the source's owner.
+          yield* quota.enforce(owner, "size:repos:all")
           const forkName = options.name !== undefined && options.name !== null && options.name !== "" ? options.name : source.repo.name
           const problem = repoNameProblem(forkName)
           if (problem !== undefined) return yield* Errors.validationFailed(problem)

@@ -1,6 +1,7 @@
 // Git smart HTTP (the protocol `git http-backend` speaks), served by running
 // `git upload-pack|receive-pack --stateless-rpc` per request. It knows nothing about users or the
-// database: a resolver decides whether a request may use a repository and where it lives on disk.
+// database: a resolver decides whether a request may use a repository, where it lives on disk,
+// and what environment git runs with there (e.g. one that refuses a push, src/git/Refusal.ts).
 //
 // Both directions are streamed (the request body is piped into git's stdin, git's stdout into the
 // response), so a pack of any size passes through without being held in memory, and the git
@@ -34,7 +35,7 @@ export type Resolver<R = never> = (
   repo: string,
   service: Service,
   request: HttpServerRequest.HttpServerRequest
-) => Effect.Effect<{ readonly path: string; readonly pusher?: string | undefined }, Denied, R>
+) => Effect.Effect<{ readonly path: string; readonly pusher?: string | undefined; readonly env?: Record<string, string> | undefined }, Denied, R>
 
 export interface Options<R = never, R2 = never> {
   readonly resolve: Resolver<R>
@@ -108,7 +109,7 @@ const target = <R>(options: Options<R, any>, service: Service) =>
     const owner = params.owner ?? ""
     const repo = repoName(params.repo ?? "")
     const resolved = yield* options.resolve(owner, repo, service, request)
-    return { request, owner, repo, path: resolved.path, pusher: resolved.pusher }
+    return { request, owner, repo, path: resolved.path, pusher: resolved.pusher, env: resolved.env }
   })
 
 /** The ref advertisement, framed as http-backend frames it. */
@@ -154,7 +155,7 @@ export const rpc = <R, R2>(options: Options<R, R2>, service: Service) =>
       : undefined
 
     const child = spawn("git", [service, "--stateless-rpc", "--", found.path], {
-      env: gitEnv(protocolEnv(request)),
+      env: gitEnv({ ...protocolEnv(request), ...found.env }),
       stdio: ["pipe", "pipe", "pipe"]
     })
     let exited = false

@@ -16,6 +16,7 @@ import { MirrorsApi } from "../mirrors/Api.ts"
 import { MiscApi } from "../misc/Api.ts"
 import { OAuth2Api } from "../oauth2/Api.ts"
 import { OrgsApi } from "../orgs/Api.ts"
+import { QuotaApi } from "../quota/Api.ts"
 import { ReposApi } from "../repos/Api.ts"
 import { SocialApi } from "../social/Api.ts"
 import { TemplatesApi } from "../templates/Api.ts"
@@ -27,7 +28,7 @@ import { Authentication } from "./Authentication.ts"
 import { ErrorResponses } from "./Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
-  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi, MirrorsApi, FollowsApi, EmailsApi, OAuth2Api, GpgApi, KeysApi, MarkdownApi, FederationApi)
+  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi, MirrorsApi, FollowsApi, EmailsApi, OAuth2Api, GpgApi, KeysApi, MarkdownApi, FederationApi, QuotaApi)
   .prefix("/api/v1")
   .middleware(Authentication)
   .middleware(ErrorResponses)

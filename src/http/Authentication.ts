@@ -5,7 +5,7 @@
 import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
-import { Settings } from "../config/Settings.ts"
+import { Settings, type SettingsShape } from "../config/Settings.ts"
 import { HttpSignatures } from "../keys/HttpSignature.ts"
 import { TokensRepo } from "../tokens/Repo.ts"
 import { TwoFactor } from "../twofa/Service.ts"
@@ -41,6 +41,12 @@ export const Caller: Effect.Effect<Option.Option<Principal>> = Effect.withFiber(
 export interface AccessRule {
   readonly signedIn: boolean
   readonly scopes: ReadonlyArray<Category>
+  /**
+   * A feature switch: while it is off the route answers 404 to everyone, before any credential is
+   * looked at, as Forgejo answers a route it did not register (e.g. quota routes without
+   * `[quota] ENABLED`).
+   */
+  readonly enabled?: ((settings: SettingsShape) => boolean) | undefined
 }
 
 export const Access = Context.Reference<AccessRule>("hearth/http/Access", {
@@ -239,7 +245,7 @@ export const parseAuthorization = (header: string | undefined): Credentials => {
 
 export class Authentication extends HttpApiMiddleware.Service<Authentication>()(
   "hearth/http/Authentication",
-  { error: [Errors.Unauthorized, Errors.Forbidden, Errors.TooManyRequests] }
+  { error: [Errors.Unauthorized, Errors.Forbidden, Errors.TooManyRequests, Errors.NotFoundEmpty] }
 ) {}
 
 /** The deprecated query token (`token`, else `access_token`), or "" when none is given. */
@@ -294,6 +300,7 @@ export const AuthenticationLive = Layer.effect(
     // Called once per endpoint when the routes are built; the returned effect runs per request.
     return Authentication.of((httpEffect, { endpoint }) => {
       const rule = Context.get(endpoint.annotations, Access)
+      if (rule.enabled !== undefined && !rule.enabled(settings)) return Effect.fail(Errors.notFound())
       const anonymous = anonymousRefused ?? (rule.signedIn ? Errors.unauthorized("token is required") : undefined)
       const allow = (request: HttpServerRequest.HttpServerRequest, principal: Principal) => {
         const { scopes, user } = principal

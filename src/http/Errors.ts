@@ -12,7 +12,11 @@ export class BadRequest extends make<BadRequest>()("BadRequest", 400) {}
 export class Unauthorized extends make<Unauthorized>()("Unauthorized", 401) {}
 export class Forbidden extends make<Forbidden>()("Forbidden", 403) {}
 export class Conflict extends make<Conflict>()("Conflict", 409) {}
-export class PayloadTooLarge extends make<PayloadTooLarge>()("PayloadTooLarge", 413) {}
+/** 413; a refusal by quota also names the account charged (`user_id`, `username`), as Forgejo's body does. */
+export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")(
+  { ...body, user_id: Schema.optionalKey(Schema.Number), username: Schema.optionalKey(Schema.String) },
+  { httpApiStatus: 413 }
+) {}
 export class ValidationFailed extends make<ValidationFailed>()("ValidationFailed", 422) {}
 export class Locked extends make<Locked>()("Locked", 423) {}
 export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyRequests")(
@@ -61,6 +65,9 @@ export const forbidden = (message: string) => new Forbidden({ message, url: "" }
 export const notFound = () => new NotFound()
 export const conflict = (message: string) => new Conflict({ message, url: "" })
 export const payloadTooLarge = (message: string) => new PayloadTooLarge({ message, url: "" })
+/** The account `owner` is over its quota for what the request would store (CONTRACT §1.6, §12.6). */
+export const quotaExceeded = (owner: { readonly id: number; readonly name: string }) =>
+  new PayloadTooLarge({ message: "quota exceeded", url: "", user_id: owner.id, username: owner.name })
 export const validationFailed = (message: string) => new ValidationFailed({ message, url: "" })
 export const locked = (message: string) => new Locked({ message, url: "" })
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>

@@ -48,8 +48,8 @@ export const ErrorResponsesLive = Layer.effect(
   Effect.gen(function*() {
     const settings = yield* Settings
     const url = `${settings.server.ROOT_URL}api/swagger`
-    const json = (status: number, message: string, headers?: Record<string, string>) =>
-      HttpServerResponse.jsonUnsafe({ message, url }, { status, ...(headers ? { headers } : {}) })
+    const json = (status: number, message: string, headers?: Record<string, string>, extra?: object) =>
+      HttpServerResponse.jsonUnsafe({ message, url, ...extra }, { status, ...(headers ? { headers } : {}) })
 
     // Anything that is not an API error passes through untouched (`never`: it is not ours to type).
     const render = (error: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
@@ -61,6 +61,9 @@ export const ErrorResponsesLive = Layer.effect(
       const message = (error as { message: string }).message
       if (error instanceof Errors.TooManyRequests) {
         return Effect.succeed(json(429, message, { "retry-after": String(error.retryAfterSeconds) }))
+      }
+      if (error instanceof Errors.PayloadTooLarge && error.user_id !== undefined) {
+        return Effect.succeed(json(413, message, undefined, { user_id: error.user_id, username: error.username }))
       }
       return Effect.succeed(json(status, message))
     }

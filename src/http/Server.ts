@@ -24,6 +24,7 @@ import { MirrorsHttp } from "../mirrors/Http.ts"
 import { MiscHttp } from "../misc/Http.ts"
 import { OAuth2Http } from "../oauth2/Http.ts"
 import { OrgsHttp } from "../orgs/Http.ts"
+import { QuotaHttp } from "../quota/Http.ts"
 import { GitHttpRoutes } from "../repos/GitHttp.ts"
 import { ReposHttp } from "../repos/Http.ts"
 import { SocialHttp } from "../social/Http.ts"
@@ -97,7 +98,7 @@ const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp, TemplatesHttp, ForksHttp, JobsHttp, TransfersHttp, MirrorsHttp, FollowsHttp, EmailsHttp, OAuth2Http, GpgHttp, KeysHttp, MarkdownHttp, FederationHttp)
+export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp, TemplatesHttp, ForksHttp, JobsHttp, TransfersHttp, MirrorsHttp, FollowsHttp, EmailsHttp, OAuth2Http, GpgHttp, KeysHttp, MarkdownHttp, FederationHttp, QuotaHttp)
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),

@@ -67,7 +67,7 @@ export class MirrorsRepo extends Context.Service<MirrorsRepo, {
   readonly setOriginalUrl: (repoId: number, url: string) => Effect.Effect<void, SqlError>
   readonly findPull: (repoId: number) => Effect.Effect<Option.Option<PullMirrorRow>, SqlError>
   /** Every pull mirror with its repository's interval text. */
-  readonly allPull: Effect.Effect<Array<PullMirrorRow & { readonly interval: string }>, SqlError>
+  readonly allPull: Effect.Effect<Array<PullMirrorRow & { readonly interval: string; readonly ownerId: number }>, SqlError>
   /** A scheduled sync starts: `last_attempt_at` moves to now, if it was not after `notAfter` (so two schedulers never both start one). */
   readonly claimPull: (repoId: number, notAfter: Date) => Effect.Effect<boolean, SqlError>
   readonly touchPull: (repoId: number) => Effect.Effect<void, SqlError>
@@ -125,9 +125,9 @@ export class MirrorsRepo extends Context.Service<MirrorsRepo, {
         findPull: (repoId) =>
           Effect.map(sql`SELECT * FROM pull_mirrors WHERE repo_id = ${repoId}`, (rows) => Option.map(Option.fromNullishOr(rows[0]), toPull)),
         allPull: Effect.map(
-          sql`SELECT m.*, r.mirror_interval FROM pull_mirrors m JOIN repositories r ON r.id = m.repo_id
+          sql`SELECT m.*, r.mirror_interval, r.owner_id FROM pull_mirrors m JOIN repositories r ON r.id = m.repo_id
             WHERE r.is_mirror AND r.status = 'ready' ORDER BY m.repo_id`,
-          (rows) => rows.map((r) => ({ ...toPull(r), interval: r.mirror_interval as string }))
+          (rows) => rows.map((r) => ({ ...toPull(r), interval: r.mirror_interval as string, ownerId: Number(r.owner_id) }))
         ),
         claimPull: (repoId, notAfter) =>
           Effect.map(

@@ -11,6 +11,7 @@ import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { JobsRepo } from "../jobs/Repo.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
+import { QuotaService } from "../quota/Service.ts"
 import { RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { formatGoDuration, parseGoDuration, repoNameProblem, ReposService } from "../repos/Service.ts"
@@ -30,10 +31,10 @@ export class MirrorsService extends Context.Service<MirrorsService, {
   /** POST /repos/migrate: the repository, once its git data is there. */
   readonly migrate: (caller: Principal, input: MigrateRepoOptions) => Effect.Effect<
     { readonly repo: RepoRow; readonly owner: UserRow },
-    Errors.ValidationFailed | Errors.Forbidden | Errors.Conflict | Errors.InternalError | Errors.NotFound | Errors.BadRequest
+    Errors.ValidationFailed | Errors.Forbidden | Errors.Conflict | Errors.InternalError | Errors.NotFound | Errors.BadRequest | Errors.PayloadTooLarge
   >
   /** POST /repos/{o}/{r}/mirror-sync: queues a sync (CONTRACT §10 order of checks). */
-  readonly syncPull: (caller: Principal, ownerName: string, name: string) => Effect.Effect<void, PushMirrorErrors>
+  readonly syncPull: (caller: Principal, ownerName: string, name: string) => Effect.Effect<void, PushMirrorErrors | Errors.PayloadTooLarge>
   readonly listPush: (caller: Principal, ownerName: string, name: string, page: Page) => Effect.Effect<
     { readonly repo: RepoRow; readonly rows: Array<PushMirrorRow>; readonly total: number },
     PushMirrorErrors
@@ -65,6 +66,7 @@ export class MirrorsService extends Context.Service<MirrorsService, {
       const mirrors = yield* MirrorsRepo
       const jobs = yield* JobsRepo
       const engine = yield* WorkflowEngine.WorkflowEngine
+      const quota = yield* QuotaService
       const { seal } = sealer(settings.security.SECRET_KEY)
       const minimum = parseGoDuration(settings.mirror.MIN_INTERVAL) ?? 600
 
@@ -118,6 +120,7 @@ export class MirrorsService extends Context.Service<MirrorsService, {
             return yield* Errors.validationFailed(`Hearth migrates git data only; these cannot be migrated yet: ${extras.join(", ")}`)
           }
           const owner = yield* targetOwner(caller, input)
+          yield* quota.enforce(owner, "size:repos:all")
           const nameProblem = repoNameProblem(input.repo_name)
           if (nameProblem !== undefined) return yield* Errors.validationFailed(nameProblem.replace("[Name]", "[RepoName]"))
           if (input.description !== undefined && input.description.length > 2048) {
@@ -200,6 +203,7 @@ export class MirrorsService extends Context.Service<MirrorsService, {
         Effect.gen(function*() {
           const { owner, repo } = yield* opened(caller, ownerName, name, "write")
           yield* notArchived(owner, repo)
+          yield* quota.enforce(owner, "size:git:all")
           yield* enabled
           if (!repo.isMirror || Option.isNone(yield* Effect.orDie(mirrors.findPull(repo.id)))) {
             return yield* Errors.badRequest("Repository is not a mirror")

@@ -12,6 +12,7 @@ import * as Git from "../git/Git.ts"
 import { gitConfigEnv, RepositoryWriter } from "../git/Repository.ts"
 import { JobsRepo } from "../jobs/Repo.ts"
 import { finished, step } from "../jobs/Steps.ts"
+import { QuotaService } from "../quota/Service.ts"
 import { ReposRepo } from "../repos/Repo.ts"
 import { parseGoDuration, ReposService } from "../repos/Service.ts"
 import { UsersRepo } from "../users/Repo.ts"
@@ -245,12 +246,16 @@ export const startDueSyncs = Effect.gen(function*() {
   const settings = yield* Settings
   if (!settings.mirror.ENABLED) return
   const mirrors = yield* MirrorsRepo
+  const quota = yield* QuotaService
   const now = Date.now()
   for (const mirror of yield* Effect.orDie(mirrors.allPull)) {
     const seconds = parseGoDuration(mirror.interval)
     if (seconds === undefined || seconds <= 0) continue
     const due = mirror.lastAttemptAt.getTime() + seconds * 1000
     if (due > now) continue
+    // An owner over quota gets no updates (as mirror-sync answers 413); left unclaimed, the
+    // mirror is due again at the next round, so it resumes as soon as there is room.
+    if (!(yield* quota.allows(mirror.ownerId, "size:git:all"))) continue
     if (!(yield* Effect.orDie(mirrors.claimPull(mirror.repoId, new Date(now - seconds * 1000))))) continue
     yield* startPullSync(mirror.repoId, `${PULL_KIND}:${mirror.repoId}:${due}`)
   }
@@ -278,4 +283,4 @@ export const MirrorScheduleLive = Layer.unwrap(Effect.gen(function*() {
 }))
 
 /** What the workflows and the schedule need besides the engine and the cluster. */
-export type MirrorRequirements = MirrorsRepo | ReposRepo | ReposService | UsersRepo | RepositoryWriter | JobsRepo | Settings | WorkflowEngine.WorkflowEngine
+export type MirrorRequirements = MirrorsRepo | ReposRepo | ReposService | UsersRepo | RepositoryWriter | JobsRepo | QuotaService | Settings | WorkflowEngine.WorkflowEngine

@@ -3,13 +3,16 @@
 // database learns after a push.
 import { Effect, Layer, Option } from "effect"
 import { Federation } from "../../federation/Service.ts"
+import { join } from "node:path"
 import { Settings } from "../config/Settings.ts"
 import type { HttpServerRequest } from "effect/http"
+import { installRefusingHook, refusingEnv } from "../git/Refusal.ts"
 import * as SmartHttp from "../git/SmartHttp.ts"
 import { Authenticator, parseAuthorization, type Principal } from "../http/Authentication.ts"
 import type { RepositoryMoved } from "../http/Errors.ts"
 import { grants } from "../http/Scopes.ts"
 import { atLeast } from "../orgs/Policy.ts"
+import { QuotaService } from "../quota/Service.ts"
 import { UsersService } from "../users/Service.ts"
 import { RepoPolicy } from "./Policy.ts"
 import { ReposService } from "./Service.ts"
@@ -31,6 +34,10 @@ export const makeGitAccess = Effect.gen(function*() {
   const policy = yield* RepoPolicy
   const mirrors = yield* MirrorsService
   const federation = yield* Federation
+  const quota = yield* QuotaService
+  const settings = yield* Settings
+  // Where the hook that refuses pushes over quota lives (one for every repository).
+  const refusingHooks = yield* Effect.sync(() => installRefusingHook(join(settings.server.APP_DATA_PATH, "hooks", "refuse-push")))
 
   const usable = (principal: Principal, level: "read" | "write") => {
     const { scopes, user } = principal
@@ -45,7 +52,8 @@ export const makeGitAccess = Effect.gen(function*() {
   /**
    * The repository's path for `level`, or why not. A deploy key (`deploy`) reaches only the
    * repositories it is on, and writes only where it is read-write; `moved` answers a renamed or
-   * transferred repository (HTTP redirects; SSH says where it went).
+   * transferred repository (HTTP redirects; SSH says where it went). `env` is for git: set when a
+   * push is to be refused by quota, before any ref changes, with a message git shows the pusher.
    */
   const check = (
     caller: Principal | undefined,
@@ -87,7 +95,9 @@ export const makeGitAccess = Effect.gen(function*() {
         return yield* SmartHttp.Denied.forbidden("this repository is archived: it accepts no pushes")
       }
       if (level === "write" && repo.isMirror) return yield* SmartHttp.Denied.forbidden("mirror repository is read-only")
-      return { path: repos.pathOf(owner, repo), owner, repo }
+      const refusal = level === "write" ? yield* quota.pushRefusal(owner) : undefined
+      const env = refusal === undefined ? undefined : refusingEnv(refusingHooks, refusal)
+      return { path: repos.pathOf(owner, repo), owner, repo, env }
     })
 
   // After a push: what the database knows, then the commit-graph for fast history reads; push
@@ -134,7 +144,7 @@ export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
       const found = yield* check(caller, ownerName, repoName, level, {
         moved: (moved) => SmartHttp.Denied.moved(new URL(moved.relocate(request.url), settings.server.ROOT_URL).toString())
       })
-      return { path: found.path, pusher: caller?.user.name }
+      return { path: found.path, pusher: caller?.user.name, env: found.env }
     })
 
   return SmartHttp.layer({ resolve, onPushed })

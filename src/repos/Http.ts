@@ -10,6 +10,7 @@ import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
 import { atLeast, OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsService } from "../orgs/Service.ts"
+import { QuotaService } from "../quota/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
@@ -44,6 +45,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const users = yield* UsersRepo
     const repoRows = yield* ReposRepo
     const federation = yield* Federation
+    const quota = yield* QuotaService
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
@@ -93,8 +95,10 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
         return yield* present(rows, viewer, owner)
       })
 
+    /** A new repository of `owner` (charged to its quota: 413 when over), as the caller sees it. */
     const create = (owner: UserRow, caller: Principal, payload: CreateRepoOption) =>
       Effect.gen(function*() {
+        yield* quota.enforce(owner, "size:repos:all")
         const repo = yield* repos.create(owner, payload, caller.user)
         yield* federation.announce({ kind: "created", doer: caller.user, owner, repo })
         return yield* presenter.one(caller, { repo, owner, access: OWNER_ACCESS })

@@ -111,7 +111,10 @@ export const SshServerLive = Layer.effectDiscard(Effect.gen(function*() {
       }
       // The client left while the access check ran: nothing to serve.
       if (closed) return
-      const child = spawn("git", [parsed.service, result.success.path], { env: gitEnv(env), stdio: ["pipe", "pipe", "pipe"] })
+      const child = spawn("git", [parsed.service, result.success.path], {
+        env: gitEnv({ ...env, ...result.success.env }),
+        stdio: ["pipe", "pipe", "pipe"]
+      })
       channel.pipe(child.stdin)
       child.stdout.pipe(channel, { end: false })
       child.stderr.pipe(channel.stderr, { end: false })

@@ -7,13 +7,14 @@ import type { Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"
+import { QuotaService } from "../quota/Service.ts"
 import { RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { type PendingTransfer, TransfersRepo } from "./Repo.ts"
 
-type TransferError = Errors.NotFound | Errors.Forbidden | Errors.ValidationFailed | Errors.Conflict | Errors.InternalError
+type TransferError = Errors.NotFound | Errors.Forbidden | Errors.ValidationFailed | Errors.Conflict | Errors.InternalError | Errors.PayloadTooLarge
 
 export interface Transferred {
   readonly repo: RepoRow
@@ -40,6 +41,7 @@ export class TransfersService extends Context.Service<TransfersService, {
       const orgRows = yield* OrgsRepo
       const policy = yield* RepoPolicy
       const transfers = yield* TransfersRepo
+      const quota = yield* QuotaService
 
       const userById = (id: number) =>
         Effect.flatMap(Effect.orDie(users.findById(id)), (u) => Option.isSome(u) ? Effect.succeed(u.value) : Effect.fail(Errors.notFound()))
@@ -92,6 +94,8 @@ export class TransfersService extends Context.Service<TransfersService, {
             return yield* Errors.validationFailed(`repository already exists [uname: ${recipient.name}, name: ${repo.name}]`)
           }
           const teamIds = teams.map((t) => t.id)
+          // The repository will count towards the recipient's quota.
+          yield* quota.enforce(recipient, "size:repos:all")
           if (yield* mayReceive(caller.user, recipient)) return yield* complete(repo, owner, recipient, teamIds)
           yield* Effect.orDie(sql.withTransaction(Effect.andThen(
             transfers.insert({ repoId: repo.id, doerId: caller.user.id, recipientId: recipient.id, teamIds }),
@@ -119,6 +123,7 @@ export class TransfersService extends Context.Service<TransfersService, {
         Effect.gen(function*() {
           const { owner, repo, pending, recipient, receiving } = yield* pendingFor(caller, ownerName, name)
           if (!receiving) return yield* Errors.forbidden("user does not have permissions to do this")
+          yield* quota.enforce(recipient, "size:repos:all")
           return yield* complete(repo, owner, recipient, pending.teamIds)
         })
 
