@@ -142,16 +142,34 @@ const keyAlgorithm = (key: { readonly algorithm: { readonly name: string; readon
  */
 const keyEntry = (keyId: string) => ["hearth", "key", keyId.replace(/#.*$/, ""), keyId] as const
 
+// The keys read back from the store, per server (a key read back goes through JSON-LD, ~1 ms).
+const keysInMemory = new WeakMap<object, Map<string, unknown>>()
+const memoryOf = (federation: FederationShape) => {
+  let memory = keysInMemory.get(federation.kv)
+  if (memory === undefined) keysInMemory.set(federation.kv, memory = new Map())
+  return memory
+}
+
 const keyCache = (federation: FederationShape, loaded: Loaded) => {
   const options = { documentLoader: loaded.documentLoader, contextLoader: loaded.contextLoader } as never
+  const memory = memoryOf(federation)
+  const remember = (keyId: string, key: unknown) => {
+    if (memory.size >= 10_000) memory.delete(memory.keys().next().value!)
+    memory.set(keyId, key)
+  }
   return {
     get: async (keyId: URL) => {
+      const known = memory.get(keyId.href)
+      if (known !== undefined) return known
       const stored = await federation.kv.get(keyEntry(keyId.href))
       if (stored === undefined || stored === null) return undefined
-      return loaded.V.CryptographicKey.fromJsonLd(stored, options).catch(() => undefined)
+      const key = await loaded.V.CryptographicKey.fromJsonLd(stored, options).catch(() => undefined)
+      if (key !== undefined) remember(keyId.href, key)
+      return key
     },
     set: async (keyId: URL, key: unknown) => {
       if (key === null || key === undefined) return
+      remember(keyId.href, key)
       await federation.kv.set(keyEntry(keyId.href), await (key as { toJsonLd: (o: never) => Promise<unknown> }).toJsonLd(options))
     }
   }
@@ -160,6 +178,8 @@ const keyCache = (federation: FederationShape, loaded: Loaded) => {
 /** Forgets the remembered keys of an actor. */
 const forgetKeys = (federation: FederationShape, actorUri: string) =>
   Effect.promise(async () => {
+    const memory = memoryOf(federation)
+    for (const keyId of [...memory.keys()]) if (keyId.replace(/#.*$/, "") === actorUri) memory.delete(keyId)
     for await (const entry of federation.kv.list(["hearth", "key", actorUri])) await federation.kv.delete(entry.key)
   })
 

@@ -120,7 +120,7 @@ export class FederationRepo extends Context.Service<FederationRepo, {
 
   /**
    * Marks an activity id as handled; false when it was already (ids older than `keepDays` are
-   * forgotten on the way).
+   * forgotten on the way, at most hourly).
    */
   readonly markHandled: (activityUri: string, keepDays: number) => Effect.Effect<boolean, SqlError>
   /** Unmarks an activity id that could not be handled after all. */
@@ -133,6 +133,7 @@ export class FederationRepo extends Context.Service<FederationRepo, {
     FederationRepo,
     Effect.gen(function*() {
       const sql = yield* SqlClient
+      let lastPurge = 0
       const count = (query: Effect.Effect<ReadonlyArray<Row>, SqlError>) => Effect.map(query, (rows) => Number(rows[0]!.n))
       const bumpStars = (repoId: number, delta: number) =>
         sql`UPDATE repositories SET num_stars = GREATEST(num_stars + ${delta}, 0) WHERE id = ${repoId}`
@@ -313,7 +314,11 @@ export class FederationRepo extends Context.Service<FederationRepo, {
 
         markHandled: (activityUri, keepDays) =>
           Effect.gen(function*() {
-            yield* sql`DELETE FROM federation_handled WHERE handled_at < now() - make_interval(days => ${keepDays})`
+            // Ids past `keepDays` are forgotten now and then (hourly), not on every activity.
+            if (Date.now() - lastPurge > 3_600_000) {
+              lastPurge = Date.now()
+              yield* sql`DELETE FROM federation_handled WHERE handled_at < now() - make_interval(days => ${keepDays})`
+            }
             const rows = yield* sql`INSERT INTO federation_handled (activity_uri) VALUES (${activityUri})
               ON CONFLICT DO NOTHING RETURNING activity_uri`
             return rows.length > 0

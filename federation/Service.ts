@@ -124,9 +124,15 @@ export class Federation extends Context.Service<Federation, {
           return Option.some({ repo: found.value, owner: owner.value })
         })
 
+      // The row recorded for each document fetched: a document served again from the minute's
+      // cache (every activity of a busy sender) is not written again.
+      const recorded = new WeakMap<object, RemoteActor>()
+
       const remember = (uri: string, options: { readonly fresh?: boolean } = {}) =>
         Effect.gen(function*() {
           const document = asObject(yield* documents.fetch(uri, options))
+          const known = document === undefined ? undefined : recorded.get(document)
+          if (known !== undefined) return known
           const id = idOf(document)
           if (document === undefined || id === undefined || !URL.canParse(id)) {
             return yield* new RemoteError({ message: `${uri} is not an ActivityPub object`, status: 502 })
@@ -144,7 +150,7 @@ export class Federation extends Context.Service<Federation, {
           const text = (value: unknown) => (typeof value === "string" ? value : "")
           const sharedInbox = idOf(asObject(document.endpoints)?.sharedInbox) ?? ""
           const url = idOf(Array.isArray(document.url) ? document.url[0] : document.url) ?? ""
-          return yield* Effect.orDie(repo.upsertActor({
+          const actor = yield* Effect.orDie(repo.upsertActor({
             uri: id,
             host: new URL(id).host,
             type,
@@ -154,6 +160,8 @@ export class Federation extends Context.Service<Federation, {
             sharedInbox: URL.canParse(sharedInbox) ? sharedInbox : "",
             url: URL.canParse(url) ? url : ""
           }))
+          recorded.set(document, actor)
+          return actor
         })
 
       const scheme = settings.federation.USE_INSECURE_HTTP ? "http" : "https"
