@@ -7,7 +7,7 @@ import autocannon from "autocannon"
 import type { Result } from "autocannon"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { type Agent, request } from "node:http"
 import { createServer } from "node:net"
@@ -91,8 +91,19 @@ export const stopChild = async (child: ChildProcess) => {
 }
 
 /** A child process (tracked for clean-up) that prints the port it listens on as its first line. */
+/**
+ * With BENCH_PIN=1 on a machine of two or more cores, the servers measured run on core 0 and this
+ * process (the load generator) on core 1, so that they never compete for one core; every server,
+ * Hearth and its ceiling alike, is started through here.
+ */
+const pinned = process.env.BENCH_PIN === "1" && os.cpus().length >= 2
+if (pinned) execFileSync("taskset", ["-p", "-c", "1", String(process.pid)], { stdio: "ignore" })
+const serverCommand = (args: ReadonlyArray<string>): [string, Array<string>] =>
+  pinned ? ["taskset", ["-c", "0", nodeBin, ...args]] : [nodeBin, [...args]]
+
 export const spawnListening = async (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, what: string) => {
-  const child = spawn(nodeBin, args as Array<string>, { cwd: root, env, stdio: ["ignore", "pipe", "inherit"] })
+  const [command, argv] = serverCommand(args)
+  const child = spawn(command, argv, { cwd: root, env, stdio: ["ignore", "pipe", "inherit"] })
   children.add(child)
   const port = await new Promise<number>((done, fail) => {
     let text = ""
@@ -193,7 +204,8 @@ export const startHearth = async (backend: Backend): Promise<Running> => {
   const base = `http://127.0.0.1:${port}`
   const out = openSync(backend.logFile, "a")
   const started = performance.now()
-  const child = spawn(nodeBin, ["src/cli.ts", "serve"], {
+  const [command, argv] = serverCommand(["src/cli.ts", "serve"])
+  const child = spawn(command, argv, {
     cwd: root,
     env: hearthEnv(backend, port),
     stdio: ["ignore", out, out]
