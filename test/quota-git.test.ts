@@ -4,49 +4,23 @@
 // owner is charged, not the pusher; what the owner uses is current after every push.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { spawn } from "node:child_process"
+import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Git from "../src/git/Git.ts"
 import { QuotaRepo } from "../src/quota/Repo.ts"
+import { gitRun } from "./support/git.ts"
 import { basic, createUser, freePort, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+
+const execFileP = promisify(execFile)
 
 let hearth: Hearth
 let sshPort: number
 const work = mkdtempSync(join(tmpdir(), "hearth-quota-git-"))
 const root = basic("root")
-
-interface Ran {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** Runs a command without blocking the event loop (the server answers in this same process). */
-const sh = (command: string, args: ReadonlyArray<string>, cwd = work, env: Record<string, string> = {}) =>
-  new Promise<Ran>((resolve, reject) => {
-    const child = spawn(command, [...args], {
-      cwd,
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: work,
-        GIT_CONFIG_NOSYSTEM: "1",
-        GIT_CONFIG_GLOBAL: "/dev/null",
-        GIT_TERMINAL_PROMPT: "0",
-        GIT_AUTHOR_NAME: "T", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "T", GIT_COMMITTER_EMAIL: "t@example.com",
-        ...env
-      }
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d) => (stdout += d))
-    child.stderr.on("data", (d) => (stderr += d))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end()
-  })
 
 let sshKey = ""
 const sshEnv = () => ({
@@ -60,7 +34,9 @@ const remote = (transport: Transport, repo: string, user = "alice") =>
   transport === "http"
     ? `${hearth.base.replace("http://", `http://${user}:password123@`)}/${repo}.git`
     : `ssh://git@127.0.0.1:${sshPort}/${repo}.git`
-const git = (transport: Transport, args: ReadonlyArray<string>, cwd = work) => sh("git", args, cwd, transport === "ssh" ? sshEnv() : {})
+// ssh needs a home of its own (the clean environment's is /nonexistent).
+const git = (transport: Transport, args: ReadonlyArray<string>, cwd = work) =>
+  gitRun(cwd, args, transport === "ssh" ? { ...sshEnv(), HOME: work } : {})
 
 let n = 0
 /** A clone of `repo` with one new commit of incompressible bytes on top. */
@@ -82,7 +58,7 @@ const lsRemote = async (transport: Transport, repo: string) => {
 
 const bareDir = (owner: string, repo: string) => join(hearth.settings.repository.ROOT, owner, `${repo}.git`)
 const hasObject = async (owner: string, repo: string, sha: string) =>
-  (await sh("git", ["--git-dir", bareDir(owner, repo), "cat-file", "-e", sha])).code === 0
+  (await gitRun(work, ["--git-dir", bareDir(owner, repo), "cat-file", "-e", sha])).code === 0
 
 const setGroups = async (user: string, groups: ReadonlyArray<string>) =>
   expect((await request(hearth, "POST", `/admin/users/${user}/quota/groups`, root, { groups })).status).toBe(204)
@@ -120,7 +96,7 @@ beforeAll(async () => {
   }
   expect((await request(hearth, "PUT", "/repos/alice/shared/collaborators/bob", basic("alice"), { permission: "write" })).status).toBe(204)
   sshKey = join(work, "id_ed25519")
-  expect((await sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", sshKey])).code).toBe(0)
+  await execFileP("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", sshKey])
   const pub = readFileSync(`${sshKey}.pub`, "utf8").trim()
   expect((await request(hearth, "POST", "/user/keys", basic("alice"), { title: "laptop", key: pub })).status).toBe(201)
 }, 60_000)
@@ -212,11 +188,11 @@ describe("with [quota] ENABLED = false", () => {
       expect((await request(off, "POST", "/user/repos", basic("kim"), { name: "free", auto_init: true })).status).toBe(201)
       const dir = join(work, "off")
       const url = `${off.base.replace("http://", "http://kim:password123@")}/kim/free.git`
-      expect((await sh("git", ["clone", url, dir])).code).toBe(0)
+      expect((await gitRun(work, ["clone", url, dir])).code).toBe(0)
       writeFileSync(join(dir, "x.txt"), "x\n")
-      expect((await sh("git", ["add", "."], dir)).code).toBe(0)
-      expect((await sh("git", ["commit", "-m", "x"], dir)).code).toBe(0)
-      const pushed = await sh("git", ["push", "origin", "HEAD:main"], dir)
+      expect((await gitRun(dir, ["add", "."])).code).toBe(0)
+      expect((await gitRun(dir, ["commit", "-m", "x"])).code).toBe(0)
+      const pushed = await gitRun(dir, ["push", "origin", "HEAD:main"])
       expect(pushed.code, pushed.stderr).toBe(0)
     } finally {
       await off.close()

@@ -1,6 +1,6 @@
 // The real git client for tests: a clean environment (no user config, no prompts) and a fixed
 // identity, so commits made by tests never depend on the machine.
-import { execFile } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
 import { gitEnv } from "../../src/git/Git.ts"
 
 export const TEST_IDENTITY = {
@@ -19,3 +19,26 @@ export const gitIn = (cwd: string, args: ReadonlyArray<string>, env: Record<stri
       { cwd, env: gitEnv({ ...TEST_IDENTITY, ...env }), timeout: 60_000, maxBuffer: 1 << 26 },
       (error, stdout, stderr) => error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))
     ))
+
+export interface GitOutcome {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * `git <args>` in `cwd` with the same environment, resolving with the exit code and both outputs
+ * whatever they are: for tests of refusals, where git's failure and what it printed are the point.
+ * Spawned, not run synchronously: the server under test answers in this same process.
+ */
+export const gitRun = (cwd: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  new Promise<GitOutcome>((done, fail) => {
+    const child = spawn("git", args as Array<string>, { cwd, env: gitEnv({ ...TEST_IDENTITY, ...env }) })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d) => (stdout += d))
+    child.stderr.on("data", (d) => (stderr += d))
+    child.on("error", fail)
+    child.on("close", (code) => done({ code, stdout, stderr }))
+    child.stdin.end()
+  })
