@@ -102,9 +102,10 @@ describe("hearth serve on the embedded database", () => {
     expectCleanStart(freshStart, first)
   })
 
-  it("runs with a small young generation, in the process it was started as (no child)", () => {
+  it("runs with a small young generation and no allocation-site pretenuring, in the process it was started as (no child)", () => {
     const argv = readFileSync(`/proc/${first.pid}/cmdline`, "utf8").split("\0").filter((arg) => arg !== "")
     expect(argv).toContain("--max-semi-space-size=16")
+    expect(argv).toContain("--no-allocation-site-pretenuring")
     expect(argv.at(-1)).toBe("serve")
   })
 
