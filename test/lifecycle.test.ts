@@ -171,6 +171,17 @@ describe("hearth serve on the embedded database", () => {
     expect(existsSync(lockFile(dataDir))).toBe(false)
   })
 
+  it("keeps a heap setting the operator gave and still adds the other one", async () => {
+    const started = Date.now()
+    const tuned = spawnHearth({ ...env, NODE_OPTIONS: "--max-semi-space-size=8" }, ["serve"], await freePort())
+    expectCleanStart(await hammer(tuned, started), tuned)
+    const argv = readFileSync(`/proc/${tuned.pid}/cmdline`, "utf8").split("\0").filter((arg) => arg !== "")
+    expect(argv).toContain("--no-allocation-site-pretenuring")
+    expect(argv).not.toContain("--max-semi-space-size=16")
+    tuned.child.kill("SIGTERM")
+    expect(await within(tuned.exited, 15_000, "exit")).toEqual({ code: 0, signal: null })
+  })
+
   it("takes over a stale lock left by a process that no longer runs", async () => {
     const gone = spawn(process.execPath, ["-e", ""], { stdio: "ignore" })
     await new Promise((r) => gone.on("exit", r))
