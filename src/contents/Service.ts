@@ -5,6 +5,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { readCommits } from "../branches/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
+import * as Paths from "../git/Paths.ts"
 import * as Readers from "../git/Readers.ts"
 import { type FileOperation, RepositoryWriter, toApiError } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
@@ -341,9 +342,10 @@ const checkChange = (handle: RepoHandle, doer: UserRow, options: ChangeFilesOpti
       const cleaned = Readers.cleanPath(file.path)
       if ("problem" in cleaned) return yield* Errors.validationFailed(`${cleaned.problem} [path: ${file.path}]`)
       if (cleaned.path === "") return yield* Errors.validationFailed("path: a file path is required")
-      if (cleaned.path.split("/").includes(".git")) {
-        return yield* Errors.validationFailed(`path must not contain a .git directory [path: ${file.path}]`)
-      }
+      // Nothing git would refuse goes in (src/git/Paths.ts); a delete, or the old path of a
+      // rename, takes a path out and is how a repository that holds one is repaired.
+      const problem = file.operation === "delete" ? undefined : Paths.pathProblem(cleaned.path)
+      if (problem !== undefined) return yield* Errors.validationFailed(`${problem} [path: ${file.path}]`)
       let fromPath: string | undefined
       if (file.from_path !== undefined && file.from_path !== "") {
         const from = Readers.cleanPath(file.from_path)

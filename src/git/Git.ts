@@ -29,16 +29,55 @@ export interface RunResult {
   readonly stderr: string
 }
 
-/** Environment for every git process: no user or system config, never ask on a terminal. */
-export const gitEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
-  PATH: process.env.PATH ?? "/usr/bin:/bin",
-  HOME: "/nonexistent",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_TERMINAL_PROMPT: "0",
-  LANG: "C",
-  ...extra
-})
+/**
+ * Configuration every git process Hearth runs carries, whatever a repository's own config says.
+ *
+ * `receive.fsckObjects`: receive-pack checks every object a push brings, as `git fsck --strict`
+ * does (Forgejo leaves it off), so a tree with `.GIT`, `git~1`, `.g\u200Cit` or a symlinked
+ * `.gitmodules` (src/git/Paths.ts refuses the same through the API), a malformed commit or tag
+ * never gets in: the pusher sees git's own message, the quarantined objects are dropped and no ref
+ * moves. It lives here, in the environment of every git process, rather than in each
+ * repository's config or on each receive-pack command line: all of Hearth's git goes through
+ * `gitEnv` (smart HTTP and SSH pushes alike), so it holds for pushes to every repository, made
+ * before this or since and however (init, fork copy, migration), and for any receive-pack added
+ * later, and a repository's config file cannot turn it off (these entries are read after it).
+ * Fetches (mirrors, migrations) are not checked: `fetch.fsckObjects` stays off.
+ *
+ * Three flaws that old tools wrote into real histories stay allowed, as GitLab (Gitaly) allows
+ * them: a bad time zone, a missing space before the date, zero-padded tree modes. None of them
+ * changes what a checkout writes.
+ */
+export const HEARTH_GIT_CONFIG: ReadonlyArray<readonly [key: string, value: string]> = [
+  ["receive.fsckObjects", "true"],
+  ["receive.fsck.badTimezone", "ignore"],
+  ["receive.fsck.missingSpaceBeforeDate", "ignore"],
+  ["receive.fsck.zeroPaddedFilemode", "ignore"]
+]
+
+/**
+ * Environment for every git process: no user or system config, never ask on a terminal, and
+ * `HEARTH_GIT_CONFIG`. Entries the caller passes as GIT_CONFIG_COUNT/KEY_n/VALUE_n (e.g. a hook
+ * path, credentials) are kept, Hearth's follow them.
+ */
+export const gitEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: "/nonexistent",
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_TERMINAL_PROMPT: "0",
+    LANG: "C",
+    ...extra
+  }
+  const given = Number(extra.GIT_CONFIG_COUNT ?? "0")
+  const first = Number.isInteger(given) && given > 0 ? given : 0
+  HEARTH_GIT_CONFIG.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${first + i}`] = key
+    env[`GIT_CONFIG_VALUE_${first + i}`] = value
+  })
+  env.GIT_CONFIG_COUNT = String(first + HEARTH_GIT_CONFIG.length)
+  return env
+}
 
 /** Runs `git <args>` to completion; fails with `GitError` on a non-zero exit. */
 export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Effect.Effect<RunResult, GitError> =>

@@ -4,6 +4,7 @@
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import * as Git from "./Git.ts"
+import * as Paths from "./Paths.ts"
 
 /** Who and when, as git records it. */
 export interface Signature {
@@ -77,6 +78,12 @@ export const commit = (repo: string, spec: NewCommit): Effect.Effect<{ readonly 
     }
     if (spec.parent !== undefined && !Git.isSha(spec.parent)) {
       return yield* new Git.GitArgumentError({ message: "invalid parent object name" })
+    }
+    // Whoever asks for the commit, no path git would refuse goes in, as the mode it gets (a
+    // rename through the contents API keeps a symlink a symlink): src/git/Paths.ts.
+    for (const change of spec.changes) {
+      const problem = change.kind === "write" ? Paths.pathProblem(change.path, change.mode) : undefined
+      if (problem !== undefined) return yield* new Git.GitArgumentError({ message: `${problem} [path: ${change.path}]` })
     }
     const tmpRef = `refs/hearth/tmp/${randomUUID()}`
     const parts: Array<Buffer | string> = []
