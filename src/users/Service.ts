@@ -95,6 +95,13 @@ export class UsersService extends Context.Service<UsersService, {
   /** Finds an account by name, or 404. */
   readonly get: (name: string) => Effect.Effect<UserRow, Errors.NotFound>
   /**
+   * The account a `/users/{name}/…` path names, as `viewer` may see it (AccountPolicy): the one
+   * look-up of every such route, so an account hidden from the viewer (private; limited, to
+   * anonymous and restricted callers) is the same empty 404 as an unknown name on all of them.
+   * A public-only token reaching a non-public account it may otherwise see is 403, as Forgejo.
+   */
+  readonly visible: (viewer: Principal | undefined, name: string) => Effect.Effect<UserRow, Errors.NotFound | Errors.Forbidden>
+  /**
    * The user a commit's e-mail belongs to (Forgejo's `GetUserByEmail`): its address, or its
    * no-reply address (`{login}@{NO_REPLY_ADDRESS}`, what Hearth writes for a hidden e-mail).
    */
@@ -185,6 +192,7 @@ export class UsersService extends Context.Service<UsersService, {
           }),
         remove: (user) => Effect.andThen(Effect.orDie(repo.remove(user.id)), authenticator.invalidate),
         get,
+        visible: (viewer, name) => Effect.tap(get(name), (user) => policy.ensureVisible(viewer, user)),
         byCommitEmail: (email) =>
           Effect.gen(function*() {
             if (email === "") return Option.none()
