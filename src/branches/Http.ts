@@ -3,6 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import { RepositoryWriter, toApiError, type WriteRejected } from "../git/Repository.ts"
+import * as Write from "../git/Write.ts"
 import { HearthApi } from "../http/Api.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
@@ -13,8 +14,9 @@ import { QuotaService } from "../quota/Service.ts"
 import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
-import { type UserRow, UsersRepo } from "../users/Repo.ts"
-import { placeholderEmail, toApiUser, type User } from "../users/Schema.ts"
+import type { UserRow } from "../users/Repo.ts"
+import { gitIdentity, toApiUser, type User } from "../users/Schema.ts"
+import { UsersService } from "../users/Service.ts"
 import { type Branch, type Commit, type Tag, UNSIGNED_VERIFICATION } from "./Api.ts"
 import { parseArchiveName, streamGit } from "./Archive.ts"
 import * as Reader from "./Service.ts"
@@ -49,12 +51,6 @@ const detailOptions = (query: { readonly stat?: string | undefined; readonly fil
 const joinName = (first: string, rest?: string, tail?: string) =>
   [first, rest, tail].filter((part): part is string => part !== undefined && part !== "").join("/")
 
-/** Forgejo's GitName: the full name without what would break a commit header, else the login. */
-const gitName = (user: UserRow) => {
-  const safe = user.fullName.replace(/[\n\r\0<>]/g, "").trim()
-  return safe === "" ? user.name : safe
-}
-
 /** Git's rules, and Forgejo's limit of 100 characters for branch names given to the API. */
 const branchProblem = (name: string) =>
   Git.branchNameProblem(name) ?? (name.length > 100 ? "longer than 100 characters" : undefined)
@@ -66,7 +62,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
   Effect.gen(function*() {
     const settings = yield* Settings
     const repos = yield* ReposService
-    const users = yield* UsersRepo
+    const users = yield* UsersService
     const writer = yield* RepositoryWriter
     const quota = yield* QuotaService
     const root = settings.server.ROOT_URL
@@ -88,7 +84,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         for (const email of emails) {
           const key = email.toLowerCase()
           if (found.has(key)) continue
-          const row = email === "" ? Option.none() : yield* Effect.orDie(users.findByEmail(email))
+          const row = yield* users.byCommitEmail(email)
           found.set(key, Option.isSome(row) ? toApiUser(settings, row.value, viewer) : null)
         }
         return (email: string) => found.get(email.toLowerCase()) ?? null
@@ -422,12 +418,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
             name,
             target: commit.value,
             message,
-            tagger: {
-              name: gitName(user),
-              email: user.keepEmailPrivate ? placeholderEmail(settings, user) : user.email,
-              seconds: Math.floor(Date.now() / 1000),
-              offsetMinutes: 0
-            }
+            tagger: Write.signatureAt(gitIdentity(settings, user), new Date())
           }).pipe(Effect.catch(writeFailed))
           yield* repos.recordGitChange(owner, repo)
           const tag = (yield* Reader.listTags(path, name)).find((t) => t.name === name)

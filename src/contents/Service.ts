@@ -15,6 +15,7 @@ import { QuotaService } from "../quota/Service.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
+import { gitIdentity } from "../users/Schema.ts"
 import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
 import type { ChangeFilesOptions, ContentsResponse, FileCommitResponse } from "./Api.ts"
 
@@ -266,7 +267,7 @@ export class ContentsService extends Context.Service<ContentsService, {
           yield* ensureWritable(handle)
           // Every commit adds objects, a deleting one too: charged to the repository's owner.
           yield* quota.enforce(handle.owner, "size:repos:all")
-          const request = yield* checkChange(handle, doer.user, options)
+          const request = yield* checkChange(handle, gitIdentity(settings, doer.user), options)
           const made = yield* writer.commitFiles({ id: handle.repo.id, dir: handle.dir }, request).pipe(Effect.mapError(toApiError))
           const written = request.files.filter((f) => f.operation !== "delete").map((f) => f.path)
           // Three independent git reads (and a database write): side by side, not one after another.
@@ -334,7 +335,8 @@ const parseDate = (value: string | undefined, field: string) => {
     : Effect.succeed(date)
 }
 
-const checkChange = (handle: RepoHandle, doer: UserRow, options: ChangeFilesOptions) =>
+/** `doerIdentity`: who the commit is by when the body names no author or committer (`gitIdentity`). */
+const checkChange = (handle: RepoHandle, doerIdentity: { readonly name: string; readonly email: string }, options: ChangeFilesOptions) =>
   Effect.gen(function*() {
     if (options.files.length === 0) return yield* Errors.validationFailed("files: at least one file operation is required")
     const files: Array<FileOperation> = []
@@ -379,8 +381,8 @@ const checkChange = (handle: RepoHandle, doer: UserRow, options: ChangeFilesOpti
       const problem = Git.branchNameProblem(name)
       if (problem !== undefined) return yield* Errors.validationFailed(`${field}: ${problem}`)
     }
-    // Forgejo: a missing author or committer is the other one; both missing are the doer.
-    const doerIdentity = Write.identityOf(doer)
+    // Forgejo: a missing author or committer is the other one (used as given); both missing are
+    // the doer, with its no-reply address when it keeps its e-mail private.
     const given = (identity: { readonly name?: string | undefined; readonly email?: string | undefined } | undefined) =>
       identity !== undefined && (identity.name ?? "") !== "" && (identity.email ?? "") !== ""
         ? { name: identity.name!, email: identity.email! }

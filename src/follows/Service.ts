@@ -1,12 +1,12 @@
 // Follow rules (CONTRACT §4): following someone already followed changes nothing (204, as
 // Forgejo); following yourself is refused (422 — the issue asks for it, where Forgejo silently does
 // nothing); accounts the caller may not see are 404, in paths and in lists.
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Window } from "../social/Repo.ts"
-import { AccountPolicy } from "../users/Policy.ts"
-import { type UserRow, UsersRepo } from "../users/Repo.ts"
+import type { UserRow } from "../users/Repo.ts"
+import { UsersService } from "../users/Service.ts"
 import { FollowsRepo, type ListViewer } from "./Repo.ts"
 
 export class FollowsService extends Context.Service<FollowsService, {
@@ -30,8 +30,7 @@ export class FollowsService extends Context.Service<FollowsService, {
     FollowsService,
     Effect.gen(function*() {
       const repo = yield* FollowsRepo
-      const users = yield* UsersRepo
-      const policy = yield* AccountPolicy
+      const accounts = yield* UsersService
 
       const listViewer = (viewer: Principal): ListViewer => ({
         id: viewer.user.id,
@@ -41,13 +40,7 @@ export class FollowsService extends Context.Service<FollowsService, {
       })
 
       return FollowsService.of({
-        visibleUser: (viewer, name) =>
-          Effect.gen(function*() {
-            const found = yield* Effect.orDie(users.findByName(name))
-            if (Option.isNone(found)) return yield* Errors.notFound()
-            yield* policy.ensureVisible(viewer, found.value)
-            return found.value
-          }),
+        visibleUser: (viewer, name) => accounts.visible(viewer, name),
         // The counters change through UsersRepo, whose write count keeps token callers' cached
         // account rows current (Authenticator).
         follow: (me, target) =>

@@ -11,6 +11,7 @@ import { QuotaService } from "../quota/Service.ts"
 import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { repoNameProblem, ReposService } from "../repos/Service.ts"
+import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { ForkRepository, jobKey } from "./Workflow.ts"
 
@@ -40,6 +41,7 @@ export class ForksService extends Context.Service<ForksService, {
       const rows = yield* ReposRepo
       const users = yield* UsersRepo
       const orgs = yield* OrgPolicy
+      const accounts = yield* AccountPolicy
       const policy = yield* RepoPolicy
       const jobs = yield* JobsRepo
       const engine = yield* WorkflowEngine.WorkflowEngine
@@ -50,7 +52,8 @@ export class ForksService extends Context.Service<ForksService, {
         Effect.gen(function*() {
           if (organization === undefined || organization === null || organization === "") return caller.user
           const org = yield* Effect.orDie(users.findByName(organization))
-          if (Option.isNone(org) || org.value.type !== "organization") {
+          // An organization the caller may not see is answered as one that does not exist.
+          if (Option.isNone(org) || org.value.type !== "organization" || !(yield* accounts.canSee(caller, org.value))) {
             return yield* Errors.validationFailed(`org does not exist [id: 0, name: ${organization}]`)
           }
           if (caller.user.isAdmin) return org.value

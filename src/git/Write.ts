@@ -132,9 +132,3 @@ export const signatureAt = (who: { readonly name: string; readonly email: string
   seconds: Math.floor(date.getTime() / 1000),
   offsetMinutes: 0
 })
-
-/** The name and e-mail git records for an account: its full name when set, else its login. */
-export const identityOf = (user: { readonly name: string; readonly fullName: string; readonly email: string }) => ({
-  name: user.fullName.trim() !== "" ? user.fullName : user.name,
-  email: user.email
-})

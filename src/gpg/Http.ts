@@ -4,11 +4,9 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../http/Api.ts"
 import { Authenticator, parseAuthorization, signedInCaller } from "../http/Authentication.ts"
-import * as Errors from "../http/Errors.ts"
 import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
-import { AccountPolicy } from "../users/Policy.ts"
-import { UsersRepo } from "../users/Repo.ts"
+import { UsersService } from "../users/Service.ts"
 import { GPGKey } from "./Api.ts"
 import { GpgService } from "./Service.ts"
 
@@ -17,19 +15,13 @@ const Keys = Schema.Array(GPGKey)
 export const GpgHttp = HttpApiBuilder.group(HearthApi, "gpg", (handlers) =>
   Effect.gen(function*() {
     const gpg = yield* GpgService
-    const users = yield* UsersRepo
-    const policy = yield* AccountPolicy
+    const users = yield* UsersService
 
     const listOf = (query: { readonly page?: string | undefined; readonly limit?: string | undefined }, name?: string) =>
       Effect.gen(function*() {
         const me = yield* signedInCaller
         let owner = me.user
-        if (name !== undefined) {
-          const found = yield* Effect.orDie(users.findByName(name))
-          if (Option.isNone(found)) return yield* Errors.notFound()
-          yield* policy.ensureVisible(me, found.value)
-          owner = found.value
-        }
+        if (name !== undefined) owner = yield* users.visible(me, name)
         const page = yield* resolvePage(query)
         const { rows, total } = yield* gpg.list(me, owner, page)
         yield* setListHeaders(page, total)
@@ -54,16 +46,13 @@ export const GpgHttp = HttpApiBuilder.group(HearthApi, "gpg", (handlers) =>
  */
 export const GpgExportRoutes = Layer.unwrap(Effect.gen(function*() {
   const gpg = yield* GpgService
-  const users = yield* UsersRepo
-  const policy = yield* AccountPolicy
+  const users = yield* UsersService
   const authenticator = yield* Authenticator
   const notFound = HttpServerResponse.empty({ status: 404 })
 
   const handler = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const params = yield* HttpRouter.params
-    const found = yield* Effect.orDie(users.findByName(params.user ?? ""))
-    if (Option.isNone(found) || found.value.type !== "user") return notFound
     const credentials = parseAuthorization(request.headers["authorization"])
     const viewer = credentials.kind === "none"
       ? undefined
@@ -74,7 +63,9 @@ export const GpgExportRoutes = Layer.unwrap(Effect.gen(function*() {
         credentials.password,
         request.headers["x-forgejo-otp"] || request.headers["x-gitea-otp"] || undefined
       )).pipe(Effect.map(Option.getOrUndefined))
-    if (!(yield* policy.canSee(viewer, found.value))) return notFound
+    // A web route: unknown, hidden and (for a public-only token) non-public accounts alike are 404.
+    const found = yield* Effect.option(users.visible(viewer, params.user ?? ""))
+    if (Option.isNone(found) || found.value.type !== "user") return notFound
     return HttpServerResponse.text(yield* gpg.exportArmored(found.value), { contentType: "text/plain; charset=utf-8" })
   })
   return HttpRouter.add("GET", "/:user.gpg", handler)

@@ -13,6 +13,7 @@ import { formatTime } from "../http/Json.ts"
 import type { Page } from "../http/Pagination.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
+import { mayReadEmail } from "../users/Schema.ts"
 import type { GPGKey, GPGSubkey } from "./Api.ts"
 import type { ParsedEntity } from "./Keys.ts"
 import { type GpgKeyRow, GpgRepo } from "./Repo.ts"
@@ -113,9 +114,6 @@ export class GpgService extends Context.Service<GpgService, {
           }))
         })
 
-      const mayReadEmails = (viewer: Principal, owner: UserRow) =>
-        viewer.user.id === owner.id || viewer.user.isAdmin || !owner.keepEmailPrivate
-
       const presentOne = (owner: UserRow, row: GpgKeyRow) =>
         Effect.gen(function*() {
           const activated = yield* emails.activated(owner.id)
@@ -142,7 +140,8 @@ export class GpgService extends Context.Service<GpgService, {
         list: (viewer, owner, page) =>
           Effect.gen(function*() {
             const { rows, total } = yield* Effect.orDie(repo.listPrimary(owner.id, page.limit, page.offset))
-            const activated = mayReadEmails(viewer, owner) ? yield* emails.activated(owner.id) : undefined
+            // A key's identities are its owner's addresses: shown to whoever may read the owner's e-mail.
+            const activated = mayReadEmail(owner, viewer) ? yield* emails.activated(owner.id) : undefined
             return { rows: yield* present(owner.id, rows, activated), total }
           }),
         get: (me, id) =>

@@ -76,7 +76,7 @@ export const KeysHttp = HttpApiBuilder.group(HearthApi, "keys", (handlers) =>
       .handle("listUserKeys", ({ params, query }) =>
         Effect.gen(function*() {
           const me = yield* signedInCaller
-          return yield* listKeys(me, query, yield* users.get(params.username))
+          return yield* listKeys(me, query, yield* users.visible(me, params.username))
         }))
       .handle("createKey", ({ payload }) =>
         Effect.gen(function*() {
@@ -86,7 +86,7 @@ export const KeysHttp = HttpApiBuilder.group(HearthApi, "keys", (handlers) =>
       .handle("getKey", ({ params }) =>
         Effect.gen(function*() {
           const me = yield* signedInCaller
-          return yield* toApiKey(me, yield* keys.get(params.id))
+          return yield* toApiKey(me, yield* keys.get(me, params.id))
         }))
       .handle("deleteKey", ({ params }) => Effect.flatMap(signedInCaller, (me) => keys.remove(me, params.id)))
       .handle("listDeployKeys", ({ params, query }) =>

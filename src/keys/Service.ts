@@ -42,7 +42,8 @@ export class KeysService extends Context.Service<KeysService, {
   readonly listOf: (owner: UserRow, page: Page) => Effect.Effect<Listed<PublicKeyRow>>
   /** The key with this fingerprint (of `owner` only, when given), as a list of at most one. */
   readonly lookup: (fingerprint: string, owner?: UserRow) => Effect.Effect<Array<PublicKeyRow>>
-  readonly get: (id: string) => Effect.Effect<PublicKeyRow, Errors.NotFound>
+  /** One of the caller's own keys (any user's for an admin); 404 for every other id. */
+  readonly get: (caller: Principal, id: string) => Effect.Effect<PublicKeyRow, Errors.NotFound>
   readonly remove: (caller: Principal, id: string) => Effect.Effect<void, Errors.NotFound | Errors.Forbidden>
   /** The owner of a user key (for its JSON). */
   readonly ownerOf: (key: PublicKeyRow) => Effect.Effect<Option.Option<UserRow>>
@@ -108,11 +109,14 @@ export class KeysService extends Context.Service<KeysService, {
             Option.isSome(found) && found.value.keyType === "user" && (owner === undefined || found.value.ownerId === owner.id)
               ? [found.value]
               : []),
-        get: (id) =>
+        // Forgejo answers any key by id (owner fields hidden); Hearth does not confirm that
+        // another account's key exists.
+        get: (caller, id) =>
           Effect.gen(function*() {
             const n = idOf(id)
             const found = Option.isNone(n) ? Option.none() : yield* Effect.orDie(keys.findById(n.value))
-            if (Option.isNone(found)) return yield* Errors.notFound()
+            if (Option.isNone(found) || found.value.keyType !== "user") return yield* Errors.notFound()
+            if (found.value.ownerId !== caller.user.id && !caller.user.isAdmin) return yield* Errors.notFound()
             return found.value
           }),
         remove: (caller, id) =>

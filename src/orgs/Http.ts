@@ -124,8 +124,7 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
       .handle("listUserOrgs", ({ params, query }) =>
         Effect.gen(function*() {
           const caller = yield* signedInCaller
-          const user = yield* users.get(params.username)
-          yield* accounts.ensureVisible(caller, user)
+          const user = yield* users.visible(caller, params.username)
           const page = yield* resolvePage(query)
           // The user and admins see every membership; others only public memberships (Forgejo's
           // default for a new member is concealed) in orgs they may see.

@@ -14,6 +14,7 @@ import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import type { Principal } from "../http/Authentication.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
+import { gitIdentity } from "../users/Schema.ts"
 import { type RepoAccess, RepoPolicy } from "./Policy.ts"
 import {
   type Collaborator,
@@ -416,7 +417,7 @@ export class ReposService extends Context.Service<ReposService, {
                 license: input.license,
                 year: new Date().getUTCFullYear()
               }).pipe(Effect.orDie) // checked above
-              const who = Write.signatureAt(Write.identityOf(doer), new Date())
+              const who = Write.signatureAt(gitIdentity(settings, doer), new Date())
               yield* writer.commitFiles(target, {
                 branch: row.defaultBranch,
                 files: files.map((f) => ({ operation: "create" as const, path: f.path, content: Buffer.from(f.content, "utf8") })),

@@ -11,7 +11,7 @@ import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { RepoPresenter } from "../repos/Present.ts"
-import { UsersRepo } from "../users/Repo.ts"
+import { UsersService } from "../users/Service.ts"
 import { toApiUser } from "../users/Schema.ts"
 import type { WatchInfo } from "./Api.ts"
 import { SocialService, type Target } from "./Service.ts"
@@ -23,15 +23,10 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
     const settings = yield* Settings
     const presenter = yield* RepoPresenter
     const social = yield* SocialService
-    const users = yield* UsersRepo
+    const users = yield* UsersService
     const remote = yield* FederatedSocial
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
-
-
-    const userByName = (name: string) =>
-      Effect.flatMap(Effect.orDie(users.findByName(name)), (found) =>
-        Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound()))
 
     const presentRepos = (rows: ReadonlyArray<Target>, viewer: Principal) => presenter.present(viewer, rows)
 
@@ -52,7 +47,7 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
 
     const starredOf = (viewer: Principal, username: string | undefined, query: Query) =>
       Effect.gen(function*() {
-        const user = username === undefined ? viewer.user : yield* userByName(username)
+        const user = username === undefined ? viewer.user : yield* users.visible(viewer, username)
         const { page, window } = yield* resolveWindow(query)
         const { rows, total } = yield* social.starred(viewer, user, window)
         yield* setListHeaders(page, total)
@@ -61,7 +56,7 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
 
     const watchedOf = (viewer: Principal, username: string | undefined, query: Query) =>
       Effect.gen(function*() {
-        const user = username === undefined ? viewer.user : yield* userByName(username)
+        const user = username === undefined ? viewer.user : yield* users.visible(viewer, username)
         const { page, window } = yield* resolveWindow(query)
         const { rows, total } = yield* social.watched(viewer, user, window)
         yield* setListHeaders(page, total)

@@ -22,10 +22,13 @@ export const TokensHttp = HttpApiBuilder.group(HearthApi, "tokens", (handlers) =
     const users = yield* UsersService
     const tokens = yield* TokensService
 
-    /** The account whose tokens are addressed: the caller itself, or anyone for an admin. */
+    /**
+     * The account whose tokens are addressed: the caller itself, or anyone for an admin; an account
+     * hidden from the caller is 404, as an unknown one.
+     */
     const owner = (username: string, caller: Principal): Effect.Effect<UserRow, Errors.NotFound | Errors.Forbidden> =>
       Effect.gen(function*() {
-        const user = yield* users.get(username)
+        const user = yield* users.visible(caller, username)
         if (user.type !== "user") return yield* Errors.notFound()
         if (caller.user.id !== user.id && !caller.user.isAdmin) {
           return yield* Errors.forbidden("doer should be the site admin or be same as the contextUser")

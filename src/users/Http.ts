@@ -7,7 +7,6 @@ import { Caller, signedInCaller } from "../http/Authentication.ts"
 import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import type { Principal } from "../http/Authentication.ts"
-import { AccountPolicy } from "./Policy.ts"
 import type { UserRow } from "./Repo.ts"
 import { toApiUser, User } from "./Schema.ts"
 import { parseSort, UsersService } from "./Service.ts"
@@ -31,7 +30,6 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
   Effect.gen(function*() {
     const settings = yield* Settings
     const users = yield* UsersService
-    const policy = yield* AccountPolicy
     const renderedUser = (user: UserRow, viewer: Principal | undefined) => {
       let byKind = rendered.get(user)
       if (byKind === undefined) rendered.set(user, byKind = new Map())
@@ -65,8 +63,6 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
       .handle("getUser", ({ params }) =>
         Effect.gen(function*() {
           const viewer = Option.getOrUndefined(yield* Caller)
-          const user = yield* users.get(params.username)
-          yield* policy.ensureVisible(viewer, user)
-          return renderedUser(user, viewer)
+          return renderedUser(yield* users.visible(viewer, params.username), viewer)
         }))
   }))

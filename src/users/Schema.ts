@@ -86,17 +86,50 @@ export const actionsUser: UserRow = systemUser({
   allowCreateOrganization: true
 })
 
-/** The placeholder address shown instead of a hidden e-mail. */
+/** Forgejo's `GetPlaceholderEmail()`: `{lowercase login}@{[service] NO_REPLY_ADDRESS}`. */
 export const placeholderEmail = (settings: SettingsShape, user: UserRow) =>
   `${user.lowerName}@${settings.service.NO_REPLY_ADDRESS}`
 
 /**
- * Converts an account for a viewer: private fields only for the account itself or an admin;
- * anonymous viewers, and others when the e-mail is kept private, get the placeholder e-mail.
+ * The one rule for who reads an account's real e-mail address, wherever the address shows or is
+ * written; everyone else gets `placeholderEmail`:
+ * - in git (`"git"`: commits and tags Hearth writes for the account, which anyone who can read the
+ *   repository reads), Forgejo's `User.GetEmail()`: the real address unless it is kept private;
+ * - in the API, Forgejo's `toUser`: never anonymous viewers; signed-in viewers unless the address
+ *   is kept private and they are neither the account nor a site admin.
+ */
+export const mayReadEmail = (user: UserRow, audience: Principal | undefined | "git"): boolean =>
+  audience !== undefined &&
+  (!user.keepEmailPrivate || (audience !== "git" && (audience.user.id === user.id || audience.user.isAdmin)))
+
+/** The address `audience` gets for the account (see `mayReadEmail`). */
+export const emailFor = (settings: SettingsShape, user: UserRow, audience: Principal | undefined | "git"): string =>
+  mayReadEmail(user, audience) ? user.email : placeholderEmail(settings, user)
+
+/**
+ * Forgejo's `User.GitName()`: the full name without what would break a commit header, else the
+ * login, else `user-{id}`.
+ */
+export const gitName = (user: UserRow) => {
+  const clean = (name: string) => name.replace(/[\n\r\0<>]/g, "").trim()
+  const full = clean(user.fullName)
+  if (full !== "") return full
+  const login = clean(user.name)
+  return login !== "" ? login : `user-${user.id}`
+}
+
+/** Forgejo's `User.NewGitSig()` without the time: who Hearth writes into git for the account. */
+export const gitIdentity = (settings: SettingsShape, user: UserRow) => ({
+  name: gitName(user),
+  email: emailFor(settings, user, "git")
+})
+
+/**
+ * Converts an account for a viewer: private fields only for the account itself or an admin; the
+ * e-mail as `emailFor` says.
  */
 export const toApiUser = (settings: SettingsShape, user: UserRow, viewer: Principal | undefined): User => {
   const self = viewer !== undefined && (viewer.user.id === user.id || viewer.user.isAdmin)
-  const showEmail = viewer !== undefined && (self || !user.keepEmailPrivate)
   const root = settings.server.ROOT_URL
   return {
     id: user.id,
@@ -104,7 +137,7 @@ export const toApiUser = (settings: SettingsShape, user: UserRow, viewer: Princi
     login_name: self ? user.loginName : "",
     source_id: self ? user.sourceId : 0,
     full_name: user.fullName,
-    email: showEmail ? user.email : placeholderEmail(settings, user),
+    email: emailFor(settings, user, viewer),
     avatar_url: `${root}assets/img/avatar_default.png`,
     html_url: user.id === GHOST_USER_ID ? "" : `${root}${encodeURIComponent(user.name)}`,
     language: self ? user.language : "",

@@ -2,6 +2,7 @@
 // valid and unique e-mails, argon2id passwords, and the cache of authenticated callers.
 import { Context, Effect, Layer, Option } from "effect"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
+import { Settings } from "../config/Settings.ts"
 import { Authenticator, type Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -93,6 +94,18 @@ export class UsersService extends Context.Service<UsersService, {
   readonly remove: (user: UserRow) => Effect.Effect<void>
   /** Finds an account by name, or 404. */
   readonly get: (name: string) => Effect.Effect<UserRow, Errors.NotFound>
+  /**
+   * The account a `/users/{name}/…` path names, as `viewer` may see it (AccountPolicy): the one
+   * look-up of every such route, so an account hidden from the viewer (private; limited, to
+   * anonymous and restricted callers) is the same empty 404 as an unknown name on all of them.
+   * A public-only token reaching a non-public account it may otherwise see is 403, as Forgejo.
+   */
+  readonly visible: (viewer: Principal | undefined, name: string) => Effect.Effect<UserRow, Errors.NotFound | Errors.Forbidden>
+  /**
+   * The user a commit's e-mail belongs to (Forgejo's `GetUserByEmail`): its address, or its
+   * no-reply address (`{login}@{NO_REPLY_ADDRESS}`, what Hearth writes for a hidden e-mail).
+   */
+  readonly byCommitEmail: (email: string) => Effect.Effect<Option.Option<UserRow>>
   /** Individual users the viewer may see (CONTRACT §3 `GET /users/search`), one page and the total. */
   readonly search: (
     viewer: Principal | undefined,
@@ -106,6 +119,7 @@ export class UsersService extends Context.Service<UsersService, {
       const repo = yield* UsersRepo
       const authenticator = yield* Authenticator
       const policy = yield* AccountPolicy
+      const noReplySuffix = `@${(yield* Settings).service.NO_REPLY_ADDRESS.toLowerCase()}`
 
       const invalid = (message: string) => Effect.fail(Errors.validationFailed(message))
       const checkPassword = (password: string) =>
@@ -126,6 +140,12 @@ export class UsersService extends Context.Service<UsersService, {
               : Effect.die(e)
           )
         )
+
+      const get = (name: string) =>
+        Effect.flatMap(Effect.orDie(repo.findByName(name)), Option.match({
+          onNone: () => Effect.fail(Errors.notFound()),
+          onSome: Effect.succeed
+        }))
 
       return UsersService.of({
         create: (input) =>
@@ -171,11 +191,19 @@ export class UsersService extends Context.Service<UsersService, {
             return updated
           }),
         remove: (user) => Effect.andThen(Effect.orDie(repo.remove(user.id)), authenticator.invalidate),
-        get: (name) =>
-          Effect.flatMap(Effect.orDie(repo.findByName(name)), Option.match({
-            onNone: () => Effect.fail(Errors.notFound()),
-            onSome: Effect.succeed
-          })),
+        get,
+        visible: (viewer, name) => Effect.tap(get(name), (user) => policy.ensureVisible(viewer, user)),
+        byCommitEmail: (email) =>
+          Effect.gen(function*() {
+            if (email === "") return Option.none()
+            const found = yield* Effect.orDie(repo.findByEmail(email))
+            const lower = email.toLowerCase()
+            if (Option.isSome(found) || !lower.endsWith(noReplySuffix)) return found
+            const login = lower.slice(0, -noReplySuffix.length)
+            // findByName takes any name: a login never holds "@" or "/", and organizations commit nothing.
+            if (!/^[\w.-]+$/.test(login)) return Option.none()
+            return Option.filter(yield* Effect.orDie(repo.findByName(login)), (user) => user.type === "user")
+          }),
         search: (viewer, query, page) => {
           // The two system accounts exist in no table; Forgejo answers them for their ids alone.
           if (query.uid === GHOST_USER_ID) return Effect.succeed({ rows: [ghostUser], total: 1 })
