@@ -139,6 +139,9 @@ export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
     Effect.gen(function*() {
       const level = service === "receive-pack" ? "write" : "read"
       const caller = yield* callerOf(request)
+      // As the API refuses anonymous callers under [service] REQUIRE_SIGNIN_VIEW, git asks them to
+      // sign in, even for a public repository (Forgejo's httpBase: askAuth).
+      if (caller === undefined && settings.service.REQUIRE_SIGNIN_VIEW) return yield* SmartHttp.Denied.unauthorized()
       const found = yield* check(caller, ownerName, repoName, level, {
         moved: (moved) => SmartHttp.Denied.moved(new URL(moved.relocate(request.url), settings.server.ROOT_URL).toString())
       })
