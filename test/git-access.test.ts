@@ -1,11 +1,11 @@
 // Who may clone and push (issue 15 item 1): every kind of credential × public/private repository
 // × clone/push × HTTP/SSH, with the real `git` and `ssh` clients against one server. Git applies
-// exactly the API's rules: the account's state, the token's `repository` scope at the level of
-// the operation (read to clone, write to push), `public-only` on a private repository (403
-// "token scope is limited to public repos"), then the caller's access to the repository (404
-// when it may not read it). Over HTTP a token counts the same sent as git sends it (Basic
-// password) or as `Authorization: token X`. SSH takes keys only: user keys act as the account's
-// password would, deploy keys reach only their repository.
+// exactly the API's rules, in its order: the account's state, the token's `repository` scope at
+// the level of the operation (read to clone, write to push), then the repository as the API sees
+// it (404 when the caller may not read it, 403 "token scope is limited to public repos" for a
+// public-only token on a private one, 403 without write access). Over HTTP a token counts the
+// same sent as git sends it (Basic password) or as `Authorization: token X`. SSH takes keys only:
+// user keys act as the account's password would, deploy keys reach only their repository.
 import { Effect } from "effect"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
