@@ -1,25 +1,18 @@
 // Deploy keys (issue 5 item 3): managed by the repository's admins, read-only or read-write,
 // swagger DeployKey; a key is either a user key or a deploy key, and once per repository.
-import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { keygen as sshKeygen } from "./support/ssh.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
 const dir = mkdtempSync(join(tmpdir(), "hearth-deploy-"))
-let n = 0
-const keygen = () => {
-  const file = join(dir, `k${++n}`)
-  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", `deploy${n}`, "-f", file])
-  const pub = readFileSync(`${file}.pub`, "utf8").trim()
-  const fingerprint = execFileSync("ssh-keygen", ["-l", "-E", "sha256", "-f", `${file}.pub`], { encoding: "utf8" }).split(" ")[1]!
-  return { pub, fingerprint }
-}
+const keygen = () => sshKeygen(dir)
 
 beforeAll(async () => {
   hearth = await startHearth()

@@ -8,6 +8,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { hostKey, parseGitCommand } from "../src/ssh/Server.ts"
 import { basic, createUser, freePort, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { gitSshCommand, keygen as sshKeygen, sshArgs as sshOptions } from "./support/ssh.ts"
 
 let hearth: Hearth
 let port: number
@@ -35,23 +36,13 @@ const sh = (command: string, args: ReadonlyArray<string>, options: { cwd?: strin
   })
 
 let n = 0
-const keygen = async () => {
-  const file = join(dir, `key${++n}`)
-  const ran = await sh("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", `k${n}`, "-f", file])
-  expect(ran.code).toBe(0)
-  return { file, pub: readFileSync(`${file}.pub`, "utf8").trim() }
-}
-
-const sshArgs = (key: string) => [
-  "-i", key, "-p", String(port),
-  "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "IdentitiesOnly=yes",
-  "-o", "BatchMode=yes", "-o", "LogLevel=ERROR"
-]
+const keygen = () => sshKeygen(dir)
+const sshArgs = (key: string) => sshOptions(key, port)
 const gitWith = (key: string, args: ReadonlyArray<string>, cwd?: string, env: Record<string, string> = {}) =>
   sh("git", [...args], {
     cwd,
     env: {
-      GIT_SSH_COMMAND: `ssh ${sshArgs(key).join(" ")}`,
+      GIT_SSH_COMMAND: gitSshCommand(key, port),
       GIT_CONFIG_NOSYSTEM: "1",
       GIT_CONFIG_GLOBAL: "/dev/null",
       GIT_AUTHOR_NAME: "T", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "T", GIT_COMMITTER_EMAIL: "t@example.com",

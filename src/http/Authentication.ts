@@ -12,7 +12,7 @@ import { TwoFactor } from "../twofa/Service.ts"
 import { verifyPassword } from "../users/Password.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import * as Errors from "./Errors.ts"
-import { type Category, levelForMethod, missingScopeMessage, parseScopes, type ScopeSet } from "./Scopes.ts"
+import { type Category, type Level, levelForMethod, missingScopeMessage, parseScopes, type ScopeSet } from "./Scopes.ts"
 
 export interface Principal {
   readonly user: UserRow
@@ -47,6 +47,26 @@ export interface AccessRule {
    * `[quota] ENABLED`).
    */
   readonly enabled?: ((settings: SettingsShape) => boolean) | undefined
+}
+
+/**
+ * Why a signed-in caller may not go on, in Forgejo's words, or `undefined` when it may: the
+ * account's state (CONTRACT §1.4), then a token's scopes for `categories` at `level` (§1.5).
+ * The one rule for the API (below) and for git over HTTP and SSH (src/repos/GitHttp.ts).
+ */
+export const callerRefusal = (
+  principal: Principal,
+  level: Level,
+  categories: ReadonlyArray<Category>,
+  rootUrl: string
+): string | undefined => {
+  const { scopes, user } = principal
+  if (!user.isActive || user.prohibitLogin) {
+    return "This account is prohibited from signing in, please contact your site administrator."
+  }
+  if (user.mustChangePassword) return `You must change your password. Change it at: ${rootUrl}user/change_password`
+  if (scopes !== undefined && categories.length > 0) return missingScopeMessage(scopes, level, categories)
+  return undefined
 }
 
 export const Access = Context.Reference<AccessRule>("hearth/http/Access", {
@@ -262,7 +282,6 @@ export const AuthenticationLive = Layer.effect(
     const authenticator = yield* Authenticator
     const signatures = yield* HttpSignatures
     const settings = yield* Settings
-    const changePasswordUrl = `${settings.server.ROOT_URL}user/change_password`
     const addWarning = HttpEffect.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "Warning", QUERY_TOKEN_WARNING))
     )
@@ -303,18 +322,8 @@ export const AuthenticationLive = Layer.effect(
       if (rule.enabled !== undefined && !rule.enabled(settings)) return Effect.fail(Errors.notFound())
       const anonymous = anonymousRefused ?? (rule.signedIn ? Errors.unauthorized("token is required") : undefined)
       const allow = (request: HttpServerRequest.HttpServerRequest, principal: Principal) => {
-        const { scopes, user } = principal
-        if (!user.isActive || user.prohibitLogin) {
-          return Errors.forbidden("This account is prohibited from signing in, please contact your site administrator.")
-        }
-        if (user.mustChangePassword) {
-          return Errors.forbidden(`You must change your password. Change it at: ${changePasswordUrl}`)
-        }
-        if (scopes !== undefined && rule.scopes.length > 0) {
-          const missing = missingScopeMessage(scopes, levelForMethod(request.method), rule.scopes)
-          if (missing !== undefined) return Errors.forbidden(missing)
-        }
-        return undefined
+        const refused = callerRefusal(principal, levelForMethod(request.method), rule.scopes, settings.server.ROOT_URL)
+        return refused === undefined ? undefined : Errors.forbidden(refused)
       }
       return Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)

@@ -8,9 +8,8 @@ import { Settings } from "../config/Settings.ts"
 import type { HttpServerRequest } from "effect/http"
 import { installRefusingHook, refusingEnv } from "../git/Refusal.ts"
 import * as SmartHttp from "../git/SmartHttp.ts"
-import { Authenticator, parseAuthorization, type Principal } from "../http/Authentication.ts"
-import type { RepositoryMoved } from "../http/Errors.ts"
-import { grants } from "../http/Scopes.ts"
+import { Authenticator, callerRefusal, parseAuthorization, type Principal } from "../http/Authentication.ts"
+import { NotFound, type RepositoryMoved } from "../http/Errors.ts"
 import { atLeast } from "../orgs/Policy.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { UsersService } from "../users/Service.ts"
@@ -39,16 +38,6 @@ export const makeGitAccess = Effect.gen(function*() {
   // Where the hook that refuses pushes over quota lives (one for every repository).
   const refusingHooks = yield* Effect.sync(() => installRefusingHook(join(settings.server.APP_DATA_PATH, "hooks", "refuse-push")))
 
-  const usable = (principal: Principal, level: "read" | "write") => {
-    const { scopes, user } = principal
-    if (!user.isActive || user.prohibitLogin) return "this account is prohibited from signing in"
-    if (user.mustChangePassword) return "this account must change its password first"
-    if (scopes !== undefined && !grants(scopes, level, "repository")) {
-      return `token does not have the required scope: ${level}:repository`
-    }
-    return undefined
-  }
-
   /**
    * The repository's path for `level`, or why not. A deploy key (`deploy`) reaches only the
    * repositories it is on, and writes only where it is read-write; `moved` answers a renamed or
@@ -66,8 +55,10 @@ export const makeGitAccess = Effect.gen(function*() {
     } = {}
   ) =>
     Effect.gen(function*() {
+      // The API's rules, in the API's order: the account and the token's `repository` scope at
+      // the operation's level first (Forgejo's githttp.go checks scope and account state too).
       if (caller !== undefined) {
-        const refused = usable(caller, level)
+        const refused = callerRefusal(caller, level, ["repository"], settings.server.ROOT_URL)
         if (refused !== undefined) return yield* SmartHttp.Denied.forbidden(refused)
       }
       const notFound = SmartHttp.Denied.notFound()
@@ -83,13 +74,20 @@ export const makeGitAccess = Effect.gen(function*() {
         if (grant === undefined) return yield* notFound
         if (level === "write" && grant.readOnly) return yield* SmartHttp.Denied.forbidden("this deploy key is read-only")
       } else {
-        const access = yield* policy.access(caller, repo, owner)
-        if (!atLeast(access.code, level)) {
-          // Ask anonymous callers to sign in; signed-in callers who cannot even read see nothing.
-          if (caller === undefined) return yield* SmartHttp.Denied.unauthorized()
-          if (!atLeast(access.code, "read")) return yield* notFound
-          return yield* SmartHttp.Denied.forbidden("user should have a permission to write to a repo")
-        }
+        // Then the repository as the API sees it (RepoPolicy.ensureAccess): 404 when the caller may
+        // not read it, 403 for a public-only token on a private one, 403 without write access.
+        // Anonymous callers are asked to sign in instead (git then asks for credentials).
+        const access = yield* policy.ensureAccess(caller, repo, owner, level).pipe(
+          Effect.mapError((refused) =>
+            caller === undefined
+              ? SmartHttp.Denied.unauthorized()
+              : refused instanceof NotFound
+              ? notFound
+              : SmartHttp.Denied.forbidden(refused.message)
+          )
+        )
+        // git data is the code unit's: a team member without it sees the repository, not its code.
+        if (!atLeast(access.code, "read")) return yield* (caller === undefined ? SmartHttp.Denied.unauthorized() : notFound)
       }
       if (level === "write" && repo.isArchived) {
         return yield* SmartHttp.Denied.forbidden("this repository is archived: it accepts no pushes")
@@ -114,7 +112,7 @@ export const makeGitAccess = Effect.gen(function*() {
       }
     }).pipe(Effect.ignoreCause({ log: "Warn", message: `could not record a push to ${ownerName}/${repoName}` }))
 
-  return { usable, check, onPushed }
+  return { check, onPushed }
 })
 
 export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
@@ -141,6 +139,9 @@ export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
     Effect.gen(function*() {
       const level = service === "receive-pack" ? "write" : "read"
       const caller = yield* callerOf(request)
+      // As the API refuses anonymous callers under [service] REQUIRE_SIGNIN_VIEW, git asks them to
+      // sign in, even for a public repository (Forgejo's httpBase: askAuth).
+      if (caller === undefined && settings.service.REQUIRE_SIGNIN_VIEW) return yield* SmartHttp.Denied.unauthorized()
       const found = yield* check(caller, ownerName, repoName, level, {
         moved: (moved) => SmartHttp.Denied.moved(new URL(moved.relocate(request.url), settings.server.ROOT_URL).toString())
       })
