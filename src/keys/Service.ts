@@ -109,14 +109,14 @@ export class KeysService extends Context.Service<KeysService, {
             Option.isSome(found) && found.value.keyType === "user" && (owner === undefined || found.value.ownerId === owner.id)
               ? [found.value]
               : []),
-        // Forgejo answers any key by id (owner fields hidden); Hearth does not confirm that
-        // another account's key exists.
+        // Forgejo answers any key by id (owner fields hidden); Hearth answers only the caller's
+        // own keys (`/user/…` is about the caller, admins included), so no key is confirmed to exist.
         get: (caller, id) =>
           Effect.gen(function*() {
             const n = idOf(id)
             const found = Option.isNone(n) ? Option.none() : yield* Effect.orDie(keys.findById(n.value))
             if (Option.isNone(found) || found.value.keyType !== "user") return yield* Errors.notFound()
-            if (found.value.ownerId !== caller.user.id && !caller.user.isAdmin) return yield* Errors.notFound()
+            if (found.value.ownerId !== caller.user.id) return yield* Errors.notFound()
             return found.value
           }),
         remove: (caller, id) =>
