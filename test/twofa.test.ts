@@ -9,6 +9,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Secret, TOTP, URI } from "otpauth"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { TWO_FACTOR_NEEDS_TOKEN } from "../src/http/Authentication.ts"
 import { basic, createToken, createUser, type Hearth, json, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
@@ -229,6 +230,30 @@ describe("the passcode inside Basic authentication", () => {
     const res = await me({ authorization: basic(username), "x-forgejo-otp": await code(secret, 0) })
     expect(res.status).toBe(429)
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0)
+  })
+})
+
+describe("git over HTTP with two-factor sign-in", () => {
+  it("refuses the account's password, even with a passcode, and says to use a token; a token works", async () => {
+    const username = await newUser()
+    const token = await createToken(hearth, username, ["all"])
+    const created = await call("POST", "/user/repos", { authorization: `token ${token}` }, { name: "twofa-git", private: true, auto_init: true })
+    expect(created.status).toBe(201)
+    const refs = (authorization: string, headers: Record<string, string> = {}) =>
+      fetch(`${hearth.base}/${username}/twofa-git.git/info/refs?service=git-upload-pack`, { headers: { authorization, ...headers } })
+    expect((await refs(basic(username))).status).toBe(200)
+    const { secret } = await enroll(username)
+    expect((await verify(username, await code(secret, -1))).status).toBe(204)
+    for (const headers of [{}, { "x-forgejo-otp": await code(secret, 0) }]) {
+      const refused = await refs(basic(username), headers)
+      expect(refused.status).toBe(401)
+      expect(await refused.text()).toContain(TWO_FACTOR_NEEDS_TOKEN)
+    }
+    // A wrong password learns nothing about the second factor.
+    const wrong = await refs(basic(username, "not-the-password"))
+    expect(wrong.status).toBe(401)
+    expect(await wrong.text()).not.toContain("two-factor")
+    expect((await refs(basic(username, token))).status).toBe(200)
   })
 })
 

@@ -97,15 +97,25 @@ export const QUERY_TOKEN_WARNING = "token and access_token API authentication is
   "without authorization."
 
 const TOKEN_PATTERN = /^[0-9a-f]{40}$/
+
+/** Forgejo's answer when an account with two-factor sign-in uses its password for git over HTTP. */
+export const TWO_FACTOR_NEEDS_TOKEN = "Users with two-factor authentication enabled cannot perform HTTP/HTTPS " +
+  "operations via plain username and password. Please create and use a personal access token on the user settings page"
+
 const CACHE_TTL_MS = 10_000
 const CACHE_MAX = 10_000
 
 export class Authenticator extends Context.Service<Authenticator, {
   readonly byToken: (token: string) => Effect.Effect<Principal, Errors.Unauthorized>
+  /**
+   * `passwordWithTwoFactor: "refuse"` is for git over HTTP, where no passcode can be sent: an
+   * account with two-factor sign-in must use a token there (Forgejo's githttp `httpBase`).
+   */
   readonly byBasic: (
     username: string,
     password: string,
-    otp: string | undefined
+    otp: string | undefined,
+    options?: { readonly passwordWithTwoFactor?: "check" | "refuse" }
   ) => Effect.Effect<Principal, Errors.Unauthorized | Errors.TooManyRequests>
   /** Drops cached token look-ups; call after any change to tokens or accounts. */
   readonly invalidate: Effect.Effect<void>
@@ -168,7 +178,9 @@ export class Authenticator extends Context.Service<Authenticator, {
         failures.set(userId, { count, until: now + LOGIN_THROTTLE_SECONDS * 1000 })
       }
 
-      const byPassword = (username: string, password: string, otp: string | undefined) =>
+      type SecondFactor = "check" | "refuse"
+
+      const byPassword = (username: string, password: string, otp: string | undefined, secondFactor: SecondFactor) =>
         Effect.gen(function*() {
           const found = yield* Effect.orDie(
             username.includes("@") ? users.findByEmail(username) : users.findByName(username)
@@ -176,7 +188,7 @@ export class Authenticator extends Context.Service<Authenticator, {
           if (Option.isNone(found) || found.value.type !== "user") {
             return yield* Errors.unauthorized(`user does not exist [uid: 0, name: ${username}]`)
           }
-          return yield* oneAtATime(found.value.id, checkPassword(found.value, password, otp))
+          return yield* oneAtATime(found.value.id, checkPassword(found.value, password, otp, secondFactor))
         })
 
       // Password checks of one account run one at a time, so that concurrent guesses cannot all
@@ -194,7 +206,7 @@ export class Authenticator extends Context.Service<Authenticator, {
           )
         })
 
-      const checkPassword = (user: UserRow, password: string, otp: string | undefined) =>
+      const checkPassword = (user: UserRow, password: string, otp: string | undefined, secondFactor: SecondFactor) =>
         Effect.gen(function*() {
           // Throttled per account (not per spelling of its name or e-mail), before the costly
           // hash check, so guessing cannot go faster than LOGIN_MAX_FAILURES per window.
@@ -212,6 +224,10 @@ export class Authenticator extends Context.Service<Authenticator, {
             return yield* Errors.unauthorized(`user's password is invalid [uid: ${user.id}, name: ${user.name}]`)
           }
           if (user.prohibitLogin) return yield* Errors.unauthorized("user is not allowed login")
+          // Said only to someone who knew the password, so it reveals nothing to a guesser.
+          if (secondFactor === "refuse" && (yield* Effect.orDie(twoFactor.isEnabled(user.id)))) {
+            return yield* Errors.unauthorized(TWO_FACTOR_NEEDS_TOKEN)
+          }
           if ((yield* Effect.orDie(twoFactor.check(user.id, otp))) === "invalid") {
             // A wrong passcode counts too: otherwise the password alone would allow guessing codes.
             recordFailure(user.id)
@@ -225,11 +241,12 @@ export class Authenticator extends Context.Service<Authenticator, {
         byToken,
         // Forgejo: an empty password or "x-oauth-basic" means the username is a token; otherwise
         // the password is tried as a token first, then as the account's password.
-        byBasic: (username, password, otp) => {
+        byBasic: (username, password, otp, options) => {
+          const secondFactor = options?.passwordWithTwoFactor ?? "check"
           if (password === "" || password === "x-oauth-basic") return byToken(username)
-          if (!TOKEN_PATTERN.test(password)) return byPassword(username, password, otp)
+          if (!TOKEN_PATTERN.test(password)) return byPassword(username, password, otp, secondFactor)
           return byToken(password).pipe(
-            Effect.catch(() => byPassword(username, password, otp))
+            Effect.catch(() => byPassword(username, password, otp, secondFactor))
           )
         },
         invalidate: Effect.sync(() => {

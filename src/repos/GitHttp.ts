@@ -130,7 +130,8 @@ export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
       : authenticator.byBasic(
         credentials.username,
         credentials.password,
-        request.headers["x-forgejo-otp"] || request.headers["x-gitea-otp"] || undefined
+        request.headers["x-forgejo-otp"] || request.headers["x-gitea-otp"] || undefined,
+        { passwordWithTwoFactor: "refuse" }
       )
     return Effect.mapError(resolved, (e) => SmartHttp.Denied.unauthorized(e.message))
   }
