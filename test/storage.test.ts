@@ -10,7 +10,8 @@ import { Context, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effe
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql/SqlClient"
 import { createHash, randomBytes } from "node:crypto"
-import { existsSync, readdirSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { createServer, request as httpRequest } from "node:http"
 import { join } from "node:path"
 import { Readable } from "node:stream"
@@ -20,6 +21,7 @@ import * as Errors from "../src/http/Errors.ts"
 import { parseRange, putRequest } from "../src/storage/Http.ts"
 import { BlobStorage } from "../src/storage/Service.ts"
 import { type Hearth, startHearth } from "./support/hearth.ts"
+import { killAll, spawnHearth, within } from "./support/spawn.ts"
 
 /** The limit of the upload route of this file's HTTP server. */
 const LIMIT = 256 * 1024
@@ -99,6 +101,7 @@ beforeAll(async () => {
   uploadBase = `http://127.0.0.1:${address.port}`
 })
 afterAll(async () => {
+  killAll()
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
   await hearth?.close()
 })
@@ -528,6 +531,19 @@ describe("[storage] settings", () => {
       _tag: "SettingsError",
       message: "[storage] STORAGE_TYPE = minio is not supported by Hearth yet: only local is (blobs in [storage] PATH, default <APP_DATA_PATH>/storage)"
     })
+  })
+
+  it("hearth serve with STORAGE_TYPE = minio exits 1 with that one line, no stack trace", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "hearth-storage-minio-"))
+    try {
+      const server = spawnHearth({ HEARTH__server__APP_DATA_PATH: dataDir, HEARTH__storage__STORAGE_TYPE: "minio" })
+      expect((await within(server.exited, 60_000, "exit")).code).toBe(1)
+      expect(server.output().stderr.trim()).toBe(
+        "hearth: [storage] STORAGE_TYPE = minio is not supported by Hearth yet: only local is (blobs in [storage] PATH, default <APP_DATA_PATH>/storage)"
+      )
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
+    }
   })
 
   it("a PATH that cannot be used stops start-up naming it", async () => {
