@@ -18,6 +18,7 @@ import { Readable } from "node:stream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Settings from "../src/config/Settings.ts"
 import * as Errors from "../src/http/Errors.ts"
+import { BLOCK_BYTES, DigestThreads } from "../src/storage/Digests.ts"
 import { parseRange, putRequest } from "../src/storage/Http.ts"
 import { BlobStorage } from "../src/storage/Service.ts"
 import { type Hearth, startHearth } from "./support/hearth.ts"
@@ -124,6 +125,66 @@ describe("put", () => {
       expect(await run(storage.exists(blob.sha256))).toBe(true)
     }
     expect(tmpFiles()).toEqual([])
+  })
+
+  it("digests are right at and around block boundaries, whatever the chunking (one thread below a block, two above)", async () => {
+    for (const size of [BLOCK_BYTES - 1, BLOCK_BYTES, BLOCK_BYTES + 1, 3 * BLOCK_BYTES + 123]) {
+      const bytes = randomBytes(size)
+      for (const chunk of [BLOCK_BYTES, 100_003]) {
+        const blob = await run(storage.put(chunked(bytes, chunk), { maxSize: size }))
+        expect(blob).toMatchObject({
+          size,
+          md5: digest("md5", bytes),
+          sha1: digest("sha1", bytes),
+          sha256: digest("sha256", bytes),
+          sha512: digest("sha512", bytes)
+        })
+        expect(readFileSync(fileOf(blob.sha256)).equals(bytes)).toBe(true)
+      }
+    }
+  })
+
+  it("the digest worker: a body it was hashing when it died fails, and the next body gets a new worker", async () => {
+    const threads = new DigestThreads()
+    const data = randomBytes(BLOCK_BYTES)
+    const send = async (hasher: ReturnType<DigestThreads["begin"]>) => {
+      const block = threads.takeBlock()
+      data.copy(block)
+      hasher.update(block, BLOCK_BYTES)
+      await hasher.send(block, BLOCK_BYTES)
+    }
+    const cut = threads.begin()
+    await send(cut)
+    await threads.close()
+    await expect(cut.digest()).rejects.toThrow("the digest worker thread exited")
+    const next = threads.begin()
+    await send(next)
+    expect(await next.digest()).toEqual({
+      md5: digest("md5", data),
+      sha1: digest("sha1", data),
+      sha256: digest("sha256", data),
+      sha512: digest("sha512", data)
+    })
+    await threads.close()
+  })
+
+  it("the digest worker stops once idle for its time-out, and starts again for the next large body", async () => {
+    const threads = new DigestThreads({ idleMs: 50 })
+    const hash = async () => {
+      const hasher = threads.begin()
+      const block = threads.takeBlock()
+      block.fill(7)
+      hasher.update(block, BLOCK_BYTES)
+      await hasher.send(block, BLOCK_BYTES)
+      return (await hasher.digest()).md5
+    }
+    const first = await hash()
+    expect(threads.running).toBe(true)
+    for (let i = 0; i < 400 && threads.running; i++) await new Promise((done) => setTimeout(done, 5))
+    expect(threads.running).toBe(false)
+    expect(await hash()).toBe(first)
+    expect(first).toBe(digest("md5", Buffer.alloc(BLOCK_BYTES, 7)))
+    await threads.close()
   })
 
   it("stores an empty body, with the well-known digests of empty input (Forgejo's ListPackageFiles test)", async () => {
@@ -252,6 +313,14 @@ describe("size limit", () => {
     expect(await blobRows()).toBe(before)
     // Exactly the limit is accepted.
     expect((await run(storage.put(chunked(randomBytes(LIMIT)), { maxSize: LIMIT }))).size).toBe(LIMIT)
+  })
+
+  it("a large body refused part-way (blocks with the digest worker) fails at once; the next large body is stored", async () => {
+    const error = await failure(storage.put(chunked(randomBytes(9 * BLOCK_BYTES)), { maxSize: 6 * BLOCK_BYTES }))
+    expect(error).toBeInstanceOf(Errors.PayloadTooLarge)
+    expect(tmpFiles()).toEqual([])
+    const bytes = randomBytes(4 * BLOCK_BYTES)
+    expect((await put(bytes)).sha512).toBe(digest("sha512", bytes))
   })
 
   it("a body of another length than announced is refused with 400", async () => {

@@ -30,7 +30,7 @@ import { dirname, join } from "node:path"
 import { Readable } from "node:stream"
 import { SettingsError } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
-import { type Digests, Hasher, isSha256 } from "./Digests.ts"
+import { BLOCK_BYTES, type Digests, DigestThreads, Hasher, isSha256, type SplitHasher } from "./Digests.ts"
 import { BlobsRepo } from "./Repo.ts"
 import {
   type BlobBody,
@@ -57,10 +57,11 @@ export interface LocalOptions {
 const HOLD_SECONDS = 60 * 60
 const TEMP_IDLE_MS = 30 * 60 * 1000
 const SWEEP_EVERY_MS = 10 * 60 * 1000
-/** Bytes gathered before one write: few system calls, little memory. */
-const BATCH_BYTES = 1 << 20
-/** Chunk size of read streams. */
-const READ_CHUNK = 1 << 20
+/**
+ * Chunk size of read streams. Each chunk is a new buffer that lives until the next garbage
+ * collection; small ones keep that garbage (what reading adds to the process's memory) small.
+ */
+const READ_CHUNK = 64 * 1024
 
 // ---------------------------------------------------------------------------------------------
 // Receiving a body into a temp file (plain Node, awaited by the effect below)
@@ -102,35 +103,50 @@ const writeAll = async (file: FileHandle, buffers: Array<Uint8Array>): Promise<v
 }
 
 /**
- * Streams `body` into a new file at `temp` and fsyncs it. On any failure (and when `signal` aborts)
- * the file is removed before the promise settles. A Node stream is not destroyed when the body is
- * refused (too large, wrong length): an HTTP request must stay open for its 413 or 400.
+ * Streams `body` into a new file at `temp` and fsyncs it. The body is copied into blocks of
+ * BLOCK_BYTES (reused from one body to the next), each hashed and written while the next fills (one
+ * write in flight); past the first block, md5 and sha512 are computed by the digest worker. On any
+ * failure (and when `signal` aborts) the file is removed before the promise settles. A Node
+ * stream is not destroyed when the body is refused (too large, wrong length): an HTTP request
+ * must stay open for its 413 or 400.
  */
-const receive = async (body: BlobBody, temp: string, options: PutOptions, signal: AbortSignal): Promise<Received> => {
+const receive = async (
+  body: BlobBody,
+  temp: string,
+  options: PutOptions,
+  threads: DigestThreads,
+  signal: AbortSignal
+): Promise<Received> => {
   const readable = body instanceof Readable ? body : undefined
   // Without an error: an 'error' event nobody listens to yet would be an uncaught exception.
   const onAbort = () => readable?.destroy()
   signal.addEventListener("abort", onAbort, { once: true })
   let file: FileHandle | undefined
   let writing: Promise<void> | undefined
+  let split: SplitHasher | undefined
+  let block: Buffer | undefined
   const iterator: AsyncIterator<Uint8Array | string> = readable !== undefined
     ? readable.iterator({ destroyOnReturn: false })
     : body[Symbol.asyncIterator]()
   try {
     file = await open(temp, "wx", 0o644)
     if (signal.aborted) throw new SourceFailed(signal.reason)
-    const hasher = new Hasher()
     let size = 0
-    let batch: Array<Uint8Array> = []
-    let batched = 0
+    let filled = 0
+    block = threads.takeBlock()
+    /** The current block (`filled` bytes of it): hashed, then written, then handed to the worker. */
     const flush = async () => {
-      // One write in flight while the next batch is gathered.
+      const full = block!
+      const length = filled
+      block = undefined
+      filled = 0
+      const hasher = split ??= threads.begin()
+      hasher.update(full, length)
       if (writing !== undefined) await writing
-      const next = writeAll(file!, batch)
+      const next = writeAll(file!, [full.subarray(0, length)]).then(() => hasher.send(full, length))
       next.catch(noop) // awaited later; never an unhandled rejection meanwhile
       writing = next
-      batch = []
-      batched = 0
+      block = threads.takeBlock()
     }
     for (;;) {
       let step: IteratorResult<Uint8Array | string>
@@ -145,27 +161,44 @@ const receive = async (body: BlobBody, temp: string, options: PutOptions, signal
       size += chunk.byteLength
       if (size > options.maxSize) throw new TooLarge()
       if (options.length !== undefined && size > options.length) throw new WrongLength()
-      hasher.update(chunk)
-      batch.push(chunk)
-      batched += chunk.byteLength
-      if (batched >= BATCH_BYTES || batch.length >= 512) await flush()
+      let offset = 0
+      while (offset < chunk.byteLength) {
+        const n = Math.min(chunk.byteLength - offset, BLOCK_BYTES - filled)
+        block!.set(chunk.subarray(offset, offset + n), filled)
+        filled += n
+        offset += n
+        if (filled === BLOCK_BYTES) await flush()
+      }
     }
     if (options.length !== undefined && size !== options.length) throw new WrongLength()
-    await flush()
-    await writing
+    let digests: Digests
+    if (split === undefined) {
+      // Under one block: all four digests here.
+      const hasher = new Hasher()
+      const bytes = block.subarray(0, filled)
+      hasher.update(bytes)
+      await writeAll(file, [bytes])
+      digests = hasher.digest()
+    } else {
+      if (filled > 0) await flush()
+      await writing
+      digests = await split.digest()
+    }
     // The bytes are on disk before any name or row points at them.
     await file.datasync()
     const done = file
     file = undefined
     await done.close()
-    return { size, digests: hasher.digest() }
+    return { size, digests }
   } catch (error) {
+    split?.drop()
     if (readable === undefined) await Promise.resolve(iterator.return?.()).catch(noop)
     await writing?.catch(noop)
     await file?.close().catch(noop)
     await rm(temp, { force: true })
     throw error
   } finally {
+    if (block !== undefined) threads.giveBlock(block)
     signal.removeEventListener("abort", onAbort)
   }
 }
@@ -202,6 +235,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
     const repo = yield* BlobsRepo
     const holdSeconds = options.holdSeconds ?? HOLD_SECONDS
     const tempIdleMs = options.tempIdleMs ?? TEMP_IDLE_MS
+    const threads = yield* Effect.acquireRelease(Effect.sync(() => new DigestThreads()), (t) => Effect.promise(() => t.close()))
     const tmpDir = join(root, "tmp")
     const trashDir = join(root, "trash")
     const pathOf = (sha256: string) => join(root, sha256.slice(0, 2), sha256.slice(2, 4), sha256)
@@ -235,7 +269,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
 
     const receiveEffect = (body: BlobBody, temp: string, limits: PutOptions) =>
       Effect.callback<Received, unknown>((resume, signal) => {
-        const receiving = receive(body, temp, limits, signal)
+        const receiving = receive(body, temp, limits, threads, signal)
         receiving.then((received) => resume(Effect.succeed(received)), (error) => resume(Effect.fail(error)))
         // Interrupted: the promise settles once the temp file is gone.
         return Effect.promise(() => receiving.then(noop, noop))
