@@ -364,7 +364,7 @@ describe("uploads over HTTP (putRequest)", () => {
     expect(b.body).toMatchObject({ size: bytes.length, sha256: digest("sha256", bytes), created: false })
   })
 
-  it("413 from the Content-Length alone: answered before any of the body is sent, then the connection closes", async () => {
+  it("413 from the Content-Length alone: answered before any of the body is sent (the server then closes rather than read it)", async () => {
     const { req, response } = upload("announced", { "content-length": String(LIMIT + 1) })
     req.flushHeaders() // headers only; the body is never sent
     const res = await response

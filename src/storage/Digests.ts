@@ -80,6 +80,8 @@ const MAX_IN_FLIGHT = 4
 const MAX_FREE_BLOCKS = 8
 
 interface Job {
+  /** The worker hashing it (a stopping worker fails its own jobs only). */
+  readonly worker: Worker
   inFlight: number
   readonly waiting: Array<() => void>
   readonly done: (digests: { md5: string; sha512: string }) => void
@@ -168,6 +170,7 @@ export class DigestThreads {
     const failAll = (error: Error) => {
       if (this.worker === worker) this.worker = undefined
       for (const [id, job] of this.jobs) {
+        if (job.worker !== worker) continue
         this.jobs.delete(id)
         job.fail(error)
       }
@@ -187,7 +190,7 @@ export class DigestThreads {
       done = resolve
       fail = reject
     })
-    const job: Job = { inFlight: 0, waiting: [], done, fail }
+    const job: Job = { worker, inFlight: 0, waiting: [], done, fail }
     this.jobs.set(id, job)
     worker.postMessage(["begin", id])
     const sha1 = createHash("sha1")

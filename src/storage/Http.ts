@@ -1,8 +1,8 @@
 // Uploads and downloads of blobs over HTTP: what a handler storing a request body (an attachment,
 // a release asset, a package file) or serving a blob needs around `BlobStorage`.
-import { toIncomingMessage, toServerResponse } from "@effect/platform-node/NodeHttpServerRequest"
+import { toIncomingMessage } from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Effect } from "effect"
+import type { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { Readable } from "node:stream"
 import type * as Errors from "../http/Errors.ts"
@@ -22,32 +22,18 @@ export const contentLength = (request: HttpServerRequest.HttpServerRequest): num
 }
 
 /**
- * The connection closes once the response is sent, so that the unread rest of a refused body is
- * not read (Go's http server does the same after MaxBytesReader).
- */
-const closeAfterResponse = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.sync(() => {
-    try {
-      const response = toServerResponse(request) as unknown as { headersSent?: boolean; setHeader?: (name: string, value: string) => void }
-      if (response.headersSent === false) response.setHeader?.("connection", "close")
-    } catch {
-      // not a Node request: nothing to close
-    }
-  })
-
-/**
  * Stores the request's body: over `maxSize` is a 413, before reading when Content-Length says so,
  * else as soon as the limit is passed; either way nothing is kept. The stored blob is held until
- * the caller's `acquire(blob)`.
+ * the caller's `acquire(blob)`. What is left unread of a refused body is the HTTP server's
+ * business: effect's NodeHttpServer discards up to 256 KiB of it to keep the connection, and
+ * past that answers with `Connection: close` and closes gracefully once the client has the answer.
  */
 export const putRequest = (
   request: HttpServerRequest.HttpServerRequest,
   options: { readonly maxSize: number }
 ): Effect.Effect<StoredBlob, Errors.PayloadTooLarge | Errors.BadRequest, BlobStorage> =>
   BlobStorage.use((storage) =>
-    storage.put(requestBody(request), { maxSize: options.maxSize, length: contentLength(request) }).pipe(
-      Effect.tapError(() => closeAfterResponse(request))
-    ))
+    storage.put(requestBody(request), { maxSize: options.maxSize, length: contentLength(request) }))
 
 /**
  * A `Range` header for a blob of `size` bytes: one range (`bytes=a-b`, `bytes=a-`, `bytes=-n`) →

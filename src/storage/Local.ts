@@ -3,20 +3,20 @@
 // `<PATH>/tmp` (uploads being received) and `<PATH>/trash` (files being removed).
 //
 // A put streams the body into a new temp file in `tmp` (the same filesystem, so the final rename
-// is atomic), computing the size and the four digests on the way and stopping at the size limit;
-// fsyncs it; then, in one short transaction holding the blob's row lock, records the row (or finds
+// is atomic), computing the size and the four digests on the way (on two threads for large
+// bodies: src/storage/Digests.ts) and stopping at the size limit; fsyncs it; then, in one short transaction holding the blob's row lock, records the row (or finds
 // it), adds the put's hold and — when the file is not there yet — renames the temp file into place
 // and fsyncs its directory. A removal takes the row lock the same way (deleting the row) and moves
 // the file to `trash` before its commit, deleting it after; if the commit fails the file is put
 // back. So a put and a removal of the same content never interleave, on one node or many, and a
 // crash at any point leaves the row and the file consistent or leaves garbage the sweep knows:
-// temp files no longer written (older than TEMP_IDLE), holds past their time and the blobs
-// nothing refers to or holds any more, and trash files (put back if their row still exists).
+// temp files not written to for 30 minutes, holds past their hour and the blobs nothing refers
+// to or holds any more, and trash files (put back if their row still exists).
 //
-// The sweep runs at start-up and then every SWEEP_EVERY, in every process that runs the store:
+// The sweep runs at start-up and then every 10 minutes, in every process that runs the store:
 // each step locks what it changes, so sweeps on several nodes sharing the directory and the
-// database do not collide, and a temp file is only swept once it has not been written to for
-// TEMP_IDLE (an upload in progress on another node writes at least every megabyte).
+// database do not collide, and a temp file is only swept once it has not been written to for 30
+// minutes (an upload in progress, here or on another node, writes at least every megabyte).
 //
 // Not swept: a file whose row was never committed (the process died between the rename and the
 // commit of a new blob's first put). It is harmless, and the next put of the same bytes keeps it.

@@ -92,7 +92,9 @@ export interface SweepReport {
 export interface BlobStorageShape {
   /**
    * Streams `body` into the store, computing its size and digests on the way; deduplicated by
-   * sha256. The blob is held (not removable) until `acquire(blob)` or the hold expires.
+   * sha256. The blob is held (not removable) until `acquire(blob)` or the hold expires. Not to be
+   * called inside a transaction: an upload can take long, and would hold a connection meanwhile
+   * (on the embedded database, every other query would wait).
    */
   readonly put: (body: BlobBody, options: PutOptions) => Effect.Effect<StoredBlob, PayloadTooLarge | BadRequest>
   /** Reads a blob back, whole or a byte range. */
