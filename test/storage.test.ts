@@ -10,7 +10,7 @@ import { Context, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effe
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql/SqlClient"
 import { createHash, randomBytes } from "node:crypto"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { createServer, request as httpRequest } from "node:http"
 import { join } from "node:path"
@@ -77,8 +77,21 @@ const readAll = async (sha256: string) => {
 }
 const refcount = async (sha256: string) => Option.map(await run(storage.stat(sha256)), (info) => info.refcount)
 
+/** Left in the store's directory before the server starts: what a crash leaves behind. */
+const crashLeftovers = { stale: "", trashed: "" }
+
 beforeAll(async () => {
-  hearth = await startHearth()
+  const storageDir = mkdtempSync(join(tmpdir(), "hearth-storage-test-"))
+  mkdirSync(join(storageDir, "tmp"))
+  mkdirSync(join(storageDir, "trash"))
+  crashLeftovers.stale = join(storageDir, "tmp", "upload-of-a-crashed-server")
+  crashLeftovers.trashed = join(storageDir, "trash", `${"ab".repeat(32)}.crashed`)
+  for (const file of Object.values(crashLeftovers)) {
+    writeFileSync(file, "leftover")
+    const longAgo = new Date(Date.now() - 2 * 60 * 60 * 1000)
+    utimesSync(file, longAgo, longAgo)
+  }
+  hearth = await startHearth({ storage: { PATH: storageDir } })
   root = hearth.settings.storage.PATH
   storage = await run(BlobStorage.use(Effect.succeed))
   scope = Effect.runSync(Scope.make())
@@ -105,6 +118,15 @@ afterAll(async () => {
   killAll()
   if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
   await hearth?.close()
+  if (root !== undefined) rmSync(root, { recursive: true, force: true })
+})
+
+describe("start-up", () => {
+  it("the sweep runs when the server starts: a crashed upload's temp file and a set-aside file with no row are removed", async () => {
+    for (let i = 0; i < 2000 && Object.values(crashLeftovers).some(existsSync); i++) await new Promise((done) => setTimeout(done, 5))
+    expect(existsSync(crashLeftovers.stale)).toBe(false)
+    expect(existsSync(crashLeftovers.trashed)).toBe(false)
+  })
 })
 
 describe("put", () => {
@@ -592,7 +614,7 @@ describe("[storage] settings", () => {
   /** Builds the storage layer, as start-up does, with the given [storage] settings. */
   const build = (storageSettings: Record<string, string>) =>
     failure(Effect.scoped(Layer.build(Layer.fresh(BlobStorage.layer).pipe(
-      Layer.provide(Settings.layerValue(Settings.resolveSettings({ server: { APP_DATA_PATH: join(root, "..") }, storage: storageSettings })))
+      Layer.provide(Settings.layerValue(Settings.resolveSettings({ server: { APP_DATA_PATH: hearth.settings.server.APP_DATA_PATH }, storage: storageSettings })))
     ))))
 
   it("STORAGE_TYPE = minio stops start-up with a message saying only local is supported", async () => {
@@ -616,7 +638,7 @@ describe("[storage] settings", () => {
   })
 
   it("a PATH that cannot be used stops start-up naming it", async () => {
-    const file = join(root, "..", "not-a-directory")
+    const file = join(hearth.settings.server.APP_DATA_PATH, "not-a-directory")
     writeFileSync(file, "")
     const error = await build({ PATH: file })
     expect(error).toMatchObject({ _tag: "SettingsError" })
