@@ -93,6 +93,9 @@ beforeAll(async () => {
   }
   hearth = await startHearth({ storage: { PATH: storageDir } })
   root = hearth.settings.storage.PATH
+  // The start-up sweep runs beside the server; the tests below expect an empty tmp (the first test
+  // checks what it removed).
+  for (let i = 0; i < 2000 && Object.values(crashLeftovers).some(existsSync); i++) await new Promise((done) => setTimeout(done, 5))
   storage = await run(BlobStorage.use(Effect.succeed))
   scope = Effect.runSync(Scope.make())
   const upload = HttpRouter.add("PUT", "/blob", (request) => {
@@ -122,8 +125,7 @@ afterAll(async () => {
 })
 
 describe("start-up", () => {
-  it("the sweep runs when the server starts: a crashed upload's temp file and a set-aside file with no row are removed", async () => {
-    for (let i = 0; i < 2000 && Object.values(crashLeftovers).some(existsSync); i++) await new Promise((done) => setTimeout(done, 5))
+  it("the sweep runs when the server starts: a crashed upload's temp file and a set-aside file with no row are removed", () => {
     expect(existsSync(crashLeftovers.stale)).toBe(false)
     expect(existsSync(crashLeftovers.trashed)).toBe(false)
   })
@@ -436,6 +438,31 @@ describe("aborted and interrupted puts", () => {
     const error = await failure(storage.put(failing(), { maxSize: 1 << 20 }))
     expect(error).toBeInstanceOf(Errors.BadRequest)
     expect(error.message).toBe("the upload was cut off before its end")
+    expect(tmpFiles()).toEqual([])
+  })
+
+  it("a put reading from a source that never answers again can still be interrupted, and leaves nothing", async () => {
+    let waiting!: () => void
+    const waitingForSecondChunk = new Promise<void>((done) => (waiting = done))
+    const stuck: AsyncIterable<Uint8Array> = {
+      [Symbol.asyncIterator]: () => {
+        let sent = false
+        return {
+          next: () => {
+            if (sent) {
+              waiting()
+              return new Promise<IteratorResult<Uint8Array>>(() => {}) // never
+            }
+            sent = true
+            return Promise.resolve({ done: false, value: randomBytes(10_000) })
+          }
+        }
+      }
+    }
+    const fiber = Effect.runFork(storage.put(stuck, { maxSize: 1 << 20 }))
+    await waitingForSecondChunk
+    expect(tmpFiles().length).toBe(1)
+    await Effect.runPromise(Fiber.interrupt(fiber))
     expect(tmpFiles()).toEqual([])
   })
 

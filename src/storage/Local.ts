@@ -128,6 +128,12 @@ const receive = async (
   const iterator: AsyncIterator<Uint8Array | string> = readable !== undefined
     ? readable.iterator({ destroyOnReturn: false })
     : body[Symbol.asyncIterator]()
+  // Any other source may never answer a pending `next`: an abort must not wait for it.
+  const aborted = readable !== undefined ? undefined : new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(new SourceFailed(signal.reason))
+    signal.addEventListener("abort", () => reject(new SourceFailed(signal.reason)), { once: true })
+  })
+  aborted?.catch(noop)
   try {
     file = await open(temp, "wx", 0o644)
     if (signal.aborted) throw new SourceFailed(signal.reason)
@@ -151,9 +157,9 @@ const receive = async (
     for (;;) {
       let step: IteratorResult<Uint8Array | string>
       try {
-        step = await iterator.next()
+        step = await (aborted === undefined ? iterator.next() : Promise.race([iterator.next(), aborted]))
       } catch (cause) {
-        throw new SourceFailed(cause)
+        throw cause instanceof SourceFailed ? cause : new SourceFailed(cause)
       }
       if (signal.aborted) throw new SourceFailed(signal.reason)
       if (step.done === true) break
@@ -192,7 +198,8 @@ const receive = async (
     return { size, digests }
   } catch (error) {
     split?.drop()
-    if (readable === undefined) await Promise.resolve(iterator.return?.()).catch(noop)
+    // Not awaited: it may wait behind a `next` the source never answers.
+    if (readable === undefined) Promise.resolve(iterator.return?.()).catch(noop)
     await writing?.catch(noop)
     await file?.close().catch(noop)
     await rm(temp, { force: true })
