@@ -100,8 +100,9 @@ export interface BlobStorageShape {
   /** Reads a blob back, whole or a byte range. */
   readonly open: (sha256: string, range?: ByteRange) => Effect.Effect<OpenedBlob, BlobNotFound | RangeNotSatisfiable>
   /**
-   * Counts one more reference. Given a put's result, also ends that put's hold. Joins the caller's
-   * transaction, if any.
+   * Counts one more reference. Given a put's result, also ends that put's hold. By name alone,
+   * only for a blob the caller already holds a reference to (copying an attachment, say): nothing
+   * else keeps the blob from being removed meanwhile. Joins the caller's transaction, if any.
    */
   readonly acquire: (blob: string | StoredBlob) => Effect.Effect<void, BlobNotFound>
   /**
