@@ -40,6 +40,7 @@ import { ReposRepo } from "./repos/Repo.ts"
 import { ReposService } from "./repos/Service.ts"
 import { SocialRepo } from "./social/Repo.ts"
 import { SocialService } from "./social/Service.ts"
+import { BlobStorage } from "./storage/Service.ts"
 import { TokensRepo } from "./tokens/Repo.ts"
 import { TokensService } from "./tokens/Service.ts"
 import { TransfersRepo } from "./transfers/Repo.ts"
@@ -73,6 +74,7 @@ const Workflows = Layer.mergeAll(ForkRepositoryLive, RecoveryLive, MigrateReposi
 /** Everything the HTTP server and the CLI need, given `Settings`. */
 export const AppLayer = Workflows.pipe(
   Layer.provideMerge(Services),
+  Layer.provideMerge(BlobStorage.layer),
   Layer.provideMerge(EntitiesLayer),
   Layer.provideMerge(Database.layer)
 )

@@ -120,6 +120,13 @@ export interface SettingsShape {
     readonly DELIVERY_RETRY_DELAY: string
   }
   readonly log: { readonly LEVEL: "Trace" | "Debug" | "Info" | "Warning" | "Error" | "None" }
+  /**
+   * Forgejo's [storage]: where blobs (attachments, release assets, packages, avatars) are kept.
+   * STORAGE_TYPE names Forgejo's back-ends; only `local` is implemented (src/storage). PATH is the
+   * directory of Hearth's one content-addressed store, absolute; default `<APP_DATA_PATH>/storage`
+   * (Forgejo's PATH is the parent of one directory per kind of file).
+   */
+  readonly storage: { readonly STORAGE_TYPE: "local" | "minio"; readonly PATH: string }
 }
 
 export type SectionName = keyof SettingsShape
@@ -223,7 +230,8 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
       oneOf: ["Trace", "Debug", "Info", "Warning", "Error", "None"],
       aliases: { warn: "Warning", critical: "Error", fatal: "Error" }
     }, "Info")
-  }
+  },
+  storage: { STORAGE_TYPE: key({ oneOf: ["local", "minio"] }, "local"), PATH: key("string", "") }
 }
 
 const unquote = (value: string): string => {
@@ -397,6 +405,10 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   repository.ROOT = repository.ROOT === ""
     ? join(server.APP_DATA_PATH as string, "repositories")
     : resolve(repository.ROOT as string)
+  const storage = out.storage!
+  storage.PATH = storage.PATH === ""
+    ? join(server.APP_DATA_PATH as string, "storage")
+    : resolve(storage.PATH as string)
   db.DB_TYPE ??= db.DATABASE_URL === "" ? "embedded" : "postgres"
   if (db.DB_TYPE === "postgres") {
     if (db.DATABASE_URL === "") db.DATABASE_URL = postgresUrl(db)

@@ -18,6 +18,7 @@ import m0007 from "./migrations/0007_identity.ts"
 import m0008 from "./migrations/0008_keys.ts"
 import m0009 from "./migrations/0009_quota.ts"
 import m0010 from "./migrations/0010_federation.ts"
+import m0011 from "./migrations/0011_storage.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -29,7 +30,8 @@ export const migrations = Migrator.fromRecord({
   "0007_identity": m0007,
   "0008_keys": m0008,
   "0009_quota": m0009,
-  "0010_federation": m0010
+  "0010_federation": m0010,
+  "0011_storage": m0011
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })
