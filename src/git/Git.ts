@@ -22,11 +22,18 @@ export interface RunOptions {
   readonly input?: string | Uint8Array | undefined
   /** Extra environment (on top of a minimal one: no user config, no prompts). */
   readonly env?: Record<string, string> | undefined
+  /**
+   * Non-zero exit codes that are an answer rather than a failure: the result keeps what git
+   * printed before it stopped (`git config --list` on a file it cannot parse to the end).
+   */
+  readonly answerCodes?: ReadonlyArray<number> | undefined
 }
 
 export interface RunResult {
   readonly stdout: Buffer
   readonly stderr: string
+  /** 0, or one of the caller's `answerCodes`. */
+  readonly exitCode: number
 }
 
 /**
@@ -79,7 +86,7 @@ export const gitEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv =>
   return env
 }
 
-/** Runs `git <args>` to completion; fails with `GitError` on a non-zero exit. */
+/** Runs `git <args>` to completion; fails with `GitError` on a non-zero exit (other than `answerCodes`). */
 export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Effect.Effect<RunResult, GitError> =>
   Effect.callback<RunResult, GitError>((resume, signal) => {
     const child = spawn("git", args as Array<string>, {
@@ -98,8 +105,8 @@ export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Effe
     child.on("close", (code) => {
       const err = Buffer.concat(stderr).toString("utf8")
       resume(
-        code === 0
-          ? Effect.succeed({ stdout: Buffer.concat(stdout), stderr: err })
+        code === 0 || (code !== null && options.answerCodes?.includes(code) === true)
+          ? Effect.succeed({ stdout: Buffer.concat(stdout), stderr: err, exitCode: code })
           : Effect.fail(new GitError({ args, exitCode: code, stderr: err }))
       )
     })
