@@ -41,7 +41,8 @@ export interface RunResult {
  *
  * `receive.fsckObjects`: receive-pack checks every object a push brings, as `git fsck --strict`
  * does (Forgejo leaves it off), so a tree with `.GIT`, `git~1`, `.g\u200Cit` or a symlinked
- * `.gitmodules` (src/git/Paths.ts refuses the same through the API), a malformed commit or tag
+ * `.gitmodules` (src/git/Paths.ts refuses the same through the API), a `.gitmodules` whose
+ * content could attack a cloner (src/git/Gitmodules.ts, likewise), a malformed commit or tag
  * never gets in: the pusher sees git's own message, the quarantined objects are dropped and no ref
  * moves. It lives here, in the environment of every git process, rather than in each
  * repository's config or on each receive-pack command line: all of Hearth's git goes through
