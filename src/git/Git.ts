@@ -22,11 +22,18 @@ export interface RunOptions {
   readonly input?: string | Uint8Array | undefined
   /** Extra environment (on top of a minimal one: no user config, no prompts). */
   readonly env?: Record<string, string> | undefined
+  /**
+   * Non-zero exit codes that are an answer rather than a failure: the result keeps what git
+   * printed before it stopped (`git config --list` on a file it cannot parse to the end).
+   */
+  readonly answerCodes?: ReadonlyArray<number> | undefined
 }
 
 export interface RunResult {
   readonly stdout: Buffer
   readonly stderr: string
+  /** 0, or one of the caller's `answerCodes`. */
+  readonly exitCode: number
 }
 
 /**
@@ -34,7 +41,8 @@ export interface RunResult {
  *
  * `receive.fsckObjects`: receive-pack checks every object a push brings, as `git fsck --strict`
  * does (Forgejo leaves it off), so a tree with `.GIT`, `git~1`, `.g\u200Cit` or a symlinked
- * `.gitmodules` (src/git/Paths.ts refuses the same through the API), a malformed commit or tag
+ * `.gitmodules` (src/git/Paths.ts refuses the same through the API), a `.gitmodules` whose
+ * content could attack a cloner (src/git/Gitmodules.ts, likewise), a malformed commit or tag
  * never gets in: the pusher sees git's own message, the quarantined objects are dropped and no ref
  * moves. It lives here, in the environment of every git process, rather than in each
  * repository's config or on each receive-pack command line: all of Hearth's git goes through
@@ -79,7 +87,7 @@ export const gitEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv =>
   return env
 }
 
-/** Runs `git <args>` to completion; fails with `GitError` on a non-zero exit. */
+/** Runs `git <args>` to completion; fails with `GitError` on a non-zero exit (other than `answerCodes`). */
 export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Effect.Effect<RunResult, GitError> =>
   Effect.callback<RunResult, GitError>((resume, signal) => {
     const child = spawn("git", args as Array<string>, {
@@ -98,8 +106,8 @@ export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Effe
     child.on("close", (code) => {
       const err = Buffer.concat(stderr).toString("utf8")
       resume(
-        code === 0
-          ? Effect.succeed({ stdout: Buffer.concat(stdout), stderr: err })
+        code === 0 || (code !== null && options.answerCodes?.includes(code) === true)
+          ? Effect.succeed({ stdout: Buffer.concat(stdout), stderr: err, exitCode: code })
           : Effect.fail(new GitError({ args, exitCode: code, stderr: err }))
       )
     })

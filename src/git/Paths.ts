@@ -102,6 +102,20 @@ const SPECIAL_FILES = [
   { name: "mailmap", short: "maba30" }
 ] as const
 
+/**
+ * Whether git's fsck reads a tree entry called `name` as a `.gitmodules` file and checks its
+ * content (fsck.c `fsck_tree`): the name is `.gitmodules` on HFS+ or on NTFS, or what follows
+ * any backslash in it is `.gitmodules` on NTFS. src/git/Gitmodules.ts checks such files.
+ */
+export const isGitmodulesName = (name: string): boolean => {
+  if (isHfsDot(name, "gitmodules") || isNtfsDot(name, "gitmodules", "gi7eba")) return true
+  // fsck looks at the rest of the name after each backslash, not at the part before the next one.
+  for (let i = name.indexOf("\\"); i >= 0; i = name.indexOf("\\", i + 1)) {
+    if (isNtfsDot(name.slice(i + 1), "gitmodules", "gi7eba")) return true
+  }
+  return false
+}
+
 /** The component as a person can read it in a message: invisible and control characters escaped. */
 const shown = (name: string) => {
   let out = ""

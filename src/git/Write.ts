@@ -4,6 +4,7 @@
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import * as Git from "./Git.ts"
+import * as Gitmodules from "./Gitmodules.ts"
 import * as Paths from "./Paths.ts"
 
 /** Who and when, as git records it. */
@@ -85,6 +86,8 @@ export const commit = (repo: string, spec: NewCommit): Effect.Effect<{ readonly 
       const problem = change.kind === "write" ? Paths.pathProblem(change.path, change.mode) : undefined
       if (problem !== undefined) return yield* new Git.GitArgumentError({ message: `${problem} [path: ${change.path}]` })
     }
+    // Nor a .gitmodules whose content git's fsck refuses on push: src/git/Gitmodules.ts.
+    yield* Gitmodules.checkChanges(repo, spec.changes)
     const tmpRef = `refs/hearth/tmp/${randomUUID()}`
     const parts: Array<Buffer | string> = []
     const data = (bytes: Buffer) => parts.push(`data ${bytes.length}\n`, bytes, "\n")
