@@ -1,17 +1,19 @@
 // The HTTP server: the API routes, the OpenAPI document and its docs page, and the
 // response rules every route shares. Routes are built completely before the port is opened, so
-// no request is accepted that nothing would answer.
+// no request is accepted that nothing would answer. Slow and idle clients are bounded here
+// ([server] READ_HEADER_TIMEOUT, BODY_IDLE_TIMEOUT, KEEP_ALIVE_*, MAX_CONNECTIONS).
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 import { FederationHttp } from "../../federation/Http.ts"
 import { FederationRoutes } from "../../federation/Routes.ts"
 import { AdminUsersHttp } from "../admin/Http.ts"
 import { BranchesHttp } from "../branches/Http.ts"
-import { Settings } from "../config/Settings.ts"
+import { resolveSettings, Settings, type SettingsShape } from "../config/Settings.ts"
 import { ContentsHttp } from "../contents/Http.ts"
 import { EmailsHttp } from "../emails/Http.ts"
 import { FollowsHttp } from "../follows/Http.ts"
@@ -27,6 +29,7 @@ import { OrgsHttp } from "../orgs/Http.ts"
 import { QuotaHttp } from "../quota/Http.ts"
 import { GitHttpRoutes } from "../repos/GitHttp.ts"
 import { ReposHttp } from "../repos/Http.ts"
+import { parseGoDuration } from "../repos/Service.ts"
 import { SocialHttp } from "../social/Http.ts"
 import { TemplatesHttp } from "../templates/Http.ts"
 import { TokensHttp } from "../tokens/Http.ts"
@@ -107,8 +110,94 @@ const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
 
 export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, GitHttpRoutes, GpgExportRoutes, FederationRoutes)
 
+/** How long and how many: the bounds on slow, idle and numerous clients, in milliseconds. */
+export interface ClientLimits {
+  /** READ_HEADER_TIMEOUT: from the connection (or the previous request) to the end of the headers. */
+  readonly headerTimeoutMs: number
+  /** BODY_IDLE_TIMEOUT: longest pause of a client while a request body arrives or a response leaves. */
+  readonly idleTimeoutMs: number
+  readonly keepAliveTimeoutMs: number
+  /** 0: no limit. */
+  readonly keepAliveMaxRequests: number
+  readonly maxConnections: number
+}
+
+const millis = (goDuration: string): number => Math.round((parseGoDuration(goDuration) ?? 0) * 1000)
+
+/** The `[server]` settings as `ClientLimits` (their durations were checked at start-up). */
+export const clientLimits = (server: SettingsShape["server"]): ClientLimits => ({
+  headerTimeoutMs: millis(server.READ_HEADER_TIMEOUT),
+  idleTimeoutMs: millis(server.BODY_IDLE_TIMEOUT),
+  keepAliveTimeoutMs: millis(server.KEEP_ALIVE_TIMEOUT),
+  keepAliveMaxRequests: server.KEEP_ALIVE_MAX_REQUESTS,
+  maxConnections: server.MAX_CONNECTIONS
+})
+
+const clamp = (ms: number, low: number, high: number) => Math.min(high, Math.max(low, Math.round(ms)))
+
 /**
- * The Node server, with two guards effect's adapter lacks:
+ * What moves on a socket as its client sends or reads: bytes read, and the send queue. A response
+ * written in one piece (a blob held in memory) is counted in `bytesWritten` at once and stays in
+ * `writableLength` until the last byte leaves; only libuv's queue (`writeQueueSize`, the accessor
+ * Node's own net module reads) shrinks while the client reads it.
+ */
+const movement = (socket: Socket): string => {
+  const queued = (socket as { _handle?: { writeQueueSize?: number } })._handle?.writeQueueSize ?? 0
+  return `${socket.bytesRead}/${socket.bytesWritten}/${socket.writableLength}/${queued}`
+}
+
+interface InFlight {
+  readonly request: IncomingMessage
+  readonly response: ServerResponse
+  seen: string
+  since: number
+}
+
+/**
+ * BODY_IDLE_TIMEOUT: a request whose client stalls — sends no byte of a body it has not finished,
+ * or reads nothing of a response waiting to be sent — for longer than `idleMs` has its connection
+ * closed. Only the gap is bounded, never the total: a push or clone that keeps moving is never cut.
+ * A pause that is Hearth's own (the body is not being read yet, or git is still working) is not
+ * the client's and does not count. One sweep over the requests in flight every quarter of the
+ * limit; no timer per request.
+ */
+const watchStalledClients = (server: Server, idleMs: number) => {
+  const inFlight = new Set<InFlight>()
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket
+    inFlight.add({ request, response, seen: movement(socket), since: Date.now() })
+  })
+  const sweep = () => {
+    const now = Date.now()
+    for (const entry of inFlight) {
+      const { request, response } = entry
+      const socket = request.socket
+      if (socket.destroyed || (request.complete && response.writableFinished)) {
+        inFlight.delete(entry)
+        continue
+      }
+      const seen = movement(socket)
+      // Waiting for the client: for body bytes nobody holds back (nothing unread is buffered and
+      // reading is not paused), or to take response bytes that are queued on the socket.
+      const awaitingBody = !request.complete && request.readableLength === 0 && request.readableFlowing !== false &&
+        !socket.isPaused()
+      const awaitingReader = socket.writableLength > 0
+      if (seen !== entry.seen || !(awaitingBody || awaitingReader)) {
+        entry.seen = seen
+        entry.since = now
+      } else if (now - entry.since >= idleMs) {
+        inFlight.delete(entry)
+        socket.destroy()
+      }
+    }
+  }
+  const timer = setInterval(sweep, clamp(idleMs / 4, 25, 5_000))
+  timer.unref()
+  server.once("close", () => clearInterval(timer))
+}
+
+/**
+ * The Node server, with the client bounds (`ClientLimits`) and two guards effect's adapter lacks:
  * - It listens before the app's `request` handler is attached (EFFECT4-GUIDE §4.9), and a
  *   request arriving in between would never be answered: such requests are held here and handed
  *   to the handler as soon as it is attached.
@@ -116,10 +205,22 @@ export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, GitHttpRoutes, Gp
  *   connection whose request finishes later would hold shutdown until its keepAliveTimeout
  *   (5 s). Once closing, each connection is closed as soon as its response is done.
  */
-export const makeNodeServer = () => {
-  // No overall request deadline: a large push or clone may take longer than Node's default 300 s
-  // (slow senders are still bounded by headersTimeout and the connection timeouts).
-  const server = createServer({ requestTimeout: 0 })
+export const makeNodeServer = (limits: ClientLimits = clientLimits(resolveSettings({}).server)) => {
+  const server = createServer({
+    // No overall request deadline: a large push or clone may take longer than Node's default 300 s;
+    // slow senders are bounded by the gaps they leave instead (watchStalledClients).
+    requestTimeout: 0,
+    // Set explicitly: Node derives its default from requestTimeout, and 0 there turned it off.
+    headersTimeout: limits.headerTimeoutMs,
+    // How often Node looks for connections past headersTimeout (its default, 30 s, is coarser
+    // than a short limit).
+    connectionsCheckingInterval: clamp(limits.headerTimeoutMs / 4, 25, 30_000),
+    keepAliveTimeout: limits.keepAliveTimeoutMs
+  })
+  // Connections beyond the cap are closed as soon as they are accepted; open ones are unaffected.
+  server.maxConnections = limits.maxConnections
+  server.maxRequestsPerSocket = limits.keepAliveMaxRequests
+  watchStalledClients(server, limits.idleTimeoutMs)
   let closing = false
   const close = server.close.bind(server)
   server.close = ((callback?: (error?: Error) => void) => {
@@ -180,6 +281,9 @@ export const serverLayer = (listen: ListenOptions) =>
     return serve.pipe(
       // In the server's own context, so that no request pays for a context update.
       Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, maxBody)),
-      Layer.provideMerge(NodeHttpServer.layer(makeNodeServer, { ...listen, gracefulShutdownTimeout: "10 seconds" }))
+      Layer.provideMerge(NodeHttpServer.layer(
+        () => makeNodeServer(clientLimits(settings.server)),
+        { ...listen, gracefulShutdownTimeout: "10 seconds" }
+      ))
     )
   })).pipe(Layer.provide(NodeHttpServer.layerHttpServices))
