@@ -1,7 +1,8 @@
 // The HTTP server: the API routes, the OpenAPI document and its docs page, and the
 // response rules every route shares. Routes are built completely before the port is opened, so
 // no request is accepted that nothing would answer. Slow and idle clients are bounded here
-// ([server] READ_HEADER_TIMEOUT, BODY_IDLE_TIMEOUT, KEEP_ALIVE_*, MAX_CONNECTIONS).
+// ([server] READ_HEADER_TIMEOUT, BODY_IDLE_TIMEOUT, KEEP_ALIVE_*, MAX_CONNECTIONS), and so is the
+// answer no single route gives: 503 while the database is down.
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
@@ -19,6 +20,8 @@ import { EmailsHttp } from "../emails/Http.ts"
 import { FollowsHttp } from "../follows/Http.ts"
 import { ForksHttp } from "../forks/Http.ts"
 import { GpgExportRoutes, GpgHttp } from "../gpg/Http.ts"
+import { answerOutage } from "../health/Database.ts"
+import { HealthRoutes } from "../health/Http.ts"
 import { JobsHttp } from "../jobs/Http.ts"
 import { KeysHttp } from "../keys/Http.ts"
 import { MarkdownHttp } from "../markdown/Http.ts"
@@ -108,7 +111,7 @@ const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide([AuthenticationLive, ErrorResponsesLive])
 )
 
-export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, GitHttpRoutes, GpgExportRoutes, FederationRoutes)
+export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, GitHttpRoutes, GpgExportRoutes, FederationRoutes)
 
 /** How long and how many: the bounds on slow, idle and numerous clients, in milliseconds. */
 export interface ClientLimits {
@@ -270,7 +273,12 @@ const requestContext = <A>(context: Context.Context<A>): Context.Context<A> =>
 export const serverLayer = (listen: ListenOptions) =>
   Layer.unwrap(Effect.gen(function*() {
     const settings = yield* Settings
-    const app = yield* HttpRouter.toHttpEffect(AppRoutes)
+    const errorUrl = `${settings.server.ROOT_URL}api/swagger`
+    const routed = yield* HttpRouter.toHttpEffect(AppRoutes)
+    const app = routed.pipe(
+      // Routes outside the API (git over HTTP, key exports) whose database is down: 503, not 500.
+      Effect.catchCause((cause) => answerOutage(cause, errorUrl) ?? Effect.failCause(cause))
+    )
     const maxBody = ByteSize.bytes(settings.server.MAX_REQUEST_BODY)
     const logRequests = settings.log.LEVEL === "Debug" || settings.log.LEVEL === "Trace"
     const serving = Effect.flatMap(
