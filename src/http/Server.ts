@@ -1,12 +1,21 @@
 // The HTTP server: the API routes, the OpenAPI document and its docs page, and the
 // response rules every route shares. Routes are built completely before the port is opened, so
 // no request is accepted that nothing would answer. Slow and idle clients are bounded here
-// ([server] READ_HEADER_TIMEOUT, BODY_IDLE_TIMEOUT, KEEP_ALIVE_*, MAX_CONNECTIONS), and so is the
-// answer no single route gives: 503 while the database is down.
+// ([server] READ_HEADER_TIMEOUT, BODY_IDLE_TIMEOUT, KEEP_ALIVE_*, MAX_CONNECTIONS), and so are
+// the answers no single route gives: 405 with `Allow` for a known path, 503 while the database
+// is down.
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
-import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
+import {
+  FindMyWay,
+  HttpIncomingMessage,
+  HttpMiddleware,
+  HttpRouter,
+  HttpServer,
+  HttpServerError,
+  HttpServerResponse
+} from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
@@ -269,13 +278,78 @@ export interface ListenOptions {
 const requestContext = <A>(context: Context.Context<A>): Context.Context<A> =>
   Context.makeUnsafe(new Map([...context.mapUnsafe].filter(([key]) => !key.startsWith("hearth/"))))
 
+const STANDARD_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "QUERY"] as const
+
+/**
+ * Which methods each route path accepts, for 405 (the router itself only knows "no route"): filled
+ * by `recording`, which every route layer registers through.
+ */
+const makeRouteMethods = (config: Partial<FindMyWay.RouterConfig>) => {
+  const table = FindMyWay.make<true>(config)
+  const methods = new Set<string>()
+  const note = (method: string, path: string) => {
+    // As the router registers a trailing `/*`: for the prefix alone too.
+    for (const p of path.endsWith("/*") ? [path, path.slice(0, -2) || "/"] : [path]) {
+      try {
+        if (method === "*") {
+          for (const m of STANDARD_METHODS) methods.add(m)
+          table.all(p as FindMyWay.PathInput, true)
+        } else {
+          methods.add(method)
+          table.on(method, p as FindMyWay.PathInput, true)
+        }
+      } catch {
+        // Registered twice (e.g. `/x/*` and `/x`): already known.
+      }
+    }
+  }
+  const recording = (router: HttpRouter.HttpRouter, prefix = ""): HttpRouter.HttpRouter =>
+    HttpRouter.HttpRouter.of({
+      ...router,
+      prefixed: (more) => recording(router.prefixed(more), `${prefix}${more.replace(/\/$/, "")}`),
+      add: ((method, path, handler, options) => {
+        note(method, `${prefix}${path}`)
+        return router.add(method, path, handler, options)
+      }) as HttpRouter.HttpRouter["add"],
+      addAll: ((routes) => {
+        for (const route of routes) note(route.method, `${prefix}${route.path}`)
+        return router.addAll(routes)
+      }) as HttpRouter.HttpRouter["addAll"]
+    })
+  /** The methods `url` accepts other than `method` (empty: the path is unknown). */
+  const allowed = (method: string, url: string): Array<string> =>
+    [...methods].filter((m) => m !== method && table.find(m, url) !== undefined)
+  return { recording, allowed }
+}
+
+const isRouteNotFound = (error: unknown): error is HttpServerError.HttpServerError =>
+  HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound"
+
 /** Serves `AppRoutes` on host:port; closes gracefully (open requests finish) when the scope ends. */
 export const serverLayer = (listen: ListenOptions) =>
   Layer.unwrap(Effect.gen(function*() {
     const settings = yield* Settings
     const errorUrl = `${settings.server.ROOT_URL}api/swagger`
-    const routed = yield* HttpRouter.toHttpEffect(AppRoutes)
+    const routes = makeRouteMethods(yield* HttpRouter.RouterConfig)
+    // Every route layer adds its routes through the recording router, which hands them on to the
+    // real one (the router `toHttpEffect` creates and serves).
+    const Recording = Layer.effect(
+      HttpRouter.HttpRouter,
+      Effect.map(HttpRouter.HttpRouter, (router: HttpRouter.HttpRouter) => routes.recording(router))
+    )
+    const routed = yield* HttpRouter.toHttpEffect(AppRoutes.pipe(Layer.provide(Recording)))
     const app = routed.pipe(
+      // One place for what no route answers: a known path with another method is 405 with the
+      // methods it accepts (as Forgejo's router, chi, answers); an unknown path stays 404.
+      Effect.catchIf(isRouteNotFound, (error) => {
+        const request = error.reason.request
+        const allow = routes.allowed(request.method, request.url)
+        if (allow.length === 0) return Effect.fail(error)
+        return Effect.succeed(HttpServerResponse.jsonUnsafe(
+          { message: `method ${request.method} is not allowed here; this path accepts ${allow.join(", ")}`, url: errorUrl },
+          { status: 405, headers: { allow: allow.join(", ") } }
+        ))
+      }),
       // Routes outside the API (git over HTTP, key exports) whose database is down: 503, not 500.
       Effect.catchCause((cause) => answerOutage(cause, errorUrl) ?? Effect.failCause(cause))
     )
