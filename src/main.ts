@@ -4,6 +4,7 @@ import { HttpServer } from "effect/http"
 import { isSqlError } from "effect/sql/SqlError"
 import { AppLayer } from "./App.ts"
 import { Settings } from "./config/Settings.ts"
+import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
 import { serverLayer } from "./http/Server.ts"
 
 const announce = Effect.gen(function*() {
@@ -33,7 +34,10 @@ export const ServeLayer = Layer.unwrap(Effect.gen(function*() {
   const ssh = settings.server.START_SSH_SERVER
     ? (yield* Effect.promise(() => import("./ssh/Server.ts"))).SshServerLive
     : Layer.empty
-  return Layer.mergeAll(Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen))), ssh)
+  // What interrupted pushes left in the repositories, cleared beside the server (nothing this
+  // process writes can be taken for it: see src/git/Quarantine.ts).
+  const sweep = Layer.effectDiscard(Effect.forkScoped(removeLeftoverQuarantines(settings.repository.ROOT, performance.timeOrigin)))
+  return Layer.mergeAll(Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen))), ssh, sweep)
 })).pipe(Layer.provideMerge(AppLayer), Layer.provideMerge(LogLevelLayer))
 
 /** A failure already printed as one line; `runMain` then only sets the exit code (1). */
