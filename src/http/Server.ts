@@ -170,15 +170,15 @@ interface InFlight {
  * or reads nothing of a response waiting to be sent — for longer than `idleMs` has its connection
  * closed. Only the gap is bounded, never the total: a push or clone that keeps moving is never cut.
  * A pause that is Hearth's own (the body is not being read yet, or git is still working) is not
- * the client's and does not count. One sweep over the requests in flight every quarter of the
- * limit; no timer per request.
+ * the client's and does not count. A reader is seen to move when the system's send buffer drains,
+ * which it does in bursts (the kernel wakes the writer once much of the buffer is free): the limit
+ * must stay well above the time a slow client takes to read that much, as the default's minute is.
+ * One sweep over the requests in flight every quarter of the limit, no timer per request; a
+ * request leaves the set as soon as its response is sent and its body read, so the set holds only
+ * what is really in flight.
  */
 const watchStalledClients = (server: Server, idleMs: number) => {
   const inFlight = new Set<InFlight>()
-  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
-    const socket = request.socket
-    inFlight.add({ request, response, seen: movement(socket), since: Date.now() })
-  })
   const sweep = () => {
     const now = Date.now()
     for (const entry of inFlight) {
@@ -194,7 +194,7 @@ const watchStalledClients = (server: Server, idleMs: number) => {
       const awaitingBody = !request.complete && request.readableLength === 0 && request.readableFlowing !== false &&
         !socket.isPaused()
       const awaitingReader = socket.writableLength > 0
-      if (seen !== entry.seen || !(awaitingBody || awaitingReader)) {
+      if (entry.since === 0 || seen !== entry.seen || !(awaitingBody || awaitingReader)) {
         entry.seen = seen
         entry.since = now
       } else if (now - entry.since >= idleMs) {
@@ -206,6 +206,18 @@ const watchStalledClients = (server: Server, idleMs: number) => {
   const timer = setInterval(sweep, clamp(idleMs / 4, 25, 5_000))
   timer.unref()
   server.once("close", () => clearInterval(timer))
+  return {
+    /** Watches a request from its start (the sweep takes its first measure). */
+    track: (request: IncomingMessage, response: ServerResponse): InFlight => {
+      const entry = { request, response, seen: "", since: 0 }
+      inFlight.add(entry)
+      return entry
+    },
+    /** Its response was sent: done, unless the client has still not finished sending its body. */
+    sent: (entry: InFlight) => {
+      if (entry.request.complete) inFlight.delete(entry)
+    }
+  }
 }
 
 /**
@@ -232,17 +244,19 @@ export const makeNodeServer = (limits: ClientLimits = clientLimits(resolveSettin
   // Connections beyond the cap are closed as soon as they are accepted; open ones are unaffected.
   server.maxConnections = limits.maxConnections
   server.maxRequestsPerSocket = limits.keepAliveMaxRequests
-  watchStalledClients(server, limits.idleTimeoutMs)
+  const stalled = watchStalledClients(server, limits.idleTimeoutMs)
   let closing = false
   const close = server.close.bind(server)
   server.close = ((callback?: (error?: Error) => void) => {
     closing = true
     return close(callback)
   }) as typeof server.close
-  server.on("request", (_request: IncomingMessage, response: ServerResponse) => {
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
     // On every response, errors and 404s included; Node merges it with the headers written later.
     response.setHeader("x-content-type-options", "nosniff")
+    const watched = stalled.track(request, response)
     response.once("finish", () => {
+      stalled.sent(watched)
       if (closing) setImmediate(() => server.closeIdleConnections())
     })
   })
