@@ -11,6 +11,7 @@ import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { basic, createToken, createUser, freePort, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { sleep } from "./support/spawn.ts"
 
 const run = promisify(execFile)
 const pgScripts = resolve(import.meta.dirname, "../infra/pg")
@@ -46,7 +47,7 @@ describe.runIf(onPostgres)("a PostgreSQL outage", () => {
     return { status: res.status, type: res.headers.get("content-type"), body: await json(res) }
   }
 
-  it("answers 503 with Retry-After while the database is down, logs one line, and recovers", async () => {
+  it("answers 503 with Retry-After while the database is down, logs one line, and recovers", { timeout: 60_000 }, async () => {
     expect((await health()).status).toBe(200)
     const capture = (...args: Array<unknown>) => void logged.push(args.map(String).join(" "))
     vi.spyOn(console, "log").mockImplementation(capture)
@@ -84,7 +85,11 @@ describe.runIf(onPostgres)("a PostgreSQL outage", () => {
       checks: { "cache:ping": [{ status: "pass" }], "database:ping": [{ status: "fail" }] }
     })
 
-    // One line for the outage, no stack trace for each request.
+    // Long enough for the cluster to poll its storage (every 10 s) and fail meanwhile.
+    await sleep(12_000)
+    for (const call of needsDatabase) expect((await call()).status).toBe(503)
+
+    // One line for the outage: no stack trace for each request, nor for the cluster's polls.
     const lines = logged.join("\n")
     expect(logged.filter((line) => line.includes("the database is unavailable"))).toHaveLength(1)
     expect(lines).not.toContain("unhandled error")

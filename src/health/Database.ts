@@ -1,7 +1,7 @@
 // The database as the HTTP side sees it: whether a failure means "the database is not there"
 // (an outage, answered 503 with Retry-After instead of 500), one log line per outage instead of a
 // stack per request, and a ping with a short deadline for the health check.
-import { Cause, Effect } from "effect"
+import { Cause, Effect, Layer, Logger } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
@@ -64,22 +64,53 @@ const describe = (error: SqlError): string => {
 }
 
 /**
- * Logs the outage (see above). `problem` is an SqlError or a sentence; neither holds the
- * connection URL (it may hold a password).
+ * The outage's line when it is due (see above), counting the requests turned away otherwise.
+ * `problem` is an SqlError or a sentence; neither holds the connection URL (it may hold a
+ * password).
  */
+const outageLine = (problem: SqlError | string): string | undefined => {
+  turnedAway++
+  const now = Date.now()
+  if (now - lastLine < REPEAT_AFTER_MS) return undefined
+  const since = lastLine === 0 ? "" : ` (${turnedAway - 1} more since the last report)`
+  lastLine = now
+  turnedAway = 0
+  const text = typeof problem === "string" ? problem : describe(problem)
+  return `the database is unavailable (${text}): requests that need it are answered 503 until it is back${since}`
+}
+
+/** Logs the outage: once when it starts, then at most once a minute. */
 export const reportUnavailable = (problem: SqlError | string): Effect.Effect<void> =>
   Effect.suspend(() => {
-    turnedAway++
-    const now = Date.now()
-    if (now - lastLine < REPEAT_AFTER_MS) return Effect.void
-    const since = lastLine === 0 ? "" : ` (${turnedAway - 1} more since the last report)`
-    lastLine = now
-    turnedAway = 0
-    const text = typeof problem === "string" ? problem : describe(problem)
-    return Effect.logWarning(
-      `the database is unavailable (${text}): requests that need it are answered 503 until it is back${since}`
-    )
+    const line = outageLine(problem)
+    return line === undefined ? Effect.void : Effect.logWarning(line)
   })
+
+const outageInLog = (options: Logger.Options<unknown>): SqlError | undefined => {
+  for (const part of Array.isArray(options.message) ? options.message : [options.message]) {
+    const found = databaseUnavailable(part)
+    if (found !== undefined) return found
+  }
+  return databaseUnavailableIn(options.cause)
+}
+
+/**
+ * The loggers in use, with what other parts log about an outage — effect's cluster polling its
+ * storage every few seconds, with a stack each time — reduced to the outage's one line (and its
+ * once-a-minute repeat). Everything else is logged as it was.
+ */
+export const OutageLogsLayer = Layer.effect(
+  Logger.CurrentLoggers,
+  Effect.map(Logger.CurrentLoggers, (loggers: ReadonlySet<Logger.Logger<unknown, unknown>>) =>
+    new Set([...loggers].map((logger) =>
+      Logger.make((options: Logger.Options<unknown>) => {
+        const outage = outageInLog(options)
+        if (outage === undefined) return logger.log(options)
+        const line = outageLine(outage)
+        return line === undefined ? undefined : logger.log({ ...options, message: line, cause: Cause.empty })
+      })
+    )))
+)
 
 /** The answer to a request the database could not serve: 503, `Retry-After`, `{message, url}`. */
 export const unavailableResponse = (url: string) =>
