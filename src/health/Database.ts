@@ -51,8 +51,8 @@ export const databaseUnavailableIn = (cause: Cause.Cause<unknown>): SqlError | u
   return undefined
 }
 
-// One line when an outage starts, then at most one a minute while it lasts (with how many requests
-// were turned away meanwhile): a client retrying in a loop must not flood the log.
+// One line when an outage starts, then at most one a minute while it lasts (with how many failures
+// were seen meanwhile): a client retrying in a loop must not flood the log.
 const REPEAT_AFTER_MS = 60_000
 let lastLine = 0
 let turnedAway = 0
@@ -64,7 +64,7 @@ const describe = (error: SqlError): string => {
 }
 
 /**
- * The outage's line when it is due (see above), counting the requests turned away otherwise.
+ * The outage's line when it is due (see above), counting the failures seen otherwise.
  * `problem` is an SqlError or a sentence; neither holds the connection URL (it may hold a
  * password).
  */
@@ -72,7 +72,7 @@ const outageLine = (problem: SqlError | string): string | undefined => {
   turnedAway++
   const now = Date.now()
   if (now - lastLine < REPEAT_AFTER_MS) return undefined
-  const since = lastLine === 0 ? "" : ` (${turnedAway - 1} more since the last report)`
+  const since = lastLine === 0 ? "" : ` (${turnedAway - 1} more failures since the last report)`
   lastLine = now
   turnedAway = 0
   const text = typeof problem === "string" ? problem : describe(problem)
@@ -101,15 +101,20 @@ const outageInLog = (options: Logger.Options<unknown>): SqlError | undefined => 
  */
 export const OutageLogsLayer = Layer.effect(
   Logger.CurrentLoggers,
+  // One logger in front of the others, so that each entry is judged (and counted) once.
   Effect.map(Logger.CurrentLoggers, (loggers: ReadonlySet<Logger.Logger<unknown, unknown>>) =>
-    new Set([...loggers].map((logger) =>
+    new Set([
       Logger.make((options: Logger.Options<unknown>) => {
         const outage = outageInLog(options)
-        if (outage === undefined) return logger.log(options)
-        const line = outageLine(outage)
-        return line === undefined ? undefined : logger.log({ ...options, message: line, cause: Cause.empty })
+        let entry = options
+        if (outage !== undefined) {
+          const line = outageLine(outage)
+          if (line === undefined) return
+          entry = { ...options, message: line, cause: Cause.empty }
+        }
+        for (const logger of loggers) logger.log(entry)
       })
-    )))
+    ]))
 )
 
 /** The answer to a request the database could not serve: 503, `Retry-After`, `{message, url}`. */
