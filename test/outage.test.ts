@@ -18,7 +18,7 @@ const pgScripts = resolve(import.meta.dirname, "../infra/pg")
 const onPostgres = process.env.TEST_DATABASE_URL !== undefined && process.env.TEST_DATABASE_URL !== ""
 
 describe.runIf(onPostgres)("a PostgreSQL outage", () => {
-  const pgDir = mkdtempSync(join(tmpdir(), "hearth-outage-pg-"))
+  let pgDir: string
   let pgPort: number
   let hearth: Hearth
   let token: string
@@ -28,6 +28,7 @@ describe.runIf(onPostgres)("a PostgreSQL outage", () => {
   const stopPg = () => run("bash", [join(pgScripts, "stop.sh"), pgDir])
 
   beforeAll(async () => {
+    pgDir = mkdtempSync(join(tmpdir(), "hearth-outage-pg-"))
     pgPort = await freePort()
     const url = await startPg()
     hearth = await startHearth({ database: { DB_TYPE: "postgres", DATABASE_URL: url }, log: { LEVEL: "Warning" } })
@@ -38,6 +39,7 @@ describe.runIf(onPostgres)("a PostgreSQL outage", () => {
   afterAll(async () => {
     vi.restoreAllMocks()
     await hearth?.close()
+    if (pgDir === undefined) return
     await run("bash", [join(pgScripts, "stop.sh"), pgDir, "--rm"]).catch(() => {})
     rmSync(pgDir, { recursive: true, force: true })
   })
