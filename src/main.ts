@@ -4,6 +4,8 @@ import { HttpServer } from "effect/http"
 import { isSqlError } from "effect/sql/SqlError"
 import { AppLayer } from "./App.ts"
 import { Settings } from "./config/Settings.ts"
+import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
+import { OutageLogsLayer } from "./health/Database.ts"
 import { serverLayer } from "./http/Server.ts"
 
 const announce = Effect.gen(function*() {
@@ -33,8 +35,16 @@ export const ServeLayer = Layer.unwrap(Effect.gen(function*() {
   const ssh = settings.server.START_SSH_SERVER
     ? (yield* Effect.promise(() => import("./ssh/Server.ts"))).SshServerLive
     : Layer.empty
-  return Layer.mergeAll(Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen))), ssh)
-})).pipe(Layer.provideMerge(AppLayer), Layer.provideMerge(LogLevelLayer))
+  // What interrupted pushes left in the repositories, cleared beside the server (nothing this
+  // process writes can be taken for it: see src/git/Quarantine.ts).
+  const sweep = Layer.effectDiscard(Effect.forkScoped(removeLeftoverQuarantines(settings.repository.ROOT, performance.timeOrigin)))
+  return Layer.mergeAll(Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen))), ssh, sweep)
+})).pipe(
+  Layer.provideMerge(AppLayer),
+  Layer.provideMerge(LogLevelLayer),
+  // A database outage is logged as one line, whoever reports it (see src/health/Database.ts).
+  Layer.provideMerge(OutageLogsLayer)
+)
 
 /** A failure already printed as one line; `runMain` then only sets the exit code (1). */
 class CommandFailed extends Data.TaggedError("CommandFailed")<{}> {

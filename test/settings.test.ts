@@ -43,7 +43,12 @@ describe("defaults", () => {
       SSH_LISTEN_HOST: "0.0.0.0",
       SSH_LISTEN_PORT: 22,
       BUILTIN_SSH_SERVER_USER: "git",
-      MAX_REQUEST_BODY: 32 * 1024 * 1024
+      MAX_REQUEST_BODY: 32 * 1024 * 1024,
+      READ_HEADER_TIMEOUT: "30s",
+      BODY_IDLE_TIMEOUT: "60s",
+      KEEP_ALIVE_TIMEOUT: "15s",
+      KEEP_ALIVE_MAX_REQUESTS: 1000,
+      MAX_CONNECTIONS: 1000
     })
     expect(s.database.DB_TYPE).toBe("embedded")
     expect(s.database.MAX_OPEN_CONNS).toBe(10)
@@ -238,6 +243,21 @@ describe("database", () => {
   })
 })
 
+describe("[server] client bounds (Hearth's own keys)", () => {
+  it("take Go durations, as [mirror] intervals do", () => {
+    const s = resolveSettings({
+      server: { READ_HEADER_TIMEOUT: "1m30s", BODY_IDLE_TIMEOUT: " 500ms ", KEEP_ALIVE_TIMEOUT: "2s", KEEP_ALIVE_MAX_REQUESTS: "0", MAX_CONNECTIONS: "5" }
+    })
+    expect(s.server).toMatchObject({
+      READ_HEADER_TIMEOUT: "1m30s",
+      BODY_IDLE_TIMEOUT: "500ms",
+      KEEP_ALIVE_TIMEOUT: "2s",
+      KEEP_ALIVE_MAX_REQUESTS: 0,
+      MAX_CONNECTIONS: 5
+    })
+  })
+})
+
 describe("invalid values stop start-up with a message naming the key", () => {
   const cases: ReadonlyArray<readonly [Record<string, string>, string]> = [
     [{ HEARTH__server__HTTP_PORT: "abc" }, `invalid setting [server] HTTP_PORT = "abc": expected a port number (0-65535)`],
@@ -257,6 +277,11 @@ describe("invalid values stop start-up with a message naming the key", () => {
     [{ HEARTH__federation__MAX_SIZE: "0" }, `invalid setting [federation] MAX_SIZE = "0": must be at least 1`],
     [{ HEARTH__federation__DELIVERY_ATTEMPTS: "0" }, `invalid setting [federation] DELIVERY_ATTEMPTS = "0": must be at least 1`],
     [{ HEARTH__federation__DELIVERY_RETRY_DELAY: "soon" }, `invalid setting [federation] DELIVERY_RETRY_DELAY = "soon": expected a duration such as 30s or 1m`],
+    [{ HEARTH__server__READ_HEADER_TIMEOUT: "30" }, `invalid setting [server] READ_HEADER_TIMEOUT = "30": expected a duration such as 30s or 1m`],
+    [{ HEARTH__server__BODY_IDLE_TIMEOUT: "0s" }, `invalid setting [server] BODY_IDLE_TIMEOUT = "0s": expected a duration such as 30s or 1m`],
+    [{ HEARTH__server__KEEP_ALIVE_TIMEOUT: "-5s" }, `invalid setting [server] KEEP_ALIVE_TIMEOUT = "-5s": expected a duration such as 5s or 1m`],
+    [{ HEARTH__server__KEEP_ALIVE_MAX_REQUESTS: "many" }, `invalid setting [server] KEEP_ALIVE_MAX_REQUESTS = "many": expected a whole number`],
+    [{ HEARTH__server__MAX_CONNECTIONS: "0" }, `invalid setting [server] MAX_CONNECTIONS = "0": must be at least 1`],
     [
       { HEARTH__federation__SIGNATURE_ALGORITHMS: "rsa-sha256,md5" },
       `invalid setting [federation] SIGNATURE_ALGORITHMS = "rsa-sha256,md5": expected a comma-separated list of rsa-sha256, rsa-sha512, ed25519, rsa-pss-sha512, ecdsa-p256-sha256, ecdsa-p384-sha384`

@@ -11,7 +11,9 @@
 // - Booleans: true/false, 1/0, yes/no, on/off, t/f, y/n (any case).
 //
 // Hearth's own keys (not in Forgejo): `[server] MAX_REQUEST_BODY` (largest API request body, in
-// bytes; larger ones get 413), `[database] DB_TYPE = embedded` (PGlite under APP_DATA_PATH) and
+// bytes; larger ones get 413), the `[server]` bounds on slow or idle clients (READ_HEADER_TIMEOUT,
+// BODY_IDLE_TIMEOUT, KEEP_ALIVE_TIMEOUT as Go durations; KEEP_ALIVE_MAX_REQUESTS, MAX_CONNECTIONS),
+// `[database] DB_TYPE = embedded` (PGlite under APP_DATA_PATH) and
 // `DATABASE_URL` (also read from the bare DATABASE_URL environment variable; setting it implies
 // DB_TYPE = postgres), `[security] LOGIN_MAX_FAILURES` / `LOGIN_THROTTLE_SECONDS` (password
 // throttling). `[log] LEVEL` is Forgejo's key and accepts its level names (Trace, Debug, Info,
@@ -38,6 +40,19 @@ export interface SettingsShape {
     readonly BUILTIN_SSH_SERVER_USER: string
     /** Largest request body accepted by the API, in bytes (Hearth's own key). */
     readonly MAX_REQUEST_BODY: number
+    /** How long a client may take to send a request's headers (Go duration; Hearth's own key). */
+    readonly READ_HEADER_TIMEOUT: string
+    /**
+     * Longest pause while a request body arrives (Go duration; Hearth's own key). The gap between
+     * chunks is bounded, not the total: a long push that keeps sending is never cut.
+     */
+    readonly BODY_IDLE_TIMEOUT: string
+    /** How long an idle keep-alive connection is kept open (Go duration; Hearth's own key). */
+    readonly KEEP_ALIVE_TIMEOUT: string
+    /** Requests one keep-alive connection may carry before it is closed; 0: no limit (Hearth's own key). */
+    readonly KEEP_ALIVE_MAX_REQUESTS: number
+    /** Open HTTP connections at most; more are closed at once (Hearth's own key). */
+    readonly MAX_CONNECTIONS: number
   }
   readonly database: {
     readonly DB_TYPE: "embedded" | "postgres"
@@ -169,7 +184,12 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     SSH_LISTEN_PORT: key("port", undefined),
     SSH_LISTEN_HOST: key("string", "0.0.0.0"),
     BUILTIN_SSH_SERVER_USER: key("string", "git"),
-    MAX_REQUEST_BODY: key("int", String(32 * 1024 * 1024))
+    MAX_REQUEST_BODY: key("int", String(32 * 1024 * 1024)),
+    READ_HEADER_TIMEOUT: key("string", "30s"),
+    BODY_IDLE_TIMEOUT: key("string", "60s"),
+    KEEP_ALIVE_TIMEOUT: key("string", "15s"),
+    KEEP_ALIVE_MAX_REQUESTS: key("int", "1000"),
+    MAX_CONNECTIONS: key("int", "1000")
   },
   database: {
     DB_TYPE: key({ oneOf: ["embedded", "postgres"] }, undefined),
@@ -453,6 +473,12 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   duration("mirror", "MIN_INTERVAL", "10m or 8h")
   duration("mirror", "DEFAULT_INTERVAL", "10m or 8h")
   duration("federation", "DELIVERY_RETRY_DELAY", "30s or 1m")
+  duration("server", "READ_HEADER_TIMEOUT", "30s or 1m")
+  duration("server", "BODY_IDLE_TIMEOUT", "30s or 1m")
+  duration("server", "KEEP_ALIVE_TIMEOUT", "5s or 1m")
+  if ((server.MAX_CONNECTIONS as number) < 1) {
+    throw new SettingsError({ message: `invalid setting [server] MAX_CONNECTIONS = "${server.MAX_CONNECTIONS}": must be at least 1` })
+  }
   const federation = out.federation!
   for (const name of ["MAX_SIZE", "DELIVERY_ATTEMPTS"] as const) {
     if ((federation[name] as number) < 1) {

@@ -1,9 +1,11 @@
 // API-wide response rules: every error is answered as `{message, url}` (404 empty), request
-// decoding failures are 422 naming the field, oversized bodies 413, defects are logged and 500.
+// decoding failures are 422 naming the field, oversized bodies 413, an unreachable database 503
+// with Retry-After, other defects are logged and 500.
 import { Cause, Effect, Layer } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
 import { Settings } from "../config/Settings.ts"
+import { answerOutage } from "../health/Database.ts"
 import * as Errors from "./Errors.ts"
 
 export class ErrorResponses extends HttpApiMiddleware.Service<ErrorResponses>()("hearth/http/ErrorResponses", {
@@ -95,6 +97,9 @@ export const ErrorResponsesLive = Layer.effect(
               json(413, `request body is larger than ${settings.server.MAX_REQUEST_BODY} bytes`)
             )
           }
+          // The database is down: not a bug of this request, and one log line per outage.
+          const outage = answerOutage(cause, url)
+          if (outage !== undefined) return outage
           return Effect.logError("unhandled error while answering a request", cause).pipe(
             Effect.as(json(500, "internal server error"))
           )

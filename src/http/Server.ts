@@ -1,22 +1,36 @@
 // The HTTP server: the API routes, the OpenAPI document and its docs page, and the
 // response rules every route shares. Routes are built completely before the port is opened, so
-// no request is accepted that nothing would answer.
+// no request is accepted that nothing would answer. Slow and idle clients are bounded here
+// ([server] READ_HEADER_TIMEOUT, BODY_IDLE_TIMEOUT, KEEP_ALIVE_*, MAX_CONNECTIONS), and so are
+// the answers no single route gives: 405 with `Allow` for a known path, 503 while the database
+// is down.
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
-import { HttpIncomingMessage, HttpMiddleware, HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
+import {
+  FindMyWay,
+  HttpIncomingMessage,
+  HttpMiddleware,
+  HttpRouter,
+  HttpServer,
+  HttpServerError,
+  HttpServerResponse
+} from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 import { FederationHttp } from "../../federation/Http.ts"
 import { FederationRoutes } from "../../federation/Routes.ts"
 import { AdminUsersHttp } from "../admin/Http.ts"
 import { BranchesHttp } from "../branches/Http.ts"
-import { Settings } from "../config/Settings.ts"
+import { resolveSettings, Settings, type SettingsShape } from "../config/Settings.ts"
 import { ContentsHttp } from "../contents/Http.ts"
 import { EmailsHttp } from "../emails/Http.ts"
 import { FollowsHttp } from "../follows/Http.ts"
 import { ForksHttp } from "../forks/Http.ts"
 import { GpgExportRoutes, GpgHttp } from "../gpg/Http.ts"
+import { answerOutage } from "../health/Database.ts"
+import { HealthRoutes } from "../health/Http.ts"
 import { JobsHttp } from "../jobs/Http.ts"
 import { KeysHttp } from "../keys/Http.ts"
 import { MarkdownHttp } from "../markdown/Http.ts"
@@ -27,6 +41,7 @@ import { OrgsHttp } from "../orgs/Http.ts"
 import { QuotaHttp } from "../quota/Http.ts"
 import { GitHttpRoutes } from "../repos/GitHttp.ts"
 import { ReposHttp } from "../repos/Http.ts"
+import { parseGoDuration } from "../repos/Service.ts"
 import { SocialHttp } from "../social/Http.ts"
 import { TemplatesHttp } from "../templates/Http.ts"
 import { TokensHttp } from "../tokens/Http.ts"
@@ -105,10 +120,108 @@ const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide([AuthenticationLive, ErrorResponsesLive])
 )
 
-export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, GitHttpRoutes, GpgExportRoutes, FederationRoutes)
+export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, GitHttpRoutes, GpgExportRoutes, FederationRoutes)
+
+/** How long and how many: the bounds on slow, idle and numerous clients, in milliseconds. */
+export interface ClientLimits {
+  /** READ_HEADER_TIMEOUT: from the connection (or the previous request) to the end of the headers. */
+  readonly headerTimeoutMs: number
+  /** BODY_IDLE_TIMEOUT: longest pause of a client while a request body arrives or a response leaves. */
+  readonly idleTimeoutMs: number
+  readonly keepAliveTimeoutMs: number
+  /** 0: no limit. */
+  readonly keepAliveMaxRequests: number
+  readonly maxConnections: number
+}
+
+const millis = (goDuration: string): number => Math.round((parseGoDuration(goDuration) ?? 0) * 1000)
+
+/** The `[server]` settings as `ClientLimits` (their durations were checked at start-up). */
+export const clientLimits = (server: SettingsShape["server"]): ClientLimits => ({
+  headerTimeoutMs: millis(server.READ_HEADER_TIMEOUT),
+  idleTimeoutMs: millis(server.BODY_IDLE_TIMEOUT),
+  keepAliveTimeoutMs: millis(server.KEEP_ALIVE_TIMEOUT),
+  keepAliveMaxRequests: server.KEEP_ALIVE_MAX_REQUESTS,
+  maxConnections: server.MAX_CONNECTIONS
+})
+
+const clamp = (ms: number, low: number, high: number) => Math.min(high, Math.max(low, Math.round(ms)))
 
 /**
- * The Node server, with two guards effect's adapter lacks:
+ * What moves on a socket as its client sends or reads: bytes read, and the send queue. A response
+ * written in one piece (a blob held in memory) is counted in `bytesWritten` at once and stays in
+ * `writableLength` until the last byte leaves; only libuv's queue (`writeQueueSize`, the accessor
+ * Node's own net module reads) shrinks while the client reads it.
+ */
+const movement = (socket: Socket): string => {
+  const queued = (socket as { _handle?: { writeQueueSize?: number } })._handle?.writeQueueSize ?? 0
+  return `${socket.bytesRead}/${socket.bytesWritten}/${socket.writableLength}/${queued}`
+}
+
+interface InFlight {
+  readonly request: IncomingMessage
+  readonly response: ServerResponse
+  seen: string
+  since: number
+}
+
+/**
+ * BODY_IDLE_TIMEOUT: a request whose client stalls — sends no byte of a body it has not finished,
+ * or reads nothing of a response waiting to be sent — for longer than `idleMs` has its connection
+ * closed. Only the gap is bounded, never the total: a push or clone that keeps moving is never cut.
+ * A pause that is Hearth's own (the body is not being read yet, or git is still working) is not
+ * the client's and does not count. A reader is seen to move when the system's send buffer drains,
+ * which it does in bursts (the kernel wakes the writer once much of the buffer is free): the limit
+ * must stay well above the time a slow client takes to read that much, as the default's minute is.
+ * One sweep over the requests in flight every quarter of the limit, no timer per request; a
+ * request leaves the set as soon as its response is sent and its body read, so the set holds only
+ * what is really in flight.
+ */
+const watchStalledClients = (server: Server, idleMs: number) => {
+  const inFlight = new Set<InFlight>()
+  const sweep = () => {
+    const now = Date.now()
+    for (const entry of inFlight) {
+      const { request, response } = entry
+      const socket = request.socket
+      if (socket.destroyed || (request.complete && response.writableFinished)) {
+        inFlight.delete(entry)
+        continue
+      }
+      const seen = movement(socket)
+      // Waiting for the client: for body bytes nobody holds back (nothing unread is buffered and
+      // reading is not paused), or to take response bytes that are queued on the socket.
+      const awaitingBody = !request.complete && request.readableLength === 0 && request.readableFlowing !== false &&
+        !socket.isPaused()
+      const awaitingReader = socket.writableLength > 0
+      if (entry.since === 0 || seen !== entry.seen || !(awaitingBody || awaitingReader)) {
+        entry.seen = seen
+        entry.since = now
+      } else if (now - entry.since >= idleMs) {
+        inFlight.delete(entry)
+        socket.destroy()
+      }
+    }
+  }
+  const timer = setInterval(sweep, clamp(idleMs / 4, 25, 5_000))
+  timer.unref()
+  server.once("close", () => clearInterval(timer))
+  return {
+    /** Watches a request from its start (the sweep takes its first measure). */
+    track: (request: IncomingMessage, response: ServerResponse): InFlight => {
+      const entry = { request, response, seen: "", since: 0 }
+      inFlight.add(entry)
+      return entry
+    },
+    /** Its response was sent: done, unless the client has still not finished sending its body. */
+    sent: (entry: InFlight) => {
+      if (entry.request.complete) inFlight.delete(entry)
+    }
+  }
+}
+
+/**
+ * The Node server, with the client bounds (`ClientLimits`) and two guards effect's adapter lacks:
  * - It listens before the app's `request` handler is attached (EFFECT4-GUIDE §4.9), and a
  *   request arriving in between would never be answered: such requests are held here and handed
  *   to the handler as soon as it is attached.
@@ -116,20 +229,34 @@ export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, GitHttpRoutes, Gp
  *   connection whose request finishes later would hold shutdown until its keepAliveTimeout
  *   (5 s). Once closing, each connection is closed as soon as its response is done.
  */
-export const makeNodeServer = () => {
-  // No overall request deadline: a large push or clone may take longer than Node's default 300 s
-  // (slow senders are still bounded by headersTimeout and the connection timeouts).
-  const server = createServer({ requestTimeout: 0 })
+export const makeNodeServer = (limits: ClientLimits = clientLimits(resolveSettings({}).server)) => {
+  const server = createServer({
+    // No overall request deadline: a large push or clone may take longer than Node's default 300 s;
+    // slow senders are bounded by the gaps they leave instead (watchStalledClients).
+    requestTimeout: 0,
+    // Set explicitly: Node derives its default from requestTimeout, and 0 there turned it off.
+    headersTimeout: limits.headerTimeoutMs,
+    // How often Node looks for connections past headersTimeout (its default, 30 s, is coarser
+    // than a short limit).
+    connectionsCheckingInterval: clamp(limits.headerTimeoutMs / 4, 25, 30_000),
+    keepAliveTimeout: limits.keepAliveTimeoutMs
+  })
+  // Connections beyond the cap are closed as soon as they are accepted; open ones are unaffected.
+  server.maxConnections = limits.maxConnections
+  server.maxRequestsPerSocket = limits.keepAliveMaxRequests
+  const stalled = watchStalledClients(server, limits.idleTimeoutMs)
   let closing = false
   const close = server.close.bind(server)
   server.close = ((callback?: (error?: Error) => void) => {
     closing = true
     return close(callback)
   }) as typeof server.close
-  server.on("request", (_request: IncomingMessage, response: ServerResponse) => {
+  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
     // On every response, errors and 404s included; Node merges it with the headers written later.
     response.setHeader("x-content-type-options", "nosniff")
+    const watched = stalled.track(request, response)
     response.once("finish", () => {
+      stalled.sent(watched)
       if (closing) setImmediate(() => server.closeIdleConnections())
     })
   })
@@ -165,11 +292,81 @@ export interface ListenOptions {
 const requestContext = <A>(context: Context.Context<A>): Context.Context<A> =>
   Context.makeUnsafe(new Map([...context.mapUnsafe].filter(([key]) => !key.startsWith("hearth/"))))
 
+const STANDARD_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "QUERY"] as const
+
+/**
+ * Which methods each route path accepts, for 405 (the router itself only knows "no route"): filled
+ * by `recording`, which every route layer registers through.
+ */
+const makeRouteMethods = (config: Partial<FindMyWay.RouterConfig>) => {
+  const table = FindMyWay.make<true>(config)
+  const methods = new Set<string>()
+  const note = (method: string, path: string) => {
+    // As the router registers a trailing `/*`: for the prefix alone too.
+    for (const p of path.endsWith("/*") ? [path, path.slice(0, -2) || "/"] : [path]) {
+      try {
+        if (method === "*") {
+          for (const m of STANDARD_METHODS) methods.add(m)
+          table.all(p as FindMyWay.PathInput, true)
+        } else {
+          methods.add(method)
+          table.on(method, p as FindMyWay.PathInput, true)
+        }
+      } catch {
+        // Registered twice (e.g. `/x/*` and `/x`): already known.
+      }
+    }
+  }
+  const recording = (router: HttpRouter.HttpRouter, prefix = ""): HttpRouter.HttpRouter =>
+    HttpRouter.HttpRouter.of({
+      ...router,
+      prefixed: (more) => recording(router.prefixed(more), `${prefix}${more.replace(/\/$/, "")}`),
+      add: ((method, path, handler, options) => {
+        note(method, `${prefix}${path}`)
+        return router.add(method, path, handler, options)
+      }) as HttpRouter.HttpRouter["add"],
+      addAll: ((routes) => {
+        for (const route of routes) note(route.method, `${prefix}${route.path}`)
+        return router.addAll(routes)
+      }) as HttpRouter.HttpRouter["addAll"]
+    })
+  /** The methods `url` accepts other than `method` (empty: the path is unknown). */
+  const allowed = (method: string, url: string): Array<string> =>
+    [...methods].filter((m) => m !== method && table.find(m, url) !== undefined)
+  return { recording, allowed }
+}
+
+const isRouteNotFound = (error: unknown): error is HttpServerError.HttpServerError =>
+  HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound"
+
 /** Serves `AppRoutes` on host:port; closes gracefully (open requests finish) when the scope ends. */
 export const serverLayer = (listen: ListenOptions) =>
   Layer.unwrap(Effect.gen(function*() {
     const settings = yield* Settings
-    const app = yield* HttpRouter.toHttpEffect(AppRoutes)
+    const errorUrl = `${settings.server.ROOT_URL}api/swagger`
+    const routes = makeRouteMethods(yield* HttpRouter.RouterConfig)
+    // Every route layer adds its routes through the recording router, which hands them on to the
+    // real one (the router `toHttpEffect` creates and serves).
+    const Recording = Layer.effect(
+      HttpRouter.HttpRouter,
+      Effect.map(HttpRouter.HttpRouter, (router: HttpRouter.HttpRouter) => routes.recording(router))
+    )
+    const routed = yield* HttpRouter.toHttpEffect(AppRoutes.pipe(Layer.provide(Recording)))
+    const app = routed.pipe(
+      // One place for what no route answers: a known path with another method is 405 with the
+      // methods it accepts (as Forgejo's router, chi, answers); an unknown path stays 404.
+      Effect.catchIf(isRouteNotFound, (error) => {
+        const request = error.reason.request
+        const allow = routes.allowed(request.method, request.url)
+        if (allow.length === 0) return Effect.fail(error)
+        return Effect.succeed(HttpServerResponse.jsonUnsafe(
+          { message: `method ${request.method} is not allowed here; this path accepts ${allow.join(", ")}`, url: errorUrl },
+          { status: 405, headers: { allow: allow.join(", ") } }
+        ))
+      }),
+      // Routes outside the API (git over HTTP, key exports) whose database is down: 503, not 500.
+      Effect.catchCause((cause) => answerOutage(cause, errorUrl) ?? Effect.failCause(cause))
+    )
     const maxBody = ByteSize.bytes(settings.server.MAX_REQUEST_BODY)
     const logRequests = settings.log.LEVEL === "Debug" || settings.log.LEVEL === "Trace"
     const serving = Effect.flatMap(
@@ -180,6 +377,9 @@ export const serverLayer = (listen: ListenOptions) =>
     return serve.pipe(
       // In the server's own context, so that no request pays for a context update.
       Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, maxBody)),
-      Layer.provideMerge(NodeHttpServer.layer(makeNodeServer, { ...listen, gracefulShutdownTimeout: "10 seconds" }))
+      Layer.provideMerge(NodeHttpServer.layer(
+        () => makeNodeServer(clientLimits(settings.server)),
+        { ...listen, gracefulShutdownTimeout: "10 seconds" }
+      ))
     )
   })).pipe(Layer.provide(NodeHttpServer.layerHttpServices))

@@ -10,6 +10,7 @@ import ssh2 from "ssh2"
 import { Settings } from "../config/Settings.ts"
 import { gitEnv } from "../git/Git.ts"
 import { Denied } from "../git/SmartHttp.ts"
+import { clientLimits } from "../http/Server.ts"
 import type { RepositoryMoved } from "../http/Errors.ts"
 import type { Principal } from "../http/Authentication.ts"
 import { fingerprintOf } from "../keys/Parse.ts"
@@ -139,8 +140,16 @@ export const SshServerLive = Layer.effectDiscard(Effect.gen(function*() {
     }, (e) => fail(`internal error: ${(e as Error).message}`))
   }
 
+  // [server] BODY_IDLE_TIMEOUT for SSH: an authenticated client that sends nothing at all — not
+  // even the answers to the server's keepalive pings, which every live client sends — for that
+  // long is gone (its network or machine went away) and is disconnected, as sshd's
+  // ClientAliveInterval × ClientAliveCountMax. A quiet but live client (a slow push, an idle
+  // session) answers the pings and stays. Before authentication, LOGIN_GRACE_MS bounds it.
+  const idleMs = clientLimits(settings.server).idleTimeoutMs
+  const keepalive = { keepaliveInterval: Math.max(100, Math.round(idleMs / 3)), keepaliveCountMax: 2 }
+
   const clients = new Set<ssh2.Connection>()
-  const server = new Server({ hostKeys: [key], ident: "Hearth" }, (client) => {
+  const server = new Server({ hostKeys: [key], ident: "Hearth", ...keepalive }, (client) => {
     clients.add(client)
     const grace = setTimeout(() => client.end(), LOGIN_GRACE_MS)
     grace.unref()
