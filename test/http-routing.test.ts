@@ -74,7 +74,7 @@ describe("GET /api/healthz", () => {
   it("reports pass in Forgejo's format, without signing in", async () => {
     const res = await call("GET", "/api/healthz")
     expect(res.status).toBe(200)
-    expect(res.headers.get("content-type")).toBe("application/health+json")
+    expect(res.headers.get("content-type")).toBe("application/json")
     expect(res.headers.get("cache-control")).toBe("no-store")
     const body = await json(res)
     expect(body).toEqual({

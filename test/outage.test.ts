@@ -81,7 +81,7 @@ describe.runIf(onPostgres)("a PostgreSQL outage", () => {
     expect((await fetch(hearth.api("/version"))).status).toBe(200)
     const failing = await health()
     expect(failing.status).toBe(424)
-    expect(failing.type).toBe("application/health+json")
+    expect(failing.type).toBe("application/json")
     expect(failing.body).toMatchObject({
       status: "fail",
       checks: { "cache:ping": [{ status: "pass" }], "database:ping": [{ status: "fail" }] }

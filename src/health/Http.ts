@@ -4,8 +4,8 @@
 //
 // As Forgejo: `{"status": "pass"|"fail", "description", "checks": {"cache:ping": [...],
 // "database:ping": [...]}}`, each check `{status, time}` (RFC 3339, UTC, seconds), 200 on pass
-// and 424 Failed Dependency on fail (Forgejo's `ToHTTPStatus`). The media type is the one of the
-// health-check draft Forgejo follows (draft-inadarei-api-health-check), application/health+json.
+// and 424 Failed Dependency on fail (Forgejo's `ToHTTPStatus`), as indented `application/json` (what
+// Forgejo sends, rather than the draft-inadarei-api-health-check media type its format comes from).
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -32,7 +32,7 @@ const healthz = (sql: SqlClient) =>
     }
     return HttpServerResponse.text(JSON.stringify(body, null, 2), {
       status: status === "pass" ? 200 : 424,
-      contentType: "application/health+json",
+      contentType: "application/json",
       headers: { "cache-control": "no-store" }
     })
   })
