@@ -8,6 +8,7 @@
 import { Cause, Effect, Layer, Option } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { answerOutage } from "../src/health/Database.ts"
 import { ReposRepo } from "../src/repos/Repo.ts"
 import type { UserRow } from "../src/users/Repo.ts"
 import { UsersRepo } from "../src/users/Repo.ts"
@@ -321,12 +322,16 @@ export const FederationRoutes = Layer.unwrap(Effect.gen(function*() {
 
   const actorRoute = Effect.flatMap(personOf, (user) => user === undefined ? Effect.succeed(notFound()) : personActor(user))
 
-  /** A route whose defects are logged and answered 500 with the API's error body. */
+  /**
+   * A route whose defects are logged and answered 500 with the API's error body; a database outage
+   * is answered 503 with Retry-After, as every other route answers it.
+   */
   const add = <E, R>(method: "GET" | "POST", path: HttpRouter.PathInput, handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
     HttpRouter.add(method, path, handler.pipe(Effect.catchCause((cause) =>
       Cause.hasInterruptsOnly(cause)
         ? Effect.failCause(cause)
-        : Effect.as(Effect.logError(`federation request failed: ${method} ${path}`, cause), errorBody(500, "internal server error"))
+        : answerOutage(cause, `${paths.root}api/swagger`) ??
+          Effect.as(Effect.logError(`federation request failed: ${method} ${path}`, cause), errorBody(500, "internal server error"))
     )))
   const person = (base: `${typeof AP}/user/:name` | `${typeof AP}/user-id/:id`) => [
     add("GET", base, actorRoute),

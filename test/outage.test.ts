@@ -1,6 +1,6 @@
 // Database outages are reported honestly (issue 15 item 7): with PostgreSQL stopped under a running
 // Hearth, requests that need it answer 503 with Retry-After and `{message, url}` (API routes, and
-// git over HTTP), the log gets one line instead of a stack per request, /api/healthz reports
+// git over HTTP, federation), the log gets one line instead of a stack per request, /api/healthz reports
 // "fail" while /version still answers; once PostgreSQL is back, requests succeed again without
 // restarting Hearth. Runs only on PostgreSQL (TEST_DATABASE_URL): the test starts a server of its
 // own (infra/pg) so that it can stop it; the embedded database cannot go away.
@@ -10,6 +10,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { federatedSettings } from "./support/federation.ts"
 import { basic, createToken, createUser, freePort, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { sleep } from "./support/spawn.ts"
 
@@ -31,7 +32,7 @@ describe.runIf(onPostgres)("a PostgreSQL outage", () => {
     pgDir = mkdtempSync(join(tmpdir(), "hearth-outage-pg-"))
     pgPort = await freePort()
     const url = await startPg()
-    hearth = await startHearth({ database: { DB_TYPE: "postgres", DATABASE_URL: url }, log: { LEVEL: "Warning" } })
+    hearth = await startHearth(federatedSettings({ database: { DB_TYPE: "postgres", DATABASE_URL: url }, log: { LEVEL: "Warning" } }))
     await createUser(hearth, { username: "alice" })
     token = await createToken(hearth, "alice")
     expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "demo", auto_init: true })).status).toBe(201)
@@ -76,6 +77,11 @@ describe.runIf(onPostgres)("a PostgreSQL outage", () => {
     const git = await fetch(`${hearth.base}/alice/demo.git/info/refs?service=git-upload-pack`)
     expect(git.status).toBe(503)
     expect(git.headers.get("retry-after")).toMatch(/^\d+$/)
+
+    // So do the federation routes (who the actor is).
+    const actor = await fetch(hearth.api("/activitypub/user/alice"), { headers: { accept: "application/activity+json" } })
+    expect(actor.status).toBe(503)
+    expect(actor.headers.get("retry-after")).toMatch(/^\d+$/)
 
     // What does not need the database goes on.
     expect((await fetch(hearth.api("/version"))).status).toBe(200)
