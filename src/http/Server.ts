@@ -35,6 +35,7 @@ import { TwoFactorHttp } from "../twofa/Http.ts"
 import { UsersHttp } from "../users/Http.ts"
 import { HearthApi } from "./Api.ts"
 import { AuthenticationLive } from "./Authentication.ts"
+import { JsonBodyCheckLive, RequestTargetCheck } from "./Edge.ts"
 import { ErrorResponsesLive } from "./Middleware.ts"
 
 const securitySchemes = {
@@ -102,10 +103,10 @@ export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFa
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),
-  Layer.provide([AuthenticationLive, ErrorResponsesLive])
+  Layer.provide([JsonBodyCheckLive, AuthenticationLive, ErrorResponsesLive])
 )
 
-export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, GitHttpRoutes, GpgExportRoutes, FederationRoutes)
+export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, GitHttpRoutes, GpgExportRoutes, FederationRoutes, RequestTargetCheck)
 
 /**
  * The Node server, with two guards effect's adapter lacks:
