@@ -321,6 +321,10 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           yield* Reader.ensureNotEmpty(path)
           // A NUL cannot reach git's argv; reject it instead of failing the spawn.
           if (query.path?.includes("\0")) return yield* Errors.validationFailed("path must not contain NUL")
+          // git refuses a pathspec that leaves the repository (a 500 before); no commit touches one.
+          if (query.path?.split("/").includes("..")) {
+            return yield* Errors.validationFailed(`[path]: ${JSON.stringify(query.path.slice(0, 100))} is not a path inside the repository`)
+          }
           const ref = query.sha === undefined || query.sha === "" ? repo.defaultBranch : query.sha
           const head = yield* Reader.resolveCommit(path, ref)
           if (Option.isNone(head)) return yield* Errors.notFound()
