@@ -6,6 +6,7 @@ import { RepositoryWriter, toApiError, type WriteRejected } from "../git/Reposit
 import { HearthApi } from "../http/Api.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
+import { NAME_MAX } from "../http/Input.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
 import { atLeast } from "../orgs/Policy.ts"
@@ -57,7 +58,7 @@ const gitName = (user: UserRow) => {
 
 /** Git's rules, and Forgejo's limit of 100 characters for branch names given to the API. */
 const branchProblem = (name: string) =>
-  Git.branchNameProblem(name) ?? (name.length > 100 ? "longer than 100 characters" : undefined)
+  Git.branchNameProblem(name) ?? (name.length > NAME_MAX.branch ? `longer than ${NAME_MAX.branch} characters` : undefined)
 
 const BRANCH_EXISTS = "The branch already exists."
 const RENAME_TARGET_EXISTS = "Cannot rename a branch using the same name or rename to a branch that already exists."

@@ -9,6 +9,7 @@ import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
+import { NAME_MAX } from "../http/Input.ts"
 import * as Templates from "../templates/Service.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -31,7 +32,7 @@ import {
 } from "./Repo.ts"
 import type { CreateRepoOption, EditRepoOption } from "./Schema.ts"
 
-const MAX_NAME_LENGTH = 100
+const MAX_NAME_LENGTH = NAME_MAX.repo
 const VALID_NAME = /^[-.\w]+$/
 const RESERVED_NAMES = new Set([".", "..", "-"])
 const RESERVED_PATTERNS = [".git", ".wiki", ".rss", ".atom"]
@@ -55,7 +56,7 @@ export const repoNameProblem = (name: string): string | undefined => {
 export const branchNameProblem = (name: string): string | undefined => {
   const bad = `[DefaultBranch]: invalid branch name "${name}"`
   if (name.length === 0) return bad
-  if (name.length > 100) return "[DefaultBranch]: MaxSize (100)"
+  if (name.length > NAME_MAX.branch) return `[DefaultBranch]: MaxSize (${NAME_MAX.branch})`
   if (/[\x00-\x20\x7f~^:?*[\\]/.test(name)) return bad
   if (name.startsWith("-") || name.startsWith("/") || name.endsWith("/") || name.endsWith(".")) return bad
   if (name.includes("..") || name.includes("//") || name.includes("@{") || name === "@") return bad
