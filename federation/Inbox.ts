@@ -15,6 +15,7 @@
 // own actor (a Delete verifies with the remembered key: the actor's document is gone by then);
 // anything else from an actor local users follow lands in their received activities, once each.
 import { Effect, Option } from "effect"
+import { jsonStringsProblem } from "../src/http/Input.ts"
 import type { UserRow } from "../src/users/Repo.ts"
 import * as Activities from "./Activities.ts"
 import type { Loaded } from "./Fedify.ts"
@@ -248,6 +249,9 @@ export const receive = (federation: FederationShape, target: InboxTarget, reques
       return refuse(400, "the activity is not JSON")
     }
     if (activity === undefined) return refuse(400, "the activity is not a JSON object")
+    // Neither database can store a NUL (nor a lone surrogate) in text or jsonb.
+    const unstorable = jsonStringsProblem(activity)
+    if (unstorable !== undefined) return refuse(400, `the activity cannot be stored: ${unstorable}`)
     const type = typeOf(activity)
     const actorUri = idOf(activity.actor)
     if (type === undefined || actorUri === undefined || !URL.canParse(actorUri)) {

@@ -41,6 +41,21 @@ export const pathsOf = (settings: SettingsShape): Paths => {
   }
 }
 
+/**
+ * A percent-encoded name taken from a URL (a WebFinger resource, an actor id), or `undefined` when
+ * it does not decode or holds a control character (NUL included): nothing is named so, and the
+ * database refuses a NUL.
+ */
+export const decodeName = (encoded: string): string | undefined => {
+  let name: string
+  try {
+    name = decodeURIComponent(encoded)
+  } catch {
+    return undefined
+  }
+  return /[\x00-\x1f\x7f]/.test(name) ? undefined : name
+}
+
 /** What a local ActivityPub URL names, or undefined for anything else (another host included). */
 export type LocalObject =
   | { readonly kind: "user"; readonly name: string }
@@ -52,7 +67,10 @@ export const parseLocal = (paths: Paths, uri: string | undefined): LocalObject |
   if (uri === undefined || !uri.startsWith(`${paths.root}api/v1/activitypub/`)) return undefined
   const rest = uri.slice(`${paths.root}api/v1/activitypub/`.length).replace(/#.*$/, "")
   const byName = /^user\/([^/?]+)$/.exec(rest)
-  if (byName !== null) return { kind: "user", name: decodeURIComponent(byName[1]!) }
+  if (byName !== null) {
+    const name = decodeName(byName[1]!)
+    return name === undefined ? undefined : { kind: "user", name }
+  }
   const byId = /^user-id\/(\d{1,15})$/.exec(rest)
   if (byId !== null) return { kind: "user-id", id: Number(byId[1]) }
   const repo = /^repository-id\/(\d{1,15})$/.exec(rest)

@@ -15,7 +15,7 @@ import { UsersRepo } from "../src/users/Repo.ts"
 import { VERSION } from "../src/version.ts"
 import { CONTEXT } from "./Activities.ts"
 import { type InboxTarget, receive } from "./Inbox.ts"
-import { AP } from "./Paths.ts"
+import { AP, decodeName } from "./Paths.ts"
 import { ACTIVITY_JSON, maxBytes } from "./Remote.ts"
 import { Federation, federatedRepository, federatedUser } from "./Service.ts"
 
@@ -67,8 +67,10 @@ export const FederationRoutes = Layer.unwrap(Effect.gen(function*() {
         if (host !== ours && !(new URL(paths.root).port === "" && host === new URL(paths.root).hostname.toLowerCase())) {
           return { refusal: `${host} is not this server's host (${paths.host})` } as const
         }
-        const user = yield* federation.person(decodeURIComponent(resource.slice(5, at)))
-        return { user: Option.getOrUndefined(user) }
+        // A name that does not decode (or holds a NUL) names no one: 404, as an unknown name.
+        const name = decodeName(resource.slice(5, at))
+        if (name === undefined) return {}
+        return { user: Option.getOrUndefined(yield* federation.person(name)) }
       }
       if (resource.startsWith("mailto:")) {
         const found = yield* Effect.orDie(users.findByEmail(resource.slice(7)))
@@ -78,16 +80,21 @@ export const FederationRoutes = Layer.unwrap(Effect.gen(function*() {
       if (resource.startsWith(paths.root)) {
         const rest = resource.slice(paths.root.length).replace(/[?#].*$/, "").replace(/\/$/, "")
         const byName = /^api\/v1\/activitypub\/user\/([^/]+)$/.exec(rest) ?? /^([^/]+)$/.exec(rest)
-        if (byName !== null) return { user: Option.getOrUndefined(yield* federation.person(decodeURIComponent(byName[1]!))) }
+        if (byName !== null) {
+          const name = decodeName(byName[1]!)
+          return name === undefined ? {} : { user: Option.getOrUndefined(yield* federation.person(name)) }
+        }
         const byId = /^api\/v1\/activitypub\/user-id\/(\d{1,15})$/.exec(rest)
         if (byId !== null) return { user: Option.getOrUndefined(yield* federation.personById(Number(byId[1]))) }
         const page = /^([^/]+)\/([^/]+)$/.exec(rest)
         const repoId = /^api\/v1\/activitypub\/repository-id\/(\d{1,15})$/.exec(rest)
         if (repoId !== null) return { repository: Option.getOrUndefined(yield* federation.repository(Number(repoId[1]))) }
         if (page !== null) {
-          const owner = yield* Effect.orDie(users.findByName(decodeURIComponent(page[1]!)))
+          const [ownerName, repoName] = [decodeName(page[1]!), decodeName(page[2]!)]
+          if (ownerName === undefined || repoName === undefined) return {}
+          const owner = yield* Effect.orDie(users.findByName(ownerName))
           if (Option.isNone(owner)) return {}
-          const found = yield* Effect.orDie(repos.findByName(owner.value.id, decodeURIComponent(page[2]!)))
+          const found = yield* Effect.orDie(repos.findByName(owner.value.id, repoName))
           if (Option.isNone(found) || !federatedRepository(found.value, owner.value)) return {}
           return { repository: { repo: found.value, owner: owner.value } }
         }

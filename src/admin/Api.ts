@@ -3,6 +3,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Authentication.ts"
+import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { User } from "../users/Schema.ts"
 
@@ -30,7 +31,7 @@ const DateTimeString = Schema.String.check(
 )
 
 export const CreateUserOption = Schema.Struct({
-  username: Schema.String,
+  username: BoundedName("UserName", NAME_MAX.user),
   email: Schema.String,
   password: Schema.optionalKey(maxSize(255)),
   full_name: Schema.optionalKey(maxSize(100)),

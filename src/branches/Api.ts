@@ -4,6 +4,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Authentication.ts"
+import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { User } from "../users/Schema.ts"
@@ -95,14 +96,14 @@ export const Tag = Schema.Struct({
 export type Tag = typeof Tag.Type
 
 export const CreateBranchRepoOption = Schema.Struct({
-  new_branch_name: Schema.String,
+  new_branch_name: BoundedName("BranchName", NAME_MAX.branch),
   /** Deprecated by Forgejo in favour of `old_ref_name`. */
-  old_branch_name: Schema.optionalKey(Schema.String),
-  old_ref_name: Schema.optionalKey(Schema.String)
+  old_branch_name: Schema.optionalKey(BoundedName("OldBranchName", NAME_MAX.branch)),
+  old_ref_name: Schema.optionalKey(BoundedName("OldRefName", NAME_MAX.branch))
 })
-export const UpdateBranchRepoOption = Schema.Struct({ name: Schema.String })
+export const UpdateBranchRepoOption = Schema.Struct({ name: BoundedName("Name", NAME_MAX.branch) })
 export const CreateTagOption = Schema.Struct({
-  tag_name: Schema.String,
+  tag_name: BoundedName("TagName", NAME_MAX.tag),
   message: Schema.optionalKey(Schema.String),
   target: Schema.optionalKey(Schema.String)
 })

@@ -7,6 +7,7 @@ import * as Write from "../git/Write.ts"
 import { HearthApi } from "../http/Api.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
+import { NAME_MAX } from "../http/Input.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
 import { atLeast } from "../orgs/Policy.ts"
@@ -53,7 +54,7 @@ const joinName = (first: string, rest?: string, tail?: string) =>
 
 /** Git's rules, and Forgejo's limit of 100 characters for branch names given to the API. */
 const branchProblem = (name: string) =>
-  Git.branchNameProblem(name) ?? (name.length > 100 ? "longer than 100 characters" : undefined)
+  Git.branchNameProblem(name) ?? (name.length > NAME_MAX.branch ? `longer than ${NAME_MAX.branch} characters` : undefined)
 
 const BRANCH_EXISTS = "The branch already exists."
 const RENAME_TARGET_EXISTS = "Cannot rename a branch using the same name or rename to a branch that already exists."
@@ -317,6 +318,10 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           yield* Reader.ensureNotEmpty(path)
           // A NUL cannot reach git's argv; reject it instead of failing the spawn.
           if (query.path?.includes("\0")) return yield* Errors.validationFailed("path must not contain NUL")
+          // git refuses a pathspec that leaves the repository (a 500 before); no commit touches one.
+          if (query.path?.split("/").includes("..")) {
+            return yield* Errors.validationFailed(`[path]: ${JSON.stringify(query.path.slice(0, 100))} is not a path inside the repository`)
+          }
           const ref = query.sha === undefined || query.sha === "" ? repo.defaultBranch : query.sha
           const head = yield* Reader.resolveCommit(path, ref)
           if (Option.isNone(head)) return yield* Errors.notFound()

@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Authentication.ts"
+import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { Repository } from "../repos/Schema.ts"
 
@@ -10,7 +11,7 @@ const nullableString = Schema.optional(Schema.NullOr(Schema.String))
 
 export const CreateForkOption = Schema.Struct({
   organization: nullableString,
-  name: nullableString
+  name: Schema.optional(Schema.NullOr(BoundedName("Name", NAME_MAX.repo)))
 }).annotate({ identifier: "CreateForkOption" })
 
 export class ForksApi extends HttpApiGroup.make("forks")

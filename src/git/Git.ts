@@ -160,6 +160,8 @@ export const refNameProblem = (name: string, options: { readonly allowOneLevel?:
   for (const component of name.split("/")) {
     if (component.startsWith(".")) return "ref name components must not start with '.'"
     if (component.endsWith(".lock")) return "ref name components must not end with '.lock'"
+    // Each component is a file name in the repository (a loose ref): longer ones cannot be written.
+    if (Buffer.byteLength(component) > 255) return "ref name components must be at most 255 bytes"
   }
   if (!options.allowOneLevel && !name.includes("/")) return "ref name must contain '/'"
   return undefined

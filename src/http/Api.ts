@@ -25,11 +25,14 @@ import { TransfersApi } from "../transfers/Api.ts"
 import { TwoFactorApi } from "../twofa/Api.ts"
 import { UsersApi } from "../users/Api.ts"
 import { Authentication } from "./Authentication.ts"
+import { JsonBodyCheck } from "./Edge.ts"
 import { ErrorResponses } from "./Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
   .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi, MirrorsApi, FollowsApi, EmailsApi, OAuth2Api, GpgApi, KeysApi, MarkdownApi, FederationApi, QuotaApi)
   .prefix("/api/v1")
+  // Applied inside out: the body check runs after authentication, errors are rendered around all.
+  .middleware(JsonBodyCheck)
   .middleware(Authentication)
   .middleware(ErrorResponses)
   .annotateMerge(OpenApi.annotations({

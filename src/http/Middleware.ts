@@ -32,6 +32,8 @@ export const describeSchemaError = (error: HttpApiError.HttpApiSchemaError): str
   const at = /\n\s*at (\[.*\])\s*$/.exec(text)
   const message = (at === null ? text : text.slice(0, at.index)).trim()
   const where = KIND_WHERE[error.kind] ?? ""
+  // A check that words its own refusal in Forgejo's style (`[Name]: MaxSize (255)`, Input.ts).
+  if (/^\[\w+\]: /.test(message)) return message
   if (at === null) {
     if (where !== "") return `${where.trim()}: ${message}`
     return message === "Expected a valid JSON body" ? "request body is not valid JSON" : `request body: ${message}`

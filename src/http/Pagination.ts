@@ -17,10 +17,19 @@ export interface Page {
   readonly offset: number
 }
 
-const toInt = (value: string | undefined): number => {
-  const n = Number.parseInt(value ?? "", 10)
-  return Number.isFinite(n) ? n : 0
-}
+/**
+ * A form integer as Forgejo's `FormInt` reads it (Go's `strconv.Atoi`): an optionally signed run of
+ * decimal digits, anything else 0. Go saturates a value beyond int64 at its maximum; here it stays
+ * a (large) number, which `resolvePage` bounds.
+ */
+const toInt = (value: string | undefined): number => (value !== undefined && /^[+-]?\d+$/.test(value) ? Number(value) : 0)
+
+/**
+ * The largest row offset a page may start at: what an int holds (git's `--skip` is one). A page
+ * beyond it is clamped, not refused: Forgejo's `FormInt` saturates a huge `page` too (and then
+ * overflows the offset), and a page past the end of a list is simply empty.
+ */
+export const MAX_OFFSET = 2 ** 31 - 1
 
 /** Resolves `page`/`limit`; `max` caps the size (defaults to MAX_RESPONSE_ITEMS). */
 export const resolvePage = (query: { readonly page?: string | undefined; readonly limit?: string | undefined }, max?: number) =>
@@ -29,7 +38,7 @@ export const resolvePage = (query: { readonly page?: string | undefined; readonl
     const cap = max ?? settings.api.MAX_RESPONSE_ITEMS
     const requested = toInt(query.limit)
     const limit = Math.min(requested <= 0 ? settings.api.DEFAULT_PAGING_NUM : requested, cap)
-    const page = Math.max(1, toInt(query.page))
+    const page = Math.min(Math.max(1, toInt(query.page)), Math.floor(MAX_OFFSET / limit) + 1)
     return { page, limit, offset: (page - 1) * limit } satisfies Page
   })
 

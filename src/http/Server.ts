@@ -50,6 +50,7 @@ import { TwoFactorHttp } from "../twofa/Http.ts"
 import { UsersHttp } from "../users/Http.ts"
 import { HearthApi } from "./Api.ts"
 import { AuthenticationLive } from "./Authentication.ts"
+import { JsonBodyCheckLive, RequestTargetCheck } from "./Edge.ts"
 import { ErrorResponsesLive } from "./Middleware.ts"
 
 const securitySchemes = {
@@ -117,10 +118,10 @@ export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFa
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),
-  Layer.provide([AuthenticationLive, ErrorResponsesLive])
+  Layer.provide([JsonBodyCheckLive, AuthenticationLive, ErrorResponsesLive])
 )
 
-export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, GitHttpRoutes, GpgExportRoutes, FederationRoutes)
+export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, GitHttpRoutes, GpgExportRoutes, FederationRoutes, RequestTargetCheck)
 
 /** How long and how many: the bounds on slow, idle and numerous clients, in milliseconds. */
 export interface ClientLimits {

@@ -3,6 +3,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Authentication.ts"
+import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { Id, Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { Repository } from "../repos/Schema.ts"
@@ -36,7 +37,7 @@ export const DeployKey = Schema.Struct({
 export type DeployKey = typeof DeployKey.Type
 
 export const CreateKeyOption = Schema.Struct({
-  title: Schema.String,
+  title: BoundedName("Title", NAME_MAX.keyTitle),
   key: Schema.String,
   read_only: Schema.optionalKey(Schema.Boolean)
 }).annotate({ identifier: "CreateKeyOption" })

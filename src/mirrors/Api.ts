@@ -3,6 +3,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Authentication.ts"
+import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { Repository } from "../repos/Schema.ts"
@@ -12,7 +13,7 @@ const optionalBoolean = Schema.optional(Schema.Boolean)
 
 export const MigrateRepoOptions = Schema.Struct({
   clone_addr: Schema.String,
-  repo_name: Schema.String,
+  repo_name: BoundedName("RepoName", NAME_MAX.repo),
   repo_owner: optionalString,
   /** Deprecated: the owner's id. */
   uid: Schema.optional(Schema.Number),

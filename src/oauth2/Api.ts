@@ -3,6 +3,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Authentication.ts"
+import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { Id, Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
 
@@ -19,7 +20,7 @@ export const OAuth2Application = Schema.Struct({
 export type OAuth2Application = typeof OAuth2Application.Type
 
 const Options = {
-  name: Schema.optional(Schema.String),
+  name: Schema.optional(BoundedName("Name", NAME_MAX.oauth2App)),
   redirect_uris: Schema.optional(Schema.Array(Schema.String)),
   confidential_client: Schema.optional(Schema.Boolean)
 }

@@ -6,12 +6,13 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
 import * as Errors from "../http/Errors.ts"
+import { NAME_MAX } from "../http/Input.ts"
 import type { Page } from "../http/Pagination.ts"
 import { formatTime } from "../http/Json.ts"
 import type { ApplicationOptions, OAuth2Application } from "./Api.ts"
 import { type ApplicationRow, OAuth2Repo } from "./Repo.ts"
 
-const MAX_NAME = 255
+const MAX_NAME = NAME_MAX.oauth2App
 const MAX_URIS = 32
 
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567"

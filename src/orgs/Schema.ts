@@ -3,6 +3,7 @@
 import { Schema } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
 import type { Principal } from "../http/Authentication.ts"
+import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { Id } from "../http/Json.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { Visibility } from "../users/Schema.ts"
@@ -39,7 +40,7 @@ const orgFields = {
 }
 
 export const CreateOrgOption = Schema.Struct({
-  username: Schema.String,
+  username: BoundedName("UserName", NAME_MAX.user),
   ...orgFields
 }).annotate({ identifier: "CreateOrgOption" })
 export type CreateOrgOption = typeof CreateOrgOption.Type
@@ -73,13 +74,13 @@ const teamFields = {
 }
 
 export const CreateTeamOption = Schema.Struct({
-  name: Schema.String,
+  name: BoundedName("Name", NAME_MAX.team),
   ...teamFields
 }).annotate({ identifier: "CreateTeamOption" })
 export type CreateTeamOption = typeof CreateTeamOption.Type
 
 export const EditTeamOption = Schema.Struct({
-  name: Schema.optionalKey(Schema.String),
+  name: Schema.optionalKey(BoundedName("Name", NAME_MAX.team)),
   ...teamFields
 }).annotate({ identifier: "EditTeamOption" })
 export type EditTeamOption = typeof EditTeamOption.Type

@@ -5,6 +5,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import * as Errors from "../http/Errors.ts"
+import { NAME_MAX } from "../http/Input.ts"
 import type { Page } from "../http/Pagination.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo, type UserWrite } from "../users/Repo.ts"
@@ -44,7 +45,7 @@ const RESERVED_TEAM_NAMES = new Set(["new"])
 
 const teamNameProblem = (name: string): string | undefined => {
   if (name.length === 0) return "[Name]: Required"
-  if (name.length > 255) return "[Name]: MaxSize (255)"
+  if (name.length > NAME_MAX.team) return `[Name]: MaxSize (${NAME_MAX.team})`
   if (!TEAM_NAME.test(name)) {
     return `[Name]: must contain only alphanumeric, dash ('-'), underscore ('_') and dot ('.') characters: "${name}"`
   }

@@ -6,6 +6,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import type { SettingsShape } from "../config/Settings.ts"
 import { Access } from "../http/Authentication.ts"
+import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { User } from "../users/Schema.ts"
 
@@ -48,13 +49,13 @@ export const QuotaInfo = Schema.Struct({
 }).annotate({ identifier: "QuotaInfo" })
 
 export const CreateQuotaRuleOptions = Schema.Struct({
-  name: Schema.String,
+  name: BoundedName("Name", NAME_MAX.quota),
   limit: Schema.optionalKey(Schema.NullOr(Int64)),
   subjects: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String)))
 }).annotate({ identifier: "CreateQuotaRuleOptions" })
 
 export const CreateQuotaGroupOptions = Schema.Struct({
-  name: Schema.String,
+  name: BoundedName("Name", NAME_MAX.quota),
   rules: Schema.optionalKey(Schema.NullOr(Schema.Array(CreateQuotaRuleOptions)))
 }).annotate({ identifier: "CreateQuotaGroupOptions" })
 

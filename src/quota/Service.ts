@@ -6,6 +6,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { Settings } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
+import { NAME_MAX } from "../http/Input.ts"
 import type { UserRow } from "../users/Repo.ts"
 import {
   evaluateGroups,
@@ -113,7 +114,12 @@ export class QuotaService extends Context.Service<QuotaService, {
           : Effect.succeed(parsed.subjects)
       }
 
-      const named = (name: string) => name === "" ? Effect.fail(Errors.validationFailed("[Name]: Required")) : Effect.void
+      const named = (name: string) =>
+        name === ""
+          ? Effect.fail(Errors.validationFailed("[Name]: Required"))
+          : name.length > NAME_MAX.quota
+          ? Effect.fail(Errors.validationFailed(`[Name]: MaxSize (${NAME_MAX.quota})`))
+          : Effect.void
 
       const cache = new Map<number, { readonly groups: Array<Group>; readonly expires: number }>()
       // Bumped by every administrative change: a look-up that started before one must not put

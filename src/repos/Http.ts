@@ -179,9 +179,10 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
             desc
           }, page).pipe(Effect.result)
           if (found._tag === "Failure") {
-            // Forgejo's search answers its own shape on failure, not the usual `{message, url}`.
+            // Forgejo's search answers its own shape on failure, not the usual `{message, url}`;
+            // the cause is logged, never sent (it is the database's own text).
             yield* Effect.logError("repository search failed", Cause.fail(found.failure))
-            return HttpServerResponse.jsonUnsafe({ ok: false, error: found.failure.message }, { status: 500 })
+            return HttpServerResponse.jsonUnsafe({ ok: false, error: "internal server error" }, { status: 500 })
           }
           const { owners, rows, total } = found.success
           yield* setListHeaders(page, total, { withLink: true })

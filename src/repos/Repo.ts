@@ -263,8 +263,11 @@ export class ReposRepo extends Context.Service<ReposRepo, {
   readonly addRedirect: (ownerId: number, lowerName: string, repoId: number) => Effect.Effect<void, SqlError>
   /** A new repository takes the name: the old redirect goes. */
   readonly removeRedirect: (ownerId: number, lowerName: string) => Effect.Effect<void, SqlError>
-  /** Moves the repository to another owner (its name may change too). */
-  readonly changeOwner: (id: number, ownerId: number) => Effect.Effect<RepoRow, SqlError>
+  /**
+   * Moves the repository from `fromId` to `toId`; none when it is no longer `fromId`'s (another
+   * transfer got there first).
+   */
+  readonly changeOwner: (id: number, fromId: number, toId: number) => Effect.Effect<Option.Option<RepoRow>, SqlError>
   readonly collaboratorMode: (repoId: number, userId: number) => Effect.Effect<Option.Option<CollaboratorMode>, SqlError>
   /** The user's collaboration levels on several repositories, in one query. */
   readonly collaboratorModes: (
@@ -357,10 +360,11 @@ export class ReposRepo extends Context.Service<ReposRepo, {
             ON CONFLICT (owner_id, lower_name) DO UPDATE SET repo_id = EXCLUDED.repo_id`),
         removeRedirect: (ownerId, lowerName) =>
           Effect.asVoid(sql`DELETE FROM repo_redirects WHERE owner_id = ${ownerId} AND lower_name = ${lowerName}`),
-        changeOwner: (id, ownerId) =>
+        changeOwner: (id, fromId, toId) =>
           Effect.map(
-            sql`UPDATE repositories SET owner_id = ${ownerId}, updated_at = now() WHERE id = ${id} RETURNING *`,
-            (rows) => toRepoRow(rows[0]!)
+            sql`UPDATE repositories SET owner_id = ${toId}, updated_at = now()
+                WHERE id = ${id} AND owner_id = ${fromId} RETURNING *`,
+            (rows) => Option.map(Option.fromNullishOr(rows[0]), toRepoRow)
           ),
         findByIds: (ids) =>
           ids.length === 0

@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
 import type { Principal } from "../http/Authentication.ts"
+import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { formatTime, Id, Timestamp } from "../http/Json.ts"
 import { atLeast } from "../orgs/Policy.ts"
 import { Team } from "../orgs/Schema.ts"
@@ -11,7 +12,7 @@ import type { RepoAccess } from "./Policy.ts"
 import type { RepoRow } from "./Repo.ts"
 
 export const CreateRepoOption = Schema.Struct({
-  name: Schema.String,
+  name: BoundedName("Name", NAME_MAX.repo),
   description: Schema.optional(Schema.String),
   private: Schema.optional(Schema.Boolean),
   auto_init: Schema.optional(Schema.Boolean),
@@ -20,7 +21,7 @@ export const CreateRepoOption = Schema.Struct({
   gitignores: Schema.optional(Schema.String),
   license: Schema.optional(Schema.String),
   readme: Schema.optional(Schema.String),
-  default_branch: Schema.optional(Schema.String),
+  default_branch: Schema.optional(BoundedName("DefaultBranch", NAME_MAX.branch)),
   trust_model: Schema.optional(Schema.String),
   object_format_name: Schema.optional(Schema.String)
 }).annotate({ identifier: "CreateRepoOption" })
@@ -123,7 +124,7 @@ export type Repository = typeof Repository.Type
 
 /** PATCH /repos/{o}/{r}; fields absent are left alone. Merge and tracker settings are not kept yet. */
 export const EditRepoOption = Schema.Struct({
-  name: Schema.optional(Schema.String),
+  name: Schema.optional(BoundedName("Name", NAME_MAX.repo)),
   description: Schema.optional(Schema.String),
   website: Schema.optional(Schema.String),
   private: Schema.optional(Schema.Boolean),

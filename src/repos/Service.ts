@@ -9,6 +9,7 @@ import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
+import { NAME_MAX } from "../http/Input.ts"
 import * as Templates from "../templates/Service.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -32,7 +33,7 @@ import {
 } from "./Repo.ts"
 import type { CreateRepoOption, EditRepoOption } from "./Schema.ts"
 
-const MAX_NAME_LENGTH = 100
+const MAX_NAME_LENGTH = NAME_MAX.repo
 const VALID_NAME = /^[-.\w]+$/
 const RESERVED_NAMES = new Set([".", "..", "-"])
 const RESERVED_PATTERNS = [".git", ".wiki", ".rss", ".atom"]
@@ -56,7 +57,7 @@ export const repoNameProblem = (name: string): string | undefined => {
 export const branchNameProblem = (name: string): string | undefined => {
   const bad = `[DefaultBranch]: invalid branch name "${name}"`
   if (name.length === 0) return bad
-  if (name.length > 100) return "[DefaultBranch]: MaxSize (100)"
+  if (name.length > NAME_MAX.branch) return `[DefaultBranch]: MaxSize (${NAME_MAX.branch})`
   if (/[\x00-\x20\x7f~^:?*[\\]/.test(name)) return bad
   if (name.startsWith("-") || name.startsWith("/") || name.endsWith("/") || name.endsWith(".")) return bad
   if (name.includes("..") || name.includes("//") || name.includes("@{") || name === "@") return bad
@@ -228,9 +229,14 @@ export class ReposService extends Context.Service<ReposService, {
   /**
    * Gives the repository to another account: the row (counts, redirect from the old name, the new
    * owner no longer a collaborator), then the directory through the entity; if the move fails the
-   * row goes back. 422 when the new owner has a repository of that name.
+   * row goes back. 422 when the new owner has a repository of that name, 409 when another
+   * transfer of it got there first.
    */
-  readonly changeOwner: (repo: RepoRow, from: UserRow, to: UserRow) => Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.InternalError>
+  readonly changeOwner: (
+    repo: RepoRow,
+    from: UserRow,
+    to: UserRow
+  ) => Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict | Errors.InternalError>
   /** An empty bare repository for a new row, through its entity; 500 if the disk refuses. */
   readonly initDirectory: (target: RepositoryRef, defaultBranch: string) => Effect.Effect<void, Errors.InternalError | Errors.ValidationFailed | Errors.Conflict | Errors.NotFound>
   /**
@@ -450,9 +456,17 @@ export class ReposService extends Context.Service<ReposService, {
             const fromPath = pathOf(from, repo)
             const toPath = pathOf(to, repo)
             if (existsSync(toPath)) return yield* taken()
+            // Conditional on the owner read before: of two transfers at once, the second finds the
+            // repository moved (409) instead of counting it twice and moving a directory that is gone.
             const swap = (a: UserRow, b: UserRow, status: RepoRow["status"]) =>
               transaction(Effect.gen(function*() {
-                const row = yield* repos.changeOwner(repo.id, b.id).pipe(Effect.catchIf(isUnique, () => Effect.fail(taken())))
+                const changed = yield* repos.changeOwner(repo.id, a.id, b.id).pipe(
+                  Effect.catchIf(isUnique, () => Effect.fail(taken()))
+                )
+                if (Option.isNone(changed)) {
+                  return yield* Errors.conflict(`the repository ${a.name}/${repo.name} was moved meanwhile`)
+                }
+                const row = changed.value
                 yield* users.adjustNumRepos(a.id, -1)
                 yield* users.adjustNumRepos(b.id, 1)
                 yield* repos.removeRedirect(b.id, repo.lowerName)
@@ -468,8 +482,9 @@ export class ReposService extends Context.Service<ReposService, {
                   Effect.ignoreCause({ log: "Error", message: `could not give ${to.name}/${repo.name} back to ${from.name}` })
                 )
               ),
-              Effect.mapError(toApiError),
-              Effect.mapError((e) => e instanceof Errors.InternalError ? e : Errors.internalError(`the repository could not be moved`))
+              // The cause (it names directories of the server) goes to the log, not to the client.
+              Effect.tapError((e) => Effect.logError(`could not move ${from.name}/${repo.name} to ${to.name}: ${e.message}`)),
+              Effect.mapError(() => Errors.internalError("the repository could not be moved"))
             )
             return row
           }),

@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Authentication.ts"
+import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { Id } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
 
@@ -15,7 +16,7 @@ export const AccessToken = Schema.Struct({
 }).annotate({ identifier: "AccessToken" })
 
 export const CreateAccessTokenOption = Schema.Struct({
-  name: Schema.String,
+  name: BoundedName("Name", NAME_MAX.token),
   scopes: Schema.optionalKey(Schema.Array(Schema.String))
 }).annotate({ identifier: "CreateAccessTokenOption" })
 

@@ -4,6 +4,7 @@ import { isSqlError } from "effect/sql/SqlError"
 import { randomBytes } from "node:crypto"
 import { Authenticator } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
+import { NAME_MAX } from "../http/Input.ts"
 import type { Page } from "../http/Pagination.ts"
 import { formatScopes, InvalidScope, isEmptyScope, parseScopes } from "../http/Scopes.ts"
 import type { UserRow } from "../users/Repo.ts"
@@ -36,7 +37,7 @@ export class TokensService extends Context.Service<TokensService, {
           Effect.gen(function*() {
             const name = input.name.trim()
             if (name === "") return yield* Errors.validationFailed("[Name]: Required")
-            if (name.length > 255) return yield* Errors.validationFailed("[Name]: MaxSize (255)")
+            if (name.length > NAME_MAX.token) return yield* Errors.validationFailed(`[Name]: MaxSize (${NAME_MAX.token})`)
             const parsed = yield* Effect.try({
               try: () => parseScopes(input.scopes),
               catch: (e) =>

@@ -53,9 +53,10 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
             sort: parseSort(query.sort)
           }, page).pipe(Effect.result)
           if (found._tag === "Failure") {
-            // Forgejo's search answers its own shape on failure, not the usual `{message, url}`.
+            // Forgejo's search answers its own shape on failure, not the usual `{message, url}`;
+            // the cause is logged, never sent (it is the database's own text).
             yield* Effect.logError("user search failed", Cause.fail(found.failure))
-            return HttpServerResponse.jsonUnsafe({ ok: false, error: found.failure.message }, { status: 500 })
+            return HttpServerResponse.jsonUnsafe({ ok: false, error: "internal server error" }, { status: 500 })
           }
           yield* setListHeaders(page, found.success.total, { withLink: true })
           return { ok: true, data: found.success.rows.map((row) => toApiUser(settings, row, viewer)) }

@@ -5,6 +5,7 @@ import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { Settings } from "../config/Settings.ts"
 import { Authenticator, type Principal } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
+import { NAME_MAX } from "../http/Input.ts"
 import type { Page } from "../http/Pagination.ts"
 import { hashPassword, MIN_PASSWORD_LENGTH } from "./Password.ts"
 import { AccountPolicy } from "./Policy.ts"
@@ -23,7 +24,7 @@ const RESERVED_SUFFIXES = [".keys", ".gpg", ".rss", ".atom", ".png"]
 const VALID_NAME = /^[\da-zA-Z][-.\w]*$/
 const INVALID_NAME = /[-._]{2,}|[-._]$/
 const VALID_EMAIL = /^[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+$/
-export const MAX_NAME_LENGTH = 40
+export const MAX_NAME_LENGTH = NAME_MAX.user
 
 /** Why a user or organization name is refused, or `undefined` when it is fine. */
 export const nameProblem = (name: string): string | undefined => {
