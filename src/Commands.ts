@@ -7,7 +7,7 @@ import { CliOutput, Command, Flag } from "effect/cli"
 import { adminCommand } from "./admin/Cli.ts"
 import * as Settings from "./config/Settings.ts"
 import * as Database from "./db/Database.ts"
-import { describeStartupFailure, reportInOneLine, serve as runServer } from "./main.ts"
+import { describeStartupFailure, logToStderr, reportInOneLine, serve as runServer } from "./main.ts"
 import { VERSION } from "./version.ts"
 
 const configFlag = Flag.String("config").pipe(
@@ -38,7 +38,8 @@ const migrate = Command.make("migrate", {}, () =>
     const settings = yield* settingsLayer
     const applied = yield* Database.migrate.pipe(
       Effect.provide(Database.clientLayer.pipe(Layer.provide(settings))),
-      reportInOneLine(describeStartupFailure)
+      reportInOneLine(describeStartupFailure),
+      logToStderr
     )
     yield* Console.log(
       applied.length === 0

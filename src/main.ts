@@ -1,5 +1,5 @@
 // `hearth serve`: settings → database (migrated) → services → HTTP server, until SIGTERM/SIGINT.
-import { Cause, Console, Data, Effect, Layer, References, Runtime } from "effect"
+import { Cause, Console, Data, Effect, Layer, Logger, References, Runtime } from "effect"
 import { HttpServer } from "effect/http"
 import { isSqlError } from "effect/sql/SqlError"
 import { AppLayer } from "./App.ts"
@@ -92,6 +92,13 @@ export const reportInOneLine = (describe: (error: unknown) => string | undefined
       ? Effect.failCause(cause)
       : Effect.andThen(Console.error(`hearth: ${line.replace(/\s*\n\s*/g, " ")}`), Effect.fail(new CommandFailed()))
   })
+
+/**
+ * For commands whose standard output is their answer (`admin …`, `migrate`): whatever the services
+ * log meanwhile (a warning of the job runner, say) goes to stderr, so that stdout stays the answer.
+ */
+export const logToStderr = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(effect, Logger.LogToStderr, true)
 
 /**
  * Runs the server until SIGTERM/SIGINT, for the `serve` command.

@@ -173,6 +173,15 @@ describe("hearth admin user", () => {
     )
   }, 60_000)
 
+  it("keeps stdout for the answer: what the services log goes to stderr, at [log] LEVEL", async () => {
+    const result = await spawn(NODE, [CLI, "admin", "user", "list"], { ...env, HEARTH__log__LEVEL: "Debug" })
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout.trim().split("\n")[0]!.trim().split(/\s+/)).toEqual(["ID", "Username", "Email", "IsActive", "IsAdmin", "2FA"])
+    expect(result.stdout).not.toContain("DEBUG")
+    // The job runner's start-up is logged at Debug, and heard there.
+    expect(result.stderr).toContain("DEBUG")
+  }, 60_000)
+
   it("deletes by name or id, and refuses to delete the last admin", async () => {
     const listed = (await hearth("admin", "user", "list")).stdout
     const carolId = /^(\d+)\s+carol\s/m.exec(listed)![1]!

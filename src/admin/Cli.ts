@@ -7,7 +7,7 @@ import { Command, Flag } from "effect/cli"
 import { AppLayer } from "../App.ts"
 import type { Settings } from "../config/Settings.ts"
 import { statusOfError } from "../http/Errors.ts"
-import { describeStartupFailure, reportInOneLine } from "../main.ts"
+import { describeStartupFailure, LogLevelLayer, logToStderr, reportInOneLine } from "../main.ts"
 import { TwoFactor } from "../twofa/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { UsersService } from "../users/Service.ts"
@@ -76,8 +76,8 @@ export const adminCommand = <R>(settings: Effect.Effect<Layer.Layer<Settings, un
   const withApp = <A, E>(effect: Effect.Effect<A, E, AppServices>) =>
     oneLineErrors(Effect.gen(function*() {
       const layer = yield* settings
-      return yield* Effect.provide(effect, AppLayer.pipe(Layer.provide(layer)))
-    }))
+      return yield* Effect.provide(effect, AppLayer.pipe(Layer.provideMerge(LogLevelLayer), Layer.provide(layer)))
+    }).pipe(logToStderr))
 
   const create = Command.make("create", {
     username: username.pipe(Flag.withDescription("Name of the new account")),
