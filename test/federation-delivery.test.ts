@@ -277,7 +277,9 @@ describe("a delivery pending when the process is SIGKILLed", () => {
     await start()
 
     // The in-flight one's lease (30 s) has to run out first: another node might still be sending it.
-    await eventually(async () => waiting.verified.some((a) => a.type === "Like") ? true : undefined, 60_000, "the waiting Like after the restart")
+    // The waiting one comes at its next retry, whose delay doubled with each failure before the kill
+    // (more of them on a busy machine, where the second Like takes longer to be in flight).
+    await eventually(async () => waiting.verified.some((a) => a.type === "Like") ? true : undefined, 150_000, "the waiting Like after the restart")
     await eventually(async () => hanging.verified.some((a) => a.type === "Like") ? true : undefined, 90_000, "the in-flight Like after the restart")
     const done = await eventually(async () => {
       const list = await jobs()
@@ -287,7 +289,7 @@ describe("a delivery pending when the process is SIGKILLed", () => {
     // Each was delivered once: no copy was sent by a run that no longer exists.
     expect(waiting.posts.filter((post) => post.type === "Like" && post.status === 202)).toHaveLength(1)
     expect(hanging.posts.filter((post) => post.type === "Like" && post.status === 202)).toHaveLength(1)
-  }, 180_000)
+  }, 300_000)
 })
 
 describe("the host policy", () => {
