@@ -17,7 +17,7 @@ import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
 import { Authenticator } from "./http/Authentication.ts"
-import { EntitiesLayer } from "./jobs/Cluster.ts"
+import { CommandEntitiesLayer, EntitiesLayer } from "./jobs/Cluster.ts"
 import { RecoveryLive } from "./jobs/Recovery.ts"
 import { JobsRepo } from "./jobs/Repo.ts"
 import { HttpSignatures } from "./keys/HttpSignature.ts"
@@ -71,12 +71,18 @@ export const Services = Layer.mergeAll(AdminUsers.layer, MarkdownRenderer.layer,
 /** Durable jobs: each workflow's implementation, run on the services above. */
 const Workflows = Layer.mergeAll(ForkRepositoryLive, RecoveryLive, MigrateRepositoryLive, SyncPullMirrorLive, SyncPushMirrorLive, MirrorScheduleLive)
 
-/** Everything the HTTP server and the CLI need, given `Settings`. */
-export const AppLayer = Workflows.pipe(
-  Layer.provideMerge(Services),
-  Layer.provideMerge(BlobStorage.layer),
-  Layer.provideMerge(EntitiesLayer),
-  Layer.provideMerge(Database.layer)
-)
+const appLayer = <E, R>(entities: Layer.Layer<Layer.Success<typeof EntitiesLayer>, E, R>) =>
+  Workflows.pipe(
+    Layer.provideMerge(Services),
+    Layer.provideMerge(BlobStorage.layer),
+    Layer.provideMerge(entities),
+    Layer.provideMerge(Database.layer)
+  )
+
+/** Everything the HTTP server needs, given `Settings`. */
+export const AppLayer = appLayer(EntitiesLayer)
+
+/** The same services for the CLI's commands, which leave the server's durable jobs alone. */
+export const CommandAppLayer = appLayer(CommandEntitiesLayer)
 
 export type AppRequirements = Settings

@@ -2,12 +2,15 @@
 // delete` on a data directory that does not exist yet (embedded database), or on a fresh
 // PostgreSQL database when TEST_DATABASE_URL is set; then a server started on the same data, where
 // the accounts made by the CLI sign in.
-import { Effect, Exit, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Settings from "../src/config/Settings.ts"
+import * as Database from "../src/db/Database.ts"
 import { basic, freshPostgresDatabase, type Hearth, json, startHearth } from "./support/hearth.ts"
 
 const ROOT = resolve(import.meta.dirname, "..")
@@ -180,6 +183,23 @@ describe("hearth admin user", () => {
     expect(result.stdout).not.toContain("DEBUG")
     // The job runner's start-up is logged at Debug, and heard there.
     expect(result.stderr).toContain("DEBUG")
+  }, 60_000)
+
+  it("leaves the server's durable jobs alone: a command writes nothing to the job runner's tables", async () => {
+    expect((await hearth("admin", "user", "list")).code).toBe(0)
+    const messages = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const context = yield* Layer.build(Database.clientLayer.pipe(
+        Layer.provide(Settings.layerValue(Settings.resolveSettings({ server: { APP_DATA_PATH: dataDir }, database })))
+      ))
+      const sql = Context.get(context, SqlClient)
+      const table = yield* sql<{ name: string | null }>`SELECT to_regclass('cluster_messages')::text AS name`
+      if (table[0]?.name === null) return 0
+      const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM cluster_messages`
+      return rows[0]!.n
+    })))
+    // A command that read and wrote the server's job tables could start (and then abandon) a due
+    // mirror sync or an unfinished fork, and left a timer of its own there.
+    expect(messages).toBe(0)
   }, 60_000)
 
   it("deletes by name or id, and refuses to delete the last admin", async () => {

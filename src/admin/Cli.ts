@@ -4,7 +4,7 @@
 // does its work through the same services as the API, and closes it again.
 import { Console, Data, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { AppLayer } from "../App.ts"
+import { CommandAppLayer } from "../App.ts"
 import type { Settings } from "../config/Settings.ts"
 import { statusOfError } from "../http/Errors.ts"
 import { describeStartupFailure, LogLevelLayer, logToStderr, reportInOneLine } from "../main.ts"
@@ -28,7 +28,7 @@ const describeFailure = (error: unknown): string | undefined => {
 
 const oneLineErrors = reportInOneLine(describeFailure)
 
-type AppServices = Layer.Success<typeof AppLayer>
+type AppServices = Layer.Success<typeof CommandAppLayer>
 
 const username = Flag.String("username").pipe(Flag.withAlias("u"))
 const password = Flag.String("password").pipe(Flag.withAlias("p"))
@@ -76,7 +76,7 @@ export const adminCommand = <R>(settings: Effect.Effect<Layer.Layer<Settings, un
   const withApp = <A, E>(effect: Effect.Effect<A, E, AppServices>) =>
     oneLineErrors(Effect.gen(function*() {
       const layer = yield* settings
-      return yield* Effect.provide(effect, AppLayer.pipe(Layer.provideMerge(LogLevelLayer), Layer.provide(layer)))
+      return yield* Effect.provide(effect, CommandAppLayer.pipe(Layer.provideMerge(LogLevelLayer), Layer.provide(layer)))
     }).pipe(logToStderr))
 
   const create = Command.make("create", {
