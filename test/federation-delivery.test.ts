@@ -280,6 +280,12 @@ describe("a delivery pending when the process is SIGKILLed", () => {
     // The waiting one comes at its next retry, whose delay doubled with each failure before the kill
     // (more of them on a busy machine, where the second Like takes longer to be in flight).
     await eventually(async () => waiting.verified.some((a) => a.type === "Like") ? true : undefined, 150_000, "the waiting Like after the restart")
+      .catch(async (error: Error) => {
+        // What to look at when it does not come: the jobs, what the peer saw, what the server said.
+        const seen = waiting.posts.map((post) => `${post.type} ${post.status}`).join(", ")
+        const said = server?.output().stderr.slice(-2000) ?? ""
+        throw new Error(`${error.message}; jobs: ${JSON.stringify(await jobs().catch(() => "?"))}; waiting peer got: ${seen}; server stderr: ${said}`)
+      })
     await eventually(async () => hanging.verified.some((a) => a.type === "Like") ? true : undefined, 90_000, "the in-flight Like after the restart")
     const done = await eventually(async () => {
       const list = await jobs()
