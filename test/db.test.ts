@@ -543,3 +543,41 @@ describe("data-dir lock", () => {
     }
   })
 })
+
+describe("the embedded database's memory (src/db/Pglite.ts)", () => {
+  const places: Array<Location> = []
+  afterAll(async () => {
+    for (const place of places) await place.dispose()
+  })
+  const showSharedBuffers = (settings: Settings.SettingsShape) =>
+    open(settings).then(async (db) => {
+      try {
+        const [row] = await db.run(withSql((sql) => sql<{ shared_buffers: string }>`SHOW shared_buffers`))
+        return row!.shared_buffers
+      } finally {
+        await db.close()
+      }
+    })
+
+  it("runs PostgreSQL with 16MB of shared_buffers, or [database] EMBEDDED_SHARED_BUFFERS", async () => {
+    const place = await freshLocation(false)
+    places.push(place)
+    expect(await showSharedBuffers(place.settings)).toBe("16MB")
+    const tuned = Settings.resolveSettings({
+      server: { APP_DATA_PATH: place.settings.server.APP_DATA_PATH },
+      database: { DB_TYPE: "embedded", EMBEDDED_SHARED_BUFFERS: "48mb" }
+    })
+    expect(await showSharedBuffers(tuned)).toBe("48MB")
+  })
+
+  it("reads EMBEDDED_SHARED_BUFFERS in PostgreSQL's units and refuses anything else, naming the key", () => {
+    const resolve = (value: string) =>
+      Settings.resolveSettings({ database: { EMBEDDED_SHARED_BUFFERS: value } }).database.EMBEDDED_SHARED_BUFFERS
+    expect(resolve("16MB")).toBe("16MB")
+    expect(resolve(" 256 kb ")).toBe("256kB")
+    expect(resolve("1gb")).toBe("1GB")
+    for (const bad of ["16", "16M", "16MiB", "64kB", "2GB", "-1MB", "1.5MB", "lots"]) {
+      expect(() => resolve(bad), bad).toThrow(`invalid setting [database] EMBEDDED_SHARED_BUFFERS = "${bad}"`)
+    }
+  })
+})

@@ -260,6 +260,7 @@ describe("hearth serve start-up failures", () => {
     ["a port that is not a number", { HEARTH__server__HTTP_PORT: "abc" }, "[server] HTTP_PORT"],
     ["a boolean that is not one", { HEARTH__security__DISABLE_QUERY_AUTH_TOKEN: "maybe" }, "[security] DISABLE_QUERY_AUTH_TOKEN"],
     ["an unsupported database type", { HEARTH__database__DB_TYPE: "mysql" }, "[database] DB_TYPE"],
+    ["an embedded shared_buffers that is no size", { HEARTH__database__EMBEDDED_SHARED_BUFFERS: "16" }, "[database] EMBEDDED_SHARED_BUFFERS"],
     ["a ROOT_URL that is not http(s)", { HEARTH__server__ROOT_URL: "ftp://x" }, "[server] ROOT_URL"],
     ["an unreachable PostgreSQL", { HEARTH__database__DB_TYPE: "postgres", HEARTH__database__HOST: "127.0.0.1:1" }, "database"]
   ]

@@ -22,6 +22,22 @@
 //   constraint name, SqlSyntaxError, …); `cause` is PGlite's error with `code`, `detail`, ….
 // - Streaming (`sql.stream`, `executeStream`) works but reads the whole result first: PGlite has
 //   no incremental row delivery, so a stream is not a way to bound memory on this back-end.
+//
+// Memory (figures in infra/bench/README.md, "The embedded database's memory"): PostgreSQL runs
+// inside one WebAssembly memory, which never shrinks and whose every written page stays resident
+// for the life of the process. So what PostgreSQL allocates at start is paid in full, for good:
+// - shared_buffers is 16 MB here, not PGlite's 128 MB (Emscripten zero-fills PostgreSQL's shared
+//   memory when it is created, so all of it is resident from the start: 151 → 29 MB of WASM memory
+//   resident at idle). Hearth's database of a small forge fits (a fresh one is ~40 MB on disk,
+//   mostly catalogs and WAL, read in a few pages at a time); a page not cached is read from the
+//   data dir through Node's fs and the OS page cache. `[database] EMBEDDED_SHARED_BUFFERS`.
+//   wal_buffers follows it (1/32: 4 MB → 512 kB).
+// - The WASM memory's initial size (PGlite's `initialMemory`, 128 MB) cannot be smaller: it is
+//   the module's declared minimum. It costs only address space; pages count once written.
+// - work_mem (4 MB), maintenance_work_mem (64 MB) and temp_buffers (8 MB) are PostgreSQL's
+//   defaults: limits reached only by a large sort, an index build over a large table or
+//   temporary tables (Hearth makes none). As with any allocation in the WASM memory, what one
+//   statement reaches stays resident until the process exits.
 import { PGlite, types } from "@electric-sql/pglite"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as PgTypes from "@effect/sql-pg/PgTypes"
@@ -193,7 +209,12 @@ const commit = (conn: Connection): Effect.Effect<void, SqlError> =>
 export interface PgliteOptions {
   /** Directory of the database files; `undefined` keeps everything in memory (tests). */
   readonly dataDir?: string | undefined
+  /** PostgreSQL's shared_buffers, in its own syntax ("16MB"); see the memory notes above. */
+  readonly sharedBuffers?: string | undefined
 }
+
+/** `[database] EMBEDDED_SHARED_BUFFERS`'s default (src/config/Settings.ts). */
+export const DEFAULT_SHARED_BUFFERS = "16MB"
 
 /** Opens PGlite for the scope's lifetime and builds a `SqlClient` on it. */
 export const make = (
@@ -203,8 +224,13 @@ export const make = (
     const dataDir = options.dataDir
     // PGlite's own mkdir is not recursive.
     if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
+    const startParams = [
+      ...PGlite.defaultStartParams,
+      "-c",
+      `shared_buffers=${options.sharedBuffers ?? DEFAULT_SHARED_BUFFERS}`
+    ]
     const db = yield* Effect.acquireRelease(
-      run("connect", () => PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), parsers })),
+      run("connect", () => PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), parsers, startParams })),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
     const connection = makeConnection(db)
