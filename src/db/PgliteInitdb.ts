@@ -1,0 +1,23 @@
+// Creates the embedded database's files (PostgreSQL's initdb, through PGlite) in the directory
+// given as the only argument, then exits: src/db/Pglite.ts runs it as a child process so that the
+// server never holds the memory initdb needs (see the memory notes there). It stops if its parent
+// goes away, so that a server killed during start-up leaves no initdb running.
+import { PGlite } from "@electric-sql/pglite"
+
+const dataDir = process.argv[2]
+if (dataDir === undefined || dataDir === "") {
+  process.stderr.write("usage: PgliteInitdb.ts DATA_DIR\n")
+  process.exit(2)
+}
+const parent = process.ppid
+const watch = setInterval(() => {
+  if (process.ppid !== parent) process.exit(1)
+}, 500)
+try {
+  const db = await PGlite.create({ dataDir })
+  await db.close()
+} catch (error) {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
+  process.exit(1)
+}
+clearInterval(watch)
