@@ -46,15 +46,28 @@ interface Server {
   readonly label: string
   readonly tree: string
   readonly nodeArgs: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
 }
 
-/** `label=dir[:flag flag…]`, comma-separated; dir relative to this checkout. */
+/**
+ * `label=dir[:word word…]`, comma-separated; dir relative to this checkout; each word a Node flag
+ * for `serve`, or a setting `HEARTH__<section>__<KEY>=value`.
+ */
 const parseServers = (text: string): Array<Server> =>
   text.split(",").map((item) => {
     const m = /^([^=]+)=([^:]*)(?::(.*))?$/.exec(item.trim())
     if (m === null) throw new Error(`BENCH_SERVERS: expected label=dir[:flags], got "${item}"`)
-    return { label: m[1]!, tree: resolve(root, m[2] === "" ? "." : m[2]!), nodeArgs: (m[3] ?? "").split(" ").filter((f) => f !== "") }
+    const words = (m[3] ?? "").split(" ").filter((f) => f !== "")
+    const settings = words.filter((w) => /^HEARTH__\w+=/.test(w))
+    return {
+      label: m[1]!,
+      tree: resolve(root, m[2] === "" ? "." : m[2]!),
+      nodeArgs: words.filter((w) => !settings.includes(w)),
+      env: Object.fromEntries(settings.map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]))
+    }
   })
+
+const describeServer = (s: Server) => [...s.nodeArgs, ...Object.entries(s.env).map(([k, v]) => `${k}=${v}`)].join(" ")
 
 const config = {
   servers: parseServers(process.env.BENCH_SERVERS ?? "this=."),
@@ -177,7 +190,7 @@ const main = async () => {
   const commits: Record<string, string> = {}
   for (const server of config.servers) {
     commits[server.label] = await execFileP("git", ["-C", server.tree, "log", "-1", "--format=%h %s"]).then((r) => r.stdout.trim(), () => "?")
-    log(`${server.label}: ${server.tree} (${commits[server.label]})${server.nodeArgs.length > 0 ? ` with ${server.nodeArgs.join(" ")}` : ""}`)
+    log(`${server.label}: ${server.tree} (${commits[server.label]})${describeServer(server) !== "" ? ` with ${describeServer(server)}` : ""}`)
   }
   const memory = new Map<string, Array<MemorySample>>()
   const speed = new Map<string, Array<SpeedSample>>()
@@ -202,7 +215,8 @@ const main = async () => {
           ...(pg !== undefined ? { databaseUrl: pg.url } : {}),
           logFile: join(tmp, `${name}-${made}.log`),
           tree: server.tree,
-          nodeArgs: server.nodeArgs
+          nodeArgs: server.nodeArgs,
+          env: server.env
         }
         const key = `${name}/${server.label}`
         // 1. Fresh data dir.
@@ -262,7 +276,7 @@ const main = async () => {
   const ratio = (value: number, baseline: number) => (compared ? ` (${fmt(value / baseline, 3)})` : "")
   out(machineLine(load0))
   out(`Date: ${new Date().toISOString()}; Node ${nodeVersion}${pgVersion !== undefined ? `; PostgreSQL ${pgVersion}` : ""}; 1-minute load average at each round's start: ${loads.map((l) => fmt(l, 2)).join(", ")}`)
-  out(`Servers: ${config.servers.map((s) => `**${s.label}** = ${commits[s.label]}${s.nodeArgs.length > 0 ? ` with \`${s.nodeArgs.join(" ")}\`` : ""}`).join("; ")}`)
+  out(`Servers: ${config.servers.map((s) => `**${s.label}** = ${commits[s.label]}${describeServer(s) !== "" ? ` with \`${describeServer(s)}\`` : ""}`).join("; ")}`)
   out(`${config.rounds} rounds, servers in turn (order rotating); medians${compared ? `; in parentheses the ratio to **${base.label}**` : ""}; RSS ${config.settle} s after the first 200`)
   out()
   let missed = 0
