@@ -1,7 +1,7 @@
 // `hearth serve` as a real process (node_modules/.bin/node src/cli.ts serve): start-up, the
 // data-dir lock, start-up failures, and graceful shutdown on SIGTERM.
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { get } from "node:http"
 import { connect, createServer, type Server } from "node:net"
 import { hostname, tmpdir } from "node:os"
@@ -80,6 +80,26 @@ const rssMb = (pid: number, field: "VmRSS" | "VmHWM" = "VmRSS"): number => {
 }
 
 const lockFile = (dir: string) => join(dir, "hearth.lock")
+
+/** Pids of the initdb child processes (src/db/PgliteInitdb.ts) creating `<dir>/db`'s database. */
+const initdbProcesses = (dir: string): Array<number> =>
+  readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
+      return argv.some((arg) => arg.endsWith("PgliteInitdb.ts")) && argv.includes(join(dir, "db.initdb"))
+    } catch {
+      return false // gone meanwhile
+    }
+  }).map(Number)
+
+/** Running (a zombie nobody has reaped yet counts as gone). */
+const isRunning = (pid: number): boolean => {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"))
+  } catch {
+    return false
+  }
+}
 
 const noStackTrace = (text: string) => expect(text).not.toMatch(/^\s+at /m)
 
@@ -224,6 +244,32 @@ describe("hearth serve on the embedded database", () => {
       expect(existsSync(lockFile(dataDir))).toBe(false)
     } finally {
       blocker.close()
+    }
+  })
+
+  it("killed while creating its database, leaves no initdb running, and the next start creates the database", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "hearth-lifecycle-killed-"))
+    try {
+      const killed = spawnHearth({ HEARTH__server__APP_DATA_PATH: dir }, ["serve"], await freePort())
+      let initdb: number | undefined
+      const deadline = Date.now() + 30_000
+      while ((initdb = initdbProcesses(dir)[0]) === undefined && Date.now() < deadline) await sleep(10)
+      expect(initdb, "no initdb child process seen").toBeDefined()
+      killed.child.kill("SIGKILL")
+      await within(killed.exited, 5_000, "exit after SIGKILL")
+      // It notices at once (its stdin, held by the server, ends); initdb itself takes seconds.
+      const gone = Date.now() + 2_000
+      while (isRunning(initdb!) && Date.now() < gone) await sleep(50)
+      expect(isRunning(initdb!)).toBe(false)
+      const started = Date.now()
+      const next = spawnHearth({ HEARTH__server__APP_DATA_PATH: dir }, ["serve"], await freePort())
+      expectCleanStart(await hammer(next, started), next)
+      expect(existsSync(join(dir, "db", "PG_VERSION"))).toBe(true)
+      expect(existsSync(join(dir, "db.initdb"))).toBe(false)
+      next.child.kill("SIGTERM")
+      expect(await within(next.exited, 15_000, "exit")).toEqual({ code: 0, signal: null })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 

@@ -9,17 +9,15 @@ if (dataDir === undefined || dataDir === "") {
   process.stderr.write("usage: PgliteInitdb.ts DATA_DIR\n")
   process.exit(2)
 }
-const parent = process.ppid
-const watch = setInterval(() => {
-  if (process.ppid !== parent) process.exit(1)
-}, 500)
+// The parent holds our stdin open while it lives: its end means the parent is gone.
+process.stdin.on("end", () => process.exit(1)).on("error", () => process.exit(1)).resume()
 try {
-  // The instance PGlite starts once initdb is done is only closed again: the smallest cache will
-  // do (128 MB of shared_buffers would be written in full; peak 633 → 558–571 MB).
+  // The instance PGlite starts once initdb is done is only closed again: a small cache will do
+  // (128 MB of shared_buffers would be written in full; this process's peak 633 → 558–571 MB).
   const db = await PGlite.create({ dataDir, startParams: [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"] })
   await db.close()
 } catch (error) {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
   process.exit(1)
 }
-clearInterval(watch)
+process.exit(0)
