@@ -14,9 +14,9 @@
 // bytes; larger ones get 413), `[database] DB_TYPE = embedded` (PGlite under APP_DATA_PATH) and
 // `DATABASE_URL` (also read from the bare DATABASE_URL environment variable; setting it implies
 // DB_TYPE = postgres), `EMBEDDED_SHARED_BUFFERS` (the embedded database's shared_buffers),
-// `[security] LOGIN_MAX_FAILURES` / `LOGIN_THROTTLE_SECONDS` (password
-// throttling). `[log] LEVEL` is Forgejo's key and accepts its level names (Trace, Debug, Info,
-// Warn, Error, Critical, Fatal, None); Hearth logs at most at Error, so Critical/Fatal mean Error.
+// `[security] LOGIN_MAX_FAILURES` / `LOGIN_THROTTLE_SECONDS` (password throttling). `[log] LEVEL`
+// is Forgejo's key and accepts its level names (Trace, Debug, Info, Warn, Error, Critical, Fatal,
+// None); Hearth logs at most at Error, so Critical/Fatal mean Error.
 import { Context, Data, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
