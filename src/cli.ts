@@ -13,16 +13,18 @@ import { enableCompileCache } from "node:module"
 //   on `GET /api/v1/version` (embedded): 1.8 MB promoted per scavenge, 2.2 ms pauses and a full
 //   collection a second, against none, 0.2 ms and none without it; 32,000 → 51,000 requests/s
 //   and 35 → 19 µs of CPU per request (infra/bench/README.md, runs H and I).
-// - WebAssembly compiled by Liftoff only, V8's baseline compiler: the embedded database
-//   (PGlite) is 9 MB of WASM, and V8's optimizing compiler, which it tiers the hottest functions
-//   up to, needs ≈ 600 MB for one of them (PostgreSQL's SQL parser, `raw_parser`: 105 KB of WASM,
-//   5 s of CPU to optimize), in the first seconds after start. The embedded server's peak went
-//   from 766–827 MB to 219–244 MB and its idle RSS from 265 to 217 MB (the compiler's freed
-//   memory stays in the C heap); the optimized code made a query ≈ 10 % cheaper (300 against
-//   330 µs of CPU for a primary-key SELECT; most of a query is PGlite's JavaScript) and the
-//   benchmark's requests, which Hearth answers from its caches, do not change. On PostgreSQL
-//   Hearth runs no WebAssembly of its own (Node's fetch parses HTTP responses with some).
-//   `node --no-liftoff-only src/cli.ts serve` gives the optimizing compiler back.
+// - WebAssembly compiled by Liftoff only, V8's baseline compiler. The embedded database (PGlite)
+//   is 9 MB of WASM; V8 tiers its hottest functions up to its optimizing compiler, which needs
+//   ≈ 600 MB for one of them (PostgreSQL's SQL parser, `raw_parser`: 105 KB of WASM, seconds of
+//   CPU), in the first seconds after every start. With it the embedded server peaked at 768–799
+//   MB (220–232 MB without) and idled at 267 MB (217 MB without: what the compiler frees stays in
+//   the C heap). Without it a query costs more CPU: ≈ 10 % for a primary-key SELECT on PGlite
+//   alone, 8–18 % for a request that reads the database (`users/search`); `npm run bench`'s
+//   requests, answered from Hearth's caches, do not change (infra/bench/README.md, "The embedded
+//   database's memory"). The embedded database is for small installs on small machines, where
+//   the peak decides whether the server runs at all. On PostgreSQL Hearth runs no WebAssembly of
+//   its own (Node's fetch parses HTTP responses with some). `node --no-liftoff-only src/cli.ts
+//   serve` brings the optimizing compiler back.
 // So `serve` replaces its own process (process.execve: same pid, no child) with one started with
 // them, unless they were given already (on the command line or in NODE_OPTIONS).
 const SERVER_FLAGS = ["--max-semi-space-size=16", "--no-allocation-site-pretenuring", "--liftoff-only"]
