@@ -26,9 +26,9 @@
 // Memory (figures in infra/bench/README.md, "The embedded database's memory"): PostgreSQL runs
 // inside one WebAssembly memory, which never shrinks and whose every written page stays resident
 // for the life of the process. So what PostgreSQL allocates at start is paid in full, for good:
-// - shared_buffers is 16 MB here, not PGlite's 128 MB (Emscripten zero-fills PostgreSQL's shared
-//   memory when it is created, so all of it is resident from the start: 151 → 29 MB of WASM memory
-//   resident at idle). Hearth's database of a small forge fits (a fresh one is ~40 MB on disk,
+// - shared_buffers is 16 MB here, not PGlite's 128 MB (in the WASM build PostgreSQL's shared memory
+//   is written in full when it is created, so all of it is resident from the start: 151 → 29 MB
+//   of WASM memory resident at idle). Hearth's database of a small forge fits (a fresh one is ~40 MB on disk,
 //   mostly catalogs and WAL, read in a few pages at a time); a page not cached is read from the
 //   data dir through Node's fs and the OS page cache. `[database] EMBEDDED_SHARED_BUFFERS`.
 //   wal_buffers follows it (1/32: 4 MB → 512 kB).
@@ -230,7 +230,7 @@ const INITDB_SCRIPT = fileURLToPath(new URL("./PgliteInitdb.ts", import.meta.url
  * into `<dataDir>.initdb` first, moved into place once complete, so that an interrupted initdb
  * leaves no half-made database behind. A data dir that is not empty (and holds no database) is
  * initialised in place, as PGlite itself would. The child gets `--liftoff-only`: initdb's SQL
- * runs once, so optimising it only costs memory (≈ 600 MB more at its peak) and CPU.
+ * runs once, so optimising it only costs memory (its peak 633 → 1,068 MB) and CPU.
  */
 const initdbInChild = (dataDir: string, signal: AbortSignal): Promise<void> => {
   const inPlace = readdirSync(dataDir).length > 0
