@@ -1,7 +1,7 @@
 // The `hearth` command's entry point (`npm start`, `npx hearth`).
 import { enableCompileCache } from "node:module"
 
-// `serve` starts V8 with two heap settings, read only at start-up:
+// `serve` starts V8 with these settings, read only at start-up:
 // - A small young generation. V8 sizes it from the machine's memory (up to 64 MB per semi-space on
 //   a large host), which becomes most of a server's resident memory and buys little for requests
 //   that allocate a few kilobytes each: 16 MB semi-spaces measured ≈ 90 MB less RSS under load
@@ -13,9 +13,21 @@ import { enableCompileCache } from "node:module"
 //   on `GET /api/v1/version` (embedded): 1.8 MB promoted per scavenge, 2.2 ms pauses and a full
 //   collection a second, against none, 0.2 ms and none without it; 32,000 → 51,000 requests/s
 //   and 35 → 19 µs of CPU per request (infra/bench/README.md, runs H and I).
+// - WebAssembly compiled by Liftoff only, V8's baseline compiler. The embedded database (PGlite)
+//   is 9 MB of WASM; V8 tiers its hottest functions up to its optimizing compiler, which needs
+//   ≈ 600 MB for one of them (PostgreSQL's SQL parser, `raw_parser`: 105 KB of WASM, seconds of
+//   CPU), in the first seconds after every start. With it the embedded server peaked at 768–799
+//   MB (220–232 MB without) and idled at 267 MB (217 MB without: what the compiler frees stays in
+//   the C heap). Without it a query costs more CPU: ≈ 10 % for a primary-key SELECT on PGlite
+//   alone, 8–18 % for a request that reads the database (`users/search`); `npm run bench`'s
+//   requests, answered from Hearth's caches, do not change (infra/bench/README.md, "The embedded
+//   database's memory"). The embedded database is for small installs on small machines, where
+//   the peak decides whether the server runs at all. On PostgreSQL Hearth runs no WebAssembly of
+//   its own (Node's fetch parses HTTP responses with some). `node --no-liftoff-only src/cli.ts
+//   serve` brings the optimizing compiler back.
 // So `serve` replaces its own process (process.execve: same pid, no child) with one started with
 // them, unless they were given already (on the command line or in NODE_OPTIONS).
-const SERVER_FLAGS = ["--max-semi-space-size=16", "--no-allocation-site-pretenuring"]
+const SERVER_FLAGS = ["--max-semi-space-size=16", "--no-allocation-site-pretenuring", "--liftoff-only"]
 
 // Node's compile cache keeps the type-stripped and compiled modules between runs (in the OS temp
 // dir, or NODE_COMPILE_CACHE), which takes about a third off start-up and, once warm, spares the

@@ -5,7 +5,7 @@ import * as PgTypes from "@effect/sql-pg/PgTypes"
 import { Context, Data, Deferred, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -541,5 +541,61 @@ describe("data-dir lock", () => {
       expect(await holdOnce(dir), content).toBe(`${process.pid}\n${hostname()}\n`)
       expect(existsSync(lockFile(dir))).toBe(false)
     }
+  })
+})
+
+describe("the embedded database's memory (src/db/Pglite.ts)", () => {
+  const places: Array<Location> = []
+  afterAll(async () => {
+    for (const place of places) await place.dispose()
+  })
+  const showSharedBuffers = (settings: Settings.SettingsShape) =>
+    open(settings).then(async (db) => {
+      try {
+        const [row] = await db.run(withSql((sql) => sql<{ shared_buffers: string }>`SHOW shared_buffers`))
+        return row!.shared_buffers
+      } finally {
+        await db.close()
+      }
+    })
+
+  it("runs PostgreSQL with 16MB of shared_buffers, or [database] EMBEDDED_SHARED_BUFFERS", async () => {
+    const place = await freshLocation(false)
+    places.push(place)
+    expect(await showSharedBuffers(place.settings)).toBe("16MB")
+    const tuned = Settings.resolveSettings({
+      server: { APP_DATA_PATH: place.settings.server.APP_DATA_PATH },
+      database: { DB_TYPE: "embedded", EMBEDDED_SHARED_BUFFERS: "48mb" }
+    })
+    expect(await showSharedBuffers(tuned)).toBe("48MB")
+  })
+
+  it("reads EMBEDDED_SHARED_BUFFERS in PostgreSQL's units and refuses anything else, naming the key", () => {
+    const resolve = (value: string) =>
+      Settings.resolveSettings({ database: { EMBEDDED_SHARED_BUFFERS: value } }).database.EMBEDDED_SHARED_BUFFERS
+    expect(resolve("16MB")).toBe("16MB")
+    expect(resolve(" 256 kb ")).toBe("256kB")
+    expect(resolve("1gb")).toBe("1GB")
+    for (const bad of ["16", "16M", "16MiB", "64kB", "2GB", "-1MB", "1.5MB", "lots"]) {
+      expect(() => resolve(bad), bad).toThrow(`invalid setting [database] EMBEDDED_SHARED_BUFFERS = "${bad}"`)
+    }
+  })
+
+  it("creates a new data dir's database beside it and moves it in, replacing what an interrupted creation left", async () => {
+    const place = await freshLocation(false)
+    places.push(place)
+    const dir = join(place.settings.server.APP_DATA_PATH, "db")
+    // What a server killed while creating its database leaves: a partial copy beside `db`.
+    mkdirSync(join(`${dir}.initdb`, "base"), { recursive: true })
+    writeFileSync(join(`${dir}.initdb`, "PG_VERSION"), "garbage")
+    const db = await open(place.settings)
+    try {
+      const [row] = await db.run(withSql((sql) => sql<{ one: number }>`SELECT 1 AS one`))
+      expect(row).toEqual({ one: 1 })
+    } finally {
+      await db.close()
+    }
+    expect(readFileSync(join(dir, "PG_VERSION"), "utf8").trim()).toMatch(/^\d+$/)
+    expect(existsSync(`${dir}.initdb`)).toBe(false)
   })
 })

@@ -98,8 +98,8 @@ export const stopChild = async (child: ChildProcess) => {
  */
 const pinned = process.env.BENCH_PIN === "1" && os.cpus().length >= 2
 if (pinned) execFileSync("taskset", ["-p", "-c", "1", String(process.pid)], { stdio: "ignore" })
-const serverCommand = (args: ReadonlyArray<string>): [string, Array<string>] =>
-  pinned ? ["taskset", ["-c", "0", nodeBin, ...args]] : [nodeBin, [...args]]
+const serverCommand = (args: ReadonlyArray<string>, node = nodeBin): [string, Array<string>] =>
+  pinned ? ["taskset", ["-c", "0", node, ...args]] : [node, [...args]]
 
 export const spawnListening = async (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, what: string) => {
   const [command, argv] = serverCommand(args)
@@ -163,6 +163,17 @@ export interface Backend {
   readonly logFile: string
   /** Further settings for the server, as `HEARTH__<section>__<KEY>` variables. */
   readonly env?: Readonly<Record<string, string>>
+  /** Another checkout of Hearth to run (its own `src/cli.ts` and Node), for side-by-side runs; default: this one. */
+  readonly tree?: string
+  /** Node flags for `serve`, before `src/cli.ts`. */
+  readonly nodeArgs?: ReadonlyArray<string>
+}
+
+/** The checkout a back-end runs (`root` unless `tree` is given) and its Node. */
+const treeOf = (backend: Backend) => {
+  const dir = backend.tree ?? root
+  const node = join(dir, "node_modules/.bin/node")
+  return { dir, node: existsSync(node) ? node : nodeBin }
 }
 
 export interface Running {
@@ -204,9 +215,10 @@ export const startHearth = async (backend: Backend): Promise<Running> => {
   const base = `http://127.0.0.1:${port}`
   const out = openSync(backend.logFile, "a")
   const started = performance.now()
-  const [command, argv] = serverCommand(["src/cli.ts", "serve"])
+  const tree = treeOf(backend)
+  const [command, argv] = serverCommand([...(backend.nodeArgs ?? []), "src/cli.ts", "serve"], tree.node)
   const child = spawn(command, argv, {
-    cwd: root,
+    cwd: tree.dir,
     env: hearthEnv(backend, port),
     stdio: ["ignore", out, out]
   })
@@ -236,8 +248,9 @@ let cliHasUserCreate: boolean | undefined
 /** An account made before the server starts (the embedded data dir is locked while it runs). */
 export const createAccount = async (backend: Backend, account: Account) => {
   const env = hearthEnv(backend, 3000)
+  const tree = treeOf(backend)
   if (cliHasUserCreate === undefined) {
-    cliHasUserCreate = await execFileP(nodeBin, ["src/cli.ts", "admin", "user", "create", "--help"], { cwd: root, env, timeout: 60_000 })
+    cliHasUserCreate = await execFileP(tree.node, ["src/cli.ts", "admin", "user", "create", "--help"], { cwd: tree.dir, env, timeout: 60_000 })
       .then((r) => r.stdout.includes("username"), () => false)
     log(cliHasUserCreate ? "creating the account with `hearth admin user create`" : "`hearth admin user create` is not available: creating the account with infra/bench/create-user.ts")
   }
@@ -250,7 +263,7 @@ export const createAccount = async (backend: Backend, account: Account) => {
     ]
     : ["infra/bench/create-user.ts", account.username, account.password, email]
   try {
-    await execFileP(nodeBin, args, { cwd: root, env, timeout: 120_000 })
+    await execFileP(tree.node, args, { cwd: tree.dir, env, timeout: 120_000 })
   } catch (error) {
     const e = error as { stdout?: string; stderr?: string; message: string }
     throw new Error(`creating the account ${account.username} failed (${backend.name}): ${e.stderr || e.stdout || e.message}`)

@@ -15,9 +15,10 @@
 // BODY_IDLE_TIMEOUT, KEEP_ALIVE_TIMEOUT as Go durations; KEEP_ALIVE_MAX_REQUESTS, MAX_CONNECTIONS),
 // `[database] DB_TYPE = embedded` (PGlite under APP_DATA_PATH) and
 // `DATABASE_URL` (also read from the bare DATABASE_URL environment variable; setting it implies
-// DB_TYPE = postgres), `[security] LOGIN_MAX_FAILURES` / `LOGIN_THROTTLE_SECONDS` (password
-// throttling). `[log] LEVEL` is Forgejo's key and accepts its level names (Trace, Debug, Info,
-// Warn, Error, Critical, Fatal, None); Hearth logs at most at Error, so Critical/Fatal mean Error.
+// DB_TYPE = postgres), `EMBEDDED_SHARED_BUFFERS` (the embedded database's shared_buffers),
+// `[security] LOGIN_MAX_FAILURES` / `LOGIN_THROTTLE_SECONDS` (password throttling). `[log] LEVEL`
+// is Forgejo's key and accepts its level names (Trace, Debug, Info, Warn, Error, Critical, Fatal,
+// None); Hearth logs at most at Error, so Critical/Fatal mean Error.
 import { Context, Data, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -63,6 +64,11 @@ export interface SettingsShape {
     readonly USER: string
     readonly PASSWD: string
     readonly MAX_OPEN_CONNS: number
+    /**
+     * The embedded database's shared_buffers, in PostgreSQL's syntax ("16MB"), normalized (Hearth's
+     * own key). Resident for the life of the process: see src/db/Pglite.ts.
+     */
+    readonly EMBEDDED_SHARED_BUFFERS: string
   }
   readonly security: {
     readonly DISABLE_QUERY_AUTH_TOKEN: boolean
@@ -198,7 +204,8 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     NAME: key("string", "hearth"),
     USER: key("string", "hearth"),
     PASSWD: key("string", "", true),
-    MAX_OPEN_CONNS: key("int", "10")
+    MAX_OPEN_CONNS: key("int", "10"),
+    EMBEDDED_SHARED_BUFFERS: key("string", "16MB")
   },
   security: {
     DISABLE_QUERY_AUTH_TOKEN: key("bool", "false"),
@@ -397,6 +404,29 @@ export const parseByteSize = (text: string): number | undefined => {
   return bytes > 2 ** 63 - 1 ? -1 : bytes
 }
 
+const PG_MEMORY_UNITS: Record<string, readonly [name: string, kB: number]> = {
+  kb: ["kB", 1],
+  mb: ["MB", 1024],
+  gb: ["GB", 1024 * 1024]
+}
+
+/**
+ * `[database] EMBEDDED_SHARED_BUFFERS`: a size in PostgreSQL's units (kB, MB, GB, powers of 1024;
+ * any case), between PostgreSQL's minimum of 128kB and 1GB (the WASM memory holds at most 2 GB, and
+ * PostgreSQL needs room beside its buffers). Returned as PostgreSQL spells it.
+ */
+const sharedBuffers = (text: string): string => {
+  const m = /^(\d+)\s*([a-z]{2})$/i.exec(text.trim())
+  const unit = m === null ? undefined : PG_MEMORY_UNITS[m[2]!.toLowerCase()]
+  const kB = m === null || unit === undefined ? NaN : Number(m[1]) * unit[1]
+  if (unit === undefined || !(kB >= 128 && kB <= 1024 * 1024)) {
+    throw new SettingsError({
+      message: `invalid setting [database] EMBEDDED_SHARED_BUFFERS = "${text}": expected a size in kB, MB or GB from 128kB to 1GB, such as 16MB`
+    })
+  }
+  return `${Number(m![1])}${unit[0]}`
+}
+
 /** Validates raw settings into a complete `SettingsShape`; throws `SettingsError` naming the key. */
 export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   const raw = merge(rawInput)
@@ -440,6 +470,7 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   if ((db.MAX_OPEN_CONNS as number) < 1) {
     throw new SettingsError({ message: `invalid setting [database] MAX_OPEN_CONNS = "${db.MAX_OPEN_CONNS}": must be at least 1` })
   }
+  db.EMBEDDED_SHARED_BUFFERS = sharedBuffers(String(db.EMBEDDED_SHARED_BUFFERS))
   const service = out.service!
   service.NO_REPLY_ADDRESS ??= `noreply.${server.DOMAIN}`
   const api = out.api!

@@ -50,7 +50,7 @@ export const clientLayer: Layer.Layer<SqlClient, unknown, Settings> = Layer.unwr
   const dir = settings.server.APP_DATA_PATH
   // Loaded only when used: a server on PostgreSQL does not carry the embedded engine's code.
   const Pglite = yield* Effect.promise(() => import("./Pglite.ts"))
-  return Layer.unwrap(Effect.as(DataDirLock.acquire(dir), Pglite.layer({ dataDir: join(dir, "db") })))
+  return Layer.unwrap(Effect.as(DataDirLock.acquire(dir), Pglite.layer({ dataDir: join(dir, "db"), sharedBuffers: db.EMBEDDED_SHARED_BUFFERS })))
 }))
 
 /** The client with the schema brought up to date. */

@@ -22,6 +22,27 @@
 //   constraint name, SqlSyntaxError, …); `cause` is PGlite's error with `code`, `detail`, ….
 // - Streaming (`sql.stream`, `executeStream`) works but reads the whole result first: PGlite has
 //   no incremental row delivery, so a stream is not a way to bound memory on this back-end.
+//
+// Memory (figures in infra/bench/README.md, "The embedded database's memory"): PostgreSQL runs
+// inside one WebAssembly memory, which never shrinks and whose every written page stays resident
+// for the life of the process. So what PostgreSQL allocates at start is paid in full, for good:
+// - shared_buffers is 16 MB here, not PGlite's 128 MB (in the WASM build PostgreSQL's shared memory
+//   is written in full when it is created, so all of it is resident from the start: 151 → 29 MB
+//   of WASM memory resident at idle). Hearth's database of a small forge fits (a fresh one is ~40 MB on disk,
+//   mostly catalogs and WAL, read in a few pages at a time); a page not cached is read from the
+//   data dir through Node's fs and the OS page cache. `[database] EMBEDDED_SHARED_BUFFERS`.
+//   wal_buffers follows it (1/32: 4 MB → 512 kB).
+// - The WASM memory's initial size (PGlite's `initialMemory`, 128 MB) cannot be smaller: it is
+//   the module's declared minimum. It costs only address space; pages count once written.
+// - work_mem (4 MB), maintenance_work_mem (64 MB) and temp_buffers (8 MB) are PostgreSQL's
+//   defaults: limits reached only by a large sort, an index build over a large table or
+//   temporary tables (Hearth makes none). As with any allocation in the WASM memory, what one
+//   statement reaches stays resident until the process exits.
+// - A new data dir is initialised (initdb) in a child process, not here: initdb runs a second
+//   PostgreSQL instance, copies its whole WASM memory and the new data dir as a tar archive,
+//   which brought this process to ~600 MB and left ~90 MB behind in the C heap after it was
+//   freed (a server started on a fresh data dir idled at 311–321 MB against 217–230 MB on an
+//   existing one). The child exits and gives all of it back.
 import { PGlite, types } from "@electric-sql/pglite"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as PgTypes from "@effect/sql-pg/PgTypes"
@@ -44,7 +65,9 @@ import {
   UniqueViolation,
   UnknownError
 } from "effect/sql/SqlError"
-import { mkdirSync } from "node:fs"
+import { execFile } from "node:child_process"
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 
 /** "HH:MM:SS[.ffffff]" → microseconds since midnight, as sql-pg decodes `time`. */
 const timeToMicros = (x: string): bigint => {
@@ -193,6 +216,46 @@ const commit = (conn: Connection): Effect.Effect<void, SqlError> =>
 export interface PgliteOptions {
   /** Directory of the database files; `undefined` keeps everything in memory (tests). */
   readonly dataDir?: string | undefined
+  /** PostgreSQL's shared_buffers, in its own syntax ("16MB"); see the memory notes above. */
+  readonly sharedBuffers?: string | undefined
+}
+
+/** `[database] EMBEDDED_SHARED_BUFFERS`'s default (src/config/Settings.ts). */
+export const DEFAULT_SHARED_BUFFERS = "16MB"
+
+const INITDB_SCRIPT = fileURLToPath(new URL("./PgliteInitdb.ts", import.meta.url))
+
+/**
+ * Creates the database files of a new data dir in a child process (see the memory notes above):
+ * into `<dataDir>.initdb` first, moved into place once complete, so that an interrupted initdb
+ * leaves no half-made database behind. A data dir that is not empty (and holds no database) is
+ * initialised in place, as PGlite itself would. The child gets `--liftoff-only`: initdb's SQL
+ * runs once, so optimising it only costs memory (peak 1,068 against 633 MB, measured with 128 MB
+ * of shared_buffers) and CPU.
+ */
+const initdbInChild = (dataDir: string, signal: AbortSignal): Promise<void> => {
+  const inPlace = readdirSync(dataDir).length > 0
+  const target = inPlace ? dataDir : `${dataDir}.initdb`
+  if (!inPlace) rmSync(target, { recursive: true, force: true })
+  return new Promise<void>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ["--liftoff-only", INITDB_SCRIPT, target],
+      { signal, maxBuffer: 1024 * 1024 },
+      (error, _stdout, stderr) => {
+        if (error !== null) {
+          const detail = stderr.trim().split("\n").at(-1) ?? ""
+          return reject(new Error(`initdb failed in ${target}: ${detail === "" ? error.message : detail}`))
+        }
+        try {
+          if (!inPlace) renameSync(target, dataDir) // onto the empty directory
+          resolve()
+        } catch (e) {
+          reject(e)
+        }
+      }
+    )
+  })
 }
 
 /** Opens PGlite for the scope's lifetime and builds a `SqlClient` on it. */
@@ -201,10 +264,23 @@ export const make = (
 ): Effect.Effect<SqlClient.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
   Effect.gen(function*() {
     const dataDir = options.dataDir
-    // PGlite's own mkdir is not recursive.
-    if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true })
+    if (dataDir !== undefined) {
+      // PGlite's own mkdir is not recursive.
+      mkdirSync(dataDir, { recursive: true })
+      if (!existsSync(`${dataDir}/PG_VERSION`)) {
+        yield* Effect.tryPromise({
+          try: (signal) => initdbInChild(dataDir, signal),
+          catch: (cause) => new SqlError({ reason: classify(cause, "connect") })
+        })
+      }
+    }
+    const startParams = [
+      ...PGlite.defaultStartParams,
+      "-c",
+      `shared_buffers=${options.sharedBuffers ?? DEFAULT_SHARED_BUFFERS}`
+    ]
     const db = yield* Effect.acquireRelease(
-      run("connect", () => PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), parsers })),
+      run("connect", () => PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), parsers, startParams })),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
     const connection = makeConnection(db)
