@@ -1,7 +1,7 @@
 // Hearth's federation routes for local users (Api.ts): paged lists with X-Total-Count.
 import { Effect, Schema } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { HearthApi } from "../src/http/Api.ts"
+import { HearthApi } from "../src/Api.ts"
 import { signedInCaller } from "../src/http/Authentication.ts"
 import { formatTime, respond } from "../src/http/Json.ts"
 import { resolvePage, setListHeaders } from "../src/http/Pagination.ts"

@@ -6,7 +6,7 @@ import { AppLayer } from "./App.ts"
 import { Settings } from "./config/Settings.ts"
 import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
 import { OutageLogsLayer } from "./health/Database.ts"
-import { serverLayer } from "./http/Server.ts"
+import { serverLayer } from "./Server.ts"
 
 const announce = Effect.gen(function*() {
   const settings = yield* Settings

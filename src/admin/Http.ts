@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Settings } from "../config/Settings.ts"
-import { HearthApi } from "../http/Api.ts"
+import { HearthApi } from "../Api.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { parseSort, UsersService } from "../users/Service.ts"

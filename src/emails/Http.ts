@@ -1,7 +1,7 @@
 // E-mail addresses over HTTP: the caller's own only.
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { HearthApi } from "../http/Api.ts"
+import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Authentication.ts"
 import { EmailsService } from "./Service.ts"
 

@@ -2,7 +2,7 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Federation } from "../../federation/Service.ts"
-import { HearthApi } from "../http/Api.ts"
+import { HearthApi } from "../Api.ts"
 import { Caller, signedInCaller } from "../http/Authentication.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { RepoPresenter } from "../repos/Present.ts"

@@ -2,7 +2,7 @@
 import { Effect, Layer, Option, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { HearthApi } from "../http/Api.ts"
+import { HearthApi } from "../Api.ts"
 import { Authenticator, parseAuthorization, signedInCaller } from "../http/Authentication.ts"
 import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"

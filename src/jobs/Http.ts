@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { siteAdmin } from "../admin/Policy.ts"
-import { HearthApi } from "../http/Api.ts"
+import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Authentication.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"

@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { HearthApi } from "../http/Api.ts"
+import { HearthApi } from "../Api.ts"
 import { Caller } from "../http/Authentication.ts"
 import * as Errors from "../http/Errors.ts"
 import { MarkdownRenderer, type Mode } from "./Service.ts"

@@ -1,7 +1,7 @@
 // Handlers of the mirrors group.
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { HearthApi } from "../http/Api.ts"
+import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Authentication.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { HearthApi } from "../http/Api.ts"
+import { HearthApi } from "../Api.ts"
 import { respond } from "../http/Json.ts"
 import { ServerVersion } from "./Api.ts"
 import { VERSION } from "../version.ts"

@@ -1,7 +1,7 @@
 // OAuth2 applications over HTTP: the caller's own only; another user's id is 404.
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { HearthApi } from "../http/Api.ts"
+import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Authentication.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { OAuth2Service } from "./Service.ts"

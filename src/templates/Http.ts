@@ -2,7 +2,7 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Settings } from "../config/Settings.ts"
-import { HearthApi } from "../http/Api.ts"
+import { HearthApi } from "../Api.ts"
 import * as Errors from "../http/Errors.ts"
 import {
   findGitignore,

@@ -1,7 +1,7 @@
 // Handlers of the transfers group. The answer shows the repository as the caller now sees it.
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { HearthApi } from "../http/Api.ts"
+import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Authentication.ts"
 import { respond } from "../http/Json.ts"
 import { RepoPolicy } from "../repos/Policy.ts"

@@ -1,0 +1,43 @@
+// The whole /api/v1 surface: every resource's group, then the API-wide middleware (which only
+// applies to endpoints added before it, so it comes last).
+import { HttpApi, OpenApi } from "effect/http-api"
+import { FederationApi } from "../federation/Api.ts"
+import { AdminUsersApi } from "./admin/Api.ts"
+import { BranchesApi } from "./branches/Api.ts"
+import { ContentsApi } from "./contents/Api.ts"
+import { EmailsApi } from "./emails/Api.ts"
+import { FollowsApi } from "./follows/Api.ts"
+import { ForksApi } from "./forks/Api.ts"
+import { GpgApi } from "./gpg/Api.ts"
+import { JobsApi } from "./jobs/Api.ts"
+import { KeysApi } from "./keys/Api.ts"
+import { MarkdownApi } from "./markdown/Api.ts"
+import { MirrorsApi } from "./mirrors/Api.ts"
+import { MiscApi } from "./misc/Api.ts"
+import { OAuth2Api } from "./oauth2/Api.ts"
+import { OrgsApi } from "./orgs/Api.ts"
+import { QuotaApi } from "./quota/Api.ts"
+import { ReposApi } from "./repos/Api.ts"
+import { SocialApi } from "./social/Api.ts"
+import { TemplatesApi } from "./templates/Api.ts"
+import { TokensApi } from "./tokens/Api.ts"
+import { TransfersApi } from "./transfers/Api.ts"
+import { TwoFactorApi } from "./twofa/Api.ts"
+import { UsersApi } from "./users/Api.ts"
+import { Authentication } from "./http/Authentication.ts"
+import { JsonBodyCheck } from "./http/Edge.ts"
+import { ErrorResponses } from "./http/Middleware.ts"
+
+export class HearthApi extends HttpApi.make("hearth")
+  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi, MirrorsApi, FollowsApi, EmailsApi, OAuth2Api, GpgApi, KeysApi, MarkdownApi, FederationApi, QuotaApi)
+  .prefix("/api/v1")
+  // Applied inside out: the body check runs after authentication, errors are rendered around all.
+  .middleware(JsonBodyCheck)
+  .middleware(Authentication)
+  .middleware(ErrorResponses)
+  .annotateMerge(OpenApi.annotations({
+    title: "Hearth API",
+    version: "1.1.1",
+    description: "Hearth's Forgejo-compatible REST API (/api/v1)."
+  }))
+{}
