@@ -4,7 +4,7 @@
 // with a remote name (PUT /user/following/{user@host}, PUT /user/starred/{owner@host}/{repo}).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { Access } from "../src/http/Authentication.ts"
+import { Access } from "../src/http/Access.ts"
 import { Timestamp } from "../src/http/Json.ts"
 import { PageQuery } from "../src/http/Pagination.ts"
 

@@ -2,7 +2,7 @@
 import { Effect, Schema } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../src/Api.ts"
-import { signedInCaller } from "../src/http/Authentication.ts"
+import { signedInCaller } from "../src/http/Caller.ts"
 import { formatTime, respond } from "../src/http/Json.ts"
 import { resolvePage, setListHeaders } from "../src/http/Pagination.ts"
 import { RemoteAccount, ReceivedActivity } from "./Api.ts"

@@ -4,6 +4,7 @@
 // users' public activity to their remote followers.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { signInProhibited } from "../src/auth/AccountState.ts"
 import { Settings, type SettingsShape } from "../src/config/Settings.ts"
 import * as Errors from "../src/http/Errors.ts"
 import { JobsRepo } from "../src/jobs/Repo.ts"
@@ -19,7 +20,7 @@ import { SqlKvStore } from "./Store.ts"
 
 /** A local account that is an ActivityPub Person: an active, public, individual user. */
 export const federatedUser = (user: UserRow) =>
-  user.type === "user" && user.visibility === "public" && user.isActive && !user.prohibitLogin
+  user.type === "user" && user.visibility === "public" && !signInProhibited(user)
 
 /** A local repository that is a ForgeFed Repository actor: public, ready, of a public owner. */
 export const federatedRepository = (repo: RepoRow, owner: UserRow) =>

@@ -24,7 +24,7 @@ import { TokensApi } from "./tokens/Api.ts"
 import { TransfersApi } from "./transfers/Api.ts"
 import { TwoFactorApi } from "./twofa/Api.ts"
 import { UsersApi } from "./users/Api.ts"
-import { Authentication } from "./http/Authentication.ts"
+import { Authentication } from "./auth/Authentication.ts"
 import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
 

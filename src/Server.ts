@@ -49,7 +49,7 @@ import { TransfersHttp } from "./transfers/Http.ts"
 import { TwoFactorHttp } from "./twofa/Http.ts"
 import { UsersHttp } from "./users/Http.ts"
 import { HearthApi } from "./Api.ts"
-import { AuthenticationLive } from "./http/Authentication.ts"
+import { AuthenticationLive } from "./auth/Authentication.ts"
 import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
 import { ErrorResponsesLive } from "./http/Middleware.ts"
 

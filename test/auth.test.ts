@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { parseAuthorization, QUERY_TOKEN_WARNING } from "../src/http/Authentication.ts"
+import { parseAuthorization, QUERY_TOKEN_WARNING } from "../src/auth/Authentication.ts"
 import type { AccountChanges } from "../src/users/Service.ts"
 import { UsersService } from "../src/users/Service.ts"
 import { basic, createToken, createUser, type Hearth, json, startHearth } from "./support/hearth.ts"

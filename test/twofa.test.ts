@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Secret, TOTP, URI } from "otpauth"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { TWO_FACTOR_NEEDS_TOKEN } from "../src/http/Authentication.ts"
+import { TWO_FACTOR_NEEDS_TOKEN } from "../src/auth/Authenticator.ts"
 import { basic, createToken, createUser, type Hearth, json, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth

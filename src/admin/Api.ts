@@ -2,7 +2,7 @@
 // token scope and a site administrator (403 "user should be the site admin" otherwise).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { User } from "../users/Schema.ts"

@@ -1,6 +1,6 @@
 // Who may use the /admin routes: a signed-in site administrator (Forgejo's `reqSiteAdmin`).
 import { Effect } from "effect"
-import { type Principal, signedInCaller } from "../http/Authentication.ts"
+import { type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 
 /** The caller when it is a site admin; 401 when anonymous, 403 otherwise. */

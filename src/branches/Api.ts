@@ -3,7 +3,7 @@
 // deleted by its writers (`repository` scope: read for GET, write otherwise).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"

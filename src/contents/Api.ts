@@ -3,7 +3,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Verification } from "../branches/Api.ts"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 import { Timestamp } from "../http/Json.ts"
 
 const repoOpen = { signedIn: false, scopes: ["repository"] } as const

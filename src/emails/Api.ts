@@ -3,7 +3,7 @@
 // mail server, logged) for it.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 import { Id } from "../http/Json.ts"
 
 export const Email = Schema.Struct({

@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
-import { signedInCaller } from "../http/Authentication.ts"
+import { signedInCaller } from "../http/Caller.ts"
 import { EmailsService } from "./Service.ts"
 
 export const EmailsHttp = HttpApiBuilder.group(HearthApi, "emails", (handlers) =>

@@ -2,7 +2,7 @@
 // and the `user` scope (write:user to follow or unfollow).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { User } from "../users/Schema.ts"
 

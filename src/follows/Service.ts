@@ -2,7 +2,7 @@
 // Forgejo); following yourself is refused (422 — the issue asks for it, where Forgejo silently does
 // nothing); accounts the caller may not see are 404, in paths and in lists.
 import { Context, Effect, Layer } from "effect"
-import type { Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Window } from "../social/Repo.ts"
 import type { UserRow } from "../users/Repo.ts"

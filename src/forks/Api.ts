@@ -1,7 +1,7 @@
 // Forks (CONTRACT §9): list a repository's forks, fork it into your account or an organization.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { Repository } from "../repos/Schema.ts"

@@ -2,7 +2,7 @@
 // once, so the 202 can show it), and the durable job that fills its git data.
 import { Context, Effect, Layer, Option } from "effect"
 import { WorkflowEngine } from "effect/workflow"
-import type { Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Window } from "../social/Repo.ts"
 import { JobsRepo } from "../jobs/Repo.ts"

@@ -2,7 +2,7 @@
 // the verification of an added key. Every route needs a signed-in caller and the `user` scope.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 import { Id, Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
 

@@ -2,7 +2,7 @@
 // `repository` scope and the repository's admin.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { Id, Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"

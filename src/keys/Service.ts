@@ -3,7 +3,7 @@
 // keys are managed by the repository's admins. Also answers the SSH server: whose key is this?
 import { Context, Effect, Layer, Option } from "effect"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
-import type { Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { RepoPolicy } from "../repos/Policy.ts"

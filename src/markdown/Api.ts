@@ -2,7 +2,7 @@
 // /markup. Any signed-in caller may render; no token scope is needed (CONTRACT §1.5).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 
 const signedIn = { signedIn: true, scopes: [] } as const
 const optionalString = Schema.optionalKey(Schema.String)

@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
-import { Caller } from "../http/Authentication.ts"
+import { Caller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { MarkdownRenderer, type Mode } from "./Service.ts"
 

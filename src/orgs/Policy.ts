@@ -2,7 +2,7 @@
 // with permission `owner`, made with the org); site admins pass every owner check. Other slices
 // (repositories) use `canCreateOrgRepo` and the team access levels.
 import { Context, Effect, Layer } from "effect"
-import type { Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { OrgsRepo, type TeamRow } from "./Repo.ts"

@@ -2,7 +2,7 @@
 // create/edit options), and how rows are shown to a viewer.
 import { Schema } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
-import type { Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Caller.ts"
 import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { Id } from "../http/Json.ts"
 import type { UserRow } from "../users/Repo.ts"

@@ -4,7 +4,7 @@
 // collaborators give theirs; a public repository can be read by whoever may see its owner.
 // What the caller cannot read is answered 404, what it can read but not change 403 (CONTRACT §1.8).
 import { Context, Effect, Layer, Option } from "effect"
-import type { Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { type AccessMode, atLeast, OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"

@@ -2,7 +2,7 @@
 // answers repositories goes through, so forks carry their `parent` everywhere alike.
 import { Context, Effect, Layer, Option } from "effect"
 import { Settings } from "../config/Settings.ts"
-import type { Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Caller.ts"
 import { atLeast } from "../orgs/Policy.ts"
 import { OrgsRepo } from "../orgs/Repo.ts"
 import { toApiTeam } from "../orgs/Schema.ts"

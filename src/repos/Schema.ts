@@ -1,7 +1,7 @@
 // The Repository object of the API (Forgejo's `Repository`) and the creation options.
 import { Schema } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
-import type { Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Caller.ts"
 import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { formatTime, Id, Timestamp } from "../http/Json.ts"
 import { atLeast } from "../orgs/Policy.ts"

@@ -2,7 +2,7 @@
 // /user/starred…, `user` on the other /user… and /users/… lists, `repository` on /repos/….
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 import { Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { Repository } from "../repos/Schema.ts"

@@ -1,7 +1,7 @@
 // Stars and watches (CONTRACT §8): who may star or watch what, and the lists, each showing only
 // the repositories the caller may see. Repository visibility is RepoPolicy's, reused as is.
 import { Context, Effect, Layer, Option } from "effect"
-import type { Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { atLeast } from "../orgs/Policy.ts"
 import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"

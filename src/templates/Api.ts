@@ -2,7 +2,7 @@
 // templates. Public, with no token scope, as Forgejo serves them; an unknown name is 404.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 
 const open = { signedIn: false, scopes: [] } as const
 const name = { name: Schema.String }

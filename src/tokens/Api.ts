@@ -1,7 +1,7 @@
 // Personal access tokens (CONTRACT §11): created with the account's password only, shown once.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 import { BoundedName, NAME_MAX } from "../http/Input.ts"
 import { Id } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
-import { passwordCaller, type Principal, signedInCaller } from "../http/Authentication.ts"
+import { passwordCaller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import type { UserRow } from "../users/Repo.ts"

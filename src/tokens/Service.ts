@@ -2,11 +2,11 @@
 import { Context, Effect, Layer } from "effect"
 import { isSqlError } from "effect/sql/SqlError"
 import { randomBytes } from "node:crypto"
-import { Authenticator } from "../http/Authentication.ts"
+import { Authenticator } from "../auth/Authenticator.ts"
 import * as Errors from "../http/Errors.ts"
 import { NAME_MAX } from "../http/Input.ts"
 import type { Page } from "../http/Pagination.ts"
-import { formatScopes, InvalidScope, isEmptyScope, parseScopes } from "../http/Scopes.ts"
+import { formatScopes, InvalidScope, isEmptyScope, parseScopes } from "../auth/Scopes.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { type TokenRow, TokensRepo } from "./Repo.ts"
 

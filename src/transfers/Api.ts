@@ -1,7 +1,7 @@
 // Repository transfers: start one (at once, or pending until the recipient accepts), accept, reject.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 import { Repository } from "../repos/Schema.ts"
 
 const ownerRepo = { owner: Schema.String, repo: Schema.String }

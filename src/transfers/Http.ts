@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
-import { signedInCaller } from "../http/Authentication.ts"
+import { signedInCaller } from "../http/Caller.ts"
 import { respond } from "../http/Json.ts"
 import { RepoPolicy } from "../repos/Policy.ts"
 import { RepoPresenter } from "../repos/Present.ts"

@@ -3,7 +3,7 @@
 // in); otherwise pending until the recipient accepts or someone rejects it.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"

@@ -4,7 +4,7 @@
 // lock the owner out by enrolling a factor they control, nor remove the owner's factor.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 
 export const TwoFactorEnrollment = Schema.Struct({
   /** The shared secret, base32. */

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
-import { passwordCaller } from "../http/Authentication.ts"
+import { passwordCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { TwoFactor } from "./Service.ts"
 

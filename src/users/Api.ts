@@ -1,7 +1,7 @@
 // Users: the signed-in account, profiles and search (CONTRACT §3).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { Access } from "../http/Authentication.ts"
+import { Access } from "../http/Access.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { User } from "./Schema.ts"
 

@@ -1,7 +1,7 @@
 // Who may see an account (CONTRACT §1.8): what a viewer may not see is answered 404.
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { UserRow, Visibility } from "./Repo.ts"
 

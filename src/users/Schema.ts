@@ -1,7 +1,7 @@
 // The User object of the API (Forgejo's `User`), and how an account is shown to a viewer.
 import { Schema } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
-import type { Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Caller.ts"
 import { formatTime, Id, Timestamp, ZERO_TIME } from "../http/Json.ts"
 import type { UserRow } from "./Repo.ts"
 

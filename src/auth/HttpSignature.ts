@@ -9,11 +9,11 @@ import { Context, Effect, Layer, Option } from "effect"
 import { createPublicKey, verify as cryptoVerify } from "node:crypto"
 import type sshpk from "sshpk"
 import { Settings } from "../config/Settings.ts"
-import type { Principal } from "../http/Authentication.ts"
+import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { lazyRequire } from "../lazyRequire.ts"
 import { UsersRepo } from "../users/Repo.ts"
-import { KeysRepo } from "./Repo.ts"
+import { KeysRepo } from "../keys/Repo.ts"
 
 const loadSshpk = lazyRequire<typeof sshpk>("sshpk")
 

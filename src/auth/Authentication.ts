@@ -1,0 +1,124 @@
+// Who is calling, for every /api/v1 request, in Forgejo's order (routers/api/shared/middleware.go):
+// query token (deprecated), `Authorization: token|bearer X`, HTTP signature, Basic (password, or a
+// token as password; TOTP inside Basic). One middleware resolves the caller, applies the
+// account-state and sign-in checks, and enforces each endpoint's `Access` rule (sign-in and token
+// scopes), then records the caller (`Caller`).
+import { Context, Effect, Layer } from "effect"
+import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpApiMiddleware } from "effect/http-api"
+import { Settings } from "../config/Settings.ts"
+import { Access } from "../http/Access.ts"
+import { type Principal, setCaller } from "../http/Caller.ts"
+import * as Errors from "../http/Errors.ts"
+import { callerRefusal } from "./AccountState.ts"
+import { Authenticator } from "./Authenticator.ts"
+import { HttpSignatures } from "./HttpSignature.ts"
+import { levelForMethod } from "./Scopes.ts"
+
+export const QUERY_TOKEN_WARNING = "token and access_token API authentication is deprecated and will be removed " +
+  "in Forgejo v13.0.0. Please use AuthorizationHeaderToken instead. Existing queries will continue to work but " +
+  "without authorization."
+
+export type Credentials =
+  | { readonly kind: "none" }
+  | { readonly kind: "token"; readonly token: string }
+  | { readonly kind: "basic"; readonly username: string; readonly password: string }
+
+/** Reads `Authorization`: exactly two whitespace-separated fields, the scheme word ASCII case-insensitive. */
+export const parseAuthorization = (header: string | undefined): Credentials => {
+  const fields = (header ?? "").trim().split(/\s+/)
+  if (fields.length !== 2) return { kind: "none" }
+  const [scheme, value] = fields as [string, string]
+  // ASCII-only case folding, so look-alike letters (e.g. the Kelvin sign) do not match.
+  const word = scheme.replace(/[A-Z]/g, (c) => c.toLowerCase())
+  if (word === "token" || word === "bearer") return { kind: "token", token: value }
+  if (word === "basic") {
+    const decoded = Buffer.from(value, "base64").toString("utf8")
+    const colon = decoded.indexOf(":")
+    if (colon < 0) return { kind: "basic", username: decoded, password: "" }
+    return { kind: "basic", username: decoded.slice(0, colon), password: decoded.slice(colon + 1) }
+  }
+  return { kind: "none" }
+}
+
+export class Authentication extends HttpApiMiddleware.Service<Authentication>()(
+  "hearth/http/Authentication",
+  { error: [Errors.Unauthorized, Errors.Forbidden, Errors.TooManyRequests, Errors.NotFoundEmpty] }
+) {}
+
+/** The deprecated query token (`token`, else `access_token`), or "" when none is given. */
+const queryToken = (request: HttpServerRequest.HttpServerRequest, context: Context.Context<never>): string => {
+  if (!request.url.includes("?")) return ""
+  const query = Context.getUnsafe(context, HttpServerRequest.ParsedSearchParams)
+  const first = (value: string | ReadonlyArray<string> | undefined) => typeof value === "string" ? value : value?.[0] ?? ""
+  return first(query.token) || first(query.access_token)
+}
+
+export const AuthenticationLive = Layer.effect(
+  Authentication,
+  Effect.gen(function*() {
+    const authenticator = yield* Authenticator
+    const signatures = yield* HttpSignatures
+    const settings = yield* Settings
+    const addWarning = HttpEffect.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "Warning", QUERY_TOKEN_WARNING))
+    )
+    const anonymousRefused = settings.service.REQUIRE_SIGNIN_VIEW
+      ? Errors.forbidden("Only signed in user is allowed to call APIs.")
+      : undefined
+
+    const resolve = (
+      request: HttpServerRequest.HttpServerRequest,
+      token: string
+    ): Effect.Effect<Principal, Errors.Unauthorized | Errors.TooManyRequests, HttpServerRequest.HttpServerRequest> => {
+      if (token !== "") {
+        if (settings.security.DISABLE_QUERY_AUTH_TOKEN) {
+          return Effect.andThen(
+            addWarning,
+            Effect.fail(Errors.unauthorized(
+              "API tokens in the query string are disabled on this server ([security] DISABLE_QUERY_AUTH_TOKEN): " +
+                "send the token in the Authorization header instead"
+            ))
+          )
+        }
+        return Effect.andThen(addWarning, authenticator.byToken(token))
+      }
+      const credentials = parseAuthorization(request.headers["authorization"])
+      if (credentials.kind === "token") return authenticator.byToken(credentials.token)
+      // Then an HTTP signature made with an SSH key (Forgejo's order); a bad one is a 401.
+      if (request.headers["signature"] !== undefined) return signatures.authenticate(request)
+      // parseAuthorization only answers "basic" here: `resolve` is called when credentials exist.
+      const basic = credentials as Extract<Credentials, { kind: "basic" }>
+      // X-Forgejo-OTP wins over X-Gitea-OTP when both are sent (an empty one counts as absent).
+      const otp = request.headers["x-forgejo-otp"] || request.headers["x-gitea-otp"] || undefined
+      return authenticator.byBasic(basic.username, basic.password, otp)
+    }
+
+    // Called once per endpoint when the routes are built; the returned effect runs per request.
+    return Authentication.of((httpEffect, { endpoint }) => {
+      const rule = Context.get(endpoint.annotations, Access)
+      if (rule.enabled !== undefined && !rule.enabled(settings)) return Effect.fail(Errors.notFound())
+      const anonymous = anonymousRefused ?? (rule.signedIn ? Errors.unauthorized("token is required") : undefined)
+      const allow = (request: HttpServerRequest.HttpServerRequest, principal: Principal) => {
+        const refused = callerRefusal(principal, levelForMethod(request.method), rule.scopes, settings.server.ROOT_URL)
+        return refused === undefined ? undefined : Errors.forbidden(refused)
+      }
+      return Effect.withFiber((fiber) => {
+        const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+        const token = queryToken(request, fiber.context)
+        if (
+          token === "" && parseAuthorization(request.headers["authorization"]).kind === "none" &&
+          request.headers["signature"] === undefined
+        ) {
+          return anonymous === undefined ? httpEffect : Effect.fail(anonymous)
+        }
+        return Effect.flatMap(resolve(request, token), (principal) => {
+          const refused = allow(request, principal)
+          if (refused !== undefined) return Effect.fail(refused as never)
+          setCaller(request, principal)
+          return httpEffect
+        })
+      })
+    })
+  })
+)
