@@ -10,7 +10,6 @@ import { webcrypto } from "node:crypto"
 import type { SettingsShape } from "../src/config/Settings.ts"
 import type { JobsRepo } from "../src/jobs/Repo.ts"
 import { sealer } from "../src/mirrors/Policy.ts"
-import { parseGoDuration } from "../src/repos/Service.ts"
 import type { UserRow } from "../src/users/Repo.ts"
 import type { Paths } from "./Paths.ts"
 import { deliveryFetch, type Documents } from "./Remote.ts"
@@ -115,7 +114,7 @@ export const makeFedify = (deps: FedifyDeps): () => Promise<Loaded> => {
 
     const queue = new SqlMessageQueue(deps.sql, deps.jobs, run, {
       attempts: settings.federation.DELIVERY_ATTEMPTS,
-      retryDelayMs: (parseGoDuration(settings.federation.DELIVERY_RETRY_DELAY) ?? 60) * 1000,
+      retryDelayMs: settings.federation.DELIVERY_RETRY_DELAY * 1000,
       seal: keys.seal,
       open: keys.open,
       // Deliveries follow [federation]'s host policy, time-out and size cap like every other fetch.

@@ -41,7 +41,6 @@ import { OrgsHttp } from "./orgs/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
 import { GitHttpRoutes } from "./repos/GitHttp.ts"
 import { ReposHttp } from "./repos/Http.ts"
-import { parseGoDuration } from "./repos/Service.ts"
 import { SocialHttp } from "./social/Http.ts"
 import { TemplatesHttp } from "./templates/Http.ts"
 import { TokensHttp } from "./tokens/Http.ts"
@@ -135,9 +134,9 @@ export interface ClientLimits {
   readonly maxConnections: number
 }
 
-const millis = (goDuration: string): number => Math.round((parseGoDuration(goDuration) ?? 0) * 1000)
+const millis = (seconds: number): number => Math.round(seconds * 1000)
 
-/** The `[server]` settings as `ClientLimits` (their durations were checked at start-up). */
+/** The `[server]` settings as `ClientLimits`. */
 export const clientLimits = (server: SettingsShape["server"]): ClientLimits => ({
   headerTimeoutMs: millis(server.READ_HEADER_TIMEOUT),
   idleTimeoutMs: millis(server.BODY_IDLE_TIMEOUT),

@@ -250,7 +250,7 @@ describe("settings", () => {
   it("[migrations] and [mirror] have Forgejo's defaults, and a bad interval stops start-up naming the key", () => {
     const defaults = resolveSettings({})
     expect(defaults.migrations).toEqual({ ALLOW_LOCALNETWORKS: false, ALLOWED_DOMAINS: "", BLOCKED_DOMAINS: "" })
-    expect(defaults.mirror).toEqual({ ENABLED: true, MIN_INTERVAL: "10m", DEFAULT_INTERVAL: "8h" })
+    expect(defaults.mirror).toEqual({ ENABLED: true, MIN_INTERVAL: 600, DEFAULT_INTERVAL: 28800 })
     expect(resolveSettings({ migrations: { ALLOW_LOCALNETWORKS: "yes" } }).migrations.ALLOW_LOCALNETWORKS).toBe(true)
     expect(() => resolveSettings({ mirror: { MIN_INTERVAL: "ten minutes" } })).toThrow(/\[mirror\] MIN_INTERVAL = "ten minutes"/)
     expect(() => resolveSettings({ mirror: { DEFAULT_INTERVAL: "0s" } })).toThrow(/\[mirror\] DEFAULT_INTERVAL/)

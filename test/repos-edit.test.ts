@@ -9,7 +9,6 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Git from "../src/git/Git.ts"
-import { formatGoDuration, parseGoDuration } from "../src/repos/Service.ts"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
@@ -260,20 +259,5 @@ describe("PATCH /repos/{owner}/{repo}", () => {
     expect((await patch("alice", repo.name, `token ${readOnly}`, { description: "t" })).status).toBe(403)
     const writer = await createToken(hearth, "alice", ["write:repository"])
     expect((await patch("alice", repo.name, `token ${writer}`, { description: "t" })).status).toBe(200)
-  })
-})
-
-describe("Go durations", () => {
-  it("parses and formats as Go does", () => {
-    expect(parseGoDuration("8h0m0s")).toBe(28800)
-    expect(parseGoDuration("1h30m")).toBe(5400)
-    expect(parseGoDuration("1.5h")).toBe(5400)
-    expect(parseGoDuration("90s")).toBe(90)
-    expect(parseGoDuration("0")).toBe(0)
-    expect(parseGoDuration("10")).toBeUndefined()
-    expect(parseGoDuration("1d")).toBeUndefined()
-    expect(formatGoDuration(28800)).toBe("8h0m0s")
-    expect(formatGoDuration(600)).toBe("10m0s")
-    expect(formatGoDuration(5430.5)).toBe("1h30m30.5s")
   })
 })

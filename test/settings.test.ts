@@ -44,9 +44,9 @@ describe("defaults", () => {
       SSH_LISTEN_PORT: 22,
       BUILTIN_SSH_SERVER_USER: "git",
       MAX_REQUEST_BODY: 32 * 1024 * 1024,
-      READ_HEADER_TIMEOUT: "30s",
-      BODY_IDLE_TIMEOUT: "60s",
-      KEEP_ALIVE_TIMEOUT: "15s",
+      READ_HEADER_TIMEOUT: 30,
+      BODY_IDLE_TIMEOUT: 60,
+      KEEP_ALIVE_TIMEOUT: 15,
       KEEP_ALIVE_MAX_REQUESTS: 1000,
       MAX_CONNECTIONS: 1000
     })
@@ -75,8 +75,9 @@ describe("defaults", () => {
       USE_INSECURE_HTTP: false,
       ALLOW_LOCALNETWORKS: false,
       DELIVERY_ATTEMPTS: 10,
-      DELIVERY_RETRY_DELAY: "1m"
+      DELIVERY_RETRY_DELAY: 60
     })
+    expect(s.mirror).toEqual({ ENABLED: true, MIN_INTERVAL: 600, DEFAULT_INTERVAL: 28800 })
     expect(s.log).toEqual({ LEVEL: "Info" })
   })
 
@@ -244,14 +245,14 @@ describe("database", () => {
 })
 
 describe("[server] client bounds (Hearth's own keys)", () => {
-  it("take Go durations, as [mirror] intervals do", () => {
+  it("take Go durations, as [mirror] intervals do, read once into seconds", () => {
     const s = resolveSettings({
       server: { READ_HEADER_TIMEOUT: "1m30s", BODY_IDLE_TIMEOUT: " 500ms ", KEEP_ALIVE_TIMEOUT: "2s", KEEP_ALIVE_MAX_REQUESTS: "0", MAX_CONNECTIONS: "5" }
     })
     expect(s.server).toMatchObject({
-      READ_HEADER_TIMEOUT: "1m30s",
-      BODY_IDLE_TIMEOUT: "500ms",
-      KEEP_ALIVE_TIMEOUT: "2s",
+      READ_HEADER_TIMEOUT: 90,
+      BODY_IDLE_TIMEOUT: 0.5,
+      KEEP_ALIVE_TIMEOUT: 2,
       KEEP_ALIVE_MAX_REQUESTS: 0,
       MAX_CONNECTIONS: 5
     })
@@ -276,6 +277,8 @@ describe("invalid values stop start-up with a message naming the key", () => {
     [{ HEARTH__database__MAX_OPEN_CONNS: "0" }, `invalid setting [database] MAX_OPEN_CONNS = "0": must be at least 1`],
     [{ HEARTH__federation__MAX_SIZE: "0" }, `invalid setting [federation] MAX_SIZE = "0": must be at least 1`],
     [{ HEARTH__federation__DELIVERY_ATTEMPTS: "0" }, `invalid setting [federation] DELIVERY_ATTEMPTS = "0": must be at least 1`],
+    [{ HEARTH__mirror__MIN_INTERVAL: "10" }, `invalid setting [mirror] MIN_INTERVAL = "10": expected a duration such as 10m or 8h`],
+    [{ HEARTH__mirror__DEFAULT_INTERVAL: "1d" }, `invalid setting [mirror] DEFAULT_INTERVAL = "1d": expected a duration such as 10m or 8h`],
     [{ HEARTH__federation__DELIVERY_RETRY_DELAY: "soon" }, `invalid setting [federation] DELIVERY_RETRY_DELAY = "soon": expected a duration such as 30s or 1m`],
     [{ HEARTH__server__READ_HEADER_TIMEOUT: "30" }, `invalid setting [server] READ_HEADER_TIMEOUT = "30": expected a duration such as 30s or 1m`],
     [{ HEARTH__server__BODY_IDLE_TIMEOUT: "0s" }, `invalid setting [server] BODY_IDLE_TIMEOUT = "0s": expected a duration such as 30s or 1m`],

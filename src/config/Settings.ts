@@ -12,7 +12,8 @@
 //
 // Hearth's own keys (not in Forgejo): `[server] MAX_REQUEST_BODY` (largest API request body, in
 // bytes; larger ones get 413), the `[server]` bounds on slow or idle clients (READ_HEADER_TIMEOUT,
-// BODY_IDLE_TIMEOUT, KEEP_ALIVE_TIMEOUT as Go durations; KEEP_ALIVE_MAX_REQUESTS, MAX_CONNECTIONS),
+// BODY_IDLE_TIMEOUT, KEEP_ALIVE_TIMEOUT as Go durations, like every duration setting, read into
+// seconds here once; KEEP_ALIVE_MAX_REQUESTS, MAX_CONNECTIONS),
 // `[database] DB_TYPE = embedded` (PGlite under APP_DATA_PATH) and
 // `DATABASE_URL` (also read from the bare DATABASE_URL environment variable; setting it implies
 // DB_TYPE = postgres), `EMBEDDED_SHARED_BUFFERS` (the embedded database's shared_buffers),
@@ -23,6 +24,7 @@ import { Context, Data, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
+import { parseGoDuration } from "../lib/Duration.ts"
 
 export interface SettingsShape {
   readonly server: {
@@ -41,15 +43,15 @@ export interface SettingsShape {
     readonly BUILTIN_SSH_SERVER_USER: string
     /** Largest request body accepted by the API, in bytes (Hearth's own key). */
     readonly MAX_REQUEST_BODY: number
-    /** How long a client may take to send a request's headers (Go duration; Hearth's own key). */
-    readonly READ_HEADER_TIMEOUT: string
+    /** How long a client may take to send a request's headers, in seconds (Hearth's own key). */
+    readonly READ_HEADER_TIMEOUT: number
     /**
-     * Longest pause while a request body arrives (Go duration; Hearth's own key). The gap between
+     * Longest pause while a request body arrives, in seconds (Hearth's own key). The gap between
      * chunks is bounded, not the total: a long push that keeps sending is never cut.
      */
-    readonly BODY_IDLE_TIMEOUT: string
-    /** How long an idle keep-alive connection is kept open (Go duration; Hearth's own key). */
-    readonly KEEP_ALIVE_TIMEOUT: string
+    readonly BODY_IDLE_TIMEOUT: number
+    /** How long an idle keep-alive connection is kept open, in seconds (Hearth's own key). */
+    readonly KEEP_ALIVE_TIMEOUT: number
     /** Requests one keep-alive connection may carry before it is closed; 0: no limit (Hearth's own key). */
     readonly KEEP_ALIVE_MAX_REQUESTS: number
     /** Open HTTP connections at most; more are closed at once (Hearth's own key). */
@@ -114,18 +116,18 @@ export interface SettingsShape {
     /** Same syntax; matching hosts are always refused. */
     readonly BLOCKED_DOMAINS: string
   }
-  /** Pull and push mirrors (Forgejo's [mirror]); intervals are Go durations ("8h", "10m"). */
+  /** Pull and push mirrors (Forgejo's [mirror]); intervals in seconds (Go durations in app.ini: "8h", "10m"). */
   readonly mirror: {
     readonly ENABLED: boolean
-    readonly MIN_INTERVAL: string
-    readonly DEFAULT_INTERVAL: string
+    readonly MIN_INTERVAL: number
+    readonly DEFAULT_INTERVAL: number
   }
   /** Comma-separated CA public keys (OpenSSH lines) whose user certificates sign API requests. */
   readonly ssh: { readonly TRUSTED_USER_CA_KEYS: string }
   /**
    * Forgejo's [federation]; MAX_SIZE in MiB. Hearth's own: ALLOW_LOCALNETWORKS lets peers be on
    * loopback/private addresses; DELIVERY_ATTEMPTS and DELIVERY_RETRY_DELAY (the first retry's
-   * delay, doubling after) bound how long an undelivered activity is retried.
+   * delay in seconds, doubling after) bound how long an undelivered activity is retried.
    */
   readonly federation: {
     readonly ENABLED: boolean
@@ -138,7 +140,7 @@ export interface SettingsShape {
     readonly USE_INSECURE_HTTP: boolean
     readonly ALLOW_LOCALNETWORKS: boolean
     readonly DELIVERY_ATTEMPTS: number
-    readonly DELIVERY_RETRY_DELAY: string
+    readonly DELIVERY_RETRY_DELAY: number
   }
   readonly log: { readonly LEVEL: "Trace" | "Debug" | "Info" | "Warning" | "Error" | "None" }
   /**
@@ -164,6 +166,11 @@ type Kind =
   | "int"
   | "port"
   | "bool"
+  /**
+   * A Go duration ("30s", "8h", "1m30s"), not zero, read once into seconds; `example` is shown
+   * when the value is not one (Forgejo reads these with `setting.Key.Duration`).
+   */
+  | { readonly duration: string }
   /** Allowed values, matched case-insensitively; `aliases` maps further spellings to one of them. */
   | { readonly oneOf: ReadonlyArray<string>; readonly aliases?: Readonly<Record<string, string>> }
 
@@ -191,9 +198,9 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     SSH_LISTEN_HOST: key("string", "0.0.0.0"),
     BUILTIN_SSH_SERVER_USER: key("string", "git"),
     MAX_REQUEST_BODY: key("int", String(32 * 1024 * 1024)),
-    READ_HEADER_TIMEOUT: key("string", "30s"),
-    BODY_IDLE_TIMEOUT: key("string", "60s"),
-    KEEP_ALIVE_TIMEOUT: key("string", "15s"),
+    READ_HEADER_TIMEOUT: key({ duration: "30s or 1m" }, "30s"),
+    BODY_IDLE_TIMEOUT: key({ duration: "30s or 1m" }, "60s"),
+    KEEP_ALIVE_TIMEOUT: key({ duration: "5s or 1m" }, "15s"),
     KEEP_ALIVE_MAX_REQUESTS: key("int", "1000"),
     MAX_CONNECTIONS: key("int", "1000")
   },
@@ -235,8 +242,8 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
   },
   mirror: {
     ENABLED: key("bool", "true"),
-    MIN_INTERVAL: key("string", "10m"),
-    DEFAULT_INTERVAL: key("string", "8h")
+    MIN_INTERVAL: key({ duration: "10m or 8h" }, "10m"),
+    DEFAULT_INTERVAL: key({ duration: "10m or 8h" }, "8h")
   },
   ssh: { TRUSTED_USER_CA_KEYS: key("string", "") },
   federation: {
@@ -250,7 +257,7 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     USE_INSECURE_HTTP: key("bool", "false"),
     ALLOW_LOCALNETWORKS: key("bool", "false"),
     DELIVERY_ATTEMPTS: key("int", "10"),
-    DELIVERY_RETRY_DELAY: key("string", "1m")
+    DELIVERY_RETRY_DELAY: key({ duration: "30s or 1m" }, "1m")
   },
   log: {
     LEVEL: key({
@@ -350,6 +357,13 @@ const convert = (name: string, spec: Key, raw: string): string | number | boolea
     const n = Number(value)
     if (!Number.isSafeInteger(n) || (kind === "port" && n > 65535)) return invalid(name, spec, raw, expected)
     return n
+  }
+  if ("duration" in kind) {
+    // Hearth allows less than Forgejo's floors (e.g. MIN_INTERVAL under 1m), which tests use.
+    const seconds = /^(?:\d+(?:\.\d+)?(?:h|m|s|ms))+$/.test(value) ? parseGoDuration(value) : undefined
+    return seconds === undefined || seconds <= 0
+      ? invalid(name, spec, raw, `a duration such as ${kind.duration}`)
+      : seconds
   }
   const v = value.toLowerCase()
   const match = kind.oneOf.find((option) => option.toLowerCase() === v) ?? kind.aliases?.[v]
@@ -492,21 +506,6 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
     })
   }
   quotaDefault.TOTAL = total
-  // Go duration text, not zero (Forgejo raises MIN_INTERVAL to 1m; Hearth allows less, which tests use).
-  const duration = (section: string, name: string, example: string) => {
-    const values = out[section]!
-    const text = String(values[name]).trim()
-    if (!/^(?:\d+(?:\.\d+)?(?:h|m|s|ms))+$/.test(text) || !/[1-9]/.test(text)) {
-      throw new SettingsError({ message: `invalid setting [${section}] ${name} = "${values[name]}": expected a duration such as ${example}` })
-    }
-    values[name] = text
-  }
-  duration("mirror", "MIN_INTERVAL", "10m or 8h")
-  duration("mirror", "DEFAULT_INTERVAL", "10m or 8h")
-  duration("federation", "DELIVERY_RETRY_DELAY", "30s or 1m")
-  duration("server", "READ_HEADER_TIMEOUT", "30s or 1m")
-  duration("server", "BODY_IDLE_TIMEOUT", "30s or 1m")
-  duration("server", "KEEP_ALIVE_TIMEOUT", "5s or 1m")
   if ((server.MAX_CONNECTIONS as number) < 1) {
     throw new SettingsError({ message: `invalid setting [server] MAX_CONNECTIONS = "${server.MAX_CONNECTIONS}": must be at least 1` })
   }

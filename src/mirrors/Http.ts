@@ -7,10 +7,10 @@ import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { RepoPresenter } from "../repos/Present.ts"
 import type { RepoRow } from "../repos/Repo.ts"
-import { formatGoDuration } from "../repos/Service.ts"
 import type { PushMirror } from "./Api.ts"
 import type { PushMirrorRow } from "./Repo.ts"
 import { MirrorsService } from "./Service.ts"
+import { formatGoDuration } from "../lib/Duration.ts"
 
 const OWNER_ACCESS = { mode: "owner", code: "owner" } as const
 

@@ -14,13 +14,14 @@ import { OrgPolicy } from "../orgs/Policy.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
-import { formatGoDuration, parseGoDuration, repoNameProblem, ReposService } from "../repos/Service.ts"
+import { repoNameProblem, ReposService } from "../repos/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import type { CreatePushMirrorOption, MigrateRepoOptions } from "./Api.ts"
 import { authorizationHeader, checkRemote, parseRemote, sealer } from "./Policy.ts"
 import { MirrorsRepo, type PushMirrorRow } from "./Repo.ts"
 import { MIGRATE_KIND, MigrateRepository, migrateKey, PULL_KIND, PUSH_KIND, startPullSync, startPushSync } from "./Workflow.ts"
+import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
 
 const SERVICES = ["", "git", "github", "gitea", "gitlab", "gogs", "onedev", "gitbucket", "codebase"]
 const DISABLED = "Mirror feature is disabled"
@@ -68,7 +69,7 @@ export class MirrorsService extends Context.Service<MirrorsService, {
       const engine = yield* WorkflowEngine.WorkflowEngine
       const quota = yield* QuotaService
       const { seal } = sealer(settings.security.SECRET_KEY)
-      const minimum = parseGoDuration(settings.mirror.MIN_INTERVAL) ?? 600
+      const minimum = settings.mirror.MIN_INTERVAL
 
       const background = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
         effect.pipe(
@@ -80,6 +81,9 @@ export class MirrorsService extends Context.Service<MirrorsService, {
       const intervalOf = (text: string): number | string => {
         const seconds = parseGoDuration(text.trim())
         if (seconds === undefined) return `invalid mirror interval: time: invalid duration "${text}"`
+        return withinBounds(seconds, text)
+      }
+      const withinBounds = (seconds: number, text: string): number | string => {
         if (seconds < 0) return `invalid mirror interval: ${text} is negative`
         if (seconds !== 0 && seconds < minimum) {
           return `invalid mirror interval: ${formatGoDuration(seconds)} is below the minimum interval ${formatGoDuration(minimum)} ([mirror] MIN_INTERVAL)`
@@ -132,7 +136,11 @@ export class MirrorsService extends Context.Service<MirrorsService, {
           }
           const remote = parseRemote(input.clone_addr, { username: input.auth_username, password: input.auth_password, token: input.auth_token })
           if (remote._tag === "RemoteRefused") return yield* Errors.validationFailed(remote.message)
-          const interval = mirror ? intervalOf(input.mirror_interval ?? settings.mirror.DEFAULT_INTERVAL) : 0
+          const interval = !mirror
+            ? 0
+            : input.mirror_interval === undefined
+            ? withinBounds(settings.mirror.DEFAULT_INTERVAL, formatGoDuration(settings.mirror.DEFAULT_INTERVAL))
+            : intervalOf(input.mirror_interval)
           if (typeof interval === "string") return yield* Errors.validationFailed(interval)
           yield* Effect.mapError(checkRemote(settings, remote.url), (e) => Errors.validationFailed(e.message))
           if (Option.isSome(yield* Effect.orDie(rows.findByName(owner.id, input.repo_name)))) {

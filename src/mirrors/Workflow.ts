@@ -14,10 +14,11 @@ import { JobsRepo } from "../jobs/Repo.ts"
 import { finished, step } from "../jobs/Steps.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { ReposRepo } from "../repos/Repo.ts"
-import { parseGoDuration, ReposService } from "../repos/Service.ts"
+import { ReposService } from "../repos/Service.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { checkRemote, gitConfig, sanitize, sealer } from "./Policy.ts"
 import { MirrorsRepo } from "./Repo.ts"
+import { parseGoDuration } from "../lib/Duration.ts"
 
 export const SyncPullMirror = Workflow.make("SyncPullMirror", {
   payload: { repoId: Schema.Number, key: Schema.String },
@@ -273,7 +274,7 @@ export const startDueSyncs = Effect.gen(function*() {
  */
 export const MirrorScheduleLive = Layer.unwrap(Effect.gen(function*() {
   const settings = yield* Settings
-  const minimum = parseGoDuration(settings.mirror.MIN_INTERVAL) ?? 600
+  const minimum = settings.mirror.MIN_INTERVAL
   return ClusterCron.make({
     name: "mirror-schedule",
     cron: Cron.parseUnsafe(minimum >= 60 ? "0 * * * * *" : "*/5 * * * * *"),

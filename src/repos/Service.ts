@@ -32,6 +32,7 @@ import {
   type SearchPage
 } from "./Repo.ts"
 import type { CreateRepoOption, EditRepoOption } from "./Schema.ts"
+import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
 
 const MAX_NAME_LENGTH = NAME_MAX.repo
 const VALID_NAME = /^[-.\w]+$/
@@ -82,42 +83,6 @@ const createProblem = (input: CreateRepoOption): string | undefined =>
     // Not supported yet; refused rather than silently ignored.
     (input.object_format_name === "sha256" ? "object_format_name sha256 is not supported yet" : undefined) ??
     (input.template === true ? "template repositories are not supported yet" : undefined)
-
-const GO_UNITS: Record<string, number> = {
-  ns: 1e-9,
-  us: 1e-6,
-  "µs": 1e-6,
-  "μs": 1e-6,
-  ms: 1e-3,
-  s: 1,
-  m: 60,
-  h: 3600
-}
-
-/** Go's time.ParseDuration, in seconds; `undefined` when the text is not a Go duration. */
-export const parseGoDuration = (text: string): number | undefined => {
-  if (text === "0" || text === "+0" || text === "-0") return 0
-  const match = /^([-+]?)((?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$/.exec(text)
-  if (match === null) return undefined
-  let total = 0
-  for (const part of match[2]!.matchAll(/(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g)) {
-    total += Number(part[1]) * GO_UNITS[part[2]!]!
-  }
-  return match[1] === "-" ? -total : total
-}
-
-/** Go's Duration.String for whole or fractional seconds ≥ 1s (and 0): "8h0m0s", "10m0s", "1m30.5s". */
-export const formatGoDuration = (seconds: number): string => {
-  if (seconds === 0) return "0s"
-  const sign = seconds < 0 ? "-" : ""
-  let rest = Math.abs(seconds)
-  const h = Math.floor(rest / 3600)
-  rest -= h * 3600
-  const m = Math.floor(rest / 60)
-  rest -= m * 60
-  const s = `${Number(rest.toFixed(9))}s`
-  return h > 0 ? `${sign}${h}h${m}m${s}` : m > 0 ? `${sign}${m}m${s}` : `${sign}${s}`
-}
 
 const isHttpUrl = (value: string) => {
   try {
@@ -491,8 +456,7 @@ export class ReposService extends Context.Service<ReposService, {
         initDirectory: (target, defaultBranch) => Effect.mapError(writer.init(target, defaultBranch), toApiError),
         edit: (owner, repo, input) =>
           Effect.gen(function*() {
-            // [mirror] MIN_INTERVAL was checked at start-up to be a Go duration.
-            const changes = editChanges(repo, input, parseGoDuration(settings.mirror.MIN_INTERVAL) ?? 600)
+            const changes = editChanges(repo, input, settings.mirror.MIN_INTERVAL)
             if (typeof changes === "string") return yield* Errors.validationFailed(changes)
             const oldPath = pathOf(owner, repo)
             if (changes.default_branch !== undefined && !repo.isEmpty) {

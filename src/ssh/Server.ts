@@ -10,7 +10,6 @@ import ssh2 from "ssh2"
 import { Settings } from "../config/Settings.ts"
 import { gitEnv } from "../git/Git.ts"
 import { Denied } from "../git/SmartHttp.ts"
-import { clientLimits } from "../Server.ts"
 import type { RepositoryMoved } from "../http/Errors.ts"
 import type { Principal } from "../http/Caller.ts"
 import { fingerprintOf } from "../keys/Parse.ts"
@@ -145,7 +144,7 @@ export const SshServerLive = Layer.effectDiscard(Effect.gen(function*() {
   // long is gone (its network or machine went away) and is disconnected, as sshd's
   // ClientAliveInterval × ClientAliveCountMax. A quiet but live client (a slow push, an idle
   // session) answers the pings and stays. Before authentication, LOGIN_GRACE_MS bounds it.
-  const idleMs = clientLimits(settings.server).idleTimeoutMs
+  const idleMs = Math.round(settings.server.BODY_IDLE_TIMEOUT * 1000)
   const keepalive = { keepaliveInterval: Math.max(100, Math.round(idleMs / 3)), keepaliveCountMax: 2 }
 
   const clients = new Set<ssh2.Connection>()
