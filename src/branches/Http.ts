@@ -7,7 +7,7 @@ import * as Write from "../git/Write.ts"
 import { HearthApi } from "../Api.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
-import { NAME_MAX } from "../http/Input.ts"
+import { NAME_MAX, branchNameProblem } from "../lib/Names.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
 import { atLeast } from "../orgs/Policy.ts"
@@ -54,7 +54,7 @@ const joinName = (first: string, rest?: string, tail?: string) =>
 
 /** Git's rules, and Forgejo's limit of 100 characters for branch names given to the API. */
 const branchProblem = (name: string) =>
-  Git.branchNameProblem(name) ?? (name.length > NAME_MAX.branch ? `longer than ${NAME_MAX.branch} characters` : undefined)
+  branchNameProblem(name) ?? (name.length > NAME_MAX.branch ? `longer than ${NAME_MAX.branch} characters` : undefined)
 
 const BRANCH_EXISTS = "The branch already exists."
 const RENAME_TARGET_EXISTS = "Cannot rename a branch using the same name or rename to a branch that already exists."
@@ -194,7 +194,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const getBranch = (params: { readonly owner: string; readonly repo: string }, name: string) =>
       Effect.gen(function*() {
         const { viewer, owner, repo, path, access } = yield* open(params.owner, params.repo)
-        if (Git.branchNameProblem(name) !== undefined) return yield* Errors.notFound()
+        if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         const sha = yield* Effect.orDie(Git.revParse(path, `refs/heads/${name}^{commit}`))
         if (Option.isNone(sha)) return yield* Errors.notFound()
         const [commit] = yield* Reader.readCommits(path, [sha.value])
@@ -207,7 +207,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const getTag = (params: { readonly owner: string; readonly repo: string }, name: string) =>
       Effect.gen(function*() {
         const { owner, repo, path } = yield* open(params.owner, params.repo)
-        if (Git.branchNameProblem(name) !== undefined) return yield* Errors.notFound()
+        if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         // for-each-ref matches whole components, so `v1` does not list `v1.0`; keep the exact name only.
         const tag = (yield* Reader.listTags(path, name)).find((t) => t.name === name)
         if (tag === undefined) return yield* Errors.notFound()
@@ -253,7 +253,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const sourceOf = (path: string, repo: RepoRow, payload: { readonly old_ref_name?: string; readonly old_branch_name?: string }) => {
       if (payload.old_ref_name !== undefined && payload.old_ref_name !== "") return Reader.resolveCommit(path, payload.old_ref_name)
       const branch = payload.old_branch_name !== undefined && payload.old_branch_name !== "" ? payload.old_branch_name : repo.defaultBranch
-      if (Git.branchNameProblem(branch) !== undefined) return Effect.succeed(Option.none<string>())
+      if (branchNameProblem(branch) !== undefined) return Effect.succeed(Option.none<string>())
       return Effect.orDie(Git.revParse(path, `refs/heads/${branch}^{commit}`))
     }
 
@@ -261,7 +261,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       Effect.gen(function*() {
         const { owner, repo, path, target } = yield* openForWrite(params)
         yield* notEmpty(path)
-        if (Git.branchNameProblem(name) !== undefined) return yield* Errors.notFound()
+        if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         if (name === repo.defaultBranch) return yield* Errors.forbidden("can not delete default branch")
         const sha = yield* Effect.orDie(Git.revParse(path, `refs/heads/${name}`))
         if (Option.isNone(sha)) return yield* Errors.notFound()
@@ -301,7 +301,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const deleteTag = (params: { readonly owner: string; readonly repo: string }, name: string) =>
       Effect.gen(function*() {
         const { owner, repo, path, target } = yield* openForWrite(params)
-        if (Git.branchNameProblem(name) !== undefined) return yield* Errors.notFound()
+        if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         // The ref's own value (a tag object for an annotated tag), for the compare-and-swap.
         const sha = yield* Effect.orDie(Git.revParse(path, `refs/tags/${name}`))
         if (Option.isNone(sha)) return yield* Errors.notFound()
@@ -408,7 +408,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         Effect.gen(function*() {
           const { caller, owner, repo, path, target } = yield* openForGrowth(params)
           const name = payload.tag_name
-          const problem = Git.branchNameProblem(name)
+          const problem = branchNameProblem(name)
           if (problem !== undefined) return yield* Errors.validationFailed(`[TagName]: invalid tag name "${name}": ${problem}`)
           const message = payload.message ?? ""
           if (message.includes("\0")) return yield* Errors.validationFailed("[Message]: must not contain NUL")

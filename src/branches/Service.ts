@@ -3,6 +3,7 @@
 import { Effect, Option } from "effect"
 import * as Git from "../git/Git.ts"
 import * as Errors from "../http/Errors.ts"
+import { branchNameProblem, refNameProblem } from "../lib/Names.ts"
 
 export interface Signature {
   readonly name: string
@@ -58,8 +59,8 @@ export const resolveCommit = (repo: string, ref: string): Effect.Effect<Option.O
   Effect.gen(function*() {
     const candidates: Array<string> = []
     // A full ref name (`refs/heads/main`, `refs/tags/v1`), as Forgejo's GetCommit accepts too.
-    if (ref.startsWith("refs/") && Git.refNameProblem(ref) === undefined) candidates.push(ref)
-    if (Git.branchNameProblem(ref) === undefined) candidates.push(`refs/heads/${ref}`, `refs/tags/${ref}`)
+    if (ref.startsWith("refs/") && refNameProblem(ref) === undefined) candidates.push(ref)
+    if (branchNameProblem(ref) === undefined) candidates.push(`refs/heads/${ref}`, `refs/tags/${ref}`)
     if (HEX_RE.test(ref.toLowerCase())) candidates.push(ref.toLowerCase())
     for (const candidate of candidates) {
       const found = yield* Git.revParse(repo, `${candidate}^{commit}`).pipe(
@@ -74,7 +75,7 @@ export const resolveCommit = (repo: string, ref: string): Effect.Effect<Option.O
 /** The full ref (`refs/heads/…`, then `refs/tags/…`) a short branch or tag name stands for, if any. */
 export const resolveRefName = (repo: string, name: string): Effect.Effect<Option.Option<string>> =>
   Effect.gen(function*() {
-    if (Git.branchNameProblem(name) !== undefined) return Option.none()
+    if (branchNameProblem(name) !== undefined) return Option.none()
     for (const ref of [`refs/heads/${name}`, `refs/tags/${name}`]) {
       const found = yield* Git.revParse(repo, `${ref}^{commit}`).pipe(Effect.catch(() => Effect.succeedNone))
       if (Option.isSome(found)) return Option.some(ref)

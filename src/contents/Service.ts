@@ -18,6 +18,7 @@ import type { UserRow } from "../users/Repo.ts"
 import { gitIdentity } from "../users/Schema.ts"
 import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
 import type { ChangeFilesOptions, ContentsResponse, FileCommitResponse } from "./Api.ts"
+import { branchNameProblem } from "../lib/Names.ts"
 
 export interface RepoHandle {
   readonly owner: UserRow
@@ -378,7 +379,7 @@ const checkChange = (handle: RepoHandle, doerIdentity: { readonly name: string; 
     const branch = options.branch !== undefined && options.branch !== "" ? options.branch : handle.repo.defaultBranch
     for (const [field, name] of [["branch", branch], ["new_branch", options.new_branch]] as const) {
       if (name === undefined || name === "") continue
-      const problem = Git.branchNameProblem(name)
+      const problem = branchNameProblem(name)
       if (problem !== undefined) return yield* Errors.validationFailed(`${field}: ${problem}`)
     }
     // Forgejo: a missing author or committer is the other one (used as given); both missing are

@@ -10,10 +10,11 @@ import { OrgPolicy } from "../orgs/Policy.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
-import { repoNameProblem, ReposService } from "../repos/Service.ts"
+import { ReposService } from "../repos/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { ForkRepository, jobKey } from "./Workflow.ts"
+import { repoNameProblem } from "../lib/Names.ts"
 
 export interface ForkOptions {
   readonly organization?: string | null | undefined

@@ -4,6 +4,7 @@ import { Data, Effect, Option } from "effect"
 import { spawn } from "node:child_process"
 import { mkdir, rm } from "node:fs/promises"
 import { dirname } from "node:path"
+import { branchNameProblem, refNameProblem, revisionProblem } from "../lib/Names.ts"
 
 export class GitError extends Data.TaggedError("GitError")<{
   readonly args: ReadonlyArray<string>
@@ -135,55 +136,6 @@ const SHA_RE = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/
 
 /** A full object name (SHA-1 or SHA-256, lower-case hex). */
 export const isSha = (value: string): boolean => SHA_RE.test(value)
-
-/**
- * Why `name` is not a valid ref name by `git check-ref-format` rules, or `undefined` when it is.
- * `allowOneLevel` accepts names without a `/` (branch and tag short names).
- * Also rejects a leading `-` (it would read as an option) and `HEAD`-like ambiguity is left to callers.
- */
-export const refNameProblem = (name: string, options: { readonly allowOneLevel?: boolean } = {}): string | undefined => {
-  if (name.length === 0) return "ref name is empty"
-  if (name.length > 1024) return "ref name is too long"
-  if (name.startsWith("-")) return "ref name must not start with '-'"
-  if (name === "@") return "ref name must not be '@'"
-  if (name.startsWith("/") || name.endsWith("/")) return "ref name must not start or end with '/'"
-  if (name.endsWith(".")) return "ref name must not end with '.'"
-  if (name.includes("..")) return "ref name must not contain '..'"
-  if (name.includes("//")) return "ref name must not contain '//'"
-  if (name.includes("@{")) return "ref name must not contain '@{'"
-  for (const char of name) {
-    const code = char.charCodeAt(0)
-    // Control characters (NUL included), DEL, space and the revision/glob syntax characters.
-    if (code < 0x20 || code === 0x7f) return "ref name must not contain control characters"
-    if (" ~^:?*[\\".includes(char)) return `ref name must not contain '${char}'`
-  }
-  for (const component of name.split("/")) {
-    if (component.startsWith(".")) return "ref name components must not start with '.'"
-    if (component.endsWith(".lock")) return "ref name components must not end with '.lock'"
-    // Each component is a file name in the repository (a loose ref): longer ones cannot be written.
-    if (Buffer.byteLength(component) > 255) return "ref name components must be at most 255 bytes"
-  }
-  if (!options.allowOneLevel && !name.includes("/")) return "ref name must contain '/'"
-  return undefined
-}
-
-/** True when `name` passes `git check-ref-format` (see `refNameProblem`). */
-export const isValidRefName = (name: string, options: { readonly allowOneLevel?: boolean } = {}): boolean =>
-  refNameProblem(name, options) === undefined
-
-/** Why `name` is not a valid branch (or tag) short name, or `undefined`. */
-export const branchNameProblem = (name: string): string | undefined =>
-  name === "HEAD" ? "'HEAD' is not a valid branch name" : refNameProblem(`refs/heads/${name}`) ??
-    (name.startsWith("-") ? "ref name must not start with '-'" : undefined)
-
-/** A revision expression given to `rev-parse`: a ref, a sha, `name^{commit}`, `name~2`… never an option or range. */
-const revisionProblem = (revision: string): string | undefined => {
-  if (revision.length === 0 || revision.length > 1024) return "revision is empty or too long"
-  if (revision.startsWith("-")) return "revision must not start with '-'"
-  if (revision.includes("..")) return "revision must not contain '..'"
-  if (/[\x00-\x20\x7f]/.test(revision)) return "revision must not contain spaces or control characters"
-  return undefined
-}
 
 /** A bad argument caught before git was spawned. */
 export class GitArgumentError extends Data.TaggedError("GitArgumentError")<{ readonly message: string }> {}

@@ -6,6 +6,7 @@ import { Deferred, Effect, Exit, Option } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { statSync } from "node:fs"
 import * as Git from "./Git.ts"
+import { revisionProblem } from "../lib/Names.ts"
 
 /** Pathspecs are file names, not patterns (`*`, `:(glob)` mean themselves). */
 const LITERAL = { env: { GIT_LITERAL_PATHSPECS: "1" } }
@@ -263,14 +264,9 @@ class BatchProcess {
  * and no commit-message searches (`:/text`, `rev^{/text}`), which walk the whole history while
  * every other request to the repository waits behind them.
  */
-const nameProblem = (name: string): string | undefined => {
-  if (name.length === 0 || name.length > 1024) return "revision is empty or too long"
-  if (name.startsWith("-")) return "revision must not start with '-'"
-  if (name.includes("..")) return "revision must not contain '..'"
-  if (/[\x00-\x20\x7f]/.test(name)) return "revision must not contain spaces or control characters"
-  if (name.startsWith(":/") || name.includes("^{/")) return "revision must not search commit messages"
-  return undefined
-}
+const nameProblem = (name: string): string | undefined =>
+  revisionProblem(name) ??
+    (name.startsWith(":/") || name.includes("^{/") ? "revision must not search commit messages" : undefined)
 
 /** The readers by repository directory, at most `max` processes, each ended after `idleMs` unused. */
 export class BatchPool {

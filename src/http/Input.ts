@@ -3,9 +3,7 @@
 // that kind; JSON strings with a NUL or a lone surrogate. None of these can name anything:
 // PostgreSQL refuses NUL in text, git refuses control characters in names and paths, and a lone
 // surrogate cannot be written as UTF-8. Refused at the edge (Edge.ts) with a message, instead of
-// reaching the database or git and failing there. Also the length bound of names in request
-// schemas, with Forgejo's binding message.
-import { Schema } from "effect"
+// reaching the database or git and failing there.
 import { isUtf8 } from "node:buffer"
 
 const CONTROL = /[\x00-\x1f\x7f]/
@@ -134,34 +132,3 @@ export const jsonStringsProblem = (value: unknown): string | undefined => {
   if (found === undefined) return undefined
   return found.path === "" ? found.problem : `[${found.path}]: ${found.problem}`
 }
-
-/**
- * The longest names, in characters: Forgejo's binding sizes (`MaxSize`), else the width of the
- * column Forgejo keeps them in (255). Request schemas declare them (`BoundedName`) and each
- * slice's validator checks the same figure. Unbounded names reached the database's indexes, which
- * refuse long values (a 500).
- */
-export const NAME_MAX = {
-  /** Users and organizations (`Username;MaxSize(40)`). */
-  user: 40,
-  /** Repositories (`AlphaDashDot;MaxSize(100)`). */
-  repo: 100,
-  /** Branches given to the API (`GitRefName;MaxSize(100)`). */
-  branch: 100,
-  /** Tags: unbound in Forgejo's binding; a ref's components are file names too. */
-  tag: 255,
-  team: 255,
-  token: 255,
-  keyTitle: 255,
-  oauth2App: 255,
-  /** Quota groups and rules (the primary key of Forgejo's tables). */
-  quota: 255
-} as const
-
-/**
- * A name in a request body, at most `max` characters. The refusal is Forgejo's binding message
- * (`[Field]: MaxSize (n)`), the same the slice's own validator gives, and the bound is shown in the
- * OpenAPI document (`maxLength`).
- */
-export const BoundedName = (field: string, max: number) =>
-  Schema.String.check(Schema.isMaxLength(max, { message: `[${field}]: MaxSize (${max})` }))

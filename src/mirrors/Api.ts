@@ -3,7 +3,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Access.ts"
-import { BoundedName, NAME_MAX } from "../http/Input.ts"
+import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { Repository } from "../repos/Schema.ts"

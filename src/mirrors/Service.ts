@@ -14,7 +14,7 @@ import { OrgPolicy } from "../orgs/Policy.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
-import { repoNameProblem, ReposService } from "../repos/Service.ts"
+import { ReposService } from "../repos/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import type { CreatePushMirrorOption, MigrateRepoOptions } from "./Api.ts"
@@ -22,6 +22,7 @@ import { authorizationHeader, checkRemote, parseRemote, sealer } from "./Policy.
 import { MirrorsRepo, type PushMirrorRow } from "./Repo.ts"
 import { MIGRATE_KIND, MigrateRepository, migrateKey, PULL_KIND, PUSH_KIND, startPullSync, startPushSync } from "./Workflow.ts"
 import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
+import { repoNameProblem } from "../lib/Names.ts"
 
 const SERVICES = ["", "git", "github", "gitea", "gitlab", "gogs", "onedev", "gitbucket", "codebase"]
 const DISABLED = "Mirror feature is disabled"

@@ -6,7 +6,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
 import * as Errors from "../http/Errors.ts"
-import { NAME_MAX } from "../http/Input.ts"
+import { NAME_MAX } from "../lib/Names.ts"
 import type { Page } from "../http/Pagination.ts"
 import { formatTime } from "../http/Json.ts"
 import type { ApplicationOptions, OAuth2Application } from "./Api.ts"

@@ -3,7 +3,7 @@
 import { Schema } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
-import { BoundedName, NAME_MAX } from "../http/Input.ts"
+import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { Id } from "../http/Json.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { Visibility } from "../users/Schema.ts"

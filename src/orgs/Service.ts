@@ -5,11 +5,11 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import * as Errors from "../http/Errors.ts"
-import { NAME_MAX } from "../http/Input.ts"
+import { NAME_MAX, userNameProblem } from "../lib/Names.ts"
 import type { Page } from "../http/Pagination.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo, type UserWrite } from "../users/Repo.ts"
-import { emailProblem, nameProblem, UsersService } from "../users/Service.ts"
+import { emailProblem, UsersService } from "../users/Service.ts"
 import { ACCESS_MODES, type AccessMode, accessRank, isAccessMode, OWNER_TEAM_NAME, UNIT_KEYS } from "./Policy.ts"
 import { type Listed, type OrgFilter, OrgsRepo, type TeamRow, type TeamWrite } from "./Repo.ts"
 import type { CreateOrgOption, CreateTeamOption, EditOrgOption, EditTeamOption } from "./Schema.ts"
@@ -252,7 +252,7 @@ export class OrgsService extends Context.Service<OrgsService, {
             if (!creator.isAdmin && !creator.allowCreateOrganization) {
               return yield* Errors.forbidden("Create organization not allowed")
             }
-            const problem = nameProblem(input.username) ?? orgFieldsProblem(input)
+            const problem = userNameProblem(input.username) ?? orgFieldsProblem(input)
             if (problem !== undefined) return yield* invalid(problem)
             if (Option.isSome(yield* Effect.orDie(users.findByName(input.username)))) {
               return yield* Effect.fail(nameTaken(input.username))

@@ -6,7 +6,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { Settings } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
-import { NAME_MAX } from "../http/Input.ts"
+import { NAME_MAX } from "../lib/Names.ts"
 import type { UserRow } from "../users/Repo.ts"
 import {
   evaluateGroups,

@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
-import { BoundedName, NAME_MAX } from "../http/Input.ts"
+import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { formatTime, Id, Timestamp } from "../http/Json.ts"
 import { atLeast } from "../orgs/Policy.ts"
 import { Team } from "../orgs/Schema.ts"

@@ -9,7 +9,6 @@ import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
-import { NAME_MAX } from "../http/Input.ts"
 import * as Templates from "../templates/Service.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -33,38 +32,17 @@ import {
 } from "./Repo.ts"
 import type { CreateRepoOption, EditRepoOption } from "./Schema.ts"
 import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
+import { branchNameProblem, NAME_MAX, repoNameProblem } from "../lib/Names.ts"
 
-const MAX_NAME_LENGTH = NAME_MAX.repo
-const VALID_NAME = /^[-.\w]+$/
-const RESERVED_NAMES = new Set([".", "..", "-"])
-const RESERVED_PATTERNS = [".git", ".wiki", ".rss", ".atom"]
 const TRUST_MODELS = ["", "default", "collaborator", "committer", "collaboratorcommitter"]
 
-/** Why a repository name is refused, or `undefined`. */
-export const repoNameProblem = (name: string): string | undefined => {
-  if (name.length === 0) return "[Name]: Required"
-  if (name.length > MAX_NAME_LENGTH) return `[Name]: MaxSize (${MAX_NAME_LENGTH})`
-  if (!VALID_NAME.test(name)) {
-    return `[Name]: must contain only alphanumeric, dash ('-'), underscore ('_') and dot ('.') characters: "${name}"`
-  }
-  const lower = name.toLowerCase()
-  if (RESERVED_NAMES.has(lower)) return `name is reserved [name: ${name}]`
-  const pattern = RESERVED_PATTERNS.find((suffix) => lower.endsWith(suffix))
-  if (pattern !== undefined) return `name pattern is not allowed [pattern: *${pattern}]`
-  return undefined
-}
-
-/** Git's check-ref-format rules for a branch name, or `undefined` when it is usable. */
-export const branchNameProblem = (name: string): string | undefined => {
-  const bad = `[DefaultBranch]: invalid branch name "${name}"`
-  if (name.length === 0) return bad
-  if (name.length > NAME_MAX.branch) return `[DefaultBranch]: MaxSize (${NAME_MAX.branch})`
-  if (/[\x00-\x20\x7f~^:?*[\\]/.test(name)) return bad
-  if (name.startsWith("-") || name.startsWith("/") || name.endsWith("/") || name.endsWith(".")) return bad
-  if (name.includes("..") || name.includes("//") || name.includes("@{") || name === "@") return bad
-  if (name.split("/").some((part) => part.startsWith(".") || part.endsWith(".lock"))) return bad
-  return undefined
-}
+/** Why a repository's default branch is refused, in Forgejo's binding words, or `undefined`. */
+const defaultBranchProblem = (name: string): string | undefined =>
+  name.length > NAME_MAX.branch
+    ? `[DefaultBranch]: MaxSize (${NAME_MAX.branch})`
+    : branchNameProblem(name) === undefined
+    ? undefined
+    : `[DefaultBranch]: invalid branch name "${name}"`
 
 const createProblem = (input: CreateRepoOption): string | undefined =>
   repoNameProblem(input.name) ??
@@ -72,7 +50,7 @@ const createProblem = (input: CreateRepoOption): string | undefined =>
       ? "[Description]: MaxSize (2048)"
       : undefined) ??
     (input.default_branch !== undefined && input.default_branch !== ""
-      ? branchNameProblem(input.default_branch)
+      ? defaultBranchProblem(input.default_branch)
       : undefined) ??
     (input.trust_model !== undefined && !TRUST_MODELS.includes(input.trust_model)
       ? `[TrustModel]: must be one of default, collaborator, committer, collaboratorcommitter: "${input.trust_model}"`
@@ -112,7 +90,7 @@ const editChanges = (repo: RepoRow, input: EditRepoOption, minMirrorInterval: nu
     changes.website = input.website
   }
   if (input.default_branch !== undefined && input.default_branch !== repo.defaultBranch) {
-    const problem = branchNameProblem(input.default_branch)
+    const problem = defaultBranchProblem(input.default_branch)
     if (problem !== undefined) return problem
     changes.default_branch = input.default_branch
   }

@@ -6,41 +6,14 @@ import { Settings } from "../config/Settings.ts"
 import { Authenticator } from "../auth/Authenticator.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
-import { NAME_MAX } from "../http/Input.ts"
 import type { Page } from "../http/Pagination.ts"
+import { userNameProblem } from "../lib/Names.ts"
 import { hashPassword, MIN_PASSWORD_LENGTH } from "./Password.ts"
 import { AccountPolicy } from "./Policy.ts"
 import { type UserRow, UsersRepo, type UserSort, type UserWrite, type Visibility } from "./Repo.ts"
 import { ACTIONS_USER_ID, actionsUser, GHOST_USER_ID, ghostUser } from "./Schema.ts"
 
-// Forgejo's reserved names (models/user/user.go) and reserved patterns.
-const RESERVED_NAMES = new Set([
-  ".", "..", ".well-known", "admin", "api", "assets", "attachments", "avatar", "avatars", "captcha",
-  "commits", "debug", "error", "explore", "favicon.ico", "ghost", "issues", "login", "manifest.json",
-  "metrics", "milestones", "new", "notifications", "org", "pulls", "raw", "repo", "repo-avatars",
-  "robots.txt", "search", "serviceworker.js", "ssh_info", "swagger.v1.json", "user", "v2",
-  "gitea-actions", "forgejo-actions"
-])
-const RESERVED_SUFFIXES = [".keys", ".gpg", ".rss", ".atom", ".png"]
-const VALID_NAME = /^[\da-zA-Z][-.\w]*$/
-const INVALID_NAME = /[-._]{2,}|[-._]$/
 const VALID_EMAIL = /^[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+$/
-export const MAX_NAME_LENGTH = NAME_MAX.user
-
-/** Why a user or organization name is refused, or `undefined` when it is fine. */
-export const nameProblem = (name: string): string | undefined => {
-  if (name.length === 0) return "[UserName]: Required"
-  if (name.length > MAX_NAME_LENGTH) return `[UserName]: MaxSize (${MAX_NAME_LENGTH})`
-  if (!VALID_NAME.test(name) || INVALID_NAME.test(name)) {
-    return `[UserName]: must be valid alpha or numeric or dash(-_) or dot characters: "${name}"`
-  }
-  const lower = name.toLowerCase()
-  if (RESERVED_NAMES.has(lower) || RESERVED_SUFFIXES.some((s) => lower.endsWith(s))) {
-    return `name is reserved [name: ${name}]`
-  }
-  return undefined
-}
-
 export const emailProblem = (email: string): string | undefined =>
   email.length === 0
     ? "[Email]: Required"
@@ -152,7 +125,7 @@ export class UsersService extends Context.Service<UsersService, {
       return UsersService.of({
         create: (input) =>
           Effect.gen(function*() {
-            const problem = nameProblem(input.username) ?? emailProblem(input.email)
+            const problem = userNameProblem(input.username) ?? emailProblem(input.email)
             if (problem !== undefined) return yield* invalid(problem)
             if (Option.isSome(yield* Effect.orDie(repo.findByName(input.username)))) {
               return yield* invalid(`user already exists [name: ${input.username}]`)
