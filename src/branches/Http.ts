@@ -10,7 +10,6 @@ import * as Errors from "../http/Errors.ts"
 import { NAME_MAX, branchNameProblem } from "../lib/Names.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
-import { atLeast } from "../orgs/Policy.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
@@ -21,6 +20,7 @@ import { UsersService } from "../users/Service.ts"
 import { type Branch, type Commit, type Tag, UNSIGNED_VERIFICATION } from "./Api.ts"
 import { parseArchiveName, streamGit } from "./Archive.ts"
 import * as Reader from "./Service.ts"
+import { atLeast } from "../lib/AccessMode.ts"
 
 // Forgejo's answer for an unsigned commit.
 

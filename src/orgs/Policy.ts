@@ -4,19 +4,9 @@
 import { Context, Effect, Layer } from "effect"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { type AccessMode, atLeast } from "../lib/AccessMode.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { OrgsRepo, type TeamRow } from "./Repo.ts"
-
-/** Team access levels, lowest first (Forgejo's perm.AccessMode). */
-export const ACCESS_MODES = ["none", "read", "write", "admin", "owner"] as const
-export type AccessMode = (typeof ACCESS_MODES)[number]
-
-export const accessRank = (mode: AccessMode): number => ACCESS_MODES.indexOf(mode)
-
-/** Whether `have` grants at least `need`. */
-export const atLeast = (have: AccessMode, need: AccessMode): boolean => accessRank(have) >= accessRank(need)
-
-export const isAccessMode = (s: string): s is AccessMode => (ACCESS_MODES as ReadonlyArray<string>).includes(s)
 
 /** Repository units a team can be given access to, in Forgejo's unit-type order. */
 export const UNIT_KEYS = [

@@ -5,7 +5,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
 import { toUserRow, type UserRow, type Visibility } from "../users/Repo.ts"
-import type { AccessMode } from "./Policy.ts"
+import type { AccessMode } from "../lib/AccessMode.ts"
 
 export interface TeamRow {
   readonly id: number

@@ -10,9 +10,10 @@ import type { Page } from "../http/Pagination.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo, type UserWrite } from "../users/Repo.ts"
 import { emailProblem, UsersService } from "../users/Service.ts"
-import { ACCESS_MODES, type AccessMode, accessRank, isAccessMode, OWNER_TEAM_NAME, UNIT_KEYS } from "./Policy.ts"
+import { OWNER_TEAM_NAME, UNIT_KEYS } from "./Policy.ts"
 import { type Listed, type OrgFilter, OrgsRepo, type TeamRow, type TeamWrite } from "./Repo.ts"
 import type { CreateOrgOption, CreateTeamOption, EditOrgOption, EditTeamOption } from "./Schema.ts"
+import { ACCESS_MODES, type AccessMode, accessRank, isAccessMode } from "../lib/AccessMode.ts"
 
 const invalid = (message: string) => Effect.fail(Errors.validationFailed(message))
 

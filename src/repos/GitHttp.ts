@@ -13,12 +13,12 @@ import { parseAuthorization } from "../auth/Authentication.ts"
 import { Authenticator } from "../auth/Authenticator.ts"
 import type { Principal } from "../http/Caller.ts"
 import { NotFound, type RepositoryMoved } from "../http/Errors.ts"
-import { atLeast } from "../orgs/Policy.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { UsersService } from "../users/Service.ts"
 import { RepoPolicy } from "./Policy.ts"
 import { ReposService } from "./Service.ts"
 import { MirrorsService } from "../mirrors/Service.ts"
+import { atLeast } from "../lib/AccessMode.ts"
 
 /** A deploy key's grant on one repository (git over SSH). */
 export interface DeployGrant {

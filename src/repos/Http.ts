@@ -8,7 +8,7 @@ import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
-import { atLeast, OrgPolicy } from "../orgs/Policy.ts"
+import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsService } from "../orgs/Service.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
@@ -19,6 +19,7 @@ import { RepoPresenter } from "./Present.ts"
 import { type CollaboratorMode, REPO_SEARCH_SORTS, type RepoFilter, type RepoRow, type RepoSearchSort, ReposRepo } from "./Repo.ts"
 import type { CreateRepoOption } from "./Schema.ts"
 import { ReposService } from "./Service.ts"
+import { atLeast } from "../lib/AccessMode.ts"
 
 const OWNER_ACCESS = { mode: "owner", code: "owner" } as const
 const READ_ACCESS = { mode: "read", code: "read" } as const

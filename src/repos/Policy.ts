@@ -6,11 +6,12 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
-import { type AccessMode, atLeast, OrgPolicy } from "../orgs/Policy.ts"
+import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { type CollaboratorMode, type RepoRow, ReposRepo } from "./Repo.ts"
+import { type AccessMode, atLeast } from "../lib/AccessMode.ts"
 
 export interface RepoAccess {
   /** The overall level (admin rights, ownership). */

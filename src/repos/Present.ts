@@ -3,7 +3,6 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { Settings } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
-import { atLeast } from "../orgs/Policy.ts"
 import { OrgsRepo } from "../orgs/Repo.ts"
 import { toApiTeam } from "../orgs/Schema.ts"
 import { MirrorsRepo } from "../mirrors/Repo.ts"
@@ -13,6 +12,7 @@ import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { type RepoAccess, RepoPolicy } from "./Policy.ts"
 import { type RepoRow, ReposRepo } from "./Repo.ts"
 import { type Repository, type RepoTransfer, toApiRepo } from "./Schema.ts"
+import { atLeast } from "../lib/AccessMode.ts"
 
 export interface Presentable {
   readonly repo: RepoRow

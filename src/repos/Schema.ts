@@ -4,12 +4,12 @@ import type { SettingsShape } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
 import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { formatTime, Id, Timestamp } from "../http/Json.ts"
-import { atLeast } from "../orgs/Policy.ts"
 import { Team } from "../orgs/Schema.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { toApiUser, User } from "../users/Schema.ts"
 import type { RepoAccess } from "./Policy.ts"
 import type { RepoRow } from "./Repo.ts"
+import { atLeast } from "../lib/AccessMode.ts"
 
 export const CreateRepoOption = Schema.Struct({
   name: BoundedName("Name", NAME_MAX.repo),

@@ -3,12 +3,12 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
-import { atLeast } from "../orgs/Policy.ts"
 import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { SocialRepo, type Window } from "./Repo.ts"
+import { atLeast } from "../lib/AccessMode.ts"
 
 export interface Target {
   readonly owner: UserRow
