@@ -9,7 +9,7 @@ import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
 import { isIP } from "node:net"
 import type { SettingsShape } from "../src/config/Settings.ts"
-import { checkHost, type HostPolicy, parseMatchList } from "../src/mirrors/Policy.ts"
+import { checkHost, type HostPolicy, hostNameRefused } from "../src/lib/HostPolicy.ts"
 
 export const ACTIVITY_JSON = "application/activity+json"
 export const LD_JSON = "application/ld+json; profile=\"https://www.w3.org/ns/activitystreams\""
@@ -60,14 +60,8 @@ export const checkUrl = (settings: SettingsShape, raw: string): Effect.Effect<Ar
  * names: the cheap check of an inbound activity's actor, before anything is fetched (a fetch
  * checks the addresses too).
  */
-export const hostRefused = (settings: SettingsShape, host: string): boolean => {
-  const name = host.replace(/:\d+$/, "").replace(/^\[|\]$/g, "").toLowerCase()
-  const matches = (list: ReturnType<typeof parseMatchList>) => list.builtins.has("*") || list.globs.some((glob) => glob.test(name))
-  if (matches(parseMatchList(settings.federation.BLOCKED_HOSTS))) return true
-  const allowed = parseMatchList(settings.federation.ALLOWED_HOSTS)
-  const namesOnly = allowed.globs.length > 0 && allowed.builtins.size === 0 && allowed.cidrs.length === 0
-  return namesOnly && !matches(allowed)
-}
+export const hostRefused = (settings: SettingsShape, host: string): boolean =>
+  hostNameRefused(federationPolicy(settings), host)
 
 interface Answer {
   readonly status: number

@@ -1,7 +1,11 @@
 // The shared helpers of src/lib, each on its own: no server, no database.
+import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
+import { createCipheriv, createHash, randomBytes } from "node:crypto"
 import { describe, expect, it } from "vitest"
 import { formatGoDuration, parseGoDuration } from "../src/lib/Duration.ts"
+import { checkHost, type HostPolicy, hostNameRefused } from "../src/lib/HostPolicy.ts"
+import { sealer } from "../src/lib/Sealer.ts"
 import { branchNameProblem, isValidRefName, refNameProblem, repoNameProblem, revisionProblem, userNameProblem } from "../src/lib/Names.ts"
 
 describe("Go durations", () => {
@@ -98,5 +102,65 @@ describe("user, repository and revision names", () => {
     expect(revisionProblem("--all")).toBeDefined()
     expect(revisionProblem("a..b")).toBeDefined()
     expect(revisionProblem("a b")).toBeDefined()
+  })
+})
+
+describe("the outbound host policy", () => {
+  const policy = (lists: Partial<HostPolicy> = {}): HostPolicy => ({
+    allowLocalNetworks: false,
+    allowed: "",
+    blocked: "",
+    refusal: "Refused.",
+    hints: { local: " (local)", lists: " (lists)" },
+    ...lists
+  })
+  const answer = (p: HostPolicy, url: string) =>
+    Effect.runPromise(Effect.match(checkHost(p, url), { onFailure: (e) => e.message, onSuccess: (a) => a.join(",") }))
+
+  it("allows public addresses by default, local ones only with the switch, with each feature's words", async () => {
+    expect(await answer(policy(), "https://93.184.216.34/x")).toBe("93.184.216.34")
+    expect(await answer(policy(), "http://127.0.0.1:3000/x")).toBe("Refused. (local)")
+    expect(await answer(policy(), "http://[::ffff:10.0.0.1]/x")).toBe("Refused. (local)")
+    expect(await answer(policy({ allowLocalNetworks: true }), "http://127.0.0.1:3000/x")).toBe("127.0.0.1")
+    // Link-local (cloud metadata) is never allowed by the switch.
+    expect(await answer(policy({ allowLocalNetworks: true }), "http://169.254.169.254/")).toBe("Refused. (lists)")
+  })
+
+  it("the blocked list wins, by CIDR or builtin; an allowed list replaces the default", async () => {
+    expect(await answer(policy({ blocked: "93.184.0.0/16" }), "https://93.184.216.34/")).toBe("Refused.")
+    expect(await answer(policy({ allowLocalNetworks: true, blocked: "loopback" }), "http://127.0.0.1/")).toBe("Refused.")
+    expect(await answer(policy({ allowed: "10.0.0.0/8" }), "http://10.1.2.3/")).toBe("10.1.2.3")
+    expect(await answer(policy({ allowed: "10.0.0.0/8" }), "https://93.184.216.34/")).toBe("Refused.")
+  })
+
+  it("refuses a host by its name alone when the lists say so", () => {
+    expect(hostNameRefused({ allowed: "", blocked: "*.evil.example" }, "a.evil.example:443")).toBe(true)
+    expect(hostNameRefused({ allowed: "good.example", blocked: "" }, "other.example")).toBe(true)
+    expect(hostNameRefused({ allowed: "good.example", blocked: "" }, "GOOD.example")).toBe(false)
+    // An allowed list with addresses or builtins needs the addresses: not decided by the name.
+    expect(hostNameRefused({ allowed: "good.example, private", blocked: "" }, "other.example")).toBe(false)
+  })
+})
+
+describe("sealed secrets", () => {
+  it("round-trips, keeps empty values empty, and a purpose's key never opens another's values", () => {
+    const mirrors = sealer("secret", "mirror-credentials")
+    const sealed = mirrors.seal("Authorization: Basic eDp5")
+    expect(sealed).not.toContain("eDp5")
+    expect(mirrors.open(sealed)).toBe("Authorization: Basic eDp5")
+    expect(mirrors.seal("")).toBe("")
+    expect(mirrors.open("")).toBe("")
+    expect(() => sealer("secret", "totp").open(sealed)).toThrow()
+    expect(() => sealer("other", "mirror-credentials").open(sealed)).toThrow()
+  })
+
+  it("opens TOTP secrets sealed by the former copy in src/twofa (same key derivation and format)", () => {
+    // The former src/twofa/Service.ts `seal`, verbatim: key sha256("totp:" + SECRET_KEY).
+    const key = createHash("sha256").update("totp:secret").digest()
+    const iv = randomBytes(12)
+    const cipher = createCipheriv("aes-256-gcm", key, iv)
+    const data = Buffer.concat([cipher.update("JBSWY3DPEHPK3PXP", "utf8"), cipher.final()])
+    const stored = [iv, cipher.getAuthTag(), data].map((b) => b.toString("base64")).join(".")
+    expect(sealer("secret", "totp").open(stored)).toBe("JBSWY3DPEHPK3PXP")
   })
 })

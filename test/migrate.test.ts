@@ -12,7 +12,8 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { resolveSettings } from "../src/config/Settings.ts"
 import { gitEnv } from "../src/git/Git.ts"
-import { checkRemote, parseRemote, sealer } from "../src/mirrors/Policy.ts"
+import { sealer } from "../src/lib/Sealer.ts"
+import { checkRemote, parseRemote } from "../src/mirrors/Policy.ts"
 import { SqlClient } from "effect/sql/SqlClient"
 import { basic, createToken, createUser, freePort, freshPostgresDatabase, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { killAll, restartableHearth, sleep, spawnHearth, within } from "./support/spawn.ts"
@@ -125,7 +126,7 @@ describe("POST /repos/migrate", () => {
     expect(JSON.stringify(row)).not.toContain("password123")
     expect(JSON.stringify(row)).not.toContain(Buffer.from("alice:password123").toString("base64"))
     expect(row.credentials).not.toBe("")
-    expect(sealer(hearth.settings.security.SECRET_KEY).open(row.credentials as string))
+    expect(sealer(hearth.settings.security.SECRET_KEY, "mirror-credentials").open(row.credentials as string))
       .toBe(`Authorization: Basic ${Buffer.from("alice:password123").toString("base64")}`)
   })
 

@@ -18,11 +18,12 @@ import { ReposService } from "../repos/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import type { CreatePushMirrorOption, MigrateRepoOptions } from "./Api.ts"
-import { authorizationHeader, checkRemote, parseRemote, sealer } from "./Policy.ts"
+import { authorizationHeader, checkRemote, parseRemote } from "./Policy.ts"
 import { MirrorsRepo, type PushMirrorRow } from "./Repo.ts"
 import { MIGRATE_KIND, MigrateRepository, migrateKey, PULL_KIND, PUSH_KIND, startPullSync, startPushSync } from "./Workflow.ts"
 import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
 import { repoNameProblem } from "../lib/Names.ts"
+import { sealer } from "../lib/Sealer.ts"
 
 const SERVICES = ["", "git", "github", "gitea", "gitlab", "gogs", "onedev", "gitbucket", "codebase"]
 const DISABLED = "Mirror feature is disabled"
@@ -69,7 +70,7 @@ export class MirrorsService extends Context.Service<MirrorsService, {
       const jobs = yield* JobsRepo
       const engine = yield* WorkflowEngine.WorkflowEngine
       const quota = yield* QuotaService
-      const { seal } = sealer(settings.security.SECRET_KEY)
+      const { seal } = sealer(settings.security.SECRET_KEY, "mirror-credentials")
       const minimum = settings.mirror.MIN_INTERVAL
 
       const background = <A, E, R>(effect: Effect.Effect<A, E, R>) =>

@@ -16,9 +16,10 @@ import { QuotaService } from "../quota/Service.ts"
 import { ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { UsersRepo } from "../users/Repo.ts"
-import { checkRemote, gitConfig, sanitize, sealer } from "./Policy.ts"
+import { checkRemote, gitConfig, sanitize } from "./Policy.ts"
 import { MirrorsRepo } from "./Repo.ts"
 import { parseGoDuration } from "../lib/Duration.ts"
+import { sealer } from "../lib/Sealer.ts"
 
 export const SyncPullMirror = Workflow.make("SyncPullMirror", {
   payload: { repoId: Schema.Number, key: Schema.String },
@@ -90,7 +91,7 @@ const remoteConfig = (address: string, sealed: string) =>
     const settings = yield* Settings
     const pin = yield* Effect.mapError(checkRemote(settings, address), (e) => e.message)
     const header = yield* Effect.try({
-      try: () => sealer(settings.security.SECRET_KEY).open(sealed),
+      try: () => sealer(settings.security.SECRET_KEY, "mirror-credentials").open(sealed),
       catch: () => "the stored credentials of this mirror cannot be read ([security] SECRET_KEY changed?); set them again"
     })
     return gitConfig(pin, header)

@@ -1,5 +1,5 @@
 // TOTP second factor. Forgejo enrols through its web UI only, so Hearth adds API routes for it
-// (see Api.ts). The shared secret is stored encrypted with [security] SECRET_KEY.
+// (see Api.ts). The shared secret is stored sealed with [security] SECRET_KEY (src/lib/Sealer.ts).
 //
 // Replay protection: `two_factor.last_used_passcode` holds the TOTP *time step* of the last
 // accepted code (not the code itself), and only a code of a later step is accepted. Comparing
@@ -8,10 +8,10 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto"
 import { Secret, TOTP } from "otpauth"
 import { Settings } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
+import { sealer } from "../lib/Sealer.ts"
 
 export interface Enrollment {
   /** The shared secret, base32 (what authenticator apps accept when typed in). */
@@ -41,21 +41,10 @@ export class TwoFactor extends Context.Service<TwoFactor, {
     Effect.gen(function*() {
       const sql = yield* SqlClient
       const settings = yield* Settings
-      const key = createHash("sha256").update(`totp:${settings.security.SECRET_KEY}`).digest()
+      // TOTP secrets are never empty, so the sealer's "" shortcut never applies to them.
+      const { open, seal } = sealer(settings.security.SECRET_KEY, "totp")
       const issuer = settings.server.DOMAIN
 
-      const seal = (plain: string) => {
-        const iv = randomBytes(12)
-        const cipher = createCipheriv("aes-256-gcm", key, iv)
-        const data = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()])
-        return [iv, cipher.getAuthTag(), data].map((b) => b.toString("base64")).join(".")
-      }
-      const open = (sealed: string) => {
-        const [iv, tag, data] = sealed.split(".").map((p) => Buffer.from(p, "base64"))
-        const decipher = createDecipheriv("aes-256-gcm", key, iv!)
-        decipher.setAuthTag(tag!)
-        return Buffer.concat([decipher.update(data!), decipher.final()]).toString("utf8")
-      }
       const totp = (secret: string, label = "") => new TOTP({ issuer, label, secret: Secret.fromBase32(secret) })
       const load = (userId: number) =>
         Effect.map(
