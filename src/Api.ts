@@ -29,7 +29,31 @@ import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
-  .add(MiscApi, UsersApi, TokensApi, TwoFactorApi, AdminUsersApi, OrgsApi, ReposApi, SocialApi, BranchesApi, ContentsApi, TemplatesApi, ForksApi, JobsApi, TransfersApi, MirrorsApi, FollowsApi, EmailsApi, OAuth2Api, GpgApi, KeysApi, MarkdownApi, FederationApi, QuotaApi)
+  .add(
+    MiscApi,
+    UsersApi,
+    TokensApi,
+    TwoFactorApi,
+    AdminUsersApi,
+    OrgsApi,
+    ReposApi,
+    SocialApi,
+    BranchesApi,
+    ContentsApi,
+    TemplatesApi,
+    ForksApi,
+    JobsApi,
+    TransfersApi,
+    MirrorsApi,
+    FollowsApi,
+    EmailsApi,
+    OAuth2Api,
+    GpgApi,
+    KeysApi,
+    MarkdownApi,
+    FederationApi,
+    QuotaApi
+  )
   .prefix("/api/v1")
   // Applied inside out: the body check runs after authentication, errors are rendered around all.
   .middleware(JsonBodyCheck)

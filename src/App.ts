@@ -50,13 +50,43 @@ import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
 
-const Repos = Layer.mergeAll(UsersRepo.layer, TokensRepo.layer, TwoFactor.layer, AccountPolicy.layer, AdminRepo.layer, OrgsRepo.layer, ReposRepo.layer, SocialRepo.layer, JobsRepo.layer, TransfersRepo.layer, MirrorsRepo.layer, KeysRepo.layer, FederationRepo.layer, QuotaRepo.layer)
+const Repos = Layer.mergeAll(
+  UsersRepo.layer,
+  TokensRepo.layer,
+  TwoFactor.layer,
+  AccountPolicy.layer,
+  AdminRepo.layer,
+  OrgsRepo.layer,
+  ReposRepo.layer,
+  SocialRepo.layer,
+  JobsRepo.layer,
+  TransfersRepo.layer,
+  MirrorsRepo.layer,
+  KeysRepo.layer,
+  FederationRepo.layer,
+  QuotaRepo.layer
+)
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
 
 // Services built on other services come first: AdminUsers deletes organizations through
 // OrgsService, and both refuse or purge through ReposService.
-export const Services = Layer.mergeAll(AdminUsers.layer, MarkdownRenderer.layer, SocialService.layer, ContentsService.layer, RepoPresenter.layer, ForksService.layer, TransfersService.layer, MirrorsService.layer, KeysService.layer, HttpSignatures.layer, FollowsService.layer, OAuth2Service.layer, GpgService.layer.pipe(Layer.provideMerge(EmailsService.layer)), FederatedSocial.layer.pipe(Layer.provideMerge(Federation.layer))).pipe(
+export const Services = Layer.mergeAll(
+  AdminUsers.layer,
+  MarkdownRenderer.layer,
+  SocialService.layer,
+  ContentsService.layer,
+  RepoPresenter.layer,
+  ForksService.layer,
+  TransfersService.layer,
+  MirrorsService.layer,
+  KeysService.layer,
+  HttpSignatures.layer,
+  FollowsService.layer,
+  OAuth2Service.layer,
+  GpgService.layer.pipe(Layer.provideMerge(EmailsService.layer)),
+  FederatedSocial.layer.pipe(Layer.provideMerge(Federation.layer))
+).pipe(
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
   Layer.provideMerge(RepoPolicy.layer),
@@ -69,7 +99,14 @@ export const Services = Layer.mergeAll(AdminUsers.layer, MarkdownRenderer.layer,
 )
 
 /** Durable jobs: each workflow's implementation, run on the services above. */
-const Workflows = Layer.mergeAll(ForkRepositoryLive, RecoveryLive, MigrateRepositoryLive, SyncPullMirrorLive, SyncPushMirrorLive, MirrorScheduleLive)
+const Workflows = Layer.mergeAll(
+  ForkRepositoryLive,
+  RecoveryLive,
+  MigrateRepositoryLive,
+  SyncPullMirrorLive,
+  SyncPushMirrorLive,
+  MirrorScheduleLive
+)
 
 const appLayer = <E, R>(entities: Layer.Layer<Layer.Success<typeof EntitiesLayer>, E, R>) =>
   Workflows.pipe(

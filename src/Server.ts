@@ -113,14 +113,46 @@ const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
   )
 }))
 
-export const ApiHandlers = Layer.mergeAll(MiscHttp, UsersHttp, TokensHttp, TwoFactorHttp, AdminUsersHttp, OrgsHttp, ReposHttp, SocialHttp, BranchesHttp, ContentsHttp, TemplatesHttp, ForksHttp, JobsHttp, TransfersHttp, MirrorsHttp, FollowsHttp, EmailsHttp, OAuth2Http, GpgHttp, KeysHttp, MarkdownHttp, FederationHttp, QuotaHttp)
+export const ApiHandlers = Layer.mergeAll(
+  MiscHttp,
+  UsersHttp,
+  TokensHttp,
+  TwoFactorHttp,
+  AdminUsersHttp,
+  OrgsHttp,
+  ReposHttp,
+  SocialHttp,
+  BranchesHttp,
+  ContentsHttp,
+  TemplatesHttp,
+  ForksHttp,
+  JobsHttp,
+  TransfersHttp,
+  MirrorsHttp,
+  FollowsHttp,
+  EmailsHttp,
+  OAuth2Http,
+  GpgHttp,
+  KeysHttp,
+  MarkdownHttp,
+  FederationHttp,
+  QuotaHttp
+)
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),
   Layer.provide([JsonBodyCheckLive, AuthenticationLive, ErrorResponsesLive])
 )
 
-export const AppRoutes = Layer.mergeAll(ApiRoutes, DocsRoutes, HealthRoutes, GitHttpRoutes, GpgExportRoutes, FederationRoutes, RequestTargetCheck)
+export const AppRoutes = Layer.mergeAll(
+  ApiRoutes,
+  DocsRoutes,
+  HealthRoutes,
+  GitHttpRoutes,
+  GpgExportRoutes,
+  FederationRoutes,
+  RequestTargetCheck
+)
 
 /** How long and how many: the bounds on slow, idle and numerous clients, in milliseconds. */
 export interface ClientLimits {
