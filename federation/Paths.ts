@@ -1,5 +1,5 @@
 // Where this instance's ActivityPub objects live, all under [server] ROOT_URL: Person actors by
-// name (SPEC) and by id (Forgejo), ForgeFed repository actors by id, the instance actor, the
+// name (Hearth's) and by id (Forgejo's), ForgeFed repository actors by id, the instance actor, the
 // shared inbox. One place builds them, so ids written in activities and the routes that answer
 // them cannot drift apart.
 import type { SettingsShape } from "../src/config/Settings.ts"

@@ -1,7 +1,7 @@
 // The federation's HTTP routes, beside the API's (mounted only with [federation] ENABLED):
 // - WebFinger (/.well-known/webfinger) with Forgejo's JSON, for people and repositories;
 // - NodeInfo (/.well-known/nodeinfo → /api/v1/nodeinfo, a 2.1 document);
-// - actors under /api/v1/activitypub: Person by name (SPEC) and by id (Forgejo), answered by
+// - actors under /api/v1/activitypub: Person by name (Hearth's) and by id (Forgejo's), answered by
 //   Fedify (`federation.fetch`); the ForgeFed Repository and the instance actor; their paged
 //   collections (outbox, followers, following, liked) and published activities;
 // - inboxes (a person's, a repository's, the shared one), bodies capped at MAX_SIZE.

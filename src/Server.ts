@@ -68,7 +68,7 @@ const securitySchemes = {
   }
 } as const
 
-/** The OpenAPI 3.1 document, with the scheme in use listed first (SPEC "Versioning"). */
+/** The OpenAPI 3.1 document, with the scheme in use listed first. */
 export const openApiDocument = (rootUrl: string) => {
   const spec = OpenApi.fromApi(HearthApi)
   const url = new URL(rootUrl)
@@ -254,7 +254,7 @@ const watchStalledClients = (server: Server, idleMs: number) => {
 
 /**
  * The Node server, with the client bounds (`ClientLimits`) and two guards effect's adapter lacks:
- * - It listens before the app's `request` handler is attached (EFFECT4-GUIDE §4.9), and a
+ * - effect's `NodeHttpServer.make` listens before the app's `request` handler is attached, and a
  *   request arriving in between would never be answered: such requests are held here and handed
  *   to the handler as soon as it is attached.
  * - `close()` only stops accepting and closes the connections idle at that moment; a keep-alive

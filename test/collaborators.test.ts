@@ -1,5 +1,5 @@
 // Collaborators: list, check, add/change, remove and the permission query; levels take effect at
-// once in the API and over git smart HTTP (issue 3 item 4; CONTRACT §7).
+// once in the API and over git smart HTTP (issue 3 item 4; Forgejo's routers/api/v1/repo/collaborators.go).
 import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"

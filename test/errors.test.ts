@@ -1,4 +1,4 @@
-// The error framework shared by every route (issue item 6, CONTRACT §1.6): `{message, url}`
+// The error framework shared by every route (issue item 6, Forgejo's services/context/api.go): `{message, url}`
 // bodies, 422 naming the field, 413 over the body limit, 500 for defects (logged), nosniff on
 // every response, and nothing written by a refused request.
 import { Effect, Schema } from "effect"

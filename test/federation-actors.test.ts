@@ -1,4 +1,4 @@
-// What this instance shows the fediverse (issue 8 items 2 and 3; SPEC Behaviors 19): Person
+// What this instance shows the fediverse (issue 8 items 2 and 3): Person
 // actors by name and by id, the ForgeFed Repository and instance actors, NodeInfo 2.1, WebFinger
 // with Forgejo's JSON, paged collections; keys made once and kept.
 import { Effect } from "effect"

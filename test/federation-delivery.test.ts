@@ -1,5 +1,5 @@
 // Outbound delivery is durable, ordered and bounded (issue 8 item 5, Store.ts): a Hearth user stars
-// and unstars repositories of a Fedify peer (CLIENTS.md §5, with ForgeFed repositories) whose inbox
+// and unstars repositories of a Fedify peer (with ForgeFed repositories) whose inbox
 // fails in the ways a remote does. A failed delivery keeps its place and is retried with doubling
 // delay, readable as a `federation-outbox` job at /admin/jobs; later deliveries to that server wait
 // behind it (a Like, then its Undo, arrive in that order) and go on once it is delivered or has

@@ -1,4 +1,4 @@
-// Hearth and a real Fedify 2.3.6 peer (CLIENTS.md §5) over loopback, issue 8 items 5 and 6: the
+// Hearth and a real Fedify 2.3.6 peer over loopback, issue 8 items 5 and 6: the
 // peer reads a Hearth Person through WebFinger and follows it with both signature formats (RFC
 // 9421 from one peer, draft-cavage from another), each accepted with an Accept the peer verifies;
 // a Hearth user follows the peer by handle; the peer stars and unstars a Hearth repository

@@ -1,4 +1,4 @@
-// Follows (issue 5 item 6; SPEC "States and transitions"; CONTRACT §4, §1.5, §1.7): idempotent
+// Follows (issue 5 item 6; Forgejo's routers/api/v1/user/follower.go): idempotent
 // 204s, exact counters (also under concurrency and when an account is deleted), lists of what
 // the caller may see, scopes.
 import { Effect } from "effect"
@@ -103,7 +103,7 @@ describe("follow and unfollow", () => {
     expect(await truth("dave")).toEqual({ numFollowers: 0, followers: 0, numFollowing: 0, following: 0 })
   })
 
-  it("needs a signed-in caller, read:user to read and write:user to change (CONTRACT §1.5)", async () => {
+  it("needs a signed-in caller, read:user to read and write:user to change (`tokenRequiresScopes`)", async () => {
     for (const [method, path] of [
       ["GET", "/user/followers"], ["GET", "/user/following"], ["GET", "/user/following/bob"],
       ["PUT", "/user/following/bob"], ["DELETE", "/user/following/bob"], ["GET", "/users/bob/followers"],

@@ -1,4 +1,4 @@
-// Forks (issue 4 item 2, CONTRACT §9): 202 with the new repository at once, the git data copied by
+// Forks (issue 4 item 2, Forgejo's routers/api/v1/repo/fork.go): 202 with the new repository at once, the git data copied by
 // a durable job (hard-linked objects), who may fork where, the listing and the counters.
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"

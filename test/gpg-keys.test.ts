@@ -1,4 +1,4 @@
-// GPG keys (issue 5 item 5; CONTRACT §6): key ids, packets, subkeys, capabilities and times as
+// GPG keys (issue 5 item 5; Forgejo's routers/api/v1/user/gpg_key.go): key ids, packets, subkeys, capabilities and times as
 // Forgejo shows them; a key is added through an activated address of its owner or a signature
 // over the verification token; bad armour, private keys and duplicates refused with nothing
 // stored; the `{user}.gpg` export. Keys are generated here with openpgp.

@@ -1,4 +1,4 @@
-// HTTP-signature authentication (issue 5 item 7; SPEC Authentication item 2; FEDERATION §4):
+// HTTP-signature authentication (issue 5 item 7; Forgejo's services/auth `HTTPSign`):
 // requests signed as Forgejo's clients sign them (hs2019, (request-target) (created) (expires)),
 // with a registered ed25519 or RSA key, or with an SSH certificate from a trusted CA naming a
 // registered principal. A bad signature is 401 and never falls through to another identity.

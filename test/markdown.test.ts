@@ -1,4 +1,4 @@
-// Markdown rendering (issue 6; SPEC "Markdown"; CONTRACT §1.5, §2; Forgejo's TestAPI_RenderGFM,
+// Markdown rendering (issue 6; Forgejo's routers/api/v1/misc/markup.go and TestAPI_RenderGFM,
 // TestAPI_RenderSimple, TestAPI_RenderRaw, TestRenderAlertBlocks): the three routes, the GFM and
 // forge features, bounded pathological input, and the renderer service used directly.
 import { Effect } from "effect"

@@ -1,4 +1,4 @@
-// Pull mirrors (issue 4 item 3, CONTRACT §10): a repository of this same Hearth instance is
+// Pull mirrors (issue 4 item 3, Forgejo's `MirrorSync`): a repository of this same Hearth instance is
 // mirrored (with ALLOW_LOCALNETWORKS), the source changes, the mirror follows on POST mirror-sync
 // and on its interval (the schedule reads the repository's mirror_interval, so PATCH changes it),
 // with the real git client. Prune on and off, the database following each sync, read-only
@@ -190,7 +190,7 @@ describe("pull mirrors", () => {
   }, 60_000)
 })
 
-describe("POST /repos/{o}/{r}/mirror-sync refusals (CONTRACT §10 order)", () => {
+describe("POST /repos/{o}/{r}/mirror-sync refusals (in the order of Forgejo's MirrorSync)", () => {
   it("401 anonymous, 403 without the scope, 403 without write, 404 invisible, 423 archived, 400 not a mirror", async () => {
     expect((await request(hearth, "POST", "/repos/bob/src-mirror/mirror-sync")).status).toBe(401)
     const readOnly = await createToken(hearth, "bob", ["read:repository"])

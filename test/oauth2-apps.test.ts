@@ -1,4 +1,4 @@
-// OAuth2 applications (issue 5 item 8; SPEC Behaviors 17): snake_case members, the secret only in
+// OAuth2 applications (issue 5 item 8; Forgejo's /user/applications/oauth2): snake_case members, the secret only in
 // the 201 (stored as a hash), redirect URIs validated, another user's application 404.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"

@@ -1,5 +1,5 @@
 // Organizations: /orgs, /orgs/{org}, /user/orgs, /users/{u}/orgs, members and public members
-// (issue item 9; CONTRACT §1.5, §1.8).
+// (issue item 9; Forgejo's `tokenRequiresScopes`, `reqOrgOwnership`).
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

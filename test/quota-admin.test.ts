@@ -1,5 +1,5 @@
-// Quota administration (issue 7 item 1; SPEC "Quota administration", CONTRACT §12.4–12.5):
-// rules, groups and memberships for site administrators with every status of the SPEC, what an
+// Quota administration (issue 7 item 1; Forgejo's routers/api/v1/admin/quota*.go):
+// rules, groups and memberships for site administrators with every status Forgejo answers, what an
 // account and an organization's owners see of their quota, and every route 404 while quotas are off.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"

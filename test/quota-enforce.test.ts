@@ -1,4 +1,4 @@
-// Quota accounting and enforcement over the API (issue 7 items 2–4; CONTRACT §12.3, §12.6): what an
+// Quota accounting and enforcement over the API (issue 7 items 2–4; Forgejo's models/quota, `EnforceQuotaAPI`): what an
 // account uses is the git size of its repositories, current after every change; every operation
 // that grows storage answers 413 {message, user_id, username} naming the account charged — the
 // owner of what grows, not the caller; reads and deletions keep working; scheduled mirror syncs

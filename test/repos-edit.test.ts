@@ -1,6 +1,6 @@
 // PATCH /repos/{owner}/{repo} (EditRepoOption): renames that move the bare repository with the
 // row, default branches that must exist, archiving, mirror settings, unit switches; admin access
-// or 403; bad input 422 with nothing written (issue 3 item 3; SPEC Behaviors 2).
+// or 403; bad input 422 with nothing written (issue 3 item 3; Forgejo's repo `Edit`).
 import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"

@@ -1,6 +1,6 @@
 // GET /repos/search: keywords (commas, owner/name), uid/exclusive, private/is_private, mode, sort
 // and order, starredBy, paging capped by [ui] EXPLORE_PAGING_NUM, what each caller may see, and
-// `{ok:false,error}` with 500 on a database failure (issue 3 item 3; CONTRACT §7).
+// `{ok:false,error}` with 500 on a database failure (issue 3 item 3; Forgejo's repo `Search`).
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

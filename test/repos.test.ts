@@ -1,5 +1,5 @@
 // Repositories: creation (user and org), reading, deletion and the owner lists, with the bare
-// repository on disk kept in step with the database (issue 3 items 1 and 3; CONTRACT §1.8, §1.9, §7).
+// repository on disk kept in step with the database (issue 3 items 1 and 3; Forgejo's `repoAssignment`, services/convert `ToRepo`).
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"

@@ -1,4 +1,4 @@
-// Stars and watches (issue 3 item 10; SPEC "States and transitions"; CONTRACT §8, §1.5, §1.7):
+// Stars and watches (issue 3 item 10; Forgejo's routers/api/v1/user/star.go, watch.go):
 // idempotent writes, exact counters under concurrency, private repositories hidden, scopes.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -141,7 +141,7 @@ describe("stars", () => {
     for (const user of CROWD.slice(0, 3)) expect(await starredCount(user)).toBe(0)
   })
 
-  it("needs user + repository scopes, write ones to star (CONTRACT §1.5)", async () => {
+  it("needs user + repository scopes, write ones to star (`tokenRequiresScopes`)", async () => {
     const repo = await createRepo("alice")
     const path = `/user/starred/${repo.full_name}`
     const repoOnly = await createToken(hearth, "bob", ["write:repository"])

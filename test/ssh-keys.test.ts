@@ -1,4 +1,4 @@
-// SSH keys (issue 5 item 2; CONTRACT §5): parsing through sshpk (OpenSSH, SSH2, PEM), Forgejo's
+// SSH keys (issue 5 item 2; Forgejo's routers/api/v1/user/key.go): parsing through sshpk (OpenSSH, SSH2, PEM), Forgejo's
 // minimum sizes, the OpenSSH SHA256 fingerprint, one key per instance, unique titles, owner-only
 // fields, and who may read and delete.
 import { execFileSync } from "node:child_process"

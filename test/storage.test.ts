@@ -1,4 +1,4 @@
-// Blob storage (issue 16 item 3; DESIGN "Blob storage"; CONTRACT-PACKAGES §1 package_blob): the
+// Blob storage (issue 16 item 3; Forgejo's models/packages `package_blob`): the
 // local store of a running Hearth on its real database — digests against node:crypto, dedup,
 // reference counts and removal, holds, the size limit before and during the body, aborted and
 // interrupted uploads, concurrent puts and a removal racing a put, reading back (ranges, effect

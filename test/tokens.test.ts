@@ -1,4 +1,4 @@
-// Personal access tokens: /users/{username}/tokens (CONTRACT §11, issue item 10).
+// Personal access tokens: /users/{username}/tokens (Forgejo's routers/api/v1/user/app.go, issue item 10).
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { createHash } from "node:crypto"

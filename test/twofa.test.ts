@@ -1,5 +1,5 @@
 // TOTP second factor: Hearth's enrolment routes (/user/twofa) and the passcode inside Basic
-// authentication (CONTRACT §1.2; Forgejo's TestAPITwoFactor).
+// authentication (Forgejo's services/auth/method basic.go; TestAPITwoFactor).
 //
 // Codes are made with `otpauth` for a chosen 30-second step. The server accepts the previous,
 // current and next step, and each step once only, in increasing order. So each account is

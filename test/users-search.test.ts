@@ -1,4 +1,4 @@
-// GET /users/search (CONTRACT §3): keyword, uid (with the Ghost and Actions system users), sort,
+// GET /users/search (Forgejo's user `Search`): keyword, uid (with the Ghost and Actions system users), sort,
 // paging with X-Total-Count and Link, visibility per caller, e-mails converted for the caller.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"

@@ -1,4 +1,4 @@
-// GET /user and GET /users/{username} (CONTRACT §3, §1.8, §1.9 User): private fields only for the
+// GET /user and GET /users/{username} (Forgejo's `GetAuthenticatedUser`, `GetInfo`, services/convert `ToUser`): private fields only for the
 // account itself and admins, placeholder e-mails, visibility answered 404, stored letter case.
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"

@@ -1,4 +1,4 @@
-// HTTP-signature authentication (SPEC Authentication item 2; FEDERATION §4): an API request
+// HTTP-signature authentication (Forgejo's services/auth `HTTPSign`): an API request
 // signed with a registered SSH key, as Forgejo's clients send it:
 //   Signature: keyId="SHA256:…",algorithm="hs2019",created=N,expires=N,
 //              headers="(request-target) (created) (expires)",signature="<base64>"

@@ -1,4 +1,4 @@
-// Commits, branches, tags and archives of a repository: CONTRACT/swagger `Commit`, `Branch`,
+// Commits, branches, tags and archives of a repository: Forgejo's swagger `Commit`, `Branch`,
 // `Tag`. Readable by anyone who may see the repository; branches and tags are created, renamed and
 // deleted by its writers (`repository` scope: read for GET, write otherwise).
 import { Schema } from "effect"

@@ -98,7 +98,7 @@ export interface SettingsShape {
     readonly DISABLE_REGISTRATION: boolean
     readonly NO_REPLY_ADDRESS: string
   }
-  /** Forgejo's explore settings (user search: CONTRACT §3). */
+  /** Forgejo's explore settings (used by the user search, `GET /users/search`). */
   readonly "service.explore": {
     readonly REQUIRE_SIGNIN_VIEW: boolean
     readonly DISABLE_USERS_PAGE: boolean

@@ -29,7 +29,7 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
     const repoOf = (params: { owner: string; repo: string }) =>
       Effect.flatMap(Caller, (caller) => service.find(Option.getOrUndefined(caller), params.owner, params.repo))
 
-    /** The file's bytes as Forgejo serves them, marked as a blob (SPEC Behavior 5). */
+    /** The file's bytes as Forgejo serves them, marked as a blob (Forgejo's `GetRawFile`). */
     const serve = (handle: RepoHandle, path: string, ref: string | undefined) =>
       Effect.map(service.file(handle, path, ref), ({ bytes, name }) =>
         HttpServerResponse.uint8Array(bytes, {

@@ -1,4 +1,4 @@
-// Follows (CONTRACT §4; SPEC "States and transitions"): every route needs a signed-in caller
+// Follows (Forgejo's routers/api/v1/user/follower.go): every route needs a signed-in caller
 // and the `user` scope (write:user to follow or unfollow).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"

@@ -1,4 +1,4 @@
-// Follows over HTTP (CONTRACT §4): 204s for the state, User lists with X-Total-Count (no Link;
+// Follows over HTTP (Forgejo's routers/api/v1/user/follower.go): 204s for the state, User lists with X-Total-Count (no Link;
 // every row when `page` is absent, as Forgejo). A name with `@` (`user@host`) is a remote person:
 // following it sends a Follow through the federation (Hearth's addition; local names have no `@`).
 import { Effect, Schema } from "effect"

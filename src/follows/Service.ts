@@ -1,4 +1,4 @@
-// Follow rules (CONTRACT §4): following someone already followed changes nothing (204, as
+// Follow rules (Forgejo's models/user/follow.go): following someone already followed changes nothing (204, as
 // Forgejo); following yourself is refused (422 — the issue asks for it, where Forgejo silently does
 // nothing); accounts the caller may not see are 404, in paths and in lists.
 import { Context, Effect, Layer } from "effect"

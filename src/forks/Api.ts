@@ -1,4 +1,4 @@
-// Forks (CONTRACT §9): list a repository's forks, fork it into your account or an organization.
+// Forks (Forgejo's routers/api/v1/repo/fork.go): list a repository's forks, fork it into your account or an organization.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Access.ts"

@@ -1,4 +1,4 @@
-// Forks (CONTRACT §9): the rules for who may fork what where, the new repository's row (made at
+// Forks (Forgejo's services/repository/fork.go): the rules for who may fork what where, the new repository's row (made at
 // once, so the 202 can show it), and the durable job that fills its git data.
 import { Context, Effect, Layer, Option } from "effect"
 import { WorkflowEngine } from "effect/workflow"

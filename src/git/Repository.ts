@@ -1,7 +1,7 @@
 // The `Repository` entity: every git write Hearth makes to one repository (API commits, branch and
 // tag changes, HEAD, creation, moves, removal, maintenance) is a message to that repository's
 // entity, so they run one at a time per repository and in parallel across repositories
-// (effect/cluster; DESIGN.md "Writes to a repository's git data"). Pushes write through
+// (effect/cluster). Pushes write through
 // `receive-pack` outside the entity; compare-and-swap ref updates keep both consistent.
 // Handlers are idempotent or fail cleanly when replayed: refs only move from an expected old value.
 import { Cause, Context, Effect, Layer, Option, Schema } from "effect"

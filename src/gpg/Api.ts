@@ -1,4 +1,4 @@
-// GPG keys (CONTRACT §6): the caller's keys, another user's list, the verification token and
+// GPG keys (Forgejo's routers/api/v1/user/gpg_key.go): the caller's keys, another user's list, the verification token and
 // the verification of an added key. Every route needs a signed-in caller and the `user` scope.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"

@@ -1,4 +1,4 @@
-// Reading OpenPGP keys and signatures with `openpgp` (CONTRACT §6): key ids as 16 upper-case
+// Reading OpenPGP keys and signatures with `openpgp`, as Forgejo's models/asymkey/gpg_key*.go: key ids as 16 upper-case
 // hex, `public_key` as the base64 of the key's own packet, capabilities from the algorithm (as
 // Forgejo), identities' e-mails (revoked ones skipped), expiry from the self-signatures.
 import * as openpgp from "openpgp"
@@ -87,7 +87,7 @@ const capabilities = (algorithm: number) => ({
   canSign: SIGNING.has(algorithm),
   canEncryptComms: ENCRYPTING.has(algorithm),
   canEncryptStorage: ENCRYPTING.has(algorithm),
-  // Forgejo shows can_certify as a copy of can_sign (CONTRACT §6).
+  // Forgejo shows can_certify as a copy of can_sign (services/convert `ToGPGKey`).
   canCertify: SIGNING.has(algorithm)
 })
 

@@ -1,4 +1,4 @@
-// GPG key rules (CONTRACT §6). A key is added when one of its identities' e-mails is an
+// GPG key rules (Forgejo's models/asymkey/gpg_key_add.go, gpg_key_verify.go). A key is added when one of its identities' e-mails is an
 // activated address of the caller, or, failing that, with a detached signature over the
 // caller's verification token (then only the signing key is added, marked verified). Key ids
 // are unique on the whole instance. `emails` is worked out when read, against the owner's

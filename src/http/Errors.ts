@@ -65,7 +65,7 @@ export const forbidden = (message: string) => new Forbidden({ message, url: "" }
 export const notFound = () => new NotFound()
 export const conflict = (message: string) => new Conflict({ message, url: "" })
 export const payloadTooLarge = (message: string) => new PayloadTooLarge({ message, url: "" })
-/** The account `owner` is over its quota for what the request would store (CONTRACT §1.6, §12.6). */
+/** The account `owner` is over its quota for what the request would store (Forgejo's `EnforceQuotaAPI`, services/context/quota.go). */
 export const quotaExceeded = (owner: { readonly id: number; readonly name: string }) =>
   new PayloadTooLarge({ message: "quota exceeded", url: "", user_id: owner.id, username: owner.name })
 export const validationFailed = (message: string) => new ValidationFailed({ message, url: "" })

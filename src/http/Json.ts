@@ -1,4 +1,4 @@
-// JSON value conventions shared by every resource (CONTRACT §1.9).
+// JSON value conventions shared by every resource (Forgejo's modules/structs, services/convert).
 import type { Schema } from "effect"
 import { Schema as S } from "effect"
 import { HttpServerResponse } from "effect/http"

@@ -43,8 +43,9 @@ export const resolvePage = (query: { readonly page?: string | undefined; readonl
   })
 
 /**
- * For the lists Forgejo answers whole when `page` is absent or not a positive number (CONTRACT
- * §1.7): the resolved page, and the window to read — `undefined` for every row.
+ * For the lists Forgejo answers whole when `page` is absent or not a positive number (e.g.
+ * `GetUserFollowers`, `GetForks`): the resolved page, and the window to read — `undefined` for
+ * every row.
  */
 export const resolveWindow = (query: { readonly page?: string | undefined; readonly limit?: string | undefined }) =>
   Effect.map(resolvePage(query), (page) => ({ page, window: toInt(query.page) > 0 ? page : undefined }))

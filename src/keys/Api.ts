@@ -1,4 +1,4 @@
-// SSH keys (CONTRACT §5) and deploy keys: user keys need the `user` scope, deploy keys the
+// SSH keys (Forgejo's routers/api/v1/user/key.go) and deploy keys: user keys need the `user` scope, deploy keys the
 // `repository` scope and the repository's admin.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"

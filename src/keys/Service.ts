@@ -1,4 +1,4 @@
-// Key rules (CONTRACT §5): one key per fingerprint on the whole instance, unique titles per user
+// Key rules (Forgejo's models/asymkey/ssh_key*.go): one key per fingerprint on the whole instance, unique titles per user
 // (and per repository for deploy keys), only the owner or an admin deletes a user key; deploy
 // keys are managed by the repository's admins. Also answers the SSH server: whose key is this?
 import { Context, Effect, Layer, Option } from "effect"

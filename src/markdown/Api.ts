@@ -1,5 +1,5 @@
 // Rendering markdown over the API (Forgejo's miscellaneous routes): /markdown, /markdown/raw and
-// /markup. Any signed-in caller may render; no token scope is needed (CONTRACT §1.5).
+// /markup. Any signed-in caller may render; no token scope is needed (Forgejo's routes have no `tokenRequiresScopes`).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Access.ts"

@@ -36,7 +36,7 @@ export class MirrorsService extends Context.Service<MirrorsService, {
     { readonly repo: RepoRow; readonly owner: UserRow },
     Errors.ValidationFailed | Errors.Forbidden | Errors.Conflict | Errors.InternalError | Errors.NotFound | Errors.BadRequest | Errors.PayloadTooLarge
   >
-  /** POST /repos/{o}/{r}/mirror-sync: queues a sync (CONTRACT §10 order of checks). */
+  /** POST /repos/{o}/{r}/mirror-sync: queues a sync (in the order of Forgejo's `MirrorSync` checks). */
   readonly syncPull: (caller: Principal, ownerName: string, name: string) => Effect.Effect<void, PushMirrorErrors | Errors.PayloadTooLarge>
   readonly listPush: (caller: Principal, ownerName: string, name: string, page: Page) => Effect.Effect<
     { readonly repo: RepoRow; readonly rows: Array<PushMirrorRow>; readonly total: number },

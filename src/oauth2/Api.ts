@@ -1,5 +1,5 @@
-// OAuth2 applications of the signed-in user (SPEC Behaviors 17; Forgejo's
-// /user/applications/oauth2). snake_case members; the client secret is shown once, at creation.
+// OAuth2 applications of the signed-in user (Forgejo's
+// /user/applications/oauth2, routers/api/v1/user/app.go). snake_case members; the client secret is shown once, at creation.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Access.ts"

@@ -1,4 +1,4 @@
-// Quotas (CONTRACT §12, SPEC "Quota administration"): the site administrators' rule, group and
+// Quotas (Forgejo's routers/api/v1/admin/quota*.go, models/quota): the site administrators' rule, group and
 // membership routes (`admin` scope, site admins only), and what an account may learn of its own
 // quota (`user` scope) or an organization's (`organization` scope, its owners). Every route
 // answers 404 while `[quota] ENABLED` is off, as Forgejo does not register them then.

@@ -1,4 +1,4 @@
-// What a quota allows (CONTRACT §12.2–12.3, Forgejo v13+ semantics), as pure functions of what an
+// What a quota allows (Forgejo's models/quota, v13+ semantics), as pure functions of what an
 // account uses and the rules of its groups; the one place these rules are written.
 //
 // - A rule matches a subject it names, or (walking up) one of the subject's parents; a matching

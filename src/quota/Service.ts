@@ -1,4 +1,4 @@
-// Quota rules (CONTRACT §12, SPEC "Quota administration"): the administration of rules, groups and
+// Quota rules (Forgejo's models/quota, routers/api/v1/admin/quota*.go): the administration of rules, groups and
 // memberships with Forgejo's answers, what an account uses, and the one check every operation
 // that grows storage makes (`enforce`), charged to the account that owns what grows.
 import { Context, Effect, Layer, Option } from "effect"
@@ -78,7 +78,7 @@ export class QuotaService extends Context.Service<QuotaService, {
    */
   readonly createGroup: (name: string, rules: ReadonlyArray<NewRule>) => Effect.Effect<Group, Errors.ValidationFailed | Errors.Conflict>
   readonly deleteGroup: (name: string) => Effect.Effect<void, Errors.NotFound>
-  /** 404 unknown group; 422 unknown rule (SPEC); 409 already in it. */
+  /** 404 unknown group; 422 unknown rule; 409 already in it. */
   readonly addRule: (group: string, rule: string) => Effect.Effect<void, Errors.NotFound | Errors.ValidationFailed | Errors.Conflict>
   /** 404 unknown group or rule, or a rule not in the group. */
   readonly removeRule: (group: string, rule: string) => Effect.Effect<void, Errors.NotFound>

@@ -1,4 +1,4 @@
-// Repositories: creation, reading, deletion and the owner lists. Scopes as CONTRACT §1.5: the
+// Repositories: creation, reading, deletion and the owner lists. Scopes as Forgejo's `tokenRequiresScopes`: the
 // `repository` category everywhere, plus `user` on /user/… and /users/… and `organization` on
 // the org routes.
 import { Schema } from "effect"

@@ -2,7 +2,8 @@
 // what exists so far): site admins and owners (the user, or an org's owner team) are owners;
 // org teams that cover every repository give their level (their `repo.code` unit for push/pull);
 // collaborators give theirs; a public repository can be read by whoever may see its owner.
-// What the caller cannot read is answered 404, what it can read but not change 403 (CONTRACT §1.8).
+// What the caller cannot read is answered 404, what it can read but not change 403 (Forgejo's `repoAssignment`,
+// `reqRepoWriter`).
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"

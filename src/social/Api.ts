@@ -1,4 +1,5 @@
-// Stars and watches (CONTRACT §8). Scopes as CONTRACT §1.5: `user` + `repository` on
+// Stars and watches (Forgejo's routers/api/v1/user/star.go, watch.go). Scopes as Forgejo's
+// `tokenRequiresScopes`: `user` + `repository` on
 // /user/starred…, `user` on the other /user… and /users/… lists, `repository` on /repos/….
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"

@@ -1,4 +1,4 @@
-// Stars and watches over HTTP (CONTRACT §8): 204s for stars, WatchInfo for watches, and the lists.
+// Stars and watches over HTTP (Forgejo's star.go, watch.go): 204s for stars, WatchInfo for watches, and the lists.
 // An owner with `@` (`owner@host/name`) is a repository of another server: starring it sends a
 // ForgeFed Like through the federation (Hearth's addition; local names have no `@`).
 import { Effect, Option } from "effect"

@@ -6,7 +6,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import { type RepoRow, toRepoRow } from "../repos/Repo.ts"
 import { toUserRow, type UserRow } from "../users/Repo.ts"
 
-/** A page of rows; `undefined` lists everything (Forgejo's lists without `page`, CONTRACT §1.7). */
+/** A page of rows; `undefined` lists everything (Forgejo's lists without `page`, models/repo/user_repo.go). */
 export interface Window {
   readonly limit: number
   readonly offset: number

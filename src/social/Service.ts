@@ -1,4 +1,4 @@
-// Stars and watches (CONTRACT §8): who may star or watch what, and the lists, each showing only
+// Stars and watches (Forgejo's routers/api/v1/user/star.go, watch.go): who may star or watch what, and the lists, each showing only
 // the repositories the caller may see. Repository visibility is RepoPolicy's, reused as is.
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../http/Caller.ts"
@@ -36,7 +36,7 @@ export class SocialService extends Context.Service<SocialService, {
   readonly isWatching: (user: UserRow, repo: RepoRow) => Effect.Effect<boolean>
   /**
    * The repositories `user` starred that `viewer` may see; `total` is the user's star counter,
-   * unfiltered, as Forgejo answers it (CONTRACT §8).
+   * unfiltered, as Forgejo answers it (`GetStarredRepos`).
    */
   readonly starred: (viewer: Principal, user: UserRow, window: Window | undefined) => Effect.Effect<Listed<Target>>
   /** The repositories `user` watches that `viewer` may see; `total` counts what may be seen. */

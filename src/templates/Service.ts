@@ -1,6 +1,6 @@
 // Repository templates: the README, .gitignore and LICENSE written by an auto-initialised
 // repository, the issue label sets, and the validation of the names a client asks for
-// (CONTRACT §7 "POST /user/repos"). Pure functions over built-in data; failures are
+// (Forgejo's `CreateUserRepo`, `POST /user/repos`). Pure functions over built-in data; failures are
 // `TemplateNotFound`, which `toApiError` turns into the status Forgejo answers with.
 //
 // Name matching: the readme template must be named exactly, as Forgejo checks it (an unknown

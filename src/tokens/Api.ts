@@ -1,4 +1,4 @@
-// Personal access tokens (CONTRACT §11): created with the account's password only, shown once.
+// Personal access tokens (Forgejo's routers/api/v1/user/app.go): created with the account's password only, shown once.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Access.ts"

@@ -1,4 +1,4 @@
-// Users: the signed-in account, profiles and search (CONTRACT §3).
+// Users: the signed-in account, profiles and search (Forgejo's routers/api/v1/user/user.go).
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Access } from "../http/Access.ts"

@@ -1,4 +1,4 @@
-// Who may see an account (CONTRACT §1.8): what a viewer may not see is answered 404.
+// Who may see an account (Forgejo's `IsUserVisibleToViewer`): what a viewer may not see is answered 404.
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Principal } from "../http/Caller.ts"

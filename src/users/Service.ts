@@ -81,7 +81,7 @@ export class UsersService extends Context.Service<UsersService, {
    * no-reply address (`{login}@{NO_REPLY_ADDRESS}`, what Hearth writes for a hidden e-mail).
    */
   readonly byCommitEmail: (email: string) => Effect.Effect<Option.Option<UserRow>>
-  /** Individual users the viewer may see (CONTRACT §3 `GET /users/search`), one page and the total. */
+  /** Individual users the viewer may see (Forgejo's user `Search`, `GET /users/search`), one page and the total. */
   readonly search: (
     viewer: Principal | undefined,
     query: UserQuery,

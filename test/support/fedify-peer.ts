@@ -1,4 +1,4 @@
-// A real fediverse peer for tests (CLIENTS.md §5): a Fedify 2.3.6 federation in the test process on
+// A real fediverse peer for tests: a Fedify 2.3.6 federation in the test process on
 // its own node:http server on 127.0.0.1 (a free port), with MemoryKvStore and no queue (what it
 // sends goes at once, so a refusal surfaces in the test), private addresses allowed. It serves
 // Person actors at /users/{name} (RSA keys), WebFinger and NodeInfo, and inbox listeners for
