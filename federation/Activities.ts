@@ -50,7 +50,7 @@ export const accept = (actor: string, followed: { readonly id: string; readonly 
   object: { id: followed.id, type: "Follow", actor: followed.actor, object: actor }
 })
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
 /**
  * A public note about something a user did (created a repository, pushed), addressed to everyone
@@ -73,7 +73,7 @@ export const createNote = (actor: string, note: { readonly text: string; readonl
       attributedTo: actor,
       published,
       ...addressing,
-      content: `<p>${escape(note.text)} <a href="${escape(note.url)}">${escape(note.url)}</a></p>`,
+      content: `<p>${escapeHtml(note.text)} <a href="${escapeHtml(note.url)}">${escapeHtml(note.url)}</a></p>`,
       url: note.url
     }
   }

@@ -108,7 +108,7 @@ export const FederationRoutes = Layer.unwrap(Effect.gen(function*() {
     if (resource === "") return errorBody(400, "the resource parameter is required", CORS)
     const found = yield* resolveResource(resource)
     if ("refusal" in found && found.refusal !== undefined) return errorBody(400, found.refusal, CORS)
-    let jrd
+    let jrd: unknown
     if ("user" in found && found.user !== undefined) {
       jrd = personJrd(found.user, `acct:${encodeURIComponent(found.user.name)}@${paths.host}`)
     } else if ("repository" in found && found.repository !== undefined) {

@@ -47,6 +47,7 @@ export const ServeLayer = Layer.unwrap(Effect.gen(function*() {
 )
 
 /** A failure already printed as one line; `runMain` then only sets the exit code (1). */
+// biome-ignore lint/complexity/noBannedTypes: an Effect tagged error without fields takes `{}`
 class CommandFailed extends Data.TaggedError("CommandFailed")<{}> {
   override readonly [Runtime.errorReported] = false
 }

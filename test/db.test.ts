@@ -71,6 +71,7 @@ const withSql = <A, E, R>(f: (sql: SqlClient) => Effect.Effect<A, E, R>) =>
     return yield* f(sql)
   })
 
+// biome-ignore lint/complexity/noBannedTypes: an Effect tagged error without fields takes `{}`
 class Boom extends Data.TaggedError("Boom")<{}> {}
 
 const reasonOf = (e: unknown) => (isSqlError(e) ? e.reason._tag : `not an SqlError: ${String(e)}`)

@@ -471,7 +471,7 @@ const casesOf = (op: Operation): Array<Case> => {
   const cases: Array<Case> = []
   const opName = `${op.method} ${op.path}`
   const pathWith = (fuzzed: string | undefined, raw: string) =>
-    op.path.replace(/\{([^}]+)\}|\*/g, (match, name: string | undefined) => {
+    op.path.replace(/\{([^}]+)\}|\*/g, (_match, name: string | undefined) => {
       const param = name ?? "*"
       if (param === fuzzed) return raw
       const real = realValue(op, param)

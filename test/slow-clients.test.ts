@@ -138,7 +138,7 @@ describe("READ_HEADER_TIMEOUT", () => {
     try {
       for (const c of [...slow, ...silent]) expect(await closedWithin(c, LIMIT_MS * 4)).toBeGreaterThanOrEqual(LIMIT_MS - 100)
     } finally {
-      stops.forEach((stop) => stop())
+      for (const stop of stops) stop()
     }
     expect(slow[0]!.received()).toMatch(/^HTTP\/1\.1 408 /)
     expect(await version()).toBe(200)
@@ -343,7 +343,7 @@ describe("MAX_CONNECTIONS", () => {
     await closedWithin(extra, LIMIT_MS)
     expect(extra.received()).toBe("")
     // The open ones finish their request and are answered.
-    bodies.forEach((body) => body.finish())
+    for (const body of bodies) body.finish()
     await sleep(500)
     for (const c of busy) expect(c.received()).toMatch(/^HTTP\/1\.1 200 /)
     for (const c of busy) c.socket.destroy()

@@ -60,8 +60,8 @@ interface Remote {
   readonly close: () => void
 }
 
-/** N remote Person actors on one local server, with one RSA key they share, and counting inboxes. */
-const startRemote = async (count: number): Promise<Remote> => {
+/** Remote Person actors (any number) on one local server, with one RSA key they share, and counting inboxes. */
+const startRemote = async (): Promise<Remote> => {
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
   const key = await generateCryptoKeyPair("RSASSA-PKCS1-v1_5")
@@ -131,7 +131,7 @@ const main = async () => {
   const base = running.base
   const token = await createToken(base, ACCOUNT, ["all"])
   const auth = { authorization: `token ${token}` }
-  const remote = await startRemote(config.followers)
+  const remote = await startRemote()
 
   // 1. The first federation request: Fedify's import and the account's keys.
   const idleRss = rssMb(running.child.pid!)

@@ -155,7 +155,9 @@ const measure = async (servers: ReadonlyArray<Server>, n: number) => {
     off: { [CASES[0]]: [], [CASES[1]]: [] },
     on: { [CASES[0]]: [], [CASES[1]]: [] }
   }
-  const record = (c: Case, t: Record<Mode, number>) => MODES.forEach((m) => times[m][c].push(t[m]))
+  const record = (c: Case, t: Record<Mode, number>) => {
+    for (const m of MODES) times[m][c].push(t[m])
+  }
   for (let i = 0; i < config.requests; i++) record(CASES[0], await pair(servers, (i + n) % 2, commit("f", i)))
   for (let i = 0; i < config.requests; i++) record(CASES[1], await pair(servers, (i + n) % 2, branch("b", i)))
   const on = servers.find((s) => s.mode === "on")!

@@ -10,7 +10,7 @@
 // Only processes it started are stopped; PostgreSQL is started through infra/pg/start.sh unless
 // BENCH_DATABASE_URL names a server (a fresh database is made on it).
 import autocannon from "autocannon"
-import { type ChildProcess } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import os from "node:os"
 import { join } from "node:path"

@@ -4,7 +4,7 @@
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, Layer, Redacted } from "effect"
 import * as Migrator from "effect/sql/Migrator"
-import { SqlClient } from "effect/sql/SqlClient"
+import type { SqlClient } from "effect/sql/SqlClient"
 import { join } from "node:path"
 import { Settings } from "../config/Settings.ts"
 import * as DataDirLock from "./DataDirLock.ts"

@@ -5,7 +5,7 @@
 import { Effect, Option, Schema } from "effect"
 import { Workflow } from "effect/workflow"
 import { RepositoryWriter } from "../git/Repository.ts"
-import { JobsRepo } from "../jobs/Repo.ts"
+import type { JobsRepo } from "../jobs/Repo.ts"
 import { finished, step } from "../jobs/Steps.ts"
 import { ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"

@@ -111,7 +111,7 @@ export const contentTypeOf = (bytes: Uint8Array): string => {
 
 /** Drops a multi-byte UTF-8 sequence cut at the end of a prefix, so the prefix still decodes. */
 const trimPartial = (bytes: Uint8Array): Uint8Array => {
-  let end = bytes.length
+  const end = bytes.length
   for (let i = 1; i <= 3 && end - i >= 0; i++) {
     const b = bytes[end - i]!
     if ((b & 0xc0) === 0xc0) return bytes.subarray(0, end - i)

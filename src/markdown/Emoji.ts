@@ -77,7 +77,7 @@ const table: Record<string, string> = {
 
 /** The emoji for `code` (without the colons), if the table has it. */
 export const emojiFor = (code: string): string | undefined =>
-  Object.prototype.hasOwnProperty.call(table, code) ? table[code] : undefined
+  Object.hasOwn(table, code) ? table[code] : undefined
 
 /** Forgejo's markup for an emoji: the character in a span labelled with its shortcode. */
 export const emojiHtml = (code: string, emoji: string): string =>

@@ -29,7 +29,7 @@ const IMAGE = /\.(?:png|jpe?g|gif|webp|svg|bmp|ico|avif)$/i
 export const wikiLink = (
   options: RenderOptions,
   inner: string,
-  escape: (s: string) => string,
+  escapeHtml: (s: string) => string,
   rel: (href: string) => string
 ): string => {
   const bar = inner.indexOf("|")
@@ -39,13 +39,13 @@ export const wikiLink = (
   if (IMAGE.test(page)) {
     const src = absolute ? page : resolveMedia({ ...options, wiki: true }, page)
     const title = page.slice(page.lastIndexOf("/") + 1)
-    if (!isSafeUrl(src, true)) return `<img title="${escape(title)}" alt="${escape(name)}" />`
-    return `<a href="${escape(src)}" rel="${rel(src)}"><img src="${escape(src)}" title="${escape(title)}" alt="${escape(name)}" /></a>`
+    if (!isSafeUrl(src, true)) return `<img title="${escapeHtml(title)}" alt="${escapeHtml(name)}" />`
+    return `<a href="${escapeHtml(src)}" rel="${rel(src)}"><img src="${escapeHtml(src)}" title="${escapeHtml(title)}" alt="${escapeHtml(name)}" /></a>`
   }
   if (!absolute) {
     page = page.replace(/ /g, "-").split("/").map(encodeURIComponent).join("/")
     if (options.base !== "") page = options.wiki ? `${options.base}/wiki/${page}` : `${options.base}/${page}`
   }
-  if (!isSafeUrl(page, false)) return `<a>${escape(name)}</a>`
-  return `<a href="${escape(page)}" rel="${rel(page)}">${escape(name)}</a>`
+  if (!isSafeUrl(page, false)) return `<a>${escapeHtml(name)}</a>`
+  return `<a href="${escapeHtml(page)}" rel="${rel(page)}">${escapeHtml(name)}</a>`
 }

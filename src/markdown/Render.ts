@@ -60,7 +60,7 @@ const makeMarked = (rel: (href: string) => string) =>
         // No `start`: marked's text rule already stops before every "[".
         tokenizer(src) {
           if (!current?.forge) return undefined
-          const m = /^\[\[([^\[\]\n]{1,500})\]\]/.exec(src)
+          const m = /^\[\[([^[\]\n]{1,500})\]\]/.exec(src)
           return m === null ? undefined : { type: "wikiLink", raw: m[0], inner: m[1]! }
         },
         renderer: (token) => wikiLink(state().options, token["inner"], escapeHtml, rel)

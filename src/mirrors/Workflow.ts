@@ -6,7 +6,7 @@
 // the job and on the mirror, and leaves the repository as it was (refs move atomically or not).
 import { Cron, Effect, Layer, Option, Schema } from "effect"
 import { ClusterCron } from "effect/cluster"
-import { Activity, Workflow, WorkflowEngine } from "effect/workflow"
+import { Activity, Workflow, type WorkflowEngine } from "effect/workflow"
 import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import { gitConfigEnv, RepositoryWriter } from "../git/Repository.ts"

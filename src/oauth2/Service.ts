@@ -51,7 +51,7 @@ export const redirectUriProblem = (uri: string): string | undefined => {
     if (url.username !== "" || url.password !== "") return reason("it must not carry a user name or password")
     return undefined
   }
-  if (/^[a-z][a-z0-9+\-]*(\.[a-z0-9+\-]+)+$/.test(scheme)) return undefined
+  if (/^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+$/.test(scheme)) return undefined
   return reason("use http, https, or a reverse-domain scheme for native apps (e.g. com.example.app:/callback)")
 }
 

@@ -2,7 +2,7 @@
 // the repositories the caller may see. Repository visibility is RepoPolicy's, reused as is.
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../http/Caller.ts"
-import * as Errors from "../http/Errors.ts"
+import type * as Errors from "../http/Errors.ts"
 import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"

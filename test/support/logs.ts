@@ -18,7 +18,10 @@ export const captureLogs = (): CapturedLogs => {
   const spies = (["log", "info", "warn", "error", "debug"] as const).map((method) =>
     vi.spyOn(console, method).mockImplementation(capture)
   )
-  return { lines, restore: () => spies.forEach((spy) => spy.mockRestore()) }
+  const restore = () => {
+    for (const spy of spies) spy.mockRestore()
+  }
+  return { lines, restore }
 }
 
 /** A stack trace's frames ("    at f (file.ts:1:2)"), as a defect's log entry carries them. */
