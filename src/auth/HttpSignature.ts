@@ -11,7 +11,7 @@ import type sshpk from "sshpk"
 import { Settings } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
-import { lazyRequire } from "../lazyRequire.ts"
+import { lazyRequire } from "../lib/LazyRequire.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { KeysRepo } from "../keys/Repo.ts"
 

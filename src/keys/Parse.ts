@@ -3,7 +3,7 @@
 // OpenSSH SHA256 fingerprint and Forgejo's minimum sizes.
 import { createHash } from "node:crypto"
 import type sshpk from "sshpk"
-import { lazyRequire } from "../lazyRequire.ts"
+import { lazyRequire } from "../lib/LazyRequire.ts"
 
 const loadSshpk = lazyRequire<typeof sshpk>("sshpk")
 
