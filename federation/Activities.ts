@@ -33,7 +33,10 @@ export const like = (actor: string, object: string): Activity => ({
 })
 
 /** Undoes an earlier activity of the same actor, named by id, type and object. */
-export const undo = (actor: string, inner: { readonly id: string; readonly type: string; readonly object: string }): Activity => ({
+export const undo = (
+  actor: string,
+  inner: { readonly id: string; readonly type: string; readonly object: string }
+): Activity => ({
   "@context": AS,
   id: newId(actor, "undo"),
   type: "Undo",

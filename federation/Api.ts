@@ -36,17 +36,21 @@ export type ReceivedActivity = typeof ReceivedActivity.Type
 const signedIn = { signedIn: true, scopes: ["user"] } as const
 const Accounts = Schema.Array(RemoteAccount)
 
-export class FederationApi extends HttpApiGroup.make("federation")
-  .add(
-    HttpApiEndpoint.get("listRemoteFollowing", "/user/federation/following", { query: PageQuery, success: Accounts })
-      .annotate(Access, signedIn),
-    HttpApiEndpoint.get("listRemoteFollowers", "/user/federation/followers", { query: PageQuery, success: Accounts })
-      .annotate(Access, signedIn),
-    HttpApiEndpoint.get("listRemoteStarred", "/user/federation/starred", { query: PageQuery, success: Accounts })
-      .annotate(Access, signedIn),
-    HttpApiEndpoint.get("listReceivedActivities", "/user/federation/activities", {
-      query: PageQuery,
-      success: Schema.Array(ReceivedActivity)
-    }).annotate(Access, signedIn)
-  )
-{}
+export class FederationApi extends HttpApiGroup.make("federation").add(
+  HttpApiEndpoint.get("listRemoteFollowing", "/user/federation/following", {
+    query: PageQuery,
+    success: Accounts
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.get("listRemoteFollowers", "/user/federation/followers", {
+    query: PageQuery,
+    success: Accounts
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.get("listRemoteStarred", "/user/federation/starred", {
+    query: PageQuery,
+    success: Accounts
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.get("listReceivedActivities", "/user/federation/activities", {
+    query: PageQuery,
+    success: Schema.Array(ReceivedActivity)
+  }).annotate(Access, signedIn)
+) {}

@@ -3,18 +3,19 @@
 // database (Store.ts), every remote document it reads fetched through Remote.ts (host policy,
 // time-out, MAX_SIZE, a minute's cache), the key pairs of local actors (RSA for HTTP signatures as `#main-key`,
 // Ed25519 for object proofs; made once, kept sealed), and the Person actor it answers.
+
+import { webcrypto } from "node:crypto"
 import type { Federation as FedifyFederation } from "@fedify/fedify"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
-import { webcrypto } from "node:crypto"
 import type { SettingsShape } from "../src/config/Settings.ts"
 import type { JobsRepo } from "../src/jobs/Repo.ts"
 import { sealer } from "../src/lib/Sealer.ts"
 import type { UserRow } from "../src/users/Repo.ts"
 import type { Paths } from "./Paths.ts"
-import { deliveryFetch, type Documents } from "./Remote.ts"
+import { type Documents, deliveryFetch } from "./Remote.ts"
 import type { FederationRepo } from "./Repo.ts"
-import { reportDeliveryError, type Run, type SqlKvStore, SqlMessageQueue } from "./Store.ts"
+import { type Run, reportDeliveryError, type SqlKvStore, SqlMessageQueue } from "./Store.ts"
 
 export type FedifyModule = typeof import("@fedify/fedify")
 export type Vocab = typeof import("@fedify/fedify/vocab")
@@ -59,14 +60,17 @@ export interface FedifyDeps {
 const generate = (algorithm: "rsa" | "ed25519"): Promise<webcrypto.CryptoKeyPair> =>
   algorithm === "rsa"
     ? webcrypto.subtle.generateKey(
-      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-      true,
-      ["sign", "verify"]
-    )
-    : webcrypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]) as unknown as Promise<webcrypto.CryptoKeyPair>
+        { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+        true,
+        ["sign", "verify"]
+      )
+    : (webcrypto.subtle.generateKey({ name: "Ed25519" }, true, [
+        "sign",
+        "verify"
+      ]) as unknown as Promise<webcrypto.CryptoKeyPair>)
 
 /** Builds the loader: the first call imports and builds Fedify, later ones share it. */
-export const makeFedify = (deps: FedifyDeps): () => Promise<Loaded> => {
+export const makeFedify = (deps: FedifyDeps): (() => Promise<Loaded>) => {
   const { settings, paths, repo, run } = deps
   const keys = sealer(settings.security.SECRET_KEY, "federation-keys")
   const abort = new AbortController()
@@ -101,10 +105,12 @@ export const makeFedify = (deps: FedifyDeps): () => Promise<Loaded> => {
           }
           // Read back: when two requests made keys at once, the stored ones are the ones.
           rows = await run(repo.keys(owner))
-          return Promise.all(rows.map(async (row) => ({
-            privateKey: await F.importJwk(JSON.parse(keys.open(row.privateJwk)), "private"),
-            publicKey: await F.importJwk(row.publicJwk, "public")
-          })))
+          return Promise.all(
+            rows.map(async (row) => ({
+              privateKey: await F.importJwk(JSON.parse(keys.open(row.privateJwk)), "private"),
+              publicKey: await F.importJwk(row.publicJwk, "public")
+            }))
+          )
         })()
         found.catch(() => pairs.delete(owner))
         pairs.set(owner, found)
@@ -136,31 +142,34 @@ export const makeFedify = (deps: FedifyDeps): () => Promise<Loaded> => {
 
     federation
       // Under ROOT_URL's path, if it has one (a server behind a proxy at https://example.com/git/).
-      .setActorDispatcher(`${new URL(paths.root).pathname}api/v1/activitypub/user/{identifier}` as `/${string}{identifier}${string}`, async (ctx, identifier) => {
-        const user = await deps.person(identifier)
-        if (user === undefined) return null
-        const id = new URL(paths.actor(user))
-        const actorKeys = await ctx.getActorKeyPairs(identifier)
-        return new V.Person({
-          id,
-          preferredUsername: user.name,
-          name: user.fullName !== "" ? user.fullName : user.name,
-          summary: user.description !== "" ? user.description : null,
-          url: new URL(paths.profile(user)),
-          icon: new V.Image({ mediaType: "image/png", url: new URL(paths.avatar) }),
-          inbox: new URL(`${id.href}/inbox`),
-          outbox: new URL(`${id.href}/outbox`),
-          followers: new URL(`${id.href}/followers`),
-          following: new URL(`${id.href}/following`),
-          liked: new URL(`${id.href}/liked`),
-          endpoints: new V.Endpoints({ sharedInbox: new URL(paths.sharedInbox) }),
-          publicKey: actorKeys[0]?.cryptographicKey ?? null,
-          assertionMethods: actorKeys.map((key) => key.multikey)
-        })
-      })
+      .setActorDispatcher(
+        `${new URL(paths.root).pathname}api/v1/activitypub/user/{identifier}` as `/${string}{identifier}${string}`,
+        async (ctx, identifier) => {
+          const user = await deps.person(identifier)
+          if (user === undefined) return null
+          const id = new URL(paths.actor(user))
+          const actorKeys = await ctx.getActorKeyPairs(identifier)
+          return new V.Person({
+            id,
+            preferredUsername: user.name,
+            name: user.fullName !== "" ? user.fullName : user.name,
+            summary: user.description !== "" ? user.description : null,
+            url: new URL(paths.profile(user)),
+            icon: new V.Image({ mediaType: "image/png", url: new URL(paths.avatar) }),
+            inbox: new URL(`${id.href}/inbox`),
+            outbox: new URL(`${id.href}/outbox`),
+            followers: new URL(`${id.href}/followers`),
+            following: new URL(`${id.href}/following`),
+            liked: new URL(`${id.href}/liked`),
+            endpoints: new V.Endpoints({ sharedInbox: new URL(paths.sharedInbox) }),
+            publicKey: actorKeys[0]?.cryptographicKey ?? null,
+            assertionMethods: actorKeys.map((key) => key.multikey)
+          })
+        }
+      )
       .setKeyPairsDispatcher(async (_ctx, identifier) => {
         const user = await deps.person(identifier)
-        return user === undefined ? [] : [...await keyPairsOf(`user:${user.id}`)]
+        return user === undefined ? [] : [...(await keyPairsOf(`user:${user.id}`))]
       })
 
     // Deliveries left in the queue by an earlier run resume now, with the new ones.

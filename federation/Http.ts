@@ -5,7 +5,7 @@ import { HearthApi } from "../src/Api.ts"
 import { signedInCaller } from "../src/http/Caller.ts"
 import { formatTime, respond } from "../src/http/Json.ts"
 import { resolvePage, setListHeaders } from "../src/http/Pagination.ts"
-import { RemoteAccount, ReceivedActivity } from "./Api.ts"
+import { ReceivedActivity, RemoteAccount } from "./Api.ts"
 import type { Follow, RemoteActor } from "./Repo.ts"
 import { FederatedSocial, type Listed } from "./Social.ts"
 
@@ -23,16 +23,19 @@ const toAccount = (actor: RemoteActor, since: Date, accepted = true): RemoteAcco
 })
 
 export const FederationHttp = HttpApiBuilder.group(HearthApi, "federation", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const social = yield* FederatedSocial
 
     const list = <A, B>(
-      read: (me: Parameters<typeof social.following>[0], window: { limit: number; offset: number }) => Effect.Effect<Listed<A>>,
+      read: (
+        me: Parameters<typeof social.following>[0],
+        window: { limit: number; offset: number }
+      ) => Effect.Effect<Listed<A>>,
       present: (row: A) => B,
       schema: Schema.Codec<ReadonlyArray<B>, ReadonlyArray<B>>,
       query: Query
     ) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const me = yield* signedInCaller
         const page = yield* resolvePage(query)
         const { rows, total } = yield* read(me.user, page)
@@ -49,8 +52,14 @@ export const FederationHttp = HttpApiBuilder.group(HearthApi, "federation", (han
       .handle("listReceivedActivities", ({ query }) =>
         list(
           social.received,
-          (row) => ({ actor: toAccount(row.actor, row.createdAt), activity: row.activity, received_at: formatTime(row.createdAt) }),
+          (row) => ({
+            actor: toAccount(row.actor, row.createdAt),
+            activity: row.activity,
+            received_at: formatTime(row.createdAt)
+          }),
           Schema.Array(ReceivedActivity),
           query
-        ))
-  }))
+        )
+      )
+  })
+)

@@ -62,14 +62,16 @@ const signatureInputs = (input: string): ReadonlyArray<{ readonly components: st
   let start = 0
   const push = (end: number) => {
     const member = /^\s*[^=\s]+=\(([^)]*)\)(.*)$/s.exec(input.slice(start, end))
-    members.push(member === null ? { components: "", params: "" } : { components: member[1]!.toLowerCase(), params: member[2]! })
+    members.push(
+      member === null ? { components: "", params: "" } : { components: member[1]!.toLowerCase(), params: member[2]! }
+    )
   }
   for (let i = 0; i < input.length; i++) {
     const c = input[i]
     if (quoted) {
       if (c === "\\") i++
-      else if (c === "\"") quoted = false
-    } else if (c === "\"") quoted = true
+      else if (c === '"') quoted = false
+    } else if (c === '"') quoted = true
     else if (c === "(") depth++
     else if (c === ")") depth--
     else if (c === "," && depth === 0) {
@@ -96,11 +98,12 @@ export const signatureScheme = (
   if (input !== null && signature !== null) {
     if (headers.get("content-digest") === null) return refuse(401, "the request has no Content-Digest")
     for (const { components, params } of signatureInputs(input)) {
-      if (!components.includes("\"content-digest\"")) return refuse(401, "the request's Content-Digest is not signed")
-      if (!components.includes("\"@method\"") || !/"@(target-uri|path|request-target)"/.test(components)) {
+      if (!components.includes('"content-digest"')) return refuse(401, "the request's Content-Digest is not signed")
+      if (!components.includes('"@method"') || !/"@(target-uri|path|request-target)"/.test(components)) {
         return refuse(401, "the request's method and target are not signed")
       }
-      if (!components.includes("\"date\"") && !/;\s*created=/i.test(params)) return refuse(401, "the request's date is not signed")
+      if (!components.includes('"date"') && !/;\s*created=/i.test(params))
+        return refuse(401, "the request's date is not signed")
       const alg = /;\s*alg="([^"]*)"/i.exec(params)?.[1]?.toLowerCase()
       if (alg !== undefined && !allowed.includes(RFC9421_NAMES[alg] ?? alg)) {
         return refuse(401, `the signature algorithm ${alg} is not allowed here`)
@@ -114,7 +117,8 @@ export const signatureScheme = (
     for (const name of ["(request-target)", "digest"]) {
       if (!signed.includes(name)) return refuse(401, `the request's ${name} is not signed`)
     }
-    if (!signed.includes("date") && !signed.includes("(created)")) return refuse(401, "the request's date is not signed")
+    if (!signed.includes("date") && !signed.includes("(created)"))
+      return refuse(401, "the request's date is not signed")
     const algorithm = /algorithm="([^"]*)"/i.exec(signature)?.[1]?.toLowerCase()
     if (algorithm !== undefined && algorithm !== "hs2019" && !allowed.includes(algorithm)) {
       return refuse(401, `the signature algorithm ${algorithm} is not allowed here`)
@@ -129,12 +133,14 @@ export const signatureScheme = (
  * algorithm, whatever name the request gave (draft-cavage's `hs2019` or none, RFC 9421 without
  * `alg`), since that is what Fedify verified with.
  */
-const keyAlgorithm = (key: { readonly algorithm: { readonly name: string; readonly hash?: { readonly name: string } } }) =>
+const keyAlgorithm = (key: {
+  readonly algorithm: { readonly name: string; readonly hash?: { readonly name: string } }
+}) =>
   key.algorithm.name === "Ed25519"
     ? "ed25519"
     : key.algorithm.name === "RSASSA-PKCS1-v1_5"
-    ? `rsa-${(key.algorithm.hash?.name ?? "SHA-256").replace("SHA-", "sha")}`
-    : key.algorithm.name.toLowerCase()
+      ? `rsa-${(key.algorithm.hash?.name ?? "SHA-256").replace("SHA-", "sha")}`
+      : key.algorithm.name.toLowerCase()
 
 /**
  * Remote public keys, remembered in the key-value store under their owner's URL (the key id
@@ -147,7 +153,7 @@ const keyEntry = (keyId: string) => ["hearth", "key", keyId.replace(/#.*$/, ""),
 const keysInMemory = new WeakMap<object, Map<string, unknown>>()
 const memoryOf = (federation: FederationShape) => {
   let memory = keysInMemory.get(federation.kv)
-  if (memory === undefined) keysInMemory.set(federation.kv, memory = new Map())
+  if (memory === undefined) keysInMemory.set(federation.kv, (memory = new Map()))
   return memory
 }
 
@@ -171,7 +177,10 @@ const keyCache = (federation: FederationShape, loaded: Loaded) => {
     set: async (keyId: URL, key: unknown) => {
       if (key === null || key === undefined) return
       remember(keyId.href, key)
-      await federation.kv.set(keyEntry(keyId.href), await (key as { toJsonLd: (o: never) => Promise<unknown> }).toJsonLd(options))
+      await federation.kv.set(
+        keyEntry(keyId.href),
+        await (key as { toJsonLd: (o: never) => Promise<unknown> }).toJsonLd(options)
+      )
     }
   }
 }
@@ -186,7 +195,7 @@ const forgetKeys = (federation: FederationShape, actorUri: string) =>
 
 /** Verifies the request's signature; the answer is a refusal, or nothing when it may be taken. */
 const verify = (federation: FederationShape, request: Request, actorUri: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const allowed = federation.settings.federation.SIGNATURE_ALGORITHMS
     const scheme = signatureScheme(allowed, request.headers)
     if ("status" in scheme) return Option.some(scheme)
@@ -208,20 +217,24 @@ const verify = (federation: FederationShape, request: Request, actorUri: string)
       })
     ).pipe(
       // e.g. a draft-cavage signature made with an Ed25519 key, which Fedify checks as RSA
-      Effect.catch((error) => Effect.as(Effect.logWarning("an inbox signature could not be checked", error.cause), undefined))
+      Effect.catch((error) =>
+        Effect.as(Effect.logWarning("an inbox signature could not be checked", error.cause), undefined)
+      )
     )
     if (result === undefined || !result.verified) {
-      const reason = result === undefined
-        ? "its key cannot make such a signature"
-        : result.reason.type === "keyFetchError"
-        ? "its key could not be fetched"
-        : result.reason.type === "noSignature"
-        ? "it is not signed"
-        : "its signature does not verify (or it is too old)"
+      const reason =
+        result === undefined
+          ? "its key cannot make such a signature"
+          : result.reason.type === "keyFetchError"
+            ? "its key could not be fetched"
+            : result.reason.type === "noSignature"
+              ? "it is not signed"
+              : "its signature does not verify (or it is too old)"
       return Option.some(refuse(401, `request signature verification failed: ${reason}`))
     }
     const algorithm = keyAlgorithm(result.key.publicKey as never)
-    if (!allowed.split(",").includes(algorithm)) return Option.some(refuse(401, `the signature algorithm ${algorithm} is not allowed here`))
+    if (!allowed.split(",").includes(algorithm))
+      return Option.some(refuse(401, `the signature algorithm ${algorithm} is not allowed here`))
     // The key must be the actor's: owned by it, and served by its server (a key elsewhere could
     // claim any owner).
     const keyId = result.key.id?.href
@@ -233,14 +246,21 @@ const verify = (federation: FederationShape, request: Request, actorUri: string)
   })
 
 /** The inner activity an Undo, Accept or Reject names: embedded, or by id only. */
-const innerOf = (activity: Json): { readonly id: string | undefined; readonly type: string | undefined; readonly body: Json | undefined } => {
+const innerOf = (
+  activity: Json
+): { readonly id: string | undefined; readonly type: string | undefined; readonly body: Json | undefined } => {
   const body = asObject(activity.object)
   return { id: idOf(activity.object), type: typeOf(body), body }
 }
 
 /** Handles one inbox POST whose body (at most MAX_SIZE bytes) has been read. */
-export const receive = (federation: FederationShape, target: InboxTarget, request: Request, body: string): Effect.Effect<InboxAnswer> =>
-  Effect.gen(function*() {
+export const receive = (
+  federation: FederationShape,
+  target: InboxTarget,
+  request: Request,
+  body: string
+): Effect.Effect<InboxAnswer> =>
+  Effect.gen(function* () {
     const { settings, repo } = federation
     let activity: Json | undefined
     try {
@@ -299,35 +319,42 @@ export const receive = (federation: FederationShape, target: InboxTarget, reques
     const answer = yield* handle(federation, target, activity, type, actor).pipe(Effect.onError(() => release))
     if (answer.status >= 300) yield* release
     return answer
-  }).pipe(Effect.catchDefect((defect) =>
-    Effect.as(Effect.logError("an inbox activity could not be handled", defect), refuse(500, "the activity could not be handled"))
-  ))
+  }).pipe(
+    Effect.catchDefect((defect) =>
+      Effect.as(
+        Effect.logError("an inbox activity could not be handled", defect),
+        refuse(500, "the activity could not be handled")
+      )
+    )
+  )
 
 const handle = (federation: FederationShape, target: InboxTarget, activity: Json, type: string, actor: RemoteActor) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { paths, repo } = federation
     const activityId = idOf(activity.id)!
     const objectId = idOf(activity.object)
 
     /** The local person an activity's object names, reachable through this inbox. */
     const localPerson = (uri: string | undefined) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const local = parseLocal(paths, uri)
-        const found = local?.kind === "user"
-          ? yield* federation.person(local.name)
-          : local?.kind === "user-id"
-          ? yield* federation.personById(local.id)
-          : Option.none<UserRow>()
+        const found =
+          local?.kind === "user"
+            ? yield* federation.person(local.name)
+            : local?.kind === "user-id"
+              ? yield* federation.personById(local.id)
+              : Option.none<UserRow>()
         if (Option.isNone(found) || (target.kind === "user" && target.user.id !== found.value.id)) return undefined
         return found.value
       })
     /** The local repository an activity's object names, reachable through this inbox. */
     const localRepository = (uri: string | undefined) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const local = parseLocal(paths, uri)
         if (local?.kind !== "repository") return { known: false, id: undefined }
         const found = yield* federation.repository(local.id)
-        if (Option.isNone(found) || (target.kind === "repository" && target.repoId !== local.id)) return { known: true, id: undefined }
+        if (Option.isNone(found) || (target.kind === "repository" && target.repoId !== local.id))
+          return { known: true, id: undefined }
         return { known: true, id: found.value.repo.id }
       })
 
@@ -337,9 +364,13 @@ const handle = (federation: FederationShape, target: InboxTarget, activity: Json
         const user = yield* localPerson(objectId)
         if (user === undefined) return refuse(404, "the object of the Follow is not a person of this server")
         yield* Effect.orDie(repo.addFollower(user.id, actor.id, activityId))
-        yield* federation.send(user, [actor], Activities.accept(paths.actor(user), { id: activityId, actor: actor.uri })).pipe(
-          Effect.catch((error: RemoteError) => Effect.logWarning(`could not accept the Follow of ${actor.uri}: ${error.message}`))
-        )
+        yield* federation
+          .send(user, [actor], Activities.accept(paths.actor(user), { id: activityId, actor: actor.uri }))
+          .pipe(
+            Effect.catch((error: RemoteError) =>
+              Effect.logWarning(`could not accept the Follow of ${actor.uri}: ${error.message}`)
+            )
+          )
         return ACCEPTED
       }
       case "Like": {
@@ -360,7 +391,8 @@ const handle = (federation: FederationShape, target: InboxTarget, activity: Json
         if (inner.type === undefined || inner.type === "Follow") {
           if (yield* Effect.orDie(repo.removeFollower(actor.id, { activityUri: inner.id }))) return ACCEPTED
           const user = yield* localPerson(idOf(inner.body?.object))
-          if (user !== undefined && (yield* Effect.orDie(repo.removeFollower(actor.id, { userId: user.id })))) return ACCEPTED
+          if (user !== undefined && (yield* Effect.orDie(repo.removeFollower(actor.id, { userId: user.id }))))
+            return ACCEPTED
         }
         if (inner.type === undefined || inner.type === "Like") {
           if (yield* Effect.orDie(repo.removeStar(actor.id, { activityUri: inner.id }))) return ACCEPTED
@@ -399,7 +431,7 @@ const handle = (federation: FederationShape, target: InboxTarget, activity: Json
  * several of their inboxes, so a replay is told by the user who has it already.
  */
 const keep = (federation: FederationShape, target: InboxTarget, activity: Json, actor: RemoteActor) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const followers = yield* Effect.orDie(federation.repo.localFollowersOf(actor.id))
     const recipients = target.kind === "user" ? followers.filter((id) => id === target.user.id) : followers
     yield* Effect.orDie(federation.repo.addReceived(recipients, actor.id, activity))

@@ -7,17 +7,27 @@ import type { Paths } from "./Paths.ts"
 
 export type RepositoryEvent =
   | { readonly kind: "created"; readonly doer: UserRow; readonly owner: UserRow; readonly repo: RepoRow }
-  | { readonly kind: "forked"; readonly doer: UserRow; readonly owner: UserRow; readonly repo: RepoRow; readonly source: string }
+  | {
+      readonly kind: "forked"
+      readonly doer: UserRow
+      readonly owner: UserRow
+      readonly repo: RepoRow
+      readonly source: string
+    }
   | { readonly kind: "pushed"; readonly doer: UserRow; readonly owner: UserRow; readonly repo: RepoRow }
 
-export const repositoryNote = (paths: Paths, event: RepositoryEvent): { readonly text: string; readonly url: string } | undefined => {
+export const repositoryNote = (
+  paths: Paths,
+  event: RepositoryEvent
+): { readonly text: string; readonly url: string } | undefined => {
   const { owner, repo, doer } = event
   if (repo.isPrivate || owner.visibility !== "public") return undefined
   const name = `${owner.name}/${repo.name}`
-  const text = event.kind === "created"
-    ? `${doer.name} created the repository ${name}`
-    : event.kind === "forked"
-    ? `${doer.name} forked ${event.source} to ${name}`
-    : `${doer.name} pushed to ${name}`
+  const text =
+    event.kind === "created"
+      ? `${doer.name} created the repository ${name}`
+      : event.kind === "forked"
+        ? `${doer.name} forked ${event.source} to ${name}`
+        : `${doer.name} pushed to ${name}`
   return { text, url: paths.repositoryPage(owner, repo) }
 }

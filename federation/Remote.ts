@@ -4,15 +4,16 @@
 // pinned to the checked addresses, so neither a DNS change nor a redirect leads elsewhere. Every
 // fetch has a deadline and reads at most MAX_SIZE, so a remote that hangs or answers garbage costs
 // a bounded wait and never more.
-import { Data, Effect } from "effect"
+
 import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
 import { isIP } from "node:net"
+import { Data, Effect } from "effect"
 import type { SettingsShape } from "../src/config/Settings.ts"
 import { checkHost, type HostPolicy, hostNameRefused } from "../src/lib/HostPolicy.ts"
 
 export const ACTIVITY_JSON = "application/activity+json"
-export const LD_JSON = "application/ld+json; profile=\"https://www.w3.org/ns/activitystreams\""
+export const LD_JSON = 'application/ld+json; profile="https://www.w3.org/ns/activitystreams"'
 /** What Hearth asks for when it fetches an ActivityPub object (Forgejo's client sends the same). */
 export const ACCEPT_ACTIVITY = `${ACTIVITY_JSON}, ${LD_JSON}`
 /** A fetch gives up after this long, answer included. */
@@ -20,7 +21,10 @@ export const FETCH_TIMEOUT_MS = 10_000
 const MAX_REDIRECTS = 3
 
 /** Why a remote could not be used; `status` is what a local request answers because of it. */
-export class RemoteError extends Data.TaggedError("RemoteError")<{ readonly message: string; readonly status: 400 | 403 | 404 | 502 }> {}
+export class RemoteError extends Data.TaggedError("RemoteError")<{
+  readonly message: string
+  readonly status: 400 | 403 | 404 | 502
+}> {}
 
 export const federationPolicy = (settings: SettingsShape): HostPolicy => ({
   allowLocalNetworks: settings.federation.ALLOW_LOCALNETWORKS,
@@ -41,7 +45,7 @@ export const maxBytes = (settings: SettingsShape) => settings.federation.MAX_SIZ
  * address of its host allowed. The answer is the checked addresses.
  */
 export const checkUrl = (settings: SettingsShape, raw: string): Effect.Effect<Array<string>, RemoteError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const url = URL.canParse(raw) ? new URL(raw) : undefined
     if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:")) {
       return yield* new RemoteError({ message: `${raw} is not an http(s) URL`, status: 400 })
@@ -52,7 +56,10 @@ export const checkUrl = (settings: SettingsShape, raw: string): Effect.Effect<Ar
         status: 400
       })
     }
-    return yield* Effect.mapError(checkHost(federationPolicy(settings), url.href), (e) => new RemoteError({ message: e.message, status: 403 }))
+    return yield* Effect.mapError(
+      checkHost(federationPolicy(settings), url.href),
+      (e) => new RemoteError({ message: e.message, status: 403 })
+    )
   })
 
 /**
@@ -79,7 +86,8 @@ interface Outgoing {
 /** One request on addresses already checked (no redirect followed); the answer's body up to `max` bytes, all within `deadline`. */
 const requestPinned = (url: URL, addresses: ReadonlyArray<string>, outgoing: Outgoing, max: number, deadline: number) =>
   Effect.callback<Answer, RemoteError>((resume) => {
-    const fail = (message: string, status: 400 | 403 | 404 | 502 = 502) => resume(Effect.fail(new RemoteError({ message, status })))
+    const fail = (message: string, status: 400 | 403 | 404 | 502 = 502) =>
+      resume(Effect.fail(new RemoteError({ message, status })))
     const request = (url.protocol === "https:" ? httpsRequest : httpRequest)(url, {
       method: outgoing.method,
       headers: outgoing.headers,
@@ -90,10 +98,13 @@ const requestPinned = (url: URL, addresses: ReadonlyArray<string>, outgoing: Out
         else (callback as any)(null, all[0]!.address, all[0]!.family)
       }
     })
-    const timer = setTimeout(() => {
-      request.destroy()
-      fail(`${url.origin} did not answer within ${FETCH_TIMEOUT_MS / 1000} s`)
-    }, Math.max(0, deadline - Date.now()))
+    const timer = setTimeout(
+      () => {
+        request.destroy()
+        fail(`${url.origin} did not answer within ${FETCH_TIMEOUT_MS / 1000} s`)
+      },
+      Math.max(0, deadline - Date.now())
+    )
     request.on("error", (error) => {
       clearTimeout(timer)
       fail(`could not reach ${url.href}: ${error.message}`)
@@ -118,12 +129,14 @@ const requestPinned = (url: URL, addresses: ReadonlyArray<string>, outgoing: Out
       })
       response.on("end", () => {
         clearTimeout(timer)
-        resume(Effect.succeed({
-          status: response.statusCode ?? 0,
-          location: response.headers.location,
-          headers: response.headers,
-          body: Buffer.concat(chunks)
-        }))
+        resume(
+          Effect.succeed({
+            status: response.statusCode ?? 0,
+            location: response.headers.location,
+            headers: response.headers,
+            body: Buffer.concat(chunks)
+          })
+        )
       })
       response.on("error", (error) => {
         clearTimeout(timer)
@@ -142,8 +155,12 @@ const requestPinned = (url: URL, addresses: ReadonlyArray<string>, outgoing: Out
  * most three), one deadline for the whole of it, at most MAX_SIZE bytes; a RemoteError otherwise
  * (a 404 or 410 of the remote is a 404 here).
  */
-export const fetchJson = (settings: SettingsShape, raw: string, accept = ACCEPT_ACTIVITY): Effect.Effect<unknown, RemoteError> =>
-  Effect.gen(function*() {
+export const fetchJson = (
+  settings: SettingsShape,
+  raw: string,
+  accept = ACCEPT_ACTIVITY
+): Effect.Effect<unknown, RemoteError> =>
+  Effect.gen(function* () {
     const deadline = Date.now() + FETCH_TIMEOUT_MS
     const userAgent = `Hearth (+${settings.server.ROOT_URL})`
     let url = raw
@@ -155,7 +172,8 @@ export const fetchJson = (settings: SettingsShape, raw: string, accept = ACCEPT_
         url = new URL(answer.location, url).href
         continue
       }
-      if (answer.status === 404 || answer.status === 410) return yield* new RemoteError({ message: `${url} does not exist`, status: 404 })
+      if (answer.status === 404 || answer.status === 410)
+        return yield* new RemoteError({ message: `${url} does not exist`, status: 404 })
       if (answer.status < 200 || answer.status >= 300) {
         return yield* new RemoteError({ message: `${url} answered ${answer.status}`, status: 502 })
       }
@@ -176,26 +194,37 @@ export class DeliveryRefused extends Error {}
  * them itself, a request at a time), the connection pinned to the checked addresses, one time-out
  * per request, at most MAX_SIZE of answer. A refused place throws DeliveryRefused.
  */
-export const deliveryFetch = (settings: SettingsShape) => async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-  const request = new Request(input, init)
-  const checked = await Effect.runPromise(Effect.result(checkUrl(settings, request.url)))
-  if (checked._tag === "Failure") throw new DeliveryRefused(`not delivering to ${request.url}: ${checked.failure.message}`)
-  const body = request.body === null ? undefined : new Uint8Array(await request.arrayBuffer())
-  const outgoing = { method: request.method, headers: Object.fromEntries(request.headers), body }
-  const result = await Effect.runPromise(Effect.result(
-    requestPinned(new URL(request.url), checked.success, outgoing, maxBytes(settings), Date.now() + FETCH_TIMEOUT_MS)
-  ))
-  if (result._tag === "Failure") throw new Error(result.failure.message)
-  const answer = result.success
-  if (answer.status < 200 || answer.status > 599) throw new Error(`${request.url} answered ${answer.status}`)
-  const headers = new Headers()
-  for (const [name, value] of Object.entries(answer.headers)) {
-    for (const one of [value ?? []].flat()) headers.append(name, one)
+export const deliveryFetch =
+  (settings: SettingsShape) =>
+  async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init)
+    const checked = await Effect.runPromise(Effect.result(checkUrl(settings, request.url)))
+    if (checked._tag === "Failure")
+      throw new DeliveryRefused(`not delivering to ${request.url}: ${checked.failure.message}`)
+    const body = request.body === null ? undefined : new Uint8Array(await request.arrayBuffer())
+    const outgoing = { method: request.method, headers: Object.fromEntries(request.headers), body }
+    const result = await Effect.runPromise(
+      Effect.result(
+        requestPinned(
+          new URL(request.url),
+          checked.success,
+          outgoing,
+          maxBytes(settings),
+          Date.now() + FETCH_TIMEOUT_MS
+        )
+      )
+    )
+    if (result._tag === "Failure") throw new Error(result.failure.message)
+    const answer = result.success
+    if (answer.status < 200 || answer.status > 599) throw new Error(`${request.url} answered ${answer.status}`)
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(answer.headers)) {
+      for (const one of [value ?? []].flat()) headers.append(name, one)
+    }
+    // A Response cannot carry a body with these statuses.
+    const empty = answer.status === 204 || answer.status === 205 || answer.status === 304
+    return new Response(empty ? null : new Uint8Array(answer.body), { status: answer.status, headers })
   }
-  // A Response cannot carry a body with these statuses.
-  const empty = answer.status === 204 || answer.status === 205 || answer.status === 304
-  return new Response(empty ? null : new Uint8Array(answer.body), { status: answer.status, headers })
-}
 
 /** The id of a JSON-LD node given as a string or as an object with `id`. */
 export const idOf = (value: unknown): string | undefined => {
@@ -208,7 +237,7 @@ export const idOf = (value: unknown): string | undefined => {
 
 /** A JSON object (not an array, not null), or undefined. */
 export const asObject = (value: unknown): Record<string, unknown> | undefined =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
 
 /** `type` of an object, the first one when it lists several. */
 export const typeOf = (value: unknown): string | undefined => {
@@ -235,7 +264,8 @@ export const makeDocuments = (settings: SettingsShape) => {
           Effect.sync(() => {
             if (entries.size >= 5_000) entries.delete(entries.keys().next().value!)
             entries.set(key, { expires: Date.now() + 60_000, document })
-          }))
+          })
+        )
       }),
     forget: (url: string) => void entries.delete(keyOf(url))
   }

@@ -1,10 +1,11 @@
 // SQL of the federation module (migration 0010): actor keys, remote actors, remote followers and
 // followings, federated stars (kept in step with repositories.num_stars), stars given to remote
 // repositories, published and received activities, handled activity ids.
+
+import type { webcrypto } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import type { webcrypto } from "node:crypto"
 
 export interface RemoteActor {
   readonly id: number
@@ -62,79 +63,102 @@ const toActor = (r: Row): RemoteActor => ({
 })
 
 /** The actor columns of a join, aliased as `a`. */
-const ACTOR_COLUMNS = "a.id, a.uri, a.host, a.type, a.preferred_username, a.name, a.inbox, a.shared_inbox, a.url, a.handle"
+const ACTOR_COLUMNS =
+  "a.id, a.uri, a.host, a.type, a.preferred_username, a.name, a.inbox, a.shared_inbox, a.url, a.handle"
 
-export class FederationRepo extends Context.Service<FederationRepo, {
-  readonly keys: (owner: string) => Effect.Effect<ReadonlyArray<KeyRow>, SqlError>
-  /** Stores a key pair unless the owner has one of that algorithm already (the first one wins). */
-  readonly insertKey: (owner: string, algorithm: KeyRow["algorithm"], privateJwk: string, publicJwk: webcrypto.JsonWebKey) => Effect.Effect<void, SqlError>
-  readonly upsertActor: (actor: NewRemoteActor) => Effect.Effect<RemoteActor, SqlError>
-  readonly actorByUri: (uri: string) => Effect.Effect<Option.Option<RemoteActor>, SqlError>
-  readonly actorByHandle: (handle: string) => Effect.Effect<Option.Option<RemoteActor>, SqlError>
-  readonly setHandle: (actorId: number, handle: string) => Effect.Effect<void, SqlError>
-  /** Removes a remote actor and everything of it, lowering the star counts it held. */
-  readonly deleteActor: (actorId: number) => Effect.Effect<void, SqlError>
+export class FederationRepo extends Context.Service<
+  FederationRepo,
+  {
+    readonly keys: (owner: string) => Effect.Effect<ReadonlyArray<KeyRow>, SqlError>
+    /** Stores a key pair unless the owner has one of that algorithm already (the first one wins). */
+    readonly insertKey: (
+      owner: string,
+      algorithm: KeyRow["algorithm"],
+      privateJwk: string,
+      publicJwk: webcrypto.JsonWebKey
+    ) => Effect.Effect<void, SqlError>
+    readonly upsertActor: (actor: NewRemoteActor) => Effect.Effect<RemoteActor, SqlError>
+    readonly actorByUri: (uri: string) => Effect.Effect<Option.Option<RemoteActor>, SqlError>
+    readonly actorByHandle: (handle: string) => Effect.Effect<Option.Option<RemoteActor>, SqlError>
+    readonly setHandle: (actorId: number, handle: string) => Effect.Effect<void, SqlError>
+    /** Removes a remote actor and everything of it, lowering the star counts it held. */
+    readonly deleteActor: (actorId: number) => Effect.Effect<void, SqlError>
 
-  readonly addFollower: (userId: number, actorId: number, activityUri: string) => Effect.Effect<void, SqlError>
-  /** Removes the follower by the Follow's id, or any Follow of that actor when `userId` is given. */
-  readonly removeFollower: (actorId: number, match: { readonly userId: number } | { readonly activityUri: string }) => Effect.Effect<boolean, SqlError>
-  readonly followers: (userId: number, window: Window) => Effect.Effect<ReadonlyArray<Follow>, SqlError>
-  readonly countFollowers: (userId: number) => Effect.Effect<number, SqlError>
-  readonly followerActors: (userId: number) => Effect.Effect<ReadonlyArray<RemoteActor>, SqlError>
+    readonly addFollower: (userId: number, actorId: number, activityUri: string) => Effect.Effect<void, SqlError>
+    /** Removes the follower by the Follow's id, or any Follow of that actor when `userId` is given. */
+    readonly removeFollower: (
+      actorId: number,
+      match: { readonly userId: number } | { readonly activityUri: string }
+    ) => Effect.Effect<boolean, SqlError>
+    readonly followers: (userId: number, window: Window) => Effect.Effect<ReadonlyArray<Follow>, SqlError>
+    readonly countFollowers: (userId: number) => Effect.Effect<number, SqlError>
+    readonly followerActors: (userId: number) => Effect.Effect<ReadonlyArray<RemoteActor>, SqlError>
 
-  /** Records a Follow sent; false when the user follows the actor already. */
-  readonly addFollowing: (userId: number, actorId: number, activityUri: string) => Effect.Effect<boolean, SqlError>
-  /** Ends a follow; the Follow's id, to undo it, when there was one. */
-  readonly removeFollowing: (userId: number, actorId: number) => Effect.Effect<Option.Option<string>, SqlError>
-  readonly following: (userId: number, window: Window) => Effect.Effect<ReadonlyArray<Follow>, SqlError>
-  readonly countFollowing: (userId: number) => Effect.Effect<number, SqlError>
-  readonly findFollowing: (userId: number, actorId: number) => Effect.Effect<Option.Option<Follow>, SqlError>
-  readonly acceptFollowing: (actorId: number, activityUri: string) => Effect.Effect<boolean, SqlError>
-  /** The remote actor refused a Follow: it is no longer followed. */
-  readonly rejectFollowing: (actorId: number, activityUri: string) => Effect.Effect<boolean, SqlError>
-  /** The local users who follow this remote actor (they receive what it sends). */
-  readonly localFollowersOf: (actorId: number) => Effect.Effect<ReadonlyArray<number>, SqlError>
+    /** Records a Follow sent; false when the user follows the actor already. */
+    readonly addFollowing: (userId: number, actorId: number, activityUri: string) => Effect.Effect<boolean, SqlError>
+    /** Ends a follow; the Follow's id, to undo it, when there was one. */
+    readonly removeFollowing: (userId: number, actorId: number) => Effect.Effect<Option.Option<string>, SqlError>
+    readonly following: (userId: number, window: Window) => Effect.Effect<ReadonlyArray<Follow>, SqlError>
+    readonly countFollowing: (userId: number) => Effect.Effect<number, SqlError>
+    readonly findFollowing: (userId: number, actorId: number) => Effect.Effect<Option.Option<Follow>, SqlError>
+    readonly acceptFollowing: (actorId: number, activityUri: string) => Effect.Effect<boolean, SqlError>
+    /** The remote actor refused a Follow: it is no longer followed. */
+    readonly rejectFollowing: (actorId: number, activityUri: string) => Effect.Effect<boolean, SqlError>
+    /** The local users who follow this remote actor (they receive what it sends). */
+    readonly localFollowersOf: (actorId: number) => Effect.Effect<ReadonlyArray<number>, SqlError>
 
-  /** A remote actor's star on a local repository; raises num_stars only when it is new. */
-  readonly addStar: (repoId: number, actorId: number, activityUri: string) => Effect.Effect<boolean, SqlError>
-  /** Removes a remote star by the Like's id, or the actor's star on `repoId`; lowers num_stars. */
-  readonly removeStar: (actorId: number, match: { readonly repoId: number } | { readonly activityUri: string }) => Effect.Effect<boolean, SqlError>
+    /** A remote actor's star on a local repository; raises num_stars only when it is new. */
+    readonly addStar: (repoId: number, actorId: number, activityUri: string) => Effect.Effect<boolean, SqlError>
+    /** Removes a remote star by the Like's id, or the actor's star on `repoId`; lowers num_stars. */
+    readonly removeStar: (
+      actorId: number,
+      match: { readonly repoId: number } | { readonly activityUri: string }
+    ) => Effect.Effect<boolean, SqlError>
 
-  /** A star a local user gave a remote repository; false when given already. */
-  readonly addRemoteStar: (userId: number, actorId: number, activityUri: string) => Effect.Effect<boolean, SqlError>
-  readonly removeRemoteStar: (userId: number, actorId: number) => Effect.Effect<Option.Option<string>, SqlError>
-  readonly remoteStars: (userId: number, window: Window) => Effect.Effect<ReadonlyArray<Follow>, SqlError>
-  readonly countRemoteStars: (userId: number) => Effect.Effect<number, SqlError>
-  readonly hasRemoteStar: (userId: number, actorId: number) => Effect.Effect<boolean, SqlError>
+    /** A star a local user gave a remote repository; false when given already. */
+    readonly addRemoteStar: (userId: number, actorId: number, activityUri: string) => Effect.Effect<boolean, SqlError>
+    readonly removeRemoteStar: (userId: number, actorId: number) => Effect.Effect<Option.Option<string>, SqlError>
+    readonly remoteStars: (userId: number, window: Window) => Effect.Effect<ReadonlyArray<Follow>, SqlError>
+    readonly countRemoteStars: (userId: number) => Effect.Effect<number, SqlError>
+    readonly hasRemoteStar: (userId: number, actorId: number) => Effect.Effect<boolean, SqlError>
 
-  readonly addOutbox: (userId: number, activity: unknown) => Effect.Effect<void, SqlError>
-  readonly outbox: (userId: number, window: Window) => Effect.Effect<ReadonlyArray<unknown>, SqlError>
-  readonly countOutbox: (userId: number) => Effect.Effect<number, SqlError>
-  /** A published activity of the user, by its id. */
-  readonly published: (userId: number, activityUri: string) => Effect.Effect<Option.Option<unknown>, SqlError>
+    readonly addOutbox: (userId: number, activity: unknown) => Effect.Effect<void, SqlError>
+    readonly outbox: (userId: number, window: Window) => Effect.Effect<ReadonlyArray<unknown>, SqlError>
+    readonly countOutbox: (userId: number) => Effect.Effect<number, SqlError>
+    /** A published activity of the user, by its id. */
+    readonly published: (userId: number, activityUri: string) => Effect.Effect<Option.Option<unknown>, SqlError>
 
-  /** Keeps an activity for users, each of whom gets it once (by its id). */
-  readonly addReceived: (userIds: ReadonlyArray<number>, actorId: number, activity: unknown) => Effect.Effect<void, SqlError>
-  readonly received: (userId: number, window: Window) => Effect.Effect<ReadonlyArray<Received>, SqlError>
-  readonly countReceived: (userId: number) => Effect.Effect<number, SqlError>
+    /** Keeps an activity for users, each of whom gets it once (by its id). */
+    readonly addReceived: (
+      userIds: ReadonlyArray<number>,
+      actorId: number,
+      activity: unknown
+    ) => Effect.Effect<void, SqlError>
+    readonly received: (userId: number, window: Window) => Effect.Effect<ReadonlyArray<Received>, SqlError>
+    readonly countReceived: (userId: number) => Effect.Effect<number, SqlError>
 
-  /**
-   * Marks an activity id as handled; false when it was already (ids older than `keepDays` are
-   * forgotten on the way, at most hourly).
-   */
-  readonly markHandled: (activityUri: string, keepDays: number) => Effect.Effect<boolean, SqlError>
-  /** Unmarks an activity id that could not be handled after all. */
-  readonly unmarkHandled: (activityUri: string) => Effect.Effect<void, SqlError>
+    /**
+     * Marks an activity id as handled; false when it was already (ids older than `keepDays` are
+     * forgotten on the way, at most hourly).
+     */
+    readonly markHandled: (activityUri: string, keepDays: number) => Effect.Effect<boolean, SqlError>
+    /** Unmarks an activity id that could not be handled after all. */
+    readonly unmarkHandled: (activityUri: string) => Effect.Effect<void, SqlError>
 
-  /** Account counts for NodeInfo: total, active in the last 30 and 180 days; public repositories. */
-  readonly usage: () => Effect.Effect<{ readonly users: number; readonly month: number; readonly halfYear: number; readonly repositories: number }, SqlError>
-}>()("hearth/federation/FederationRepo") {
+    /** Account counts for NodeInfo: total, active in the last 30 and 180 days; public repositories. */
+    readonly usage: () => Effect.Effect<
+      { readonly users: number; readonly month: number; readonly halfYear: number; readonly repositories: number },
+      SqlError
+    >
+  }
+>()("hearth/federation/FederationRepo") {
   static readonly layer = Layer.effect(
     FederationRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       let lastPurge = 0
-      const count = (query: Effect.Effect<ReadonlyArray<Row>, SqlError>) => Effect.map(query, (rows) => Number(rows[0]!.n))
+      const count = (query: Effect.Effect<ReadonlyArray<Row>, SqlError>) =>
+        Effect.map(query, (rows) => Number(rows[0]!.n))
       const bumpStars = (repoId: number, delta: number) =>
         sql`UPDATE repositories SET num_stars = GREATEST(num_stars + ${delta}, 0) WHERE id = ${repoId}`
       const toFollow = (r: Row): Follow => ({
@@ -148,7 +172,14 @@ export class FederationRepo extends Context.Service<FederationRepo, {
         keys: (owner) =>
           Effect.map(
             sql`SELECT algorithm, private_jwk, public_jwk FROM federation_keys WHERE owner = ${owner} ORDER BY algorithm DESC`,
-            (rows) => rows.map((r): KeyRow => ({ algorithm: r.algorithm as KeyRow["algorithm"], privateJwk: String(r.private_jwk), publicJwk: r.public_jwk as webcrypto.JsonWebKey }))
+            (rows) =>
+              rows.map(
+                (r): KeyRow => ({
+                  algorithm: r.algorithm as KeyRow["algorithm"],
+                  privateJwk: String(r.private_jwk),
+                  publicJwk: r.public_jwk as webcrypto.JsonWebKey
+                })
+              )
           ),
         insertKey: (owner, algorithm, privateJwk, publicJwk) =>
           Effect.asVoid(sql`INSERT INTO federation_keys (owner, algorithm, private_jwk, public_jwk)
@@ -164,18 +195,26 @@ export class FederationRepo extends Context.Service<FederationRepo, {
             (rows) => toActor(rows[0]!)
           ),
         actorByUri: (uri) =>
-          Effect.map(sql`SELECT * FROM federation_actors WHERE uri = ${uri}`, (rows) => Option.map(Option.fromNullishOr(rows[0]), toActor)),
+          Effect.map(sql`SELECT * FROM federation_actors WHERE uri = ${uri}`, (rows) =>
+            Option.map(Option.fromNullishOr(rows[0]), toActor)
+          ),
         actorByHandle: (handle) =>
-          Effect.map(sql`SELECT * FROM federation_actors WHERE handle = ${handle} ORDER BY updated_at DESC LIMIT 1`, (rows) =>
-            Option.map(Option.fromNullishOr(rows[0]), toActor)),
+          Effect.map(
+            sql`SELECT * FROM federation_actors WHERE handle = ${handle} ORDER BY updated_at DESC LIMIT 1`,
+            (rows) => Option.map(Option.fromNullishOr(rows[0]), toActor)
+          ),
         setHandle: (actorId, handle) =>
-          Effect.asVoid(sql`UPDATE federation_actors SET handle = ${handle} WHERE id = ${actorId} AND handle <> ${handle}`),
+          Effect.asVoid(
+            sql`UPDATE federation_actors SET handle = ${handle} WHERE id = ${actorId} AND handle <> ${handle}`
+          ),
         deleteActor: (actorId) =>
-          sql.withTransaction(Effect.gen(function*() {
-            const starred = yield* sql`DELETE FROM federation_stars WHERE actor_id = ${actorId} RETURNING repo_id`
-            for (const row of starred) yield* bumpStars(Number(row.repo_id), -1)
-            yield* sql`DELETE FROM federation_actors WHERE id = ${actorId}`
-          })),
+          sql.withTransaction(
+            Effect.gen(function* () {
+              const starred = yield* sql`DELETE FROM federation_stars WHERE actor_id = ${actorId} RETURNING repo_id`
+              for (const row of starred) yield* bumpStars(Number(row.repo_id), -1)
+              yield* sql`DELETE FROM federation_actors WHERE id = ${actorId}`
+            })
+          ),
 
         addFollower: (userId, actorId, activityUri) =>
           Effect.asVoid(sql`INSERT INTO federation_followers (user_id, actor_id, activity_uri)
@@ -195,7 +234,8 @@ export class FederationRepo extends Context.Service<FederationRepo, {
               ORDER BY f.created_at DESC, a.id DESC LIMIT ${window.limit} OFFSET ${window.offset}`,
             (rows) => rows.map(toFollow)
           ),
-        countFollowers: (userId) => count(sql`SELECT count(*) AS n FROM federation_followers WHERE user_id = ${userId}`),
+        countFollowers: (userId) =>
+          count(sql`SELECT count(*) AS n FROM federation_followers WHERE user_id = ${userId}`),
         followerActors: (userId) =>
           Effect.map(
             sql`SELECT ${sql.literal(ACTOR_COLUMNS)} FROM federation_followers f JOIN federation_actors a ON a.id = f.actor_id
@@ -221,7 +261,8 @@ export class FederationRepo extends Context.Service<FederationRepo, {
               ORDER BY f.created_at DESC, a.id DESC LIMIT ${window.limit} OFFSET ${window.offset}`,
             (rows) => rows.map(toFollow)
           ),
-        countFollowing: (userId) => count(sql`SELECT count(*) AS n FROM federation_following WHERE user_id = ${userId}`),
+        countFollowing: (userId) =>
+          count(sql`SELECT count(*) AS n FROM federation_following WHERE user_id = ${userId}`),
         findFollowing: (userId, actorId) =>
           Effect.map(
             sql`SELECT ${sql.literal(ACTOR_COLUMNS)}, f.activity_uri, f.accepted, f.created_at FROM federation_following f
@@ -241,24 +282,30 @@ export class FederationRepo extends Context.Service<FederationRepo, {
           ),
         localFollowersOf: (actorId) =>
           Effect.map(sql`SELECT user_id FROM federation_following WHERE actor_id = ${actorId} AND accepted`, (rows) =>
-            rows.map((r) => Number(r.user_id))),
+            rows.map((r) => Number(r.user_id))
+          ),
 
         addStar: (repoId, actorId, activityUri) =>
-          sql.withTransaction(Effect.gen(function*() {
-            const rows = yield* sql`INSERT INTO federation_stars (repo_id, actor_id, activity_uri)
+          sql.withTransaction(
+            Effect.gen(function* () {
+              const rows = yield* sql`INSERT INTO federation_stars (repo_id, actor_id, activity_uri)
               VALUES (${repoId}, ${actorId}, ${activityUri}) ON CONFLICT DO NOTHING RETURNING repo_id`
-            if (rows.length > 0) yield* bumpStars(repoId, 1)
-            return rows.length > 0
-          })),
+              if (rows.length > 0) yield* bumpStars(repoId, 1)
+              return rows.length > 0
+            })
+          ),
         removeStar: (actorId, match) =>
-          sql.withTransaction(Effect.gen(function*() {
-            const rows = "repoId" in match
-              ? yield* sql`DELETE FROM federation_stars WHERE actor_id = ${actorId} AND repo_id = ${match.repoId} RETURNING repo_id`
-              : yield* sql`DELETE FROM federation_stars WHERE actor_id = ${actorId} AND activity_uri = ${match.activityUri}
+          sql.withTransaction(
+            Effect.gen(function* () {
+              const rows =
+                "repoId" in match
+                  ? yield* sql`DELETE FROM federation_stars WHERE actor_id = ${actorId} AND repo_id = ${match.repoId} RETURNING repo_id`
+                  : yield* sql`DELETE FROM federation_stars WHERE actor_id = ${actorId} AND activity_uri = ${match.activityUri}
                   RETURNING repo_id`
-            for (const row of rows) yield* bumpStars(Number(row.repo_id), -1)
-            return rows.length > 0
-          })),
+              for (const row of rows) yield* bumpStars(Number(row.repo_id), -1)
+              return rows.length > 0
+            })
+          ),
 
         addRemoteStar: (userId, actorId, activityUri) =>
           Effect.map(
@@ -278,9 +325,13 @@ export class FederationRepo extends Context.Service<FederationRepo, {
               ORDER BY s.created_at DESC, a.id DESC LIMIT ${window.limit} OFFSET ${window.offset}`,
             (rows) => rows.map(toFollow)
           ),
-        countRemoteStars: (userId) => count(sql`SELECT count(*) AS n FROM federation_remote_stars WHERE user_id = ${userId}`),
+        countRemoteStars: (userId) =>
+          count(sql`SELECT count(*) AS n FROM federation_remote_stars WHERE user_id = ${userId}`),
         hasRemoteStar: (userId, actorId) =>
-          Effect.map(sql`SELECT 1 FROM federation_remote_stars WHERE user_id = ${userId} AND actor_id = ${actorId}`, (r) => r.length > 0),
+          Effect.map(
+            sql`SELECT 1 FROM federation_remote_stars WHERE user_id = ${userId} AND actor_id = ${actorId}`,
+            (r) => r.length > 0
+          ),
 
         addOutbox: (userId, activity) =>
           Effect.asVoid(sql`INSERT INTO federation_outbox (user_id, activity_uri, activity)
@@ -299,7 +350,9 @@ export class FederationRepo extends Context.Service<FederationRepo, {
           ),
 
         addReceived: (userIds, actorId, activity) =>
-          userIds.length === 0 ? Effect.void : Effect.asVoid(sql`INSERT INTO federation_received (user_id, actor_id, activity_uri, activity)
+          userIds.length === 0
+            ? Effect.void
+            : Effect.asVoid(sql`INSERT INTO federation_received (user_id, actor_id, activity_uri, activity)
             SELECT id, ${actorId}, ${String((activity as { id?: unknown }).id)}, ${JSON.stringify(activity)}::jsonb
             FROM users WHERE id IN ${sql.in(userIds)}
             ON CONFLICT (user_id, activity_uri) DO NOTHING`),
@@ -308,12 +361,19 @@ export class FederationRepo extends Context.Service<FederationRepo, {
             sql`SELECT ${sql.literal(ACTOR_COLUMNS)}, r.activity, r.created_at FROM federation_received r
               JOIN federation_actors a ON a.id = r.actor_id WHERE r.user_id = ${userId}
               ORDER BY r.id DESC LIMIT ${window.limit} OFFSET ${window.offset}`,
-            (rows) => rows.map((r): Received => ({ actor: toActor(r), activity: r.activity as unknown, createdAt: r.created_at as Date }))
+            (rows) =>
+              rows.map(
+                (r): Received => ({
+                  actor: toActor(r),
+                  activity: r.activity as unknown,
+                  createdAt: r.created_at as Date
+                })
+              )
           ),
         countReceived: (userId) => count(sql`SELECT count(*) AS n FROM federation_received WHERE user_id = ${userId}`),
 
         markHandled: (activityUri, keepDays) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             // Ids past `keepDays` are forgotten now and then (hourly), not on every activity.
             if (Date.now() - lastPurge > 3_600_000) {
               lastPurge = Date.now()
@@ -323,7 +383,8 @@ export class FederationRepo extends Context.Service<FederationRepo, {
               ON CONFLICT DO NOTHING RETURNING activity_uri`
             return rows.length > 0
           }),
-        unmarkHandled: (activityUri) => Effect.asVoid(sql`DELETE FROM federation_handled WHERE activity_uri = ${activityUri}`),
+        unmarkHandled: (activityUri) =>
+          Effect.asVoid(sql`DELETE FROM federation_handled WHERE activity_uri = ${activityUri}`),
 
         usage: () =>
           Effect.map(

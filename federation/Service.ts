@@ -13,7 +13,7 @@ import { type UserRow, UsersRepo } from "../src/users/Repo.ts"
 import * as Activities from "./Activities.ts"
 import { type Loaded, makeFedify } from "./Fedify.ts"
 import { type Paths, pathsOf } from "./Paths.ts"
-import { repositoryNote, type RepositoryEvent } from "./Publish.ts"
+import { type RepositoryEvent, repositoryNote } from "./Publish.ts"
 import { asObject, checkUrl, type Documents, fetchJson, idOf, makeDocuments, RemoteError, typeOf } from "./Remote.ts"
 import { FederationRepo, type RemoteActor } from "./Repo.ts"
 import { SqlKvStore } from "./Store.ts"
@@ -34,50 +34,63 @@ export const toApiError = (error: RemoteError) =>
   error.status === 404
     ? Errors.notFound()
     : error.status === 403
-    ? Errors.forbidden(error.message)
-    : error.status === 400
-    ? Errors.validationFailed(error.message)
-    : Errors.badGateway(error.message)
+      ? Errors.forbidden(error.message)
+      : error.status === 400
+        ? Errors.validationFailed(error.message)
+        : Errors.badGateway(error.message)
 
-export class Federation extends Context.Service<Federation, {
-  readonly enabled: boolean
-  readonly settings: SettingsShape
-  readonly paths: Paths
-  readonly repo: (typeof FederationRepo)["Service"]
-  readonly documents: Documents
-  /** The key-value store Fedify and the inboxes share (in the database). */
-  readonly kv: SqlKvStore
-  /** Fedify, imported and built on first use. */
-  readonly fedify: Effect.Effect<Loaded>
-  /** The local user named (any letter case), when it is a federated Person. */
-  readonly person: (name: string) => Effect.Effect<Option.Option<UserRow>>
-  readonly personById: (id: number) => Effect.Effect<Option.Option<UserRow>>
-  /** The local repository with this id and its owner, when it is a federated Repository. */
-  readonly repository: (id: number) => Effect.Effect<Option.Option<{ readonly repo: RepoRow; readonly owner: UserRow }>>
-  /** Fetches a remote actor (cached a minute unless `fresh`) and records it. */
-  readonly remember: (uri: string, options?: { readonly fresh?: boolean }) => Effect.Effect<RemoteActor, RemoteError>
-  /**
-   * A remote actor by handle (`user@host`, `@user@host`, `acct:user@host`) or by URL; `known`
-   * takes the one recorded under that handle without asking its server again.
-   */
-  readonly lookup: (handle: string, options?: { readonly known?: boolean }) => Effect.Effect<RemoteActor, RemoteError>
-  /** A remote repository by its owner's handle and its name (WebFinger on its page's URL). */
-  readonly lookupRepository: (ownerHandle: string, name: string, options?: { readonly known?: boolean }) => Effect.Effect<RemoteActor, RemoteError>
-  /** Fails (403) when this server may not deliver to the actor's inbox (BLOCKED_HOSTS, a local address…). */
-  readonly deliverable: (actor: RemoteActor) => Effect.Effect<void, RemoteError>
-  /** Signs and queues an activity of a local user for remote actors (delivered in order, retried). */
-  readonly send: (sender: UserRow, recipients: ReadonlyArray<RemoteActor>, activity: Activities.Activity) => Effect.Effect<void, RemoteError>
-  /**
-   * Publishes a user's public activity: kept in their outbox, and sent to their remote followers
-   * in the background (the caller never waits for it). Nothing when the user is not federated.
-   */
-  readonly publish: (user: UserRow, note: { readonly text: string; readonly url: string }) => Effect.Effect<void>
-  /** Publishes a repository event as its doer's activity (Publish.ts says which ones and how). */
-  readonly announce: (event: RepositoryEvent) => Effect.Effect<void>
-}>()("hearth/federation/Federation") {
+export class Federation extends Context.Service<
+  Federation,
+  {
+    readonly enabled: boolean
+    readonly settings: SettingsShape
+    readonly paths: Paths
+    readonly repo: (typeof FederationRepo)["Service"]
+    readonly documents: Documents
+    /** The key-value store Fedify and the inboxes share (in the database). */
+    readonly kv: SqlKvStore
+    /** Fedify, imported and built on first use. */
+    readonly fedify: Effect.Effect<Loaded>
+    /** The local user named (any letter case), when it is a federated Person. */
+    readonly person: (name: string) => Effect.Effect<Option.Option<UserRow>>
+    readonly personById: (id: number) => Effect.Effect<Option.Option<UserRow>>
+    /** The local repository with this id and its owner, when it is a federated Repository. */
+    readonly repository: (
+      id: number
+    ) => Effect.Effect<Option.Option<{ readonly repo: RepoRow; readonly owner: UserRow }>>
+    /** Fetches a remote actor (cached a minute unless `fresh`) and records it. */
+    readonly remember: (uri: string, options?: { readonly fresh?: boolean }) => Effect.Effect<RemoteActor, RemoteError>
+    /**
+     * A remote actor by handle (`user@host`, `@user@host`, `acct:user@host`) or by URL; `known`
+     * takes the one recorded under that handle without asking its server again.
+     */
+    readonly lookup: (handle: string, options?: { readonly known?: boolean }) => Effect.Effect<RemoteActor, RemoteError>
+    /** A remote repository by its owner's handle and its name (WebFinger on its page's URL). */
+    readonly lookupRepository: (
+      ownerHandle: string,
+      name: string,
+      options?: { readonly known?: boolean }
+    ) => Effect.Effect<RemoteActor, RemoteError>
+    /** Fails (403) when this server may not deliver to the actor's inbox (BLOCKED_HOSTS, a local address…). */
+    readonly deliverable: (actor: RemoteActor) => Effect.Effect<void, RemoteError>
+    /** Signs and queues an activity of a local user for remote actors (delivered in order, retried). */
+    readonly send: (
+      sender: UserRow,
+      recipients: ReadonlyArray<RemoteActor>,
+      activity: Activities.Activity
+    ) => Effect.Effect<void, RemoteError>
+    /**
+     * Publishes a user's public activity: kept in their outbox, and sent to their remote followers
+     * in the background (the caller never waits for it). Nothing when the user is not federated.
+     */
+    readonly publish: (user: UserRow, note: { readonly text: string; readonly url: string }) => Effect.Effect<void>
+    /** Publishes a repository event as its doer's activity (Publish.ts says which ones and how). */
+    readonly announce: (event: RepositoryEvent) => Effect.Effect<void>
+  }
+>()("hearth/federation/Federation") {
   static readonly layer = Layer.effect(
     Federation,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const settings = yield* Settings
       const sql = yield* SqlClient
       const users = yield* UsersRepo
@@ -91,10 +104,8 @@ export class Federation extends Context.Service<Federation, {
       const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromiseWith(context)(effect)
       const kv = new SqlKvStore(sql, run)
 
-      const person = (name: string) =>
-        Effect.map(Effect.orDie(users.findByName(name)), Option.filter(federatedUser))
-      const personById = (id: number) =>
-        Effect.map(Effect.orDie(users.findById(id)), Option.filter(federatedUser))
+      const person = (name: string) => Effect.map(Effect.orDie(users.findByName(name)), Option.filter(federatedUser))
+      const personById = (id: number) => Effect.map(Effect.orDie(users.findById(id)), Option.filter(federatedUser))
 
       const load = makeFedify({
         settings,
@@ -110,14 +121,23 @@ export class Federation extends Context.Service<Federation, {
       const fedify = Effect.promise(load)
       // Deliveries stop with the server; the ones still queued resume at the next start.
       let started = false
-      yield* Effect.addFinalizer(() => started ? Effect.promise(() => load().then((f) => f.stop(), () => undefined)) : Effect.void)
+      yield* Effect.addFinalizer(() =>
+        started
+          ? Effect.promise(() =>
+              load().then(
+                (f) => f.stop(),
+                () => undefined
+              )
+            )
+          : Effect.void
+      )
       const fedifyStarted = Effect.suspend(() => {
         started = true
         return fedify
       })
 
       const repository = (id: number) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const found = yield* Effect.orDie(repos.findById(id))
           if (Option.isNone(found)) return Option.none()
           const owner = yield* Effect.orDie(users.findById(found.value.ownerId))
@@ -130,7 +150,7 @@ export class Federation extends Context.Service<Federation, {
       const recorded = new WeakMap<object, RemoteActor>()
 
       const remember = (uri: string, options: { readonly fresh?: boolean } = {}) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const document = asObject(yield* documents.fetch(uri, options))
           const known = document === undefined ? undefined : recorded.get(document)
           if (known !== undefined) return known
@@ -143,7 +163,8 @@ export class Federation extends Context.Service<Federation, {
             return yield* new RemoteError({ message: `${uri} answered an object of another server`, status: 502 })
           }
           const type = typeOf(document) ?? ""
-          if (!ACTOR_TYPES.has(type)) return yield* new RemoteError({ message: `${uri} is a ${type || "thing"}, not an actor`, status: 400 })
+          if (!ACTOR_TYPES.has(type))
+            return yield* new RemoteError({ message: `${uri} is a ${type || "thing"}, not an actor`, status: 400 })
           const inbox = idOf(document.inbox)
           if (inbox === undefined || !URL.canParse(inbox)) {
             return yield* new RemoteError({ message: `${uri} has no inbox`, status: 502 })
@@ -151,16 +172,18 @@ export class Federation extends Context.Service<Federation, {
           const text = (value: unknown) => (typeof value === "string" ? value : "")
           const sharedInbox = idOf(asObject(document.endpoints)?.sharedInbox) ?? ""
           const url = idOf(Array.isArray(document.url) ? document.url[0] : document.url) ?? ""
-          const actor = yield* Effect.orDie(repo.upsertActor({
-            uri: id,
-            host: new URL(id).host,
-            type,
-            preferredUsername: text(document.preferredUsername),
-            name: text(document.name),
-            inbox,
-            sharedInbox: URL.canParse(sharedInbox) ? sharedInbox : "",
-            url: URL.canParse(url) ? url : ""
-          }))
+          const actor = yield* Effect.orDie(
+            repo.upsertActor({
+              uri: id,
+              host: new URL(id).host,
+              type,
+              preferredUsername: text(document.preferredUsername),
+              name: text(document.name),
+              inbox,
+              sharedInbox: URL.canParse(sharedInbox) ? sharedInbox : "",
+              url: URL.canParse(url) ? url : ""
+            })
+          )
           recorded.set(document, actor)
           return actor
         })
@@ -169,16 +192,23 @@ export class Federation extends Context.Service<Federation, {
 
       /** The `self` link of a WebFinger resource at `host`: the ActivityPub id it names. */
       const webfinger = (host: string, resource: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const jrd = asObject(
-            yield* fetchJson(settings, `${scheme}://${host}/.well-known/webfinger?resource=${encodeURIComponent(resource)}`, "application/jrd+json, application/json")
+            yield* fetchJson(
+              settings,
+              `${scheme}://${host}/.well-known/webfinger?resource=${encodeURIComponent(resource)}`,
+              "application/jrd+json, application/json"
+            )
           )
           const links = Array.isArray(jrd?.links) ? jrd.links.map(asObject) : []
-          const self = links.find((link) =>
-            link?.rel === "self" && typeof link.href === "string" &&
-            (link.type === "application/activity+json" || String(link.type ?? "").startsWith("application/ld+json"))
+          const self = links.find(
+            (link) =>
+              link?.rel === "self" &&
+              typeof link.href === "string" &&
+              (link.type === "application/activity+json" || String(link.type ?? "").startsWith("application/ld+json"))
           )
-          if (self === undefined) return yield* new RemoteError({ message: `${resource} has no ActivityPub actor`, status: 404 })
+          if (self === undefined)
+            return yield* new RemoteError({ message: `${resource} has no ActivityPub actor`, status: 404 })
           return self.href as string
         })
 
@@ -187,7 +217,7 @@ export class Federation extends Context.Service<Federation, {
 
       /** The recorded actor of a handle, or what `find` looks up (then recorded under it). */
       const byHandle = (handle: string, known: boolean, find: Effect.Effect<RemoteActor, RemoteError>) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (known) {
             const recorded = yield* Effect.orDie(repo.actorByHandle(handle))
             if (Option.isSome(recorded)) return recorded.value
@@ -198,7 +228,7 @@ export class Federation extends Context.Service<Federation, {
         })
 
       const lookup = (handle: string, options: { readonly known?: boolean } = {}) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const text = handle.trim()
           if (/^https?:\/\//i.test(text)) {
             const recorded = options.known === true ? yield* Effect.orDie(repo.actorByUri(text)) : Option.none()
@@ -206,7 +236,10 @@ export class Federation extends Context.Service<Federation, {
           }
           const match = HANDLE.exec(text)
           if (match === null) {
-            return yield* new RemoteError({ message: `"${handle}" is neither a handle like user@host nor an actor URL`, status: 400 })
+            return yield* new RemoteError({
+              message: `"${handle}" is neither a handle like user@host nor an actor URL`,
+              status: 400
+            })
           }
           const [, name, host] = match
           if (host!.toLowerCase() === paths.host.toLowerCase()) {
@@ -220,11 +253,15 @@ export class Federation extends Context.Service<Federation, {
         })
 
       const lookupRepository = (ownerHandle: string, name: string, options: { readonly known?: boolean } = {}) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const owner = yield* lookup(ownerHandle, options)
           const handle = `${ownerHandle.trim().replace(/^(?:acct:)?@/, "")}/${name}`.toLowerCase()
           const page = `${(owner.url !== "" ? owner.url : owner.uri).replace(/\/$/, "")}/${encodeURIComponent(name)}`
-          const found = yield* byHandle(handle, options.known === true, Effect.flatMap(webfinger(owner.host, page), (uri) => remember(uri)))
+          const found = yield* byHandle(
+            handle,
+            options.known === true,
+            Effect.flatMap(webfinger(owner.host, page), (uri) => remember(uri))
+          )
           if (found.type !== "Repository") {
             return yield* new RemoteError({ message: `${ownerHandle}/${name} is not a repository`, status: 400 })
           }
@@ -232,13 +269,16 @@ export class Federation extends Context.Service<Federation, {
         })
 
       const deliverable = (actor: RemoteActor) =>
-        Effect.asVoid(Effect.mapError(
-          checkUrl(settings, actor.sharedInbox || actor.inbox),
-          (error) => new RemoteError({ message: `${actor.uri} cannot be delivered to: ${error.message}`, status: 403 })
-        ))
+        Effect.asVoid(
+          Effect.mapError(
+            checkUrl(settings, actor.sharedInbox || actor.inbox),
+            (error) =>
+              new RemoteError({ message: `${actor.uri} cannot be delivered to: ${error.message}`, status: 403 })
+          )
+        )
 
       const send = (sender: UserRow, recipients: ReadonlyArray<RemoteActor>, activity: Activities.Activity) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           // An actor's inbox is its server's word: it must be a place this server may deliver to.
           const allowed: Array<RemoteActor> = []
           for (const recipient of recipients) {
@@ -266,16 +306,22 @@ export class Federation extends Context.Service<Federation, {
         })
 
       const publish = (user: UserRow, note: { readonly text: string; readonly url: string }) =>
-        !enabled || !federatedUser(user) ? Effect.void : Effect.gen(function*() {
-          const activity = Activities.createNote(paths.actor(user), note)
-          yield* Effect.orDie(repo.addOutbox(user.id, activity))
-          const followers = yield* Effect.orDie(repo.followerActors(user.id))
-          if (followers.length === 0) return
-          yield* send(user, followers, activity).pipe(
-            Effect.catchCause((cause) => Effect.logWarning(`could not send an activity of ${user.name} to its followers`, cause)),
-            Effect.forkDetach
-          )
-        }).pipe(Effect.catchCause((cause) => Effect.logWarning(`could not publish an activity of ${user.name}`, cause)))
+        !enabled || !federatedUser(user)
+          ? Effect.void
+          : Effect.gen(function* () {
+              const activity = Activities.createNote(paths.actor(user), note)
+              yield* Effect.orDie(repo.addOutbox(user.id, activity))
+              const followers = yield* Effect.orDie(repo.followerActors(user.id))
+              if (followers.length === 0) return
+              yield* send(user, followers, activity).pipe(
+                Effect.catchCause((cause) =>
+                  Effect.logWarning(`could not send an activity of ${user.name} to its followers`, cause)
+                ),
+                Effect.forkDetach
+              )
+            }).pipe(
+              Effect.catchCause((cause) => Effect.logWarning(`could not publish an activity of ${user.name}`, cause))
+            )
 
       // Deliveries an earlier run left behind resume at start (Fedify loads only when there are any).
       if (enabled) {

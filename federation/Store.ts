@@ -20,12 +20,21 @@
 //
 // A claimed message is leased for LEASE_MS and the lease renewed while its delivery runs, so
 // the message of a node that died mid-delivery (SIGKILL) is taken again soon after, not never.
-import type { KvKey, KvStore, KvStoreListEntry, KvStoreSetOptions, MessageQueue, MessageQueueEnqueueOptions, MessageQueueListenOptions } from "@fedify/fedify"
-import { Effect } from "effect"
-import type { SqlClient } from "effect/sql/SqlClient"
+
 import { AsyncLocalStorage } from "node:async_hooks"
 import { randomUUID } from "node:crypto"
 import { isDeepStrictEqual } from "node:util"
+import type {
+  KvKey,
+  KvStore,
+  KvStoreListEntry,
+  KvStoreSetOptions,
+  MessageQueue,
+  MessageQueueEnqueueOptions,
+  MessageQueueListenOptions
+} from "@fedify/fedify"
+import { Effect } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
 import type { JobsRepo } from "../src/jobs/Repo.ts"
 import { DeliveryRefused } from "./Remote.ts"
 
@@ -34,7 +43,9 @@ export type Run = <A>(effect: Effect.Effect<A, unknown>) => Promise<A>
 
 /** Fedify's durations are Temporal.Duration objects. */
 const millis = (duration: unknown): number | undefined =>
-  duration === undefined || duration === null ? undefined : (duration as { total: (unit: string) => number }).total("millisecond")
+  duration === undefined || duration === null
+    ? undefined
+    : (duration as { total: (unit: string) => number }).total("millisecond")
 
 const encodeKey = (key: KvKey) => JSON.stringify(key)
 
@@ -55,7 +66,7 @@ export class SqlKvStore implements KvStore {
   async get<T = unknown>(key: KvKey): Promise<T | undefined> {
     const sql = this.#sql
     const rows = await this.#run(sql`SELECT value FROM federation_kv WHERE key = ${encodeKey(key)} AND ${this.#live()}`)
-    return rows.length === 0 ? undefined : rows[0]!.value as T
+    return rows.length === 0 ? undefined : (rows[0]!.value as T)
   }
   async set(key: KvKey, value: unknown, options?: KvStoreSetOptions): Promise<void> {
     await this.#run(this.#sql`INSERT INTO federation_kv (key, value, expires_at)
@@ -72,25 +83,30 @@ export class SqlKvStore implements KvStore {
     const live = this.#live()
     // What the database gives back for `expected` (jsonb normalises), to compare like with like.
     const wanted = expected === undefined ? undefined : JSON.parse(JSON.stringify(expected))
-    return this.#run(sql.withTransaction(Effect.gen(function*() {
-      const rows = yield* sql`SELECT value, ${live} AS alive FROM federation_kv WHERE key = ${k} FOR UPDATE`
-      const current = rows.length === 0 || rows[0]!.alive !== true ? undefined : rows[0]!.value
-      if (!isDeepStrictEqual(current, wanted)) return false
-      if (rows.length === 0) {
-        // No row to lock: a concurrent insert of the same key settles the race by its conflict.
-        const inserted = yield* sql`INSERT INTO federation_kv (key, value, expires_at)
+    return this.#run(
+      sql.withTransaction(
+        Effect.gen(function* () {
+          const rows = yield* sql`SELECT value, ${live} AS alive FROM federation_kv WHERE key = ${k} FOR UPDATE`
+          const current = rows.length === 0 || rows[0]!.alive !== true ? undefined : rows[0]!.value
+          if (!isDeepStrictEqual(current, wanted)) return false
+          if (rows.length === 0) {
+            // No row to lock: a concurrent insert of the same key settles the race by its conflict.
+            const inserted = yield* sql`INSERT INTO federation_kv (key, value, expires_at)
           VALUES (${k}, ${JSON.stringify(value)}::jsonb, ${expiry}) ON CONFLICT (key) DO NOTHING RETURNING key`
-        return inserted.length > 0
-      }
-      yield* sql`UPDATE federation_kv SET value = ${JSON.stringify(value)}::jsonb, expires_at = ${expiry} WHERE key = ${k}`
-      return true
-    })))
+            return inserted.length > 0
+          }
+          yield* sql`UPDATE federation_kv SET value = ${JSON.stringify(value)}::jsonb, expires_at = ${expiry} WHERE key = ${k}`
+          return true
+        })
+      )
+    )
   }
   async *list(prefix?: KvKey): AsyncIterable<KvStoreListEntry> {
     const sql = this.#sql
-    const rows = prefix === undefined || prefix.length === 0
-      ? await this.#run(sql`SELECT key, value FROM federation_kv WHERE ${this.#live()} ORDER BY key`)
-      : await this.#run(sql`SELECT key, value FROM federation_kv
+    const rows =
+      prefix === undefined || prefix.length === 0
+        ? await this.#run(sql`SELECT key, value FROM federation_kv WHERE ${this.#live()} ORDER BY key`)
+        : await this.#run(sql`SELECT key, value FROM federation_kv
           WHERE (key = ${encodeKey(prefix)} OR starts_with(key, ${`${encodeKey(prefix).slice(0, -1)},`})) AND ${this.#live()}
           ORDER BY key`)
     for (const row of rows) yield { key: JSON.parse(row.key as string) as KvKey, value: row.value }
@@ -149,7 +165,7 @@ const installFetchHook = () => {
   }
 }
 
-const messageOf = (error: unknown) => error instanceof Error ? error.message : String(error)
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /** How long a claimed message stays invisible to other nodes, renewed while it is delivered. */
 const LEASE_MS = 30_000
@@ -186,19 +202,30 @@ export class SqlMessageQueue implements MessageQueue {
     const delay = Math.max(0, millis(options?.delay) ?? 0)
     // Fedify sending the message being delivered again: a retry in place, not a new message.
     const attempt = attempts.getStore()
-    if (attempt !== undefined && messages.length === 1 && messages[0]?.id !== undefined && messages[0].id === attempt.messageId) {
+    if (
+      attempt !== undefined &&
+      messages.length === 1 &&
+      messages[0]?.id !== undefined &&
+      messages[0].id === attempt.messageId
+    ) {
       attempt.retryAfterMs = delay
       return
     }
     const at = new Date(Date.now() + delay)
     const seal = this.#options.seal
-    await this.#run(Effect.forEach(messages, (message) =>
-      Effect.gen(function*() {
-        const key = `federation:${randomUUID()}`
-        yield* jobs.enqueue({ kind: `federation-${String(message?.type ?? "message")}`, key })
-        yield* sql`INSERT INTO federation_queue (message, ordering_key, job_key, deliver_at)
+    await this.#run(
+      Effect.forEach(
+        messages,
+        (message) =>
+          Effect.gen(function* () {
+            const key = `federation:${randomUUID()}`
+            yield* jobs.enqueue({ kind: `federation-${String(message?.type ?? "message")}`, key })
+            yield* sql`INSERT INTO federation_queue (message, ordering_key, job_key, deliver_at)
           VALUES (${seal(JSON.stringify(message))}, ${options?.orderingKey ?? null}, ${key}, ${at})`
-      }), { discard: true }))
+          }),
+        { discard: true }
+      )
+    )
     this.#wake()
   }
 
@@ -247,15 +274,23 @@ export class SqlMessageQueue implements MessageQueue {
     const attempt: Attempt = { messageId: message?.id, fetch: this.#options.fetch }
     let outcome: { readonly error?: string; readonly final?: boolean; readonly delayMs?: number } = {}
     try {
-      if (message === undefined) throw new DeliveryRefused("the queued message could not be read (was [security] SECRET_KEY changed?)")
+      if (message === undefined)
+        throw new DeliveryRefused("the queued message could not be read (was [security] SECRET_KEY changed?)")
       await Promise.race([
         attempts.run(attempt, () => Promise.resolve().then(() => handler(message))),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`the delivery did not finish within ${deadline / 1000} s`)), deadline)
+          timer = setTimeout(
+            () => reject(new Error(`the delivery did not finish within ${deadline / 1000} s`)),
+            deadline
+          )
         })
       ])
       if (attempt.retryAfterMs !== undefined) {
-        outcome = { error: attempt.error === undefined ? "the remote asked to be sent this again later" : messageOf(attempt.error), delayMs: attempt.retryAfterMs }
+        outcome = {
+          error:
+            attempt.error === undefined ? "the remote asked to be sent this again later" : messageOf(attempt.error),
+          delayMs: attempt.retryAfterMs
+        }
       } else if (attempt.error !== undefined) {
         // Reported and not thrown: a failure Fedify does not retry (the inbox is gone: 404, 410).
         outcome = { error: messageOf(attempt.error), final: true }
@@ -269,21 +304,26 @@ export class SqlMessageQueue implements MessageQueue {
     }
     await renewing
     if (outcome.error === undefined) {
-      await this.#run(Effect.andThen(sql`DELETE FROM federation_queue WHERE id = ${claimed.id}`, jobs.succeeded(claimed.job_key)))
+      await this.#run(
+        Effect.andThen(sql`DELETE FROM federation_queue WHERE id = ${claimed.id}`, jobs.succeeded(claimed.job_key))
+      )
       return
     }
     const last = outcome.final === true || attemptNo >= this.#options.attempts
     const delay = Math.max(this.#options.retryDelayMs * 2 ** (attemptNo - 1), outcome.delayMs ?? 0)
-    await this.#run(Effect.andThen(
-      last
-        ? sql`DELETE FROM federation_queue WHERE id = ${claimed.id}`
-        : sql`UPDATE federation_queue SET deliver_at = ${new Date(Date.now() + delay)}, locked_until = NULL WHERE id = ${claimed.id}`,
-      jobs.attemptFailed(claimed.job_key, outcome.error, last)
-    ))
+    await this.#run(
+      Effect.andThen(
+        last
+          ? sql`DELETE FROM federation_queue WHERE id = ${claimed.id}`
+          : sql`UPDATE federation_queue SET deliver_at = ${new Date(Date.now() + delay)}, locked_until = NULL WHERE id = ${claimed.id}`,
+        jobs.attemptFailed(claimed.job_key, outcome.error, last)
+      )
+    )
   }
 
   async getDepth() {
-    const rows = await this.#run(this.#sql`SELECT count(*) AS queued, count(*) FILTER (WHERE deliver_at <= now()) AS ready
+    const rows = await this.#run(this
+      .#sql`SELECT count(*) AS queued, count(*) FILTER (WHERE deliver_at <= now()) AS ready
       FROM federation_queue`)
     const queued = Number(rows[0]!.queued)
     const ready = Number(rows[0]!.ready)

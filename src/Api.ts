@@ -3,12 +3,15 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { FederationApi } from "../federation/Api.ts"
 import { AdminUsersApi } from "./admin/Api.ts"
+import { Authentication } from "./auth/Authentication.ts"
 import { BranchesApi } from "./branches/Api.ts"
 import { ContentsApi } from "./contents/Api.ts"
 import { EmailsApi } from "./emails/Api.ts"
 import { FollowsApi } from "./follows/Api.ts"
 import { ForksApi } from "./forks/Api.ts"
 import { GpgApi } from "./gpg/Api.ts"
+import { JsonBodyCheck } from "./http/Edge.ts"
+import { ErrorResponses } from "./http/Middleware.ts"
 import { JobsApi } from "./jobs/Api.ts"
 import { KeysApi } from "./keys/Api.ts"
 import { MarkdownApi } from "./markdown/Api.ts"
@@ -24,9 +27,6 @@ import { TokensApi } from "./tokens/Api.ts"
 import { TransfersApi } from "./transfers/Api.ts"
 import { TwoFactorApi } from "./twofa/Api.ts"
 import { UsersApi } from "./users/Api.ts"
-import { Authentication } from "./auth/Authentication.ts"
-import { JsonBodyCheck } from "./http/Edge.ts"
-import { ErrorResponses } from "./http/Middleware.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
   .add(
@@ -59,9 +59,10 @@ export class HearthApi extends HttpApi.make("hearth")
   .middleware(JsonBodyCheck)
   .middleware(Authentication)
   .middleware(ErrorResponses)
-  .annotateMerge(OpenApi.annotations({
-    title: "Hearth API",
-    version: "1.1.1",
-    description: "Hearth's Forgejo-compatible REST API (/api/v1)."
-  }))
-{}
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "Hearth API",
+      version: "1.1.1",
+      description: "Hearth's Forgejo-compatible REST API (/api/v1)."
+    })
+  ) {}

@@ -12,7 +12,9 @@ import { VERSION } from "./version.ts"
 
 const configFlag = Flag.String("config").pipe(
   Flag.withAlias("c"),
-  Flag.withDescription("Path of an app.ini file (Forgejo's setting names); environment variables HEARTH__<section>__<KEY> override it"),
+  Flag.withDescription(
+    "Path of an app.ini file (Forgejo's setting names); environment variables HEARTH__<section>__<KEY> override it"
+  ),
   Flag.optional
 )
 
@@ -23,18 +25,18 @@ export const hearth = Command.make("hearth").pipe(
 
 /** The settings layer for the `--config` given to the root command. */
 export const settingsLayer = Effect.map(hearth, ({ config }) =>
-  Settings.layer({ configFile: Option.getOrUndefined(config) }))
+  Settings.layer({ configFile: Option.getOrUndefined(config) })
+)
 
 const serve = Command.make("serve", {}, () =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* settingsLayer
     return yield* runServer(settings) // one clear line on a start-up failure; exit 0 after SIGTERM
-  })).pipe(
-    Command.withDescription("Run the web server (what `npm start` runs); stops cleanly on Ctrl-C or SIGTERM")
-  )
+  })
+).pipe(Command.withDescription("Run the web server (what `npm start` runs); stops cleanly on Ctrl-C or SIGTERM"))
 
 const migrate = Command.make("migrate", {}, () =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* settingsLayer
     const applied = yield* Database.migrate.pipe(
       Effect.provide(Database.clientLayer.pipe(Layer.provide(settings))),
@@ -46,7 +48,8 @@ const migrate = Command.make("migrate", {}, () =>
         ? "The database schema is up to date."
         : `Applied ${applied.length} migration(s): ${applied.map(([id, name]) => `${id} ${name}`).join(", ")}`
     )
-  })).pipe(Command.withDescription("Create or upgrade the database schema, then exit"))
+  })
+).pipe(Command.withDescription("Create or upgrade the database schema, then exit"))
 
 export const commands = [serve, migrate, adminCommand(settingsLayer)]
 
@@ -66,10 +69,7 @@ const presenter: CliOutput.Presenter = {
   }
 }
 
-const main = hearth.pipe(
-  Command.withSubcommands(commands),
-  Command.run({ version: VERSION })
-)
+const main = hearth.pipe(Command.withSubcommands(commands), Command.run({ version: VERSION }))
 
 main.pipe(
   Effect.provideService(CliOutput.Presenter, presenter),

@@ -4,6 +4,9 @@
 // ([server] READ_HEADER_TIMEOUT, BODY_IDLE_TIMEOUT, KEEP_ALIVE_*, MAX_CONNECTIONS), and so are
 // the answers no single route gives: 405 with `Allow` for a known path, 503 while the database
 // is down.
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { Socket } from "node:net"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Effect, Layer } from "effect"
 import * as ByteSize from "effect/ByteSize"
@@ -17,11 +20,11 @@ import {
   HttpServerResponse
 } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import type { Socket } from "node:net"
 import { FederationHttp } from "../federation/Http.ts"
 import { FederationRoutes } from "../federation/Routes.ts"
+import { HearthApi } from "./Api.ts"
 import { AdminUsersHttp } from "./admin/Http.ts"
+import { AuthenticationLive } from "./auth/Authentication.ts"
 import { BranchesHttp } from "./branches/Http.ts"
 import { resolveSettings, Settings, type SettingsShape } from "./config/Settings.ts"
 import { ContentsHttp } from "./contents/Http.ts"
@@ -31,6 +34,8 @@ import { ForksHttp } from "./forks/Http.ts"
 import { GpgExportRoutes, GpgHttp } from "./gpg/Http.ts"
 import { answerOutage } from "./health/Database.ts"
 import { HealthRoutes } from "./health/Http.ts"
+import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
+import { ErrorResponsesLive } from "./http/Middleware.ts"
 import { JobsHttp } from "./jobs/Http.ts"
 import { KeysHttp } from "./keys/Http.ts"
 import { MarkdownHttp } from "./markdown/Http.ts"
@@ -47,10 +52,6 @@ import { TokensHttp } from "./tokens/Http.ts"
 import { TransfersHttp } from "./transfers/Http.ts"
 import { TwoFactorHttp } from "./twofa/Http.ts"
 import { UsersHttp } from "./users/Http.ts"
-import { HearthApi } from "./Api.ts"
-import { AuthenticationLive } from "./auth/Authentication.ts"
-import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
-import { ErrorResponsesLive } from "./http/Middleware.ts"
 
 const securitySchemes = {
   BasicAuth: { type: "http", scheme: "basic", description: "The account's password, or an access token as password." },
@@ -58,7 +59,7 @@ const securitySchemes = {
     type: "apiKey",
     in: "header",
     name: "Authorization",
-    description: "API tokens must be prepended with \"token\" followed by a space (\"Bearer\" works too)."
+    description: 'API tokens must be prepended with "token" followed by a space ("Bearer" works too).'
   },
   TOTPHeader: {
     type: "apiKey",
@@ -86,7 +87,7 @@ export const openApiDocument = (rootUrl: string) => {
 // The browsable docs page bundles a 3 MB viewer; it is loaded on its first request rather than
 // at start, which keeps ~14 MB out of every server that never shows it.
 let docsHandler: ((request: Request) => Promise<Response>) | undefined
-const docsPage = Effect.gen(function*() {
+const docsPage = Effect.gen(function* () {
   docsHandler ??= HttpRouter.toWebHandler(
     HttpApiScalar.layer(HearthApi, { path: "/api/swagger" }).pipe(Layer.provide(HttpServer.layerServices)),
     { disableLogger: true }
@@ -96,22 +97,24 @@ const docsPage = Effect.gen(function*() {
   return HttpServerResponse.fromWeb(response)
 })
 
-const DocsRoutes = Layer.unwrap(Effect.gen(function*() {
-  const settings = yield* Settings
-  // Generated on the first request, not at start: it takes ~0.2 s that start-up should not wait for.
-  let document: string | undefined
-  return Layer.mergeAll(
-    HttpRouter.add(
-      "GET",
-      "/api/swagger.v1.json",
-      Effect.sync(() => {
-        document ??= JSON.stringify(openApiDocument(settings.server.ROOT_URL))
-        return HttpServerResponse.text(document, { contentType: "application/json" })
-      })
-    ),
-    HttpRouter.add("GET", "/api/swagger", docsPage)
-  )
-}))
+const DocsRoutes = Layer.unwrap(
+  Effect.gen(function* () {
+    const settings = yield* Settings
+    // Generated on the first request, not at start: it takes ~0.2 s that start-up should not wait for.
+    let document: string | undefined
+    return Layer.mergeAll(
+      HttpRouter.add(
+        "GET",
+        "/api/swagger.v1.json",
+        Effect.sync(() => {
+          document ??= JSON.stringify(openApiDocument(settings.server.ROOT_URL))
+          return HttpServerResponse.text(document, { contentType: "application/json" })
+        })
+      ),
+      HttpRouter.add("GET", "/api/swagger", docsPage)
+    )
+  })
+)
 
 export const ApiHandlers = Layer.mergeAll(
   MiscHttp,
@@ -223,8 +226,8 @@ const watchStalledClients = (server: Server, idleMs: number) => {
       const seen = movement(socket)
       // Waiting for the client: for body bytes nobody holds back (nothing unread is buffered and
       // reading is not paused), or to take response bytes that are queued on the socket.
-      const awaitingBody = !request.complete && request.readableLength === 0 && request.readableFlowing !== false &&
-        !socket.isPaused()
+      const awaitingBody =
+        !request.complete && request.readableLength === 0 && request.readableFlowing !== false && !socket.isPaused()
       const awaitingReader = socket.writableLength > 0
       if (entry.since === 0 || seen !== entry.seen || !(awaitingBody || awaitingReader)) {
         entry.seen = seen
@@ -373,45 +376,53 @@ const isRouteNotFound = (error: unknown): error is HttpServerError.HttpServerErr
 
 /** Serves `AppRoutes` on host:port; closes gracefully (open requests finish) when the scope ends. */
 export const serverLayer = (listen: ListenOptions) =>
-  Layer.unwrap(Effect.gen(function*() {
-    const settings = yield* Settings
-    const errorUrl = `${settings.server.ROOT_URL}api/swagger`
-    const routes = makeRouteMethods(yield* HttpRouter.RouterConfig)
-    // Every route layer adds its routes through the recording router, which hands them on to the
-    // real one (the router `toHttpEffect` creates and serves).
-    const Recording = Layer.effect(
-      HttpRouter.HttpRouter,
-      Effect.map(HttpRouter.HttpRouter, (router: HttpRouter.HttpRouter) => routes.recording(router))
-    )
-    const routed = yield* HttpRouter.toHttpEffect(AppRoutes.pipe(Layer.provide(Recording)))
-    const app = routed.pipe(
-      // One place for what no route answers: a known path with another method is 405 with the
-      // methods it accepts (as Forgejo's router, chi, answers); an unknown path stays 404.
-      Effect.catchIf(isRouteNotFound, (error) => {
-        const request = error.reason.request
-        const allow = routes.allowed(request.method, request.url)
-        if (allow.length === 0) return Effect.fail(error)
-        return Effect.succeed(HttpServerResponse.jsonUnsafe(
-          { message: `method ${request.method} is not allowed here; this path accepts ${allow.join(", ")}`, url: errorUrl },
-          { status: 405, headers: { allow: allow.join(", ") } }
-        ))
-      }),
-      // Routes outside the API (git over HTTP, key exports) whose database is down: 503, not 500.
-      Effect.catchCause((cause) => answerOutage(cause, errorUrl) ?? Effect.failCause(cause))
-    )
-    const maxBody = ByteSize.bytes(settings.server.MAX_REQUEST_BODY)
-    const logRequests = settings.log.LEVEL === "Debug" || settings.log.LEVEL === "Trace"
-    const serving = Effect.flatMap(
-      HttpServer.HttpServer,
-      (server) => logRequests ? server.serve(app, HttpMiddleware.logger) : server.serve(app)
-    )
-    const serve = Layer.effectDiscard(Effect.updateContext(serving, requestContext<Effect.Services<typeof serving>>))
-    return serve.pipe(
-      // In the server's own context, so that no request pays for a context update.
-      Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, maxBody)),
-      Layer.provideMerge(NodeHttpServer.layer(
-        () => makeNodeServer(clientLimits(settings.server)),
-        { ...listen, gracefulShutdownTimeout: "10 seconds" }
-      ))
-    )
-  })).pipe(Layer.provide(NodeHttpServer.layerHttpServices))
+  Layer.unwrap(
+    Effect.gen(function* () {
+      const settings = yield* Settings
+      const errorUrl = `${settings.server.ROOT_URL}api/swagger`
+      const routes = makeRouteMethods(yield* HttpRouter.RouterConfig)
+      // Every route layer adds its routes through the recording router, which hands them on to the
+      // real one (the router `toHttpEffect` creates and serves).
+      const Recording = Layer.effect(
+        HttpRouter.HttpRouter,
+        Effect.map(HttpRouter.HttpRouter, (router: HttpRouter.HttpRouter) => routes.recording(router))
+      )
+      const routed = yield* HttpRouter.toHttpEffect(AppRoutes.pipe(Layer.provide(Recording)))
+      const app = routed.pipe(
+        // One place for what no route answers: a known path with another method is 405 with the
+        // methods it accepts (as Forgejo's router, chi, answers); an unknown path stays 404.
+        Effect.catchIf(isRouteNotFound, (error) => {
+          const request = error.reason.request
+          const allow = routes.allowed(request.method, request.url)
+          if (allow.length === 0) return Effect.fail(error)
+          return Effect.succeed(
+            HttpServerResponse.jsonUnsafe(
+              {
+                message: `method ${request.method} is not allowed here; this path accepts ${allow.join(", ")}`,
+                url: errorUrl
+              },
+              { status: 405, headers: { allow: allow.join(", ") } }
+            )
+          )
+        }),
+        // Routes outside the API (git over HTTP, key exports) whose database is down: 503, not 500.
+        Effect.catchCause((cause) => answerOutage(cause, errorUrl) ?? Effect.failCause(cause))
+      )
+      const maxBody = ByteSize.bytes(settings.server.MAX_REQUEST_BODY)
+      const logRequests = settings.log.LEVEL === "Debug" || settings.log.LEVEL === "Trace"
+      const serving = Effect.flatMap(HttpServer.HttpServer, (server) =>
+        logRequests ? server.serve(app, HttpMiddleware.logger) : server.serve(app)
+      )
+      const serve = Layer.effectDiscard(Effect.updateContext(serving, requestContext<Effect.Services<typeof serving>>))
+      return serve.pipe(
+        // In the server's own context, so that no request pays for a context update.
+        Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, maxBody)),
+        Layer.provideMerge(
+          NodeHttpServer.layer(() => makeNodeServer(clientLimits(settings.server)), {
+            ...listen,
+            gracefulShutdownTimeout: "10 seconds"
+          })
+        )
+      )
+    })
+  ).pipe(Layer.provide(NodeHttpServer.layerHttpServices))

@@ -8,38 +8,52 @@ import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
 import { OutageLogsLayer } from "./health/Database.ts"
 import { serverLayer } from "./Server.ts"
 
-const announce = Effect.gen(function*() {
+const announce = Effect.gen(function* () {
   const settings = yield* Settings
   const server = yield* HttpServer.HttpServer
   const address = HttpServer.formatAddress(server.address)
-  const db = settings.database.DB_TYPE === "postgres"
-    ? "PostgreSQL"
-    : `the embedded database in ${settings.server.APP_DATA_PATH}`
+  const db =
+    settings.database.DB_TYPE === "postgres"
+      ? "PostgreSQL"
+      : `the embedded database in ${settings.server.APP_DATA_PATH}`
   yield* Effect.logInfo(`Hearth is listening on ${address} (${settings.server.ROOT_URL}), using ${db}`)
 })
 
-const logLevels = { Trace: "Trace", Debug: "Debug", Info: "Info", Warning: "Warn", Error: "Error", None: "None" } as const
+const logLevels = {
+  Trace: "Trace",
+  Debug: "Debug",
+  Info: "Info",
+  Warning: "Warn",
+  Error: "Error",
+  None: "None"
+} as const
 
 /** `[log] LEVEL` (Forgejo's names) as the minimum level of everything Hearth logs. */
-export const LogLevelLayer = Layer.unwrap(Effect.gen(function*() {
-  const settings = yield* Settings
-  return Layer.succeed(References.MinimumLogLevel, logLevels[settings.log.LEVEL])
-}))
+export const LogLevelLayer = Layer.unwrap(
+  Effect.gen(function* () {
+    const settings = yield* Settings
+    return Layer.succeed(References.MinimumLogLevel, logLevels[settings.log.LEVEL])
+  })
+)
 
 /** The running server as a layer (what `serve` launches and tests start). */
-export const ServeLayer = Layer.unwrap(Effect.gen(function*() {
-  const settings = yield* Settings
-  const listen = { host: settings.server.HTTP_ADDR, port: settings.server.HTTP_PORT }
-  // The SSH server (only when [server] START_SSH_SERVER) runs beside HTTP on the same services;
-  // its module (ssh2, ~20 MB) is loaded only then.
-  const ssh = settings.server.START_SSH_SERVER
-    ? (yield* Effect.promise(() => import("./ssh/Server.ts"))).SshServerLive
-    : Layer.empty
-  // What interrupted pushes left in the repositories, cleared beside the server (nothing this
-  // process writes can be taken for it: see src/git/Quarantine.ts).
-  const sweep = Layer.effectDiscard(Effect.forkScoped(removeLeftoverQuarantines(settings.repository.ROOT, performance.timeOrigin)))
-  return Layer.mergeAll(Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen))), ssh, sweep)
-})).pipe(
+export const ServeLayer = Layer.unwrap(
+  Effect.gen(function* () {
+    const settings = yield* Settings
+    const listen = { host: settings.server.HTTP_ADDR, port: settings.server.HTTP_PORT }
+    // The SSH server (only when [server] START_SSH_SERVER) runs beside HTTP on the same services;
+    // its module (ssh2, ~20 MB) is loaded only then.
+    const ssh = settings.server.START_SSH_SERVER
+      ? (yield* Effect.promise(() => import("./ssh/Server.ts"))).SshServerLive
+      : Layer.empty
+    // What interrupted pushes left in the repositories, cleared beside the server (nothing this
+    // process writes can be taken for it: see src/git/Quarantine.ts).
+    const sweep = Layer.effectDiscard(
+      Effect.forkScoped(removeLeftoverQuarantines(settings.repository.ROOT, performance.timeOrigin))
+    )
+    return Layer.mergeAll(Layer.effectDiscard(announce).pipe(Layer.provideMerge(serverLayer(listen))), ssh, sweep)
+  })
+).pipe(
   Layer.provideMerge(AppLayer),
   Layer.provideMerge(LogLevelLayer),
   // A database outage is logged as one line, whoever reports it (see src/health/Database.ts).
@@ -84,15 +98,16 @@ export const describeStartupFailure = (error: unknown): string | undefined => {
  * `hearth: <line>` on stderr, without a stack trace, and the process exits 1; anything else (a
  * bug) is reported in full.
  */
-export const reportInOneLine = (describe: (error: unknown) => string | undefined) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | CommandFailed, R> =>
-  Effect.catchCause(effect, (cause): Effect.Effect<never, E | CommandFailed> => {
-    if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-    const line = describe(Cause.squash(cause))
-    return line === undefined
-      ? Effect.failCause(cause)
-      : Effect.andThen(Console.error(`hearth: ${line.replace(/\s*\n\s*/g, " ")}`), Effect.fail(new CommandFailed()))
-  })
+export const reportInOneLine =
+  (describe: (error: unknown) => string | undefined) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | CommandFailed, R> =>
+    Effect.catchCause(effect, (cause): Effect.Effect<never, E | CommandFailed> => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+      const line = describe(Cause.squash(cause))
+      return line === undefined
+        ? Effect.failCause(cause)
+        : Effect.andThen(Console.error(`hearth: ${line.replace(/\s*\n\s*/g, " ")}`), Effect.fail(new CommandFailed()))
+    })
 
 /**
  * For commands whose standard output is their answer (`admin …`, `migrate`): whatever the services

@@ -1,6 +1,4 @@
 // The running version: package.json's, read once at start.
 import { readFileSync } from "node:fs"
 
-export const VERSION: string = JSON.parse(
-  readFileSync(new URL("../package.json", import.meta.url), "utf8")
-).version
+export const VERSION: string = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version

@@ -37,15 +37,19 @@ const asChief = (method: string, path: string, body?: unknown) =>
   call(method, path, { token: tokens.chief, ...(body === undefined ? {} : { body }) })
 
 const row = (name: string) =>
-  hearth.run(Effect.gen(function*() {
-    const repo = yield* UsersRepo
-    return Option.getOrUndefined(yield* repo.findByName(name))
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const repo = yield* UsersRepo
+      return Option.getOrUndefined(yield* repo.findByName(name))
+    })
+  )
 
 const query = <A = Record<string, unknown>>(text: (sql: SqlClient) => Effect.Effect<ReadonlyArray<A>, unknown>) =>
-  hearth.run(Effect.gen(function*() {
-    return yield* text(yield* SqlClient)
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      return yield* text(yield* SqlClient)
+    })
+  )
 
 const userCount = async () => Number((await query((sql) => sql`SELECT count(*) AS n FROM users`))[0]!.n)
 
@@ -129,7 +133,11 @@ describe("POST /admin/users", () => {
   })
 
   it("answers an account that must change its password 403 on every API route", async () => {
-    await asChief("POST", "/admin/users", { username: "forced", email: "forced@example.com", password: "forced-password" })
+    await asChief("POST", "/admin/users", {
+      username: "forced",
+      email: "forced@example.com",
+      password: "forced-password"
+    })
     expect((await row("forced"))!.mustChangePassword).toBe(true)
     for (const path of ["/user", "/users/forced", "/users/search?q=x", "/version", "/admin/users"]) {
       const res = await call("GET", path, { auth: basic("forced", "forced-password") })
@@ -159,7 +167,11 @@ describe("POST /admin/users", () => {
       created: "2020-02-03T04:05:06Z"
     })
     // An empty visibility, as Go clients send it, means the default.
-    const blank = await asChief("POST", "/admin/users", { username: "blankvis", email: "blankvis@example.com", visibility: "" })
+    const blank = await asChief("POST", "/admin/users", {
+      username: "blankvis",
+      email: "blankvis@example.com",
+      visibility: ""
+    })
     expect((await json(blank)).visibility).toBe("public")
   })
 
@@ -188,7 +200,11 @@ describe("POST /admin/users", () => {
   })
 
   it("refuses a password shorter than 8 characters with 400", async () => {
-    const res = await asChief("POST", "/admin/users", { username: "shorty", email: "shorty@example.com", password: "short" })
+    const res = await asChief("POST", "/admin/users", {
+      username: "shorty",
+      email: "shorty@example.com",
+      password: "short"
+    })
     expect(res.status).toBe(400)
     expect((await json(res)).message).toBe("password must be at least 8 characters")
     expect(await row("shorty")).toBeUndefined()
@@ -197,10 +213,12 @@ describe("POST /admin/users", () => {
 
 describe("GET /admin/users", () => {
   it("lists every individual user, private ones included, with X-Total-Count and Link", async () => {
-    await hearth.run(Effect.gen(function*() {
-      const repo = yield* UsersRepo
-      yield* repo.insert({ type: 1, name: "listorg", email: "listorg@example.com" })
-    }))
+    await hearth.run(
+      Effect.gen(function* () {
+        const repo = yield* UsersRepo
+        yield* repo.insert({ type: 1, name: "listorg", email: "listorg@example.com" })
+      })
+    )
     const res = await asChief("GET", "/admin/users?limit=50")
     expect(res.status).toBe(200)
     const list = await json(res)
@@ -327,7 +345,7 @@ describe("PATCH /admin/users/{username}", () => {
       [{ admin: "yes" }, 422, "admin"]
     ]
     for (const [body, status, message] of cases) {
-      const res = await asChief("PATCH", "/admin/users/victim", { full_name: "Changed", ...body as object })
+      const res = await asChief("PATCH", "/admin/users/victim", { full_name: "Changed", ...(body as object) })
       expect(res.status, JSON.stringify(body)).toBe(status)
       expect((await json(res)).message, JSON.stringify(body)).toContain(message)
     }
@@ -335,7 +353,9 @@ describe("PATCH /admin/users/{username}", () => {
     expect(stored.fullName).toBe("")
     expect(stored.email).toBe("victim@example.com")
     // The pair together is accepted (source 0 is the local one).
-    expect((await asChief("PATCH", "/admin/users/victim", { login_name: "victim-login", source_id: 0 })).status).toBe(200)
+    expect((await asChief("PATCH", "/admin/users/victim", { login_name: "victim-login", source_id: 0 })).status).toBe(
+      200
+    )
     expect((await row("victim"))!.loginName).toBe("victim-login")
   })
 
@@ -349,20 +369,25 @@ describe("PATCH /admin/users/{username}", () => {
 
 /** An organization with an owners team holding `owners`, and `members` in a second team. */
 const makeOrg = (name: string, owners: ReadonlyArray<UserRow>, members: ReadonlyArray<UserRow> = []) =>
-  hearth.run(Effect.gen(function*() {
-    const repo = yield* UsersRepo
-    const sql = yield* SqlClient
-    const org = yield* repo.insert({ type: 1, name, email: `${name}@example.com` })
-    for (const [teamName, permission, users] of [["Owners", "owner", owners], ["Helpers", "write", members]] as const) {
-      const [created] = yield* sql`INSERT INTO teams (org_id, name, lower_name, permission)
+  hearth.run(
+    Effect.gen(function* () {
+      const repo = yield* UsersRepo
+      const sql = yield* SqlClient
+      const org = yield* repo.insert({ type: 1, name, email: `${name}@example.com` })
+      for (const [teamName, permission, users] of [
+        ["Owners", "owner", owners],
+        ["Helpers", "write", members]
+      ] as const) {
+        const [created] = yield* sql`INSERT INTO teams (org_id, name, lower_name, permission)
         VALUES (${org.id}, ${teamName}, ${teamName.toLowerCase()}, ${permission}) RETURNING id`
-      for (const user of users) {
-        yield* sql`INSERT INTO team_users (team_id, user_id, org_id) VALUES (${created!.id}, ${user.id}, ${org.id})`
-        yield* sql`INSERT INTO org_users (org_id, user_id) VALUES (${org.id}, ${user.id}) ON CONFLICT DO NOTHING`
+        for (const user of users) {
+          yield* sql`INSERT INTO team_users (team_id, user_id, org_id) VALUES (${created!.id}, ${user.id}, ${org.id})`
+          yield* sql`INSERT INTO org_users (org_id, user_id) VALUES (${org.id}, ${user.id}) ON CONFLICT DO NOTHING`
+        }
       }
-    }
-    return org
-  }))
+      return org
+    })
+  )
 
 describe("DELETE /admin/users/{username}", () => {
   it("refuses to delete the admin's own account", async () => {
@@ -419,12 +444,13 @@ describe("DELETE /admin/users/{username}", () => {
     expect(await row("soloorg")).toBeUndefined()
     expect(await row("sharedorg")).toBeDefined()
     expect(await row("helpedorg")).toBeDefined()
-    const memberships = await query((sql) =>
-      sql`SELECT count(*) AS n FROM org_users WHERE user_id = ${member.id} OR org_id = ${solo.id}`
+    const memberships = await query(
+      (sql) => sql`SELECT count(*) AS n FROM org_users WHERE user_id = ${member.id} OR org_id = ${solo.id}`
     )
     expect(Number(memberships[0]!.n)).toBe(0)
-    const teamsLeft = await query((sql) =>
-      sql`SELECT count(*) AS n FROM team_users WHERE org_id IN (${shared.id}, ${helped.id}) AND user_id = ${coOwner.id}`
+    const teamsLeft = await query(
+      (sql) =>
+        sql`SELECT count(*) AS n FROM team_users WHERE org_id IN (${shared.id}, ${helped.id}) AND user_id = ${coOwner.id}`
     )
     expect(Number(teamsLeft[0]!.n)).toBe(2)
   })

@@ -1,5 +1,5 @@
-import { Effect } from "effect"
 import { request as httpRequest } from "node:http"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseAuthorization, QUERY_TOKEN_WARNING } from "../src/auth/Authentication.ts"
 import type { AccountChanges } from "../src/users/Service.ts"
@@ -26,10 +26,12 @@ const get = (h: Hearth, path: string, headers: Record<string, string> = {}) => f
 
 /** Changes an account through the users service (which also drops cached token look-ups). */
 const changeAccount = (h: Hearth, name: string, changes: AccountChanges) =>
-  h.run(Effect.gen(function*() {
-    const users = yield* UsersService
-    yield* users.update(yield* users.get(name), changes)
-  }))
+  h.run(
+    Effect.gen(function* () {
+      const users = yield* UsersService
+      yield* users.update(yield* users.get(name), changes)
+    })
+  )
 
 /** A request with a raw header value (fetch refuses bytes outside ISO-8859-1 in headers). */
 const rawGet = (url: string, authorization: string) =>
@@ -124,10 +126,16 @@ describe("Authorization header forms", () => {
     expect(parseAuthorization(`token ${token} extra`)).toEqual({ kind: "none" })
     expect(parseAuthorization("token")).toEqual({ kind: "none" })
     expect(parseAuthorization(undefined)).toEqual({ kind: "none" })
-    expect(parseAuthorization(`Basic ${Buffer.from("u:p:q").toString("base64")}`))
-      .toEqual({ kind: "basic", username: "u", password: "p:q" })
-    expect(parseAuthorization(`BASIC ${Buffer.from("u").toString("base64")}`))
-      .toEqual({ kind: "basic", username: "u", password: "" })
+    expect(parseAuthorization(`Basic ${Buffer.from("u:p:q").toString("base64")}`)).toEqual({
+      kind: "basic",
+      username: "u",
+      password: "p:q"
+    })
+    expect(parseAuthorization(`BASIC ${Buffer.from("u").toString("base64")}`)).toEqual({
+      kind: "basic",
+      username: "u",
+      password: ""
+    })
   })
 
   it("treats other header forms as no credentials at all", async () => {

@@ -2,16 +2,17 @@
 // edge with a message (src/http/Input.ts, Edge.ts) and logged as one line; pages beyond any list
 // are clamped; names are bounded; a database's error text never reaches a client. Each case here
 // was a 500 (or a leak) before.
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
+
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { basicUserNameProblem, jsonBodyProblem, requestTargetProblem } from "../src/http/Input.ts"
-import { type Activity, startRemote, type RemoteServer } from "./support/activitypub.ts"
+import { type Activity, type RemoteServer, startRemote } from "./support/activitypub.ts"
 import { basic, createToken, createUser, type Hearth, json, startHearth } from "./support/hearth.ts"
 import { captureLogs, hasStackTrace } from "./support/logs.ts"
 
@@ -63,11 +64,13 @@ const call = (method: string, path: string, body?: unknown) =>
   })
 
 const rowCount = (table: string) =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const [row] = yield* sql.unsafe<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)
-    return Number(row!.n)
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const [row] = yield* sql.unsafe<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)
+      return Number(row!.n)
+    })
+  )
 
 describe("the rules, as functions", () => {
   it("refuses request targets that do not decode to text, or hold control characters", () => {
@@ -94,7 +97,9 @@ describe("the rules, as functions", () => {
       "/api/v1/users/search?flag"
     ]
     for (const url of accepted) expect(requestTargetProblem(url), url).toBeUndefined()
-    expect(requestTargetProblem("/api/v1/users/search?q=a%00")).toBe("the query parameter \"q\" contains a NUL or control character")
+    expect(requestTargetProblem("/api/v1/users/search?q=a%00")).toBe(
+      'the query parameter "q" contains a NUL or control character'
+    )
     expect(requestTargetProblem("/api/v1/users/a%00b")).toBe("the URL path contains a NUL or control character")
   })
 
@@ -112,15 +117,19 @@ describe("the rules, as functions", () => {
 
   it("names the JSON field holding a NUL or a lone surrogate, and refuses bytes that are not UTF-8", () => {
     const problem = (text: string | Buffer) => jsonBodyProblem(Buffer.from(text), Buffer.from(text).toString("utf8"))
-    expect(problem("{\"name\":\"a\\u0000b\"}")).toBe("[name]: must not contain a NUL character")
-    expect(problem("{\"files\":[{\"path\":\"x\"},{\"path\":\"\\ud800\"}]}")).toBe(
+    expect(problem('{"name":"a\\u0000b"}')).toBe("[name]: must not contain a NUL character")
+    expect(problem('{"files":[{"path":"x"},{"path":"\\ud800"}]}')).toBe(
       "[files.1.path]: is not valid Unicode text (a lone surrogate)"
     )
-    expect(problem("{\"units_map\":{\"a\\u0000\":\"read\"}}")).toBe("[units_map]: has a key that must not contain a NUL character")
-    expect(problem("\"\\u0000\"")).toBe("request body: must not contain a NUL character")
-    expect(problem(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]))).toBe("request body is not valid UTF-8")
+    expect(problem('{"units_map":{"a\\u0000":"read"}}')).toBe(
+      "[units_map]: has a key that must not contain a NUL character"
+    )
+    expect(problem('"\\u0000"')).toBe("request body: must not contain a NUL character")
+    expect(problem(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]))).toBe(
+      "request body is not valid UTF-8"
+    )
     // Fine: escaped backslashes, a surrogate pair, control characters in free text, and not JSON at all.
-    for (const text of ["{\"a\":\"\\\\u0000\"}", "{\"a\":\"\\ud83d\\ude00\"}", "{\"a\":\"line\\nline\"}", "{", ""]) {
+    for (const text of ['{"a":"\\\\u0000"}', '{"a":"\\ud83d\\ude00"}', '{"a":"line\\nline"}', "{", ""]) {
       expect(problem(text), text).toBeUndefined()
     }
   })
@@ -173,26 +182,40 @@ describe("at the edge", () => {
   it("answers a JSON body with a NUL, a lone surrogate or bytes that are not UTF-8 with 422 naming the field, and writes nothing", async () => {
     const before = await rowCount("repositories")
     const bodies: Array<[string | Buffer, string]> = [
-      ["{\"name\":\"a\\u0000b\"}", "[name]: must not contain a NUL character"],
-      ["{\"name\":\"ok\",\"description\":\"\\udfff\"}", "[description]: is not valid Unicode text (a lone surrogate)"],
-      [Buffer.concat([Buffer.from("{\"name\":\"x"), Buffer.from([0xff]), Buffer.from("\"}")]), "request body is not valid UTF-8"]
+      ['{"name":"a\\u0000b"}', "[name]: must not contain a NUL character"],
+      ['{"name":"ok","description":"\\udfff"}', "[description]: is not valid Unicode text (a lone surrogate)"],
+      [
+        Buffer.concat([Buffer.from('{"name":"x'), Buffer.from([0xff]), Buffer.from('"}')]),
+        "request body is not valid UTF-8"
+      ]
     ]
     for (const [body, message] of bodies) {
-      const res = await raw("POST", "/api/v1/user/repos", { authorization: `token ${token}`, "content-type": "application/json" }, body)
+      const res = await raw(
+        "POST",
+        "/api/v1/user/repos",
+        { authorization: `token ${token}`, "content-type": "application/json" },
+        body
+      )
       expect(res.status, String(body)).toBe(422)
       expect(JSON.parse(res.body)).toEqual({ message, url: errorUrl })
     }
     expect(await rowCount("repositories")).toBe(before)
     // Authentication still comes first.
-    expect((await raw("POST", "/api/v1/user/repos", { "content-type": "application/json" }, "{\"name\":\"a\\u0000\"}")).status)
-      .toBe(401)
+    expect(
+      (await raw("POST", "/api/v1/user/repos", { "content-type": "application/json" }, '{"name":"a\\u0000"}')).status
+    ).toBe(401)
   })
 
   it("a tag named with a lone surrogate is refused, not created under another name", async () => {
-    const res = await raw("POST", "/api/v1/repos/root/proj/tags", {
-      authorization: `token ${token}`,
-      "content-type": "application/json"
-    }, "{\"tag_name\":\"\\ud800\",\"target\":\"main\"}")
+    const res = await raw(
+      "POST",
+      "/api/v1/repos/root/proj/tags",
+      {
+        authorization: `token ${token}`,
+        "content-type": "application/json"
+      },
+      '{"tag_name":"\\ud800","target":"main"}'
+    )
     expect(res.status).toBe(422)
     expect(await json(await call("GET", "/repos/root/proj/tags"))).toEqual([])
   })
@@ -200,7 +223,14 @@ describe("at the edge", () => {
 
 describe("pages", () => {
   it("clamps a page beyond what an offset can hold: an empty page, not a 500", async () => {
-    for (const path of ["/users/search", "/repos/search", "/orgs", "/users/root/tokens", "/admin/users", "/repos/root/proj/commits"]) {
+    for (const path of [
+      "/users/search",
+      "/repos/search",
+      "/orgs",
+      "/users/root/tokens",
+      "/admin/users",
+      "/repos/root/proj/commits"
+    ]) {
       const res = await call("GET", `${path}?page=99999999999999999999&limit=99999999999999999999`)
       expect(res.status, path).toBe(200)
       const body = await json(res)
@@ -211,7 +241,12 @@ describe("pages", () => {
   it("reads page and limit as Forgejo's FormInt does: anything but an integer is 0", async () => {
     await createToken(hearth, "alice")
     await createToken(hearth, "alice")
-    const names = async (query: string) => (await json(await fetch(hearth.api(`/users/alice/tokens?${query}`), { headers: { authorization: basic("alice") } }))).map((t: { name: string }) => t.name)
+    const names = async (query: string) =>
+      (
+        await json(
+          await fetch(hearth.api(`/users/alice/tokens?${query}`), { headers: { authorization: basic("alice") } })
+        )
+      ).map((t: { name: string }) => t.name)
     const all = await names("")
     expect(all).toHaveLength(2)
     expect(await names("limit=1&page=2")).toEqual([all[1]])
@@ -232,7 +267,8 @@ describe("paths and names", () => {
   })
 
   it("bounds names with 422 and Forgejo's MaxSize message, before they reach an index", async () => {
-    const long = (n: number) => Array.from({ length: n }, (_, i) => "abcdefghijklmnopqrstuvwxyz0123456789"[(i * 7919) % 36]).join("")
+    const long = (n: number) =>
+      Array.from({ length: n }, (_, i) => "abcdefghijklmnopqrstuvwxyz0123456789"[(i * 7919) % 36]).join("")
     let keys = 0
     const key = () => {
       const file = join(keyDir, `k${++keys}`)
@@ -242,13 +278,28 @@ describe("paths and names", () => {
     const cases: Array<[string, string, unknown, string]> = [
       ["POST", "/admin/quota/groups", { name: long(1024 * 1024) }, "[Name]: MaxSize (255)"],
       ["POST", "/admin/quota/rules", { name: long(256), limit: 1, subjects: ["size:all"] }, "[Name]: MaxSize (255)"],
-      ["POST", "/admin/quota/groups", { name: "g", rules: [{ name: long(300), limit: 1, subjects: ["size:all"] }] }, "[Name]: MaxSize (255)"],
+      [
+        "POST",
+        "/admin/quota/groups",
+        { name: "g", rules: [{ name: long(300), limit: 1, subjects: ["size:all"] }] },
+        "[Name]: MaxSize (255)"
+      ],
       ["POST", "/user/keys", { title: long(256), key: key() }, "[Title]: MaxSize (255)"],
       ["POST", "/repos/root/proj/keys", { title: long(4000), key: key() }, "[Title]: MaxSize (255)"],
       ["POST", "/repos/root/proj/tags", { tag_name: long(256), target: "main" }, "[TagName]: MaxSize (255)"],
       ["POST", "/repos/root/proj/branches", { new_branch_name: long(101) }, "[BranchName]: MaxSize (100)"],
-      ["POST", "/repos/root/proj/branches", { new_branch_name: "x", old_ref_name: long(101) }, "[OldRefName]: MaxSize (100)"],
-      ["POST", "/repos/migrate", { clone_addr: "https://example.org/x.git", repo_name: long(101) }, "[RepoName]: MaxSize (100)"],
+      [
+        "POST",
+        "/repos/root/proj/branches",
+        { new_branch_name: "x", old_ref_name: long(101) },
+        "[OldRefName]: MaxSize (100)"
+      ],
+      [
+        "POST",
+        "/repos/migrate",
+        { clone_addr: "https://example.org/x.git", repo_name: long(101) },
+        "[RepoName]: MaxSize (100)"
+      ],
       ["POST", "/repos/root/proj/forks", { name: long(101) }, "[Name]: MaxSize (100)"],
       ["POST", "/orgs", { username: long(41) }, "[UserName]: MaxSize (40)"]
     ]
@@ -258,7 +309,9 @@ describe("paths and names", () => {
       expect(res.status, `${path} ${message}`).toBe(422)
       expect(await json(res), path).toEqual({ message, url: errorUrl })
     }
-    expect(await Promise.all(["quota_groups", "quota_rules", "public_keys", "deploy_keys"].map(rowCount))).toEqual(before)
+    expect(await Promise.all(["quota_groups", "quota_rules", "public_keys", "deploy_keys"].map(rowCount))).toEqual(
+      before
+    )
     expect(await json(await call("GET", "/repos/root/proj/tags"))).toEqual([])
     // The bound is shown in the OpenAPI document.
     const document = await json(await fetch(`${hearth.base}/api/swagger.v1.json`))
@@ -277,10 +330,12 @@ describe("paths and names", () => {
 describe("no database text in answers", () => {
   it("a failed search answers Forgejo's shape with a generic error, and logs the cause", async () => {
     const rename = (from: string, to: string) =>
-      hearth.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        yield* sql.unsafe(`ALTER TABLE ${from} RENAME TO ${to}`)
-      }))
+      hearth.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          yield* sql.unsafe(`ALTER TABLE ${from} RENAME TO ${to}`)
+        })
+      )
     const logs = captureLogs()
     await rename("repositories", "repositories_away")
     try {
@@ -291,7 +346,9 @@ describe("no database text in answers", () => {
       await rename("repositories_away", "repositories")
       logs.restore()
     }
-    expect(logs.lines.some((line) => line.includes("repository search failed") && line.includes("repositories"))).toBe(true)
+    expect(logs.lines.some((line) => line.includes("repository search failed") && line.includes("repositories"))).toBe(
+      true
+    )
     expect((await fetch(hearth.api("/repos/search?q=x"))).status).toBe(200)
   })
 })
@@ -302,14 +359,18 @@ describe("federation", () => {
     for (const name of ["a%2500b", "100%25", "%25ff"]) {
       const res = await raw("GET", `/.well-known/webfinger?resource=acct:${name}@${host}`)
       expect(res.status, name).toBe(404)
-      const page = await raw("GET", `/.well-known/webfinger?resource=${encodeURIComponent(`${hearth.base}/`)}${name}%2Fproj`)
+      const page = await raw(
+        "GET",
+        `/.well-known/webfinger?resource=${encodeURIComponent(`${hearth.base}/`)}${name}%2Fproj`
+      )
       expect(page.status, name).toBe(404)
     }
   })
 
   it("refuses a signed activity holding a NUL with 400, and records nothing", async () => {
     const sender = await remote.actor("nul-sender")
-    const recorded = () => Promise.all(["federation_followers", "federation_handled", "federation_received"].map(rowCount))
+    const recorded = () =>
+      Promise.all(["federation_followers", "federation_handled", "federation_received"].map(rowCount))
     const before = await recorded()
     const follow: Activity = sender.activity("Follow", `${hearth.base}/api/v1/activitypub/user/alice`)
     const answer = await sender.post(`${hearth.base}/api/v1/activitypub/user/alice/inbox`, {
@@ -327,17 +388,26 @@ describe("found by the fuzz guard", () => {
     expect((await call("POST", "/orgs", { username: "dest" })).status).toBe(201)
     expect((await call("POST", "/user/repos", { name: "moving", auto_init: true })).status).toBe(201)
     const counts = () =>
-      hearth.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        const rows = yield* sql<{ n: number }>`SELECT num_repos AS n FROM users WHERE lower_name IN ('dest', 'root') ORDER BY lower_name`
-        return rows.map((r) => Number(r.n))
-      }))
+      hearth.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          const rows = yield* sql<{
+            n: number
+          }>`SELECT num_repos AS n FROM users WHERE lower_name IN ('dest', 'root') ORDER BY lower_name`
+          return rows.map((r) => Number(r.n))
+        })
+      )
     const [dest, root] = await counts()
-    const answers = await Promise.all([[], null, [], null].map((team_ids) =>
-      call("POST", "/repos/root/moving/transfer", { new_owner: "dest", team_ids })
-    ))
+    const answers = await Promise.all(
+      [[], null, [], null].map((team_ids) =>
+        call("POST", "/repos/root/moving/transfer", { new_owner: "dest", team_ids })
+      )
+    )
     const statuses = answers.map((a) => a.status)
-    expect(statuses.filter((s) => s === 202), String(statuses)).toHaveLength(1)
+    expect(
+      statuses.filter((s) => s === 202),
+      String(statuses)
+    ).toHaveLength(1)
     // The others find it moved meanwhile (409) or already there (422), never a 500.
     for (const s of statuses.filter((s) => s !== 202)) expect([409, 422], String(statuses)).toContain(s)
     // Moved once: the files are where the row says, and each owner's count changed by one.

@@ -26,7 +26,8 @@ const git = (args: ReadonlyArray<string>, cwd: string) =>
       GIT_COMMITTER_DATE: "2026-01-01T00:00:00Z"
     })
     execFile("git", args as Array<string>, { cwd, env, timeout: 60_000 }, (error, stdout, stderr) =>
-      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`)))
+      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))
+    )
   })
 
 const url = (repo: string) => {
@@ -39,26 +40,43 @@ const url = (repo: string) => {
 /** The refs git itself sees over HTTP: `{ "refs/heads/main": sha, … }`. */
 const remoteRefs = async (repo: string) => {
   const out = await git(["ls-remote", url(repo)], work)
-  return Object.fromEntries(out.split("\n").filter((l) => l !== "").map((l) => l.split("\t").reverse()))
+  return Object.fromEntries(
+    out
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => l.split("\t").reverse())
+  )
 }
 
 /** A statement run directly on the test's database (for states the API cannot reach yet). */
 const sqlRun = (statement: string) =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    yield* sql.unsafe(statement)
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      yield* sql.unsafe(statement)
+    })
+  )
 
 const alice = () => basic("alice")
-const post = (path: string, body: unknown, auth: string | undefined = alice()) => request(hearth, "POST", path, auth, body)
+const post = (path: string, body: unknown, auth: string | undefined = alice()) =>
+  request(hearth, "POST", path, auth, body)
 const del = (path: string, auth: string | undefined = alice()) => request(hearth, "DELETE", path, auth)
-const patch = (path: string, body: unknown, auth: string | undefined = alice()) => request(hearth, "PATCH", path, auth, body)
+const patch = (path: string, body: unknown, auth: string | undefined = alice()) =>
+  request(hearth, "PATCH", path, auth, body)
 
 beforeAll(async () => {
   hearth = await startHearth()
   work = mkdtempSync(join(tmpdir(), "hearth-branches-write-"))
   await Promise.all(["alice", "bob", "carol", "dave"].map((username) => createUser(hearth, { username })))
-  const repos = [["proj", false], ["secret", true], ["empty", false], ["arch", false], ["rename", false], ["race", false], ["mirror", false]] as const
+  const repos = [
+    ["proj", false],
+    ["secret", true],
+    ["empty", false],
+    ["arch", false],
+    ["rename", false],
+    ["race", false],
+    ["mirror", false]
+  ] as const
   for (const [name, priv] of repos) {
     expect((await request(hearth, "POST", "/user/repos", alice(), { name, private: priv })).status).toBe(201)
   }
@@ -78,7 +96,10 @@ beforeAll(async () => {
   }
   // carol may read alice/proj and alice/secret, dave may write to them.
   for (const repo of ["proj", "secret"]) {
-    for (const [user, permission] of [["carol", "read"], ["dave", "write"]]) {
+    for (const [user, permission] of [
+      ["carol", "read"],
+      ["dave", "write"]
+    ]) {
       const res = await request(hearth, "PUT", `/repos/alice/${repo}/collaborators/${user}`, alice(), { permission })
       expect(res.status).toBe(204)
     }
@@ -96,7 +117,11 @@ describe("POST /repos/{owner}/{repo}/branches", () => {
     expect(fromDefault.status).toBe(201)
     const branch = await json(fromDefault)
     expectSwagger(branch, "Branch")
-    expect(branch).toMatchObject({ name: "from-default", commit: { id: shas.c2, author: { username: "alice" } }, user_can_push: true })
+    expect(branch).toMatchObject({
+      name: "from-default",
+      commit: { id: shas.c2, author: { username: "alice" } },
+      user_can_push: true
+    })
 
     const sources: Array<[string, Record<string, string>, string]> = [
       ["from-branch", { old_branch_name: "feature/x" }, shas.c1!],
@@ -120,9 +145,13 @@ describe("POST /repos/{owner}/{repo}/branches", () => {
   it("answers 404 for a missing source and changes nothing", async () => {
     const before = await remoteRefs("alice/proj")
     expect((await post("/repos/alice/proj/branches", { new_branch_name: "n1", old_ref_name: "nope" })).status).toBe(404)
-    expect((await post("/repos/alice/proj/branches", { new_branch_name: "n2", old_branch_name: "nope" })).status).toBe(404)
+    expect((await post("/repos/alice/proj/branches", { new_branch_name: "n2", old_branch_name: "nope" })).status).toBe(
+      404
+    )
     // old_branch_name names a branch only, not a tag.
-    expect((await post("/repos/alice/proj/branches", { new_branch_name: "n3", old_branch_name: "v1" })).status).toBe(404)
+    expect((await post("/repos/alice/proj/branches", { new_branch_name: "n3", old_branch_name: "v1" })).status).toBe(
+      404
+    )
     expect(await remoteRefs("alice/proj")).toEqual(before)
   })
 
@@ -153,12 +182,16 @@ describe("POST /repos/{owner}/{repo}/branches", () => {
 
   it("creates 8 distinct branches in parallel, and exactly one of 2 racing for the same name", async () => {
     const names = Array.from({ length: 8 }, (_, i) => `par-${i}`)
-    const results = await Promise.all(names.map((name) => post("/repos/alice/race/branches", { new_branch_name: name })))
+    const results = await Promise.all(
+      names.map((name) => post("/repos/alice/race/branches", { new_branch_name: name }))
+    )
     expect(results.map((r) => r.status)).toEqual(names.map(() => 201))
     const refs = await remoteRefs("alice/race")
     for (const name of names) expect(refs[`refs/heads/${name}`]).toBe(shas.c2)
 
-    const race = await Promise.all([1, 2].map(() => post("/repos/alice/race/branches", { new_branch_name: "same", old_ref_name: "feature/x" })))
+    const race = await Promise.all(
+      [1, 2].map(() => post("/repos/alice/race/branches", { new_branch_name: "same", old_ref_name: "feature/x" }))
+    )
     expect(race.map((r) => r.status).sort()).toEqual([201, 409])
     expect((await remoteRefs("alice/race"))["refs/heads/same"]).toBe(shas.c1)
   })
@@ -203,7 +236,9 @@ describe("DELETE /repos/{owner}/{repo}/branches/{branch}", () => {
 
 describe("PATCH /repos/{owner}/{repo}/branches/{branch} (rename)", () => {
   it("renames a branch in one step: the new name at the same commit, the old one gone", async () => {
-    expect((await post("/repos/alice/proj/branches", { new_branch_name: "old-name", old_ref_name: "feature/x" })).status).toBe(201)
+    expect(
+      (await post("/repos/alice/proj/branches", { new_branch_name: "old-name", old_ref_name: "feature/x" })).status
+    ).toBe(201)
     const res = await patch("/repos/alice/proj/branches/old-name", { name: "new/name" })
     expect(res.status).toBe(204)
     const refs = await remoteRefs("alice/proj")
@@ -266,7 +301,11 @@ describe("tags", () => {
   })
 
   it("creates an annotated tag when a message is given: id is the tag object, commit the target", async () => {
-    const res = await post("/repos/alice/proj/tags", { tag_name: "annotated", message: "release notes", target: "feature/x" })
+    const res = await post("/repos/alice/proj/tags", {
+      tag_name: "annotated",
+      message: "release notes",
+      target: "feature/x"
+    })
     expect(res.status).toBe(201)
     const tag = await json(res)
     expectSwagger(tag, "Tag")
@@ -280,7 +319,10 @@ describe("tags", () => {
     const local = join(work, "check")
     await git(["clone", "--quiet", "--bare", url("alice/proj"), local], work)
     expect(await git(["cat-file", "-p", "annotated"], local)).toMatch(/^tagger alice <alice@example\.com> \d+ \+0000$/m)
-    for (const [target, sha] of [["v1", shas.c1], [shas.c1!.slice(0, 8), shas.c1]] as const) {
+    for (const [target, sha] of [
+      ["v1", shas.c1],
+      [shas.c1!.slice(0, 8), shas.c1]
+    ] as const) {
       const byTarget = await post("/repos/alice/proj/tags", { tag_name: `on-${target}`, target })
       expect(byTarget.status).toBe(201)
       expect((await json(byTarget)).commit.sha).toBe(sha)
@@ -419,7 +461,11 @@ describe("the API description", () => {
     const doc = await json(await fetch(`${hearth.base}/api/swagger.v1.json`))
     const paths = doc.paths as Record<string, Record<string, unknown>>
     expect(Object.keys(paths["/api/v1/repos/{owner}/{repo}/branches"]!).sort()).toEqual(["get", "post"])
-    expect(Object.keys(paths["/api/v1/repos/{owner}/{repo}/branches/{branch}"]!).sort()).toEqual(["delete", "get", "patch"])
+    expect(Object.keys(paths["/api/v1/repos/{owner}/{repo}/branches/{branch}"]!).sort()).toEqual([
+      "delete",
+      "get",
+      "patch"
+    ])
     expect(Object.keys(paths["/api/v1/repos/{owner}/{repo}/tags"]!).sort()).toEqual(["get", "post"])
     expect(Object.keys(paths["/api/v1/repos/{owner}/{repo}/tags/{tag}"]!).sort()).toEqual(["delete", "get"])
     const ours = Object.keys(paths).filter((p) => /\/(branches|tags)(\/|$)/.test(p))

@@ -2,7 +2,7 @@
 // repositories filled by pushing with the real git client over HTTP (issue 3 items 7, 8 read side).
 import { execFile } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -27,7 +27,8 @@ const git = (args: ReadonlyArray<string>, cwd: string, date = "2026-01-01T00:00:
       GIT_COMMITTER_DATE: date
     })
     execFile("git", args as Array<string>, { cwd, env, timeout: 60_000 }, (error, stdout, stderr) =>
-      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`)))
+      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))
+    )
   })
 
 const url = (repo: string) => {
@@ -41,7 +42,11 @@ beforeAll(async () => {
   hearth = await startHearth()
   work = mkdtempSync(join(tmpdir(), "hearth-branches-"))
   await Promise.all(["alice", "bob"].map((username) => createUser(hearth, { username })))
-  for (const [name, priv] of [["proj", false], ["hidden", true], ["empty", false]] as const) {
+  for (const [name, priv] of [
+    ["proj", false],
+    ["hidden", true],
+    ["empty", false]
+  ] as const) {
     expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name, private: priv })).status).toBe(201)
   }
   const local = join(work, "proj")
@@ -76,7 +81,8 @@ beforeAll(async () => {
   writeFileSync(join(other, "new.txt"), "same\nmore\n")
   await git(["commit", "--quiet", "-am", "signed change"], other)
   const raw = await git(["cat-file", "commit", "HEAD"], other)
-  const signature = "-----BEGIN PGP SIGNATURE-----\n\niQEzBAABCAAdFiEEmadeupmadeupmadeup\n=abcd\n-----END PGP SIGNATURE-----"
+  const signature =
+    "-----BEGIN PGP SIGNATURE-----\n\niQEzBAABCAAdFiEEmadeupmadeupmadeup\n=abcd\n-----END PGP SIGNATURE-----"
   const signedObject = raw.replace(/^(committer .*)$/m, `$1\ngpgsig ${signature.split("\n").join("\n ")}`) + "\n"
   signedPayload = raw + "\n"
   signedSignature = signature + "\n"
@@ -103,7 +109,11 @@ describe("commits", () => {
     expect(list.map((c: any) => c.sha)).toEqual([shas.c3, shas.c2])
     const second = list[1]
     expect(second.commit.message).toBe("second\n\nwith a body\n")
-    expect(second.commit.author).toEqual({ name: "Alice", email: "alice@example.com", date: "2026-01-02T10:00:00+02:00" })
+    expect(second.commit.author).toEqual({
+      name: "Alice",
+      email: "alice@example.com",
+      date: "2026-01-02T10:00:00+02:00"
+    })
     expect(second.created).toBe("2026-01-02T10:00:00+02:00")
     expect(second.parents).toEqual([expect.objectContaining({ sha: shas.c1 })])
     expect(second.html_url).toBe(`${hearth.settings.server.ROOT_URL}alice/proj/commit/${shas.c2}`)
@@ -186,7 +196,9 @@ describe("commit details", () => {
   })
 
   it("leaves out stats, files and verification when asked to (null, as Forgejo)", async () => {
-    const list = await json(await request(hearth, "GET", "/repos/alice/proj/commits?stat=false&files=0&verification=false&limit=1"))
+    const list = await json(
+      await request(hearth, "GET", "/repos/alice/proj/commits?stat=false&files=0&verification=false&limit=1")
+    )
     expectSwagger(list, "Commit[]")
     expect(list[0]).toMatchObject({ stats: null, files: null, commit: { verification: null } })
     const one = await json(await request(hearth, "GET", `/repos/alice/proj/git/commits/${shas.c3}?files=false`))
@@ -201,7 +213,10 @@ describe("commit details", () => {
   it("counts a rename as nothing changed, but lists it as a removal and an addition", async () => {
     const commit = await json(await request(hearth, "GET", `/repos/alice/signed/git/commits/${shas.renamed}`))
     expect(commit.stats).toEqual({ total: 0, additions: 0, deletions: 0 })
-    expect(commit.files).toEqual([{ filename: "new.txt", status: "added" }, { filename: "old.txt", status: "removed" }])
+    expect(commit.files).toEqual([
+      { filename: "new.txt", status: "added" },
+      { filename: "old.txt", status: "removed" }
+    ])
   })
 
   it("answers a signed commit as not verified for want of a known key, with its signature and payload", async () => {
@@ -220,7 +235,10 @@ describe("commit details", () => {
     const branches = await json(await request(hearth, "GET", "/repos/alice/signed/branches"))
     expectSwagger(branches, "Branch[]")
     const byName = Object.fromEntries(branches.map((b: any) => [b.name, b]))
-    expect(byName.main.commit.verification).toMatchObject({ reason: "gpg.error.no_gpg_keys_found", signature: signedSignature })
+    expect(byName.main.commit.verification).toMatchObject({
+      reason: "gpg.error.no_gpg_keys_found",
+      signature: signedSignature
+    })
     expect(byName.unsigned.commit.verification).toMatchObject({ reason: "gpg.error.not_signed_commit" })
   })
 
@@ -244,7 +262,10 @@ describe("branches", () => {
     expect(res.headers.get("x-total-count")).toBe("2")
     const list = await json(res)
     expectSwagger(list, "Branch[]")
-    expect(list.map((b: any) => [b.name, b.commit.id])).toEqual([["feature/x", shas.c2], ["main", shas.c3]])
+    expect(list.map((b: any) => [b.name, b.commit.id])).toEqual([
+      ["feature/x", shas.c2],
+      ["main", shas.c3]
+    ])
     expect(list[1]).toMatchObject({ protected: false, user_can_push: true, commit: { message: "third\n" } })
     const anonymous = await json(await request(hearth, "GET", "/repos/alice/proj/branches?limit=1&page=2"))
     expect(anonymous.map((b: any) => b.name)).toEqual(["main"])
@@ -286,9 +307,9 @@ describe("tags", () => {
     const tag = await json(await request(hearth, "GET", "/repos/alice/proj/tags/v2"))
     expectSwagger(tag, "Tag")
     expect(tag).toMatchObject({ name: "v2", commit: { sha: shas.c2 } })
-    expect((await request(hearth, "GET", "/repos/alice/proj/tags/v"))).toMatchObject({ status: 404 })
-    expect((await request(hearth, "GET", "/repos/alice/proj/tags/v*"))).toMatchObject({ status: 404 })
-    expect((await request(hearth, "GET", "/repos/alice/proj/tags/v2/nope"))).toMatchObject({ status: 404 })
+    expect(await request(hearth, "GET", "/repos/alice/proj/tags/v")).toMatchObject({ status: 404 })
+    expect(await request(hearth, "GET", "/repos/alice/proj/tags/v*")).toMatchObject({ status: 404 })
+    expect(await request(hearth, "GET", "/repos/alice/proj/tags/v2/nope")).toMatchObject({ status: 404 })
   })
 })
 
@@ -340,7 +361,8 @@ describe("archives", () => {
 
     const running = () =>
       new Promise<boolean>((done) =>
-        execFile("ps", ["-eo", "args"], (_error, stdout) => done(stdout.includes("--prefix=big/"))))
+        execFile("ps", ["-eo", "args"], (_error, stdout) => done(stdout.includes("--prefix=big/")))
+      )
     const controller = new AbortController()
     const res = await fetch(hearth.api("/repos/alice/big/archive/main.zip"), { signal: controller.signal })
     expect(res.status).toBe(200)

@@ -2,12 +2,13 @@
 // delete` on a data directory that does not exist yet (embedded database), or on a fresh
 // PostgreSQL database when TEST_DATABASE_URL is set; then a server started on the same data, where
 // the accounts made by the CLI sign in.
-import { Context, Effect, Exit, Layer, Scope } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
+
 import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Settings from "../src/config/Settings.ts"
 import * as Database from "../src/db/Database.ts"
@@ -44,9 +45,9 @@ beforeAll(async () => {
   dataDir = join(tmp, "not", "yet", "data")
   database = onPostgres
     ? {
-      DB_TYPE: "postgres",
-      DATABASE_URL: await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl), scope))
-    }
+        DB_TYPE: "postgres",
+        DATABASE_URL: await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl), scope))
+      }
     : { DB_TYPE: "embedded" }
   // Only this test's settings: nothing inherited from the environment running the tests.
   const inherited = Object.fromEntries(
@@ -116,7 +117,15 @@ describe("hearth admin user", () => {
 
   it("creates the first admin before the first start, creating the data directory and database", async () => {
     const result = await hearth(
-      "admin", "user", "create", "--username", "Root", "--password", "first-password", "--email", "root@example.com",
+      "admin",
+      "user",
+      "create",
+      "--username",
+      "Root",
+      "--password",
+      "first-password",
+      "--email",
+      "root@example.com",
       "--admin"
     )
     expect(result.stderr).toBe("")
@@ -127,12 +136,30 @@ describe("hearth admin user", () => {
 
   it("creates more accounts, with and without the must-change-password default", async () => {
     const bob = await hearth(
-      "admin", "user", "create", "-u", "bob", "-p", "bob-password", "-e", "bob@example.com", "--full-name", "Bob B",
+      "admin",
+      "user",
+      "create",
+      "-u",
+      "bob",
+      "-p",
+      "bob-password",
+      "-e",
+      "bob@example.com",
+      "--full-name",
+      "Bob B",
       "--restricted"
     )
     expect(bob.code, bob.stderr).toBe(0)
     const carol = await hearth(
-      "admin", "user", "create", "--username", "carol", "--password", "carol-password", "--email", "carol@example.com",
+      "admin",
+      "user",
+      "create",
+      "--username",
+      "carol",
+      "--password",
+      "carol-password",
+      "--email",
+      "carol@example.com",
       "--must-change-password=false"
     )
     expect(carol.code, carol.stderr).toBe(0)
@@ -152,7 +179,10 @@ describe("hearth admin user", () => {
   it("lists the accounts as a table, or the admins only", async () => {
     const all = await hearth("admin", "user", "list")
     expect(all.code, all.stderr).toBe(0)
-    const rows = all.stdout.trim().split("\n").map((line) => line.trim().split(/\s+/))
+    const rows = all.stdout
+      .trim()
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/))
     expect(rows[0]).toEqual(["ID", "Username", "Email", "IsActive", "IsAdmin", "2FA"])
     expect(rows.slice(1).map((r) => [r[1], r[2], r[3], r[4], r[5]])).toEqual([
       ["Root", "root@example.com", "true", "true", "false"],
@@ -160,14 +190,27 @@ describe("hearth admin user", () => {
       ["carol", "carol@example.com", "true", "false", "false"]
     ])
     const admins = await hearth("admin", "user", "list", "--admin")
-    expect(admins.stdout.trim().split("\n").map((line) => line.trim().split(/\s+/).slice(1))).toEqual([
+    expect(
+      admins.stdout
+        .trim()
+        .split("\n")
+        .map((line) => line.trim().split(/\s+/).slice(1))
+    ).toEqual([
       ["Username", "Email", "IsActive"],
       ["Root", "root@example.com", "true"]
     ])
   }, 60_000)
 
   it("changes a password", async () => {
-    const result = await hearth("admin", "user", "change-password", "--username", "root", "--password", "second-password")
+    const result = await hearth(
+      "admin",
+      "user",
+      "change-password",
+      "--username",
+      "root",
+      "--password",
+      "second-password"
+    )
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout.trim()).toBe("Root's password has been successfully updated!")
     expectOneLineError(
@@ -179,7 +222,14 @@ describe("hearth admin user", () => {
   it("keeps stdout for the answer: what the services log goes to stderr, at [log] LEVEL", async () => {
     const result = await spawn(NODE, [CLI, "admin", "user", "list"], { ...env, HEARTH__log__LEVEL: "Debug" })
     expect(result.code, result.stderr).toBe(0)
-    expect(result.stdout.trim().split("\n")[0]!.trim().split(/\s+/)).toEqual(["ID", "Username", "Email", "IsActive", "IsAdmin", "2FA"])
+    expect(result.stdout.trim().split("\n")[0]!.trim().split(/\s+/)).toEqual([
+      "ID",
+      "Username",
+      "Email",
+      "IsActive",
+      "IsAdmin",
+      "2FA"
+    ])
     expect(result.stdout).not.toContain("DEBUG")
     // The job runner's start-up is logged at Debug, and heard there.
     expect(result.stderr).toContain("DEBUG")
@@ -187,16 +237,24 @@ describe("hearth admin user", () => {
 
   it("leaves the server's durable jobs alone: a command writes nothing to the job runner's tables", async () => {
     expect((await hearth("admin", "user", "list")).code).toBe(0)
-    const messages = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const context = yield* Layer.build(Database.clientLayer.pipe(
-        Layer.provide(Settings.layerValue(Settings.resolveSettings({ server: { APP_DATA_PATH: dataDir }, database })))
-      ))
-      const sql = Context.get(context, SqlClient)
-      const table = yield* sql<{ name: string | null }>`SELECT to_regclass('cluster_messages')::text AS name`
-      if (table[0]?.name === null) return 0
-      const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM cluster_messages`
-      return rows[0]!.n
-    })))
+    const messages = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const context = yield* Layer.build(
+            Database.clientLayer.pipe(
+              Layer.provide(
+                Settings.layerValue(Settings.resolveSettings({ server: { APP_DATA_PATH: dataDir }, database }))
+              )
+            )
+          )
+          const sql = Context.get(context, SqlClient)
+          const table = yield* sql<{ name: string | null }>`SELECT to_regclass('cluster_messages')::text AS name`
+          if (table[0]?.name === null) return 0
+          const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM cluster_messages`
+          return rows[0]!.n
+        })
+      )
+    )
     // A command that read and wrote the server's job tables could start (and then abandon) a due
     // mirror sync or an unfinished fork, and left a timer of its own there.
     expect(messages).toBe(0)
@@ -218,7 +276,10 @@ describe("hearth admin user", () => {
     const deleted = await hearth("admin", "user", "delete", "--id", carolId)
     expect(deleted.code, deleted.stderr).toBe(0)
     expect(deleted.stdout.trim()).toBe("User 'carol' has been deleted.")
-    expectOneLineError(await hearth("admin", "user", "delete", "--username", "Root"), "can not delete the last admin user")
+    expectOneLineError(
+      await hearth("admin", "user", "delete", "--username", "Root"),
+      "can not delete the last admin user"
+    )
   }, 120_000)
 
   it("leaves accounts that sign in on a server started on the same data", async () => {
@@ -226,28 +287,36 @@ describe("hearth admin user", () => {
     const me = await fetch(server.api("/user"), { headers: { authorization: basic("root", "second-password") } })
     expect(me.status).toBe(200)
     expect(await json(me)).toMatchObject({ login: "Root", is_admin: true, email: "root@example.com" })
-    expect((await fetch(server.api("/user"), { headers: { authorization: basic("root", "first-password") } })).status)
-      .toBe(401)
+    expect(
+      (await fetch(server.api("/user"), { headers: { authorization: basic("root", "first-password") } })).status
+    ).toBe(401)
     // Not the first account, no flag: it must change its password first (Forgejo's default).
     const bob = await fetch(server.api("/user"), { headers: { authorization: basic("bob", "bob-password") } })
     expect(bob.status).toBe(403)
     expect((await json(bob)).message).toContain("You must change your password")
-    const asRoot = await fetch(server.api("/users/bob"), { headers: { authorization: basic("root", "second-password") } })
+    const asRoot = await fetch(server.api("/users/bob"), {
+      headers: { authorization: basic("root", "second-password") }
+    })
     expect(await json(asRoot)).toMatchObject({ full_name: "Bob B", restricted: true, is_admin: false })
     expect((await fetch(server.api("/users/carol"))).status).toBe(404)
   }, 120_000)
 
-  it.skipIf(onPostgres)("refuses to open an embedded data directory a running server holds", async () => {
-    expect(server).toBeDefined()
-    expectOneLineError(await hearth("admin", "user", "list"), "is in use by another Hearth process")
-  }, 60_000)
+  it.skipIf(onPostgres)(
+    "refuses to open an embedded data directory a running server holds",
+    async () => {
+      expect(server).toBeDefined()
+      expectOneLineError(await hearth("admin", "user", "list"), "is in use by another Hearth process")
+    },
+    60_000
+  )
 })
 
 describe("hearth migrate", () => {
   it("brings a fresh database up to date, then finds nothing to do", async () => {
     const dir = join(tmp, "migrate-only")
     const own: NodeJS.ProcessEnv = { ...env, HEARTH__server__APP_DATA_PATH: dir }
-    if (onPostgres) own.DATABASE_URL = await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl), scope))
+    if (onPostgres)
+      own.DATABASE_URL = await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl), scope))
     const first = await spawn(NODE, [CLI, "migrate"], own)
     expect(first.code, first.stderr).toBe(0)
     expect(first.stdout).toMatch(/^Applied \d+ migration\(s\): 1 foundation/)

@@ -58,7 +58,11 @@ describe("PUT/GET/DELETE /repos/{o}/{r}/collaborators/{u}", () => {
 
   it("changes the level with a second PUT and lists by name with paging", async () => {
     const repo = await createRepo("alice")
-    for (const [user, permission] of [["dave", "read"], ["bob", "admin"], ["carol", "write"]] as const) {
+    for (const [user, permission] of [
+      ["dave", "read"],
+      ["bob", "admin"],
+      ["carol", "write"]
+    ] as const) {
       expect((await call("PUT", collab(repo, user), basic("alice"), { permission })).status).toBe(204)
     }
     expect((await call("PUT", collab(repo, "dave"), basic("alice"), { permission: "admin" })).status).toBe(204)
@@ -113,11 +117,17 @@ describe("PUT/GET/DELETE /repos/{o}/{r}/collaborators/{u}", () => {
     const read = await json(await call("GET", `/repos/alice/${repo}`, basic("dave")))
     expect(read.permissions).toEqual({ admin: false, push: false, pull: true })
     await call("PUT", collab(repo, "dave"), basic("alice"), { permission: "write" })
-    expect((await json(await call("GET", `/repos/alice/${repo}`, basic("dave")))).permissions)
-      .toEqual({ admin: false, push: true, pull: true })
+    expect((await json(await call("GET", `/repos/alice/${repo}`, basic("dave")))).permissions).toEqual({
+      admin: false,
+      push: true,
+      pull: true
+    })
     await call("PUT", collab(repo, "dave"), basic("alice"), { permission: "admin" })
-    expect((await json(await call("GET", `/repos/alice/${repo}`, basic("dave")))).permissions)
-      .toEqual({ admin: true, push: true, pull: true })
+    expect((await json(await call("GET", `/repos/alice/${repo}`, basic("dave")))).permissions).toEqual({
+      admin: true,
+      push: true,
+      pull: true
+    })
     await call("DELETE", collab(repo, "dave"), basic("alice"))
     expect((await call("GET", `/repos/alice/${repo}`, basic("dave"))).status).toBe(404)
   })
@@ -127,7 +137,9 @@ describe("GET /repos/{o}/{r}/collaborators/{u}/permission", () => {
   it("reports owner, read on public repositories and none on private ones", async () => {
     const pub = await createRepo("alice")
     const priv = await createRepo("alice", { private: true })
-    expect((await json(await call("GET", collab(pub, "alice", "/permission"), basic("alice")))).permission).toBe("owner")
+    expect((await json(await call("GET", collab(pub, "alice", "/permission"), basic("alice")))).permission).toBe(
+      "owner"
+    )
     expect((await json(await call("GET", collab(pub, "erin", "/permission"), basic("alice")))).permission).toBe("read")
     expect((await json(await call("GET", collab(priv, "erin", "/permission"), basic("alice")))).permission).toBe("none")
   })
@@ -155,9 +167,15 @@ interface Result {
 
 const git = (args: ReadonlyArray<string>, cwd = work) =>
   new Promise<Result>((done) => {
-    const env = gitEnv({ GIT_AUTHOR_NAME: "A", GIT_AUTHOR_EMAIL: "a@example.com", GIT_COMMITTER_NAME: "A", GIT_COMMITTER_EMAIL: "a@example.com" })
+    const env = gitEnv({
+      GIT_AUTHOR_NAME: "A",
+      GIT_AUTHOR_EMAIL: "a@example.com",
+      GIT_COMMITTER_NAME: "A",
+      GIT_COMMITTER_EMAIL: "a@example.com"
+    })
     execFile("git", args as Array<string>, { cwd, env, timeout: 60_000 }, (error, _stdout, stderr) =>
-      done({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stderr }))
+      done({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stderr })
+    )
   })
 
 const remote = (user: string, repo: string) => {

@@ -15,9 +15,19 @@ let work: string
 
 const run = (args: ReadonlyArray<string>, cwd: string) =>
   new Promise<string>((done, fail) => {
-    const env = gitEnv({ GIT_AUTHOR_NAME: "A", GIT_AUTHOR_EMAIL: "a@example.com", GIT_COMMITTER_NAME: "A", GIT_COMMITTER_EMAIL: "a@example.com" })
-    execFile("git", args as Array<string>, { cwd, env, timeout: 60_000, maxBuffer: 1 << 26 }, (error, stdout, stderr) =>
-      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`)))
+    const env = gitEnv({
+      GIT_AUTHOR_NAME: "A",
+      GIT_AUTHOR_EMAIL: "a@example.com",
+      GIT_COMMITTER_NAME: "A",
+      GIT_COMMITTER_EMAIL: "a@example.com"
+    })
+    execFile(
+      "git",
+      args as Array<string>,
+      { cwd, env, timeout: 60_000, maxBuffer: 1 << 26 },
+      (error, stdout, stderr) =>
+        error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))
+    )
   })
 
 /** git on the bare repository Hearth keeps for alice/{name}. */
@@ -28,7 +38,8 @@ const b64 = (text: string | Buffer) => Buffer.from(text).toString("base64")
 const blobSha = (name: string, text: string) =>
   new Promise<string>((done, fail) => {
     const child = execFile("git", ["hash-object", "--stdin"], { env: gitEnv() }, (error, stdout) =>
-      error === null ? done(stdout.trim()) : fail(error))
+      error === null ? done(stdout.trim()) : fail(error)
+    )
     child.stdin!.end(text)
     void name
   })
@@ -47,8 +58,12 @@ const withoutNulls = (value: any): any =>
   value === null || typeof value !== "object"
     ? value
     : Array.isArray(value)
-    ? value.map(withoutNulls)
-    : Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, withoutNulls(v)]))
+      ? value.map(withoutNulls)
+      : Object.fromEntries(
+          Object.entries(value)
+            .filter(([, v]) => v !== null)
+            .map(([k, v]) => [k, withoutNulls(v)])
+        )
 
 beforeAll(async () => {
   hearth = await startHearth()
@@ -99,7 +114,9 @@ describe("creating a file", () => {
     expect((await json(exists)).message).toContain("repository file already exists [path: docs/hello.txt]")
     const under = await contents("first", "docs/hello.txt/deeper.txt", "POST", { content: b64("x") })
     expect(under.status).toBe(422)
-    expect((await json(under)).message).toContain("a file exists where you're trying to create a subdirectory [path: docs/hello.txt]")
+    expect((await json(under)).message).toContain(
+      "a file exists where you're trying to create a subdirectory [path: docs/hello.txt]"
+    )
     const dir = await contents("first", "docs", "POST", { content: b64("x") })
     expect(dir.status).toBe(422)
     expect(await bare("first", ["rev-parse", "main"])).toBe(before)
@@ -170,7 +187,9 @@ describe("creating a file", () => {
     expect(again.status).toBe(422)
     expect((await json(again)).message).toContain("branch already exists")
     // A commit on the feature branch itself.
-    expect((await contents("first", "feature3.txt", "POST", { content: b64("f"), branch: "feature/one" })).status).toBe(201)
+    expect((await contents("first", "feature3.txt", "POST", { content: b64("f"), branch: "feature/one" })).status).toBe(
+      201
+    )
     expect(await bare("first", ["rev-parse", "main"])).toBe(main)
     // An unknown base branch is 404.
     expect((await contents("first", "x.txt", "POST", { content: b64("f"), branch: "nope" })).status).toBe(404)
@@ -213,7 +232,9 @@ describe("updating and deleting a file", () => {
     expect(stale.status).toBe(422)
     expect((await json(stale)).message).toContain("sha does not match")
     expect((await contents("edit", "a.txt", "PUT", { content: b64("z") })).status).toBe(422)
-    expect((await contents("edit", "missing.txt", "PUT", { content: b64("z"), sha: await shaOf("a.txt") })).status).toBe(404)
+    expect(
+      (await contents("edit", "missing.txt", "PUT", { content: b64("z"), sha: await shaOf("a.txt") })).status
+    ).toBe(404)
     expect(await bare("edit", ["rev-parse", "main"])).toBe(before)
   })
 
@@ -221,7 +242,9 @@ describe("updating and deleting a file", () => {
     const sha = await shaOf("b.txt")
     const res = await contents("edit", "moved/b2.txt", "PUT", { content: b64("b moved\n"), sha, from_path: "b.txt" })
     expect(res.status).toBe(200)
-    expect(await bare("edit", ["ls-tree", "-r", "--name-only", "main"])).toBe(["a.txt", "moved/b2.txt", "run.sh"].join("\n"))
+    expect(await bare("edit", ["ls-tree", "-r", "--name-only", "main"])).toBe(
+      ["a.txt", "moved/b2.txt", "run.sh"].join("\n")
+    )
   })
 
   it("deletes a file given its sha (200, content null); 404 when missing, 400 for a stale sha", async () => {
@@ -276,7 +299,9 @@ describe("who may change files", () => {
   beforeAll(async () => {
     await newRepo("guarded")
     await newRepo("hidden", { private: true })
-    expect((await request(hearth, "PUT", "/repos/alice/guarded/collaborators/bob", alice(), { permission: "read" })).status).toBe(204)
+    expect(
+      (await request(hearth, "PUT", "/repos/alice/guarded/collaborators/bob", alice(), { permission: "read" })).status
+    ).toBe(204)
   })
 
   it("needs a signed-in caller with write access; anonymous 401, reader 403, stranger on private 404", async () => {
@@ -306,8 +331,9 @@ describe("concurrent commits to one repository", () => {
   it("serializes 50 concurrent commits: all succeed, history is linear, nothing is lost, fsck is clean", async () => {
     await newRepo("busy")
     expect((await contents("busy", "start.txt", "POST", { content: b64("start") })).status).toBe(201)
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) =>
-      contents("busy", `files/f${i}.txt`, "POST", { content: b64(`file ${i}\n`) })))
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => contents("busy", `files/f${i}.txt`, "POST", { content: b64(`file ${i}\n`) }))
+    )
     const statuses = results.map((r) => r.status)
     expect(statuses.every((s) => s === 201)).toBe(true)
     const shas = await Promise.all(results.map(async (r) => (await json(r)).commit.sha as string))
@@ -324,8 +350,9 @@ describe("concurrent commits to one repository", () => {
   it("lets exactly one of 20 concurrent updates of the same file win; the rest get a clean 422", async () => {
     const sha = (await json(await contents("busy", "start.txt", "GET", undefined))).sha
     const before = Number(await bare("busy", ["rev-list", "--count", "main"]))
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      contents("busy", "start.txt", "PUT", { content: b64(`version ${i}`), sha })))
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => contents("busy", "start.txt", "PUT", { content: b64(`version ${i}`), sha }))
+    )
     const statuses = results.map((r) => r.status).sort()
     expect(statuses.filter((s) => s === 200).length).toBe(1)
     expect(statuses.filter((s) => s === 422).length).toBe(19)

@@ -19,16 +19,25 @@ const BINARY = Buffer.from([0, 1, 2, 3, 255, 254, 0, 7])
 
 const git = (args: ReadonlyArray<string>, cwd = work) =>
   new Promise<string>((done, fail) => {
-    const env = gitEnv({ GIT_AUTHOR_NAME: "A", GIT_AUTHOR_EMAIL: "a@example.com", GIT_COMMITTER_NAME: "A", GIT_COMMITTER_EMAIL: "a@example.com" })
+    const env = gitEnv({
+      GIT_AUTHOR_NAME: "A",
+      GIT_AUTHOR_EMAIL: "a@example.com",
+      GIT_COMMITTER_NAME: "A",
+      GIT_COMMITTER_EMAIL: "a@example.com"
+    })
     execFile("git", args as Array<string>, { cwd, env, timeout: 60_000 }, (error, stdout, stderr) =>
-      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`)))
+      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))
+    )
   })
 
 beforeAll(async () => {
   hearth = await startHearth()
   work = mkdtempSync(join(tmpdir(), "hearth-contents-"))
   await Promise.all(["alice", "bob"].map((username) => createUser(hearth, { username })))
-  for (const [name, priv] of [["files", false], ["secret", true]] as const) {
+  for (const [name, priv] of [
+    ["files", false],
+    ["secret", true]
+  ] as const) {
     expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name, private: priv })).status).toBe(201)
   }
   const local = join(work, "files")
@@ -63,7 +72,9 @@ const get = (path: string, user?: string) => request(hearth, "GET", `/repos/alic
 
 /** Forgejo encodes unset *string fields as null; the schema check reads them as plain strings. */
 const withoutNulls = (value: any): any =>
-  Array.isArray(value) ? value.map(withoutNulls) : Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null))
+  Array.isArray(value)
+    ? value.map(withoutNulls)
+    : Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null))
 
 describe("contents", () => {
   it("returns a file with base64 content, its blob sha and the last commit touching it", async () => {
@@ -104,7 +115,13 @@ describe("contents", () => {
     expectSwagger(withoutNulls(root), "ContentsResponse[]")
     const byName = Object.fromEntries(root.map((e: any) => [e.name, e]))
     expect(Object.keys(byName).sort()).toEqual(["README.md", "data.bin", "docs", "link", "logo.png", "run.sh"])
-    expect(byName.docs).toMatchObject({ type: "dir", path: "docs", content: null, download_url: null, last_commit_sha: second })
+    expect(byName.docs).toMatchObject({
+      type: "dir",
+      path: "docs",
+      content: null,
+      download_url: null,
+      last_commit_sha: second
+    })
     expect(byName.link).toMatchObject({ type: "symlink", target: "README.md" })
     expect(byName["README.md"]).toMatchObject({ type: "file", content: null, last_commit_sha: first })
     const docs = await json(await get("/contents/docs"))
@@ -134,7 +151,14 @@ describe("contents", () => {
   })
 
   it("refuses paths that climb out or are absolute, and odd refs", async () => {
-    for (const path of ["docs/..%2F..%2Fetc", "..%2FREADME.md", "%2Fetc%2Fpasswd", "docs%00x", "docs%2F%2Fguide.txt", "docs%2F.%2Fguide.txt"]) {
+    for (const path of [
+      "docs/..%2F..%2Fetc",
+      "..%2FREADME.md",
+      "%2Fetc%2Fpasswd",
+      "docs%00x",
+      "docs%2F%2Fguide.txt",
+      "docs%2F.%2Fguide.txt"
+    ]) {
       const res = await get(`/contents/${path}`)
       expect(res.status, path).toBe(422)
       expect((await json(res)).message, path).toMatch(/path/)
@@ -177,7 +201,12 @@ describe("git objects", () => {
     expect(res.status).toBe(200)
     const body = await json(res)
     expectSwagger(body, "GitBlob")
-    expect(body).toMatchObject({ sha, size: BINARY.length, encoding: "base64", url: hearth.api(`/repos/alice/files/git/blobs/${sha}`) })
+    expect(body).toMatchObject({
+      sha,
+      size: BINARY.length,
+      encoding: "base64",
+      url: hearth.api(`/repos/alice/files/git/blobs/${sha}`)
+    })
     expect(Buffer.from(body.content, "base64")).toEqual(BINARY)
     const bad = await get("/git/blobs/not-a-sha")
     expect(bad.status).toBe(400)
@@ -193,7 +222,12 @@ describe("git objects", () => {
     expect(top.tree.map((e: any) => e.path)).toEqual(["README.md", "data.bin", "docs", "link", "logo.png", "run.sh"])
     expect(top).toMatchObject({ truncated: false, page: 1, total_count: 6 })
     const modes = Object.fromEntries(top.tree.map((e: any) => [e.path, `${e.mode} ${e.type}`]))
-    expect(modes).toMatchObject({ "run.sh": "100755 blob", link: "120000 blob", docs: "040000 tree", "README.md": "100644 blob" })
+    expect(modes).toMatchObject({
+      "run.sh": "100755 blob",
+      link: "120000 blob",
+      docs: "040000 tree",
+      "README.md": "100644 blob"
+    })
     const docs = top.tree.find((e: any) => e.path === "docs")
     expect(docs.url).toBe(hearth.api(`/repos/alice/files/git/trees/${docs.sha}`))
     const all = await json(await get(`/git/trees/main?recursive=true`))
@@ -215,7 +249,10 @@ describe("git objects", () => {
       url: hearth.api("/repos/alice/files/git/refs/heads/main"),
       object: { type: "commit", sha: second, url: hearth.api(`/repos/alice/files/git/commits/${second}`) }
     })
-    expect((await json(await get("/git/refs/heads"))).map((r: any) => r.ref)).toEqual(["refs/heads/main", "refs/heads/old"])
+    expect((await json(await get("/git/refs/heads"))).map((r: any) => r.ref)).toEqual([
+      "refs/heads/main",
+      "refs/heads/old"
+    ])
     expect((await json(await get("/git/refs/tags/v1")))[0].object.sha).toBe(first)
     expect((await get("/git/refs/heads/nope")).status).toBe(404)
     expect((await request(hearth, "GET", "/repos/alice/secret/git/refs", basic("bob"))).status).toBe(404)
@@ -259,8 +296,13 @@ describe("long-lived object readers", () => {
 /** Runs git with `input` on stdin (fast-import). */
 const gitInput = (args: ReadonlyArray<string>, cwd: string, input: string) =>
   new Promise<string>((done, fail) => {
-    const child = execFile("git", args as Array<string>, { cwd, env: gitEnv(), timeout: 60_000, maxBuffer: 64 << 20 }, (error, stdout, stderr) =>
-      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`)))
+    const child = execFile(
+      "git",
+      args as Array<string>,
+      { cwd, env: gitEnv(), timeout: 60_000, maxBuffer: 64 << 20 },
+      (error, stdout, stderr) =>
+        error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))
+    )
     child.stdin!.end(input)
   })
 
@@ -296,8 +338,14 @@ const repoDir = (name: string) => join(hearth.settings.repository.ROOT, "alice",
 describe("reading through long-lived readers", () => {
   it("spawns no process for a warm contents, raw or media request at a branch, a tag or a sha", async () => {
     const urls = ["main", "v1", first].flatMap((ref) =>
-      ["/contents/docs/guide.txt", "/contents", "/contents/docs", "/contents/link", "/raw/README.md", "/media/logo.png"]
-        .map((path) => `${path}?ref=${ref}`)
+      [
+        "/contents/docs/guide.txt",
+        "/contents",
+        "/contents/docs",
+        "/contents/link",
+        "/raw/README.md",
+        "/media/logo.png"
+      ].map((path) => `${path}?ref=${ref}`)
     )
     for (const url of urls) expect((await get(url)).status, url).toBe(200) // fills the last-commit cache
     const spawned = await spawnedDuring(async () => {
@@ -321,11 +369,17 @@ describe("reading through long-lived readers", () => {
     }
     const a = await commit("a\n")
     await git(["push", "origin", "HEAD:refs/heads/main"], local)
-    expect(await json(await read("/contents/f.txt"))).toMatchObject({ last_commit_sha: a, content: Buffer.from("a\n").toString("base64") })
+    expect(await json(await read("/contents/f.txt"))).toMatchObject({
+      last_commit_sha: a,
+      content: Buffer.from("a\n").toString("base64")
+    })
 
     const b = await commit("b\n")
     await git(["push", "origin", "HEAD:refs/heads/main"], local)
-    expect(await json(await read("/contents/f.txt"))).toMatchObject({ last_commit_sha: b, content: Buffer.from("b\n").toString("base64") })
+    expect(await json(await read("/contents/f.txt"))).toMatchObject({
+      last_commit_sha: b,
+      content: Buffer.from("b\n").toString("base64")
+    })
     expect(await (await read("/raw/f.txt")).text()).toBe("b\n")
 
     // A new tag (annotated: peeled to its commit).
@@ -350,7 +404,10 @@ describe("reading through long-lived readers", () => {
     await git(["push", "origin", "HEAD:refs/heads/main"], local)
     expect((await json(await read("/contents/f.txt"))).last_commit_sha).toBe(c)
     await git(["push", "--force", "origin", `${a}:refs/heads/main`], local)
-    expect(await json(await read("/contents/f.txt"))).toMatchObject({ last_commit_sha: a, content: Buffer.from("a\n").toString("base64") })
+    expect(await json(await read("/contents/f.txt"))).toMatchObject({
+      last_commit_sha: a,
+      content: Buffer.from("a\n").toString("base64")
+    })
     expect((await json(await read("/contents"))).map((e: any) => [e.name, e.last_commit_sha])).toEqual([["f.txt", a]])
   })
 
@@ -392,8 +449,18 @@ describe("reading through long-lived readers", () => {
     // Refs nothing has read yet, so the parallel requests meet cold caches.
     await git(["push", "origin", `${shas[999]}:refs/heads/later`, `${shas[9]}:refs/tags/early`], local)
     const refs = ["later", "early", "main"]
-    const paths = ["/contents/deep.txt", "/contents/d/counter.txt", "/contents", "/contents/d", "/raw/d/counter.txt", "/contents/nope"]
-    const urls = Array.from({ length: 50 }, (_, i) => `/repos/alice/deep${paths[i % paths.length]}?ref=${refs[Math.floor(i / paths.length) % refs.length]}`)
+    const paths = [
+      "/contents/deep.txt",
+      "/contents/d/counter.txt",
+      "/contents",
+      "/contents/d",
+      "/raw/d/counter.txt",
+      "/contents/nope"
+    ]
+    const urls = Array.from(
+      { length: 50 },
+      (_, i) => `/repos/alice/deep${paths[i % paths.length]}?ref=${refs[Math.floor(i / paths.length) % refs.length]}`
+    )
     const answer = async (url: string) => {
       const res = await request(hearth, "GET", url)
       return `${res.status} ${await res.text()}`
@@ -404,7 +471,8 @@ describe("reading through long-lived readers", () => {
     expect(parallel).toEqual(sequential)
     expect(parallel.filter((a) => a.startsWith("200 ")).length).toBe(urls.filter((u) => !u.includes("/nope")).length)
     // Spot checks: the right commit for each ref.
-    const counter = (ref: string) => JSON.parse(parallel[urls.indexOf(`/repos/alice/deep/contents/d/counter.txt?ref=${ref}`)]!.slice(4))
+    const counter = (ref: string) =>
+      JSON.parse(parallel[urls.indexOf(`/repos/alice/deep/contents/d/counter.txt?ref=${ref}`)]!.slice(4))
     expect(counter("later").last_commit_sha).toBe(shas[999])
     expect(counter("early").last_commit_sha).toBe(shas[9])
     expect(counter("main").last_commit_sha).toBe(shas[shas.length - 1])

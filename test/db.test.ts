@@ -1,13 +1,14 @@
 // The database client contract Hearth relies on, run against the embedded PGlite client (a temp
 // data dir, behind the data-dir lock, as `serve` opens it) and, when TEST_DATABASE_URL is set,
 // against PostgreSQL (a fresh database) — the same expectations for both back-ends.
+
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { hostname, tmpdir } from "node:os"
+import { join } from "node:path"
 import * as PgTypes from "@effect/sql-pg/PgTypes"
 import { Context, Data, Deferred, Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { hostname, tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Settings from "../src/config/Settings.ts"
 import * as Database from "../src/db/Database.ts"
@@ -30,7 +31,10 @@ const freshLocation = async (postgres: boolean): Promise<Location> => {
   const dataDir = mkdtempSync(join(tmpdir(), "hearth-db-test-"))
   const scope = Effect.runSync(Scope.make())
   const database = postgres
-    ? { DB_TYPE: "postgres", DATABASE_URL: await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl!), scope)) }
+    ? {
+        DB_TYPE: "postgres",
+        DATABASE_URL: await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl!), scope))
+      }
     : { DB_TYPE: "embedded" }
   return {
     settings: Settings.resolveSettings({ server: { APP_DATA_PATH: dataDir }, database }),
@@ -66,7 +70,7 @@ const open = async (settings: Settings.SettingsShape): Promise<Db> => {
 
 /** Runs `f` with the client. */
 const withSql = <A, E, R>(f: (sql: SqlClient) => Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient
     return yield* f(sql)
   })
@@ -80,7 +84,7 @@ const reasonOf = (e: unknown) => (isSqlError(e) ? e.reason._tag : `not an SqlErr
 const failureOf = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flip(effect)
 
 /** True when the session is inside an open transaction: now() stands still there. */
-const inTransaction = Effect.gen(function*() {
+const inTransaction = Effect.gen(function* () {
   const sql = yield* SqlClient
   const [a] = yield* sql<{ t: Date }>`SELECT now() AS t`
   yield* Effect.sleep("15 millis")
@@ -109,11 +113,13 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
       expect(expected.length).toBeGreaterThan(0)
       expect(firstRun.map(([id, name]) => [id, name])).toEqual(expected)
       expect(await db.run(Database.migrate)).toEqual([])
-      const recorded = await db.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        return yield* sql<{ migration_id: number; name: string }>`
+      const recorded = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          return yield* sql<{ migration_id: number; name: string }>`
           SELECT migration_id, name FROM hearth_migrations ORDER BY migration_id`
-      }))
+        })
+      )
       expect(recorded.map((r) => [r.migration_id, r.name])).toEqual(expected)
     })
 
@@ -121,11 +127,13 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
       const place = await freshLocation(postgres)
       try {
         const first = await open(place.settings)
-        await first.run(Effect.gen(function*() {
-          yield* Database.migrate
-          const sql = yield* SqlClient
-          yield* sql`INSERT INTO users ${sql.insert({ name: "Kept", lower_name: "kept" })}`
-        }))
+        await first.run(
+          Effect.gen(function* () {
+            yield* Database.migrate
+            const sql = yield* SqlClient
+            yield* sql`INSERT INTO users ${sql.insert({ name: "Kept", lower_name: "kept" })}`
+          })
+        )
         await first.close()
         const second = await open(place.settings)
         try {
@@ -143,10 +151,11 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
 
   describe("types", () => {
     it("decodes int8 and count(*) as bigint, timestamptz as Date, like @effect/sql-pg", async () => {
-      const row = await db.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        yield* sql`INSERT INTO users ${sql.insert({ name: "Typed", lower_name: "typed" })}`
-        const [row] = yield* sql<Record<string, unknown>>`
+      const row = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          yield* sql`INSERT INTO users ${sql.insert({ name: "Typed", lower_name: "typed" })}`
+          const [row] = yield* sql<Record<string, unknown>>`
           SELECT u.id, u.created_at, u.last_login, u.is_admin, u.max_repo_creation, u.type,
                  (SELECT count(*) FROM users) AS n, 1.5::numeric AS dec, 2.5::float8 AS f,
                  '{"a":[1,"x"]}'::jsonb AS j, '2024-02-03'::date AS d,
@@ -154,8 +163,9 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
                  ARRAY[1, 2]::int8[] AS big_array, ARRAY[now()] AS time_array, ARRAY['a', 'b'] AS text_array,
                  '\\x00ff'::bytea AS bytes
           FROM users u WHERE lower_name = 'typed'`
-        return row!
-      }))
+          return row!
+        })
+      )
       expect(typeof row.id).toBe("bigint")
       expect(typeof row.n).toBe("bigint")
       expect(row.n).toBeGreaterThanOrEqual(1n)
@@ -182,14 +192,16 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
       const text = `O'Brien "quoted" \\ back; -- not a comment /* nor this */ $1 ü 日本語 🎉`
       const when = new Date("2024-05-06T07:08:09.123Z")
       const big = 9_007_199_254_740_993n // beyond Number.MAX_SAFE_INTEGER
-      const row = await db.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        const [row] = yield* sql<Record<string, unknown>>`
+      const row = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          const [row] = yield* sql<Record<string, unknown>>`
           SELECT ${text}::text AS text, ${null}::text AS nothing, ${true} AS yes, ${false}::boolean AS no,
                  ${42} AS int, ${3_000_000_000} AS wide, ${1.25} AS float, ${big} AS big, ${when} AS at,
                  ${new Uint8Array([0, 1, 254, 255])}::bytea AS bytes`
-        return row!
-      }))
+          return row!
+        })
+      )
       expect(row).toEqual({
         text,
         nothing: null,
@@ -205,44 +217,55 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
     })
 
     it("store and find values through sql.insert, sql.in, arrays and jsonb", async () => {
-      const result = await db.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        yield* sql`CREATE TABLE params_items (id bigserial PRIMARY KEY, label text, flag boolean, tags text[], data jsonb)`
-        const labels = ["plain", "it's", "日本", "emoji 🎉", ""]
-        for (const [i, label] of labels.entries()) {
-          yield* sql`INSERT INTO params_items ${sql.insert({ label, flag: i % 2 === 0, tags: [label, "t"] })}`
-        }
-        yield* sql`INSERT INTO params_items ${sql.insert({ label: null, flag: null })}`
-        const found = yield* sql<{ label: string }>`
+      const result = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          yield* sql`CREATE TABLE params_items (id bigserial PRIMARY KEY, label text, flag boolean, tags text[], data jsonb)`
+          const labels = ["plain", "it's", "日本", "emoji 🎉", ""]
+          for (const [i, label] of labels.entries()) {
+            yield* sql`INSERT INTO params_items ${sql.insert({ label, flag: i % 2 === 0, tags: [label, "t"] })}`
+          }
+          yield* sql`INSERT INTO params_items ${sql.insert({ label: null, flag: null })}`
+          const found = yield* sql<{ label: string }>`
           SELECT label FROM params_items WHERE label IN ${sql.in(["it's", "日本", "absent"])} ORDER BY id`
-        const none = yield* sql`SELECT label FROM params_items WHERE label IN ${sql.in([])}`
-        const nulls = yield* sql<{ n: bigint }>`SELECT count(*) AS n FROM params_items WHERE label IS NULL AND flag IS NULL`
-        const flagged = yield* sql<{ n: bigint }>`SELECT count(*) AS n FROM params_items WHERE flag = ${true}`
-        const any = yield* sql<{ label: string }>`
+          const none = yield* sql`SELECT label FROM params_items WHERE label IN ${sql.in([])}`
+          const nulls = yield* sql<{
+            n: bigint
+          }>`SELECT count(*) AS n FROM params_items WHERE label IS NULL AND flag IS NULL`
+          const flagged = yield* sql<{ n: bigint }>`SELECT count(*) AS n FROM params_items WHERE flag = ${true}`
+          const any = yield* sql<{ label: string }>`
           SELECT label FROM params_items WHERE id = ANY(${[1, 3]}) ORDER BY id`
-        const tagged = yield* sql<{ tags: Array<string> }>`SELECT tags FROM params_items WHERE label = ${"it's"}`
-        // JSON goes in as text cast to jsonb, or as a typed PgTypes parameter (both back-ends).
-        const doc = { name: "x'y", list: [1, 2, { deep: true }], none: null, uni: "ü" }
-        yield* sql`UPDATE params_items SET data = ${JSON.stringify(doc)}::jsonb WHERE id = 1`
-        yield* sql`UPDATE params_items SET data = ${PgTypes.jsonb(doc)} WHERE id = 2`
-        const docs = yield* sql<{ data: unknown; name: string }>`
+          const tagged = yield* sql<{ tags: Array<string> }>`SELECT tags FROM params_items WHERE label = ${"it's"}`
+          // JSON goes in as text cast to jsonb, or as a typed PgTypes parameter (both back-ends).
+          const doc = { name: "x'y", list: [1, 2, { deep: true }], none: null, uni: "ü" }
+          yield* sql`UPDATE params_items SET data = ${JSON.stringify(doc)}::jsonb WHERE id = 1`
+          yield* sql`UPDATE params_items SET data = ${PgTypes.jsonb(doc)} WHERE id = 2`
+          const docs = yield* sql<{ data: unknown; name: string }>`
           SELECT data, data->>'name' AS name FROM params_items WHERE id IN (1, 2) ORDER BY id`
-        return { found, none, nulls, flagged, any, tagged, docs, doc }
-      }))
+          return { found, none, nulls, flagged, any, tagged, docs, doc }
+        })
+      )
       expect(result.found.map((r) => r.label)).toEqual(["it's", "日本"])
       expect(result.none).toEqual([])
       expect(result.nulls[0]!.n).toBe(1n)
       expect(result.flagged[0]!.n).toBe(3n)
       expect(result.any.map((r) => r.label)).toEqual(["plain", "日本"])
       expect(result.tagged[0]!.tags).toEqual(["it's", "t"])
-      expect(result.docs).toEqual([{ data: result.doc, name: "x'y" }, { data: result.doc, name: "x'y" }])
+      expect(result.docs).toEqual([
+        { data: result.doc, name: "x'y" },
+        { data: result.doc, name: "x'y" }
+      ])
     })
 
     it("refuse to bind a plain object (use JSON text or PgTypes.jsonb), on both back-ends", async () => {
-      const error = await db.run(failureOf(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        return yield* sql`SELECT ${{ a: 1 } as unknown as string}::jsonb AS v`
-      })))
+      const error = await db.run(
+        failureOf(
+          Effect.gen(function* () {
+            const sql = yield* SqlClient
+            return yield* sql`SELECT ${{ a: 1 } as unknown as string}::jsonb AS v`
+          })
+        )
+      )
       expect(isSqlError(error)).toBe(true)
       expect(await db.run(withSql((sql) => sql`SELECT 1 AS ok`))).toEqual([{ ok: 1 }])
     })
@@ -252,9 +275,7 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
     beforeAll(() => db.run(withSql((sql) => sql`CREATE TABLE tx_items (label text PRIMARY KEY)`)))
     const insert = (label: string) => withSql((sql) => sql`INSERT INTO tx_items VALUES (${label})`)
     const exists = (label: string) =>
-      db.run(withSql((sql) => sql`SELECT 1 FROM tx_items WHERE label = ${label}`)).then((r) =>
-        r.length === 1
-      )
+      db.run(withSql((sql) => sql`SELECT 1 FROM tx_items WHERE label = ${label}`)).then((r) => r.length === 1)
 
     it("commit on success", async () => {
       await db.run(withSql((sql) => sql.withTransaction(Effect.andThen(insert("c1"), insert("c2")))))
@@ -263,46 +284,60 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
     })
 
     it("roll back on a typed failure, and the failure is returned as is", async () => {
-      const error = await db.run(failureOf(withSql((sql) =>
-        sql.withTransaction(Effect.andThen(insert("f1"), Effect.fail(new Boom()))))))
+      const error = await db.run(
+        failureOf(withSql((sql) => sql.withTransaction(Effect.andThen(insert("f1"), Effect.fail(new Boom())))))
+      )
       expect(error).toBeInstanceOf(Boom)
       expect(await exists("f1")).toBe(false)
     })
 
     it("roll back on a defect", async () => {
-      const exit = await db.run(Effect.exit(withSql((sql) =>
-        sql.withTransaction(Effect.andThen(insert("d1"), Effect.die(new Error("bug")))))))
+      const exit = await db.run(
+        Effect.exit(withSql((sql) => sql.withTransaction(Effect.andThen(insert("d1"), Effect.die(new Error("bug"))))))
+      )
       expect(Exit.hasDies(exit)).toBe(true)
       expect(await exists("d1")).toBe(false)
     })
 
     it("roll back when the fiber is interrupted, and the client stays usable", async () => {
-      await db.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        const started = yield* Deferred.make<void>()
-        const fiber = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
-          yield* insert("i1")
-          yield* Deferred.succeed(started, undefined)
-          return yield* Effect.never
-        })))
-        yield* Deferred.await(started)
-        yield* Fiber.interrupt(fiber)
-      }))
+      await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          const started = yield* Deferred.make<void>()
+          const fiber = yield* Effect.forkChild(
+            sql.withTransaction(
+              Effect.gen(function* () {
+                yield* insert("i1")
+                yield* Deferred.succeed(started, undefined)
+                return yield* Effect.never
+              })
+            )
+          )
+          yield* Deferred.await(started)
+          yield* Fiber.interrupt(fiber)
+        })
+      )
       expect(await exists("i1")).toBe(false)
       expect(await db.run(inTransaction)).toBe(false)
     })
 
     it("nest as savepoints: an inner failure rolls back only the inner part", async () => {
-      await db.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        yield* sql.withTransaction(Effect.gen(function*() {
-          yield* insert("n-outer-1")
-          const inner = yield* Effect.flip(sql.withTransaction(Effect.andThen(insert("n-inner-failed"), Effect.fail(new Boom()))))
-          expect(inner).toBeInstanceOf(Boom)
-          yield* sql.withTransaction(insert("n-inner-kept"))
-          yield* insert("n-outer-2")
-        }))
-      }))
+      await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          yield* sql.withTransaction(
+            Effect.gen(function* () {
+              yield* insert("n-outer-1")
+              const inner = yield* Effect.flip(
+                sql.withTransaction(Effect.andThen(insert("n-inner-failed"), Effect.fail(new Boom())))
+              )
+              expect(inner).toBeInstanceOf(Boom)
+              yield* sql.withTransaction(insert("n-inner-kept"))
+              yield* insert("n-outer-2")
+            })
+          )
+        })
+      )
       expect(await exists("n-outer-1")).toBe(true)
       expect(await exists("n-inner-failed")).toBe(false)
       expect(await exists("n-inner-kept")).toBe(true)
@@ -310,20 +345,34 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
     })
 
     it("roll back the inner parts too when the outer transaction fails", async () => {
-      await db.run(Effect.flip(withSql((sql) =>
-        sql.withTransaction(Effect.gen(function*() {
-          yield* sql.withTransaction(insert("o-inner"))
-          return yield* new Boom()
-        })))))
+      await db.run(
+        Effect.flip(
+          withSql((sql) =>
+            sql.withTransaction(
+              Effect.gen(function* () {
+                yield* sql.withTransaction(insert("o-inner"))
+                return yield* new Boom()
+              })
+            )
+          )
+        )
+      )
       expect(await exists("o-inner")).toBe(false)
     })
 
     it("refuse to COMMIT a transaction whose statement failed and was caught; nothing is kept", async () => {
-      const error = await db.run(failureOf(withSql((sql) =>
-        sql.withTransaction(Effect.gen(function*() {
-          yield* insert("a1")
-          yield* Effect.ignore(insert("a1")) // duplicate key: the transaction is now aborted
-        })))))
+      const error = await db.run(
+        failureOf(
+          withSql((sql) =>
+            sql.withTransaction(
+              Effect.gen(function* () {
+                yield* insert("a1")
+                yield* Effect.ignore(insert("a1")) // duplicate key: the transaction is now aborted
+              })
+            )
+          )
+        )
+      )
       expect(isSqlError(error)).toBe(true)
       expect((error as SqlError).message).toContain("COMMIT rolled back an aborted transaction")
       expect(await exists("a1")).toBe(false)
@@ -331,13 +380,23 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
     })
 
     it("surface a failed COMMIT (deferred unique constraint) as UniqueViolation and leave no transaction open", async () => {
-      await db.run(withSql((sql) =>
-        sql`CREATE TABLE tx_deferred (k int CONSTRAINT tx_deferred_k UNIQUE DEFERRABLE INITIALLY DEFERRED)`))
-      const error = await db.run(failureOf(withSql((sql) =>
-        sql.withTransaction(Effect.gen(function*() {
-          yield* sql`INSERT INTO tx_deferred VALUES (1)`
-          yield* sql`INSERT INTO tx_deferred VALUES (1)` // accepted until COMMIT checks it
-        })))))
+      await db.run(
+        withSql(
+          (sql) => sql`CREATE TABLE tx_deferred (k int CONSTRAINT tx_deferred_k UNIQUE DEFERRABLE INITIALLY DEFERRED)`
+        )
+      )
+      const error = await db.run(
+        failureOf(
+          withSql((sql) =>
+            sql.withTransaction(
+              Effect.gen(function* () {
+                yield* sql`INSERT INTO tx_deferred VALUES (1)`
+                yield* sql`INSERT INTO tx_deferred VALUES (1)` // accepted until COMMIT checks it
+              })
+            )
+          )
+        )
+      )
       expect(reasonOf(error)).toBe("UniqueViolation")
       expect(await db.run(inTransaction)).toBe(false)
       const rows = await db.run(withSql((sql) => sql`SELECT k FROM tx_deferred`))
@@ -349,37 +408,44 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
 
   describe("concurrency", () => {
     it("answers 50 queries in parallel, each with its own result", async () => {
-      const results = await db.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        return yield* Effect.forEach(
-          Array.from({ length: 50 }, (_, i) => i),
-          (i) => sql<{ i: number; h: string }>`SELECT ${i}::int AS i, md5(${String(i)}) AS h FROM pg_sleep(0.001)`,
-          { concurrency: "unbounded" }
-        )
-      }))
+      const results = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          return yield* Effect.forEach(
+            Array.from({ length: 50 }, (_, i) => i),
+            (i) => sql<{ i: number; h: string }>`SELECT ${i}::int AS i, md5(${String(i)}) AS h FROM pg_sleep(0.001)`,
+            { concurrency: "unbounded" }
+          )
+        })
+      )
       expect(results.map((rows) => rows[0]!.i)).toEqual(Array.from({ length: 50 }, (_, i) => i))
       const { createHash } = await import("node:crypto")
-      for (const [i, rows] of results.entries()) expect(rows[0]!.h).toBe(createHash("md5").update(String(i)).digest("hex"))
+      for (const [i, rows] of results.entries())
+        expect(rows[0]!.h).toBe(createHash("md5").update(String(i)).digest("hex"))
     })
 
     it("keeps a counter exact under 20 concurrent read-modify-write transactions", async () => {
-      const value = await db.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        yield* sql`CREATE TABLE counter (id int PRIMARY KEY, n int NOT NULL)`
-        yield* sql`INSERT INTO counter VALUES (1, 0)`
-        yield* Effect.forEach(
-          Array.from({ length: 20 }),
-          () =>
-            sql.withTransaction(Effect.gen(function*() {
-              const [row] = yield* sql<{ n: number }>`SELECT n FROM counter WHERE id = 1 FOR UPDATE`
-              yield* Effect.sleep("2 millis")
-              yield* sql`UPDATE counter SET n = ${row!.n + 1} WHERE id = 1`
-            })),
-          { concurrency: "unbounded", discard: true }
-        )
-        const [row] = yield* sql<{ n: number }>`SELECT n FROM counter WHERE id = 1`
-        return row!.n
-      }))
+      const value = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          yield* sql`CREATE TABLE counter (id int PRIMARY KEY, n int NOT NULL)`
+          yield* sql`INSERT INTO counter VALUES (1, 0)`
+          yield* Effect.forEach(
+            Array.from({ length: 20 }),
+            () =>
+              sql.withTransaction(
+                Effect.gen(function* () {
+                  const [row] = yield* sql<{ n: number }>`SELECT n FROM counter WHERE id = 1 FOR UPDATE`
+                  yield* Effect.sleep("2 millis")
+                  yield* sql`UPDATE counter SET n = ${row!.n + 1} WHERE id = 1`
+                })
+              ),
+            { concurrency: "unbounded", discard: true }
+          )
+          const [row] = yield* sql<{ n: number }>`SELECT n FROM counter WHERE id = 1`
+          return row!.n
+        })
+      )
       expect(value).toBe(20)
     })
 
@@ -388,24 +454,30 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
         ? "isolates an open transaction: other statements run meanwhile and do not see its rows"
         : "serializes an open transaction: another fiber's statement waits for the COMMIT, then sees the row",
       async () => {
-        const result = await db.run(Effect.gen(function*() {
-          const sql = yield* SqlClient
-          yield* sql`CREATE TABLE serial_items (id int)`
-          const inserted = yield* Deferred.make<void>()
-          let committedAt = 0
-          const tx = yield* Effect.forkChild(
-            sql.withTransaction(Effect.gen(function*() {
-              yield* sql`INSERT INTO serial_items VALUES (1)`
-              yield* Deferred.succeed(inserted, undefined)
-              yield* Effect.sleep("300 millis")
-            })).pipe(Effect.tap(() => Effect.sync(() => committedAt = Date.now())))
-          )
-          yield* Deferred.await(inserted)
-          const [row] = yield* sql<{ n: bigint }>`SELECT count(*) AS n FROM serial_items`
-          const answeredAt = Date.now()
-          yield* Fiber.join(tx)
-          return { seen: row!.n, answeredAt, committedAt }
-        }))
+        const result = await db.run(
+          Effect.gen(function* () {
+            const sql = yield* SqlClient
+            yield* sql`CREATE TABLE serial_items (id int)`
+            const inserted = yield* Deferred.make<void>()
+            let committedAt = 0
+            const tx = yield* Effect.forkChild(
+              sql
+                .withTransaction(
+                  Effect.gen(function* () {
+                    yield* sql`INSERT INTO serial_items VALUES (1)`
+                    yield* Deferred.succeed(inserted, undefined)
+                    yield* Effect.sleep("300 millis")
+                  })
+                )
+                .pipe(Effect.tap(() => Effect.sync(() => (committedAt = Date.now()))))
+            )
+            yield* Deferred.await(inserted)
+            const [row] = yield* sql<{ n: bigint }>`SELECT count(*) AS n FROM serial_items`
+            const answeredAt = Date.now()
+            yield* Fiber.join(tx)
+            return { seen: row!.n, answeredAt, committedAt }
+          })
+        )
         if (postgres) {
           expect(result.seen).toBe(0n)
           expect(result.answeredAt).toBeLessThan(result.committedAt)
@@ -421,51 +493,64 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
 
   describe("errors", () => {
     it("reports a unique violation as SqlError UniqueViolation naming the constraint", async () => {
-      const error = await db.run(failureOf(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        yield* sql`INSERT INTO users ${sql.insert({ name: "Twice", lower_name: "twice" })}`
-        yield* sql`INSERT INTO users ${sql.insert({ name: "TWICE", lower_name: "twice" })}`
-      })))
+      const error = await db.run(
+        failureOf(
+          Effect.gen(function* () {
+            const sql = yield* SqlClient
+            yield* sql`INSERT INTO users ${sql.insert({ name: "Twice", lower_name: "twice" })}`
+            yield* sql`INSERT INTO users ${sql.insert({ name: "TWICE", lower_name: "twice" })}`
+          })
+        )
+      )
       expect(reasonOf(error)).toBe("UniqueViolation")
       expect((error as SqlError).reason).toMatchObject({ constraint: "users_lower_name_key" })
     })
 
     it("reports NOT NULL, CHECK and foreign-key violations as ConstraintError", async () => {
-      const errors = await db.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        return yield* Effect.all([
-          failureOf(sql`INSERT INTO users (name, lower_name) VALUES (${null}, 'nn')`),
-          failureOf(sql`INSERT INTO users (name, lower_name, visibility) VALUES ('c', 'c', 'secret')`),
-          failureOf(sql`INSERT INTO access_tokens (user_id, name, token_hash, token_last_eight, scopes)
+      const errors = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          return yield* Effect.all([
+            failureOf(sql`INSERT INTO users (name, lower_name) VALUES (${null}, 'nn')`),
+            failureOf(sql`INSERT INTO users (name, lower_name, visibility) VALUES ('c', 'c', 'secret')`),
+            failureOf(sql`INSERT INTO access_tokens (user_id, name, token_hash, token_last_eight, scopes)
                         VALUES (${999_999}, 'n', 'h', 'e', '')`)
-        ])
-      }))
+          ])
+        })
+      )
       expect(errors.map(reasonOf)).toEqual(["ConstraintError", "ConstraintError", "ConstraintError"])
     })
 
     it("reports a syntax error or unknown table as SqlSyntaxError and stays usable", async () => {
-      const errors = await db.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        return [
-          yield* failureOf(sql.unsafe("SELEC 1")),
-          yield* failureOf(sql`SELECT * FROM no_such_table`)
-        ]
-      }))
+      const errors = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          return [yield* failureOf(sql.unsafe("SELEC 1")), yield* failureOf(sql`SELECT * FROM no_such_table`)]
+        })
+      )
       expect(errors.map(reasonOf)).toEqual(["SqlSyntaxError", "SqlSyntaxError"])
       expect(await db.run(withSql((sql) => sql`SELECT 1 AS ok`))).toEqual([{ ok: 1 }])
       expect(await db.run(inTransaction)).toBe(false)
     })
 
     it("rolls back a transaction that failed with an SQL error and stays usable", async () => {
-      const error = await db.run(failureOf(withSql((sql) =>
-        sql.withTransaction(Effect.gen(function*() {
-          yield* sql`CREATE TABLE err_items (id int)`
-          yield* sql`INSERT INTO err_items VALUES (1)`
-          yield* sql.unsafe("SELEC 1")
-        })))))
+      const error = await db.run(
+        failureOf(
+          withSql((sql) =>
+            sql.withTransaction(
+              Effect.gen(function* () {
+                yield* sql`CREATE TABLE err_items (id int)`
+                yield* sql`INSERT INTO err_items VALUES (1)`
+                yield* sql.unsafe("SELEC 1")
+              })
+            )
+          )
+        )
+      )
       expect(reasonOf(error)).toBe("SqlSyntaxError")
-      const tables = await db.run(withSql((sql) =>
-        sql`SELECT 1 FROM information_schema.tables WHERE table_name = 'err_items'`))
+      const tables = await db.run(
+        withSql((sql) => sql`SELECT 1 FROM information_schema.tables WHERE table_name = 'err_items'`)
+      )
       expect(tables).toEqual([]) // DDL is transactional too
       expect(await db.run(inTransaction)).toBe(false)
     })
@@ -473,22 +558,29 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
 
   describe("result shapes", () => {
     it("streams rows with sql.stream (PGlite reads the whole result first; see Pglite.ts)", async () => {
-      const rows = await db.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        return yield* Stream.runCollect(sql<{ g: number }>`SELECT g FROM generate_series(1, 1000) g`.stream)
-      }))
+      const rows = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          return yield* Stream.runCollect(sql<{ g: number }>`SELECT g FROM generate_series(1, 1000) g`.stream)
+        })
+      )
       expect(Array.from(rows).map((r) => r.g)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1))
     })
 
     it("returns value rows with .values and raw results with .raw", async () => {
-      const [values, raw] = await db.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        return [
-          yield* sql`SELECT 1::int AS a, 'x' AS b UNION ALL SELECT 2, 'y'`.values,
-          yield* sql`SELECT 1 AS one`.raw
-        ] as const
-      }))
-      expect(values).toEqual([[1, "x"], [2, "y"]])
+      const [values, raw] = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          return [
+            yield* sql`SELECT 1::int AS a, 'x' AS b UNION ALL SELECT 2, 'y'`.values,
+            yield* sql`SELECT 1 AS one`.raw
+          ] as const
+        })
+      )
+      expect(values).toEqual([
+        [1, "x"],
+        [2, "y"]
+      ])
       expect(raw).toBeTruthy()
     })
   })
@@ -536,7 +628,12 @@ describe("data-dir lock", () => {
 
   it("takes over a stale lock: a dead pid, our own pid (restarted as the same pid), another host, garbage", async () => {
     const dead = 2 ** 22 + 12345 // above Linux's pid_max: never a running process
-    for (const content of [`${dead}\n${hostname()}\n`, `${process.pid}\n${hostname()}\n`, `${process.ppid}\nother-host\n`, "garbage"]) {
+    for (const content of [
+      `${dead}\n${hostname()}\n`,
+      `${process.pid}\n${hostname()}\n`,
+      `${process.ppid}\nother-host\n`,
+      "garbage"
+    ]) {
       const dir = freshDir()
       writeFileSync(lockFile(dir), content)
       expect(await holdOnce(dir), content).toBe(`${process.pid}\n${hostname()}\n`)

@@ -17,12 +17,17 @@ const keygen = () => sshKeygen(dir)
 beforeAll(async () => {
   hearth = await startHearth()
   for (const username of ["alice", "bob", "carol"]) await createUser(hearth, { username })
-  for (const [name, priv] of [["app", false], ["secret", true], ["other", false]] as const) {
+  for (const [name, priv] of [
+    ["app", false],
+    ["secret", true],
+    ["other", false]
+  ] as const) {
     expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name, private: priv })).status).toBe(201)
   }
   // bob may write to alice/app but is not its admin.
-  expect((await request(hearth, "PUT", "/repos/alice/app/collaborators/bob", basic("alice"), { permission: "write" })).status)
-    .toBe(204)
+  expect(
+    (await request(hearth, "PUT", "/repos/alice/app/collaborators/bob", basic("alice"), { permission: "write" })).status
+  ).toBe(204)
 })
 afterAll(async () => {
   await hearth?.close()
@@ -31,17 +36,23 @@ afterAll(async () => {
 
 const call = (method: string, path: string, auth?: string, body?: unknown) => request(hearth, method, path, auth, body)
 const deployRows = () =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const [d] = yield* sql`SELECT count(*) AS n FROM deploy_keys`
-    const [k] = yield* sql`SELECT count(*) AS n FROM public_keys`
-    return { deploy: Number(d!.n), keys: Number(k!.n) }
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const [d] = yield* sql`SELECT count(*) AS n FROM deploy_keys`
+      const [k] = yield* sql`SELECT count(*) AS n FROM public_keys`
+      return { deploy: Number(d!.n), keys: Number(k!.n) }
+    })
+  )
 
 describe("deploy keys", () => {
   it("adds a read-only key and a read-write key and answers DeployKey", async () => {
     const ro = keygen()
-    const res = await call("POST", "/repos/alice/app/keys", basic("alice"), { title: "ci", key: ro.pub, read_only: true })
+    const res = await call("POST", "/repos/alice/app/keys", basic("alice"), {
+      title: "ci",
+      key: ro.pub,
+      read_only: true
+    })
     expect(res.status).toBe(201)
     const body = await json(res)
     expectSwagger(body, "DeployKey")
@@ -52,7 +63,9 @@ describe("deploy keys", () => {
     expect(body.url).toBe(`${hearth.settings.server.ROOT_URL}api/v1/repos/alice/app/keys/${body.id}`)
     expect(body.repository.full_name).toBe("alice/app")
     expect(typeof body.key_id).toBe("number")
-    const rw = await json(await call("POST", "/repos/alice/app/keys", basic("alice"), { title: "deployer", key: keygen().pub }))
+    const rw = await json(
+      await call("POST", "/repos/alice/app/keys", basic("alice"), { title: "deployer", key: keygen().pub })
+    )
     expect(rw.read_only).toBe(false)
 
     const list = await call("GET", "/repos/alice/app/keys", basic("alice"))
@@ -60,7 +73,9 @@ describe("deploy keys", () => {
     const rows = await json(list)
     for (const row of rows) expectSwagger(row, "DeployKey")
     expect(rows.map((r: any) => r.title)).toEqual(["ci", "deployer"])
-    const byFp = await json(await call("GET", `/repos/alice/app/keys?fingerprint=${encodeURIComponent(ro.fingerprint)}`, basic("alice")))
+    const byFp = await json(
+      await call("GET", `/repos/alice/app/keys?fingerprint=${encodeURIComponent(ro.fingerprint)}`, basic("alice"))
+    )
     expect(byFp.map((r: any) => r.id)).toEqual([body.id])
     const byKeyId = await json(await call("GET", `/repos/alice/app/keys?key_id=${rw.key_id}`, basic("alice")))
     expect(byKeyId.map((r: any) => r.id)).toEqual([rw.id])
@@ -73,7 +88,9 @@ describe("deploy keys", () => {
 
   it("refuses duplicates and bad keys with 422, storing nothing", async () => {
     const k = keygen()
-    expect((await call("POST", "/repos/alice/other/keys", basic("alice"), { title: "one", key: k.pub })).status).toBe(201)
+    expect((await call("POST", "/repos/alice/other/keys", basic("alice"), { title: "one", key: k.pub })).status).toBe(
+      201
+    )
     const before = await deployRows()
     const cases: Array<[string, unknown, string]> = [
       ["/repos/alice/other/keys", { title: "two", key: k.pub }, "This key has already been added to this repository"],
@@ -90,7 +107,10 @@ describe("deploy keys", () => {
     // A user key cannot become a deploy key, nor a deploy key a user key.
     const userKey = keygen()
     expect((await call("POST", "/user/keys", basic("bob"), { title: "mine", key: userKey.pub })).status).toBe(201)
-    const asDeploy = await call("POST", "/repos/alice/other/keys", basic("alice"), { title: "stolen", key: userKey.pub })
+    const asDeploy = await call("POST", "/repos/alice/other/keys", basic("alice"), {
+      title: "stolen",
+      key: userKey.pub
+    })
     expect(asDeploy.status).toBe(422)
     expect((await json(asDeploy)).message).toBe("Key content has been used as non-deploy key")
     const asUser = await call("POST", "/user/keys", basic("bob"), { title: "taken", key: k.pub })
@@ -100,7 +120,9 @@ describe("deploy keys", () => {
   it("shares one key between repositories and keeps it until the last one removes it", async () => {
     const k = keygen()
     const a = await json(await call("POST", "/repos/alice/other/keys", basic("alice"), { title: "shared", key: k.pub }))
-    const b = await json(await call("POST", "/repos/alice/secret/keys", basic("alice"), { title: "shared", key: k.pub, read_only: true }))
+    const b = await json(
+      await call("POST", "/repos/alice/secret/keys", basic("alice"), { title: "shared", key: k.pub, read_only: true })
+    )
     expect(b.key_id).toBe(a.key_id)
     expect(b.read_only).toBe(true)
     const before = await deployRows()
@@ -115,7 +137,9 @@ describe("deploy keys", () => {
   it("frees the key when its repository is deleted", async () => {
     expect((await call("POST", "/user/repos", basic("alice"), { name: "doomed" })).status).toBe(201)
     const k = keygen()
-    expect((await call("POST", "/repos/alice/doomed/keys", basic("alice"), { title: "d", key: k.pub })).status).toBe(201)
+    expect((await call("POST", "/repos/alice/doomed/keys", basic("alice"), { title: "d", key: k.pub })).status).toBe(
+      201
+    )
     expect((await call("DELETE", "/repos/alice/doomed", basic("alice"))).status).toBe(204)
     expect((await call("POST", "/user/keys", basic("carol"), { title: "was-deploy", key: k.pub })).status).toBe(201)
   })
@@ -128,7 +152,9 @@ describe("deploy keys", () => {
     expect((await call("GET", "/repos/alice/app/keys", basic("bob"))).status).toBe(403)
     expect((await call("GET", "/repos/alice/app/keys", basic("carol"))).status).toBe(403)
     expect((await call("GET", "/repos/alice/secret/keys", basic("carol"))).status).toBe(404)
-    expect((await call("POST", "/repos/alice/secret/keys", basic("carol"), { title: "c", key: k.pub })).status).toBe(404)
+    expect((await call("POST", "/repos/alice/secret/keys", basic("carol"), { title: "c", key: k.pub })).status).toBe(
+      404
+    )
     expect((await call("GET", "/repos/alice/app/keys")).status).toBe(401)
     expect((await call("GET", "/repos/alice/nothing/keys", basic("alice"))).status).toBe(404)
     const [first] = await json(await call("GET", "/repos/alice/app/keys", basic("alice")))
@@ -146,6 +172,8 @@ describe("deploy keys", () => {
     const repo = await createToken(hearth, "alice", ["write:repository"])
     expect((await call("GET", "/repos/alice/app/keys", `token ${repo}`)).status).toBe(200)
     const reader = await createToken(hearth, "alice", ["read:repository"])
-    expect((await call("POST", "/repos/alice/app/keys", `token ${reader}`, { title: "r", key: keygen().pub })).status).toBe(403)
+    expect(
+      (await call("POST", "/repos/alice/app/keys", `token ${reader}`, { title: "r", key: keygen().pub })).status
+    ).toBe(403)
   })
 })

@@ -35,7 +35,7 @@ const gitWithInput = (gitDir: string, args: ReadonlyArray<string>, input: string
     let err = ""
     child.stdout.on("data", (d) => (out += d))
     child.stderr.on("data", (d) => (err += d))
-    child.on("close", (code) => code === 0 ? done(out.trim()) : fail(new Error(`git ${args.join(" ")}: ${err}`)))
+    child.on("close", (code) => (code === 0 ? done(out.trim()) : fail(new Error(`git ${args.join(" ")}: ${err}`))))
     child.stdin.end(input)
   })
 
@@ -43,12 +43,16 @@ const gitWithInput = (gitDir: string, args: ReadonlyArray<string>, input: string
  * A commit on top of `parent` whose tree adds `.GIT/config` (or another name) next to the parent's
  * entries: built with plumbing, as `git add` refuses such a path.
  */
-const badCommit = async (gitDir: string, parent: string, entries: ReadonlyArray<{ readonly mode: string; readonly name: string; readonly content: string }>) => {
+const badCommit = async (
+  gitDir: string,
+  parent: string,
+  entries: ReadonlyArray<{ readonly mode: string; readonly name: string; readonly content: string }>
+) => {
   const listed = await gitIn(work, ["--git-dir", gitDir, "ls-tree", `${parent}^{tree}`])
   const lines = listed === "" ? [] : listed.split("\n")
   for (const entry of entries) {
     const blob = await gitWithInput(gitDir, ["hash-object", "-w", "--stdin"], entry.content)
-    const [dir, file] = entry.name.includes("/") ? entry.name.split("/") as [string, string] : [undefined, entry.name]
+    const [dir, file] = entry.name.includes("/") ? (entry.name.split("/") as [string, string]) : [undefined, entry.name]
     if (dir === undefined) {
       lines.push(`${entry.mode} blob ${blob}\t${file}`)
     } else {
@@ -61,7 +65,13 @@ const badCommit = async (gitDir: string, parent: string, entries: ReadonlyArray<
 }
 
 const contents = (repo: string, method: string, path: string, body: unknown) =>
-  request(hearth, method, `/repos/alice/${repo}/contents${path === "" ? "" : `/${path.split("/").map(encodeURIComponent).join("/")}`}`, alice(), body)
+  request(
+    hearth,
+    method,
+    `/repos/alice/${repo}/contents${path === "" ? "" : `/${path.split("/").map(encodeURIComponent).join("/")}`}`,
+    alice(),
+    body
+  )
 
 const httpUrl = (repo: string) => {
   const url = new URL(`${hearth.base}/alice/${repo}.git`)
@@ -72,9 +82,21 @@ const httpUrl = (repo: string) => {
 const sshUrl = (repo: string) => `ssh://git@127.0.0.1:${sshPort}/alice/${repo}.git`
 const sshEnv = () => ({
   GIT_SSH_COMMAND: [
-    "ssh", "-i", sshKey, "-p", String(sshPort),
-    "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "IdentitiesOnly=yes",
-    "-o", "BatchMode=yes", "-o", "LogLevel=ERROR"
+    "ssh",
+    "-i",
+    sshKey,
+    "-p",
+    String(sshPort),
+    "-o",
+    "StrictHostKeyChecking=no",
+    "-o",
+    "UserKnownHostsFile=/dev/null",
+    "-o",
+    "IdentitiesOnly=yes",
+    "-o",
+    "BatchMode=yes",
+    "-o",
+    "LogLevel=ERROR"
   ].join(" ")
 })
 
@@ -88,7 +110,13 @@ const cloneOf = async (repo: string) => {
 beforeAll(async () => {
   sshPort = await freePort()
   hearth = await startHearth({
-    server: { START_SSH_SERVER: "true", SSH_LISTEN_HOST: "127.0.0.1", SSH_LISTEN_PORT: String(sshPort), SSH_PORT: String(sshPort), DOMAIN: "127.0.0.1" }
+    server: {
+      START_SSH_SERVER: "true",
+      SSH_LISTEN_HOST: "127.0.0.1",
+      SSH_LISTEN_PORT: String(sshPort),
+      SSH_PORT: String(sshPort),
+      DOMAIN: "127.0.0.1"
+    }
   })
   work = mkdtempSync(join(tmpdir(), "hearth-dotgit-"))
   await createUser(hearth, { username: "alice" })
@@ -114,18 +142,18 @@ afterAll(async () => {
 
 // Paths git refuses, each with the component the message must name.
 const BAD_PATHS: ReadonlyArray<readonly [path: string, named: string]> = [
-  [".GIT/config", "\".GIT\" is git's own directory"],
-  [".git/hooks/post-checkout", "\".git\" is git's own directory"],
-  ["docs/.Git/config", "\".Git\" is git's own directory"],
-  [".git./x", "\".git.\" is .git on Windows, which drops trailing dots and spaces"],
-  [".git /x", "\".git \" is .git on Windows"],
-  [".GiT../x", "\".GiT..\" is .git on Windows"],
-  ["git~1/config", "\"git~1\" is the Windows short name of .git"],
-  ["GIT~1/config", "\"GIT~1\" is the Windows short name of .git"],
-  [".git::$INDEX_ALLOCATION/config", "\".git::$INDEX_ALLOCATION\" names a stream of .git on Windows"],
-  [".g\u200cit/config", "\".g\\u200Cit\" is .git on macOS"],
-  [".git\ufeff/config", "\".git\\uFEFF\" is .git on macOS"],
-  ["a\\.git\\config", "\"a\\.git\\config\" reaches .git on Windows"]
+  [".GIT/config", '".GIT" is git\'s own directory'],
+  [".git/hooks/post-checkout", '".git" is git\'s own directory'],
+  ["docs/.Git/config", '".Git" is git\'s own directory'],
+  [".git./x", '".git." is .git on Windows, which drops trailing dots and spaces'],
+  [".git /x", '".git " is .git on Windows'],
+  [".GiT../x", '".GiT.." is .git on Windows'],
+  ["git~1/config", '"git~1" is the Windows short name of .git'],
+  ["GIT~1/config", '"GIT~1" is the Windows short name of .git'],
+  [".git::$INDEX_ALLOCATION/config", '".git::$INDEX_ALLOCATION" names a stream of .git on Windows'],
+  [".g\u200cit/config", '".g\\u200Cit" is .git on macOS'],
+  [".git\ufeff/config", '".git\\uFEFF" is .git on macOS'],
+  ["a\\.git\\config", '"a\\.git\\config" reaches .git on Windows']
 ]
 
 describe("the contents API refuses paths git refuses", () => {
@@ -162,7 +190,11 @@ describe("the contents API refuses paths git refuses", () => {
     const before = await refsOf("guarded")
     const readme = await json(await contents("guarded", "GET", "README.md", undefined))
     for (const [path, named] of BAD_PATHS) {
-      const single = await contents("guarded", "PUT", path, { content: b64("moved\n"), sha: readme.sha, from_path: "README.md" })
+      const single = await contents("guarded", "PUT", path, {
+        content: b64("moved\n"),
+        sha: readme.sha,
+        from_path: "README.md"
+      })
       expect(single.status, path).toBe(422)
       expect((await json(single)).message).toContain(named)
       const batch = await contents("guarded", "POST", "", {
@@ -190,15 +222,32 @@ describe("the contents API refuses paths git refuses", () => {
     const before = await refsOf("guarded")
     const link = await json(await contents("guarded", "GET", "link", undefined))
     expect(link.type).toBe("symlink")
-    for (const [path, name] of [[".gitmodules", "gitmodules"], ["sub/.GitModules", "gitmodules"], ["gitmod~1", "gitmodules"], [".gitattributes", "gitattributes"], [".gitignore", "gitignore"], [".mailmap", "mailmap"]] as const) {
-      const res = await contents("guarded", "PUT", path, { content: b64("README.md"), sha: link.sha, from_path: "link" })
+    for (const [path, name] of [
+      [".gitmodules", "gitmodules"],
+      ["sub/.GitModules", "gitmodules"],
+      ["gitmod~1", "gitmodules"],
+      [".gitattributes", "gitattributes"],
+      [".gitignore", "gitignore"],
+      [".mailmap", "mailmap"]
+    ] as const) {
+      const res = await contents("guarded", "PUT", path, {
+        content: b64("README.md"),
+        sha: link.sha,
+        from_path: "link"
+      })
       expect(res.status, path).toBe(422)
-      expect((await json(res)).message).toContain(`is .${name} (or a name Windows or macOS reads as it), which must not be a symbolic link: git refuses it [path: ${path}]`)
+      expect((await json(res)).message).toContain(
+        `is .${name} (or a name Windows or macOS reads as it), which must not be a symbolic link: git refuses it [path: ${path}]`
+      )
     }
     expect(await refsOf("guarded")).toBe(before)
     // A plain file may be called .gitmodules; a symlink may be renamed to an ordinary name.
     expect((await contents("guarded", "POST", ".gitmodules", { content: b64("") })).status).toBe(201)
-    const moved = await contents("guarded", "PUT", "docs/link", { content: b64("../README.md"), sha: link.sha, from_path: "link" })
+    const moved = await contents("guarded", "PUT", "docs/link", {
+      content: b64("../README.md"),
+      sha: link.sha,
+      from_path: "link"
+    })
     expect(moved.status).toBe(200)
     expect((await json(moved)).content.type).toBe("symlink")
   })
@@ -215,7 +264,11 @@ describe("the contents API refuses paths git refuses", () => {
     const deleted = await contents("repair", "DELETE", ".git/config", { sha: config.sha })
     expect(deleted.status).toBe(200)
     const hooks = await json(await contents("repair", "GET", "git~1/hooks", undefined))
-    const renamed = await contents("repair", "PUT", "hooks.sh", { content: b64("#!/bin/sh\n"), sha: hooks.sha, from_path: "git~1/hooks" })
+    const renamed = await contents("repair", "PUT", "hooks.sh", {
+      content: b64("#!/bin/sh\n"),
+      sha: hooks.sha,
+      from_path: "git~1/hooks"
+    })
     expect(renamed.status).toBe(200)
     const tree = await bare("repair", ["ls-tree", "-r", "--name-only", "refs/heads/main"])
     expect(tree.split("\n").sort()).toEqual(["README.md", "hooks.sh"])
@@ -229,7 +282,9 @@ describe("pushes are checked by git (receive.fsckObjects)", () => {
   it("refuses a pushed tree with .GIT/config over HTTP with git's message; the refs do not move", async () => {
     const local = await cloneOf("pushed")
     const head = await gitIn(local, ["rev-parse", "HEAD"])
-    const sneaked = await badCommit(join(local, ".git"), head, [{ mode: "100644", name: ".GIT/config", content: "[core]\n\tfsmonitor = touch /tmp/pwned\n" }])
+    const sneaked = await badCommit(join(local, ".git"), head, [
+      { mode: "100644", name: ".GIT/config", content: "[core]\n\tfsmonitor = touch /tmp/pwned\n" }
+    ])
     const before = await refsOf("pushed")
     const refused = await gitRun(local, ["push", "origin", `${sneaked}:refs/heads/main`])
     expect(refused.code).not.toBe(0)
@@ -267,7 +322,9 @@ describe("pushes are checked by git (receive.fsckObjects)", () => {
   it("refuses it over SSH as well", async () => {
     const local = await cloneOf("pushed")
     const head = await gitIn(local, ["rev-parse", "HEAD"])
-    const sneaked = await badCommit(join(local, ".git"), head, [{ mode: "100644", name: ".GIT/config", content: "[core]\n" }])
+    const sneaked = await badCommit(join(local, ".git"), head, [
+      { mode: "100644", name: ".GIT/config", content: "[core]\n" }
+    ])
     const before = await refsOf("pushed")
     const refused = await gitRun(local, ["push", sshUrl("pushed"), `${sneaked}:refs/heads/main`], sshEnv())
     expect(refused.code).not.toBe(0)
@@ -298,8 +355,10 @@ describe("pushes are checked by git (receive.fsckObjects)", () => {
     const blob = await gitWithInput(gitDir, ["hash-object", "-w", "--stdin"], "old\n")
     const sub = await gitWithInput(gitDir, ["mktree"], `100644 blob ${blob}\told.txt\n`)
     const raw = Buffer.concat([
-      Buffer.from("040000 legacy\0"), Buffer.from(sub, "hex"),
-      Buffer.from("100644 old.txt\0"), Buffer.from(blob, "hex")
+      Buffer.from("040000 legacy\0"),
+      Buffer.from(sub, "hex"),
+      Buffer.from("100644 old.txt\0"),
+      Buffer.from(blob, "hex")
     ])
     const tree = await gitWithInput(gitDir, ["hash-object", "-t", "tree", "--literally", "-w", "--stdin"], raw)
     const commit = await gitWithInput(

@@ -28,11 +28,13 @@ const list = async (user: string) => {
   return body as Array<{ email: string; verified: boolean; primary: boolean; user_id: number; username: string }>
 }
 const stored = () =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const rows = yield* sql`SELECT lower_email FROM email_addresses ORDER BY lower_email`
-    return rows.map((r) => r.lower_email as string)
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const rows = yield* sql`SELECT lower_email FROM email_addresses ORDER BY lower_email`
+      return rows.map((r) => r.lower_email as string)
+    })
+  )
 
 /** Runs `add` while capturing the log; answers the response and the tokens logged for each address. */
 const addCapturingTokens = async (user: string, emails: ReadonlyArray<string>) => {
@@ -55,7 +57,9 @@ const addCapturingTokens = async (user: string, emails: ReadonlyArray<string>) =
 describe("listing", () => {
   it("lists the primary address as primary and verified", async () => {
     const emails = await list("alice")
-    expect(emails).toEqual([{ email: "alice@example.com", verified: true, primary: true, user_id: expect.any(Number), username: "alice" }])
+    expect(emails).toEqual([
+      { email: "alice@example.com", verified: true, primary: true, user_id: expect.any(Number), username: "alice" }
+    ])
     expect((await call("GET", "/user/emails")).status).toBe(401)
   })
 })
@@ -98,12 +102,16 @@ describe("adding and activating", () => {
   it("refuses an expired token", async () => {
     const { res, tokens } = await addCapturingTokens("carol", ["carol.late@example.org"])
     expect(res.status).toBe(201)
-    await hearth.run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      yield* sql`UPDATE email_addresses SET activation_expires = now() - interval '1 minute'
+    await hearth.run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        yield* sql`UPDATE email_addresses SET activation_expires = now() - interval '1 minute'
         WHERE lower_email = 'carol.late@example.org'`
-    }))
-    const late = await call("POST", "/user/emails/activate", basic("carol"), { token: tokens.get("carol.late@example.org") })
+      })
+    )
+    const late = await call("POST", "/user/emails/activate", basic("carol"), {
+      token: tokens.get("carol.late@example.org")
+    })
     expect(late.status).toBe(422)
     expect((await list("carol")).find((e) => e.email === "carol.late@example.org")?.verified).toBe(false)
   })
@@ -113,11 +121,13 @@ describe("adding and activating", () => {
     expect(res.status).toBe(201)
     // While its token is valid, the address is taken.
     expect((await call("POST", "/user/emails", basic("dave"), { emails: ["squatted@example.org"] })).status).toBe(422)
-    await hearth.run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      yield* sql`UPDATE email_addresses SET activation_expires = now() - interval '1 minute'
+    await hearth.run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        yield* sql`UPDATE email_addresses SET activation_expires = now() - interval '1 minute'
         WHERE lower_email = 'squatted@example.org'`
-    }))
+      })
+    )
     const claimed = await call("POST", "/user/emails", basic("dave"), { emails: ["squatted@example.org"] })
     expect(claimed.status).toBe(201)
     expect((await list("bob")).map((e) => e.email)).not.toContain("squatted@example.org")
@@ -171,7 +181,9 @@ describe("adding and activating", () => {
     expect((await call("GET", "/user/emails", `token ${reader}`)).status).toBe(200)
     const refused = await call("POST", "/user/emails", `token ${reader}`, { emails: ["dave.x@example.org"] })
     expect(refused.status).toBe(403)
-    expect((await call("DELETE", "/user/emails", `token ${reader}`, { emails: ["dave.x@example.org"] })).status).toBe(403)
+    expect((await call("DELETE", "/user/emails", `token ${reader}`, { emails: ["dave.x@example.org"] })).status).toBe(
+      403
+    )
     expect((await call("POST", "/user/emails", undefined, { emails: ["dave.x@example.org"] })).status).toBe(401)
   })
 })
@@ -199,14 +211,20 @@ describe("deleting", () => {
     })
     expect(created.status).toBe(422)
     expect((await json(created)).message).toContain("e-mail already in use")
-    const edited = await call("PATCH", "/admin/users/carol", basic("root"), { email: "bob.second@example.org", login_name: "carol", source_id: 0 })
+    const edited = await call("PATCH", "/admin/users/carol", basic("root"), {
+      email: "bob.second@example.org",
+      login_name: "carol",
+      source_id: 0
+    })
     expect(edited.status).toBe(400) // the admin edit route answers a taken address with 400, as Forgejo
     expect((await json(edited)).message).toContain("e-mail already in use")
   })
 
   it("refuses to delete the primary address (422) or another account's address (404), deleting none of the list", async () => {
     const before = await stored()
-    const primary = await call("DELETE", "/user/emails", basic("dave"), { emails: ["dave.keep@example.org", "Dave@example.com"] })
+    const primary = await call("DELETE", "/user/emails", basic("dave"), {
+      emails: ["dave.keep@example.org", "Dave@example.com"]
+    })
     expect(primary.status).toBe(422)
     expect((await json(primary)).message).toContain("Primary e-mail address cannot be deleted")
     const foreign = await call("DELETE", "/user/emails", basic("dave"), {

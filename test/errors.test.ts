@@ -27,11 +27,13 @@ const createToken = (body: string | Blob, headers: Record<string, string> = json
   })
 
 const tokenCount = () =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const [row] = yield* sql`SELECT count(*) AS n FROM access_tokens`
-    return Number(row!.n)
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const [row] = yield* sql`SELECT count(*) AS n FROM access_tokens`
+      return Number(row!.n)
+    })
+  )
 
 /** Runs `body` and checks that no access token was written meanwhile. */
 const writesNothing = async (body: () => Promise<void>) => {
@@ -43,7 +45,7 @@ const writesNothing = async (body: () => Promise<void>) => {
 describe("request decoding failures", () => {
   it("answers malformed JSON with 422 and a message", async () => {
     await writesNothing(async () => {
-      for (const body of ["{", "{\"name\": \"x\",}", "name=x"]) {
+      for (const body of ["{", '{"name": "x",}', "name=x"]) {
         const res = await createToken(body)
         expect(res.status, body).toBe(422)
         expect(await json(res)).toEqual({ message: "request body is not valid JSON", url: errorUrl })
@@ -53,7 +55,7 @@ describe("request decoding failures", () => {
 
   it("answers a body that is not the expected object with 422 naming the expected type", async () => {
     await writesNothing(async () => {
-      for (const body of ["[]", "\"name\"", "null", "42"]) {
+      for (const body of ["[]", '"name"', "null", "42"]) {
         const res = await createToken(body)
         expect(res.status, body).toBe(422)
         expect((await json(res)).message).toBe("request body: Expected CreateAccessTokenOption")
@@ -91,7 +93,7 @@ describe("request decoding failures", () => {
       "[nested.flags.1]: Expected boolean"
     )
     expect(failure("Payload", Option, { name: "x", visibility: "secret" })).toBe(
-      "[visibility]: Expected \"public\" | \"private\""
+      '[visibility]: Expected "public" | "private"'
     )
     const digits = Schema.String.check(Schema.isPattern(/^\d+$/))
     expect(failure("Query", Schema.Struct({ page: digits }), { page: "x" })).toMatch(/^query \[page\]: Expected /)
@@ -136,7 +138,7 @@ describe("request body size", () => {
       let sent = 0
       const stream = new ReadableStream<Uint8Array>({
         pull(controller) {
-          if (sent === 0) controller.enqueue(new TextEncoder().encode("{\"name\":\"streamed\",\"scopes\":[\"all\"]"))
+          if (sent === 0) controller.enqueue(new TextEncoder().encode('{"name":"streamed","scopes":["all"]'))
           if (sent++ < 8) controller.enqueue(chunk)
           else {
             controller.enqueue(new TextEncoder().encode("}"))
@@ -172,10 +174,12 @@ describe("defects", () => {
       vi.spyOn(console, "error").mockImplementation(capture)
     ]
     const rename = (from: string, to: string) =>
-      hearth.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        yield* sql.unsafe(`ALTER TABLE ${from} RENAME TO ${to}`)
-      }))
+      hearth.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          yield* sql.unsafe(`ALTER TABLE ${from} RENAME TO ${to}`)
+        })
+      )
     // A real failure below the handler: the table it reads is gone.
     await rename("access_tokens", "access_tokens_away")
     try {
@@ -192,8 +196,9 @@ describe("defects", () => {
     expect(entry).toMatch(/ERROR/)
     expect(entry).toMatch(/access_tokens/)
     // And the server goes on answering.
-    expect((await fetch(hearth.api("/users/alice/tokens"), { headers: { authorization: basic("alice") } })).status)
-      .toBe(200)
+    expect(
+      (await fetch(hearth.api("/users/alice/tokens"), { headers: { authorization: basic("alice") } })).status
+    ).toBe(200)
   })
 })
 
@@ -202,12 +207,15 @@ describe("response headers and shapes", () => {
     const responses: Array<[string, Response]> = [
       ["200", await fetch(hearth.api("/version"))],
       ["401", await fetch(hearth.api("/user"))],
-      ["403", await fetch(hearth.api("/users/alice/tokens"), { headers: { authorization: basic("alice") } }).then(
-        async () => {
-          await createUser(hearth, { username: "mallory" })
-          return fetch(hearth.api("/users/alice/tokens"), { headers: { authorization: basic("mallory") } })
-        }
-      )],
+      [
+        "403",
+        await fetch(hearth.api("/users/alice/tokens"), { headers: { authorization: basic("alice") } }).then(
+          async () => {
+            await createUser(hearth, { username: "mallory" })
+            return fetch(hearth.api("/users/alice/tokens"), { headers: { authorization: basic("mallory") } })
+          }
+        )
+      ],
       ["404 api", await fetch(hearth.api("/no/such/route"))],
       ["404 resource", await fetch(hearth.api("/users/nobody-at-all"))],
       ["404 outside api", await fetch(`${hearth.base}/no/such/page`)],
@@ -219,7 +227,13 @@ describe("response headers and shapes", () => {
       await res.arrayBuffer()
     }
     expect(responses.map(([label, res]) => `${label}:${res.status}`)).toEqual([
-      "200:200", "401:401", "403:403", "404 api:404", "404 resource:404", "404 outside api:404", "422:422",
+      "200:200",
+      "401:401",
+      "403:403",
+      "404 api:404",
+      "404 resource:404",
+      "404 outside api:404",
+      "422:422",
       "openapi:200"
     ])
   })

@@ -22,7 +22,8 @@ beforeAll(async () => {
 })
 afterAll(() => hearth?.close())
 
-const get = (path: string, accept?: string) => fetch(`${hearth.base}${path}`, accept === undefined ? {} : { headers: { accept } })
+const get = (path: string, accept?: string) =>
+  fetch(`${hearth.base}${path}`, accept === undefined ? {} : { headers: { accept } })
 const actorUrl = (name: string) => `${hearth.base}/api/v1/activitypub/user/${name}`
 
 describe("Person actors", () => {
@@ -45,7 +46,11 @@ describe("Person actors", () => {
       endpoints: { sharedInbox: `${hearth.base}/api/v1/activitypub/inbox` }
     })
     expect(person.icon).toMatchObject({ type: "Image", mediaType: "image/png" })
-    expect(person.publicKey).toMatchObject({ id: `${actorUrl("AliceCase")}#main-key`, owner: actorUrl("AliceCase"), type: "CryptographicKey" })
+    expect(person.publicKey).toMatchObject({
+      id: `${actorUrl("AliceCase")}#main-key`,
+      owner: actorUrl("AliceCase"),
+      type: "CryptographicKey"
+    })
     expect(person.publicKey.publicKeyPem).toMatch(/^-----BEGIN PUBLIC KEY-----\n/)
     // RSA for HTTP signatures, Ed25519 for object proofs, both as Multikeys.
     const methods = person.assertionMethod as Array<{ type: string; controller: string; publicKeyMultibase: string }>
@@ -79,7 +84,15 @@ describe("Person actors", () => {
   it("404 for unknown users, private and limited ones, organizations, and a malformed id", async () => {
     await request(hearth, "POST", "/orgs", basic("bob"), { username: "someorg" })
     const { id: hiddenId } = await json(await request(hearth, "GET", "/users/hidden", basic("root")))
-    for (const path of ["user/nobody", "user/hidden", "user/limited", "user/someorg", `user-id/${hiddenId}`, "user-id/999999", "user-id/abc"]) {
+    for (const path of [
+      "user/nobody",
+      "user/hidden",
+      "user/limited",
+      "user/someorg",
+      `user-id/${hiddenId}`,
+      "user-id/999999",
+      "user-id/abc"
+    ]) {
       const res = await get(`/api/v1/activitypub/${path}`, AP)
       expect(res.status, path).toBe(404)
     }
@@ -90,14 +103,16 @@ describe("Person actors", () => {
     const second = await json(await get("/api/v1/activitypub/user/BOB", AP))
     expect(second.publicKey.publicKeyPem).toBe(first.publicKey.publicKeyPem)
     expect(second.assertionMethod).toEqual(first.assertionMethod)
-    const rows = await hearth.run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      return yield* sql`SELECT k.algorithm, k.private_jwk FROM federation_keys k JOIN users u ON k.owner = 'user:' || u.id
+    const rows = await hearth.run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        return yield* sql`SELECT k.algorithm, k.private_jwk FROM federation_keys k JOIN users u ON k.owner = 'user:' || u.id
         WHERE u.lower_name = 'bob' ORDER BY k.algorithm`
-    }))
+      })
+    )
     expect(rows.map((r) => r.algorithm)).toEqual(["ed25519", "rsa"])
     // The private halves are not stored as readable JWKs.
-    for (const row of rows) expect(String(row.private_jwk)).not.toContain("\"d\"")
+    for (const row of rows) expect(String(row.private_jwk)).not.toContain('"d"')
   })
 })
 
@@ -117,7 +132,9 @@ describe("the instance actor and NodeInfo", () => {
 
   it("/.well-known/nodeinfo points at a NodeInfo 2.1 document naming the software hearth", async () => {
     const links = await json(await get("/.well-known/nodeinfo"))
-    expect(links.links).toEqual([{ rel: "http://nodeinfo.diaspora.software/ns/schema/2.1", href: `${hearth.base}/api/v1/nodeinfo` }])
+    expect(links.links).toEqual([
+      { rel: "http://nodeinfo.diaspora.software/ns/schema/2.1", href: `${hearth.base}/api/v1/nodeinfo` }
+    ])
     const res = await get("/api/v1/nodeinfo")
     expect(res.headers.get("content-type")).toContain("application/json")
     const info = await json(res)
@@ -151,9 +168,16 @@ describe("WebFinger", () => {
       aliases: [`${hearth.base}/AliceCase`, actorUrl("AliceCase"), "mailto:alicecase@example.com"],
       links: [
         { rel: "http://webfinger.net/rel/profile-page", type: "text/html", href: `${hearth.base}/AliceCase` },
-        { rel: "http://webfinger.net/rel/avatar", type: "image/png", href: `${hearth.base}/assets/img/avatar_default.png` },
+        {
+          rel: "http://webfinger.net/rel/avatar",
+          type: "image/png",
+          href: `${hearth.base}/assets/img/avatar_default.png`
+        },
         { rel: "self", type: AP, href: actorUrl("AliceCase") },
-        { rel: "http://ostatus.org/schema/1.0/subscribe", template: `${hearth.base}/api/v1/authorize_interaction?uri={uri}` }
+        {
+          rel: "http://ostatus.org/schema/1.0/subscribe",
+          template: `${hearth.base}/api/v1/authorize_interaction?uri={uri}`
+        }
       ]
     })
   })
@@ -166,7 +190,15 @@ describe("WebFinger", () => {
   })
 
   it("offers mailto: only for public e-mails", async () => {
-    expect((await request(hearth, "PATCH", "/admin/users/bob", basic("root"), { login_name: "bob", source_id: 0, hide_email: true })).status).toBe(200)
+    expect(
+      (
+        await request(hearth, "PATCH", "/admin/users/bob", basic("root"), {
+          login_name: "bob",
+          source_id: 0,
+          hide_email: true
+        })
+      ).status
+    ).toBe(200)
     expect((await webfinger("mailto:bob@example.com")).status).toBe(404)
     const jrd = await json(await webfinger(`acct:bob@${host}`))
     expect(jrd.aliases.some((a: string) => a.startsWith("mailto:"))).toBe(false)
@@ -191,10 +223,16 @@ describe("WebFinger", () => {
 
   it("names a public repository's ForgeFed actor by its page URL; private repositories are not found", async () => {
     expect((await request(hearth, "POST", "/user/repos", basic("AliceCase"), { name: "tools" })).status).toBe(201)
-    expect((await request(hearth, "POST", "/user/repos", basic("AliceCase"), { name: "secret", private: true })).status).toBe(201)
+    expect(
+      (await request(hearth, "POST", "/user/repos", basic("AliceCase"), { name: "secret", private: true })).status
+    ).toBe(201)
     const { id } = await json(await request(hearth, "GET", "/repos/AliceCase/tools"))
     const jrd = await json(await webfinger(`${hearth.base}/AliceCase/tools`))
-    expect(jrd.links).toContainEqual({ rel: "self", type: AP, href: `${hearth.base}/api/v1/activitypub/repository-id/${id}` })
+    expect(jrd.links).toContainEqual({
+      rel: "self",
+      type: AP,
+      href: `${hearth.base}/api/v1/activitypub/repository-id/${id}`
+    })
     expect((await webfinger(`${hearth.base}/AliceCase/secret`)).status).toBe(404)
   })
 })
@@ -232,7 +270,13 @@ describe("collections", () => {
     await request(hearth, "POST", "/user/repos", basic("busy"), { name: "private-one", private: true })
     const outbox = `${actorUrl("busy")}/outbox`
     const summary = await json(await get("/api/v1/activitypub/user/busy/outbox"))
-    expect(summary).toMatchObject({ id: outbox, type: "OrderedCollection", totalItems: 23, first: `${outbox}?page=1`, last: `${outbox}?page=2` })
+    expect(summary).toMatchObject({
+      id: outbox,
+      type: "OrderedCollection",
+      totalItems: 23,
+      first: `${outbox}?page=1`,
+      last: `${outbox}?page=2`
+    })
     const first = await json(await get("/api/v1/activitypub/user/busy/outbox?page=1"))
     expect(first).toMatchObject({ type: "OrderedCollectionPage", partOf: outbox, next: `${outbox}?page=2` })
     expect(first.orderedItems).toHaveLength(20)
@@ -252,7 +296,11 @@ describe("collections", () => {
   it("followers, following and liked are OrderedCollections (empty for a new user)", async () => {
     for (const kind of ["followers", "following", "liked"]) {
       const collection = await json(await get(`/api/v1/activitypub/user/AliceCase/${kind}`))
-      expect(collection, kind).toMatchObject({ id: `${actorUrl("AliceCase")}/${kind}`, type: "OrderedCollection", totalItems: 0 })
+      expect(collection, kind).toMatchObject({
+        id: `${actorUrl("AliceCase")}/${kind}`,
+        type: "OrderedCollection",
+        totalItems: 0
+      })
     }
     expect((await get("/api/v1/activitypub/user/hidden/followers")).status).toBe(404)
   })
@@ -263,7 +311,12 @@ describe("[federation] ENABLED = false", () => {
     const off = await startHearth({ federation: { ENABLED: "false" } })
     try {
       await createUser(off, { username: "carol" })
-      for (const path of ["/api/v1/activitypub/user/carol", "/.well-known/webfinger?resource=acct:carol@x", "/.well-known/nodeinfo", "/api/v1/nodeinfo"]) {
+      for (const path of [
+        "/api/v1/activitypub/user/carol",
+        "/.well-known/webfinger?resource=acct:carol@x",
+        "/.well-known/nodeinfo",
+        "/api/v1/nodeinfo"
+      ]) {
         expect((await fetch(`${off.base}${path}`)).status, path).toBe(404)
       }
       const res = await fetch(`${off.base}/api/v1/activitypub/user/carol/inbox`, { method: "POST", body: "{}" })

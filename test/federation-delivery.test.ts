@@ -8,12 +8,13 @@
 // follows and stars there (403) and deliveries there, redirects included; an account that is not
 // public cannot act remotely; with federation off, remote follows and stars answer 422 and the
 // federation routes 404.
-import * as V from "@fedify/fedify/vocab"
-import { Effect, Exit, Option, Scope } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
+
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as V from "@fedify/fedify/vocab"
+import { Effect, Exit, Option, Scope } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { FederationRepo } from "../federation/Repo.ts"
 import { UsersRepo } from "../src/users/Repo.ts"
@@ -49,7 +50,7 @@ interface Job {
 const deliveries = async (): Promise<Array<Job>> => {
   const res = await request(hearth, "GET", "/admin/jobs?limit=50", basic("Alice"))
   expect(res.status).toBe(200)
-  return (await json(res) as Array<Job>).filter((job) => job.kind === "federation-outbox").reverse()
+  return ((await json(res)) as Array<Job>).filter((job) => job.kind === "federation-outbox").reverse()
 }
 
 const starPath = (name: string) => `/user/starred/${peer.handle()}/${name}`
@@ -57,26 +58,33 @@ const star = async (name: string) => {
   const res = await request(hearth, "PUT", starPath(name), basic("Alice"))
   expect(res.status, await res.clone().text()).toBe(204)
 }
-const unstar = async (name: string) => expect((await request(hearth, "DELETE", starPath(name), basic("Alice"))).status).toBe(204)
+const unstar = async (name: string) =>
+  expect((await request(hearth, "DELETE", starPath(name), basic("Alice"))).status).toBe(204)
 
 /** What the peer's inbox got about one of its repositories: "Like" or "Undo", with the answer. */
 const about = (name: string) => (post: Received) =>
   post.body?.object === peer.repository(name) || post.body?.object?.object === peer.repository(name)
 const postsAbout = (name: string) => peer.posts.filter(about(name)).map((post) => `${post.type} ${post.status}`)
 const verifiedAbout = (name: string) =>
-  peer.verified.filter((a) => a.json?.object === peer.repository(name) || a.json?.object?.object === peer.repository(name)).map((a) => a.type)
+  peer.verified
+    .filter((a) => a.json?.object === peer.repository(name) || a.json?.object?.object === peer.repository(name))
+    .map((a) => a.type)
 
 /** The jobs enqueued after `before` of them, once `done` holds for them. */
 const jobsAfter = (before: number, count: number, done: (jobs: Array<Job>) => boolean, what: string) =>
-  eventually(async () => {
-    const jobs = (await deliveries()).slice(before)
-    return jobs.length === count && done(jobs) ? jobs : undefined
-  }, 30_000, what)
+  eventually(
+    async () => {
+      const jobs = (await deliveries()).slice(before)
+      return jobs.length === count && done(jobs) ? jobs : undefined
+    },
+    30_000,
+    what
+  )
 
 describe("a failing inbox", () => {
   it("an inbox that refuses RFC 9421 (401) gets the same delivery signed draft-cavage, in the same attempt", async () => {
     const before = (await deliveries()).length
-    peer.inbox = (post) => post.spec === "rfc9421" ? { kind: "status", status: 401 } : { kind: "normal" }
+    peer.inbox = (post) => (post.spec === "rfc9421" ? { kind: "status", status: 401 } : { kind: "normal" })
     try {
       await star("knock")
       const [job] = await jobsAfter(before, 1, ([j]) => j!.state === "succeeded", "the Like to be delivered")
@@ -95,7 +103,12 @@ describe("a failing inbox", () => {
     const before = (await deliveries()).length
     peer.inbox = { kind: "status", status: 500 }
     await star("failing")
-    const [like] = await jobsAfter(before, 1, ([j]) => j!.state === "retrying" && j!.attempts >= 1, "the Like to be retrying")
+    const [like] = await jobsAfter(
+      before,
+      1,
+      ([j]) => j!.state === "retrying" && j!.attempts >= 1,
+      "the Like to be retrying"
+    )
     expect(like!.last_error).toMatch(/500/)
 
     await unstar("failing")
@@ -105,7 +118,12 @@ describe("a failing inbox", () => {
     expect(postsAbout("failing").every((post) => post === "Like 500")).toBe(true)
 
     peer.inbox = { kind: "normal" }
-    const done = await jobsAfter(before, 2, (jobs) => jobs.every((j) => j.state === "succeeded"), "both to be delivered")
+    const done = await jobsAfter(
+      before,
+      2,
+      (jobs) => jobs.every((j) => j.state === "succeeded"),
+      "both to be delivered"
+    )
     expect(done[0]!.attempts).toBeGreaterThanOrEqual(2)
     expect(done[1]!.attempts).toBe(1)
     expect(verifiedAbout("failing")).toEqual(["Like", "Undo"])
@@ -115,7 +133,7 @@ describe("a failing inbox", () => {
   it("a 503 with Retry-After keeps the Like's place: its Undo does not overtake it, and the attempt counts", async () => {
     const before = (await deliveries()).length
     let release!: () => void
-    const held = new Promise<void>((resolve) => release = resolve)
+    const held = new Promise<void>((resolve) => (release = resolve))
     // The Like's first attempt is answered 503 (both of Fedify's knocks, one signature format each),
     // and only once its Undo is queued behind it.
     let busy = 2
@@ -127,12 +145,21 @@ describe("a failing inbox", () => {
       return { kind: "normal" }
     }
     await star("busy")
-    await eventually(async () => peer.posts.some(about("busy")) ? true : undefined, 15_000, "the Like to reach the peer")
+    await eventually(
+      async () => (peer.posts.some(about("busy")) ? true : undefined),
+      15_000,
+      "the Like to reach the peer"
+    )
     await unstar("busy")
     await jobsAfter(before, 2, () => true, "the Undo to be queued")
     release()
 
-    const done = await jobsAfter(before, 2, (jobs) => jobs.every((j) => j.state === "succeeded"), "both to be delivered")
+    const done = await jobsAfter(
+      before,
+      2,
+      (jobs) => jobs.every((j) => j.state === "succeeded"),
+      "both to be delivered"
+    )
     expect(verifiedAbout("busy")).toEqual(["Like", "Undo"])
     expect(postsAbout("busy")).toEqual(["Like 503", "Like 503", "Like 202", "Undo 202"])
     expect(done.map((j) => j.attempts)).toEqual([2, 1])
@@ -141,10 +168,15 @@ describe("a failing inbox", () => {
 
   it(`after DELIVERY_ATTEMPTS the job is failed, and the deliveries behind it go on`, async () => {
     const before = (await deliveries()).length
-    peer.inbox = (post) => about("doomed")(post) ? { kind: "status", status: 500 } : { kind: "normal" }
+    peer.inbox = (post) => (about("doomed")(post) ? { kind: "status", status: 500 } : { kind: "normal" })
     await star("doomed")
     await star("after-doomed")
-    const jobs = await jobsAfter(before, 2, ([a, b]) => a!.state === "failed" && b!.state === "succeeded", "the first to fail, the second to go")
+    const jobs = await jobsAfter(
+      before,
+      2,
+      ([a, b]) => a!.state === "failed" && b!.state === "succeeded",
+      "the first to fail, the second to go"
+    )
     expect(jobs[0]).toMatchObject({ state: "failed", attempts: 4 })
     expect(jobs[0]!.last_error).toMatch(/500/)
     // Four attempts of two knocks each.
@@ -173,10 +205,18 @@ describe("a failing inbox", () => {
       const before = (await deliveries()).length
       peer.inbox = { kind: "hang" }
       await star("slow")
-      await eventually(async () => peer.posts.some(about("slow")) ? true : undefined, 15_000, "the Like to reach the peer")
+      await eventually(
+        async () => (peer.posts.some(about("slow")) ? true : undefined),
+        15_000,
+        "the Like to reach the peer"
+      )
       // Another server is not kept waiting by this one.
       expect((await request(hearth, "PUT", `/user/starred/${other.handle()}/code`, basic("Alice"))).status).toBe(204)
-      await eventually(async () => other.verified.some((a) => a.type === "Like") ? true : undefined, 15_000, "the other server's Like")
+      await eventually(
+        async () => (other.verified.some((a) => a.type === "Like") ? true : undefined),
+        15_000,
+        "the other server's Like"
+      )
       expect(peer.posts.filter(about("slow")).map((post) => post.status)).toEqual([0])
 
       const [job] = await jobsAfter(before, 2, ([j]) => j!.state === "retrying", "the hanging attempt to end")
@@ -218,18 +258,27 @@ describe("a delivery pending when the process is SIGKILLed", () => {
   let waiting: Peer
   let hanging: Peer
   const base = () => `http://127.0.0.1:${port}`
-  const api = (method: string, path: string) => fetch(`${base()}/api/v1${path}`, { method, headers: { authorization: basic("alice") } })
+  const api = (method: string, path: string) =>
+    fetch(`${base()}/api/v1${path}`, { method, headers: { authorization: basic("alice") } })
 
   const start = async () => {
     server = spawnHearth(env, ["serve"], port)
     for (let i = 0; i < 600; i++) {
-      if (await fetch(`${base()}/api/v1/version`).then((r) => r.ok, () => false)) return
+      if (
+        await fetch(`${base()}/api/v1/version`).then(
+          (r) => r.ok,
+          () => false
+        )
+      )
+        return
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
     throw new Error(`hearth did not start: ${server.output().stderr}`)
   }
   const jobs = async (): Promise<Array<Job>> =>
-    ((await (await api("GET", "/admin/jobs?limit=50")).json()) as Array<Job>).filter((job) => job.kind === "federation-outbox").reverse()
+    ((await (await api("GET", "/admin/jobs?limit=50")).json()) as Array<Job>)
+      .filter((job) => job.kind === "federation-outbox")
+      .reverse()
 
   beforeAll(async () => {
     port = await freePort()
@@ -248,8 +297,22 @@ describe("a delivery pending when the process is SIGKILLed", () => {
       const url = await Effect.runPromise(Scope.provide(freshPostgresDatabase(pg), scope))
       env = { ...env, HEARTH__database__DB_TYPE: "postgres", HEARTH__database__DATABASE_URL: url }
     }
-    ;[waiting, hanging] = await Promise.all([startPeer({ repositories: ["waiting"] }), startPeer({ repositories: ["hanging"] })])
-    const create = spawnHearth(env, ["admin", "user", "create", "--username", "alice", "--email", "alice@example.com", "--password", "password123", "--admin"])
+    ;[waiting, hanging] = await Promise.all([
+      startPeer({ repositories: ["waiting"] }),
+      startPeer({ repositories: ["hanging"] })
+    ])
+    const create = spawnHearth(env, [
+      "admin",
+      "user",
+      "create",
+      "--username",
+      "alice",
+      "--email",
+      "alice@example.com",
+      "--password",
+      "password123",
+      "--admin"
+    ])
     expect((await within(create.exited, 60_000, "admin user create")).code).toBe(0)
     await start()
   }, 120_000)
@@ -265,9 +328,17 @@ describe("a delivery pending when the process is SIGKILLed", () => {
     waiting.inbox = { kind: "status", status: 500 }
     hanging.inbox = { kind: "hang" }
     expect((await api("PUT", `/user/starred/${waiting.handle()}/waiting`)).status).toBe(204)
-    await eventually(async () => (await jobs())[0]?.state === "retrying" ? true : undefined, 30_000, "the first Like to be retrying")
+    await eventually(
+      async () => ((await jobs())[0]?.state === "retrying" ? true : undefined),
+      30_000,
+      "the first Like to be retrying"
+    )
     expect((await api("PUT", `/user/starred/${hanging.handle()}/hanging`)).status).toBe(204)
-    await eventually(async () => hanging.posts.some((post) => post.type === "Like") ? true : undefined, 30_000, "the second Like in flight")
+    await eventually(
+      async () => (hanging.posts.some((post) => post.type === "Like") ? true : undefined),
+      30_000,
+      "the second Like in flight"
+    )
 
     const running = server!
     running.child.kill("SIGKILL")
@@ -279,18 +350,31 @@ describe("a delivery pending when the process is SIGKILLed", () => {
     // The in-flight one's lease (30 s) has to run out first: another node might still be sending it.
     // The waiting one comes at its next retry, whose delay doubled with each failure before the kill
     // (more of them on a busy machine, where the second Like takes longer to be in flight).
-    await eventually(async () => waiting.verified.some((a) => a.type === "Like") ? true : undefined, 150_000, "the waiting Like after the restart")
-      .catch(async (error: Error) => {
-        // What to look at when it does not come: the jobs, what the peer saw, what the server said.
-        const seen = waiting.posts.map((post) => `${post.type} ${post.status}`).join(", ")
-        const said = server?.output().stderr.slice(-2000) ?? ""
-        throw new Error(`${error.message}; jobs: ${JSON.stringify(await jobs().catch(() => "?"))}; waiting peer got: ${seen}; server stderr: ${said}`)
-      })
-    await eventually(async () => hanging.verified.some((a) => a.type === "Like") ? true : undefined, 90_000, "the in-flight Like after the restart")
-    const done = await eventually(async () => {
-      const list = await jobs()
-      return list.length === 2 && list.every((job) => job.state === "succeeded") ? list : undefined
-    }, 30_000, "both jobs to succeed")
+    await eventually(
+      async () => (waiting.verified.some((a) => a.type === "Like") ? true : undefined),
+      150_000,
+      "the waiting Like after the restart"
+    ).catch(async (error: Error) => {
+      // What to look at when it does not come: the jobs, what the peer saw, what the server said.
+      const seen = waiting.posts.map((post) => `${post.type} ${post.status}`).join(", ")
+      const said = server?.output().stderr.slice(-2000) ?? ""
+      throw new Error(
+        `${error.message}; jobs: ${JSON.stringify(await jobs().catch(() => "?"))}; waiting peer got: ${seen}; server stderr: ${said}`
+      )
+    })
+    await eventually(
+      async () => (hanging.verified.some((a) => a.type === "Like") ? true : undefined),
+      90_000,
+      "the in-flight Like after the restart"
+    )
+    const done = await eventually(
+      async () => {
+        const list = await jobs()
+        return list.length === 2 && list.every((job) => job.state === "succeeded") ? list : undefined
+      },
+      30_000,
+      "both jobs to succeed"
+    )
     expect(done.every((job) => job.attempts >= 2)).toBe(true)
     // Each was delivered once: no copy was sent by a run that no longer exists.
     expect(waiting.posts.filter((post) => post.type === "Like" && post.status === 202)).toHaveLength(1)
@@ -324,35 +408,42 @@ describe("the host policy", () => {
   })
 
   const jobsOf = async (instance: Hearth): Promise<Array<Job>> =>
-    (await json(await request(instance, "GET", "/admin/jobs?limit=50", basic("Alice")))).filter((job: Job) => job.kind === "federation-outbox").reverse()
+    (await json(await request(instance, "GET", "/admin/jobs?limit=50", basic("Alice"))))
+      .filter((job: Job) => job.kind === "federation-outbox")
+      .reverse()
   const tables = (instance: Hearth) =>
-    instance.run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      const count = (table: string) => Effect.map(sql`SELECT count(*) AS n FROM ${sql(table)}`, (rows) => Number(rows[0]!.n))
-      return {
-        actors: yield* count("federation_actors"),
-        following: yield* count("federation_following"),
-        stars: yield* count("federation_remote_stars"),
-        queued: yield* count("federation_queue")
-      }
-    }))
+    instance.run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        const count = (table: string) =>
+          Effect.map(sql`SELECT count(*) AS n FROM ${sql(table)}`, (rows) => Number(rows[0]!.n))
+        return {
+          actors: yield* count("federation_actors"),
+          following: yield* count("federation_following"),
+          stars: yield* count("federation_remote_stars"),
+          queued: yield* count("federation_queue")
+        }
+      })
+    )
   /** A follower recorded before the policy changed (as after a restart with new settings). */
   const recordFollower = (instance: Hearth, inbox: string, uri: string) =>
-    instance.run(Effect.gen(function*() {
-      const repo = yield* FederationRepo
-      const alice = yield* UsersRepo.use((users) => users.findByName("Alice"))
-      const actor = yield* repo.upsertActor({
-        uri,
-        host: new URL(uri).host,
-        type: "Person",
-        preferredUsername: "someone",
-        name: "",
-        inbox,
-        sharedInbox: "",
-        url: ""
+    instance.run(
+      Effect.gen(function* () {
+        const repo = yield* FederationRepo
+        const alice = yield* UsersRepo.use((users) => users.findByName("Alice"))
+        const actor = yield* repo.upsertActor({
+          uri,
+          host: new URL(uri).host,
+          type: "Person",
+          preferredUsername: "someone",
+          name: "",
+          inbox,
+          sharedInbox: "",
+          url: ""
+        })
+        yield* repo.addFollower(Option.getOrThrow(alice).id, actor.id, `${uri}#follow-1`)
       })
-      yield* repo.addFollower(Option.getOrThrow(alice).id, actor.id, `${uri}#follow-1`)
-    }))
+    )
 
   it("BLOCKED_HOSTS: following or starring there is refused (403) and nothing is recorded or fetched", async () => {
     const before = await tables(blocking)
@@ -373,8 +464,12 @@ describe("the host policy", () => {
       const before = await tables(blocking)
       const follow = await request(blocking, "PUT", `/user/following/${misdirected.handle()}`, basic("Alice"))
       expect(follow.status).toBe(403)
-      expect((await json(follow)).message).toMatch(/cannot be delivered to: This server does not federate with that host/)
-      expect((await request(blocking, "PUT", `/user/starred/${misdirected.handle()}/code`, basic("Alice"))).status).toBe(403)
+      expect((await json(follow)).message).toMatch(
+        /cannot be delivered to: This server does not federate with that host/
+      )
+      expect(
+        (await request(blocking, "PUT", `/user/starred/${misdirected.handle()}/code`, basic("Alice"))).status
+      ).toBe(403)
       // (The actor itself is known now: that is a cache, not a follow.)
       const after = await tables(blocking)
       expect([after.following, after.stars]).toEqual([before.following, before.stars])
@@ -388,24 +483,38 @@ describe("the host policy", () => {
   it("BLOCKED_HOSTS: a follower there gets no deliveries, nor does a redirect lead there", async () => {
     await recordFollower(blocking, `${far.base}/inbox`, far.actor())
     const alice = `${blocking.base}/api/v1/activitypub/user/Alice`
-    await near.send(new V.Follow({ id: near.newId("follow"), actor: new URL(near.actor()), object: new URL(alice) }), { id: alice, inbox: `${alice}/inbox` })
+    await near.send(new V.Follow({ id: near.newId("follow"), actor: new URL(near.actor()), object: new URL(alice) }), {
+      id: alice,
+      inbox: `${alice}/inbox`
+    })
     const before = (await jobsOf(blocking)).length
 
     expect((await request(blocking, "POST", "/user/repos", basic("Alice"), { name: "first" })).status).toBe(201)
-    await eventually(async () => near.verified.some((a) => a.type === "Create") ? true : undefined, 15_000, "the Create at the allowed follower")
+    await eventually(
+      async () => (near.verified.some((a) => a.type === "Create") ? true : undefined),
+      15_000,
+      "the Create at the allowed follower"
+    )
     // One delivery was made, to the allowed follower: none was even queued for the blocked one.
     const jobs = await jobsOf(blocking)
     expect(jobs.slice(before).filter((job) => job.state === "succeeded")).toHaveLength(jobs.length - before)
     expect(far.posts).toHaveLength(0)
 
     // The allowed follower's inbox now redirects to the blocked host: the delivery fails at once.
-    near.inbox = (post) => post.type === "Create" ? { kind: "status", status: 307, headers: { location: `${far.base}/inbox` } } : { kind: "normal" }
+    near.inbox = (post) =>
+      post.type === "Create"
+        ? { kind: "status", status: 307, headers: { location: `${far.base}/inbox` } }
+        : { kind: "normal" }
     const count = (await jobsOf(blocking)).length
     expect((await request(blocking, "POST", "/user/repos", basic("Alice"), { name: "second" })).status).toBe(201)
-    const [job] = await eventually(async () => {
-      const list = (await jobsOf(blocking)).slice(count)
-      return list.length === 1 && list[0]!.state !== "queued" && list[0]!.state !== "running" ? list : undefined
-    }, 15_000, "the redirected delivery to end")
+    const [job] = await eventually(
+      async () => {
+        const list = (await jobsOf(blocking)).slice(count)
+        return list.length === 1 && list[0]!.state !== "queued" && list[0]!.state !== "running" ? list : undefined
+      },
+      15_000,
+      "the redirected delivery to end"
+    )
     expect(job).toMatchObject({ state: "failed", attempts: 1 })
     expect(job!.last_error).toMatch(/does not federate with that host/)
     expect(far.posts).toHaveLength(0)
@@ -421,7 +530,11 @@ describe("the host policy", () => {
     expect(await tables(allowing)).toEqual(before)
 
     expect((await request(allowing, "PUT", `/user/following/${far.handle()}`, basic("Alice"))).status).toBe(204)
-    await eventually(async () => far.verified.some((a) => a.type === "Follow") ? true : undefined, 15_000, "the Follow at the allowed host")
+    await eventually(
+      async () => (far.verified.some((a) => a.type === "Follow") ? true : undefined),
+      15_000,
+      "the Follow at the allowed host"
+    )
   })
 
   it("ALLOW_LOCALNETWORKS off: an actor whose declared inbox is a local address gets no delivery", async () => {
@@ -431,7 +544,11 @@ describe("the host policy", () => {
     expect((await request(remoteOnly, "POST", "/user/repos", basic("Alice"), { name: "public" })).status).toBe(201)
     // The note was published (in the outbox), and not sent anywhere.
     const outbox = `${remoteOnly.base}/api/v1/activitypub/user/Alice/outbox`
-    await eventually(async () => (await json(await fetch(outbox))).totalItems === 1 ? true : undefined, 15_000, "the outbox to hold the note")
+    await eventually(
+      async () => ((await json(await fetch(outbox))).totalItems === 1 ? true : undefined),
+      15_000,
+      "the outbox to hold the note"
+    )
     await new Promise((resolve) => setTimeout(resolve, 1000))
     expect(await jobsOf(remoteOnly)).toEqual([])
     expect((await tables(remoteOnly)).queued).toBe(0)
@@ -457,7 +574,10 @@ describe("federation off", () => {
   let off: Hearth
   let peerOff: Peer
   beforeAll(async () => {
-    ;[off, peerOff] = await Promise.all([startFederated({ federation: { ENABLED: "false" } }), startPeer({ repositories: ["code"] })])
+    ;[off, peerOff] = await Promise.all([
+      startFederated({ federation: { ENABLED: "false" } }),
+      startPeer({ repositories: ["code"] })
+    ])
     await createUser(off, { username: "Alice" })
   })
   afterAll(async () => {
@@ -497,7 +617,9 @@ describe("federation off", () => {
       const res = await fetch(url, {
         method,
         headers: { accept: "application/activity+json", "content-type": "application/activity+json" },
-        ...(method === "POST" ? { body: JSON.stringify({ type: "Follow", actor: peerOff.actor(), object: alice }) } : {})
+        ...(method === "POST"
+          ? { body: JSON.stringify({ type: "Follow", actor: peerOff.actor(), object: alice }) }
+          : {})
       })
       expect(res.status, `${method} ${url}`).toBe(404)
     }

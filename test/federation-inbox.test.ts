@@ -4,7 +4,16 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Federation } from "../federation/Service.ts"
-import { type Activity, AS, postRaw, type RemoteActor, type RemoteServer, send, startRemote, verifyReceived } from "./support/activitypub.ts"
+import {
+  type Activity,
+  AS,
+  postRaw,
+  type RemoteActor,
+  type RemoteServer,
+  send,
+  startRemote,
+  verifyReceived
+} from "./support/activitypub.ts"
 import { eventually, startFederated } from "./support/federation.ts"
 import { basic, createUser, type Hearth, json, request } from "./support/hearth.ts"
 
@@ -34,7 +43,14 @@ beforeAll(async () => {
   await createUser(hearth, { username: "Hidden", visibility: "private" })
 }, 120_000)
 afterAll(async () => {
-  await Promise.all([hearth?.close(), strict?.close(), lax?.close(), remote?.close(), elsewhere?.close(), blocked?.close()])
+  await Promise.all([
+    hearth?.close(),
+    strict?.close(),
+    lax?.close(),
+    remote?.close(),
+    elsewhere?.close(),
+    blocked?.close()
+  ])
 })
 
 let unique = 0
@@ -115,7 +131,7 @@ describe("malformed activities", () => {
     const bodies: Array<unknown> = [
       "{not json",
       "[1, 2]",
-      "\"Like\"",
+      '"Like"',
       "null",
       noType,
       noActor,
@@ -143,17 +159,23 @@ describe("malformed activities", () => {
   it("403 for an actor on a host a names-only ALLOWED_HOSTS does not list; 202 for one it lists", async () => {
     const repo = await newRepo(lax)
     const outcast = await someone(blocked)
-    expect((await outcast.post(inbox.repository(lax, repo.id), like(outcast, lax, repo), { spec: "none" })).status).toBe(403)
+    expect(
+      (await outcast.post(inbox.repository(lax, repo.id), like(outcast, lax, repo), { spec: "none" })).status
+    ).toBe(403)
     expect(await repo.stars()).toBe(0)
     const friend = await someone()
-    expect((await friend.post(inbox.repository(lax, repo.id), like(friend, lax, repo), { spec: "none" })).status).toBe(202)
+    expect((await friend.post(inbox.repository(lax, repo.id), like(friend, lax, repo), { spec: "none" })).status).toBe(
+      202
+    )
     expect(await repo.stars()).toBe(1)
   })
 })
 
 describe("signatures", () => {
   /** Posts a Like of a new repository per attempt; the answer and whether it starred. */
-  const attempt = async (sign: (actor: RemoteActor, url: string, activity: Activity) => Promise<{ status: number }>) => {
+  const attempt = async (
+    sign: (actor: RemoteActor, url: string, activity: Activity) => Promise<{ status: number }>
+  ) => {
     const repo = await newRepo(hearth)
     const actor = await someone()
     const answer = await sign(actor, inbox.repository(hearth, repo.id), like(actor, hearth, repo))
@@ -167,7 +189,9 @@ describe("signatures", () => {
     expect(await attempt((a, url, act) => a.post(url, act, { spec: "rfc9421" }))).toEqual(TAKEN)
     expect(await attempt((a, url, act) => a.post(url, act, { spec: "draft-cavage-http-signatures-12" }))).toEqual(TAKEN)
     expect(await attempt((a, url, act) => a.post(url, act, { spec: "rfc9421", at: halfHourAgo }))).toEqual(TAKEN)
-    expect(await attempt((a, url, act) => a.post(url, act, { spec: "draft-cavage-http-signatures-12", at: halfHourAgo }))).toEqual(TAKEN)
+    expect(
+      await attempt((a, url, act) => a.post(url, act, { spec: "draft-cavage-http-signatures-12", at: halfHourAgo }))
+    ).toEqual(TAKEN)
   })
 
   it("401 without a signature", async () => {
@@ -179,40 +203,65 @@ describe("signatures", () => {
     expect(await attempt((a, url, act) => a.post(url, act, { ...rfc, drop: ["content-digest"] }))).toEqual(refused(401))
     // A body the signature does not cover could be anything: here a Like where a Note was signed.
     const noDigest = ["@method", "@target-uri", "@authority", "host", "date"]
-    expect(await attempt(async (a, url, act) => {
-      const signed = await a.sign(url, { ...act, type: "Note" }, { ...rfc, components: noDigest })
-      signed.body = JSON.stringify(act)
-      return send(signed)
-    })).toEqual(refused(401))
-    expect(await attempt((a, url, act) => a.post(url, act, { ...rfc, components: ["@target-uri", "date", "content-digest"] })))
-      .toEqual(refused(401))
-    expect(await attempt((a, url, act) => a.post(url, act, { ...rfc, components: ["@method", "@authority", "date", "content-digest"] })))
-      .toEqual(refused(401))
+    expect(
+      await attempt(async (a, url, act) => {
+        const signed = await a.sign(url, { ...act, type: "Note" }, { ...rfc, components: noDigest })
+        signed.body = JSON.stringify(act)
+        return send(signed)
+      })
+    ).toEqual(refused(401))
+    expect(
+      await attempt((a, url, act) =>
+        a.post(url, act, { ...rfc, components: ["@target-uri", "date", "content-digest"] })
+      )
+    ).toEqual(refused(401))
+    expect(
+      await attempt((a, url, act) =>
+        a.post(url, act, { ...rfc, components: ["@method", "@authority", "date", "content-digest"] })
+      )
+    ).toEqual(refused(401))
     // The date is signed as the `created` parameter (which the hour is checked on), or the Date header.
     const noDate = ["@method", "@target-uri", "content-digest"]
-    expect(await attempt((a, url, act) => a.post(url, act, { ...rfc, components: noDate, created: false }))).toEqual(refused(401))
+    expect(await attempt((a, url, act) => a.post(url, act, { ...rfc, components: noDate, created: false }))).toEqual(
+      refused(401)
+    )
     expect(await attempt((a, url, act) => a.post(url, act, { ...rfc, components: noDate }))).toEqual(TAKEN)
   })
 
   it("RFC 9421: every signature of the request must follow the rules, not only the first", async () => {
     // sig1 covers everything but does not verify; sig2 verifies but leaves out the body (a Note
     // signed, a Like sent).
-    expect(await attempt(async (a, url, act) => {
-      const decoy = { ...act, type: "Note" }
-      const full = await a.sign(url, act, { spec: "rfc9421", label: "sig1", keys: (await someone()).keys })
-      const partial = await a.sign(url, decoy, { spec: "rfc9421", label: "sig2", components: ["@method", "@target-uri", "date"] })
-      const headers = new Headers(full.headers)
-      headers.set("signature-input", `${full.headers.get("signature-input")}, ${partial.headers.get("signature-input")}`)
-      headers.set("signature", `${full.headers.get("signature")}, ${partial.headers.get("signature")}`)
-      return postRaw(url, headers, JSON.stringify(act))
-    })).toEqual(refused(401))
+    expect(
+      await attempt(async (a, url, act) => {
+        const decoy = { ...act, type: "Note" }
+        const full = await a.sign(url, act, { spec: "rfc9421", label: "sig1", keys: (await someone()).keys })
+        const partial = await a.sign(url, decoy, {
+          spec: "rfc9421",
+          label: "sig2",
+          components: ["@method", "@target-uri", "date"]
+        })
+        const headers = new Headers(full.headers)
+        headers.set(
+          "signature-input",
+          `${full.headers.get("signature-input")}, ${partial.headers.get("signature-input")}`
+        )
+        headers.set("signature", `${full.headers.get("signature")}, ${partial.headers.get("signature")}`)
+        return postRaw(url, headers, JSON.stringify(act))
+      })
+    ).toEqual(refused(401))
   })
 
   it("draft-cavage: 401 without Digest, or when (request-target), digest or date is not signed", async () => {
     const cavage = { spec: "draft-cavage-http-signatures-12" } as const
     expect(await attempt((a, url, act) => a.post(url, act, { ...cavage, drop: ["digest"] }))).toEqual(refused(401))
-    for (const headers of [["host", "date", "digest"], ["(request-target)", "host", "date"], ["(request-target)", "host", "digest"]]) {
-      expect(await attempt((a, url, act) => a.post(url, act, { ...cavage, headers })), headers.join(" ")).toEqual(refused(401))
+    for (const headers of [
+      ["host", "date", "digest"],
+      ["(request-target)", "host", "date"],
+      ["(request-target)", "host", "digest"]
+    ]) {
+      expect(await attempt((a, url, act) => a.post(url, act, { ...cavage, headers })), headers.join(" ")).toEqual(
+        refused(401)
+      )
     }
   })
 
@@ -220,11 +269,14 @@ describe("signatures", () => {
     for (const spec of ["rfc9421", "draft-cavage-http-signatures-12"] as const) {
       const stranger = (await someone()).keys
       expect(await attempt((a, url, act) => a.post(url, act, { spec, keys: stranger })), spec).toEqual(refused(401))
-      expect(await attempt(async (a, url, act) => {
-        const signed = await a.sign(url, act, { spec })
-        signed.body = JSON.stringify({ ...act, object: `${act.object}0` })
-        return send(signed)
-      }), spec).toEqual(refused(401))
+      expect(
+        await attempt(async (a, url, act) => {
+          const signed = await a.sign(url, act, { spec })
+          signed.body = JSON.stringify({ ...act, object: `${act.object}0` })
+          return send(signed)
+        }),
+        spec
+      ).toEqual(refused(401))
     }
   })
 
@@ -232,16 +284,20 @@ describe("signatures", () => {
     const hour = 61 * 60_000
     for (const spec of ["rfc9421", "draft-cavage-http-signatures-12"] as const) {
       for (const at of [new Date(Date.now() - hour), new Date(Date.now() + hour)]) {
-        expect(await attempt((a, url, act) => a.post(url, act, { spec, at })), `${spec} ${at.toISOString()}`).toEqual(refused(401))
+        expect(await attempt((a, url, act) => a.post(url, act, { spec, at })), `${spec} ${at.toISOString()}`).toEqual(
+          refused(401)
+        )
       }
     }
   })
 
   it("401 when the key cannot be fetched", async () => {
-    expect(await attempt((a, url, act) => {
-      a.mode = "gone"
-      return a.post(url, act)
-    })).toEqual(refused(401))
+    expect(
+      await attempt((a, url, act) => {
+        a.mode = "gone"
+        return a.post(url, act)
+      })
+    ).toEqual(refused(401))
     const gone = await startRemote()
     const actor = await gone.actor("vanished")
     await gone.close()
@@ -253,11 +309,15 @@ describe("signatures", () => {
   it("401, not an error, for a draft-cavage signature made with an Ed25519 key (Fedify checks those as RSA)", async () => {
     const repo = await newRepo(hearth)
     const actor = await someone(remote, { ed25519: true })
-    const answer = await actor.post(inbox.repository(hearth, repo.id), like(actor, hearth, repo), { spec: "draft-cavage-http-signatures-12" })
+    const answer = await actor.post(inbox.repository(hearth, repo.id), like(actor, hearth, repo), {
+      spec: "draft-cavage-http-signatures-12"
+    })
     expect(answer.status).toBe(401)
     expect(await repo.stars()).toBe(0)
     // The same key in RFC 9421 is fine.
-    expect((await actor.post(inbox.repository(hearth, repo.id), like(actor, hearth, repo), { spec: "rfc9421" })).status).toBe(202)
+    expect(
+      (await actor.post(inbox.repository(hearth, repo.id), like(actor, hearth, repo), { spec: "rfc9421" })).status
+    ).toBe(202)
     expect(await repo.stars()).toBe(1)
   })
 
@@ -275,7 +335,12 @@ describe("signatures", () => {
     expect((await alice.post(inbox.repository(hearth, repo.id), like(alice, hearth, repo))).status).toBe(202)
     // Mallory's server publishes a key "owned" by Alice and undoes her star with it.
     const mallory = await someone(elsewhere, { owner: alice.id })
-    const undo = alice.activity("Undo", { id: `${alice.id}/activities/x`, type: "Like", actor: alice.id, object: repository(hearth, repo.id) })
+    const undo = alice.activity("Undo", {
+      id: `${alice.id}/activities/x`,
+      type: "Like",
+      actor: alice.id,
+      object: repository(hearth, repo.id)
+    })
     expect((await mallory.post(inbox.repository(hearth, repo.id), undo)).status).toBe(403)
     expect(await repo.stars()).toBe(1)
   })
@@ -308,7 +373,9 @@ describe("SIGNATURE_ENFORCED = false", () => {
   it("takes unsigned activities", async () => {
     const repo = await newRepo(lax)
     const alice = await someone()
-    expect((await alice.post(inbox.repository(lax, repo.id), like(alice, lax, repo), { spec: "none" })).status).toBe(202)
+    expect((await alice.post(inbox.repository(lax, repo.id), like(alice, lax, repo), { spec: "none" })).status).toBe(
+      202
+    )
     expect(await repo.stars()).toBe(1)
   })
 })
@@ -325,7 +392,9 @@ describe("replays", () => {
     expect((await alice.post(url, alice.activity("Undo", liked))).status).toBe(202)
     expect(await repo.stars()).toBe(0)
     // The same Like, signed anew, through another inbox.
-    expect((await alice.post(inbox.shared(hearth), liked, { spec: "draft-cavage-http-signatures-12" })).status).toBe(202)
+    expect((await alice.post(inbox.shared(hearth), liked, { spec: "draft-cavage-http-signatures-12" })).status).toBe(
+      202
+    )
     expect(await repo.stars()).toBe(0)
   })
 
@@ -346,8 +415,16 @@ describe("replays", () => {
     // A later Follow's Accept comes after any Accept of the first (Alice's deliveries go in order).
     const later = lee.activity("Follow", person(hearth, "Alice"))
     expect((await lee.post(inbox.user(hearth, "Alice"), later)).status).toBe(202)
-    const accepts = () => remote.deliveries(lee).map((r) => JSON.parse(r.body)).filter((a) => a.type === "Accept")
-    await eventually(async () => accepts().some((a) => a.object.id === later.id) ? true : undefined, 30_000, "the later Accept")
+    const accepts = () =>
+      remote
+        .deliveries(lee)
+        .map((r) => JSON.parse(r.body))
+        .filter((a) => a.type === "Accept")
+    await eventually(
+      async () => (accepts().some((a) => a.object.id === later.id) ? true : undefined),
+      30_000,
+      "the later Accept"
+    )
     expect(accepts().filter((a) => a.object.id === follow.id)).toHaveLength(1)
   })
 
@@ -367,7 +444,11 @@ describe("Follow", () => {
     const follow = carol.activity("Follow", person(hearth, "Alice"))
     expect((await carol.post(inbox.user(hearth, "Alice"), follow)).status).toBe(202)
     expect((await followers(hearth, "Alice")).map((f) => f.id)).toContain(carol.id)
-    const accept = await eventually(async () => remote.deliveries(carol).find((r) => JSON.parse(r.body).type === "Accept"), 30_000, "the Accept")
+    const accept = await eventually(
+      async () => remote.deliveries(carol).find((r) => JSON.parse(r.body).type === "Accept"),
+      30_000,
+      "the Accept"
+    )
     const body = JSON.parse(accept.body)
     expect(body.actor).toBe(person(hearth, "Alice"))
     expect(body.object.id).toBe(follow.id)
@@ -389,10 +470,16 @@ describe("Follow", () => {
       expect((await erin.post(inbox.shared(hearth), erin.activity("Follow", object))).status, object).toBe(404)
     }
     // Alice's inbox takes Follows of Alice only; Hidden has no inbox.
-    expect((await erin.post(inbox.user(hearth, "Alice"), erin.activity("Follow", person(hearth, "Bob")))).status).toBe(404)
-    expect((await erin.post(inbox.user(hearth, "Hidden"), erin.activity("Follow", person(hearth, "Hidden")))).status).toBe(404)
+    expect((await erin.post(inbox.user(hearth, "Alice"), erin.activity("Follow", person(hearth, "Bob")))).status).toBe(
+      404
+    )
+    expect(
+      (await erin.post(inbox.user(hearth, "Hidden"), erin.activity("Follow", person(hearth, "Hidden")))).status
+    ).toBe(404)
     const repo = await newRepo(hearth)
-    expect((await erin.post(inbox.repository(hearth, repo.id), erin.activity("Follow", person(hearth, "Alice")))).status).toBe(422)
+    expect(
+      (await erin.post(inbox.repository(hearth, repo.id), erin.activity("Follow", person(hearth, "Alice")))).status
+    ).toBe(422)
     expect(await followers(hearth, "Alice")).toEqual(before)
     expect((await followers(hearth, "Bob")).map((f) => f.id)).not.toContain(erin.id)
   })
@@ -420,7 +507,9 @@ describe("Like", () => {
     }
     expect((await alice.post(inbox.shared(hearth), like(alice, hearth, secret))).status).toBe(404)
     expect((await alice.post(inbox.repository(hearth, secret.id), like(alice, hearth, secret))).status).toBe(404)
-    expect((await alice.post(inbox.shared(hearth), alice.activity("Like", repository(hearth, 999_999)))).status).toBe(404)
+    expect((await alice.post(inbox.shared(hearth), alice.activity("Like", repository(hearth, 999_999)))).status).toBe(
+      404
+    )
     expect(await repo.stars()).toBe(0)
     expect(await secret.stars()).toBe(0)
   })
@@ -436,7 +525,8 @@ describe("Undo", () => {
     expect(await repo.stars()).toBe(1)
     expect((await followers(hearth, "Alice")).map((f) => f.id)).toContain(alice.id)
     // By id only, as some servers write it.
-    for (const activity of [liked, follow]) expect((await alice.post(inbox.shared(hearth), alice.activity("Undo", activity.id))).status).toBe(202)
+    for (const activity of [liked, follow])
+      expect((await alice.post(inbox.shared(hearth), alice.activity("Undo", activity.id))).status).toBe(202)
     expect(await repo.stars()).toBe(0)
     expect((await followers(hearth, "Alice")).map((f) => f.id)).not.toContain(alice.id)
   })
@@ -447,9 +537,20 @@ describe("Undo", () => {
     for (const activity of [like(alice, hearth, repo), alice.activity("Follow", person(hearth, "Alice"))]) {
       expect((await alice.post(inbox.shared(hearth), activity)).status).toBe(202)
     }
-    const unknownId = (type: string, object: string) => ({ id: `${alice.id}/activities/lost-${type}`, type, actor: alice.id, object })
-    expect((await alice.post(inbox.shared(hearth), alice.activity("Undo", unknownId("Like", repository(hearth, repo.id))))).status).toBe(202)
-    expect((await alice.post(inbox.shared(hearth), alice.activity("Undo", unknownId("Follow", person(hearth, "Alice"))))).status).toBe(202)
+    const unknownId = (type: string, object: string) => ({
+      id: `${alice.id}/activities/lost-${type}`,
+      type,
+      actor: alice.id,
+      object
+    })
+    expect(
+      (await alice.post(inbox.shared(hearth), alice.activity("Undo", unknownId("Like", repository(hearth, repo.id)))))
+        .status
+    ).toBe(202)
+    expect(
+      (await alice.post(inbox.shared(hearth), alice.activity("Undo", unknownId("Follow", person(hearth, "Alice")))))
+        .status
+    ).toBe(202)
     expect(await repo.stars()).toBe(0)
     expect((await followers(hearth, "Alice")).map((f) => f.id)).not.toContain(alice.id)
   })
@@ -469,7 +570,11 @@ describe("Accept and Reject of Follows a local user sent", () => {
   const bobFollows = async () => {
     const actor = await someone()
     expect((await request(hearth, "PUT", `/user/following/${actor.handle}`, basic("Bob"))).status).toBe(204)
-    const delivered = await eventually(async () => remote.deliveries(actor).find((r) => JSON.parse(r.body).type === "Follow"), 30_000, "the Follow")
+    const delivered = await eventually(
+      async () => remote.deliveries(actor).find((r) => JSON.parse(r.body).type === "Follow"),
+      30_000,
+      "the Follow"
+    )
     const follow = JSON.parse(delivered.body) as Activity
     const entry = async () => (await following(hearth, "Bob")).find((f) => f.id === actor.id)
     expect((await entry())?.accepted).toBe(false)
@@ -495,7 +600,9 @@ describe("Accept and Reject of Follows a local user sent", () => {
 describe("Update and Delete of the sender's own actor", () => {
   it("an Update refetches the actor: its new name shows in the followers list", async () => {
     const frank = await someone()
-    expect((await frank.post(inbox.user(hearth, "Alice"), frank.activity("Follow", person(hearth, "Alice")))).status).toBe(202)
+    expect(
+      (await frank.post(inbox.user(hearth, "Alice"), frank.activity("Follow", person(hearth, "Alice")))).status
+    ).toBe(202)
     frank.name = "Frank Renamed"
     expect((await frank.post(inbox.shared(hearth), frank.activity("Update", frank.id))).status).toBe(202)
     expect((await followers(hearth, "Alice")).find((f) => f.id === frank.id)?.name).toBe("Frank Renamed")
@@ -529,7 +636,9 @@ describe("Update and Delete of the sender's own actor", () => {
     const repo = await newRepo(hearth)
     const ivan = await someone()
     expect((await ivan.post(inbox.repository(hearth, repo.id), like(ivan, hearth, repo))).status).toBe(202)
-    expect((await ivan.post(inbox.user(hearth, "Alice"), ivan.activity("Follow", person(hearth, "Alice")))).status).toBe(202)
+    expect(
+      (await ivan.post(inbox.user(hearth, "Alice"), ivan.activity("Follow", person(hearth, "Alice")))).status
+    ).toBe(202)
     expect((await request(hearth, "PUT", `/user/following/${ivan.handle}`, basic("Alice"))).status).toBe(204)
     expect(await repo.stars()).toBe(1)
     // A Delete of someone else's actor is no Delete of an actor.
@@ -539,10 +648,14 @@ describe("Update and Delete of the sender's own actor", () => {
 
     ivan.mode = "gone"
     // As a minute later: this server's short-lived copy of the actor's document has expired.
-    await hearth.run(Effect.gen(function*() {
-      ;(yield* Federation).documents.forget(ivan.id)
-    }))
-    expect((await ivan.post(inbox.shared(hearth), ivan.activity("Delete", ivan.id, { to: [`${AS}#Public`] }))).status).toBe(202)
+    await hearth.run(
+      Effect.gen(function* () {
+        ;(yield* Federation).documents.forget(ivan.id)
+      })
+    )
+    expect(
+      (await ivan.post(inbox.shared(hearth), ivan.activity("Delete", ivan.id, { to: [`${AS}#Public`] }))).status
+    ).toBe(202)
     expect(await repo.stars()).toBe(0)
     expect((await followers(hearth, "Alice")).map((f) => f.id)).not.toContain(ivan.id)
     expect((await following(hearth, "Alice")).map((f) => f.id)).not.toContain(ivan.id)
@@ -570,7 +683,9 @@ describe("other activities", () => {
     expect(list[0].activity.object.content).toBe("hello")
     // From an actor nobody follows: 202, nothing stored.
     const stranger = await someone()
-    expect((await stranger.post(inbox.shared(hearth), stranger.activity("Create", { type: "Note", content: "hi" }))).status).toBe(202)
+    expect(
+      (await stranger.post(inbox.shared(hearth), stranger.activity("Create", { type: "Note", content: "hi" }))).status
+    ).toBe(202)
     expect((await received(hearth, "Alice")).filter((r) => r.actor.id === stranger.id)).toEqual([])
     expect((await received(hearth, "Bob")).filter((r) => r.actor.id === stranger.id)).toEqual([])
   })
@@ -580,15 +695,24 @@ describe("other activities", () => {
     for (const user of ["Alice", "Bob"]) {
       expect((await request(hearth, "PUT", `/user/following/${kim.handle}`, basic(user))).status).toBe(204)
     }
-    const follows = await eventually(async () => {
-      const list = remote.deliveries(kim).map((r) => JSON.parse(r.body))
-      return list.length === 2 ? list : undefined
-    }, 30_000, "both Follows")
-    for (const follow of follows) expect((await kim.post(inbox.shared(hearth), kim.activity("Accept", follow))).status).toBe(202)
+    const follows = await eventually(
+      async () => {
+        const list = remote.deliveries(kim).map((r) => JSON.parse(r.body))
+        return list.length === 2 ? list : undefined
+      },
+      30_000,
+      "both Follows"
+    )
+    for (const follow of follows)
+      expect((await kim.post(inbox.shared(hearth), kim.activity("Accept", follow))).status).toBe(202)
     const created = kim.activity("Create", { type: "Note", content: "to both" })
-    for (const user of ["Alice", "Bob", "Alice"]) expect((await kim.post(inbox.user(hearth, user), created)).status).toBe(202)
+    for (const user of ["Alice", "Bob", "Alice"])
+      expect((await kim.post(inbox.user(hearth, user), created)).status).toBe(202)
     for (const user of ["Alice", "Bob"]) {
-      expect((await received(hearth, user)).filter((r) => r.actor.id === kim.id).map((r) => r.activity.id), user).toEqual([created.id])
+      expect(
+        (await received(hearth, user)).filter((r) => r.actor.id === kim.id).map((r) => r.activity.id),
+        user
+      ).toEqual([created.id])
     }
   })
 })
@@ -603,7 +727,11 @@ describe("remote servers that hang or answer garbage", () => {
       answered = true
       return a
     })
-    await eventually(async () => remote.requests.some((r) => r.path === new URL(slow.id).pathname) ? true : undefined, 15_000, "the key fetch")
+    await eventually(
+      async () => (remote.requests.some((r) => r.path === new URL(slow.id).pathname) ? true : undefined),
+      15_000,
+      "the key fetch"
+    )
     // Meanwhile the API and the same inbox answer others.
     expect((await request(hearth, "GET", "/version")).status).toBe(200)
     expect((await quick.post(inbox.repository(hearth, repo.id), like(quick, hearth, repo))).status).toBe(202)
@@ -624,11 +752,13 @@ describe("remote servers that hang or answer garbage", () => {
 
   it("unsigned, the actor's server hanging or answering garbage: 400", async () => {
     const repo = await newRepo(lax)
-    const answers = await Promise.all((["hang", "garbage", "not-an-actor"] as const).map(async (mode) => {
-      const actor = await someone()
-      actor.mode = mode
-      return (await actor.post(inbox.repository(lax, repo.id), like(actor, lax, repo), { spec: "none" })).status
-    }))
+    const answers = await Promise.all(
+      (["hang", "garbage", "not-an-actor"] as const).map(async (mode) => {
+        const actor = await someone()
+        actor.mode = mode
+        return (await actor.post(inbox.repository(lax, repo.id), like(actor, lax, repo), { spec: "none" })).status
+      })
+    )
     expect(answers).toEqual([400, 400, 400])
     expect(await repo.stars()).toBe(0)
   }, 60_000)

@@ -24,23 +24,35 @@ describe("follows between instances", () => {
     expect((await request(a, "GET", `/user/following/${bob}`, basic("Alice"))).status).toBe(204)
 
     // B records the follower and answers with an Accept, which A records.
-    const followers = await eventually(async () => {
-      const list = await json(await request(b, "GET", "/user/federation/followers", basic("Bob")))
-      return list.length > 0 ? list : undefined
-    }, 15_000, "B to record the follower")
+    const followers = await eventually(
+      async () => {
+        const list = await json(await request(b, "GET", "/user/federation/followers", basic("Bob")))
+        return list.length > 0 ? list : undefined
+      },
+      15_000,
+      "B to record the follower"
+    )
     expect(followers[0].id).toBe(`${a.base}/api/v1/activitypub/user/Alice`)
-    const following = await eventually(async () => {
-      const list = await json(await request(a, "GET", "/user/federation/following", basic("Alice")))
-      return list[0]?.accepted === true ? list : undefined
-    }, 15_000, "A to see the Accept")
+    const following = await eventually(
+      async () => {
+        const list = await json(await request(a, "GET", "/user/federation/following", basic("Alice")))
+        return list[0]?.accepted === true ? list : undefined
+      },
+      15_000,
+      "A to see the Accept"
+    )
     expect(following[0]).toMatchObject({ id: `${b.base}/api/v1/activitypub/user/Bob`, handle: bob, username: "Bob" })
 
     // Bob creates a public repository: Alice on A receives it as a Create of a Note.
     expect((await request(b, "POST", "/user/repos", basic("Bob"), { name: "hello" })).status).toBe(201)
-    const received = await eventually(async () => {
-      const list = await json(await request(a, "GET", "/user/federation/activities", basic("Alice")))
-      return list.length > 0 ? list : undefined
-    }, 15_000, "A to receive Bob's activity")
+    const received = await eventually(
+      async () => {
+        const list = await json(await request(a, "GET", "/user/federation/activities", basic("Alice")))
+        return list.length > 0 ? list : undefined
+      },
+      15_000,
+      "A to receive Bob's activity"
+    )
     expect(received[0].activity.type).toBe("Create")
     expect(received[0].activity.object.type).toBe("Note")
     expect(received[0].activity.object.content).toContain(`${b.base}/Bob/hello`)
@@ -48,10 +60,14 @@ describe("follows between instances", () => {
     // Unfollowing sends an Undo: B no longer lists the follower.
     expect((await request(a, "DELETE", `/user/following/${bob}`, basic("Alice"))).status).toBe(204)
     expect((await request(a, "GET", `/user/following/${bob}`, basic("Alice"))).status).toBe(404)
-    await eventually(async () => {
-      const list = await json(await request(b, "GET", "/user/federation/followers", basic("Bob")))
-      return list.length === 0 ? true : undefined
-    }, 15_000, "B to drop the follower")
+    await eventually(
+      async () => {
+        const list = await json(await request(b, "GET", "/user/federation/followers", basic("Bob")))
+        return list.length === 0 ? true : undefined
+      },
+      15_000,
+      "B to drop the follower"
+    )
   })
 })
 
@@ -65,10 +81,10 @@ describe("stars between instances", () => {
     const res = await request(a, "PUT", path, basic("Alice"))
     expect(res.status, await res.clone().text()).toBe(204)
     expect((await request(a, "GET", path, basic("Alice"))).status).toBe(204)
-    await eventually(async () => (await stars()) === 1 ? true : undefined, 15_000, "B's stars_count to rise")
+    await eventually(async () => ((await stars()) === 1 ? true : undefined), 15_000, "B's stars_count to rise")
 
     expect((await request(a, "DELETE", path, basic("Alice"))).status).toBe(204)
     expect((await request(a, "GET", path, basic("Alice"))).status).toBe(404)
-    await eventually(async () => (await stars()) === 0 ? true : undefined, 15_000, "B's stars_count to fall")
+    await eventually(async () => ((await stars()) === 0 ? true : undefined), 15_000, "B's stars_count to fall")
   })
 })

@@ -5,14 +5,15 @@
 // (ForgeFed Like / Undo); Hearth users' public activity reaches the peer as a Create of a Note.
 // And the bad input of a remote (the Bad input paragraph): a server that hangs or answers garbage
 // costs a local request at most the fetch time-out, answered 502 or 4xx, and records nothing.
-import * as V from "@fedify/fedify/vocab"
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
+
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as V from "@fedify/fedify/vocab"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually, startFederated } from "./support/federation.ts"
 import { type Peer, startPeer } from "./support/fedify-peer.ts"
@@ -49,7 +50,7 @@ describe("the peer reads Hearth's people", () => {
   it("finds a Person through WebFinger over http and reads it with its key", async () => {
     const res = await fetch(`${hearth.base}/.well-known/webfinger?resource=acct:alice@${new URL(hearth.base).host}`)
     expect(res.status).toBe(200)
-    const jrd = await res.json() as { subject: string; links: Array<{ rel: string; type?: string; href?: string }> }
+    const jrd = (await res.json()) as { subject: string; links: Array<{ rel: string; type?: string; href?: string }> }
     expect(jrd.subject).toBe(`acct:Alice@${new URL(hearth.base).host}`)
     const self = jrd.links.find((link) => link.rel === "self")
     expect(self).toMatchObject({ type: "application/activity+json", href: alice() })
@@ -78,14 +79,25 @@ describe("the peer follows a Hearth user", () => {
       const posts = peer.sent.filter((s) => s.method === "POST")
       expect(posts).toEqual([{ url: `${alice()}/inbox`, method: "POST", spec, status: 202 }])
 
-      const list = await eventually(async () => {
-        const rows = await followers("Alice")
-        return rows.some((row: { id: string }) => row.id === peer.actor()) ? rows : undefined
-      }, 15_000, "Hearth to list the follower")
-      expect(list.find((row: { id: string }) => row.id === peer.actor())).toMatchObject({ type: "Person", username: peer.actor().split("/").pop() })
+      const list = await eventually(
+        async () => {
+          const rows = await followers("Alice")
+          return rows.some((row: { id: string }) => row.id === peer.actor()) ? rows : undefined
+        },
+        15_000,
+        "Hearth to list the follower"
+      )
+      expect(list.find((row: { id: string }) => row.id === peer.actor())).toMatchObject({
+        type: "Person",
+        username: peer.actor().split("/").pop()
+      })
 
       // Hearth's Accept: delivered to the peer, its signature verified by Fedify, naming the Follow.
-      const accept = await eventually(async () => peer.verified.find((a) => a.type === "Accept"), 15_000, "the Accept at the peer")
+      const accept = await eventually(
+        async () => peer.verified.find((a) => a.type === "Accept"),
+        15_000,
+        "the Accept at the peer"
+      )
       expect(accept.json.actor).toBe(alice())
       expect(accept.json.object.id ?? accept.json.object).toBe(follow.id!.href)
       expect(peer.posts.find((p) => p.type === "Accept")?.status).toBe(202)
@@ -106,12 +118,20 @@ describe("a Hearth user follows the peer", () => {
     const res = await request(hearth, "PUT", `/user/following/${handle}`, basic("Carol"))
     expect(res.status, await res.clone().text()).toBe(204)
 
-    const follow = await eventually(async () => rfc.verified.find((a) => a.type === "Follow"), 15_000, "the Follow at the peer")
+    const follow = await eventually(
+      async () => rfc.verified.find((a) => a.type === "Follow"),
+      15_000,
+      "the Follow at the peer"
+    )
     expect(follow.json).toMatchObject({ actor: `${hearth.base}/api/v1/activitypub/user/Carol`, object: rfc.actor() })
-    const following = await eventually(async () => {
-      const rows = await json(await request(hearth, "GET", "/user/federation/following", basic("Carol")))
-      return rows[0]?.accepted === true ? rows : undefined
-    }, 15_000, "Hearth to record the peer's Accept")
+    const following = await eventually(
+      async () => {
+        const rows = await json(await request(hearth, "GET", "/user/federation/following", basic("Carol")))
+        return rows[0]?.accepted === true ? rows : undefined
+      },
+      15_000,
+      "Hearth to record the peer's Accept"
+    )
     expect(following).toHaveLength(1)
     expect(following[0]).toMatchObject({ id: rfc.actor(), handle, username: "rfc", type: "Person" })
     expect((await request(hearth, "GET", `/user/following/${handle}`, basic("Carol"))).status).toBe(204)
@@ -129,7 +149,10 @@ describe("the peer stars a Hearth repository", () => {
 
     // The ForgeFed Repository actor, as a peer reads it to find its inbox.
     const actorUrl = `${hearth.base}/api/v1/activitypub/repository-id/${repo.id}`
-    const document = await (await fetch(actorUrl, { headers: { accept: "application/activity+json" } })).json() as { type: string; inbox: string }
+    const document = (await (await fetch(actorUrl, { headers: { accept: "application/activity+json" } })).json()) as {
+      type: string
+      inbox: string
+    }
     expect(document.type).toBe("Repository")
 
     const like = new V.Like({ id: cavage.newId("like"), actor: new URL(cavage.actor()), object: new URL(actorUrl) })
@@ -149,11 +172,20 @@ describe("the peer stars a Hearth repository", () => {
 describe("Hearth users' public activity reaches the peer", () => {
   it("a repository created and a git push arrive as a Create of a Note to Public and the followers", async () => {
     const carol = `${hearth.base}/api/v1/activitypub/user/Carol`
-    await rfc.send(new V.Follow({ id: rfc.newId("follow"), actor: new URL(rfc.actor()), object: new URL(carol) }), { id: carol, inbox: `${carol}/inbox` })
-    await eventually(async () => (await followers("Carol")).length === 1 ? true : undefined, 15_000, "Carol's follower")
+    await rfc.send(new V.Follow({ id: rfc.newId("follow"), actor: new URL(rfc.actor()), object: new URL(carol) }), {
+      id: carol,
+      inbox: `${carol}/inbox`
+    })
+    await eventually(
+      async () => ((await followers("Carol")).length === 1 ? true : undefined),
+      15_000,
+      "Carol's follower"
+    )
 
     const creates = () => rfc.verified.filter((a) => a.type === "Create" && a.json.actor === carol)
-    expect((await request(hearth, "POST", "/user/repos", basic("Carol"), { name: "notes", auto_init: true })).status).toBe(201)
+    expect(
+      (await request(hearth, "POST", "/user/repos", basic("Carol"), { name: "notes", auto_init: true })).status
+    ).toBe(201)
     const created = await eventually(async () => creates()[0], 15_000, "the Create of the new repository")
     const page = `${hearth.base}/Carol/notes`
     const audience = { to: [PUBLIC], cc: [`${carol}/followers`] }
@@ -178,7 +210,9 @@ describe("Hearth users' public activity reaches the peer", () => {
     expect(pushed.json.object.content).toContain("pushed to Carol/notes")
 
     // A private repository makes no note.
-    expect((await request(hearth, "POST", "/user/repos", basic("Carol"), { name: "secret", private: true })).status).toBe(201)
+    expect(
+      (await request(hearth, "POST", "/user/repos", basic("Carol"), { name: "secret", private: true })).status
+    ).toBe(201)
     expect((await request(hearth, "POST", "/user/repos", basic("Carol"), { name: "after" })).status).toBe(201)
     const after = await eventually(async () => creates()[2], 15_000, "the Create of the next repository")
     expect(after.json.object.content).toContain("Carol/after")
@@ -213,13 +247,15 @@ const startBadServer = async () => {
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", base)
     requests.push(url.pathname)
-    const name = url.pathname === "/.well-known/webfinger"
-      ? /^acct:([^@]+)@/.exec(url.searchParams.get("resource") ?? "")?.[1] ?? ""
-      : /^\/actors\/([^/]+)$/.exec(url.pathname)?.[1] ?? ""
+    const name =
+      url.pathname === "/.well-known/webfinger"
+        ? (/^acct:([^@]+)@/.exec(url.searchParams.get("resource") ?? "")?.[1] ?? "")
+        : (/^\/actors\/([^/]+)$/.exec(url.pathname)?.[1] ?? "")
     if (url.pathname === "/.well-known/webfinger") {
       if (name === "hang") return // the connection stays open, unanswered
-      if (name === "stall") return void res.writeHead(200, { "content-type": "application/jrd+json" }).write("{\"links\": [")
-      if (name === "garbage") return send(res, "application/jrd+json", "{\"links\": [{\"rel\": \"self\",")
+      if (name === "stall")
+        return void res.writeHead(200, { "content-type": "application/jrd+json" }).write('{"links": [')
+      if (name === "garbage") return send(res, "application/jrd+json", '{"links": [{"rel": "self",')
       if (name === "html") return send(res, "text/html", "<html><body>Welcome to nginx!</body></html>")
       return send(res, "application/jrd+json", {
         subject: `acct:${name}@${new URL(base).host}`,
@@ -233,10 +269,12 @@ const startBadServer = async () => {
         const chunk = Buffer.alloc(1 << 20, " ")
         res.write(`{"id": "${base}/actors/huge", "type": "Person", "inbox": "${base}/inbox", "padding": "`)
         for (let i = 0; i < 5; i++) res.write(chunk)
-        return void res.end("\"}")
+        return void res.end('"}')
       }
       case "declared":
-        return void res.writeHead(200, { "content-type": "application/activity+json", "content-length": String(5 << 20) }).write("{")
+        return void res
+          .writeHead(200, { "content-type": "application/activity+json", "content-length": String(5 << 20) })
+          .write("{")
       case "elsewhere":
         // Claims to be an actor of another server.
         return send(res, "application/activity+json", actor(name, { id: "http://127.0.0.2:9/actors/elsewhere" }))
@@ -273,29 +311,43 @@ describe("a remote that hangs or answers garbage", () => {
 
   /** What Hearth recorded of the bad server: actors, and Alice's follows. */
   const recorded = () =>
-    hearth.run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      const actors = yield* sql`SELECT count(*) AS n FROM federation_actors WHERE host = ${bad.host}`
-      const follows = yield* sql`SELECT count(*) AS n FROM federation_following f JOIN federation_actors a ON a.id = f.actor_id
+    hearth.run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        const actors = yield* sql`SELECT count(*) AS n FROM federation_actors WHERE host = ${bad.host}`
+        const follows =
+          yield* sql`SELECT count(*) AS n FROM federation_following f JOIN federation_actors a ON a.id = f.actor_id
         WHERE a.host = ${bad.host}`
-      const queued = yield* sql`SELECT count(*) AS n FROM federation_queue`
-      return { actors: Number(actors[0]!.n), follows: Number(follows[0]!.n), queued: Number(queued[0]!.n) }
-    }))
+        const queued = yield* sql`SELECT count(*) AS n FROM federation_queue`
+        return { actors: Number(actors[0]!.n), follows: Number(follows[0]!.n), queued: Number(queued[0]!.n) }
+      })
+    )
 
   it("a server that never answers: the follow answers 502 within the time-out, other requests at once meanwhile", async () => {
     const seen = bad.requests.length
     let settled = false
     const started = Date.now()
-    const follows = Promise.all(["hang", "stall"].map((name) =>
-      request(hearth, "PUT", `/user/following/${name}@${bad.host}`, basic("Alice")).then(async (res) => ({ status: res.status, body: await json(res) }))
-    )).finally(() => settled = true)
-    await eventually(async () => bad.requests.length >= seen + 2 ? true : undefined, 15_000, "both requests at the bad server")
+    const follows = Promise.all(
+      ["hang", "stall"].map((name) =>
+        request(hearth, "PUT", `/user/following/${name}@${bad.host}`, basic("Alice")).then(async (res) => ({
+          status: res.status,
+          body: await json(res)
+        }))
+      )
+    ).finally(() => (settled = true))
+    await eventually(
+      async () => (bad.requests.length >= seen + 2 ? true : undefined),
+      15_000,
+      "both requests at the bad server"
+    )
 
     // Meanwhile Hearth answers everything else, its own federation routes included.
     for (let i = 0; i < 3; i++) {
       expect((await request(hearth, "GET", "/version")).status).toBe(200)
       expect((await request(hearth, "GET", "/user", basic("Carol"))).status).toBe(200)
-      expect((await fetch(`${hearth.base}/.well-known/webfinger?resource=acct:Carol@${new URL(hearth.base).host}`)).status).toBe(200)
+      expect(
+        (await fetch(`${hearth.base}/.well-known/webfinger?resource=acct:Carol@${new URL(hearth.base).host}`)).status
+      ).toBe(200)
       expect((await request(hearth, "PUT", `/user/following/${rfc.handle()}`, basic("Alice"))).status).toBe(204)
     }
     expect(settled).toBe(false)
@@ -311,7 +363,12 @@ describe("a remote that hangs or answers garbage", () => {
 
   it("a handle whose host part would change the URL made of it is refused (422) before anything is fetched", async () => {
     const seen = bad.requests.length
-    for (const handle of [`html@${bad.host}?x`, `html@${bad.host}#x`, `html@${bad.host}\\x`, `html@user:pw@${bad.host}`]) {
+    for (const handle of [
+      `html@${bad.host}?x`,
+      `html@${bad.host}#x`,
+      `html@${bad.host}\\x`,
+      `html@user:pw@${bad.host}`
+    ]) {
       const res = await request(hearth, "PUT", `/user/following/${encodeURIComponent(handle)}`, basic("Alice"))
       expect(res.status, handle).toBe(422)
       expect((await json(res)).message).toMatch(/neither a handle/)

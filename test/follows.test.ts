@@ -25,19 +25,21 @@ const logins = (users: ReadonlyArray<{ login: string }>) => users.map((u) => u.l
 
 /** The stored counters and the rows they summarize. */
 const truth = (name: string) =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const [row] = yield* sql`SELECT u.num_followers, u.num_following,
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const [row] = yield* sql`SELECT u.num_followers, u.num_following,
         (SELECT count(*) FROM follows f WHERE f.follow_id = u.id) AS followers,
         (SELECT count(*) FROM follows f WHERE f.user_id = u.id) AS following
       FROM users u WHERE u.lower_name = ${name.toLowerCase()}`
-    return {
-      numFollowers: Number(row!.num_followers),
-      followers: Number(row!.followers),
-      numFollowing: Number(row!.num_following),
-      following: Number(row!.following)
-    }
-  }))
+      return {
+        numFollowers: Number(row!.num_followers),
+        followers: Number(row!.followers),
+        numFollowing: Number(row!.num_following),
+        following: Number(row!.following)
+      }
+    })
+  )
 
 describe("follow and unfollow", () => {
   it("PUT and DELETE are idempotent 204s with empty bodies, and keep both counters exact", async () => {
@@ -105,9 +107,14 @@ describe("follow and unfollow", () => {
 
   it("needs a signed-in caller, read:user to read and write:user to change (`tokenRequiresScopes`)", async () => {
     for (const [method, path] of [
-      ["GET", "/user/followers"], ["GET", "/user/following"], ["GET", "/user/following/bob"],
-      ["PUT", "/user/following/bob"], ["DELETE", "/user/following/bob"], ["GET", "/users/bob/followers"],
-      ["GET", "/users/bob/following"], ["GET", "/users/bob/following/carol"]
+      ["GET", "/user/followers"],
+      ["GET", "/user/following"],
+      ["GET", "/user/following/bob"],
+      ["PUT", "/user/following/bob"],
+      ["DELETE", "/user/following/bob"],
+      ["GET", "/users/bob/followers"],
+      ["GET", "/users/bob/following"],
+      ["GET", "/users/bob/following/carol"]
     ] as const) {
       expect((await call(method, path)).status, `${method} ${path}`).toBe(401)
     }
@@ -126,10 +133,12 @@ describe("follow and unfollow", () => {
 
   it("keeps the counters exact when many users follow and unfollow at once", async () => {
     const all = (method: string) =>
-      Promise.all(CROWD.flatMap((user) => [
-        call(method, "/user/following/alice", basic(user)),
-        call(method, "/user/following/alice", basic(user))
-      ]))
+      Promise.all(
+        CROWD.flatMap((user) => [
+          call(method, "/user/following/alice", basic(user)),
+          call(method, "/user/following/alice", basic(user))
+        ])
+      )
     for (const res of await all("PUT")) expect(res.status).toBe(204)
     expect(await truth("alice")).toMatchObject({ numFollowers: CROWD.length, followers: CROWD.length })
     for (const user of CROWD.slice(0, 3)) expect((await me(user)).following_count).toBe(1)
@@ -200,9 +209,13 @@ describe("lists", () => {
     expect((await json(await call("GET", "/users/celeb", basic("bob")))).followers_count).toBe(2)
 
     for (const [method, path] of [
-      ["PUT", "/user/following/hidden"], ["GET", "/user/following/hidden"], ["DELETE", "/user/following/hidden"],
-      ["GET", "/users/hidden/followers"], ["GET", "/users/hidden/following"],
-      ["GET", "/users/hidden/following/celeb"], ["GET", "/users/celeb/following/hidden"]
+      ["PUT", "/user/following/hidden"],
+      ["GET", "/user/following/hidden"],
+      ["DELETE", "/user/following/hidden"],
+      ["GET", "/users/hidden/followers"],
+      ["GET", "/users/hidden/following"],
+      ["GET", "/users/hidden/following/celeb"],
+      ["GET", "/users/celeb/following/hidden"]
     ] as const) {
       const res = await call(method, path, basic("bob"))
       expect(res.status, `${method} ${path}`).toBe(404)
@@ -217,14 +230,20 @@ describe("lists", () => {
 
   it("never show another user's private e-mail in the lists", async () => {
     await createUser(hearth, { username: "quiet" })
-    await hearth.run(Effect.gen(function*() {
-      const users = yield* UsersService
-      yield* users.update(yield* users.get("quiet"), { keep_email_private: true })
-    }))
+    await hearth.run(
+      Effect.gen(function* () {
+        const users = yield* UsersService
+        yield* users.update(yield* users.get("quiet"), { keep_email_private: true })
+      })
+    )
     expect((await call("PUT", "/user/following/dave", basic("quiet"))).status).toBe(204)
-    const seen = (await json(await call("GET", "/users/dave/followers", basic("bob")))).find((u: any) => u.login === "quiet")
+    const seen = (await json(await call("GET", "/users/dave/followers", basic("bob")))).find(
+      (u: any) => u.login === "quiet"
+    )
     expect(seen.email).toBe(`quiet@${hearth.settings.service.NO_REPLY_ADDRESS}`)
-    const own = (await json(await call("GET", "/users/dave/followers", basic("quiet")))).find((u: any) => u.login === "quiet")
+    const own = (await json(await call("GET", "/users/dave/followers", basic("quiet")))).find(
+      (u: any) => u.login === "quiet"
+    )
     expect(own.email).toBe("quiet@example.com")
     expect((await call("DELETE", "/user/following/dave", basic("quiet"))).status).toBe(204)
   })

@@ -3,13 +3,13 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { recoverInterruptedCreations } from "../src/jobs/Recovery.ts"
 import { ReposService } from "../src/repos/Service.ts"
 import { UsersRepo } from "../src/users/Repo.ts"
-import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { gitIn } from "./support/git.ts"
+import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
@@ -38,19 +38,36 @@ beforeAll(async () => {
   hearth = await startHearth()
   work = mkdtempSync(join(tmpdir(), "hearth-forks-"))
   await Promise.all(["alice", "bob", "carol", "dave"].map((username) => createUser(hearth, { username })))
-  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "lib", description: "A library", auto_init: true })).status).toBe(201)
+  expect(
+    (
+      await request(hearth, "POST", "/user/repos", basic("alice"), {
+        name: "lib",
+        description: "A library",
+        auto_init: true
+      })
+    ).status
+  ).toBe(201)
   const content = Buffer.from("x\n").toString("base64")
-  expect((await request(hearth, "POST", "/repos/alice/lib/contents/src/a.txt", basic("alice"), { content })).status).toBe(201)
-  expect((await request(hearth, "POST", "/repos/alice/lib/tags", basic("alice"), { tag_name: "v1" })).status).toBeLessThan(500)
-  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "secret", private: true, auto_init: true })).status).toBe(201)
+  expect(
+    (await request(hearth, "POST", "/repos/alice/lib/contents/src/a.txt", basic("alice"), { content })).status
+  ).toBe(201)
+  expect(
+    (await request(hearth, "POST", "/repos/alice/lib/tags", basic("alice"), { tag_name: "v1" })).status
+  ).toBeLessThan(500)
+  expect(
+    (await request(hearth, "POST", "/user/repos", basic("alice"), { name: "secret", private: true, auto_init: true }))
+      .status
+  ).toBe(201)
   // An organization bob owns, where carol is a member without the right to create repositories.
   expect((await request(hearth, "POST", "/orgs", basic("bob"), { username: "guild" })).status).toBe(201)
-  const team = await json(await request(hearth, "POST", "/orgs/guild/teams", basic("bob"), {
-    name: "readers",
-    permission: "read",
-    can_create_org_repo: false,
-    units: ["repo.code"]
-  }))
+  const team = await json(
+    await request(hearth, "POST", "/orgs/guild/teams", basic("bob"), {
+      name: "readers",
+      permission: "read",
+      can_create_org_repo: false,
+      units: ["repo.code"]
+    })
+  )
   expect((await request(hearth, "PUT", `/teams/${team.id}/members/carol`, basic("bob"))).status).toBe(204)
 })
 afterAll(async () => {
@@ -76,8 +93,16 @@ describe("POST /repos/{o}/{r}/forks", () => {
     const job = await jobDone("bob", "lib")
     expect(job).toMatchObject({ state: "succeeded", attempts: 1, last_error: "" })
     // The fork has the source's branches, tags and HEAD, and no trace of where it came from.
-    expect(await git(["--git-dir", dirOf("bob", "lib"), "for-each-ref", "--format=%(refname) %(objectname)"]))
-      .toBe(await git(["--git-dir", dirOf("alice", "lib"), "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags"]))
+    expect(await git(["--git-dir", dirOf("bob", "lib"), "for-each-ref", "--format=%(refname) %(objectname)"])).toBe(
+      await git([
+        "--git-dir",
+        dirOf("alice", "lib"),
+        "for-each-ref",
+        "--format=%(refname) %(objectname)",
+        "refs/heads",
+        "refs/tags"
+      ])
+    )
     expect(await git(["--git-dir", dirOf("bob", "lib"), "remote"])).toBe("")
     // It clones over HTTP like any repository.
     await git(["clone", `${hearth.base}/bob/lib.git`, join(work, "bob-lib")])
@@ -92,7 +117,9 @@ describe("POST /repos/{o}/{r}/forks", () => {
   it("hard-links the objects: the fork costs almost no new disk and shares no files that change", async () => {
     const packs = (owner: string) => {
       const dir = join(dirOf(owner, "lib"), "objects")
-      return readdirSync(dir, { recursive: true }).map(String).filter((f) => /^[0-9a-f]{2}\/|^pack\/.*\.pack$/.test(f))
+      return readdirSync(dir, { recursive: true })
+        .map(String)
+        .filter((f) => /^[0-9a-f]{2}\/|^pack\/.*\.pack$/.test(f))
         .map((f) => statSync(join(dir, f)))
     }
     const fork = packs("bob")
@@ -100,12 +127,16 @@ describe("POST /repos/{o}/{r}/forks", () => {
     const sourceInodes = new Set(packs("alice").map((s) => s.ino))
     expect(fork.every((s) => sourceInodes.has(s.ino))).toBe(true)
     // Refs and config are the fork's own files.
-    expect(statSync(join(dirOf("bob", "lib"), "config")).ino).not.toBe(statSync(join(dirOf("alice", "lib"), "config")).ino)
+    expect(statSync(join(dirOf("bob", "lib"), "config")).ino).not.toBe(
+      statSync(join(dirOf("alice", "lib"), "config")).ino
+    )
   })
 
   it("keeps the fork independent: a commit to the fork does not reach the source", async () => {
     const content = Buffer.from("mine\n").toString("base64")
-    expect((await request(hearth, "POST", "/repos/bob/lib/contents/bob.txt", basic("bob"), { content })).status).toBe(201)
+    expect((await request(hearth, "POST", "/repos/bob/lib/contents/bob.txt", basic("bob"), { content })).status).toBe(
+      201
+    )
     expect((await request(hearth, "GET", "/repos/alice/lib/contents/bob.txt", basic("alice"))).status).toBe(404)
   })
 
@@ -140,7 +171,10 @@ describe("POST /repos/{o}/{r}/forks", () => {
   })
 
   it("makes the fork of a private repository private", async () => {
-    expect((await request(hearth, "PUT", "/repos/alice/secret/collaborators/dave", basic("alice"), { permission: "read" })).status).toBe(204)
+    expect(
+      (await request(hearth, "PUT", "/repos/alice/secret/collaborators/dave", basic("alice"), { permission: "read" }))
+        .status
+    ).toBe(204)
     const res = await fork("alice", "secret", basic("dave"))
     expect(res.status).toBe(202)
     expect((await json(res)).private).toBe(true)
@@ -151,27 +185,38 @@ describe("POST /repos/{o}/{r}/forks", () => {
 describe("a fork interrupted before its job started", () => {
   it("is taken up again at start-up: job row made, workflow started, git data copied", async () => {
     // As a crash right after the row was written would leave it: `creating`, no job, no directory.
-    const forkId = await hearth.run(Effect.gen(function*() {
-      const repos = yield* ReposService
-      const users = yield* UsersRepo
-      const carol = (yield* users.findByName("carol")).pipe((o) => o._tag === "Some" ? o.value : undefined)!
-      const source = yield* repos.find("alice", "lib")
-      const row = yield* repos.insertRow(carol, {
-        name: "lib-resumed",
-        description: "",
-        default_branch: "main",
-        is_private: false,
-        is_fork: true,
-        fork_id: source.repo.id,
-        status: "creating"
+    const forkId = await hearth.run(
+      Effect.gen(function* () {
+        const repos = yield* ReposService
+        const users = yield* UsersRepo
+        const carol = (yield* users.findByName("carol")).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
+        const source = yield* repos.find("alice", "lib")
+        const row = yield* repos.insertRow(carol, {
+          name: "lib-resumed",
+          description: "",
+          default_branch: "main",
+          is_private: false,
+          is_fork: true,
+          fork_id: source.repo.id,
+          status: "creating"
+        })
+        return row.id
       })
-      return row.id
-    }))
+    )
     await hearth.run(recoverInterruptedCreations)
     const job = await jobDone("carol", "lib-resumed")
     expect(job.state).toBe("succeeded")
-    expect(await git(["--git-dir", dirOf("carol", "lib-resumed"), "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"]))
-      .toBe(await git(["--git-dir", dirOf("alice", "lib"), "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"]))
+    expect(
+      await git([
+        "--git-dir",
+        dirOf("carol", "lib-resumed"),
+        "for-each-ref",
+        "--format=%(refname) %(objectname)",
+        "refs/heads"
+      ])
+    ).toBe(
+      await git(["--git-dir", dirOf("alice", "lib"), "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads"])
+    )
     // Running it again (another start) changes nothing.
     await hearth.run(recoverInterruptedCreations)
     const jobs = await json(await request(hearth, "GET", "/repos/carol/lib-resumed/jobs", basic("carol")))
@@ -183,13 +228,21 @@ describe("a fork interrupted before its job started", () => {
 
 describe("a repository whose creation was cut off before its job existed", () => {
   it("is removed at start-up, row and directory", async () => {
-    await hearth.run(Effect.gen(function*() {
-      const repos = yield* ReposService
-      const users = yield* UsersRepo
-      const carol = (yield* users.findByName("carol")).pipe((o) => o._tag === "Some" ? o.value : undefined)!
-      const row = yield* repos.insertRow(carol, { name: "half-made", description: "", default_branch: "main", is_private: false, status: "creating" })
-      yield* repos.initDirectory({ id: row.id, dir: repos.pathOf(carol, row) }, "main")
-    }))
+    await hearth.run(
+      Effect.gen(function* () {
+        const repos = yield* ReposService
+        const users = yield* UsersRepo
+        const carol = (yield* users.findByName("carol")).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
+        const row = yield* repos.insertRow(carol, {
+          name: "half-made",
+          description: "",
+          default_branch: "main",
+          is_private: false,
+          status: "creating"
+        })
+        yield* repos.initDirectory({ id: row.id, dir: repos.pathOf(carol, row) }, "main")
+      })
+    )
     expect(existsSync(dirOf("carol", "half-made"))).toBe(true)
     await hearth.run(recoverInterruptedCreations)
     expect((await request(hearth, "GET", "/repos/carol/half-made", basic("carol"))).status).toBe(404)

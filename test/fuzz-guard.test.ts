@@ -13,7 +13,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { basic, createToken, createUser, type Hearth, startHearth } from "./support/hearth.ts"
-import { captureLogs, type CapturedLogs, hasStackTrace } from "./support/logs.ts"
+import { type CapturedLogs, captureLogs, hasStackTrace } from "./support/logs.ts"
 
 // ---------------------------------------------------------------------------------------------
 // The malformed values
@@ -63,16 +63,16 @@ interface JsonValue {
 }
 
 const JSON_VALUES: ReadonlyArray<JsonValue> = [
-  { label: "NUL", raw: "\"fz\\u0000x\"" },
+  { label: "NUL", raw: '"fz\\u0000x"' },
   { label: "huge number", raw: "99999999999999999999" },
   { label: "-1", raw: "-1" },
   { label: "1e400", raw: "1e400" },
   { label: "64 KiB", raw: JSON.stringify(KIB64) },
-  { label: "traversal", raw: "\"../../x\"" },
-  { label: "invalid UTF-8", raw: Buffer.concat([Buffer.from("\"fz"), Buffer.from([0xff, 0xfe]), Buffer.from("\"")]) },
-  { label: "lone surrogate", raw: "\"\\ud800\"" },
-  { label: "control character", raw: "\"a\\nb\"" },
-  { label: "string", raw: "\"x\"" },
+  { label: "traversal", raw: '"../../x"' },
+  { label: "invalid UTF-8", raw: Buffer.concat([Buffer.from('"fz'), Buffer.from([0xff, 0xfe]), Buffer.from('"')]) },
+  { label: "lone surrogate", raw: '"\\ud800"' },
+  { label: "control character", raw: '"a\\nb"' },
+  { label: "string", raw: '"x"' },
   { label: "object", raw: "{}" },
   { label: "array", raw: "[]" },
   { label: "null", raw: "null" },
@@ -89,7 +89,10 @@ const TEXT_VALUES: ReadonlyArray<JsonValue> = [
 // What no answer may contain: a stack trace, or the database's own words.
 const LEAKS: ReadonlyArray<readonly [string, RegExp]> = [
   ["stack trace", /\n\s+at \S|\s{4}at \S+ \(|\.ts:\d+/],
-  ["database error text", /syntax error|invalid byte sequence|violates|relation "|column "|SqlError|PGlite|postgres|out of range for type|bigint out of range|index row/i]
+  [
+    "database error text",
+    /syntax error|invalid byte sequence|violates|relation "|column "|SqlError|PGlite|postgres|out of range for type|bigint out of range|index row/i
+  ]
 ]
 
 // ---------------------------------------------------------------------------------------------
@@ -106,19 +109,22 @@ interface Answer {
 
 const send = (method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Answer> =>
   new Promise((resolve) => {
-    const req = httpRequest({
-      agent,
-      host: base.hostname,
-      port: base.port,
-      method,
-      path,
-      headers: { ...headers, ...(body === undefined ? {} : { "content-length": String(body.length) }) }
-    }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (chunk: Buffer) => chunks.push(chunk))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }))
-      res.on("error", (e) => resolve({ status: 0, body: "", networkError: String(e) }))
-    })
+    const req = httpRequest(
+      {
+        agent,
+        host: base.hostname,
+        port: base.port,
+        method,
+        path,
+        headers: { ...headers, ...(body === undefined ? {} : { "content-length": String(body.length) }) }
+      },
+      (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (chunk: Buffer) => chunks.push(chunk))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }))
+        res.on("error", (e) => resolve({ status: 0, body: "", networkError: String(e) }))
+      }
+    )
     req.on("error", (e) => resolve({ status: 0, body: "", networkError: String(e) }))
     req.end(body)
   })
@@ -126,9 +132,11 @@ const send = (method: string, path: string, headers: Record<string, string>, bod
 /** Runs `tasks` with `width` at a time. */
 const pool = async (tasks: ReadonlyArray<() => Promise<void>>, width: number) => {
   let next = 0
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < tasks.length) await tasks[next++]!()
-  }))
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < tasks.length) await tasks[next++]!()
+    })
+  )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,15 +226,20 @@ const authOf = (identity: Identity): Record<string, string> =>
   identity === "admin"
     ? { authorization: `token ${f.adminToken}` }
     : identity === "user"
-    ? { authorization: `token ${f.userToken}` }
-    : {}
+      ? { authorization: `token ${f.userToken}` }
+      : {}
 
 /** A fixture request that must succeed. */
 const must = async (method: string, path: string, body?: unknown, identity: Identity = "admin"): Promise<any> => {
-  const answer = await send(method, `/api/v1${path}`, {
-    ...authOf(identity),
-    ...(body === undefined ? {} : { "content-type": "application/json" })
-  }, body === undefined ? undefined : Buffer.from(JSON.stringify(body)))
+  const answer = await send(
+    method,
+    `/api/v1${path}`,
+    {
+      ...authOf(identity),
+      ...(body === undefined ? {} : { "content-type": "application/json" })
+    },
+    body === undefined ? undefined : Buffer.from(JSON.stringify(body))
+  )
   if (answer.status >= 300) throw new Error(`fixture ${method} ${path}: ${answer.status} ${answer.body}`)
   return answer.body === "" ? undefined : JSON.parse(answer.body)
 }
@@ -248,7 +261,9 @@ const buildFixtures = async () => {
   await must("POST", "/orgs", { username: "fzorg" })
   await must("POST", "/orgs", { username: "fzorgx" })
   f.teamId = (await must("POST", "/orgs/fzorg/teams", { name: "fzteam", permission: "read", units: ["repo.code"] })).id
-  f.scratchTeamId = (await must("POST", "/orgs/fzorg/teams", { name: "fzteamx", permission: "read", units: ["repo.code"] })).id
+  f.scratchTeamId = (
+    await must("POST", "/orgs/fzorg/teams", { name: "fzteamx", permission: "read", units: ["repo.code"] })
+  ).id
 
   // Private, with the plain user as a read collaborator: the user's reads reach as deep as the
   // administrator's, its writes stop at the permission check (403), anonymous requests at the
@@ -290,7 +305,8 @@ const buildFixtures = async () => {
 const isDestructive = (op: Operation) =>
   op.method === "DELETE" ||
   /\/transfer/.test(op.path) ||
-  (op.method === "PATCH" && /^\/api\/v1\/(repos\/\{owner\}\/\{repo\}(\/branches\/\{branch\})?|admin\/users\/\{username\})$/.test(op.path))
+  (op.method === "PATCH" &&
+    /^\/api\/v1\/(repos\/\{owner\}\/\{repo\}(\/branches\/\{branch\})?|admin\/users\/\{username\})$/.test(op.path))
 
 const realValue = (op: Operation, name: string): string => {
   const scratch = isDestructive(op)
@@ -327,7 +343,13 @@ const realValue = (op: Operation, name: string): string => {
     case "quotarule":
       return scratch ? "fzrulex" : "fzrule"
     case "name":
-      return p.includes("gitignore") ? "Go" : p.includes("licenses") ? "MIT" : p.includes("label") ? "Default" : "fzmirror"
+      return p.includes("gitignore")
+        ? "Go"
+        : p.includes("licenses")
+          ? "MIT"
+          : p.includes("label")
+            ? "Default"
+            : "fzmirror"
     case "id":
       if (p.startsWith("/api/v1/teams/")) return String(scratch ? f.scratchTeamId : f.teamId)
       if (p.includes("/oauth2/")) return String(scratch ? f.scratchOauthAppId : f.oauthAppId)
@@ -429,10 +451,14 @@ interface Case {
   readonly body?: Buffer | undefined
 }
 
-const SENTINEL = "\"__fuzz_value__\""
+const SENTINEL = '"__fuzz_value__"'
 
 /** The body with `raw` at `position` (a path of keys into the minimal body). */
-const bodyWith = (minimal: Record<string, unknown>, position: ReadonlyArray<string | number>, raw: string | Buffer): Buffer => {
+const bodyWith = (
+  minimal: Record<string, unknown>,
+  position: ReadonlyArray<string | number>,
+  raw: string | Buffer
+): Buffer => {
   const copy = structuredClone(minimal) as any
   let at = copy
   position.slice(0, -1).forEach((key, i) => {
@@ -482,9 +508,10 @@ const casesOf = (op: Operation): Array<Case> => {
   const baseQuery = (fuzzed: string) =>
     op.queryParams.filter((q) => q !== fuzzed && ["stat", "verification", "files"].includes(q)).map((q) => `${q}=false`)
   const withQuery = (fuzzed: string, query: string) => [query, ...baseQuery(fuzzed)].filter((q) => q !== "").join("&")
-  const minimal = op.body?.contentType === "application/json"
-    ? minimalBody(op) ?? (validValue(op.body.schema, "") as Record<string, unknown>)
-    : undefined
+  const minimal =
+    op.body?.contentType === "application/json"
+      ? (minimalBody(op) ?? (validValue(op.body.schema, "") as Record<string, unknown>))
+      : undefined
   const realBody = minimal === undefined ? undefined : Buffer.from(JSON.stringify(minimal))
   const bodyHeaders = op.body === undefined ? {} : { "content-type": op.body.contentType }
 
@@ -507,13 +534,23 @@ const casesOf = (op: Operation): Array<Case> => {
     }
     if (op.body?.contentType === "text/plain") {
       for (const value of TEXT_VALUES) {
-        add("body", value.label, pathWith(undefined, ""), typeof value.raw === "string" ? Buffer.from(value.raw) : value.raw)
+        add(
+          "body",
+          value.label,
+          pathWith(undefined, ""),
+          typeof value.raw === "string" ? Buffer.from(value.raw) : value.raw
+        )
       }
     } else if (minimal !== undefined && op.body !== undefined) {
       const positions = bodyPositions(op.body.schema, minimal)
       for (const position of positions) {
         for (const value of JSON_VALUES) {
-          add(`body ${position.join(".")}`, value.label, pathWith(undefined, ""), bodyWith(minimal, position, value.raw))
+          add(
+            `body ${position.join(".")}`,
+            value.label,
+            pathWith(undefined, ""),
+            bodyWith(minimal, position, value.raw)
+          )
         }
       }
       for (const value of JSON_VALUES) add("body (whole)", value.label, pathWith(undefined, ""), Buffer.from(value.raw))
@@ -549,17 +586,47 @@ const otherCases = (): Array<Case> => {
     for (const identity of IDENTITIES) {
       for (const value of URL_VALUES) {
         if (value.repeated) continue
-        const path = template.replaceAll("{v}", value.raw).replace("HOST", base.host).replace("ROOT", encodeURIComponent(`${base.origin}/fzadmin`))
-        cases.push({ op: `${method} ${template}`, identity, where: "{v}", value: value.label, method, path, headers: authOf(identity) })
+        const path = template
+          .replaceAll("{v}", value.raw)
+          .replace("HOST", base.host)
+          .replace("ROOT", encodeURIComponent(`${base.origin}/fzadmin`))
+        cases.push({
+          op: `${method} ${template}`,
+          identity,
+          where: "{v}",
+          value: value.label,
+          method,
+          path,
+          headers: authOf(identity)
+        })
       }
     }
   }
   // A Basic user name (a header used as a name) with a NUL, a control character, invalid UTF-8.
-  for (const [label, name] of [["NUL", "fz\u0000x"], ["control character", "a\nb"], ["invalid UTF-8", Buffer.from([0x66, 0xff])]] as const) {
-    const credentials = Buffer.concat([typeof name === "string" ? Buffer.from(name) : name, Buffer.from(":password123")])
+  for (const [label, name] of [
+    ["NUL", "fz\u0000x"],
+    ["control character", "a\nb"],
+    ["invalid UTF-8", Buffer.from([0x66, 0xff])]
+  ] as const) {
+    const credentials = Buffer.concat([
+      typeof name === "string" ? Buffer.from(name) : name,
+      Buffer.from(":password123")
+    ])
     const authorization = `Basic ${credentials.toString("base64")}`
-    for (const path of ["/api/v1/user", "/api/v1/repos/fzadmin/fzrepo", "/fzadmin/fzrepo.git/info/refs?service=git-upload-pack"]) {
-      cases.push({ op: `GET ${path}`, identity: "anonymous", where: "Basic user name", value: label, method: "GET", path, headers: { authorization } })
+    for (const path of [
+      "/api/v1/user",
+      "/api/v1/repos/fzadmin/fzrepo",
+      "/fzadmin/fzrepo.git/info/refs?service=git-upload-pack"
+    ]) {
+      cases.push({
+        op: `GET ${path}`,
+        identity: "anonymous",
+        where: "Basic user name",
+        value: label,
+        method: "GET",
+        path,
+        headers: { authorization }
+      })
     }
   }
   return cases
@@ -607,7 +674,9 @@ describe("bad input", () => {
       if (answer.body.includes(hearth.settings.server.APP_DATA_PATH)) problems.push("the server's directories")
       if (problems.length > 0) {
         const excerpt = answer.body.slice(0, 160).replace(/\s+/g, " ")
-        failures.push(`${c.op} [${c.identity}] ${c.where} = ${c.value}: ${problems.join(", ")} (${answer.status}) ${excerpt}`)
+        failures.push(
+          `${c.op} [${c.identity}] ${c.where} = ${c.value}: ${problems.join(", ")} (${answer.status}) ${excerpt}`
+        )
       }
     }
 
@@ -619,16 +688,22 @@ describe("bad input", () => {
     for (const phase of phases) {
       total += phase.length
       if (verbose) process.stderr.write(`phase: ${phase.length} requests\n`)
-      await pool(phase.map((c) => async () => {
-        const t0 = Date.now()
-        const answer = await send(c.method, c.path, c.headers, c.body)
-        const entry = spent.get(c.op) ?? { ms: 0, n: 0 }
-        entry.ms += Date.now() - t0
-        if (verbose && Date.now() - t0 > 500) process.stderr.write(`  slow ${Date.now() - t0} ms: ${c.op} [${c.identity}] ${c.where} = ${c.value} -> ${answer.status}\n`)
-        entry.n++
-        spent.set(c.op, entry)
-        check(c, answer)
-      }), 4)
+      await pool(
+        phase.map((c) => async () => {
+          const t0 = Date.now()
+          const answer = await send(c.method, c.path, c.headers, c.body)
+          const entry = spent.get(c.op) ?? { ms: 0, n: 0 }
+          entry.ms += Date.now() - t0
+          if (verbose && Date.now() - t0 > 500)
+            process.stderr.write(
+              `  slow ${Date.now() - t0} ms: ${c.op} [${c.identity}] ${c.where} = ${c.value} -> ${answer.status}\n`
+            )
+          entry.n++
+          spent.set(c.op, entry)
+          check(c, answer)
+        }),
+        4
+      )
       if (verbose) process.stderr.write(`  done at ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
     }
     if (verbose) {

@@ -6,10 +6,11 @@
 // public-only token on a private one, 403 without write access). Over HTTP a token counts the
 // same sent as git sends it (Basic password) or as `Authorization: token X`. SSH takes keys only:
 // user keys act as the account's password would, deploy keys reach only their repository.
-import { Effect } from "effect"
+
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ReposService } from "../src/repos/Service.ts"
 import { gitIn, gitRun } from "./support/git.ts"
@@ -27,9 +28,18 @@ const ASK = { status: 401, message: "" } as const // git is asked for (other) cr
 const NOT_FOUND = { status: 404, message: "Repository not found" } as const
 const NO_WRITE = { status: 403, message: "user should have a permission to write to a repo" } as const
 const PUBLIC_ONLY = { status: 403, message: "token scope is limited to public repos" } as const
-const NO_READ_SCOPE = { status: 403, message: "token does not have at least one of required scope(s): [read:repository]" } as const
-const NO_WRITE_SCOPE = { status: 403, message: "token does not have at least one of required scope(s): [write:repository]" } as const
-const PROHIBITED = { status: 403, message: "This account is prohibited from signing in, please contact your site administrator." } as const
+const NO_READ_SCOPE = {
+  status: 403,
+  message: "token does not have at least one of required scope(s): [read:repository]"
+} as const
+const NO_WRITE_SCOPE = {
+  status: 403,
+  message: "token does not have at least one of required scope(s): [write:repository]"
+} as const
+const PROHIBITED = {
+  status: 403,
+  message: "This account is prohibited from signing in, please contact your site administrator."
+} as const
 const CHANGE_PASSWORD = { status: 403, message: "You must change your password. Change it at: " } as const
 
 /**
@@ -43,20 +53,32 @@ type HttpCredential =
   | { readonly kind: "password"; readonly user: string; readonly password?: string }
   | { readonly kind: "token"; readonly user: string; readonly scopes: ReadonlyArray<string>; readonly token?: string }
 const HTTP_CREDENTIALS = {
-  "anonymous": { kind: "none" },
+  anonymous: { kind: "none" },
   "owner password": { kind: "password", user: "alice" },
   "wrong password": { kind: "password", user: "dave", password: "not-his-password" },
   "owner token all": { kind: "token", user: "alice", scopes: ["all"] },
   "owner token read:repository": { kind: "token", user: "alice", scopes: ["read:repository"] },
   "owner token write:repository": { kind: "token", user: "alice", scopes: ["write:repository"] },
-  "owner token public-only,write:repository": { kind: "token", user: "alice", scopes: ["public-only", "write:repository"] },
-  "owner token public-only,read:repository": { kind: "token", user: "alice", scopes: ["public-only", "read:repository"] },
+  "owner token public-only,write:repository": {
+    kind: "token",
+    user: "alice",
+    scopes: ["public-only", "write:repository"]
+  },
+  "owner token public-only,read:repository": {
+    kind: "token",
+    user: "alice",
+    scopes: ["public-only", "read:repository"]
+  },
   "owner token read:user": { kind: "token", user: "alice", scopes: ["read:user"] },
   "unknown token": { kind: "token", user: "dave", scopes: [], token: "0123456789abcdef0123456789abcdef01234567" },
   "read collaborator password": { kind: "password", user: "bob" },
   "read collaborator token write:repository": { kind: "token", user: "bob", scopes: ["write:repository"] },
   "stranger password": { kind: "password", user: "carol" },
-  "stranger token public-only,write:repository": { kind: "token", user: "carol", scopes: ["public-only", "write:repository"] },
+  "stranger token public-only,write:repository": {
+    kind: "token",
+    user: "carol",
+    scopes: ["public-only", "write:repository"]
+  },
   "prohibited account token all": { kind: "token", user: "frank", scopes: ["all"] },
   "password of an account that must change it": { kind: "password", user: "erin" }
 } satisfies Record<string, HttpCredential>
@@ -68,7 +90,9 @@ type HttpName = keyof typeof HTTP_CREDENTIALS
  * private repository lacks write:repository first), and public-only refuses only what the token's
  * account could otherwise read (a stranger's public-only token still finds nothing: 404).
  */
-const HTTP: ReadonlyArray<readonly [credential: HttpName, publicClone: Cell, publicPush: Cell, privateClone: Cell, privatePush: Cell]> = [
+const HTTP: ReadonlyArray<
+  readonly [credential: HttpName, publicClone: Cell, publicPush: Cell, privateClone: Cell, privatePush: Cell]
+> = [
   ["anonymous", OK, ASK, ASK, ASK],
   ["owner password", OK, OK, OK, OK],
   ["wrong password", ASK, ASK, ASK, ASK],
@@ -91,7 +115,9 @@ const HTTP: ReadonlyArray<readonly [credential: HttpName, publicClone: Cell, pub
 type SshCell = "ok" | { readonly message: string }
 const DENIED_KEY = { message: "Permission denied (publickey)" } as const
 const NO_ACCESS = { message: "does not exist, or you do not have access to it" } as const
-const SSH: ReadonlyArray<readonly [credential: string, publicClone: SshCell, publicPush: SshCell, privateClone: SshCell, privatePush: SshCell]> = [
+const SSH: ReadonlyArray<
+  readonly [credential: string, publicClone: SshCell, publicPush: SshCell, privateClone: SshCell, privatePush: SshCell]
+> = [
   ["owner key", OK, OK, OK, OK],
   ["read collaborator key", OK, NO_WRITE, OK, NO_WRITE],
   ["stranger key", OK, NO_WRITE, NO_ACCESS, NO_ACCESS],
@@ -103,7 +129,12 @@ const SSH: ReadonlyArray<readonly [credential: string, publicClone: SshCell, pub
 ]
 
 const REPOS: Record<Visibility, string> = { public: "alice/pub", private: "alice/priv" }
-const COLUMNS: ReadonlyArray<readonly [Visibility, Op]> = [["public", "clone"], ["public", "push"], ["private", "clone"], ["private", "push"]]
+const COLUMNS: ReadonlyArray<readonly [Visibility, Op]> = [
+  ["public", "clone"],
+  ["public", "push"],
+  ["private", "clone"],
+  ["private", "push"]
+]
 
 let hearth: Hearth
 let sshPort: number
@@ -126,13 +157,21 @@ const gitUrl = (repo: string, user?: string, secret?: string) => {
 }
 
 /** Every ref of the repository on disk: what a refused push must leave as it was. */
-const refsOf = (visibility: Visibility) => gitIn(barePaths[visibility], ["for-each-ref", "--format=%(refname) %(objectname)"])
+const refsOf = (visibility: Visibility) =>
+  gitIn(barePaths[visibility], ["for-each-ref", "--format=%(refname) %(objectname)"])
 
 let cells = 0
 /** A new commit on top of the repository's main (one git process), to be pushed to a branch of its own. */
 const newCommit = async (visibility: Visibility) => {
   const branch = `cell-${++cells}`
-  const sha = await gitIn(workdirs[visibility], ["commit-tree", "-p", "origin/main", "-m", `pushed by ${branch}`, "origin/main^{tree}"])
+  const sha = await gitIn(workdirs[visibility], [
+    "commit-tree",
+    "-p",
+    "origin/main",
+    "-m",
+    `pushed by ${branch}`,
+    "origin/main^{tree}"
+  ])
   return { branch, sha }
 }
 
@@ -153,7 +192,11 @@ const runGit = async (
     return { ran, cloned: existsSync(join(target, "README.md")) }
   }
   const commit = await newCommit(visibility)
-  const ran = await gitRun(workdirs[visibility], [...config, "push", "-q", url, `${commit.sha}:refs/heads/${commit.branch}`], options.env)
+  const ran = await gitRun(
+    workdirs[visibility],
+    [...config, "push", "-q", url, `${commit.sha}:refs/heads/${commit.branch}`],
+    options.env
+  )
   return { ran, commit }
 }
 
@@ -196,31 +239,49 @@ beforeAll(async () => {
   await createUser(hearth, { username: "erin", mustChangePassword: true })
   for (const [visibility, repo] of Object.entries(REPOS) as Array<[Visibility, string]>) {
     const name = repo.split("/")[1]!
-    expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name, auto_init: true, private: visibility === "private" })).status)
-      .toBe(201)
-    expect((await request(hearth, "PUT", `/repos/${repo}/collaborators/bob`, basic("alice"), { permission: "read" })).status).toBe(204)
+    expect(
+      (
+        await request(hearth, "POST", "/user/repos", basic("alice"), {
+          name,
+          auto_init: true,
+          private: visibility === "private"
+        })
+      ).status
+    ).toBe(201)
+    expect(
+      (await request(hearth, "PUT", `/repos/${repo}/collaborators/bob`, basic("alice"), { permission: "read" })).status
+    ).toBe(204)
     workdirs[visibility] = join(dir, `work-${visibility}`)
     await gitIn(dir, ["clone", "-q", gitUrl(repo, "alice", "password123"), workdirs[visibility]])
-    barePaths[visibility] = await hearth.run(Effect.gen(function*() {
-      const repos = yield* ReposService
-      const found = yield* repos.find("alice", name)
-      return repos.pathOf(found.owner, found.repo)
-    }))
+    barePaths[visibility] = await hearth.run(
+      Effect.gen(function* () {
+        const repos = yield* ReposService
+        const found = yield* repos.find("alice", name)
+        return repos.pathOf(found.owner, found.repo)
+      })
+    )
   }
 
   for (const [name, credential] of Object.entries(HTTP_CREDENTIALS) as Array<[HttpName, HttpCredential]>) {
-    if (credential.kind === "token") tokens.set(name, credential.token ?? await createToken(hearth, credential.user, credential.scopes))
+    if (credential.kind === "token")
+      tokens.set(name, credential.token ?? (await createToken(hearth, credential.user, credential.scopes)))
   }
 
   const userKey = async (user: string) => {
     const key = keygen(dir, user)
-    expect((await request(hearth, "POST", "/user/keys", basic(user), { title: `${user}-key`, key: key.pub })).status).toBe(201)
+    expect(
+      (await request(hearth, "POST", "/user/keys", basic(user), { title: `${user}-key`, key: key.pub })).status
+    ).toBe(201)
     return key
   }
   const deployKey = async (readOnly: boolean) => {
     const key = keygen(dir, readOnly ? "deploy-ro" : "deploy-rw")
     const title = readOnly ? "ro" : "rw"
-    const res = await request(hearth, "POST", `/repos/${REPOS.private}/keys`, basic("alice"), { title, key: key.pub, read_only: readOnly })
+    const res = await request(hearth, "POST", `/repos/${REPOS.private}/keys`, basic("alice"), {
+      title,
+      key: key.pub,
+      read_only: readOnly
+    })
     expect(res.status).toBe(201)
     return key
   }
@@ -233,7 +294,11 @@ beforeAll(async () => {
   sshKeys.set("read-write deploy key", await deployKey(false))
 
   // frank's token and key were made while he could sign in.
-  const prohibit = await request(hearth, "PATCH", "/admin/users/frank", basic("root"), { login_name: "frank", source_id: 0, prohibit_login: true })
+  const prohibit = await request(hearth, "PATCH", "/admin/users/frank", basic("root"), {
+    login_name: "frank",
+    source_id: 0,
+    prohibit_login: true
+  })
   expect(prohibit.status).toBe(200)
 }, 120_000)
 
@@ -249,57 +314,69 @@ const cellsOf = <N extends string, C>(table: ReadonlyArray<readonly [N, C, C, C,
 
 /** Tokens are sent both as git sends them (Basic password) and as `Authorization: token X`. */
 const httpCells = cellsOf(HTTP).flatMap((cell) =>
-  (HTTP_CREDENTIALS[cell.credential].kind === "token" ? (["basic", "header"] as const) : (["basic"] as const))
-    .map((form) => ({ ...cell, form }))
+  (HTTP_CREDENTIALS[cell.credential].kind === "token" ? (["basic", "header"] as const) : (["basic"] as const)).map(
+    (form) => ({ ...cell, form })
+  )
 )
 
 describe("git over HTTP", () => {
-  it.each(httpCells)("$credential ($form): $op $visibility", async ({ credential: name, visibility, op, expected, form }) => {
-    const credential: HttpCredential = HTTP_CREDENTIALS[name]
-    const repo = REPOS[visibility]
-    const user = credential.kind === "none" ? undefined : credential.user
-    const secret = credential.kind === "none"
-      ? undefined
-      : credential.kind === "password"
-      ? credential.password ?? "password123"
-      : tokens.get(name)!
-    const authorization = user === undefined || secret === undefined
-      ? undefined
-      : form === "basic"
-      ? basic(user, secret)
-      : `token ${secret}`
+  it.each(httpCells)(
+    "$credential ($form): $op $visibility",
+    async ({ credential: name, visibility, op, expected, form }) => {
+      const credential: HttpCredential = HTTP_CREDENTIALS[name]
+      const repo = REPOS[visibility]
+      const user = credential.kind === "none" ? undefined : credential.user
+      const secret =
+        credential.kind === "none"
+          ? undefined
+          : credential.kind === "password"
+            ? (credential.password ?? "password123")
+            : tokens.get(name)!
+      const authorization =
+        user === undefined || secret === undefined
+          ? undefined
+          : form === "basic"
+            ? basic(user, secret)
+            : `token ${secret}`
 
-    // What git's first request is answered.
-    const service = op === "clone" ? "git-upload-pack" : "git-receive-pack"
-    const advertised = await fetch(`${hearth.base}/${repo}.git/info/refs?service=${service}`, {
-      headers: authorization === undefined ? {} : { authorization }
-    })
-    const body = await advertised.text()
-    if (expected === "ok") {
-      expect(advertised.status, body).toBe(200)
-    } else {
-      expect(advertised.status, body).toBe(expected.status)
-      expect(body).toContain(expected.message)
-      if (expected.status === 401) expect(advertised.headers.get("www-authenticate")).toMatch(/^Basic realm=/)
-    }
-
-    // What the git client does with it. git sends the credentials in the URL only once asked
-    // (401): a public repository is cloned without them, so a refusal of them never reaches git.
-    const url = form === "header" ? gitUrl(repo) : gitUrl(repo, user, secret)
-    const config = form === "header" ? ["-c", `http.extraHeader=Authorization: ${authorization}`] : []
-    const asked = form === "header" || visibility === "private" || op === "push"
-    const gitExpected = asked ? expected : OK
-    await expectOutcome(op, visibility, gitExpected, () => runGit(op, visibility, url, { config }), (stderr) => {
-      if (gitExpected === "ok") return
-      if (gitExpected.status === 401) expect(stderr).toMatch(/Authentication failed|could not read Username/)
-      else if (gitExpected.status === 404) expect(stderr).toContain("not found")
-      else {
-        // git prints a text/plain refusal as "remote: …" before its own line.
-        expect(stderr).toContain(`remote: ${gitExpected.message}`)
-        expect(stderr).toContain("403")
+      // What git's first request is answered.
+      const service = op === "clone" ? "git-upload-pack" : "git-receive-pack"
+      const advertised = await fetch(`${hearth.base}/${repo}.git/info/refs?service=${service}`, {
+        headers: authorization === undefined ? {} : { authorization }
+      })
+      const body = await advertised.text()
+      if (expected === "ok") {
+        expect(advertised.status, body).toBe(200)
+      } else {
+        expect(advertised.status, body).toBe(expected.status)
+        expect(body).toContain(expected.message)
+        if (expected.status === 401) expect(advertised.headers.get("www-authenticate")).toMatch(/^Basic realm=/)
       }
-    })
-  })
+
+      // What the git client does with it. git sends the credentials in the URL only once asked
+      // (401): a public repository is cloned without them, so a refusal of them never reaches git.
+      const url = form === "header" ? gitUrl(repo) : gitUrl(repo, user, secret)
+      const config = form === "header" ? ["-c", `http.extraHeader=Authorization: ${authorization}`] : []
+      const asked = form === "header" || visibility === "private" || op === "push"
+      const gitExpected = asked ? expected : OK
+      await expectOutcome(
+        op,
+        visibility,
+        gitExpected,
+        () => runGit(op, visibility, url, { config }),
+        (stderr) => {
+          if (gitExpected === "ok") return
+          if (gitExpected.status === 401) expect(stderr).toMatch(/Authentication failed|could not read Username/)
+          else if (gitExpected.status === 404) expect(stderr).toContain("not found")
+          else {
+            // git prints a text/plain refusal as "remote: …" before its own line.
+            expect(stderr).toContain(`remote: ${gitExpected.message}`)
+            expect(stderr).toContain("403")
+          }
+        }
+      )
+    }
+  )
 })
 
 describe("git over SSH", () => {

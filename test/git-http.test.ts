@@ -16,7 +16,10 @@ beforeAll(async () => {
   hearth = await startHearth()
   work = mkdtempSync(join(tmpdir(), "hearth-git-http-"))
   await Promise.all(["alice", "bob", "carol"].map((username) => createUser(hearth, { username })))
-  for (const [name, priv] of [["public-repo", false], ["secret", true]] as const) {
+  for (const [name, priv] of [
+    ["public-repo", false],
+    ["secret", true]
+  ] as const) {
     const res = await request(hearth, "POST", "/user/repos", basic("alice"), { name, private: priv })
     expect(res.status).toBe(201)
   }
@@ -34,9 +37,15 @@ interface Result {
 
 const git = (args: ReadonlyArray<string>, cwd = work) =>
   new Promise<Result>((done) => {
-    const env = gitEnv({ GIT_AUTHOR_NAME: "A", GIT_AUTHOR_EMAIL: "a@example.com", GIT_COMMITTER_NAME: "A", GIT_COMMITTER_EMAIL: "a@example.com" })
+    const env = gitEnv({
+      GIT_AUTHOR_NAME: "A",
+      GIT_AUTHOR_EMAIL: "a@example.com",
+      GIT_COMMITTER_NAME: "A",
+      GIT_COMMITTER_EMAIL: "a@example.com"
+    })
     execFile("git", args as Array<string>, { cwd, env, timeout: 60_000 }, (error, stdout, stderr) =>
-      done({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }))
+      done({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr })
+    )
   })
 
 /** The clone URL, with credentials in it when given. */

@@ -34,8 +34,10 @@ const FILE_MESSAGES = {
 const link = (name: string) => `is .${name} (or a name Windows or macOS reads as it), which must not be a symbolic link`
 
 // Every code point HFS+ ignores (git's next_hfs_char), inside and around ".git".
-const IGNORED = [0x200c, 0x200d, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x206a, 0x206b, 0x206c, 0x206d, 0x206e, 0x206f, 0xfeff]
-  .map((code) => String.fromCodePoint(code))
+const IGNORED = [
+  0x200c, 0x200d, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x206a, 0x206b, 0x206c, 0x206d, 0x206e,
+  0x206f, 0xfeff
+].map((code) => String.fromCodePoint(code))
 
 const ROWS: ReadonlyArray<Row> = [
   // Ordinary paths, and names that only look a little like .git.
@@ -85,11 +87,13 @@ const ROWS: ReadonlyArray<Row> = [
   { path: "a\\git~1\\b", refused: FILE_MESSAGES.backslash },
   { path: "a\\.GIT.\\b", refused: FILE_MESSAGES.backslash },
   // HFS+: invisible code points anywhere in ".git".
-  ...IGNORED.flatMap((c): Array<Row> => [
-    { path: `.g${c}it/config`, refused: FILE_MESSAGES.mac },
-    { path: `${c}.git`, refused: FILE_MESSAGES.mac },
-    { path: `.GIT${c}`, refused: FILE_MESSAGES.mac }
-  ]),
+  ...IGNORED.flatMap(
+    (c): Array<Row> => [
+      { path: `.g${c}it/config`, refused: FILE_MESSAGES.mac },
+      { path: `${c}.git`, refused: FILE_MESSAGES.mac },
+      { path: `.GIT${c}`, refused: FILE_MESSAGES.mac }
+    ]
+  ),
   { path: ".\u200c\u200dg\u200ei\u200ft\ufeff/x", refused: FILE_MESSAGES.mac },
   // Empty, "." and ".." components.
   { path: "a//b", refused: FILE_MESSAGES.empty },
@@ -123,12 +127,19 @@ const ROWS: ReadonlyArray<Row> = [
   { path: ".GIT", mode: "120000", refused: FILE_MESSAGES.own },
   // The other files git reads from a tree: fsck flags them as symlinks (gitattributesSymlink,
   // gitignoreSymlink, mailmapSymlink) and git does not follow them; verify_path lets them pass.
-  ...(["gitattributes", "gitignore", "mailmap"] as const).flatMap((name): Array<Row> => [
-    { path: `.${name}`, mode: "120000", refused: link(name), stricter: `fsck's ${name}Symlink` },
-    { path: `sub/.${name.toUpperCase()}`, mode: "120000", refused: link(name), stricter: `fsck's ${name}Symlink` },
-    { path: `.${name}.`, mode: "120000", refused: link(name), stricter: `fsck's ${name}Symlink` },
-    { path: `.${name.slice(0, 1)}\u200d${name.slice(1)}`, mode: "120000", refused: link(name), stricter: `fsck's ${name}Symlink` }
-  ]),
+  ...(["gitattributes", "gitignore", "mailmap"] as const).flatMap(
+    (name): Array<Row> => [
+      { path: `.${name}`, mode: "120000", refused: link(name), stricter: `fsck's ${name}Symlink` },
+      { path: `sub/.${name.toUpperCase()}`, mode: "120000", refused: link(name), stricter: `fsck's ${name}Symlink` },
+      { path: `.${name}.`, mode: "120000", refused: link(name), stricter: `fsck's ${name}Symlink` },
+      {
+        path: `.${name.slice(0, 1)}\u200d${name.slice(1)}`,
+        mode: "120000",
+        refused: link(name),
+        stricter: `fsck's ${name}Symlink`
+      }
+    ]
+  ),
   { path: "gitatt~1", mode: "120000", refused: link("gitattributes"), stricter: "fsck's gitattributesSymlink" },
   { path: "gi7d29~1", mode: "120000", refused: link("gitattributes"), stricter: "fsck's gitattributesSymlink" },
   { path: "gitign~2", mode: "120000", refused: link("gitignore"), stricter: "fsck's gitignoreSymlink" },
@@ -156,9 +167,9 @@ describe("pathProblem", () => {
 
   it("names the component, with invisible characters spelled out", () => {
     expect(pathProblem("docs/.g\u200cit/config")).toBe(
-      "\".g\\u200Cit\" is .git on macOS, which ignores invisible Unicode characters: git refuses it in a repository"
+      '".g\\u200Cit" is .git on macOS, which ignores invisible Unicode characters: git refuses it in a repository'
     )
-    expect(pathProblem("src/GIT~1/hooks")).toContain("\"GIT~1\" is the Windows short name of .git")
+    expect(pathProblem("src/GIT~1/hooks")).toContain('"GIT~1" is the Windows short name of .git')
   })
 
   it("refuses an empty path and NUL", () => {
@@ -175,8 +186,12 @@ let blob: string
 
 const git = (args: ReadonlyArray<string>, env: Record<string, string> = {}, input?: string) =>
   new Promise<{ readonly ok: boolean; readonly stdout: string; readonly stderr: string }>((done) => {
-    const child = execFile("git", args as Array<string>, { cwd: scratch, env: gitEnv({ GIT_DIR: join(scratch, "repo.git"), ...env }) }, (error, stdout, stderr) =>
-      done({ ok: error === null, stdout: stdout.trim(), stderr }))
+    const child = execFile(
+      "git",
+      args as Array<string>,
+      { cwd: scratch, env: gitEnv({ GIT_DIR: join(scratch, "repo.git"), ...env }) },
+      (error, stdout, stderr) => done({ ok: error === null, stdout: stdout.trim(), stderr })
+    )
     child.stdin!.on("error", () => {}) // git may exit before reading its input
     child.stdin!.end(input ?? "")
   })
@@ -193,13 +208,30 @@ describe("git agrees", () => {
     const verdicts: Array<{ row: string; gitRefuses: boolean; expected: boolean }> = []
     // A few at a time (the machine is shared), a fresh index per row: each path is judged on its own.
     for (let start = 0; start < ROWS.length; start += 4) {
-      verdicts.push(...await Promise.all(ROWS.slice(start, start + 4).map(async (row, j) => {
-        const added = await git(
-          ["-c", "core.protectNTFS=true", "-c", "core.protectHFS=true", "update-index", "--add", "--cacheinfo", `${row.mode ?? "100644"},${blob},${row.path}`],
-          { GIT_INDEX_FILE: join(scratch, `index-${start + j}`) }
-        )
-        return { row: label(row), gitRefuses: !added.ok, expected: row.refused !== undefined && row.stricter === undefined }
-      })))
+      verdicts.push(
+        ...(await Promise.all(
+          ROWS.slice(start, start + 4).map(async (row, j) => {
+            const added = await git(
+              [
+                "-c",
+                "core.protectNTFS=true",
+                "-c",
+                "core.protectHFS=true",
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                `${row.mode ?? "100644"},${blob},${row.path}`
+              ],
+              { GIT_INDEX_FILE: join(scratch, `index-${start + j}`) }
+            )
+            return {
+              row: label(row),
+              gitRefuses: !added.ok,
+              expected: row.refused !== undefined && row.stricter === undefined
+            }
+          })
+        ))
+      )
     }
     expect(verdicts.length).toBe(ROWS.length)
     expect(verdicts.filter((v) => v.gitRefuses !== v.expected)).toEqual([])

@@ -14,7 +14,9 @@ const dir = mkdtempSync(join(tmpdir(), "hearth-git-signin-"))
 beforeAll(async () => {
   hearth = await startHearth({ service: { REQUIRE_SIGNIN_VIEW: "true" } })
   await createUser(hearth, { username: "alice" })
-  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "pub", auto_init: true })).status).toBe(201)
+  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "pub", auto_init: true })).status).toBe(
+    201
+  )
 })
 afterAll(async () => {
   await hearth?.close()

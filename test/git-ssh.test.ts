@@ -21,7 +21,11 @@ interface Ran {
 }
 
 /** Runs a command without blocking the event loop (the server answers in this same process). */
-const sh = (command: string, args: ReadonlyArray<string>, options: { cwd?: string | undefined; env?: Record<string, string>; input?: string } = {}) =>
+const sh = (
+  command: string,
+  args: ReadonlyArray<string>,
+  options: { cwd?: string | undefined; env?: Record<string, string>; input?: string } = {}
+) =>
   new Promise<Ran>((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd ?? dir, env: { ...process.env, ...options.env } })
     let stdout = ""
@@ -45,7 +49,10 @@ const gitWith = (key: string, args: ReadonlyArray<string>, cwd?: string, env: Re
       GIT_SSH_COMMAND: gitSshCommand(key, port),
       GIT_CONFIG_NOSYSTEM: "1",
       GIT_CONFIG_GLOBAL: "/dev/null",
-      GIT_AUTHOR_NAME: "T", GIT_AUTHOR_EMAIL: "t@example.com", GIT_COMMITTER_NAME: "T", GIT_COMMITTER_EMAIL: "t@example.com",
+      GIT_AUTHOR_NAME: "T",
+      GIT_AUTHOR_EMAIL: "t@example.com",
+      GIT_COMMITTER_NAME: "T",
+      GIT_COMMITTER_EMAIL: "t@example.com",
       ...env
     }
   })
@@ -73,10 +80,22 @@ let carol: Key
 beforeAll(async () => {
   port = await freePort()
   hearth = await startHearth({
-    server: { START_SSH_SERVER: "true", SSH_LISTEN_HOST: "127.0.0.1", SSH_LISTEN_PORT: String(port), SSH_PORT: String(port), DOMAIN: "127.0.0.1" }
+    server: {
+      START_SSH_SERVER: "true",
+      SSH_LISTEN_HOST: "127.0.0.1",
+      SSH_LISTEN_PORT: String(port),
+      SSH_PORT: String(port),
+      DOMAIN: "127.0.0.1"
+    }
   })
   for (const username of ["alice", "bob", "carol"]) await createUser(hearth, { username })
-  for (const [name, extra] of [["demo", { auto_init: true }], ["fresh", {}], ["secret", { auto_init: true, private: true }], ["arch", { auto_init: true }], ["other", { auto_init: true }]] as const) {
+  for (const [name, extra] of [
+    ["demo", { auto_init: true }],
+    ["fresh", {}],
+    ["secret", { auto_init: true, private: true }],
+    ["arch", { auto_init: true }],
+    ["other", { auto_init: true }]
+  ] as const) {
     expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name, ...extra })).status).toBe(201)
   }
   expect((await request(hearth, "PATCH", "/repos/alice/arch", basic("alice"), { archived: true })).status).toBe(200)
@@ -87,7 +106,10 @@ beforeAll(async () => {
   await addKey("bob", bob.pub)
   await addKey("carol", carol.pub)
   // bob reads alice/secret; carol is a stranger to it.
-  expect((await request(hearth, "PUT", "/repos/alice/secret/collaborators/bob", basic("alice"), { permission: "read" })).status).toBe(204)
+  expect(
+    (await request(hearth, "PUT", "/repos/alice/secret/collaborators/bob", basic("alice"), { permission: "read" }))
+      .status
+  ).toBe(204)
 }, 60_000)
 afterAll(async () => {
   await hearth?.close()
@@ -109,9 +131,21 @@ describe("host key and addresses", () => {
   })
 
   it("reads the command forms git sends", () => {
-    expect(parseGitCommand("git-upload-pack '/alice/demo.git'")).toEqual({ service: "upload-pack", owner: "alice", repo: "demo" })
-    expect(parseGitCommand("git-receive-pack 'alice/demo.git'")).toEqual({ service: "receive-pack", owner: "alice", repo: "demo" })
-    expect(parseGitCommand("git upload-archive alice/demo")).toEqual({ service: "upload-archive", owner: "alice", repo: "demo" })
+    expect(parseGitCommand("git-upload-pack '/alice/demo.git'")).toEqual({
+      service: "upload-pack",
+      owner: "alice",
+      repo: "demo"
+    })
+    expect(parseGitCommand("git-receive-pack 'alice/demo.git'")).toEqual({
+      service: "receive-pack",
+      owner: "alice",
+      repo: "demo"
+    })
+    expect(parseGitCommand("git upload-archive alice/demo")).toEqual({
+      service: "upload-archive",
+      owner: "alice",
+      repo: "demo"
+    })
     expect(parseGitCommand("git-upload-pack '/alice/../x.git'")).toBeUndefined()
     expect(parseGitCommand("git-upload-pack '/a/b/c.git'")).toBeUndefined()
     expect(parseGitCommand("ls -la")).toBeUndefined()
@@ -141,12 +175,20 @@ describe("git over SSH", () => {
     expect(v0.code, v0.stderr).toBe(0)
     expect(v0.stderr).not.toContain("version 2")
     // `git@host:alice/demo.git` sends the path without a leading slash.
-    const scp = await sh("ssh", [...sshArgs(alice.file), "git@127.0.0.1", "git-upload-pack alice/demo"], { input: "0000" })
+    const scp = await sh("ssh", [...sshArgs(alice.file), "git@127.0.0.1", "git-upload-pack alice/demo"], {
+      input: "0000"
+    })
     expect(scp.stdout).toContain("refs/heads/main")
   })
 
   it("serves git-upload-archive", async () => {
-    const archive = await gitWith(alice.file, ["archive", `--remote=${url("alice/demo.git")}`, "--format=tar", "HEAD", "README.md"])
+    const archive = await gitWith(alice.file, [
+      "archive",
+      `--remote=${url("alice/demo.git")}`,
+      "--format=tar",
+      "HEAD",
+      "README.md"
+    ])
     expect(archive.code, archive.stderr).toBe(0)
     expect(archive.stdout).toContain("README.md")
   })
@@ -186,7 +228,9 @@ describe("git over SSH", () => {
 
   it("stops refusing once a key is deleted… i.e. a deleted key no longer authenticates", async () => {
     const temp = await keygen()
-    const created = await json(await request(hearth, "POST", "/user/keys", basic("carol"), { title: "temp", key: temp.pub }))
+    const created = await json(
+      await request(hearth, "POST", "/user/keys", basic("carol"), { title: "temp", key: temp.pub })
+    )
     expect((await gitWith(temp.file, ["ls-remote", url("alice/demo.git")])).code).toBe(0)
     expect((await request(hearth, "DELETE", `/user/keys/${created.id}`, basic("carol"))).status).toBe(204)
     const after = await gitWith(temp.file, ["ls-remote", url("alice/demo.git")])
@@ -201,15 +245,24 @@ describe("accounts and moved repositories", () => {
     const key = await keygen()
     await addKey("dora", key.pub)
     expect((await gitWith(key.file, ["ls-remote", url("alice/demo.git")])).code).toBe(0)
-    expect((await request(hearth, "PATCH", "/admin/users/dora", basic("root"), { login_name: "dora", source_id: 0, prohibit_login: true })).status)
-      .toBe(200)
+    expect(
+      (
+        await request(hearth, "PATCH", "/admin/users/dora", basic("root"), {
+          login_name: "dora",
+          source_id: 0,
+          prohibit_login: true
+        })
+      ).status
+    ).toBe(200)
     const refused = await gitWith(key.file, ["ls-remote", url("alice/demo.git")])
     expect(refused.code).not.toBe(0)
     expect(refused.stderr).toContain("prohibited from signing in")
   })
 
   it("answers a renamed repository at its old name", async () => {
-    expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "before", auto_init: true })).status).toBe(201)
+    expect(
+      (await request(hearth, "POST", "/user/repos", basic("alice"), { name: "before", auto_init: true })).status
+    ).toBe(201)
     expect((await request(hearth, "PATCH", "/repos/alice/before", basic("alice"), { name: "after" })).status).toBe(200)
     const old = await gitWith(alice.file, ["ls-remote", url("alice/before.git")])
     expect(old.code, old.stderr).toBe(0)
@@ -220,8 +273,15 @@ describe("accounts and moved repositories", () => {
 describe("deploy keys over SSH", () => {
   it("a read-only deploy key clones its repository, cannot push, and reaches no other", async () => {
     const key = await keygen()
-    expect((await request(hearth, "POST", "/repos/alice/secret/keys", basic("alice"), { title: "ro", key: key.pub, read_only: true })).status)
-      .toBe(201)
+    expect(
+      (
+        await request(hearth, "POST", "/repos/alice/secret/keys", basic("alice"), {
+          title: "ro",
+          key: key.pub,
+          read_only: true
+        })
+      ).status
+    ).toBe(201)
     expect((await gitWith(key.file, ["ls-remote", url("alice/secret.git")])).code).toBe(0)
     const push = await commitAndPush(key.file, "alice/secret", "ro.txt")
     expect(push.code).not.toBe(0)
@@ -235,7 +295,9 @@ describe("deploy keys over SSH", () => {
 
   it("a read-write deploy key pushes to its repository", async () => {
     const key = await keygen()
-    expect((await request(hearth, "POST", "/repos/alice/other/keys", basic("alice"), { title: "rw", key: key.pub })).status).toBe(201)
+    expect(
+      (await request(hearth, "POST", "/repos/alice/other/keys", basic("alice"), { title: "rw", key: key.pub })).status
+    ).toBe(201)
     const push = await commitAndPush(key.file, "alice/other", "deploy.txt")
     expect(push.code, push.stderr).toBe(0)
     const branch = await json(await request(hearth, "GET", "/repos/alice/other/branches/main", basic("alice")))
@@ -247,7 +309,9 @@ describe("load and start-up", () => {
   it("serves concurrent clones (bounded: 6 at once)", async () => {
     const started = Date.now()
     const results = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => gitWith(alice.file, ["clone", "-q", url("alice/demo.git"), join(dir, `parallel-${i}`)]))
+      Array.from({ length: 6 }, (_, i) =>
+        gitWith(alice.file, ["clone", "-q", url("alice/demo.git"), join(dir, `parallel-${i}`)])
+      )
     )
     for (const r of results) expect(r.code, r.stderr).toBe(0)
     // A measurement for the report, not a limit.
@@ -255,9 +319,11 @@ describe("load and start-up", () => {
   })
 
   it("says which setting to change when the SSH port is taken", async () => {
-    await expect(startHearth({
-      server: { START_SSH_SERVER: "true", SSH_LISTEN_HOST: "127.0.0.1", SSH_LISTEN_PORT: String(port) }
-    })).rejects.toThrow(/cannot listen for SSH on 127\.0\.0\.1:\d+.*SSH_LISTEN_PORT/)
+    await expect(
+      startHearth({
+        server: { START_SSH_SERVER: "true", SSH_LISTEN_HOST: "127.0.0.1", SSH_LISTEN_PORT: String(port) }
+      })
+    ).rejects.toThrow(/cannot listen for SSH on 127\.0\.0\.1:\d+.*SSH_LISTEN_PORT/)
   })
 })
 

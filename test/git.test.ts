@@ -1,9 +1,10 @@
 // The git module against real bare repositories in a temp directory.
-import { Effect, Exit, Option } from "effect"
+
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Effect, Exit, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Git from "../src/git/Git.ts"
 
@@ -17,10 +18,21 @@ const fail = <A, E>(effect: Effect.Effect<A, E>) =>
 
 // Commits made with plumbing, so the test needs no worktree.
 const commit = (message: string, parent?: string) => {
-  const env = { ...Git.gitEnv(), GIT_DIR: repo, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" }
+  const env = {
+    ...Git.gitEnv(),
+    GIT_DIR: repo,
+    GIT_AUTHOR_NAME: "t",
+    GIT_AUTHOR_EMAIL: "t@t",
+    GIT_COMMITTER_NAME: "t",
+    GIT_COMMITTER_EMAIL: "t@t"
+  }
   const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], { env, input: message }).toString().trim()
-  const tree = execFileSync("git", ["mktree"], { env, input: `100644 blob ${blob}\tREADME\n` }).toString().trim()
-  return execFileSync("git", ["commit-tree", tree, "-m", message, ...(parent ? ["-p", parent] : [])], { env }).toString().trim()
+  const tree = execFileSync("git", ["mktree"], { env, input: `100644 blob ${blob}\tREADME\n` })
+    .toString()
+    .trim()
+  return execFileSync("git", ["commit-tree", tree, "-m", message, ...(parent ? ["-p", parent] : [])], { env })
+    .toString()
+    .trim()
 }
 
 beforeAll(async () => {
@@ -60,7 +72,12 @@ describe("repository operations", () => {
   })
 
   it("updateRef and revParse refuse bad arguments before git runs", async () => {
-    for (const [ref, sha] of [["refs/heads/a..b", first], ["--force", first], ["refs/heads/x", "HEAD"], ["heads/x", first]] as const) {
+    for (const [ref, sha] of [
+      ["refs/heads/a..b", first],
+      ["--force", first],
+      ["refs/heads/x", "HEAD"],
+      ["heads/x", first]
+    ] as const) {
       expect((await fail(Git.updateRef(repo, ref, sha, Git.ZERO_SHA)))._tag, ref).toBe("GitArgumentError")
     }
     for (const revision of ["--all", "main..other", "a b", "x\0y", ""]) {

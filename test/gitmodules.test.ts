@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitEnv } from "../src/git/Git.ts"
 import {
   entryFindings,
-  findings,
   type FsckId,
+  findings,
   isAllowedSubmoduleName,
   isAllowedSubmoduleUrl,
   parseConfigList,
@@ -52,7 +52,8 @@ const object = async (gitDir: string, args: ReadonlyArray<string>, input: string
 // The table
 
 /** A config value written so git reads it back exactly (quoted: `#` and `;` would start a comment). */
-const quoted = (value: string) => `"${value.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n").replace(/\t/g, "\\t")}"`
+const quoted = (value: string) =>
+  `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(/\t/g, "\\t")}"`
 
 interface Row {
   readonly label: string
@@ -83,7 +84,11 @@ const setting = (key: string, value: string, ids: ReadonlyArray<FsckId> = []): R
   content: `# ${++rowCount}\n[submodule "s"]\n\turl = https://example.com/s.git\n\t${key} = ${quoted(value)}\n`,
   ids
 })
-const file = (label: string, content: string, ids: ReadonlyArray<FsckId> = []): Row => ({ label, content: `# ${++rowCount}\n${content}`, ids })
+const file = (label: string, content: string, ids: ReadonlyArray<FsckId> = []): Row => ({
+  label,
+  content: `# ${++rowCount}\n${content}`,
+  ids
+})
 
 const ROWS: ReadonlyArray<Row> = [
   // URLs git clones submodules from.
@@ -161,23 +166,34 @@ const ROWS: ReadonlyArray<Row> = [
   setting("update", "!", ["gitmodulesUpdate"]),
   setting("branch", "-x"),
   // What git's parser makes of the file.
-  file("section and key in any case", "[SubModule \"s\"]\n\tURL = --x\n\tPath = -p\n", ["gitmodulesUrl", "gitmodulesPath"]),
+  file("section and key in any case", '[SubModule "s"]\n\tURL = --x\n\tPath = -p\n', [
+    "gitmodulesUrl",
+    "gitmodulesPath"
+  ]),
   file("old-style section", "[submodule.evil]\n\turl = --x\n", ["gitmodulesUrl"]),
-  file("keys without a value", "[submodule \"../x\"]\n\tactive\n\turl\n", ["gitmodulesName", "gitmodulesName"]),
-  file("an empty value", "[submodule \"s\"]\n\turl =\n\tpath =\n"),
-  file("not about submodules", "[core]\n\thooksPath = /tmp\n[remote \"-x\"]\n\turl = --x\n"),
+  file("keys without a value", '[submodule "../x"]\n\tactive\n\turl\n', ["gitmodulesName", "gitmodulesName"]),
+  file("an empty value", '[submodule "s"]\n\turl =\n\tpath =\n'),
+  file("not about submodules", '[core]\n\thooksPath = /tmp\n[remote "-x"]\n\turl = --x\n'),
   file("a submodule key without a name", "[submodule]\n\turl = --x\n"),
   file("includes are not followed", "[include]\n\tpath = /etc/passwd\n"),
-  file("a NUL ends the value, as C reads it", "[submodule \"s\"]\n\tpath = s\0-x\n"),
-  file("everything at once", "[submodule \"..\"]\n\tpath = -p\n\turl = -u\n\tupdate = !x\n", [
+  file("a NUL ends the value, as C reads it", '[submodule "s"]\n\tpath = s\0-x\n'),
+  file("everything at once", '[submodule ".."]\n\tpath = -p\n\turl = -u\n\tupdate = !x\n', [
     // fsck checks the name with every entry, then the entry itself.
-    "gitmodulesName", "gitmodulesPath", "gitmodulesName", "gitmodulesUrl", "gitmodulesName", "gitmodulesUpdate"
+    "gitmodulesName",
+    "gitmodulesPath",
+    "gitmodulesName",
+    "gitmodulesUrl",
+    "gitmodulesName",
+    "gitmodulesUpdate"
   ]),
   file("empty", ""),
   // A file git cannot parse: fsck says so (only "info" by default); the entries before are checked.
-  file("unparsable", "[submodule \"s\"\n\tpath = s\n", ["gitmodulesParse"]),
-  file("unterminated quote", "[submodule \"s\"]\n\tpath = \"s\n", ["gitmodulesParse"]),
-  file("a bad entry, then an unparsable line", "[submodule \"s\"]\n\turl = --x\n[[oops\n\tpath = -p\n", ["gitmodulesUrl", "gitmodulesParse"])
+  file("unparsable", '[submodule "s"\n\tpath = s\n', ["gitmodulesParse"]),
+  file("unterminated quote", '[submodule "s"]\n\tpath = "s\n', ["gitmodulesParse"]),
+  file("a bad entry, then an unparsable line", '[submodule "s"]\n\turl = --x\n[[oops\n\tpath = -p\n', [
+    "gitmodulesUrl",
+    "gitmodulesParse"
+  ])
 ]
 
 const findingsOf = (content: string) => Effect.runPromise(findings(join(scratch, "repo.git"), Buffer.from(content)))
@@ -196,27 +212,37 @@ describe("the rules (src/git/Gitmodules.ts)", () => {
   })
 
   it("reports in git's words", async () => {
-    expect(await findingsOf("[submodule \"../x\"]\n\turl = --upload-pack=touch /tmp/pwned\n\tpath = -x\n\tupdate = !cmd\n")).toEqual([
-      { id: "gitmodulesName", message: "disallowed submodule name: \"../x\"" },
-      { id: "gitmodulesUrl", message: "disallowed submodule url: \"--upload-pack=touch /tmp/pwned\"" },
-      { id: "gitmodulesName", message: "disallowed submodule name: \"../x\"" },
-      { id: "gitmodulesPath", message: "disallowed submodule path: \"-x\"" },
-      { id: "gitmodulesName", message: "disallowed submodule name: \"../x\"" },
-      { id: "gitmodulesUpdate", message: "disallowed submodule update setting: \"!cmd\"" }
+    expect(
+      await findingsOf('[submodule "../x"]\n\turl = --upload-pack=touch /tmp/pwned\n\tpath = -x\n\tupdate = !cmd\n')
+    ).toEqual([
+      { id: "gitmodulesName", message: 'disallowed submodule name: "../x"' },
+      { id: "gitmodulesUrl", message: 'disallowed submodule url: "--upload-pack=touch /tmp/pwned"' },
+      { id: "gitmodulesName", message: 'disallowed submodule name: "../x"' },
+      { id: "gitmodulesPath", message: 'disallowed submodule path: "-x"' },
+      { id: "gitmodulesName", message: 'disallowed submodule name: "../x"' },
+      { id: "gitmodulesUpdate", message: 'disallowed submodule update setting: "!cmd"' }
     ])
-    expect(await findingsOf("[oops\n")).toEqual([{ id: "gitmodulesParse", message: "could not parse gitmodules blob (bad config line 1)" }])
-    expect(entryFindings({ key: "submodule.s.url", value: "./a\nb" })).toEqual([{ id: "gitmodulesUrl", message: "disallowed submodule url: \"./a\\u000Ab\"" }])
+    expect(await findingsOf("[oops\n")).toEqual([
+      { id: "gitmodulesParse", message: "could not parse gitmodules blob (bad config line 1)" }
+    ])
+    expect(entryFindings({ key: "submodule.s.url", value: "./a\nb" })).toEqual([
+      { id: "gitmodulesUrl", message: 'disallowed submodule url: "./a\\u000Ab"' }
+    ])
   })
 
   it("explains a refusal once per problem, with why git refuses it and the path", async () => {
-    const content = "[submodule \"../x\"]\n\tpath = x\n\turl = https://example.com/x.git\n"
+    const content = '[submodule "../x"]\n\tpath = x\n\turl = https://example.com/x.git\n'
     expect(await Effect.runPromise(problem(join(scratch, "repo.git"), "sub/.gitmodules", Buffer.from(content)))).toBe(
-      "gitmodulesName: disallowed submodule name: \"../x\" (git refuses such a .gitmodules on push, as older git versions act on it " +
+      'gitmodulesName: disallowed submodule name: "../x" (git refuses such a .gitmodules on push, as older git versions act on it ' +
         "in a clone with --recurse-submodules: a submodule name must not be empty nor have a '..' component, which would put the " +
         "submodule's repository outside .git/modules) [path: sub/.gitmodules]"
     )
-    expect(await Effect.runPromise(problem(join(scratch, "repo.git"), ".gitmodules", Buffer.from(GOOD)))).toBeUndefined()
-    expect(await Effect.runPromise(problem(join(scratch, "repo.git"), ".gitmodules", Buffer.from(UNPARSABLE)))).toBeUndefined()
+    expect(
+      await Effect.runPromise(problem(join(scratch, "repo.git"), ".gitmodules", Buffer.from(GOOD)))
+    ).toBeUndefined()
+    expect(
+      await Effect.runPromise(problem(join(scratch, "repo.git"), ".gitmodules", Buffer.from(UNPARSABLE)))
+    ).toBeUndefined()
   })
 
   it("reads `git config --null --list` output, telling a bare key from an empty value", () => {
@@ -229,7 +255,8 @@ describe("the rules (src/git/Gitmodules.ts)", () => {
   })
 
   it("refuses on push what receive-pack refuses by default: everything but gitmodulesParse", () => {
-    for (const id of ["gitmodulesName", "gitmodulesUrl", "gitmodulesPath", "gitmodulesUpdate"] as const) expect(refusedOnPush(id)).toBe(true)
+    for (const id of ["gitmodulesName", "gitmodulesUrl", "gitmodulesPath", "gitmodulesUpdate"] as const)
+      expect(refusedOnPush(id)).toBe(true)
     expect(refusedOnPush("gitmodulesParse")).toBe(false)
   })
 })
@@ -284,7 +311,7 @@ const fsckIds = async (entries: ReadonlyArray<{ readonly name: string; readonly 
   const fsck = await gitRun(scratch, ["--git-dir", gitDir, "fsck", "--no-dangling", "--no-progress"])
   const found = new Map<string, Array<string>>()
   for (const match of `${fsck.stdout}\n${fsck.stderr}`.matchAll(/^(?:error|warning) in blob ([0-9a-f]+): (\w+): /gm)) {
-    found.set(match[1]!, [...found.get(match[1]!) ?? [], match[2]!])
+    found.set(match[1]!, [...(found.get(match[1]!) ?? []), match[2]!])
   }
   return blobs.map((blob) => found.get(blob) ?? [])
 }
@@ -293,13 +320,18 @@ describe("git agrees", () => {
   it("git fsck reports exactly the table's findings for every row", async () => {
     const reported = await fsckIds(ROWS.map((row) => ({ name: ".gitmodules", content: row.content })))
     const disagreements = ROWS.flatMap((row, i) =>
-      JSON.stringify(reported[i]) === JSON.stringify(row.ids) ? [] : [{ row: row.label, git: reported[i], table: row.ids }])
+      JSON.stringify(reported[i]) === JSON.stringify(row.ids)
+        ? []
+        : [{ row: row.label, git: reported[i], table: row.ids }]
+    )
     expect(disagreements).toEqual([])
   })
 
   it("git fsck checks the content of exactly the names the table says", async () => {
-    const reported = await fsckIds(NAMES.map(([name], i) => ({ name, content: `# ${i}\n[submodule "s"]\n\turl = --x\n` })))
-    expect(NAMES.flatMap(([name, checked], i) => (reported[i]!.length > 0) === checked ? [] : [name])).toEqual([])
+    const reported = await fsckIds(
+      NAMES.map(([name], i) => ({ name, content: `# ${i}\n[submodule "s"]\n\turl = --x\n` }))
+    )
+    expect(NAMES.flatMap(([name, checked], i) => (reported[i]!.length > 0 === checked ? [] : [name]))).toEqual([])
   })
 })
 
@@ -311,10 +343,17 @@ let hearth: Hearth
 const alice = () => basic("alice")
 const b64 = (text: string) => Buffer.from(text).toString("base64")
 const bareOf = (repo: string) => join(hearth.settings.repository.ROOT, "alice", `${repo}.git`)
-const refsOf = (repo: string) => gitIn(work, ["--git-dir", bareOf(repo), "for-each-ref", "--format=%(refname) %(objectname)"])
+const refsOf = (repo: string) =>
+  gitIn(work, ["--git-dir", bareOf(repo), "for-each-ref", "--format=%(refname) %(objectname)"])
 const objectsOf = (repo: string) => gitIn(work, ["--git-dir", bareOf(repo), "count-objects", "-v"])
 const contents = (repo: string, method: string, path: string, body: unknown) =>
-  request(hearth, method, `/repos/alice/${repo}/contents${path === "" ? "" : `/${path.split("/").map(encodeURIComponent).join("/")}`}`, alice(), body)
+  request(
+    hearth,
+    method,
+    `/repos/alice/${repo}/contents${path === "" ? "" : `/${path.split("/").map(encodeURIComponent).join("/")}`}`,
+    alice(),
+    body
+  )
 const httpUrl = (repo: string) => {
   const address = new URL(`${hearth.base}/alice/${repo}.git`)
   address.username = "alice"
@@ -322,20 +361,24 @@ const httpUrl = (repo: string) => {
   return address.toString()
 }
 
-const GOOD = "[submodule \"lib\"]\n\tpath = lib\n\turl = https://example.com/group/lib.git\n" +
-  "[submodule \"docs\"]\n\tpath = docs\n\turl = ../other.git\n\tbranch = main\n\tupdate = rebase\n"
+const GOOD =
+  '[submodule "lib"]\n\tpath = lib\n\turl = https://example.com/group/lib.git\n' +
+  '[submodule "docs"]\n\tpath = docs\n\turl = ../other.git\n\tbranch = main\n\tupdate = rebase\n'
 
 // The brief's cases, each with the fsck id the refusal must name.
 const BAD: ReadonlyArray<readonly [id: FsckId, content: string]> = [
-  ["gitmodulesUrl", "[submodule \"evil\"]\n\tpath = evil\n\turl = --upload-pack=touch /tmp/pwned\n"],
-  ["gitmodulesUrl", "[submodule \"evil\"]\n\tpath = evil\n\turl = ../%0ahost=evil.example\n"],
-  ["gitmodulesPath", "[submodule \"evil\"]\n\tpath = -x\n\turl = https://example.com/evil.git\n"],
-  ["gitmodulesName", "[submodule \"../../modules/evil\"]\n\tpath = evil\n\turl = https://example.com/evil.git\n"],
-  ["gitmodulesUpdate", "[submodule \"evil\"]\n\tpath = evil\n\turl = https://example.com/evil.git\n\tupdate = !touch /tmp/pwned\n"],
-  ["gitmodulesUrl", "[submodule \"evil\"]\n\turl = --upload-pack=touch /tmp/pwned\n[oops\n"]
+  ["gitmodulesUrl", '[submodule "evil"]\n\tpath = evil\n\turl = --upload-pack=touch /tmp/pwned\n'],
+  ["gitmodulesUrl", '[submodule "evil"]\n\tpath = evil\n\turl = ../%0ahost=evil.example\n'],
+  ["gitmodulesPath", '[submodule "evil"]\n\tpath = -x\n\turl = https://example.com/evil.git\n'],
+  ["gitmodulesName", '[submodule "../../modules/evil"]\n\tpath = evil\n\turl = https://example.com/evil.git\n'],
+  [
+    "gitmodulesUpdate",
+    '[submodule "evil"]\n\tpath = evil\n\turl = https://example.com/evil.git\n\tupdate = !touch /tmp/pwned\n'
+  ],
+  ["gitmodulesUrl", '[submodule "evil"]\n\turl = --upload-pack=touch /tmp/pwned\n[oops\n']
 ]
 /** Parsed by no git: fsck's gitmodulesParse is a warning on receive, so the push and the API both take it. */
-const UNPARSABLE = "[submodule \"broken\"\n\tpath = broken\n"
+const UNPARSABLE = '[submodule "broken"\n\tpath = broken\n'
 
 let unique = 0
 /**
@@ -348,9 +391,10 @@ const commitWith = async (local: string, name: string, content: string) => {
   const listed = await gitIn(local, ["ls-tree", "HEAD"])
   const blob = await object(gitDir, ["hash-object", "-w", "--stdin"], `${content}# ${++unique}\n`)
   const slash = name.lastIndexOf("/")
-  const entry = slash === -1
-    ? `100644 blob ${blob}\t${name}`
-    : `040000 tree ${await object(gitDir, ["mktree"], `100644 blob ${blob}\t${name.slice(slash + 1)}\n`)}\t${name.slice(0, slash)}`
+  const entry =
+    slash === -1
+      ? `100644 blob ${blob}\t${name}`
+      : `040000 tree ${await object(gitDir, ["mktree"], `100644 blob ${blob}\t${name.slice(slash + 1)}\n`)}\t${name.slice(0, slash)}`
   const tree = await object(gitDir, ["mktree"], `${[...listed.split("\n"), entry].join("\n")}\n`)
   return gitIn(local, ["commit-tree", "-p", head, "-m", `add ${name}`, tree])
 }
@@ -364,7 +408,7 @@ const cloneOf = async (repo: string) => {
 let pushClone: string | undefined
 /** Pushes a commit adding `name` with `content` to a new branch of alice/pushes. */
 const push = async (name: string, content: string) => {
-  const local = pushClone ??= await cloneOf("pushes")
+  const local = (pushClone ??= await cloneOf("pushes"))
   const commit = await commitWith(local, name, content)
   return gitRun(local, ["push", "origin", `${commit}:refs/heads/topic-${++unique}`])
 }
@@ -424,7 +468,9 @@ describe("the contents API and pushes", () => {
       const single = await contents("subs", "PUT", ".gitmodules", { content: b64(content), sha })
       expect(single.status, content).toBe(422)
       expect((await json(single)).message).toContain(`${id}: `)
-      const batch = await contents("subs", "POST", "", { files: [{ operation: "update", path: ".gitmodules", sha, content: b64(content) }] })
+      const batch = await contents("subs", "POST", "", {
+        files: [{ operation: "update", path: ".gitmodules", sha, content: b64(content) }]
+      })
       expect(batch.status, content).toBe(422)
       expect((await json(batch)).message).toContain(`${id}: `)
     }
@@ -442,29 +488,41 @@ describe("the contents API and pushes", () => {
   it("refuses a file renamed onto .gitmodules with bad content (PUT with from_path)", async () => {
     const readme = await json(await contents("subs", "GET", "README.md", undefined))
     const refs = await refsOf("subs")
-    const res = await contents("subs", "PUT", "docs/.gitmodules", { content: b64(BAD[0]![1]), sha: readme.sha, from_path: "README.md" })
+    const res = await contents("subs", "PUT", "docs/.gitmodules", {
+      content: b64(BAD[0]![1]),
+      sha: readme.sha,
+      from_path: "README.md"
+    })
     expect(res.status).toBe(422)
-    expect((await json(res)).message).toContain("gitmodulesUrl: disallowed submodule url: \"--upload-pack=touch /tmp/pwned\"")
+    expect((await json(res)).message).toContain(
+      'gitmodulesUrl: disallowed submodule url: "--upload-pack=touch /tmp/pwned"'
+    )
     expect(await refsOf("subs")).toBe(refs)
   })
 
   it("checks every name fsck reads as .gitmodules, in any directory, and only those", async () => {
-    const bad = "[submodule \"evil\"]\n\tpath = evil\n\turl = --upload-pack=touch /tmp/pwned\n"
+    const bad = '[submodule "evil"]\n\tpath = evil\n\turl = --upload-pack=touch /tmp/pwned\n'
     const refs = await refsOf("names")
     for (const [name, checked] of NAMES) {
       for (const path of [name, `deep/er/${name}`]) {
         const res = await contents("names", "POST", "", { files: [{ operation: "create", path, content: b64(bad) }] })
         if (checked) {
           expect(res.status, path).toBe(422)
-          expect((await json(res)).message).toContain(`gitmodulesUrl: disallowed submodule url: "--upload-pack=touch /tmp/pwned"`)
+          expect((await json(res)).message).toContain(
+            `gitmodulesUrl: disallowed submodule url: "--upload-pack=touch /tmp/pwned"`
+          )
         } else {
           expect(res.status, path).toBe(201)
         }
       }
     }
-    const written = (await gitIn(work, ["--git-dir", bareOf("names"), "ls-tree", "-r", "-z", "--name-only", "refs/heads/main"])).split("\0")
+    const written = (
+      await gitIn(work, ["--git-dir", bareOf("names"), "ls-tree", "-r", "-z", "--name-only", "refs/heads/main"])
+    ).split("\0")
     expect(written.filter((path) => path !== "" && path !== "README.md").sort()).toEqual(
-      NAMES.filter(([, checked]) => !checked).flatMap(([name]) => [name, `deep/er/${name}`]).sort()
+      NAMES.filter(([, checked]) => !checked)
+        .flatMap(([name]) => [name, `deep/er/${name}`])
+        .sort()
     )
     expect(refs).not.toBe(await refsOf("names"))
   })
@@ -482,7 +540,9 @@ describe("the contents API and pushes", () => {
       expect(refused.stderr).toContain(`${id}: disallowed submodule`)
       expect(refused.stderr).toMatch(/\[remote rejected\] .* \(unpacker error\)/)
     }
-    for (const name of NAMES.filter(([, checked]) => checked).map(([name]) => name).slice(0, 6)) {
+    for (const name of NAMES.filter(([, checked]) => checked)
+      .map(([name]) => name)
+      .slice(0, 6)) {
       const refused = await push(`deep/${name}`, BAD[0]![1])
       expect(refused.code, name).not.toBe(0)
       expect(refused.stderr).toContain("gitmodulesUrl: disallowed submodule url: --upload-pack=touch /tmp/pwned")

@@ -29,7 +29,10 @@ interface TestKey {
   readonly keyId: string
   readonly subkeyId: string
 }
-const generate = async (emails: ReadonlyArray<string>, options: { expiresIn?: number; date?: Date } = {}): Promise<TestKey> => {
+const generate = async (
+  emails: ReadonlyArray<string>,
+  options: { expiresIn?: number; date?: Date } = {}
+): Promise<TestKey> => {
   const { privateKey } = await openpgp.generateKey({
     type: "ecc",
     userIDs: emails.map((email) => ({ name: email.split("@")[0]!, email })),
@@ -54,12 +57,14 @@ const tokenOf = async (user: string) => {
 }
 const add = (user: string, body: Record<string, unknown>) => call("POST", "/user/gpg_keys", basic(user), body)
 const storedKeys = () =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const keys = yield* sql`SELECT key_id FROM gpg_keys ORDER BY key_id`
-    const imports = yield* sql`SELECT key_id FROM gpg_key_imports ORDER BY key_id`
-    return { keys: keys.map((r) => r.key_id as string), imports: imports.map((r) => r.key_id as string) }
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const keys = yield* sql`SELECT key_id FROM gpg_keys ORDER BY key_id`
+      const imports = yield* sql`SELECT key_id FROM gpg_key_imports ORDER BY key_id`
+      return { keys: keys.map((r) => r.key_id as string), imports: imports.map((r) => r.key_id as string) }
+    })
+  )
 
 describe("adding", () => {
   it("adds a key whose identity is the owner's primary address, shown as Forgejo shows it", async () => {
@@ -85,7 +90,9 @@ describe("adding", () => {
     })
     // public_key: this key's packet alone (a public-key packet, tag 6), base64.
     const packet = Buffer.from(body.public_key, "base64")
-    const packets = await openpgp.PacketList.fromBinary(packet, { [openpgp.enums.packet.publicKey]: openpgp.PublicKeyPacket } as any)
+    const packets = await openpgp.PacketList.fromBinary(packet, {
+      [openpgp.enums.packet.publicKey]: openpgp.PublicKeyPacket
+    } as any)
     expect(packets.length).toBe(1)
     expect((packets[0] as openpgp.PublicKeyPacket).getKeyID().toHex().toUpperCase()).toBe(key.keyId)
 
@@ -103,10 +110,9 @@ describe("adding", () => {
       can_encrypt_storage: true,
       expires_at: ZERO
     })
-    const subPackets = await openpgp.PacketList.fromBinary(
-      Buffer.from(sub.public_key, "base64"),
-      { [openpgp.enums.packet.publicSubkey]: openpgp.PublicSubkeyPacket } as any
-    )
+    const subPackets = await openpgp.PacketList.fromBinary(Buffer.from(sub.public_key, "base64"), {
+      [openpgp.enums.packet.publicSubkey]: openpgp.PublicSubkeyPacket
+    } as any)
     expect((subPackets[0] as openpgp.PublicSubkeyPacket).getKeyID().toHex().toUpperCase()).toBe(key.subkeyId)
     expect(sub.id).not.toBe(body.id)
   })
@@ -123,7 +129,9 @@ describe("adding", () => {
   it("refuses a key whose addresses are not activated addresses of the caller (422 with the token), until one is", async () => {
     const before = await storedKeys()
     // An address added to carol but not activated yet does not count.
-    expect((await call("POST", "/user/emails", basic("carol"), { emails: ["carol.work@example.org"] })).status).toBe(201)
+    expect((await call("POST", "/user/emails", basic("carol"), { emails: ["carol.work@example.org"] })).status).toBe(
+      201
+    )
     const key = await generate(["carol.work@example.org"])
     const refused = await add("carol", { armored_public_key: key.publicArmored })
     expect(refused.status).toBe(422)
@@ -136,10 +144,12 @@ describe("adding", () => {
     expect(await storedKeys()).toEqual(before)
 
     // Activated (here directly, as the activation route would).
-    await hearth.run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      yield* sql`UPDATE email_addresses SET is_activated = true WHERE lower_email = 'carol.work@example.org'`
-    }))
+    await hearth.run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        yield* sql`UPDATE email_addresses SET is_activated = true WHERE lower_email = 'carol.work@example.org'`
+      })
+    )
     const ok = await add("carol", { armored_public_key: key.publicArmored })
     expect(ok.status).toBe(201)
     expect((await json(ok)).emails).toEqual([{ email: "carol.work@example.org", verified: true }])
@@ -183,7 +193,12 @@ describe("adding", () => {
   })
 
   it("keeps a token good for the minute it is shown and the next one, not longer", () => {
-    const user = { id: 7, name: "zed", email: "zed@example.com", createdAt: new Date("2026-01-02T03:04:05Z") } as UserRow
+    const user = {
+      id: 7,
+      name: "zed",
+      email: "zed@example.com",
+      createdAt: new Date("2026-01-02T03:04:05Z")
+    } as UserRow
     const at = Date.parse("2026-11-22T10:20:30Z")
     const shown = verificationToken(user, 1, at)
     expect(shown).toMatch(/^[0-9a-f]{64}$/)
@@ -226,7 +241,10 @@ describe("adding", () => {
       expect((await json(res)).message).toContain(message)
     }
     // The same key for someone else: still a duplicate.
-    const stolen = await add("alice", { armored_public_key: key.publicArmored, armored_signature: await sign(key, await tokenOf("alice")) })
+    const stolen = await add("alice", {
+      armored_public_key: key.publicArmored,
+      armored_signature: await sign(key, await tokenOf("alice"))
+    })
     expect(stolen.status).toBe(422)
     expect((await json(stolen)).message).toBe("A key with the same id already exists")
     expect((await add("frank", {})).status).toBe(422)
@@ -263,16 +281,20 @@ describe("reading, verifying, deleting", () => {
     expect((await call("GET", "/users/bob/gpg_keys", `token ${repoOnly}`)).status).toBe(403)
     const reader = await createToken(hearth, "alice", ["read:user"])
     expect((await call("GET", "/users/bob/gpg_keys", `token ${reader}`)).status).toBe(200)
-    expect((await call("POST", "/user/gpg_keys", `token ${reader}`, { armored_public_key: second.publicArmored })).status).toBe(403)
+    expect(
+      (await call("POST", "/user/gpg_keys", `token ${reader}`, { armored_public_key: second.publicArmored })).status
+    ).toBe(403)
   })
 
   it("hides the e-mails of a key from others when its owner keeps e-mail private", async () => {
-    await hearth.run(Effect.gen(function*() {
-      const users = yield* UsersService
-      const repo = yield* UsersRepo
-      const bob = yield* repo.findByName("bob")
-      if (bob._tag === "Some") yield* users.update(bob.value, { keep_email_private: true })
-    }))
+    await hearth.run(
+      Effect.gen(function* () {
+        const users = yield* UsersService
+        const repo = yield* UsersRepo
+        const bob = yield* repo.findByName("bob")
+        if (bob._tag === "Some") yield* users.update(bob.value, { keep_email_private: true })
+      })
+    )
     const others = await json(await call("GET", "/users/bob/gpg_keys", basic("alice")))
     for (const key of others) expect(key.emails).toEqual([])
     const own = await json(await call("GET", "/user/gpg_keys", basic("bob")))
@@ -288,7 +310,11 @@ describe("reading, verifying, deleting", () => {
     expect(got).toEqual(key)
     const sub = await json(await call("GET", `/user/gpg_keys/${key.subkeys[0].id}`, basic("alice")))
     expect(sub).toEqual(key.subkeys[0])
-    for (const [user, id] of [["bob", key.id], ["alice", 999999], ["alice", "abc"]] as const) {
+    for (const [user, id] of [
+      ["bob", key.id],
+      ["alice", 999999],
+      ["alice", "abc"]
+    ] as const) {
       const denied = await call("GET", `/user/gpg_keys/${id}`, basic(user))
       expect(denied.status).toBe(404)
       expect(await denied.text()).toBe("")
@@ -305,11 +331,23 @@ describe("reading, verifying, deleting", () => {
       armored_signature: await sign(generated, token)
     })
     expect(wrong.status).toBe(422)
-    expect((await call("POST", "/user/gpg_key_verify", basic("frank"), { key_id: "00000000000000AB", armored_signature: "x" })).status).toBe(404)
-    expect((await call("POST", "/user/gpg_key_verify", basic("frank"), { key_id: "0000", armored_signature: "x" })).status).toBe(404)
+    expect(
+      (
+        await call("POST", "/user/gpg_key_verify", basic("frank"), {
+          key_id: "00000000000000AB",
+          armored_signature: "x"
+        })
+      ).status
+    ).toBe(404)
+    expect(
+      (await call("POST", "/user/gpg_key_verify", basic("frank"), { key_id: "0000", armored_signature: "x" })).status
+    ).toBe(404)
     // Another user's key is not the caller's to verify.
     const [alices] = await json(await call("GET", "/user/gpg_keys", basic("alice")))
-    expect((await call("POST", "/user/gpg_key_verify", basic("frank"), { key_id: alices.key_id, armored_signature: "x" })).status).toBe(404)
+    expect(
+      (await call("POST", "/user/gpg_key_verify", basic("frank"), { key_id: alices.key_id, armored_signature: "x" }))
+        .status
+    ).toBe(404)
     expect((await json(await call("GET", "/user/gpg_keys", basic("frank"))))[0].verified).toBe(false)
   })
 
@@ -348,8 +386,14 @@ describe("verification of a key added by address", () => {
     expect(res.status, await res.clone().text()).toBe(201)
     const body = await json(res)
     expectSwagger(body, "GPGKey")
-    expect(body).toMatchObject({ key_id: key.keyId, verified: true, emails: [{ email: "erin@example.com", verified: true }] })
-    const listed = (await json(await call("GET", "/user/gpg_keys", basic("erin")))).find((k: any) => k.key_id === key.keyId)
+    expect(body).toMatchObject({
+      key_id: key.keyId,
+      verified: true,
+      emails: [{ email: "erin@example.com", verified: true }]
+    })
+    const listed = (await json(await call("GET", "/user/gpg_keys", basic("erin")))).find(
+      (k: any) => k.key_id === key.keyId
+    )
     expect(listed.verified).toBe(true)
   })
 })

@@ -10,7 +10,9 @@ beforeAll(async () => {
   hearth = await startHearth()
   errorUrl = `${hearth.base}/api/swagger`
   await createUser(hearth, { username: "alice" })
-  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "demo", auto_init: true })).status).toBe(201)
+  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "demo", auto_init: true })).status).toBe(
+    201
+  )
 })
 afterAll(() => hearth?.close())
 
@@ -59,7 +61,11 @@ describe("405 Method Not Allowed", () => {
   })
 
   it("keeps unknown paths an empty 404, and the methods a path has working", async () => {
-    for (const [method, path] of [["DELETE", "/api/v1/nothing/here"], ["GET", "/nothing"], ["POST", "/a/b/c/d"]] as const) {
+    for (const [method, path] of [
+      ["DELETE", "/api/v1/nothing/here"],
+      ["GET", "/nothing"],
+      ["POST", "/a/b/c/d"]
+    ] as const) {
       const res = await call(method, path)
       expect(res.status, `${method} ${path}`).toBe(404)
       expect(await res.text()).toBe("")

@@ -20,9 +20,22 @@ const dir = mkdtempSync(join(tmpdir(), "hearth-httpsig-"))
 let n = 0
 const keygen = (type: string, bits?: number) => {
   const file = join(dir, `k${++n}`)
-  execFileSync("ssh-keygen", ["-q", "-t", type, ...(bits ? ["-b", String(bits)] : []), "-N", "", "-C", `k${n}`, "-f", file])
+  execFileSync("ssh-keygen", [
+    "-q",
+    "-t",
+    type,
+    ...(bits ? ["-b", String(bits)] : []),
+    "-N",
+    "",
+    "-C",
+    `k${n}`,
+    "-f",
+    file
+  ])
   const pub = readFileSync(`${file}.pub`, "utf8").trim()
-  const fingerprint = execFileSync("ssh-keygen", ["-l", "-E", "sha256", "-f", `${file}.pub`], { encoding: "utf8" }).split(" ")[1]!
+  const fingerprint = execFileSync("ssh-keygen", ["-l", "-E", "sha256", "-f", `${file}.pub`], {
+    encoding: "utf8"
+  }).split(" ")[1]!
   const privateKey = createPrivateKey(sshpk.parsePrivateKey(readFileSync(file, "utf8"), "ssh").toString("pkcs8"))
   return { file, pub, fingerprint, privateKey, type }
 }
@@ -55,20 +68,25 @@ const signed = (key: Key, options: SignOptions = {}) => {
   const now = Math.floor(Date.now() / 1000)
   const created = options.created ?? now
   const expires = options.expires ?? created + 10
-  const covered = options.headers ??
-    ["(request-target)", "(created)", "(expires)", ...(options.certificate ? ["x-ssh-certificate"] : [])]
+  const covered = options.headers ?? [
+    "(request-target)",
+    "(created)",
+    "(expires)",
+    ...(options.certificate ? ["x-ssh-certificate"] : [])
+  ]
   const lines = covered.map((h) =>
     h === "(request-target)"
       ? `(request-target): ${method.toLowerCase()} ${options.signedPath ?? path}`
       : h === "(created)"
-      ? `(created): ${created}`
-      : h === "(expires)"
-      ? `(expires): ${expires}`
-      : `${h}: ${options.certificate}`
+        ? `(created): ${created}`
+        : h === "(expires)"
+          ? `(expires): ${expires}`
+          : `${h}: ${options.certificate}`
   )
   const data = Buffer.from(lines.join("\n"))
   const signature = cryptoSign(key.type === "ed25519" ? null : "sha256", data, key.privateKey).toString("base64")
-  const header = `keyId="${options.keyId ?? key.fingerprint}",algorithm="${options.algorithm ?? "hs2019"}",created=${created},` +
+  const header =
+    `keyId="${options.keyId ?? key.fingerprint}",algorithm="${options.algorithm ?? "hs2019"}",created=${created},` +
     `expires=${expires},headers="${covered.join(" ")}",signature="${signature}"`
   return fetch(`${hearth.base}${path}`, {
     method,
@@ -91,14 +109,19 @@ beforeAll(async () => {
   for (const username of ["alice", "bob"]) await createUser(hearth, { username })
   alice = keygen("ed25519")
   rsa = keygen("rsa", 3072)
-  for (const [title, key] of [["ed", alice], ["rsa", rsa]] as const) {
+  for (const [title, key] of [
+    ["ed", alice],
+    ["rsa", rsa]
+  ] as const) {
     expect((await request(hearth, "POST", "/user/keys", basic("alice"), { title, key: key.pub })).status).toBe(201)
   }
-  await hearth.run(Effect.gen(function*() {
-    const users = yield* UsersService
-    const keys = yield* KeysService
-    yield* keys.addPrincipal(yield* users.get("alice"), "alice-principal")
-  }))
+  await hearth.run(
+    Effect.gen(function* () {
+      const users = yield* UsersService
+      const keys = yield* KeysService
+      yield* keys.addPrincipal(yield* users.get("alice"), "alice-principal")
+    })
+  )
 }, 60_000)
 afterAll(async () => {
   await hearth?.close()
@@ -123,7 +146,11 @@ describe("signed with a registered key", () => {
   })
 
   it("acts as a token: routes that need the account's password refuse it", async () => {
-    const res = await signed(alice, { method: "POST", path: "/api/v1/users/alice/tokens", body: { name: "t", scopes: ["all"] } })
+    const res = await signed(alice, {
+      method: "POST",
+      path: "/api/v1/users/alice/tokens",
+      body: { name: "t", scopes: ["all"] }
+    })
     expect(res.status).toBe(401)
     expect((await json(res)).message).toBe("auth method not allowed")
   })
@@ -145,7 +172,7 @@ describe("signed with a registered key", () => {
       expect(res.status, what).toBe(401)
       expect((await json(res)).message, what).toContain(message)
     }
-    const garbled = await fetch(hearth.api("/user"), { headers: { signature: "keyId=\"x\",nonsense" } })
+    const garbled = await fetch(hearth.api("/user"), { headers: { signature: 'keyId="x",nonsense' } })
     expect(garbled.status).toBe(401)
   })
 
@@ -163,7 +190,9 @@ describe("signed with a registered key", () => {
     expect(refused.status).toBe(401)
     expect((await json(refused)).message).toContain("ecdsa keys cannot sign requests")
     const temp = keygen("ed25519")
-    const created = await json(await request(hearth, "POST", "/user/keys", basic("bob"), { title: "temp", key: temp.pub }))
+    const created = await json(
+      await request(hearth, "POST", "/user/keys", basic("bob"), { title: "temp", key: temp.pub })
+    )
     expect((await json(await signed(temp))).login).toBe("bob")
     expect((await request(hearth, "DELETE", `/user/keys/${created.id}`, basic("bob"))).status).toBe(204)
     expect((await signed(temp)).status).toBe(401)
@@ -175,8 +204,15 @@ describe("signed with a registered key", () => {
     await createUser(hearth, { username: "gone" })
     const key = keygen("ed25519")
     expect((await request(hearth, "POST", "/user/keys", basic("gone"), { title: "k", key: key.pub })).status).toBe(201)
-    expect((await request(hearth, "PATCH", "/admin/users/gone", basic("root"), { login_name: "gone", source_id: 0, prohibit_login: true })).status)
-      .toBe(200)
+    expect(
+      (
+        await request(hearth, "PATCH", "/admin/users/gone", basic("root"), {
+          login_name: "gone",
+          source_id: 0,
+          prohibit_login: true
+        })
+      ).status
+    ).toBe(200)
     expect((await signed(key)).status).toBe(403)
   })
 })
@@ -213,11 +249,13 @@ describe("signed with an SSH certificate", () => {
   })
 
   it("keeps principals unique on the instance", async () => {
-    const outcome = await hearth.run(Effect.gen(function*() {
-      const users = yield* UsersService
-      const keys = yield* KeysService
-      return yield* Effect.result(keys.addPrincipal(yield* users.get("bob"), "alice-principal"))
-    }))
+    const outcome = await hearth.run(
+      Effect.gen(function* () {
+        const users = yield* UsersService
+        const keys = yield* KeysService
+        return yield* Effect.result(keys.addPrincipal(yield* users.get("bob"), "alice-principal"))
+      })
+    )
     expect(outcome._tag).toBe("Failure")
   })
 })

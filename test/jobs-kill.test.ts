@@ -1,11 +1,12 @@
 // Durable jobs survive the server being killed (issue 4 item 1): a real `hearth serve` process is
 // SIGKILLed in the middle of a fork job, started again on the same data, and the job finishes —
 // once, from the user's point of view — on either database.
-import { Effect, Exit, Scope } from "effect"
+
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, renameSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitEnv } from "../src/git/Git.ts"
 import { freshPostgresDatabase } from "./support/hearth.ts"
@@ -32,8 +33,11 @@ const waitForJob = async (repo: string, done: (job: any) => boolean, what: strin
 
 const dirOf = (owner: string, name: string) => join(dataDir, "repositories", owner, `${name}.git`)
 const refsOf = (dir: string) =>
-  execFileSync("git", ["--git-dir", dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags"], { env: gitEnv() })
-    .toString("utf8")
+  execFileSync(
+    "git",
+    ["--git-dir", dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags"],
+    { env: gitEnv() }
+  ).toString("utf8")
 
 beforeAll(async () => {
   env = { HEARTH__server__APP_DATA_PATH: dataDir, HEARTH__log__LEVEL: "Error" }
@@ -42,7 +46,18 @@ beforeAll(async () => {
     const url = await Effect.runPromise(Scope.provide(freshPostgresDatabase(pg), scope))
     env = { ...env, HEARTH__database__DB_TYPE: "postgres", HEARTH__database__DATABASE_URL: url }
   }
-  const create = spawnHearth(env, ["admin", "user", "create", "--username", "alice", "--email", "alice@example.com", "--password", "password123", "--admin"])
+  const create = spawnHearth(env, [
+    "admin",
+    "user",
+    "create",
+    "--username",
+    "alice",
+    "--email",
+    "alice@example.com",
+    "--password",
+    "password123",
+    "--admin"
+  ])
   expect((await within(create.exited, 60_000, "admin user create")).code).toBe(0)
   await start()
   expect((await api("POST", "/user/repos", { name: "src", auto_init: true })).status).toBe(201)

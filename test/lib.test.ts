@@ -1,12 +1,20 @@
 // The shared helpers of src/lib, each on its own: no server, no database.
-import { Effect } from "effect"
+
 import { execFileSync } from "node:child_process"
 import { createCipheriv, createHash, randomBytes } from "node:crypto"
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { formatGoDuration, parseGoDuration } from "../src/lib/Duration.ts"
 import { checkHost, type HostPolicy, hostNameRefused } from "../src/lib/HostPolicy.ts"
+import {
+  branchNameProblem,
+  isValidRefName,
+  refNameProblem,
+  repoNameProblem,
+  revisionProblem,
+  userNameProblem
+} from "../src/lib/Names.ts"
 import { sealer } from "../src/lib/Sealer.ts"
-import { branchNameProblem, isValidRefName, refNameProblem, repoNameProblem, revisionProblem, userNameProblem } from "../src/lib/Names.ts"
 
 describe("Go durations", () => {
   it("parses and formats as Go does", () => {
@@ -24,12 +32,9 @@ describe("Go durations", () => {
 })
 
 describe("ref name validation (git check-ref-format rules)", () => {
-  it.each([
-    "refs/heads/main",
-    "refs/heads/feature/x-1",
-    "refs/tags/v1.0",
-    "refs/heads/a.b"
-  ])("accepts %s", (name) => expect(refNameProblem(name)).toBeUndefined())
+  it.each(["refs/heads/main", "refs/heads/feature/x-1", "refs/tags/v1.0", "refs/heads/a.b"])("accepts %s", (name) =>
+    expect(refNameProblem(name)).toBeUndefined()
+  )
 
   it.each([
     ["", "empty"],
@@ -57,7 +62,15 @@ describe("ref name validation (git check-ref-format rules)", () => {
   ])("rejects %j (%s)", (name, why) => expect(refNameProblem(name)).toContain(why))
 
   it("agrees with git check-ref-format on a sample", () => {
-    const sample = ["refs/heads/ok", "refs/heads/a..b", "refs/heads/x.lock", "refs/heads/.x", "refs/heads/a b", "refs/heads/a@{b", "refs/x/"]
+    const sample = [
+      "refs/heads/ok",
+      "refs/heads/a..b",
+      "refs/heads/x.lock",
+      "refs/heads/.x",
+      "refs/heads/a b",
+      "refs/heads/a@{b",
+      "refs/x/"
+    ]
     for (const name of sample) {
       let gitOk = true
       try {
@@ -128,7 +141,9 @@ describe("the outbound host policy", () => {
 
   it("the blocked list wins, by CIDR or builtin; an allowed list replaces the default", async () => {
     expect(await answer(policy({ blocked: "93.184.0.0/16" }), "https://93.184.216.34/")).toBe("Refused.")
-    expect(await answer(policy({ allowLocalNetworks: true, blocked: "loopback" }), "http://127.0.0.1/")).toBe("Refused.")
+    expect(await answer(policy({ allowLocalNetworks: true, blocked: "loopback" }), "http://127.0.0.1/")).toBe(
+      "Refused."
+    )
     expect(await answer(policy({ allowed: "10.0.0.0/8" }), "http://10.1.2.3/")).toBe("10.1.2.3")
     expect(await answer(policy({ allowed: "10.0.0.0/8" }), "https://93.184.216.34/")).toBe("Refused.")
   })

@@ -23,7 +23,7 @@ const probe = (port: number, path = "/api/v1/version"): Promise<Probe> =>
   new Promise((resolve) => {
     const req = get({ host: "127.0.0.1", port, path, agent: false, timeout: 2000 }, (res) => {
       let body = ""
-      res.on("data", (c) => body += c)
+      res.on("data", (c) => (body += c))
       res.on("end", () => resolve({ status: res.statusCode!, body }))
       res.on("error", (e) => resolve({ error: `response: ${e.message}` }))
     })
@@ -48,7 +48,7 @@ const hammer = async (hearth: Hearth, started: number, timeoutMs = 60_000): Prom
   const probes: Array<Probe> = []
   let firstOk = -1
   let ended = false
-  void hearth.exited.then(() => ended = true)
+  void hearth.exited.then(() => (ended = true))
   const answered = () => probes.filter((p) => "status" in p).length
   const loop = async () => {
     while (!ended && answered() < 30 && Date.now() - started < timeoutMs) {
@@ -75,7 +75,10 @@ const expectCleanStart = (result: Hammered, hearth: Hearth) => {
 
 /** A process's resident memory now (VmRSS) or at its peak so far (VmHWM), in MB. */
 const rssMb = (pid: number, field: "VmRSS" | "VmHWM" = "VmRSS"): number => {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`)) ?? ""
+  const line =
+    readFileSync(`/proc/${pid}/status`, "utf8")
+      .split("\n")
+      .find((l) => l.startsWith(`${field}:`)) ?? ""
   return Math.round(Number(/(\d+)/.exec(line)?.[1] ?? 0) / 1024)
 }
 
@@ -83,14 +86,17 @@ const lockFile = (dir: string) => join(dir, "hearth.lock")
 
 /** Pids of the initdb child processes (src/db/PgliteInitdb.ts) creating `<dir>/db`'s database. */
 const initdbProcesses = (dir: string): Array<number> =>
-  readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
-    try {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
-      return argv.some((arg) => arg.endsWith("PgliteInitdb.ts")) && argv.includes(join(dir, "db.initdb"))
-    } catch {
-      return false // gone meanwhile
-    }
-  }).map(Number)
+  readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
+        return argv.some((arg) => arg.endsWith("PgliteInitdb.ts")) && argv.includes(join(dir, "db.initdb"))
+      } catch {
+        return false // gone meanwhile
+      }
+    })
+    .map(Number)
 
 /** Running (a zombie nobody has reaped yet counts as gone). */
 const isRunning = (pid: number): boolean => {
@@ -116,8 +122,10 @@ describe("hearth serve on the embedded database", () => {
     first = spawnHearth(env, ["serve"], await freePort())
     freshStart = await hammer(first, started)
     freshPeakMb = rssMb(first.pid, "VmHWM")
-    console.log(`[lifecycle] fresh data dir: first 200 after ${freshStart.firstOk} ms, RSS ${rssMb(first.pid)} MB, ` +
-      `peak ${freshPeakMb} MB, ${freshStart.probes.length} probes`)
+    console.log(
+      `[lifecycle] fresh data dir: first 200 after ${freshStart.firstOk} ms, RSS ${rssMb(first.pid)} MB, ` +
+        `peak ${freshPeakMb} MB, ${freshStart.probes.length} probes`
+    )
   })
 
   it("starts on a fresh data dir, answers /api/v1/version, and answers no request before its routes are built", () => {
@@ -126,7 +134,9 @@ describe("hearth serve on the embedded database", () => {
   })
 
   it("runs with a small young generation, no allocation-site pretenuring and WebAssembly by Liftoff only, in the process it was started as (no child)", () => {
-    const argv = readFileSync(`/proc/${first.pid}/cmdline`, "utf8").split("\0").filter((arg) => arg !== "")
+    const argv = readFileSync(`/proc/${first.pid}/cmdline`, "utf8")
+      .split("\0")
+      .filter((arg) => arg !== "")
     expect(argv).toContain("--max-semi-space-size=16")
     expect(argv).toContain("--no-allocation-site-pretenuring")
     expect(argv).toContain("--liftoff-only")
@@ -167,7 +177,7 @@ describe("hearth serve on the embedded database", () => {
     const socket = connect(first.port, "127.0.0.1")
     await new Promise<void>((r) => socket.once("connect", () => r()))
     let response = ""
-    socket.on("data", (c) => response += c)
+    socket.on("data", (c) => (response += c))
     const closed = new Promise<void>((r) => socket.once("close", () => r()))
     socket.write("GET /api/v1/version HTTP/1.1\r\nHost: 127.0.0.1\r\n")
     await sleep(200)
@@ -205,7 +215,9 @@ describe("hearth serve on the embedded database", () => {
     const started = Date.now()
     const tuned = spawnHearth({ ...env, NODE_OPTIONS: "--max-semi-space-size=8" }, ["serve"], await freePort())
     expectCleanStart(await hammer(tuned, started), tuned)
-    const argv = readFileSync(`/proc/${tuned.pid}/cmdline`, "utf8").split("\0").filter((arg) => arg !== "")
+    const argv = readFileSync(`/proc/${tuned.pid}/cmdline`, "utf8")
+      .split("\0")
+      .filter((arg) => arg !== "")
     expect(argv).toContain("--no-allocation-site-pretenuring")
     expect(argv).toContain("--liftoff-only")
     expect(argv).not.toContain("--max-semi-space-size=16")
@@ -315,11 +327,23 @@ describe("hearth serve start-up failures", () => {
 
   const cases: ReadonlyArray<readonly [string, Record<string, string>, string]> = [
     ["a port that is not a number", { HEARTH__server__HTTP_PORT: "abc" }, "[server] HTTP_PORT"],
-    ["a boolean that is not one", { HEARTH__security__DISABLE_QUERY_AUTH_TOKEN: "maybe" }, "[security] DISABLE_QUERY_AUTH_TOKEN"],
+    [
+      "a boolean that is not one",
+      { HEARTH__security__DISABLE_QUERY_AUTH_TOKEN: "maybe" },
+      "[security] DISABLE_QUERY_AUTH_TOKEN"
+    ],
     ["an unsupported database type", { HEARTH__database__DB_TYPE: "mysql" }, "[database] DB_TYPE"],
-    ["an embedded shared_buffers that is no size", { HEARTH__database__EMBEDDED_SHARED_BUFFERS: "16" }, "[database] EMBEDDED_SHARED_BUFFERS"],
+    [
+      "an embedded shared_buffers that is no size",
+      { HEARTH__database__EMBEDDED_SHARED_BUFFERS: "16" },
+      "[database] EMBEDDED_SHARED_BUFFERS"
+    ],
     ["a ROOT_URL that is not http(s)", { HEARTH__server__ROOT_URL: "ftp://x" }, "[server] ROOT_URL"],
-    ["an unreachable PostgreSQL", { HEARTH__database__DB_TYPE: "postgres", HEARTH__database__HOST: "127.0.0.1:1" }, "database"]
+    [
+      "an unreachable PostgreSQL",
+      { HEARTH__database__DB_TYPE: "postgres", HEARTH__database__HOST: "127.0.0.1:1" },
+      "database"
+    ]
   ]
 
   it.each(cases)("%s: exits non-zero with one line naming it, no stack trace", async (_name, bad, key) => {
@@ -338,9 +362,15 @@ describe("hearth serve start-up failures", () => {
     const ini = join(dataDir, "app.ini")
     writeFileSync(ini, "; test\n[security]\nDISABLE_QUERY_AUTH_TOKEN = maybe\n")
     const bad = spawnHearth({ HEARTH__server__APP_DATA_PATH: dataDir }, ["--config", ini, "serve"])
-    const missing = spawnHearth({ HEARTH__server__APP_DATA_PATH: dataDir }, ["--config", join(dataDir, "nope.ini"), "serve"])
+    const missing = spawnHearth({ HEARTH__server__APP_DATA_PATH: dataDir }, [
+      "--config",
+      join(dataDir, "nope.ini"),
+      "serve"
+    ])
     expect((await within(bad.exited, 20_000, "exit")).code).toBe(1)
-    expect(bad.output().stderr.trim()).toBe(`hearth: invalid setting [security] DISABLE_QUERY_AUTH_TOKEN = "maybe": expected true or false`)
+    expect(bad.output().stderr.trim()).toBe(
+      `hearth: invalid setting [security] DISABLE_QUERY_AUTH_TOKEN = "maybe": expected true or false`
+    )
     expect((await within(missing.exited, 20_000, "exit")).code).toBe(1)
     expect(missing.output().stderr.trim()).toBe(`hearth: config file not found: ${join(dataDir, "nope.ini")}`)
   })
@@ -356,7 +386,11 @@ describe.runIf(process.env.TEST_DATABASE_URL)("hearth serve on PostgreSQL", () =
     try {
       const started = Date.now()
       const hearth = spawnHearth(
-        { HEARTH__server__APP_DATA_PATH: dataDir, HEARTH__database__DB_TYPE: "postgres", HEARTH__database__DATABASE_URL: url },
+        {
+          HEARTH__server__APP_DATA_PATH: dataDir,
+          HEARTH__database__DB_TYPE: "postgres",
+          HEARTH__database__DATABASE_URL: url
+        },
         ["serve"],
         await freePort()
       )

@@ -22,7 +22,8 @@ beforeAll(async () => {
 afterAll(() => hearth?.close())
 
 const alice = () => basic("alice")
-const post = (path: string, body: unknown, auth: string | undefined = alice()) => request(hearth, "POST", path, auth, body)
+const post = (path: string, body: unknown, auth: string | undefined = alice()) =>
+  request(hearth, "POST", path, auth, body)
 const md = async (body: Record<string, unknown>, auth?: string) => {
   const res = await post("/markdown", body, auth)
   expect(res.status).toBe(200)
@@ -49,14 +50,22 @@ describe("routes", () => {
       expect(body.message).toBe("token is required")
       expectSwagger(body, "APIUnauthorizedError")
     }
-    const raw = await fetch(hearth.api("/markdown/raw"), { method: "POST", headers: { "content-type": "text/plain" }, body: "x" })
+    const raw = await fetch(hearth.api("/markdown/raw"), {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: "x"
+    })
     expect(raw.status).toBe(401)
     expect(await md({ Text: "x" }, `token ${readToken}`)).toBe("<p>x</p>\n")
   })
 
   it("TestAPI_RenderSimple: markdown mode leaves [[…]] as text; unknown modes render as markdown", async () => {
-    expect(await md({ Text: "[[Name|Link]]", Mode: "markdown", Context: "/gogits/gogs" })).toBe("<p>[[Name|Link]]</p>\n")
-    expect(await md({ Text: "[[Name|Link]]", Mode: "nonsense", Context: "/gogits/gogs", Wiki: true })).toBe("<p>[[Name|Link]]</p>\n")
+    expect(await md({ Text: "[[Name|Link]]", Mode: "markdown", Context: "/gogits/gogs" })).toBe(
+      "<p>[[Name|Link]]</p>\n"
+    )
+    expect(await md({ Text: "[[Name|Link]]", Mode: "nonsense", Context: "/gogits/gogs", Wiki: true })).toBe(
+      "<p>[[Name|Link]]</p>\n"
+    )
   })
 
   it("the wiki mode renders as gfm on a wiki page", async () => {
@@ -66,8 +75,9 @@ describe("routes", () => {
   })
 
   it("member names are case-insensitive, as Go decodes them", async () => {
-    expect(await md({ text: "[[Page]]", mode: "gfm", context: "/o/r", wiki: true }))
-      .toBe(`<p><a href="${app}o/r/wiki/Page" rel="nofollow">Page</a></p>\n`)
+    expect(await md({ text: "[[Page]]", mode: "gfm", context: "/o/r", wiki: true })).toBe(
+      `<p><a href="${app}o/r/wiki/Page" rel="nofollow">Page</a></p>\n`
+    )
   })
 
   it("TestAPI_RenderRaw: /markdown/raw renders a text/plain body as plain markdown", async () => {
@@ -163,7 +173,7 @@ describe("TestAPI_RenderGFM", () => {
 describe("features", () => {
   it("tables, task lists with disabled checkboxes, strikethrough, fenced code with a language class", async () => {
     const html = await gfm("|a|b|\n|-|:-:|\n|1|2|\n\n- [ ] todo\n- [x] done\n\n~~gone~~\n\n```ts\nlet a = 1 < 2\n```\n")
-    expect(html).toContain("<table>\n<thead>\n<tr>\n<th>a</th>\n<th align=\"center\">b</th>")
+    expect(html).toContain('<table>\n<thead>\n<tr>\n<th>a</th>\n<th align="center">b</th>')
     expect(html).toContain("<td>1</td>")
     expect(html).toContain(`<li><input type="checkbox" disabled /> todo</li>`)
     expect(html).toContain(`<li><input type="checkbox" disabled checked /> done</li>`)
@@ -172,7 +182,9 @@ describe("features", () => {
   })
 
   it("a hand-written checkbox is disabled too, and other inputs do not survive", async () => {
-    const html = await gfm(`<input type="checkbox" checked onclick="x()"> <input type="text" value="v"> <input type="submit">`)
+    const html = await gfm(
+      `<input type="checkbox" checked onclick="x()"> <input type="text" value="v"> <input type="submit">`
+    )
     expect(html).toContain(`<input type="checkbox" disabled checked />`)
     expect(html).not.toMatch(/type="(?:text|submit)"|value=|onclick/)
   })
@@ -220,7 +232,9 @@ describe("features", () => {
       const opening = `<blockquote class="attention-header attention-${kind}"><p><svg class="svg octicon-${icon}" width="16" height="16" aria-hidden="true">`
       const modern = await md({ Text: `> [!${kind.toUpperCase()}]\n> This is a ${kind}.`, Mode: "gfm" })
       expect(modern).toContain(opening)
-      expect(modern).toContain(`</svg><strong class="attention-${kind}">${title}</strong></p>\n<p>This is a ${kind}.</p>\n</blockquote>`)
+      expect(modern).toContain(
+        `</svg><strong class="attention-${kind}">${title}</strong></p>\n<p>This is a ${kind}.</p>\n</blockquote>`
+      )
       const legacy = await md({ Text: `> **${title}**\n> This is a ${kind}.`, Mode: "gfm" })
       expect(legacy).toContain(opening)
       expect(legacy).toContain(`<strong class="attention-${kind}">${title}</strong></p>\n<p>This is a ${kind}.</p>`)
@@ -241,20 +255,25 @@ describe("features", () => {
     expect(asAlice.match(/class="mention"/g)).toHaveLength(3)
     // The private account itself sees its own mention linked.
     await createUser(hearth, { username: "secret2", visibility: "private" })
-    expect(await gfm("@secret2", {}).then(() => md({ Text: "@secret2", Mode: "gfm" }, basic("secret2"))))
-      .toContain(`class="mention"`)
+    expect(await gfm("@secret2", {}).then(() => md({ Text: "@secret2", Mode: "gfm" }, basic("secret2")))).toContain(
+      `class="mention"`
+    )
     expect(await md({ Text: "@secret2", Mode: "gfm" })).toBe("<p>@secret2</p>\n")
     // The plain markdown mode has no mentions.
     expect(await md({ Text: "@alice", Mode: "markdown" })).toBe("<p>@alice</p>\n")
   })
 
   it("issue references link by pattern, also to repositories that do not exist; commits link", async () => {
-    const html = await gfm("Fixes #12 and other/thing#7 (#3), not x#4 nor a#5; commit 1a2b3c4d5e6f7 but not deadbee or 1234567")
+    const html = await gfm(
+      "Fixes #12 and other/thing#7 (#3), not x#4 nor a#5; commit 1a2b3c4d5e6f7 but not deadbee or 1234567"
+    )
     expect(html).toContain(`<a href="${app}gogits/gogs/issues/12" class="ref-issue" rel="nofollow">#12</a>`)
     expect(html).toContain(`<a href="${app}other/thing/issues/7" class="ref-issue" rel="nofollow">other/thing#7</a>`)
     expect(html).toContain(`(<a href="${app}gogits/gogs/issues/3" class="ref-issue" rel="nofollow">#3</a>)`)
     expect(html).toContain("not x#4 nor a#5;")
-    expect(html).toContain(`<a href="${app}gogits/gogs/commit/1a2b3c4d5e6f7" class="commit" rel="nofollow"><code>1a2b3c4d5e</code></a>`)
+    expect(html).toContain(
+      `<a href="${app}gogits/gogs/commit/1a2b3c4d5e6f7" class="commit" rel="nofollow"><code>1a2b3c4d5e</code></a>`
+    )
     expect(html).toContain("not deadbee or 1234567")
     expect(html.match(/<a /g)).toHaveLength(4)
     // Inside a link's text or code, nothing is linked again.
@@ -306,17 +325,22 @@ describe("pathological input finishes with sane output", () => {
     "20,000 brackets": "[".repeat(20_000),
     "10,000 unclosed links": "[a](".repeat(10_000),
     "10,000 emphasis openers": "**_".repeat(10_000),
-    "a 100×250 table": "|" + "h|".repeat(100) + "\n|" + "-|".repeat(100) + "\n" + ("|" + "x|".repeat(100) + "\n").repeat(250)
+    "a 100×250 table":
+      "|" + "h|".repeat(100) + "\n|" + "-|".repeat(100) + "\n" + ("|" + "x|".repeat(100) + "\n").repeat(250)
   }
   for (const [name, text] of Object.entries(cases)) {
     it(name, async () => {
-      const html = await hearth.run(Effect.flatMap(MarkdownRenderer, (r) => r.render({ text, mode: "gfm", context: "/o/r" })))
+      const html = await hearth.run(
+        Effect.flatMap(MarkdownRenderer, (r) => r.render({ text, mode: "gfm", context: "/o/r" }))
+      )
       expect(html.length).toBeGreaterThan(0)
       expect(html.length).toBeLessThan(text.length * 40)
       expect(html).not.toMatch(/<script|onerror|javascript:/i)
       // Balanced: every opened blockquote and list is closed.
       for (const tag of ["blockquote", "ul", "p"]) {
-        expect((html.match(new RegExp(`<${tag}[ >]`, "g")) ?? []).length).toBe((html.match(new RegExp(`</${tag}>`, "g")) ?? []).length)
+        expect((html.match(new RegExp(`<${tag}[ >]`, "g")) ?? []).length).toBe(
+          (html.match(new RegExp(`</${tag}>`, "g")) ?? []).length
+        )
       }
     })
   }
@@ -324,14 +348,18 @@ describe("pathological input finishes with sane output", () => {
   it("the bounds leave ordinary documents alone: a long list keeps its emphasis, code keeps its stars", async () => {
     const list = Array.from({ length: 400 }, (_, i) => `- **item_${i}** with *some* text`).join("\n")
     const code = "```\n" + "*a".repeat(1000) + "\n```"
-    const html = await hearth.run(Effect.flatMap(MarkdownRenderer, (r) => r.render({ text: `${list}\n\n${code}`, mode: "gfm" })))
+    const html = await hearth.run(
+      Effect.flatMap(MarkdownRenderer, (r) => r.render({ text: `${list}\n\n${code}`, mode: "gfm" }))
+    )
     expect((html.match(/<strong>item_\d+<\/strong>/g) ?? []).length).toBe(400)
     expect((html.match(/<em>some<\/em>/g) ?? []).length).toBe(400)
     expect(html).toContain("*a".repeat(1000))
   })
 
   it("quotes deeper than 32 levels are kept as text at that depth", async () => {
-    const html = await hearth.run(Effect.flatMap(MarkdownRenderer, (r) => r.render({ text: ">".repeat(100) + " x", mode: "gfm" })))
+    const html = await hearth.run(
+      Effect.flatMap(MarkdownRenderer, (r) => r.render({ text: ">".repeat(100) + " x", mode: "gfm" }))
+    )
     expect((html.match(/<blockquote>/g) ?? []).length).toBe(32)
     expect(html).toContain("&gt;")
   })

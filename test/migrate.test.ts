@@ -3,19 +3,30 @@
 // refusal (local paths, other protocols, local networks, bad credentials, not a repository, bad
 // intervals, owners the caller may not create in) is a clear 4xx that leaves nothing behind, and
 // credentials never show in a response, the repository's git config or the stored row.
-import { Effect, Exit, Scope } from "effect"
+
 import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer, request as httpRequest, type Server } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Effect, Exit, Scope } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { resolveSettings } from "../src/config/Settings.ts"
 import { gitEnv } from "../src/git/Git.ts"
 import { sealer } from "../src/lib/Sealer.ts"
 import { checkRemote, parseRemote } from "../src/mirrors/Policy.ts"
-import { SqlClient } from "effect/sql/SqlClient"
-import { basic, createToken, createUser, freePort, freshPostgresDatabase, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import {
+  basic,
+  createToken,
+  createUser,
+  freePort,
+  freshPostgresDatabase,
+  type Hearth,
+  json,
+  request,
+  startHearth
+} from "./support/hearth.ts"
 import { killAll, restartableHearth, sleep, spawnHearth, within } from "./support/spawn.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
@@ -28,11 +39,15 @@ let aliceToken: string
 const git = (args: ReadonlyArray<string>, cwd = work) =>
   new Promise<string>((done, fail) =>
     execFile("git", args as Array<string>, { cwd, env: gitEnv(), timeout: 60_000 }, (error, stdout, stderr) =>
-      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))))
+      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))
+    )
+  )
 
 const dirOf = (h: Hearth, owner: string, name: string) => join(h.settings.repository.ROOT, owner, `${name}.git`)
-const refs = (dir: string) => git(["--git-dir", dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags"])
-const migrate = (body: Record<string, unknown>, auth = basic("bob"), h = hearth) => request(h, "POST", "/repos/migrate", auth, body)
+const refs = (dir: string) =>
+  git(["--git-dir", dir, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags"])
+const migrate = (body: Record<string, unknown>, auth = basic("bob"), h = hearth) =>
+  request(h, "POST", "/repos/migrate", auth, body)
 
 /** The repository neither exists in the database nor on disk. */
 const nothingLeft = async (owner: string, name: string, h = hearth, auth = basic(h === hearth ? "root" : owner)) => {
@@ -48,19 +63,29 @@ beforeAll(async () => {
   await createUser(hearth, { username: "root", isAdmin: true })
   await Promise.all(["alice", "bob", "carol"].map((username) => createUser(hearth, { username })))
   await createUser(strict, { username: "bob" })
-  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "lib", auto_init: true, description: "d" })).status).toBe(201)
-  expect((await request(hearth, "POST", "/repos/alice/lib/tags", basic("alice"), { tag_name: "v1" })).status).toBeLessThan(300)
-  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "secret", private: true, auto_init: true })).status).toBe(201)
+  expect(
+    (await request(hearth, "POST", "/user/repos", basic("alice"), { name: "lib", auto_init: true, description: "d" }))
+      .status
+  ).toBe(201)
+  expect(
+    (await request(hearth, "POST", "/repos/alice/lib/tags", basic("alice"), { tag_name: "v1" })).status
+  ).toBeLessThan(300)
+  expect(
+    (await request(hearth, "POST", "/user/repos", basic("alice"), { name: "secret", private: true, auto_init: true }))
+      .status
+  ).toBe(201)
   aliceToken = await createToken(hearth, "alice", ["read:repository"])
   // An organization bob owns, and one where he is a member without the right to create repositories.
   expect((await request(hearth, "POST", "/orgs", basic("bob"), { username: "bobs" })).status).toBe(201)
   expect((await request(hearth, "POST", "/orgs", basic("carol"), { username: "carols" })).status).toBe(201)
-  const team = await json(await request(hearth, "POST", "/orgs/carols/teams", basic("carol"), {
-    name: "readers",
-    permission: "read",
-    can_create_org_repo: false,
-    units: ["repo.code"]
-  }))
+  const team = await json(
+    await request(hearth, "POST", "/orgs/carols/teams", basic("carol"), {
+      name: "readers",
+      permission: "read",
+      can_create_org_repo: false,
+      units: ["repo.code"]
+    })
+  )
   expect((await request(hearth, "PUT", `/teams/${team.id}/members/bob`, basic("carol"))).status).toBe(204)
 })
 afterAll(async () => {
@@ -71,7 +96,11 @@ afterAll(async () => {
 
 describe("POST /repos/migrate", () => {
   it("clones a public repository: 201 once the git data is there, with its branches, tags and HEAD", async () => {
-    const res = await migrate({ clone_addr: `${hearth.base}/alice/lib.git`, repo_name: "lib-copy", description: "copied" })
+    const res = await migrate({
+      clone_addr: `${hearth.base}/alice/lib.git`,
+      repo_name: "lib-copy",
+      description: "copied"
+    })
     expect(res.status).toBe(201)
     const repo = await json(res)
     expectSwagger(repo, "Repository")
@@ -93,57 +122,79 @@ describe("POST /repos/migrate", () => {
     await git(["clone", `${hearth.base}/bob/lib-copy.git`, join(work, "lib-copy")])
     expect(await git(["log", "--format=%s", "-1"], join(work, "lib-copy"))).toBe("Initial commit")
     // A plain migration is an ordinary repository: it accepts pushes.
-    expect((await request(hearth, "POST", "/repos/bob/lib-copy/contents/x.txt", basic("bob"), { content: "eA==" })).status).toBe(201)
+    expect(
+      (await request(hearth, "POST", "/repos/bob/lib-copy/contents/x.txt", basic("bob"), { content: "eA==" })).status
+    ).toBe(201)
   })
 
   it("clones a private repository with a username and password, which appear nowhere afterwards", async () => {
-    const res = await migrate({
-      clone_addr: `${hearth.base}/alice/secret.git`,
-      repo_name: "secret-copy",
-      auth_username: "alice",
-      auth_password: "password123",
-      private: true,
-      mirror: true
-    }, basic("alice"))
+    const res = await migrate(
+      {
+        clone_addr: `${hearth.base}/alice/secret.git`,
+        repo_name: "secret-copy",
+        auth_username: "alice",
+        auth_password: "password123",
+        private: true,
+        mirror: true
+      },
+      basic("alice")
+    )
     expect(res.status).toBe(201)
     const text = await res.text()
     expect(text).not.toContain("password123")
     const repo = JSON.parse(text)
-    expect(repo).toMatchObject({ private: true, mirror: true, empty: false, original_url: `${hearth.base}/alice/secret.git` })
+    expect(repo).toMatchObject({
+      private: true,
+      mirror: true,
+      empty: false,
+      original_url: `${hearth.base}/alice/secret.git`
+    })
     const dir = dirOf(hearth, "alice", "secret-copy")
     expect(await refs(dir)).toBe(await refs(dirOf(hearth, "alice", "secret")))
     const config = await git(["--git-dir", dir, "config", "--list"])
     expect(config).not.toContain("password123")
     expect(config).not.toMatch(/extraheader|authorization|url =/i)
     // Stored sealed, not readable from the database.
-    const stored = await hearth.run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      return yield* sql`SELECT m.remote_address, m.credentials, r.original_url FROM pull_mirrors m
+    const stored = await hearth.run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        return yield* sql`SELECT m.remote_address, m.credentials, r.original_url FROM pull_mirrors m
         JOIN repositories r ON r.id = m.repo_id WHERE r.id = ${repo.id}`
-    }))
+      })
+    )
     expect(stored).toHaveLength(1)
     const row = stored[0]!
     expect(JSON.stringify(row)).not.toContain("password123")
     expect(JSON.stringify(row)).not.toContain(Buffer.from("alice:password123").toString("base64"))
     expect(row.credentials).not.toBe("")
-    expect(sealer(hearth.settings.security.SECRET_KEY, "mirror-credentials").open(row.credentials as string))
-      .toBe(`Authorization: Basic ${Buffer.from("alice:password123").toString("base64")}`)
+    expect(sealer(hearth.settings.security.SECRET_KEY, "mirror-credentials").open(row.credentials as string)).toBe(
+      `Authorization: Basic ${Buffer.from("alice:password123").toString("base64")}`
+    )
   })
 
   it("clones with an access token, and with credentials written in the address (taken out of it)", async () => {
-    const byToken = await migrate({ clone_addr: `${hearth.base}/alice/secret.git`, repo_name: "by-token", auth_token: aliceToken }, basic("alice"))
+    const byToken = await migrate(
+      { clone_addr: `${hearth.base}/alice/secret.git`, repo_name: "by-token", auth_token: aliceToken },
+      basic("alice")
+    )
     expect(byToken.status).toBe(201)
     expect(await byToken.text()).not.toContain(aliceToken)
-    const inUrl = await migrate({
-      clone_addr: `${hearth.base.replace("http://", "http://alice:password123@")}/alice/secret.git`,
-      repo_name: "in-url"
-    }, basic("alice"))
+    const inUrl = await migrate(
+      {
+        clone_addr: `${hearth.base.replace("http://", "http://alice:password123@")}/alice/secret.git`,
+        repo_name: "in-url"
+      },
+      basic("alice")
+    )
     expect(inUrl.status).toBe(201)
     const repo = await json(inUrl)
     expect(repo.original_url).toBe(`${hearth.base}/alice/secret.git`)
     expect(await refs(dirOf(hearth, "alice", "in-url"))).toBe(await refs(dirOf(hearth, "alice", "secret")))
     // By host name: git is pinned to the addresses that were checked (http.curloptResolve).
-    const byName = await migrate({ clone_addr: `${hearth.base.replace("127.0.0.1", "localhost")}/alice/lib.git`, repo_name: "by-name" })
+    const byName = await migrate({
+      clone_addr: `${hearth.base.replace("127.0.0.1", "localhost")}/alice/lib.git`,
+      repo_name: "by-name"
+    })
     expect(byName.status).toBe(201)
     expect(await refs(dirOf(hearth, "bob", "by-name"))).toBe(await refs(dirOf(hearth, "alice", "lib")))
   })
@@ -201,17 +252,36 @@ describe("POST /repos/migrate", () => {
 
   it("validates the mirror interval (Go durations, at least [mirror] MIN_INTERVAL, 0 for no schedule)", async () => {
     for (const interval of ["abc", "10", "1m", "-1h"]) {
-      const res = await migrate({ clone_addr: `${hearth.base}/alice/lib.git`, repo_name: "interval", mirror: true, mirror_interval: interval })
+      const res = await migrate({
+        clone_addr: `${hearth.base}/alice/lib.git`,
+        repo_name: "interval",
+        mirror: true,
+        mirror_interval: interval
+      })
       expect(res.status, interval).toBe(422)
       expect((await json(res)).message, interval).toMatch(/^invalid mirror interval/)
       await nothingLeft("bob", "interval")
     }
-    const fine = await migrate({ clone_addr: `${hearth.base}/alice/lib.git`, repo_name: "interval", mirror: true, mirror_interval: "1h30m" })
+    const fine = await migrate({
+      clone_addr: `${hearth.base}/alice/lib.git`,
+      repo_name: "interval",
+      mirror: true,
+      mirror_interval: "1h30m"
+    })
     expect(fine.status).toBe(201)
     expect(await json(fine)).toMatchObject({ mirror: true, mirror_interval: "1h30m0s" })
-    const byDefault = await migrate({ clone_addr: `${hearth.base}/alice/lib.git`, repo_name: "default-interval", mirror: true })
+    const byDefault = await migrate({
+      clone_addr: `${hearth.base}/alice/lib.git`,
+      repo_name: "default-interval",
+      mirror: true
+    })
     expect(await json(byDefault)).toMatchObject({ mirror: true, mirror_interval: "8h0m0s" })
-    const none = await migrate({ clone_addr: `${hearth.base}/alice/lib.git`, repo_name: "no-interval", mirror: true, mirror_interval: "0" })
+    const none = await migrate({
+      clone_addr: `${hearth.base}/alice/lib.git`,
+      repo_name: "no-interval",
+      mirror: true,
+      mirror_interval: "0"
+    })
     expect(await json(none)).toMatchObject({ mirror: true, mirror_interval: "0s" })
   })
 
@@ -241,7 +311,9 @@ describe("POST /repos/migrate", () => {
     expect((await migrate({ clone_addr: source, repo_name: "bad name" })).status).toBe(422)
     expect((await migrate({ clone_addr: source, repo_name: "issues", issues: true })).status).toBe(422)
     await nothingLeft("bob", "issues")
-    expect((await request(hearth, "POST", "/repos/migrate", undefined, { clone_addr: source, repo_name: "anon" })).status).toBe(401)
+    expect(
+      (await request(hearth, "POST", "/repos/migrate", undefined, { clone_addr: source, repo_name: "anon" })).status
+    ).toBe(401)
     const readOnly = await createToken(hearth, "bob", ["read:repository"])
     expect((await migrate({ clone_addr: source, repo_name: "scoped" }, `token ${readOnly}`)).status).toBe(403)
   })
@@ -253,7 +325,9 @@ describe("settings", () => {
     expect(defaults.migrations).toEqual({ ALLOW_LOCALNETWORKS: false, ALLOWED_DOMAINS: "", BLOCKED_DOMAINS: "" })
     expect(defaults.mirror).toEqual({ ENABLED: true, MIN_INTERVAL: 600, DEFAULT_INTERVAL: 28800 })
     expect(resolveSettings({ migrations: { ALLOW_LOCALNETWORKS: "yes" } }).migrations.ALLOW_LOCALNETWORKS).toBe(true)
-    expect(() => resolveSettings({ mirror: { MIN_INTERVAL: "ten minutes" } })).toThrow(/\[mirror\] MIN_INTERVAL = "ten minutes"/)
+    expect(() => resolveSettings({ mirror: { MIN_INTERVAL: "ten minutes" } })).toThrow(
+      /\[mirror\] MIN_INTERVAL = "ten minutes"/
+    )
     expect(() => resolveSettings({ mirror: { DEFAULT_INTERVAL: "0s" } })).toThrow(/\[mirror\] DEFAULT_INTERVAL/)
     expect(() => resolveSettings({ mirror: { ENABLED: "maybe" } })).toThrow(/\[mirror\] ENABLED/)
   })
@@ -264,13 +338,19 @@ describe("outbound addresses (SSRF)", () => {
     for (const address of [`${strict.base}/bob/x.git`, strict.base.replace("127.0.0.1", "localhost") + "/bob/x.git"]) {
       const res = await migrate({ clone_addr: address, repo_name: "local" }, basic("bob"), strict)
       expect(res.status, address).toBe(422)
-      expect((await json(res)).message, address).toMatch(/^You can not import from disallowed hosts\..*ALLOW_LOCALNETWORKS/)
+      expect((await json(res)).message, address).toMatch(
+        /^You can not import from disallowed hosts\..*ALLOW_LOCALNETWORKS/
+      )
       await nothingLeft("bob", "local", strict)
     }
   })
 
   it("refuses creating a pull mirror while [mirror] ENABLED is false (403), and mirror-sync there answers 400", async () => {
-    const res = await migrate({ clone_addr: "https://example.com/a/b.git", repo_name: "m", mirror: true }, basic("bob"), strict)
+    const res = await migrate(
+      { clone_addr: "https://example.com/a/b.git", repo_name: "m", mirror: true },
+      basic("bob"),
+      strict
+    )
     expect(res.status).toBe(403)
     expect((await json(res)).message).toBe("the site administrator has disabled the creation of new pull mirrors")
     expect((await request(strict, "POST", "/user/repos", basic("bob"), { name: "plain" })).status).toBe(201)
@@ -282,23 +362,55 @@ describe("outbound addresses (SSRF)", () => {
   it("classifies every address family: loopback, private, link-local, unspecified, multicast, IPv4-mapped", async () => {
     const settings = (migrations: Record<string, string> = {}) => resolveSettings({ migrations })
     const check = (url: string, migrations?: Record<string, string>) =>
-      Effect.runPromise(Effect.match(checkRemote(settings(migrations), url), { onFailure: (e) => e.message, onSuccess: () => "ok" }))
+      Effect.runPromise(
+        Effect.match(checkRemote(settings(migrations), url), { onFailure: (e) => e.message, onSuccess: () => "ok" })
+      )
     const refusedByDefault = [
-      "http://127.0.0.1/", "http://127.1.2.3/", "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://[::ffff:7f00:1]/",
-      "http://10.0.0.1/", "http://172.16.5.4/", "http://192.168.1.1/", "http://100.64.0.1/", "http://[fd00::1]/",
-      "http://169.254.169.254/", "http://[fe80::1]/", "http://0.0.0.0/", "http://[::]/", "http://224.0.0.1/",
-      "http://[ff02::1]/", "http://255.255.255.255/", "http://[::ffff:10.0.0.1]/", "http://[64:ff9b::7f00:1]/",
-      "http://[2002:7f00:1::]/", "http://localhost:3000/", "http://2130706433/"
+      "http://127.0.0.1/",
+      "http://127.1.2.3/",
+      "http://[::1]/",
+      "http://[::ffff:127.0.0.1]/",
+      "http://[::ffff:7f00:1]/",
+      "http://10.0.0.1/",
+      "http://172.16.5.4/",
+      "http://192.168.1.1/",
+      "http://100.64.0.1/",
+      "http://[fd00::1]/",
+      "http://169.254.169.254/",
+      "http://[fe80::1]/",
+      "http://0.0.0.0/",
+      "http://[::]/",
+      "http://224.0.0.1/",
+      "http://[ff02::1]/",
+      "http://255.255.255.255/",
+      "http://[::ffff:10.0.0.1]/",
+      "http://[64:ff9b::7f00:1]/",
+      "http://[2002:7f00:1::]/",
+      "http://localhost:3000/",
+      "http://2130706433/"
     ]
-    for (const url of refusedByDefault) expect(await check(url), url).toMatch(/^You can not import from disallowed hosts/)
+    for (const url of refusedByDefault)
+      expect(await check(url), url).toMatch(/^You can not import from disallowed hosts/)
     expect(await check("http://8.8.8.8/")).toBe("ok")
     expect(await check("http://[2001:4860:4860::8888]/")).toBe("ok")
     // Local networks allowed: loopback and private pass; link-local, unspecified and multicast never do.
     const local = { ALLOW_LOCALNETWORKS: "true" }
-    for (const url of ["http://127.0.0.1/", "http://[::1]/", "http://10.0.0.1/", "http://[::ffff:192.168.0.1]/", "http://localhost/"]) {
+    for (const url of [
+      "http://127.0.0.1/",
+      "http://[::1]/",
+      "http://10.0.0.1/",
+      "http://[::ffff:192.168.0.1]/",
+      "http://localhost/"
+    ]) {
       expect(await check(url, local), url).toBe("ok")
     }
-    for (const url of ["http://169.254.169.254/", "http://[fe80::1]/", "http://0.0.0.0/", "http://224.0.0.1/", "http://[::]/"]) {
+    for (const url of [
+      "http://169.254.169.254/",
+      "http://[fe80::1]/",
+      "http://0.0.0.0/",
+      "http://224.0.0.1/",
+      "http://[::]/"
+    ]) {
       expect(await check(url, local), url).toMatch(/disallowed hosts/)
     }
     // ALLOWED_DOMAINS replaces "any public host"; BLOCKED_DOMAINS always wins.
@@ -317,7 +429,11 @@ describe("outbound addresses (SSRF)", () => {
     const pin = config.find((c) => c.key === "http.curloptResolve")
     expect(pin?.value).toMatch(/^localhost:8080:(127\.0\.0\.1|\[::1\])/)
     const remote = parseRemote("https://u:p%40ss@example.com/a.git#frag", { username: "", password: "" })
-    expect(remote).toEqual({ _tag: "Remote", url: "https://example.com/a.git", credentials: { username: "u", password: "p@ss", token: "" } })
+    expect(remote).toEqual({
+      _tag: "Remote",
+      url: "https://example.com/a.git",
+      credentials: { username: "u", password: "p@ss", token: "" }
+    })
   })
 })
 
@@ -339,7 +455,9 @@ describe("a migration and SIGKILL", () => {
   const repoDir = (name: string) => join(dataDir, "repositories", "alice", `${name}.git`)
 
   beforeAll(async () => {
-    env = { HEARTH__server__APP_DATA_PATH: dataDir, HEARTH__log__LEVEL: "Error",
+    env = {
+      HEARTH__server__APP_DATA_PATH: dataDir,
+      HEARTH__log__LEVEL: "Error",
       HEARTH__migrations__ALLOW_LOCALNETWORKS: "true",
       // The schedule then runs every 5 s (it also restarts jobs whose workflow never started).
       HEARTH__mirror__MIN_INTERVAL: "1s"
@@ -356,15 +474,30 @@ describe("a migration and SIGKILL", () => {
       if (mode === "hang") return
       if (mode === "refuse") return void res.writeHead(404).end()
       const target = new URL(req.url ?? "/", hearth.base)
-      const upstream = httpRequest(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers)
-        up.pipe(res)
-      })
+      const upstream = httpRequest(
+        target,
+        { method: req.method, headers: { ...req.headers, host: target.host } },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers)
+          up.pipe(res)
+        }
+      )
       upstream.on("error", () => res.writeHead(502).end())
       req.pipe(upstream)
     })
     await new Promise<void>((done) => proxy.listen(proxyPort, "127.0.0.1", done))
-    const create = spawnHearth(env, ["admin", "user", "create", "--username", "alice", "--email", "alice@example.com", "--password", "password123", "--admin"])
+    const create = spawnHearth(env, [
+      "admin",
+      "user",
+      "create",
+      "--username",
+      "alice",
+      "--email",
+      "alice@example.com",
+      "--password",
+      "password123",
+      "--admin"
+    ])
     expect((await within(create.exited, 60_000, "admin user create")).code).toBe(0)
     await start()
     expect((await api("POST", "/user/repos", { name: "src", auto_init: true })).status).toBe(201)
@@ -382,8 +515,11 @@ describe("a migration and SIGKILL", () => {
   const killMidClone = async (name: string) => {
     mode = "hang"
     seen = 0
-    const pending = api("POST", "/repos/migrate", { clone_addr: `http://127.0.0.1:${proxyPort}/alice/src.git`, repo_name: name, mirror: true })
-      .catch(() => undefined)
+    const pending = api("POST", "/repos/migrate", {
+      clone_addr: `http://127.0.0.1:${proxyPort}/alice/src.git`,
+      repo_name: name,
+      mirror: true
+    }).catch(() => undefined)
     // The clone step runs (git waits for the remote) and the row is there, being made.
     let job: any
     for (let i = 0; i < 400; i++) {
@@ -415,7 +551,9 @@ describe("a migration and SIGKILL", () => {
     expect((await api("POST", "/repos/alice/resumed/mirror-sync")).status).toBe(200)
     let synced: any
     for (let i = 0; i < 600; i++) {
-      synced = ((await api("GET", "/repos/alice/resumed/jobs")).body as Array<any>).find((j) => j.kind === "mirror-sync")
+      synced = ((await api("GET", "/repos/alice/resumed/jobs")).body as Array<any>).find(
+        (j) => j.kind === "mirror-sync"
+      )
       if (synced?.finished_at !== null && synced !== undefined) break
       await sleep(50)
     }
@@ -453,8 +591,10 @@ describe("a migration and SIGKILL", () => {
     mode = "refuse"
     for (const delay of [0, 40, 120]) {
       const name = `early-${delay}`
-      const pending = api("POST", "/repos/migrate", { clone_addr: `http://127.0.0.1:${proxyPort}/alice/src.git`, repo_name: name })
-        .catch(() => undefined)
+      const pending = api("POST", "/repos/migrate", {
+        clone_addr: `http://127.0.0.1:${proxyPort}/alice/src.git`,
+        repo_name: name
+      }).catch(() => undefined)
       await sleep(delay)
       await kill()
       await pending

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { gitIn } from "./support/git.ts"
+import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
@@ -34,12 +34,18 @@ const mirror = async (owner: string, source: string, name: string, extra: Record
 }
 
 const commit = async (repo: string, path: string, auth = basic("alice")) =>
-  expect((await request(hearth, "POST", `/repos/${repo}/contents/${path}`, auth, {
-    content: Buffer.from(`${path} ${Math.random()}\n`).toString("base64")
-  })).status).toBe(201)
+  expect(
+    (
+      await request(hearth, "POST", `/repos/${repo}/contents/${path}`, auth, {
+        content: Buffer.from(`${path} ${Math.random()}\n`).toString("base64")
+      })
+    ).status
+  ).toBe(201)
 
 const syncJobs = async (repo: string, auth: string) =>
-  ((await json(await request(hearth, "GET", `/repos/${repo}/jobs?limit=50`, auth))) as Array<any>).filter((j) => j.kind === "mirror-sync")
+  ((await json(await request(hearth, "GET", `/repos/${repo}/jobs?limit=50`, auth))) as Array<any>).filter(
+    (j) => j.kind === "mirror-sync"
+  )
 
 /** Asks for a sync and waits for its job to end; returns the job. */
 const sync = async (repo: string, auth = basic("bob")) => {
@@ -62,7 +68,10 @@ beforeAll(async () => {
   for (const name of ["src", "pruned", "moving", "doomed", "ticking"]) {
     expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name, auto_init: true })).status).toBe(201)
   }
-  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "secret", private: true, auto_init: true })).status).toBe(201)
+  expect(
+    (await request(hearth, "POST", "/user/repos", basic("alice"), { name: "secret", private: true, auto_init: true }))
+      .status
+  ).toBe(201)
   expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "blank" })).status).toBe(201)
 })
 afterAll(async () => {
@@ -92,12 +101,18 @@ describe("pull mirrors", () => {
   })
 
   it("keep syncing a private source with the stored credentials, which never reach git's config", async () => {
-    await mirror("alice", "alice/secret", "secret-mirror", { auth_username: "alice", auth_password: "password123", private: true })
+    await mirror("alice", "alice/secret", "secret-mirror", {
+      auth_username: "alice",
+      auth_password: "password123",
+      private: true
+    })
     await commit("alice/secret", "two.txt")
     const job = await sync("alice/secret-mirror", basic("alice"))
     expect(job.state).toBe("succeeded")
     expect(await refs("alice", "secret-mirror")).toBe(await refs("alice", "secret"))
-    expect(await git(["--git-dir", dirOf("alice", "secret-mirror"), "config", "--list"])).not.toMatch(/password123|extraheader|url =/i)
+    expect(await git(["--git-dir", dirOf("alice", "secret-mirror"), "config", "--list"])).not.toMatch(
+      /password123|extraheader|url =/i
+    )
     const jobs = await request(hearth, "GET", "/repos/alice/secret-mirror/jobs", basic("alice"))
     expect(await jobs.text()).not.toContain("password123")
   })
@@ -119,10 +134,14 @@ describe("pull mirrors", () => {
     await mirror("bob", "alice/pruned", "pruned-mirror")
     expect(await refs("bob", "pruned-mirror")).toContain("refs/heads/feature")
     await git(["push", "origin", "--delete", "feature"], clone)
-    expect((await request(hearth, "PATCH", "/repos/bob/pruned-mirror", basic("bob"), { enable_prune: false })).status).toBe(200)
+    expect(
+      (await request(hearth, "PATCH", "/repos/bob/pruned-mirror", basic("bob"), { enable_prune: false })).status
+    ).toBe(200)
     await sync("bob/pruned-mirror")
     expect(await refs("bob", "pruned-mirror")).toContain("refs/heads/feature")
-    expect((await request(hearth, "PATCH", "/repos/bob/pruned-mirror", basic("bob"), { enable_prune: true })).status).toBe(200)
+    expect(
+      (await request(hearth, "PATCH", "/repos/bob/pruned-mirror", basic("bob"), { enable_prune: true })).status
+    ).toBe(200)
     await sync("bob/pruned-mirror")
     expect(await refs("bob", "pruned-mirror")).not.toContain("refs/heads/feature")
     expect(await refs("bob", "pruned-mirror")).toBe(await refs("alice", "pruned"))
@@ -133,7 +152,9 @@ describe("pull mirrors", () => {
     await git(["clone", `${withAuth("alice")}/alice/moving.git`, clone])
     await git(["push", "origin", "HEAD:refs/heads/trunk"], clone)
     await mirror("bob", "alice/moving", "moving-mirror")
-    expect((await request(hearth, "PATCH", "/repos/alice/moving", basic("alice"), { default_branch: "trunk" })).status).toBe(200)
+    expect(
+      (await request(hearth, "PATCH", "/repos/alice/moving", basic("alice"), { default_branch: "trunk" })).status
+    ).toBe(200)
     await git(["push", "origin", "--delete", "main"], clone)
     await sync("bob/moving-mirror")
     const after = await json(await request(hearth, "GET", "/repos/bob/moving-mirror", basic("bob")))
@@ -144,7 +165,10 @@ describe("pull mirrors", () => {
   it("are read-only: git push is refused with 403 'mirror repository is read-only'", async () => {
     const clone = join(work, "src-mirror")
     await git(["commit", "--allow-empty", "-m", "mine"], clone)
-    const refused = await git(["push", `${withAuth("bob")}/bob/src-mirror.git`, "HEAD:refs/heads/main"], clone).then(() => "", (e: Error) => e.message)
+    const refused = await git(["push", `${withAuth("bob")}/bob/src-mirror.git`, "HEAD:refs/heads/main"], clone).then(
+      () => "",
+      (e: Error) => e.message
+    )
     expect(refused).toContain("mirror repository is read-only")
     expect(await refs("bob", "src-mirror")).toBe(await refs("alice", "src"))
     // Nor can the API change its files or branches.
@@ -152,7 +176,10 @@ describe("pull mirrors", () => {
     const file = await request(hearth, "POST", "/repos/bob/src-mirror/contents/mine.txt", basic("bob"), { content })
     expect(file.status).toBe(403)
     expect((await json(file)).message).toBe("Git Repository is a mirror.")
-    expect((await request(hearth, "POST", "/repos/bob/src-mirror/branches", basic("bob"), { new_branch_name: "mine" })).status).toBe(403)
+    expect(
+      (await request(hearth, "POST", "/repos/bob/src-mirror/branches", basic("bob"), { new_branch_name: "mine" }))
+        .status
+    ).toBe(403)
     expect(await refs("bob", "src-mirror")).toBe(await refs("alice", "src"))
   })
 
@@ -182,7 +209,9 @@ describe("pull mirrors", () => {
     expect(jobs.length).toBeGreaterThan(0)
     expect(jobs.every((j) => j.state !== "failed")).toBe(true)
     // A longer interval: the next change waits for it.
-    expect((await request(hearth, "PATCH", "/repos/bob/ticking-mirror", basic("bob"), { mirror_interval: "10m" })).status).toBe(200)
+    expect(
+      (await request(hearth, "PATCH", "/repos/bob/ticking-mirror", basic("bob"), { mirror_interval: "10m" })).status
+    ).toBe(200)
     await sleep(6000) // a sync started just before the PATCH ends
     await commit("alice/ticking", "tock.txt")
     await sleep(8000)
@@ -210,7 +239,10 @@ describe("POST /repos/{o}/{r}/mirror-sync refusals (in the order of Forgejo's Mi
     expect(archived.status).toBe(423)
     expect((await json(archived)).message).toMatch(/^<Repository \d+:carol\/plain> is archived$/)
     // A write collaborator may sync.
-    expect((await request(hearth, "PUT", "/repos/bob/src-mirror/collaborators/carol", basic("bob"), { permission: "write" })).status).toBe(204)
+    expect(
+      (await request(hearth, "PUT", "/repos/bob/src-mirror/collaborators/carol", basic("bob"), { permission: "write" }))
+        .status
+    ).toBe(204)
     expect((await request(hearth, "POST", "/repos/bob/src-mirror/mirror-sync", basic("carol"))).status).toBe(200)
   })
 })

@@ -1,8 +1,9 @@
 // OAuth2 applications (issue 5 item 8; Forgejo's /user/applications/oauth2): snake_case members, the secret only in
 // the 201 (stored as a hash), redirect URIs validated, another user's application 404.
+
+import { createHash } from "node:crypto"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
@@ -25,11 +26,13 @@ const create = async (user: string, body: Record<string, unknown>) => {
   return app
 }
 const stored = () =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const rows = yield* sql`SELECT * FROM oauth2_applications ORDER BY id`
-    return rows.map((r): Record<string, any> => ({ ...r, id: Number(r.id), user_id: Number(r.user_id) }))
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const rows = yield* sql`SELECT * FROM oauth2_applications ORDER BY id`
+      return rows.map((r): Record<string, any> => ({ ...r, id: Number(r.id), user_id: Number(r.user_id) }))
+    })
+  )
 
 describe("creating", () => {
   it("answers 201 with the client id, the secret (once), the URIs and the creation time", async () => {
@@ -48,9 +51,15 @@ describe("creating", () => {
     expect(app.client_secret).toMatch(/^gto_[a-z2-7]{52}$/)
     expect(app.created).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
     expect(Date.parse(app.created)).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 - 1000)
-    expect(Object.keys(app).sort()).toEqual(
-      ["client_id", "client_secret", "confidential_client", "created", "id", "name", "redirect_uris"]
-    )
+    expect(Object.keys(app).sort()).toEqual([
+      "client_id",
+      "client_secret",
+      "confidential_client",
+      "created",
+      "id",
+      "name",
+      "redirect_uris"
+    ])
 
     // Only a hash of the secret is kept.
     const row = (await stored()).find((r) => r.id === app.id)!
@@ -77,23 +86,40 @@ describe("creating", () => {
       [{ name: "n", redirect_uris: ["javascript:alert(1)"] }, "reverse-domain"],
       [{ name: "n", redirect_uris: ["https://user:pw@a.example.org/cb"] }, "user name or password"],
       [{ name: "n", redirect_uris: [" https://a.example.org/cb"] }, "surrounding spaces"],
-      [{ name: "n", redirect_uris: ["https://a.example.org/", "ftp:nothing"] }, "invalid redirect URI \"ftp:nothing\""]
+      [{ name: "n", redirect_uris: ["https://a.example.org/", "ftp:nothing"] }, 'invalid redirect URI "ftp:nothing"']
     ]
     for (const [body, message] of cases) {
       const res = await call("POST", "/user/applications/oauth2", basic("bob"), body)
       expect(res.status, JSON.stringify(body)).toBe(422)
       expect((await json(res)).message).toContain(message)
     }
-    expect((await call("POST", "/user/applications/oauth2", basic("bob"), { name: 5, redirect_uris: ["https://a.example.org"] })).status).toBe(422)
+    expect(
+      (
+        await call("POST", "/user/applications/oauth2", basic("bob"), {
+          name: 5,
+          redirect_uris: ["https://a.example.org"]
+        })
+      ).status
+    ).toBe(422)
     expect(await stored()).toEqual(before)
   })
 
   it("needs a signed-in caller; write:user to create, read:user to list", async () => {
     expect((await call("GET", "/user/applications/oauth2")).status).toBe(401)
-    expect((await call("POST", "/user/applications/oauth2", undefined, { name: "n", redirect_uris: ["https://a.example.org"] })).status).toBe(401)
+    expect(
+      (
+        await call("POST", "/user/applications/oauth2", undefined, {
+          name: "n",
+          redirect_uris: ["https://a.example.org"]
+        })
+      ).status
+    ).toBe(401)
     const reader = await createToken(hearth, "carol", ["read:user"])
     expect((await call("GET", "/user/applications/oauth2", `token ${reader}`)).status).toBe(200)
-    const refused = await call("POST", "/user/applications/oauth2", `token ${reader}`, { name: "n", redirect_uris: ["https://a.example.org"] })
+    const refused = await call("POST", "/user/applications/oauth2", `token ${reader}`, {
+      name: "n",
+      redirect_uris: ["https://a.example.org"]
+    })
     expect(refused.status).toBe(403)
     expect((await json(refused)).message).toContain("write:user")
   })
@@ -141,7 +167,11 @@ describe("reading, changing, deleting", () => {
   })
 
   it("PATCH changes only the members given, keeps the secret, and validates like creation", async () => {
-    const app = await create("bob", { name: "old", redirect_uris: ["https://old.example.org/cb"], confidential_client: true })
+    const app = await create("bob", {
+      name: "old",
+      redirect_uris: ["https://old.example.org/cb"],
+      confidential_client: true
+    })
     const [row] = (await stored()).filter((r) => r.id === app.id)
 
     const renamed = await call("PATCH", `/user/applications/oauth2/${app.id}`, basic("bob"), { name: "new" })
@@ -150,10 +180,12 @@ describe("reading, changing, deleting", () => {
     expectSwagger(body, "OAuth2Application")
     expect(body).toEqual({ ...app, name: "new", client_secret: "" })
 
-    const moved = await json(await call("PATCH", `/user/applications/oauth2/${app.id}`, basic("bob"), {
-      redirect_uris: ["https://new.example.org/cb", "https://new.example.org/cb2"],
-      confidential_client: false
-    }))
+    const moved = await json(
+      await call("PATCH", `/user/applications/oauth2/${app.id}`, basic("bob"), {
+        redirect_uris: ["https://new.example.org/cb", "https://new.example.org/cb2"],
+        confidential_client: false
+      })
+    )
     expect(moved).toMatchObject({
       name: "new",
       redirect_uris: ["https://new.example.org/cb", "https://new.example.org/cb2"],

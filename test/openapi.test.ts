@@ -44,8 +44,16 @@ describe("GET /api/swagger.v1.json", () => {
   it("declares the accepted credentials: Basic, the token header and the TOTP header", async () => {
     const doc = await document(plain)
     expect(doc.components.securitySchemes.BasicAuth).toMatchObject({ type: "http", scheme: "basic" })
-    expect(doc.components.securitySchemes.AuthorizationHeaderToken).toMatchObject({ type: "apiKey", in: "header", name: "Authorization" })
-    expect(doc.components.securitySchemes.TOTPHeader).toMatchObject({ type: "apiKey", in: "header", name: "X-FORGEJO-OTP" })
+    expect(doc.components.securitySchemes.AuthorizationHeaderToken).toMatchObject({
+      type: "apiKey",
+      in: "header",
+      name: "Authorization"
+    })
+    expect(doc.components.securitySchemes.TOTPHeader).toMatchObject({
+      type: "apiKey",
+      in: "header",
+      name: "X-FORGEJO-OTP"
+    })
     expect(doc.security.flatMap((s) => Object.keys(s))).toContain("AuthorizationHeaderToken")
   })
 

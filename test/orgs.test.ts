@@ -21,8 +21,7 @@ beforeAll(async () => {
 })
 afterAll(() => hearth?.close())
 
-const call = (method: string, path: string, auth?: string, body?: unknown) =>
-  request(hearth, method, path, auth, body)
+const call = (method: string, path: string, auth?: string, body?: unknown) => request(hearth, method, path, auth, body)
 
 let unique = 0
 const orgName = (prefix = "org") => `${prefix}${++unique}`
@@ -49,7 +48,11 @@ const addMember = async (
   const teams = await json(await call("GET", `/orgs/${org}/teams`, basic(owner)))
   let found = teams.find((t: any) => t.name === team)
   if (found === undefined) {
-    const res = await call("POST", `/orgs/${org}/teams`, basic(owner), { name: team, permission: "read", units: ["repo.code"] })
+    const res = await call("POST", `/orgs/${org}/teams`, basic(owner), {
+      name: team,
+      permission: "read",
+      units: ["repo.code"]
+    })
     expect(res.status).toBe(201)
     found = await json(res)
   }
@@ -57,11 +60,13 @@ const addMember = async (
 }
 
 const orgCount = () =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const [row] = yield* sql`SELECT count(*) AS n FROM users WHERE type = 1`
-    return Number(row!.n)
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const [row] = yield* sql`SELECT count(*) AS n FROM users WHERE type = 1`
+      return Number(row!.n)
+    })
+  )
 
 describe("POST /orgs", () => {
   it("creates the org with an Owners team holding the creator, and answers Forgejo's Organization", async () => {
@@ -124,7 +129,9 @@ describe("POST /orgs", () => {
     const read = await createToken(hearth, "alice", ["read:organization", "write:user"])
     const res = await call("POST", "/orgs", `token ${read}`, { username: orgName() })
     expect(res.status).toBe(403)
-    expect((await json(res)).message).toBe("token does not have at least one of required scope(s): [write:organization]")
+    expect((await json(res)).message).toBe(
+      "token does not have at least one of required scope(s): [write:organization]"
+    )
     const write = await createToken(hearth, "alice", ["write:organization"])
     expect((await call("POST", "/orgs", `token ${write}`, { username: orgName() })).status).toBe(201)
   })
@@ -132,11 +139,13 @@ describe("POST /orgs", () => {
   it("refuses users not allowed to create organizations (403), but never site admins", async () => {
     const dan = await createUser(hearth, { username: "dan" })
     const root = await createUser(hearth, { username: "root2", isAdmin: true })
-    await hearth.run(Effect.gen(function*() {
-      const users = yield* UsersService
-      yield* users.update(dan, { allow_create_organization: false })
-      yield* users.update(root, { allow_create_organization: false })
-    }))
+    await hearth.run(
+      Effect.gen(function* () {
+        const users = yield* UsersService
+        yield* users.update(dan, { allow_create_organization: false })
+        yield* users.update(root, { allow_create_organization: false })
+      })
+    )
     const before = await orgCount()
     const res = await call("POST", "/orgs", basic("dan"), { username: orgName() })
     expect(res.status).toBe(403)
@@ -247,7 +256,9 @@ describe("GET /orgs/{org}", () => {
     const userOnly = await createToken(hearth, "alice", ["read:user"])
     const denied = await call("GET", `/orgs/${name}`, `token ${userOnly}`)
     expect(denied.status).toBe(403)
-    expect((await json(denied)).message).toBe("token does not have at least one of required scope(s): [read:organization]")
+    expect((await json(denied)).message).toBe(
+      "token does not have at least one of required scope(s): [read:organization]"
+    )
     const read = await createToken(hearth, "alice", ["read:organization"])
     expect((await call("GET", `/orgs/${name}`, `token ${read}`)).status).toBe(200)
   })
@@ -298,7 +309,13 @@ describe("PATCH /orgs/{org}", () => {
 
   it("refuses invalid values with 422 and changes nothing", async () => {
     const name = await createOrg("alice", { website: "https://ok.example" })
-    for (const body of [{ visibility: "secret" }, { website: "nope" }, { email: "bad" }, { location: 7 }, { description: "x".repeat(256) }]) {
+    for (const body of [
+      { visibility: "secret" },
+      { website: "nope" },
+      { email: "bad" },
+      { location: 7 },
+      { description: "x".repeat(256) }
+    ]) {
       const res = await call("PATCH", `/orgs/${name}`, basic("alice"), body)
       expect(res.status, JSON.stringify(body)).toBe(422)
       expect(typeof (await json(res)).message).toBe("string")
@@ -515,10 +532,12 @@ describe("org members", () => {
 describe("org rows", () => {
   it("are accounts of type organization that cannot sign in", async () => {
     const name = await createOrg("alice")
-    const row = await hearth.run(Effect.gen(function*() {
-      const users = yield* UsersRepo
-      return yield* users.findByName(name)
-    }))
+    const row = await hearth.run(
+      Effect.gen(function* () {
+        const users = yield* UsersRepo
+        return yield* users.findByName(name)
+      })
+    )
     expect(row._tag).toBe("Some")
     if (row._tag === "Some") {
       expect(row.value.type).toBe("organization")

@@ -32,10 +32,14 @@ describe.runIf(onPostgres)("a PostgreSQL outage", () => {
     pgDir = mkdtempSync(join(tmpdir(), "hearth-outage-pg-"))
     pgPort = await freePort()
     const url = await startPg()
-    hearth = await startHearth(federatedSettings({ database: { DB_TYPE: "postgres", DATABASE_URL: url }, log: { LEVEL: "Warning" } }))
+    hearth = await startHearth(
+      federatedSettings({ database: { DB_TYPE: "postgres", DATABASE_URL: url }, log: { LEVEL: "Warning" } })
+    )
     await createUser(hearth, { username: "alice" })
     token = await createToken(hearth, "alice")
-    expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "demo", auto_init: true })).status).toBe(201)
+    expect(
+      (await request(hearth, "POST", "/user/repos", basic("alice"), { name: "demo", auto_init: true })).status
+    ).toBe(201)
   })
   afterAll(async () => {
     vi.restoreAllMocks()
@@ -50,7 +54,9 @@ describe.runIf(onPostgres)("a PostgreSQL outage", () => {
     return { status: res.status, type: res.headers.get("content-type"), body: await json(res) }
   }
 
-  it("answers 503 with Retry-After while the database is down, logs one line, and recovers", { timeout: 60_000 }, async () => {
+  it("answers 503 with Retry-After while the database is down, logs one line, and recovers", {
+    timeout: 60_000
+  }, async () => {
     expect((await health()).status).toBe(200)
     const capture = (...args: Array<unknown>) => void logged.push(args.map(String).join(" "))
     vi.spyOn(console, "log").mockImplementation(capture)
@@ -70,7 +76,10 @@ describe.runIf(onPostgres)("a PostgreSQL outage", () => {
         const res = await call()
         expect(res.status).toBe(503)
         expect(res.headers.get("retry-after")).toMatch(/^\d+$/)
-        expect(await json(res)).toEqual({ message: "the database is unavailable; try again in a moment", url: errorUrl })
+        expect(await json(res)).toEqual({
+          message: "the database is unavailable; try again in a moment",
+          url: errorUrl
+        })
       }
     }
     // Git over HTTP needs the database too (who may read the repository).
@@ -79,7 +88,9 @@ describe.runIf(onPostgres)("a PostgreSQL outage", () => {
     expect(git.headers.get("retry-after")).toMatch(/^\d+$/)
 
     // So do the federation routes (who the actor is).
-    const actor = await fetch(hearth.api("/activitypub/user/alice"), { headers: { accept: "application/activity+json" } })
+    const actor = await fetch(hearth.api("/activitypub/user/alice"), {
+      headers: { accept: "application/activity+json" }
+    })
     expect(actor.status).toBe(503)
     expect(actor.headers.get("retry-after")).toMatch(/^\d+$/)
 

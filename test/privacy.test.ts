@@ -7,8 +7,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { gitIn } from "./support/git.ts"
+import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
 let work: string
@@ -34,8 +34,16 @@ beforeAll(async () => {
   await createUser(hearth, { username: "ghosty", visibility: "private" })
   await createUser(hearth, { username: "limmy", visibility: "limited" })
   // Through the admin API, as a site admin would (Forgejo's `hide_email` is `keep_email_private`).
-  await ok(await request(hearth, "PATCH", "/admin/users/Hidey", basic("root"), { login_name: "Hidey", source_id: 0, hide_email: true }), 200)
-  for (const name of ["root", "Hidey", "olga", "rita", "ghosty", "limmy"]) tokens[name] = await createToken(hearth, name)
+  await ok(
+    await request(hearth, "PATCH", "/admin/users/Hidey", basic("root"), {
+      login_name: "Hidey",
+      source_id: 0,
+      hide_email: true
+    }),
+    200
+  )
+  for (const name of ["root", "Hidey", "olga", "rita", "ghosty", "limmy"])
+    tokens[name] = await createToken(hearth, name)
   tokens.publicOnly = await createToken(hearth, "olga", ["all", "public-only"])
 })
 afterAll(async () => {
@@ -46,24 +54,46 @@ afterAll(async () => {
 describe("a hidden e-mail address in the commits Hearth writes (item 2)", () => {
   let autoInit: string
   beforeAll(async () => {
-    await ok(await request(hearth, "POST", "/user/repos", basic("Hidey"), { name: "auto", auto_init: true, readme: "Default" }), 201)
+    await ok(
+      await request(hearth, "POST", "/user/repos", basic("Hidey"), {
+        name: "auto",
+        auto_init: true,
+        readme: "Default"
+      }),
+      201
+    )
     autoInit = (await json(await request(hearth, "GET", "/repos/Hidey/auto/commits/main", basic("Hidey")))).sha
     const path = (p: string) => `/repos/Hidey/auto/contents/${p}`
-    await ok(await request(hearth, "POST", path("one.txt"), basic("Hidey"), { content: b64("1\n"), message: "create" }), 201)
+    await ok(
+      await request(hearth, "POST", path("one.txt"), basic("Hidey"), { content: b64("1\n"), message: "create" }),
+      201
+    )
     const sha = (await json(await request(hearth, "GET", path("one.txt"), basic("Hidey")))).sha
-    await ok(await request(hearth, "PUT", path("one.txt"), basic("Hidey"), { content: b64("2\n"), sha, message: "update" }), 200)
+    await ok(
+      await request(hearth, "PUT", path("one.txt"), basic("Hidey"), { content: b64("2\n"), sha, message: "update" }),
+      200
+    )
     const sha2 = (await json(await request(hearth, "GET", path("one.txt"), basic("Hidey")))).sha
     await ok(await request(hearth, "DELETE", path("one.txt"), basic("Hidey"), { sha: sha2, message: "delete" }), 200)
-    await ok(await request(hearth, "POST", "/repos/Hidey/auto/contents", basic("Hidey"), {
-      message: "several",
-      files: [{ operation: "create", path: "a.txt", content: b64("a") }, { operation: "create", path: "b.txt", content: b64("b") }]
-    }), 201)
+    await ok(
+      await request(hearth, "POST", "/repos/Hidey/auto/contents", basic("Hidey"), {
+        message: "several",
+        files: [
+          { operation: "create", path: "a.txt", content: b64("a") },
+          { operation: "create", path: "b.txt", content: b64("b") }
+        ]
+      }),
+      201
+    )
     // An identity given in the body is used as given (Forgejo), also by a hidden-e-mail account.
-    await ok(await request(hearth, "POST", path("given.txt"), basic("Hidey"), {
-      content: b64("g"),
-      message: "given",
-      author: { name: "Work Me", email: "hidey-work@example.org" }
-    }), 201)
+    await ok(
+      await request(hearth, "POST", path("given.txt"), basic("Hidey"), {
+        content: b64("g"),
+        message: "given",
+        author: { name: "Work Me", email: "hidey-work@example.org" }
+      }),
+      201
+    )
   })
 
   it("writes the no-reply address and the header-safe full name: auto-init and every contents-API commit (real git log)", async () => {
@@ -103,20 +133,45 @@ describe("a hidden e-mail address in the commits Hearth writes (item 2)", () => 
     await ok(await request(hearth, "PUT", "/user/following/Hidey", basic("olga")), 204)
     await ok(await request(hearth, "PUT", "/user/starred/olga/pub", basic("Hidey")), 204)
     await ok(await request(hearth, "PUT", "/repos/olga/pub/subscription", basic("Hidey")), 200)
-    await ok(await request(hearth, "PUT", "/repos/olga/pub/collaborators/Hidey", basic("olga"), { permission: "write" }), 204)
+    await ok(
+      await request(hearth, "PUT", "/repos/olga/pub/collaborators/Hidey", basic("olga"), { permission: "write" }),
+      204
+    )
     await ok(await request(hearth, "POST", "/orgs", basic("olga"), { username: "guild" }), 201)
-    const team = await json(await request(hearth, "POST", "/orgs/guild/teams", basic("olga"), { name: "crew", permission: "read", units: ["repo.code"] }))
+    const team = await json(
+      await request(hearth, "POST", "/orgs/guild/teams", basic("olga"), {
+        name: "crew",
+        permission: "read",
+        units: ["repo.code"]
+      })
+    )
     await ok(await request(hearth, "PUT", `/teams/${team.id}/members/Hidey`, basic("olga")), 204)
     await ok(await request(hearth, "PUT", "/orgs/guild/public_members/Hidey", basic("Hidey")), 204)
 
     const paths = [
-      "/users/Hidey", "/users/search?q=hid", "/users/search?q=hidey%40example", "/users/Hidey/repos",
-      "/users/Hidey/followers", "/users/Hidey/following", "/users/olga/followers", "/users/olga/following",
-      "/repos/search?q=auto", "/repos/Hidey/auto", "/repos/olga/pub/stargazers", "/repos/olga/pub/subscribers",
-      "/repos/olga/pub/collaborators", "/repos/olga/pub/collaborators/Hidey/permission",
-      "/orgs/guild/members", "/orgs/guild/public_members", `/teams/${team.id}/members`,
-      "/repos/Hidey/auto/commits", "/repos/Hidey/auto/commits/main", `/repos/Hidey/auto/git/commits/${autoInit}`,
-      "/repos/Hidey/auto/branches", "/repos/Hidey/auto/branches/main", "/repos/Hidey/auto/contents/README.md"
+      "/users/Hidey",
+      "/users/search?q=hid",
+      "/users/search?q=hidey%40example",
+      "/users/Hidey/repos",
+      "/users/Hidey/followers",
+      "/users/Hidey/following",
+      "/users/olga/followers",
+      "/users/olga/following",
+      "/repos/search?q=auto",
+      "/repos/Hidey/auto",
+      "/repos/olga/pub/stargazers",
+      "/repos/olga/pub/subscribers",
+      "/repos/olga/pub/collaborators",
+      "/repos/olga/pub/collaborators/Hidey/permission",
+      "/orgs/guild/members",
+      "/orgs/guild/public_members",
+      `/teams/${team.id}/members`,
+      "/repos/Hidey/auto/commits",
+      "/repos/Hidey/auto/commits/main",
+      `/repos/Hidey/auto/git/commits/${autoInit}`,
+      "/repos/Hidey/auto/branches",
+      "/repos/Hidey/auto/branches/main",
+      "/repos/Hidey/auto/contents/README.md"
     ]
     const refused: Array<string> = []
     for (const auth of [undefined, basic("olga")]) {
@@ -124,14 +179,24 @@ describe("a hidden e-mail address in the commits Hearth writes (item 2)", () => 
         const res = await request(hearth, "GET", path, auth)
         const text = await res.text()
         if (res.status !== 200) refused.push(`${auth === undefined ? "anonymous" : "olga"} ${path} ${res.status}`)
-        expect(text.toLowerCase().includes(REAL), `${path} as ${auth === undefined ? "anonymous" : "olga"} shows ${REAL}`).toBe(false)
+        expect(
+          text.toLowerCase().includes(REAL),
+          `${path} as ${auth === undefined ? "anonymous" : "olga"} shows ${REAL}`
+        ).toBe(false)
       }
     }
     // Every route answered both viewers, but those that need a signed-in caller.
-    expect(refused).toEqual([
-      "/users/Hidey/followers", "/users/Hidey/following", "/users/olga/followers", "/users/olga/following",
-      "/repos/olga/pub/collaborators", "/repos/olga/pub/collaborators/Hidey/permission", `/teams/${team.id}/members`
-    ].map((path) => `anonymous ${path} 401`))
+    expect(refused).toEqual(
+      [
+        "/users/Hidey/followers",
+        "/users/Hidey/following",
+        "/users/olga/followers",
+        "/users/olga/following",
+        "/repos/olga/pub/collaborators",
+        "/repos/olga/pub/collaborators/Hidey/permission",
+        `/teams/${team.id}/members`
+      ].map((path) => `anonymous ${path} 401`)
+    )
     // The account and admins see the address.
     for (const auth of [basic("Hidey"), basic("root")]) {
       expect((await json(await request(hearth, "GET", "/users/Hidey", auth))).email).toBe(REAL)
@@ -169,14 +234,22 @@ const routes: ReadonlyArray<{ readonly path: string; readonly web?: true; readon
 ]
 
 const call = (path: string, web: boolean | undefined, caller: Caller, target: string) => {
-  const auth = caller === "anonymous"
-    ? undefined
-    : `token ${tokens[{ other: "olga", restricted: "rita", publicOnly: "publicOnly", self: target, admin: "root" }[caller]]}`
-  return fetch(web === true ? `${hearth.base}${path}` : hearth.api(path), auth === undefined ? {} : { headers: { authorization: auth } })
+  const auth =
+    caller === "anonymous"
+      ? undefined
+      : `token ${tokens[{ other: "olga", restricted: "rita", publicOnly: "publicOnly", self: target, admin: "root" }[caller]]}`
+  return fetch(
+    web === true ? `${hearth.base}${path}` : hearth.api(path),
+    auth === undefined ? {} : { headers: { authorization: auth } }
+  )
 }
 
 /** What each caller gets for an account of this visibility: "hidden" = exactly what an unknown name gets. */
-const expected = (visibility: "private" | "limited", caller: Caller, route: (typeof routes)[number]): number | "hidden" => {
+const expected = (
+  visibility: "private" | "limited",
+  caller: Caller,
+  route: (typeof routes)[number]
+): number | "hidden" => {
   const seen = route.ok ?? 200
   switch (caller) {
     case "self":
@@ -221,7 +294,8 @@ describe("private and limited accounts on every /users/{name}/… route (item 3)
               failures.push(`${label}: ${res.status} ${body} — an unknown name: ${unknown.status} ${unknownBody}`)
             }
             // Signed-in callers get the empty 404 (anonymous ones are asked to sign in where the route needs it).
-            if (caller !== "anonymous" && (res.status !== 404 || body !== "")) failures.push(`${label}: ${res.status} ${body}, not an empty 404`)
+            if (caller !== "anonymous" && (res.status !== 404 || body !== ""))
+              failures.push(`${label}: ${res.status} ${body}, not an empty 404`)
           } else if (res.status !== want) {
             failures.push(`${label}: ${res.status} ${body}, expected ${want}`)
           }
@@ -234,10 +308,15 @@ describe("private and limited accounts on every /users/{name}/… route (item 3)
   it("answers GET /user/keys/{id} only for the caller's own keys: others, admins included, get the empty 404", async () => {
     const file = join(work, "olga-key")
     execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "olga@test", "-f", file])
-    const created = await json(await ok(await request(hearth, "POST", "/user/keys", basic("olga"), {
-      title: "laptop",
-      key: readFileSync(`${file}.pub`, "utf8")
-    }), 201))
+    const created = await json(
+      await ok(
+        await request(hearth, "POST", "/user/keys", basic("olga"), {
+          title: "laptop",
+          key: readFileSync(`${file}.pub`, "utf8")
+        }),
+        201
+      )
+    )
     expect((await request(hearth, "GET", `/user/keys/${created.id}`, basic("olga"))).status).toBe(200)
     for (const who of ["root", "Hidey", "ghosty", "rita"]) {
       const res = await request(hearth, "GET", `/user/keys/${created.id}`, basic(who))
@@ -250,7 +329,10 @@ describe("private and limited accounts on every /users/{name}/… route (item 3)
   it("refuses a fork into an organization the caller cannot see with the 422 of one that does not exist", async () => {
     await ok(await request(hearth, "POST", "/user/repos", basic("root"), { name: "src", auto_init: true }), 201)
     // A restricted user reaches only what it is given.
-    await ok(await request(hearth, "PUT", "/repos/root/src/collaborators/rita", basic("root"), { permission: "read" }), 204)
+    await ok(
+      await request(hearth, "PUT", "/repos/root/src/collaborators/rita", basic("root"), { permission: "read" }),
+      204
+    )
     await ok(await request(hearth, "POST", "/orgs", basic("ghosty"), { username: "hush", visibility: "private" }), 201)
     await ok(await request(hearth, "POST", "/orgs", basic("limmy"), { username: "quiet", visibility: "limited" }), 201)
     const fork = async (auth: string, organization: string) => {

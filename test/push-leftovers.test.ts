@@ -3,16 +3,16 @@
 // those nobody touched since the start, never one a push in progress is writing — and the
 // repository itself is left as it was.
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { randomBytes } from "node:crypto"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { gitEnv } from "../src/git/Git.ts"
 import { sweepQuarantines } from "../src/git/Quarantine.ts"
-import { freePort, freshPostgresDatabase } from "./support/hearth.ts"
 import { gitIn } from "./support/git.ts"
+import { freePort, freshPostgresDatabase } from "./support/hearth.ts"
 import { killAll, sleep, spawnHearth, within } from "./support/spawn.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "hearth-leftovers-"))
@@ -22,7 +22,9 @@ afterAll(() => {
 })
 
 const quarantines = (repo: string) =>
-  readdirSync(join(repo, "objects")).filter((name) => name.startsWith("tmp_objdir-incoming-")).sort()
+  readdirSync(join(repo, "objects"))
+    .filter((name) => name.startsWith("tmp_objdir-incoming-"))
+    .sort()
 
 /** A bare repository with one commit, as `root/owner/name.git`; returns its path. */
 const repository = async (root: string, owner: string, name: string) => {
@@ -61,7 +63,10 @@ const killedPush = async (repo: { path: string; work: string }) => {
   const command = `${base} ${head} refs/heads/main\0 report-status\n`
   const body = Buffer.concat([Buffer.from(`${(command.length + 4).toString(16).padStart(4, "0")}${command}0000`), pack])
   const before = quarantines(repo.path)
-  const receiver = spawn("git", ["receive-pack", "--stateless-rpc", repo.path], { env: gitEnv(), stdio: ["pipe", "ignore", "ignore"] })
+  const receiver = spawn("git", ["receive-pack", "--stateless-rpc", repo.path], {
+    env: gitEnv(),
+    stdio: ["pipe", "ignore", "ignore"]
+  })
   const done = exited(receiver)
   receiver.stdin.on("error", () => {})
   receiver.stdin.write(body.subarray(0, body.length >> 1))
@@ -102,7 +107,9 @@ describe("sweepQuarantines", () => {
     const sweep = await sweepQuarantines(root, startedAt)
     expect(sweep.repositories).toBe(2)
     expect(sweep.problems).toEqual([])
-    expect([...sweep.removed].sort()).toEqual([join(objects, killed), join(objects, "tmp_objdir-incoming-empty1")].sort())
+    expect([...sweep.removed].sort()).toEqual(
+      [join(objects, killed), join(objects, "tmp_objdir-incoming-empty1")].sort()
+    )
     expect(quarantines(alice.path)).toEqual(["tmp_objdir-incoming-busy01", "tmp_objdir-incoming-new001"])
     // The repositories are untouched: same refs, nothing missing.
     expect(await gitIn(alice.path, ["show-ref"])).toBe(refs)
@@ -112,7 +119,11 @@ describe("sweepQuarantines", () => {
   })
 
   it("is a no-op on a missing or empty repository root", async () => {
-    expect(await sweepQuarantines(join(scratch, "absent"), Date.now())).toEqual({ repositories: 0, removed: [], problems: [] })
+    expect(await sweepQuarantines(join(scratch, "absent"), Date.now())).toEqual({
+      repositories: 0,
+      removed: [],
+      problems: []
+    })
   })
 })
 
@@ -124,9 +135,14 @@ describe("hearth serve", () => {
     const scope = Effect.runSync(Scope.make())
     try {
       const adminUrl = process.env.TEST_DATABASE_URL
-      const database = adminUrl !== undefined && adminUrl !== ""
-        ? { HEARTH__database__DATABASE_URL: await Effect.runPromise(Scope.provide(freshPostgresDatabase(adminUrl), scope)) }
-        : {}
+      const database =
+        adminUrl !== undefined && adminUrl !== ""
+          ? {
+              HEARTH__database__DATABASE_URL: await Effect.runPromise(
+                Scope.provide(freshPostgresDatabase(adminUrl), scope)
+              )
+            }
+          : {}
       const port = await freePort()
       // Started after the push was killed, as a restart would be.
       const hearth = spawnHearth({ HEARTH__server__APP_DATA_PATH: dataDir, ...database }, ["serve"], port)
@@ -134,7 +150,9 @@ describe("hearth serve", () => {
       while (existsSync(killed) && Date.now() < deadline) await sleep(100)
       expect(existsSync(killed)).toBe(false)
       while (!hearth.output().stdout.includes("leftover push quarantine") && Date.now() < deadline) await sleep(100)
-      expect(hearth.output().stdout).toContain("removed 1 leftover push quarantine directory (objects/tmp_objdir-incoming-*)")
+      expect(hearth.output().stdout).toContain(
+        "removed 1 leftover push quarantine directory (objects/tmp_objdir-incoming-*)"
+      )
       expect(await gitIn(repo.path, ["rev-parse", "main"])).toBe(await gitIn(repo.work, ["rev-parse", "HEAD~1"]))
       hearth.child.kill("SIGTERM")
       await within(hearth.exited, 30_000, "exit")

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { gitIn } from "./support/git.ts"
+import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
@@ -42,11 +42,16 @@ const converges = async (source: string, target: string, ms = 20_000) => {
 }
 
 const commit = async (repo: string, path: string) =>
-  expect((await request(hearth, "POST", `/repos/${repo}/contents/${path}`, basic("alice"), {
-    content: Buffer.from(`${path} ${Math.random()}\n`).toString("base64")
-  })).status).toBe(201)
+  expect(
+    (
+      await request(hearth, "POST", `/repos/${repo}/contents/${path}`, basic("alice"), {
+        content: Buffer.from(`${path} ${Math.random()}\n`).toString("base64")
+      })
+    ).status
+  ).toBe(201)
 
-const mirrorsOf = async (repo: string) => json(await request(hearth, "GET", `/repos/${repo}/push_mirrors`, basic("alice")))
+const mirrorsOf = async (repo: string) =>
+  json(await request(hearth, "GET", `/repos/${repo}/push_mirrors`, basic("alice")))
 
 beforeAll(async () => {
   hearth = await startHearth({
@@ -55,13 +60,23 @@ beforeAll(async () => {
   })
   work = mkdtempSync(join(tmpdir(), "hearth-push-mirrors-"))
   await Promise.all(["alice", "bob"].map((username) => createUser(hearth, { username })))
-  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "app", auto_init: true })).status).toBe(201)
+  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "app", auto_init: true })).status).toBe(
+    201
+  )
   for (const name of ["backup", "backup2", "backup3", "backup4"]) {
     expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name, private: true })).status).toBe(201)
   }
-  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "hidden", private: true })).status).toBe(201)
-  expect((await request(hearth, "PUT", "/repos/alice/app/collaborators/bob", basic("alice"), { permission: "write" })).status).toBe(204)
-  await git(["clone", `${hearth.base.replace("http://", "http://alice:password123@")}/alice/app.git`, join(work, "app")])
+  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "hidden", private: true })).status).toBe(
+    201
+  )
+  expect(
+    (await request(hearth, "PUT", "/repos/alice/app/collaborators/bob", basic("alice"), { permission: "write" })).status
+  ).toBe(204)
+  await git([
+    "clone",
+    `${hearth.base.replace("http://", "http://alice:password123@")}/alice/app.git`,
+    join(work, "app")
+  ])
 })
 afterAll(async () => {
   await hearth?.close()
@@ -97,7 +112,9 @@ describe("push mirrors", () => {
     const one = await request(hearth, "GET", `/repos/alice/app/push_mirrors/${name}`, basic("alice"))
     expect(await json(one)).toEqual(mirror)
     // The credentials are not in the repository's git config either.
-    expect(await git(["--git-dir", dirOf("alice", "app"), "config", "--list"])).not.toMatch(/password123|extraheader|backup/i)
+    expect(await git(["--git-dir", dirOf("alice", "app"), "config", "--list"])).not.toMatch(
+      /password123|extraheader|backup/i
+    )
   })
 
   it("sync_on_commit: a git push to the repository reaches the mirror, through a job", async () => {
@@ -109,7 +126,12 @@ describe("push mirrors", () => {
     const jobs = (await json(await request(hearth, "GET", "/repos/alice/app/jobs", basic("alice")))) as Array<any>
     const job = jobs.find((j) => j.kind === "push-mirror")
     expect(job).toBeDefined()
-    for (let i = 0; i < 100 && (await mirrorsOf("alice/app")).find((m: any) => m.remote_name === name).last_update.startsWith("0001"); i++) await sleep(100)
+    for (
+      let i = 0;
+      i < 100 && (await mirrorsOf("alice/app")).find((m: any) => m.remote_name === name).last_update.startsWith("0001");
+      i++
+    )
+      await sleep(100)
     const mirror = (await mirrorsOf("alice/app")).find((m: any) => m.remote_name === name)
     expect(mirror.last_error).toBe("")
     expect(mirror.last_update).not.toBe("0001-01-01T00:00:00Z")
@@ -142,8 +164,12 @@ describe("push mirrors", () => {
     expect(mirror.last_error).not.toContain("wrong-password")
     expect(mirror.last_update).not.toBe("0001-01-01T00:00:00Z")
     expect(await heads("alice", "backup3")).toBe("")
-    const jobs = (await json(await request(hearth, "GET", "/repos/alice/app/jobs?limit=50", basic("alice")))) as Array<any>
-    expect(jobs.some((j) => j.kind === "push-mirror" && j.state === "failed" && !j.last_error.includes("wrong-password"))).toBe(true)
+    const jobs = (await json(
+      await request(hearth, "GET", "/repos/alice/app/jobs?limit=50", basic("alice"))
+    )) as Array<any>
+    expect(
+      jobs.some((j) => j.kind === "push-mirror" && j.state === "failed" && !j.last_error.includes("wrong-password"))
+    ).toBe(true)
     expect((await request(hearth, "DELETE", `/repos/alice/app/push_mirrors/${bad}`, basic("alice"))).status).toBe(204)
   }, 60_000)
 
@@ -159,9 +185,13 @@ describe("push mirrors", () => {
   it("DELETE removes one (204); then it is 404", async () => {
     const res = await addMirror("alice/app", { ...to("backup2"), interval: "0" })
     const doomed = (await json(res)).remote_name
-    expect((await request(hearth, "DELETE", `/repos/alice/app/push_mirrors/${doomed}`, basic("alice"))).status).toBe(204)
+    expect((await request(hearth, "DELETE", `/repos/alice/app/push_mirrors/${doomed}`, basic("alice"))).status).toBe(
+      204
+    )
     expect((await request(hearth, "GET", `/repos/alice/app/push_mirrors/${doomed}`, basic("alice"))).status).toBe(404)
-    expect((await request(hearth, "DELETE", `/repos/alice/app/push_mirrors/${doomed}`, basic("alice"))).status).toBe(404)
+    expect((await request(hearth, "DELETE", `/repos/alice/app/push_mirrors/${doomed}`, basic("alice"))).status).toBe(
+      404
+    )
   })
 })
 
@@ -173,11 +203,23 @@ describe("push mirror refusals", () => {
       [{ ...to("backup"), interval: "" }, /invalid interval/],
       [{ ...to("backup"), interval: "500ms" }, /below the minimum interval/],
       [{ ...to("backup"), interval: "1h", use_ssh: true }, /SSH/],
-      [{ remote_address: `file://${dirOf("alice", "backup")}`, interval: "1h" }, /^You are not allowed to import local repositories\.$/],
-      [{ remote_address: dirOf("alice", "backup"), interval: "1h" }, /^You are not allowed to import local repositories\.$/],
+      [
+        { remote_address: `file://${dirOf("alice", "backup")}`, interval: "1h" },
+        /^You are not allowed to import local repositories\.$/
+      ],
+      [
+        { remote_address: dirOf("alice", "backup"), interval: "1h" },
+        /^You are not allowed to import local repositories\.$/
+      ],
       [{ remote_address: "ssh://git@127.0.0.1/alice/backup.git", interval: "1h" }, /protocol is not allowed/],
-      [{ remote_address: hearth.base.replace("127.0.0.1", "localhost") + "/alice/backup.git", interval: "1h" }, /^You can not import from disallowed hosts/],
-      [{ remote_address: "http://10.1.2.3/alice/backup.git", interval: "1h" }, /^You can not import from disallowed hosts/],
+      [
+        { remote_address: hearth.base.replace("127.0.0.1", "localhost") + "/alice/backup.git", interval: "1h" },
+        /^You can not import from disallowed hosts/
+      ],
+      [
+        { remote_address: "http://10.1.2.3/alice/backup.git", interval: "1h" },
+        /^You can not import from disallowed hosts/
+      ],
       [{ ...to("backup"), interval: "1h", branch_filter: "a*b*" }, /branch_filter/]
     ]
     for (const [body, message] of cases) {
@@ -192,7 +234,9 @@ describe("push mirror refusals", () => {
     expect((await request(hearth, "GET", "/repos/alice/app/push_mirrors")).status).toBe(401)
     const writer = await addMirror("alice/app", { ...to("backup"), interval: "1h" }, basic("bob"))
     expect(writer.status).toBe(403)
-    expect((await json(writer)).message).toBe("user should be an owner or a collaborator with admin write of a repository")
+    expect((await json(writer)).message).toBe(
+      "user should be an owner or a collaborator with admin write of a repository"
+    )
     expect((await request(hearth, "GET", "/repos/alice/app/push_mirrors", basic("bob"))).status).toBe(403)
     expect((await request(hearth, "POST", "/repos/alice/app/push_mirrors-sync", basic("bob"))).status).toBe(403)
     const readOnly = await createToken(hearth, "alice", ["read:repository"])

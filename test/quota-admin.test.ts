@@ -16,9 +16,19 @@ beforeAll(async () => {
   await Promise.all(["alice", "bob", "carol", "dora"].map((username) => createUser(hearth, { username })))
   await createUser(off, { username: "root", isAdmin: true })
   // acme: alice owns it, bob is a member without ownership; secretive: private, alice's.
-  expect((await request(hearth, "POST", "/orgs", basic("alice"), { username: "acme", email: "acme@example.com" })).status).toBe(201)
-  expect((await request(hearth, "POST", "/orgs", basic("alice"), { username: "secretive", visibility: "private" })).status).toBe(201)
-  const team = await json(await request(hearth, "POST", "/orgs/acme/teams", basic("alice"), { name: "devs", permission: "write", units: ["repo.code"] }))
+  expect(
+    (await request(hearth, "POST", "/orgs", basic("alice"), { username: "acme", email: "acme@example.com" })).status
+  ).toBe(201)
+  expect(
+    (await request(hearth, "POST", "/orgs", basic("alice"), { username: "secretive", visibility: "private" })).status
+  ).toBe(201)
+  const team = await json(
+    await request(hearth, "POST", "/orgs/acme/teams", basic("alice"), {
+      name: "devs",
+      permission: "write",
+      units: ["repo.code"]
+    })
+  )
   expect((await request(hearth, "PUT", `/teams/${team.id}/members/bob`, basic("alice"))).status).toBe(204)
 })
 afterAll(() => Promise.all([hearth?.close(), off?.close()]))
@@ -27,11 +37,13 @@ const root = basic("root")
 const asRoot = (method: string, path: string, body?: unknown) => request(hearth, method, path, root, body)
 
 const count = async (table: string, where = "true") =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const [row] = yield* sql.unsafe<{ n: bigint }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`)
-    return Number(row!.n)
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const [row] = yield* sql.unsafe<{ n: bigint }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`)
+      return Number(row!.n)
+    })
+  )
 
 let n = 0
 const unique = (prefix: string) => `${prefix}-${++n}`
@@ -102,7 +114,10 @@ describe("who may administer quotas", () => {
     const refused = await request(hearth, "GET", "/admin/quota/rules", `token ${noAdmin}`)
     await expectError(refused, 403, "token does not have at least one of required scope(s): [read:admin]")
     expect((await request(hearth, "GET", "/admin/quota/rules", `token ${readOnly}`)).status).toBe(200)
-    const write = await request(hearth, "POST", "/admin/quota/rules", `token ${readOnly}`, { name: unique("r"), limit: 1 })
+    const write = await request(hearth, "POST", "/admin/quota/rules", `token ${readOnly}`, {
+      name: unique("r"),
+      limit: 1
+    })
     await expectError(write, 403, "token does not have at least one of required scope(s): [write:admin]")
   })
 })
@@ -139,7 +154,11 @@ describe("/admin/quota/rules", () => {
     )
     expect(await count("quota_rules", `name = '${name}'`)).toBe(0)
     await createRule({ name, limit: 1 })
-    await expectError(await asRoot("POST", "/admin/quota/rules", { name, limit: 2 }), 409, `rule already exists: [name: ${name}]`)
+    await expectError(
+      await asRoot("POST", "/admin/quota/rules", { name, limit: 2 }),
+      409,
+      `rule already exists: [name: ${name}]`
+    )
     expect((await json(await asRoot("GET", `/admin/quota/rules/${name}`))).limit).toBe(1)
   })
 
@@ -160,15 +179,25 @@ describe("/admin/quota/rules", () => {
     const empty = await asRoot("PATCH", `/admin/quota/rules/${name}`, {})
     expect(empty.status).toBe(200)
     expect(await json(empty)).toEqual({ name, limit: 20, subjects: ["size:all"] })
-    expect(await json(await asRoot("PATCH", `/admin/quota/rules/${name}`, { subjects: ["size:git:all"] })))
-      .toEqual({ name, limit: 20, subjects: ["size:git:all"] })
+    expect(await json(await asRoot("PATCH", `/admin/quota/rules/${name}`, { subjects: ["size:git:all"] }))).toEqual({
+      name,
+      limit: 20,
+      subjects: ["size:git:all"]
+    })
     await expectError(
       await asRoot("PATCH", `/admin/quota/rules/${name}`, { limit: 30, subjects: ["bogus"] }),
       422,
       "unrecognized quota limit subject: [subject: bogus]"
     )
-    expect(await json(await asRoot("GET", `/admin/quota/rules/${name}`))).toEqual({ name, limit: 20, subjects: ["size:git:all"] })
-    expect(await json(await asRoot("PATCH", `/admin/quota/rules/${name}`, { subjects: [] }))).toEqual({ name, limit: 20 })
+    expect(await json(await asRoot("GET", `/admin/quota/rules/${name}`))).toEqual({
+      name,
+      limit: 20,
+      subjects: ["size:git:all"]
+    })
+    expect(await json(await asRoot("PATCH", `/admin/quota/rules/${name}`, { subjects: [] }))).toEqual({
+      name,
+      limit: 20
+    })
   })
 
   it("deletes a rule (204), also from every group that had it", async () => {
@@ -203,7 +232,11 @@ describe("/admin/quota/groups", () => {
         { name: zero, limit: 0, subjects: ["size:assets:packages:all"] }
       ]
     })
-    expect(await json(await asRoot("GET", `/admin/quota/rules/${kept}`))).toEqual({ name: kept, limit: 4096, subjects: ["size:repos:all"] })
+    expect(await json(await asRoot("GET", `/admin/quota/rules/${kept}`))).toEqual({
+      name: kept,
+      limit: 4096,
+      subjects: ["size:repos:all"]
+    })
     const got = await asRoot("GET", `/admin/quota/groups/${name}`)
     expect(got.status).toBe(200)
     expect(await json(got)).toEqual(group)
@@ -215,7 +248,10 @@ describe("/admin/quota/groups", () => {
   it("creates a group without rules, and a rule listed twice is in it once", async () => {
     expect(await createGroup(unique("empty"))).toEqual({ name: `empty-${n}`, rules: [] })
     const rule = unique("twice")
-    const group = await createGroup(unique("g"), [{ name: rule, limit: 3 }, { name: rule, limit: 9 }])
+    const group = await createGroup(unique("g"), [
+      { name: rule, limit: 3 },
+      { name: rule, limit: 9 }
+    ])
     expect(group.rules).toEqual([{ name: rule, limit: 3 }])
   })
 
@@ -237,7 +273,10 @@ describe("/admin/quota/groups", () => {
     await expectError(
       await asRoot("POST", "/admin/quota/groups", {
         name,
-        rules: [{ name: before, limit: 1, subjects: ["size:all"] }, { name: unique("bad"), limit: 1, subjects: ["size:moon"] }]
+        rules: [
+          { name: before, limit: 1, subjects: ["size:all"] },
+          { name: unique("bad"), limit: 1, subjects: ["size:moon"] }
+        ]
       }),
       422,
       "unrecognized quota limit subject: [subject: size:moon]"
@@ -270,10 +309,19 @@ describe("/admin/quota/groups", () => {
     await createGroup(group)
     await createRule({ name: rule, limit: 7, subjects: ["size:repos:public"] })
     expect((await asRoot("PUT", `/admin/quota/groups/${group}/rules/${rule}`)).status).toBe(204)
-    expect((await json(await asRoot("GET", `/admin/quota/groups/${group}`))).rules)
-      .toEqual([{ name: rule, limit: 7, subjects: ["size:repos:public"] }])
-    await expectError(await asRoot("PUT", `/admin/quota/groups/${group}/rules/${rule}`), 409, `rule already in group: [group: ${group}, rule: ${rule}]`)
-    await expectError(await asRoot("PUT", `/admin/quota/groups/${group}/rules/ghost`), 422, "rule not found: [name: ghost]")
+    expect((await json(await asRoot("GET", `/admin/quota/groups/${group}`))).rules).toEqual([
+      { name: rule, limit: 7, subjects: ["size:repos:public"] }
+    ])
+    await expectError(
+      await asRoot("PUT", `/admin/quota/groups/${group}/rules/${rule}`),
+      409,
+      `rule already in group: [group: ${group}, rule: ${rule}]`
+    )
+    await expectError(
+      await asRoot("PUT", `/admin/quota/groups/${group}/rules/ghost`),
+      422,
+      "rule not found: [name: ghost]"
+    )
     const removed = await asRoot("DELETE", `/admin/quota/groups/${group}/rules/${rule}`)
     expect(removed.status).toBe(204)
     expect((await json(await asRoot("GET", `/admin/quota/groups/${group}`))).rules).toEqual([])
@@ -303,7 +351,9 @@ describe("/admin/quota/groups", () => {
     expect((await asRoot("DELETE", `/admin/quota/groups/${group}/users/carol`)).status).toBe(204)
     await expectEmpty404(await asRoot("DELETE", `/admin/quota/groups/${group}/users/carol`))
     await expectEmpty404(await asRoot("DELETE", `/admin/quota/groups/${group}/users/nobody`))
-    expect((await json(await asRoot("GET", `/admin/quota/groups/${group}/users`))).map((u: { login: string }) => u.login)).toEqual(["acme"])
+    expect(
+      (await json(await asRoot("GET", `/admin/quota/groups/${group}/users`))).map((u: { login: string }) => u.login)
+    ).toEqual(["acme"])
     expect((await asRoot("DELETE", `/admin/quota/groups/${group}/users/acme`)).status).toBe(204)
   })
 
@@ -351,7 +401,9 @@ describe("POST /admin/users/{username}/quota/groups", () => {
       422,
       "group not found: [group: ghost-group]"
     )
-    expect((await json(await asRoot("GET", "/admin/users/carol/quota"))).groups.map((g: { name: string }) => g.name)).toEqual([kept])
+    expect(
+      (await json(await asRoot("GET", "/admin/users/carol/quota"))).groups.map((g: { name: string }) => g.name)
+    ).toEqual([kept])
   })
 
   it("answers an unknown user 404 and a body without `groups` 422", async () => {
@@ -385,8 +437,9 @@ describe("GET /admin/users/{username}/quota", () => {
     const user = unique("named-user")
     await createUser(hearth, { username: user })
     expect((await asRoot("PUT", `/admin/quota/groups/${group}/users/${user}`)).status).toBe(204)
-    expect((await json(await asRoot("GET", `/admin/users/${user}/quota`))).groups)
-      .toEqual([{ name: group, rules: [{ name: rule, limit: 42, subjects: ["size:git:all"] }] }])
+    expect((await json(await asRoot("GET", `/admin/users/${user}/quota`))).groups).toEqual([
+      { name: group, rules: [{ name: rule, limit: 42, subjects: ["size:git:all"] }] }
+    ])
   })
 
   it("answers an unknown user 404", async () => {
@@ -424,19 +477,31 @@ describe("an account's own quota", () => {
     expect(free.headers.get("content-type")).toMatch(/^application\/json/)
     expect(await free.text()).toBe("true")
     expect((await asRoot("PUT", `/admin/quota/groups/${group}/users/${user}`)).status).toBe(204)
-    expect(await (await request(hearth, "GET", "/user/quota/check?subject=size:repos:all", basic(user))).text()).toBe("false")
+    expect(await (await request(hearth, "GET", "/user/quota/check?subject=size:repos:all", basic(user))).text()).toBe(
+      "false"
+    )
     // Not covered by the group's only rule: no group has an opinion, so the check fails too.
-    expect(await (await request(hearth, "GET", "/user/quota/check?subject=size:assets:all", basic(user))).text()).toBe("false")
+    expect(await (await request(hearth, "GET", "/user/quota/check?subject=size:assets:all", basic(user))).text()).toBe(
+      "false"
+    )
     await expectError(
       await request(hearth, "GET", "/user/quota/check?subject=size:lots", basic(user)),
       422,
       "unrecognized quota limit subject: [subject: size:lots]"
     )
-    await expectError(await request(hearth, "GET", "/user/quota/check", basic(user)), 422, "unrecognized quota limit subject: [subject: ]")
+    await expectError(
+      await request(hearth, "GET", "/user/quota/check", basic(user)),
+      422,
+      "unrecognized quota limit subject: [subject: ]"
+    )
   })
 
   it("lists no attachments, packages or artifacts (Hearth stores none yet)", async () => {
-    for (const [kind, definition] of [["attachments", "QuotaUsedAttachment[]"], ["packages", "QuotaUsedPackage[]"], ["artifacts", "QuotaUsedArtifact[]"]] as const) {
+    for (const [kind, definition] of [
+      ["attachments", "QuotaUsedAttachment[]"],
+      ["packages", "QuotaUsedPackage[]"],
+      ["artifacts", "QuotaUsedArtifact[]"]
+    ] as const) {
       const res = await request(hearth, "GET", `/user/quota/${kind}?page=1&limit=10`, basic("alice"))
       expect(res.status).toBe(200)
       expect(res.headers.get("x-total-count")).toBe("0")
@@ -473,7 +538,12 @@ describe("an organization's quota (its owners and site admins)", () => {
   })
 
   it("refuses a member who is no owner and an outsider (403), hides a private org (404) and an unknown one (404)", async () => {
-    for (const path of ["/orgs/acme/quota", "/orgs/acme/quota/check?subject=size:all", "/orgs/acme/quota/packages", "/orgs/acme/quota/attachments"]) {
+    for (const path of [
+      "/orgs/acme/quota",
+      "/orgs/acme/quota/check?subject=size:all",
+      "/orgs/acme/quota/packages",
+      "/orgs/acme/quota/attachments"
+    ]) {
       await expectError(await request(hearth, "GET", path, basic("bob")), 403, "Must be an organization owner")
       await expectError(await request(hearth, "GET", path, basic("carol")), 403, "Must be an organization owner")
     }
@@ -488,8 +558,12 @@ describe("an organization's quota (its owners and site admins)", () => {
     const org = unique("limited-org")
     expect((await request(hearth, "POST", "/orgs", basic("alice"), { username: org })).status).toBe(201)
     expect((await asRoot("PUT", `/admin/quota/groups/${group}/users/${org}`)).status).toBe(204)
-    expect(await (await request(hearth, "GET", `/orgs/${org}/quota/check?subject=size:repos:all`, basic("alice"))).text()).toBe("false")
-    expect(await (await request(hearth, "GET", "/user/quota/check?subject=size:repos:all", basic("alice"))).text()).toBe("true")
+    expect(
+      await (await request(hearth, "GET", `/orgs/${org}/quota/check?subject=size:repos:all`, basic("alice"))).text()
+    ).toBe("false")
+    expect(
+      await (await request(hearth, "GET", "/user/quota/check?subject=size:repos:all", basic("alice"))).text()
+    ).toBe("true")
     await expectError(
       await request(hearth, "GET", `/orgs/${org}/quota/check?subject=nope`, basic("alice")),
       422,
@@ -500,8 +574,14 @@ describe("an organization's quota (its owners and site admins)", () => {
 
 describe("with [quota] ENABLED = false", () => {
   const userRoutes = [
-    "/user/quota", "/user/quota/check?subject=size:all", "/user/quota/attachments", "/user/quota/packages",
-    "/user/quota/artifacts", "/orgs/acme/quota", "/orgs/acme/quota/check?subject=size:all", "/orgs/acme/quota/artifacts"
+    "/user/quota",
+    "/user/quota/check?subject=size:all",
+    "/user/quota/attachments",
+    "/user/quota/packages",
+    "/user/quota/artifacts",
+    "/orgs/acme/quota",
+    "/orgs/acme/quota/check?subject=size:all",
+    "/orgs/acme/quota/artifacts"
   ]
 
   it("answers every quota route 404 with an empty body, to site admins and anonymous callers alike", async () => {

@@ -9,25 +9,27 @@ import {
   NOTHING_USED,
   parseSubjects,
   type Rule,
-  type Subject,
   SUBJECTS,
-  usageOf,
+  type Subject,
   type Used,
+  usageOf,
   verdictWithoutUsage
 } from "../src/quota/Evaluate.ts"
 
 /** size:all … size:assets:wiki: Forgejo's LimitSubjectFirst to LimitSubjectLast (`none` left out). */
 const EVERY = SUBJECTS.filter((s) => s !== "none")
 
-const used = (changes: Partial<{
-  public: number
-  private: number
-  lfs: number
-  issues: number
-  releases: number
-  artifacts: number
-  packages: number
-}>): Used => ({
+const used = (
+  changes: Partial<{
+    public: number
+    private: number
+    lfs: number
+    issues: number
+    releases: number
+    artifacts: number
+    packages: number
+  }>
+): Used => ({
   repos: { public: changes.public ?? 0, private: changes.private ?? 0 },
   lfs: changes.lfs ?? 0,
   attachments: { issues: changes.issues ?? 0, releases: changes.releases ?? 0 },
@@ -35,7 +37,15 @@ const used = (changes: Partial<{
   packages: changes.packages ?? 0
 })
 
-const fullyUsed = used({ public: 1024, private: 1024, lfs: 1024, issues: 1024, releases: 1024, artifacts: 1024, packages: 1024 })
+const fullyUsed = used({
+  public: 1024,
+  private: 1024,
+  lfs: 1024,
+  issues: 1024,
+  releases: 1024,
+  artifacts: 1024,
+  packages: 1024
+})
 const partiallyUsed = used({ public: 1024, releases: 1024 })
 
 const rule = (limit: number, ...subjects: Array<Subject>): Rule => ({ name: "", limit, subjects })
@@ -66,7 +76,9 @@ const usedOnly = (subject: Subject, value: number): Used | undefined => {
 describe("subjects", () => {
   it("are Forgejo's fourteen, and anything else is refused by name", () => {
     expect(SUBJECTS).toHaveLength(14)
-    expect(parseSubjects(["size:all", "none", "size:assets:wiki"])).toEqual({ subjects: ["size:all", "none", "size:assets:wiki"] })
+    expect(parseSubjects(["size:all", "none", "size:assets:wiki"])).toEqual({
+      subjects: ["size:all", "none", "size:assets:wiki"]
+    })
     expect(parseSubjects(["size:all", "size:repo:all", "x"])).toEqual({ unknown: "size:repo:all" })
     expect(parseSubjects(["SIZE:ALL"])).toEqual({ unknown: "SIZE:ALL" })
   })
@@ -75,8 +87,9 @@ describe("subjects", () => {
 describe("a rule (TestQuotaRuleNoMatch)", () => {
   it("does not match a subject it does not cover, whatever its limit", () => {
     for (const limit of [-1, 0, 1024, 1024 * 1024]) {
-      expect(evaluateRule(rule(limit, "size:assets:attachments:all"), used({ public: 4096 }), "size:repos:all"))
-        .toEqual({ match: false, allow: false })
+      expect(
+        evaluateRule(rule(limit, "size:assets:attachments:all"), used({ public: 4096 }), "size:repos:all")
+      ).toEqual({ match: false, allow: false })
     }
   })
 })
@@ -86,8 +99,10 @@ describe("a rule on its own subject (TestQuotaRuleDirectEvaluation)", () => {
     for (const subject of EVERY) {
       const usage = usedOnly(subject, value)
       if (usage === undefined) continue
-      expect(evaluateRule(rule(limit, subject), usage, subject), `${subject} limit ${limit} used ${value}`)
-        .toEqual({ match: true, allow: expected })
+      expect(evaluateRule(rule(limit, subject), usage, subject), `${subject} limit ${limit} used ${value}`).toEqual({
+        match: true,
+        allow: expected
+      })
     }
   }
   it("limit 0 denies any usage, 0 included", () => {
@@ -108,11 +123,17 @@ describe("a rule on its own subject (TestQuotaRuleDirectEvaluation)", () => {
 describe("a rule with several subjects (TestQuotaRuleCombined)", () => {
   const usage = used({ public: 4096, lfs: 256, issues: 2048, releases: 256, packages: 2560 })
   const subjects: Array<Subject> = ["size:git:lfs", "size:assets:attachments:releases", "size:assets:packages:all"]
-  for (const [name, limit, allow] of [["unlimited", -1, true], ["limit-allow", 1024 * 1024, true], ["limit-deny", 1024, false]] as const) {
+  for (const [name, limit, allow] of [
+    ["unlimited", -1, true],
+    ["limit-allow", 1024 * 1024, true],
+    ["limit-deny", 1024, false]
+  ] as const) {
     it(`${name}: matches exactly its subjects, and sums their usage`, () => {
       for (const subject of EVERY) {
         const verdict = evaluateRule(rule(limit, ...subjects), usage, subject)
-        expect(verdict, subject).toEqual(subjects.includes(subject) ? { match: true, allow } : { match: false, allow: false })
+        expect(verdict, subject).toEqual(
+          subjects.includes(subject) ? { match: true, allow } : { match: false, allow: false }
+        )
       }
     })
   }
@@ -125,14 +146,44 @@ describe("a rule with several subjects (TestQuotaRuleCombined)", () => {
 
 describe("a size:all rule (TestQuotaRuleSizeAll)", () => {
   const cases: ReadonlyArray<readonly [string, Used, ReadonlyArray<readonly [number, boolean]>]> = [
-    ["empty", NOTHING_USED, [[-1, true], [1024 * 1024, true], [5 * 1024, true], [0, false]]],
-    ["partial", partiallyUsed, [[-1, true], [1024 * 1024, true], [5 * 1024, true], [0, false]]],
-    ["full", fullyUsed, [[-1, true], [1024 * 1024, true], [5 * 1024, false], [0, false]]]
+    [
+      "empty",
+      NOTHING_USED,
+      [
+        [-1, true],
+        [1024 * 1024, true],
+        [5 * 1024, true],
+        [0, false]
+      ]
+    ],
+    [
+      "partial",
+      partiallyUsed,
+      [
+        [-1, true],
+        [1024 * 1024, true],
+        [5 * 1024, true],
+        [0, false]
+      ]
+    ],
+    [
+      "full",
+      fullyUsed,
+      [
+        [-1, true],
+        [1024 * 1024, true],
+        [5 * 1024, false],
+        [0, false]
+      ]
+    ]
   ]
   for (const [name, usage, limits] of cases) {
     it(name, () => {
       for (const [limit, allow] of limits) {
-        expect(evaluateRule(rule(limit, "size:all"), usage, "size:all"), `limit ${limit}`).toEqual({ match: true, allow })
+        expect(evaluateRule(rule(limit, "size:all"), usage, "size:all"), `limit ${limit}`).toEqual({
+          match: true,
+          allow
+        })
       }
     })
   }
@@ -145,11 +196,20 @@ describe("parent subjects (v13+: a rule on a parent covers its children)", () =>
     expect(evaluateRule(rule(30, "size:repos:all"), usage, "size:repos:private")).toEqual({ match: true, allow: false })
     expect(evaluateRule(rule(36, "size:git:all"), usage, "size:repos:public")).toEqual({ match: true, allow: true })
     expect(evaluateRule(rule(35, "size:all"), usage, "size:repos:private")).toEqual({ match: true, allow: false })
-    expect(evaluateRule(rule(100, "size:all"), usage, "size:assets:attachments:issues")).toEqual({ match: true, allow: true })
+    expect(evaluateRule(rule(100, "size:all"), usage, "size:assets:attachments:issues")).toEqual({
+      match: true,
+      allow: true
+    })
   })
   it("never walks down: a rule on a child says nothing of its parent", () => {
-    expect(evaluateRule(rule(100, "size:repos:public"), NOTHING_USED, "size:repos:all")).toEqual({ match: false, allow: false })
-    expect(evaluateRule(rule(100, "size:repos:all"), NOTHING_USED, "size:git:all")).toEqual({ match: false, allow: false })
+    expect(evaluateRule(rule(100, "size:repos:public"), NOTHING_USED, "size:repos:all")).toEqual({
+      match: false,
+      allow: false
+    })
+    expect(evaluateRule(rule(100, "size:repos:all"), NOTHING_USED, "size:git:all")).toEqual({
+      match: false,
+      allow: false
+    })
   })
   it("keeps the siblings apart: repos:all does not cover git:lfs, assets:all does not cover repos", () => {
     expect(evaluateRule(rule(100, "size:repos:all"), NOTHING_USED, "size:git:lfs").match).toBe(false)
@@ -226,7 +286,11 @@ describe("an account's groups", () => {
   })
 
   it("fall back to [quota.default] TOTAL on size:all when there are none (TestQuotaDefaultGroup)", () => {
-    for (const [limit, allow] of [[-1, true], [1024 * 1024, true], [1024, false]] as const) {
+    for (const [limit, allow] of [
+      [-1, true],
+      [1024 * 1024, true],
+      [1024, false]
+    ] as const) {
       for (const subject of EVERY) {
         expect(evaluateGroups([], used({ public: 2048 }), subject, limit), `${subject} TOTAL ${limit}`).toBe(allow)
       }
@@ -241,7 +305,9 @@ describe("an account's groups", () => {
 describe("a verdict that does not depend on the usage (no usage read needed)", () => {
   it("is known for an unlimited group, a limit of 0 and an uncovered subject; unknown for a finite limit", () => {
     expect(verdictWithoutUsage([group(rule(-1, "size:all"))], "size:repos:all", -1)).toBe(true)
-    expect(verdictWithoutUsage([group(rule(1024, "size:repos:all")), group(rule(-1, "size:all"))], "size:repos:all", -1)).toBe(true)
+    expect(
+      verdictWithoutUsage([group(rule(1024, "size:repos:all")), group(rule(-1, "size:all"))], "size:repos:all", -1)
+    ).toBe(true)
     expect(verdictWithoutUsage([group(rule(0, "size:all"))], "size:repos:all", -1)).toBe(false)
     expect(verdictWithoutUsage([group(rule(-1, "size:assets:all"))], "size:repos:all", -1)).toBe(false)
     expect(verdictWithoutUsage([group(rule(1024, "size:repos:all"))], "size:repos:all", -1)).toBeUndefined()
@@ -259,8 +325,15 @@ describe("a verdict that does not depend on the usage (no usage read needed)", (
     const usages = [NOTHING_USED, partiallyUsed, fullyUsed, used({ public: 50, private: 70, lfs: 3, packages: 9000 })]
     for (let i = 0; i < 2000; i++) {
       const groups = Array.from({ length: random(3) }, () =>
-        group(...Array.from({ length: random(3) }, () =>
-          rule(limits[random(limits.length)]!, ...Array.from({ length: 1 + random(2) }, () => SUBJECTS[random(SUBJECTS.length)]!)))))
+        group(
+          ...Array.from({ length: random(3) }, () =>
+            rule(
+              limits[random(limits.length)]!,
+              ...Array.from({ length: 1 + random(2) }, () => SUBJECTS[random(SUBJECTS.length)]!)
+            )
+          )
+        )
+      )
       const subject = SUBJECTS[random(SUBJECTS.length)]!
       const total = limits[random(limits.length)]!
       const known = verdictWithoutUsage(groups, subject, total)

@@ -2,13 +2,14 @@
 // owner is over quota (size:repos:all) is refused before any ref changes, with a message the git
 // client prints; its objects are not kept; a push that only deletes refs still goes through; the
 // owner is charged, not the pusher; what the owner uses is current after every push.
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
+
 import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Git from "../src/git/Git.ts"
 import { QuotaRepo } from "../src/quota/Repo.ts"
@@ -24,7 +25,8 @@ const root = basic("root")
 
 let sshKey = ""
 const sshEnv = () => ({
-  GIT_SSH_COMMAND: `ssh -i ${sshKey} -p ${sshPort} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null ` +
+  GIT_SSH_COMMAND:
+    `ssh -i ${sshKey} -p ${sshPort} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null ` +
     "-o IdentitiesOnly=yes -o BatchMode=yes -o LogLevel=ERROR"
 })
 
@@ -44,7 +46,10 @@ const cloneWithCommit = async (transport: Transport, repo: string, user = "alice
   const dir = join(work, `clone-${++n}`)
   const cloned = await git(transport, ["clone", remote(transport, repo, user), dir])
   expect(cloned.code, cloned.stderr).toBe(0)
-  writeFileSync(join(dir, `file-${n}.bin`), Buffer.from(Array.from({ length: 48 * 1024 }, () => Math.floor(Math.random() * 256))))
+  writeFileSync(
+    join(dir, `file-${n}.bin`),
+    Buffer.from(Array.from({ length: 48 * 1024 }, () => Math.floor(Math.random() * 256)))
+  )
   expect((await git(transport, ["add", "."], dir)).code).toBe(0)
   expect((await git(transport, ["commit", "-m", `commit ${n}`], dir)).code).toBe(0)
   return { dir, head: (await git(transport, ["rev-parse", "HEAD"], dir)).stdout.trim() }
@@ -63,38 +68,55 @@ const hasObject = async (owner: string, repo: string, sha: string) =>
 const setGroups = async (user: string, groups: ReadonlyArray<string>) =>
   expect((await request(hearth, "POST", `/admin/users/${user}/quota/groups`, root, { groups })).status).toBe(204)
 
-const usedBy = async (user: string) => (await json(await request(hearth, "GET", `/admin/users/${user}/quota`, root))).used.size.repos
+const usedBy = async (user: string) =>
+  (await json(await request(hearth, "GET", `/admin/users/${user}/quota`, root))).used.size.repos
 
 const onDisk = (owner: string) =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const rows = yield* sql<{ name: string; is_private: boolean }>`SELECT r.lower_name AS name, r.is_private
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const rows = yield* sql<{ name: string; is_private: boolean }>`SELECT r.lower_name AS name, r.is_private
       FROM repositories r JOIN users u ON u.id = r.owner_id WHERE u.lower_name = ${owner}`
-    const total = { public: 0, private: 0 }
-    for (const row of rows) total[row.is_private ? "private" : "public"] += (yield* Git.sizeKiB(bareDir(owner, row.name))) * 1024
-    return total
-  }))
+      const total = { public: 0, private: 0 }
+      for (const row of rows)
+        total[row.is_private ? "private" : "public"] += (yield* Git.sizeKiB(bareDir(owner, row.name))) * 1024
+      return total
+    })
+  )
 
-const REFUSAL = "remote: Hearth: quota exceeded: alice may not store more repository data (size:repos:all); " +
+const REFUSAL =
+  "remote: Hearth: quota exceeded: alice may not store more repository data (size:repos:all); " +
   "pushes that only delete branches or tags are still accepted"
 
 beforeAll(async () => {
   sshPort = await freePort()
   hearth = await startHearth({
     quota: { ENABLED: "true" },
-    server: { START_SSH_SERVER: "true", SSH_LISTEN_HOST: "127.0.0.1", SSH_LISTEN_PORT: String(sshPort), SSH_PORT: String(sshPort) }
+    server: {
+      START_SSH_SERVER: "true",
+      SSH_LISTEN_HOST: "127.0.0.1",
+      SSH_LISTEN_PORT: String(sshPort),
+      SSH_PORT: String(sshPort)
+    }
   })
   await createUser(hearth, { username: "root", isAdmin: true })
   await createUser(hearth, { username: "alice" })
   await createUser(hearth, { username: "bob" })
-  expect((await request(hearth, "POST", "/admin/quota/groups", root, {
-    name: "deny",
-    rules: [{ name: "deny-all", limit: 0, subjects: ["size:all"] }]
-  })).status).toBe(201)
+  expect(
+    (
+      await request(hearth, "POST", "/admin/quota/groups", root, {
+        name: "deny",
+        rules: [{ name: "deny-all", limit: 0, subjects: ["size:all"] }]
+      })
+    ).status
+  ).toBe(201)
   for (const name of ["code", "shared"]) {
     expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name, auto_init: true })).status).toBe(201)
   }
-  expect((await request(hearth, "PUT", "/repos/alice/shared/collaborators/bob", basic("alice"), { permission: "write" })).status).toBe(204)
+  expect(
+    (await request(hearth, "PUT", "/repos/alice/shared/collaborators/bob", basic("alice"), { permission: "write" }))
+      .status
+  ).toBe(204)
   sshKey = join(work, "id_ed25519")
   await execFileP("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", sshKey])
   const pub = readFileSync(`${sshKey}.pub`, "utf8").trim()
@@ -142,7 +164,9 @@ for (const transport of ["http", "ssh"] as const) {
     it("lets a push that only deletes refs through, over quota", async () => {
       const { dir } = await cloneWithCommit(transport, "alice/code")
       const branch = `doomed-${transport}`
-      expect((await git(transport, ["push", "origin", `HEAD:refs/heads/${branch}`, `HEAD:refs/tags/${branch}`], dir)).code).toBe(0)
+      expect(
+        (await git(transport, ["push", "origin", `HEAD:refs/heads/${branch}`, `HEAD:refs/tags/${branch}`], dir)).code
+      ).toBe(0)
       await setGroups("alice", ["deny"])
       const deleted = await git(transport, ["push", "origin", `:refs/heads/${branch}`, `:refs/tags/${branch}`], dir)
       expect(deleted.code, deleted.stderr).toBe(0)
@@ -178,14 +202,18 @@ describe("with [quota] ENABLED = false", () => {
     const off = await startHearth({})
     try {
       const kim = await createUser(off, { username: "kim" })
-      await off.run(Effect.gen(function*() {
-        const quota = yield* QuotaRepo
-        yield* quota.insertRule({ name: "none", limit: 0, subjects: ["size:all"] })
-        yield* quota.insertGroup("jail")
-        yield* quota.addRule("jail", "none")
-        yield* quota.addUser("jail", kim.id)
-      }))
-      expect((await request(off, "POST", "/user/repos", basic("kim"), { name: "free", auto_init: true })).status).toBe(201)
+      await off.run(
+        Effect.gen(function* () {
+          const quota = yield* QuotaRepo
+          yield* quota.insertRule({ name: "none", limit: 0, subjects: ["size:all"] })
+          yield* quota.insertGroup("jail")
+          yield* quota.addRule("jail", "none")
+          yield* quota.addUser("jail", kim.id)
+        })
+      )
+      expect((await request(off, "POST", "/user/repos", basic("kim"), { name: "free", auto_init: true })).status).toBe(
+        201
+      )
       const dir = join(work, "off")
       const url = `${off.base.replace("http://", "http://kim:password123@")}/kim/free.git`
       expect((await gitRun(work, ["clone", url, dir])).code).toBe(0)

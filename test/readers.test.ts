@@ -2,12 +2,13 @@
 // trees and paths read through `cat-file --batch` must agree with the git commands they replace,
 // see every ref change at once, and spawn nothing once warm; the last-commit cache is bounded and
 // runs one `git log` for concurrent misses.
-import { Effect, Exit, Option } from "effect"
+
 import { execFile } from "node:child_process"
 import diagnostics from "node:diagnostics_channel"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Effect, Exit, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitEnv } from "../src/git/Git.ts"
 import * as Readers from "../src/git/Readers.ts"
@@ -17,9 +18,15 @@ const pool = new Readers.BatchPool()
 
 const git = (args: ReadonlyArray<string>, cwd: string, input?: string) =>
   new Promise<string>((done, fail) => {
-    const env = gitEnv({ GIT_AUTHOR_NAME: "A", GIT_AUTHOR_EMAIL: "a@example.com", GIT_COMMITTER_NAME: "A", GIT_COMMITTER_EMAIL: "a@example.com" })
+    const env = gitEnv({
+      GIT_AUTHOR_NAME: "A",
+      GIT_AUTHOR_EMAIL: "a@example.com",
+      GIT_COMMITTER_NAME: "A",
+      GIT_COMMITTER_EMAIL: "a@example.com"
+    })
     const child = execFile("git", args as Array<string>, { cwd, env, timeout: 60_000 }, (error, stdout, stderr) =>
-      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`)))
+      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))
+    )
     child.stdin!.end(input)
   })
 
@@ -55,11 +62,14 @@ const makeRepo = async (dir: string, files: Record<string, string>, format: "sha
 /** Every path of `commit` (trees included) with its `ls-tree --long` entry. */
 const lsTree = async (dir: string, commit: string) => {
   const out = await git(["ls-tree", "-z", "-r", "-t", "--long", "--full-tree", commit], dir)
-  return out.split("\0").filter((line) => line !== "").map((line) => {
-    const [meta, path] = line.split("\t")
-    const [mode, type, sha, size] = meta!.split(/ +/)
-    return { mode: mode!, type: type!, sha: sha!, size: size === "-" ? 0 : Number(size), path: path! }
-  })
+  return out
+    .split("\0")
+    .filter((line) => line !== "")
+    .map((line) => {
+      const [meta, path] = line.split("\t")
+      const [mode, type, sha, size] = meta!.split(/ +/)
+      return { mode: mode!, type: type!, sha: sha!, size: size === "-" ? 0 : Number(size), path: path! }
+    })
 }
 
 beforeAll(() => {
@@ -74,13 +84,17 @@ describe("trees and paths through the reader", () => {
   for (const format of ["sha1", "sha256"] as const) {
     it(`find every entry as ls-tree does (${format})`, async () => {
       const dir = join(work, `paths-${format}.git`)
-      const commit = await makeRepo(dir, {
-        "README.md": "# hi\n",
-        "a b/ünïcode name.txt": "x\n",
-        "src/deep/er/file.ts": "export {}\n",
-        "src/run.sh": "#!/bin/sh\n",
-        "empty": ""
-      }, format)
+      const commit = await makeRepo(
+        dir,
+        {
+          "README.md": "# hi\n",
+          "a b/ünïcode name.txt": "x\n",
+          "src/deep/er/file.ts": "export {}\n",
+          "src/run.sh": "#!/bin/sh\n",
+          empty: ""
+        },
+        format
+      )
       // An executable, a symlink and a submodule entry, added to the index by hand.
       const blob = await git(["hash-object", "-w", "--stdin"], dir, "target\n")
       const worktree = join(work, `wt-${format}`)
@@ -96,7 +110,9 @@ describe("trees and paths through the reader", () => {
       const root = Option.getOrThrow(resolved).tree
       expect(root).toBe(await git(["rev-parse", `${head}^{tree}`], dir))
       const expected = await lsTree(dir, head)
-      expect(expected.map((e) => e.mode)).toEqual(expect.arrayContaining(["100644", "100755", "120000", "160000", "040000"]))
+      expect(expected.map((e) => e.mode)).toEqual(
+        expect.arrayContaining(["100644", "100755", "120000", "160000", "040000"])
+      )
       for (const entry of expected) {
         const found = await run(Readers.entryThrough(pool, dir, root, entry.path))
         const { size: _, ...withoutSize } = entry
@@ -106,10 +122,19 @@ describe("trees and paths through the reader", () => {
       const top = await run(Readers.treeThrough(pool, dir, root))
       expect(top.map((e) => e.path)).toEqual(expected.filter((e) => !e.path.includes("/")).map((e) => e.path))
       const blobs = expected.filter((e) => e.type === "blob")
-      const sizes = await run(pool.info(dir, blobs.map((e) => e.sha)))
+      const sizes = await run(
+        pool.info(
+          dir,
+          blobs.map((e) => e.sha)
+        )
+      )
       for (const e of blobs) expect(sizes.get(e.sha)?.size, e.path).toBe(e.size)
       // The root itself, and paths that are not there.
-      expect(Option.getOrThrow(await run(Readers.entryThrough(pool, dir, root, "")))).toMatchObject({ type: "tree", sha: root, path: "" })
+      expect(Option.getOrThrow(await run(Readers.entryThrough(pool, dir, root, "")))).toMatchObject({
+        type: "tree",
+        sha: root,
+        path: ""
+      })
       for (const missing of ["nope", "src/nope", "README.md/x", "vendor/sub/x", "src/deep/er/file.ts/more", "SRC"]) {
         expect(Option.isNone(await run(Readers.entryThrough(pool, dir, root, missing))), missing).toBe(true)
       }
@@ -128,7 +153,9 @@ describe("objects through the reader", () => {
     writeFileSync(path, big)
     const bigSha = await git(["hash-object", "-w", path], dir)
     const smallSha = await git(["hash-object", "-w", "--stdin"], dir, "small\n")
-    const reads = await Promise.all([smallSha, bigSha, smallSha, bigSha, smallSha].map((sha) => run(pool.read(dir, sha))))
+    const reads = await Promise.all(
+      [smallSha, bigSha, smallSha, bigSha, smallSha].map((sha) => run(pool.read(dir, sha)))
+    )
     expect(reads.map((r) => Option.getOrThrow(r).bytes.length)).toEqual([6, big.length, 6, big.length, 6])
     expect(Option.getOrThrow(reads[1]!).bytes.equals(big)).toBe(true)
     expect(Option.getOrThrow(reads[4]!).bytes.toString()).toBe("small\n")
@@ -137,7 +164,10 @@ describe("objects through the reader", () => {
     expect(Option.getOrThrow(await run(pool.read(dir, later))).bytes.toString()).toBe("later\n")
     expect(Option.isNone(await run(pool.read(dir, "0123456789012345678901234567890123456789")))).toBe(true)
     const sizes = await run(pool.info(dir, [bigSha, "0123456789012345678901234567890123456789", smallSha]))
-    expect([...sizes.entries()].map(([sha, o]) => [sha, o.type, o.size])).toEqual([[bigSha, "blob", big.length], [smallSha, "blob", 6]])
+    expect([...sizes.entries()].map(([sha, o]) => [sha, o.type, o.size])).toEqual([
+      [bigSha, "blob", big.length],
+      [smallSha, "blob", 6]
+    ])
   })
 })
 
@@ -145,13 +175,17 @@ describe("the pool", () => {
   it("lets a reader it replaces answer what it was already asked", async () => {
     const small = new Readers.BatchPool(1)
     try {
-      const dirs = await Promise.all(["one", "two", "three"].map(async (name) => {
-        const dir = join(work, `pool-${name}.git`)
-        return { dir, commit: await makeRepo(dir, { "f.txt": `${name}\n` }) }
-      }))
+      const dirs = await Promise.all(
+        ["one", "two", "three"].map(async (name) => {
+          const dir = join(work, `pool-${name}.git`)
+          return { dir, commit: await makeRepo(dir, { "f.txt": `${name}\n` }) }
+        })
+      )
       // Interleaved: every switch of repository replaces the single reader while others wait on it.
       const asks = Array.from({ length: 60 }, (_, i) => dirs[i % 3]!)
-      const answers = await Promise.all(asks.map(({ dir }) => run(Readers.commitThrough(small, dir, "refs/heads/main"))))
+      const answers = await Promise.all(
+        asks.map(({ dir }) => run(Readers.commitThrough(small, dir, "refs/heads/main")))
+      )
       expect(answers.map((a) => Option.getOrThrow(a).commit)).toEqual(asks.map((a) => a.commit))
     } finally {
       small.close()
@@ -165,7 +199,8 @@ describe("revisions through the reader", () => {
     const first = await makeRepo(dir, { "f.txt": "1\n" })
     const tree = await git(["rev-parse", `${first}^{tree}`], dir)
     const second = await git(["commit-tree", "-p", first, "-m", "second", tree], dir)
-    const commitOf = async (revision: string) => Option.getOrUndefined(await run(Readers.commitThrough(pool, dir, revision)))?.commit
+    const commitOf = async (revision: string) =>
+      Option.getOrUndefined(await run(Readers.commitThrough(pool, dir, revision)))?.commit
     expect(await commitOf("refs/heads/main")).toBe(first) // starts the reader
 
     const [, spawned] = await spawnedDuring(async () => {
@@ -192,7 +227,16 @@ describe("revisions through the reader", () => {
   it("refuse names that are not one plain revision, without upsetting the reader", async () => {
     const dir = join(work, "names.git")
     const first = await makeRepo(dir, { "f.txt": "1\n" })
-    for (const name of ["refs/heads/main\nrefs/heads/main", "main..main", "-main", "main main", ":/first", "main^{/first}", "", "x".repeat(2000)]) {
+    for (const name of [
+      "refs/heads/main\nrefs/heads/main",
+      "main..main",
+      "-main",
+      "main main",
+      ":/first",
+      "main^{/first}",
+      "",
+      "x".repeat(2000)
+    ]) {
       expect(Option.isNone(await run(Readers.commitThrough(pool, dir, name))), JSON.stringify(name)).toBe(true)
     }
     // Answers still line up with questions.
@@ -234,7 +278,8 @@ describe("last-commit cache", () => {
     const cache = new Readers.LastCommitCache()
     const head = commits[2]!
     const [answers, spawned] = await spawnedDuring(() =>
-      Promise.all(Array.from({ length: 20 }, () => run(cache.get(dir, head, "c.txt")))))
+      Promise.all(Array.from({ length: 20 }, () => run(cache.get(dir, head, "c.txt"))))
+    )
     expect(new Set(answers.map((a) => a?.sha))).toEqual(new Set([commits[0]]))
     expect(spawned.length).toBe(1)
     expect(cache.size).toBe(1)

@@ -34,19 +34,25 @@ const head = async (owner: string, name: string) =>
   (await hearth.run(Git.run(["--git-dir", repoDir(owner, name), "symbolic-ref", "HEAD"]))).stdout.toString().trim()
 
 const sqlRun = <A>(f: (sql: SqlClient) => Effect.Effect<A, unknown>) =>
-  hearth.run(Effect.gen(function*() {
-    return yield* f(yield* SqlClient)
-  }) as Effect.Effect<A>)
+  hearth.run(
+    Effect.gen(function* () {
+      return yield* f(yield* SqlClient)
+    }) as Effect.Effect<A>
+  )
 
 const row = async (owner: string, name: string) =>
-  (await sqlRun((sql) =>
-    sql`SELECT r.* FROM repositories r JOIN users o ON o.id = r.owner_id
+  (
+    await sqlRun(
+      (sql) =>
+        sql`SELECT r.* FROM repositories r JOIN users o ON o.id = r.owner_id
       WHERE o.lower_name = ${owner} AND r.lower_name = ${name.toLowerCase()}`
-  ))[0]
+    )
+  )[0]
 
 const addCollaborator = (owner: string, name: string, user: string, mode: "read" | "write" | "admin") =>
-  sqlRun((sql) =>
-    sql`INSERT INTO collaborations (repo_id, user_id, mode)
+  sqlRun(
+    (sql) =>
+      sql`INSERT INTO collaborations (repo_id, user_id, mode)
       SELECT r.id, u.id, ${mode} FROM repositories r JOIN users o ON o.id = r.owner_id, users u
       WHERE o.lower_name = ${owner} AND r.lower_name = ${name.toLowerCase()} AND u.lower_name = ${user}`
   )
@@ -67,7 +73,8 @@ const git = (args: ReadonlyArray<string>, cwd: string) =>
       GIT_COMMITTER_EMAIL: "a@example.com"
     })
     execFile("git", args as Array<string>, { cwd, env }, (error, _stdout, stderr) =>
-      error === null ? done() : fail(new Error(stderr)))
+      error === null ? done() : fail(new Error(stderr))
+    )
   })
 
 /** Puts branches `main` and `dev` into the bare repository directly and marks it non-empty. */
@@ -78,8 +85,9 @@ const fill = async (owner: string, name: string) => {
   await git(["add", "README.md"], dir)
   await git(["commit", "-q", "-m", "first"], dir)
   await git(["push", "-q", repoDir(owner, name), "main:main", "main:dev"], dir)
-  await sqlRun((sql) =>
-    sql`UPDATE repositories SET is_empty = false WHERE lower_name = ${name.toLowerCase()}
+  await sqlRun(
+    (sql) =>
+      sql`UPDATE repositories SET is_empty = false WHERE lower_name = ${name.toLowerCase()}
       AND owner_id = (SELECT id FROM users WHERE lower_name = ${owner})`
   )
 }
@@ -128,7 +136,10 @@ describe("PATCH /repos/{owner}/{repo}", () => {
     expect(existsSync(repoDir("alice", repo.name))).toBe(false)
     expect(existsSync(repoDir("alice", "Renamed-One"))).toBe(true)
     expect(await head("alice", "Renamed-One")).toBe("refs/heads/main")
-    const old = await fetch(hearth.api(`/repos/alice/${repo.name}`), { redirect: "manual", headers: { authorization: basic("alice") } })
+    const old = await fetch(hearth.api(`/repos/alice/${repo.name}`), {
+      redirect: "manual",
+      headers: { authorization: basic("alice") }
+    })
     expect(old.status).toBe(307)
     expect(old.headers.get("location")).toBe(hearth.api("/repos/alice/Renamed-One"))
     expect((await call("GET", "/repos/alice/renamed-one", basic("alice"))).status).toBe(200)
@@ -222,7 +233,9 @@ describe("PATCH /repos/{owner}/{repo}", () => {
 
   it("stores the unit switches", async () => {
     const repo = await createRepo("alice")
-    const body = await json(await patch("alice", repo.name, basic("alice"), { has_issues: false, has_wiki: false, has_actions: true }))
+    const body = await json(
+      await patch("alice", repo.name, basic("alice"), { has_issues: false, has_wiki: false, has_actions: true })
+    )
     expect(body).toMatchObject({ has_issues: false, has_wiki: false, has_actions: true, has_pull_requests: true })
     const again = await json(await call("GET", `/repos/alice/${repo.name}`, basic("alice")))
     expect(again).toMatchObject({ has_issues: false, has_wiki: false, has_actions: true })
@@ -230,7 +243,13 @@ describe("PATCH /repos/{owner}/{repo}", () => {
 
   it("refuses bad descriptions and websites with 422", async () => {
     const repo = await createRepo("alice")
-    for (const body of [{ description: "d".repeat(2049) }, { website: "not a url" }, { website: "ftp://x.org" }, { website: "https://x.org/" + "a".repeat(1024) }, { private: "yes" }]) {
+    for (const body of [
+      { description: "d".repeat(2049) },
+      { website: "not a url" },
+      { website: "ftp://x.org" },
+      { website: "https://x.org/" + "a".repeat(1024) },
+      { private: "yes" }
+    ]) {
       const res = await patch("alice", repo.name, basic("alice"), body)
       expect(res.status, JSON.stringify(body).slice(0, 40)).toBe(422)
     }

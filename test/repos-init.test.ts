@@ -15,7 +15,9 @@ const dirOf = (owner: string, name: string) => join(hearth.settings.repository.R
 const bare = (owner: string, name: string, args: ReadonlyArray<string>) =>
   new Promise<string>((done, fail) =>
     execFile("git", ["--git-dir", dirOf(owner, name), ...args], { env: gitEnv() }, (error, stdout, stderr) =>
-      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))))
+      error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))
+    )
+  )
 
 beforeAll(async () => {
   hearth = await startHearth()
@@ -29,7 +31,11 @@ afterAll(async () => {
 
 describe("auto_init", () => {
   it("commits the default README on the default branch and answers a non-empty repository", async () => {
-    const res = await request(hearth, "POST", "/user/repos", basic("alice"), { name: "hello", description: "Says hello", auto_init: true })
+    const res = await request(hearth, "POST", "/user/repos", basic("alice"), {
+      name: "hello",
+      description: "Says hello",
+      auto_init: true
+    })
     expect(res.status).toBe(201)
     const repo = await json(res)
     expectSwagger(repo, "Repository")
@@ -38,7 +44,9 @@ describe("auto_init", () => {
     expect(repo.size).toBeGreaterThan(0)
     expect(await bare("alice", "hello", ["ls-tree", "-r", "--name-only", "main"])).toBe("README.md")
     expect(await bare("alice", "hello", ["show", "main:README.md"])).toBe("# hello\n\nSays hello")
-    expect(await bare("alice", "hello", ["log", "--format=%s|%an <%ae>", "main"])).toBe("Initial commit|Alice Liddell <alice@example.com>")
+    expect(await bare("alice", "hello", ["log", "--format=%s|%an <%ae>", "main"])).toBe(
+      "Initial commit|Alice Liddell <alice@example.com>"
+    )
     expect(await bare("alice", "hello", ["symbolic-ref", "HEAD"])).toBe("refs/heads/main")
     // Readable through the API right away.
     const readme = await request(hearth, "GET", "/repos/alice/hello/contents/README.md", basic("alice"))
@@ -55,7 +63,9 @@ describe("auto_init", () => {
     })
     expect(res.status).toBe(201)
     expect((await json(res)).default_branch).toBe("trunk")
-    expect(await bare("alice", "full", ["ls-tree", "-r", "--name-only", "trunk"])).toBe([".gitignore", "LICENSE", "README.md"].join("\n"))
+    expect(await bare("alice", "full", ["ls-tree", "-r", "--name-only", "trunk"])).toBe(
+      [".gitignore", "LICENSE", "README.md"].join("\n")
+    )
     const gitignore = await bare("alice", "full", ["show", "trunk:.gitignore"])
     expect(gitignore).toContain("# ---> Node")
     expect(gitignore).toContain("# ---> Python")
@@ -67,7 +77,10 @@ describe("auto_init", () => {
   })
 
   it("makes the creator the author of an organization repository's first commit", async () => {
-    const res = await request(hearth, "POST", "/orgs/wonder/repos", basic("alice"), { name: "org-init", auto_init: true })
+    const res = await request(hearth, "POST", "/orgs/wonder/repos", basic("alice"), {
+      name: "org-init",
+      auto_init: true
+    })
     expect(res.status).toBe(201)
     expect(await bare("wonder", "org-init", ["log", "--format=%an", "main"])).toBe("Alice Liddell")
   })
@@ -80,7 +93,11 @@ describe("auto_init", () => {
       [{ issue_labels: "Nope" }, 422, "Nope"]
     ]
     for (const [extra, status, message] of cases) {
-      const res = await request(hearth, "POST", "/user/repos", basic("alice"), { name: "refused", auto_init: true, ...extra })
+      const res = await request(hearth, "POST", "/user/repos", basic("alice"), {
+        name: "refused",
+        auto_init: true,
+        ...extra
+      })
       expect(res.status, JSON.stringify(extra)).toBe(status)
       expect((await json(res)).message).toContain(message)
       expect((await request(hearth, "GET", "/repos/alice/refused", basic("alice"))).status).toBe(404)
@@ -89,7 +106,11 @@ describe("auto_init", () => {
   })
 
   it("ignores the templates without auto_init: the repository is created empty", async () => {
-    const res = await request(hearth, "POST", "/user/repos", basic("bob"), { name: "plain", gitignores: "Node", license: "MIT" })
+    const res = await request(hearth, "POST", "/user/repos", basic("bob"), {
+      name: "plain",
+      gitignores: "Node",
+      license: "MIT"
+    })
     expect(res.status).toBe(201)
     expect((await json(res)).empty).toBe(true)
     expect(await bare("bob", "plain", ["for-each-ref"])).toBe("")

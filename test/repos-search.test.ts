@@ -35,17 +35,20 @@ beforeAll(async () => {
   await make("carol", "carol-private", true)
   await make("carol", "carol-fork")
   // bob collaborates on alice's private repository; carol's fork is a fork; alice stars two.
-  await sql((s) =>
-    s`INSERT INTO collaborations (repo_id, user_id, mode)
+  await sql(
+    (s) =>
+      s`INSERT INTO collaborations (repo_id, user_id, mode)
       SELECT r.id, u.id, 'read' FROM repositories r, users u WHERE r.lower_name = 'secret-tool' AND u.lower_name = 'bob'`
   )
-  await sql((s) =>
-    s`INSERT INTO collaborations (repo_id, user_id, mode)
+  await sql(
+    (s) =>
+      s`INSERT INTO collaborations (repo_id, user_id, mode)
       SELECT r.id, u.id, 'read' FROM repositories r, users u WHERE r.lower_name = 'alpha-tool' AND u.lower_name = 'rita'`
   )
   await sql((s) => s`UPDATE repositories SET is_fork = true, size = 5000 WHERE lower_name = 'carol-fork'`)
-  await sql((s) =>
-    s`INSERT INTO stars (user_id, repo_id) SELECT u.id, r.id FROM users u, repositories r
+  await sql(
+    (s) =>
+      s`INSERT INTO stars (user_id, repo_id) SELECT u.id, r.id FROM users u, repositories r
       WHERE u.lower_name = 'alice' AND r.lower_name IN ('bob-tool', 'zeta-tool')`
   )
   publicOnlyToken = await createToken(hearth, "bob", ["read:repository", "public-only"])
@@ -53,9 +56,11 @@ beforeAll(async () => {
 afterAll(() => hearth?.close())
 
 const sql = <A>(f: (s: SqlClient) => Effect.Effect<A, unknown>) =>
-  hearth.run(Effect.gen(function*() {
-    return yield* f(yield* SqlClient)
-  }) as Effect.Effect<A>)
+  hearth.run(
+    Effect.gen(function* () {
+      return yield* f(yield* SqlClient)
+    }) as Effect.Effect<A>
+  )
 
 const search = (query: string, auth?: string) => request(hearth, "GET", `/repos/search?${query}`, auth)
 
@@ -90,8 +95,10 @@ describe("GET /repos/search", () => {
 
   it("reports each caller's own permissions per repository (batched lookups)", async () => {
     expect((await request(hearth, "POST", "/orgs", basic("carol"), { username: "guild" })).status).toBe(201)
-    expect((await request(hearth, "POST", "/orgs/guild/repos", basic("carol"), { name: "guild-vault", private: true })).status)
-      .toBe(201)
+    expect(
+      (await request(hearth, "POST", "/orgs/guild/repos", basic("carol"), { name: "guild-vault", private: true }))
+        .status
+    ).toBe(201)
     const perms = async (auth: string) => {
       const body = await json(await search("q=secret,vault&limit=50", auth))
       return Object.fromEntries(body.data.map((r: any) => [r.full_name, r.permissions]))
@@ -100,9 +107,13 @@ describe("GET /repos/search", () => {
     expect(await perms(basic("alice"))).toEqual({ "alice/secret-tool": { admin: true, push: true, pull: true } })
     // carol owns the org (owner team): owner rights on its private repository.
     expect(await perms(basic("carol"))).toEqual({ "guild/guild-vault": { admin: true, push: true, pull: true } })
-    await sql((s) => s`UPDATE collaborations SET mode = 'write' WHERE user_id = (SELECT id FROM users WHERE lower_name = 'bob')`)
+    await sql(
+      (s) => s`UPDATE collaborations SET mode = 'write' WHERE user_id = (SELECT id FROM users WHERE lower_name = 'bob')`
+    )
     expect(await perms(basic("bob"))).toEqual({ "alice/secret-tool": { admin: false, push: true, pull: true } })
-    await sql((s) => s`UPDATE collaborations SET mode = 'read' WHERE user_id = (SELECT id FROM users WHERE lower_name = 'bob')`)
+    await sql(
+      (s) => s`UPDATE collaborations SET mode = 'read' WHERE user_id = (SELECT id FROM users WHERE lower_name = 'bob')`
+    )
   })
 
   it("caps limit by EXPLORE_PAGING_NUM and links the pages", async () => {
@@ -118,7 +129,13 @@ describe("GET /repos/search", () => {
 
   it("anonymous callers see no private repositories and no limited or private owners", async () => {
     const found = await names("limit=4")
-    expect(sorted(found)).toEqual(["alice/alpha-tool", "alice/zeta-tool", "bob/bob-tool", "bob/bob_under", "carol/carol-fork"])
+    expect(sorted(found)).toEqual([
+      "alice/alpha-tool",
+      "alice/zeta-tool",
+      "bob/bob-tool",
+      "bob/bob_under",
+      "carol/carol-fork"
+    ])
   })
 
   it("signed-in callers add limited owners and what they can reach; private=false drops the private ones", async () => {
@@ -157,7 +174,11 @@ describe("GET /repos/search", () => {
 
   it("uid with and without exclusive; is_private", async () => {
     const bobId = (await json(await request(hearth, "GET", "/users/bob", basic("bob")))).id
-    expect(sorted(await names(`uid=${bobId}`, basic("bob")))).toEqual(["alice/secret-tool", "bob/bob-tool", "bob/bob_under"])
+    expect(sorted(await names(`uid=${bobId}`, basic("bob")))).toEqual([
+      "alice/secret-tool",
+      "bob/bob-tool",
+      "bob/bob_under"
+    ])
     expect(sorted(await names(`uid=${bobId}&exclusive=true`, basic("bob")))).toEqual(["bob/bob-tool", "bob/bob_under"])
     expect(await names(`uid=${bobId}&mode=collaborative`, basic("bob"))).toEqual(["alice/secret-tool"])
     expect(await names("is_private=true", basic("bob"))).toEqual(["alice/secret-tool"])
@@ -177,7 +198,11 @@ describe("GET /repos/search", () => {
     expect(await names("q=tool&sort=alpha&order=desc")).toEqual(["bob/bob-tool", "alice/zeta-tool", "alice/alpha-tool"])
     expect(await names("q=tool&sort=alpha")).toEqual(["alice/alpha-tool", "alice/zeta-tool", "bob/bob-tool"])
     expect(await names("q=tool&sort=id")).toEqual(["alice/zeta-tool", "alice/alpha-tool", "bob/bob-tool"])
-    expect(await names("q=tool&sort=created&order=desc")).toEqual(["bob/bob-tool", "alice/alpha-tool", "alice/zeta-tool"])
+    expect(await names("q=tool&sort=created&order=desc")).toEqual([
+      "bob/bob-tool",
+      "alice/alpha-tool",
+      "alice/zeta-tool"
+    ])
     expect((await names("sort=size&order=desc"))[0]).toBe("carol/carol-fork")
   })
 

@@ -1,12 +1,13 @@
 // Repositories: creation (user and org), reading, deletion and the owner lists, with the bare
 // repository on disk kept in step with the database (issue 3 items 1 and 3; Forgejo's `repoAssignment`, services/convert `ToRepo`).
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
+
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as Git from "../src/git/Git.ts"
 import * as Settings from "../src/config/Settings.ts"
+import * as Git from "../src/git/Git.ts"
 import { sshUrl } from "../src/repos/Schema.ts"
 import { UsersService } from "../src/users/Service.ts"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
@@ -37,19 +38,23 @@ const head = async (owner: string, name: string) =>
   (await hearth.run(Git.run(["--git-dir", repoDir(owner, name), "symbolic-ref", "HEAD"]))).stdout.toString().trim()
 
 const repoCount = () =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const [row] = yield* sql`SELECT count(*) AS n FROM repositories`
-    return Number(row!.n)
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const [row] = yield* sql`SELECT count(*) AS n FROM repositories`
+      return Number(row!.n)
+    })
+  )
 
 const addCollaborator = (owner: string, name: string, user: string, mode: "read" | "write" | "admin") =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    yield* sql`INSERT INTO collaborations (repo_id, user_id, mode)
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      yield* sql`INSERT INTO collaborations (repo_id, user_id, mode)
       SELECT r.id, u.id, ${mode} FROM repositories r JOIN users o ON o.id = r.owner_id, users u
       WHERE o.lower_name = ${owner} AND r.lower_name = ${name.toLowerCase()} AND u.lower_name = ${user}`
-  }))
+    })
+  )
 
 let unique = 0
 const repoName = (prefix = "repo") => `${prefix}${++unique}`
@@ -147,8 +152,9 @@ describe("POST /user/repos", () => {
     expect(res.status).toBe(409)
     expect((await json(res)).message).toBe("The repository with the same name already exists.")
     expect(await repoCount()).toBe(before)
-    expect(readdirSync(join(hearth.settings.repository.ROOT, "alice")).filter((d) => d.toLowerCase() === "dup.git"))
-      .toEqual(["dup.git"])
+    expect(
+      readdirSync(join(hearth.settings.repository.ROOT, "alice")).filter((d) => d.toLowerCase() === "dup.git")
+    ).toEqual(["dup.git"])
     expect(await head("alice", "Dup")).toBe("refs/heads/main")
     // The same name under another owner is fine.
     expect((await call("POST", "/user/repos", basic("bob"), { name: first.name })).status).toBe(201)
@@ -156,8 +162,8 @@ describe("POST /user/repos", () => {
 
   it("lets exactly one of several concurrent creations of one name win; the others get 409", async () => {
     const statuses = await Promise.all(
-      ["Race", "race", "RACE", "rAce", "raCe"].map(async (name) =>
-        (await call("POST", "/user/repos", basic("carol"), { name })).status
+      ["Race", "race", "RACE", "rAce", "raCe"].map(
+        async (name) => (await call("POST", "/user/repos", basic("carol"), { name })).status
       )
     )
     expect(statuses.filter((s) => s === 201)).toHaveLength(1)
@@ -209,7 +215,9 @@ describe("ssh_url", () => {
     expect(at({})).toBe("git@localhost:alice/demo.git")
     expect(at({ DOMAIN: "forge.example", BUILTIN_SSH_SERVER_USER: "forge" })).toBe("forge@forge.example:alice/demo.git")
     expect(at({ DOMAIN: "forge.example", SSH_PORT: "2222" })).toBe("ssh://git@forge.example:2222/alice/demo.git")
-    expect(at({ DOMAIN: "::1", ROOT_URL: "http://[::1]:3000/", SSH_PORT: "2222" })).toBe("ssh://git@[::1]:2222/alice/demo.git")
+    expect(at({ DOMAIN: "::1", ROOT_URL: "http://[::1]:3000/", SSH_PORT: "2222" })).toBe(
+      "ssh://git@[::1]:2222/alice/demo.git"
+    )
   })
 })
 
@@ -308,10 +316,12 @@ describe("organization repositories", () => {
     privateOrg = `porg${++unique}`
     // With an e-mail: an org without one shows `owner.email: ""`, as Forgejo, which the swagger
     // format check would flag.
-    expect((await call("POST", "/orgs", basic("alice"), { username: org, email: `${org}@example.com` })).status)
-      .toBe(201)
-    expect((await call("POST", "/orgs", basic("alice"), { username: privateOrg, visibility: "private" })).status)
-      .toBe(201)
+    expect((await call("POST", "/orgs", basic("alice"), { username: org, email: `${org}@example.com` })).status).toBe(
+      201
+    )
+    expect((await call("POST", "/orgs", basic("alice"), { username: privateOrg, visibility: "private" })).status).toBe(
+      201
+    )
     const team = async (name: string, extra: Record<string, unknown>, member: string) => {
       const res = await call("POST", `/orgs/${org}/teams`, basic("alice"), { name, units: ["repo.code"], ...extra })
       expect(res.status, await res.clone().text()).toBe(201)
@@ -374,7 +384,9 @@ describe("organization repositories", () => {
   })
 
   it("lists the org's repositories the caller may see", async () => {
-    const priv = await json(await call("POST", `/orgs/${org}/repos`, basic("alice"), { name: repoName(), private: true }))
+    const priv = await json(
+      await call("POST", `/orgs/${org}/repos`, basic("alice"), { name: repoName(), private: true })
+    )
     const anon = await call("GET", `/orgs/${org}/repos?limit=50`)
     expect(anon.status).toBe(200)
     const anonNames = (await json(anon)).map((r: any) => r.name)
@@ -456,7 +468,9 @@ describe("lists", () => {
     await createUser(hearth, { username: "teamed" })
     const org = `torg${++unique}`
     expect((await call("POST", "/orgs", basic("alice"), { username: org })).status).toBe(201)
-    const repo = await json(await call("POST", `/orgs/${org}/repos`, basic("alice"), { name: "covered", private: true }))
+    const repo = await json(
+      await call("POST", `/orgs/${org}/repos`, basic("alice"), { name: "covered", private: true })
+    )
     const team = await json(
       await call("POST", `/orgs/${org}/teams`, basic("alice"), {
         name: "all",
@@ -486,10 +500,12 @@ describe("lists", () => {
 
 describe("owners of repositories", () => {
   const repoCountOf = (name: string) =>
-    hearth.run(Effect.gen(function*() {
-      const users = yield* UsersService
-      return (yield* users.get(name)).numRepos
-    }))
+    hearth.run(
+      Effect.gen(function* () {
+        const users = yield* UsersService
+        return (yield* users.get(name)).numRepos
+      })
+    )
 
   it("keeps the owner's repository count exact at once (no stale cached account)", async () => {
     await createUser(hearth, { username: "counter" })
@@ -502,8 +518,9 @@ describe("owners of repositories", () => {
 
   it("refuses to delete an organization that still owns repositories (422), then deletes it once empty", async () => {
     await createUser(hearth, { username: "orgboss" })
-    expect((await call("POST", "/orgs", basic("orgboss"), { username: "holding", email: "h@example.com" })).status)
-      .toBe(201)
+    expect(
+      (await call("POST", "/orgs", basic("orgboss"), { username: "holding", email: "h@example.com" })).status
+    ).toBe(201)
     const created = await call("POST", "/orgs/holding/repos", basic("orgboss"), { name: "kept" })
     expect(created.status).toBe(201)
     const refused = await call("DELETE", "/orgs/holding", basic("orgboss"))

@@ -1,9 +1,10 @@
 // Settings by Forgejo's app.ini names: defaults, app.ini, HEARTH__<section>__<KEY> variables,
 // validation naming the key, and the generated SECRET_KEY.
-import { Context, Effect, Layer } from "effect"
+
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { Context, Effect, Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import {
   layer,
@@ -60,7 +61,11 @@ describe("defaults", () => {
     })
     expect(s.api).toEqual({ DEFAULT_PAGING_NUM: 30, MAX_RESPONSE_ITEMS: 50 })
     expect(s.ui).toEqual({ EXPLORE_PAGING_NUM: 50 })
-    expect(s.service).toEqual({ REQUIRE_SIGNIN_VIEW: false, DISABLE_REGISTRATION: false, NO_REPLY_ADDRESS: "noreply.localhost" })
+    expect(s.service).toEqual({
+      REQUIRE_SIGNIN_VIEW: false,
+      DISABLE_REGISTRATION: false,
+      NO_REPLY_ADDRESS: "noreply.localhost"
+    })
     expect(s["service.explore"]).toEqual({ REQUIRE_SIGNIN_VIEW: false, DISABLE_USERS_PAGE: false })
     expect(s.quota).toEqual({ ENABLED: false, DEFAULT_GROUPS: [] })
     expect(s["quota.default"]).toEqual({ TOTAL: -1 })
@@ -93,12 +98,17 @@ describe("defaults", () => {
   })
 
   it("keep an explicit ROOT_URL, adding the trailing slash", async () => {
-    const s = await load({ HEARTH__server__ROOT_URL: "https://forge.example.org/sub", HEARTH__server__HTTP_PORT: "8080" })
+    const s = await load({
+      HEARTH__server__ROOT_URL: "https://forge.example.org/sub",
+      HEARTH__server__HTTP_PORT: "8080"
+    })
     expect(s.server.ROOT_URL).toBe("https://forge.example.org/sub/")
   })
 
   it("resolve a relative APP_DATA_PATH against the working directory", async () => {
-    expect((await load({ HEARTH__server__APP_DATA_PATH: "var/hearth" })).server.APP_DATA_PATH).toBe(resolve("var/hearth"))
+    expect((await load({ HEARTH__server__APP_DATA_PATH: "var/hearth" })).server.APP_DATA_PATH).toBe(
+      resolve("var/hearth")
+    )
     expect((await load({ HEARTH__server__APP_DATA_PATH: "/srv/hearth" })).server.APP_DATA_PATH).toBe("/srv/hearth")
   })
 })
@@ -112,12 +122,12 @@ describe("app.ini", () => {
     "# comments with either mark",
     "[server]",
     "HTTP_PORT   =   4000",
-    "DOMAIN = \"git.example.com\"",
+    'DOMAIN = "git.example.com"',
     "ROOT_URL = `https://git.example.com/`",
     "",
     "[database]",
     "DB_TYPE=postgres",
-    "PASSWD = \"\"\"p=a;ss#word\"\"\"",
+    'PASSWD = """p=a;ss#word"""',
     "NAME = forge ; part of the value, as in Forgejo",
     "",
     "[service.explore]",
@@ -134,7 +144,11 @@ describe("app.ini", () => {
     const ini = parseIni(text)
     expect(ini.DEFAULT).toEqual({ APP_NAME: "Hearth test", RUN_MODE: "prod" })
     expect(ini.server).toEqual({ HTTP_PORT: "4000", DOMAIN: "git.example.com", ROOT_URL: "https://git.example.com/" })
-    expect(ini.database).toEqual({ DB_TYPE: "postgres", PASSWD: "p=a;ss#word", NAME: "forge ; part of the value, as in Forgejo" })
+    expect(ini.database).toEqual({
+      DB_TYPE: "postgres",
+      PASSWD: "p=a;ss#word",
+      NAME: "forge ; part of the value, as in Forgejo"
+    })
     expect(ini["service.explore"]).toEqual({ REQUIRE_SIGNIN_VIEW: "true" })
     expect(ini["unknown.section"]).toEqual({ WHATEVER: "1" })
   })
@@ -159,7 +173,9 @@ describe("app.ini", () => {
   })
 
   it("reports a missing file", async () => {
-    expect(await errorOf({}, join(scratch, "missing.ini"))).toBe(`config file not found: ${join(scratch, "missing.ini")}`)
+    expect(await errorOf({}, join(scratch, "missing.ini"))).toBe(
+      `config file not found: ${join(scratch, "missing.ini")}`
+    )
   })
 })
 
@@ -190,32 +206,63 @@ describe("environment variables", () => {
   })
 
   it("read booleans in Forgejo's spellings", async () => {
-    for (const [value, expected] of [["true", true], ["1", true], ["Yes", true], ["ON", true], ["t", true], ["false", false], ["0", false], ["no", false], ["Off", false], ["F", false]] as const) {
+    for (const [value, expected] of [
+      ["true", true],
+      ["1", true],
+      ["Yes", true],
+      ["ON", true],
+      ["t", true],
+      ["false", false],
+      ["0", false],
+      ["no", false],
+      ["Off", false],
+      ["F", false]
+    ] as const) {
       expect((await load({ HEARTH__quota__ENABLED: value })).quota.ENABLED, value).toBe(expected)
     }
   })
 
   it("read [quota] DEFAULT_GROUPS as a comma-separated list", async () => {
-    expect((await load({ HEARTH__quota__DEFAULT_GROUPS: " small, , big " })).quota.DEFAULT_GROUPS).toEqual(["small", "big"])
+    expect((await load({ HEARTH__quota__DEFAULT_GROUPS: " small, , big " })).quota.DEFAULT_GROUPS).toEqual([
+      "small",
+      "big"
+    ])
   })
 
   it("read [quota.default] TOTAL as Forgejo does: bytes, thousands commas, units, negatives as unlimited", async () => {
     for (const [value, expected] of [
-      ["0", 0], ["5000", 5000], ["12,345,678", 12_345_678], ["2k", 2000], ["2MiB", 2 * 1024 * 1024], ["500M", 500_000_000],
-      ["3G", 3_000_000_000], ["3GiB", 3 * 1024 ** 3], ["9EB", 9_000_000_000_000_000_000], ["42EB", -1], ["-1", -1], ["-42", -1], ["-1MiB", -1]
+      ["0", 0],
+      ["5000", 5000],
+      ["12,345,678", 12_345_678],
+      ["2k", 2000],
+      ["2MiB", 2 * 1024 * 1024],
+      ["500M", 500_000_000],
+      ["3G", 3_000_000_000],
+      ["3GiB", 3 * 1024 ** 3],
+      ["9EB", 9_000_000_000_000_000_000],
+      ["42EB", -1],
+      ["-1", -1],
+      ["-42", -1],
+      ["-1MiB", -1]
     ] as const) {
-      expect((await load({ "HEARTH__quota_0X2E_default__TOTAL": value }))["quota.default"].TOTAL, value).toBe(expected)
+      expect((await load({ HEARTH__quota_0X2E_default__TOTAL: value }))["quota.default"].TOTAL, value).toBe(expected)
     }
   })
 
   it("refuse a [quota.default] TOTAL that is no size, naming the key", async () => {
-    expect(await errorOf({ "HEARTH__quota_0X2E_default__TOTAL": "lots" })).toBe(
+    expect(await errorOf({ HEARTH__quota_0X2E_default__TOTAL: "lots" })).toBe(
       'invalid setting [quota.default] TOTAL = "lots": expected a size such as 500M, 2GiB or 1000000, or -1 for unlimited'
     )
   })
 
   it("read [log] LEVEL in Forgejo's level names, in any case", async () => {
-    for (const [value, expected] of [["debug", "Debug"], ["Warn", "Warning"], ["WARNING", "Warning"], ["Critical", "Error"], ["none", "None"]] as const) {
+    for (const [value, expected] of [
+      ["debug", "Debug"],
+      ["Warn", "Warning"],
+      ["WARNING", "Warning"],
+      ["Critical", "Error"],
+      ["none", "None"]
+    ] as const) {
       expect((await load({ HEARTH__log__LEVEL: value })).log.LEVEL, value).toBe(expected)
     }
   })
@@ -225,29 +272,43 @@ describe("database", () => {
   it("DATABASE_URL in the environment implies PostgreSQL", async () => {
     const url = "postgres://hearth:secret@db.internal:5432/hearth"
     expect((await load({ DATABASE_URL: url })).database).toMatchObject({ DB_TYPE: "postgres", DATABASE_URL: url })
-    expect((await load({ HEARTH__database__DATABASE_URL: url })).database).toMatchObject({ DB_TYPE: "postgres", DATABASE_URL: url })
+    expect((await load({ HEARTH__database__DATABASE_URL: url })).database).toMatchObject({
+      DB_TYPE: "postgres",
+      DATABASE_URL: url
+    })
     // An explicit DB_TYPE still decides.
     expect((await load({ DATABASE_URL: url, HEARTH__database__DB_TYPE: "embedded" })).database.DB_TYPE).toBe("embedded")
   })
 
   it("HOST/NAME/USER/PASSWD build the URL (escaped), with the default port when HOST has none", async () => {
     const url = async (db: Record<string, string>) => {
-      const env = Object.fromEntries(Object.entries({ DB_TYPE: "postgres", ...db }).map(([k, v]) => [`HEARTH__database__${k}`, v]))
+      const env = Object.fromEntries(
+        Object.entries({ DB_TYPE: "postgres", ...db }).map(([k, v]) => [`HEARTH__database__${k}`, v])
+      )
       return (await load(env)).database.DATABASE_URL
     }
     expect(await url({})).toBe("postgres://hearth@127.0.0.1:5432/hearth")
-    expect(await url({ HOST: "db.example:5433", NAME: "forge", USER: "git", PASSWD: "p@ss:w/rd%" }))
-      .toBe("postgres://git:p%40ss%3Aw%2Frd%25@db.example:5433/forge")
+    expect(await url({ HOST: "db.example:5433", NAME: "forge", USER: "git", PASSWD: "p@ss:w/rd%" })).toBe(
+      "postgres://git:p%40ss%3Aw%2Frd%25@db.example:5433/forge"
+    )
     expect(await url({ HOST: "db.example" })).toBe("postgres://hearth@db.example:5432/hearth")
     expect(await url({ HOST: "[::1]:6432" })).toBe("postgres://hearth@[::1]:6432/hearth")
-    expect(await url({ HOST: "/var/run/postgresql" })).toBe("postgres://hearth@localhost/hearth?host=%2Fvar%2Frun%2Fpostgresql")
+    expect(await url({ HOST: "/var/run/postgresql" })).toBe(
+      "postgres://hearth@localhost/hearth?host=%2Fvar%2Frun%2Fpostgresql"
+    )
   })
 })
 
 describe("[server] client bounds (Hearth's own keys)", () => {
   it("take Go durations, as [mirror] intervals do, read once into seconds", () => {
     const s = resolveSettings({
-      server: { READ_HEADER_TIMEOUT: "1m30s", BODY_IDLE_TIMEOUT: " 500ms ", KEEP_ALIVE_TIMEOUT: "2s", KEEP_ALIVE_MAX_REQUESTS: "0", MAX_CONNECTIONS: "5" }
+      server: {
+        READ_HEADER_TIMEOUT: "1m30s",
+        BODY_IDLE_TIMEOUT: " 500ms ",
+        KEEP_ALIVE_TIMEOUT: "2s",
+        KEEP_ALIVE_MAX_REQUESTS: "0",
+        MAX_CONNECTIONS: "5"
+      }
     })
     expect(s.server).toMatchObject({
       READ_HEADER_TIMEOUT: 90,
@@ -261,29 +322,80 @@ describe("[server] client bounds (Hearth's own keys)", () => {
 
 describe("invalid values stop start-up with a message naming the key", () => {
   const cases: ReadonlyArray<readonly [Record<string, string>, string]> = [
-    [{ HEARTH__server__HTTP_PORT: "abc" }, `invalid setting [server] HTTP_PORT = "abc": expected a port number (0-65535)`],
-    [{ HEARTH__server__HTTP_PORT: "70000" }, `invalid setting [server] HTTP_PORT = "70000": expected a port number (0-65535)`],
+    [
+      { HEARTH__server__HTTP_PORT: "abc" },
+      `invalid setting [server] HTTP_PORT = "abc": expected a port number (0-65535)`
+    ],
+    [
+      { HEARTH__server__HTTP_PORT: "70000" },
+      `invalid setting [server] HTTP_PORT = "70000": expected a port number (0-65535)`
+    ],
     [{ HEARTH__server__SSH_PORT: "-1" }, `invalid setting [server] SSH_PORT = "-1": expected a port number (0-65535)`],
-    [{ HEARTH__security__DISABLE_QUERY_AUTH_TOKEN: "maybe" }, `invalid setting [security] DISABLE_QUERY_AUTH_TOKEN = "maybe": expected true or false`],
-    [{ HEARTH__database__DB_TYPE: "mysql" }, `invalid setting [database] DB_TYPE = "mysql": expected one of embedded, postgres`],
+    [
+      { HEARTH__security__DISABLE_QUERY_AUTH_TOKEN: "maybe" },
+      `invalid setting [security] DISABLE_QUERY_AUTH_TOKEN = "maybe": expected true or false`
+    ],
+    [
+      { HEARTH__database__DB_TYPE: "mysql" },
+      `invalid setting [database] DB_TYPE = "mysql": expected one of embedded, postgres`
+    ],
     [{ HEARTH__server__ROOT_URL: "ftp://x" }, `invalid setting [server] ROOT_URL = "ftp://x": expected an http(s) URL`],
-    [{ HEARTH__server__ROOT_URL: "localhost:3000" }, `invalid setting [server] ROOT_URL = "localhost:3000": expected an http(s) URL`],
+    [
+      { HEARTH__server__ROOT_URL: "localhost:3000" },
+      `invalid setting [server] ROOT_URL = "localhost:3000": expected an http(s) URL`
+    ],
     [{ HEARTH__api__DEFAULT_PAGING_NUM: "0" }, `invalid setting [api] DEFAULT_PAGING_NUM = "0": must be at least 1`],
-    [{ HEARTH__api__MAX_RESPONSE_ITEMS: "ten" }, `invalid setting [api] MAX_RESPONSE_ITEMS = "ten": expected a whole number`],
+    [
+      { HEARTH__api__MAX_RESPONSE_ITEMS: "ten" },
+      `invalid setting [api] MAX_RESPONSE_ITEMS = "ten": expected a whole number`
+    ],
     [{ HEARTH__ui__EXPLORE_PAGING_NUM: "0" }, `invalid setting [ui] EXPLORE_PAGING_NUM = "0": must be at least 1`],
-    [{ HEARTH__server__MAX_REQUEST_BODY: "1.5" }, `invalid setting [server] MAX_REQUEST_BODY = "1.5": expected a whole number`],
-    [{ HEARTH__log__LEVEL: "loud" }, `invalid setting [log] LEVEL = "loud": expected one of Trace, Debug, Info, Warning, Error, None`],
-    [{ HEARTH__database__DB_TYPE: "postgres", HEARTH__database__HOST: "bad host:5432" }, `invalid setting [database] HOST = "bad host:5432": expected host[:port]`],
+    [
+      { HEARTH__server__MAX_REQUEST_BODY: "1.5" },
+      `invalid setting [server] MAX_REQUEST_BODY = "1.5": expected a whole number`
+    ],
+    [
+      { HEARTH__log__LEVEL: "loud" },
+      `invalid setting [log] LEVEL = "loud": expected one of Trace, Debug, Info, Warning, Error, None`
+    ],
+    [
+      { HEARTH__database__DB_TYPE: "postgres", HEARTH__database__HOST: "bad host:5432" },
+      `invalid setting [database] HOST = "bad host:5432": expected host[:port]`
+    ],
     [{ HEARTH__database__MAX_OPEN_CONNS: "0" }, `invalid setting [database] MAX_OPEN_CONNS = "0": must be at least 1`],
     [{ HEARTH__federation__MAX_SIZE: "0" }, `invalid setting [federation] MAX_SIZE = "0": must be at least 1`],
-    [{ HEARTH__federation__DELIVERY_ATTEMPTS: "0" }, `invalid setting [federation] DELIVERY_ATTEMPTS = "0": must be at least 1`],
-    [{ HEARTH__mirror__MIN_INTERVAL: "10" }, `invalid setting [mirror] MIN_INTERVAL = "10": expected a duration such as 10m or 8h`],
-    [{ HEARTH__mirror__DEFAULT_INTERVAL: "1d" }, `invalid setting [mirror] DEFAULT_INTERVAL = "1d": expected a duration such as 10m or 8h`],
-    [{ HEARTH__federation__DELIVERY_RETRY_DELAY: "soon" }, `invalid setting [federation] DELIVERY_RETRY_DELAY = "soon": expected a duration such as 30s or 1m`],
-    [{ HEARTH__server__READ_HEADER_TIMEOUT: "30" }, `invalid setting [server] READ_HEADER_TIMEOUT = "30": expected a duration such as 30s or 1m`],
-    [{ HEARTH__server__BODY_IDLE_TIMEOUT: "0s" }, `invalid setting [server] BODY_IDLE_TIMEOUT = "0s": expected a duration such as 30s or 1m`],
-    [{ HEARTH__server__KEEP_ALIVE_TIMEOUT: "-5s" }, `invalid setting [server] KEEP_ALIVE_TIMEOUT = "-5s": expected a duration such as 5s or 1m`],
-    [{ HEARTH__server__KEEP_ALIVE_MAX_REQUESTS: "many" }, `invalid setting [server] KEEP_ALIVE_MAX_REQUESTS = "many": expected a whole number`],
+    [
+      { HEARTH__federation__DELIVERY_ATTEMPTS: "0" },
+      `invalid setting [federation] DELIVERY_ATTEMPTS = "0": must be at least 1`
+    ],
+    [
+      { HEARTH__mirror__MIN_INTERVAL: "10" },
+      `invalid setting [mirror] MIN_INTERVAL = "10": expected a duration such as 10m or 8h`
+    ],
+    [
+      { HEARTH__mirror__DEFAULT_INTERVAL: "1d" },
+      `invalid setting [mirror] DEFAULT_INTERVAL = "1d": expected a duration such as 10m or 8h`
+    ],
+    [
+      { HEARTH__federation__DELIVERY_RETRY_DELAY: "soon" },
+      `invalid setting [federation] DELIVERY_RETRY_DELAY = "soon": expected a duration such as 30s or 1m`
+    ],
+    [
+      { HEARTH__server__READ_HEADER_TIMEOUT: "30" },
+      `invalid setting [server] READ_HEADER_TIMEOUT = "30": expected a duration such as 30s or 1m`
+    ],
+    [
+      { HEARTH__server__BODY_IDLE_TIMEOUT: "0s" },
+      `invalid setting [server] BODY_IDLE_TIMEOUT = "0s": expected a duration such as 30s or 1m`
+    ],
+    [
+      { HEARTH__server__KEEP_ALIVE_TIMEOUT: "-5s" },
+      `invalid setting [server] KEEP_ALIVE_TIMEOUT = "-5s": expected a duration such as 5s or 1m`
+    ],
+    [
+      { HEARTH__server__KEEP_ALIVE_MAX_REQUESTS: "many" },
+      `invalid setting [server] KEEP_ALIVE_MAX_REQUESTS = "many": expected a whole number`
+    ],
     [{ HEARTH__server__MAX_CONNECTIONS: "0" }, `invalid setting [server] MAX_CONNECTIONS = "0": must be at least 1`],
     [
       { HEARTH__federation__SIGNATURE_ALGORITHMS: "rsa-sha256,md5" },
@@ -317,7 +429,9 @@ describe("SECRET_KEY", () => {
     // Through the layer, as `serve` loads it.
     const env = { HEARTH__server__APP_DATA_PATH: dir }
     const fromLayer = await Effect.runPromise(
-      Effect.map(Layer.build(layer({ env })), (context) => Context.get(context, Settings).security.SECRET_KEY).pipe(Effect.scoped)
+      Effect.map(Layer.build(layer({ env })), (context) => Context.get(context, Settings).security.SECRET_KEY).pipe(
+        Effect.scoped
+      )
     )
     expect(fromLayer).toBe(first.security.SECRET_KEY)
   })

@@ -4,10 +4,10 @@
 // still completes; an SSH client that stops answering is disconnected. The waits here are bounded
 // waits on the time-outs under test.
 import { execFileSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { get } from "node:http"
 import { connect, createServer, type Server, type Socket } from "node:net"
-import { randomBytes } from "node:crypto"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import ssh2 from "ssh2"
@@ -15,8 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { resolveSettings } from "../src/config/Settings.ts"
 import { gitEnv } from "../src/git/Git.ts"
 import { clientLimits } from "../src/Server.ts"
-import { basic, createToken, createUser, freePort, type Hearth, request, startHearth } from "./support/hearth.ts"
 import { gitIn, gitRun } from "./support/git.ts"
+import { basic, createToken, createUser, freePort, type Hearth, request, startHearth } from "./support/hearth.ts"
 import { sleep } from "./support/spawn.ts"
 
 const LIMIT_MS = 1000
@@ -64,7 +64,7 @@ const raw = (): Promise<Raw> =>
     const opened = Date.now()
     const socket = connect(port, "127.0.0.1")
     let received = ""
-    socket.on("data", (d) => received += d)
+    socket.on("data", (d) => (received += d))
     socket.on("error", () => {})
     const closed = new Promise<number>((done) => socket.on("close", () => done(Date.now() - opened)))
     socket.once("connect", () => resolve({ socket, received: () => received, closed }))
@@ -114,7 +114,9 @@ const markdownHead = (length: number, auth = `token ${token}`) =>
   `Content-Length: ${length}\r\n\r\n`
 
 it("reads the [server] durations as milliseconds", () => {
-  const server = resolveSettings({ server: { READ_HEADER_TIMEOUT: "1m30s", BODY_IDLE_TIMEOUT: "500ms", KEEP_ALIVE_TIMEOUT: "2s" } }).server
+  const server = resolveSettings({
+    server: { READ_HEADER_TIMEOUT: "1m30s", BODY_IDLE_TIMEOUT: "500ms", KEEP_ALIVE_TIMEOUT: "2s" }
+  }).server
   expect(clientLimits(server)).toEqual({
     headerTimeoutMs: 90_000,
     idleTimeoutMs: 500,
@@ -136,7 +138,8 @@ describe("READ_HEADER_TIMEOUT", () => {
     const silent = await Promise.all(Array.from({ length: 3 }, raw))
     expect(await version()).toBe(200)
     try {
-      for (const c of [...slow, ...silent]) expect(await closedWithin(c, LIMIT_MS * 4)).toBeGreaterThanOrEqual(LIMIT_MS - 100)
+      for (const c of [...slow, ...silent])
+        expect(await closedWithin(c, LIMIT_MS * 4)).toBeGreaterThanOrEqual(LIMIT_MS - 100)
     } finally {
       for (const stop of stops) stop()
     }
@@ -192,7 +195,7 @@ describe("BODY_IDLE_TIMEOUT", () => {
     const stalled = await raw()
     let bytes = 0
     // Reads the first piece, then nothing.
-    stalled.socket.on("data", (d: Buffer) => bytes += d.length)
+    stalled.socket.on("data", (d: Buffer) => (bytes += d.length))
     stalled.socket.once("data", () => stalled.socket.pause())
     stalled.socket.write(get)
     await sleep(LIMIT_MS * 3)
@@ -253,7 +256,10 @@ describe("BODY_IDLE_TIMEOUT", () => {
       input: `${await gitIn(work, ["rev-parse", "HEAD"])}\n^${head}\n`
     })
     const commands = `${"0".repeat(40)} ${await gitIn(work, ["rev-parse", "HEAD"])} refs/heads/stalled\0 report-status\n`
-    const body = Buffer.concat([Buffer.from(`${(commands.length + 4).toString(16).padStart(4, "0")}${commands}0000`), pack])
+    const body = Buffer.concat([
+      Buffer.from(`${(commands.length + 4).toString(16).padStart(4, "0")}${commands}0000`),
+      pack
+    ])
     const c = await raw()
     c.socket.write(
       `POST /alice/slow.git/git-receive-pack HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic("alice", token)}\r\n` +
@@ -284,8 +290,8 @@ const throttlingProxy = async (chunk: number, everyMs: number) => {
         upstream.end()
       }
     }, everyMs)
-    client.on("data", (d) => pending = Buffer.concat([pending, d]))
-    client.on("end", () => ended = true)
+    client.on("data", (d) => (pending = Buffer.concat([pending, d])))
+    client.on("end", () => (ended = true))
     upstream.pipe(client)
     const close = () => {
       clearInterval(timer)
@@ -320,7 +326,12 @@ describe("keep-alive", () => {
     }
     const responses = c.received().split(/(?=HTTP\/1\.1 )/)
     // The third says the connection ends; one more request on it is not served (Node's 503).
-    expect(responses.map((r) => r.slice(0, 12))).toEqual(["HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 503"])
+    expect(responses.map((r) => r.slice(0, 12))).toEqual([
+      "HTTP/1.1 200",
+      "HTTP/1.1 200",
+      "HTTP/1.1 200",
+      "HTTP/1.1 503"
+    ])
     expect(responses[1]!.toLowerCase()).toContain("connection: keep-alive")
     expect(responses[2]!.toLowerCase()).toContain("connection: close")
     await closedWithin(c, LIMIT_MS * 4)
@@ -356,7 +367,9 @@ describe("MAX_CONNECTIONS", () => {
 describe("SSH", () => {
   it("disconnects an authenticated client that stops answering (BODY_IDLE_TIMEOUT)", async () => {
     const keys = ssh2.utils.generateKeyPairSync("ed25519")
-    expect((await request(hearth, "POST", "/user/keys", basic("alice"), { title: "idle", key: keys.public })).status).toBe(201)
+    expect(
+      (await request(hearth, "POST", "/user/keys", basic("alice"), { title: "idle", key: keys.public })).status
+    ).toBe(201)
     const socket = connect(sshPort, "127.0.0.1")
     const client = new ssh2.Client()
     const closed = new Promise<void>((done) => client.on("close", () => done()))

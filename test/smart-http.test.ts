@@ -1,8 +1,6 @@
 // Git smart HTTP with the real `git` client against a real server on 127.0.0.1: a tiny router
 // mounting only SmartHttp, with a resolver over a temp directory of bare repositories.
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
-import { HttpRouter, HttpServer } from "effect/http"
+
 import { execFile, execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
@@ -10,6 +8,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { gzipSync } from "node:zlib"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Git from "../src/git/Git.ts"
 import * as SmartHttp from "../src/git/SmartHttp.ts"
@@ -24,7 +25,7 @@ const pushed: Array<string> = []
 // alice/* repositories; "private" needs credentials to read, every push needs them, and bob may
 // read but not push ("forbidden").
 const resolve: SmartHttp.Resolver = (owner, repo, service, request) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const path = join(root, owner.toLowerCase(), `${repo.toLowerCase()}.git`)
     if (!/^[a-z0-9-]+$/i.test(owner) || !/^[a-z0-9-]+$/i.test(repo) || !existsSync(path)) {
       return yield* SmartHttp.Denied.notFound()
@@ -32,9 +33,9 @@ const resolve: SmartHttp.Resolver = (owner, repo, service, request) =>
     const auth = request.headers["authorization"]
     const user = auth?.startsWith("Basic ")
       ? (() => {
-        const [name, pass] = Buffer.from(auth.slice(6), "base64").toString().split(":")
-        return pass === PASSWORD ? name : undefined
-      })()
+          const [name, pass] = Buffer.from(auth.slice(6), "base64").toString().split(":")
+          return pass === PASSWORD ? name : undefined
+        })()
       : undefined
     const needsAuth = service === "receive-pack" || repo === "private"
     if (needsAuth && user === undefined) return yield* SmartHttp.Denied.unauthorized()
@@ -69,7 +70,9 @@ const gitFails = async (args: Array<string>, cwd = work) => {
   throw new Error(`git ${args.join(" ")} succeeded`)
 }
 const url = (repo: string, user?: string) =>
-  user === undefined ? `${base}/alice/${repo}.git` : base.replace("http://", `http://${user}:${PASSWORD}@`) + `/alice/${repo}.git`
+  user === undefined
+    ? `${base}/alice/${repo}.git`
+    : base.replace("http://", `http://${user}:${PASSWORD}@`) + `/alice/${repo}.git`
 const bare = (name: string) => join(root, "alice", `${name}.git`)
 const newRepo = (name: string) => Effect.runPromise(Git.initBare(bare(name), "main"))
 
@@ -119,13 +122,17 @@ describe("info/refs", () => {
     expect(res.headers.get("content-type")).toBe("application/x-git-upload-pack-advertisement")
     expect(res.headers.get("cache-control")).toContain("no-cache")
     const body = Buffer.from(await res.arrayBuffer())
-    const oracle = execFileSync("git", ["upload-pack", "--stateless-rpc", "--advertise-refs", bare("demo")], { env: env() })
+    const oracle = execFileSync("git", ["upload-pack", "--stateless-rpc", "--advertise-refs", bare("demo")], {
+      env: env()
+    })
     const expected = Buffer.concat([Buffer.from("001e# service=git-upload-pack\n0000"), oracle])
     expect(body.equals(expected)).toBe(true)
   })
 
   it("protocol v2 (Git-Protocol header): the v2 capability advertisement, as git prints it", async () => {
-    const res = await fetch(`${url("demo")}/info/refs?service=git-upload-pack`, { headers: { "Git-Protocol": "version=2" } })
+    const res = await fetch(`${url("demo")}/info/refs?service=git-upload-pack`, {
+      headers: { "Git-Protocol": "version=2" }
+    })
     const body = Buffer.from(await res.arrayBuffer())
     const oracle = execFileSync("git", ["upload-pack", "--stateless-rpc", "--advertise-refs", bare("demo")], {
       env: { ...env(), GIT_PROTOCOL: "version=2" }
@@ -167,7 +174,9 @@ describe("clone and fetch", () => {
     await git(["-c", "protocol.version=2", "clone", "-q", url("demo"), join(work, "v2")])
     expect(readFileSync(join(work, "v2", "a.txt"), "utf8")).toBe("a\n")
     await git(["clone", "-q", `${base}/alice/demo`, join(work, "nodotgit")])
-    expect(await git(["rev-parse", "HEAD"], join(work, "nodotgit"))).toBe(await git(["rev-parse", "HEAD"], join(work, "v0")))
+    expect(await git(["rev-parse", "HEAD"], join(work, "nodotgit"))).toBe(
+      await git(["rev-parse", "HEAD"], join(work, "v0"))
+    )
   })
 
   it("protocol v2 really is used end to end", async () => {
@@ -182,7 +191,9 @@ describe("clone and fetch", () => {
     const res = await fetch(`${url("private")}/info/refs?service=git-upload-pack`)
     expect(res.status).toBe(401)
     expect(res.headers.get("www-authenticate")).toBe('Basic realm="Hearth"')
-    expect(await gitFails(["clone", "-q", url("private"), join(work, "p0")])).toMatch(/Authentication failed|could not read Username/)
+    expect(await gitFails(["clone", "-q", url("private"), join(work, "p0")])).toMatch(
+      /Authentication failed|could not read Username/
+    )
     await git(["clone", "-q", url("private", "alice"), join(work, "p1")])
     expect(readFileSync(join(work, "p1", "README.md"), "utf8")).toBe("# demo\n")
     const header = `Authorization: Basic ${Buffer.from(`alice:${PASSWORD}`).toString("base64")}`
@@ -220,12 +231,18 @@ describe("clone and fetch", () => {
     })
     expect(await res.text()).toBe("")
     // Not a key=value list: treated as protocol v0 (the service header is present).
-    const v0 = await fetch(`${url("demo")}/info/refs?service=git-upload-pack`, { headers: { "Git-Protocol": "version=2 x;y" } })
+    const v0 = await fetch(`${url("demo")}/info/refs?service=git-upload-pack`, {
+      headers: { "Git-Protocol": "version=2 x;y" }
+    })
     expect((await v0.text()).startsWith("001e# service=git-upload-pack\n0000")).toBe(true)
   })
 
   it("refuses the wrong content type with 415", async () => {
-    const res = await fetch(`${url("demo")}/git-upload-pack`, { method: "POST", body: "0000", headers: { "content-type": "text/plain" } })
+    const res = await fetch(`${url("demo")}/git-upload-pack`, {
+      method: "POST",
+      body: "0000",
+      headers: { "content-type": "text/plain" }
+    })
     expect(res.status).toBe(415)
   })
 })
@@ -242,8 +259,11 @@ describe("push", () => {
     await git(["push", "-q", "origin", "feature"], dir)
     expect(pushed).toEqual(["alice/demo"])
     const featureSha = await git(["rev-parse", "HEAD"], dir)
-    expect(execFileSync("git", ["rev-parse", "refs/heads/feature"], { env: { ...env(), GIT_DIR: bare("demo") } }).toString().trim())
-      .toBe(featureSha)
+    expect(
+      execFileSync("git", ["rev-parse", "refs/heads/feature"], { env: { ...env(), GIT_DIR: bare("demo") } })
+        .toString()
+        .trim()
+    ).toBe(featureSha)
 
     // Fast-forward main.
     await git(["checkout", "-q", "main"], dir)
@@ -263,7 +283,9 @@ describe("push", () => {
   it("anonymous push gets 401; a reader without write access gets 403", async () => {
     const dir = join(work, "anon")
     await git(["clone", "-q", url("demo"), dir])
-    expect(await gitFails(["push", "origin", "HEAD:refs/heads/anon"], dir)).toMatch(/Authentication failed|could not read Username/)
+    expect(await gitFails(["push", "origin", "HEAD:refs/heads/anon"], dir)).toMatch(
+      /Authentication failed|could not read Username/
+    )
     const bob = base.replace("http://", `http://bob:${PASSWORD}@`) + "/alice/demo.git"
     expect(await gitFails(["push", bob, "HEAD:refs/heads/bob"], dir)).toMatch(/403/)
     expect(await git(["ls-remote", url("demo")])).not.toMatch(/anon|bob/)
@@ -274,14 +296,16 @@ describe("push", () => {
     const dir = join(work, "par-seed")
     await seed(dir, { "README.md": "parallel\n" })
     await git(["push", "-q", url("parallel", "alice"), "main"], dir)
-    const clones = await Promise.all(Array.from({ length: 8 }, async (_, i) => {
-      const clone = join(work, `par-${i}`)
-      await git(["clone", "-q", url("parallel", "alice"), clone])
-      writeFileSync(join(clone, `file-${i}.txt`), `branch ${i}\n`)
-      await git(["add", "."], clone)
-      await git(["commit", "-q", "-m", `commit ${i}`], clone)
-      return clone
-    }))
+    const clones = await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const clone = join(work, `par-${i}`)
+        await git(["clone", "-q", url("parallel", "alice"), clone])
+        writeFileSync(join(clone, `file-${i}.txt`), `branch ${i}\n`)
+        await git(["add", "."], clone)
+        await git(["commit", "-q", "-m", `commit ${i}`], clone)
+        return clone
+      })
+    )
     await Promise.all(clones.map((clone, i) => git(["push", "-q", "origin", `HEAD:refs/heads/b${i}`], clone)))
     const refs = await git(["ls-remote", url("parallel"), "refs/heads/*"])
     for (let i = 0; i < 8; i++) {
@@ -313,7 +337,9 @@ describe("streaming", () => {
       clearInterval(sampler)
     }
     const growth = (peak - before) / 1048576
-    console.log(`${label} of ${MB} MB: server RSS ${Math.round(before / 1048576)} MB → peak ${Math.round(peak / 1048576)} MB (+${growth.toFixed(1)} MB, ${samples} samples)`)
+    console.log(
+      `${label} of ${MB} MB: server RSS ${Math.round(before / 1048576)} MB → peak ${Math.round(peak / 1048576)} MB (+${growth.toFixed(1)} MB, ${samples} samples)`
+    )
     // The sampler must have run while the transfer was going on.
     expect(samples).toBeGreaterThan(5)
     return growth
@@ -328,14 +354,20 @@ describe("streaming", () => {
     await git(["commit", "-q", "-m", "big"], dir)
 
     expect(await rssGrowth("push", () => git(["push", "-q", url("big", "alice"), "main"], dir))).toBeLessThan(100)
-    expect(await rssGrowth("clone", () => git(["clone", "-q", "--bare", url("big"), join(work, "big-clone.git")]))).toBeLessThan(100)
-    const size = execFileSync("git", ["cat-file", "-s", "HEAD:big.bin"], { env: { ...env(), GIT_DIR: join(work, "big-clone.git") } })
+    expect(
+      await rssGrowth("clone", () => git(["clone", "-q", "--bare", url("big"), join(work, "big-clone.git")]))
+    ).toBeLessThan(100)
+    const size = execFileSync("git", ["cat-file", "-s", "HEAD:big.bin"], {
+      env: { ...env(), GIT_DIR: join(work, "big-clone.git") }
+    })
     expect(Number(size.toString())).toBe(MB * 1024 * 1024)
   }, 180_000)
 
   it("the git process is killed when the client goes away", async () => {
     // A v2 fetch of the big repository, abandoned after the first bytes.
-    const want = execFileSync("git", ["rev-parse", "HEAD"], { env: { ...env(), GIT_DIR: bare("big") } }).toString().trim()
+    const want = execFileSync("git", ["rev-parse", "HEAD"], { env: { ...env(), GIT_DIR: bare("big") } })
+      .toString()
+      .trim()
     const pkt = (s: string) => (s.length + 4).toString(16).padStart(4, "0") + s
     const body = pkt("command=fetch\n") + "0001" + pkt("no-progress\n") + pkt(`want ${want}\n`) + pkt("done\n") + "0000"
     const controller = new AbortController()
@@ -348,13 +380,15 @@ describe("streaming", () => {
     const reader = res.body!.getReader()
     await reader.read()
     const running = () =>
-      readdirSync("/proc").filter((pid) => /^\d+$/.test(pid)).filter((pid) => {
-        try {
-          return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(bare("big"))
-        } catch {
-          return false
-        }
-      })
+      readdirSync("/proc")
+        .filter((pid) => /^\d+$/.test(pid))
+        .filter((pid) => {
+          try {
+            return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(bare("big"))
+          } catch {
+            return false
+          }
+        })
     expect(running().length).toBeGreaterThan(0)
     controller.abort()
     const deadline = Date.now() + 5000

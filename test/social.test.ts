@@ -29,16 +29,23 @@ const starredCount = async (user: string) => (await json(await call("GET", "/use
 
 /** The stored counters, read straight from the tables they summarize. */
 const truth = (fullName: string) =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const [owner, name] = fullName.split("/")
-    const [row] = yield* sql`SELECT r.num_stars, r.num_watches,
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const [owner, name] = fullName.split("/")
+      const [row] = yield* sql`SELECT r.num_stars, r.num_watches,
         (SELECT count(*) FROM stars s WHERE s.repo_id = r.id) AS stars,
         (SELECT count(*) FROM watches w WHERE w.repo_id = r.id AND w.mode <> 'dont') AS watches
       FROM repositories r JOIN users o ON o.id = r.owner_id
       WHERE o.lower_name = ${owner!.toLowerCase()} AND r.lower_name = ${name!.toLowerCase()}`
-    return { numStars: Number(row!.num_stars), stars: Number(row!.stars), numWatches: Number(row!.num_watches), watches: Number(row!.watches) }
-  }))
+      return {
+        numStars: Number(row!.num_stars),
+        stars: Number(row!.stars),
+        numWatches: Number(row!.num_watches),
+        watches: Number(row!.watches)
+      }
+    })
+  )
 
 describe("stars", () => {
   it("PUT and DELETE are idempotent 204s and keep both counters exact", async () => {
@@ -230,14 +237,16 @@ describe("watches", () => {
   it("counts a revived 'don't watch' row once, and an automatic watch not again", async () => {
     const repo = await createRepo("alice")
     const path = `/repos/${repo.full_name}/subscription`
-    await hearth.run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      yield* sql`INSERT INTO watches (user_id, repo_id, mode)
+    await hearth.run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        yield* sql`INSERT INTO watches (user_id, repo_id, mode)
         SELECT u.id, r.id, m.mode FROM repositories r JOIN users o ON o.id = r.owner_id,
           (VALUES ('bob', 'dont'), ('carol', 'auto')) AS m (name, mode) JOIN users u ON u.lower_name = m.name
         WHERE o.lower_name = 'alice' AND r.lower_name = ${repo.name.toLowerCase()}`
-      yield* sql`UPDATE repositories SET num_watches = 1 WHERE lower_name = ${repo.name.toLowerCase()}`
-    }))
+        yield* sql`UPDATE repositories SET num_watches = 1 WHERE lower_name = ${repo.name.toLowerCase()}`
+      })
+    )
     expect((await call("GET", path, basic("bob"))).status).toBe(404)
     expect((await call("GET", path, basic("carol"))).status).toBe(200)
     expect((await call("PUT", path, basic("bob"))).status).toBe(200)
@@ -266,8 +275,11 @@ describe("watches", () => {
     expect((await json(seen)).map((r: any) => r.full_name)).toEqual([open.full_name])
     // Unlike the starred lists, the total counts what the caller may see.
     expect(seen.headers.get("x-total-count")).toBe("1")
-    expect((await json(await call("GET", "/users/dave/subscriptions?page=2&limit=1", basic("dave"))))
-      .map((r: any) => r.full_name)).toEqual([secret.full_name])
+    expect(
+      (await json(await call("GET", "/users/dave/subscriptions?page=2&limit=1", basic("dave")))).map(
+        (r: any) => r.full_name
+      )
+    ).toEqual([secret.full_name])
     expect((await call("GET", "/users/dave/subscriptions")).status).toBe(401)
 
     const watchers = await call("GET", `/repos/${open.full_name}/subscribers`)

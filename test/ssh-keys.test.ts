@@ -17,9 +17,22 @@ let n = 0
 /** A fresh key pair from ssh-keygen: the `.pub` line, its fingerprint and the file path. */
 const keygen = (type: string, bits?: number) => {
   const file = join(dir, `k${++n}`)
-  execFileSync("ssh-keygen", ["-q", "-t", type, ...(bits ? ["-b", String(bits)] : []), "-N", "", "-C", `c${n}@test`, "-f", file])
+  execFileSync("ssh-keygen", [
+    "-q",
+    "-t",
+    type,
+    ...(bits ? ["-b", String(bits)] : []),
+    "-N",
+    "",
+    "-C",
+    `c${n}@test`,
+    "-f",
+    file
+  ])
   const pub = readFileSync(`${file}.pub`, "utf8").trim()
-  const fingerprint = execFileSync("ssh-keygen", ["-l", "-E", "sha256", "-f", `${file}.pub`], { encoding: "utf8" }).split(" ")[1]!
+  const fingerprint = execFileSync("ssh-keygen", ["-l", "-E", "sha256", "-f", `${file}.pub`], {
+    encoding: "utf8"
+  }).split(" ")[1]!
   return { file, pub, fingerprint }
 }
 const convert = (file: string, format: "RFC4716" | "PKCS8" | "PEM") =>
@@ -37,11 +50,13 @@ afterAll(async () => {
 
 const call = (method: string, path: string, auth?: string, body?: unknown) => request(hearth, method, path, auth, body)
 const storedKeys = () =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const [row] = yield* sql`SELECT count(*) AS n FROM public_keys`
-    return Number(row!.n)
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const [row] = yield* sql`SELECT count(*) AS n FROM public_keys`
+      return Number(row!.n)
+    })
+  )
 
 describe("POST /user/keys", () => {
   it("stores an OpenSSH ed25519 key and answers a PublicKey with the owner's fields", async () => {
@@ -115,7 +130,9 @@ describe("POST /user/keys", () => {
     expect(title.status).toBe(422)
     expect((await json(title)).message).toBe("Key title has been used")
     // Another user may reuse the title.
-    expect((await call("POST", "/user/keys", basic("carol"), { title: "dup", key: keygen("ed25519").pub })).status).toBe(201)
+    expect(
+      (await call("POST", "/user/keys", basic("carol"), { title: "dup", key: keygen("ed25519").pub })).status
+    ).toBe(201)
   })
 
   it("refuses DSA keys, which Forgejo's size table does not list", async () => {
@@ -128,10 +145,14 @@ describe("POST /user/keys", () => {
   it("stores one of several concurrent additions of the same key", async () => {
     const k = keygen("ed25519")
     const results = await Promise.all(
-      ["alice", "bob", "carol", "alice"].map((user, i) => call("POST", "/user/keys", basic(user), { title: `race${i}`, key: k.pub }))
+      ["alice", "bob", "carol", "alice"].map((user, i) =>
+        call("POST", "/user/keys", basic(user), { title: `race${i}`, key: k.pub })
+      )
     )
     expect(results.map((r) => r.status).sort()).toEqual([201, 422, 422, 422])
-    const found = await json(await call("GET", `/user/keys?fingerprint=${encodeURIComponent(k.fingerprint)}`, basic("alice")))
+    const found = await json(
+      await call("GET", `/user/keys?fingerprint=${encodeURIComponent(k.fingerprint)}`, basic("alice"))
+    )
     expect(found).toHaveLength(1)
   })
 
@@ -191,9 +212,13 @@ describe("reading keys", () => {
     const [found] = await json(res)
     expect(found.id).toBe(dave.id)
     expect(found.user).toBeUndefined()
-    const under = await json(await call("GET", `/users/dave/keys?fingerprint=${encodeURIComponent(dave.fingerprint)}`, basic("alice")))
+    const under = await json(
+      await call("GET", `/users/dave/keys?fingerprint=${encodeURIComponent(dave.fingerprint)}`, basic("alice"))
+    )
     expect(under.map((k: any) => k.id)).toEqual([dave.id])
-    const elsewhere = await json(await call("GET", `/users/alice/keys?fingerprint=${encodeURIComponent(dave.fingerprint)}`, basic("alice")))
+    const elsewhere = await json(
+      await call("GET", `/users/alice/keys?fingerprint=${encodeURIComponent(dave.fingerprint)}`, basic("alice"))
+    )
     expect(elsewhere).toEqual([])
     expect(await json(await call("GET", "/user/keys?fingerprint=SHA256:nothing", basic("alice")))).toEqual([])
   })

@@ -5,16 +5,28 @@
 // streams), the sweep of what crashes leave behind, and the [storage] settings. Uploads over
 // HTTP go through a small server of this file on the same `BlobStorage` (`putRequest`, as
 // attachment and package handlers will use it).
+
+import { createHash, randomBytes } from "node:crypto"
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync
+} from "node:fs"
+import { createServer, request as httpRequest } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Readable } from "node:stream"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql/SqlClient"
-import { createHash, randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { createServer, request as httpRequest } from "node:http"
-import { join } from "node:path"
-import { Readable } from "node:stream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Settings from "../src/config/Settings.ts"
 import * as Errors from "../src/http/Errors.ts"
@@ -33,7 +45,10 @@ let root: string
 let scope: Scope.Closeable
 let uploadBase: string
 /** Each upload's outcome once the server has finished with it, by the request's x-upload id. */
-const settled = new Map<string, { promise: Promise<Exit.Exit<unknown, unknown>>; resolve: (exit: Exit.Exit<unknown, unknown>) => void }>()
+const settled = new Map<
+  string,
+  { promise: Promise<Exit.Exit<unknown, unknown>>; resolve: (exit: Exit.Exit<unknown, unknown>) => void }
+>()
 const outcome = (id: string) => {
   let entry = settled.get(id)
   if (entry === undefined) {
@@ -95,7 +110,8 @@ beforeAll(async () => {
   root = hearth.settings.storage.PATH
   // The start-up sweep runs beside the server; the tests below expect an empty tmp (the first test
   // checks what it removed).
-  for (let i = 0; i < 2000 && Object.values(crashLeftovers).some(existsSync); i++) await new Promise((done) => setTimeout(done, 5))
+  for (let i = 0; i < 2000 && Object.values(crashLeftovers).some(existsSync); i++)
+    await new Promise((done) => setTimeout(done, 5))
   storage = await run(BlobStorage.use(Effect.succeed))
   scope = Effect.runSync(Scope.make())
   const upload = HttpRouter.add("PUT", "/blob", (request) => {
@@ -103,7 +119,9 @@ beforeAll(async () => {
     return putRequest(request, { maxSize: LIMIT }).pipe(
       Effect.map((blob) => HttpServerResponse.jsonUnsafe(blob, { status: 201 })),
       Effect.catch((error) =>
-        Effect.succeed(HttpServerResponse.jsonUnsafe({ message: error.message }, { status: Errors.statusOfError(error) ?? 500 }))
+        Effect.succeed(
+          HttpServerResponse.jsonUnsafe({ message: error.message }, { status: Errors.statusOfError(error) ?? 500 })
+        )
       ),
       Effect.onExit((exit) => Effect.sync(() => outcome(id).resolve(exit)))
     )
@@ -145,7 +163,13 @@ describe("put", () => {
       })
       expect(readFileSync(fileOf(blob.sha256)).equals(bytes)).toBe(true)
       const info = Option.getOrThrow(await run(storage.stat(blob.sha256)))
-      expect(info).toMatchObject({ size: bytes.length, md5: blob.md5, sha1: blob.sha1, sha512: blob.sha512, refcount: 0 })
+      expect(info).toMatchObject({
+        size: bytes.length,
+        md5: blob.md5,
+        sha1: blob.sha1,
+        sha512: blob.sha512,
+        refcount: 0
+      })
       expect(await run(storage.exists(blob.sha256))).toBe(true)
     }
     expect(tmpFiles()).toEqual([])
@@ -218,7 +242,8 @@ describe("put", () => {
       md5: "d41d8cd98f00b204e9800998ecf8427e",
       sha1: "da39a3ee5e6b4b0d3255bfef95601890afd80709",
       sha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-      sha512: "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e"
+      sha512:
+        "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e"
     })
     expect(statSync(fileOf(blob.sha256)).size).toBe(0)
   })
@@ -239,10 +264,18 @@ describe("put", () => {
     const second = await run(storage.put(Readable.from([bytes]), { maxSize: 1 << 20 }))
     expect(first.created).toBe(true)
     expect(second.created).toBe(false)
-    expect(second).toMatchObject({ sha256: first.sha256, size: first.size, md5: first.md5, sha1: first.sha1, sha512: first.sha512 })
+    expect(second).toMatchObject({
+      sha256: first.sha256,
+      size: first.size,
+      md5: first.md5,
+      sha1: first.sha1,
+      sha512: first.sha512
+    })
     expect(second.hold).not.toBe(first.hold)
     expect(await blobRows()).toBe(before + 1n)
-    expect(readdirSync(join(root, first.sha256.slice(0, 2), first.sha256.slice(2, 4))).filter((n) => n === first.sha256)).toHaveLength(1)
+    expect(
+      readdirSync(join(root, first.sha256.slice(0, 2), first.sha256.slice(2, 4))).filter((n) => n === first.sha256)
+    ).toHaveLength(1)
     expect(tmpFiles()).toEqual([])
   })
 
@@ -277,13 +310,24 @@ describe("references", () => {
   it("a release inside a transaction that rolls back keeps the reference and the file; one that commits removes them after the commit", async () => {
     const blob = await put(randomBytes(1000))
     await run(storage.acquire(blob))
-    const rolledBack = await runExit(SqlClient.use((client) =>
-      client.withTransaction(Effect.andThen(storage.release(blob.sha256), Effect.fail("caller's failure" as const)))))
+    const rolledBack = await runExit(
+      SqlClient.use((client) =>
+        client.withTransaction(Effect.andThen(storage.release(blob.sha256), Effect.fail("caller's failure" as const)))
+      )
+    )
     expect(Exit.isFailure(rolledBack)).toBe(true)
     expect(await refcount(blob.sha256)).toEqual(Option.some(1))
     expect(existsSync(fileOf(blob.sha256))).toBe(true)
-    const seenInside = await run(SqlClient.use((client) =>
-      client.withTransaction(Effect.andThen(storage.release(blob.sha256), Effect.sync(() => existsSync(fileOf(blob.sha256)))))))
+    const seenInside = await run(
+      SqlClient.use((client) =>
+        client.withTransaction(
+          Effect.andThen(
+            storage.release(blob.sha256),
+            Effect.sync(() => existsSync(fileOf(blob.sha256)))
+          )
+        )
+      )
+    )
     expect(seenInside).toBe(true) // not removed before the commit
     expect(existsSync(fileOf(blob.sha256))).toBe(false)
     expect(await run(storage.exists(blob.sha256))).toBe(false)
@@ -303,7 +347,13 @@ describe("references", () => {
   })
 
   it("names that are no sha256 find nothing and never reach the filesystem", async () => {
-    for (const name of ["../../../etc/passwd", "ABCDEF", "a".repeat(63), `${"a".repeat(64)}/..`, "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"]) {
+    for (const name of [
+      "../../../etc/passwd",
+      "ABCDEF",
+      "a".repeat(63),
+      `${"a".repeat(64)}/..`,
+      "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855"
+    ]) {
       expect(await failure(storage.open(name))).toMatchObject({ _tag: "BlobNotFound" })
       expect(await failure(storage.acquire(name))).toMatchObject({ _tag: "BlobNotFound" })
       expect(await failure(storage.release(name))).toMatchObject({ _tag: "BlobNotFound" })
@@ -348,7 +398,10 @@ describe("size limit", () => {
   })
 
   it("a body of another length than announced is refused with 400", async () => {
-    for (const [length, bytes] of [[10, 5], [10, 11]] as const) {
+    for (const [length, bytes] of [
+      [10, 5],
+      [10, 11]
+    ] as const) {
       const error = await failure(storage.put(Readable.from([randomBytes(bytes)]), { maxSize: 100, length }))
       expect(error).toBeInstanceOf(Errors.BadRequest)
       expect(error.message).toBe("the upload's size is not the 10 bytes its Content-Length announced")
@@ -366,7 +419,13 @@ describe("uploads over HTTP (putRequest)", () => {
       req.on("response", (res) => {
         const chunks: Array<Buffer> = []
         res.on("data", (c: Buffer) => chunks.push(c))
-        res.on("end", () => done({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString() || "null"), headers: res.headers }))
+        res.on("end", () =>
+          done({
+            status: res.statusCode!,
+            body: JSON.parse(Buffer.concat(chunks).toString() || "null"),
+            headers: res.headers
+          })
+        )
         res.on("error", fail)
       })
     })
@@ -519,21 +578,27 @@ describe("concurrency", () => {
     let commit!: () => void
     const mayCommit = new Promise<void>((done) => (commit = done))
     // The put runs inside a transaction of this test, so that its commit waits for the test.
-    const putting = run(SqlClient.use((client) =>
-      client.withTransaction(Effect.gen(function*() {
-        const blob = yield* storage.put(chunked(bytes), { maxSize: 1 << 20 })
-        stored()
-        yield* Effect.promise(() => mayCommit)
-        return blob
-      }))
-    ))
+    const putting = run(
+      SqlClient.use((client) =>
+        client.withTransaction(
+          Effect.gen(function* () {
+            const blob = yield* storage.put(chunked(bytes), { maxSize: 1 << 20 })
+            stored()
+            yield* Effect.promise(() => mayCommit)
+            return blob
+          })
+        )
+      )
+    )
     await putStored
     const sweeping = run(storage.sweep)
     if (hearth.settings.database.DB_TYPE === "postgres") {
       // The removal is waiting for the put's row lock (on PGlite, transactions never overlap).
       const waiting = async () =>
-        (await sql<{ n: bigint }>`SELECT count(*) AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock'`)[0]!.n > 0n
+        (
+          await sql<{ n: bigint }>`SELECT count(*) AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`
+        )[0]!.n > 0n
       for (let i = 0; i < 2000 && !(await waiting()); i++) await new Promise((done) => setTimeout(done, 5))
       expect(await waiting()).toBe(true)
     }
@@ -557,8 +622,10 @@ describe("reading back", () => {
     expect(Buffer.concat(chunks).equals(bytes.subarray(1000, 1_500_001))).toBe(true)
     const tail = await run(storage.open(blob.sha256, { start: bytes.length - 10, end: Number.MAX_SAFE_INTEGER }))
     expect(tail.length).toBe(10)
-    expect(await failure(storage.open(blob.sha256, { start: bytes.length, end: bytes.length + 5 })))
-      .toMatchObject({ _tag: "RangeNotSatisfiable", size: bytes.length })
+    expect(await failure(storage.open(blob.sha256, { start: bytes.length, end: bytes.length + 5 }))).toMatchObject({
+      _tag: "RangeNotSatisfiable",
+      size: bytes.length
+    })
     expect(await failure(storage.open("0".repeat(64)))).toMatchObject({ _tag: "BlobNotFound" })
   })
 
@@ -640,14 +707,28 @@ describe("[storage] settings", () => {
 
   /** Builds the storage layer, as start-up does, with the given [storage] settings. */
   const build = (storageSettings: Record<string, string>) =>
-    failure(Effect.scoped(Layer.build(Layer.fresh(BlobStorage.layer).pipe(
-      Layer.provide(Settings.layerValue(Settings.resolveSettings({ server: { APP_DATA_PATH: hearth.settings.server.APP_DATA_PATH }, storage: storageSettings })))
-    ))))
+    failure(
+      Effect.scoped(
+        Layer.build(
+          Layer.fresh(BlobStorage.layer).pipe(
+            Layer.provide(
+              Settings.layerValue(
+                Settings.resolveSettings({
+                  server: { APP_DATA_PATH: hearth.settings.server.APP_DATA_PATH },
+                  storage: storageSettings
+                })
+              )
+            )
+          )
+        )
+      )
+    )
 
   it("STORAGE_TYPE = minio stops start-up with a message saying only local is supported", async () => {
     expect(await build({ STORAGE_TYPE: "minio" })).toMatchObject({
       _tag: "SettingsError",
-      message: "[storage] STORAGE_TYPE = minio is not supported by Hearth yet: only local is (blobs in [storage] PATH, default <APP_DATA_PATH>/storage)"
+      message:
+        "[storage] STORAGE_TYPE = minio is not supported by Hearth yet: only local is (blobs in [storage] PATH, default <APP_DATA_PATH>/storage)"
     })
   })
 
@@ -669,7 +750,8 @@ describe("[storage] settings", () => {
     writeFileSync(file, "")
     const error = await build({ PATH: file })
     expect(error).toMatchObject({ _tag: "SettingsError" })
-    expect((error as { message: string }).message).toMatch(new RegExp(`^cannot use \\[storage\\] PATH = ${file}: EEXIST`))
+    expect((error as { message: string }).message).toMatch(
+      new RegExp(`^cannot use \\[storage\\] PATH = ${file}: EEXIST`)
+    )
   })
 })
-

@@ -23,8 +23,7 @@ beforeAll(async () => {
 })
 afterAll(() => hearth?.close())
 
-const call = (method: string, path: string, auth?: string, body?: unknown) =>
-  request(hearth, method, path, auth, body)
+const call = (method: string, path: string, auth?: string, body?: unknown) => request(hearth, method, path, auth, body)
 
 let unique = 0
 const createOrg = async (visibility = "public") => {
@@ -47,11 +46,13 @@ const del = (team: number, username: string, who = "owner") =>
 const isOrgMember = async (org: string, username: string) =>
   (await call("GET", `/orgs/${org}/members/${username}`, basic("root"))).status === 204
 const teamCount = () =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const [row] = yield* sql`SELECT count(*) AS n FROM teams`
-    return Number(row!.n)
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const [row] = yield* sql`SELECT count(*) AS n FROM teams`
+      return Number(row!.n)
+    })
+  )
 
 describe("POST /orgs/{org}/teams", () => {
   it("creates a team (201) shaped as Forgejo's Team, units at the team's level", async () => {
@@ -110,15 +111,33 @@ describe("POST /orgs/{org}/teams", () => {
     const members = await createTeam(org, { name: "members", permission: "read", units: ["repo.code"] })
     expect((await put(members.id, "member")).status).toBe(204)
     for (const who of ["member", "outsider"]) {
-      const res = await call("POST", `/orgs/${org}/teams`, basic(who), { name: `x-${who}`, permission: "read", units: ["repo.code"] })
+      const res = await call("POST", `/orgs/${org}/teams`, basic(who), {
+        name: `x-${who}`,
+        permission: "read",
+        units: ["repo.code"]
+      })
       expect(res.status, who).toBe(403)
       expect((await json(res)).message).toBe("Must be an organization owner")
     }
     const hidden = await createOrg("private")
-    const res = await call("POST", `/orgs/${hidden}/teams`, basic("outsider"), { name: "x", permission: "read", units: ["repo.code"] })
+    const res = await call("POST", `/orgs/${hidden}/teams`, basic("outsider"), {
+      name: "x",
+      permission: "read",
+      units: ["repo.code"]
+    })
     expect(res.status).toBe(404)
-    expect((await call("POST", `/orgs/${hidden}/teams`, basic("root"), { name: "byadmin", permission: "read", units: ["repo.code"] })).status).toBe(201)
-    expect((await call("POST", "/orgs/nosuch/teams", basic("root"), { name: "x", permission: "read" })).status).toBe(404)
+    expect(
+      (
+        await call("POST", `/orgs/${hidden}/teams`, basic("root"), {
+          name: "byadmin",
+          permission: "read",
+          units: ["repo.code"]
+        })
+      ).status
+    ).toBe(201)
+    expect((await call("POST", "/orgs/nosuch/teams", basic("root"), { name: "x", permission: "read" })).status).toBe(
+      404
+    )
   })
 
   it("refuses duplicates, bad permissions, names, units and types with 422, writing nothing", async () => {
@@ -158,9 +177,15 @@ describe("POST /orgs/{org}/teams", () => {
   it("needs write:organization", async () => {
     const org = await createOrg()
     const read = await createToken(hearth, "owner", ["read:organization"])
-    const res = await call("POST", `/orgs/${org}/teams`, `token ${read}`, { name: "t", permission: "read", units: ["repo.code"] })
+    const res = await call("POST", `/orgs/${org}/teams`, `token ${read}`, {
+      name: "t",
+      permission: "read",
+      units: ["repo.code"]
+    })
     expect(res.status).toBe(403)
-    expect((await json(res)).message).toBe("token does not have at least one of required scope(s): [write:organization]")
+    expect((await json(res)).message).toBe(
+      "token does not have at least one of required scope(s): [write:organization]"
+    )
   })
 })
 
@@ -263,7 +288,9 @@ describe("PATCH /teams/{id}", () => {
       permission: "write",
       units_map: { "repo.code": "write", "repo.wiki": "write" }
     })
-    const units = await json(await call("PATCH", `/teams/${team.id}`, basic("owner"), { units_map: { "repo.issues": "read" } }))
+    const units = await json(
+      await call("PATCH", `/teams/${team.id}`, basic("owner"), { units_map: { "repo.issues": "read" } })
+    )
     expect(units).toMatchObject({ name: "after", permission: "read", units_map: { "repo.issues": "read" } })
     const admin = await json(await call("PATCH", `/teams/${team.id}`, basic("owner"), { permission: "admin" }))
     expect(admin.permission).toBe("admin")
@@ -297,7 +324,13 @@ describe("PATCH /teams/{id}", () => {
     const org = await createOrg()
     await createTeam(org, { name: "one", permission: "read", units: ["repo.code"] })
     const two = await createTeam(org, { name: "two", permission: "read", units: ["repo.code"] })
-    for (const body of [{ name: "ONE" }, { name: "bad name" }, { permission: "owner" }, { units_map: { x: "read" } }, { description: 5 }]) {
+    for (const body of [
+      { name: "ONE" },
+      { name: "bad name" },
+      { permission: "owner" },
+      { units_map: { x: "read" } },
+      { description: 5 }
+    ]) {
       const res = await call("PATCH", `/teams/${two.id}`, basic("owner"), body)
       expect(res.status, JSON.stringify(body)).toBe(422)
     }
@@ -434,7 +467,9 @@ describe("team members", () => {
     const read = await createToken(hearth, "owner", ["read:organization"])
     const res = await call("PUT", `/teams/${team.id}/members/member`, `token ${read}`)
     expect(res.status).toBe(403)
-    expect((await json(res)).message).toBe("token does not have at least one of required scope(s): [write:organization]")
+    expect((await json(res)).message).toBe(
+      "token does not have at least one of required scope(s): [write:organization]"
+    )
     expect((await call("GET", `/teams/${team.id}/members`, `token ${read}`)).status).toBe(200)
     const userOnly = await createToken(hearth, "owner", ["read:user"])
     expect((await call("GET", `/teams/${team.id}/members`, `token ${userOnly}`)).status).toBe(403)
@@ -444,28 +479,35 @@ describe("team members", () => {
 describe("OrgPolicy", () => {
   it("answers ownership, membership, team access and repository creation rights", async () => {
     const org = await createOrg()
-    const creators = await createTeam(org, { name: "creators", permission: "write", units: ["repo.code"], can_create_org_repo: true })
+    const creators = await createTeam(org, {
+      name: "creators",
+      permission: "write",
+      units: ["repo.code"],
+      can_create_org_repo: true
+    })
     const readers = await createTeam(org, { name: "readers", permission: "read", units: ["repo.code"] })
     expect((await put(creators.id, "other")).status).toBe(204)
     expect((await put(readers.id, "member")).status).toBe(204)
-    const answers = await hearth.run(Effect.gen(function*() {
-      const policy = yield* OrgPolicy
-      const orgs = yield* OrgsService
-      const users = yield* UsersService
-      const o = yield* orgs.get(org)
-      const out: Record<string, unknown> = {}
-      for (const name of ["owner", "other", "member", "outsider", "root"]) {
-        const u = yield* users.get(name)
-        out[name] = {
-          owner: yield* policy.isOwner(o, u),
-          member: yield* policy.isMember(o, u),
-          access: yield* policy.teamAccess(o, u),
-          create: yield* policy.canCreateOrgRepo(o, u),
-          teams: (yield* policy.teamsOf(o, u)).map((t) => t.name)
+    const answers = await hearth.run(
+      Effect.gen(function* () {
+        const policy = yield* OrgPolicy
+        const orgs = yield* OrgsService
+        const users = yield* UsersService
+        const o = yield* orgs.get(org)
+        const out: Record<string, unknown> = {}
+        for (const name of ["owner", "other", "member", "outsider", "root"]) {
+          const u = yield* users.get(name)
+          out[name] = {
+            owner: yield* policy.isOwner(o, u),
+            member: yield* policy.isMember(o, u),
+            access: yield* policy.teamAccess(o, u),
+            create: yield* policy.canCreateOrgRepo(o, u),
+            teams: (yield* policy.teamsOf(o, u)).map((t) => t.name)
+          }
         }
-      }
-      return out
-    }))
+        return out
+      })
+    )
     expect(answers).toEqual({
       owner: { owner: true, member: true, access: "owner", create: true, teams: ["Owners"] },
       other: { owner: false, member: true, access: "write", create: true, teams: ["creators"] },

@@ -1,12 +1,13 @@
 // Repository templates: Forgejo's gitignore, license and label template endpoints over real HTTP,
 // and the initial files of an auto-initialised repository (README.md, .gitignore, LICENSE),
 // with the .gitignore checked by the real git client.
-import { Effect, Exit } from "effect"
+
 import { execFile } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Effect, Exit } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitEnv } from "../src/git/Git.ts"
 import * as Errors from "../src/http/Errors.ts"
@@ -26,7 +27,13 @@ import { expectSwagger } from "./support/swagger.ts"
 const spdxText = (key: string): string =>
   (createRequire(import.meta.url)(`spdx-license-list/licenses/${key}.json`) as { licenseText: string }).licenseText
 
-const base = { repoName: "hello", description: "A test repo", owner: "alice", cloneUrl: "http://x/alice/hello.git", year: 2031 }
+const base = {
+  repoName: "hello",
+  description: "A test repo",
+  owner: "alice",
+  cloneUrl: "http://x/alice/hello.git",
+  year: 2031
+}
 
 const render = (options: Partial<Parameters<typeof renderInitialFiles>[0]>) =>
   Effect.runPromise(renderInitialFiles({ ...base, ...options }))
@@ -42,7 +49,8 @@ const failure = async (effect: Effect.Effect<unknown, TemplateNotFound>): Promis
   const exit = await Effect.runPromiseExit(effect)
   if (Exit.isSuccess(exit)) throw new Error("expected a TemplateNotFound failure, got success")
   const error = exit.cause.reasons.find((r) => r._tag === "Fail")
-  if (error === undefined || !(error.error instanceof TemplateNotFound)) throw new Error(`unexpected: ${String(exit.cause)}`)
+  if (error === undefined || !(error.error instanceof TemplateNotFound))
+    throw new Error(`unexpected: ${String(exit.cause)}`)
   return error.error
 }
 
@@ -90,7 +98,7 @@ describe("renderInitialFiles", () => {
     const error = await failure(renderInitialFiles({ ...base, gitignores: "Node,Cobol" }))
     expect(error.status).toBe(422)
     expect(error.kind).toBe("gitignore")
-    expect(error.message).toContain("\"Cobol\"")
+    expect(error.message).toContain('"Cobol"')
     expect(error.message).toContain("Node")
     expect(toApiError(error)).toBeInstanceOf(Errors.ValidationFailed)
   })
@@ -100,9 +108,7 @@ describe("renderInitialFiles", () => {
     expect(license).toContain("Copyright (c) 2031 alice\n")
     expect(license).not.toContain("<year>")
     expect(license).not.toContain("<copyright holders>")
-    expect(license).toBe(
-      `${spdxText("MIT").replace("<year>", "2031").replace("<copyright holders>", "alice")}\n`
-    )
+    expect(license).toBe(`${spdxText("MIT").replace("<year>", "2031").replace("<copyright holders>", "alice")}\n`)
   })
 
   it("fills the placeholders of Apache-2.0, the BSD licenses and the GPL family's notice", async () => {
@@ -151,7 +157,7 @@ describe("renderInitialFiles", () => {
   it("answers an unknown license with 422 naming it", async () => {
     const error = await failure(renderInitialFiles({ ...base, license: "WTFPL-9" }))
     expect(error.status).toBe(422)
-    expect(error.message).toContain("license template \"WTFPL-9\" does not exist")
+    expect(error.message).toContain('license template "WTFPL-9" does not exist')
     expect(error.message).toContain("MIT")
   })
 
@@ -163,7 +169,9 @@ describe("renderInitialFiles", () => {
 
 describe("checkCreateOptions", () => {
   it("checks readme, gitignores and license only when auto-initialising", async () => {
-    await Effect.runPromise(checkCreateOptions({ autoInit: false, readme: "Nope", gitignores: "Nope", license: "Nope" }))
+    await Effect.runPromise(
+      checkCreateOptions({ autoInit: false, readme: "Nope", gitignores: "Nope", license: "Nope" })
+    )
     expect((await failure(checkCreateOptions({ autoInit: true, readme: "Nope" }))).status).toBe(400)
     expect((await failure(checkCreateOptions({ autoInit: true, gitignores: "Nope" }))).kind).toBe("gitignore")
     expect((await failure(checkCreateOptions({ autoInit: true, license: "Nope" }))).kind).toBe("license")
@@ -173,7 +181,7 @@ describe("checkCreateOptions", () => {
   it("checks the label set whether or not the repository is auto-initialised", async () => {
     const error = await failure(checkCreateOptions({ autoInit: false, issueLabels: "Fancy" }))
     expect(error.status).toBe(422)
-    expect(error.message).toBe("label template \"Fancy\" does not exist, available templates: Advanced, Default")
+    expect(error.message).toBe('label template "Fancy" does not exist, available templates: Advanced, Default')
     await Effect.runPromise(checkCreateOptions({ issueLabels: "advanced" }))
     await Effect.runPromise(checkCreateOptions({ issueLabels: "" }))
     const labels = await Effect.runPromise(labelsOf("Default"))
@@ -185,7 +193,8 @@ describe("gitignore templates with the real git client", () => {
   const git = (args: ReadonlyArray<string>, cwd: string) =>
     new Promise<number>((done) => {
       execFile("git", args as Array<string>, { cwd, env: gitEnv({}), timeout: 60_000 }, (error) =>
-        done(error === null ? 0 : typeof error.code === "number" ? error.code : 1))
+        done(error === null ? 0 : typeof error.code === "number" ? error.code : 1)
+      )
     })
 
   let dir: string
@@ -198,8 +207,12 @@ describe("gitignore templates with the real git client", () => {
   /** Which of `paths` the repository's .gitignore ignores, as git itself decides. */
   const ignored = async (paths: ReadonlyArray<string>) => {
     const out = await new Promise<string>((done, fail) => {
-      const child = execFile("git", ["check-ignore", "--no-index", "--stdin"], { cwd: dir, env: gitEnv({}) }, (error, stdout, stderr) =>
-        error === null || error.code === 1 ? done(stdout) : fail(new Error(stderr)))
+      const child = execFile(
+        "git",
+        ["check-ignore", "--no-index", "--stdin"],
+        { cwd: dir, env: gitEnv({}) },
+        (error, stdout, stderr) => (error === null || error.code === 1 ? done(stdout) : fail(new Error(stderr)))
+      )
       child.stdin!.end(paths.join("\n") + "\n")
     })
     return out.split("\n").filter((l) => l !== "")
@@ -240,10 +253,34 @@ describe("gitignore templates with the real git client", () => {
 
   it("offers the usual names", () => {
     for (const name of [
-      "Node", "Python", "Go", "Rust", "Java", "Kotlin", "C", "C++", "VisualStudio", "Ruby", "PHP", "Swift",
-      "Haskell", "Elixir", "Dart", "Flutter", "Terraform", "Unity", "macOS", "Windows", "Linux", "JetBrains",
-      "VisualStudioCode", "Vim", "Emacs", "TeX"
-    ]) expect(gitignoreTemplates).toContain(name)
+      "Node",
+      "Python",
+      "Go",
+      "Rust",
+      "Java",
+      "Kotlin",
+      "C",
+      "C++",
+      "VisualStudio",
+      "Ruby",
+      "PHP",
+      "Swift",
+      "Haskell",
+      "Elixir",
+      "Dart",
+      "Flutter",
+      "Terraform",
+      "Unity",
+      "macOS",
+      "Windows",
+      "Linux",
+      "JetBrains",
+      "VisualStudioCode",
+      "Vim",
+      "Emacs",
+      "TeX"
+    ])
+      expect(gitignoreTemplates).toContain(name)
   })
 })
 
@@ -357,8 +394,14 @@ describe("template endpoints", () => {
 
   it("is described in the served OpenAPI document", async () => {
     const doc = await json(await fetch(`${hearth.base}/api/swagger.v1.json`))
-    for (const path of ["/gitignore/templates", "/gitignore/templates/{name}", "/licenses", "/licenses/{name}",
-      "/label/templates", "/label/templates/{name}"]) {
+    for (const path of [
+      "/gitignore/templates",
+      "/gitignore/templates/{name}",
+      "/licenses",
+      "/licenses/{name}",
+      "/label/templates",
+      "/label/templates/{name}"
+    ]) {
       expect(Object.keys(doc.paths), path).toContain(`/api/v1${path}`)
     }
   })

@@ -1,7 +1,8 @@
 // Personal access tokens: /users/{username}/tokens (Forgejo's routers/api/v1/user/app.go, issue item 10).
+
+import { createHash } from "node:crypto"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { basic, createToken, createUser, type Hearth, json, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
@@ -30,11 +31,13 @@ const remove = (username: string, idOrName: string | number, authorization = bas
 const me = (token: string) => fetch(hearth.api("/user"), { headers: { authorization: `token ${token}` } })
 
 const tokenRows = () =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const rows = yield* sql`SELECT * FROM access_tokens ORDER BY id`
-    return rows.map((r) => JSON.parse(JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? Number(v) : v))))
-  })) as Promise<Array<Record<string, unknown>>>
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const rows = yield* sql`SELECT * FROM access_tokens ORDER BY id`
+      return rows.map((r) => JSON.parse(JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? Number(v) : v))))
+    })
+  ) as Promise<Array<Record<string, unknown>>>
 
 let unique = 0
 const name = (prefix = "tok") => `${prefix}-${++unique}`

@@ -5,8 +5,8 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { gitIn } from "./support/git.ts"
+import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
@@ -15,7 +15,8 @@ let work: string
 const git = (args: ReadonlyArray<string>, cwd = work) => gitIn(cwd, args)
 
 const dirOf = (owner: string, name: string) => join(hearth.settings.repository.ROOT, owner, `${name}.git`)
-const transfer = (repo: string, auth: string, body: unknown) => request(hearth, "POST", `/repos/${repo}/transfer`, auth, body)
+const transfer = (repo: string, auth: string, body: unknown) =>
+  request(hearth, "POST", `/repos/${repo}/transfer`, auth, body)
 /** A request that does not follow redirects. */
 const raw = (path: string, auth?: string) =>
   fetch(hearth.api(path), { redirect: "manual", headers: auth === undefined ? {} : { authorization: auth } })
@@ -25,7 +26,11 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "hearth-transfers-"))
   await Promise.all(["alice", "bob", "carol"].map((username) => createUser(hearth, { username })))
   for (const name of ["gift", "shared", "moving", "hidden", "renamed"]) {
-    const res = await request(hearth, "POST", "/user/repos", basic("alice"), { name, auto_init: true, private: name === "hidden" })
+    const res = await request(hearth, "POST", "/user/repos", basic("alice"), {
+      name,
+      auto_init: true,
+      private: name === "hidden"
+    })
     expect(res.status).toBe(201)
   }
   expect((await request(hearth, "POST", "/orgs", basic("alice"), { username: "acme" })).status).toBe(201)
@@ -79,18 +84,22 @@ describe("transfer to a user", () => {
     expect((await transfer("alice/shared", basic("alice"), { new_owner: "carol" })).status).toBe(201)
     expect((await request(hearth, "POST", "/repos/alice/shared/transfer/reject", basic("alice"))).status).toBe(200)
     expect(existsSync(dirOf("alice", "shared"))).toBe(true)
-    expect((await json(await request(hearth, "GET", "/repos/alice/shared", basic("alice")))).full_name).toBe("alice/shared")
+    expect((await json(await request(hearth, "GET", "/repos/alice/shared", basic("alice")))).full_name).toBe(
+      "alice/shared"
+    )
   })
 })
 
 describe("transfer to an organization", () => {
   it("happens at once (202) for someone who may create repositories there, with the teams given", async () => {
-    const team = await json(await request(hearth, "POST", "/orgs/acme/teams", basic("alice"), {
-      name: "devs",
-      permission: "write",
-      units: ["repo.code"],
-      includes_all_repositories: false
-    }))
+    const team = await json(
+      await request(hearth, "POST", "/orgs/acme/teams", basic("alice"), {
+        name: "devs",
+        permission: "write",
+        units: ["repo.code"],
+        includes_all_repositories: false
+      })
+    )
     expect((await request(hearth, "PUT", `/teams/${team.id}/members/carol`, basic("alice"))).status).toBe(204)
     expect((await request(hearth, "GET", "/repos/alice/moving", basic("carol"))).status).toBe(200) // public
     const res = await transfer("alice/moving", basic("alice"), { new_owner: "acme", team_ids: [team.id] })
@@ -104,7 +113,10 @@ describe("transfer to an organization", () => {
 
   it("refuses what Forgejo refuses", async () => {
     // Only the owner may transfer.
-    expect((await request(hearth, "PUT", "/repos/alice/shared/collaborators/bob", basic("alice"), { permission: "admin" })).status).toBe(204)
+    expect(
+      (await request(hearth, "PUT", "/repos/alice/shared/collaborators/bob", basic("alice"), { permission: "admin" }))
+        .status
+    ).toBe(204)
     expect((await transfer("alice/shared", basic("bob"), { new_owner: "bob" })).status).toBe(403)
     // Unknown recipient; teams for a user; an unknown team; another organization's team.
     expect((await transfer("alice/shared", basic("alice"), { new_owner: "nobody" })).status).toBe(404)
@@ -112,8 +124,16 @@ describe("transfer to an organization", () => {
     expect(forUser.status).toBe(422)
     expect((await json(forUser)).message).toBe("Teams can only be added to organization-owned repositories")
     expect((await transfer("alice/shared", basic("alice"), { new_owner: "acme", team_ids: [99999] })).status).toBe(422)
-    const bobTeam = await json(await request(hearth, "POST", "/orgs/bobco/teams", basic("bob"), { name: "b", permission: "read", units: ["repo.code"] }))
-    expect((await transfer("alice/shared", basic("alice"), { new_owner: "acme", team_ids: [bobTeam.id] })).status).toBe(403)
+    const bobTeam = await json(
+      await request(hearth, "POST", "/orgs/bobco/teams", basic("bob"), {
+        name: "b",
+        permission: "read",
+        units: ["repo.code"]
+      })
+    )
+    expect((await transfer("alice/shared", basic("alice"), { new_owner: "acme", team_ids: [bobTeam.id] })).status).toBe(
+      403
+    )
     // The recipient already has a repository of that name.
     expect((await request(hearth, "POST", "/user/repos", basic("carol"), { name: "shared" })).status).toBe(201)
     expect((await transfer("alice/shared", basic("alice"), { new_owner: "carol" })).status).toBe(422)
@@ -125,7 +145,9 @@ describe("transfer to an organization", () => {
 
 describe("redirects", () => {
   it("follow a rename too, and end when a new repository takes the old name", async () => {
-    expect((await request(hearth, "PATCH", "/repos/alice/renamed", basic("alice"), { name: "better" })).status).toBe(200)
+    expect((await request(hearth, "PATCH", "/repos/alice/renamed", basic("alice"), { name: "better" })).status).toBe(
+      200
+    )
     const res = await raw("/repos/alice/renamed", basic("alice"))
     expect(res.status).toBe(307)
     expect(res.headers.get("location")).toBe(hearth.api("/repos/alice/better"))

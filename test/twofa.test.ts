@@ -62,12 +62,14 @@ const enabledUser = async () => {
 const me = (headers: Record<string, string>) => call("GET", "/user", headers)
 
 const twoFactorRow = (username: string) =>
-  hearth.run(Effect.gen(function*() {
-    const sql = yield* SqlClient
-    const rows = yield* sql`SELECT t.secret, t.enabled FROM two_factor t JOIN users u ON u.id = t.user_id
+  hearth.run(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const rows = yield* sql`SELECT t.secret, t.enabled FROM two_factor t JOIN users u ON u.id = t.user_id
       WHERE u.lower_name = ${username.toLowerCase()}`
-    return rows[0] as { secret: string; enabled: boolean } | undefined
-  }))
+      return rows[0] as { secret: string; enabled: boolean } | undefined
+    })
+  )
 
 describe("enrolment (POST /user/twofa, POST /user/twofa/verify)", () => {
   it("returns a base32 secret and its otpauth URI, and requires nothing until verified", async () => {
@@ -211,10 +213,15 @@ describe("the passcode inside Basic authentication", () => {
     }
     // Creating a token now takes the password and a passcode.
     const create = (headers: Record<string, string>) =>
-      call("POST", `/users/${username}/tokens`, { authorization: basic(username), ...headers }, {
-        name: `after-${Date.now()}`,
-        scopes: ["read:user"]
-      })
+      call(
+        "POST",
+        `/users/${username}/tokens`,
+        { authorization: basic(username), ...headers },
+        {
+          name: `after-${Date.now()}`,
+          scopes: ["read:user"]
+        }
+      )
     expect((await create({})).status).toBe(401)
     const created = await create({ "x-forgejo-otp": await code(secret, 0) })
     expect(created.status).toBe(201)
@@ -237,10 +244,17 @@ describe("git over HTTP with two-factor sign-in", () => {
   it("refuses the account's password, even with a passcode, and says to use a token; a token works", async () => {
     const username = await newUser()
     const token = await createToken(hearth, username, ["all"])
-    const created = await call("POST", "/user/repos", { authorization: `token ${token}` }, { name: "twofa-git", private: true, auto_init: true })
+    const created = await call(
+      "POST",
+      "/user/repos",
+      { authorization: `token ${token}` },
+      { name: "twofa-git", private: true, auto_init: true }
+    )
     expect(created.status).toBe(201)
     const refs = (authorization: string, headers: Record<string, string> = {}) =>
-      fetch(`${hearth.base}/${username}/twofa-git.git/info/refs?service=git-upload-pack`, { headers: { authorization, ...headers } })
+      fetch(`${hearth.base}/${username}/twofa-git.git/info/refs?service=git-upload-pack`, {
+        headers: { authorization, ...headers }
+      })
     expect((await refs(basic(username))).status).toBe(200)
     const { secret } = await enroll(username)
     expect((await verify(username, await code(secret, -1))).status).toBe(204)

@@ -14,10 +14,12 @@ const tokens: Record<string, string> = {}
 let pubby: UserRow
 
 const update = (name: string, changes: Parameters<UsersService["Service"]["update"]>[1]) =>
-  hearth.run(Effect.gen(function*() {
-    const users = yield* UsersService
-    return yield* users.update(yield* users.get(name), changes)
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const users = yield* UsersService
+      return yield* users.update(yield* users.get(name), changes)
+    })
+  )
 
 beforeAll(async () => {
   // A small default page makes "no limit means DEFAULT_PAGING_NUM" observable.
@@ -34,10 +36,12 @@ beforeAll(async () => {
   for (const name of ["sorttest2", "sorttest10", "sorttest1", "sorttest3"]) await createUser(hearth, { username: name })
   await update("sorttest10", { location: "moved" })
   // An organization matching every keyword below: it must never be returned.
-  await hearth.run(Effect.gen(function*() {
-    const repo = yield* UsersRepo
-    yield* repo.insert({ type: 1, name: "sorttest-org", email: "quiet-mail-org@example.com" })
-  }))
+  await hearth.run(
+    Effect.gen(function* () {
+      const repo = yield* UsersRepo
+      yield* repo.insert({ type: 1, name: "sorttest-org", email: "quiet-mail-org@example.com" })
+    })
+  )
   for (const name of ["root", "Pubby", "privy", "resty", "quiet"]) tokens[name] = await createToken(hearth, name)
   tokens.privyPublicOnly = await createToken(hearth, "privy", ["public-only", "read:user"])
   tokens.noUserScope = await createToken(hearth, "Pubby", ["read:repository"])
@@ -148,7 +152,8 @@ describe("GET /users/search", () => {
   })
 
   it("sorts by each of Forgejo's orders, names compared as text", async () => {
-    const order = async (sort: string) => (await search(`q=sorttest&limit=10${sort === "" ? "" : `&sort=${sort}`}`)).logins
+    const order = async (sort: string) =>
+      (await search(`q=sorttest&limit=10${sort === "" ? "" : `&sort=${sort}`}`)).logins
     expect(await order("")).toEqual(["sorttest1", "sorttest10", "sorttest2", "sorttest3"])
     expect(await order("alphabetically")).toEqual(["sorttest1", "sorttest10", "sorttest2", "sorttest3"])
     expect(await order("no-such-order")).toEqual(["sorttest1", "sorttest10", "sorttest2", "sorttest3"])
@@ -190,10 +195,12 @@ describe("GET /users/search", () => {
 
   // Last: it breaks the users table for a moment.
   it("answers a database failure with 500 {ok: false, error}", async () => {
-    await hearth.run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      yield* sql`ALTER TABLE users RENAME TO users_away`
-    }))
+    await hearth.run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        yield* sql`ALTER TABLE users RENAME TO users_away`
+      })
+    )
     try {
       const { res, body } = await search("q=pubby")
       expect(res.status).toBe(500)
@@ -202,10 +209,12 @@ describe("GET /users/search", () => {
       expect(body.error).not.toBe("")
       expect(Object.keys(body).sort()).toEqual(["error", "ok"])
     } finally {
-      await hearth.run(Effect.gen(function*() {
-        const sql = yield* SqlClient
-        yield* sql`ALTER TABLE users_away RENAME TO users`
-      }))
+      await hearth.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          yield* sql`ALTER TABLE users_away RENAME TO users`
+        })
+      )
     }
     expect((await search("q=pubby")).logins).toEqual(["Pubby"])
   })

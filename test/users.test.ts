@@ -12,10 +12,12 @@ let hearth: Hearth
 const tokens: Record<string, string> = {}
 
 const update = (name: string, changes: Parameters<UsersService["Service"]["update"]>[1]) =>
-  hearth.run(Effect.gen(function*() {
-    const users = yield* UsersService
-    return yield* users.update(yield* users.get(name), changes)
-  }))
+  hearth.run(
+    Effect.gen(function* () {
+      const users = yield* UsersService
+      return yield* users.update(yield* users.get(name), changes)
+    })
+  )
 
 beforeAll(async () => {
   hearth = await startHearth()
@@ -28,10 +30,12 @@ beforeAll(async () => {
   await createUser(hearth, { username: "caged", restricted: true })
   await update("hider", { keep_email_private: true })
   await update("MixedCase", { pronouns: "they/them", location: "Earth" })
-  await hearth.run(Effect.gen(function*() {
-    const repo = yield* UsersRepo
-    yield* repo.insert({ type: 1, name: "someorg", email: "org@example.com" })
-  }))
+  await hearth.run(
+    Effect.gen(function* () {
+      const repo = yield* UsersRepo
+      yield* repo.insert({ type: 1, name: "someorg", email: "org@example.com" })
+    })
+  )
   for (const name of ["boss", "MixedCase", "other", "private1", "caged"]) tokens[name] = await createToken(hearth, name)
   tokens.publicOnly = await createToken(hearth, "other", ["public-only", "read:user"])
 })
@@ -166,26 +170,30 @@ describe("account look-ups are cached, never stale after a write", () => {
     expect((await get("/users/cachee")).status).toBe(404)
     await update("cachee", { visibility: "public" })
     expect((await get("/users/cachee")).status).toBe(200)
-    await hearth.run(Effect.gen(function*() {
-      const users = yield* UsersService
-      yield* users.remove(yield* users.get("cachee"))
-    }))
+    await hearth.run(
+      Effect.gen(function* () {
+        const users = yield* UsersService
+        yield* users.remove(yield* users.get("cachee"))
+      })
+    )
     expect((await get("/users/cachee")).status).toBe(404)
   })
 
   it("does not keep a row read inside a transaction that rolls back", async () => {
     await createUser(hearth, { username: "rollback", fullName: "Committed" })
-    const outcome = await hearth.run(Effect.gen(function*() {
-      const sql = yield* SqlClient
-      const repo = yield* UsersRepo
-      const user = yield* repo.findByName("rollback")
-      return yield* Effect.gen(function*() {
-        yield* repo.update(Option.getOrThrow(user).id, { full_name: "Uncommitted" })
-        const inside = yield* repo.findByName("rollback") // read (and offered to the cache) inside
-        expect(Option.getOrThrow(inside).fullName).toBe("Uncommitted")
-        return yield* Effect.fail("roll back" as const)
-      }).pipe(sql.withTransaction, Effect.flip)
-    }))
+    const outcome = await hearth.run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        const repo = yield* UsersRepo
+        const user = yield* repo.findByName("rollback")
+        return yield* Effect.gen(function* () {
+          yield* repo.update(Option.getOrThrow(user).id, { full_name: "Uncommitted" })
+          const inside = yield* repo.findByName("rollback") // read (and offered to the cache) inside
+          expect(Option.getOrThrow(inside).fullName).toBe("Uncommitted")
+          return yield* Effect.fail("roll back" as const)
+        }).pipe(sql.withTransaction, Effect.flip)
+      })
+    )
     expect(outcome).toBe("roll back")
     expect((await json(await get("/users/rollback"))).full_name).toBe("Committed")
   })

@@ -44,7 +44,10 @@ declare module "autocannon" {
   export interface Instance {
     stop(): void
     /** Every completed response; responseTime is in ms with sub-millisecond precision. */
-    on(event: "response", listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): this
+    on(
+      event: "response",
+      listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void
+    ): this
   }
   function autocannon(options: Options, callback: (error: Error | null, result: Result) => void): Instance
   export default autocannon

@@ -10,7 +10,9 @@ interface Recorded {
 }
 
 const recorded = JSON.parse(process.env.CEILING_RESPONSES ?? "{}") as Record<string, Recorded>
-const responses = new Map(Object.entries(recorded).map(([path, r]) => [path, { ...r, body: Buffer.from(r.body, "base64") }]))
+const responses = new Map(
+  Object.entries(recorded).map(([path, r]) => [path, { ...r, body: Buffer.from(r.body, "base64") }])
+)
 
 const server = createServer((req, res) => {
   const response = responses.get(req.url ?? "")

@@ -12,7 +12,7 @@ if (username === undefined || password === undefined || email === undefined) {
   process.exit(2)
 }
 
-const program = Effect.gen(function*() {
+const program = Effect.gen(function* () {
   const users = yield* UsersService
   yield* users.create({ username, password, email })
 }).pipe(Effect.provide(AppLayer.pipe(Layer.provide(Settings.layer()))))

@@ -7,12 +7,13 @@
 // 4. fan-out: a user with N remote followers pushes; time until every follower's inbox has the note.
 // The remote side is this process: a plain node:http server serving N Person actors with RSA keys
 // and inboxes that count what arrives; requests are signed with Fedify's signRequest.
-import { exportSpki, generateCryptoKeyPair, signRequest } from "@fedify/fedify"
-import { readFileSync, writeFileSync } from "node:fs"
+
 import type { webcrypto } from "node:crypto"
+import { readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import os from "node:os"
 import { join } from "node:path"
+import { exportSpki, generateCryptoKeyPair, signRequest } from "@fedify/fedify"
 import {
   type Account,
   type Backend,
@@ -81,15 +82,17 @@ const startRemote = async (): Promise<Remote> => {
     const m = /^\/actors\/a(\d+)$/.exec(url.pathname)
     if (m === null) return void res.writeHead(404).end()
     const id = actor(Number(m[1]))
-    res.writeHead(200, { "content-type": "application/activity+json" }).end(JSON.stringify({
-      "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"],
-      id,
-      type: "Person",
-      preferredUsername: `a${m[1]}`,
-      inbox: `${id}/inbox`,
-      endpoints: { sharedInbox: `${base}/inbox` },
-      publicKey: { id: `${id}#main-key`, owner: id, publicKeyPem: pem }
-    }))
+    res.writeHead(200, { "content-type": "application/activity+json" }).end(
+      JSON.stringify({
+        "@context": ["https://www.w3.org/ns/activitystreams", "https://w3id.org/security/v1"],
+        id,
+        type: "Person",
+        preferredUsername: `a${m[1]}`,
+        inbox: `${id}/inbox`,
+        endpoints: { sharedInbox: `${base}/inbox` },
+        publicKey: { id: `${id}#main-key`, owner: id, publicKeyPem: pem }
+      })
+    )
   })
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve))
   return { base, actor, key, received: () => received, close: () => server.close() }
@@ -102,7 +105,9 @@ const deliver = async (remote: Remote, from: number, inbox: string, activity: Re
     headers: { "content-type": "application/activity+json", accept: "application/activity+json" },
     body: JSON.stringify(activity)
   })
-  const signed = await signRequest(request, remote.key.privateKey, new URL(`${remote.actor(from)}#main-key`), { spec: "rfc9421" })
+  const signed = await signRequest(request, remote.key.privateKey, new URL(`${remote.actor(from)}#main-key`), {
+    spec: "rfc9421"
+  })
   const res = await fetch(signed)
   await res.arrayBuffer()
   return res.status
@@ -135,15 +140,30 @@ const main = async () => {
 
   // 1. The first federation request: Fedify's import and the account's keys.
   const idleRss = rssMb(running.child.pid!)
-  const firstMs = await timed(() => http(`${base}/api/v1/activitypub/user/bench`, { headers: { accept: "application/activity+json" }, timeoutMs: 30_000 }))
-  const secondMs = await timed(() => http(`${base}/api/v1/activitypub/user/bench`, { headers: { accept: "application/activity+json" } }))
+  const firstMs = await timed(() =>
+    http(`${base}/api/v1/activitypub/user/bench`, {
+      headers: { accept: "application/activity+json" },
+      timeoutMs: 30_000
+    })
+  )
+  const secondMs = await timed(() =>
+    http(`${base}/api/v1/activitypub/user/bench`, { headers: { accept: "application/activity+json" } })
+  )
   const loadedRss = rssMb(running.child.pid!)
   log(`first Person GET ${fmt(firstMs)} ms (then ${fmt(secondMs, 1)} ms); RSS ${fmt(idleRss)} → ${fmt(loadedRss)} MB`)
 
   // 2. Reads, each beside the account's API GET.
   const cases = [
-    { name: "GET Person actor", url: `${base}/api/v1/activitypub/user/bench`, headers: { accept: "application/activity+json" } },
-    { name: "GET WebFinger", url: `${base}/.well-known/webfinger?resource=acct:bench@${new URL(base).host}`, headers: {} }
+    {
+      name: "GET Person actor",
+      url: `${base}/api/v1/activitypub/user/bench`,
+      headers: { accept: "application/activity+json" }
+    },
+    {
+      name: "GET WebFinger",
+      url: `${base}/.well-known/webfinger?resource=acct:bench@${new URL(base).host}`,
+      headers: {}
+    }
   ]
   const baseline = { url: `${base}/api/v1/users/bench`, headers: {} }
   const reads: Array<{ name: string; rps: number; baseRps: number; ratio: number; p50: number; baseP50: number }> = []
@@ -155,8 +175,11 @@ const main = async () => {
     const baseP50s: Array<number> = []
     for (let round = 0; round < config.rounds; round++) {
       const first = round % 2 === 0
-      const run = async (target: { url: string; headers: Record<string, string> }) => load(target.url, target.headers, config.duration, config.connections)
-      const [a, b] = first ? [await run(c), await run(baseline)] : (([x, y]) => [y, x])([await run(baseline), await run(c)])
+      const run = async (target: { url: string; headers: Record<string, string> }) =>
+        load(target.url, target.headers, config.duration, config.connections)
+      const [a, b] = first
+        ? [await run(c), await run(baseline)]
+        : (([x, y]) => [y, x])([await run(baseline), await run(c)])
       if (a!.bad > 0 || b!.bad > 0) throw new Error(`${c.name}: non-2xx answers`)
       ours.push(a!.rps)
       theirs.push(b!.rps)
@@ -165,11 +188,22 @@ const main = async () => {
       ratios.push(a!.rps / b!.rps)
       log(`round ${round + 1} ${c.name}: ${fmt(a!.rps)} req/s vs users GET ${fmt(b!.rps)} req/s`)
     }
-    reads.push({ name: c.name, rps: median(ours), baseRps: median(theirs), ratio: median(ratios), p50: median(p50s), baseP50: median(baseP50s) })
+    reads.push({
+      name: c.name,
+      rps: median(ours),
+      baseRps: median(theirs),
+      ratio: median(ratios),
+      p50: median(p50s),
+      baseP50: median(baseP50s)
+    })
   }
 
   // 3. Signed activities into a repository inbox vs the local star and unstar.
-  const created = await http(`${base}/api/v1/user/repos`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ name: "starry" }) })
+  const created = await http(`${base}/api/v1/user/repos`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ name: "starry" })
+  })
   const repoId = JSON.parse(created.body.toString()).id as number
   const repoActor = `${base}/api/v1/activitypub/repository-id/${repoId}`
   const inbox = `${repoActor}/inbox`
@@ -177,20 +211,38 @@ const main = async () => {
   const local: Array<number> = []
   for (let i = 0; i < config.inbox; i++) {
     const actor = remote.actor(i % config.followers)
-    const like = { "@context": "https://www.w3.org/ns/activitystreams", id: `${actor}#like-${i}`, type: "Like", actor, object: repoActor }
-    federated.push(await timed(async () => {
-      const status = await deliver(remote, i % config.followers, inbox, like)
-      if (status !== 202) throw new Error(`Like refused: ${status}`)
-    }))
-    federated.push(await timed(async () => {
-      const undo = { "@context": "https://www.w3.org/ns/activitystreams", id: `${actor}#undo-${i}`, type: "Undo", actor, object: like }
-      if (await deliver(remote, i % config.followers, inbox, undo) !== 202) throw new Error("Undo refused")
-    }))
+    const like = {
+      "@context": "https://www.w3.org/ns/activitystreams",
+      id: `${actor}#like-${i}`,
+      type: "Like",
+      actor,
+      object: repoActor
+    }
+    federated.push(
+      await timed(async () => {
+        const status = await deliver(remote, i % config.followers, inbox, like)
+        if (status !== 202) throw new Error(`Like refused: ${status}`)
+      })
+    )
+    federated.push(
+      await timed(async () => {
+        const undo = {
+          "@context": "https://www.w3.org/ns/activitystreams",
+          id: `${actor}#undo-${i}`,
+          type: "Undo",
+          actor,
+          object: like
+        }
+        if ((await deliver(remote, i % config.followers, inbox, undo)) !== 202) throw new Error("Undo refused")
+      })
+    )
     for (const method of ["PUT", "DELETE"]) {
-      local.push(await timed(async () => {
-        const res = await http(`${base}/api/v1/user/starred/bench/starry`, { method, headers: auth })
-        if (res.status !== 204) throw new Error(`local ${method} star: ${res.status}`)
-      }))
+      local.push(
+        await timed(async () => {
+          const res = await http(`${base}/api/v1/user/starred/bench/starry`, { method, headers: auth })
+          if (res.status !== 204) throw new Error(`local ${method} star: ${res.status}`)
+        })
+      )
     }
   }
   const sorted = (values: Array<number>) => Float64Array.from(values).sort()
@@ -216,10 +268,15 @@ const main = async () => {
   }
   // The Accepts go out through the queue too: wait for them first.
   const acceptsDeadline = Date.now() + 120_000
-  while (remote.received() < config.followers && Date.now() < acceptsDeadline) await new Promise((r) => setTimeout(r, 20))
+  while (remote.received() < config.followers && Date.now() < acceptsDeadline)
+    await new Promise((r) => setTimeout(r, 20))
   const before = remote.received()
   const fanoutMs = await timed(async () => {
-    const res = await http(`${base}/api/v1/user/repos`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ name: "announced" }) })
+    const res = await http(`${base}/api/v1/user/repos`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ name: "announced" })
+    })
     if (res.status !== 201) throw new Error(`repository creation: ${res.status}`)
     const deadline = Date.now() + 120_000
     // One note per server with a shared inbox: the remote here is one server.
@@ -235,13 +292,20 @@ const main = async () => {
     "| measure | federation | local baseline | ratio |",
     "|---|---:|---:|---:|",
     `| first federation request (Fedify loaded, keys made) | ${fmt(firstMs)} ms | next one: ${fmt(secondMs, 1)} ms | |`,
-    ...reads.map((r) => `| ${r.name} vs GET /api/v1/users/bench, req/s (p50 ms) | ${fmt(r.rps)} (${fmt(r.p50, 2)}) | ${fmt(r.baseRps)} (${fmt(r.baseP50, 2)}) | ${pct(r.ratio)} |`),
+    ...reads.map(
+      (r) =>
+        `| ${r.name} vs GET /api/v1/users/bench, req/s (p50 ms) | ${fmt(r.rps)} (${fmt(r.p50, 2)}) | ${fmt(r.baseRps)} (${fmt(r.baseP50, 2)}) | ${pct(r.ratio)} |`
+    ),
     `| signed Like/Undo into a repository inbox vs local PUT/DELETE star, p50 / p99 ms | ${fmt(inboxRow.federatedP50, 2)} / ${fmt(inboxRow.federatedP99, 2)} | ${fmt(inboxRow.localP50, 2)} / ${fmt(inboxRow.localP99, 2)} | ${fmt(inboxRow.federatedP50 / inboxRow.localP50, 1)}× |`,
     `| repository created → note in the followers' shared inbox (${config.followers} followers) | ${fmt(fanoutMs)} ms | | |`,
     `| server RSS: idle → Fedify loaded → end | ${fmt(idleRss)} → ${fmt(loadedRss)} → ${fmt(endRss)} MB | | |`
   ]
   process.stdout.write(`${lines.join("\n")}\n`)
-  if (config.output !== undefined) writeFileSync(config.output, JSON.stringify({ firstMs, secondMs, reads, inbox: inboxRow, fanoutMs, idleRss, loadedRss, endRss }, null, 2))
+  if (config.output !== undefined)
+    writeFileSync(
+      config.output,
+      JSON.stringify({ firstMs, secondMs, reads, inbox: inboxRow, fanoutMs, idleRss, loadedRss, endRss }, null, 2)
+    )
   return 0
 }
 

@@ -56,15 +56,21 @@ const main = async () => {
   const root = join(dataDir, "repositories")
 
   log(`making a repository of ${config.megabytes} MB of random data`)
-  if ((await api(hearth.base, "POST", "/user/repos", { name: "big" })).status !== 201) throw new Error("could not create the repository")
+  if ((await api(hearth.base, "POST", "/user/repos", { name: "big" })).status !== 201)
+    throw new Error("could not create the repository")
   const work = tempDir("hearth-bench-fork-src-")
   await execFileP("git", ["init", "-q", "-b", "main", work])
   const files = Math.max(1, Math.ceil(config.megabytes / 5))
   for (let i = 0; i < files; i++) {
-    await execFileP("sh", ["-c", `head -c ${Math.min(5, config.megabytes - i * 5)}M /dev/urandom > data-${i}.bin`], { cwd: work })
+    await execFileP("sh", ["-c", `head -c ${Math.min(5, config.megabytes - i * 5)}M /dev/urandom > data-${i}.bin`], {
+      cwd: work
+    })
   }
   const git = (args: ReadonlyArray<string>) =>
-    execFileP("git", ["-c", "user.name=Bench", "-c", "user.email=bench@example.com", ...args], { cwd: work, maxBuffer: 1 << 26 })
+    execFileP("git", ["-c", "user.name=Bench", "-c", "user.email=bench@example.com", ...args], {
+      cwd: work,
+      maxBuffer: 1 << 26
+    })
   await git(["add", "."])
   await git(["commit", "-q", "-m", "data"])
   const remote = new URL(`${hearth.base}/bench/big.git`)
@@ -78,7 +84,8 @@ const main = async () => {
   const disks: Array<number> = []
   for (let round = 1; round <= config.rounds; round++) {
     const org = `fork-${round}`
-    if ((await api(hearth.base, "POST", "/orgs", { username: org })).status !== 201) throw new Error(`could not create ${org}`)
+    if ((await api(hearth.base, "POST", "/orgs", { username: org })).status !== 201)
+      throw new Error(`could not create ${org}`)
     const before = await diskKiB(root)
     const started = performance.now()
     const forked = await api(hearth.base, "POST", "/repos/bench/big/forks", { organization: org })
@@ -110,7 +117,8 @@ const main = async () => {
     `| new disk per fork | ${fmt(d, 2)} MB | ${fmt(Math.max(...disks), 2)} MB | < ${TARGETS.diskMb} MB | ${d < TARGETS.diskMb ? "yes" : "NO"} |`
   ]
   process.stdout.write(`${rows.join("\n")}\n`)
-  if (process.env.BENCH_OUTPUT) writeFileSync(process.env.BENCH_OUTPUT, JSON.stringify({ times, disks, sourceKiB }, null, 2))
+  if (process.env.BENCH_OUTPUT)
+    writeFileSync(process.env.BENCH_OUTPUT, JSON.stringify({ times, disks, sourceKiB }, null, 2))
   return (t < TARGETS.seconds ? 0 : 1) + (d < TARGETS.diskMb ? 0 : 1)
 }
 

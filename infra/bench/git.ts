@@ -27,9 +27,9 @@ import {
   nodeBin,
   positive,
   preparePostgres,
+  type Running,
   root,
   runMain,
-  type Running,
   type Sample,
   spawnListening,
   startHearth,
@@ -48,7 +48,8 @@ const config = {
   contentsRounds: Math.max(1, Math.round(positive("BENCH_CONTENTS_ROUNDS", 2))),
   connections: Math.round(positive("BENCH_CONNECTIONS", 8)),
   parts: (process.env.BENCH_PARTS ?? PARTS.join(",")).split(",").map((p) => {
-    if (!(PARTS as ReadonlyArray<string>).includes(p)) throw new Error(`BENCH_PARTS: unknown part "${p}" (known: ${PARTS.join(", ")})`)
+    if (!(PARTS as ReadonlyArray<string>).includes(p))
+      throw new Error(`BENCH_PARTS: unknown part "${p}" (known: ${PARTS.join(", ")})`)
     return p as Part
   }),
   output: process.env.BENCH_OUTPUT
@@ -63,7 +64,12 @@ const ACCOUNT: Account = { username: "bench", password: "bench-password-123" }
 let clientEnv: NodeJS.ProcessEnv = {}
 const git = async (args: ReadonlyArray<string>, cwd?: string) => {
   try {
-    return await execFileP("git", args as Array<string>, { cwd, env: clientEnv, maxBuffer: 64 * 1024 * 1024, timeout: 600_000 })
+    return await execFileP("git", args as Array<string>, {
+      cwd,
+      env: clientEnv,
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 600_000
+    })
   } catch (error) {
     const e = error as { stderr?: string; message: string }
     throw new Error(`git ${args.join(" ")} failed: ${e.stderr?.trim() || e.message}`)
@@ -115,11 +121,18 @@ const generate = async (dir: string): Promise<Generated> => {
   const word = () => WORDS[Math.floor(random() * WORDS.length)]!
   const line = () => Array.from({ length: 8 }, word).join(" ")
   const dirs = 40
-  const paths = Array.from({ length: config.files }, (_, i) =>
-    `src/${`m${String(i % dirs).padStart(2, "0")}`}/${String(Math.floor(i / dirs)).padStart(3, "0")}-${WORDS[i % WORDS.length]}.txt`)
+  const paths = Array.from(
+    { length: config.files },
+    (_, i) =>
+      `src/${`m${String(i % dirs).padStart(2, "0")}`}/${String(Math.floor(i / dirs)).padStart(3, "0")}-${WORDS[i % WORDS.length]}.txt`
+  )
   const contents = paths.map(() => Array.from({ length: 40 }, line))
 
-  const child = spawn("git", ["fast-import", "--quiet", "--done"], { cwd: dir, env: { ...clientEnv, GIT_DIR: dir }, stdio: ["pipe", "ignore", "pipe"] })
+  const child = spawn("git", ["fast-import", "--quiet", "--done"], {
+    cwd: dir,
+    env: { ...clientEnv, GIT_DIR: dir },
+    stdio: ["pipe", "ignore", "pipe"]
+  })
   const stderr: Array<Buffer> = []
   child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk))
   const closed = new Promise<number | null>((done) => child.on("close", done))
@@ -145,7 +158,8 @@ const generate = async (dir: string): Promise<Generated> => {
     let message: string
     if (i === 1) {
       message = `Add ${config.files} files`
-      for (let f = 0; f < paths.length; f++) changes += `M 100644 inline ${paths[f]}\n${data(`${contents[f]!.join("\n")}\n`)}`
+      for (let f = 0; f < paths.length; f++)
+        changes += `M 100644 inline ${paths[f]}\n${data(`${contents[f]!.join("\n")}\n`)}`
     } else {
       const touched: Array<string> = []
       for (let k = 0; k < 2; k++) {
@@ -177,7 +191,9 @@ const generate = async (dir: string): Promise<Generated> => {
 /** The files of a split commit-graph, if git wrote one. */
 const listGraphChain = (dir: string) => {
   try {
-    return readdirSync(join(dir, "objects/info/commit-graphs")).filter((f) => f.endsWith(".graph")).map((f) => join(dir, "objects/info/commit-graphs", f))
+    return readdirSync(join(dir, "objects/info/commit-graphs"))
+      .filter((f) => f.endsWith(".graph"))
+      .map((f) => join(dir, "objects/info/commit-graphs", f))
   } catch {
     return []
   }
@@ -196,7 +212,8 @@ const createRepo = async (hearth: Running, token: string, name: string) => {
     headers: { authorization: `token ${token}`, "content-type": "application/json" },
     body: JSON.stringify({ name })
   })
-  if (res.status !== 201) throw new Error(`creating the repository ${name} failed: ${res.status} ${res.body.toString()}`)
+  if (res.status !== 201)
+    throw new Error(`creating the repository ${name} failed: ${res.status} ${res.body.toString()}`)
 }
 
 const withCredentials = (base: string, token: string) => {
@@ -222,36 +239,60 @@ const main = async () => {
   const home = join(tmp, "home")
   mkdirSync(home)
   // The client's git: no user or system configuration, never a password prompt.
-  clientEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, GIT_CONFIG_NOSYSTEM: "1", GIT_TERMINAL_PROMPT: "0", LANG: "C" }
+  clientEnv = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_TERMINAL_PROMPT: "0",
+    LANG: "C"
+  }
   const nodeVersion = (await execFileP(nodeBin, ["--version"])).stdout.trim()
   const gitVersion = (await git(["--version"])).stdout.trim()
   const load0 = os.loadavg()
   log(`node ${nodeVersion}, ${gitVersion}; parts: ${config.parts.join(", ")}; ${config.rounds} rounds`)
 
   const pg = await preparePostgres()
-  const backend: Backend = { name: "postgres", dataDir: join(tmp, "data"), databaseUrl: pg.url, logFile: join(tmp, "hearth.log") }
+  const backend: Backend = {
+    name: "postgres",
+    dataDir: join(tmp, "data"),
+    databaseUrl: pg.url,
+    logFile: join(tmp, "hearth.log")
+  }
   log("creating the account")
   await createAccount(backend, ACCOUNT)
   const hearth = await startHearth(backend)
   const token = await createToken(hearth.base, ACCOUNT, ["write:repository", "write:user"])
   const hearthGit = withCredentials(hearth.base, token)
 
-  log(`generating the repository: ${fmt(config.commits)} commits, ${fmt(config.files)} files (git fast-import, then repack)`)
+  log(
+    `generating the repository: ${fmt(config.commits)} commits, ${fmt(config.files)} files (git fast-import, then repack)`
+  )
   let generated!: Generated
   const generateSeconds = await timed(async () => {
     generated = await generate(join(tmp, "big.git"))
   })
-  log(`generated in ${fmt(generateSeconds, 1)} s: pack ${fmt(generated.packBytes / 2 ** 20, 1)} MiB, head ${generated.head.slice(0, 12)}`)
+  log(
+    `generated in ${fmt(generateSeconds, 1)} s: pack ${fmt(generated.packBytes / 2 ** 20, 1)} MiB, head ${generated.head.slice(0, 12)}`
+  )
 
   // Hearth gets it by a push; http-backend gets a copy of Hearth's repository directory, so both
   // serve the very same pack files.
   await createRepo(hearth, token, "big")
-  const firstPush = await timed(() => git(["push", "--quiet", `${hearthGit}/${ACCOUNT.username}/big.git`, "refs/heads/main:refs/heads/main"], generated.dir))
+  const firstPush = await timed(() =>
+    git(
+      ["push", "--quiet", `${hearthGit}/${ACCOUNT.username}/big.git`, "refs/heads/main:refs/heads/main"],
+      generated.dir
+    )
+  )
   log(`pushed into Hearth in ${fmt(firstPush, 1)} s`)
   const hearthRepoDir = join(backend.dataDir, "repositories", ACCOUNT.username, "big.git")
   const backendRoot = join(tmp, "http-backend")
   cpSync(hearthRepoDir, join(backendRoot, ACCOUNT.username, "big.git"), { recursive: true })
-  const wrapper = await spawnListening([join(root, "infra/bench/http-backend.ts")], { ...process.env, BACKEND_ROOT: backendRoot }, "the http-backend wrapper")
+  const wrapper = await spawnListening(
+    [join(root, "infra/bench/http-backend.ts")],
+    { ...process.env, BACKEND_ROOT: backendRoot },
+    "the http-backend wrapper"
+  )
   const servedBytes = await packBytes(hearthRepoDir)
 
   const results: Record<string, unknown> = {}
@@ -265,10 +306,13 @@ const main = async () => {
     const cloneOnce = async (base: string, pid: number, label: string, round: number) => {
       const dest = join(tmp, `clone-${label}-${round}`)
       const cpu0 = cpuSeconds(pid).self
-      const seconds = await timed(() => git(["clone", "--bare", "--quiet", `${base}/${ACCOUNT.username}/big.git`, dest]))
+      const seconds = await timed(() =>
+        git(["clone", "--bare", "--quiet", `${base}/${ACCOUNT.username}/big.git`, dest])
+      )
       const cpu = cpuSeconds(pid).self - cpu0
       const head = (await git(["rev-parse", "refs/heads/main"], dest)).stdout.trim()
-      if (head !== generated.head) throw new Error(`the clone from ${label} has main at ${head}, expected ${generated.head}`)
+      if (head !== generated.head)
+        throw new Error(`the clone from ${label} has main at ${head}, expected ${generated.head}`)
       rmSync(dest, { recursive: true, force: true })
       log(`clone round ${round} ${label}: ${fmt(seconds, 2)} s (server process CPU ${fmt(cpu, 2)} s)`)
       return { seconds, cpu }
@@ -299,7 +343,12 @@ const main = async () => {
     const pushHearth = async (round: number) => {
       const name = `push-${round}`
       await createRepo(hearth, token, name)
-      const seconds = await timed(() => git(["push", "--quiet", `${hearthGit}/${ACCOUNT.username}/${name}.git`, "refs/heads/main:refs/heads/main"], generated.dir))
+      const seconds = await timed(() =>
+        git(
+          ["push", "--quiet", `${hearthGit}/${ACCOUNT.username}/${name}.git`, "refs/heads/main:refs/heads/main"],
+          generated.dir
+        )
+      )
       log(`push round ${round} hearth: ${fmt(seconds, 2)} s`)
       return seconds
     }
@@ -307,9 +356,20 @@ const main = async () => {
       const dir = join(backendRoot, ACCOUNT.username, `push-${round}.git`)
       await git(["init", "--bare", "--quiet", dir])
       await git(["config", "http.receivepack", "true"], dir)
-      const seconds = await timed(() => git(["push", "--quiet", `${wrapper.base}/${ACCOUNT.username}/push-${round}.git`, "refs/heads/main:refs/heads/main"], generated.dir))
+      const seconds = await timed(() =>
+        git(
+          [
+            "push",
+            "--quiet",
+            `${wrapper.base}/${ACCOUNT.username}/push-${round}.git`,
+            "refs/heads/main:refs/heads/main"
+          ],
+          generated.dir
+        )
+      )
       const head = (await git(["rev-parse", "refs/heads/main"], dir)).stdout.trim()
-      if (head !== generated.head) throw new Error(`the push to http-backend left main at ${head}, expected ${generated.head}`)
+      if (head !== generated.head)
+        throw new Error(`the push to http-backend left main at ${head}, expected ${generated.head}`)
       log(`push round ${round} http-backend: ${fmt(seconds, 2)} s`)
       return seconds
     }
@@ -350,17 +410,46 @@ const main = async () => {
   let bloom = false
   if (config.parts.includes("contents")) {
     contents.push(
-      { label: "file last changed in the first commit", path: generated.deepPath, expect: generated.deepCommit, target: TARGETS.contentsRps, samples: [], requests: 0, nodeSeconds: 0, gitSeconds: 0 },
-      { label: "file changed by the last commit", path: generated.recentPath, expect: generated.head, target: undefined, samples: [], requests: 0, nodeSeconds: 0, gitSeconds: 0 },
+      {
+        label: "file last changed in the first commit",
+        path: generated.deepPath,
+        expect: generated.deepCommit,
+        target: TARGETS.contentsRps,
+        samples: [],
+        requests: 0,
+        nodeSeconds: 0,
+        gitSeconds: 0
+      },
+      {
+        label: "file changed by the last commit",
+        path: generated.recentPath,
+        expect: generated.head,
+        target: undefined,
+        samples: [],
+        requests: 0,
+        nodeSeconds: 0,
+        gitSeconds: 0
+      },
       // The same repository look-up and JSON answer without any git: what the git part costs.
-      { label: "for comparison: GET /api/v1/repos/bench/big (no git)", path: "", expect: undefined, target: undefined, samples: [], requests: 0, nodeSeconds: 0, gitSeconds: 0 }
+      {
+        label: "for comparison: GET /api/v1/repos/bench/big (no git)",
+        path: "",
+        expect: undefined,
+        target: undefined,
+        samples: [],
+        requests: 0,
+        nodeSeconds: 0,
+        gitSeconds: 0
+      }
     )
-    const urlOf = (c: ContentsCase) => `${hearth.base}/api/v1/repos/${ACCOUNT.username}/big${c.path === "" ? "" : `/contents/${c.path}`}`
+    const urlOf = (c: ContentsCase) =>
+      `${hearth.base}/api/v1/repos/${ACCOUNT.username}/big${c.path === "" ? "" : `/contents/${c.path}`}`
     for (const c of contents) {
       const res = await http(urlOf(c))
       if (res.status !== 200) throw new Error(`GET ${urlOf(c)} answered ${res.status}: ${res.body.toString()}`)
       const body = JSON.parse(res.body.toString()) as { last_commit_sha?: string }
-      if (c.expect !== undefined && body.last_commit_sha !== c.expect) throw new Error(`GET ${urlOf(c)}: last_commit_sha ${body.last_commit_sha}, expected ${c.expect}`)
+      if (c.expect !== undefined && body.last_commit_sha !== c.expect)
+        throw new Error(`GET ${urlOf(c)}: last_commit_sha ${body.last_commit_sha}, expected ${c.expect}`)
       await load(urlOf(c), {}, config.warmup, config.connections)
     }
     // Rounds alternate which file goes first.
@@ -373,7 +462,9 @@ const main = async () => {
         c.requests += sample.requests
         c.nodeSeconds += cpu1.self - cpu0.self
         c.gitSeconds += cpu1.children - cpu0.children
-        log(`contents round ${round}, ${c.label}: ${fmt(sample.rps)} req/s, p50 ${fmt(sample.p50, 2)} ms, p99 ${fmt(sample.p99, 2)} ms; CPU per request: Hearth ${fmt((cpu1.self - cpu0.self) * 1000 / sample.requests, 2)} ms, git children ${fmt((cpu1.children - cpu0.children) * 1000 / sample.requests, 2)} ms${sample.bad > 0 ? `, ${sample.bad} FAILED` : ""}`)
+        log(
+          `contents round ${round}, ${c.label}: ${fmt(sample.rps)} req/s, p50 ${fmt(sample.p50, 2)} ms, p99 ${fmt(sample.p99, 2)} ms; CPU per request: Hearth ${fmt(((cpu1.self - cpu0.self) * 1000) / sample.requests, 2)} ms, git children ${fmt(((cpu1.children - cpu0.children) * 1000) / sample.requests, 2)} ms${sample.bad > 0 ? `, ${sample.bad} FAILED` : ""}`
+        )
       }
     }
     // Whether Hearth's copy has the commit-graph with changed-path (Bloom) filters `git log -- path` uses.
@@ -387,36 +478,60 @@ const main = async () => {
     // Where the time goes: the git commands Hearth runs for one such request (src/contents,
     // src/git/Readers.ts), each spawned alone, sequentially, on Hearth's copy of the repository.
     const steps = [
-      { label: "rev-parse (the branch)", args: ["rev-parse", "--verify", "--quiet", "--end-of-options", "refs/heads/main^{commit}"] },
-      { label: "ls-tree (the entry)", args: ["ls-tree", "-z", "--long", "--full-tree", generated.head, "--", generated.deepPath] },
-      { label: "log -1 (last commit, first-commit file)", args: ["log", "-1", "--format=%H %cI", generated.head, "--", generated.deepPath] },
-      { label: "log -1 (last commit, last-commit file)", args: ["log", "-1", "--format=%H %cI", generated.head, "--", generated.recentPath] }
+      {
+        label: "rev-parse (the branch)",
+        args: ["rev-parse", "--verify", "--quiet", "--end-of-options", "refs/heads/main^{commit}"]
+      },
+      {
+        label: "ls-tree (the entry)",
+        args: ["ls-tree", "-z", "--long", "--full-tree", generated.head, "--", generated.deepPath]
+      },
+      {
+        label: "log -1 (last commit, first-commit file)",
+        args: ["log", "-1", "--format=%H %cI", generated.head, "--", generated.deepPath]
+      },
+      {
+        label: "log -1 (last commit, last-commit file)",
+        args: ["log", "-1", "--format=%H %cI", generated.head, "--", generated.recentPath]
+      }
     ]
     for (const step of steps) {
       const times: Array<number> = []
-      for (let i = 0; i < 30; i++) times.push(await timed(() => git(step.args, hearthRepoDir)) * 1000)
+      for (let i = 0; i < 30; i++) times.push((await timed(() => git(step.args, hearthRepoDir))) * 1000)
       gitSteps.push({ label: `git ${step.label}`, ms: median(times) })
     }
-    log(`git commands of one contents request, median wall time each: ${gitSteps.map((s) => `${s.label} ${fmt(s.ms, 1)} ms`).join(", ")}`)
+    log(
+      `git commands of one contents request, median wall time each: ${gitSteps.map((s) => `${s.label} ${fmt(s.ms, 1)} ms`).join(", ")}`
+    )
     results.contents = { cases: contents, gitSteps, bloom }
   }
 
   // ---------------------------------------------------------------- report
   out(machineLine(load0))
-  out(`Date: ${new Date().toISOString()}; Hearth ${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version} on Node ${nodeVersion}; ${gitVersion}; PostgreSQL ${pg.server}`)
-  out(`Repository: ${fmt(config.commits)} commits, ${fmt(config.files)} files, generated in ${fmt(generateSeconds, 1)} s; pack served by both ${fmt(servedBytes / 2 ** 20, 1)} MiB`)
+  out(
+    `Date: ${new Date().toISOString()}; Hearth ${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version} on Node ${nodeVersion}; ${gitVersion}; PostgreSQL ${pg.server}`
+  )
+  out(
+    `Repository: ${fmt(config.commits)} commits, ${fmt(config.files)} files, generated in ${fmt(generateSeconds, 1)} s; pack served by both ${fmt(servedBytes / 2 ** 20, 1)} MiB`
+  )
   out()
   if (clones.length > 0) {
     const ratios = clones.map((c) => c.hearth / c.backend)
     const ratio = median(ratios)
     const met = ratio <= TARGETS.cloneRatio
     if (!met) missed++
-    out(`Clone (\`git clone --bare\`, ${clones.length} alternating rounds after one warm-up clone each; medians; ratio = median of the per-round ratios)`)
+    out(
+      `Clone (\`git clone --bare\`, ${clones.length} alternating rounds after one warm-up clone each; medians; ratio = median of the per-round ratios)`
+    )
     out()
     out("| | Hearth | http-backend | ratio Hearth/http-backend (per round) | target | met |")
     out("|---|---:|---:|---|---:|---|")
-    out(`| wall time | ${fmt(median(clones.map((c) => c.hearth)), 2)} s | ${fmt(median(clones.map((c) => c.backend)), 2)} s | **${fmt(ratio, 3)}** (${ratios.map((r) => fmt(r, 3)).join(", ")}) | ≤ ${fmt(TARGETS.cloneRatio, 2)} | ${met ? "yes" : `NO (+${fmt((ratio - TARGETS.cloneRatio) * 100, 1)} points)`} |`)
-    out(`| server process CPU (node, without git) | ${fmt(median(clones.map((c) => c.hearthCpu)), 2)} s | ${fmt(median(clones.map((c) => c.backendCpu)), 2)} s | | | |`)
+    out(
+      `| wall time | ${fmt(median(clones.map((c) => c.hearth)), 2)} s | ${fmt(median(clones.map((c) => c.backend)), 2)} s | **${fmt(ratio, 3)}** (${ratios.map((r) => fmt(r, 3)).join(", ")}) | ≤ ${fmt(TARGETS.cloneRatio, 2)} | ${met ? "yes" : `NO (+${fmt((ratio - TARGETS.cloneRatio) * 100, 1)} points)`} |`
+    )
+    out(
+      `| server process CPU (node, without git) | ${fmt(median(clones.map((c) => c.hearthCpu)), 2)} s | ${fmt(median(clones.map((c) => c.backendCpu)), 2)} s | | | |`
+    )
     out()
   }
   if (pushes.length > 0) {
@@ -425,15 +540,21 @@ const main = async () => {
     out()
     out("| | Hearth | http-backend | ratio (per round) |")
     out("|---|---:|---:|---|")
-    out(`| wall time | ${fmt(median(pushes.map((p) => p.hearth)), 2)} s | ${fmt(median(pushes.map((p) => p.backend)), 2)} s | **${fmt(median(ratios), 3)}** (${ratios.map((r) => fmt(r, 3)).join(", ")}) |`)
+    out(
+      `| wall time | ${fmt(median(pushes.map((p) => p.hearth)), 2)} s | ${fmt(median(pushes.map((p) => p.backend)), 2)} s | **${fmt(median(ratios), 3)}** (${ratios.map((r) => fmt(r, 3)).join(", ")}) |`
+    )
     if (commitGraphSeconds !== undefined) {
       out()
-      out(`Hearth writes the commit-graph with changed-path filters before answering a push; the same \`git commit-graph write --reachable --changed-paths\` on a pushed copy took ${fmt(commitGraphSeconds, 2)} s.`)
+      out(
+        `Hearth writes the commit-graph with changed-path filters before answering a push; the same \`git commit-graph write --reachable --changed-paths\` on a pushed copy took ${fmt(commitGraphSeconds, 2)} s.`
+      )
     }
     out()
   }
   if (contents.length > 0) {
-    out(`GET /api/v1/repos/${ACCOUNT.username}/big/contents/{file} (anonymous, autocannon, ${config.connections} connections, ${config.contentsRounds} rounds of ${config.duration} s alternating the files, after ${config.warmup} s warm-up each; medians; CPU per request over all rounds, from /proc: Hearth's process, and the git processes it spawned and reaped)`)
+    out(
+      `GET /api/v1/repos/${ACCOUNT.username}/big/contents/{file} (anonymous, autocannon, ${config.connections} connections, ${config.contentsRounds} rounds of ${config.duration} s alternating the files, after ${config.warmup} s warm-up each; medians; CPU per request over all rounds, from /proc: Hearth's process, and the git processes it spawned and reaped)`
+    )
     out()
     out("| file | req/s (per round) | p50 / p99 ms | CPU per request: Hearth / git children | target | met |")
     out("|---|---:|---:|---:|---:|---|")
@@ -442,17 +563,24 @@ const main = async () => {
       const rps = median(c.samples.map((x) => x.rps))
       const met = c.target === undefined ? undefined : rps >= c.target && !failed
       if (met === false) missed++
-      out(`| ${c.path === "" ? c.label : `${c.label} (\`${c.path}\`)`} | **${fmt(rps)}** (${c.samples.map((x) => fmt(x.rps)).join(", ")}) | ${fmt(median(c.samples.map((x) => x.p50)), 2)} / ${fmt(median(c.samples.map((x) => x.p99)), 2)} | ${fmt(c.nodeSeconds * 1000 / c.requests, 2)} / ${fmt(c.gitSeconds * 1000 / c.requests, 2)} ms | ${c.target === undefined ? "(none)" : `≥ ${c.target}`} | ${met === undefined ? "–" : met ? "yes" : failed ? "NO (failed requests)" : `NO (${fmt((1 - rps / c.target!) * 100, 0)} % short)`} |`)
+      out(
+        `| ${c.path === "" ? c.label : `${c.label} (\`${c.path}\`)`} | **${fmt(rps)}** (${c.samples.map((x) => fmt(x.rps)).join(", ")}) | ${fmt(median(c.samples.map((x) => x.p50)), 2)} / ${fmt(median(c.samples.map((x) => x.p99)), 2)} | ${fmt((c.nodeSeconds * 1000) / c.requests, 2)} / ${fmt((c.gitSeconds * 1000) / c.requests, 2)} ms | ${c.target === undefined ? "(none)" : `≥ ${c.target}`} | ${met === undefined ? "–" : met ? "yes" : failed ? "NO (failed requests)" : `NO (${fmt((1 - rps / c.target!) * 100, 0)} % short)`} |`
+      )
     }
     out()
     out(`Hearth's repository ${bloom ? "has" : "has NO"} commit-graph with changed-path filters.`)
-    out(`The git commands behind one request, each spawned alone from Node (median wall time): ${gitSteps.map((s) => `${s.label} ${fmt(s.ms, 1)} ms`).join("; ")}.`)
+    out(
+      `The git commands behind one request, each spawned alone from Node (median wall time): ${gitSteps.map((s) => `${s.label} ${fmt(s.ms, 1)} ms`).join("; ")}.`
+    )
     out()
   }
   out(missed === 0 ? "All targets met." : `${missed} target(s) missed.`)
   process.stdout.write(`\n${lines.join("\n")}\n`)
   if (config.output !== undefined && config.output !== "") {
-    writeFileSync(config.output, JSON.stringify({ config, nodeVersion, gitVersion, pgVersion: pg.server, results, table: lines }, null, 2))
+    writeFileSync(
+      config.output,
+      JSON.stringify({ config, nodeVersion, gitVersion, pgVersion: pg.server, results, table: lines }, null, 2)
+    )
   }
   return missed
 }

@@ -86,7 +86,10 @@ const server = createServer((req, res) => {
   }
   child.stdout.on("data", onData)
   child.on("close", (code) => {
-    if (code !== 0) process.stderr.write(`[http-backend] git http-backend exited ${code}: ${Buffer.concat(stderr).toString().trim()}\n`)
+    if (code !== 0)
+      process.stderr.write(
+        `[http-backend] git http-backend exited ${code}: ${Buffer.concat(stderr).toString().trim()}\n`
+      )
     if (!headersDone) {
       if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" })
       res.end("git http-backend failed\n")

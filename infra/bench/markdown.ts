@@ -6,8 +6,9 @@
 // pathological inputs of the unit tests, timed once each, and the process's peak RSS.
 // Targets: full pipeline ≥ 40 % of the ceiling's renders/s; the 100 KB README < 20 ms p50;
 // every pathological input < 1 s.
-import os from "node:os"
+
 import { readFileSync, writeFileSync } from "node:fs"
+import os from "node:os"
 import { makeRenderer, type RenderOptions } from "../../src/markdown/Render.ts"
 import { fmt, log, machineLine, median, pct, positive, quantile } from "./support.ts"
 
@@ -33,8 +34,10 @@ const options: RenderOptions = {
 
 // ------------------------------------------------------------------ documents (deterministic)
 
-const WORDS = ("the quick forge renders markdown safely with tables lists links code and references to issues " +
-  "commits users while keeping hostile input harmless fast and predictable for every repository page").split(" ")
+const WORDS = (
+  "the quick forge renders markdown safely with tables lists links code and references to issues " +
+  "commits users while keeping hostile input harmless fast and predictable for every repository page"
+).split(" ")
 let seed = 42
 const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
 const word = () => WORDS[Math.floor(next() * WORDS.length)]!
@@ -54,28 +57,29 @@ const sentence = (n: number) => {
   })
   return parts.join(" ").replace(/^./, (c) => c.toUpperCase()) + "."
 }
-const section = (i: number) => [
-  `## Section ${i}: ${word()} ${word()}`,
-  "",
-  sentence(40) + " " + sentence(30),
-  "",
-  ...Array.from({ length: 5 }, (_, j) => `- [${j % 2 ? "x" : " "}] ${sentence(8)}`),
-  "",
-  "```ts",
-  ...Array.from({ length: 6 }, (_, j) => `const value${j} = compute("${word()}", ${j}) // ${word()}`),
-  "```",
-  "",
-  "| name | kind | notes |",
-  "|------|:----:|-------|",
-  ...Array.from({ length: 4 }, () => `| ${word()} | ${word()} | ${sentence(5)} |`),
-  "",
-  `> ${sentence(20)}`,
-  "",
-  `![diagram](img/${word()}.png) ${sentence(15)}[^${i}]`,
-  "",
-  `[^${i}]: ${sentence(6)}`,
-  ""
-].join("\n")
+const section = (i: number) =>
+  [
+    `## Section ${i}: ${word()} ${word()}`,
+    "",
+    sentence(40) + " " + sentence(30),
+    "",
+    ...Array.from({ length: 5 }, (_, j) => `- [${j % 2 ? "x" : " "}] ${sentence(8)}`),
+    "",
+    "```ts",
+    ...Array.from({ length: 6 }, (_, j) => `const value${j} = compute("${word()}", ${j}) // ${word()}`),
+    "```",
+    "",
+    "| name | kind | notes |",
+    "|------|:----:|-------|",
+    ...Array.from({ length: 4 }, () => `| ${word()} | ${word()} | ${sentence(5)} |`),
+    "",
+    `> ${sentence(20)}`,
+    "",
+    `![diagram](img/${word()}.png) ${sentence(15)}[^${i}]`,
+    "",
+    `[^${i}]: ${sentence(6)}`,
+    ""
+  ].join("\n")
 
 const build = (bytes: number, intro: string) => {
   let text = intro
@@ -85,8 +89,10 @@ const build = (bytes: number, intro: string) => {
 const readme = build(100 * 1024, "# Widgets\n\n> [!NOTE]\n> Read the docs first.\n\n")
 // The same README opening with the raw HTML many READMEs have (a centred logo and badges): the
 // whole document then goes through the sanitizer.
-const readmeHtml = `<p align="center"><img src="docs/logo.png" width="120" alt="logo"></p>\n\n` +
-  `<a href="https://ci.example.com/acme/widgets"><img src="https://ci.example.com/badge.svg" alt="build"></a>\n\n` + readme
+const readmeHtml =
+  `<p align="center"><img src="docs/logo.png" width="120" alt="logo"></p>\n\n` +
+  `<a href="https://ci.example.com/acme/widgets"><img src="https://ci.example.com/badge.svg" alt="build"></a>\n\n` +
+  readme
 seed = 7
 const comment = (() => {
   let text = ""
@@ -171,10 +177,11 @@ const pathological: Record<string, string> = {
   "10,000 emphasis openers": "**_".repeat(10_000),
   "50,000 stars and words": "*a ".repeat(50_000),
   // One-character cells: the most output per input byte; 1,300 rows fill MAX_RENDER_SIZE's 512 KiB.
-  "table at the size limit (200 × 1,300, 512 KiB)": "|" + "h|".repeat(200) + "\n|" + "-|".repeat(200) + "\n" + ("|" + "x|".repeat(200) + "\n").repeat(1_300),
+  "table at the size limit (200 × 1,300, 512 KiB)":
+    "|" + "h|".repeat(200) + "\n|" + "-|".repeat(200) + "\n" + ("|" + "x|".repeat(200) + "\n").repeat(1_300),
   "20,000 links": "[x](y) ".repeat(20_000),
   "20,000 references": "@alice #1 ".repeat(20_000),
-  "512 KiB of one paragraph": sentence(10).repeat(Math.floor(512 * 1024 / 80))
+  "512 KiB of one paragraph": sentence(10).repeat(Math.floor((512 * 1024) / 80))
 }
 
 const main = () => {
@@ -192,20 +199,28 @@ const main = () => {
   const rssPeak = Number(/VmHWM:\s+(\d+)/.exec(procStatus())?.[1] ?? 0) / 1024
 
   const missed: Array<string> = []
-  for (const row of rows) if (row.ratio < TARGET_RATIO) missed.push(`${row.doc}: ratio ${pct(row.ratio)} < ${pct(TARGET_RATIO)}`)
+  for (const row of rows)
+    if (row.ratio < TARGET_RATIO) missed.push(`${row.doc}: ratio ${pct(row.ratio)} < ${pct(TARGET_RATIO)}`)
   for (const row of rows.slice(0, 2)) {
-    if (row.full.p50 >= TARGET_README_P50_MS) missed.push(`${row.doc} p50 ${fmt(row.full.p50, 2)} ms ≥ ${TARGET_README_P50_MS} ms`)
+    if (row.full.p50 >= TARGET_README_P50_MS)
+      missed.push(`${row.doc} p50 ${fmt(row.full.p50, 2)} ms ≥ ${TARGET_README_P50_MS} ms`)
   }
   for (const p of patho) if (p.ms >= TARGET_PATHOLOGICAL_MS) missed.push(`${p.name}: ${fmt(p.ms)} ms ≥ 1 s`)
 
   const out: Array<string> = []
-  out.push(`Markdown rendering, ${config.rounds} rounds × ${config.renders} (README) / ${config.renders * 20} (comment) renders per side`)
+  out.push(
+    `Markdown rendering, ${config.rounds} rounds × ${config.renders} (README) / ${config.renders * 20} (comment) renders per side`
+  )
   out.push(machineLine(load0))
   out.push("")
-  out.push("| document | bytes | full p50 | full p99 | full renders/s | plain marked p50 | plain renders/s | ratio (target ≥ 40 %) |")
+  out.push(
+    "| document | bytes | full p50 | full p99 | full renders/s | plain marked p50 | plain renders/s | ratio (target ≥ 40 %) |"
+  )
   out.push("|---|---:|---:|---:|---:|---:|---:|---:|")
   for (const r of rows) {
-    out.push(`| ${r.doc} | ${fmt(r.bytes)} | ${fmt(r.full.p50, 2)} ms | ${fmt(r.full.p99, 2)} ms | ${fmt(r.full.perSecond)} | ${fmt(r.plain.p50, 2)} ms | ${fmt(r.plain.perSecond)} | ${pct(r.ratio)} |`)
+    out.push(
+      `| ${r.doc} | ${fmt(r.bytes)} | ${fmt(r.full.p50, 2)} ms | ${fmt(r.full.p99, 2)} ms | ${fmt(r.full.perSecond)} | ${fmt(r.plain.p50, 2)} ms | ${fmt(r.plain.perSecond)} | ${pct(r.ratio)} |`
+    )
   }
   out.push("")
   out.push("| pathological input (full pipeline, once) | bytes | time | output bytes |")
@@ -215,7 +230,8 @@ const main = () => {
   out.push(`Peak RSS of the benchmark process: ${fmt(rssPeak)} MB`)
   out.push(missed.length === 0 ? "All targets met." : `Missed: ${missed.join("; ")}`)
   process.stdout.write(out.join("\n") + "\n")
-  if (config.output) writeFileSync(config.output, JSON.stringify({ rows, pathological: patho, rssPeakMb: rssPeak, missed }, null, 2))
+  if (config.output)
+    writeFileSync(config.output, JSON.stringify({ rows, pathological: patho, rssPeakMb: rssPeak, missed }, null, 2))
   process.exit(missed.length > 0 && process.env.BENCH_STRICT === "1" ? 1 : 0)
 }
 

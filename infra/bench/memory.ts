@@ -14,17 +14,18 @@
 //      `GET /api/v1/users/search?q=…` reads the database on every request.
 // Medians over the rounds; with more than one server, the ratios to the first one. Only what it
 // started is stopped; PostgreSQL comes from infra/pg/start.sh unless BENCH_DATABASE_URL is given.
-import autocannon from "autocannon"
+
 import { readFileSync, writeFileSync } from "node:fs"
 import os from "node:os"
 import { join, resolve } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
+import autocannon from "autocannon"
 import {
   type Backend,
   type BackendName,
+  cpuSeconds,
   createAccount,
   createToken,
-  cpuSeconds,
   execFileP,
   fmt,
   load as loadFor,
@@ -34,9 +35,9 @@ import {
   nodeBin,
   positive,
   preparePostgres,
+  type Running,
   root,
   runMain,
-  type Running,
   startHearth,
   stopChild,
   tempDir
@@ -126,9 +127,20 @@ const breakdown = (pid: number): Record<Part, number> => {
     const next = maps[i + 1]
     const anon = m.name === ""
     let part: Part
-    if (anon && m.perm === "rw-p" && next !== undefined && next.name === "" && next.perm === "---p" && next.start === m.end && next.end - next.start >= 2 ** 30) {
+    if (
+      anon &&
+      m.perm === "rw-p" &&
+      next !== undefined &&
+      next.name === "" &&
+      next.perm === "---p" &&
+      next.start === m.end &&
+      next.end - next.start >= 2 ** 30
+    ) {
       part = "WASM memory"
-    } else if (m.name === "[heap]" || (anon && m.perm === "rw-p" && m.start % 2 ** 26 === 0 && m.end - m.start <= 2 ** 26)) {
+    } else if (
+      m.name === "[heap]" ||
+      (anon && m.perm === "rw-p" && m.start % 2 ** 26 === 0 && m.end - m.start <= 2 ** 26)
+    ) {
       part = "C heap"
     } else if (anon && m.perm.includes("x")) part = "code"
     else if (m.name.startsWith("/")) part = "files"
@@ -147,19 +159,30 @@ interface Case {
 }
 const CASES: ReadonlyArray<Case> = [
   { name: "version", label: "GET /api/v1/version", path: "/api/v1/version" },
-  { name: "user", label: `GET /api/v1/users/${ACCOUNT.username} (token; cached)`, path: `/api/v1/users/${ACCOUNT.username}` },
-  { name: "search", label: "GET /api/v1/users/search?q=ben (token; reads the database)", path: "/api/v1/users/search?q=ben" }
+  {
+    name: "user",
+    label: `GET /api/v1/users/${ACCOUNT.username} (token; cached)`,
+    path: `/api/v1/users/${ACCOUNT.username}`
+  },
+  {
+    name: "search",
+    label: "GET /api/v1/users/search?q=ben (token; reads the database)",
+    path: "/api/v1/users/search?q=ben"
+  }
 ]
 
 /** A fixed number of requests, the cases in turn; the number that failed. */
 const loadAmount = (base: string, headers: Record<string, string>, amount: number) =>
   new Promise<number>((done, fail) => {
-    autocannon({
-      url: base,
-      amount,
-      connections: config.connections,
-      requests: CASES.map((c) => ({ method: "GET", path: c.path, headers }))
-    }, (error, result) => error !== null ? fail(error) : done(result.errors + result.timeouts + result.non2xx))
+    autocannon(
+      {
+        url: base,
+        amount,
+        connections: config.connections,
+        requests: CASES.map((c) => ({ method: "GET", path: c.path, headers }))
+      },
+      (error, result) => (error !== null ? fail(error) : done(result.errors + result.timeouts + result.non2xx))
+    )
   })
 
 // ---------------------------------------------------------------- the run
@@ -189,8 +212,13 @@ const main = async () => {
   const load0 = os.loadavg()
   const commits: Record<string, string> = {}
   for (const server of config.servers) {
-    commits[server.label] = await execFileP("git", ["-C", server.tree, "log", "-1", "--format=%h %s"]).then((r) => r.stdout.trim(), () => "?")
-    log(`${server.label}: ${server.tree} (${commits[server.label]})${describeServer(server) !== "" ? ` with ${describeServer(server)}` : ""}`)
+    commits[server.label] = await execFileP("git", ["-C", server.tree, "log", "-1", "--format=%h %s"]).then(
+      (r) => r.stdout.trim(),
+      () => "?"
+    )
+    log(
+      `${server.label}: ${server.tree} (${commits[server.label]})${describeServer(server) !== "" ? ` with ${describeServer(server)}` : ""}`
+    )
   }
   const memory = new Map<string, Array<MemorySample>>()
   const speed = new Map<string, Array<SpeedSample>>()
@@ -247,10 +275,12 @@ const main = async () => {
           bad
         }
         add(memory, key, sample)
-        log(`round ${round} ${key}: fresh ${fmt(fresh.startMs)} ms, RSS ${fmt(freshMem.rssMb)} MB (peak ${fmt(freshMem.peakMb)}); ` +
-          `existing ${fmt(hearth.startMs)} ms, idle ${fmt(idle.rssMb)} MB (peak ${fmt(idle.peakMb)}), after ${fmt(config.rssRequests)} requests ` +
-          `${fmt(after.rssMb)} MB (peak ${fmt(after.peakMb)})${bad > 0 ? `, ${bad} FAILED` : ""}; ` +
-          PARTS.map((p) => `${p} ${fmt(parts[p])}`).join(", "))
+        log(
+          `round ${round} ${key}: fresh ${fmt(fresh.startMs)} ms, RSS ${fmt(freshMem.rssMb)} MB (peak ${fmt(freshMem.peakMb)}); ` +
+            `existing ${fmt(hearth.startMs)} ms, idle ${fmt(idle.rssMb)} MB (peak ${fmt(idle.peakMb)}), after ${fmt(config.rssRequests)} requests ` +
+            `${fmt(after.rssMb)} MB (peak ${fmt(after.peakMb)})${bad > 0 ? `, ${bad} FAILED` : ""}; ` +
+            PARTS.map((p) => `${p} ${fmt(parts[p])}`).join(", ")
+        )
         running.push({ server, hearth, token })
       }
       // 3. Speed, each case on each server in turn.
@@ -258,10 +288,22 @@ const main = async () => {
         for (const { server, hearth, token } of running) {
           const pid = hearth.child.pid!
           const cpu0 = cpuSeconds(pid).self
-          const sample = await loadFor(`${hearth.base}${c.path}`, { authorization: `token ${token}` }, config.duration, config.connections)
+          const sample = await loadFor(
+            `${hearth.base}${c.path}`,
+            { authorization: `token ${token}` },
+            config.duration,
+            config.connections
+          )
           const cpuUs = ((cpuSeconds(pid).self - cpu0) * 1e6) / Math.max(1, sample.requests)
-          add(speed, `${name}/${c.name}/${server.label}`, { rps: sample.rps, cpuUsPerRequest: cpuUs, p50: sample.p50, bad: sample.bad })
-          log(`round ${round} ${name} ${c.name} ${server.label}: ${fmt(sample.rps)} req/s, ${fmt(cpuUs, 1)} µs CPU/request, p50 ${fmt(sample.p50, 2)} ms${sample.bad > 0 ? `, ${sample.bad} FAILED` : ""}`)
+          add(speed, `${name}/${c.name}/${server.label}`, {
+            rps: sample.rps,
+            cpuUsPerRequest: cpuUs,
+            p50: sample.p50,
+            bad: sample.bad
+          })
+          log(
+            `round ${round} ${name} ${c.name} ${server.label}: ${fmt(sample.rps)} req/s, ${fmt(cpuUs, 1)} µs CPU/request, p50 ${fmt(sample.p50, 2)} ms${sample.bad > 0 ? `, ${sample.bad} FAILED` : ""}`
+          )
         }
       }
       for (const { hearth } of running) await stopChild(hearth.child)
@@ -275,28 +317,39 @@ const main = async () => {
   const compared = config.servers.length > 1
   const ratio = (value: number, baseline: number) => (compared ? ` (${fmt(value / baseline, 3)})` : "")
   out(machineLine(load0))
-  out(`Date: ${new Date().toISOString()}; Node ${nodeVersion}${pgVersion !== undefined ? `; PostgreSQL ${pgVersion}` : ""}; 1-minute load average at each round's start: ${loads.map((l) => fmt(l, 2)).join(", ")}`)
-  out(`Servers: ${config.servers.map((s) => `**${s.label}** = ${commits[s.label]}${describeServer(s) !== "" ? ` with \`${describeServer(s)}\`` : ""}`).join("; ")}`)
-  out(`${config.rounds} rounds, servers in turn (order rotating); medians${compared ? `; in parentheses the ratio to **${base.label}**` : ""}; RSS ${config.settle} s after the first 200`)
+  out(
+    `Date: ${new Date().toISOString()}; Node ${nodeVersion}${pgVersion !== undefined ? `; PostgreSQL ${pgVersion}` : ""}; 1-minute load average at each round's start: ${loads.map((l) => fmt(l, 2)).join(", ")}`
+  )
+  out(
+    `Servers: ${config.servers.map((s) => `**${s.label}** = ${commits[s.label]}${describeServer(s) !== "" ? ` with \`${describeServer(s)}\`` : ""}`).join("; ")}`
+  )
+  out(
+    `${config.rounds} rounds, servers in turn (order rotating); medians${compared ? `; in parentheses the ratio to **${base.label}**` : ""}; RSS ${config.settle} s after the first 200`
+  )
   out()
   let missed = 0
   const results: Record<string, unknown> = {}
-  out(`| database | server | fresh data dir: start / RSS / peak | existing: start / RSS idle / peak | RSS after ${fmt(config.rssRequests)} requests / peak | target (embedded: idle ≤ ${TARGETS.embeddedIdleMb} MB) |`)
+  out(
+    `| database | server | fresh data dir: start / RSS / peak | existing: start / RSS idle / peak | RSS after ${fmt(config.rssRequests)} requests / peak | target (embedded: idle ≤ ${TARGETS.embeddedIdleMb} MB) |`
+  )
   out("|---|---|---:|---:|---:|---|")
   for (const name of config.backends) {
     const baseSamples = memory.get(`${name}/${base.label}`) ?? []
     const m = (samples: ReadonlyArray<MemorySample>, f: (s: MemorySample) => number) => median(samples.map(f))
     for (const server of config.servers) {
       const samples = memory.get(`${name}/${server.label}`) ?? []
-      const cell = (f: (s: MemorySample) => number, unit: string) => `${fmt(m(samples, f))} ${unit}${ratio(m(samples, f), m(baseSamples, f))}`
+      const cell = (f: (s: MemorySample) => number, unit: string) =>
+        `${fmt(m(samples, f))} ${unit}${ratio(m(samples, f), m(baseSamples, f))}`
       const idle = m(samples, (s) => s.idleRssMb)
       // The target is the embedded database's, for every server but the one compared against.
       const applies = name === "embedded"
       const met = idle <= TARGETS.embeddedIdleMb && samples.every((s) => s.bad === 0)
       if (applies && (!compared || server !== base) && !met) missed++
-      out(`| ${name} | ${server.label} | ${cell((s) => s.freshStartMs, "ms")} / ${cell((s) => s.freshRssMb, "MB")} / ${cell((s) => s.freshPeakMb, "MB")} | ` +
-        `${cell((s) => s.startMs, "ms")} / **${cell((s) => s.idleRssMb, "MB")}** / ${cell((s) => s.idlePeakMb, "MB")} | ` +
-        `${cell((s) => s.afterRssMb, "MB")} / ${cell((s) => s.afterPeakMb, "MB")} | ${applies ? (met ? "yes" : "NO") : "–"} |`)
+      out(
+        `| ${name} | ${server.label} | ${cell((s) => s.freshStartMs, "ms")} / ${cell((s) => s.freshRssMb, "MB")} / ${cell((s) => s.freshPeakMb, "MB")} | ` +
+          `${cell((s) => s.startMs, "ms")} / **${cell((s) => s.idleRssMb, "MB")}** / ${cell((s) => s.idlePeakMb, "MB")} | ` +
+          `${cell((s) => s.afterRssMb, "MB")} / ${cell((s) => s.afterPeakMb, "MB")} | ${applies ? (met ? "yes" : "NO") : "–"} |`
+      )
       results[`${name}/${server.label}/memory`] = samples
     }
   }
@@ -306,11 +359,15 @@ const main = async () => {
   for (const name of config.backends) {
     for (const server of config.servers) {
       const samples = memory.get(`${name}/${server.label}`) ?? []
-      out(`| ${name} | ${server.label} | ${PARTS.map((p) => fmt(median(samples.map((s) => s.parts[p])))).join(" | ")} | |`)
+      out(
+        `| ${name} | ${server.label} | ${PARTS.map((p) => fmt(median(samples.map((s) => s.parts[p])))).join(" | ")} | |`
+      )
     }
   }
   out()
-  out(`| database | request | server | req/s | CPU µs / request | p50 ms |${compared ? ` within ${fmt(TARGETS.slowdown * 100)} % of **${base.label}** |` : ""}`)
+  out(
+    `| database | request | server | req/s | CPU µs / request | p50 ms |${compared ? ` within ${fmt(TARGETS.slowdown * 100)} % of **${base.label}** |` : ""}`
+  )
   out(`|---|---|---|---:|---:|---:|${compared ? "---|" : ""}`)
   for (const name of config.backends) {
     for (const c of CASES) {
@@ -325,7 +382,9 @@ const main = async () => {
         // Throughput within the margin, or CPU per request within it (the machine may be shared).
         const met = !failed && (rps >= baseRps * (1 - TARGETS.slowdown) || cpu <= baseCpu * (1 + TARGETS.slowdown))
         const verdict = server === base ? "–" : failed ? "NO (failed requests)" : met ? "yes" : "NO"
-        out(`| ${name} | ${c.label} | ${server.label} | ${fmt(rps)}${ratio(rps, baseRps)} | ${fmt(cpu, 1)}${ratio(cpu, baseCpu)} | ${fmt(median(samples.map((s) => s.p50)), 2)} |${compared ? ` ${verdict} |` : ""}`)
+        out(
+          `| ${name} | ${c.label} | ${server.label} | ${fmt(rps)}${ratio(rps, baseRps)} | ${fmt(cpu, 1)}${ratio(cpu, baseCpu)} | ${fmt(median(samples.map((s) => s.p50)), 2)} |${compared ? ` ${verdict} |` : ""}`
+        )
         results[`${name}/${c.name}/${server.label}`] = samples
       }
     }
@@ -334,7 +393,10 @@ const main = async () => {
   out(missed === 0 ? "Embedded idle RSS target met." : `Embedded idle RSS target missed by ${missed} server(s).`)
   process.stdout.write(`\n${lines.join("\n")}\n`)
   if (config.output !== undefined && config.output !== "") {
-    writeFileSync(config.output, JSON.stringify({ config, nodeVersion, pgVersion, commits, loads, results, table: lines }, null, 2))
+    writeFileSync(
+      config.output,
+      JSON.stringify({ config, nodeVersion, pgVersion, commits, loads, results, table: lines }, null, 2)
+    )
   }
   return missed
 }

@@ -32,8 +32,8 @@ import {
   positive,
   preparePostgres,
   quantile,
-  runMain,
   type Running,
+  runMain,
   startHearth,
   stopChild,
   tempDir
@@ -58,8 +58,13 @@ type Mode = (typeof MODES)[number]
 const CASES = ["POST /contents/{path} (commit)", "POST /branches"] as const
 type Case = (typeof CASES)[number]
 
-const p50 = (values: ReadonlyArray<number>) => quantile([...values].sort((a, b) => a - b), 0.5)
-const geometricMean = (values: ReadonlyArray<number>) => Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length)
+const p50 = (values: ReadonlyArray<number>) =>
+  quantile(
+    [...values].sort((a, b) => a - b),
+    0.5
+  )
+const geometricMean = (values: ReadonlyArray<number>) =>
+  Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length)
 
 interface Server {
   readonly mode: Mode
@@ -80,7 +85,8 @@ const call = async (server: Server, method: string, path: string, body: unknown,
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
   const ms = performance.now() - started
-  if (res.status !== status) throw new Error(`${server.mode}: ${method} ${path} answered ${res.status}: ${res.body.toString().slice(0, 300)}`)
+  if (res.status !== status)
+    throw new Error(`${server.mode}: ${method} ${path} answered ${res.status}: ${res.body.toString().slice(0, 300)}`)
   return ms
 }
 
@@ -91,7 +97,10 @@ interface Slot {
 }
 
 const serve = async (slot: Slot, mode: Mode): Promise<Server> => {
-  const running = await startHearth({ ...slot.backend, env: { HEARTH__quota__ENABLED: mode === "on" ? "true" : "false" } })
+  const running = await startHearth({
+    ...slot.backend,
+    env: { HEARTH__quota__ENABLED: mode === "on" ? "true" : "false" }
+  })
   return { mode, running, token: slot.token, agent: new Agent({ keepAlive: true }) }
 }
 
@@ -110,15 +119,27 @@ const prepareSlot = async (name: BackendName, index: number): Promise<Slot> => {
   if (name === "postgres") backend = { ...backend, databaseUrl: (await preparePostgres()).url }
   await createAccount(backend, ACCOUNT)
   const running = await startHearth({ ...backend, env: { HEARTH__quota__ENABLED: "true" } })
-  const server: Server = { mode: "on", running, token: await createToken(running.base, ACCOUNT, ["all"]), agent: new Agent({ keepAlive: true }) }
+  const server: Server = {
+    mode: "on",
+    running,
+    token: await createToken(running.base, ACCOUNT, ["all"]),
+    agent: new Agent({ keepAlive: true })
+  }
   const groups = [
     { name: "repos-10g", rules: [{ name: "repos-10g", limit: 10 * 2 ** 30, subjects: ["size:repos:all"] }] },
     { name: "everything", rules: [{ name: "all-20g", limit: 20 * 2 ** 30, subjects: ["size:all"] }] }
   ]
   for (const group of groups) await call(server, "POST", "/admin/quota/groups", group, 201)
-  await call(server, "POST", `/admin/users/${ACCOUNT.username}/quota/groups`, { groups: groups.map((g) => g.name) }, 204)
+  await call(
+    server,
+    "POST",
+    `/admin/users/${ACCOUNT.username}/quota/groups`,
+    { groups: groups.map((g) => g.name) },
+    204
+  )
   log(`${name} (database ${index + 1}): creating ${config.repos} repositories`)
-  for (let i = 0; i < config.repos; i++) await call(server, "POST", "/user/repos", { name: `filler-${i}`, auto_init: true, private: i % 2 === 0 }, 201)
+  for (let i = 0; i < config.repos; i++)
+    await call(server, "POST", "/user/repos", { name: `filler-${i}`, auto_init: true, private: i % 2 === 0 }, 201)
   await stop(server)
   return { backend, token: server.token }
 }
@@ -132,7 +153,10 @@ const pair = async (servers: ReadonlyArray<Server>, first: number, request: (s: 
 
 /** One round: both servers started (the n-th swaps which has quotas on), a fresh repository on each, warm-up, the paired timed writes. */
 const round = async (slots: ReadonlyArray<Slot>, n: number) => {
-  const servers = [await serve(slots[0]!, n % 2 === 1 ? "on" : "off"), await serve(slots[1]!, n % 2 === 1 ? "off" : "on")]
+  const servers = [
+    await serve(slots[0]!, n % 2 === 1 ? "on" : "off"),
+    await serve(slots[1]!, n % 2 === 1 ? "off" : "on")
+  ]
   try {
     return await measure(servers, n)
   } finally {
@@ -144,9 +168,14 @@ const measure = async (servers: ReadonlyArray<Server>, n: number) => {
   const repo = `round-${n}`
   for (const s of servers) await call(s, "POST", "/user/repos", { name: repo, auto_init: true }, 201)
   const path = `/repos/${ACCOUNT.username}/${repo}`
-  const file = (i: number) => ({ content: Buffer.from(`line ${i} of ${repo}\n`).toString("base64"), message: `file ${i}` })
-  const commit = (dir: string, i: number) => (s: Server) => call(s, "POST", `${path}/contents/${dir}/${i}.txt`, file(i), 201)
-  const branch = (prefix: string, i: number) => (s: Server) => call(s, "POST", `${path}/branches`, { new_branch_name: `${prefix}-${i}` }, 201)
+  const file = (i: number) => ({
+    content: Buffer.from(`line ${i} of ${repo}\n`).toString("base64"),
+    message: `file ${i}`
+  })
+  const commit = (dir: string, i: number) => (s: Server) =>
+    call(s, "POST", `${path}/contents/${dir}/${i}.txt`, file(i), 201)
+  const branch = (prefix: string, i: number) => (s: Server) =>
+    call(s, "POST", `${path}/branches`, { new_branch_name: `${prefix}-${i}` }, 201)
   for (let i = 0; i < config.warmup; i++) {
     await pair(servers, i % 2, commit("warm", i))
     await pair(servers, i % 2, branch("warm", i))
@@ -183,7 +212,10 @@ const main = async () => {
     for (let n = 1; n <= config.rounds; n++) {
       const row = await round(slots, n)
       rounds.push(row)
-      log(`${name} round ${n}: ` + CASES.map((c) => `${c} p50 off ${fmt(row.off[c], 2)} ms, on ${fmt(row.on[c], 2)} ms`).join("; "))
+      log(
+        `${name} round ${n}: ` +
+          CASES.map((c) => `${c} p50 off ${fmt(row.off[c], 2)} ms, on ${fmt(row.on[c], 2)} ms`).join("; ")
+      )
     }
     results.push({ backend: name, rounds })
   }
@@ -193,8 +225,8 @@ const main = async () => {
     machineLine(load0),
     `Date: ${new Date().toISOString()}; Node ${process.version}`,
     `Writes: ${config.requests} per case and round to each server, in pairs, one request at a time after a 0–5 ms pause (after ` +
-    `${config.warmup} pairs of each as warm-up), ${config.rounds} rounds swapping which server has quotas on; the account owns ` +
-    `${config.repos}–${config.repos + config.rounds} repositories and is in 2 groups`,
+      `${config.warmup} pairs of each as warm-up), ${config.rounds} rounds swapping which server has quotas on; the account owns ` +
+      `${config.repos}–${config.repos + config.rounds} repositories and is in 2 groups`,
     "",
     "| database | request | p50 quota off | p50 quota on | ratio on/off: geometric mean (per round) | target | met |",
     "|---|---|---:|---:|---|---:|---|"
@@ -211,7 +243,11 @@ const main = async () => {
       )
     }
   }
-  lines.push("", "| database | GET /user/quota/check p50 | GET /user p50 | difference (the evaluation) |", "|---|---:|---:|---:|")
+  lines.push(
+    "",
+    "| database | GET /user/quota/check p50 | GET /user p50 | difference (the evaluation) |",
+    "|---|---:|---:|---:|"
+  )
   for (const { backend, rounds } of results) {
     const check = median(rounds.map((r) => r.check))
     const user = median(rounds.map((r) => r.user))

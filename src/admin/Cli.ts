@@ -35,20 +35,17 @@ const password = Flag.String("password").pipe(Flag.withAlias("p"))
 
 /** Finds an individual account by name, e-mail or id; the ones given must agree (as Forgejo). */
 const findUser = (by: { name?: string | undefined; email?: string | undefined; id?: number | undefined }) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const repo = yield* UsersRepo
     const found = yield* Effect.orDie(
       by.email !== undefined
         ? repo.findByEmail(by.email)
         : by.name !== undefined
-        ? repo.findByName(by.name)
-        : repo.findById(by.id ?? 0)
+          ? repo.findByName(by.name)
+          : repo.findById(by.id ?? 0)
     )
-    const what = by.email !== undefined
-      ? `email: ${by.email}`
-      : by.name !== undefined
-      ? `name: ${by.name}`
-      : `id: ${by.id}`
+    const what =
+      by.email !== undefined ? `email: ${by.email}` : by.name !== undefined ? `name: ${by.name}` : `id: ${by.id}`
     if (Option.isNone(found) || found.value.type !== "user") {
       return yield* new Refused({ message: `user does not exist [${what}]` })
     }
@@ -65,135 +62,168 @@ const findUser = (by: { name?: string | undefined; email?: string | undefined; i
 /** Columns padded to their widest cell, as `text/tabwriter` does for Forgejo's list. */
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
-  return [header, ...rows].map((cells) =>
-    cells.map((cell, i) => i === cells.length - 1 ? cell : cell.padEnd(widths[i]! + 1)).join("")
-  ).join("\n")
+  return [header, ...rows]
+    .map((cells) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]! + 1))).join(""))
+    .join("\n")
 }
 
 /** The `admin` command tree; `settings` resolves the configuration given to the root command. */
 export const adminCommand = <R>(settings: Effect.Effect<Layer.Layer<Settings, unknown>, never, R>) => {
   /** Runs `effect` against the application's services on the configured, migrated database. */
   const withApp = <A, E>(effect: Effect.Effect<A, E, AppServices>) =>
-    oneLineErrors(Effect.gen(function*() {
-      const layer = yield* settings
-      return yield* Effect.provide(effect, CommandAppLayer.pipe(Layer.provideMerge(LogLevelLayer), Layer.provide(layer)))
-    }).pipe(logToStderr))
-
-  const create = Command.make("create", {
-    username: username.pipe(Flag.withDescription("Name of the new account")),
-    password: password.pipe(Flag.withDescription(`Its password (at least 8 characters)`)),
-    email: Flag.String("email").pipe(Flag.withAlias("e"), Flag.withDescription("Its e-mail address")),
-    admin: Flag.Boolean("admin").pipe(Flag.withDescription("Make it a site administrator"), Flag.withDefault(false)),
-    mustChangePassword: Flag.Boolean("must-change-password").pipe(
-      Flag.withDescription(
-        "Whether it must change its password before using the API (default: true, except for the very first " +
-          "account, as Forgejo); --must-change-password=false turns it off"
-      ),
-      Flag.optional
-    ),
-    fullName: Flag.String("full-name").pipe(Flag.withDescription("Its full name"), Flag.optional),
-    restricted: Flag.Boolean("restricted").pipe(
-      Flag.withDescription("Make it a restricted account"),
-      Flag.withDefault(false)
+    oneLineErrors(
+      Effect.gen(function* () {
+        const layer = yield* settings
+        return yield* Effect.provide(
+          effect,
+          CommandAppLayer.pipe(Layer.provideMerge(LogLevelLayer), Layer.provide(layer))
+        )
+      }).pipe(logToStderr)
     )
-  }, (input) =>
-    withApp(Effect.gen(function*() {
-      const admin = yield* AdminUsers
-      // Forgejo: an account made by an admin must change its password, except the very first
-      // one (the admin setting up the site), unless the flag says otherwise.
-      const first = yield* admin.noAccounts
-      const user = yield* admin.create({
-        username: input.username,
-        email: input.email,
-        password: input.password,
-        isAdmin: input.admin,
-        mustChangePassword: Option.getOrElse(input.mustChangePassword, () => !first),
-        fullName: Option.getOrUndefined(input.fullName),
-        restricted: input.restricted
-      })
-      yield* Console.log(`New user '${user.name}' has been successfully created!`)
-    }))).pipe(
-      Command.withDescription(
-        "Create an account; works before the first start (creates the data directory and the database schema)"
+
+  const create = Command.make(
+    "create",
+    {
+      username: username.pipe(Flag.withDescription("Name of the new account")),
+      password: password.pipe(Flag.withDescription(`Its password (at least 8 characters)`)),
+      email: Flag.String("email").pipe(Flag.withAlias("e"), Flag.withDescription("Its e-mail address")),
+      admin: Flag.Boolean("admin").pipe(Flag.withDescription("Make it a site administrator"), Flag.withDefault(false)),
+      mustChangePassword: Flag.Boolean("must-change-password").pipe(
+        Flag.withDescription(
+          "Whether it must change its password before using the API (default: true, except for the very first " +
+            "account, as Forgejo); --must-change-password=false turns it off"
+        ),
+        Flag.optional
       ),
-      Command.withExamples([{
+      fullName: Flag.String("full-name").pipe(Flag.withDescription("Its full name"), Flag.optional),
+      restricted: Flag.Boolean("restricted").pipe(
+        Flag.withDescription("Make it a restricted account"),
+        Flag.withDefault(false)
+      )
+    },
+    (input) =>
+      withApp(
+        Effect.gen(function* () {
+          const admin = yield* AdminUsers
+          // Forgejo: an account made by an admin must change its password, except the very first
+          // one (the admin setting up the site), unless the flag says otherwise.
+          const first = yield* admin.noAccounts
+          const user = yield* admin.create({
+            username: input.username,
+            email: input.email,
+            password: input.password,
+            isAdmin: input.admin,
+            mustChangePassword: Option.getOrElse(input.mustChangePassword, () => !first),
+            fullName: Option.getOrUndefined(input.fullName),
+            restricted: input.restricted
+          })
+          yield* Console.log(`New user '${user.name}' has been successfully created!`)
+        })
+      )
+  ).pipe(
+    Command.withDescription(
+      "Create an account; works before the first start (creates the data directory and the database schema)"
+    ),
+    Command.withExamples([
+      {
         command: "hearth admin user create --username root --password 'long secret' --email root@example.com --admin",
         description: "Create the first site administrator"
-      }])
-    )
+      }
+    ])
+  )
 
-  const changePassword = Command.make("change-password", {
-    username: username.pipe(Flag.withDescription("Name of the account")),
-    password: password.pipe(Flag.withDescription("Its new password (at least 8 characters)")),
-    mustChangePassword: Flag.Boolean("must-change-password").pipe(
-      Flag.withDescription(
-        "Whether it must change the password again before using the API (default: false — Forgejo defaults to " +
-          "true, but Hearth has no page where a user could change it)"
+  const changePassword = Command.make(
+    "change-password",
+    {
+      username: username.pipe(Flag.withDescription("Name of the account")),
+      password: password.pipe(Flag.withDescription("Its new password (at least 8 characters)")),
+      mustChangePassword: Flag.Boolean("must-change-password").pipe(
+        Flag.withDescription(
+          "Whether it must change the password again before using the API (default: false — Forgejo defaults to " +
+            "true, but Hearth has no page where a user could change it)"
+        ),
+        Flag.withDefault(false)
+      )
+    },
+    (input) =>
+      withApp(
+        Effect.gen(function* () {
+          const users = yield* UsersService
+          const user = yield* findUser({ name: input.username })
+          yield* users.update(user, { password: input.password, must_change_password: input.mustChangePassword })
+          yield* Console.log(`${user.name}'s password has been successfully updated!`)
+        })
+      )
+  ).pipe(Command.withDescription("Set the password of an account"))
+
+  const list = Command.make(
+    "list",
+    {
+      admin: Flag.Boolean("admin").pipe(Flag.withDescription("List site administrators only"), Flag.withDefault(false))
+    },
+    (input) =>
+      withApp(
+        Effect.gen(function* () {
+          const repo = yield* UsersRepo
+          const twoFactor = yield* TwoFactor
+          const all: Array<UserRow> = []
+          for (let offset = 0; ; offset += 500) {
+            const { rows } = yield* Effect.orDie(repo.list("user", 500, offset))
+            all.push(...rows)
+            if (rows.length < 500) break
+          }
+          if (input.admin) {
+            const rows = all.filter((u) => u.isAdmin).map((u) => [String(u.id), u.name, u.email, String(u.isActive)])
+            yield* Console.log(table(["ID", "Username", "Email", "IsActive"], rows))
+            return
+          }
+          const rows: Array<Array<string>> = []
+          for (const u of all) {
+            const enrolled = yield* Effect.orDie(twoFactor.isEnabled(u.id))
+            rows.push([String(u.id), u.name, u.email, String(u.isActive), String(u.isAdmin), String(enrolled)])
+          }
+          yield* Console.log(table(["ID", "Username", "Email", "IsActive", "IsAdmin", "2FA"], rows))
+        })
+      )
+  ).pipe(Command.withDescription("List the accounts (organizations excluded)"))
+
+  const remove = Command.make(
+    "delete",
+    {
+      username: username.pipe(Flag.withDescription("Name of the account to delete"), Flag.optional),
+      id: Flag.Int("id").pipe(Flag.withDescription("Id of the account to delete"), Flag.optional),
+      email: Flag.String("email").pipe(
+        Flag.withAlias("e"),
+        Flag.withDescription("E-mail address of the account to delete"),
+        Flag.optional
       ),
-      Flag.withDefault(false)
-    )
-  }, (input) =>
-    withApp(Effect.gen(function*() {
-      const users = yield* UsersService
-      const user = yield* findUser({ name: input.username })
-      yield* users.update(user, { password: input.password, must_change_password: input.mustChangePassword })
-      yield* Console.log(`${user.name}'s password has been successfully updated!`)
-    }))).pipe(Command.withDescription("Set the password of an account"))
-
-  const list = Command.make("list", {
-    admin: Flag.Boolean("admin").pipe(Flag.withDescription("List site administrators only"), Flag.withDefault(false))
-  }, (input) =>
-    withApp(Effect.gen(function*() {
-      const repo = yield* UsersRepo
-      const twoFactor = yield* TwoFactor
-      const all: Array<UserRow> = []
-      for (let offset = 0;; offset += 500) {
-        const { rows } = yield* Effect.orDie(repo.list("user", 500, offset))
-        all.push(...rows)
-        if (rows.length < 500) break
-      }
-      if (input.admin) {
-        const rows = all.filter((u) => u.isAdmin).map((u) => [String(u.id), u.name, u.email, String(u.isActive)])
-        yield* Console.log(table(["ID", "Username", "Email", "IsActive"], rows))
-        return
-      }
-      const rows: Array<Array<string>> = []
-      for (const u of all) {
-        const enrolled = yield* Effect.orDie(twoFactor.isEnabled(u.id))
-        rows.push([String(u.id), u.name, u.email, String(u.isActive), String(u.isAdmin), String(enrolled)])
-      }
-      yield* Console.log(table(["ID", "Username", "Email", "IsActive", "IsAdmin", "2FA"], rows))
-    }))).pipe(Command.withDescription("List the accounts (organizations excluded)"))
-
-  const remove = Command.make("delete", {
-    username: username.pipe(Flag.withDescription("Name of the account to delete"), Flag.optional),
-    id: Flag.Int("id").pipe(Flag.withDescription("Id of the account to delete"), Flag.optional),
-    email: Flag.String("email").pipe(
-      Flag.withAlias("e"),
-      Flag.withDescription("E-mail address of the account to delete"),
-      Flag.optional
-    ),
-    purge: Flag.Boolean("purge").pipe(
-      Flag.withDescription(
-        "Also remove what it owns and belongs to: organizations it alone owns, memberships, tokens, second factor"
-      ),
-      Flag.withDefault(false)
-    )
-  }, (input) =>
-    withApp(Effect.gen(function*() {
-      const by = {
-        name: Option.getOrUndefined(input.username),
-        id: Option.getOrUndefined(input.id),
-        email: Option.getOrUndefined(input.email)
-      }
-      if (by.name === undefined && by.id === undefined && by.email === undefined) {
-        return yield* new Refused({ message: "give the account to delete with --username, --id or --email" })
-      }
-      const admin = yield* AdminUsers
-      const user = yield* findUser(by)
-      yield* admin.remove(user, { purge: input.purge })
-      yield* Console.log(`User '${user.name}' has been deleted.`)
-    }))).pipe(Command.withDescription("Delete an account (refused while it still belongs to an organization, unless --purge)"))
+      purge: Flag.Boolean("purge").pipe(
+        Flag.withDescription(
+          "Also remove what it owns and belongs to: organizations it alone owns, memberships, tokens, second factor"
+        ),
+        Flag.withDefault(false)
+      )
+    },
+    (input) =>
+      withApp(
+        Effect.gen(function* () {
+          const by = {
+            name: Option.getOrUndefined(input.username),
+            id: Option.getOrUndefined(input.id),
+            email: Option.getOrUndefined(input.email)
+          }
+          if (by.name === undefined && by.id === undefined && by.email === undefined) {
+            return yield* new Refused({ message: "give the account to delete with --username, --id or --email" })
+          }
+          const admin = yield* AdminUsers
+          const user = yield* findUser(by)
+          yield* admin.remove(user, { purge: input.purge })
+          yield* Console.log(`User '${user.name}' has been deleted.`)
+        })
+      )
+  ).pipe(
+    Command.withDescription("Delete an account (refused while it still belongs to an organization, unless --purge)")
+  )
 
   const user = Command.make("user").pipe(
     Command.withDescription("Manage user accounts"),
@@ -201,7 +231,9 @@ export const adminCommand = <R>(settings: Effect.Effect<Layer.Layer<Settings, un
   )
 
   return Command.make("admin").pipe(
-    Command.withDescription("Administer the site from the shell (with the embedded database, stop the server first: it holds the data directory)"),
+    Command.withDescription(
+      "Administer the site from the shell (with the embedded database, stop the server first: it holds the data directory)"
+    ),
     Command.withSubcommands([user])
   )
 }

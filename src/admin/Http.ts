@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Settings } from "../config/Settings.ts"
 import { HearthApi } from "../Api.ts"
+import { Settings } from "../config/Settings.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { parseSort, UsersService } from "../users/Service.ts"
@@ -13,30 +13,34 @@ const formBool = (value: string | undefined) => ["1", "t", "true"].includes((val
 
 /** "" means "not given", as Go clients send it. */
 const given = <A extends string>(value: A | undefined): Exclude<A, ""> | undefined =>
-  value === "" ? undefined : value as Exclude<A, ""> | undefined
+  value === "" ? undefined : (value as Exclude<A, ""> | undefined)
 
 export const AdminUsersHttp = HttpApiBuilder.group(HearthApi, "adminUsers", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* Settings
     const users = yield* UsersService
     const admin = yield* AdminUsers
 
     return handlers
       .handle("adminSearchUsers", ({ query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const doer = yield* siteAdmin
           const page = yield* resolvePage(query)
           const sourceId = /^\d+$/.test(query.source_id ?? "") ? Number(query.source_id) : undefined
-          const { rows, total } = yield* admin.list({
-            sort: parseSort(query.sort),
-            loginName: query.login_name?.trim(),
-            sourceId
-          }, page)
+          const { rows, total } = yield* admin.list(
+            {
+              sort: parseSort(query.sort),
+              loginName: query.login_name?.trim(),
+              sourceId
+            },
+            page
+          )
           yield* setListHeaders(page, total, { withLink: true })
           return rows.map((row) => toApiUser(settings, row, doer))
-        }))
+        })
+      )
       .handle("adminCreateUser", ({ payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const doer = yield* siteAdmin
           const created = yield* admin.create({
             username: payload.username,
@@ -51,9 +55,10 @@ export const AdminUsersHttp = HttpApiBuilder.group(HearthApi, "adminUsers", (han
             createdAt: payload.created_at === undefined ? undefined : new Date(payload.created_at)
           })
           return toApiUser(settings, created, doer)
-        }))
+        })
+      )
       .handle("adminEditUser", ({ params, payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const doer = yield* siteAdmin
           const target = yield* users.get(params.username)
           const updated = yield* admin.edit(target, {
@@ -77,11 +82,14 @@ export const AdminUsersHttp = HttpApiBuilder.group(HearthApi, "adminUsers", (han
             hideEmail: payload.hide_email
           })
           return toApiUser(settings, updated, doer)
-        }))
+        })
+      )
       .handle("adminDeleteUser", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const doer = yield* siteAdmin
           const target = yield* users.get(params.username)
           yield* admin.remove(target, { purge: formBool(query.purge), doer: doer.user })
-        }))
-  }))
+        })
+      )
+  })
+)

@@ -4,24 +4,24 @@ import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { toUserRow, type UserRow } from "../users/Repo.ts"
 
-export class AdminRepo extends Context.Service<AdminRepo, {
-  /** How many organizations the user is a member of. */
-  readonly countOrgMemberships: (userId: number) => Effect.Effect<number, SqlError>
-  /** Organizations whose owners (members of a team with the `owner` permission) are this user alone. */
-  readonly soleOwnedOrgs: (userId: number) => Effect.Effect<Array<UserRow>, SqlError>
-  /** Whether no account (user or organization) exists yet. */
-  readonly noAccounts: Effect.Effect<boolean, SqlError>
-}>()("hearth/admin/AdminRepo") {
+export class AdminRepo extends Context.Service<
+  AdminRepo,
+  {
+    /** How many organizations the user is a member of. */
+    readonly countOrgMemberships: (userId: number) => Effect.Effect<number, SqlError>
+    /** Organizations whose owners (members of a team with the `owner` permission) are this user alone. */
+    readonly soleOwnedOrgs: (userId: number) => Effect.Effect<Array<UserRow>, SqlError>
+    /** Whether no account (user or organization) exists yet. */
+    readonly noAccounts: Effect.Effect<boolean, SqlError>
+  }
+>()("hearth/admin/AdminRepo") {
   static readonly layer = Layer.effect(
     AdminRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       return AdminRepo.of({
         countOrgMemberships: (userId) =>
-          Effect.map(
-            sql`SELECT count(*) AS n FROM org_users WHERE user_id = ${userId}`,
-            (rows) => Number(rows[0]!.n)
-          ),
+          Effect.map(sql`SELECT count(*) AS n FROM org_users WHERE user_id = ${userId}`, (rows) => Number(rows[0]!.n)),
         soleOwnedOrgs: (userId) =>
           Effect.map(
             sql`SELECT o.* FROM users o WHERE o.type = 1

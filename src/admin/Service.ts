@@ -69,24 +69,24 @@ const notAnOrganization = (user: UserRow) =>
     ? Effect.fail(Errors.validationFailed(`${user.name} is an organization not a user`))
     : Effect.void
 
-export class AdminUsers extends Context.Service<AdminUsers, {
-  readonly create: (input: AdminNewAccount) => Effect.Effect<UserRow, Errors.ValidationFailed | Errors.BadRequest>
-  /** Every individual account, whatever its visibility (admins see all). */
-  readonly list: (
-    query: UserQuery,
-    page: Page
-  ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }>
-  readonly edit: (
-    target: UserRow,
-    changes: AdminAccountEdit
-  ) => Effect.Effect<UserRow, Errors.ValidationFailed | Errors.BadRequest>
-  readonly remove: (target: UserRow, options: RemoveOptions) => Effect.Effect<void, Errors.ValidationFailed>
-  /** Whether no account exists yet (the CLI's first admin). */
-  readonly noAccounts: Effect.Effect<boolean>
-}>()("hearth/admin/AdminUsers") {
+export class AdminUsers extends Context.Service<
+  AdminUsers,
+  {
+    readonly create: (input: AdminNewAccount) => Effect.Effect<UserRow, Errors.ValidationFailed | Errors.BadRequest>
+    /** Every individual account, whatever its visibility (admins see all). */
+    readonly list: (query: UserQuery, page: Page) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }>
+    readonly edit: (
+      target: UserRow,
+      changes: AdminAccountEdit
+    ) => Effect.Effect<UserRow, Errors.ValidationFailed | Errors.BadRequest>
+    readonly remove: (target: UserRow, options: RemoveOptions) => Effect.Effect<void, Errors.ValidationFailed>
+    /** Whether no account exists yet (the CLI's first admin). */
+    readonly noAccounts: Effect.Effect<boolean>
+  }
+>()("hearth/admin/AdminUsers") {
   static readonly layer = Layer.effect(
     AdminUsers,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const users = yield* UsersService
       const usersRepo = yield* UsersRepo
@@ -99,7 +99,7 @@ export class AdminUsers extends Context.Service<AdminUsers, {
 
       return AdminUsers.of({
         create: (input) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             // Forgejo checks the password before the names: a bad one is a 400, as in Forgejo.
             if (input.password !== undefined && input.password !== "" && input.password.length < MIN_PASSWORD_LENGTH) {
               return yield* shortPassword()
@@ -120,19 +120,21 @@ export class AdminUsers extends Context.Service<AdminUsers, {
             })
           }),
         list: (query, page) =>
-          Effect.orDie(usersRepo.search({
-            type: "user",
-            keyword: query.keyword,
-            visibilities: ["public", "limited", "private"],
-            viewerIsAdmin: true,
-            loginName: query.loginName,
-            sourceId: query.sourceId,
-            sort: query.sort,
-            limit: page.limit,
-            offset: page.offset
-          })),
+          Effect.orDie(
+            usersRepo.search({
+              type: "user",
+              keyword: query.keyword,
+              visibilities: ["public", "limited", "private"],
+              viewerIsAdmin: true,
+              loginName: query.loginName,
+              sourceId: query.sourceId,
+              sort: query.sort,
+              limit: page.limit,
+              offset: page.offset
+            })
+          ),
         edit: (target, edit) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             yield* notAnOrganization(target)
             // Forgejo: the pair identifies the account at its source, so one without the other is refused.
             if ((edit.sourceId === undefined) !== (edit.loginName === undefined)) {
@@ -177,7 +179,7 @@ export class AdminUsers extends Context.Service<AdminUsers, {
             return yield* Effect.mapError(users.update(target, changes), (e) => Errors.badRequest(e.message))
           }),
         remove: (target, options) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             yield* notAnOrganization(target)
             if (options.doer !== undefined && options.doer.id === target.id) {
               return yield* Errors.validationFailed("you cannot delete yourself")
@@ -199,20 +201,24 @@ export class AdminUsers extends Context.Service<AdminUsers, {
               )
             }
             // One transaction: a refusal, or a failure half-way, leaves the account as it was.
-            yield* sql.withTransaction(Effect.gen(function*() {
-              if (options.purge) {
-                // As Forgejo: organizations the user alone owns go with it; other memberships,
-                // tokens and the second factor are removed with the account (foreign keys cascade).
-                for (const org of yield* repo.soleOwnedOrgs(target.id)) yield* orgs.remove(org)
-              } else if ((yield* repo.countOrgMemberships(target.id)) > 0) {
-                return yield* Errors.validationFailed(
-                  `user still has membership of organizations [uid: ${target.id}]: ` +
-                    "remove it from them first, or delete it with purge"
-                )
-              }
-              yield* repositories.releaseCountsOfUser(target) // its stars and watches go with it
-              yield* users.remove(target)
-            })).pipe(Effect.catchTag("SqlError", Effect.die))
+            yield* sql
+              .withTransaction(
+                Effect.gen(function* () {
+                  if (options.purge) {
+                    // As Forgejo: organizations the user alone owns go with it; other memberships,
+                    // tokens and the second factor are removed with the account (foreign keys cascade).
+                    for (const org of yield* repo.soleOwnedOrgs(target.id)) yield* orgs.remove(org)
+                  } else if ((yield* repo.countOrgMemberships(target.id)) > 0) {
+                    return yield* Errors.validationFailed(
+                      `user still has membership of organizations [uid: ${target.id}]: ` +
+                        "remove it from them first, or delete it with purge"
+                    )
+                  }
+                  yield* repositories.releaseCountsOfUser(target) // its stars and watches go with it
+                  yield* users.remove(target)
+                })
+              )
+              .pipe(Effect.catchTag("SqlError", Effect.die))
           }),
         noAccounts: Effect.orDie(repo.noAccounts)
       })

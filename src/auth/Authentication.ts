@@ -15,7 +15,8 @@ import { Authenticator } from "./Authenticator.ts"
 import { HttpSignatures } from "./HttpSignature.ts"
 import { levelForMethod } from "./Scopes.ts"
 
-export const QUERY_TOKEN_WARNING = "token and access_token API authentication is deprecated and will be removed " +
+export const QUERY_TOKEN_WARNING =
+  "token and access_token API authentication is deprecated and will be removed " +
   "in Forgejo v13.0.0. Please use AuthorizationHeaderToken instead. Existing queries will continue to work but " +
   "without authorization."
 
@@ -41,22 +42,22 @@ export const parseAuthorization = (header: string | undefined): Credentials => {
   return { kind: "none" }
 }
 
-export class Authentication extends HttpApiMiddleware.Service<Authentication>()(
-  "hearth/http/Authentication",
-  { error: [Errors.Unauthorized, Errors.Forbidden, Errors.TooManyRequests, Errors.NotFoundEmpty] }
-) {}
+export class Authentication extends HttpApiMiddleware.Service<Authentication>()("hearth/http/Authentication", {
+  error: [Errors.Unauthorized, Errors.Forbidden, Errors.TooManyRequests, Errors.NotFoundEmpty]
+}) {}
 
 /** The deprecated query token (`token`, else `access_token`), or "" when none is given. */
 const queryToken = (request: HttpServerRequest.HttpServerRequest, context: Context.Context<never>): string => {
   if (!request.url.includes("?")) return ""
   const query = Context.getUnsafe(context, HttpServerRequest.ParsedSearchParams)
-  const first = (value: string | ReadonlyArray<string> | undefined) => typeof value === "string" ? value : value?.[0] ?? ""
+  const first = (value: string | ReadonlyArray<string> | undefined) =>
+    typeof value === "string" ? value : (value?.[0] ?? "")
   return first(query.token) || first(query.access_token)
 }
 
 export const AuthenticationLive = Layer.effect(
   Authentication,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const authenticator = yield* Authenticator
     const signatures = yield* HttpSignatures
     const settings = yield* Settings
@@ -75,10 +76,12 @@ export const AuthenticationLive = Layer.effect(
         if (settings.security.DISABLE_QUERY_AUTH_TOKEN) {
           return Effect.andThen(
             addWarning,
-            Effect.fail(Errors.unauthorized(
-              "API tokens in the query string are disabled on this server ([security] DISABLE_QUERY_AUTH_TOKEN): " +
-                "send the token in the Authorization header instead"
-            ))
+            Effect.fail(
+              Errors.unauthorized(
+                "API tokens in the query string are disabled on this server ([security] DISABLE_QUERY_AUTH_TOKEN): " +
+                  "send the token in the Authorization header instead"
+              )
+            )
           )
         }
         return Effect.andThen(addWarning, authenticator.byToken(token))
@@ -107,7 +110,8 @@ export const AuthenticationLive = Layer.effect(
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         const token = queryToken(request, fiber.context)
         if (
-          token === "" && parseAuthorization(request.headers["authorization"]).kind === "none" &&
+          token === "" &&
+          parseAuthorization(request.headers["authorization"]).kind === "none" &&
           request.headers["signature"] === undefined
         ) {
           return anonymous === undefined ? httpEffect : Effect.fail(anonymous)

@@ -16,30 +16,34 @@ import { parseScopes } from "./Scopes.ts"
 export const TOKEN_PATTERN = /^[0-9a-f]{40}$/
 
 /** Forgejo's answer when an account with two-factor sign-in uses its password for git over HTTP. */
-export const TWO_FACTOR_NEEDS_TOKEN = "Users with two-factor authentication enabled cannot perform HTTP/HTTPS " +
+export const TWO_FACTOR_NEEDS_TOKEN =
+  "Users with two-factor authentication enabled cannot perform HTTP/HTTPS " +
   "operations via plain username and password. Please create and use a personal access token on the user settings page"
 
 const CACHE_TTL_MS = 10_000
 const CACHE_MAX = 10_000
 
-export class Authenticator extends Context.Service<Authenticator, {
-  readonly byToken: (token: string) => Effect.Effect<Principal, Errors.Unauthorized>
-  /**
-   * `passwordWithTwoFactor: "refuse"` is for git over HTTP, where no passcode can be sent: an
-   * account with two-factor sign-in must use a token there (Forgejo's githttp `httpBase`).
-   */
-  readonly byBasic: (
-    username: string,
-    password: string,
-    otp: string | undefined,
-    options?: { readonly passwordWithTwoFactor?: "check" | "refuse" }
-  ) => Effect.Effect<Principal, Errors.Unauthorized | Errors.TooManyRequests>
-  /** Drops cached token look-ups; call after any change to tokens or accounts. */
-  readonly invalidate: Effect.Effect<void>
-}>()("hearth/http/Authenticator") {
+export class Authenticator extends Context.Service<
+  Authenticator,
+  {
+    readonly byToken: (token: string) => Effect.Effect<Principal, Errors.Unauthorized>
+    /**
+     * `passwordWithTwoFactor: "refuse"` is for git over HTTP, where no passcode can be sent: an
+     * account with two-factor sign-in must use a token there (Forgejo's githttp `httpBase`).
+     */
+    readonly byBasic: (
+      username: string,
+      password: string,
+      otp: string | undefined,
+      options?: { readonly passwordWithTwoFactor?: "check" | "refuse" }
+    ) => Effect.Effect<Principal, Errors.Unauthorized | Errors.TooManyRequests>
+    /** Drops cached token look-ups; call after any change to tokens or accounts. */
+    readonly invalidate: Effect.Effect<void>
+  }
+>()("hearth/http/Authenticator") {
   static readonly layer = Layer.effect(
     Authenticator,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const users = yield* UsersRepo
       const tokens = yield* TokensRepo
       const twoFactor = yield* TwoFactor
@@ -54,15 +58,18 @@ export class Authenticator extends Context.Service<Authenticator, {
       const failures = new Map<number, { count: number; until: number }>()
 
       const lookupToken = (token: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const row = yield* tokens.findByToken(token)
           if (Option.isNone(row)) return Option.none<Principal>()
           const user = yield* users.findById(row.value.userId)
-          return Option.map(user, (user): Principal => ({
+          return Option.map(
             user,
-            scopes: parseScopes(row.value.scopes),
-            method: "token"
-          }))
+            (user): Principal => ({
+              user,
+              scopes: parseScopes(row.value.scopes),
+              method: "token"
+            })
+          )
         }).pipe(Effect.orDie)
 
       const byToken = (token: string): Effect.Effect<Principal, Errors.Unauthorized> => {
@@ -70,7 +77,8 @@ export class Authenticator extends Context.Service<Authenticator, {
         const notFound = () => Errors.unauthorized(`access token does not exist [sha: ${token}]`)
         if (!TOKEN_PATTERN.test(token)) return Effect.fail(notFound())
         const hit = cache.get(token)
-        if (hit !== undefined && hit.expires > Date.now() && hit.userWrites === users.writes()) return Effect.succeed(hit.principal)
+        if (hit !== undefined && hit.expires > Date.now() && hit.userWrites === users.writes())
+          return Effect.succeed(hit.principal)
         return Effect.suspend(() => {
           const started = generation
           const userWrites = users.writes()
@@ -98,7 +106,7 @@ export class Authenticator extends Context.Service<Authenticator, {
       type SecondFactor = "check" | "refuse"
 
       const byPassword = (username: string, password: string, otp: string | undefined, secondFactor: SecondFactor) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const found = yield* Effect.orDie(
             username.includes("@") ? users.findByEmail(username) : users.findByName(username)
           )
@@ -117,14 +125,16 @@ export class Authenticator extends Context.Service<Authenticator, {
           locks.set(userId, entry)
           entry.waiting++
           return entry.semaphore.withPermit(effect).pipe(
-            Effect.ensuring(Effect.sync(() => {
-              if (--entry.waiting === 0) locks.delete(userId)
-            }))
+            Effect.ensuring(
+              Effect.sync(() => {
+                if (--entry.waiting === 0) locks.delete(userId)
+              })
+            )
           )
         })
 
       const checkPassword = (user: UserRow, password: string, otp: string | undefined, secondFactor: SecondFactor) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           // Throttled per account (not per spelling of its name or e-mail), before the costly
           // hash check, so guessing cannot go faster than LOGIN_MAX_FAILURES per window.
           const throttled = failures.get(user.id)
@@ -162,9 +172,7 @@ export class Authenticator extends Context.Service<Authenticator, {
           const secondFactor = options?.passwordWithTwoFactor ?? "check"
           if (password === "" || password === "x-oauth-basic") return byToken(username)
           if (!TOKEN_PATTERN.test(password)) return byPassword(username, password, otp, secondFactor)
-          return byToken(password).pipe(
-            Effect.catch(() => byPassword(username, password, otp, secondFactor))
-          )
+          return byToken(password).pipe(Effect.catch(() => byPassword(username, password, otp, secondFactor)))
         },
         invalidate: Effect.sync(() => {
           generation++

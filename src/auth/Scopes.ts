@@ -46,7 +46,8 @@ export const parseScopes = (names: ReadonlyArray<string>): ScopeSet => {
     // Exactly "<level>:<category>": extra parts ("read:user:x") make it unknown.
     const [level, category, ...rest] = name.split(":")
     if (
-      (level !== "read" && level !== "write") || rest.length > 0 ||
+      (level !== "read" && level !== "write") ||
+      rest.length > 0 ||
       !(categories as ReadonlyArray<string>).includes(category ?? "")
     ) {
       throw new InvalidScope(name)
@@ -63,10 +64,11 @@ export const formatScopes = (set: ScopeSet): Array<string> => {
   const all = categories.every((c) => set.levels.get(c) === "write")
   if (all) out.push("all")
   if (set.publicOnly) out.push("public-only")
-  if (!all) for (const c of categories) {
-    const level = set.levels.get(c)
-    if (level !== undefined) out.push(`${level}:${c}`)
-  }
+  if (!all)
+    for (const c of categories) {
+      const level = set.levels.get(c)
+      if (level !== undefined) out.push(`${level}:${c}`)
+    }
   return out
 }
 

@@ -4,9 +4,9 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
-import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
+import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { User } from "../users/Schema.ts"
 
 const repoOpen = { signedIn: false, scopes: ["repository"] } as const
@@ -34,7 +34,13 @@ export const CommitStats = Schema.Struct({ total: Schema.Number, additions: Sche
 export const CommitAffectedFiles = Schema.Struct({ filename: Schema.String, status: Schema.String })
 
 /** The verification of a commit without a signature. */
-export const UNSIGNED_VERIFICATION = { verified: false, reason: "gpg.error.not_signed_commit", signature: "", signer: null, payload: "" }
+export const UNSIGNED_VERIFICATION = {
+  verified: false,
+  reason: "gpg.error.not_signed_commit",
+  signature: "",
+  signer: null,
+  payload: ""
+}
 
 export const Commit = Schema.Struct({
   url: Schema.String,
@@ -117,95 +123,104 @@ const deep = { rest: Schema.String, "*": Schema.optional(Schema.String) }
 const branchDeepParams = { ...ownerRepo, branch: Schema.String, ...deep }
 const tagDeepParams = { ...ownerRepo, tag: Schema.String, ...deep }
 
-export class BranchesApi extends HttpApiGroup.make("branches")
-  .add(
-    HttpApiEndpoint.get("listCommits", "/repos/:owner/:repo/commits", {
-      params: ownerRepo,
-      query: {
-        ...PageQuery,
-        ...CommitDetailsQuery,
-        sha: Schema.optional(Schema.String),
-        path: Schema.optional(Schema.String),
-        not: Schema.optional(Schema.String)
-      },
-      success: Schema.Array(Commit)
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.get("getCommitByRef", "/repos/:owner/:repo/commits/:ref", {
-      params: { ...ownerRepo, ref: Schema.String },
-      query: CommitDetailsQuery,
-      success: Commit
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.get("getCommit", "/repos/:owner/:repo/git/commits/:sha", {
-      params: { ...ownerRepo, sha: Schema.String },
-      query: CommitDetailsQuery,
-      success: Commit
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.get("listBranches", "/repos/:owner/:repo/branches", {
-      params: ownerRepo,
-      query: PageQuery,
-      success: Schema.Array(Branch)
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.post("createBranch", "/repos/:owner/:repo/branches", {
-      params: ownerRepo,
-      payload: CreateBranchRepoOption,
-      success: Branch.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, repoWrite),
-    HttpApiEndpoint.get("getBranch", "/repos/:owner/:repo/branches/:branch", {
-      params: { ...ownerRepo, branch: Schema.String },
-      success: Branch
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.get("getBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
-      params: branchDeepParams,
-      success: Branch
-    }).annotate(Access, repoOpen).annotate(OpenApi.Exclude, true),
-    HttpApiEndpoint.delete("deleteBranch", "/repos/:owner/:repo/branches/:branch", {
-      params: { ...ownerRepo, branch: Schema.String },
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, repoWrite),
-    HttpApiEndpoint.delete("deleteBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
-      params: branchDeepParams,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, repoWrite).annotate(OpenApi.Exclude, true),
-    // Renames the branch (Forgejo's repoUpdateBranch).
-    HttpApiEndpoint.patch("updateBranch", "/repos/:owner/:repo/branches/:branch", {
-      params: { ...ownerRepo, branch: Schema.String },
-      payload: UpdateBranchRepoOption,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, repoWrite),
-    HttpApiEndpoint.patch("updateBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
-      params: branchDeepParams,
-      payload: UpdateBranchRepoOption,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, repoWrite).annotate(OpenApi.Exclude, true),
-    HttpApiEndpoint.get("listTags", "/repos/:owner/:repo/tags", {
-      params: ownerRepo,
-      query: PageQuery,
-      success: Schema.Array(Tag)
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.post("createTag", "/repos/:owner/:repo/tags", {
-      params: ownerRepo,
-      payload: CreateTagOption,
-      success: Tag.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, repoWrite),
-    HttpApiEndpoint.get("getTag", "/repos/:owner/:repo/tags/:tag", {
-      params: { ...ownerRepo, tag: Schema.String },
-      success: Tag
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.get("getTagDeep", "/repos/:owner/:repo/tags/:tag/:rest/*", {
-      params: tagDeepParams,
-      success: Tag
-    }).annotate(Access, repoOpen).annotate(OpenApi.Exclude, true),
-    HttpApiEndpoint.delete("deleteTag", "/repos/:owner/:repo/tags/:tag", {
-      params: { ...ownerRepo, tag: Schema.String },
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, repoWrite),
-    HttpApiEndpoint.delete("deleteTagDeep", "/repos/:owner/:repo/tags/:tag/:rest/*", {
-      params: tagDeepParams,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, repoWrite).annotate(OpenApi.Exclude, true),
-    // `{ref}.zip`, `{ref}.tar.gz` or `{ref}.bundle`, streamed straight from git.
-    HttpApiEndpoint.get("getArchive", "/repos/:owner/:repo/archive/:archive", {
-      params: { ...ownerRepo, archive: Schema.String },
-      success: Schema.Uint8Array
-    }).annotate(Access, repoOpen)
-  ) {}
+export class BranchesApi extends HttpApiGroup.make("branches").add(
+  HttpApiEndpoint.get("listCommits", "/repos/:owner/:repo/commits", {
+    params: ownerRepo,
+    query: {
+      ...PageQuery,
+      ...CommitDetailsQuery,
+      sha: Schema.optional(Schema.String),
+      path: Schema.optional(Schema.String),
+      not: Schema.optional(Schema.String)
+    },
+    success: Schema.Array(Commit)
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.get("getCommitByRef", "/repos/:owner/:repo/commits/:ref", {
+    params: { ...ownerRepo, ref: Schema.String },
+    query: CommitDetailsQuery,
+    success: Commit
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.get("getCommit", "/repos/:owner/:repo/git/commits/:sha", {
+    params: { ...ownerRepo, sha: Schema.String },
+    query: CommitDetailsQuery,
+    success: Commit
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.get("listBranches", "/repos/:owner/:repo/branches", {
+    params: ownerRepo,
+    query: PageQuery,
+    success: Schema.Array(Branch)
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.post("createBranch", "/repos/:owner/:repo/branches", {
+    params: ownerRepo,
+    payload: CreateBranchRepoOption,
+    success: Branch.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, repoWrite),
+  HttpApiEndpoint.get("getBranch", "/repos/:owner/:repo/branches/:branch", {
+    params: { ...ownerRepo, branch: Schema.String },
+    success: Branch
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.get("getBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
+    params: branchDeepParams,
+    success: Branch
+  })
+    .annotate(Access, repoOpen)
+    .annotate(OpenApi.Exclude, true),
+  HttpApiEndpoint.delete("deleteBranch", "/repos/:owner/:repo/branches/:branch", {
+    params: { ...ownerRepo, branch: Schema.String },
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, repoWrite),
+  HttpApiEndpoint.delete("deleteBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
+    params: branchDeepParams,
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(Access, repoWrite)
+    .annotate(OpenApi.Exclude, true),
+  // Renames the branch (Forgejo's repoUpdateBranch).
+  HttpApiEndpoint.patch("updateBranch", "/repos/:owner/:repo/branches/:branch", {
+    params: { ...ownerRepo, branch: Schema.String },
+    payload: UpdateBranchRepoOption,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, repoWrite),
+  HttpApiEndpoint.patch("updateBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
+    params: branchDeepParams,
+    payload: UpdateBranchRepoOption,
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(Access, repoWrite)
+    .annotate(OpenApi.Exclude, true),
+  HttpApiEndpoint.get("listTags", "/repos/:owner/:repo/tags", {
+    params: ownerRepo,
+    query: PageQuery,
+    success: Schema.Array(Tag)
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.post("createTag", "/repos/:owner/:repo/tags", {
+    params: ownerRepo,
+    payload: CreateTagOption,
+    success: Tag.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, repoWrite),
+  HttpApiEndpoint.get("getTag", "/repos/:owner/:repo/tags/:tag", {
+    params: { ...ownerRepo, tag: Schema.String },
+    success: Tag
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.get("getTagDeep", "/repos/:owner/:repo/tags/:tag/:rest/*", {
+    params: tagDeepParams,
+    success: Tag
+  })
+    .annotate(Access, repoOpen)
+    .annotate(OpenApi.Exclude, true),
+  HttpApiEndpoint.delete("deleteTag", "/repos/:owner/:repo/tags/:tag", {
+    params: { ...ownerRepo, tag: Schema.String },
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, repoWrite),
+  HttpApiEndpoint.delete("deleteTagDeep", "/repos/:owner/:repo/tags/:tag/:rest/*", {
+    params: tagDeepParams,
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(Access, repoWrite)
+    .annotate(OpenApi.Exclude, true),
+  // `{ref}.zip`, `{ref}.tar.gz` or `{ref}.bundle`, streamed straight from git.
+  HttpApiEndpoint.get("getArchive", "/repos/:owner/:repo/archive/:archive", {
+    params: { ...ownerRepo, archive: Schema.String },
+    success: Schema.Uint8Array
+  }).annotate(Access, repoOpen)
+) {}

@@ -1,11 +1,12 @@
 // Repository archives streamed from git: `git archive` for .zip/.tar.gz, `git bundle` for
 // .bundle. No time limit of our own: git runs as long as the client keeps reading, and is
 // killed as soon as the response is gone (client cancelled or timed out).
+
+import { spawn } from "node:child_process"
+import { PassThrough } from "node:stream"
 import { toServerResponse } from "@effect/platform-node/NodeHttpServerRequest"
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { spawn } from "node:child_process"
-import { PassThrough } from "node:stream"
 import { gitEnv } from "../git/Git.ts"
 
 export const FORMATS = [
@@ -26,9 +27,13 @@ export const parseArchiveName = (name: string): { readonly ref: string; readonly
  * the caller from a resolved object name or full ref, never from raw input.
  */
 export const streamGit = (repo: string, args: ReadonlyArray<string>, format: Format, filename: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const child = spawn("git", args as Array<string>, { cwd: repo, env: gitEnv({ GIT_DIR: repo }), stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn("git", args as Array<string>, {
+      cwd: repo,
+      env: gitEnv({ GIT_DIR: repo }),
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let exited = false
     const kill = () => {
       if (!exited) child.kill("SIGKILL")

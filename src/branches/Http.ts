@@ -1,15 +1,16 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import { RepositoryWriter, toApiError, type WriteRejected } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
-import { HearthApi } from "../Api.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
-import { NAME_MAX, branchNameProblem } from "../lib/Names.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
+import { atLeast } from "../lib/AccessMode.ts"
+import { branchNameProblem, NAME_MAX } from "../lib/Names.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
@@ -20,7 +21,6 @@ import { UsersService } from "../users/Service.ts"
 import { type Branch, type Commit, type Tag, UNSIGNED_VERIFICATION } from "./Api.ts"
 import { parseArchiveName, streamGit } from "./Archive.ts"
 import * as Reader from "./Service.ts"
-import { atLeast } from "../lib/AccessMode.ts"
 
 // Forgejo's answer for an unsigned commit.
 
@@ -31,7 +31,13 @@ import { atLeast } from "../lib/AccessMode.ts"
 const verificationOf = (signature: Reader.CommitSignature | undefined) =>
   signature === undefined
     ? UNSIGNED_VERIFICATION
-    : { verified: false, reason: "gpg.error.no_gpg_keys_found", signature: signature.signature, signer: null, payload: signature.payload }
+    : {
+        verified: false,
+        reason: "gpg.error.no_gpg_keys_found",
+        signature: signature.signature,
+        signer: null,
+        payload: signature.payload
+      }
 
 /** Forgejo's detail switches: absent or empty is on. */
 const switchOn = (value: string | undefined) => parseFormBool(value) ?? true
@@ -42,7 +48,11 @@ interface DetailOptions {
   readonly verification: boolean
 }
 
-const detailOptions = (query: { readonly stat?: string | undefined; readonly files?: string | undefined; readonly verification?: string | undefined }): DetailOptions => ({
+const detailOptions = (query: {
+  readonly stat?: string | undefined
+  readonly files?: string | undefined
+  readonly verification?: string | undefined
+}): DetailOptions => ({
   stat: switchOn(query.stat),
   files: switchOn(query.files),
   verification: switchOn(query.verification)
@@ -60,7 +70,7 @@ const BRANCH_EXISTS = "The branch already exists."
 const RENAME_TARGET_EXISTS = "Cannot rename a branch using the same name or rename to a branch that already exists."
 
 export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* Settings
     const repos = yield* ReposService
     const users = yield* UsersService
@@ -70,9 +80,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
 
     /** The repository, its path on disk and the viewer's access; 404 when the viewer may not see it. */
     const open = (ownerName: string, name: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const viewer = Option.getOrUndefined(yield* Caller)
-        return { viewer, ...yield* repos.open(viewer, ownerName, name) }
+        return { viewer, ...(yield* repos.open(viewer, ownerName, name)) }
       })
 
     const apiBase = (owner: UserRow, repo: RepoRow) => `${root}api/v1/repos/${owner.name}/${repo.name}`
@@ -80,7 +90,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
 
     /** Accounts behind commit e-mails (null when none), looked up once per address. */
     const accountsByEmail = (emails: ReadonlyArray<string>, viewer: Principal | undefined) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const found = new Map<string, User | null>()
         for (const email of emails) {
           const key = email.toLowerCase()
@@ -99,38 +109,43 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       viewer: Principal | undefined,
       options: DetailOptions
     ) =>
-      Effect.gen(function*() {
-        const userOf = yield* accountsByEmail(commits.flatMap((c) => [c.author.email, c.committer.email]), viewer)
+      Effect.gen(function* () {
+        const userOf = yield* accountsByEmail(
+          commits.flatMap((c) => [c.author.email, c.committer.email]),
+          viewer
+        )
         const shas = commits.map((c) => c.sha)
         // A few git calls for the whole page, each only when asked for.
         const stats = options.stat ? yield* Reader.commitStats(path, shas) : undefined
         const files = options.files ? yield* Reader.commitFiles(path, shas) : undefined
         const signatures = options.verification ? yield* Reader.commitSignatures(path, shas) : undefined
         const api = apiBase(owner, repo)
-        return commits.map((c): Commit => ({
-          url: `${api}/git/commits/${c.sha}`,
-          sha: c.sha,
-          created: c.committer.date,
-          html_url: `${htmlBase(owner, repo)}/commit/${c.sha}`,
-          commit: {
+        return commits.map(
+          (c): Commit => ({
             url: `${api}/git/commits/${c.sha}`,
-            author: c.author,
-            committer: c.committer,
-            message: c.message,
-            tree: { url: `${api}/git/trees/${c.tree}`, sha: c.tree, created: c.committer.date },
-            verification: signatures === undefined ? null : verificationOf(signatures.get(c.sha))
-          },
-          author: userOf(c.author.email),
-          committer: userOf(c.committer.email),
-          parents: c.parents.map((p) => ({ url: `${api}/git/commits/${p}`, sha: p, created: c.committer.date })),
-          files: files === undefined ? null : files.get(c.sha) ?? [],
-          stats: stats === undefined ? null : stats.get(c.sha) ?? { total: 0, additions: 0, deletions: 0 }
-        }))
+            sha: c.sha,
+            created: c.committer.date,
+            html_url: `${htmlBase(owner, repo)}/commit/${c.sha}`,
+            commit: {
+              url: `${api}/git/commits/${c.sha}`,
+              author: c.author,
+              committer: c.committer,
+              message: c.message,
+              tree: { url: `${api}/git/trees/${c.tree}`, sha: c.tree, created: c.committer.date },
+              verification: signatures === undefined ? null : verificationOf(signatures.get(c.sha))
+            },
+            author: userOf(c.author.email),
+            committer: userOf(c.committer.email),
+            parents: c.parents.map((p) => ({ url: `${api}/git/commits/${p}`, sha: p, created: c.committer.date })),
+            files: files === undefined ? null : (files.get(c.sha) ?? []),
+            stats: stats === undefined ? null : (stats.get(c.sha) ?? { total: 0, additions: 0, deletions: 0 })
+          })
+        )
       })
 
     /** One commit for `ref` (branch, tag or commit id), or 404. */
     const oneCommit = (params: { owner: string; repo: string }, ref: string, options: DetailOptions) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { viewer, owner, repo, path } = yield* open(params.owner, params.repo)
         const commit = yield* Reader.readCommit(path, ref)
         if (Option.isNone(commit)) return yield* Errors.notFound()
@@ -147,41 +162,50 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       canWrite: boolean,
       viewer: Principal | undefined
     ) =>
-      Effect.gen(function*() {
-        const userOf = yield* accountsByEmail(items.flatMap((i) => [i.commit.author.email, i.commit.committer.email]), viewer)
+      Effect.gen(function* () {
+        const userOf = yield* accountsByEmail(
+          items.flatMap((i) => [i.commit.author.email, i.commit.committer.email]),
+          viewer
+        )
         const signatures = yield* Reader.commitSignatures(path, [...new Set(items.map((i) => i.commit.sha))])
         const user = (s: Reader.Signature) => ({ name: s.name, email: s.email, username: userOf(s.email)?.login ?? "" })
-        return items.map(({ commit, name }): Branch => ({
-          name,
-          commit: {
-            id: commit.sha,
-            message: commit.message,
-            url: `${htmlBase(owner, repo)}/commit/${commit.sha}`,
-            author: user(commit.author),
-            committer: user(commit.committer),
-            verification: verificationOf(signatures.get(commit.sha)),
-            // Forgejo's PayloadCommit carries the author's date.
-            timestamp: commit.author.date,
-            added: null,
-            removed: null,
-            modified: null
-          },
-          // Branch protection is not implemented yet: nothing is protected.
-          protected: false,
-          required_approvals: 0,
-          enable_status_check: false,
-          status_check_contexts: [],
-          user_can_push: canWrite,
-          user_can_merge: canWrite,
-          effective_branch_protection_name: ""
-        }))
+        return items.map(
+          ({ commit, name }): Branch => ({
+            name,
+            commit: {
+              id: commit.sha,
+              message: commit.message,
+              url: `${htmlBase(owner, repo)}/commit/${commit.sha}`,
+              author: user(commit.author),
+              committer: user(commit.committer),
+              verification: verificationOf(signatures.get(commit.sha)),
+              // Forgejo's PayloadCommit carries the author's date.
+              timestamp: commit.author.date,
+              added: null,
+              removed: null,
+              modified: null
+            },
+            // Branch protection is not implemented yet: nothing is protected.
+            protected: false,
+            required_approvals: 0,
+            enable_status_check: false,
+            status_check_contexts: [],
+            user_can_push: canWrite,
+            user_can_merge: canWrite,
+            effective_branch_protection_name: ""
+          })
+        )
       })
 
     const toTag = (owner: UserRow, repo: RepoRow, tag: Reader.TagInfo): Tag => ({
       name: tag.name,
       message: tag.message,
       id: tag.id,
-      commit: { url: `${apiBase(owner, repo)}/git/commits/${tag.commit.sha}`, sha: tag.commit.sha, created: tag.commit.committer.date },
+      commit: {
+        url: `${apiBase(owner, repo)}/git/commits/${tag.commit.sha}`,
+        sha: tag.commit.sha,
+        created: tag.commit.committer.date
+      },
       zipball_url: `${htmlBase(owner, repo)}/archive/${tag.name}.zip`,
       tarball_url: `${htmlBase(owner, repo)}/archive/${tag.name}.tar.gz`,
       archive_download_count: { zip: 0, tar_gz: 0 }
@@ -192,20 +216,27 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
 
     /** One branch by name, or 404 (an invalid name cannot exist). */
     const getBranch = (params: { readonly owner: string; readonly repo: string }, name: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { viewer, owner, repo, path, access } = yield* open(params.owner, params.repo)
         if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         const sha = yield* Effect.orDie(Git.revParse(path, `refs/heads/${name}^{commit}`))
         if (Option.isNone(sha)) return yield* Errors.notFound()
         const [commit] = yield* Reader.readCommits(path, [sha.value])
         if (commit === undefined) return yield* Errors.notFound()
-        const [branch] = yield* toBranches(owner, repo, path, [{ name, commit }], canWrite(access, viewer, repo), viewer)
+        const [branch] = yield* toBranches(
+          owner,
+          repo,
+          path,
+          [{ name, commit }],
+          canWrite(access, viewer, repo),
+          viewer
+        )
         return branch!
       })
 
     /** One tag by name, or 404. */
     const getTag = (params: { readonly owner: string; readonly repo: string }, name: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { owner, repo, path } = yield* open(params.owner, params.repo)
         if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         // for-each-ref matches whole components, so `v1` does not list `v1.0`; keep the exact name only.
@@ -218,7 +249,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     // in Forgejo's order; the change itself goes through the repository's entity.
 
     const openForWrite = (params: { readonly owner: string; readonly repo: string }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const caller = yield* signedInCaller
         const opened = yield* repos.open(caller, params.owner, params.repo)
         const { owner, repo, path } = opened
@@ -230,14 +261,15 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const openForGrowth = (params: { readonly owner: string; readonly repo: string }) =>
       Effect.tap(openForWrite(params), ({ owner }) => quota.enforce(owner, "size:repos:all"))
 
-
     /** Forgejo answers 404 for branch changes in a repository nothing was pushed to yet. */
     const notEmpty = (path: string) =>
-      Effect.flatMap(Effect.orDie(Git.isEmpty(path)), (empty) => empty ? Effect.fail(Errors.notFound()) : Effect.void)
+      Effect.flatMap(Effect.orDie(Git.isEmpty(path)), (empty) => (empty ? Effect.fail(Errors.notFound()) : Effect.void))
 
     const branchesOf = (path: string) =>
-      Effect.map(Effect.orDie(Git.listRefs(path, "refs/heads/")), (refs) =>
-        new Map(refs.map((r) => [r.ref.slice("refs/heads/".length), r.sha])))
+      Effect.map(
+        Effect.orDie(Git.listRefs(path, "refs/heads/")),
+        (refs) => new Map(refs.map((r) => [r.ref.slice("refs/heads/".length), r.sha]))
+      )
 
     /** The existing branch that `name` cannot live next to (`a` blocks `a/b` and the reverse). */
     const pathConflict = (name: string, branches: Iterable<string>) => {
@@ -250,46 +282,59 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const writeFailed = (e: WriteRejected) => Effect.fail(toApiError(e))
 
     /** Where a new branch starts: old_ref_name (branch, tag or commit), else old_branch_name (a branch), else the default branch. */
-    const sourceOf = (path: string, repo: RepoRow, payload: { readonly old_ref_name?: string; readonly old_branch_name?: string }) => {
-      if (payload.old_ref_name !== undefined && payload.old_ref_name !== "") return Reader.resolveCommit(path, payload.old_ref_name)
-      const branch = payload.old_branch_name !== undefined && payload.old_branch_name !== "" ? payload.old_branch_name : repo.defaultBranch
+    const sourceOf = (
+      path: string,
+      repo: RepoRow,
+      payload: { readonly old_ref_name?: string; readonly old_branch_name?: string }
+    ) => {
+      if (payload.old_ref_name !== undefined && payload.old_ref_name !== "")
+        return Reader.resolveCommit(path, payload.old_ref_name)
+      const branch =
+        payload.old_branch_name !== undefined && payload.old_branch_name !== ""
+          ? payload.old_branch_name
+          : repo.defaultBranch
       if (branchNameProblem(branch) !== undefined) return Effect.succeed(Option.none<string>())
       return Effect.orDie(Git.revParse(path, `refs/heads/${branch}^{commit}`))
     }
 
     const deleteBranch = (params: { readonly owner: string; readonly repo: string }, name: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { owner, repo, path, target } = yield* openForWrite(params)
         yield* notEmpty(path)
         if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         if (name === repo.defaultBranch) return yield* Errors.forbidden("can not delete default branch")
         const sha = yield* Effect.orDie(Git.revParse(path, `refs/heads/${name}`))
         if (Option.isNone(sha)) return yield* Errors.notFound()
-        yield* writer.updateRefs(target, [{ ref: `refs/heads/${name}`, newSha: Git.ZERO_SHA, oldSha: sha.value }]).pipe(
-          Effect.catch(writeFailed)
-        )
+        yield* writer
+          .updateRefs(target, [{ ref: `refs/heads/${name}`, newSha: Git.ZERO_SHA, oldSha: sha.value }])
+          .pipe(Effect.catch(writeFailed))
         yield* repos.recordGitChange(owner, repo)
       })
 
     const renameBranch = (params: { readonly owner: string; readonly repo: string }, from: string, to: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { owner, repo, path, target } = yield* openForWrite(params)
         yield* notEmpty(path)
         const problem = branchProblem(to)
-        if (problem !== undefined) return yield* Errors.validationFailed(`[Name]: invalid branch name "${to}": ${problem}`)
+        if (problem !== undefined)
+          return yield* Errors.validationFailed(`[Name]: invalid branch name "${to}": ${problem}`)
         const branches = yield* branchesOf(path)
         if (from === to || branches.has(to)) return yield* Errors.validationFailed(RENAME_TARGET_EXISTS)
         const sha = branches.get(from)
         if (sha === undefined) return yield* Errors.notFound()
         const blocking = pathConflict(to, branches.keys())
         if (blocking !== undefined) {
-          return yield* Errors.conflict(`branch "${to}" cannot exist next to the branch "${blocking}": rename in two steps`)
+          return yield* Errors.conflict(
+            `branch "${to}" cannot exist next to the branch "${blocking}": rename in two steps`
+          )
         }
         // Both refs change in one transaction: nobody ever sees the branch twice or not at all.
-        yield* writer.updateRefs(target, [
-          { ref: `refs/heads/${to}`, newSha: sha, oldSha: Git.ZERO_SHA },
-          { ref: `refs/heads/${from}`, newSha: Git.ZERO_SHA, oldSha: sha }
-        ]).pipe(Effect.catch(writeFailed))
+        yield* writer
+          .updateRefs(target, [
+            { ref: `refs/heads/${to}`, newSha: sha, oldSha: Git.ZERO_SHA },
+            { ref: `refs/heads/${from}`, newSha: Git.ZERO_SHA, oldSha: sha }
+          ])
+          .pipe(Effect.catch(writeFailed))
         let row = repo
         if (from === repo.defaultBranch) {
           yield* writer.setHead(target, to).pipe(Effect.catch(writeFailed))
@@ -299,28 +344,30 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       })
 
     const deleteTag = (params: { readonly owner: string; readonly repo: string }, name: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { owner, repo, path, target } = yield* openForWrite(params)
         if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         // The ref's own value (a tag object for an annotated tag), for the compare-and-swap.
         const sha = yield* Effect.orDie(Git.revParse(path, `refs/tags/${name}`))
         if (Option.isNone(sha)) return yield* Errors.notFound()
-        yield* writer.updateRefs(target, [{ ref: `refs/tags/${name}`, newSha: Git.ZERO_SHA, oldSha: sha.value }]).pipe(
-          Effect.catch(writeFailed)
-        )
+        yield* writer
+          .updateRefs(target, [{ ref: `refs/tags/${name}`, newSha: Git.ZERO_SHA, oldSha: sha.value }])
+          .pipe(Effect.catch(writeFailed))
         yield* repos.recordGitChange(owner, repo)
       })
 
     return handlers
       .handle("listCommits", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { viewer, owner, repo, path } = yield* open(params.owner, params.repo)
           yield* Reader.ensureNotEmpty(path)
           // A NUL cannot reach git's argv; reject it instead of failing the spawn.
           if (query.path?.includes("\0")) return yield* Errors.validationFailed("path must not contain NUL")
           // git refuses a pathspec that leaves the repository (a 500 before); no commit touches one.
           if (query.path?.split("/").includes("..")) {
-            return yield* Errors.validationFailed(`[path]: ${JSON.stringify(query.path.slice(0, 100))} is not a path inside the repository`)
+            return yield* Errors.validationFailed(
+              `[path]: ${JSON.stringify(query.path.slice(0, 100))} is not a path inside the repository`
+            )
           }
           const ref = query.sha === undefined || query.sha === "" ? repo.defaultBranch : query.sha
           const head = yield* Reader.resolveCommit(path, ref)
@@ -337,32 +384,40 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           const { commits, total } = yield* Reader.listCommits(path, head.value, page, query.path, not)
           yield* setListHeaders(page, total, { withLink: true })
           return yield* toCommits(owner, repo, path, commits, viewer, detailOptions(query))
-        }))
+        })
+      )
       .handle("getCommitByRef", ({ params, query }) => oneCommit(params, params.ref, detailOptions(query)))
       .handle("getCommit", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           // Forgejo: only a commit id (4 to 64 hex digits) is accepted here.
           if (!/^[0-9a-fA-F]{4,64}$/.test(params.sha)) {
             return yield* Errors.validationFailed(`no valid ref or sha: ${params.sha}`)
           }
           return yield* oneCommit(params, params.sha, detailOptions(query))
-        }))
+        })
+      )
       .handle("listBranches", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { viewer, owner, repo, path, access } = yield* open(params.owner, params.repo)
           const page = yield* resolvePage(query)
           const refs = (yield* Effect.orDie(Git.listRefs(path, "refs/heads/"))).filter((r) => r.type === "commit")
           const slice = refs.slice(page.offset, page.offset + page.limit)
-          const commits = new Map((yield* Reader.readCommits(path, slice.map((r) => r.sha))).map((c) => [c.sha, c]))
+          const commits = new Map(
+            (yield* Reader.readCommits(
+              path,
+              slice.map((r) => r.sha)
+            )).map((c) => [c.sha, c])
+          )
           yield* setListHeaders(page, refs.length, { withLink: true })
           const items = slice.flatMap((r) => {
             const commit = commits.get(r.sha)
             return commit === undefined ? [] : [{ name: r.ref.slice("refs/heads/".length), commit }]
           })
           return yield* toBranches(owner, repo, path, items, canWrite(access, viewer, repo), viewer)
-        }))
+        })
+      )
       .handle("createBranch", ({ params, payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { caller, owner, repo, path, access, target } = yield* openForGrowth(params)
           const name = payload.new_branch_name
           const problem = branchProblem(name)
@@ -380,62 +435,83 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           if (Option.isSome(yield* Effect.orDie(Git.revParse(path, `refs/tags/${name}`)))) {
             return yield* Errors.conflict("The branch with the same tag already exists.")
           }
-          yield* writer.updateRefs(target, [{ ref: `refs/heads/${name}`, newSha: source.value, oldSha: Git.ZERO_SHA }]).pipe(
-            // Another request made it first: the same answer as when it already existed.
-            Effect.catch((e) => e.status === 409 ? Effect.fail(Errors.conflict(BRANCH_EXISTS)) : writeFailed(e))
-          )
+          yield* writer
+            .updateRefs(target, [{ ref: `refs/heads/${name}`, newSha: source.value, oldSha: Git.ZERO_SHA }])
+            .pipe(
+              // Another request made it first: the same answer as when it already existed.
+              Effect.catch((e) => (e.status === 409 ? Effect.fail(Errors.conflict(BRANCH_EXISTS)) : writeFailed(e)))
+            )
           yield* repos.recordGitChange(owner, repo)
           const [commit] = yield* Reader.readCommits(path, [source.value])
-          const [branch] = yield* toBranches(owner, repo, path, [{ name, commit: commit! }], canWrite(access, caller, repo), caller)
+          const [branch] = yield* toBranches(
+            owner,
+            repo,
+            path,
+            [{ name, commit: commit! }],
+            canWrite(access, caller, repo),
+            caller
+          )
           return branch!
-        }))
+        })
+      )
       .handle("getBranch", ({ params }) => getBranch(params, params.branch))
       .handle("getBranchDeep", ({ params }) => getBranch(params, joinName(params.branch, params.rest, params["*"])))
       .handle("deleteBranch", ({ params }) => deleteBranch(params, params.branch))
-      .handle("deleteBranchDeep", ({ params }) => deleteBranch(params, joinName(params.branch, params.rest, params["*"])))
+      .handle("deleteBranchDeep", ({ params }) =>
+        deleteBranch(params, joinName(params.branch, params.rest, params["*"]))
+      )
       .handle("updateBranch", ({ params, payload }) => renameBranch(params, params.branch, payload.name))
       .handle("updateBranchDeep", ({ params, payload }) =>
-        renameBranch(params, joinName(params.branch, params.rest, params["*"]), payload.name))
+        renameBranch(params, joinName(params.branch, params.rest, params["*"]), payload.name)
+      )
       .handle("listTags", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { owner, repo, path } = yield* open(params.owner, params.repo)
           const page = yield* resolvePage(query)
           const tags = yield* Reader.listTags(path)
           yield* setListHeaders(page, tags.length, { withLink: true })
           return tags.slice(page.offset, page.offset + page.limit).map((tag) => toTag(owner, repo, tag))
-        }))
+        })
+      )
       .handle("createTag", ({ params, payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { caller, owner, repo, path, target } = yield* openForGrowth(params)
           const name = payload.tag_name
           const problem = branchNameProblem(name)
-          if (problem !== undefined) return yield* Errors.validationFailed(`[TagName]: invalid tag name "${name}": ${problem}`)
+          if (problem !== undefined)
+            return yield* Errors.validationFailed(`[TagName]: invalid tag name "${name}": ${problem}`)
           const message = payload.message ?? ""
           if (message.includes("\0")) return yield* Errors.validationFailed("[Message]: must not contain NUL")
           const targetName = payload.target === undefined || payload.target === "" ? repo.defaultBranch : payload.target
           const commit = yield* Reader.resolveCommit(path, targetName)
           if (Option.isNone(commit)) return yield* Errors.notFound()
-          const tags = (yield* Effect.orDie(Git.listRefs(path, "refs/tags/"))).map((r) => r.ref.slice("refs/tags/".length))
+          const tags = (yield* Effect.orDie(Git.listRefs(path, "refs/tags/"))).map((r) =>
+            r.ref.slice("refs/tags/".length)
+          )
           const blocking = pathConflict(name, tags)
-          if (blocking !== undefined) return yield* Errors.conflict(`tag "${name}" cannot exist next to the tag "${blocking}"`)
+          if (blocking !== undefined)
+            return yield* Errors.conflict(`tag "${name}" cannot exist next to the tag "${blocking}"`)
           const user = caller.user
-          yield* writer.createTag(target, {
-            name,
-            target: commit.value,
-            message,
-            tagger: Write.signatureAt(gitIdentity(settings, user), new Date())
-          }).pipe(Effect.catch(writeFailed))
+          yield* writer
+            .createTag(target, {
+              name,
+              target: commit.value,
+              message,
+              tagger: Write.signatureAt(gitIdentity(settings, user), new Date())
+            })
+            .pipe(Effect.catch(writeFailed))
           yield* repos.recordGitChange(owner, repo)
           const tag = (yield* Reader.listTags(path, name)).find((t) => t.name === name)
           if (tag === undefined) return yield* Effect.die(new Error(`tag ${name} vanished right after it was created`))
           return toTag(owner, repo, tag)
-        }))
+        })
+      )
       .handle("getTag", ({ params }) => getTag(params, params.tag))
       .handle("getTagDeep", ({ params }) => getTag(params, joinName(params.tag, params.rest, params["*"])))
       .handle("deleteTag", ({ params }) => deleteTag(params, params.tag))
       .handle("deleteTagDeep", ({ params }) => deleteTag(params, joinName(params.tag, params.rest, params["*"])))
       .handle("getArchive", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { repo, path } = yield* open(params.owner, params.repo)
           const parsed = parseArchiveName(params.archive)
           if (parsed === undefined) return yield* Errors.validationFailed(`unknown archive format: ${params.archive}`)
@@ -455,5 +531,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
             parsed.format,
             filename
           )
-        }))
-  }))
+        })
+      )
+  })
+)

@@ -56,7 +56,7 @@ const HEX_RE = /^[0-9a-f]{4,64}$/
  * None when nothing matches or the name is not a valid revision.
  */
 export const resolveCommit = (repo: string, ref: string): Effect.Effect<Option.Option<string>> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const candidates: Array<string> = []
     // A full ref name (`refs/heads/main`, `refs/tags/v1`), as Forgejo's GetCommit accepts too.
     if (ref.startsWith("refs/") && refNameProblem(ref) === undefined) candidates.push(ref)
@@ -74,7 +74,7 @@ export const resolveCommit = (repo: string, ref: string): Effect.Effect<Option.O
 
 /** The full ref (`refs/heads/…`, then `refs/tags/…`) a short branch or tag name stands for, if any. */
 export const resolveRefName = (repo: string, name: string): Effect.Effect<Option.Option<string>> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (branchNameProblem(name) !== undefined) return Option.none()
     for (const ref of [`refs/heads/${name}`, `refs/tags/${name}`]) {
       const found = yield* Git.revParse(repo, `${ref}^{commit}`).pipe(Effect.catch(() => Effect.succeedNone))
@@ -85,10 +85,12 @@ export const resolveRefName = (repo: string, name: string): Effect.Effect<Option
 
 /** The commit `sha` (a full object name) or none when it does not exist or is not a commit. */
 export const readCommit = (repo: string, sha: string): Effect.Effect<Option.Option<CommitInfo>> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const resolved = yield* resolveCommit(repo, sha)
     if (Option.isNone(resolved)) return Option.none()
-    const out = yield* orDie(inRepo(repo, ["log", "-z", FORMAT, "--max-count=1", "--end-of-options", resolved.value, "--"]))
+    const out = yield* orDie(
+      inRepo(repo, ["log", "-z", FORMAT, "--max-count=1", "--end-of-options", resolved.value, "--"])
+    )
     const [commit] = parseCommits(out.stdout)
     return commit === undefined ? Option.none() : Option.some(commit)
   })
@@ -108,22 +110,24 @@ export const listCommits = (
   path?: string,
   not?: string
 ): Effect.Effect<{ readonly commits: Array<CommitInfo>; readonly total: number }> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const spec = pathArgs(path)
     // `^<sha>` rather than `--not`: after --end-of-options git reads every argument as a revision.
     const revisions = not === undefined ? [head] : [head, `^${not}`]
     const count = yield* orDie(inRepo(repo, ["rev-list", "--count", "--end-of-options", ...revisions, "--", ...spec]))
-    const out = yield* orDie(inRepo(repo, [
-      "log",
-      "-z",
-      FORMAT,
-      `--skip=${page.offset}`,
-      `--max-count=${page.limit}`,
-      "--end-of-options",
-      ...revisions,
-      "--",
-      ...spec
-    ]))
+    const out = yield* orDie(
+      inRepo(repo, [
+        "log",
+        "-z",
+        FORMAT,
+        `--skip=${page.offset}`,
+        `--max-count=${page.limit}`,
+        "--end-of-options",
+        ...revisions,
+        "--",
+        ...spec
+      ])
+    )
     return { commits: parseCommits(out.stdout), total: Number(count.stdout.toString("utf8").trim()) || 0 }
   })
 
@@ -132,9 +136,9 @@ export const readCommits = (repo: string, shas: ReadonlyArray<string>): Effect.E
   shas.length === 0
     ? Effect.succeed([])
     : Effect.map(
-      orDie(inRepo(repo, ["log", "-z", FORMAT, "--no-walk=unsorted", "--end-of-options", ...shas, "--"])),
-      (out) => parseCommits(out.stdout)
-    )
+        orDie(inRepo(repo, ["log", "-z", FORMAT, "--no-walk=unsorted", "--end-of-options", ...shas, "--"])),
+        (out) => parseCommits(out.stdout)
+      )
 
 export interface TagInfo {
   readonly name: string
@@ -147,34 +151,44 @@ export interface TagInfo {
 
 /** Tags (newest first, as Forgejo lists them) that point (maybe through a tag object) at a commit. */
 export const listTags = (repo: string, name?: string): Effect.Effect<Array<TagInfo>> =>
-  Effect.gen(function*() {
-    const out = yield* orDie(inRepo(repo, [
-      "for-each-ref",
-      "--sort=-creatordate",
-      "--format=%(refname:strip=2)%00%(objectname)%00%(objecttype)%00%(*objectname)%00%(contents)%00",
-      "--",
-      name === undefined ? "refs/tags/" : `refs/tags/${name}`
-    ]))
+  Effect.gen(function* () {
+    const out = yield* orDie(
+      inRepo(repo, [
+        "for-each-ref",
+        "--sort=-creatordate",
+        "--format=%(refname:strip=2)%00%(objectname)%00%(objecttype)%00%(*objectname)%00%(contents)%00",
+        "--",
+        name === undefined ? "refs/tags/" : `refs/tags/${name}`
+      ])
+    )
     const parts = out.stdout.toString("utf8").split("\0")
     const rows: Array<{ name: string; id: string; commitSha: string; annotation: string | undefined }> = []
     for (let i = 0; i + 5 <= parts.length; i += 5) {
-      const [tagName, objectName, type, peeled, contents] = parts.slice(i, i + 5).map((s, j) => j === 0 ? s.replace(/^\n/, "") : s)
-      if (type === "commit") rows.push({ name: tagName!, id: objectName!, commitSha: objectName!, annotation: undefined })
-      else if (type === "tag" && peeled !== "") rows.push({ name: tagName!, id: objectName!, commitSha: peeled!, annotation: contents! })
+      const [tagName, objectName, type, peeled, contents] = parts
+        .slice(i, i + 5)
+        .map((s, j) => (j === 0 ? s.replace(/^\n/, "") : s))
+      if (type === "commit")
+        rows.push({ name: tagName!, id: objectName!, commitSha: objectName!, annotation: undefined })
+      else if (type === "tag" && peeled !== "")
+        rows.push({ name: tagName!, id: objectName!, commitSha: peeled!, annotation: contents! })
     }
     const commits = new Map<string, CommitInfo>()
-    for (const commit of yield* readCommits(repo, [...new Set(rows.map((r) => r.commitSha))])) commits.set(commit.sha, commit)
+    for (const commit of yield* readCommits(repo, [...new Set(rows.map((r) => r.commitSha))]))
+      commits.set(commit.sha, commit)
     return rows.flatMap((row) => {
       const commit = commits.get(row.commitSha)
       // A tag on a tag on a commit peels only one level here; such tags are left out rather than guessed.
-      return commit === undefined ? [] : [{ name: row.name, id: row.id, commit, message: row.annotation ?? commit.message }]
+      return commit === undefined
+        ? []
+        : [{ name: row.name, id: row.id, commit, message: row.annotation ?? commit.message }]
     })
   })
 
 /** 409 on an empty repository, as Forgejo answers the commit lists. */
 export const ensureNotEmpty = (repo: string) =>
   Effect.flatMap(Effect.orDie(Git.isEmpty(repo)), (empty) =>
-    empty ? Effect.fail(Errors.conflict("Git Repository is empty.")) : Effect.void)
+    empty ? Effect.fail(Errors.conflict("Git Repository is empty.")) : Effect.void
+  )
 
 // ---------------------------------------------------------------------------------------------
 // Commit details (Forgejo's `stats`, `files` and `verification`), a few git calls per page of
@@ -223,12 +237,23 @@ const byCommit = (out: Buffer): Map<string, Array<string>> => {
  * commit), renames detected, binary files counting nothing: what Forgejo's diff reports.
  */
 export const commitStats = (repo: string, shas: ReadonlyArray<string>): Effect.Effect<Map<string, CommitStats>> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (shas.length === 0) return new Map()
-    const out = yield* orDie(inRepo(repo, [
-      "log", "--no-walk=unsorted", "--root", "-M", "--diff-merges=first-parent", "--numstat", "-z",
-      "--format=%x01%H", "--end-of-options", ...shas, "--"
-    ]))
+    const out = yield* orDie(
+      inRepo(repo, [
+        "log",
+        "--no-walk=unsorted",
+        "--root",
+        "-M",
+        "--diff-merges=first-parent",
+        "--numstat",
+        "-z",
+        "--format=%x01%H",
+        "--end-of-options",
+        ...shas,
+        "--"
+      ])
+    )
     const result = new Map<string, CommitStats>()
     for (const [sha, tokens] of byCommit(out.stdout)) {
       let additions = 0
@@ -251,13 +276,27 @@ const FILE_STATUS: Record<string, AffectedFile["status"]> = { A: "added", D: "re
  * The files each commit added, removed or modified (renames as a removal and an addition; merges
  * as git's combined diff), sorted by name: Forgejo's GetCommitFileStatus.
  */
-export const commitFiles = (repo: string, shas: ReadonlyArray<string>): Effect.Effect<Map<string, Array<AffectedFile>>> =>
-  Effect.gen(function*() {
+export const commitFiles = (
+  repo: string,
+  shas: ReadonlyArray<string>
+): Effect.Effect<Map<string, Array<AffectedFile>>> =>
+  Effect.gen(function* () {
     if (shas.length === 0) return new Map()
-    const out = yield* orDie(inRepo(repo, [
-      "log", "--no-walk=unsorted", "--root", "--no-renames", "--diff-merges=combined", "--name-status", "-z",
-      "--format=%x01%H", "--end-of-options", ...shas, "--"
-    ]))
+    const out = yield* orDie(
+      inRepo(repo, [
+        "log",
+        "--no-walk=unsorted",
+        "--root",
+        "--no-renames",
+        "--diff-merges=combined",
+        "--name-status",
+        "-z",
+        "--format=%x01%H",
+        "--end-of-options",
+        ...shas,
+        "--"
+      ])
+    )
     const result = new Map<string, Array<AffectedFile>>()
     for (const [sha, tokens] of byCommit(out.stdout)) {
       const files: Array<AffectedFile> = []
@@ -269,7 +308,7 @@ export const commitFiles = (repo: string, shas: ReadonlyArray<string>): Effect.E
         // Type changes and the like are left out, as Forgejo does.
         if (filename !== undefined && kind !== undefined) files.push({ filename, status: kind })
       }
-      files.sort((a, b) => a.filename < b.filename ? -1 : a.filename > b.filename ? 1 : 0)
+      files.sort((a, b) => (a.filename < b.filename ? -1 : a.filename > b.filename ? 1 : 0))
       result.set(sha, files)
     }
     return result
@@ -301,8 +340,11 @@ export const splitSignature = (object: string): CommitSignature | undefined => {
 }
 
 /** The signature of each signed commit among `shas` (unsigned ones are absent), in one `cat-file`. */
-export const commitSignatures = (repo: string, shas: ReadonlyArray<string>): Effect.Effect<Map<string, CommitSignature>> =>
-  Effect.gen(function*() {
+export const commitSignatures = (
+  repo: string,
+  shas: ReadonlyArray<string>
+): Effect.Effect<Map<string, CommitSignature>> =>
+  Effect.gen(function* () {
     const result = new Map<string, CommitSignature>()
     const names = shas.filter(Git.isSha)
     if (names.length === 0) return result

@@ -20,10 +20,11 @@
 // `[security] LOGIN_MAX_FAILURES` / `LOGIN_THROTTLE_SECONDS` (password throttling). `[log] LEVEL`
 // is Forgejo's key and accepts its level names (Trace, Debug, Info, Warn, Error, Critical, Fatal,
 // None); Hearth logs at most at Error, so Critical/Fatal mean Error.
-import { Context, Data, Effect, Layer } from "effect"
+
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
+import { Context, Data, Effect, Layer } from "effect"
 import { parseGoDuration } from "../lib/Duration.ts"
 
 export interface SettingsShape {
@@ -260,16 +261,19 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     DELIVERY_RETRY_DELAY: key({ duration: "30s or 1m" }, "1m")
   },
   log: {
-    LEVEL: key({
-      oneOf: ["Trace", "Debug", "Info", "Warning", "Error", "None"],
-      aliases: { warn: "Warning", critical: "Error", fatal: "Error" }
-    }, "Info")
+    LEVEL: key(
+      {
+        oneOf: ["Trace", "Debug", "Info", "Warning", "Error", "None"],
+        aliases: { warn: "Warning", critical: "Error", fatal: "Error" }
+      },
+      "Info"
+    )
   },
   storage: { STORAGE_TYPE: key({ oneOf: ["local", "minio"] }, "local"), PATH: key("string", "") }
 }
 
 const unquote = (value: string): string => {
-  for (const quote of ["\"\"\"", "\"", "`", "'"]) {
+  for (const quote of ['"""', '"', "`", "'"]) {
     if (value.length >= 2 * quote.length && value.startsWith(quote) && value.endsWith(quote)) {
       return value.slice(quote.length, -quote.length)
     }
@@ -285,7 +289,10 @@ const unquote = (value: string): string => {
 export const parseIni = (text: string): RawSettings => {
   const out: RawSettings = {}
   let section = "DEFAULT"
-  for (const [index, rawLine] of text.replace(/^\uFEFF/, "").split(/\r?\n/).entries()) {
+  for (const [index, rawLine] of text
+    .replace(/^\uFEFF/, "")
+    .split(/\r?\n/)
+    .entries()) {
     const line = rawLine.trim()
     if (line === "" || line.startsWith(";") || line.startsWith("#")) continue
     const header = /^\[([^\]]+)\]$/.exec(line)
@@ -294,7 +301,8 @@ export const parseIni = (text: string): RawSettings => {
       continue
     }
     const eq = line.indexOf("=")
-    if (eq <= 0) throw new SettingsError({ message: `app.ini line ${index + 1}: expected "KEY = value", got "${line}"` })
+    if (eq <= 0)
+      throw new SettingsError({ message: `app.ini line ${index + 1}: expected "KEY = value", got "${line}"` })
     ;(out[section] ??= {})[line.slice(0, eq).trim()] = unquote(line.slice(eq + 1).trim())
   }
   return out
@@ -323,7 +331,7 @@ const merge = (...layers: ReadonlyArray<RawSettings>): RawSettings => {
   const out: RawSettings = {}
   for (const layer of layers) {
     for (const [section, values] of Object.entries(layer)) {
-      const target = out[section.toLowerCase()] ??= {}
+      const target = (out[section.toLowerCase()] ??= {})
       for (const [name, value] of Object.entries(values)) target[name.toUpperCase()] = value
     }
   }
@@ -332,9 +340,10 @@ const merge = (...layers: ReadonlyArray<RawSettings>): RawSettings => {
 
 const invalid = (name: string, spec: Key, value: string, expected: string): never => {
   throw new SettingsError({
-    message: spec.secret === true
-      ? `invalid setting ${name}: expected ${expected}`
-      : `invalid setting ${name} = "${value}": expected ${expected}`
+    message:
+      spec.secret === true
+        ? `invalid setting ${name}: expected ${expected}`
+        : `invalid setting ${name} = "${value}": expected ${expected}`
   })
 }
 
@@ -378,7 +387,8 @@ const postgresUrl = (db: Record<string, unknown>): string => {
     url.searchParams.set("host", host)
   } else {
     const m = /^(\[[^\]]+\]|[^:]*)(?::(\d+))?$/.exec(host)
-    if (!m || m[1] === "") throw new SettingsError({ message: `invalid setting [database] HOST = "${host}": expected host[:port]` })
+    if (!m || m[1] === "")
+      throw new SettingsError({ message: `invalid setting [database] HOST = "${host}": expected host[:port]` })
     url.hostname = m[1]!
     // The setter ignores a name it cannot use instead of failing.
     if (!m[1]!.startsWith("[") && url.hostname !== m[1]!.toLowerCase()) {
@@ -393,13 +403,42 @@ const postgresUrl = (db: Record<string, unknown>): string => {
 }
 
 /** The signature algorithms [federation] SIGNATURE_ALGORITHMS may name (Forgejo's, and RFC 9421's others). */
-export const SIGNATURE_ALGORITHMS = ["rsa-sha256", "rsa-sha512", "ed25519", "rsa-pss-sha512", "ecdsa-p256-sha256", "ecdsa-p384-sha384"]
+export const SIGNATURE_ALGORITHMS = [
+  "rsa-sha256",
+  "rsa-sha512",
+  "ed25519",
+  "rsa-pss-sha512",
+  "ecdsa-p256-sha256",
+  "ecdsa-p384-sha384"
+]
 
 const BYTE_UNITS: Record<string, number> = {
-  "": 1, b: 1,
-  k: 1e3, kb: 1e3, m: 1e6, mb: 1e6, g: 1e9, gb: 1e9, t: 1e12, tb: 1e12, p: 1e15, pb: 1e15, e: 1e18, eb: 1e18,
-  ki: 2 ** 10, kib: 2 ** 10, mi: 2 ** 20, mib: 2 ** 20, gi: 2 ** 30, gib: 2 ** 30, ti: 2 ** 40, tib: 2 ** 40,
-  pi: 2 ** 50, pib: 2 ** 50, ei: 2 ** 60, eib: 2 ** 60
+  "": 1,
+  b: 1,
+  k: 1e3,
+  kb: 1e3,
+  m: 1e6,
+  mb: 1e6,
+  g: 1e9,
+  gb: 1e9,
+  t: 1e12,
+  tb: 1e12,
+  p: 1e15,
+  pb: 1e15,
+  e: 1e18,
+  eb: 1e18,
+  ki: 2 ** 10,
+  kib: 2 ** 10,
+  mi: 2 ** 20,
+  mib: 2 ** 20,
+  gi: 2 ** 30,
+  gib: 2 ** 30,
+  ti: 2 ** 40,
+  tib: 2 ** 40,
+  pi: 2 ** 50,
+  pib: 2 ** 50,
+  ei: 2 ** 60,
+  eib: 2 ** 60
 }
 
 /**
@@ -466,13 +505,10 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   server.SSH_LISTEN_PORT ??= server.SSH_PORT
   server.APP_DATA_PATH = resolve(server.APP_DATA_PATH as string)
   const repository = out.repository!
-  repository.ROOT = repository.ROOT === ""
-    ? join(server.APP_DATA_PATH as string, "repositories")
-    : resolve(repository.ROOT as string)
+  repository.ROOT =
+    repository.ROOT === "" ? join(server.APP_DATA_PATH as string, "repositories") : resolve(repository.ROOT as string)
   const storage = out.storage!
-  storage.PATH = storage.PATH === ""
-    ? join(server.APP_DATA_PATH as string, "storage")
-    : resolve(storage.PATH as string)
+  storage.PATH = storage.PATH === "" ? join(server.APP_DATA_PATH as string, "storage") : resolve(storage.PATH as string)
   db.DB_TYPE ??= db.DATABASE_URL === "" ? "embedded" : "postgres"
   if (db.DB_TYPE === "postgres") {
     if (db.DATABASE_URL === "") db.DATABASE_URL = postgresUrl(db)
@@ -482,7 +518,9 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
     }
   }
   if ((db.MAX_OPEN_CONNS as number) < 1) {
-    throw new SettingsError({ message: `invalid setting [database] MAX_OPEN_CONNS = "${db.MAX_OPEN_CONNS}": must be at least 1` })
+    throw new SettingsError({
+      message: `invalid setting [database] MAX_OPEN_CONNS = "${db.MAX_OPEN_CONNS}": must be at least 1`
+    })
   }
   db.EMBEDDED_SHARED_BUFFERS = sharedBuffers(String(db.EMBEDDED_SHARED_BUFFERS))
   const service = out.service!
@@ -494,10 +532,15 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
     }
   }
   if ((out.ui!.EXPLORE_PAGING_NUM as number) < 1) {
-    throw new SettingsError({ message: `invalid setting [ui] EXPLORE_PAGING_NUM = "${out.ui!.EXPLORE_PAGING_NUM}": must be at least 1` })
+    throw new SettingsError({
+      message: `invalid setting [ui] EXPLORE_PAGING_NUM = "${out.ui!.EXPLORE_PAGING_NUM}": must be at least 1`
+    })
   }
   const quota = out.quota!
-  quota.DEFAULT_GROUPS = String(quota.DEFAULT_GROUPS).split(",").map((g) => g.trim()).filter((g) => g !== "")
+  quota.DEFAULT_GROUPS = String(quota.DEFAULT_GROUPS)
+    .split(",")
+    .map((g) => g.trim())
+    .filter((g) => g !== "")
   const quotaDefault = out["quota.default"]!
   const total = parseByteSize(String(quotaDefault.TOTAL))
   if (total === undefined) {
@@ -507,15 +550,22 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   }
   quotaDefault.TOTAL = total
   if ((server.MAX_CONNECTIONS as number) < 1) {
-    throw new SettingsError({ message: `invalid setting [server] MAX_CONNECTIONS = "${server.MAX_CONNECTIONS}": must be at least 1` })
+    throw new SettingsError({
+      message: `invalid setting [server] MAX_CONNECTIONS = "${server.MAX_CONNECTIONS}": must be at least 1`
+    })
   }
   const federation = out.federation!
   for (const name of ["MAX_SIZE", "DELIVERY_ATTEMPTS"] as const) {
     if ((federation[name] as number) < 1) {
-      throw new SettingsError({ message: `invalid setting [federation] ${name} = "${federation[name]}": must be at least 1` })
+      throw new SettingsError({
+        message: `invalid setting [federation] ${name} = "${federation[name]}": must be at least 1`
+      })
     }
   }
-  const algorithms = String(federation.SIGNATURE_ALGORITHMS).split(",").map((a) => a.trim().toLowerCase()).filter((a) => a !== "")
+  const algorithms = String(federation.SIGNATURE_ALGORITHMS)
+    .split(",")
+    .map((a) => a.trim().toLowerCase())
+    .filter((a) => a !== "")
   const unknown = algorithms.find((a) => !SIGNATURE_ALGORITHMS.includes(a))
   if (algorithms.length === 0 || unknown !== undefined) {
     throw new SettingsError({
@@ -546,7 +596,7 @@ export const loadSettings = (options: LoadOptions = {}): Effect.Effect<SettingsS
       }
       return resolveSettings(merge(ini, fromEnv(options.env ?? process.env), options.overrides ?? {}))
     },
-    catch: (e) => e instanceof SettingsError ? e : new SettingsError({ message: String(e) })
+    catch: (e) => (e instanceof SettingsError ? e : new SettingsError({ message: String(e) }))
   })
 
 /**
@@ -578,8 +628,9 @@ export const layer = (options: LoadOptions = {}): Layer.Layer<Settings, Settings
     Effect.flatMap(loadSettings(options), (settings) =>
       Effect.try({
         try: () => withSecretKey(settings),
-        catch: (e) => e instanceof SettingsError ? e : new SettingsError({ message: String(e) })
-      }))
+        catch: (e) => (e instanceof SettingsError ? e : new SettingsError({ message: String(e) }))
+      })
+    )
   )
 
 export const layerValue = (settings: SettingsShape): Layer.Layer<Settings> => Layer.succeed(Settings, settings)

@@ -100,7 +100,12 @@ const changeOptions = {
 }
 
 export const CreateFileOptions = Schema.Struct({ ...changeOptions, content: Schema.String })
-export const UpdateFileOptions = Schema.Struct({ ...changeOptions, content: Schema.String, sha: Schema.String, from_path: optional })
+export const UpdateFileOptions = Schema.Struct({
+  ...changeOptions,
+  content: Schema.String,
+  sha: Schema.String,
+  from_path: optional
+})
 export const DeleteFileOptions = Schema.Struct({ ...changeOptions, sha: Schema.String })
 export const ChangeFileOperation = Schema.Struct({
   operation: Schema.Literals(["create", "update", "delete"]),
@@ -160,50 +165,48 @@ export const FilesResponse = Schema.Struct({
 /** File bytes; the handler answers with its own response and Content-Type. */
 const RawFile = Schema.String
 
-export class ContentsApi extends HttpApiGroup.make("contents")
-  .add(
-    HttpApiEndpoint.get("getContents", "/repos/:owner/:repo/contents/*", {
-      params: withPath,
-      query: { ref: optional },
-      success: Schema.Union([ContentsResponse, Schema.Array(ContentsResponse)])
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.post("createFiles", "/repos/:owner/:repo/contents/*", {
-      params: withPath,
-      payload: CreateOrChangeFiles,
-      success: Schema.Union([FileResponse, FilesResponse]).pipe(HttpApiSchema.status(201))
-    }).annotate(Access, repoWrite),
-    HttpApiEndpoint.put("updateFile", "/repos/:owner/:repo/contents/*", {
-      params: withPath,
-      payload: UpdateFileOptions,
-      success: FileResponse
-    }).annotate(Access, repoWrite),
-    HttpApiEndpoint.delete("deleteFile", "/repos/:owner/:repo/contents/*", {
-      params: withPath,
-      payload: DeleteFileOptions,
-      success: FileDeleteResponse
-    }).annotate(Access, repoWrite),
-    HttpApiEndpoint.get("getRawFile", "/repos/:owner/:repo/raw/*", {
-      params: withPath,
-      query: { ref: optional },
-      success: RawFile
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.get("getMediaFile", "/repos/:owner/:repo/media/*", {
-      params: withPath,
-      query: { ref: optional },
-      success: RawFile
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.get("getBlob", "/repos/:owner/:repo/git/blobs/:sha", {
-      params: { ...ownerRepo, sha: Schema.String },
-      success: GitBlob
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.get("getTree", "/repos/:owner/:repo/git/trees/:sha", {
-      params: { ...ownerRepo, sha: Schema.String },
-      query: { recursive: optional, page: optional, per_page: optional },
-      success: GitTreeResponse
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.get("getRefs", "/repos/:owner/:repo/git/refs/*", {
-      params: withPath,
-      success: Schema.Array(Reference)
-    }).annotate(Access, repoOpen)
-  )
-{}
+export class ContentsApi extends HttpApiGroup.make("contents").add(
+  HttpApiEndpoint.get("getContents", "/repos/:owner/:repo/contents/*", {
+    params: withPath,
+    query: { ref: optional },
+    success: Schema.Union([ContentsResponse, Schema.Array(ContentsResponse)])
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.post("createFiles", "/repos/:owner/:repo/contents/*", {
+    params: withPath,
+    payload: CreateOrChangeFiles,
+    success: Schema.Union([FileResponse, FilesResponse]).pipe(HttpApiSchema.status(201))
+  }).annotate(Access, repoWrite),
+  HttpApiEndpoint.put("updateFile", "/repos/:owner/:repo/contents/*", {
+    params: withPath,
+    payload: UpdateFileOptions,
+    success: FileResponse
+  }).annotate(Access, repoWrite),
+  HttpApiEndpoint.delete("deleteFile", "/repos/:owner/:repo/contents/*", {
+    params: withPath,
+    payload: DeleteFileOptions,
+    success: FileDeleteResponse
+  }).annotate(Access, repoWrite),
+  HttpApiEndpoint.get("getRawFile", "/repos/:owner/:repo/raw/*", {
+    params: withPath,
+    query: { ref: optional },
+    success: RawFile
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.get("getMediaFile", "/repos/:owner/:repo/media/*", {
+    params: withPath,
+    query: { ref: optional },
+    success: RawFile
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.get("getBlob", "/repos/:owner/:repo/git/blobs/:sha", {
+    params: { ...ownerRepo, sha: Schema.String },
+    success: GitBlob
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.get("getTree", "/repos/:owner/:repo/git/trees/:sha", {
+    params: { ...ownerRepo, sha: Schema.String },
+    query: { recursive: optional, page: optional, per_page: optional },
+    success: GitTreeResponse
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.get("getRefs", "/repos/:owner/:repo/git/refs/*", {
+    params: withPath,
+    success: Schema.Array(Reference)
+  }).annotate(Access, repoOpen)
+) {}

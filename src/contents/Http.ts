@@ -3,15 +3,14 @@
 import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import { HearthApi } from "../Api.ts"
 import { UNSIGNED_VERIFICATION } from "../branches/Api.ts"
 import { contentTypeOf } from "../git/Readers.ts"
-import { HearthApi } from "../Api.ts"
 import { Caller, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { parseFormBool } from "../http/Query.ts"
 import type { ChangeFilesOptions } from "./Api.ts"
 import { ContentsService, DEFAULT_TREE_PAGE, type RepoHandle } from "./Service.ts"
-
 
 /** A query switch that is off unless given. */
 const flag = (value: string | undefined) => parseFormBool(value) ?? false
@@ -23,7 +22,7 @@ const positive = (value: string | undefined, fallback: number) => {
 }
 
 export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const service = yield* ContentsService
 
     const repoOf = (params: { owner: string; repo: string }) =>
@@ -39,11 +38,12 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
             "Content-Disposition": `inline; filename*=UTF-8''${encodeURIComponent(name)}`,
             "Cache-Control": "private, max-age=300"
           }
-        }))
+        })
+      )
 
     /** The signed-in caller's change to the repository in `params`, as one commit. */
     const change = (params: { owner: string; repo: string }, options: ChangeFilesOptions) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const caller = yield* signedInCaller
         const handle = yield* service.find(caller, params.owner, params.repo)
         return yield* service.change(handle, caller, options)
@@ -51,7 +51,11 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
 
     /** The one file a single-file route names (POST/PUT/DELETE /contents/{path}). */
     const single = (params: { owner: string; repo: string; "*"?: string | undefined }, options: ChangeFilesOptions) =>
-      Effect.map(change(params, options), (result) => ({ content: result.files[0] ?? null, commit: result.commit, verification: UNSIGNED_VERIFICATION }))
+      Effect.map(change(params, options), (result) => ({
+        content: result.files[0] ?? null,
+        commit: result.commit,
+        verification: UNSIGNED_VERIFICATION
+      }))
 
     return handlers
       .handle("createFiles", ({ params, payload }) => {
@@ -59,20 +63,32 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
         const path = params["*"] ?? ""
         if (path === "") {
           if (files === undefined) return Effect.fail(Errors.validationFailed("files: Required"))
-          return Effect.map(change(params, { ...options, files }), (result) =>
-            ({ files: result.files, commit: result.commit, verification: UNSIGNED_VERIFICATION }))
+          return Effect.map(change(params, { ...options, files }), (result) => ({
+            files: result.files,
+            commit: result.commit,
+            verification: UNSIGNED_VERIFICATION
+          }))
         }
         if (content === undefined) return Effect.fail(Errors.validationFailed("content: Required"))
         return Effect.flatMap(
           single(params, { ...options, files: [{ operation: "create", path, content }] }),
-          (response) => response.content === null ? Effect.die(new Error("created file missing")) : Effect.succeed({ ...response, content: response.content })
+          (response) =>
+            response.content === null
+              ? Effect.die(new Error("created file missing"))
+              : Effect.succeed({ ...response, content: response.content })
         )
       })
       .handle("updateFile", ({ params, payload }) => {
         const { content, sha, from_path, ...options } = payload
         return Effect.flatMap(
-          single(params, { ...options, files: [{ operation: "update", path: params["*"] ?? "", content, sha, from_path }] }),
-          (response) => response.content === null ? Effect.die(new Error("updated file missing")) : Effect.succeed({ ...response, content: response.content })
+          single(params, {
+            ...options,
+            files: [{ operation: "update", path: params["*"] ?? "", content, sha, from_path }]
+          }),
+          (response) =>
+            response.content === null
+              ? Effect.die(new Error("updated file missing"))
+              : Effect.succeed({ ...response, content: response.content })
         )
       })
       .handle("deleteFile", ({ params, payload }) => {
@@ -80,18 +96,21 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
         return single(params, { ...options, files: [{ operation: "delete", path: params["*"] ?? "", sha }] }).pipe(
           Effect.map((response) => ({ ...response, content: null })),
           // Forgejo answers a refused delete (a stale sha, a bad name) with 400, not 422.
-          Effect.mapError((e) => e instanceof Errors.ValidationFailed ? Errors.badRequest(e.message) : e)
+          Effect.mapError((e) => (e instanceof Errors.ValidationFailed ? Errors.badRequest(e.message) : e))
         )
       })
       .handle("getContents", ({ params, query }) =>
-        Effect.flatMap(repoOf(params), (handle) => service.contents(handle, params["*"] ?? "", query.ref)))
+        Effect.flatMap(repoOf(params), (handle) => service.contents(handle, params["*"] ?? "", query.ref))
+      )
       .handle("getRawFile", ({ params, query }) =>
-        Effect.flatMap(repoOf(params), (handle) => serve(handle, params["*"] ?? "", query.ref)))
+        Effect.flatMap(repoOf(params), (handle) => serve(handle, params["*"] ?? "", query.ref))
+      )
       .handle("getMediaFile", ({ params, query }) =>
         // No LFS store yet, so media is the stored blob, as raw is.
-        Effect.flatMap(repoOf(params), (handle) => serve(handle, params["*"] ?? "", query.ref)))
+        Effect.flatMap(repoOf(params), (handle) => serve(handle, params["*"] ?? "", query.ref))
+      )
       .handle("getBlob", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const handle = yield* repoOf(params)
           const { bytes, sha } = yield* service.blob(handle, params.sha)
           return {
@@ -101,9 +120,10 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
             sha,
             size: bytes.length
           }
-        }))
+        })
+      )
       .handle("getTree", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const handle = yield* repoOf(params)
           const page = positive(query.page, 1)
           const perPage = Math.min(positive(query.per_page, DEFAULT_TREE_PAGE), DEFAULT_TREE_PAGE)
@@ -126,13 +146,16 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
             page,
             total_count: entries.length
           }
-        }))
+        })
+      )
       .handle("getRefs", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const handle = yield* repoOf(params)
           return (yield* service.refs(handle, params["*"] ?? "")).map((r) => reference(handle, r))
-        }))
-  }))
+        })
+      )
+  })
+)
 
 const reference = (handle: RepoHandle, r: { ref: string; sha: string; type: string }) => ({
   ref: r.ref,

@@ -11,14 +11,14 @@ import { type FileOperation, RepositoryWriter, toApiError } from "../git/Reposit
 import * as Write from "../git/Write.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { branchNameProblem } from "../lib/Names.ts"
 import { QuotaService } from "../quota/Service.ts"
+import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { gitIdentity } from "../users/Schema.ts"
-import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
 import type { ChangeFilesOptions, ContentsResponse, FileCommitResponse } from "./Api.ts"
-import { branchNameProblem } from "../lib/Names.ts"
 
 export interface RepoHandle {
   readonly owner: UserRow
@@ -66,46 +66,80 @@ export interface TreeQuery {
 export const DEFAULT_TREE_PAGE = 1000
 
 type ReadError = Errors.NotFound | Errors.ValidationFailed | Errors.BadRequest
-type ChangeError = Errors.NotFound | Errors.ValidationFailed | Errors.Forbidden | Errors.Conflict | Errors.Locked | Errors.InternalError | Errors.PayloadTooLarge
+type ChangeError =
+  | Errors.NotFound
+  | Errors.ValidationFailed
+  | Errors.Forbidden
+  | Errors.Conflict
+  | Errors.Locked
+  | Errors.InternalError
+  | Errors.PayloadTooLarge
 
 /** Git failing on a checked argument is a bug or a broken repository: a 500, not a client error. */
 const orDie = <A, E>(effect: Effect.Effect<A, E>) => Effect.orDie(effect)
 
 const encodePath = (path: string) => path.split("/").map(encodeURIComponent).join("/")
 
-export class ContentsService extends Context.Service<ContentsService, {
-  /** The repository `owner/name` if the viewer may see it; 404 otherwise. */
-  readonly find: (viewer: Principal | undefined, ownerName: string, name: string) => Effect.Effect<RepoHandle, Errors.NotFound | Errors.Forbidden>
-  /** A file, symlink or submodule entry, or a directory's entries. */
-  readonly contents: (
-    handle: RepoHandle,
-    rawPath: string,
-    ref: string | undefined
-  ) => Effect.Effect<ContentsResponse | ReadonlyArray<ContentsResponse>, ReadError>
-  /** The bytes of the blob at a path (404 for directories and submodules). */
-  readonly file: (handle: RepoHandle, rawPath: string, ref: string | undefined) => Effect.Effect<FileBytes, ReadError>
-  readonly blob: (handle: RepoHandle, sha: string) => Effect.Effect<{ readonly sha: string; readonly bytes: Buffer }, ReadError>
-  readonly tree: (handle: RepoHandle, revision: string, query: TreeQuery) => Effect.Effect<{
-    readonly sha: string
-    readonly entries: ReadonlyArray<Readers.TreeEntry>
-  }, ReadError>
-  /**
-   * One commit changing files (POST/PUT/DELETE /contents/{path}, POST /contents), made by the
-   * repository's entity. Everything is checked before git is touched; a refused change changes nothing.
-   */
-  readonly change: (handle: RepoHandle, doer: Principal, options: ChangeFilesOptions) => Effect.Effect<ChangeResult, ChangeError>
-  /** Refs whose full name starts with `refs/{filter}` (all refs without a filter). */
-  readonly refs: (handle: RepoHandle, filter: string | undefined) => Effect.Effect<ReadonlyArray<Git.RefEntry>, ReadError>
-}>()("hearth/ContentsService") {
+export class ContentsService extends Context.Service<
+  ContentsService,
+  {
+    /** The repository `owner/name` if the viewer may see it; 404 otherwise. */
+    readonly find: (
+      viewer: Principal | undefined,
+      ownerName: string,
+      name: string
+    ) => Effect.Effect<RepoHandle, Errors.NotFound | Errors.Forbidden>
+    /** A file, symlink or submodule entry, or a directory's entries. */
+    readonly contents: (
+      handle: RepoHandle,
+      rawPath: string,
+      ref: string | undefined
+    ) => Effect.Effect<ContentsResponse | ReadonlyArray<ContentsResponse>, ReadError>
+    /** The bytes of the blob at a path (404 for directories and submodules). */
+    readonly file: (handle: RepoHandle, rawPath: string, ref: string | undefined) => Effect.Effect<FileBytes, ReadError>
+    readonly blob: (
+      handle: RepoHandle,
+      sha: string
+    ) => Effect.Effect<{ readonly sha: string; readonly bytes: Buffer }, ReadError>
+    readonly tree: (
+      handle: RepoHandle,
+      revision: string,
+      query: TreeQuery
+    ) => Effect.Effect<
+      {
+        readonly sha: string
+        readonly entries: ReadonlyArray<Readers.TreeEntry>
+      },
+      ReadError
+    >
+    /**
+     * One commit changing files (POST/PUT/DELETE /contents/{path}, POST /contents), made by the
+     * repository's entity. Everything is checked before git is touched; a refused change changes nothing.
+     */
+    readonly change: (
+      handle: RepoHandle,
+      doer: Principal,
+      options: ChangeFilesOptions
+    ) => Effect.Effect<ChangeResult, ChangeError>
+    /** Refs whose full name starts with `refs/{filter}` (all refs without a filter). */
+    readonly refs: (
+      handle: RepoHandle,
+      filter: string | undefined
+    ) => Effect.Effect<ReadonlyArray<Git.RefEntry>, ReadError>
+  }
+>()("hearth/ContentsService") {
   static readonly layer = Layer.effect(
     ContentsService,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const settings = yield* Settings
       const repos = yield* ReposService
       const writer = yield* RepositoryWriter
       const quota = yield* QuotaService
       const root = settings.server.ROOT_URL
-      const pool = yield* Effect.acquireRelease(Effect.sync(() => new Readers.BatchPool()), (p) => Effect.sync(() => p.close()))
+      const pool = yield* Effect.acquireRelease(
+        Effect.sync(() => new Readers.BatchPool()),
+        (p) => Effect.sync(() => p.close())
+      )
       const lastCommits = new Readers.LastCommitCache()
 
       /** A blob's bytes through the repository's long-lived reader (its sha came from git itself). */
@@ -113,10 +147,11 @@ export class ContentsService extends Context.Service<ContentsService, {
         Effect.flatMap(orDie(pool.read(handle.dir, sha)), (found) =>
           Option.isSome(found) && found.value.type === "blob"
             ? Effect.succeed(found.value.bytes)
-            : Effect.die(new Error(`blob ${sha} listed in a tree of ${handle.dir} is missing`)))
+            : Effect.die(new Error(`blob ${sha} listed in a tree of ${handle.dir} is missing`))
+        )
 
       const find = (viewer: Principal | undefined, ownerName: string, name: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { owner, repo, path: dir, access } = yield* repos.open(viewer, ownerName, name)
           const path = `${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`
           return { owner, repo, dir, access, api: `${root}api/v1/repos/${path}`, html: `${root}${path}` }
@@ -124,7 +159,9 @@ export class ContentsService extends Context.Service<ContentsService, {
 
       const pathOf = (raw: string) => {
         const cleaned = Readers.cleanPath(raw)
-        return "problem" in cleaned ? Effect.fail(Errors.validationFailed(cleaned.problem)) : Effect.succeed(cleaned.path)
+        return "problem" in cleaned
+          ? Effect.fail(Errors.validationFailed(cleaned.problem))
+          : Effect.succeed(cleaned.path)
       }
 
       /**
@@ -132,7 +169,7 @@ export class ContentsService extends Context.Service<ContentsService, {
        * through the long-lived reader, which reads refs from disk each time: no process per request.
        */
       const revision = (handle: RepoHandle, ref: string | undefined) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const name = ref === undefined || ref === "" ? handle.repo.defaultBranch : ref
           const tries = [
             ["branch", `refs/heads/${name}`],
@@ -141,7 +178,8 @@ export class ContentsService extends Context.Service<ContentsService, {
           ] as const
           for (const [kind, candidate] of tries) {
             const found = yield* orDie(Readers.commitThrough(pool, handle.dir, candidate))
-            if (Option.isSome(found)) return { name, kind, commit: found.value.commit, tree: found.value.tree } satisfies ReadRevision
+            if (Option.isSome(found))
+              return { name, kind, commit: found.value.commit, tree: found.value.tree } satisfies ReadRevision
           }
           return yield* Errors.notFound()
         })
@@ -155,21 +193,23 @@ export class ContentsService extends Context.Service<ContentsService, {
         /** The blob's bytes when the caller already read them. */
         bytes?: Buffer
       ) =>
-        Effect.gen(function*() {
-          const type = entry.type === "tree"
-            ? "dir"
-            : entry.type === "commit"
-            ? "submodule"
-            : entry.mode === "120000"
-            ? "symlink"
-            : "file"
+        Effect.gen(function* () {
+          const type =
+            entry.type === "tree"
+              ? "dir"
+              : entry.type === "commit"
+                ? "submodule"
+                : entry.mode === "120000"
+                  ? "symlink"
+                  : "file"
           const last = knownLast ?? (yield* orDie(lastCommits.get(handle.dir, rev.commit, entry.path)))
           const self = `${handle.api}/contents/${encodePath(entry.path)}?ref=${encodeURIComponent(rev.name)}`
           const git = `${handle.api}/git/${entry.type === "tree" ? "trees" : "blobs"}/${entry.sha}`
           const html = `${handle.html}/src/${rev.kind}/${encodePath(rev.name)}/${encodePath(entry.path)}`
           let content: string | null = null
           let target: string | null = null
-          if (type === "file" && withContent) content = (bytes ?? (yield* blobBytes(handle, entry.sha))).toString("base64")
+          if (type === "file" && withContent)
+            content = (bytes ?? (yield* blobBytes(handle, entry.sha))).toString("base64")
           if (type === "symlink") target = (bytes ?? (yield* blobBytes(handle, entry.sha))).toString("utf8")
           return {
             name: entry.path.slice(entry.path.lastIndexOf("/") + 1),
@@ -185,9 +225,10 @@ export class ContentsService extends Context.Service<ContentsService, {
             url: self,
             html_url: html,
             git_url: git,
-            download_url: type === "file" || type === "symlink"
-              ? `${handle.html}/raw/${rev.kind}/${encodePath(rev.name)}/${encodePath(entry.path)}`
-              : null,
+            download_url:
+              type === "file" || type === "symlink"
+                ? `${handle.html}/raw/${rev.kind}/${encodePath(rev.name)}/${encodePath(entry.path)}`
+                : null,
             submodule_git_url: null,
             _links: { self, git, html }
           } satisfies ContentsResponse
@@ -196,10 +237,11 @@ export class ContentsService extends Context.Service<ContentsService, {
       /** The entry at `path`, walking the trees through the long-lived reader (sizes not known yet). */
       const entryOf = (handle: RepoHandle, rev: ReadRevision, path: string) =>
         Effect.flatMap(orDie(Readers.entryThrough(pool, handle.dir, rev.tree, path)), (found) =>
-          Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound()))
+          Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound())
+        )
 
       const contents = (handle: RepoHandle, rawPath: string, ref: string | undefined) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const path = yield* pathOf(rawPath)
           const rev = yield* revision(handle, ref)
           const entry = yield* entryOf(handle, rev, path)
@@ -210,16 +252,27 @@ export class ContentsService extends Context.Service<ContentsService, {
           if (entry.type !== "tree") return yield* describe(handle, rev, { ...entry, size: 0 }, true)
           const children = yield* orDie(Readers.treeThrough(pool, handle.dir, entry.sha, path))
           // Blob sizes from `--batch-check`, without reading the contents a listing does not show.
-          const sizes = yield* orDie(pool.info(handle.dir, children.filter((c) => c.type === "blob").map((c) => c.sha)))
+          const sizes = yield* orDie(
+            pool.info(
+              handle.dir,
+              children.filter((c) => c.type === "blob").map((c) => c.sha)
+            )
+          )
           return yield* Effect.forEach(
             children,
-            (child) => describe(handle, rev, { ...child, size: child.type === "blob" ? sizes.get(child.sha)?.size ?? 0 : 0 }, false),
+            (child) =>
+              describe(
+                handle,
+                rev,
+                { ...child, size: child.type === "blob" ? (sizes.get(child.sha)?.size ?? 0) : 0 },
+                false
+              ),
             { concurrency: 4 }
           )
         })
 
       const file = (handle: RepoHandle, rawPath: string, ref: string | undefined) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const path = yield* pathOf(rawPath)
           const rev = yield* revision(handle, ref)
           const entry = yield* entryOf(handle, rev, path)
@@ -233,7 +286,7 @@ export class ContentsService extends Context.Service<ContentsService, {
           : Effect.fail(Errors.badRequest(`invalid sha: ${JSON.stringify(sha)}`))
 
       const blob = (handle: RepoHandle, rawSha: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const sha = yield* checkSha(rawSha)
           const found = yield* orDie(pool.read(handle.dir, sha))
           if (Option.isNone(found) || found.value.type !== "blob") return yield* Errors.notFound()
@@ -241,7 +294,7 @@ export class ContentsService extends Context.Service<ContentsService, {
         })
 
       const tree = (handle: RepoHandle, rev: string, query: TreeQuery) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (rev === "") return yield* Errors.badRequest("sha not provided")
           const sha = yield* Readers.resolveTree(handle.dir, rev).pipe(
             Effect.catchTag("GitArgumentError", (e) => Effect.fail(Errors.badRequest(e.message))),
@@ -253,7 +306,7 @@ export class ContentsService extends Context.Service<ContentsService, {
         })
 
       const refs = (handle: RepoHandle, filter: string | undefined) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const all = yield* orDie(Git.listRefs(handle.dir))
           if (filter === undefined || filter === "") return all
           const prefix = `refs/${filter.replace(/^refs\//, "")}`
@@ -264,19 +317,24 @@ export class ContentsService extends Context.Service<ContentsService, {
         })
 
       const change = (handle: RepoHandle, doer: Principal, options: ChangeFilesOptions) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* ensureWritable(handle)
           // Every commit adds objects, a deleting one too: charged to the repository's owner.
           yield* quota.enforce(handle.owner, "size:repos:all")
           const request = yield* checkChange(handle, gitIdentity(settings, doer.user), options)
-          const made = yield* writer.commitFiles({ id: handle.repo.id, dir: handle.dir }, request).pipe(Effect.mapError(toApiError))
+          const made = yield* writer
+            .commitFiles({ id: handle.repo.id, dir: handle.dir }, request)
+            .pipe(Effect.mapError(toApiError))
           const written = request.files.filter((f) => f.operation !== "delete").map((f) => f.path)
           // Three independent git reads (and a database write): side by side, not one after another.
-          const [[commit, ...parents], entries] = yield* Effect.all([
-            readCommits(handle.dir, [made.sha, ...(made.parent === null ? [] : [made.parent])]),
-            orDie(Readers.entriesAt(handle.dir, made.sha, written)),
-            repos.recordGitChange(handle.owner, handle.repo)
-          ], { concurrency: "unbounded" })
+          const [[commit, ...parents], entries] = yield* Effect.all(
+            [
+              readCommits(handle.dir, [made.sha, ...(made.parent === null ? [] : [made.parent])]),
+              orDie(Readers.entriesAt(handle.dir, made.sha, written)),
+              repos.recordGitChange(handle.owner, handle.repo)
+            ],
+            { concurrency: "unbounded" }
+          )
           if (commit === undefined) return yield* Effect.die(new Error(`commit ${made.sha} just made is missing`))
           const rev: Revision = { name: made.branch, kind: "branch", commit: made.sha }
           const last = { sha: made.sha, when: commit.committer.date }
@@ -284,7 +342,11 @@ export class ContentsService extends Context.Service<ContentsService, {
             const entry = f.operation === "delete" ? undefined : entries.get(f.path)
             return entry === undefined ? Effect.succeed(null) : describe(handle, rev, entry, true, last)
           })
-          const meta = (sha: string, created: string, kind: "commits" | "trees") => ({ url: `${handle.api}/git/${kind}/${sha}`, sha, created })
+          const meta = (sha: string, created: string, kind: "commits" | "trees") => ({
+            url: `${handle.api}/git/${kind}/${sha}`,
+            sha,
+            created
+          })
           return {
             commit: {
               ...meta(commit.sha, commit.committer.date, "commits"),
@@ -306,7 +368,10 @@ export class ContentsService extends Context.Service<ContentsService, {
 
 /** Keeps the client errors, turns git failures into defects. */
 const orDieGit = <A, E>(effect: Effect.Effect<A, E | Git.GitError>): Effect.Effect<A, Exclude<E, Git.GitError>> =>
-  Effect.catchTag(effect as Effect.Effect<A, Git.GitError>, "GitError", (e) => Effect.die(e)) as Effect.Effect<A, Exclude<E, Git.GitError>>
+  Effect.catchTag(effect as Effect.Effect<A, Git.GitError>, "GitError", (e) => Effect.die(e)) as Effect.Effect<
+    A,
+    Exclude<E, Git.GitError>
+  >
 
 // ---------------------------------------------------------------------------------------------
 // Checking a change request before anything is written
@@ -322,11 +387,13 @@ const decodeBase64 = (text: string): Uint8Array | undefined => {
 
 /** Forgejo's default message: "Add a, b", "Update c", "Delete d", one line each. */
 const defaultMessage = (files: ReadonlyArray<{ readonly operation: string; readonly path: string }>) =>
-  (["create", "update", "delete"] as const).flatMap((operation) => {
-    const paths = files.filter((f) => f.operation === operation).map((f) => f.path)
-    const verb = { create: "Add", update: "Update", delete: "Delete" }[operation]
-    return paths.length === 0 ? [] : [`${verb} ${paths.join(", ")}`]
-  }).join("\n")
+  (["create", "update", "delete"] as const)
+    .flatMap((operation) => {
+      const paths = files.filter((f) => f.operation === operation).map((f) => f.path)
+      const verb = { create: "Add", update: "Update", delete: "Delete" }[operation]
+      return paths.length === 0 ? [] : [`${verb} ${paths.join(", ")}`]
+    })
+    .join("\n")
 
 const parseDate = (value: string | undefined, field: string) => {
   if (value === undefined || value === "") return Effect.succeed(new Date())
@@ -337,9 +404,14 @@ const parseDate = (value: string | undefined, field: string) => {
 }
 
 /** `doerIdentity`: who the commit is by when the body names no author or committer (`gitIdentity`). */
-const checkChange = (handle: RepoHandle, doerIdentity: { readonly name: string; readonly email: string }, options: ChangeFilesOptions) =>
-  Effect.gen(function*() {
-    if (options.files.length === 0) return yield* Errors.validationFailed("files: at least one file operation is required")
+const checkChange = (
+  handle: RepoHandle,
+  doerIdentity: { readonly name: string; readonly email: string },
+  options: ChangeFilesOptions
+) =>
+  Effect.gen(function* () {
+    if (options.files.length === 0)
+      return yield* Errors.validationFailed("files: at least one file operation is required")
     const files: Array<FileOperation> = []
     for (const file of options.files) {
       const cleaned = Readers.cleanPath(file.path)
@@ -358,7 +430,9 @@ const checkChange = (handle: RepoHandle, doerIdentity: { readonly name: string; 
         fromPath = from.path
       }
       if (file.operation !== "create" && (file.sha === undefined || file.sha === "")) {
-        return yield* Errors.validationFailed(`sha: the sha of the file being changed is required [path: ${cleaned.path}]`)
+        return yield* Errors.validationFailed(
+          `sha: the sha of the file being changed is required [path: ${cleaned.path}]`
+        )
       }
       if (file.sha !== undefined && file.sha !== "" && !Git.isSha(file.sha.toLowerCase())) {
         return yield* Errors.validationFailed(`sha: invalid object name ${JSON.stringify(file.sha)}`)
@@ -366,7 +440,8 @@ const checkChange = (handle: RepoHandle, doerIdentity: { readonly name: string; 
       let content: Uint8Array | undefined
       if (file.operation !== "delete") {
         content = decodeBase64(file.content ?? "")
-        if (content === undefined) return yield* Errors.validationFailed(`content: not valid base64 [path: ${cleaned.path}]`)
+        if (content === undefined)
+          return yield* Errors.validationFailed(`content: not valid base64 [path: ${cleaned.path}]`)
       }
       files.push({
         operation: file.operation,
@@ -377,27 +452,36 @@ const checkChange = (handle: RepoHandle, doerIdentity: { readonly name: string; 
       })
     }
     const branch = options.branch !== undefined && options.branch !== "" ? options.branch : handle.repo.defaultBranch
-    for (const [field, name] of [["branch", branch], ["new_branch", options.new_branch]] as const) {
+    for (const [field, name] of [
+      ["branch", branch],
+      ["new_branch", options.new_branch]
+    ] as const) {
       if (name === undefined || name === "") continue
       const problem = branchNameProblem(name)
       if (problem !== undefined) return yield* Errors.validationFailed(`${field}: ${problem}`)
     }
     // Forgejo: a missing author or committer is the other one (used as given); both missing are
     // the doer, with its no-reply address when it keeps its e-mail private.
-    const given = (identity: { readonly name?: string | undefined; readonly email?: string | undefined } | undefined) =>
+    const given = (
+      identity: { readonly name?: string | undefined; readonly email?: string | undefined } | undefined
+    ) =>
       identity !== undefined && (identity.name ?? "") !== "" && (identity.email ?? "") !== ""
         ? { name: identity.name!, email: identity.email! }
         : undefined
     const author = given(options.author) ?? given(options.committer) ?? doerIdentity
     const committer = given(options.committer) ?? given(options.author) ?? doerIdentity
-    for (const [field, who] of [["author", author], ["committer", committer]] as const) {
+    for (const [field, who] of [
+      ["author", author],
+      ["committer", committer]
+    ] as const) {
       const problem = Write.signatureProblem(who)
       if (problem !== undefined) return yield* Errors.validationFailed(`${field}: ${problem}`)
     }
     const authorDate = yield* parseDate(options.dates?.author, "author")
     const committerDate = yield* parseDate(options.dates?.committer, "committer")
     let message = options.message !== undefined && options.message !== "" ? options.message : defaultMessage(files)
-    if (options.signoff === true) message = `${message.replace(/\n+$/, "")}\n\nSigned-off-by: ${committer.name} <${committer.email}>`
+    if (options.signoff === true)
+      message = `${message.replace(/\n+$/, "")}\n\nSigned-off-by: ${committer.name} <${committer.email}>`
     if (!message.endsWith("\n")) message += "\n"
     return {
       branch,

@@ -7,10 +7,11 @@
 // (a container gets a new host name when it is recreated; a data dir shared between live hosts is
 // not supported). Known gap: two processes taking over the same stale lock at the very same
 // moment could both succeed — the window is between one's read and the other's create.
-import { Data, Effect } from "effect"
+
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs"
 import { hostname } from "node:os"
 import { join, resolve } from "node:path"
+import { Data, Effect } from "effect"
 
 export class DataDirLocked extends Data.TaggedError("DataDirLocked")<{ readonly message: string }> {}
 
@@ -43,7 +44,8 @@ const tryCreate = (file: string): boolean => {
 
 const inUse = (dir: string, holder: string) =>
   new DataDirLocked({
-    message: `the data directory ${dir} is in use by another Hearth process (${holder}); ` +
+    message:
+      `the data directory ${dir} is in use by another Hearth process (${holder}); ` +
       `stop it first, or point [server] APP_DATA_PATH elsewhere`
   })
 
@@ -76,7 +78,8 @@ export const acquire = (dir: string) =>
         }
         throw new DataDirLocked({ message: `could not lock the data directory ${dir}` })
       },
-      catch: (e) => e instanceof DataDirLocked ? e : new DataDirLocked({ message: `cannot lock ${dir}: ${String(e)}` })
+      catch: (e) =>
+        e instanceof DataDirLocked ? e : new DataDirLocked({ message: `cannot lock ${dir}: ${String(e)}` })
     }),
     (file) =>
       Effect.sync(() => {

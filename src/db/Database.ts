@@ -1,11 +1,12 @@
 // The database behind Hearth: PostgreSQL (`[database] DB_TYPE = postgres`, or DATABASE_URL) or
 // the embedded PGlite under `<APP_DATA_PATH>/db`. Both give one `SqlClient` and run one
 // migration set at start.
+
+import { join } from "node:path"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, Layer, Redacted } from "effect"
 import * as Migrator from "effect/sql/Migrator"
 import type { SqlClient } from "effect/sql/SqlClient"
-import { join } from "node:path"
 import { Settings } from "../config/Settings.ts"
 import * as DataDirLock from "./DataDirLock.ts"
 import m0001 from "./migrations/0001_foundation.ts"
@@ -43,15 +44,22 @@ const postgres = (url: string, maxConnections: number) =>
   PgClient.layer({ url: Redacted.make(url), maxConnections, applicationName: "hearth" })
 
 /** The configured client, without migrations (what `hearth migrate` and tests build on). */
-export const clientLayer: Layer.Layer<SqlClient, unknown, Settings> = Layer.unwrap(Effect.gen(function*() {
-  const settings = yield* Settings
-  const db = settings.database
-  if (db.DB_TYPE === "postgres") return postgres(db.DATABASE_URL, db.MAX_OPEN_CONNS)
-  const dir = settings.server.APP_DATA_PATH
-  // Loaded only when used: a server on PostgreSQL does not carry the embedded engine's code.
-  const Pglite = yield* Effect.promise(() => import("./Pglite.ts"))
-  return Layer.unwrap(Effect.as(DataDirLock.acquire(dir), Pglite.layer({ dataDir: join(dir, "db"), sharedBuffers: db.EMBEDDED_SHARED_BUFFERS })))
-}))
+export const clientLayer: Layer.Layer<SqlClient, unknown, Settings> = Layer.unwrap(
+  Effect.gen(function* () {
+    const settings = yield* Settings
+    const db = settings.database
+    if (db.DB_TYPE === "postgres") return postgres(db.DATABASE_URL, db.MAX_OPEN_CONNS)
+    const dir = settings.server.APP_DATA_PATH
+    // Loaded only when used: a server on PostgreSQL does not carry the embedded engine's code.
+    const Pglite = yield* Effect.promise(() => import("./Pglite.ts"))
+    return Layer.unwrap(
+      Effect.as(
+        DataDirLock.acquire(dir),
+        Pglite.layer({ dataDir: join(dir, "db"), sharedBuffers: db.EMBEDDED_SHARED_BUFFERS })
+      )
+    )
+  })
+)
 
 /** The client with the schema brought up to date. */
 export const layer: Layer.Layer<SqlClient, unknown, Settings> = Layer.effectDiscard(runMigrations).pipe(

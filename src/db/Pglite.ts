@@ -43,9 +43,13 @@
 //   which brought this process to ~600 MB and left ~90 MB behind in the C heap after it was
 //   freed (a server started on a fresh data dir idled at 311–321 MB against 217–230 MB on an
 //   existing one). The child exits and gives all of it back.
-import { PGlite, types } from "@electric-sql/pglite"
+
+import { execFile } from "node:child_process"
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as PgTypes from "@effect/sql-pg/PgTypes"
+import { PGlite, types } from "@electric-sql/pglite"
 import { Effect, Layer, type Scope, Semaphore, Stream } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import * as SqlClient from "effect/sql/SqlClient"
@@ -65,15 +69,14 @@ import {
   UniqueViolation,
   UnknownError
 } from "effect/sql/SqlError"
-import { execFile } from "node:child_process"
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 
 /** "HH:MM:SS[.ffffff]" → microseconds since midnight, as sql-pg decodes `time`. */
 const timeToMicros = (x: string): bigint => {
   const [h = "0", m = "0", s = "0"] = x.split(":")
   const [whole = "0", fraction = ""] = s.split(".")
-  return ((BigInt(h) * 60n + BigInt(m)) * 60n + BigInt(whole)) * 1_000_000n + BigInt(fraction.padEnd(6, "0").slice(0, 6))
+  return (
+    ((BigInt(h) * 60n + BigInt(m)) * 60n + BigInt(whole)) * 1_000_000n + BigInt(fraction.padEnd(6, "0").slice(0, 6))
+  )
 }
 
 /** Decode like `@effect/sql-pg`: int8 as `bigint`, timestamps as `Date`, date as text. */
@@ -155,9 +158,8 @@ const classify = (cause: unknown, operation: string): SqlErrorReason => {
   if (code === "42501") return new AuthorizationError(props)
   if (code.startsWith("42")) return new SqlSyntaxError(props)
   if (code === "23505") {
-    const constraint = typeof fields.constraint === "string" && fields.constraint.trim() !== ""
-      ? fields.constraint.trim()
-      : "unknown"
+    const constraint =
+      typeof fields.constraint === "string" && fields.constraint.trim() !== "" ? fields.constraint.trim() : "unknown"
     return new UniqueViolation({ ...props, constraint })
   }
   if (code.startsWith("23")) return new ConstraintError(props)
@@ -187,7 +189,7 @@ const makeConnection = (db: PGlite): Connection => {
     sql: string,
     params: ReadonlyArray<unknown>,
     transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
-  ): Effect.Effect<Rows, SqlError> => transformRows ? Effect.map(rows(sql, params), transformRows) : rows(sql, params)
+  ): Effect.Effect<Rows, SqlError> => (transformRows ? Effect.map(rows(sql, params), transformRows) : rows(sql, params))
   return {
     execute,
     executeUnprepared: execute,
@@ -203,15 +205,16 @@ const commit = (conn: Connection): Effect.Effect<void, SqlError> =>
   Effect.flatMap(conn.executeRaw("COMMIT", []), (result) =>
     (result as { command?: string }).command === "ROLLBACK"
       ? Effect.fail(
-        new SqlError({
-          reason: new UnknownError({
-            cause: new Error("COMMIT rolled back an aborted transaction"),
-            message: "PGlite: COMMIT rolled back an aborted transaction",
-            operation: "commit"
+          new SqlError({
+            reason: new UnknownError({
+              cause: new Error("COMMIT rolled back an aborted transaction"),
+              message: "PGlite: COMMIT rolled back an aborted transaction",
+              operation: "commit"
+            })
           })
-        })
-      )
-      : Effect.void)
+        )
+      : Effect.void
+  )
 
 export interface PgliteOptions {
   /** Directory of the database files; `undefined` keeps everything in memory (tests). */
@@ -262,7 +265,7 @@ const initdbInChild = (dataDir: string, signal: AbortSignal): Promise<void> => {
 export const make = (
   options: PgliteOptions
 ): Effect.Effect<SqlClient.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const dataDir = options.dataDir
     if (dataDir !== undefined) {
       // PGlite's own mkdir is not recursive.

@@ -10,7 +10,10 @@ if (dataDir === undefined || dataDir === "") {
   process.exit(2)
 }
 // The parent holds our stdin open while it lives: its end means the parent is gone.
-process.stdin.on("end", () => process.exit(1)).on("error", () => process.exit(1)).resume()
+process.stdin
+  .on("end", () => process.exit(1))
+  .on("error", () => process.exit(1))
+  .resume()
 try {
   // The instance PGlite starts once initdb is done is only closed again: a small cache will do
   // (128 MB of shared_buffers would be written in full; this process's peak 633 → 558–571 MB).

@@ -20,20 +20,18 @@ const EmailList = Schema.Struct({ emails: Schema.optional(Schema.Array(Schema.St
 
 const rule = { signedIn: true, scopes: ["user"] } as const
 
-export class EmailsApi extends HttpApiGroup.make("emails")
-  .add(
-    HttpApiEndpoint.get("listEmails", "/user/emails", { success: Emails }).annotate(Access, rule),
-    HttpApiEndpoint.post("addEmails", "/user/emails", {
-      payload: EmailList.annotate({ identifier: "CreateEmailOption" }),
-      success: Emails.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, rule),
-    HttpApiEndpoint.delete("deleteEmails", "/user/emails", {
-      payload: EmailList.annotate({ identifier: "DeleteEmailOption" }),
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, rule),
-    HttpApiEndpoint.post("activateEmail", "/user/emails/activate", {
-      payload: Schema.Struct({ token: Schema.String }).annotate({ identifier: "ActivateEmailOption" }),
-      success: Email
-    }).annotate(Access, rule)
-  )
-{}
+export class EmailsApi extends HttpApiGroup.make("emails").add(
+  HttpApiEndpoint.get("listEmails", "/user/emails", { success: Emails }).annotate(Access, rule),
+  HttpApiEndpoint.post("addEmails", "/user/emails", {
+    payload: EmailList.annotate({ identifier: "CreateEmailOption" }),
+    success: Emails.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, rule),
+  HttpApiEndpoint.delete("deleteEmails", "/user/emails", {
+    payload: EmailList.annotate({ identifier: "DeleteEmailOption" }),
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, rule),
+  HttpApiEndpoint.post("activateEmail", "/user/emails/activate", {
+    payload: Schema.Struct({ token: Schema.String }).annotate({ identifier: "ActivateEmailOption" }),
+    success: Email
+  }).annotate(Access, rule)
+) {}

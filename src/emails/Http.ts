@@ -6,14 +6,18 @@ import { signedInCaller } from "../http/Caller.ts"
 import { EmailsService } from "./Service.ts"
 
 export const EmailsHttp = HttpApiBuilder.group(HearthApi, "emails", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const emails = yield* EmailsService
     return handlers
       .handle("listEmails", () => Effect.flatMap(signedInCaller, (me) => emails.list(me.user)))
       .handle("addEmails", ({ payload }) =>
-        Effect.flatMap(signedInCaller, (me) => emails.add(me.user, me.user.isAdmin, payload.emails ?? [])))
+        Effect.flatMap(signedInCaller, (me) => emails.add(me.user, me.user.isAdmin, payload.emails ?? []))
+      )
       .handle("deleteEmails", ({ payload }) =>
-        Effect.flatMap(signedInCaller, (me) => emails.remove(me.user, payload.emails ?? [])))
+        Effect.flatMap(signedInCaller, (me) => emails.remove(me.user, payload.emails ?? []))
+      )
       .handle("activateEmail", ({ payload }) =>
-        Effect.flatMap(signedInCaller, (me) => emails.activate(me.user, payload.token)))
-  }))
+        Effect.flatMap(signedInCaller, (me) => emails.activate(me.user, payload.token))
+      )
+  })
+)

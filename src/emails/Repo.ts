@@ -25,62 +25,72 @@ export interface NewEmail {
   readonly activationExpires: Date | null
 }
 
-export class EmailsRepo extends Context.Service<EmailsRepo, {
-  readonly listByUser: (userId: number) => Effect.Effect<Array<EmailRow>, SqlError>
-  /**
-   * Which of these lower-cased addresses are taken, as anyone's primary or added address. An
-   * added address that was never activated and whose token has expired is released (deleted), so
-   * that nobody can hold on to someone else's address by adding it.
-   */
-  readonly taken: (lowerEmails: ReadonlyArray<string>) => Effect.Effect<Array<string>, SqlError>
-  readonly insertAll: (userId: number, emails: ReadonlyArray<NewEmail>) => Effect.Effect<Array<EmailRow>, SqlError>
-  readonly deleteAll: (userId: number, lowerEmails: ReadonlyArray<string>) => Effect.Effect<number, SqlError>
-  /** Activates the caller's address whose unexpired token has this hash. */
-  readonly activate: (userId: number, hash: string) => Effect.Effect<Option.Option<EmailRow>, SqlError>
-  /** The lower-cased activated addresses of an account, its primary one included. */
-  readonly activatedOf: (userId: number) => Effect.Effect<Array<string>, SqlError>
-  readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
-}>()("hearth/emails/EmailsRepo") {
+export class EmailsRepo extends Context.Service<
+  EmailsRepo,
+  {
+    readonly listByUser: (userId: number) => Effect.Effect<Array<EmailRow>, SqlError>
+    /**
+     * Which of these lower-cased addresses are taken, as anyone's primary or added address. An
+     * added address that was never activated and whose token has expired is released (deleted), so
+     * that nobody can hold on to someone else's address by adding it.
+     */
+    readonly taken: (lowerEmails: ReadonlyArray<string>) => Effect.Effect<Array<string>, SqlError>
+    readonly insertAll: (userId: number, emails: ReadonlyArray<NewEmail>) => Effect.Effect<Array<EmailRow>, SqlError>
+    readonly deleteAll: (userId: number, lowerEmails: ReadonlyArray<string>) => Effect.Effect<number, SqlError>
+    /** Activates the caller's address whose unexpired token has this hash. */
+    readonly activate: (userId: number, hash: string) => Effect.Effect<Option.Option<EmailRow>, SqlError>
+    /** The lower-cased activated addresses of an account, its primary one included. */
+    readonly activatedOf: (userId: number) => Effect.Effect<Array<string>, SqlError>
+    readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
+  }
+>()("hearth/emails/EmailsRepo") {
   static readonly layer = Layer.effect(
     EmailsRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       return EmailsRepo.of({
         listByUser: (userId) =>
-          Effect.map(
-            sql`SELECT * FROM email_addresses WHERE user_id = ${userId} ORDER BY id`,
-            (rows) => rows.map(toEmailRow)
+          Effect.map(sql`SELECT * FROM email_addresses WHERE user_id = ${userId} ORDER BY id`, (rows) =>
+            rows.map(toEmailRow)
           ),
         taken: (lowerEmails) =>
-          lowerEmails.length === 0 ? Effect.succeed([]) : Effect.andThen(
-            sql`DELETE FROM email_addresses WHERE lower_email IN ${sql.in(lowerEmails)}
+          lowerEmails.length === 0
+            ? Effect.succeed([])
+            : Effect.andThen(
+                sql`DELETE FROM email_addresses WHERE lower_email IN ${sql.in(lowerEmails)}
               AND NOT is_activated AND activation_expires < now()`,
-            Effect.map(
-              sql`SELECT lower(email) AS e FROM users WHERE type = 0 AND lower(email) IN ${sql.in(lowerEmails)}
+                Effect.map(
+                  sql`SELECT lower(email) AS e FROM users WHERE type = 0 AND lower(email) IN ${sql.in(lowerEmails)}
                 UNION SELECT lower_email AS e FROM email_addresses WHERE lower_email IN ${sql.in(lowerEmails)}`,
-              (rows) => rows.map((r) => r.e as string)
-            )
-          ),
+                  (rows) => rows.map((r) => r.e as string)
+                )
+              ),
         insertAll: (userId, emails) =>
-          emails.length === 0 ? Effect.succeed([]) : Effect.map(
-            sql`INSERT INTO email_addresses ${
-              sql.insert(emails.map((e): Record<string, unknown> => ({
-                user_id: userId,
-                email: e.email,
-                lower_email: e.email.toLowerCase(),
-                is_activated: e.activated,
-                activation_hash: e.activationHash,
-                activation_expires: e.activationExpires
-              })) as unknown as readonly [Record<string, unknown>, ...Array<Record<string, unknown>>])
-            } RETURNING *`,
-            (rows) => rows.map(toEmailRow)
-          ),
+          emails.length === 0
+            ? Effect.succeed([])
+            : Effect.map(
+                sql`INSERT INTO email_addresses ${sql.insert(
+                  emails.map(
+                    (e): Record<string, unknown> => ({
+                      user_id: userId,
+                      email: e.email,
+                      lower_email: e.email.toLowerCase(),
+                      is_activated: e.activated,
+                      activation_hash: e.activationHash,
+                      activation_expires: e.activationExpires
+                    })
+                  ) as unknown as readonly [Record<string, unknown>, ...Array<Record<string, unknown>>]
+                )} RETURNING *`,
+                (rows) => rows.map(toEmailRow)
+              ),
         deleteAll: (userId, lowerEmails) =>
-          lowerEmails.length === 0 ? Effect.succeed(0) : Effect.map(
-            sql`DELETE FROM email_addresses WHERE user_id = ${userId} AND lower_email IN ${sql.in(lowerEmails)}
+          lowerEmails.length === 0
+            ? Effect.succeed(0)
+            : Effect.map(
+                sql`DELETE FROM email_addresses WHERE user_id = ${userId} AND lower_email IN ${sql.in(lowerEmails)}
               RETURNING id`,
-            (rows) => rows.length
-          ),
+                (rows) => rows.length
+              ),
         activate: (userId, hash) =>
           Effect.map(
             sql`UPDATE email_addresses SET is_activated = true, activation_hash = NULL, activation_expires = NULL

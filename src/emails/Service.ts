@@ -3,9 +3,10 @@
 // verified at once when a site administrator adds them, otherwise by an activation token.
 // Hearth has no mailer yet: the token is written to the log (Info) for the administrator to
 // pass on, and the owner sends it to POST /user/emails/activate.
+
+import { createHash, randomBytes } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { isSqlError } from "effect/sql/SqlError"
-import { createHash, randomBytes } from "node:crypto"
 import * as Errors from "../http/Errors.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { emailProblem } from "../users/Service.ts"
@@ -17,26 +18,29 @@ export const ACTIVATION_MINUTES = 180
 
 const hashToken = (token: string) => createHash("sha256").update(token).digest("hex")
 
-export class EmailsService extends Context.Service<EmailsService, {
-  readonly list: (user: UserRow) => Effect.Effect<Array<Email>>
-  /** Adds all the addresses or none; answers the added ones. */
-  readonly add: (
-    user: UserRow,
-    addedByAdmin: boolean,
-    emails: ReadonlyArray<string>
-  ) => Effect.Effect<Array<Email>, Errors.ValidationFailed>
-  /** Deletes all the addresses or none. */
-  readonly remove: (
-    user: UserRow,
-    emails: ReadonlyArray<string>
-  ) => Effect.Effect<void, Errors.ValidationFailed | Errors.NotFound>
-  readonly activate: (user: UserRow, token: string) => Effect.Effect<Email, Errors.ValidationFailed>
-  /** The account's activated addresses, lower-cased (the primary one included). */
-  readonly activated: (userId: number) => Effect.Effect<ReadonlySet<string>>
-}>()("hearth/emails/EmailsService") {
+export class EmailsService extends Context.Service<
+  EmailsService,
+  {
+    readonly list: (user: UserRow) => Effect.Effect<Array<Email>>
+    /** Adds all the addresses or none; answers the added ones. */
+    readonly add: (
+      user: UserRow,
+      addedByAdmin: boolean,
+      emails: ReadonlyArray<string>
+    ) => Effect.Effect<Array<Email>, Errors.ValidationFailed>
+    /** Deletes all the addresses or none. */
+    readonly remove: (
+      user: UserRow,
+      emails: ReadonlyArray<string>
+    ) => Effect.Effect<void, Errors.ValidationFailed | Errors.NotFound>
+    readonly activate: (user: UserRow, token: string) => Effect.Effect<Email, Errors.ValidationFailed>
+    /** The account's activated addresses, lower-cased (the primary one included). */
+    readonly activated: (userId: number) => Effect.Effect<ReadonlySet<string>>
+  }
+>()("hearth/emails/EmailsService") {
   static readonly layer = Layer.effect(
     EmailsService,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const repo = yield* EmailsRepo
       const invalid = (message: string) => Effect.fail(Errors.validationFailed(message))
       const toEmail = (user: UserRow, email: string, verified: boolean, primary: boolean): Email => ({
@@ -56,7 +60,7 @@ export class EmailsService extends Context.Service<EmailsService, {
               .map((row) => toEmail(user, row.email, row.isActivated, false))
           ]),
         add: (user, addedByAdmin, emails) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const wanted = new Map<string, string>()
             for (const raw of emails) {
               const email = raw.trim()
@@ -65,7 +69,8 @@ export class EmailsService extends Context.Service<EmailsService, {
             }
             if (wanted.size === 0) return yield* invalid("Email list empty")
             const taken = yield* Effect.orDie(repo.taken([...wanted.keys()]))
-            if (taken.length > 0) return yield* invalid(`Email address has been used: ${wanted.get(taken[0]!) ?? taken[0]}`)
+            if (taken.length > 0)
+              return yield* invalid(`Email address has been used: ${wanted.get(taken[0]!) ?? taken[0]}`)
             const tokens = new Map<string, string>()
             const expires = new Date(Date.now() + ACTIVATION_MINUTES * 60_000)
             const rows: Array<NewEmail> = [...wanted.values()].map((email) => {
@@ -92,7 +97,7 @@ export class EmailsService extends Context.Service<EmailsService, {
             return inserted.map((row) => toEmail(user, row.email, row.isActivated, false))
           }),
         remove: (user, emails) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const lower = [...new Set(emails.map((e) => e.trim().toLowerCase()))]
             if (lower.length === 0) return
             const primary = lower.find((e) => e === user.email.toLowerCase())
@@ -100,13 +105,17 @@ export class EmailsService extends Context.Service<EmailsService, {
               return yield* invalid(`Primary e-mail address cannot be deleted: ${primary}`)
             }
             // All or nothing: an address the account does not have is 404 and nothing is deleted.
-            yield* repo.transaction(Effect.gen(function*() {
-              const deleted = yield* repo.deleteAll(user.id, lower)
-              if (deleted !== lower.length) return yield* Errors.notFound()
-            })).pipe(Effect.catch((e) => e instanceof Errors.NotFound ? Effect.fail(e) : Effect.die(e)))
+            yield* repo
+              .transaction(
+                Effect.gen(function* () {
+                  const deleted = yield* repo.deleteAll(user.id, lower)
+                  if (deleted !== lower.length) return yield* Errors.notFound()
+                })
+              )
+              .pipe(Effect.catch((e) => (e instanceof Errors.NotFound ? Effect.fail(e) : Effect.die(e))))
           }),
         activate: (user, token) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const found = yield* Effect.orDie(repo.activate(user.id, hashToken(token.trim())))
             if (Option.isNone(found)) {
               return yield* invalid(

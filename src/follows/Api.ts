@@ -10,35 +10,39 @@ const signedIn = { signedIn: true, scopes: ["user"] } as const
 const Users = Schema.Array(User)
 const username = { username: Schema.String }
 
-export class FollowsApi extends HttpApiGroup.make("follows")
-  .add(
-    HttpApiEndpoint.get("listMyFollowers", "/user/followers", { query: PageQuery, success: Users })
-      .annotate(Access, signedIn),
-    HttpApiEndpoint.get("listMyFollowing", "/user/following", { query: PageQuery, success: Users })
-      .annotate(Access, signedIn),
-    HttpApiEndpoint.get("checkMyFollowing", "/user/following/:username", {
-      params: username,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, signedIn),
-    HttpApiEndpoint.put("follow", "/user/following/:username", { params: username, success: HttpApiSchema.NoContent })
-      .annotate(Access, signedIn),
-    HttpApiEndpoint.delete("unfollow", "/user/following/:username", {
-      params: username,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, signedIn),
-    HttpApiEndpoint.get("listFollowers", "/users/:username/followers", {
-      params: username,
-      query: PageQuery,
-      success: Users
-    }).annotate(Access, signedIn),
-    HttpApiEndpoint.get("listFollowing", "/users/:username/following", {
-      params: username,
-      query: PageQuery,
-      success: Users
-    }).annotate(Access, signedIn),
-    HttpApiEndpoint.get("checkFollowing", "/users/:username/following/:target", {
-      params: { username: Schema.String, target: Schema.String },
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, signedIn)
-  )
-{}
+export class FollowsApi extends HttpApiGroup.make("follows").add(
+  HttpApiEndpoint.get("listMyFollowers", "/user/followers", { query: PageQuery, success: Users }).annotate(
+    Access,
+    signedIn
+  ),
+  HttpApiEndpoint.get("listMyFollowing", "/user/following", { query: PageQuery, success: Users }).annotate(
+    Access,
+    signedIn
+  ),
+  HttpApiEndpoint.get("checkMyFollowing", "/user/following/:username", {
+    params: username,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.put("follow", "/user/following/:username", {
+    params: username,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.delete("unfollow", "/user/following/:username", {
+    params: username,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.get("listFollowers", "/users/:username/followers", {
+    params: username,
+    query: PageQuery,
+    success: Users
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.get("listFollowing", "/users/:username/following", {
+    params: username,
+    query: PageQuery,
+    success: Users
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.get("checkFollowing", "/users/:username/following/:target", {
+    params: { username: Schema.String, target: Schema.String },
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, signedIn)
+) {}

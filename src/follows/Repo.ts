@@ -14,28 +14,31 @@ export interface ListViewer {
   readonly publicOnly: boolean
 }
 
-export class FollowsRepo extends Context.Service<FollowsRepo, {
-  /** Follows and raises both counters; false when the follow already existed. */
-  readonly follow: (userId: number, followId: number) => Effect.Effect<boolean, SqlError>
-  /** Unfollows and lowers both counters; false when there was nothing to remove. */
-  readonly unfollow: (userId: number, followId: number) => Effect.Effect<boolean, SqlError>
-  readonly isFollowing: (userId: number, followId: number) => Effect.Effect<boolean, SqlError>
-  /** Individual users following `userId`, newest first, that the viewer may see. */
-  readonly followers: (
-    userId: number,
-    viewer: ListViewer,
-    window: Window | undefined
-  ) => Effect.Effect<{ rows: Array<UserRow>; total: number }, SqlError>
-  /** Users and organizations `userId` follows, newest first, that the viewer may see. */
-  readonly following: (
-    userId: number,
-    viewer: ListViewer,
-    window: Window | undefined
-  ) => Effect.Effect<{ rows: Array<UserRow>; total: number }, SqlError>
-}>()("hearth/follows/FollowsRepo") {
+export class FollowsRepo extends Context.Service<
+  FollowsRepo,
+  {
+    /** Follows and raises both counters; false when the follow already existed. */
+    readonly follow: (userId: number, followId: number) => Effect.Effect<boolean, SqlError>
+    /** Unfollows and lowers both counters; false when there was nothing to remove. */
+    readonly unfollow: (userId: number, followId: number) => Effect.Effect<boolean, SqlError>
+    readonly isFollowing: (userId: number, followId: number) => Effect.Effect<boolean, SqlError>
+    /** Individual users following `userId`, newest first, that the viewer may see. */
+    readonly followers: (
+      userId: number,
+      viewer: ListViewer,
+      window: Window | undefined
+    ) => Effect.Effect<{ rows: Array<UserRow>; total: number }, SqlError>
+    /** Users and organizations `userId` follows, newest first, that the viewer may see. */
+    readonly following: (
+      userId: number,
+      viewer: ListViewer,
+      window: Window | undefined
+    ) => Effect.Effect<{ rows: Array<UserRow>; total: number }, SqlError>
+  }
+>()("hearth/follows/FollowsRepo") {
   static readonly layer = Layer.effect(
     FollowsRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const users = yield* UsersRepo
 
@@ -49,16 +52,12 @@ export class FollowsRepo extends Context.Service<FollowsRepo, {
       const paged = (window: Window | undefined) =>
         window === undefined ? sql`` : sql`LIMIT ${window.limit} OFFSET ${window.offset}`
 
-      const list = (
-        join: "followers" | "following",
-        userId: number,
-        viewer: ListViewer,
-        window: Window | undefined
-      ) =>
-        Effect.gen(function*() {
-          const where = join === "followers"
-            ? sql`f.follow_id = ${userId} AND u.id = f.user_id AND u.type = 0`
-            : sql`f.user_id = ${userId} AND u.id = f.follow_id`
+      const list = (join: "followers" | "following", userId: number, viewer: ListViewer, window: Window | undefined) =>
+        Effect.gen(function* () {
+          const where =
+            join === "followers"
+              ? sql`f.follow_id = ${userId} AND u.id = f.user_id AND u.type = 0`
+              : sql`f.user_id = ${userId} AND u.id = f.follow_id`
           const visible = visibleTo(viewer)
           const [count] = yield* sql`SELECT count(*) AS n FROM follows f, users u WHERE ${where} AND ${visible}`
           const rows = yield* sql`SELECT u.* FROM follows f, users u WHERE ${where} AND ${visible}
@@ -68,20 +67,25 @@ export class FollowsRepo extends Context.Service<FollowsRepo, {
 
       return FollowsRepo.of({
         follow: (userId, followId) =>
-          sql.withTransaction(Effect.gen(function*() {
-            const rows = yield* sql`INSERT INTO follows (user_id, follow_id) VALUES (${userId}, ${followId})
+          sql.withTransaction(
+            Effect.gen(function* () {
+              const rows = yield* sql`INSERT INTO follows (user_id, follow_id) VALUES (${userId}, ${followId})
               ON CONFLICT DO NOTHING RETURNING id`
-            if (rows.length === 0) return false
-            yield* users.adjustFollowCounts(userId, followId, 1)
-            return true
-          })),
+              if (rows.length === 0) return false
+              yield* users.adjustFollowCounts(userId, followId, 1)
+              return true
+            })
+          ),
         unfollow: (userId, followId) =>
-          sql.withTransaction(Effect.gen(function*() {
-            const rows = yield* sql`DELETE FROM follows WHERE user_id = ${userId} AND follow_id = ${followId} RETURNING id`
-            if (rows.length === 0) return false
-            yield* users.adjustFollowCounts(userId, followId, -1)
-            return true
-          })),
+          sql.withTransaction(
+            Effect.gen(function* () {
+              const rows =
+                yield* sql`DELETE FROM follows WHERE user_id = ${userId} AND follow_id = ${followId} RETURNING id`
+              if (rows.length === 0) return false
+              yield* users.adjustFollowCounts(userId, followId, -1)
+              return true
+            })
+          ),
         isFollowing: (userId, followId) =>
           Effect.map(
             sql`SELECT 1 FROM follows WHERE user_id = ${userId} AND follow_id = ${followId}`,

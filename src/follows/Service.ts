@@ -9,26 +9,32 @@ import type { UserRow } from "../users/Repo.ts"
 import { UsersService } from "../users/Service.ts"
 import { FollowsRepo, type ListViewer } from "./Repo.ts"
 
-export class FollowsService extends Context.Service<FollowsService, {
-  /** The account named in a path, or 404 when it is unknown or hidden from the viewer. */
-  readonly visibleUser: (viewer: Principal, name: string) => Effect.Effect<UserRow, Errors.NotFound | Errors.Forbidden>
-  readonly follow: (me: Principal, target: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
-  readonly unfollow: (me: Principal, target: UserRow) => Effect.Effect<void>
-  readonly isFollowing: (user: UserRow, target: UserRow) => Effect.Effect<boolean>
-  readonly followers: (
-    viewer: Principal,
-    user: UserRow,
-    window: Window | undefined
-  ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }>
-  readonly following: (
-    viewer: Principal,
-    user: UserRow,
-    window: Window | undefined
-  ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }>
-}>()("hearth/follows/FollowsService") {
+export class FollowsService extends Context.Service<
+  FollowsService,
+  {
+    /** The account named in a path, or 404 when it is unknown or hidden from the viewer. */
+    readonly visibleUser: (
+      viewer: Principal,
+      name: string
+    ) => Effect.Effect<UserRow, Errors.NotFound | Errors.Forbidden>
+    readonly follow: (me: Principal, target: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
+    readonly unfollow: (me: Principal, target: UserRow) => Effect.Effect<void>
+    readonly isFollowing: (user: UserRow, target: UserRow) => Effect.Effect<boolean>
+    readonly followers: (
+      viewer: Principal,
+      user: UserRow,
+      window: Window | undefined
+    ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }>
+    readonly following: (
+      viewer: Principal,
+      user: UserRow,
+      window: Window | undefined
+    ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }>
+  }
+>()("hearth/follows/FollowsService") {
   static readonly layer = Layer.effect(
     FollowsService,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const repo = yield* FollowsRepo
       const accounts = yield* UsersService
 

@@ -2,8 +2,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Access.ts"
-import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { PageQuery } from "../http/Pagination.ts"
+import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { Repository } from "../repos/Schema.ts"
 
 const ownerRepo = { owner: Schema.String, repo: Schema.String }
@@ -14,17 +14,16 @@ export const CreateForkOption = Schema.Struct({
   name: Schema.optional(Schema.NullOr(BoundedName("Name", NAME_MAX.repo)))
 }).annotate({ identifier: "CreateForkOption" })
 
-export class ForksApi extends HttpApiGroup.make("forks")
-  .add(
-    HttpApiEndpoint.get("listForks", "/repos/:owner/:repo/forks", {
-      params: ownerRepo,
-      query: PageQuery,
-      success: Schema.Array(Repository)
-    }).annotate(Access, { signedIn: false, scopes: ["repository"] }),
-    // 202: the repository exists at once; its git data is copied by a background job.
-    HttpApiEndpoint.post("createFork", "/repos/:owner/:repo/forks", {
-      params: ownerRepo,
-      payload: CreateForkOption,
-      success: Repository.pipe(HttpApiSchema.status(202))
-    }).annotate(Access, { signedIn: true, scopes: ["repository"] })
-  ) {}
+export class ForksApi extends HttpApiGroup.make("forks").add(
+  HttpApiEndpoint.get("listForks", "/repos/:owner/:repo/forks", {
+    params: ownerRepo,
+    query: PageQuery,
+    success: Schema.Array(Repository)
+  }).annotate(Access, { signedIn: false, scopes: ["repository"] }),
+  // 202: the repository exists at once; its git data is copied by a background job.
+  HttpApiEndpoint.post("createFork", "/repos/:owner/:repo/forks", {
+    params: ownerRepo,
+    payload: CreateForkOption,
+    success: Repository.pipe(HttpApiSchema.status(202))
+  }).annotate(Access, { signedIn: true, scopes: ["repository"] })
+) {}

@@ -4,17 +4,17 @@ import { Context, Effect, Layer, Option } from "effect"
 import { WorkflowEngine } from "effect/workflow"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
-import type { Window } from "../social/Repo.ts"
 import { JobsRepo } from "../jobs/Repo.ts"
+import { repoNameProblem } from "../lib/Names.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
+import type { Window } from "../social/Repo.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { ForkRepository, jobKey } from "./Workflow.ts"
-import { repoNameProblem } from "../lib/Names.ts"
 
 export interface ForkOptions {
   readonly organization?: string | null | undefined
@@ -26,18 +26,37 @@ export interface Listed {
   readonly total: number
 }
 
-export class ForksService extends Context.Service<ForksService, {
-  /** Makes the fork's row and starts the job that copies the git data; the row is `creating` until it is done. */
-  readonly fork: (caller: Principal, ownerName: string, name: string, options: ForkOptions) => Effect.Effect<
-    { readonly repo: RepoRow; readonly owner: UserRow },
-    Errors.NotFound | Errors.Forbidden | Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError | Errors.PayloadTooLarge
-  >
-  /** The forks of a repository the viewer may see (all of them when `window` is undefined). */
-  readonly list: (viewer: Principal | undefined, ownerName: string, name: string, window: Window | undefined) => Effect.Effect<Listed, Errors.NotFound | Errors.Forbidden>
-}>()("hearth/forks/ForksService") {
+export class ForksService extends Context.Service<
+  ForksService,
+  {
+    /** Makes the fork's row and starts the job that copies the git data; the row is `creating` until it is done. */
+    readonly fork: (
+      caller: Principal,
+      ownerName: string,
+      name: string,
+      options: ForkOptions
+    ) => Effect.Effect<
+      { readonly repo: RepoRow; readonly owner: UserRow },
+      | Errors.NotFound
+      | Errors.Forbidden
+      | Errors.ValidationFailed
+      | Errors.Conflict
+      | Errors.BadRequest
+      | Errors.InternalError
+      | Errors.PayloadTooLarge
+    >
+    /** The forks of a repository the viewer may see (all of them when `window` is undefined). */
+    readonly list: (
+      viewer: Principal | undefined,
+      ownerName: string,
+      name: string,
+      window: Window | undefined
+    ) => Effect.Effect<Listed, Errors.NotFound | Errors.Forbidden>
+  }
+>()("hearth/forks/ForksService") {
   static readonly layer = Layer.effect(
     ForksService,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const repos = yield* ReposService
       const rows = yield* ReposRepo
       const users = yield* UsersRepo
@@ -50,7 +69,7 @@ export class ForksService extends Context.Service<ForksService, {
 
       /** Where the fork goes: the caller, or an organization the caller may create repositories in. */
       const targetOwner = (caller: Principal, organization: string | null | undefined) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (organization === undefined || organization === null || organization === "") return caller.user
           const org = yield* Effect.orDie(users.findByName(organization))
           // An organization the caller may not see is answered as one that does not exist.
@@ -68,17 +87,20 @@ export class ForksService extends Context.Service<ForksService, {
         })
 
       const fork = (caller: Principal, ownerName: string, name: string, options: ForkOptions) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const source = yield* repos.open(caller, ownerName, name)
           yield* policy.ensureAccess(caller, source.repo, source.owner, "read")
           const owner = yield* targetOwner(caller, options.organization)
           // The copy is charged to where it goes, not to the caller nor to the source's owner.
           yield* quota.enforce(owner, "size:repos:all")
-          const forkName = options.name !== undefined && options.name !== null && options.name !== "" ? options.name : source.repo.name
+          const forkName =
+            options.name !== undefined && options.name !== null && options.name !== "" ? options.name : source.repo.name
           const problem = repoNameProblem(forkName)
           if (problem !== undefined) return yield* Errors.validationFailed(problem)
           if (Option.isSome(yield* Effect.orDie(rows.forkOwnedBy(source.repo.id, owner.id)))) {
-            return yield* Errors.conflict(`repository is already forked by user [uname: ${owner.name}, repo path: ${source.owner.name}/${source.repo.name}]`)
+            return yield* Errors.conflict(
+              `repository is already forked by user [uname: ${owner.name}, repo path: ${source.owner.name}/${source.repo.name}]`
+            )
           }
           const repo = yield* repos.insertRow(owner, {
             name: forkName,
@@ -92,9 +114,11 @@ export class ForksService extends Context.Service<ForksService, {
           })
           const target = { id: repo.id, dir: repos.pathOf(owner, repo) }
           // An empty repository at once, so everything reading the fork works while the copy runs.
-          const started = Effect.gen(function*() {
+          const started = Effect.gen(function* () {
             yield* repos.initDirectory(target, repo.defaultBranch)
-            yield* Effect.orDie(jobs.enqueue({ kind: "fork", key: jobKey(repo.id), repoId: repo.id, doerId: caller.user.id }))
+            yield* Effect.orDie(
+              jobs.enqueue({ kind: "fork", key: jobKey(repo.id), repoId: repo.id, doerId: caller.user.id })
+            )
             yield* ForkRepository.execute({ forkId: repo.id, sourceId: source.repo.id }, { discard: true }).pipe(
               Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
               Effect.orDie
@@ -105,7 +129,7 @@ export class ForksService extends Context.Service<ForksService, {
         })
 
       const list = (viewer: Principal | undefined, ownerName: string, name: string, window: Window | undefined) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const source = yield* repos.open(viewer, ownerName, name)
           const forks = yield* Effect.orDie(rows.forksOf(source.repo.id))
           const owners = yield* Effect.orDie(users.findByIds(forks.map((f) => f.ownerId)))

@@ -18,45 +18,53 @@ export const ForkRepository = Workflow.make("ForkRepository", {
 
 export const jobKey = (forkId: number) => `fork:${forkId}`
 
-export const ForkRepositoryLive = ForkRepository.toLayer(Effect.fnUntraced(function*({ forkId, sourceId }) {
-  const repos = yield* ReposService
-  const rows = yield* ReposRepo
-  const users = yield* UsersRepo
-  const writer = yield* RepositoryWriter
-  const job = jobKey(forkId)
+export const ForkRepositoryLive = ForkRepository.toLayer(
+  Effect.fnUntraced(
+    function* ({ forkId, sourceId }) {
+      const repos = yield* ReposService
+      const rows = yield* ReposRepo
+      const users = yield* UsersRepo
+      const writer = yield* RepositoryWriter
+      const job = jobKey(forkId)
 
-  /** A repository and its owner as they are now (either may have been renamed meanwhile). */
-  const located = (id: number) =>
-    Effect.gen(function*() {
-      const repo = yield* Effect.mapError(repos.getById(id), () => `repository ${id} no longer exists`)
-      const owner = yield* Effect.flatMap(Effect.orDie(users.findById(repo.ownerId)), (found) =>
-        Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(`the owner of repository ${id} no longer exists`))
-      return { repo, owner, dir: repos.pathOf(owner, repo) }
-    })
+      /** A repository and its owner as they are now (either may have been renamed meanwhile). */
+      const located = (id: number) =>
+        Effect.gen(function* () {
+          const repo = yield* Effect.mapError(repos.getById(id), () => `repository ${id} no longer exists`)
+          const owner = yield* Effect.flatMap(Effect.orDie(users.findById(repo.ownerId)), (found) =>
+            Option.isSome(found)
+              ? Effect.succeed(found.value)
+              : Effect.fail(`the owner of repository ${id} no longer exists`)
+          )
+          return { repo, owner, dir: repos.pathOf(owner, repo) }
+        })
 
-  yield* step({
-    job,
-    name: "copy",
-    success: Schema.Void,
-    work: Effect.gen(function*() {
-      const source = yield* located(sourceId)
-      const fork = yield* located(forkId)
-      yield* writer.copyFrom({ id: forkId, dir: fork.dir }, source.dir).pipe(Effect.mapError((e) => e.message))
-    })
-  }).pipe(Effect.tapError(() => Effect.orDie(rows.setStatus(forkId, "broken")).pipe(Effect.ignore)))
+      yield* step({
+        job,
+        name: "copy",
+        success: Schema.Void,
+        work: Effect.gen(function* () {
+          const source = yield* located(sourceId)
+          const fork = yield* located(forkId)
+          yield* writer.copyFrom({ id: forkId, dir: fork.dir }, source.dir).pipe(Effect.mapError((e) => e.message))
+        })
+      }).pipe(Effect.tapError(() => Effect.orDie(rows.setStatus(forkId, "broken")).pipe(Effect.ignore)))
 
-  yield* step({
-    job,
-    name: "record",
-    success: Schema.Void,
-    work: Effect.gen(function*() {
-      const fork = yield* located(forkId)
-      yield* repos.recordGitChange(fork.owner, fork.repo, { maintain: true })
-      yield* Effect.orDie(rows.setStatus(forkId, "ready"))
-    })
-  })
-  yield* finished(job)
-}, (effect) => Effect.orDie(effect)))
+      yield* step({
+        job,
+        name: "record",
+        success: Schema.Void,
+        work: Effect.gen(function* () {
+          const fork = yield* located(forkId)
+          yield* repos.recordGitChange(fork.owner, fork.repo, { maintain: true })
+          yield* Effect.orDie(rows.setStatus(forkId, "ready"))
+        })
+      })
+      yield* finished(job)
+    },
+    (effect) => Effect.orDie(effect)
+  )
+)
 
 /** What the workflow needs besides the engine (for `Layer.provide`). */
 export type ForkRequirements = ReposService | ReposRepo | UsersRepo | RepositoryWriter | JobsRepo

@@ -1,9 +1,10 @@
 // The only door to git: the `git` CLI, spawned without a shell, with `--` before any path.
 // Everything Hearth does to repositories on disk goes through this module.
-import { Data, Effect, Option } from "effect"
+
 import { spawn } from "node:child_process"
 import { mkdir, rm } from "node:fs/promises"
 import { dirname } from "node:path"
+import { Data, Effect, Option } from "effect"
 import { branchNameProblem, refNameProblem, revisionProblem } from "../lib/Names.ts"
 
 export class GitError extends Data.TaggedError("GitError")<{
@@ -101,9 +102,7 @@ export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Effe
     const stderr: Array<Buffer> = []
     child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk))
     child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk))
-    child.on("error", (error) =>
-      resume(Effect.fail(new GitError({ args, exitCode: null, stderr: String(error) })))
-    )
+    child.on("error", (error) => resume(Effect.fail(new GitError({ args, exitCode: null, stderr: String(error) }))))
     child.on("close", (code) => {
       const err = Buffer.concat(stderr).toString("utf8")
       resume(
@@ -159,13 +158,19 @@ const text = (result: RunResult) => result.stdout.toString("utf8").trim()
 // Repository operations
 
 /** The object name `revision` resolves to, or none when it does not resolve. */
-export const revParse = (repo: string, revision: string): Effect.Effect<Option.Option<string>, GitError | GitArgumentError> =>
+export const revParse = (
+  repo: string,
+  revision: string
+): Effect.Effect<Option.Option<string>, GitError | GitArgumentError> =>
   Effect.andThen(
     check(revisionProblem(revision)),
     inRepo(repo, ["rev-parse", "--verify", "--quiet", "--end-of-options", revision]).pipe(
       Effect.map((result) => Option.some(text(result))),
       // --quiet: exit 1 with no output means "does not resolve"; anything else is a real failure.
-      Effect.catchIf((error) => error.exitCode === 1 && error.stderr.trim() === "", () => Effect.succeedNone)
+      Effect.catchIf(
+        (error) => error.exitCode === 1 && error.stderr.trim() === "",
+        () => Effect.succeedNone
+      )
     )
   )
 
@@ -186,7 +191,7 @@ export const updateRefs = (
   repo: string,
   updates: ReadonlyArray<RefUpdate>
 ): Effect.Effect<void, GitError | GitArgumentError | RefConflict> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let input = ""
     for (const { ref, newSha, oldSha } of updates) {
       yield* check(refNameProblem(ref))
@@ -198,8 +203,12 @@ export const updateRefs = (
     if (input === "") return
     yield* inRepo(repo, ["update-ref", "--stdin", "-z"], { input }).pipe(
       Effect.catchIf(
-        (error) => /but expected|reference already exists|cannot lock ref|unable to resolve reference|multiple updates/.test(error.stderr),
-        (error) => Effect.fail(new RefConflict({ ref: updates.map((u) => u.ref).join(", "), message: error.stderr.trim() }))
+        (error) =>
+          /but expected|reference already exists|cannot lock ref|unable to resolve reference|multiple updates/.test(
+            error.stderr
+          ),
+        (error) =>
+          Effect.fail(new RefConflict({ ref: updates.map((u) => u.ref).join(", "), message: error.stderr.trim() }))
       )
     )
   })
@@ -218,8 +227,11 @@ export interface RefEntry {
 
 /** All refs (or those under `prefix`, e.g. `refs/heads/`), sorted by name. */
 export const listRefs = (repo: string, prefix?: string): Effect.Effect<Array<RefEntry>, GitError | GitArgumentError> =>
-  Effect.gen(function*() {
-    if (prefix !== undefined && (!prefix.startsWith("refs/") || refNameProblem(prefix.replace(/\/$/, "")) !== undefined)) {
+  Effect.gen(function* () {
+    if (
+      prefix !== undefined &&
+      (!prefix.startsWith("refs/") || refNameProblem(prefix.replace(/\/$/, "")) !== undefined)
+    ) {
       return yield* new GitArgumentError({ message: "invalid ref prefix" })
     }
     const result = yield* inRepo(repo, [
@@ -227,10 +239,13 @@ export const listRefs = (repo: string, prefix?: string): Effect.Effect<Array<Ref
       "--format=%(objectname) %(objecttype) %(refname)",
       ...(prefix === undefined ? [] : ["--", prefix])
     ])
-    return text(result).split("\n").filter((line) => line.length > 0).map((line) => {
-      const [sha, type, ...rest] = line.split(" ")
-      return { sha: sha!, type: type!, ref: rest.join(" ") }
-    })
+    return text(result)
+      .split("\n")
+      .filter((line) => line.length > 0)
+      .map((line) => {
+        const [sha, type, ...rest] = line.split(" ")
+        return { sha: sha!, type: type!, ref: rest.join(" ") }
+      })
   })
 
 /** True when the repository has no refs at all (nothing was ever pushed or committed). */
@@ -255,15 +270,15 @@ export const headBranch = (repo: string): Effect.Effect<Option.Option<string>, G
       const ref = text(result)
       return ref.startsWith("refs/heads/") ? Option.some(ref.slice("refs/heads/".length)) : Option.none()
     }),
-    Effect.catchIf((error) => error.exitCode === 1, () => Effect.succeedNone)
+    Effect.catchIf(
+      (error) => error.exitCode === 1,
+      () => Effect.succeedNone
+    )
   )
 
 /** Points HEAD at `refs/heads/<branch>` (the repository's default branch). */
 export const setHeadBranch = (repo: string, branch: string): Effect.Effect<void, GitError | GitArgumentError> =>
-  Effect.andThen(
-    check(branchNameProblem(branch)),
-    inRepo(repo, ["symbolic-ref", "HEAD", `refs/heads/${branch}`])
-  )
+  Effect.andThen(check(branchNameProblem(branch)), inRepo(repo, ["symbolic-ref", "HEAD", `refs/heads/${branch}`]))
 
 /** Rewrites the commit-graph (with changed-path filters, which make path history queries fast). */
 export const commitGraphWrite = (repo: string): Effect.Effect<void, GitError> =>

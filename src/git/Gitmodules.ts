@@ -165,10 +165,13 @@ export const entryFindings = (entry: ConfigEntry): ReadonlyArray<Finding> => {
   const key = rest.slice(lastDot + 1)
   const value = entry.value
   const found: Array<Finding> = []
-  if (!isAllowedSubmoduleName(name)) found.push({ id: "gitmodulesName", message: `disallowed submodule name: ${shown(name)}` })
+  if (!isAllowedSubmoduleName(name))
+    found.push({ id: "gitmodulesName", message: `disallowed submodule name: ${shown(name)}` })
   if (value === null) return found
-  if (key === "url" && !isAllowedSubmoduleUrl(value)) found.push({ id: "gitmodulesUrl", message: `disallowed submodule url: ${shown(value)}` })
-  if (key === "path" && looksLikeOption(value)) found.push({ id: "gitmodulesPath", message: `disallowed submodule path: ${shown(value)}` })
+  if (key === "url" && !isAllowedSubmoduleUrl(value))
+    found.push({ id: "gitmodulesUrl", message: `disallowed submodule url: ${shown(value)}` })
+  if (key === "path" && looksLikeOption(value))
+    found.push({ id: "gitmodulesPath", message: `disallowed submodule path: ${shown(value)}` })
   if (key === "update" && isUpdateCommand(value)) {
     found.push({ id: "gitmodulesUpdate", message: `disallowed submodule update setting: ${shown(value)}` })
   }
@@ -180,10 +183,16 @@ export const entryFindings = (entry: ConfigEntry): ReadonlyArray<Finding> => {
 
 /** `git config --null --list` output: `key\nvalue\0`, or `key\0` for a key without a value. */
 export const parseConfigList = (stdout: Buffer): ReadonlyArray<ConfigEntry> =>
-  stdout.toString("utf8").split("\0").slice(0, -1).map((record) => {
-    const newline = record.indexOf("\n")
-    return newline === -1 ? { key: record, value: null } : { key: record.slice(0, newline), value: record.slice(newline + 1) }
-  })
+  stdout
+    .toString("utf8")
+    .split("\0")
+    .slice(0, -1)
+    .map((record) => {
+      const newline = record.indexOf("\n")
+      return newline === -1
+        ? { key: record, value: null }
+        : { key: record.slice(0, newline), value: record.slice(newline + 1) }
+    })
 
 /** What git's config parser stops on, e.g. `fatal: bad config line 3 in standard input`. */
 const PARSE_ERROR = /bad config line (\d+)/
@@ -195,7 +204,7 @@ const PARSE_ERROR = /bad config line (\d+)/
  * as fsck's callback has seen them.
  */
 export const findings = (repo: string, content: Uint8Array): Effect.Effect<ReadonlyArray<Finding>, Git.GitError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const args = ["config", "--file=-", "--no-includes", "--null", "--list"]
     // 128: git died on a line it could not parse, after listing the entries before it.
     const result = yield* Git.inRepo(repo, args, { input: content, answerCodes: [128] })
@@ -206,15 +215,21 @@ export const findings = (repo: string, content: Uint8Array): Effect.Effect<Reado
     const found = parseConfigList(result.stdout).flatMap(entryFindings)
     return line === undefined
       ? found
-      : [...found, { id: "gitmodulesParse", message: `could not parse gitmodules blob (bad config line ${line})` } as const]
+      : [
+          ...found,
+          { id: "gitmodulesParse", message: `could not parse gitmodules blob (bad config line ${line})` } as const
+        ]
   })
 
 /** Why each kind of finding matters, for the person whose change was refused. */
 const WHY: Record<FsckId, string> = {
-  gitmodulesName: "a submodule name must not be empty nor have a '..' component, which would put the submodule's repository outside .git/modules",
-  gitmodulesUrl: "a submodule URL must not start with '-', which git would read as an option, nor hide a line break, climb above the host with '../' or lack a host, which could fool a credential helper",
+  gitmodulesName:
+    "a submodule name must not be empty nor have a '..' component, which would put the submodule's repository outside .git/modules",
+  gitmodulesUrl:
+    "a submodule URL must not start with '-', which git would read as an option, nor hide a line break, climb above the host with '../' or lack a host, which could fool a credential helper",
   gitmodulesPath: "a submodule path must not start with '-', which git would read as an option",
-  gitmodulesUpdate: "'update = !command' would run that command on `git submodule update`; only a clone's own configuration may say it",
+  gitmodulesUpdate:
+    "'update = !command' would run that command on `git submodule update`; only a clone's own configuration may say it",
   gitmodulesParse: "git cannot read the file as configuration"
 }
 
@@ -222,7 +237,11 @@ const WHY: Record<FsckId, string> = {
  * Why `content` must not be written as the `.gitmodules` file at `path`, or `undefined`: what
  * receive-pack would refuse a push over, in git's words with fsck's message id, and why.
  */
-export const problem = (repo: string, path: string, content: Uint8Array): Effect.Effect<string | undefined, Git.GitError> =>
+export const problem = (
+  repo: string,
+  path: string,
+  content: Uint8Array
+): Effect.Effect<string | undefined, Git.GitError> =>
   Effect.map(findings(repo, content), (found) => {
     const refused = found.filter((f) => refusedOnPush(f.id))
     if (refused.length === 0) return undefined
@@ -237,8 +256,11 @@ export const problem = (repo: string, path: string, content: Uint8Array): Effect
  * directory: Paths.isGitmodulesName) whose content fsck would refuse on push. Symbolic links are
  * refused by their name already (Paths.pathProblem).
  */
-export const checkChanges = (repo: string, changes: ReadonlyArray<FileChange>): Effect.Effect<void, Git.GitError | Git.GitArgumentError> =>
-  Effect.gen(function*() {
+export const checkChanges = (
+  repo: string,
+  changes: ReadonlyArray<FileChange>
+): Effect.Effect<void, Git.GitError | Git.GitArgumentError> =>
+  Effect.gen(function* () {
     for (const change of changes) {
       if (change.kind !== "write" || change.mode === "120000") continue
       if (!Paths.isGitmodulesName(change.path.slice(change.path.lastIndexOf("/") + 1))) continue

@@ -16,10 +16,8 @@ export type EntryMode = "100644" | "100755" | "120000"
 
 /** Code points HFS+ ignores in names (git's `next_hfs_char`): `.g\u200Cit` is `.git` on a Mac. */
 const HFS_IGNORED = new Set([
-  0x200c, 0x200d, 0x200e, 0x200f,
-  0x202a, 0x202b, 0x202c, 0x202d, 0x202e,
-  0x206a, 0x206b, 0x206c, 0x206d, 0x206e, 0x206f,
-  0xfeff
+  0x200c, 0x200d, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x206a, 0x206b, 0x206c, 0x206d, 0x206e,
+  0x206f, 0xfeff
 ])
 
 /** Lower-case ASCII letters only, as C's `tolower` does in git: no other character folds to ASCII. */
@@ -72,7 +70,13 @@ const isNtfsDotGit = (name: string): boolean => {
 const isNtfsDot = (name: string, dotless: string, shortPrefix: string): boolean => {
   const lower = asciiLower(name)
   if (lower.startsWith(`.${dotless}`)) return onlyDotsAndSpaces(name, dotless.length + 1)
-  if (lower.startsWith(dotless.slice(0, 6)) && name[6] === "~" && name[7] !== undefined && name[7] >= "1" && name[7] <= "4") {
+  if (
+    lower.startsWith(dotless.slice(0, 6)) &&
+    name[6] === "~" &&
+    name[7] !== undefined &&
+    name[7] >= "1" &&
+    name[7] <= "4"
+  ) {
     return onlyDotsAndSpaces(name, 8)
   }
   // The fall-back: up to six letters of the prefix, then `~` and digits, eight characters in all.
@@ -121,9 +125,10 @@ const shown = (name: string) => {
   let out = ""
   for (const char of name) {
     const code = char.codePointAt(0)!
-    out += HFS_IGNORED.has(code) || code < 0x20 || code === 0x7f
-      ? `\\u${code.toString(16).toUpperCase().padStart(4, "0")}`
-      : char
+    out +=
+      HFS_IGNORED.has(code) || code < 0x20 || code === 0x7f
+        ? `\\u${code.toString(16).toUpperCase().padStart(4, "0")}`
+        : char
   }
   return `"${out}"`
 }
@@ -134,7 +139,8 @@ const REFUSED = "git refuses it in a repository"
 const dotGitProblem = (component: string): string | undefined => {
   const what = shown(component)
   if (asciiLower(component) === ".git") return `${what} is git's own directory (in any letter case): ${REFUSED}`
-  if (isHfsDot(component, "git")) return `${what} is .git on macOS, which ignores invisible Unicode characters: ${REFUSED}`
+  if (isHfsDot(component, "git"))
+    return `${what} is .git on macOS, which ignores invisible Unicode characters: ${REFUSED}`
   // Behind a backslash a name is a directory of its own on Windows (fsck checks each part).
   const parts = component.split("\\")
   const part = parts.find(isNtfsDotGit)

@@ -15,9 +15,10 @@
 // names), 16 at a time; nothing else is read unless a leftover is found. For 1,000 repositories
 // with all 256 fan-out directories: 0.17 s with a warm cache, 0.5 s cold, measured on a busy
 // 2-core machine — in the background, so start-up does not wait for it.
-import { Effect } from "effect"
+
 import { lstat, readdir, rm } from "node:fs/promises"
 import { join } from "node:path"
+import { Effect } from "effect"
 
 const QUARANTINE_PREFIX = "tmp_objdir-incoming-"
 const IN_FLIGHT = 16
@@ -77,7 +78,7 @@ export const sweepQuarantines = async (root: string, startedAt: number): Promise
       if (!name.startsWith(QUARANTINE_PREFIX)) continue
       const path = join(objects, name)
       try {
-        if (await lastChange(path) >= startedAt) continue
+        if ((await lastChange(path)) >= startedAt) continue
         await rm(path, { recursive: true, force: true })
         removed.push(path)
       } catch (error) {
@@ -90,7 +91,7 @@ export const sweepQuarantines = async (root: string, startedAt: number): Promise
 
 /** The start-up clean-up: sweeps `root` and says in the log what it removed or could not. */
 export const removeLeftoverQuarantines = (root: string, startedAt: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sweep = yield* Effect.promise(() => sweepQuarantines(root, startedAt))
     if (sweep.removed.length > 0) {
       yield* Effect.logInfo(

@@ -2,11 +2,12 @@
 // git-object routes. One-off commands go through `Git.run`, with paths validated here and passed
 // after `--` with literal pathspecs, so a path is never an option nor a glob. Hot reads (revisions,
 // trees, blobs) go through long-lived `cat-file` processes instead (BatchPool, below).
-import { Deferred, Effect, Exit, Option } from "effect"
+
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { statSync } from "node:fs"
-import * as Git from "./Git.ts"
+import { Deferred, Effect, Exit, Option } from "effect"
 import { revisionProblem } from "../lib/Names.ts"
+import * as Git from "./Git.ts"
 
 /** Pathspecs are file names, not patterns (`*`, `:(glob)` mean themselves). */
 const LITERAL = { env: { GIT_LITERAL_PATHSPECS: "1" } }
@@ -44,17 +45,21 @@ export interface TreeEntry {
 }
 
 const parseLsTree = (out: Buffer): Array<TreeEntry> =>
-  out.toString("utf8").split("\0").filter((line) => line.length > 0).map((line) => {
-    const tab = line.indexOf("\t")
-    const [mode, type, sha, size] = line.slice(0, tab).split(/ +/)
-    return {
-      mode: mode!,
-      type: type as EntryType,
-      sha: sha!,
-      size: size === "-" || size === undefined ? 0 : Number(size),
-      path: line.slice(tab + 1)
-    }
-  })
+  out
+    .toString("utf8")
+    .split("\0")
+    .filter((line) => line.length > 0)
+    .map((line) => {
+      const tab = line.indexOf("\t")
+      const [mode, type, sha, size] = line.slice(0, tab).split(/ +/)
+      return {
+        mode: mode!,
+        type: type as EntryType,
+        sha: sha!,
+        size: size === "-" || size === undefined ? 0 : Number(size),
+        path: line.slice(tab + 1)
+      }
+    })
 
 /** The commit `revision` (branch, tag, sha…) names, or none. */
 export const resolveCommit = (repo: string, revision: string) =>
@@ -65,13 +70,17 @@ export const resolveTree = (repo: string, revision: string) =>
   Effect.map(Git.revParse(repo, `${revision}^{tree}`), Option.filter(Git.isSha))
 
 /** The entries at each of `paths` in `commit` that exist (one `ls-tree` for all of them). */
-export const entriesAt = (repo: string, commit: string, paths: ReadonlyArray<string>): Effect.Effect<Map<string, TreeEntry>, Git.GitError> =>
+export const entriesAt = (
+  repo: string,
+  commit: string,
+  paths: ReadonlyArray<string>
+): Effect.Effect<Map<string, TreeEntry>, Git.GitError> =>
   paths.length === 0
     ? Effect.succeed(new Map())
     : Effect.map(
-      inRepo(repo, ["ls-tree", "-z", "--long", "--full-tree", commit, "--", ...paths]),
-      (result) => new Map(parseLsTree(result.stdout).map((entry) => [entry.path, entry]))
-    )
+        inRepo(repo, ["ls-tree", "-z", "--long", "--full-tree", commit, "--", ...paths]),
+        (result) => new Map(parseLsTree(result.stdout).map((entry) => [entry.path, entry]))
+      )
 
 /** The entries of the tree `treeIsh` (recursively with `-r -t` when asked), in git's order. */
 export const listTree = (repo: string, treeIsh: string, recursive = false) =>
@@ -82,13 +91,10 @@ export const listTree = (repo: string, treeIsh: string, recursive = false) =>
 
 /** The latest commit reachable from `commit` that touched `path`, with its committer date. */
 export const lastCommit = (repo: string, commit: string, path: string) =>
-  Effect.map(
-    inRepo(repo, ["log", "-1", "--format=%H %cI", commit, "--", ...(path === "" ? [] : [path])]),
-    (result) => {
-      const [sha, when] = result.stdout.toString("utf8").trim().split(" ")
-      return sha === undefined || sha === "" ? undefined : { sha, when: when ?? "" }
-    }
-  )
+  Effect.map(inRepo(repo, ["log", "-1", "--format=%H %cI", commit, "--", ...(path === "" ? [] : [path])]), (result) => {
+    const [sha, when] = result.stdout.toString("utf8").trim().split(" ")
+    return sha === undefined || sha === "" ? undefined : { sha, when: when ?? "" }
+  })
 
 const startsWith = (bytes: Uint8Array, magic: ReadonlyArray<number>) => magic.every((b, i) => bytes[i] === b)
 
@@ -97,7 +103,8 @@ export const contentTypeOf = (bytes: Uint8Array): string => {
   if (startsWith(bytes, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png"
   if (startsWith(bytes, [0xff, 0xd8, 0xff])) return "image/jpeg"
   if (startsWith(bytes, [0x47, 0x49, 0x46, 0x38])) return "image/gif"
-  if (startsWith(bytes, [0x52, 0x49, 0x46, 0x46]) && startsWith(bytes.subarray(8), [0x57, 0x45, 0x42, 0x50])) return "image/webp"
+  if (startsWith(bytes, [0x52, 0x49, 0x46, 0x46]) && startsWith(bytes.subarray(8), [0x57, 0x45, 0x42, 0x50]))
+    return "image/webp"
   const head = bytes.subarray(0, 8192)
   if (head.includes(0)) return "application/octet-stream"
   try {
@@ -178,13 +185,18 @@ class BatchProcess {
     this.identity = identityOf(dir)
     const mode = check ? "--batch-check" : "--batch"
     // GIT_DIR: the directory is the repository, never one found further up.
-    this.child = spawn("git", ["cat-file", mode], { cwd: dir, env: Git.gitEnv({ GIT_DIR: "." }), stdio: ["pipe", "pipe", "pipe"] })
+    this.child = spawn("git", ["cat-file", mode], {
+      cwd: dir,
+      env: Git.gitEnv({ GIT_DIR: "." }),
+      stdio: ["pipe", "pipe", "pipe"]
+    })
     this.child.stdout.on("data", (chunk: Buffer) => {
       // Joined once the answer is complete: joining every chunk would copy a big blob many times.
       this.later.push(chunk)
       this.laterBytes += chunk.length
       if (this.buffer.length + this.laterBytes < this.needed) return
-      this.buffer = this.buffer.length === 0 && this.later.length === 1 ? chunk : Buffer.concat([this.buffer, ...this.later])
+      this.buffer =
+        this.buffer.length === 0 && this.later.length === 1 ? chunk : Buffer.concat([this.buffer, ...this.later])
       this.later = []
       this.laterBytes = 0
       this.drain()
@@ -200,8 +212,8 @@ class BatchProcess {
   readMany(names: ReadonlyArray<string>): Promise<Array<BatchObject | undefined>> {
     this.lastUsed = Date.now()
     if (this.closed) return Promise.reject(new Error("cat-file reader is closed"))
-    const answers = names.map((_) =>
-      new Promise<BatchObject | undefined>((resolve, reject) => this.pending.push({ resolve, reject }))
+    const answers = names.map(
+      (_) => new Promise<BatchObject | undefined>((resolve, reject) => this.pending.push({ resolve, reject }))
     )
     this.child.stdin.write(names.length === 1 ? `${names[0]}\n` : `${names.join("\n")}\n`)
     return Promise.all(answers)
@@ -266,7 +278,7 @@ class BatchProcess {
  */
 const nameProblem = (name: string): string | undefined =>
   revisionProblem(name) ??
-    (name.startsWith(":/") || name.includes("^{/") ? "revision must not search commit messages" : undefined)
+  (name.startsWith(":/") || name.includes("^{/") ? "revision must not search commit messages" : undefined)
 
 /** The readers by repository directory, at most `max` processes, each ended after `idleMs` unused. */
 export class BatchPool {
@@ -337,11 +349,13 @@ export class BatchPool {
     return Effect.tryPromise({
       try: () => this.get(dir, true).readMany(shas),
       catch: (error) => new Git.GitError({ args: ["cat-file", "--batch-check"], exitCode: null, stderr: String(error) })
-    }).pipe(Effect.map((answers) => {
-      const found = new Map<string, BatchObject>()
-      for (const answer of answers) if (answer !== undefined) found.set(answer.sha, answer)
-      return found
-    }))
+    }).pipe(
+      Effect.map((answers) => {
+        const found = new Map<string, BatchObject>()
+        for (const answer of answers) if (answer !== undefined) found.set(answer.sha, answer)
+        return found
+      })
+    )
   }
 
   private evictIdle() {
@@ -368,7 +382,11 @@ export interface ResolvedCommit {
 }
 
 /** The commit `revision` (a full ref name, a sha…) names, through the pool; none if it names no commit. */
-export const commitThrough = (pool: BatchPool, dir: string, revision: string): Effect.Effect<Option.Option<ResolvedCommit>, Git.GitError> =>
+export const commitThrough = (
+  pool: BatchPool,
+  dir: string,
+  revision: string
+): Effect.Effect<Option.Option<ResolvedCommit>, Git.GitError> =>
   Effect.map(pool.resolve(dir, `${revision}^{commit}`), (found) => {
     if (Option.isNone(found) || found.value.type !== "commit") return Option.none()
     // A commit object starts with `tree <sha>\n`.
@@ -401,21 +419,33 @@ export const parseTree = (bytes: Buffer, idBytes: number, prefix = ""): Array<Pa
 }
 
 /** The entries of the tree `sha` (paths under `prefix`), through the pool. */
-export const treeThrough = (pool: BatchPool, dir: string, sha: string, prefix = ""): Effect.Effect<Array<PathEntry>, Git.GitError> =>
+export const treeThrough = (
+  pool: BatchPool,
+  dir: string,
+  sha: string,
+  prefix = ""
+): Effect.Effect<Array<PathEntry>, Git.GitError> =>
   Effect.flatMap(pool.read(dir, sha), (found) =>
     Option.isSome(found) && found.value.type === "tree"
       ? Effect.try({
-        try: () => parseTree(found.value.bytes, sha.length / 2, prefix),
-        catch: (error) => new Git.GitError({ args: ["cat-file", "--batch", sha], exitCode: null, stderr: String(error) })
-      })
-      : Effect.die(new Error(`tree ${sha} of ${dir} is missing`)))
+          try: () => parseTree(found.value.bytes, sha.length / 2, prefix),
+          catch: (error) =>
+            new Git.GitError({ args: ["cat-file", "--batch", sha], exitCode: null, stderr: String(error) })
+        })
+      : Effect.die(new Error(`tree ${sha} of ${dir} is missing`))
+  )
 
 /**
  * The entry at `path` (cleaned, see `cleanPath`) under the root tree `tree`, walking the trees
  * down the path; the root itself for "". None when a segment is missing or not a directory.
  */
-export const entryThrough = (pool: BatchPool, dir: string, tree: string, path: string): Effect.Effect<Option.Option<PathEntry>, Git.GitError> =>
-  Effect.gen(function*() {
+export const entryThrough = (
+  pool: BatchPool,
+  dir: string,
+  tree: string,
+  path: string
+): Effect.Effect<Option.Option<PathEntry>, Git.GitError> =>
+  Effect.gen(function* () {
     if (path === "") return Option.some({ mode: "040000", type: "tree" as const, sha: tree, path: "" })
     const segments = path.split("/")
     let current: PathEntry = { mode: "040000", type: "tree", sha: tree, path: "" }
@@ -435,7 +465,9 @@ export interface LastCommit {
   readonly when: string
 }
 
-type Slot = { readonly value: LastCommit | undefined } | { readonly pending: Deferred.Deferred<LastCommit | undefined, Git.GitError> }
+type Slot =
+  | { readonly value: LastCommit | undefined }
+  | { readonly pending: Deferred.Deferred<LastCommit | undefined, Git.GitError> }
 
 /**
  * The last commit touching a path, by (repository, commit, path). A commit's history never

@@ -4,12 +4,13 @@
 // (effect/cluster). Pushes write through
 // `receive-pack` outside the entity; compare-and-swap ref updates keep both consistent.
 // Handlers are idempotent or fail cleanly when replayed: refs only move from an expected old value.
-import { Cause, Context, Effect, Layer, Option, Schema } from "effect"
-import { Entity } from "effect/cluster"
-import { Rpc } from "effect/rpc"
+
 import { existsSync } from "node:fs"
 import { mkdir, rename } from "node:fs/promises"
 import { dirname } from "node:path"
+import { Cause, Context, Effect, Layer, Option, Schema } from "effect"
+import { Entity } from "effect/cluster"
+import { Rpc } from "effect/rpc"
 import * as Errors from "../http/Errors.ts"
 import * as Git from "./Git.ts"
 import * as Readers from "./Readers.ts"
@@ -105,12 +106,29 @@ const GitConfigEntry = Schema.Struct({ key: Schema.String, value: Schema.String 
  * repository. A failing remote is a 422 with git's message, and no ref has moved.
  */
 const FetchFrom = Rpc.make("FetchFrom", {
-  payload: { dir, url: Schema.String, config: Schema.Array(GitConfigEntry), prune: Schema.Boolean, setHead: Schema.Boolean },
+  payload: {
+    dir,
+    url: Schema.String,
+    config: Schema.Array(GitConfigEntry),
+    prune: Schema.Boolean,
+    setHead: Schema.Boolean
+  },
   success: Schema.Struct({ head: Schema.NullOr(Schema.String) }),
   error: WriteRejected
 })
 
-export const Repository = Entity.make("Repository", [CommitFiles, UpdateRefs, CreateTag, SetHead, Init, Move, Remove, Maintain, CopyFrom, FetchFrom])
+export const Repository = Entity.make("Repository", [
+  CommitFiles,
+  UpdateRefs,
+  CreateTag,
+  SetHead,
+  Init,
+  Move,
+  Remove,
+  Maintain,
+  CopyFrom,
+  FetchFrom
+])
 
 // ---------------------------------------------------------------------------------------------
 // Handlers
@@ -122,7 +140,10 @@ const refConflict = (error: Git.RefConflict) =>
  * Git failing is a broken repository or a bug: logged in full, answered as a 500. Argument errors
  * were caught by the caller's validation, so they also mean a bug here.
  */
-const guarded = <A>(name: string, effect: Effect.Effect<A, WriteRejected | Git.GitError | Git.GitArgumentError | Git.RefConflict>) =>
+const guarded = <A>(
+  name: string,
+  effect: Effect.Effect<A, WriteRejected | Git.GitError | Git.GitArgumentError | Git.RefConflict>
+) =>
   effect.pipe(
     Effect.catchTag("RefConflict", (e) => Effect.fail(refConflict(e))),
     Effect.catchTag("GitArgumentError", (e) => Effect.fail(rejected(422, e.message))),
@@ -153,14 +174,14 @@ type Known = { readonly type: Readers.EntryType; readonly mode: string; readonly
  * into the file changes of one commit. The rules and messages follow Forgejo's file service.
  */
 const plan = (entries: Map<string, Readers.TreeEntry>, files: ReadonlyArray<FileOperation>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     // What the operations so far made of each path (null: deleted), over the parent's tree.
     const overlay = new Map<string, Known>()
-    const at = (path: string): Known => overlay.has(path) ? overlay.get(path)! : entries.get(path) ?? null
+    const at = (path: string): Known => (overlay.has(path) ? overlay.get(path)! : (entries.get(path) ?? null))
     const changes: Array<Write.FileChange> = []
 
     const ensureCreatable = (path: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const parts = path.split("/")
         for (let i = 1; i < parts.length; i++) {
           const parent = parts.slice(0, i).join("/")
@@ -181,7 +202,7 @@ const plan = (entries: Map<string, Readers.TreeEntry>, files: ReadonlyArray<File
       })
 
     const ensureFile = (path: string, sha: string | undefined) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const found = at(path)
         if (found === null) return yield* rejected(404, `repository file does not exist [path: ${path}]`)
         if (found.type !== "blob") return yield* rejected(422, `path is not a file [path: ${path}]`)
@@ -193,7 +214,8 @@ const plan = (entries: Map<string, Readers.TreeEntry>, files: ReadonlyArray<File
 
     const written = (path: string, mode: Write.FileMode) => {
       const parts = path.split("/")
-      for (let i = 1; i < parts.length; i++) overlay.set(parts.slice(0, i).join("/"), { type: "tree", mode: "040000", sha: "" })
+      for (let i = 1; i < parts.length; i++)
+        overlay.set(parts.slice(0, i).join("/"), { type: "tree", mode: "040000", sha: "" })
       overlay.set(path, { type: "blob", mode, sha: "" })
     }
 
@@ -226,18 +248,21 @@ const plan = (entries: Map<string, Readers.TreeEntry>, files: ReadonlyArray<File
 const headsRef = (branch: string) => `refs/heads/${branch}`
 
 const commitFiles = (payload: typeof CommitFiles.payloadSchema.Type) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { dir } = payload
     const parent = Option.getOrUndefined(yield* Readers.resolveCommit(dir, headsRef(payload.branch)))
     if (parent === undefined && !(yield* Git.isEmpty(dir))) {
       return yield* rejected(404, `branch does not exist [name: ${payload.branch}]`)
     }
-    const onNewBranch = payload.newBranch !== undefined && payload.newBranch !== "" && payload.newBranch !== payload.branch
+    const onNewBranch =
+      payload.newBranch !== undefined && payload.newBranch !== "" && payload.newBranch !== payload.branch
     const target = onNewBranch ? payload.newBranch! : payload.branch
     if (onNewBranch && Option.isSome(yield* Readers.resolveCommit(dir, headsRef(target)))) {
       return yield* rejected(422, `branch already exists [name: ${target}]`)
     }
-    const paths = payload.files.flatMap((f) => f.fromPath !== undefined && f.fromPath !== "" ? [f.path, f.fromPath] : [f.path])
+    const paths = payload.files.flatMap((f) =>
+      f.fromPath !== undefined && f.fromPath !== "" ? [f.path, f.fromPath] : [f.path]
+    )
     const entries = parent === undefined ? new Map() : yield* Readers.entriesAt(dir, parent, withParents(paths))
     const changes = yield* plan(entries, payload.files)
     const made = yield* Write.commit(dir, {
@@ -250,23 +275,22 @@ const commitFiles = (payload: typeof CommitFiles.payloadSchema.Type) =>
     // The branch moves and the temporary ref goes in one transaction; if the branch moved since
     // we read it (a push), nothing changes and the temporary ref is dropped.
     yield* Git.updateRefs(dir, [
-      { ref: headsRef(target), newSha: made.sha, oldSha: onNewBranch ? Git.ZERO_SHA : parent ?? Git.ZERO_SHA },
+      { ref: headsRef(target), newSha: made.sha, oldSha: onNewBranch ? Git.ZERO_SHA : (parent ?? Git.ZERO_SHA) },
       { ref: made.tmpRef, newSha: Git.ZERO_SHA, oldSha: made.sha }
-    ]).pipe(
-      Effect.tapError(() => Git.updateRef(dir, made.tmpRef, Git.ZERO_SHA, made.sha).pipe(Effect.ignore))
-    )
+    ]).pipe(Effect.tapError(() => Git.updateRef(dir, made.tmpRef, Git.ZERO_SHA, made.sha).pipe(Effect.ignore)))
     return { sha: made.sha, parent: parent ?? null, branch: target }
   })
 
 const createTag = (payload: typeof CreateTag.payloadSchema.Type) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const ref = `refs/tags/${payload.name}`
     if (Option.isSome(yield* Git.revParse(payload.dir, ref))) {
       return yield* rejected(409, `tag already exists [name: ${payload.name}]`)
     }
-    const sha = payload.message.trim() === ""
-      ? payload.target
-      : yield* Write.tagObject(payload.dir, { ...payload, tagger: payload.tagger })
+    const sha =
+      payload.message.trim() === ""
+        ? payload.target
+        : yield* Write.tagObject(payload.dir, { ...payload, tagger: payload.tagger })
     yield* Git.updateRef(payload.dir, ref, sha, Git.ZERO_SHA).pipe(
       Effect.catchTag("RefConflict", () => Effect.fail(rejected(409, `tag already exists [name: ${payload.name}]`)))
     )
@@ -294,7 +318,7 @@ const move = (payload: typeof Move.payloadSchema.Type) =>
  * refs and HEAD are the source's. Run again after an interruption, it starts over.
  */
 const copyFrom = (payload: typeof CopyFrom.payloadSchema.Type) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const staging = `${payload.dir}.copying`
     yield* Git.removeRepository(staging)
     yield* Git.run(["clone", "--bare", "--local", "--quiet", "--", payload.from, staging])
@@ -305,7 +329,9 @@ const copyFrom = (payload: typeof CopyFrom.payloadSchema.Type) =>
   })
 
 /** `GIT_CONFIG_COUNT` and friends for `config`. */
-export const gitConfigEnv = (config: ReadonlyArray<{ readonly key: string; readonly value: string }>): Record<string, string> => {
+export const gitConfigEnv = (
+  config: ReadonlyArray<{ readonly key: string; readonly value: string }>
+): Record<string, string> => {
   const env: Record<string, string> = { GIT_CONFIG_COUNT: String(config.length) }
   config.forEach(({ key, value }, i) => {
     env[`GIT_CONFIG_KEY_${i}`] = key
@@ -315,19 +341,32 @@ export const gitConfigEnv = (config: ReadonlyArray<{ readonly key: string; reado
 }
 
 const fetchFrom = (payload: typeof FetchFrom.payloadSchema.Type) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const env = gitConfigEnv(payload.config)
     const remoteFailed = (error: Git.GitError) => rejected(422, error.stderr.trim() || error.message)
-    yield* Git.inRepo(payload.dir, [
-      "fetch", "--quiet", "--atomic", "--no-tags", "--no-write-fetch-head", ...(payload.prune ? ["--prune"] : []),
-      "--", payload.url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"
-    ], { env }).pipe(Effect.mapError(remoteFailed))
+    yield* Git.inRepo(
+      payload.dir,
+      [
+        "fetch",
+        "--quiet",
+        "--atomic",
+        "--no-tags",
+        "--no-write-fetch-head",
+        ...(payload.prune ? ["--prune"] : []),
+        "--",
+        payload.url,
+        "+refs/heads/*:refs/heads/*",
+        "+refs/tags/*:refs/tags/*"
+      ],
+      { env }
+    ).pipe(Effect.mapError(remoteFailed))
     if (!payload.setHead) return { head: null }
     const listed = yield* Git.inRepo(payload.dir, ["ls-remote", "--symref", "--", payload.url, "HEAD"], { env }).pipe(
       Effect.mapError(remoteFailed)
     )
     const head = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(listed.stdout.toString("utf8"))?.[1]
-    if (head === undefined || Option.isNone(yield* Git.revParse(payload.dir, `refs/heads/${head}`))) return { head: null }
+    if (head === undefined || Option.isNone(yield* Git.revParse(payload.dir, `refs/heads/${head}`)))
+      return { head: null }
     yield* Git.setHeadBranch(payload.dir, head)
     return { head }
   })
@@ -361,21 +400,33 @@ export type CommitSpec = Omit<typeof CommitFiles.payloadSchema.Type, "dir">
 export type TagSpec = Omit<typeof CreateTag.payloadSchema.Type, "dir">
 export type FetchSpec = Omit<typeof FetchFrom.payloadSchema.Type, "dir">
 
-export class RepositoryWriter extends Context.Service<RepositoryWriter, {
-  readonly commitFiles: (repo: RepositoryRef, spec: CommitSpec) => Effect.Effect<{ readonly sha: string; readonly parent: string | null; readonly branch: string }, WriteRejected>
-  readonly updateRefs: (repo: RepositoryRef, updates: ReadonlyArray<Git.RefUpdate>) => Effect.Effect<void, WriteRejected>
-  readonly createTag: (repo: RepositoryRef, spec: TagSpec) => Effect.Effect<string, WriteRejected>
-  readonly setHead: (repo: RepositoryRef, branch: string) => Effect.Effect<void, WriteRejected>
-  readonly init: (repo: RepositoryRef, defaultBranch: string) => Effect.Effect<void, WriteRejected>
-  readonly move: (repo: RepositoryRef, to: string) => Effect.Effect<void, WriteRejected>
-  readonly remove: (repo: RepositoryRef) => Effect.Effect<void, WriteRejected>
-  readonly maintain: (repo: RepositoryRef) => Effect.Effect<void, WriteRejected>
-  readonly copyFrom: (repo: RepositoryRef, from: string) => Effect.Effect<void, WriteRejected>
-  readonly fetchFrom: (repo: RepositoryRef, spec: FetchSpec) => Effect.Effect<{ readonly head: string | null }, WriteRejected>
-}>()("hearth/git/RepositoryWriter") {
+export class RepositoryWriter extends Context.Service<
+  RepositoryWriter,
+  {
+    readonly commitFiles: (
+      repo: RepositoryRef,
+      spec: CommitSpec
+    ) => Effect.Effect<{ readonly sha: string; readonly parent: string | null; readonly branch: string }, WriteRejected>
+    readonly updateRefs: (
+      repo: RepositoryRef,
+      updates: ReadonlyArray<Git.RefUpdate>
+    ) => Effect.Effect<void, WriteRejected>
+    readonly createTag: (repo: RepositoryRef, spec: TagSpec) => Effect.Effect<string, WriteRejected>
+    readonly setHead: (repo: RepositoryRef, branch: string) => Effect.Effect<void, WriteRejected>
+    readonly init: (repo: RepositoryRef, defaultBranch: string) => Effect.Effect<void, WriteRejected>
+    readonly move: (repo: RepositoryRef, to: string) => Effect.Effect<void, WriteRejected>
+    readonly remove: (repo: RepositoryRef) => Effect.Effect<void, WriteRejected>
+    readonly maintain: (repo: RepositoryRef) => Effect.Effect<void, WriteRejected>
+    readonly copyFrom: (repo: RepositoryRef, from: string) => Effect.Effect<void, WriteRejected>
+    readonly fetchFrom: (
+      repo: RepositoryRef,
+      spec: FetchSpec
+    ) => Effect.Effect<{ readonly head: string | null }, WriteRejected>
+  }
+>()("hearth/git/RepositoryWriter") {
   static readonly layer = Layer.effect(
     RepositoryWriter,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const clientFor = yield* Repository.client
       const entity = (repo: RepositoryRef) => clientFor(String(repo.id))
       // A full mailbox or an unassigned shard is the cluster failing, not the caller.
@@ -383,7 +434,11 @@ export class RepositoryWriter extends Context.Service<RepositoryWriter, {
         Effect.catchIf(
           effect,
           (e): e is Exclude<typeof e, WriteRejected> => e._tag !== "WriteRejected",
-          (e) => Effect.andThen(Effect.logError("repository write not delivered", e), Effect.fail(rejected(500, "the repository is busy, try again")))
+          (e) =>
+            Effect.andThen(
+              Effect.logError("repository write not delivered", e),
+              Effect.fail(rejected(500, "the repository is busy, try again"))
+            )
         ) as Effect.Effect<A, WriteRejected>
       return RepositoryWriter.of({
         commitFiles: (repo, spec) => send(entity(repo).CommitFiles({ dir: repo.dir, ...spec })),

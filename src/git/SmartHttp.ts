@@ -6,13 +6,14 @@
 // Both directions are streamed (the request body is piped into git's stdin, git's stdout into the
 // response), so a pack of any size passes through without being held in memory, and the git
 // process is killed as soon as the client goes away.
+
+import { spawn } from "node:child_process"
+import { PassThrough, Readable } from "node:stream"
+import { createGunzip } from "node:zlib"
 import { toIncomingMessage, toServerResponse } from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Data, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { spawn } from "node:child_process"
-import { PassThrough, Readable } from "node:stream"
-import { createGunzip } from "node:zlib"
 import { gitEnv, run } from "./Git.ts"
 
 export type Service = "upload-pack" | "receive-pack"
@@ -35,7 +36,11 @@ export type Resolver<R = never> = (
   repo: string,
   service: Service,
   request: HttpServerRequest.HttpServerRequest
-) => Effect.Effect<{ readonly path: string; readonly pusher?: string | undefined; readonly env?: Record<string, string> | undefined }, Denied, R>
+) => Effect.Effect<
+  { readonly path: string; readonly pusher?: string | undefined; readonly env?: Record<string, string> | undefined },
+  Denied,
+  R
+>
 
 export interface Options<R = never, R2 = never> {
   readonly resolve: Resolver<R>
@@ -43,7 +48,9 @@ export interface Options<R = never, R2 = never> {
    * Called after receive-pack exited successfully (refs may have changed), before the response
    * ends; `pusher` is the account the resolver named, if any.
    */
-  readonly onPushed?: ((owner: string, repo: string, pusher: string | undefined) => Effect.Effect<void, never, R2>) | undefined
+  readonly onPushed?:
+    | ((owner: string, repo: string, pusher: string | undefined) => Effect.Effect<void, never, R2>)
+    | undefined
   /** Realm of the Basic challenge; "Hearth" unless told. */
   readonly realm?: string | undefined
 }
@@ -56,8 +63,7 @@ const noCache = {
 }
 
 /** One pkt-line: four hex digits of length (header included), then the payload. */
-export const pktLine = (payload: string): string =>
-  (payload.length + 4).toString(16).padStart(4, "0") + payload
+export const pktLine = (payload: string): string => (payload.length + 4).toString(16).padStart(4, "0") + payload
 
 const serviceOf = (name: string | null): Service | undefined =>
   name === "git-upload-pack" ? "upload-pack" : name === "git-receive-pack" ? "receive-pack" : undefined
@@ -88,7 +94,7 @@ const deniedResponse = (denied: Denied, realm: string) => {
 }
 
 // `{name}.git` or `{name}`: both address the same repository, as in Forgejo.
-const repoName = (segment: string) => segment.endsWith(".git") ? segment.slice(0, -4) : segment
+const repoName = (segment: string) => (segment.endsWith(".git") ? segment.slice(0, -4) : segment)
 
 /**
  * Handlers for the three smart HTTP endpoints, as an `HttpRouter` layer:
@@ -103,7 +109,7 @@ export const layer = <R, R2>(options: Options<R, R2>) =>
   )
 
 const target = <R>(options: Options<R, any>, service: Service) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const params = yield* HttpRouter.params
     const owner = params.owner ?? ""
@@ -114,7 +120,7 @@ const target = <R>(options: Options<R, any>, service: Service) =>
 
 /** The ref advertisement, framed as http-backend frames it. */
 export const infoRefs = <R, R2>(options: Options<R, R2>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const service = serviceOf(new URL(request.url, "http://x").searchParams.get("service"))
     // Without `?service=` a client asks for the "dumb" protocol, which Hearth does not serve.
@@ -134,12 +140,13 @@ export const infoRefs = <R, R2>(options: Options<R, R2>) =>
   }).pipe(
     Effect.catchTag("Denied", (denied) => Effect.succeed(deniedResponse(denied, options.realm ?? "Hearth"))),
     Effect.catchTag("GitError", (error) =>
-      Effect.as(Effect.logWarning("git advertisement failed", error.message), plain(500, "git failed")))
+      Effect.as(Effect.logWarning("git advertisement failed", error.message), plain(500, "git failed"))
+    )
   )
 
 /** `POST …/git-upload-pack|git-receive-pack`: one stateless RPC round, streamed both ways. */
 export const rpc = <R, R2>(options: Options<R, R2>, service: Service) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const found = yield* target(options, service)
     const { request } = found
     if (request.headers["content-type"] !== `application/x-git-${service}-request`) {
@@ -150,9 +157,10 @@ export const rpc = <R, R2>(options: Options<R, R2>, service: Service) =>
       return plain(415, `Unsupported Content-Encoding ${encoding}`)
     }
     const context = yield* Effect.context<R2>()
-    const onPushed = service === "receive-pack" && options.onPushed !== undefined
-      ? () => Effect.runPromiseWith(context)(options.onPushed!(found.owner, found.repo, found.pusher))
-      : undefined
+    const onPushed =
+      service === "receive-pack" && options.onPushed !== undefined
+        ? () => Effect.runPromiseWith(context)(options.onPushed!(found.owner, found.repo, found.pusher))
+        : undefined
 
     const child = spawn("git", [service, "--stateless-rpc", "--", found.path], {
       env: gitEnv({ ...protocolEnv(request), ...found.env }),
@@ -198,7 +206,10 @@ export const rpc = <R, R2>(options: Options<R, R2>, service: Service) =>
         return
       }
       if (onPushed === undefined) return body.end()
-      onPushed().then(() => body.end(), (error) => body.destroy(error))
+      onPushed().then(
+        () => body.end(),
+        (error) => body.destroy(error)
+      )
     })
     // The response is gone (client disconnected or the write failed): stop git now.
     body.on("close", kill)
@@ -209,9 +220,7 @@ export const rpc = <R, R2>(options: Options<R, R2>, service: Service) =>
       contentType: `application/x-git-${service}-result`,
       headers: noCache
     })
-  }).pipe(
-    Effect.catchTag("Denied", (denied) => Effect.succeed(deniedResponse(denied, options.realm ?? "Hearth")))
-  )
+  }).pipe(Effect.catchTag("Denied", (denied) => Effect.succeed(deniedResponse(denied, options.realm ?? "Hearth"))))
 
 // The Node request itself when there is one (no copy, native backpressure); otherwise the
 // platform's body stream adapted to a Node stream.

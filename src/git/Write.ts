@@ -1,8 +1,9 @@
 // Making new git objects without a worktree: commits from a list of file changes (one
 // `git fast-import` process per commit) and annotated tags (`git mktag`). Nothing here moves a
 // branch: the Repository entity does that with a compare-and-swap `update-ref`.
-import { Effect } from "effect"
+
 import { randomUUID } from "node:crypto"
+import { Effect } from "effect"
 import * as Git from "./Git.ts"
 import * as Gitmodules from "./Gitmodules.ts"
 import * as Paths from "./Paths.ts"
@@ -35,7 +36,10 @@ export interface NewCommit {
 
 /** Why a name or e-mail cannot go into a commit header, or `undefined`. */
 export const signatureProblem = (who: { readonly name: string; readonly email: string }): string | undefined => {
-  for (const [field, value] of [["name", who.name], ["email", who.email]] as const) {
+  for (const [field, value] of [
+    ["name", who.name],
+    ["email", who.email]
+  ] as const) {
     if (/[<>\n\r\0]/.test(value)) return `${field} must not contain '<', '>' or line breaks`
   }
   if (who.name.trim() === "") return "name must not be empty"
@@ -55,10 +59,10 @@ const identity = (who: Signature) => `${who.name} <${who.email}> ${when(who)}`
 
 /** A path as a C-style quoted string: fast-import then reads spaces, quotes and newlines literally. */
 const quote = (path: string) => {
-  let out = "\""
+  let out = '"'
   for (const char of path) {
     const code = char.codePointAt(0)!
-    if (char === "\"" || char === "\\") out += `\\${char}`
+    if (char === '"' || char === "\\") out += `\\${char}`
     else if (char === "\n") out += "\\n"
     else if (code < 0x20 || code === 0x7f) out += `\\${code.toString(8).padStart(3, "0")}`
     else out += char
@@ -71,8 +75,11 @@ const quote = (path: string) => {
  * temporary ref fast-import left pointing at it (`refs/hearth/tmp/…`): the caller moves the branch
  * and deletes that ref in one `update-ref` transaction.
  */
-export const commit = (repo: string, spec: NewCommit): Effect.Effect<{ readonly sha: string; readonly tmpRef: string }, Git.GitError | Git.GitArgumentError> =>
-  Effect.gen(function*() {
+export const commit = (
+  repo: string,
+  spec: NewCommit
+): Effect.Effect<{ readonly sha: string; readonly tmpRef: string }, Git.GitError | Git.GitArgumentError> =>
+  Effect.gen(function* () {
     for (const who of [spec.author, spec.committer]) {
       const problem = signatureProblem(who)
       if (problem !== undefined) return yield* new Git.GitArgumentError({ message: problem })
@@ -84,7 +91,8 @@ export const commit = (repo: string, spec: NewCommit): Effect.Effect<{ readonly 
     // rename through the contents API keeps a symlink a symlink): src/git/Paths.ts.
     for (const change of spec.changes) {
       const problem = change.kind === "write" ? Paths.pathProblem(change.path, change.mode) : undefined
-      if (problem !== undefined) return yield* new Git.GitArgumentError({ message: `${problem} [path: ${change.path}]` })
+      if (problem !== undefined)
+        return yield* new Git.GitArgumentError({ message: `${problem} [path: ${change.path}]` })
     }
     // Nor a .gitmodules whose content git's fsck refuses on push: src/git/Gitmodules.ts.
     yield* Gitmodules.checkChanges(repo, spec.changes)
@@ -104,7 +112,7 @@ export const commit = (repo: string, spec: NewCommit): Effect.Effect<{ readonly 
       }
     }
     parts.push("\nget-mark :1\ndone\n")
-    const input = Buffer.concat(parts.map((part) => typeof part === "string" ? Buffer.from(part, "utf8") : part))
+    const input = Buffer.concat(parts.map((part) => (typeof part === "string" ? Buffer.from(part, "utf8") : part)))
     const result = yield* Git.inRepo(repo, ["fast-import", "--quiet", "--done"], { input })
     const sha = result.stdout.toString("utf8").trim()
     if (!Git.isSha(sha)) {
@@ -118,7 +126,7 @@ export const tagObject = (
   repo: string,
   spec: { readonly name: string; readonly target: string; readonly message: string; readonly tagger: Signature }
 ): Effect.Effect<string, Git.GitError | Git.GitArgumentError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const problem = signatureProblem(spec.tagger)
     if (problem !== undefined) return yield* new Git.GitArgumentError({ message: problem })
     if (!Git.isSha(spec.target)) return yield* new Git.GitArgumentError({ message: "invalid object name" })

@@ -6,8 +6,9 @@ import { Access } from "../http/Access.ts"
 import { Id, Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
 
-export const GPGKeyEmail = Schema.Struct({ email: Schema.String, verified: Schema.Boolean })
-  .annotate({ identifier: "GPGKeyEmail" })
+export const GPGKeyEmail = Schema.Struct({ email: Schema.String, verified: Schema.Boolean }).annotate({
+  identifier: "GPGKeyEmail"
+})
 
 const keyFields = {
   id: Id,
@@ -25,10 +26,12 @@ const keyFields = {
 }
 
 /** A subkey: the GPGKey shape with empty `emails` and `subkeys`. */
-export const GPGSubkey = Schema.Struct({ ...keyFields, subkeys: Schema.Array(Schema.Unknown) })
-  .annotate({ identifier: "GPGSubkey" })
-export const GPGKey = Schema.Struct({ ...keyFields, subkeys: Schema.Array(GPGSubkey) })
-  .annotate({ identifier: "GPGKey" })
+export const GPGSubkey = Schema.Struct({ ...keyFields, subkeys: Schema.Array(Schema.Unknown) }).annotate({
+  identifier: "GPGSubkey"
+})
+export const GPGKey = Schema.Struct({ ...keyFields, subkeys: Schema.Array(GPGSubkey) }).annotate({
+  identifier: "GPGKey"
+})
 export type GPGKey = typeof GPGKey.Type
 export type GPGSubkey = typeof GPGSubkey.Type
 
@@ -47,28 +50,30 @@ const Keys = Schema.Array(GPGKey)
 /** Read leniently: an id that is not a number names no key (404). */
 const id = { id: Schema.String }
 
-export class GpgApi extends HttpApiGroup.make("gpg")
-  .add(
-    HttpApiEndpoint.get("listMyGpgKeys", "/user/gpg_keys", { query: PageQuery, success: Keys }).annotate(Access, rule),
-    HttpApiEndpoint.post("addGpgKey", "/user/gpg_keys", {
-      payload: CreateGPGKeyOption,
-      success: GPGKey.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, rule),
-    HttpApiEndpoint.get("getGpgKey", "/user/gpg_keys/:id", { params: id, success: Schema.Union([GPGKey, GPGSubkey]) })
-      .annotate(Access, rule),
-    HttpApiEndpoint.delete("deleteGpgKey", "/user/gpg_keys/:id", { params: id, success: HttpApiSchema.NoContent })
-      .annotate(Access, rule),
-    HttpApiEndpoint.get("listUserGpgKeys", "/users/:username/gpg_keys", {
-      params: { username: Schema.String },
-      query: PageQuery,
-      success: Keys
-    }).annotate(Access, rule),
-    HttpApiEndpoint.get("getGpgKeyToken", "/user/gpg_key_token", {
-      success: Schema.String.pipe(HttpApiSchema.asText())
-    }).annotate(Access, rule),
-    HttpApiEndpoint.post("verifyGpgKey", "/user/gpg_key_verify", {
-      payload: VerifyGPGKeyOption,
-      success: GPGKey.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, rule)
-  )
-{}
+export class GpgApi extends HttpApiGroup.make("gpg").add(
+  HttpApiEndpoint.get("listMyGpgKeys", "/user/gpg_keys", { query: PageQuery, success: Keys }).annotate(Access, rule),
+  HttpApiEndpoint.post("addGpgKey", "/user/gpg_keys", {
+    payload: CreateGPGKeyOption,
+    success: GPGKey.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, rule),
+  HttpApiEndpoint.get("getGpgKey", "/user/gpg_keys/:id", {
+    params: id,
+    success: Schema.Union([GPGKey, GPGSubkey])
+  }).annotate(Access, rule),
+  HttpApiEndpoint.delete("deleteGpgKey", "/user/gpg_keys/:id", {
+    params: id,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, rule),
+  HttpApiEndpoint.get("listUserGpgKeys", "/users/:username/gpg_keys", {
+    params: { username: Schema.String },
+    query: PageQuery,
+    success: Keys
+  }).annotate(Access, rule),
+  HttpApiEndpoint.get("getGpgKeyToken", "/user/gpg_key_token", {
+    success: Schema.String.pipe(HttpApiSchema.asText())
+  }).annotate(Access, rule),
+  HttpApiEndpoint.post("verifyGpgKey", "/user/gpg_key_verify", {
+    payload: VerifyGPGKeyOption,
+    success: GPGKey.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, rule)
+) {}

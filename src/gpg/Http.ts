@@ -15,12 +15,15 @@ import { GpgService } from "./Service.ts"
 const Keys = Schema.Array(GPGKey)
 
 export const GpgHttp = HttpApiBuilder.group(HearthApi, "gpg", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const gpg = yield* GpgService
     const users = yield* UsersService
 
-    const listOf = (query: { readonly page?: string | undefined; readonly limit?: string | undefined }, name?: string) =>
-      Effect.gen(function*() {
+    const listOf = (
+      query: { readonly page?: string | undefined; readonly limit?: string | undefined },
+      name?: string
+    ) =>
+      Effect.gen(function* () {
         const me = yield* signedInCaller
         let owner = me.user
         if (name !== undefined) owner = yield* users.visible(me, name)
@@ -35,40 +38,50 @@ export const GpgHttp = HttpApiBuilder.group(HearthApi, "gpg", (handlers) =>
       .handle("listUserGpgKeys", ({ params, query }) => listOf(query, params.username))
       .handle("getGpgKey", ({ params }) => Effect.flatMap(signedInCaller, (me) => gpg.get(me, params.id)))
       .handle("addGpgKey", ({ payload }) =>
-        Effect.flatMap(signedInCaller, (me) => gpg.add(me, payload.armored_public_key, payload.armored_signature)))
+        Effect.flatMap(signedInCaller, (me) => gpg.add(me, payload.armored_public_key, payload.armored_signature))
+      )
       .handle("deleteGpgKey", ({ params }) => Effect.flatMap(signedInCaller, (me) => gpg.remove(me, params.id)))
       .handle("getGpgKeyToken", () => Effect.map(signedInCaller, (me) => gpg.token(me.user)))
       .handle("verifyGpgKey", ({ payload }) =>
-        Effect.flatMap(signedInCaller, (me) => gpg.verify(me, payload.key_id, payload.armored_signature)))
-  }))
+        Effect.flatMap(signedInCaller, (me) => gpg.verify(me, payload.key_id, payload.armored_signature))
+      )
+  })
+)
 
 /**
  * `GET /{user}.gpg`: the user's public keys as one armored block (as Forgejo), for anyone who may
  * see the account (credentials in `Authorization` are honoured, as for git over HTTP).
  */
-export const GpgExportRoutes = Layer.unwrap(Effect.gen(function*() {
-  const gpg = yield* GpgService
-  const users = yield* UsersService
-  const authenticator = yield* Authenticator
-  const notFound = HttpServerResponse.empty({ status: 404 })
+export const GpgExportRoutes = Layer.unwrap(
+  Effect.gen(function* () {
+    const gpg = yield* GpgService
+    const users = yield* UsersService
+    const authenticator = yield* Authenticator
+    const notFound = HttpServerResponse.empty({ status: 404 })
 
-  const handler = Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const params = yield* HttpRouter.params
-    const credentials = parseAuthorization(request.headers["authorization"])
-    const viewer = credentials.kind === "none"
-      ? undefined
-      : credentials.kind === "token"
-      ? yield* Effect.option(authenticator.byToken(credentials.token)).pipe(Effect.map(Option.getOrUndefined))
-      : yield* Effect.option(authenticator.byBasic(
-        credentials.username,
-        credentials.password,
-        request.headers["x-forgejo-otp"] || request.headers["x-gitea-otp"] || undefined
-      )).pipe(Effect.map(Option.getOrUndefined))
-    // A web route: unknown, hidden and (for a public-only token) non-public accounts alike are 404.
-    const found = yield* Effect.option(users.visible(viewer, params.user ?? ""))
-    if (Option.isNone(found) || found.value.type !== "user") return notFound
-    return HttpServerResponse.text(yield* gpg.exportArmored(found.value), { contentType: "text/plain; charset=utf-8" })
+    const handler = Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const params = yield* HttpRouter.params
+      const credentials = parseAuthorization(request.headers["authorization"])
+      const viewer =
+        credentials.kind === "none"
+          ? undefined
+          : credentials.kind === "token"
+            ? yield* Effect.option(authenticator.byToken(credentials.token)).pipe(Effect.map(Option.getOrUndefined))
+            : yield* Effect.option(
+                authenticator.byBasic(
+                  credentials.username,
+                  credentials.password,
+                  request.headers["x-forgejo-otp"] || request.headers["x-gitea-otp"] || undefined
+                )
+              ).pipe(Effect.map(Option.getOrUndefined))
+      // A web route: unknown, hidden and (for a public-only token) non-public accounts alike are 404.
+      const found = yield* Effect.option(users.visible(viewer, params.user ?? ""))
+      if (Option.isNone(found) || found.value.type !== "user") return notFound
+      return HttpServerResponse.text(yield* gpg.exportArmored(found.value), {
+        contentType: "text/plain; charset=utf-8"
+      })
+    })
+    return HttpRouter.add("GET", "/:user.gpg", handler)
   })
-  return HttpRouter.add("GET", "/:user.gpg", handler)
-}))
+)

@@ -32,8 +32,25 @@ export interface ParsedEntity {
 }
 
 const { publicKey: alg } = openpgp.enums
-const SIGNING = new Set<number>([alg.rsaEncryptSign, alg.rsaSign, alg.dsa, alg.ecdsa, alg.eddsaLegacy, alg.ed25519, alg.ed448, alg.pqc_mldsa_ed25519])
-const ENCRYPTING = new Set<number>([alg.rsaEncryptSign, alg.rsaEncrypt, alg.elgamal, alg.ecdh, alg.x25519, alg.x448, alg.pqc_mlkem_x25519])
+const SIGNING = new Set<number>([
+  alg.rsaEncryptSign,
+  alg.rsaSign,
+  alg.dsa,
+  alg.ecdsa,
+  alg.eddsaLegacy,
+  alg.ed25519,
+  alg.ed448,
+  alg.pqc_mldsa_ed25519
+])
+const ENCRYPTING = new Set<number>([
+  alg.rsaEncryptSign,
+  alg.rsaEncrypt,
+  alg.elgamal,
+  alg.ecdh,
+  alg.x25519,
+  alg.x448,
+  alg.pqc_mlkem_x25519
+])
 
 /** A key id as Forgejo shows it: 16 upper-case hex characters, zero-padded. */
 export const paddedKeyId = (id: string) => id.toUpperCase().padStart(16, "0")
@@ -54,7 +71,9 @@ export const readArmoredKeys = async (armored: string): Promise<Array<openpgp.Pu
   }
   const blocks = armored.match(BLOCK) ?? []
   if (blocks.length === 0) {
-    throw new KeyParseError("no \"-----BEGIN PGP PUBLIC KEY BLOCK-----\" found: add the key as gpg --armor --export shows it")
+    throw new KeyParseError(
+      'no "-----BEGIN PGP PUBLIC KEY BLOCK-----" found: add the key as gpg --armor --export shows it'
+    )
   }
   const byId = new Map<string, openpgp.PublicKey>()
   for (const block of blocks) {
@@ -68,7 +87,7 @@ export const readArmoredKeys = async (armored: string): Promise<Array<openpgp.Pu
       if (key.isPrivate()) throw new KeyParseError("this is a private key: never share it. Add the public key instead")
       const id = key.getKeyID().toHex()
       const seen = byId.get(id)
-      byId.set(id, seen === undefined ? key as openpgp.PublicKey : await seen.update(key as openpgp.PublicKey))
+      byId.set(id, seen === undefined ? (key as openpgp.PublicKey) : await seen.update(key as openpgp.PublicKey))
     }
   }
   return [...byId.values()]
@@ -159,7 +178,10 @@ export const findSigner = async (
       const message = await openpgp.createMessage({ binary: new TextEncoder().encode(variant) })
       const { signatures } = await openpgp.verify({ message, signature, verificationKeys: [...keys], format: "binary" })
       for (const checked of signatures) {
-        const ok = await checked.verified.then(() => true, () => false)
+        const ok = await checked.verified.then(
+          () => true,
+          () => false
+        )
         if (ok) return keys.find((key) => key.getKeys(checked.keyID).length > 0)
       }
     }

@@ -3,9 +3,10 @@
 // caller's verification token (then only the signing key is added, marked verified). Key ids
 // are unique on the whole instance. `emails` is worked out when read, against the owner's
 // activated addresses at that time, and is hidden from others when the owner keeps e-mail private.
+
+import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { isSqlError } from "effect/sql/SqlError"
-import { createHash } from "node:crypto"
 import { EmailsService } from "../emails/Service.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -47,27 +48,37 @@ const paddedKeyId = (id: string) => id.toUpperCase().padStart(16, "0")
 let keysModule: Promise<typeof import("./Keys.ts")> | undefined
 const loadKeys = () => (keysModule ??= import("./Keys.ts"))
 
-export class GpgService extends Context.Service<GpgService, {
-  readonly list: (viewer: Principal, owner: UserRow, page: Page) => Effect.Effect<{ rows: Array<GPGKey>; total: number }>
-  readonly get: (me: Principal, id: string) => Effect.Effect<GPGKey | GPGSubkey, Errors.NotFound>
-  readonly add: (
-    me: Principal,
-    armored: string,
-    signature: string | undefined
-  ) => Effect.Effect<GPGKey, Errors.ValidationFailed>
-  readonly remove: (me: Principal, id: string) => Effect.Effect<void, Errors.NotFound | Errors.Forbidden | Errors.ValidationFailed>
-  readonly token: (user: UserRow) => string
-  readonly verify: (
-    me: Principal,
-    keyId: string,
-    signature: string | undefined
-  ) => Effect.Effect<GPGKey, Errors.NotFound | Errors.ValidationFailed>
-  /** The owner's keys as one armored block (`{user}.gpg`). */
-  readonly exportArmored: (owner: UserRow) => Effect.Effect<string>
-}>()("hearth/gpg/GpgService") {
+export class GpgService extends Context.Service<
+  GpgService,
+  {
+    readonly list: (
+      viewer: Principal,
+      owner: UserRow,
+      page: Page
+    ) => Effect.Effect<{ rows: Array<GPGKey>; total: number }>
+    readonly get: (me: Principal, id: string) => Effect.Effect<GPGKey | GPGSubkey, Errors.NotFound>
+    readonly add: (
+      me: Principal,
+      armored: string,
+      signature: string | undefined
+    ) => Effect.Effect<GPGKey, Errors.ValidationFailed>
+    readonly remove: (
+      me: Principal,
+      id: string
+    ) => Effect.Effect<void, Errors.NotFound | Errors.Forbidden | Errors.ValidationFailed>
+    readonly token: (user: UserRow) => string
+    readonly verify: (
+      me: Principal,
+      keyId: string,
+      signature: string | undefined
+    ) => Effect.Effect<GPGKey, Errors.NotFound | Errors.ValidationFailed>
+    /** The owner's keys as one armored block (`{user}.gpg`). */
+    readonly exportArmored: (owner: UserRow) => Effect.Effect<string>
+  }
+>()("hearth/gpg/GpgService") {
   static readonly layer = Layer.effect(
     GpgService,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const repo = yield* GpgRepo
       const emails = yield* EmailsService
       const users = yield* UsersRepo
@@ -80,7 +91,7 @@ export class GpgService extends Context.Service<GpgService, {
             e instanceof Error && e.name === "KeyParseError"
               ? Errors.validationFailed(`failed to parse gpg key: ${e.message}`)
               : e
-        }).pipe(Effect.catch((e) => e instanceof Errors.ValidationFailed ? Effect.fail(e) : Effect.die(e)))
+        }).pipe(Effect.catch((e) => (e instanceof Errors.ValidationFailed ? Effect.fail(e) : Effect.die(e))))
 
       const baseOf = (row: GpgKeyRow) => ({
         id: row.id,
@@ -94,28 +105,39 @@ export class GpgService extends Context.Service<GpgService, {
         created_at: formatTime(row.createdAt),
         expires_at: formatTime(row.expiresAt)
       })
-      const presentSubkey = (row: GpgKeyRow): GPGSubkey => ({ ...baseOf(row), emails: [], subkeys: [], verified: false })
+      const presentSubkey = (row: GpgKeyRow): GPGSubkey => ({
+        ...baseOf(row),
+        emails: [],
+        subkeys: [],
+        verified: false
+      })
 
       /** Full objects for primary rows; `activated` undefined hides the e-mails. */
-      const present = (
-        ownerId: number,
-        rows: ReadonlyArray<GpgKeyRow>,
-        activated: ReadonlySet<string> | undefined
-      ) =>
-        Effect.gen(function*() {
-          const subkeys = yield* Effect.orDie(repo.subkeysOf(ownerId, rows.map((r) => r.keyId)))
-          return rows.map((row): GPGKey => ({
-            ...baseOf(row),
-            emails: activated === undefined ? [] : row.emails
-              .filter((email) => activated.has(email.toLowerCase()))
-              .map((email) => ({ email, verified: true })),
-            subkeys: subkeys.filter((s) => s.primaryKeyId === row.keyId).map(presentSubkey),
-            verified: row.verified
-          }))
+      const present = (ownerId: number, rows: ReadonlyArray<GpgKeyRow>, activated: ReadonlySet<string> | undefined) =>
+        Effect.gen(function* () {
+          const subkeys = yield* Effect.orDie(
+            repo.subkeysOf(
+              ownerId,
+              rows.map((r) => r.keyId)
+            )
+          )
+          return rows.map(
+            (row): GPGKey => ({
+              ...baseOf(row),
+              emails:
+                activated === undefined
+                  ? []
+                  : row.emails
+                      .filter((email) => activated.has(email.toLowerCase()))
+                      .map((email) => ({ email, verified: true })),
+              subkeys: subkeys.filter((s) => s.primaryKeyId === row.keyId).map(presentSubkey),
+              verified: row.verified
+            })
+          )
         })
 
       const presentOne = (owner: UserRow, row: GpgKeyRow) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const activated = yield* emails.activated(owner.id)
           return (yield* present(owner.id, [row], activated))[0]!
         })
@@ -138,21 +160,21 @@ export class GpgService extends Context.Service<GpgService, {
 
       return GpgService.of({
         list: (viewer, owner, page) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const { rows, total } = yield* Effect.orDie(repo.listPrimary(owner.id, page.limit, page.offset))
             // A key's identities are its owner's addresses: shown to whoever may read the owner's e-mail.
             const activated = mayReadEmail(owner, viewer) ? yield* emails.activated(owner.id) : undefined
             return { rows: yield* present(owner.id, rows, activated), total }
           }),
         get: (me, id) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const found = yield* Effect.orDie(repo.findById(yield* parseId(id)))
             if (Option.isNone(found) || found.value.ownerId !== me.user.id) return yield* Errors.notFound()
             const row = found.value
             return row.primaryKeyId === "" ? yield* presentOne(me.user, row) : presentSubkey(row)
           }),
         add: (me, armored, signature) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const keys = yield* promise((k) => k.readArmoredKeys(armored))
             let entities = yield* promise((k) => Promise.all(keys.map(k.describe)))
             const token = verificationToken(me.user, 1)
@@ -187,7 +209,7 @@ export class GpgService extends Context.Service<GpgService, {
             return yield* presentOne(me.user, rows[0]!)
           }),
         remove: (me, id) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const found = yield* Effect.orDie(repo.findById(yield* parseId(id)))
             if (Option.isNone(found)) return yield* Errors.notFound()
             const row = found.value
@@ -206,7 +228,7 @@ export class GpgService extends Context.Service<GpgService, {
           }),
         token: (user) => verificationToken(user, 1),
         verify: (me, keyId, signature) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             // Forgejo's quirk: leading zeros are ignored; nothing left names no key.
             const stripped = keyId.trim().toUpperCase().replace(/^0+/, "")
             if (stripped === "" || !/^[0-9A-F]{1,16}$/.test(stripped)) return yield* Errors.notFound()
@@ -227,11 +249,13 @@ export class GpgService extends Context.Service<GpgService, {
             return yield* presentOne(me.user, { ...row, verified: true })
           }),
         exportArmored: (owner) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const imports = yield* Effect.orDie(repo.importsOf(owner.id))
             const k = yield* Effect.promise(loadKeys)
             if (imports.length === 0) return k.armorKeys([], EXPORT_EMPTY_NOTE)
-            const keys = yield* Effect.promise(() => Promise.all(imports.map(k.readArmoredKeys)).then((all) => all.flat()))
+            const keys = yield* Effect.promise(() =>
+              Promise.all(imports.map(k.readArmoredKeys)).then((all) => all.flat())
+            )
             return k.armorKeys(keys)
           })
       })

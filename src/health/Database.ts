@@ -102,19 +102,22 @@ const outageInLog = (options: Logger.Options<unknown>): SqlError | undefined => 
 export const OutageLogsLayer = Layer.effect(
   Logger.CurrentLoggers,
   // One logger in front of the others, so that each entry is judged (and counted) once.
-  Effect.map(Logger.CurrentLoggers, (loggers: ReadonlySet<Logger.Logger<unknown, unknown>>) =>
-    new Set([
-      Logger.make((options: Logger.Options<unknown>) => {
-        const outage = outageInLog(options)
-        let entry = options
-        if (outage !== undefined) {
-          const line = outageLine(outage)
-          if (line === undefined) return
-          entry = { ...options, message: line, cause: Cause.empty }
-        }
-        for (const logger of loggers) logger.log(entry)
-      })
-    ]))
+  Effect.map(
+    Logger.CurrentLoggers,
+    (loggers: ReadonlySet<Logger.Logger<unknown, unknown>>) =>
+      new Set([
+        Logger.make((options: Logger.Options<unknown>) => {
+          const outage = outageInLog(options)
+          let entry = options
+          if (outage !== undefined) {
+            const line = outageLine(outage)
+            if (line === undefined) return
+            entry = { ...options, message: line, cause: Cause.empty }
+          }
+          for (const logger of loggers) logger.log(entry)
+        })
+      ])
+  )
 )
 
 /** The answer to a request the database could not serve: 503, `Retry-After`, `{message, url}`. */
@@ -135,7 +138,7 @@ export const answerOutage = (cause: Cause.Cause<unknown>, url: string) => {
  * network partition, a full connection pool) fails as quickly as one that refuses. A failure is
  * logged as an outage (once, see above).
  */
-export const pingDatabase: Effect.Effect<boolean, never, SqlClient> = Effect.gen(function*() {
+export const pingDatabase: Effect.Effect<boolean, never, SqlClient> = Effect.gen(function* () {
   const sql = yield* SqlClient
   return yield* sql`SELECT 1`.pipe(
     Effect.as(true),

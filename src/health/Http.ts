@@ -17,7 +17,7 @@ type Status = "pass" | "fail"
 const checkTime = () => new Date().toISOString().replace(/\.\d+Z$/, "Z")
 
 const healthz = (sql: SqlClient) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const database: Status = (yield* Effect.provideService(pingDatabase, SqlClient, sql)) ? "pass" : "fail"
     // Hearth's caches are in-process memory: they cannot be unreachable.
     const cache: Status = "pass"
@@ -37,7 +37,9 @@ const healthz = (sql: SqlClient) =>
     })
   })
 
-export const HealthRoutes = Layer.unwrap(Effect.gen(function*() {
-  const sql = yield* SqlClient
-  return HttpRouter.add("GET", "/api/healthz", healthz(sql))
-}))
+export const HealthRoutes = Layer.unwrap(
+  Effect.gen(function* () {
+    const sql = yield* SqlClient
+    return HttpRouter.add("GET", "/api/healthz", healthz(sql))
+  })
+)

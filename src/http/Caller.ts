@@ -35,7 +35,7 @@ export const Caller: Effect.Effect<Option.Option<Principal>> = Effect.withFiber(
 })
 
 /** The signed-in caller, or 401 "token is required". */
-export const signedInCaller: Effect.Effect<Principal, Errors.Unauthorized> = Effect.gen(function*() {
+export const signedInCaller: Effect.Effect<Principal, Errors.Unauthorized> = Effect.gen(function* () {
   const caller = yield* Caller
   if (Option.isNone(caller)) return yield* Errors.unauthorized("token is required")
   return caller.value
@@ -47,8 +47,6 @@ export const signedInCaller: Effect.Effect<Principal, Errors.Unauthorized> = Eff
  * enrolling or removing the second factor. When the account has TOTP enabled, the password
  * sign-in has already checked a fresh passcode (X-Forgejo-OTP / X-Gitea-OTP).
  */
-export const passwordCaller: Effect.Effect<Principal, Errors.Unauthorized> = Effect.flatMap(
-  signedInCaller,
-  (caller) =>
-    caller.method === "password" ? Effect.succeed(caller) : Effect.fail(Errors.unauthorized("auth method not allowed"))
+export const passwordCaller: Effect.Effect<Principal, Errors.Unauthorized> = Effect.flatMap(signedInCaller, (caller) =>
+  caller.method === "password" ? Effect.succeed(caller) : Effect.fail(Errors.unauthorized("auth method not allowed"))
 )

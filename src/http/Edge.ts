@@ -23,7 +23,7 @@ const logRefusal = (request: HttpServerRequest.HttpServerRequest, problem: strin
   Effect.logInfo(`refused a malformed request: ${described(request)}: ${problem}`)
 
 export const RequestTargetCheck = HttpRouter.middleware(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* Settings
     const url = `${settings.server.ROOT_URL}api/swagger`
     return (httpEffect) =>
@@ -31,7 +31,10 @@ export const RequestTargetCheck = HttpRouter.middleware(
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         const problem = requestTargetProblem(request.url) ?? basicUserNameProblem(request.headers["authorization"])
         if (problem === undefined) return httpEffect
-        return Effect.as(logRefusal(request, problem), HttpServerResponse.jsonUnsafe({ message: problem, url }, { status: 422 }))
+        return Effect.as(
+          logRefusal(request, problem),
+          HttpServerResponse.jsonUnsafe({ message: problem, url }, { status: 422 })
+        )
       })
   }),
   { global: true }

@@ -5,8 +5,10 @@ import { HttpApiSchema } from "effect/http-api"
 
 const body = { message: Schema.String, url: Schema.String }
 
-const make = <Self>() => <Tag extends string>(tag: Tag, status: number) =>
-  Schema.Error<Self>(tag)(body, { httpApiStatus: status })
+const make =
+  <Self>() =>
+  <Tag extends string>(tag: Tag, status: number) =>
+    Schema.Error<Self>(tag)(body, { httpApiStatus: status })
 
 export class BadRequest extends make<BadRequest>()("BadRequest", 400) {}
 export class Unauthorized extends make<Unauthorized>()("Unauthorized", 401) {}

@@ -76,8 +76,8 @@ const stringProblem = (text: string): string | undefined =>
   text.includes("\0")
     ? "must not contain a NUL character"
     : LONE_SURROGATE.test(text)
-    ? "is not valid Unicode text (a lone surrogate)"
-    : undefined
+      ? "is not valid Unicode text (a lone surrogate)"
+      : undefined
 
 /** The first string in a parsed JSON value (keys included) that no field may hold, and where. */
 const findBadString = (value: unknown, path: Array<string | number>): { path: string; problem: string } | undefined => {

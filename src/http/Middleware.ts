@@ -49,7 +49,7 @@ const isBodyTooLarge = (defect: unknown): boolean => {
 
 export const ErrorResponsesLive = Layer.effect(
   ErrorResponses,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* Settings
     const url = `${settings.server.ROOT_URL}api/swagger`
     const json = (status: number, message: string, headers?: Record<string, string>, extra?: object) =>
@@ -79,8 +79,8 @@ export const ErrorResponsesLive = Layer.effect(
           response.status !== 415
             ? Effect.succeed(response)
             : HttpServerRequest.HttpServerRequest.useSync((request) =>
-              json(415, `unsupported Content-Type: ${request.headers["content-type"] ?? "(none)"}`)
-            )
+                json(415, `unsupported Content-Type: ${request.headers["content-type"] ?? "(none)"}`)
+              )
         ),
         Effect.catch(render),
         Effect.catchCause((cause) => {
@@ -95,9 +95,7 @@ export const ErrorResponsesLive = Layer.effect(
             )
           }
           if (isBodyTooLarge(defect)) {
-            return Effect.succeed(
-              json(413, `request body is larger than ${settings.server.MAX_REQUEST_BODY} bytes`)
-            )
+            return Effect.succeed(json(413, `request body is larger than ${settings.server.MAX_REQUEST_BODY} bytes`))
           }
           // The database is down: not a bug of this request, and one log line per outage.
           const outage = answerOutage(cause, url)

@@ -22,7 +22,8 @@ export interface Page {
  * decimal digits, anything else 0. Go saturates a value beyond int64 at its maximum; here it stays
  * a (large) number, which `resolvePage` bounds.
  */
-const toInt = (value: string | undefined): number => (value !== undefined && /^[+-]?\d+$/.test(value) ? Number(value) : 0)
+const toInt = (value: string | undefined): number =>
+  value !== undefined && /^[+-]?\d+$/.test(value) ? Number(value) : 0
 
 /**
  * The largest row offset a page may start at: what an int holds (git's `--skip` is one). A page
@@ -32,8 +33,11 @@ const toInt = (value: string | undefined): number => (value !== undefined && /^[
 export const MAX_OFFSET = 2 ** 31 - 1
 
 /** Resolves `page`/`limit`; `max` caps the size (defaults to MAX_RESPONSE_ITEMS). */
-export const resolvePage = (query: { readonly page?: string | undefined; readonly limit?: string | undefined }, max?: number) =>
-  Effect.gen(function*() {
+export const resolvePage = (
+  query: { readonly page?: string | undefined; readonly limit?: string | undefined },
+  max?: number
+) =>
+  Effect.gen(function* () {
     const settings = yield* Settings
     const cap = max ?? settings.api.MAX_RESPONSE_ITEMS
     const requested = toInt(query.limit)
@@ -77,7 +81,7 @@ export const linkHeader = (rootUrl: string, requestUrl: string, page: Page, tota
  * Sets `X-Total-Count` (and `Link` when `withLink`) on the response of the current request.
  */
 export const setListHeaders = (page: Page, total: number, options: { readonly withLink?: boolean } = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* Settings
     const request = yield* HttpServerRequest.HttpServerRequest
     const link = options.withLink === true ? linkHeader(settings.server.ROOT_URL, request.url, page, total) : undefined

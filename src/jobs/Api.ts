@@ -19,15 +19,14 @@ export const Job = Schema.Struct({
   finished_at: Schema.NullOr(Timestamp)
 }).annotate({ identifier: "Job" })
 
-export class JobsApi extends HttpApiGroup.make("jobs")
-  .add(
-    HttpApiEndpoint.get("listRepoJobs", "/repos/:owner/:repo/jobs", {
-      params: { owner: Schema.String, repo: Schema.String },
-      query: PageQuery,
-      success: Schema.Array(Job)
-    }).annotate(Access, { signedIn: true, scopes: ["repository"] }),
-    HttpApiEndpoint.get("listAllJobs", "/admin/jobs", {
-      query: PageQuery,
-      success: Schema.Array(Job)
-    }).annotate(Access, { signedIn: true, scopes: ["admin"] })
-  ) {}
+export class JobsApi extends HttpApiGroup.make("jobs").add(
+  HttpApiEndpoint.get("listRepoJobs", "/repos/:owner/:repo/jobs", {
+    params: { owner: Schema.String, repo: Schema.String },
+    query: PageQuery,
+    success: Schema.Array(Job)
+  }).annotate(Access, { signedIn: true, scopes: ["repository"] }),
+  HttpApiEndpoint.get("listAllJobs", "/admin/jobs", {
+    query: PageQuery,
+    success: Schema.Array(Job)
+  }).annotate(Access, { signedIn: true, scopes: ["admin"] })
+) {}

@@ -3,13 +3,20 @@
 // database every few seconds), while persisted messages (workflows and their timers) live in the
 // database's `cluster_*` tables and resume after a restart.
 import { Layer } from "effect"
-import { ClusterWorkflowEngine, MessageStorage, RunnerHealth, Runners, RunnerStorage, Sharding, ShardingConfig, SingleRunner } from "effect/cluster"
+import {
+  ClusterWorkflowEngine,
+  MessageStorage,
+  RunnerHealth,
+  RunnerStorage,
+  Runners,
+  Sharding,
+  ShardingConfig,
+  SingleRunner
+} from "effect/cluster"
 import * as Digest from "effect/crypto/Digest"
 import { RepositoryEntityLayer, RepositoryWriter } from "../git/Repository.ts"
 
-export const ClusterLayer = SingleRunner.layer({ runnerStorage: "memory" }).pipe(
-  Layer.provide(Digest.layerWebCrypto)
-)
+export const ClusterLayer = SingleRunner.layer({ runnerStorage: "memory" }).pipe(Layer.provide(Digest.layerWebCrypto))
 
 /**
  * For short-lived commands (`hearth admin …`): the same entities, with their messages in memory.
@@ -24,7 +31,9 @@ const CommandClusterLayer = Sharding.layer.pipe(
   Layer.provide(Digest.layerWebCrypto)
 )
 
-const entities = <E, R>(cluster: Layer.Layer<Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage, E, R>) =>
+const entities = <E, R>(
+  cluster: Layer.Layer<Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage, E, R>
+) =>
   Layer.mergeAll(RepositoryEntityLayer, RepositoryWriter.layer, ClusterWorkflowEngine.layer).pipe(
     Layer.provideMerge(cluster)
   )

@@ -1,8 +1,8 @@
 // Handlers of the jobs group.
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { siteAdmin } from "../admin/Policy.ts"
 import { HearthApi } from "../Api.ts"
+import { siteAdmin } from "../admin/Policy.ts"
 import { signedInCaller } from "../http/Caller.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
@@ -23,13 +23,13 @@ const toApiJob = (job: JobRow) => ({
 })
 
 export const JobsHttp = HttpApiBuilder.group(HearthApi, "jobs", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const jobs = yield* JobsRepo
     const repos = yield* ReposService
     const policy = yield* RepoPolicy
 
     const listed = (repoId: number | undefined, query: { page?: string | undefined; limit?: string | undefined }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const page = yield* resolvePage(query)
         const { rows, total } = yield* Effect.orDie(jobs.list(repoId, page))
         yield* setListHeaders(page, total, { withLink: true })
@@ -38,11 +38,13 @@ export const JobsHttp = HttpApiBuilder.group(HearthApi, "jobs", (handlers) =>
 
     return handlers
       .handle("listRepoJobs", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const { owner, repo } = yield* repos.open(caller, params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "admin")
           return yield* listed(repo.id, query)
-        }))
+        })
+      )
       .handle("listAllJobs", ({ query }) => Effect.andThen(siteAdmin, listed(undefined, query)))
-  }))
+  })
+)

@@ -13,7 +13,7 @@ import { ReposService } from "../repos/Service.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { JobsRepo } from "./Repo.ts"
 
-export const recoverInterruptedCreations = Effect.gen(function*() {
+export const recoverInterruptedCreations = Effect.gen(function* () {
   const rows = yield* ReposRepo
   const repos = yield* ReposService
   const users = yield* UsersRepo
@@ -28,14 +28,19 @@ export const recoverInterruptedCreations = Effect.gen(function*() {
     if (total > 0) continue // its job resumes (or is restarted by its own schedule)
     const owner = yield* Effect.orDie(users.findById(repo.ownerId))
     if (Option.isNone(owner)) continue
-    yield* Effect.logWarning(`removing ${owner.value.name}/${repo.name}: its creation was cut off before its job started`)
+    yield* Effect.logWarning(
+      `removing ${owner.value.name}/${repo.name}: its creation was cut off before its job started`
+    )
     yield* repos.remove(owner.value, repo)
   }
 })
 
-export const RecoveryLive: Layer.Layer<never, never, ReposRepo | ReposService | UsersRepo | JobsRepo | WorkflowEngine.WorkflowEngine> =
-  Layer.effectDiscard(
-    recoverInterruptedCreations.pipe(
-      Effect.catchCause((cause) => Effect.logWarning("could not recover the repositories being created", cause))
-    )
+export const RecoveryLive: Layer.Layer<
+  never,
+  never,
+  ReposRepo | ReposService | UsersRepo | JobsRepo | WorkflowEngine.WorkflowEngine
+> = Layer.effectDiscard(
+  recoverInterruptedCreations.pipe(
+    Effect.catchCause((cause) => Effect.logWarning("could not recover the repositories being created", cause))
   )
+)

@@ -35,26 +35,40 @@ const toJobRow = (r: Record<string, any>): JobRow => ({
   finishedAt: r.finished_at ?? null
 })
 
-export class JobsRepo extends Context.Service<JobsRepo, {
-  /** The job with this key, created as `queued` unless it exists already (then returned as it is). */
-  readonly enqueue: (job: { readonly kind: string; readonly key: string; readonly repoId?: number; readonly doerId?: number }) => Effect.Effect<JobRow, SqlError>
-  readonly find: (key: string) => Effect.Effect<Option.Option<JobRow>, SqlError>
-  /** Attempt `attempt` of a step starts: `running`; `attempts` is the highest attempt any step needed. */
-  readonly started: (key: string, attempt: number) => Effect.Effect<void, SqlError>
-  /** An attempt failed: `retrying` (another comes) or `failed` (the last one), with the reason. */
-  readonly attemptFailed: (key: string, error: string, final: boolean) => Effect.Effect<void, SqlError>
-  readonly succeeded: (key: string) => Effect.Effect<void, SqlError>
-  /** Jobs about one repository (newest first), or all of them (`repoId` undefined). */
-  readonly list: (repoId: number | undefined, page: Page) => Effect.Effect<{ readonly rows: Array<JobRow>; readonly total: number }, SqlError>
-}>()("hearth/jobs/JobsRepo") {
+export class JobsRepo extends Context.Service<
+  JobsRepo,
+  {
+    /** The job with this key, created as `queued` unless it exists already (then returned as it is). */
+    readonly enqueue: (job: {
+      readonly kind: string
+      readonly key: string
+      readonly repoId?: number
+      readonly doerId?: number
+    }) => Effect.Effect<JobRow, SqlError>
+    readonly find: (key: string) => Effect.Effect<Option.Option<JobRow>, SqlError>
+    /** Attempt `attempt` of a step starts: `running`; `attempts` is the highest attempt any step needed. */
+    readonly started: (key: string, attempt: number) => Effect.Effect<void, SqlError>
+    /** An attempt failed: `retrying` (another comes) or `failed` (the last one), with the reason. */
+    readonly attemptFailed: (key: string, error: string, final: boolean) => Effect.Effect<void, SqlError>
+    readonly succeeded: (key: string) => Effect.Effect<void, SqlError>
+    /** Jobs about one repository (newest first), or all of them (`repoId` undefined). */
+    readonly list: (
+      repoId: number | undefined,
+      page: Page
+    ) => Effect.Effect<{ readonly rows: Array<JobRow>; readonly total: number }, SqlError>
+  }
+>()("hearth/jobs/JobsRepo") {
   static readonly layer = Layer.effect(
     JobsRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
-      const byKey = (key: string) => Effect.map(sql`SELECT * FROM jobs WHERE idempotency_key = ${key}`, (rows) => Option.map(Option.fromNullishOr(rows[0]), toJobRow))
+      const byKey = (key: string) =>
+        Effect.map(sql`SELECT * FROM jobs WHERE idempotency_key = ${key}`, (rows) =>
+          Option.map(Option.fromNullishOr(rows[0]), toJobRow)
+        )
       return JobsRepo.of({
         enqueue: (job) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             yield* sql`INSERT INTO jobs (kind, idempotency_key, repo_id, doer_id)
               VALUES (${job.kind}, ${job.key}, ${job.repoId ?? null}, ${job.doerId ?? null})
               ON CONFLICT (idempotency_key) DO NOTHING`
@@ -71,9 +85,10 @@ export class JobsRepo extends Context.Service<JobsRepo, {
           Effect.asVoid(sql`UPDATE jobs SET state = 'succeeded', updated_at = now(), finished_at = now()
             WHERE idempotency_key = ${key}`),
         list: (repoId, page) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const where = repoId === undefined ? sql`TRUE` : sql`repo_id = ${repoId}`
-            const rows = yield* sql`SELECT * FROM jobs WHERE ${where} ORDER BY id DESC LIMIT ${page.limit} OFFSET ${page.offset}`
+            const rows =
+              yield* sql`SELECT * FROM jobs WHERE ${where} ORDER BY id DESC LIMIT ${page.limit} OFFSET ${page.offset}`
             const [count] = yield* sql`SELECT count(*) AS n FROM jobs WHERE ${where}`
             return { rows: rows.map(toJobRow), total: Number(count!.n) }
           })

@@ -25,7 +25,7 @@ export class StepFailed extends Schema.TaggedError<StepFailed>()("StepFailed", {
 }) {}
 
 export const step = <A, R>(options: StepOptions<A, R>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const attempts = options.attempts ?? 5
     const backoff = Duration.toMillis(Duration.fromInputUnsafe(options.backoff ?? "2 seconds"))
     for (let attempt = 1; ; attempt++) {
@@ -33,7 +33,7 @@ export const step = <A, R>(options: StepOptions<A, R>) =>
         name: `${options.name}#${attempt}`,
         success: options.success,
         error: Schema.String,
-        execute: Effect.gen(function*() {
+        execute: Effect.gen(function* () {
           const jobs = yield* JobsRepo
           yield* Effect.orDie(jobs.started(options.job, attempt))
           const outcome = yield* options.work.pipe(

@@ -3,9 +3,9 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Access.ts"
-import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { Id, Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
+import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { Repository } from "../repos/Schema.ts"
 import { User } from "../users/Schema.ts"
 
@@ -47,40 +47,44 @@ const repository = { signedIn: true, scopes: ["repository"] } as const
 const repoParams = { owner: Schema.String, repo: Schema.String }
 const fingerprint = { fingerprint: Schema.optional(Schema.String) }
 
-export class KeysApi extends HttpApiGroup.make("keys")
-  .add(
-    HttpApiEndpoint.get("listMyKeys", "/user/keys", { query: { ...PageQuery, ...fingerprint }, success: Schema.Array(PublicKey) })
-      .annotate(Access, user),
-    HttpApiEndpoint.post("createKey", "/user/keys", {
-      payload: CreateKeyOption,
-      success: PublicKey.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, user),
-    HttpApiEndpoint.get("getKey", "/user/keys/:id", { params: { id: Schema.String }, success: PublicKey })
-      .annotate(Access, user),
-    HttpApiEndpoint.delete("deleteKey", "/user/keys/:id", { params: { id: Schema.String }, success: HttpApiSchema.NoContent })
-      .annotate(Access, user),
-    HttpApiEndpoint.get("listUserKeys", "/users/:username/keys", {
-      params: { username: Schema.String },
-      query: { ...PageQuery, ...fingerprint },
-      success: Schema.Array(PublicKey)
-    }).annotate(Access, user),
-    HttpApiEndpoint.get("listDeployKeys", "/repos/:owner/:repo/keys", {
-      params: repoParams,
-      query: { ...PageQuery, ...fingerprint, key_id: Schema.optional(Schema.String) },
-      success: Schema.Array(DeployKey)
-    }).annotate(Access, repository),
-    HttpApiEndpoint.post("createDeployKey", "/repos/:owner/:repo/keys", {
-      params: repoParams,
-      payload: CreateKeyOption,
-      success: DeployKey.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, repository),
-    HttpApiEndpoint.get("getDeployKey", "/repos/:owner/:repo/keys/:id", {
-      params: { ...repoParams, id: Schema.String },
-      success: DeployKey
-    }).annotate(Access, repository),
-    HttpApiEndpoint.delete("deleteDeployKey", "/repos/:owner/:repo/keys/:id", {
-      params: { ...repoParams, id: Schema.String },
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, repository)
-  )
-{}
+export class KeysApi extends HttpApiGroup.make("keys").add(
+  HttpApiEndpoint.get("listMyKeys", "/user/keys", {
+    query: { ...PageQuery, ...fingerprint },
+    success: Schema.Array(PublicKey)
+  }).annotate(Access, user),
+  HttpApiEndpoint.post("createKey", "/user/keys", {
+    payload: CreateKeyOption,
+    success: PublicKey.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, user),
+  HttpApiEndpoint.get("getKey", "/user/keys/:id", { params: { id: Schema.String }, success: PublicKey }).annotate(
+    Access,
+    user
+  ),
+  HttpApiEndpoint.delete("deleteKey", "/user/keys/:id", {
+    params: { id: Schema.String },
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, user),
+  HttpApiEndpoint.get("listUserKeys", "/users/:username/keys", {
+    params: { username: Schema.String },
+    query: { ...PageQuery, ...fingerprint },
+    success: Schema.Array(PublicKey)
+  }).annotate(Access, user),
+  HttpApiEndpoint.get("listDeployKeys", "/repos/:owner/:repo/keys", {
+    params: repoParams,
+    query: { ...PageQuery, ...fingerprint, key_id: Schema.optional(Schema.String) },
+    success: Schema.Array(DeployKey)
+  }).annotate(Access, repository),
+  HttpApiEndpoint.post("createDeployKey", "/repos/:owner/:repo/keys", {
+    params: repoParams,
+    payload: CreateKeyOption,
+    success: DeployKey.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, repository),
+  HttpApiEndpoint.get("getDeployKey", "/repos/:owner/:repo/keys/:id", {
+    params: { ...repoParams, id: Schema.String },
+    success: DeployKey
+  }).annotate(Access, repository),
+  HttpApiEndpoint.delete("deleteDeployKey", "/repos/:owner/:repo/keys/:id", {
+    params: { ...repoParams, id: Schema.String },
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, repository)
+) {}

@@ -1,21 +1,21 @@
 // Handlers of the keys group: user SSH keys and repository deploy keys.
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Settings } from "../config/Settings.ts"
 import { HearthApi } from "../Api.ts"
+import { Settings } from "../config/Settings.ts"
 import { type Principal, signedInCaller } from "../http/Caller.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { RepoPolicy } from "../repos/Policy.ts"
 import { RepoPresenter } from "../repos/Present.ts"
-import { UsersService } from "../users/Service.ts"
 import { toApiUser } from "../users/Schema.ts"
+import { UsersService } from "../users/Service.ts"
 import type { DeployKey, PublicKey } from "./Api.ts"
 import type { DeployKeyRow, PublicKeyRow } from "./Repo.ts"
 import { KeysService, type OpenedRepo } from "./Service.ts"
 
 export const KeysHttp = HttpApiBuilder.group(HearthApi, "keys", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* Settings
     const keys = yield* KeysService
     const users = yield* UsersService
@@ -25,7 +25,7 @@ export const KeysHttp = HttpApiBuilder.group(HearthApi, "keys", (handlers) =>
 
     /** Forgejo's convert.ToPublicKey plus the owner-only fields (omitempty as Go drops them). */
     const toApiKey = (viewer: Principal, key: PublicKeyRow) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const json: { -readonly [K in keyof PublicKey]: PublicKey[K] } = {
           id: key.id,
           key: key.content,
@@ -43,7 +43,7 @@ export const KeysHttp = HttpApiBuilder.group(HearthApi, "keys", (handlers) =>
       })
 
     const toApiDeployKey = (viewer: Principal, { owner, repo }: OpenedRepo, key: DeployKeyRow) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const access = yield* policy.access(viewer, repo, owner)
         return {
           id: key.id,
@@ -58,15 +58,20 @@ export const KeysHttp = HttpApiBuilder.group(HearthApi, "keys", (handlers) =>
         } satisfies DeployKey
       })
 
-    type ListQuery = { readonly page?: string | undefined; readonly limit?: string | undefined; readonly fingerprint?: string | undefined }
+    type ListQuery = {
+      readonly page?: string | undefined
+      readonly limit?: string | undefined
+      readonly fingerprint?: string | undefined
+    }
 
     const listKeys = (viewer: Principal, query: ListQuery, owner: Parameters<typeof keys.listOf>[0] | undefined) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const page = yield* resolvePage(query)
         // With a fingerprint it is a lookup (under /user/keys: on the whole instance, as Forgejo).
-        const { rows, total } = query.fingerprint !== undefined && query.fingerprint !== ""
-          ? yield* Effect.map(keys.lookup(query.fingerprint, owner), (rows) => ({ rows, total: rows.length }))
-          : yield* keys.listOf(owner ?? viewer.user, page)
+        const { rows, total } =
+          query.fingerprint !== undefined && query.fingerprint !== ""
+            ? yield* Effect.map(keys.lookup(query.fingerprint, owner), (rows) => ({ rows, total: rows.length }))
+            : yield* keys.listOf(owner ?? viewer.user, page)
         yield* setListHeaders(page, total)
         return yield* Effect.forEach(rows, (row) => toApiKey(viewer, row))
       })
@@ -74,46 +79,58 @@ export const KeysHttp = HttpApiBuilder.group(HearthApi, "keys", (handlers) =>
     return handlers
       .handle("listMyKeys", ({ query }) => Effect.flatMap(signedInCaller, (me) => listKeys(me, query, undefined)))
       .handle("listUserKeys", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           return yield* listKeys(me, query, yield* users.visible(me, params.username))
-        }))
+        })
+      )
       .handle("createKey", ({ payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           return yield* toApiKey(me, yield* keys.create(me, payload))
-        }))
+        })
+      )
       .handle("getKey", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           return yield* toApiKey(me, yield* keys.get(me, params.id))
-        }))
+        })
+      )
       .handle("deleteKey", ({ params }) => Effect.flatMap(signedInCaller, (me) => keys.remove(me, params.id)))
       .handle("listDeployKeys", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           const opened = yield* keys.openRepo(me, params.owner, params.repo)
           const page = yield* resolvePage(query)
-          const { rows, total } = yield* keys.listDeploy(opened.repo, { fingerprint: query.fingerprint, keyId: query.key_id }, page)
+          const { rows, total } = yield* keys.listDeploy(
+            opened.repo,
+            { fingerprint: query.fingerprint, keyId: query.key_id },
+            page
+          )
           yield* setListHeaders(page, total)
           return yield* Effect.forEach(rows, (row) => toApiDeployKey(me, opened, row))
-        }))
+        })
+      )
       .handle("createDeployKey", ({ params, payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           const opened = yield* keys.openRepo(me, params.owner, params.repo)
           return yield* toApiDeployKey(me, opened, yield* keys.createDeploy(opened.repo, payload))
-        }))
+        })
+      )
       .handle("getDeployKey", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           const opened = yield* keys.openRepo(me, params.owner, params.repo)
           return yield* toApiDeployKey(me, opened, yield* keys.getDeploy(opened.repo, params.id))
-        }))
+        })
+      )
       .handle("deleteDeployKey", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           const opened = yield* keys.openRepo(me, params.owner, params.repo)
           yield* keys.removeDeploy(opened.repo, params.id)
-        }))
-  }))
+        })
+      )
+  })
+)

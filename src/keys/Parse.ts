@@ -77,7 +77,8 @@ const fromBlob = (blob: Buffer, comment: string): ParsedKey => {
 export const parsePublicKey = (input: string): ParsedKey => {
   const text = input.replace(/\r\n?/g, "\n").trim()
   if (text === "") throw new KeyRejected("Invalid key content: no key found")
-  if (text.includes("PRIVATE")) throw new KeyRejected("Invalid key content: a private key was given: paste the public key (.pub) instead")
+  if (text.includes("PRIVATE"))
+    throw new KeyRejected("Invalid key content: a private key was given: paste the public key (.pub) instead")
   if (text.startsWith("---- BEGIN SSH2 PUBLIC KEY ----")) return parseSsh2(text)
   if (text.startsWith("-----BEGIN")) return parsePem(text)
   if (text.includes("\n")) throw new KeyRejected("Invalid key content: only a single line with a single key please")
@@ -98,7 +99,8 @@ export const parsePublicKey = (input: string): ParsedKey => {
   const blob = Buffer.from(data, "base64")
   const inner = blobType(blob)
   if (inner === undefined) throw new KeyRejected("Invalid key content: no key found")
-  if (given !== undefined && given !== inner) throw new KeyRejected("Invalid key content: key type and content does not match")
+  if (given !== undefined && given !== inner)
+    throw new KeyRejected("Invalid key content: key type and content does not match")
   return fromBlob(blob, comment)
 }
 

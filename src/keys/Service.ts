@@ -11,7 +11,7 @@ import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
-import { KeyRejected, parsePublicKey, type ParsedKey } from "./Parse.ts"
+import { KeyRejected, type ParsedKey, parsePublicKey } from "./Parse.ts"
 import { type DeployKeyRow, KeysRepo, type PublicKeyRow } from "./Repo.ts"
 
 export const KEY_USED = "Key content has been used as non-deploy key"
@@ -37,36 +37,43 @@ export interface OpenedRepo {
 
 type Listed<A> = { rows: Array<A>; total: number }
 
-export class KeysService extends Context.Service<KeysService, {
-  readonly create: (caller: Principal, input: KeyInput) => Effect.Effect<PublicKeyRow, Errors.ValidationFailed>
-  readonly listOf: (owner: UserRow, page: Page) => Effect.Effect<Listed<PublicKeyRow>>
-  /** The key with this fingerprint (of `owner` only, when given), as a list of at most one. */
-  readonly lookup: (fingerprint: string, owner?: UserRow) => Effect.Effect<Array<PublicKeyRow>>
-  /** One of the caller's own keys (any user's for an admin); 404 for every other id. */
-  readonly get: (caller: Principal, id: string) => Effect.Effect<PublicKeyRow, Errors.NotFound>
-  readonly remove: (caller: Principal, id: string) => Effect.Effect<void, Errors.NotFound | Errors.Forbidden>
-  /** The owner of a user key (for its JSON). */
-  readonly ownerOf: (key: PublicKeyRow) => Effect.Effect<Option.Option<UserRow>>
-  readonly openRepo: (caller: Principal, owner: string, repo: string) => Effect.Effect<OpenedRepo, Errors.NotFound | Errors.Forbidden>
-  readonly listDeploy: (
-    repo: RepoRow,
-    filter: { fingerprint?: string | undefined; keyId?: string | undefined },
-    page: Page
-  ) => Effect.Effect<Listed<DeployKeyRow>>
-  readonly createDeploy: (repo: RepoRow, input: KeyInput) => Effect.Effect<DeployKeyRow, Errors.ValidationFailed>
-  readonly getDeploy: (repo: RepoRow, id: string) => Effect.Effect<DeployKeyRow, Errors.NotFound>
-  readonly removeDeploy: (repo: RepoRow, id: string) => Effect.Effect<void, Errors.NotFound>
-  /**
-   * Registers an SSH-certificate principal for `user` (Forgejo's principal keys; like Forgejo, no
-   * API route adds them). 422 when another account has it.
-   */
-  readonly addPrincipal: (user: UserRow, principal: string) => Effect.Effect<PublicKeyRow, Errors.ValidationFailed>
-  /** Who presents a key with this fingerprint over SSH, if anyone. */
-  readonly identify: (fingerprint: string) => Effect.Effect<Option.Option<KeyIdentity>>
-}>()("hearth/keys/KeysService") {
+export class KeysService extends Context.Service<
+  KeysService,
+  {
+    readonly create: (caller: Principal, input: KeyInput) => Effect.Effect<PublicKeyRow, Errors.ValidationFailed>
+    readonly listOf: (owner: UserRow, page: Page) => Effect.Effect<Listed<PublicKeyRow>>
+    /** The key with this fingerprint (of `owner` only, when given), as a list of at most one. */
+    readonly lookup: (fingerprint: string, owner?: UserRow) => Effect.Effect<Array<PublicKeyRow>>
+    /** One of the caller's own keys (any user's for an admin); 404 for every other id. */
+    readonly get: (caller: Principal, id: string) => Effect.Effect<PublicKeyRow, Errors.NotFound>
+    readonly remove: (caller: Principal, id: string) => Effect.Effect<void, Errors.NotFound | Errors.Forbidden>
+    /** The owner of a user key (for its JSON). */
+    readonly ownerOf: (key: PublicKeyRow) => Effect.Effect<Option.Option<UserRow>>
+    readonly openRepo: (
+      caller: Principal,
+      owner: string,
+      repo: string
+    ) => Effect.Effect<OpenedRepo, Errors.NotFound | Errors.Forbidden>
+    readonly listDeploy: (
+      repo: RepoRow,
+      filter: { fingerprint?: string | undefined; keyId?: string | undefined },
+      page: Page
+    ) => Effect.Effect<Listed<DeployKeyRow>>
+    readonly createDeploy: (repo: RepoRow, input: KeyInput) => Effect.Effect<DeployKeyRow, Errors.ValidationFailed>
+    readonly getDeploy: (repo: RepoRow, id: string) => Effect.Effect<DeployKeyRow, Errors.NotFound>
+    readonly removeDeploy: (repo: RepoRow, id: string) => Effect.Effect<void, Errors.NotFound>
+    /**
+     * Registers an SSH-certificate principal for `user` (Forgejo's principal keys; like Forgejo, no
+     * API route adds them). 422 when another account has it.
+     */
+    readonly addPrincipal: (user: UserRow, principal: string) => Effect.Effect<PublicKeyRow, Errors.ValidationFailed>
+    /** Who presents a key with this fingerprint over SSH, if anyone. */
+    readonly identify: (fingerprint: string) => Effect.Effect<Option.Option<KeyIdentity>>
+  }
+>()("hearth/keys/KeysService") {
   static readonly layer = Layer.effect(
     KeysService,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const keys = yield* KeysRepo
       const users = yield* UsersRepo
       const repos = yield* ReposService
@@ -75,7 +82,7 @@ export class KeysService extends Context.Service<KeysService, {
       const idOf = (id: string) => (/^\d{1,15}$/.test(id) ? Option.some(Number(id)) : Option.none<number>())
 
       const parsed = (input: KeyInput) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const title = input.title.trim()
           if (title === "") return yield* Errors.validationFailed("[Title]: Required")
           if (input.key.trim() === "") return yield* Errors.validationFailed("[Key]: Required")
@@ -88,31 +95,43 @@ export class KeysService extends Context.Service<KeysService, {
 
       /** A unique violation raced past the checks: the same answer the check would have given. */
       const onUnique = (message: string) => (e: SqlError) =>
-        isSqlError(e) && e.reason._tag === "UniqueViolation" ? Effect.fail(Errors.validationFailed(message)) : Effect.die(e)
+        isSqlError(e) && e.reason._tag === "UniqueViolation"
+          ? Effect.fail(Errors.validationFailed(message))
+          : Effect.die(e)
 
       return KeysService.of({
         create: (caller, input) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const { key, title } = yield* parsed(input)
             // A deleted repository takes its deploy keys along (cascade), not the key they shared.
             yield* Effect.orDie(keys.dropOrphanDeployKey(key.fingerprint))
             if (Option.isSome(yield* Effect.orDie(keys.findByFingerprint(key.fingerprint)))) {
               return yield* Errors.validationFailed(KEY_USED)
             }
-            if (yield* Effect.orDie(keys.nameTaken(caller.user.id, title))) return yield* Errors.validationFailed(TITLE_USED)
-            return yield* keys.insertUserKey({ ownerId: caller.user.id, name: title, fingerprint: key.fingerprint, content: key.content })
+            if (yield* Effect.orDie(keys.nameTaken(caller.user.id, title)))
+              return yield* Errors.validationFailed(TITLE_USED)
+            return yield* keys
+              .insertUserKey({
+                ownerId: caller.user.id,
+                name: title,
+                fingerprint: key.fingerprint,
+                content: key.content
+              })
               .pipe(Effect.catch(onUnique(KEY_USED)))
           }),
         listOf: (owner, page) => Effect.orDie(keys.listByOwner(owner.id, page.limit, page.offset)),
         lookup: (fingerprint, owner) =>
           Effect.map(Effect.orDie(keys.findByFingerprint(fingerprint)), (found) =>
-            Option.isSome(found) && found.value.keyType === "user" && (owner === undefined || found.value.ownerId === owner.id)
+            Option.isSome(found) &&
+            found.value.keyType === "user" &&
+            (owner === undefined || found.value.ownerId === owner.id)
               ? [found.value]
-              : []),
+              : []
+          ),
         // Forgejo answers any key by id (owner fields hidden); Hearth answers only the caller's
         // own keys (`/user/…` is about the caller, admins included), so no key is confirmed to exist.
         get: (caller, id) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const n = idOf(id)
             const found = Option.isNone(n) ? Option.none() : yield* Effect.orDie(keys.findById(n.value))
             if (Option.isNone(found) || found.value.keyType !== "user") return yield* Errors.notFound()
@@ -120,7 +139,7 @@ export class KeysService extends Context.Service<KeysService, {
             return found.value
           }),
         remove: (caller, id) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const n = idOf(id)
             const found = Option.isNone(n) ? Option.none() : yield* Effect.orDie(keys.findById(n.value))
             if (Option.isNone(found)) return yield* Errors.notFound()
@@ -132,51 +151,58 @@ export class KeysService extends Context.Service<KeysService, {
         ownerOf: (key) =>
           key.ownerId === null ? Effect.succeed(Option.none()) : Effect.orDie(users.findById(key.ownerId)),
         openRepo: (caller, ownerName, name) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const { owner, repo } = yield* repos.open(caller, ownerName, name)
             yield* policy.ensureAccess(caller, repo, owner, "admin")
             return { owner, repo }
           }),
         listDeploy: (repo, filter, page) => {
-          const keyId = filter.keyId === undefined || filter.keyId === "" ? undefined : Number.parseInt(filter.keyId, 10)
-          return Effect.orDie(keys.listDeploy(
-            repo.id,
-            {
-              fingerprint: filter.fingerprint === "" ? undefined : filter.fingerprint,
-              keyId: keyId === undefined || Number.isNaN(keyId) ? undefined : keyId
-            },
-            page.limit,
-            page.offset
-          ))
+          const keyId =
+            filter.keyId === undefined || filter.keyId === "" ? undefined : Number.parseInt(filter.keyId, 10)
+          return Effect.orDie(
+            keys.listDeploy(
+              repo.id,
+              {
+                fingerprint: filter.fingerprint === "" ? undefined : filter.fingerprint,
+                keyId: keyId === undefined || Number.isNaN(keyId) ? undefined : keyId
+              },
+              page.limit,
+              page.offset
+            )
+          )
         },
         createDeploy: (repo, input) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const { key, title } = yield* parsed(input)
             const existing = yield* Effect.orDie(keys.findByFingerprint(key.fingerprint))
-            if (Option.isSome(existing) && existing.value.keyType === "user") return yield* Errors.validationFailed(KEY_USED)
+            if (Option.isSome(existing) && existing.value.keyType === "user")
+              return yield* Errors.validationFailed(KEY_USED)
             if (Option.isSome(existing)) {
               const onRepos = yield* Effect.orDie(keys.deployByKey(existing.value.id))
               if (onRepos.some((d) => d.repoId === repo.id)) return yield* Errors.validationFailed(DEPLOY_KEY_ON_REPO)
             }
-            if (yield* Effect.orDie(keys.deployNameTaken(repo.id, title))) return yield* Errors.validationFailed(DEPLOY_TITLE_USED)
-            return yield* keys.insertDeployKey({
-              keyId: Option.isSome(existing) ? existing.value.id : undefined,
-              repoId: repo.id,
-              name: title,
-              readOnly: input.read_only ?? false,
-              fingerprint: key.fingerprint,
-              content: key.content
-            }).pipe(Effect.catch(onUnique(DEPLOY_KEY_ON_REPO)))
+            if (yield* Effect.orDie(keys.deployNameTaken(repo.id, title)))
+              return yield* Errors.validationFailed(DEPLOY_TITLE_USED)
+            return yield* keys
+              .insertDeployKey({
+                keyId: Option.isSome(existing) ? existing.value.id : undefined,
+                repoId: repo.id,
+                name: title,
+                readOnly: input.read_only ?? false,
+                fingerprint: key.fingerprint,
+                content: key.content
+              })
+              .pipe(Effect.catch(onUnique(DEPLOY_KEY_ON_REPO)))
           }),
         getDeploy: (repo, id) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const n = idOf(id)
             const found = Option.isNone(n) ? Option.none() : yield* Effect.orDie(keys.findDeploy(repo.id, n.value))
             if (Option.isNone(found)) return yield* Errors.notFound()
             return found.value
           }),
         removeDeploy: (repo, id) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const n = idOf(id)
             const found = Option.isNone(n) ? Option.none() : yield* Effect.orDie(keys.findDeploy(repo.id, n.value))
             if (Option.isNone(found)) return yield* Errors.notFound()
@@ -184,16 +210,21 @@ export class KeysService extends Context.Service<KeysService, {
           }),
         addPrincipal: (user, principal) => {
           const name = principal.trim()
-          if (name === "" || /[\s,]/.test(name)) return Effect.fail(Errors.validationFailed("Invalid principal: one name without spaces or commas"))
+          if (name === "" || /[\s,]/.test(name))
+            return Effect.fail(Errors.validationFailed("Invalid principal: one name without spaces or commas"))
           return keys.insertPrincipal(user.id, name).pipe(Effect.catch(onUnique("Principal has been used")))
         },
         identify: (fingerprint) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const found = yield* Effect.orDie(keys.findByFingerprint(fingerprint))
             if (Option.isNone(found)) return Option.none()
             const key = found.value
             if (key.keyType === "deploy") {
-              return Option.some({ kind: "deploy" as const, key, deployments: yield* Effect.orDie(keys.deployByKey(key.id)) })
+              return Option.some({
+                kind: "deploy" as const,
+                key,
+                deployments: yield* Effect.orDie(keys.deployByKey(key.id))
+              })
             }
             const user = key.ownerId === null ? Option.none() : yield* Effect.orDie(users.findById(key.ownerId))
             return Option.map(user, (user) => ({ kind: "user" as const, key, user }))

@@ -5,8 +5,8 @@
 const GO_UNITS: Record<string, number> = {
   ns: 1e-9,
   us: 1e-6,
-  "µs": 1e-6,
-  "μs": 1e-6,
+  µs: 1e-6,
+  μs: 1e-6,
   ms: 1e-3,
   s: 1,
   m: 60,

@@ -4,9 +4,10 @@
 // gives its own lists, switch and words (`HostPolicy`); the host is resolved and every address it
 // has must be allowed, and the answer is the checked addresses, for the caller to pin its
 // connection to, so that neither a DNS change nor a redirect leads elsewhere.
-import { Effect } from "effect"
+
 import { lookup } from "node:dns/promises"
 import { isIP } from "node:net"
+import { Effect } from "effect"
 
 /** Why an address is refused; `local`/`host` are refusals of where, `url` of how it is written. */
 export interface RemoteRefused {
@@ -21,7 +22,8 @@ type Kind = "loopback" | "private" | "external" | "never"
 const v4Kind = (b: ReadonlyArray<number>): Kind => {
   const [a, c] = [b[0]!, b[1]!]
   if (a === 127) return "loopback"
-  if (a === 10 || (a === 172 && c >= 16 && c < 32) || (a === 192 && c === 168) || (a === 100 && c >= 64 && c < 128)) return "private"
+  if (a === 10 || (a === 172 && c >= 16 && c < 32) || (a === 192 && c === 168) || (a === 100 && c >= 64 && c < 128))
+    return "private"
   // "This network" (0.0.0.0/8 reaches the local host), link-local (cloud metadata), multicast, reserved, broadcast.
   if (a === 0 || (a === 169 && c === 254) || a >= 224) return "never"
   return "external"
@@ -110,7 +112,10 @@ export const parseMatchList = (text: string): Matcher => {
         continue
       }
     }
-    const pattern = item.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")
+    const pattern = item
+      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+      .replace(/\*/g, ".*")
+      .replace(/\?/g, ".")
     globs.push(new RegExp(`^${pattern}$`))
   }
   return { builtins, globs, cidrs }
@@ -149,7 +154,7 @@ export interface HostPolicy {
  * checked addresses (to pin the connection to), or why not.
  */
 export const checkHost = (policy: HostPolicy, remoteUrl: string): Effect.Effect<Array<string>, RemoteRefused> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const url = new URL(remoteUrl)
     const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase()
     const blocked = parseMatchList(policy.blocked)
@@ -161,13 +166,15 @@ export const checkHost = (policy: HostPolicy, remoteUrl: string): Effect.Effect<
       builtins.add("loopback")
     }
     const allowList: Matcher = { ...allow, builtins }
-    const addresses = isIP(host) !== 0
-      ? [host]
-      : yield* Effect.tryPromise({
-        try: () => lookup(host, { all: true, verbatim: true }),
-        catch: () => refused(`${policy.refusal} The host name ${host} could not be resolved.`)
-      }).pipe(Effect.map((found) => found.map((a) => a.address)))
-    if (addresses.length === 0) return yield* Effect.fail(refused(`${policy.refusal} The host name ${host} could not be resolved.`))
+    const addresses =
+      isIP(host) !== 0
+        ? [host]
+        : yield* Effect.tryPromise({
+            try: () => lookup(host, { all: true, verbatim: true }),
+            catch: () => refused(`${policy.refusal} The host name ${host} could not be resolved.`)
+          }).pipe(Effect.map((found) => found.map((a) => a.address)))
+    if (addresses.length === 0)
+      return yield* Effect.fail(refused(`${policy.refusal} The host name ${host} could not be resolved.`))
     const hint = policy.allowLocalNetworks ? policy.hints.lists : policy.hints.local
     const hostAllowed = matchesHost(allowList, host)
     for (const address of addresses) {
@@ -187,7 +194,10 @@ export const checkHost = (policy: HostPolicy, remoteUrl: string): Effect.Effect<
  * resolved or fetched; `checkHost` checks the addresses too.
  */
 export const hostNameRefused = (policy: Pick<HostPolicy, "allowed" | "blocked">, host: string): boolean => {
-  const name = host.replace(/:\d+$/, "").replace(/^\[|\]$/g, "").toLowerCase()
+  const name = host
+    .replace(/:\d+$/, "")
+    .replace(/^\[|\]$/g, "")
+    .toLowerCase()
   if (matchesHost(parseMatchList(policy.blocked), name)) return true
   const allowed = parseMatchList(policy.allowed)
   const namesOnly = allowed.globs.length > 0 && allowed.builtins.size === 0 && allowed.cidrs.length === 0

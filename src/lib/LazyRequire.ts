@@ -6,7 +6,7 @@ import { createRequire } from "node:module"
 const require = createRequire(import.meta.url)
 
 /** A getter that loads `specifier` on its first call and returns the same module afterwards. */
-export const lazyRequire = <T>(specifier: string): () => T => {
+export const lazyRequire = <T>(specifier: string): (() => T) => {
   let loaded: T | undefined
   return () => (loaded ??= require(specifier) as T)
 }

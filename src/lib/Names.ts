@@ -37,11 +37,43 @@ export const BoundedName = (field: string, max: number) =>
 
 // Forgejo's reserved names (models/user/user.go) and reserved patterns.
 const RESERVED_USER_NAMES = new Set([
-  ".", "..", ".well-known", "admin", "api", "assets", "attachments", "avatar", "avatars", "captcha",
-  "commits", "debug", "error", "explore", "favicon.ico", "ghost", "issues", "login", "manifest.json",
-  "metrics", "milestones", "new", "notifications", "org", "pulls", "raw", "repo", "repo-avatars",
-  "robots.txt", "search", "serviceworker.js", "ssh_info", "swagger.v1.json", "user", "v2",
-  "gitea-actions", "forgejo-actions"
+  ".",
+  "..",
+  ".well-known",
+  "admin",
+  "api",
+  "assets",
+  "attachments",
+  "avatar",
+  "avatars",
+  "captcha",
+  "commits",
+  "debug",
+  "error",
+  "explore",
+  "favicon.ico",
+  "ghost",
+  "issues",
+  "login",
+  "manifest.json",
+  "metrics",
+  "milestones",
+  "new",
+  "notifications",
+  "org",
+  "pulls",
+  "raw",
+  "repo",
+  "repo-avatars",
+  "robots.txt",
+  "search",
+  "serviceworker.js",
+  "ssh_info",
+  "swagger.v1.json",
+  "user",
+  "v2",
+  "gitea-actions",
+  "forgejo-actions"
 ])
 const RESERVED_USER_SUFFIXES = [".keys", ".gpg", ".rss", ".atom", ".png"]
 const VALID_USER_NAME = /^[\da-zA-Z][-.\w]*$/
@@ -84,7 +116,10 @@ export const repoNameProblem = (name: string): string | undefined => {
  * `allowOneLevel` accepts names without a `/` (branch and tag short names).
  * Also rejects a leading `-` (it would read as an option) and `HEAD`-like ambiguity is left to callers.
  */
-export const refNameProblem = (name: string, options: { readonly allowOneLevel?: boolean } = {}): string | undefined => {
+export const refNameProblem = (
+  name: string,
+  options: { readonly allowOneLevel?: boolean } = {}
+): string | undefined => {
   if (name.length === 0) return "ref name is empty"
   if (name.length > 1024) return "ref name is too long"
   if (name.startsWith("-")) return "ref name must not start with '-'"
@@ -121,7 +156,7 @@ export const isValidRefName = (name: string, options: { readonly allowOneLevel?:
 export const branchNameProblem = (name: string): string | undefined =>
   name === "HEAD" || name === "@"
     ? `'${name}' is not a valid branch name`
-    : refNameProblem(`refs/heads/${name}`) ?? (name.startsWith("-") ? "ref name must not start with '-'" : undefined)
+    : (refNameProblem(`refs/heads/${name}`) ?? (name.startsWith("-") ? "ref name must not start with '-'" : undefined))
 
 /** A revision expression given to git: a ref, a sha, `name^{commit}`, `name~2`… never an option or range. */
 export const revisionProblem = (revision: string): string | undefined => {

@@ -75,17 +75,25 @@ export const alertOpening = (kind: AlertKind): string =>
 
 // Hearth's own simple 16×16 icons, under Forgejo's class names (octicon-info, …).
 const icons: Record<AlertKind, readonly [string, string]> = {
-  note: ["info", "M8 1a7 7 0 1 0 0 14A7 7 0 0 0 8 1Zm0 1.5a5.5 5.5 0 1 1 0 11 5.5 5.5 0 0 1 0-11ZM7.25 7h1.5v4.5h-1.5Zm0-2.5h1.5V6h-1.5Z"],
+  note: [
+    "info",
+    "M8 1a7 7 0 1 0 0 14A7 7 0 0 0 8 1Zm0 1.5a5.5 5.5 0 1 1 0 11 5.5 5.5 0 0 1 0-11ZM7.25 7h1.5v4.5h-1.5Zm0-2.5h1.5V6h-1.5Z"
+  ],
   tip: ["light-bulb", "M8 1a5 5 0 0 0-3 9v2h6v-2a5 5 0 0 0-3-9Zm-1.5 12.5h3V15h-3Z"],
   important: ["report", "M1 2h14v10H6l-3 3v-3H1Zm6.25 2v4h1.5V4Zm0 5v1.5h1.5V9Z"],
   warning: ["alert", "M8 1 15.5 14.5H.5Zm-.75 4.5v5h1.5v-5Zm0 6v1.5h1.5V11.5Z"],
   caution: ["stop", "M5 1h6l4 4v6l-4 4H5l-4-4V5Zm2.25 3v5h1.5V4Zm0 6v1.5h1.5V10Z"]
 }
 
-const iconHtml = Object.fromEntries(ALERT_KINDS.map((kind) => {
-  const [name, path] = icons[kind]
-  return [kind, `<svg class="svg octicon-${name}" width="16" height="16" aria-hidden="true"><path d="${path}"></path></svg>`]
-})) as Record<AlertKind, string>
+const iconHtml = Object.fromEntries(
+  ALERT_KINDS.map((kind) => {
+    const [name, path] = icons[kind]
+    return [
+      kind,
+      `<svg class="svg octicon-${name}" width="16" height="16" aria-hidden="true"><path d="${path}"></path></svg>`
+    ]
+  })
+) as Record<AlertKind, string>
 
 const TITLE = /<p><strong class="attention-(note|tip|important|warning|caution)">/g
 

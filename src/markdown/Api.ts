@@ -39,12 +39,13 @@ export const MarkupOption = Schema.Struct({
 const Html = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" }))
 
 export class MarkdownApi extends HttpApiGroup.make("markdown").add(
-  HttpApiEndpoint.post("renderMarkdown", "/markdown", { payload: MarkdownOption, success: Html })
-    .annotate(Access, signedIn),
+  HttpApiEndpoint.post("renderMarkdown", "/markdown", { payload: MarkdownOption, success: Html }).annotate(
+    Access,
+    signedIn
+  ),
   HttpApiEndpoint.post("renderMarkdownRaw", "/markdown/raw", {
     payload: Schema.String.pipe(HttpApiSchema.asText()),
     success: Html
   }).annotate(Access, signedIn),
-  HttpApiEndpoint.post("renderMarkup", "/markup", { payload: MarkupOption, success: Html })
-    .annotate(Access, signedIn)
+  HttpApiEndpoint.post("renderMarkup", "/markup", { payload: MarkupOption, success: Html }).annotate(Access, signedIn)
 ) {}

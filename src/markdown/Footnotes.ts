@@ -20,7 +20,7 @@ export const footnotes = (state: () => State): MarkedExtension => ({
         const s = state()
         if (!s.hasFootnotes || !this.lexer.state.top) return undefined
         const memo = s.footnoteSearch
-        if (memo.length < src.length || (memo.fromEnd > src.length)) {
+        if (memo.length < src.length || memo.fromEnd > src.length) {
           const at = src.search(/^\[\^[^\]\s]{1,100}\]:/m)
           memo.length = src.length
           memo.fromEnd = at < 0 ? -1 : src.length - at
@@ -38,7 +38,8 @@ export const footnotes = (state: () => State): MarkedExtension => ({
       },
       renderer(token) {
         const s = state()
-        if (!s.footnoteBodies.has(token["label"])) s.footnoteBodies.set(token["label"], this.parser.parseInline(token.tokens ?? []))
+        if (!s.footnoteBodies.has(token["label"]))
+          s.footnoteBodies.set(token["label"], this.parser.parseInline(token.tokens ?? []))
         return ""
       }
     },
@@ -55,7 +56,7 @@ export const footnotes = (state: () => State): MarkedExtension => ({
         const label: string = token["label"]
         if (!s.footnoteLabels.has(label)) return escapeHtml(token.raw)
         let n = s.footnoteNumbers.get(label)
-        if (n === undefined) s.footnoteNumbers.set(label, n = s.footnoteNumbers.size + 1)
+        if (n === undefined) s.footnoteNumbers.set(label, (n = s.footnoteNumbers.size + 1))
         return `<sup id="user-content-fnref-${id(label)}"><a href="#user-content-fn-${id(label)}" rel="nofollow">${n}</a></sup>`
       }
     }
@@ -65,8 +66,9 @@ export const footnotes = (state: () => State): MarkedExtension => ({
 /** The list of notes that were referenced, for the end of the document ("" when none). */
 export const footnoteSection = (s: State): string => {
   if (s.footnoteNumbers.size === 0) return ""
-  const items = [...s.footnoteNumbers.keys()].map((label) =>
-    `<li id="user-content-fn-${id(label)}"><p>${s.footnoteBodies.get(label) ?? ""} <a href="#user-content-fnref-${id(label)}" rel="nofollow">↩</a></p></li>\n`
+  const items = [...s.footnoteNumbers.keys()].map(
+    (label) =>
+      `<li id="user-content-fn-${id(label)}"><p>${s.footnoteBodies.get(label) ?? ""} <a href="#user-content-fnref-${id(label)}" rel="nofollow">↩</a></p></li>\n`
   )
   return `<section class="footnotes">\n<ol>\n${items.join("")}</ol>\n</section>\n`
 }

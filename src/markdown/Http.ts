@@ -15,7 +15,7 @@ const extensionOf = (path: string): string => {
 }
 
 export const MarkdownHttp = HttpApiBuilder.group(HearthApi, "markdown", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const renderer = yield* MarkdownRenderer
 
     const render = (text: string, mode: Mode, context?: string, wiki?: boolean) =>
@@ -29,33 +29,39 @@ export const MarkdownHttp = HttpApiBuilder.group(HearthApi, "markdown", (handler
             onNone: () => undefined,
             onSome: ({ user }) => ({ id: user.id, isAdmin: user.isAdmin })
           })
-        }))
+        })
+      )
 
-    return handlers
-      // Forgejo keeps `gfm` and `comment` and renders anything else as plain markdown; Hearth
-      // also keeps `wiki` (gfm as a wiki page).
-      .handle("renderMarkdown", ({ payload: p }) => {
-        const asked = (p.Mode ?? p.mode ?? "").toLowerCase()
-        const mode: Mode = asked === "gfm" || asked === "comment" || asked === "wiki" ? asked : "markdown"
-        return render(p.Text ?? p.text ?? "", mode, p.Context ?? p.context, p.Wiki ?? p.wiki)
-      })
-      // Forgejo reads the body whatever its Content-Type (`curl -d` sends a form type): raw.
-      .handleRaw("renderMarkdownRaw", ({ request }) =>
-        // A body over MAX_REQUEST_BODY fails the read; ErrorResponses answers it 413.
-        Effect.flatMap(Effect.orDie(request.text), (text) => render(text, "markdown")))
-      .handle("renderMarkup", ({ payload: p }) =>
-        Effect.gen(function*() {
-          const asked = p.Mode ?? p.mode ?? ""
-          const mode = asked.toLowerCase()
-          if (mode !== "markdown" && mode !== "gfm" && mode !== "comment" && mode !== "wiki" && mode !== "file") {
-            return yield* Errors.validationFailed(`Unknown mode: ${asked}`)
-          }
-          if (mode === "file") {
-            const extension = extensionOf(p.FilePath ?? p.filePath ?? "")
-            if (!MARKDOWN_EXTENSIONS.has(extension)) {
-              return yield* Errors.validationFailed(`Unsupported render extension: ${extension}`)
+    return (
+      handlers
+        // Forgejo keeps `gfm` and `comment` and renders anything else as plain markdown; Hearth
+        // also keeps `wiki` (gfm as a wiki page).
+        .handle("renderMarkdown", ({ payload: p }) => {
+          const asked = (p.Mode ?? p.mode ?? "").toLowerCase()
+          const mode: Mode = asked === "gfm" || asked === "comment" || asked === "wiki" ? asked : "markdown"
+          return render(p.Text ?? p.text ?? "", mode, p.Context ?? p.context, p.Wiki ?? p.wiki)
+        })
+        // Forgejo reads the body whatever its Content-Type (`curl -d` sends a form type): raw.
+        .handleRaw("renderMarkdownRaw", ({ request }) =>
+          // A body over MAX_REQUEST_BODY fails the read; ErrorResponses answers it 413.
+          Effect.flatMap(Effect.orDie(request.text), (text) => render(text, "markdown"))
+        )
+        .handle("renderMarkup", ({ payload: p }) =>
+          Effect.gen(function* () {
+            const asked = p.Mode ?? p.mode ?? ""
+            const mode = asked.toLowerCase()
+            if (mode !== "markdown" && mode !== "gfm" && mode !== "comment" && mode !== "wiki" && mode !== "file") {
+              return yield* Errors.validationFailed(`Unknown mode: ${asked}`)
             }
-          }
-          return yield* render(p.Text ?? p.text ?? "", mode, p.Context ?? p.context, p.Wiki ?? p.wiki)
-        }))
-  }))
+            if (mode === "file") {
+              const extension = extensionOf(p.FilePath ?? p.filePath ?? "")
+              if (!MARKDOWN_EXTENSIONS.has(extension)) {
+                return yield* Errors.validationFailed(`Unsupported render extension: ${extension}`)
+              }
+            }
+            return yield* render(p.Text ?? p.text ?? "", mode, p.Context ?? p.context, p.Wiki ?? p.wiki)
+          })
+        )
+    )
+  })
+)

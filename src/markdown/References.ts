@@ -53,7 +53,8 @@ export const linkReferences = (state: State, escaped: string): string => {
     }
     // Issue numbers and commits need a repository to point into.
     if (base === "") return whole
-    if (index !== undefined) return `${before}<a href="${base}/issues/${index}" class="ref-issue" rel="${rel(base)}">#${index}</a>`
+    if (index !== undefined)
+      return `${before}<a href="${base}/issues/${index}" class="ref-issue" rel="${rel(base)}">#${index}</a>`
     // A word of hex letters only ("defaced") or digits only (a number) is not taken for a commit.
     if (!/[0-9]/.test(sha) || !/[a-f]/.test(sha)) return whole
     return `${before}<a href="${base}/commit/${sha}" class="commit" rel="${rel(base)}"><code>${sha.slice(0, 10)}</code></a>`

@@ -4,7 +4,7 @@
 // has only its raw parts sanitized (`sanitizeRaw`). The service (Service.ts) looks up what the
 // document needs from the database (mentioned users) first and then calls `render`.
 import { Marked } from "marked"
-import { addAlertIcons, alertOpening, type AlertQuote, detectAlert } from "./Alerts.ts"
+import { type AlertQuote, addAlertIcons, alertOpening, detectAlert } from "./Alerts.ts"
 import { footnoteSection, footnotes } from "./Footnotes.ts"
 import { resolveLink, resolveMedia, wikiLink } from "./Links.ts"
 import { linkReferences } from "./References.ts"
@@ -33,7 +33,8 @@ const state = (): State => {
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to dashes. */
 const slugOf = (html: string): string =>
-  html.replace(/<[^>]*>/g, "")
+  html
+    .replace(/<[^>]*>/g, "")
     .replace(/&(?:amp|lt|gt|quot|#39);/g, "")
     .toLowerCase()
     .trim()
@@ -50,11 +51,9 @@ const cleanUrl = (url: string): string | undefined => {
 }
 
 const makeMarked = (rel: (href: string) => string) =>
-  new Marked(
-    { gfm: true, breaks: false, async: false },
-    footnotes(state),
-    {
-      extensions: [{
+  new Marked({ gfm: true, breaks: false, async: false }, footnotes(state), {
+    extensions: [
+      {
         name: "wikiLink",
         level: "inline",
         // No `start`: marked's text rule already stops before every "[".
@@ -64,69 +63,71 @@ const makeMarked = (rel: (href: string) => string) =>
           return m === null ? undefined : { type: "wikiLink", raw: m[0], inner: m[1]! }
         },
         renderer: (token) => wikiLink(state().options, token["inner"], escapeHtml, rel)
-      }],
-
-      renderer: {
-        heading({ tokens, depth }) {
-          const text = this.parser.parseInline(tokens)
-          const s = state()
-          let slug = slugOf(text)
-          const seen = s.slugs.get(slug)
-          s.slugs.set(slug, (seen ?? 0) + 1)
-          if (seen !== undefined) slug = `${slug}-${seen}`
-          return `<h${depth} id="user-content-${slug}">${text}</h${depth}>\n`
-        },
-        link({ href, title, tokens }) {
-          const s = state()
-          s.linkDepth++
-          const text = this.parser.parseInline(tokens)
-          s.linkDepth--
-          const target = isSafeUrl(href, false) ? cleanUrl(resolveLink(s.options, href)) : undefined
-          const t = title ? ` title="${escapeHtml(title)}"` : ""
-          if (target === undefined) return `<a${t}>${text}</a>`
-          return `<a href="${escapeHtml(target)}"${t} rel="${rel(target)}">${text}</a>`
-        },
-        image({ href, title, text }) {
-          const src = isSafeUrl(href, true) ? cleanUrl(resolveMedia(state().options, href)) : undefined
-          const t = title ? ` title="${escapeHtml(title)}"` : ""
-          return `<img${src === undefined ? "" : ` src="${escapeHtml(src)}"`} alt="${escapeHtml(text)}"${t} />`
-        },
-        // The forms the sanitizer writes, so that documents with and without raw HTML agree.
-        checkbox: ({ checked }) => `<input type="checkbox" disabled${checked ? " checked" : ""} /> `,
-        br: () => "<br />",
-        hr: () => "<hr />\n",
-        text(token) {
-          if ("tokens" in token && token.tokens) return this.parser.parseInline(token.tokens)
-          // marked leaves text after a raw <pre>, <code>, <kbd> or <script> tag unescaped: raw HTML.
-          if ("escaped" in token && token.escaped) {
-            state().hasHtml = true
-            return RAW + token.text + RAW
-          }
-          return linkReferences(state(), escapeHtml(token.text))
-        },
-        blockquote(token) {
-          detectAlert(token)
-          const kind = (token as AlertQuote).alert
-          if (kind === undefined) return false
-          // The icon goes in now unless the sanitizer may run (it would strip the SVG): then after.
-          const opening = alertOpening(kind)
-          return `${state().mayHaveHtml ? opening : addAlertIcons(opening)}${this.parser.parse(token.tokens)}</blockquote>\n`
-        },
-        // Raw HTML is delimited for the sanitizer (see `sanitizeRaw`).
-        html({ text }) {
-          state().hasHtml = true
-          return RAW + text + RAW
-        }
-      },
-      hooks: {
-        postprocess: (html) => html + footnoteSection(state())
       }
+    ],
+
+    renderer: {
+      heading({ tokens, depth }) {
+        const text = this.parser.parseInline(tokens)
+        const s = state()
+        let slug = slugOf(text)
+        const seen = s.slugs.get(slug)
+        s.slugs.set(slug, (seen ?? 0) + 1)
+        if (seen !== undefined) slug = `${slug}-${seen}`
+        return `<h${depth} id="user-content-${slug}">${text}</h${depth}>\n`
+      },
+      link({ href, title, tokens }) {
+        const s = state()
+        s.linkDepth++
+        const text = this.parser.parseInline(tokens)
+        s.linkDepth--
+        const target = isSafeUrl(href, false) ? cleanUrl(resolveLink(s.options, href)) : undefined
+        const t = title ? ` title="${escapeHtml(title)}"` : ""
+        if (target === undefined) return `<a${t}>${text}</a>`
+        return `<a href="${escapeHtml(target)}"${t} rel="${rel(target)}">${text}</a>`
+      },
+      image({ href, title, text }) {
+        const src = isSafeUrl(href, true) ? cleanUrl(resolveMedia(state().options, href)) : undefined
+        const t = title ? ` title="${escapeHtml(title)}"` : ""
+        return `<img${src === undefined ? "" : ` src="${escapeHtml(src)}"`} alt="${escapeHtml(text)}"${t} />`
+      },
+      // The forms the sanitizer writes, so that documents with and without raw HTML agree.
+      checkbox: ({ checked }) => `<input type="checkbox" disabled${checked ? " checked" : ""} /> `,
+      br: () => "<br />",
+      hr: () => "<hr />\n",
+      text(token) {
+        if ("tokens" in token && token.tokens) return this.parser.parseInline(token.tokens)
+        // marked leaves text after a raw <pre>, <code>, <kbd> or <script> tag unescaped: raw HTML.
+        if ("escaped" in token && token.escaped) {
+          state().hasHtml = true
+          return RAW + token.text + RAW
+        }
+        return linkReferences(state(), escapeHtml(token.text))
+      },
+      blockquote(token) {
+        detectAlert(token)
+        const kind = (token as AlertQuote).alert
+        if (kind === undefined) return false
+        // The icon goes in now unless the sanitizer may run (it would strip the SVG): then after.
+        const opening = alertOpening(kind)
+        return `${state().mayHaveHtml ? opening : addAlertIcons(opening)}${this.parser.parse(token.tokens)}</blockquote>\n`
+      },
+      // Raw HTML is delimited for the sanitizer (see `sanitizeRaw`).
+      html({ text }) {
+        state().hasHtml = true
+        return RAW + text + RAW
+      }
+    },
+    hooks: {
+      postprocess: (html) => html + footnoteSection(state())
     }
-  )
+  })
 
 const escapeEmphasis = (line: string) =>
-  line.replace(/^([ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+|>[ \t]*)*)(.*)$/, (_m, lead: string, rest: string) =>
-    lead + rest.replace(/[*_]/g, (c) => c === "*" ? "&#42;" : "&#95;"))
+  line.replace(
+    /^([ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+|>[ \t]*)*)(.*)$/,
+    (_m, lead: string, rest: string) => lead + rest.replace(/[*_]/g, (c) => (c === "*" ? "&#42;" : "&#95;"))
+  )
 
 /**
  * marked matches each `*` and `_` against the rest of its paragraph, which takes seconds when a
@@ -178,20 +179,26 @@ export const boundInput = (text: string): string => {
   let out = text
   // `>>>>>…`: deeper quotes than MAX_NESTING are rendered as text at that depth.
   if (/(?:>\s*){33}/.test(out)) {
-    out = out.replace(/^((?:[ \t]*>){32})((?:[ \t]*>)+)/gm, (_m, kept: string, rest: string) => kept + rest.replace(/>/g, "\\>"))
+    out = out.replace(
+      /^((?:[ \t]*>){32})((?:[ \t]*>)+)/gm,
+      (_m, kept: string, rest: string) => kept + rest.replace(/>/g, "\\>")
+    )
   }
   // Lists nested by indentation: deeper than MAX_NESTING levels are flattened.
   if (/^[ \t]{64,}(?:[-*+]|\d+[.)])\s/m.test(out)) {
     out = out.replace(/^([ \t]{64,})(?=(?:[-*+]|\d+[.)])\s)/gm, (indent: string) => indent.slice(0, MAX_NESTING * 2))
   }
   // Lines opening with many list markers ("- - - - …") nest one level each.
-  out = out.replace(/^((?:[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+){32})(.*)$/gm, (_m, kept: string, rest: string) =>
-    kept + rest.replace(/^([-*+]|\d)/, "\\$1"))
+  out = out.replace(
+    /^((?:[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+){32})(.*)$/gm,
+    (_m, kept: string, rest: string) => kept + rest.replace(/^([-*+]|\d)/, "\\$1")
+  )
   if (countOf(out, "*") + countOf(out, "_") > MAX_EMPHASIS) out = boundEmphasis(out)
   // Very long runs of the same delimiter are escaped: they can never close anything sensible
   // (as character references, not backslashes: one text run rather than thousands of tokens).
   out = out.replace(new RegExp(`([*_~\\[\\]<])\\1{${MAX_DELIMITER_RUN},}`, "g"), (run: string) =>
-    run.replace(/./g, (c) => `&#${c.charCodeAt(0)};`))
+    run.replace(/./g, (c) => `&#${c.charCodeAt(0)};`)
+  )
   return out
 }
 
@@ -207,7 +214,11 @@ const SLOT = "\uE001"
  * sanitizing everything when a slot did not come out in text position (inside a tag, or dropped
  * with the content of a removed element).
  */
-const sanitizeRaw = (sanitizeAll: (html: string, urls: UrlResolver) => string, options: RenderOptions, html: string): string => {
+const sanitizeRaw = (
+  sanitizeAll: (html: string, urls: UrlResolver) => string,
+  options: RenderOptions,
+  html: string
+): string => {
   const urls: UrlResolver = { link: (href) => resolveLink(options, href), media: (src) => resolveMedia(options, src) }
   const sanitize = (h: string) => sanitizeAll(h, urls)
   const parts = html.split(RAW)

@@ -29,7 +29,7 @@ export const isSafeUrl = (url: string, image: boolean): boolean => {
   const plain = url
     .replace(/&#x([0-9a-f]+);?/gi, (_m, h: string) => String.fromCodePoint(Math.min(parseInt(h, 16), 0x10ffff)))
     .replace(/&#(\d+);?/g, (_m, d: string) => String.fromCodePoint(Math.min(Number(d), 0x10ffff)))
-    .replace(/&(?:colon|tab|newline);?/gi, (m) => m[1]!.toLowerCase() === "c" ? ":" : "")
+    .replace(/&(?:colon|tab|newline);?/gi, (m) => (m[1]!.toLowerCase() === "c" ? ":" : ""))
     .replace(/[\u0000-\u0020\u007f-\u009f]/g, "")
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(plain)?.[1]?.toLowerCase()
   if (scheme === undefined) return true
@@ -57,10 +57,64 @@ export const makeSanitizer = (appUrl: string) => {
 
   const options: sanitizeHtml.IOptions = {
     allowedTags: [
-      "h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "blockquote", "pre", "code", "kbd", "samp", "var",
-      "em", "strong", "b", "i", "u", "s", "del", "ins", "strike", "sub", "sup", "small", "mark", "abbr", "q", "cite",
-      "ul", "ol", "li", "dl", "dt", "dd", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption",
-      "a", "img", "input", "details", "summary", "span", "div", "section", "picture", "source", "ruby", "rt", "rp"
+      "h1",
+      "h2",
+      "h3",
+      "h4",
+      "h5",
+      "h6",
+      "p",
+      "br",
+      "hr",
+      "blockquote",
+      "pre",
+      "code",
+      "kbd",
+      "samp",
+      "var",
+      "em",
+      "strong",
+      "b",
+      "i",
+      "u",
+      "s",
+      "del",
+      "ins",
+      "strike",
+      "sub",
+      "sup",
+      "small",
+      "mark",
+      "abbr",
+      "q",
+      "cite",
+      "ul",
+      "ol",
+      "li",
+      "dl",
+      "dt",
+      "dd",
+      "table",
+      "thead",
+      "tbody",
+      "tfoot",
+      "tr",
+      "th",
+      "td",
+      "caption",
+      "a",
+      "img",
+      "input",
+      "details",
+      "summary",
+      "span",
+      "div",
+      "section",
+      "picture",
+      "source",
+      "ruby",
+      "rt",
+      "rp"
     ],
     allowedAttributes: {
       a: ["href", "title", "id", "class", "rel"],
@@ -78,7 +132,12 @@ export const makeSanitizer = (appUrl: string) => {
       section: ["class"],
       details: ["open"],
       abbr: ["title"],
-      h1: ["id"], h2: ["id"], h3: ["id"], h4: ["id"], h5: ["id"], h6: ["id"],
+      h1: ["id"],
+      h2: ["id"],
+      h3: ["id"],
+      h4: ["id"],
+      h5: ["id"],
+      h6: ["id"],
       sup: ["id"],
       div: ["align"],
       p: ["align"]
@@ -87,7 +146,14 @@ export const makeSanitizer = (appUrl: string) => {
       code: ["language-*"],
       a: ["mention", "ref-issue", "commit"],
       span: ["emoji"],
-      blockquote: ["attention-header", "attention-note", "attention-tip", "attention-important", "attention-warning", "attention-caution"],
+      blockquote: [
+        "attention-header",
+        "attention-note",
+        "attention-tip",
+        "attention-important",
+        "attention-warning",
+        "attention-caution"
+      ],
       strong: ["attention-note", "attention-tip", "attention-important", "attention-warning", "attention-caution"],
       section: ["footnotes"]
     },

@@ -26,13 +26,16 @@ export interface RenderRequest {
   readonly viewer?: MentionViewer | undefined
 }
 
-export class MarkdownRenderer extends Context.Service<MarkdownRenderer, {
-  /** The HTML of `request.text` ("" for an empty text); 413 when it is over MAX_RENDER_SIZE. */
-  readonly render: (request: RenderRequest) => Effect.Effect<string, Errors.PayloadTooLarge>
-}>()("hearth/markdown/MarkdownRenderer") {
+export class MarkdownRenderer extends Context.Service<
+  MarkdownRenderer,
+  {
+    /** The HTML of `request.text` ("" for an empty text); 413 when it is over MAX_RENDER_SIZE. */
+    readonly render: (request: RenderRequest) => Effect.Effect<string, Errors.PayloadTooLarge>
+  }
+>()("hearth/markdown/MarkdownRenderer") {
   static readonly layer = Layer.effect(
     MarkdownRenderer,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const settings = yield* Settings
       const repo = yield* MarkdownRepo
       const appUrl = settings.server.ROOT_URL.endsWith("/") ? settings.server.ROOT_URL : `${settings.server.ROOT_URL}/`
@@ -56,7 +59,7 @@ export class MarkdownRenderer extends Context.Service<MarkdownRenderer, {
 
       return {
         render: (request) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             if (request.text === "") return ""
             const size = Buffer.byteLength(request.text)
             if (size > maxSize) {
@@ -67,9 +70,8 @@ export class MarkdownRenderer extends Context.Service<MarkdownRenderer, {
             }
             const mode = request.mode
             const names = mode === "markdown" ? [] : mentionCandidates(request.text)
-            const mentionable = names.length === 0
-              ? new Set<string>()
-              : yield* Effect.orDie(repo.mentionable(names, request.viewer))
+            const mentionable =
+              names.length === 0 ? new Set<string>() : yield* Effect.orDie(repo.mentionable(names, request.viewer))
             return (yield* getRenderer).render(request.text, {
               mode,
               base: baseOf(request.context),

@@ -3,9 +3,9 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Access.ts"
-import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
+import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { Repository } from "../repos/Schema.ts"
 
 const optionalString = Schema.optional(Schema.String)
@@ -65,39 +65,38 @@ export type CreatePushMirrorOption = typeof CreatePushMirrorOption.Type
 const ownerRepo = { owner: Schema.String, repo: Schema.String }
 const signedIn = { signedIn: true, scopes: ["repository"] } as const
 
-export class MirrorsApi extends HttpApiGroup.make("mirrors")
-  .add(
-    // 201 once the clone has finished (as Forgejo: the request waits for it).
-    HttpApiEndpoint.post("migrate", "/repos/migrate", {
-      payload: MigrateRepoOptions,
-      success: Repository.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, signedIn),
-    // 200 with an empty body: the sync is queued.
-    HttpApiEndpoint.post("mirrorSync", "/repos/:owner/:repo/mirror-sync", {
-      params: ownerRepo,
-      success: HttpApiSchema.Empty(200)
-    }).annotate(Access, signedIn),
-    HttpApiEndpoint.get("listPushMirrors", "/repos/:owner/:repo/push_mirrors", {
-      params: ownerRepo,
-      query: PageQuery,
-      success: Schema.Array(PushMirror)
-    }).annotate(Access, signedIn),
-    HttpApiEndpoint.post("addPushMirror", "/repos/:owner/:repo/push_mirrors", {
-      params: ownerRepo,
-      payload: CreatePushMirrorOption,
-      success: PushMirror
-    }).annotate(Access, signedIn),
-    HttpApiEndpoint.get("getPushMirror", "/repos/:owner/:repo/push_mirrors/:name", {
-      params: { ...ownerRepo, name: Schema.String },
-      success: PushMirror
-    }).annotate(Access, signedIn),
-    HttpApiEndpoint.delete("deletePushMirror", "/repos/:owner/:repo/push_mirrors/:name", {
-      params: { ...ownerRepo, name: Schema.String },
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, signedIn),
-    // 200 with an empty body: each push mirror's sync is queued.
-    HttpApiEndpoint.post("syncPushMirrors", "/repos/:owner/:repo/push_mirrors-sync", {
-      params: ownerRepo,
-      success: HttpApiSchema.Empty(200)
-    }).annotate(Access, signedIn)
-  ) {}
+export class MirrorsApi extends HttpApiGroup.make("mirrors").add(
+  // 201 once the clone has finished (as Forgejo: the request waits for it).
+  HttpApiEndpoint.post("migrate", "/repos/migrate", {
+    payload: MigrateRepoOptions,
+    success: Repository.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, signedIn),
+  // 200 with an empty body: the sync is queued.
+  HttpApiEndpoint.post("mirrorSync", "/repos/:owner/:repo/mirror-sync", {
+    params: ownerRepo,
+    success: HttpApiSchema.Empty(200)
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.get("listPushMirrors", "/repos/:owner/:repo/push_mirrors", {
+    params: ownerRepo,
+    query: PageQuery,
+    success: Schema.Array(PushMirror)
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.post("addPushMirror", "/repos/:owner/:repo/push_mirrors", {
+    params: ownerRepo,
+    payload: CreatePushMirrorOption,
+    success: PushMirror
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.get("getPushMirror", "/repos/:owner/:repo/push_mirrors/:name", {
+    params: { ...ownerRepo, name: Schema.String },
+    success: PushMirror
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.delete("deletePushMirror", "/repos/:owner/:repo/push_mirrors/:name", {
+    params: { ...ownerRepo, name: Schema.String },
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, signedIn),
+  // 200 with an empty body: each push mirror's sync is queued.
+  HttpApiEndpoint.post("syncPushMirrors", "/repos/:owner/:repo/push_mirrors-sync", {
+    params: ownerRepo,
+    success: HttpApiSchema.Empty(200)
+  }).annotate(Access, signedIn)
+) {}

@@ -5,12 +5,12 @@ import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Caller.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { formatGoDuration } from "../lib/Duration.ts"
 import { RepoPresenter } from "../repos/Present.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import type { PushMirror } from "./Api.ts"
 import type { PushMirrorRow } from "./Repo.ts"
 import { MirrorsService } from "./Service.ts"
-import { formatGoDuration } from "../lib/Duration.ts"
 
 const OWNER_ACCESS = { mode: "owner", code: "owner" } as const
 
@@ -29,49 +29,57 @@ const toApiPushMirror = (repo: RepoRow, mirror: PushMirrorRow): PushMirror => ({
 })
 
 export const MirrorsHttp = HttpApiBuilder.group(HearthApi, "mirrors", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const mirrors = yield* MirrorsService
     const presenter = yield* RepoPresenter
     return handlers
       .handle("migrate", ({ payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const { repo, owner } = yield* mirrors.migrate(caller, payload)
           return yield* presenter.one(caller, { repo, owner, access: OWNER_ACCESS })
-        }))
+        })
+      )
       .handle("mirrorSync", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           yield* mirrors.syncPull(caller, params.owner, params.repo)
-        }))
+        })
+      )
       .handle("listPushMirrors", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const page = yield* resolvePage(query)
           const { repo, rows, total } = yield* mirrors.listPush(caller, params.owner, params.repo, page)
           yield* setListHeaders(page, total)
           return rows.map((row) => toApiPushMirror(repo, row))
-        }))
+        })
+      )
       .handle("addPushMirror", ({ params, payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const { repo, mirror } = yield* mirrors.addPush(caller, params.owner, params.repo, payload)
           return toApiPushMirror(repo, mirror)
-        }))
+        })
+      )
       .handle("getPushMirror", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const { repo, mirror } = yield* mirrors.getPush(caller, params.owner, params.repo, params.name)
           return toApiPushMirror(repo, mirror)
-        }))
+        })
+      )
       .handle("deletePushMirror", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           yield* mirrors.deletePush(caller, params.owner, params.repo, params.name)
-        }))
+        })
+      )
       .handle("syncPushMirrors", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           yield* mirrors.syncPush(caller, params.owner, params.repo)
-        }))
-  }))
+        })
+      )
+  })
+)

@@ -7,11 +7,11 @@
 // redirect, so neither a DNS change nor a redirect can lead it elsewhere. Credentials go to git
 // in an `Authorization` header through the environment, never in a URL or an argument; they are
 // stored sealed (src/lib/Sealer.ts).
-import { Effect } from "effect"
-import { isIP } from "node:net"
-import type { SettingsShape } from "../config/Settings.ts"
-import { checkHost, type HostPolicy, refused, type RemoteRefused } from "../lib/HostPolicy.ts"
 
+import { isIP } from "node:net"
+import { Effect } from "effect"
+import type { SettingsShape } from "../config/Settings.ts"
+import { checkHost, type HostPolicy, type RemoteRefused, refused } from "../lib/HostPolicy.ts"
 
 export interface Credentials {
   readonly username: string
@@ -35,7 +35,11 @@ export const HOST_REFUSED = "You can not import from disallowed hosts."
  */
 export const parseRemote = (
   raw: string,
-  given: { readonly username?: string | undefined; readonly password?: string | undefined; readonly token?: string | undefined } = {}
+  given: {
+    readonly username?: string | undefined
+    readonly password?: string | undefined
+    readonly token?: string | undefined
+  } = {}
 ): Remote | RemoteRefused => {
   const address = raw.trim()
   if (address === "") return refused("[CloneAddr]: Required")
@@ -51,7 +55,9 @@ export const parseRemote = (
     return refused(`migration/cloning from '${host}' is not allowed: the provided url is invalid`)
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return refused(`migration/cloning from '${url.host}' is not allowed: the provided url protocol is not allowed (use http or https)`)
+    return refused(
+      `migration/cloning from '${url.host}' is not allowed: the provided url protocol is not allowed (use http or https)`
+    )
   }
   if (url.hostname === "") return refused(`migration/cloning from '' is not allowed: the provided url is invalid`)
   const decode = (s: string) => {
@@ -87,7 +93,10 @@ export const migrationsPolicy = (settings: SettingsShape): HostPolicy => ({
  * Checks the remote's addresses ([migrations]); the answer is the git configuration that pins git
  * to those addresses and keeps it from following redirects.
  */
-export const checkRemote = (settings: SettingsShape, remoteUrl: string): Effect.Effect<Array<{ key: string; value: string }>, RemoteRefused> =>
+export const checkRemote = (
+  settings: SettingsShape,
+  remoteUrl: string
+): Effect.Effect<Array<{ key: string; value: string }>, RemoteRefused> =>
   Effect.map(checkHost(migrationsPolicy(settings), remoteUrl), (addresses) => {
     const url = new URL(remoteUrl)
     const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase()
@@ -108,7 +117,8 @@ export const checkRemote = (settings: SettingsShape, remoteUrl: string): Effect.
 /** The `Authorization` header git sends, or "" without credentials (a token goes as Basic password). */
 export const authorizationHeader = (credentials: Credentials): string => {
   const { username, password, token } = credentials
-  if (token !== "") return `Authorization: Basic ${Buffer.from(`${username === "" ? "oauth2" : username}:${token}`).toString("base64")}`
+  if (token !== "")
+    return `Authorization: Basic ${Buffer.from(`${username === "" ? "oauth2" : username}:${token}`).toString("base64")}`
   if (username === "" && password === "") return ""
   return `Authorization: Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`
 }

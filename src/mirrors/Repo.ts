@@ -56,62 +56,80 @@ const toPush = (r: Row): PushMirrorRow => ({
   lastError: r.last_error
 })
 
-export class MirrorsRepo extends Context.Service<MirrorsRepo, {
-  /** Marks the repository a pull mirror of `remoteAddress` (row and repository columns). */
-  readonly createPull: (repoId: number, values: {
-    readonly remoteAddress: string
-    readonly credentials: string
-    readonly interval: string
-  }) => Effect.Effect<void, SqlError>
-  /** Records a migrated (not mirrored) repository's source address. */
-  readonly setOriginalUrl: (repoId: number, url: string) => Effect.Effect<void, SqlError>
-  readonly findPull: (repoId: number) => Effect.Effect<Option.Option<PullMirrorRow>, SqlError>
-  /** Every pull mirror with its repository's interval text. */
-  readonly allPull: Effect.Effect<Array<PullMirrorRow & { readonly interval: string; readonly ownerId: number }>, SqlError>
-  /** A scheduled sync starts: `last_attempt_at` moves to now, if it was not after `notAfter` (so two schedulers never both start one). */
-  readonly claimPull: (repoId: number, notAfter: Date) => Effect.Effect<boolean, SqlError>
-  readonly touchPull: (repoId: number) => Effect.Effect<void, SqlError>
-  readonly pullSucceeded: (repoId: number) => Effect.Effect<void, SqlError>
-  readonly pullFailed: (repoId: number, error: string) => Effect.Effect<void, SqlError>
+export class MirrorsRepo extends Context.Service<
+  MirrorsRepo,
+  {
+    /** Marks the repository a pull mirror of `remoteAddress` (row and repository columns). */
+    readonly createPull: (
+      repoId: number,
+      values: {
+        readonly remoteAddress: string
+        readonly credentials: string
+        readonly interval: string
+      }
+    ) => Effect.Effect<void, SqlError>
+    /** Records a migrated (not mirrored) repository's source address. */
+    readonly setOriginalUrl: (repoId: number, url: string) => Effect.Effect<void, SqlError>
+    readonly findPull: (repoId: number) => Effect.Effect<Option.Option<PullMirrorRow>, SqlError>
+    /** Every pull mirror with its repository's interval text. */
+    readonly allPull: Effect.Effect<
+      Array<PullMirrorRow & { readonly interval: string; readonly ownerId: number }>,
+      SqlError
+    >
+    /** A scheduled sync starts: `last_attempt_at` moves to now, if it was not after `notAfter` (so two schedulers never both start one). */
+    readonly claimPull: (repoId: number, notAfter: Date) => Effect.Effect<boolean, SqlError>
+    readonly touchPull: (repoId: number) => Effect.Effect<void, SqlError>
+    readonly pullSucceeded: (repoId: number) => Effect.Effect<void, SqlError>
+    readonly pullFailed: (repoId: number, error: string) => Effect.Effect<void, SqlError>
 
-  readonly insertPush: (values: {
-    readonly repoId: number
-    readonly remoteName: string
-    readonly remoteAddress: string
-    readonly credentials: string
-    readonly syncOnCommit: boolean
-    readonly intervalSeconds: number
-    readonly branchFilter: string
-  }) => Effect.Effect<PushMirrorRow, SqlError>
-  readonly listPush: (repoId: number, page: { readonly limit: number; readonly offset: number }) => Effect.Effect<{ readonly rows: Array<PushMirrorRow>; readonly total: number }, SqlError>
-  readonly findPush: (repoId: number, remoteName: string) => Effect.Effect<Option.Option<PushMirrorRow>, SqlError>
-  readonly findPushById: (id: number) => Effect.Effect<Option.Option<PushMirrorRow>, SqlError>
-  readonly deletePush: (repoId: number, remoteName: string) => Effect.Effect<boolean, SqlError>
-  readonly pushOnCommit: (repoId: number) => Effect.Effect<Array<PushMirrorRow>, SqlError>
-  readonly allPushOf: (repoId: number) => Effect.Effect<Array<PushMirrorRow>, SqlError>
-  /** Push mirrors with an interval. */
-  readonly allPushScheduled: Effect.Effect<Array<PushMirrorRow>, SqlError>
-  readonly claimPush: (id: number, notAfter: Date) => Effect.Effect<boolean, SqlError>
-  readonly pushSucceeded: (id: number) => Effect.Effect<void, SqlError>
-  readonly pushFailed: (id: number, error: string) => Effect.Effect<void, SqlError>
-  /**
-   * Unfinished jobs of these kinds created more than `seconds` ago, with what restarting them
-   * needs (a crash between recording a job and starting its workflow leaves such rows).
-   */
-  readonly unfinishedJobs: (kinds: ReadonlyArray<string>, seconds: number) => Effect.Effect<Array<{
-    readonly kind: string
-    readonly key: string
-    readonly repoId: number
-    readonly remoteAddress: string
-    readonly credentials: string
-    readonly isMirror: boolean
-  }>, SqlError>
-  /** An unfinished job of `kind` for the repository started in the last hour (a sync already queued). */
-  readonly pendingJob: (repoId: number, kind: string) => Effect.Effect<boolean, SqlError>
-}>()("hearth/mirrors/MirrorsRepo") {
+    readonly insertPush: (values: {
+      readonly repoId: number
+      readonly remoteName: string
+      readonly remoteAddress: string
+      readonly credentials: string
+      readonly syncOnCommit: boolean
+      readonly intervalSeconds: number
+      readonly branchFilter: string
+    }) => Effect.Effect<PushMirrorRow, SqlError>
+    readonly listPush: (
+      repoId: number,
+      page: { readonly limit: number; readonly offset: number }
+    ) => Effect.Effect<{ readonly rows: Array<PushMirrorRow>; readonly total: number }, SqlError>
+    readonly findPush: (repoId: number, remoteName: string) => Effect.Effect<Option.Option<PushMirrorRow>, SqlError>
+    readonly findPushById: (id: number) => Effect.Effect<Option.Option<PushMirrorRow>, SqlError>
+    readonly deletePush: (repoId: number, remoteName: string) => Effect.Effect<boolean, SqlError>
+    readonly pushOnCommit: (repoId: number) => Effect.Effect<Array<PushMirrorRow>, SqlError>
+    readonly allPushOf: (repoId: number) => Effect.Effect<Array<PushMirrorRow>, SqlError>
+    /** Push mirrors with an interval. */
+    readonly allPushScheduled: Effect.Effect<Array<PushMirrorRow>, SqlError>
+    readonly claimPush: (id: number, notAfter: Date) => Effect.Effect<boolean, SqlError>
+    readonly pushSucceeded: (id: number) => Effect.Effect<void, SqlError>
+    readonly pushFailed: (id: number, error: string) => Effect.Effect<void, SqlError>
+    /**
+     * Unfinished jobs of these kinds created more than `seconds` ago, with what restarting them
+     * needs (a crash between recording a job and starting its workflow leaves such rows).
+     */
+    readonly unfinishedJobs: (
+      kinds: ReadonlyArray<string>,
+      seconds: number
+    ) => Effect.Effect<
+      Array<{
+        readonly kind: string
+        readonly key: string
+        readonly repoId: number
+        readonly remoteAddress: string
+        readonly credentials: string
+        readonly isMirror: boolean
+      }>,
+      SqlError
+    >
+    /** An unfinished job of `kind` for the repository started in the last hour (a sync already queued). */
+    readonly pendingJob: (repoId: number, kind: string) => Effect.Effect<boolean, SqlError>
+  }
+>()("hearth/mirrors/MirrorsRepo") {
   static readonly layer = Layer.effect(
     MirrorsRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       return MirrorsRepo.of({
         createPull: (repoId, values) =>
@@ -121,20 +139,25 @@ export class MirrorsRepo extends Context.Service<MirrorsRepo, {
             sql`UPDATE repositories SET is_mirror = true, original_url = ${values.remoteAddress},
               mirror_interval = ${values.interval} WHERE id = ${repoId}`
           ),
-        setOriginalUrl: (repoId, url) => Effect.asVoid(sql`UPDATE repositories SET original_url = ${url} WHERE id = ${repoId}`),
+        setOriginalUrl: (repoId, url) =>
+          Effect.asVoid(sql`UPDATE repositories SET original_url = ${url} WHERE id = ${repoId}`),
         findPull: (repoId) =>
-          Effect.map(sql`SELECT * FROM pull_mirrors WHERE repo_id = ${repoId}`, (rows) => Option.map(Option.fromNullishOr(rows[0]), toPull)),
+          Effect.map(sql`SELECT * FROM pull_mirrors WHERE repo_id = ${repoId}`, (rows) =>
+            Option.map(Option.fromNullishOr(rows[0]), toPull)
+          ),
         allPull: Effect.map(
           sql`SELECT m.*, r.mirror_interval, r.owner_id FROM pull_mirrors m JOIN repositories r ON r.id = m.repo_id
             WHERE r.is_mirror AND r.status = 'ready' ORDER BY m.repo_id`,
-          (rows) => rows.map((r) => ({ ...toPull(r), interval: r.mirror_interval as string, ownerId: Number(r.owner_id) }))
+          (rows) =>
+            rows.map((r) => ({ ...toPull(r), interval: r.mirror_interval as string, ownerId: Number(r.owner_id) }))
         ),
         claimPull: (repoId, notAfter) =>
           Effect.map(
             sql`UPDATE pull_mirrors SET last_attempt_at = now() WHERE repo_id = ${repoId} AND last_attempt_at <= ${notAfter} RETURNING repo_id`,
             (rows) => rows.length > 0
           ),
-        touchPull: (repoId) => Effect.asVoid(sql`UPDATE pull_mirrors SET last_attempt_at = now() WHERE repo_id = ${repoId}`),
+        touchPull: (repoId) =>
+          Effect.asVoid(sql`UPDATE pull_mirrors SET last_attempt_at = now() WHERE repo_id = ${repoId}`),
         pullSucceeded: (repoId) =>
           Effect.asVoid(sql`UPDATE pull_mirrors SET updated_at = now(), last_error = '' WHERE repo_id = ${repoId}`),
         pullFailed: (repoId, error) =>
@@ -147,7 +170,7 @@ export class MirrorsRepo extends Context.Service<MirrorsRepo, {
             (rows) => toPush(rows[0]!)
           ),
         listPush: (repoId, page) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const [count] = yield* sql`SELECT count(*) AS n FROM push_mirrors WHERE repo_id = ${repoId}`
             const rows = yield* sql`SELECT * FROM push_mirrors WHERE repo_id = ${repoId} ORDER BY id
               LIMIT ${page.limit} OFFSET ${page.offset}`
@@ -159,28 +182,34 @@ export class MirrorsRepo extends Context.Service<MirrorsRepo, {
             (rows) => Option.map(Option.fromNullishOr(rows[0]), toPush)
           ),
         findPushById: (id) =>
-          Effect.map(sql`SELECT * FROM push_mirrors WHERE id = ${id}`, (rows) => Option.map(Option.fromNullishOr(rows[0]), toPush)),
+          Effect.map(sql`SELECT * FROM push_mirrors WHERE id = ${id}`, (rows) =>
+            Option.map(Option.fromNullishOr(rows[0]), toPush)
+          ),
         deletePush: (repoId, remoteName) =>
           Effect.map(
             sql`DELETE FROM push_mirrors WHERE repo_id = ${repoId} AND remote_name = ${remoteName} RETURNING id`,
             (rows) => rows.length > 0
           ),
         pushOnCommit: (repoId) =>
-          Effect.map(sql`SELECT * FROM push_mirrors WHERE repo_id = ${repoId} AND sync_on_commit ORDER BY id`, (rows) => rows.map(toPush)),
+          Effect.map(sql`SELECT * FROM push_mirrors WHERE repo_id = ${repoId} AND sync_on_commit ORDER BY id`, (rows) =>
+            rows.map(toPush)
+          ),
         allPushOf: (repoId) =>
           Effect.map(sql`SELECT * FROM push_mirrors WHERE repo_id = ${repoId} ORDER BY id`, (rows) => rows.map(toPush)),
-        allPushScheduled: Effect.map(
-          sql`SELECT * FROM push_mirrors WHERE interval_seconds > 0 ORDER BY id`,
-          (rows) => rows.map(toPush)
+        allPushScheduled: Effect.map(sql`SELECT * FROM push_mirrors WHERE interval_seconds > 0 ORDER BY id`, (rows) =>
+          rows.map(toPush)
         ),
         claimPush: (id, notAfter) =>
           Effect.map(
             sql`UPDATE push_mirrors SET last_attempt_at = now() WHERE id = ${id} AND last_attempt_at <= ${notAfter} RETURNING id`,
             (rows) => rows.length > 0
           ),
-        pushSucceeded: (id) => Effect.asVoid(sql`UPDATE push_mirrors SET last_update = now(), last_error = '' WHERE id = ${id}`),
+        pushSucceeded: (id) =>
+          Effect.asVoid(sql`UPDATE push_mirrors SET last_update = now(), last_error = '' WHERE id = ${id}`),
         pushFailed: (id, error) =>
-          Effect.asVoid(sql`UPDATE push_mirrors SET last_update = now(), last_error = ${error.slice(0, 2000)} WHERE id = ${id}`),
+          Effect.asVoid(
+            sql`UPDATE push_mirrors SET last_update = now(), last_error = ${error.slice(0, 2000)} WHERE id = ${id}`
+          ),
         unfinishedJobs: (kinds, seconds) =>
           Effect.map(
             sql`SELECT j.kind, j.idempotency_key, j.repo_id, r.is_mirror, r.original_url, m.remote_address, m.credentials

@@ -1,15 +1,19 @@
 // Migration and mirrors: who may migrate where, what a remote address may be, the new
 // repository's row and git data made together (a failed clone leaves neither), and the syncs
 // started by hand, by a push, or by the schedule (Workflow.ts).
-import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
-import { WorkflowEngine } from "effect/workflow"
+
 import { randomBytes } from "node:crypto"
 import { existsSync } from "node:fs"
+import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
+import { WorkflowEngine } from "effect/workflow"
 import { Settings } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { JobsRepo } from "../jobs/Repo.ts"
+import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
+import { repoNameProblem } from "../lib/Names.ts"
+import { sealer } from "../lib/Sealer.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { RepoPolicy } from "../repos/Policy.ts"
@@ -20,45 +24,80 @@ import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import type { CreatePushMirrorOption, MigrateRepoOptions } from "./Api.ts"
 import { authorizationHeader, checkRemote, parseRemote } from "./Policy.ts"
 import { MirrorsRepo, type PushMirrorRow } from "./Repo.ts"
-import { MIGRATE_KIND, MigrateRepository, migrateKey, PULL_KIND, PUSH_KIND, startPullSync, startPushSync } from "./Workflow.ts"
-import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
-import { repoNameProblem } from "../lib/Names.ts"
-import { sealer } from "../lib/Sealer.ts"
+import {
+  MIGRATE_KIND,
+  MigrateRepository,
+  migrateKey,
+  PULL_KIND,
+  PUSH_KIND,
+  startPullSync,
+  startPushSync
+} from "./Workflow.ts"
 
 const SERVICES = ["", "git", "github", "gitea", "gitlab", "gogs", "onedev", "gitbucket", "codebase"]
 const DISABLED = "Mirror feature is disabled"
 
 type PushMirrorErrors = Errors.NotFound | Errors.Forbidden | Errors.BadRequest | Errors.Locked
 
-export class MirrorsService extends Context.Service<MirrorsService, {
-  /** POST /repos/migrate: the repository, once its git data is there. */
-  readonly migrate: (caller: Principal, input: MigrateRepoOptions) => Effect.Effect<
-    { readonly repo: RepoRow; readonly owner: UserRow },
-    Errors.ValidationFailed | Errors.Forbidden | Errors.Conflict | Errors.InternalError | Errors.NotFound | Errors.BadRequest | Errors.PayloadTooLarge
-  >
-  /** POST /repos/{o}/{r}/mirror-sync: queues a sync (in the order of Forgejo's `MirrorSync` checks). */
-  readonly syncPull: (caller: Principal, ownerName: string, name: string) => Effect.Effect<void, PushMirrorErrors | Errors.PayloadTooLarge>
-  readonly listPush: (caller: Principal, ownerName: string, name: string, page: Page) => Effect.Effect<
-    { readonly repo: RepoRow; readonly rows: Array<PushMirrorRow>; readonly total: number },
-    PushMirrorErrors
-  >
-  readonly getPush: (caller: Principal, ownerName: string, name: string, remoteName: string) => Effect.Effect<
-    { readonly repo: RepoRow; readonly mirror: PushMirrorRow },
-    PushMirrorErrors
-  >
-  readonly addPush: (caller: Principal, ownerName: string, name: string, input: CreatePushMirrorOption) => Effect.Effect<
-    { readonly repo: RepoRow; readonly mirror: PushMirrorRow },
-    PushMirrorErrors
-  >
-  readonly deletePush: (caller: Principal, ownerName: string, name: string, remoteName: string) => Effect.Effect<void, PushMirrorErrors>
-  /** POST /repos/{o}/{r}/push_mirrors-sync: queues a push to every push mirror. */
-  readonly syncPush: (caller: Principal, ownerName: string, name: string) => Effect.Effect<void, PushMirrorErrors>
-  /** After a push to the repository: queues the push mirrors that sync on commit (never waits for them). */
-  readonly pushed: (repoId: number) => Effect.Effect<void>
-}>()("hearth/mirrors/MirrorsService") {
+export class MirrorsService extends Context.Service<
+  MirrorsService,
+  {
+    /** POST /repos/migrate: the repository, once its git data is there. */
+    readonly migrate: (
+      caller: Principal,
+      input: MigrateRepoOptions
+    ) => Effect.Effect<
+      { readonly repo: RepoRow; readonly owner: UserRow },
+      | Errors.ValidationFailed
+      | Errors.Forbidden
+      | Errors.Conflict
+      | Errors.InternalError
+      | Errors.NotFound
+      | Errors.BadRequest
+      | Errors.PayloadTooLarge
+    >
+    /** POST /repos/{o}/{r}/mirror-sync: queues a sync (in the order of Forgejo's `MirrorSync` checks). */
+    readonly syncPull: (
+      caller: Principal,
+      ownerName: string,
+      name: string
+    ) => Effect.Effect<void, PushMirrorErrors | Errors.PayloadTooLarge>
+    readonly listPush: (
+      caller: Principal,
+      ownerName: string,
+      name: string,
+      page: Page
+    ) => Effect.Effect<
+      { readonly repo: RepoRow; readonly rows: Array<PushMirrorRow>; readonly total: number },
+      PushMirrorErrors
+    >
+    readonly getPush: (
+      caller: Principal,
+      ownerName: string,
+      name: string,
+      remoteName: string
+    ) => Effect.Effect<{ readonly repo: RepoRow; readonly mirror: PushMirrorRow }, PushMirrorErrors>
+    readonly addPush: (
+      caller: Principal,
+      ownerName: string,
+      name: string,
+      input: CreatePushMirrorOption
+    ) => Effect.Effect<{ readonly repo: RepoRow; readonly mirror: PushMirrorRow }, PushMirrorErrors>
+    readonly deletePush: (
+      caller: Principal,
+      ownerName: string,
+      name: string,
+      remoteName: string
+    ) => Effect.Effect<void, PushMirrorErrors>
+    /** POST /repos/{o}/{r}/push_mirrors-sync: queues a push to every push mirror. */
+    readonly syncPush: (caller: Principal, ownerName: string, name: string) => Effect.Effect<void, PushMirrorErrors>
+    /** After a push to the repository: queues the push mirrors that sync on commit (never waits for them). */
+    readonly pushed: (repoId: number) => Effect.Effect<void>
+  }
+>()("hearth/mirrors/MirrorsService") {
   static readonly layer = Layer.effect(
     MirrorsService,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const settings = yield* Settings
       const repos = yield* ReposService
       const rows = yield* ReposRepo
@@ -95,7 +134,7 @@ export class MirrorsService extends Context.Service<MirrorsService, {
 
       /** Where the migrated repository goes: the caller, an organization it may create in, or (admins) anyone. */
       const targetOwner = (caller: Principal, input: MigrateRepoOptions) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const byName = input.repo_owner !== undefined && input.repo_owner !== ""
           if (!byName && (input.uid === undefined || input.uid === 0)) return caller.user
           const found = byName
@@ -104,7 +143,9 @@ export class MirrorsService extends Context.Service<MirrorsService, {
           const visible = Option.isSome(found) && (yield* accounts.canSee(caller, found.value))
           if (!visible) {
             return yield* Errors.validationFailed(
-              byName ? `user does not exist [uid: 0, name: ${input.repo_owner}]` : `user does not exist [uid: ${input.uid}, name: ]`
+              byName
+                ? `user does not exist [uid: 0, name: ${input.repo_owner}]`
+                : `user does not exist [uid: ${input.uid}, name: ]`
             )
           }
           const owner = found.value
@@ -117,18 +158,25 @@ export class MirrorsService extends Context.Service<MirrorsService, {
         })
 
       const migrate = (caller: Principal, input: MigrateRepoOptions) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (!SERVICES.includes(input.service ?? "")) {
-            return yield* Errors.validationFailed(`[Service]: must be one of git, github, gitea, gitlab, gogs, onedev, gitbucket, codebase: "${input.service}"`)
+            return yield* Errors.validationFailed(
+              `[Service]: must be one of git, github, gitea, gitlab, gogs, onedev, gitbucket, codebase: "${input.service}"`
+            )
           }
-          const extras = (["wiki", "milestones", "labels", "issues", "pull_requests", "releases", "lfs"] as const).filter((k) => input[k] === true)
+          const extras = (
+            ["wiki", "milestones", "labels", "issues", "pull_requests", "releases", "lfs"] as const
+          ).filter((k) => input[k] === true)
           if (extras.length > 0) {
-            return yield* Errors.validationFailed(`Hearth migrates git data only; these cannot be migrated yet: ${extras.join(", ")}`)
+            return yield* Errors.validationFailed(
+              `Hearth migrates git data only; these cannot be migrated yet: ${extras.join(", ")}`
+            )
           }
           const owner = yield* targetOwner(caller, input)
           yield* quota.enforce(owner, "size:repos:all")
           const nameProblem = repoNameProblem(input.repo_name)
-          if (nameProblem !== undefined) return yield* Errors.validationFailed(nameProblem.replace("[Name]", "[RepoName]"))
+          if (nameProblem !== undefined)
+            return yield* Errors.validationFailed(nameProblem.replace("[Name]", "[RepoName]"))
           if (input.description !== undefined && input.description.length > 2048) {
             return yield* Errors.validationFailed("[Description]: MaxSize (2048)")
           }
@@ -136,13 +184,17 @@ export class MirrorsService extends Context.Service<MirrorsService, {
           if (mirror && !settings.mirror.ENABLED) {
             return yield* Errors.forbidden("the site administrator has disabled the creation of new pull mirrors")
           }
-          const remote = parseRemote(input.clone_addr, { username: input.auth_username, password: input.auth_password, token: input.auth_token })
+          const remote = parseRemote(input.clone_addr, {
+            username: input.auth_username,
+            password: input.auth_password,
+            token: input.auth_token
+          })
           if (remote._tag === "RemoteRefused") return yield* Errors.validationFailed(remote.message)
           const interval = !mirror
             ? 0
             : input.mirror_interval === undefined
-            ? withinBounds(settings.mirror.DEFAULT_INTERVAL, formatGoDuration(settings.mirror.DEFAULT_INTERVAL))
-            : intervalOf(input.mirror_interval)
+              ? withinBounds(settings.mirror.DEFAULT_INTERVAL, formatGoDuration(settings.mirror.DEFAULT_INTERVAL))
+              : intervalOf(input.mirror_interval)
           if (typeof interval === "string") return yield* Errors.validationFailed(interval)
           yield* Effect.mapError(checkRemote(settings, remote.url), (e) => Errors.validationFailed(e.message))
           if (Option.isSome(yield* Effect.orDie(rows.findByName(owner.id, input.repo_name)))) {
@@ -162,14 +214,20 @@ export class MirrorsService extends Context.Service<MirrorsService, {
             status: "creating"
           })
           const target = { id: row.id, dir: repos.pathOf(owner, row) }
-          const prepared = Effect.gen(function*() {
+          const prepared = Effect.gen(function* () {
             // The job first: from here on, a crash is repaired by the schedule (restartLostJobs).
-            yield* Effect.orDie(jobs.enqueue({ kind: MIGRATE_KIND, key: migrateKey(row.id), repoId: row.id, doerId: caller.user.id }))
+            yield* Effect.orDie(
+              jobs.enqueue({ kind: MIGRATE_KIND, key: migrateKey(row.id), repoId: row.id, doerId: caller.user.id })
+            )
             yield* repos.initDirectory(target, "main")
             const sealed = seal(header)
             yield* Effect.orDie(
               mirror
-                ? mirrors.createPull(row.id, { remoteAddress: remote.url, credentials: sealed, interval: formatGoDuration(interval) })
+                ? mirrors.createPull(row.id, {
+                    remoteAddress: remote.url,
+                    credentials: sealed,
+                    interval: formatGoDuration(interval)
+                  })
                 : mirrors.setOriginalUrl(row.id, remote.url)
             )
             return sealed
@@ -177,10 +235,13 @@ export class MirrorsService extends Context.Service<MirrorsService, {
           const sealed = yield* prepared.pipe(Effect.onError(() => repos.remove(owner, row)))
           // The clone is a durable job this request waits for (it removes the repository itself if it
           // fails). Waiting polls, so a client that goes away does not interrupt the clone.
-          const exit = yield* Effect.gen(function*() {
-            const executionId = yield* MigrateRepository.execute({ repoId: row.id, remoteAddress: remote.url, credentials: sealed, mirror }, {
-              discard: true
-            })
+          const exit = yield* Effect.gen(function* () {
+            const executionId = yield* MigrateRepository.execute(
+              { repoId: row.id, remoteAddress: remote.url, credentials: sealed, mirror },
+              {
+                discard: true
+              }
+            )
             while (true) {
               const result = yield* MigrateRepository.poll(executionId)
               if (Option.isSome(result) && result.value._tag === "Complete") return result.value.exit
@@ -198,19 +259,21 @@ export class MirrorsService extends Context.Service<MirrorsService, {
 
       /** The repository for a mirror route: 404 unless visible, then 403 below `level`. */
       const opened = (caller: Principal, ownerName: string, name: string, level: "write" | "admin") =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { owner, repo } = yield* repos.open(caller, ownerName, name)
           yield* policy.ensureAccess(caller, repo, owner, level)
           return { owner, repo }
         })
 
       const notArchived = (owner: UserRow, repo: RepoRow) =>
-        repo.isArchived ? Effect.fail(Errors.locked(`<Repository ${repo.id}:${owner.name}/${repo.name}> is archived`)) : Effect.void
+        repo.isArchived
+          ? Effect.fail(Errors.locked(`<Repository ${repo.id}:${owner.name}/${repo.name}> is archived`))
+          : Effect.void
 
       const enabled = settings.mirror.ENABLED ? Effect.void : Effect.fail(Errors.badRequest(DISABLED))
 
       const syncPull = (caller: Principal, ownerName: string, name: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { owner, repo } = yield* opened(caller, ownerName, name, "write")
           yield* notArchived(owner, repo)
           yield* quota.enforce(owner, "size:git:all")
@@ -229,75 +292,92 @@ export class MirrorsService extends Context.Service<MirrorsService, {
 
       const findPush = (repo: RepoRow, remoteName: string) =>
         Effect.flatMap(Effect.orDie(mirrors.findPush(repo.id, remoteName)), (found) =>
-          Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound()))
+          Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound())
+        )
 
       const addPush = (caller: Principal, ownerName: string, name: string, input: CreatePushMirrorOption) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { repo } = yield* pushRoute(caller, ownerName, name)
           const interval = intervalOf(input.interval ?? "")
-          if (typeof interval === "string") return yield* Errors.badRequest(interval.replace("mirror interval", "interval"))
+          if (typeof interval === "string")
+            return yield* Errors.badRequest(interval.replace("mirror interval", "interval"))
           if (input.use_ssh === true) {
-            return yield* Errors.badRequest("SSH authentication not available: Hearth pushes to mirrors over http(s) only.")
+            return yield* Errors.badRequest(
+              "SSH authentication not available: Hearth pushes to mirrors over http(s) only."
+            )
           }
           const filter = input.branch_filter ?? ""
-          if (filter.split(",").some((glob) => (glob.match(/\*/g) ?? []).length > 1 || /[\s:~^?[\\]/.test(glob.trim()))) {
-            return yield* Errors.badRequest(`invalid branch_filter "${filter}": use branch names or globs with one '*', separated by commas`)
+          if (
+            filter.split(",").some((glob) => (glob.match(/\*/g) ?? []).length > 1 || /[\s:~^?[\\]/.test(glob.trim()))
+          ) {
+            return yield* Errors.badRequest(
+              `invalid branch_filter "${filter}": use branch names or globs with one '*', separated by commas`
+            )
           }
           const remote = parseRemote(input.remote_address ?? "", {
             username: input.remote_username,
             password: input.remote_password
           })
-          if (remote._tag === "RemoteRefused") return yield* Errors.badRequest(remote.message.replace("[CloneAddr]", "[RemoteAddress]"))
+          if (remote._tag === "RemoteRefused")
+            return yield* Errors.badRequest(remote.message.replace("[CloneAddr]", "[RemoteAddress]"))
           yield* Effect.mapError(checkRemote(settings, remote.url), (e) => Errors.badRequest(e.message))
-          const mirror = yield* Effect.orDie(mirrors.insertPush({
-            repoId: repo.id,
-            remoteName: `remote_mirror_${randomBytes(8).toString("hex").slice(0, 10)}`,
-            remoteAddress: remote.url,
-            credentials: seal(authorizationHeader(remote.credentials)),
-            syncOnCommit: input.sync_on_commit ?? false,
-            intervalSeconds: interval,
-            branchFilter: filter
-          }))
+          const mirror = yield* Effect.orDie(
+            mirrors.insertPush({
+              repoId: repo.id,
+              remoteName: `remote_mirror_${randomBytes(8).toString("hex").slice(0, 10)}`,
+              remoteAddress: remote.url,
+              credentials: seal(authorizationHeader(remote.credentials)),
+              syncOnCommit: input.sync_on_commit ?? false,
+              intervalSeconds: interval,
+              branchFilter: filter
+            })
+          )
           return { repo, mirror }
         })
 
       const startPushes = (list: ReadonlyArray<PushMirrorRow>, why: string, doerId?: number) =>
-        Effect.forEach(list, (mirror) => background(startPushSync(mirror, `${PUSH_KIND}:${mirror.id}:${why}:${Date.now()}`, doerId)), {
-          discard: true
-        })
+        Effect.forEach(
+          list,
+          (mirror) => background(startPushSync(mirror, `${PUSH_KIND}:${mirror.id}:${why}:${Date.now()}`, doerId)),
+          {
+            discard: true
+          }
+        )
 
       return MirrorsService.of({
         migrate,
         syncPull,
         listPush: (caller, ownerName, name, page) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const { repo } = yield* pushRoute(caller, ownerName, name)
             const { rows: list, total } = yield* Effect.orDie(mirrors.listPush(repo.id, page))
             return { repo, rows: list, total }
           }),
         getPush: (caller, ownerName, name, remoteName) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const { repo } = yield* pushRoute(caller, ownerName, name)
             return { repo, mirror: yield* findPush(repo, remoteName) }
           }),
         addPush,
         deletePush: (caller, ownerName, name, remoteName) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const { repo } = yield* pushRoute(caller, ownerName, name)
             if (!(yield* Effect.orDie(mirrors.deletePush(repo.id, remoteName)))) return yield* Errors.notFound()
           }),
         syncPush: (caller, ownerName, name) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const { owner, repo } = yield* opened(caller, ownerName, name, "admin")
             yield* notArchived(owner, repo)
             yield* enabled
             yield* startPushes(yield* Effect.orDie(mirrors.allPushOf(repo.id)), "manual", caller.user.id)
           }),
         pushed: (repoId) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             if (!settings.mirror.ENABLED) return
             yield* startPushes(yield* Effect.orDie(mirrors.pushOnCommit(repoId)), "commit")
-          }).pipe(Effect.ignoreCause({ log: "Warn", message: `could not queue the push mirrors of repository ${repoId}` }))
+          }).pipe(
+            Effect.ignoreCause({ log: "Warn", message: `could not queue the push mirrors of repository ${repoId}` })
+          )
       })
     })
   )

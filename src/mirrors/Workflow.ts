@@ -12,14 +12,14 @@ import * as Git from "../git/Git.ts"
 import { gitConfigEnv, RepositoryWriter } from "../git/Repository.ts"
 import { JobsRepo } from "../jobs/Repo.ts"
 import { finished, step } from "../jobs/Steps.ts"
+import { parseGoDuration } from "../lib/Duration.ts"
+import { sealer } from "../lib/Sealer.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { checkRemote, gitConfig, sanitize } from "./Policy.ts"
 import { MirrorsRepo } from "./Repo.ts"
-import { parseGoDuration } from "../lib/Duration.ts"
-import { sealer } from "../lib/Sealer.ts"
 
 export const SyncPullMirror = Workflow.make("SyncPullMirror", {
   payload: { repoId: Schema.Number, key: Schema.String },
@@ -32,7 +32,9 @@ export const SyncPushMirror = Workflow.make("SyncPushMirror", {
 })
 
 /** Why a migration's clone failed, as Forgejo words it ("Authentication failed: …", "Migration failed: …"). */
-export class MigrationFailed extends Schema.TaggedError<MigrationFailed>()("MigrationFailed", { message: Schema.String }) {}
+export class MigrationFailed extends Schema.TaggedError<MigrationFailed>()("MigrationFailed", {
+  message: Schema.String
+}) {}
 
 /**
  * A migration's clone, for a repository whose row and empty directory exist (`creating`): fetch
@@ -54,13 +56,16 @@ export const PUSH_KIND = "push-mirror"
 
 /** Git's branch globs of a push mirror's `branch_filter` as refspecs (all branches when empty). */
 export const branchRefspecs = (filter: string) => {
-  const globs = filter.split(",").map((g) => g.trim()).filter((g) => g !== "")
+  const globs = filter
+    .split(",")
+    .map((g) => g.trim())
+    .filter((g) => g !== "")
   return (globs.length === 0 ? ["*"] : globs).map((g) => `+refs/heads/${g}:refs/heads/${g}`)
 }
 
 /** Records the job and starts the pull mirror's sync (it runs in the background). */
 export const startPullSync = (repoId: number, key: string, doerId?: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const jobs = yield* JobsRepo
     yield* Effect.orDie(jobs.enqueue({ kind: PULL_KIND, key, repoId, ...(doerId === undefined ? {} : { doerId }) }))
     yield* SyncPullMirror.execute({ repoId, key }, { discard: true }).pipe(Effect.orDie)
@@ -68,31 +73,37 @@ export const startPullSync = (repoId: number, key: string, doerId?: number) =>
 
 /** Records the job and starts the push mirror's sync (it runs in the background). */
 export const startPushSync = (mirror: { readonly id: number; readonly repoId: number }, key: string, doerId?: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const jobs = yield* JobsRepo
-    yield* Effect.orDie(jobs.enqueue({ kind: PUSH_KIND, key, repoId: mirror.repoId, ...(doerId === undefined ? {} : { doerId }) }))
+    yield* Effect.orDie(
+      jobs.enqueue({ kind: PUSH_KIND, key, repoId: mirror.repoId, ...(doerId === undefined ? {} : { doerId }) })
+    )
     yield* SyncPushMirror.execute({ mirrorId: mirror.id, key }, { discard: true }).pipe(Effect.orDie)
   })
 
 /** A repository and its owner as they are now, and its directory. */
 const located = (repoId: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const repos = yield* ReposService
     const users = yield* UsersRepo
     const repo = yield* Effect.mapError(repos.getById(repoId), () => `repository ${repoId} no longer exists`)
     const owner = yield* Effect.flatMap(Effect.orDie(users.findById(repo.ownerId)), (found) =>
-      Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(`the owner of repository ${repoId} no longer exists`))
+      Option.isSome(found)
+        ? Effect.succeed(found.value)
+        : Effect.fail(`the owner of repository ${repoId} no longer exists`)
+    )
     return { repo, owner, dir: repos.pathOf(owner, repo) }
   })
 
 /** The git configuration for talking to `address` now: the address checked again (DNS may have changed), credentials opened. */
 const remoteConfig = (address: string, sealed: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* Settings
     const pin = yield* Effect.mapError(checkRemote(settings, address), (e) => e.message)
     const header = yield* Effect.try({
       try: () => sealer(settings.security.SECRET_KEY, "mirror-credentials").open(sealed),
-      catch: () => "the stored credentials of this mirror cannot be read ([security] SECRET_KEY changed?); set them again"
+      catch: () =>
+        "the stored credentials of this mirror cannot be read ([security] SECRET_KEY changed?); set them again"
     })
     return gitConfig(pin, header)
   })
@@ -105,117 +116,155 @@ export const cloneFailedMessage = (message: string) => {
     : `Migration failed: ${text}.`
 }
 
-export const MigrateRepositoryLive = MigrateRepository.toLayer(Effect.fnUntraced(function*({ repoId, remoteAddress, credentials, mirror }) {
-  const repos = yield* ReposService
-  const rows = yield* ReposRepo
-  const mirrors = yield* MirrorsRepo
-  const writer = yield* RepositoryWriter
-  const job = migrateKey(repoId)
-  const cloned = yield* step({
-    job,
-    name: "clone",
-    success: Schema.Void,
-    attempts: 1,
-    work: Effect.gen(function*() {
-      const { dir } = yield* located(repoId)
-      const config = yield* remoteConfig(remoteAddress, credentials)
-      yield* writer.fetchFrom({ id: repoId, dir }, { url: remoteAddress, config, prune: false, setHead: true }).pipe(
-        Effect.mapError((e) => cloneFailedMessage(e.message))
-      )
-    })
-  }).pipe(Effect.result)
-  if (cloned._tag === "Failure") {
-    yield* Activity.make({
-      name: "remove",
-      execute: Effect.gen(function*() {
-        const found = yield* Effect.result(located(repoId))
-        if (found._tag === "Failure") return
-        // The directory before the row: run again after a crash in between, this still finds both.
-        yield* writer.remove({ id: repoId, dir: found.success.dir }).pipe(Effect.ignore)
-        yield* repos.remove(found.success.owner, found.success.repo)
+export const MigrateRepositoryLive = MigrateRepository.toLayer(
+  Effect.fnUntraced(function* ({ repoId, remoteAddress, credentials, mirror }) {
+    const repos = yield* ReposService
+    const rows = yield* ReposRepo
+    const mirrors = yield* MirrorsRepo
+    const writer = yield* RepositoryWriter
+    const job = migrateKey(repoId)
+    const cloned = yield* step({
+      job,
+      name: "clone",
+      success: Schema.Void,
+      attempts: 1,
+      work: Effect.gen(function* () {
+        const { dir } = yield* located(repoId)
+        const config = yield* remoteConfig(remoteAddress, credentials)
+        yield* writer
+          .fetchFrom({ id: repoId, dir }, { url: remoteAddress, config, prune: false, setHead: true })
+          .pipe(Effect.mapError((e) => cloneFailedMessage(e.message)))
       })
-    })
-    const message = cloned.failure.message
-    return yield* new MigrationFailed({ message: /^(Authentication|Migration) failed/.test(message) ? message : cloneFailedMessage(message) })
-  }
-  yield* step({
-    job,
-    name: "record",
-    success: Schema.Void,
-    work: Effect.gen(function*() {
-      const { repo, owner } = yield* located(repoId)
-      yield* repos.recordGitChange(owner, repo, { maintain: true })
-      yield* Effect.orDie(rows.setStatus(repoId, "ready"))
-      if (mirror) yield* Effect.orDie(mirrors.pullSucceeded(repoId))
-    })
-  }).pipe(Effect.orDie)
-  yield* finished(job)
-}))
-
-export const SyncPullMirrorLive = SyncPullMirror.toLayer(Effect.fnUntraced(function*({ repoId, key }) {
-  const mirrors = yield* MirrorsRepo
-  const repos = yield* ReposService
-  const writer = yield* RepositoryWriter
-
-  const fetched = yield* step({
-    job: key,
-    name: "fetch",
-    success: Schema.Void,
-    attempts: 3,
-    work: Effect.gen(function*() {
-      const { repo, dir } = yield* located(repoId)
-      const mirror = yield* Effect.flatMap(Effect.orDie(mirrors.findPull(repoId)), (found) =>
-        Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail("this repository is not a mirror"))
-      const config = yield* remoteConfig(mirror.remoteAddress, mirror.credentials)
-      yield* writer.fetchFrom({ id: repoId, dir }, { url: mirror.remoteAddress, config, prune: repo.enablePrune, setHead: false }).pipe(
-        Effect.mapError((e) => `fetching from ${mirror.remoteAddress} failed: ${sanitize(e.message)}`)
-      )
-    })
-  }).pipe(Effect.result)
-  if (fetched._tag === "Failure") {
-    yield* Activity.make({ name: "failed", execute: Effect.orDie(mirrors.pullFailed(repoId, fetched.failure.message)) })
-    return
-  }
-  yield* step({
-    job: key,
-    name: "record",
-    success: Schema.Void,
-    work: Effect.gen(function*() {
-      const { repo, owner } = yield* located(repoId)
-      yield* repos.recordGitChange(owner, repo, { maintain: true })
-      yield* Effect.orDie(mirrors.pullSucceeded(repoId))
-    })
+    }).pipe(Effect.result)
+    if (cloned._tag === "Failure") {
+      yield* Activity.make({
+        name: "remove",
+        execute: Effect.gen(function* () {
+          const found = yield* Effect.result(located(repoId))
+          if (found._tag === "Failure") return
+          // The directory before the row: run again after a crash in between, this still finds both.
+          yield* writer.remove({ id: repoId, dir: found.success.dir }).pipe(Effect.ignore)
+          yield* repos.remove(found.success.owner, found.success.repo)
+        })
+      })
+      const message = cloned.failure.message
+      return yield* new MigrationFailed({
+        message: /^(Authentication|Migration) failed/.test(message) ? message : cloneFailedMessage(message)
+      })
+    }
+    yield* step({
+      job,
+      name: "record",
+      success: Schema.Void,
+      work: Effect.gen(function* () {
+        const { repo, owner } = yield* located(repoId)
+        yield* repos.recordGitChange(owner, repo, { maintain: true })
+        yield* Effect.orDie(rows.setStatus(repoId, "ready"))
+        if (mirror) yield* Effect.orDie(mirrors.pullSucceeded(repoId))
+      })
+    }).pipe(Effect.orDie)
+    yield* finished(job)
   })
-  yield* finished(key)
-}, (effect) => Effect.orDie(effect)))
+)
 
-export const SyncPushMirrorLive = SyncPushMirror.toLayer(Effect.fnUntraced(function*({ mirrorId, key }) {
-  const mirrors = yield* MirrorsRepo
-  const pushed = yield* step({
-    job: key,
-    name: "push",
-    success: Schema.Void,
-    attempts: 3,
-    work: Effect.gen(function*() {
-      const mirror = yield* Effect.flatMap(Effect.orDie(mirrors.findPushById(mirrorId)), (found) =>
-        Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail("the push mirror was removed"))
-      const { dir } = yield* located(mirror.repoId)
-      const config = yield* remoteConfig(mirror.remoteAddress, mirror.credentials)
-      // Never through the entity: a push only reads this repository.
-      yield* Git.inRepo(dir, [
-        "push", "--quiet", "--force", "--prune", "--", mirror.remoteAddress,
-        ...branchRefspecs(mirror.branchFilter), "+refs/tags/*:refs/tags/*"
-      ], { env: gitConfigEnv(config) }).pipe(
-        Effect.mapError((e) => `pushing to ${mirror.remoteAddress} failed: ${sanitize(e.stderr.trim() || e.message)}`)
-      )
-    })
-  }).pipe(Effect.result)
-  yield* Activity.make({
-    name: "recorded",
-    execute: Effect.orDie(pushed._tag === "Failure" ? mirrors.pushFailed(mirrorId, pushed.failure.message) : mirrors.pushSucceeded(mirrorId))
-  })
-  if (pushed._tag === "Success") yield* finished(key)
-}, (effect) => Effect.orDie(effect)))
+export const SyncPullMirrorLive = SyncPullMirror.toLayer(
+  Effect.fnUntraced(
+    function* ({ repoId, key }) {
+      const mirrors = yield* MirrorsRepo
+      const repos = yield* ReposService
+      const writer = yield* RepositoryWriter
+
+      const fetched = yield* step({
+        job: key,
+        name: "fetch",
+        success: Schema.Void,
+        attempts: 3,
+        work: Effect.gen(function* () {
+          const { repo, dir } = yield* located(repoId)
+          const mirror = yield* Effect.flatMap(Effect.orDie(mirrors.findPull(repoId)), (found) =>
+            Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail("this repository is not a mirror")
+          )
+          const config = yield* remoteConfig(mirror.remoteAddress, mirror.credentials)
+          yield* writer
+            .fetchFrom(
+              { id: repoId, dir },
+              { url: mirror.remoteAddress, config, prune: repo.enablePrune, setHead: false }
+            )
+            .pipe(Effect.mapError((e) => `fetching from ${mirror.remoteAddress} failed: ${sanitize(e.message)}`))
+        })
+      }).pipe(Effect.result)
+      if (fetched._tag === "Failure") {
+        yield* Activity.make({
+          name: "failed",
+          execute: Effect.orDie(mirrors.pullFailed(repoId, fetched.failure.message))
+        })
+        return
+      }
+      yield* step({
+        job: key,
+        name: "record",
+        success: Schema.Void,
+        work: Effect.gen(function* () {
+          const { repo, owner } = yield* located(repoId)
+          yield* repos.recordGitChange(owner, repo, { maintain: true })
+          yield* Effect.orDie(mirrors.pullSucceeded(repoId))
+        })
+      })
+      yield* finished(key)
+    },
+    (effect) => Effect.orDie(effect)
+  )
+)
+
+export const SyncPushMirrorLive = SyncPushMirror.toLayer(
+  Effect.fnUntraced(
+    function* ({ mirrorId, key }) {
+      const mirrors = yield* MirrorsRepo
+      const pushed = yield* step({
+        job: key,
+        name: "push",
+        success: Schema.Void,
+        attempts: 3,
+        work: Effect.gen(function* () {
+          const mirror = yield* Effect.flatMap(Effect.orDie(mirrors.findPushById(mirrorId)), (found) =>
+            Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail("the push mirror was removed")
+          )
+          const { dir } = yield* located(mirror.repoId)
+          const config = yield* remoteConfig(mirror.remoteAddress, mirror.credentials)
+          // Never through the entity: a push only reads this repository.
+          yield* Git.inRepo(
+            dir,
+            [
+              "push",
+              "--quiet",
+              "--force",
+              "--prune",
+              "--",
+              mirror.remoteAddress,
+              ...branchRefspecs(mirror.branchFilter),
+              "+refs/tags/*:refs/tags/*"
+            ],
+            { env: gitConfigEnv(config) }
+          ).pipe(
+            Effect.mapError(
+              (e) => `pushing to ${mirror.remoteAddress} failed: ${sanitize(e.stderr.trim() || e.message)}`
+            )
+          )
+        })
+      }).pipe(Effect.result)
+      yield* Activity.make({
+        name: "recorded",
+        execute: Effect.orDie(
+          pushed._tag === "Failure"
+            ? mirrors.pushFailed(mirrorId, pushed.failure.message)
+            : mirrors.pushSucceeded(mirrorId)
+        )
+      })
+      if (pushed._tag === "Success") yield* finished(key)
+    },
+    (effect) => Effect.orDie(effect)
+  )
+)
 
 /**
  * Starts again the workflows of jobs that were recorded but whose workflow may never have been
@@ -223,27 +272,31 @@ export const SyncPushMirrorLive = SyncPushMirror.toLayer(Effect.fnUntraced(funct
  * is joined, not repeated. A migration whose credentials were not kept (not a mirror) then fails
  * on a private source and its repository is removed: never a half-made one.
  */
-export const restartLostJobs = Effect.gen(function*() {
+export const restartLostJobs = Effect.gen(function* () {
   const mirrors = yield* MirrorsRepo
   for (const job of yield* Effect.orDie(mirrors.unfinishedJobs([MIGRATE_KIND, PULL_KIND, PUSH_KIND], 10))) {
     if (job.kind === MIGRATE_KIND) {
-      yield* MigrateRepository.execute({
-        repoId: job.repoId,
-        remoteAddress: job.remoteAddress,
-        credentials: job.credentials,
-        mirror: job.isMirror
-      }, { discard: true }).pipe(Effect.orDie)
+      yield* MigrateRepository.execute(
+        {
+          repoId: job.repoId,
+          remoteAddress: job.remoteAddress,
+          credentials: job.credentials,
+          mirror: job.isMirror
+        },
+        { discard: true }
+      ).pipe(Effect.orDie)
     } else if (job.kind === PULL_KIND) {
       yield* SyncPullMirror.execute({ repoId: job.repoId, key: job.key }, { discard: true }).pipe(Effect.orDie)
     } else {
       const mirrorId = Number(job.key.split(":")[1])
-      if (Number.isSafeInteger(mirrorId)) yield* SyncPushMirror.execute({ mirrorId, key: job.key }, { discard: true }).pipe(Effect.orDie)
+      if (Number.isSafeInteger(mirrorId))
+        yield* SyncPushMirror.execute({ mirrorId, key: job.key }, { discard: true }).pipe(Effect.orDie)
     }
   }
 })
 
 /** Starts every sync that is due; each mirror is claimed first, so a sync is started once. */
-export const startDueSyncs = Effect.gen(function*() {
+export const startDueSyncs = Effect.gen(function* () {
   yield* restartLostJobs
   const settings = yield* Settings
   if (!settings.mirror.ENABLED) return
@@ -273,16 +326,29 @@ export const startDueSyncs = Effect.gen(function*() {
  * One cron for all mirrors: every minute, or every 5 seconds when [mirror] MIN_INTERVAL is below a
  * minute (so that short intervals are kept).
  */
-export const MirrorScheduleLive = Layer.unwrap(Effect.gen(function*() {
-  const settings = yield* Settings
-  const minimum = settings.mirror.MIN_INTERVAL
-  return ClusterCron.make({
-    name: "mirror-schedule",
-    cron: Cron.parseUnsafe(minimum >= 60 ? "0 * * * * *" : "*/5 * * * * *"),
-    execute: startDueSyncs.pipe(Effect.catchCause((cause) => Effect.logWarning("could not start the mirror syncs that are due", cause))),
-    skipIfOlderThan: "5 minutes"
+export const MirrorScheduleLive = Layer.unwrap(
+  Effect.gen(function* () {
+    const settings = yield* Settings
+    const minimum = settings.mirror.MIN_INTERVAL
+    return ClusterCron.make({
+      name: "mirror-schedule",
+      cron: Cron.parseUnsafe(minimum >= 60 ? "0 * * * * *" : "*/5 * * * * *"),
+      execute: startDueSyncs.pipe(
+        Effect.catchCause((cause) => Effect.logWarning("could not start the mirror syncs that are due", cause))
+      ),
+      skipIfOlderThan: "5 minutes"
+    })
   })
-}))
+)
 
 /** What the workflows and the schedule need besides the engine and the cluster. */
-export type MirrorRequirements = MirrorsRepo | ReposRepo | ReposService | UsersRepo | RepositoryWriter | JobsRepo | QuotaService | Settings | WorkflowEngine.WorkflowEngine
+export type MirrorRequirements =
+  | MirrorsRepo
+  | ReposRepo
+  | ReposService
+  | UsersRepo
+  | RepositoryWriter
+  | JobsRepo
+  | QuotaService
+  | Settings
+  | WorkflowEngine.WorkflowEngine

@@ -3,9 +3,9 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Access.ts"
-import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { Id, Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
+import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 
 export const OAuth2Application = Schema.Struct({
   id: Id,
@@ -24,34 +24,35 @@ const Options = {
   redirect_uris: Schema.optional(Schema.Array(Schema.String)),
   confidential_client: Schema.optional(Schema.Boolean)
 }
-export const CreateOAuth2ApplicationOptions = Schema.Struct(Options)
-  .annotate({ identifier: "CreateOAuth2ApplicationOptions" })
+export const CreateOAuth2ApplicationOptions = Schema.Struct(Options).annotate({
+  identifier: "CreateOAuth2ApplicationOptions"
+})
 export type ApplicationOptions = typeof CreateOAuth2ApplicationOptions.Type
 
 const rule = { signedIn: true, scopes: ["user"] } as const
 /** Read leniently: an id that is not a number names no application (404). */
 const id = { id: Schema.String }
 
-export class OAuth2Api extends HttpApiGroup.make("oauth2")
-  .add(
-    HttpApiEndpoint.get("listApplications", "/user/applications/oauth2", {
-      query: PageQuery,
-      success: Schema.Array(OAuth2Application)
-    }).annotate(Access, rule),
-    HttpApiEndpoint.post("createApplication", "/user/applications/oauth2", {
-      payload: CreateOAuth2ApplicationOptions,
-      success: OAuth2Application.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, rule),
-    HttpApiEndpoint.get("getApplication", "/user/applications/oauth2/:id", { params: id, success: OAuth2Application })
-      .annotate(Access, rule),
-    HttpApiEndpoint.patch("updateApplication", "/user/applications/oauth2/:id", {
-      params: id,
-      payload: CreateOAuth2ApplicationOptions,
-      success: OAuth2Application
-    }).annotate(Access, rule),
-    HttpApiEndpoint.delete("deleteApplication", "/user/applications/oauth2/:id", {
-      params: id,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, rule)
-  )
-{}
+export class OAuth2Api extends HttpApiGroup.make("oauth2").add(
+  HttpApiEndpoint.get("listApplications", "/user/applications/oauth2", {
+    query: PageQuery,
+    success: Schema.Array(OAuth2Application)
+  }).annotate(Access, rule),
+  HttpApiEndpoint.post("createApplication", "/user/applications/oauth2", {
+    payload: CreateOAuth2ApplicationOptions,
+    success: OAuth2Application.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, rule),
+  HttpApiEndpoint.get("getApplication", "/user/applications/oauth2/:id", {
+    params: id,
+    success: OAuth2Application
+  }).annotate(Access, rule),
+  HttpApiEndpoint.patch("updateApplication", "/user/applications/oauth2/:id", {
+    params: id,
+    payload: CreateOAuth2ApplicationOptions,
+    success: OAuth2Application
+  }).annotate(Access, rule),
+  HttpApiEndpoint.delete("deleteApplication", "/user/applications/oauth2/:id", {
+    params: id,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, rule)
+) {}

@@ -7,22 +7,27 @@ import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { OAuth2Service } from "./Service.ts"
 
 export const OAuth2Http = HttpApiBuilder.group(HearthApi, "oauth2", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const apps = yield* OAuth2Service
     return handlers
       .handle("listApplications", ({ query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           const page = yield* resolvePage(query)
           const { rows, total } = yield* apps.list(me.user.id, page)
           yield* setListHeaders(page, total)
           return rows
-        }))
+        })
+      )
       .handle("createApplication", ({ payload }) =>
-        Effect.flatMap(signedInCaller, (me) => apps.create(me.user.id, payload)))
+        Effect.flatMap(signedInCaller, (me) => apps.create(me.user.id, payload))
+      )
       .handle("getApplication", ({ params }) => Effect.flatMap(signedInCaller, (me) => apps.get(me.user.id, params.id)))
       .handle("updateApplication", ({ params, payload }) =>
-        Effect.flatMap(signedInCaller, (me) => apps.update(me.user.id, params.id, payload)))
+        Effect.flatMap(signedInCaller, (me) => apps.update(me.user.id, params.id, payload))
+      )
       .handle("deleteApplication", ({ params }) =>
-        Effect.flatMap(signedInCaller, (me) => apps.remove(me.user.id, params.id)))
-  }))
+        Effect.flatMap(signedInCaller, (me) => apps.remove(me.user.id, params.id))
+      )
+  })
+)

@@ -3,12 +3,13 @@
 // app's private-use scheme in reverse-domain form (RFC 8252 §7.1, e.g. com.example.app:/cb).
 // The client id is a random UUID; the secret ("gto_" + 52 base32 characters, as Forgejo) is
 // returned once and stored as a SHA-256.
-import { Context, Effect, Layer, Option } from "effect"
+
 import { createHash, randomBytes, randomUUID } from "node:crypto"
+import { Context, Effect, Layer, Option } from "effect"
 import * as Errors from "../http/Errors.ts"
-import { NAME_MAX } from "../lib/Names.ts"
-import type { Page } from "../http/Pagination.ts"
 import { formatTime } from "../http/Json.ts"
+import type { Page } from "../http/Pagination.ts"
+import { NAME_MAX } from "../lib/Names.ts"
 import type { ApplicationOptions, OAuth2Application } from "./Api.ts"
 import { type ApplicationRow, OAuth2Repo } from "./Repo.ts"
 
@@ -55,20 +56,26 @@ export const redirectUriProblem = (uri: string): string | undefined => {
   return reason("use http, https, or a reverse-domain scheme for native apps (e.g. com.example.app:/callback)")
 }
 
-export class OAuth2Service extends Context.Service<OAuth2Service, {
-  readonly create: (userId: number, options: ApplicationOptions) => Effect.Effect<OAuth2Application, Errors.ValidationFailed>
-  readonly list: (userId: number, page: Page) => Effect.Effect<{ rows: Array<OAuth2Application>; total: number }>
-  readonly get: (userId: number, id: string) => Effect.Effect<OAuth2Application, Errors.NotFound>
-  readonly update: (
-    userId: number,
-    id: string,
-    options: ApplicationOptions
-  ) => Effect.Effect<OAuth2Application, Errors.NotFound | Errors.ValidationFailed>
-  readonly remove: (userId: number, id: string) => Effect.Effect<void, Errors.NotFound>
-}>()("hearth/oauth2/OAuth2Service") {
+export class OAuth2Service extends Context.Service<
+  OAuth2Service,
+  {
+    readonly create: (
+      userId: number,
+      options: ApplicationOptions
+    ) => Effect.Effect<OAuth2Application, Errors.ValidationFailed>
+    readonly list: (userId: number, page: Page) => Effect.Effect<{ rows: Array<OAuth2Application>; total: number }>
+    readonly get: (userId: number, id: string) => Effect.Effect<OAuth2Application, Errors.NotFound>
+    readonly update: (
+      userId: number,
+      id: string,
+      options: ApplicationOptions
+    ) => Effect.Effect<OAuth2Application, Errors.NotFound | Errors.ValidationFailed>
+    readonly remove: (userId: number, id: string) => Effect.Effect<void, Errors.NotFound>
+  }
+>()("hearth/oauth2/OAuth2Service") {
   static readonly layer = Layer.effect(
     OAuth2Service,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const repo = yield* OAuth2Repo
       const invalid = (message: string) => Effect.fail(Errors.validationFailed(message))
 
@@ -95,7 +102,7 @@ export class OAuth2Service extends Context.Service<OAuth2Service, {
         return Effect.succeed(trimmed)
       }
       const checkUris = (uris: ReadonlyArray<string>) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (uris.length === 0) return yield* invalid("[RedirectURIs]: Required")
           if (uris.length > MAX_URIS) return yield* invalid(`[RedirectURIs]: at most ${MAX_URIS} redirect URIs`)
           for (const uri of uris) {
@@ -110,18 +117,20 @@ export class OAuth2Service extends Context.Service<OAuth2Service, {
 
       return OAuth2Service.of({
         create: (userId, options) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const name = yield* checkName(options.name ?? "")
             const redirectUris = yield* checkUris(options.redirect_uris ?? [])
             const secret = newSecret()
-            const row = yield* Effect.orDie(repo.insert({
-              userId,
-              name,
-              clientId: randomUUID(),
-              secretHash: hashSecret(secret),
-              redirectUris,
-              confidentialClient: options.confidential_client ?? false
-            }))
+            const row = yield* Effect.orDie(
+              repo.insert({
+                userId,
+                name,
+                clientId: randomUUID(),
+                secretHash: hashSecret(secret),
+                redirectUris,
+                confidentialClient: options.confidential_client ?? false
+              })
+            )
             return present(row, secret)
           }),
         list: (userId, page) =>
@@ -130,26 +139,31 @@ export class OAuth2Service extends Context.Service<OAuth2Service, {
             total
           })),
         get: (userId, id) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const n = yield* parseId(id)
             return present(yield* found(yield* Effect.orDie(repo.find(userId, n))))
           }),
         // Only the members given change; the secret never does.
         update: (userId, id, options) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const n = yield* parseId(id)
             yield* found(yield* Effect.orDie(repo.find(userId, n)))
             const name = options.name === undefined ? undefined : yield* checkName(options.name)
-            const redirectUris = options.redirect_uris === undefined ? undefined : yield* checkUris(options.redirect_uris)
-            const row = yield* found(yield* Effect.orDie(repo.update(userId, n, {
-              name,
-              redirectUris,
-              confidentialClient: options.confidential_client
-            })))
+            const redirectUris =
+              options.redirect_uris === undefined ? undefined : yield* checkUris(options.redirect_uris)
+            const row = yield* found(
+              yield* Effect.orDie(
+                repo.update(userId, n, {
+                  name,
+                  redirectUris,
+                  confidentialClient: options.confidential_client
+                })
+              )
+            )
             return present(row)
           }),
         remove: (userId, id) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const n = yield* parseId(id)
             if (!(yield* Effect.orDie(repo.remove(userId, n)))) return yield* Errors.notFound()
           })

@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Settings } from "../config/Settings.ts"
 import { HearthApi } from "../Api.ts"
+import { Settings } from "../config/Settings.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
@@ -15,20 +15,20 @@ import { toApiOrg, toApiTeam } from "./Schema.ts"
 import { OrgsService } from "./Service.ts"
 
 export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* Settings
     const orgs = yield* OrgsService
     const users = yield* UsersService
     const accounts = yield* AccountPolicy
     const policy = yield* OrgPolicy
 
-    const viewerOf = Effect.gen(function*() {
+    const viewerOf = Effect.gen(function* () {
       return Option.getOrUndefined(yield* Caller)
     })
 
     /** The org by name, or 404 when the viewer may not see it (403 for public-only tokens). */
     const visibleOrg = (name: string, viewer: Principal | undefined) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const org = yield* orgs.get(name)
         yield* accounts.ensureVisible(viewer, org)
         return org
@@ -48,15 +48,15 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
       viewer === undefined
         ? Effect.succeed(false)
         : viewer.user.isAdmin
-        ? Effect.succeed(true)
-        : policy.isMember(org, viewer.user)
+          ? Effect.succeed(true)
+          : policy.isMember(org, viewer.user)
 
     /**
      * A user named in a membership route: 404 unless it exists and the caller may see it, or it
      * already belongs to the org (members stay manageable whatever their visibility).
      */
     const memberTarget = (username: string, caller: Principal, org: UserRow) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const user = yield* users.get(username)
         if (yield* accounts.canSee(caller, user)) return user
         if (Option.isSome(yield* orgs.membership(org, user))) return user
@@ -65,7 +65,7 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
 
     /** The team of a /teams/{id} route, with its org, if the caller may see it. */
     const visibleTeam = (id: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const caller = yield* signedInCaller
         const team = yield* orgs.getTeam(id)
         const org = yield* orgs.getById(team.orgId)
@@ -81,48 +81,54 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
 
     return handlers
       .handle("listOrgs", ({ query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const viewer = yield* viewerOf
           const page = yield* resolvePage(query)
           const { rows, total } = yield* orgs.list(visibleTo(viewer), page)
           yield* setListHeaders(page, total, { withLink: true })
           return rows.map((o) => toApiOrg(settings, o, viewer))
-        }))
+        })
+      )
       .handle("createOrg", ({ payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const org = yield* orgs.create(caller.user, payload)
           return toApiOrg(settings, org, caller)
-        }))
+        })
+      )
       .handle("getOrg", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const viewer = yield* viewerOf
           return toApiOrg(settings, yield* visibleOrg(params.org, viewer), viewer)
-        }))
+        })
+      )
       .handle("editOrg", ({ params, payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const org = yield* visibleOrg(params.org, caller)
           yield* policy.ensureOwner(caller, org)
           return toApiOrg(settings, yield* orgs.update(org, payload), caller)
-        }))
+        })
+      )
       .handle("deleteOrg", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const org = yield* visibleOrg(params.org, caller)
           yield* policy.ensureOwner(caller, org)
           yield* orgs.remove(org)
-        }))
+        })
+      )
       .handle("listMyOrgs", ({ query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const page = yield* resolvePage(query)
           const { rows, total } = yield* orgs.listOfUser(caller.user, false, everything(caller), page)
           yield* setListHeaders(page, total, { withLink: true })
           return rows.map((o) => toApiOrg(settings, o, caller))
-        }))
+        })
+      )
       .handle("listUserOrgs", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const user = yield* users.visible(caller, params.username)
           const page = yield* resolvePage(query)
@@ -134,10 +140,11 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
             : yield* orgs.listOfUser(user, true, visibleTo(caller), page)
           yield* setListHeaders(page, total, { withLink: true })
           return rows.map((o) => toApiOrg(settings, o, caller))
-        }))
+        })
+      )
 
       .handle("listMembers", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const viewer = yield* viewerOf
           const org = yield* visibleOrg(params.org, viewer)
           const page = yield* resolvePage(query)
@@ -150,9 +157,10 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
           )
           yield* setListHeaders(page, total)
           return userList(rows, viewer)
-        }))
+        })
+      )
       .handle("isMember", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const org = yield* visibleOrg(params.org, caller)
           const user = yield* users.get(params.username)
@@ -165,26 +173,29 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
           if (Option.isNone(membership) || !membership.value.isPublic || !(yield* accounts.canSee(caller, user))) {
             return yield* Errors.notFound()
           }
-        }))
+        })
+      )
       .handle("removeMember", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const org = yield* visibleOrg(params.org, caller)
           yield* policy.ensureOwner(caller, org)
           const user = yield* memberTarget(params.username, caller, org)
           yield* orgs.removeMember(org, user)
-        }))
+        })
+      )
       .handle("listPublicMembers", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const viewer = yield* viewerOf
           const org = yield* visibleOrg(params.org, viewer)
           const page = yield* resolvePage(query)
           const { rows, total } = yield* orgs.members(org, { publicOnly: true, users: visibleTo(viewer) }, page)
           yield* setListHeaders(page, total)
           return userList(rows, viewer)
-        }))
+        })
+      )
       .handle("isPublicMember", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const viewer = yield* viewerOf
           const org = yield* visibleOrg(params.org, viewer)
           const user = yield* users.get(params.username)
@@ -192,28 +203,31 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
           if (Option.isNone(membership) || !membership.value.isPublic || !(yield* accounts.canSee(viewer, user))) {
             return yield* Errors.notFound()
           }
-        }))
+        })
+      )
       .handle("publicizeMember", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const org = yield* visibleOrg(params.org, caller)
           yield* policy.ensureMember(caller, org)
           const user = yield* users.get(params.username)
           if (user.id !== caller.user.id) return yield* Errors.forbidden("Cannot publicize another member")
           yield* orgs.setMembershipPublic(org, user, true)
-        }))
+        })
+      )
       .handle("concealMember", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const org = yield* visibleOrg(params.org, caller)
           yield* policy.ensureMember(caller, org)
           const user = yield* users.get(params.username)
           if (user.id !== caller.user.id) return yield* Errors.forbidden("Cannot conceal another member")
           yield* orgs.setMembershipPublic(org, user, false)
-        }))
+        })
+      )
 
       .handle("listTeams", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const org = yield* visibleOrg(params.org, caller)
           yield* policy.ensureMember(caller, org)
@@ -221,56 +235,66 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
           const { rows, total } = yield* orgs.listTeams(org, page)
           yield* setListHeaders(page, total)
           return rows.map((t) => toApiTeam(t))
-        }))
+        })
+      )
       .handle("createTeam", ({ params, payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const org = yield* visibleOrg(params.org, caller)
           yield* policy.ensureOwner(caller, org)
           return toApiTeam(yield* orgs.createTeam(org, payload))
-        }))
+        })
+      )
       .handle("getTeam", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { caller, org, team } = yield* visibleTeam(params.id)
           return toApiTeam(team, toApiOrg(settings, org, caller))
-        }))
+        })
+      )
       .handle("editTeam", ({ params, payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { caller, org, team } = yield* visibleTeam(params.id)
           yield* policy.ensureOwner(caller, org)
           return toApiTeam(yield* orgs.updateTeam(team, payload))
-        }))
+        })
+      )
       .handle("deleteTeam", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { caller, org, team } = yield* visibleTeam(params.id)
           yield* policy.ensureOwner(caller, org)
           yield* orgs.deleteTeam(team)
-        }))
+        })
+      )
       .handle("listTeamMembers", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { caller, team } = yield* visibleTeam(params.id)
           const page = yield* resolvePage(query)
           const { rows, total } = yield* orgs.teamMembers(team, page)
           yield* setListHeaders(page, total)
           return userList(rows, caller)
-        }))
+        })
+      )
       .handle("getTeamMember", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { caller, team } = yield* visibleTeam(params.id)
           const user = yield* users.get(params.username)
           if (!(yield* orgs.isTeamMember(team, user))) return yield* Errors.notFound()
           return toApiUser(settings, user, caller)
-        }))
+        })
+      )
       .handle("addTeamMember", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { caller, org, team } = yield* visibleTeam(params.id)
           yield* policy.ensureOwner(caller, org)
           yield* orgs.addTeamMember(team, yield* memberTarget(params.username, caller, org))
-        }))
+        })
+      )
       .handle("removeTeamMember", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { caller, org, team } = yield* visibleTeam(params.id)
           yield* policy.ensureOwner(caller, org)
           yield* orgs.removeTeamMember(team, yield* memberTarget(params.username, caller, org))
-        }))
-  }))
+        })
+      )
+  })
+)

@@ -4,8 +4,8 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
-import { toUserRow, type UserRow, type Visibility } from "../users/Repo.ts"
 import type { AccessMode } from "../lib/AccessMode.ts"
+import { toUserRow, type UserRow, type Visibility } from "../users/Repo.ts"
 
 export interface TeamRow {
   readonly id: number
@@ -88,58 +88,64 @@ export interface Listed<A> {
   readonly total: number
 }
 
-export class OrgsRepo extends Context.Service<OrgsRepo, {
-  /** Orgs a viewer may see, by name. */
-  readonly listOrgs: (filter: OrgFilter, page: Paging) => Effect.Effect<Listed<UserRow>, SqlError>
-  /** Orgs `userId` belongs to (only publicly when `publicOnly`), narrowed by `filter`. */
-  readonly listOrgsOfUser: (
-    userId: number,
-    publicOnly: boolean,
-    filter: OrgFilter,
-    page: Paging
-  ) => Effect.Effect<Listed<UserRow>, SqlError>
-  /** Members of an org (only public ones when `publicOnly`); `users` narrows by user visibility. */
-  readonly listMembers: (
-    orgId: number,
-    options: { readonly publicOnly: boolean; readonly users: OrgFilter },
-    page: Paging
-  ) => Effect.Effect<Listed<UserRow>, SqlError>
-  /** The membership row, if the user belongs to the org. */
-  readonly membership: (orgId: number, userId: number) => Effect.Effect<Option.Option<{ isPublic: boolean }>, SqlError>
-  readonly setMembershipPublic: (orgId: number, userId: number, isPublic: boolean) => Effect.Effect<void, SqlError>
+export class OrgsRepo extends Context.Service<
+  OrgsRepo,
+  {
+    /** Orgs a viewer may see, by name. */
+    readonly listOrgs: (filter: OrgFilter, page: Paging) => Effect.Effect<Listed<UserRow>, SqlError>
+    /** Orgs `userId` belongs to (only publicly when `publicOnly`), narrowed by `filter`. */
+    readonly listOrgsOfUser: (
+      userId: number,
+      publicOnly: boolean,
+      filter: OrgFilter,
+      page: Paging
+    ) => Effect.Effect<Listed<UserRow>, SqlError>
+    /** Members of an org (only public ones when `publicOnly`); `users` narrows by user visibility. */
+    readonly listMembers: (
+      orgId: number,
+      options: { readonly publicOnly: boolean; readonly users: OrgFilter },
+      page: Paging
+    ) => Effect.Effect<Listed<UserRow>, SqlError>
+    /** The membership row, if the user belongs to the org. */
+    readonly membership: (
+      orgId: number,
+      userId: number
+    ) => Effect.Effect<Option.Option<{ isPublic: boolean }>, SqlError>
+    readonly setMembershipPublic: (orgId: number, userId: number, isPublic: boolean) => Effect.Effect<void, SqlError>
 
-  readonly findTeam: (id: number) => Effect.Effect<Option.Option<TeamRow>, SqlError>
-  /** The repositories given to a team that does not include all of its organization's. */
-  readonly teamRepoIds: (teamId: number) => Effect.Effect<ReadonlySet<number>, SqlError>
-  readonly addTeamRepo: (teamId: number, repoId: number) => Effect.Effect<void, SqlError>
-  readonly findTeamByName: (orgId: number, name: string) => Effect.Effect<Option.Option<TeamRow>, SqlError>
-  readonly ownerTeam: (orgId: number) => Effect.Effect<Option.Option<TeamRow>, SqlError>
-  readonly listTeams: (orgId: number, page: Paging) => Effect.Effect<Listed<TeamRow>, SqlError>
-  /** The teams of `orgId` that `userId` is in. */
-  readonly teamsOfUser: (orgId: number, userId: number) => Effect.Effect<Array<TeamRow>, SqlError>
-  readonly insertTeam: (
-    orgId: number,
-    values: TeamWrite & { readonly name: string; readonly permission: AccessMode }
-  ) => Effect.Effect<TeamRow, SqlError>
-  readonly updateTeam: (id: number, values: TeamWrite) => Effect.Effect<TeamRow, SqlError>
-  /** Deletes a team and drops org memberships no other team of the org carries. */
-  readonly deleteTeam: (team: TeamRow) => Effect.Effect<void, SqlError>
-  /** Locks the team row until the transaction ends (serializes member changes of one team). */
-  readonly lockTeam: (id: number) => Effect.Effect<void, SqlError>
+    readonly findTeam: (id: number) => Effect.Effect<Option.Option<TeamRow>, SqlError>
+    /** The repositories given to a team that does not include all of its organization's. */
+    readonly teamRepoIds: (teamId: number) => Effect.Effect<ReadonlySet<number>, SqlError>
+    readonly addTeamRepo: (teamId: number, repoId: number) => Effect.Effect<void, SqlError>
+    readonly findTeamByName: (orgId: number, name: string) => Effect.Effect<Option.Option<TeamRow>, SqlError>
+    readonly ownerTeam: (orgId: number) => Effect.Effect<Option.Option<TeamRow>, SqlError>
+    readonly listTeams: (orgId: number, page: Paging) => Effect.Effect<Listed<TeamRow>, SqlError>
+    /** The teams of `orgId` that `userId` is in. */
+    readonly teamsOfUser: (orgId: number, userId: number) => Effect.Effect<Array<TeamRow>, SqlError>
+    readonly insertTeam: (
+      orgId: number,
+      values: TeamWrite & { readonly name: string; readonly permission: AccessMode }
+    ) => Effect.Effect<TeamRow, SqlError>
+    readonly updateTeam: (id: number, values: TeamWrite) => Effect.Effect<TeamRow, SqlError>
+    /** Deletes a team and drops org memberships no other team of the org carries. */
+    readonly deleteTeam: (team: TeamRow) => Effect.Effect<void, SqlError>
+    /** Locks the team row until the transaction ends (serializes member changes of one team). */
+    readonly lockTeam: (id: number) => Effect.Effect<void, SqlError>
 
-  readonly listTeamMembers: (teamId: number, page: Paging) => Effect.Effect<Listed<UserRow>, SqlError>
-  readonly countTeamMembers: (teamId: number) => Effect.Effect<number, SqlError>
-  readonly isTeamMember: (teamId: number, userId: number) => Effect.Effect<boolean, SqlError>
-  /** Adds a user to a team and to the org (no-op when already there). */
-  readonly addTeamMember: (team: TeamRow, userId: number) => Effect.Effect<void, SqlError>
-  /** Removes a user from a team, and from the org when no other team of it remains. */
-  readonly removeTeamMember: (team: TeamRow, userId: number) => Effect.Effect<void, SqlError>
-  /** Removes a user from every team of the org and from the org. */
-  readonly removeOrgMember: (orgId: number, userId: number) => Effect.Effect<void, SqlError>
-}>()("hearth/orgs/OrgsRepo") {
+    readonly listTeamMembers: (teamId: number, page: Paging) => Effect.Effect<Listed<UserRow>, SqlError>
+    readonly countTeamMembers: (teamId: number) => Effect.Effect<number, SqlError>
+    readonly isTeamMember: (teamId: number, userId: number) => Effect.Effect<boolean, SqlError>
+    /** Adds a user to a team and to the org (no-op when already there). */
+    readonly addTeamMember: (team: TeamRow, userId: number) => Effect.Effect<void, SqlError>
+    /** Removes a user from a team, and from the org when no other team of it remains. */
+    readonly removeTeamMember: (team: TeamRow, userId: number) => Effect.Effect<void, SqlError>
+    /** Removes a user from every team of the org and from the org. */
+    readonly removeOrgMember: (orgId: number, userId: number) => Effect.Effect<void, SqlError>
+  }
+>()("hearth/orgs/OrgsRepo") {
   static readonly layer = Layer.effect(
     OrgsRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const oneTeam = (rows: ReadonlyArray<Row>) => Option.map(Option.fromNullishOr(rows[0]), toTeamRow)
 
@@ -153,7 +159,7 @@ export class OrgsRepo extends Context.Service<OrgsRepo, {
       }
 
       const listed = (where: Fragment, from: Fragment, page: Paging, order: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const [count] = yield* sql`SELECT count(*) AS n FROM ${from} WHERE ${where}`
           const rows = yield* sql`SELECT u.* FROM ${from} WHERE ${where}
             ORDER BY ${sql.literal(order)} LIMIT ${page.limit} OFFSET ${page.offset}`
@@ -162,7 +168,9 @@ export class OrgsRepo extends Context.Service<OrgsRepo, {
 
       // Drops org memberships of these users that no team of the org carries any more.
       const pruneMemberships = (orgId: number, userIds: ReadonlyArray<number>) =>
-        userIds.length === 0 ? Effect.void : Effect.asVoid(sql`DELETE FROM org_users o
+        userIds.length === 0
+          ? Effect.void
+          : Effect.asVoid(sql`DELETE FROM org_users o
           WHERE o.org_id = ${orgId} AND o.user_id IN ${sql.in(userIds)}
             AND NOT EXISTS (SELECT 1 FROM team_users t WHERE t.org_id = o.org_id AND t.user_id = o.user_id)`)
 
@@ -193,18 +201,22 @@ export class OrgsRepo extends Context.Service<OrgsRepo, {
             "u.lower_name ASC"
           ),
         membership: (orgId, userId) =>
-          Effect.map(
-            sql`SELECT is_public FROM org_users WHERE org_id = ${orgId} AND user_id = ${userId}`,
-            (rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => ({ isPublic: Boolean(r.is_public) }))
+          Effect.map(sql`SELECT is_public FROM org_users WHERE org_id = ${orgId} AND user_id = ${userId}`, (rows) =>
+            Option.map(Option.fromNullishOr(rows[0]), (r) => ({ isPublic: Boolean(r.is_public) }))
           ),
         setMembershipPublic: (orgId, userId, isPublic) =>
           Effect.asVoid(sql`UPDATE org_users SET is_public = ${isPublic}
             WHERE org_id = ${orgId} AND user_id = ${userId}`),
 
         teamRepoIds: (teamId) =>
-          Effect.map(sql`SELECT repo_id FROM team_repos WHERE team_id = ${teamId}`, (rows) => new Set(rows.map((r) => Number(r.repo_id)))),
+          Effect.map(
+            sql`SELECT repo_id FROM team_repos WHERE team_id = ${teamId}`,
+            (rows) => new Set(rows.map((r) => Number(r.repo_id)))
+          ),
         addTeamRepo: (teamId, repoId) =>
-          Effect.asVoid(sql`INSERT INTO team_repos (team_id, repo_id) VALUES (${teamId}, ${repoId}) ON CONFLICT DO NOTHING`),
+          Effect.asVoid(
+            sql`INSERT INTO team_repos (team_id, repo_id) VALUES (${teamId}, ${repoId}) ON CONFLICT DO NOTHING`
+          ),
         findTeam: (id) => Effect.map(sql`SELECT * FROM teams WHERE id = ${id}`, oneTeam),
         findTeamByName: (orgId, name) =>
           Effect.map(sql`SELECT * FROM teams WHERE org_id = ${orgId} AND lower_name = ${name.toLowerCase()}`, oneTeam),
@@ -214,7 +226,7 @@ export class OrgsRepo extends Context.Service<OrgsRepo, {
             oneTeam
           ),
         listTeams: (orgId, page) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const [count] = yield* sql`SELECT count(*) AS n FROM teams WHERE org_id = ${orgId}`
             const rows = yield* sql`SELECT * FROM teams WHERE org_id = ${orgId}
               ORDER BY lower_name ASC LIMIT ${page.limit} OFFSET ${page.offset}`
@@ -237,13 +249,17 @@ export class OrgsRepo extends Context.Service<OrgsRepo, {
             return Effect.map(sql`SELECT * FROM teams WHERE id = ${id}`, (rows) => toTeamRow(rows[0]!))
           }
           return Effect.map(sql`UPDATE teams SET ${sql.update(set)} WHERE id = ${id} RETURNING *`, (rows) =>
-            toTeamRow(rows[0]!))
+            toTeamRow(rows[0]!)
+          )
         },
         deleteTeam: (team) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const members = yield* sql`DELETE FROM team_users WHERE team_id = ${team.id} RETURNING user_id`
             yield* sql`DELETE FROM teams WHERE id = ${team.id}`
-            yield* pruneMemberships(team.orgId, members.map((r) => Number(r.user_id)))
+            yield* pruneMemberships(
+              team.orgId,
+              members.map((r) => Number(r.user_id))
+            )
           }),
         lockTeam: (id) => Effect.asVoid(sql`SELECT id FROM teams WHERE id = ${id} FOR UPDATE`),
 
@@ -262,18 +278,18 @@ export class OrgsRepo extends Context.Service<OrgsRepo, {
             (rows) => rows.length > 0
           ),
         addTeamMember: (team, userId) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             yield* sql`INSERT INTO team_users (team_id, user_id, org_id) VALUES (${team.id}, ${userId}, ${team.orgId})
               ON CONFLICT DO NOTHING`
             yield* sql`INSERT INTO org_users (org_id, user_id) VALUES (${team.orgId}, ${userId}) ON CONFLICT DO NOTHING`
           }),
         removeTeamMember: (team, userId) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             yield* sql`DELETE FROM team_users WHERE team_id = ${team.id} AND user_id = ${userId}`
             yield* pruneMemberships(team.orgId, [userId])
           }),
         removeOrgMember: (orgId, userId) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             yield* sql`DELETE FROM team_users WHERE org_id = ${orgId} AND user_id = ${userId}`
             yield* sql`DELETE FROM org_users WHERE org_id = ${orgId} AND user_id = ${userId}`
           })

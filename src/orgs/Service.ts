@@ -5,15 +5,15 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import * as Errors from "../http/Errors.ts"
-import { NAME_MAX, userNameProblem } from "../lib/Names.ts"
 import type { Page } from "../http/Pagination.ts"
+import { ACCESS_MODES, type AccessMode, accessRank, isAccessMode } from "../lib/AccessMode.ts"
+import { NAME_MAX, userNameProblem } from "../lib/Names.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo, type UserWrite } from "../users/Repo.ts"
 import { emailProblem, UsersService } from "../users/Service.ts"
 import { OWNER_TEAM_NAME, UNIT_KEYS } from "./Policy.ts"
 import { type Listed, type OrgFilter, OrgsRepo, type TeamRow, type TeamWrite } from "./Repo.ts"
 import type { CreateOrgOption, CreateTeamOption, EditOrgOption, EditTeamOption } from "./Schema.ts"
-import { ACCESS_MODES, type AccessMode, accessRank, isAccessMode } from "../lib/AccessMode.ts"
 
 const invalid = (message: string) => Effect.fail(Errors.validationFailed(message))
 
@@ -32,14 +32,14 @@ const isHttpUrl = (value: string) => {
 /** Why an org's descriptive fields are refused (Forgejo's binding rules), or `undefined`. */
 const orgFieldsProblem = (input: EditOrgOption): string | undefined =>
   maxSize("FullName", input.full_name, 100) ??
-    maxSize("Email", input.email, 255) ??
-    (input.email !== undefined && input.email !== "" ? emailProblem(input.email) : undefined) ??
-    maxSize("Description", input.description, 255) ??
-    maxSize("Website", input.website, 255) ??
-    (input.website !== undefined && input.website !== "" && !isHttpUrl(input.website)
-      ? `[Website]: must be a valid http or https URL: "${input.website}"`
-      : undefined) ??
-    maxSize("Location", input.location, 50)
+  maxSize("Email", input.email, 255) ??
+  (input.email !== undefined && input.email !== "" ? emailProblem(input.email) : undefined) ??
+  maxSize("Description", input.description, 255) ??
+  maxSize("Website", input.website, 255) ??
+  (input.website !== undefined && input.website !== "" && !isHttpUrl(input.website)
+    ? `[Website]: must be a valid http or https URL: "${input.website}"`
+    : undefined) ??
+  maxSize("Location", input.location, 50)
 
 const TEAM_NAME = /^[\w.-]+$/
 const RESERVED_TEAM_NAMES = new Set(["new"])
@@ -58,7 +58,7 @@ const isUnitKey = (key: string) => (UNIT_KEYS as ReadonlyArray<string>).includes
 
 /** Validates `units_map` into unit → access mode. */
 const parseUnitsMap = (map: Readonly<Record<string, string>>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const out: Record<string, AccessMode> = {}
     for (const [key, mode] of Object.entries(map)) {
       if (!isUnitKey(key)) {
@@ -99,56 +99,59 @@ const allUnitsAt = (mode: AccessMode, keys: ReadonlyArray<string> = UNIT_KEYS) =
 
 const isUnique = (e: unknown) => isSqlError(e) && e.reason._tag === "UniqueViolation"
 
-export class OrgsService extends Context.Service<OrgsService, {
-  /** The organization of that name (case-insensitive), or 404 (also for individual users). */
-  readonly get: (name: string) => Effect.Effect<UserRow, Errors.NotFound>
-  readonly getById: (id: number) => Effect.Effect<UserRow, Errors.NotFound>
-  /** Creates an org with its Owners team, the creator its only member. */
-  readonly create: (
-    creator: UserRow,
-    input: CreateOrgOption
-  ) => Effect.Effect<UserRow, Errors.Forbidden | Errors.ValidationFailed>
-  readonly update: (org: UserRow, input: EditOrgOption) => Effect.Effect<UserRow, Errors.ValidationFailed>
-  /** Deletes the organization; refused (422) while it still owns repositories. */
-  readonly remove: (org: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
-  readonly list: (filter: OrgFilter, page: Page) => Effect.Effect<Listed<UserRow>>
-  readonly listOfUser: (
-    user: UserRow,
-    publicOnly: boolean,
-    filter: OrgFilter,
-    page: Page
-  ) => Effect.Effect<Listed<UserRow>>
-  readonly members: (
-    org: UserRow,
-    options: { readonly publicOnly: boolean; readonly users: OrgFilter },
-    page: Page
-  ) => Effect.Effect<Listed<UserRow>>
-  readonly membership: (org: UserRow, user: UserRow) => Effect.Effect<Option.Option<{ isPublic: boolean }>>
-  readonly setMembershipPublic: (
-    org: UserRow,
-    user: UserRow,
-    isPublic: boolean
-  ) => Effect.Effect<void, Errors.NotFound>
-  /** Removes a user from every team of the org; refused for the org's last owner. */
-  readonly removeMember: (org: UserRow, user: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
+export class OrgsService extends Context.Service<
+  OrgsService,
+  {
+    /** The organization of that name (case-insensitive), or 404 (also for individual users). */
+    readonly get: (name: string) => Effect.Effect<UserRow, Errors.NotFound>
+    readonly getById: (id: number) => Effect.Effect<UserRow, Errors.NotFound>
+    /** Creates an org with its Owners team, the creator its only member. */
+    readonly create: (
+      creator: UserRow,
+      input: CreateOrgOption
+    ) => Effect.Effect<UserRow, Errors.Forbidden | Errors.ValidationFailed>
+    readonly update: (org: UserRow, input: EditOrgOption) => Effect.Effect<UserRow, Errors.ValidationFailed>
+    /** Deletes the organization; refused (422) while it still owns repositories. */
+    readonly remove: (org: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
+    readonly list: (filter: OrgFilter, page: Page) => Effect.Effect<Listed<UserRow>>
+    readonly listOfUser: (
+      user: UserRow,
+      publicOnly: boolean,
+      filter: OrgFilter,
+      page: Page
+    ) => Effect.Effect<Listed<UserRow>>
+    readonly members: (
+      org: UserRow,
+      options: { readonly publicOnly: boolean; readonly users: OrgFilter },
+      page: Page
+    ) => Effect.Effect<Listed<UserRow>>
+    readonly membership: (org: UserRow, user: UserRow) => Effect.Effect<Option.Option<{ isPublic: boolean }>>
+    readonly setMembershipPublic: (
+      org: UserRow,
+      user: UserRow,
+      isPublic: boolean
+    ) => Effect.Effect<void, Errors.NotFound>
+    /** Removes a user from every team of the org; refused for the org's last owner. */
+    readonly removeMember: (org: UserRow, user: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
 
-  /** A team by its id as given in a path, or 404. */
-  readonly getTeam: (id: string) => Effect.Effect<TeamRow, Errors.NotFound>
-  readonly listTeams: (org: UserRow, page: Page) => Effect.Effect<Listed<TeamRow>>
-  readonly createTeam: (org: UserRow, input: CreateTeamOption) => Effect.Effect<TeamRow, Errors.ValidationFailed>
-  readonly updateTeam: (team: TeamRow, input: EditTeamOption) => Effect.Effect<TeamRow, Errors.ValidationFailed>
-  /** Deletes a team; the owner team cannot be deleted. */
-  readonly deleteTeam: (team: TeamRow) => Effect.Effect<void, Errors.ValidationFailed>
-  readonly teamMembers: (team: TeamRow, page: Page) => Effect.Effect<Listed<UserRow>>
-  readonly isTeamMember: (team: TeamRow, user: UserRow) => Effect.Effect<boolean>
-  /** Adds a user (never an org) to a team, and so to the org; idempotent. */
-  readonly addTeamMember: (team: TeamRow, user: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
-  /** Removes a user from a team; refused for the last member of the owner team. Idempotent. */
-  readonly removeTeamMember: (team: TeamRow, user: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
-}>()("hearth/orgs/OrgsService") {
+    /** A team by its id as given in a path, or 404. */
+    readonly getTeam: (id: string) => Effect.Effect<TeamRow, Errors.NotFound>
+    readonly listTeams: (org: UserRow, page: Page) => Effect.Effect<Listed<TeamRow>>
+    readonly createTeam: (org: UserRow, input: CreateTeamOption) => Effect.Effect<TeamRow, Errors.ValidationFailed>
+    readonly updateTeam: (team: TeamRow, input: EditTeamOption) => Effect.Effect<TeamRow, Errors.ValidationFailed>
+    /** Deletes a team; the owner team cannot be deleted. */
+    readonly deleteTeam: (team: TeamRow) => Effect.Effect<void, Errors.ValidationFailed>
+    readonly teamMembers: (team: TeamRow, page: Page) => Effect.Effect<Listed<UserRow>>
+    readonly isTeamMember: (team: TeamRow, user: UserRow) => Effect.Effect<boolean>
+    /** Adds a user (never an org) to a team, and so to the org; idempotent. */
+    readonly addTeamMember: (team: TeamRow, user: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
+    /** Removes a user from a team; refused for the last member of the owner team. Idempotent. */
+    readonly removeTeamMember: (team: TeamRow, user: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
+  }
+>()("hearth/orgs/OrgsService") {
   static readonly layer = Layer.effect(
     OrgsService,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const users = yield* UsersRepo
       const accounts = yield* UsersService
@@ -179,7 +182,7 @@ export class OrgsService extends Context.Service<OrgsService, {
 
       /** Fails when removing `user` would leave the org's owner team empty; call inside a transaction. */
       const guardLastOwner = (orgId: number, user: UserRow) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const owners = yield* Effect.orDie(repo.ownerTeam(orgId))
           if (Option.isNone(owners)) return
           yield* Effect.orDie(repo.lockTeam(owners.value.id))
@@ -190,15 +193,17 @@ export class OrgsService extends Context.Service<OrgsService, {
 
       // Rule failures roll the transaction back and stay typed; database errors are defects.
       const transaction = <A, E>(effect: Effect.Effect<A, E | SqlError>) =>
-        sql.withTransaction(effect).pipe(
-          Effect.catchTag("SqlError", (e) => Effect.die(e))
-        ) as Effect.Effect<A, Exclude<E, SqlError>>
+        sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (e) => Effect.die(e))) as Effect.Effect<
+          A,
+          Exclude<E, SqlError>
+        >
 
       const getById = (id: number) =>
         Effect.flatMap(Effect.orDie(users.findById(id)), (found) =>
           Option.isSome(found) && found.value.type === "organization"
             ? Effect.succeed(found.value)
-            : Effect.fail(Errors.notFound()))
+            : Effect.fail(Errors.notFound())
+        )
 
       /** The team's permission and units after applying a create/edit option (Forgejo's rules). */
       const resolveAccess = (
@@ -209,15 +214,15 @@ export class OrgsService extends Context.Service<OrgsService, {
         },
         current: TeamRow | undefined
       ): Effect.Effect<{ permission?: AccessMode; units?: Record<string, AccessMode> }, Errors.ValidationFailed> =>
-        Effect.gen(function*() {
-          const unitsMap = input.units_map !== undefined && Object.keys(input.units_map).length > 0
-            ? yield* parseUnitsMap(input.units_map)
-            : undefined
+        Effect.gen(function* () {
+          const unitsMap =
+            input.units_map !== undefined && Object.keys(input.units_map).length > 0
+              ? yield* parseUnitsMap(input.units_map)
+              : undefined
           const units = input.units !== undefined && input.units.length > 0 ? input.units : undefined
           if (units !== undefined) yield* checkUnits(units)
-          const given = input.permission !== undefined && input.permission !== ""
-            ? input.permission as AccessMode
-            : undefined
+          const given =
+            input.permission !== undefined && input.permission !== "" ? (input.permission as AccessMode) : undefined
           if (given === undefined && unitsMap === undefined) {
             if (current === undefined) {
               return yield* invalid("[Permission]: a permission (read, write or admin) or a units_map is required")
@@ -233,9 +238,12 @@ export class OrgsService extends Context.Service<OrgsService, {
           if (unitsMap !== undefined) return { permission, units: unitsMap }
           if (units !== undefined) return { permission, units: allUnitsAt(permission, units) }
           // No units given: keep the team's units (all of them for a former admin team) at the new level.
-          const keep = current !== undefined && Object.keys(current.units).length > 0
-            ? Object.entries(current.units).filter(([, mode]) => mode !== "none").map(([key]) => key)
-            : UNIT_KEYS
+          const keep =
+            current !== undefined && Object.keys(current.units).length > 0
+              ? Object.entries(current.units)
+                  .filter(([, mode]) => mode !== "none")
+                  .map(([key]) => key)
+              : UNIT_KEYS
           const relevelled = { ...(current?.units ?? {}), ...allUnitsAt(permission, keep) }
           return { permission, units: relevelled }
         })
@@ -245,11 +253,12 @@ export class OrgsService extends Context.Service<OrgsService, {
           Effect.flatMap(Effect.orDie(users.findByName(name)), (found) =>
             Option.isSome(found) && found.value.type === "organization"
               ? Effect.succeed(found.value)
-              : Effect.fail(Errors.notFound())),
+              : Effect.fail(Errors.notFound())
+          ),
         getById,
 
         create: (creator, input) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             if (!creator.isAdmin && !creator.allowCreateOrganization) {
               return yield* Errors.forbidden("Create organization not allowed")
             }
@@ -258,7 +267,7 @@ export class OrgsService extends Context.Service<OrgsService, {
             if (Option.isSome(yield* Effect.orDie(users.findByName(input.username)))) {
               return yield* Effect.fail(nameTaken(input.username))
             }
-            const created = Effect.gen(function*() {
+            const created = Effect.gen(function* () {
               const org = yield* users.insert({
                 ...orgValues(input),
                 type: 1,
@@ -276,13 +285,13 @@ export class OrgsService extends Context.Service<OrgsService, {
             })
             // A concurrent create of the same name loses on the unique index; the transaction
             // has rolled back by the time the error is mapped.
-            return yield* sql.withTransaction(created).pipe(
-              Effect.catch((e) => isUnique(e) ? Effect.fail(nameTaken(input.username)) : Effect.die(e))
-            )
+            return yield* sql
+              .withTransaction(created)
+              .pipe(Effect.catch((e) => (isUnique(e) ? Effect.fail(nameTaken(input.username)) : Effect.die(e))))
           }),
 
         update: (org, input) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const problem = orgFieldsProblem(input)
             if (problem !== undefined) return yield* invalid(problem)
             return yield* Effect.orDie(users.update(org.id, orgValues(input)))
@@ -290,7 +299,7 @@ export class OrgsService extends Context.Service<OrgsService, {
 
         // Teams and memberships go with the org row (ON DELETE CASCADE).
         remove: (org) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             if ((yield* repositories.countOwnedBy(org)) > 0) {
               return yield* Errors.validationFailed(
                 `organization still has ownership of repositories [uid: ${org.id}]: delete or transfer them first`
@@ -305,45 +314,52 @@ export class OrgsService extends Context.Service<OrgsService, {
         members: (org, options, page) => Effect.orDie(repo.listMembers(org.id, options, page)),
         membership: (org, user) => Effect.orDie(repo.membership(org.id, user.id)),
         setMembershipPublic: (org, user, isPublic) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             if (Option.isNone(yield* Effect.orDie(repo.membership(org.id, user.id)))) return yield* Errors.notFound()
             yield* Effect.orDie(repo.setMembershipPublic(org.id, user.id, isPublic))
           }),
         removeMember: (org, user) =>
-          transaction(Effect.gen(function*() {
-            yield* guardLastOwner(org.id, user)
-            yield* repo.removeOrgMember(org.id, user.id)
-          })),
+          transaction(
+            Effect.gen(function* () {
+              yield* guardLastOwner(org.id, user)
+              yield* repo.removeOrgMember(org.id, user.id)
+            })
+          ),
 
         getTeam: (id) =>
           /^\d{1,15}$/.test(id)
-            ? Effect.flatMap(Effect.orDie(repo.findTeam(Number(id))), Option.match({
-              onNone: () => Effect.fail(Errors.notFound()),
-              onSome: Effect.succeed
-            }))
+            ? Effect.flatMap(
+                Effect.orDie(repo.findTeam(Number(id))),
+                Option.match({
+                  onNone: () => Effect.fail(Errors.notFound()),
+                  onSome: Effect.succeed
+                })
+              )
             : Effect.fail(Errors.notFound()),
         listTeams: (org, page) => Effect.orDie(repo.listTeams(org.id, page)),
 
         createTeam: (org, input) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const problem = teamNameProblem(input.name) ?? maxSize("Description", input.description, 255)
             if (problem !== undefined) return yield* invalid(problem)
             const access = yield* resolveAccess(input, undefined)
             if (Option.isSome(yield* Effect.orDie(repo.findTeamByName(org.id, input.name)))) {
               return yield* Effect.fail(teamTaken(org, input.name))
             }
-            return yield* repo.insertTeam(org.id, {
-              name: input.name,
-              description: input.description ?? "",
-              includesAllRepositories: input.includes_all_repositories ?? false,
-              canCreateOrgRepo: input.can_create_org_repo ?? false,
-              permission: access.permission ?? "none",
-              units: access.units ?? {}
-            }).pipe(Effect.catch((e) => isUnique(e) ? Effect.fail(teamTaken(org, input.name)) : Effect.die(e)))
+            return yield* repo
+              .insertTeam(org.id, {
+                name: input.name,
+                description: input.description ?? "",
+                includesAllRepositories: input.includes_all_repositories ?? false,
+                canCreateOrgRepo: input.can_create_org_repo ?? false,
+                permission: access.permission ?? "none",
+                units: access.units ?? {}
+              })
+              .pipe(Effect.catch((e) => (isUnique(e) ? Effect.fail(teamTaken(org, input.name)) : Effect.die(e))))
           }),
 
         updateTeam: (team, input) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const isOwnerTeam = team.permission === "owner"
             const values: { -readonly [K in keyof TeamWrite]: TeamWrite[K] } = {}
             if (input.name !== undefined && input.name !== "" && input.name !== team.name) {
@@ -372,13 +388,15 @@ export class OrgsService extends Context.Service<OrgsService, {
               if (access.permission !== undefined) values.permission = access.permission
               if (access.units !== undefined) values.units = access.units
             }
-            return yield* repo.updateTeam(team.id, values).pipe(
-              Effect.catch((e) =>
-                isUnique(e)
-                  ? invalid(`team already exists [org_id: ${team.orgId}, name: ${(input.name ?? "").toLowerCase()}]`)
-                  : Effect.die(e)
+            return yield* repo
+              .updateTeam(team.id, values)
+              .pipe(
+                Effect.catch((e) =>
+                  isUnique(e)
+                    ? invalid(`team already exists [org_id: ${team.orgId}, name: ${(input.name ?? "").toLowerCase()}]`)
+                    : Effect.die(e)
+                )
               )
-            )
           }),
 
         deleteTeam: (team) =>
@@ -393,10 +411,12 @@ export class OrgsService extends Context.Service<OrgsService, {
             ? invalid(`an organization cannot be a team member [name: ${user.name}]`)
             : transaction(repo.addTeamMember(team, user.id)),
         removeTeamMember: (team, user) =>
-          transaction(Effect.gen(function*() {
-            if (team.permission === "owner") yield* guardLastOwner(team.orgId, user)
-            yield* repo.removeTeamMember(team, user.id)
-          }))
+          transaction(
+            Effect.gen(function* () {
+              if (team.permission === "owner") yield* guardLastOwner(team.orgId, user)
+              yield* repo.removeTeamMember(team, user.id)
+            })
+          )
       })
     })
   )

@@ -6,8 +6,8 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import type { SettingsShape } from "../config/Settings.ts"
 import { Access } from "../http/Access.ts"
-import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { PageQuery } from "../http/Pagination.ts"
+import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { User } from "../users/Schema.ts"
 
 const quotaOn = (settings: SettingsShape) => settings.quota.ENABLED
@@ -98,95 +98,112 @@ const org = { org: Schema.String }
 const subjectQuery = { subject: Schema.optional(Schema.String) }
 const noContent = HttpApiSchema.NoContent
 
-export class QuotaApi extends HttpApiGroup.make("quota")
-  .add(
-    // ---- groups
-    HttpApiEndpoint.get("adminListQuotaGroups", "/admin/quota/groups", { success: Schema.Array(QuotaGroup) })
-      .annotate(Access, admin),
-    HttpApiEndpoint.post("adminCreateQuotaGroup", "/admin/quota/groups", {
-      payload: CreateQuotaGroupOptions,
-      success: QuotaGroup.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, admin),
-    HttpApiEndpoint.get("adminGetQuotaGroup", "/admin/quota/groups/:quotagroup", { params: group, success: QuotaGroup })
-      .annotate(Access, admin),
-    HttpApiEndpoint.delete("adminDeleteQuotaGroup", "/admin/quota/groups/:quotagroup", { params: group, success: noContent })
-      .annotate(Access, admin),
-    HttpApiEndpoint.get("adminListUsersInQuotaGroup", "/admin/quota/groups/:quotagroup/users", {
-      params: group,
-      success: Schema.Array(User)
-    }).annotate(Access, admin),
-    HttpApiEndpoint.put("adminAddUserToQuotaGroup", "/admin/quota/groups/:quotagroup/users/:username", {
-      params: { ...group, ...username },
-      success: noContent
-    }).annotate(Access, admin),
-    HttpApiEndpoint.delete("adminRemoveUserFromQuotaGroup", "/admin/quota/groups/:quotagroup/users/:username", {
-      params: { ...group, ...username },
-      success: noContent
-    }).annotate(Access, admin),
-    HttpApiEndpoint.put("adminAddRuleToQuotaGroup", "/admin/quota/groups/:quotagroup/rules/:quotarule", {
-      params: { ...group, ...rule },
-      success: noContent
-    }).annotate(Access, admin),
-    HttpApiEndpoint.delete("adminRemoveRuleFromQuotaGroup", "/admin/quota/groups/:quotagroup/rules/:quotarule", {
-      params: { ...group, ...rule },
-      success: noContent
-    }).annotate(Access, admin),
-    // ---- rules
-    HttpApiEndpoint.get("adminListQuotaRules", "/admin/quota/rules", { success: Schema.Array(QuotaRuleInfo) })
-      .annotate(Access, admin),
-    HttpApiEndpoint.post("adminCreateQuotaRule", "/admin/quota/rules", {
-      payload: CreateQuotaRuleOptions,
-      success: QuotaRuleInfo.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, admin),
-    HttpApiEndpoint.get("adminGetQuotaRule", "/admin/quota/rules/:quotarule", { params: rule, success: QuotaRuleInfo })
-      .annotate(Access, admin),
-    HttpApiEndpoint.patch("adminEditQuotaRule", "/admin/quota/rules/:quotarule", {
-      params: rule,
-      payload: EditQuotaRuleOptions,
-      success: QuotaRuleInfo
-    }).annotate(Access, admin),
-    HttpApiEndpoint.delete("adminDeleteQuotaRule", "/admin/quota/rules/:quotarule", { params: rule, success: noContent })
-      .annotate(Access, admin),
-    // ---- accounts
-    HttpApiEndpoint.get("adminGetUserQuota", "/admin/users/:username/quota", { params: username, success: QuotaInfo })
-      .annotate(Access, admin),
-    HttpApiEndpoint.post("adminSetUserQuotaGroups", "/admin/users/:username/quota/groups", {
-      params: username,
-      payload: SetUserQuotaGroupsOptions,
-      success: noContent
-    }).annotate(Access, admin),
-    HttpApiEndpoint.get("userGetQuota", "/user/quota", { success: QuotaInfo }).annotate(Access, mine),
-    HttpApiEndpoint.get("userCheckQuota", "/user/quota/check", { query: subjectQuery, success: Schema.Boolean })
-      .annotate(Access, mine),
-    HttpApiEndpoint.get("userListQuotaAttachments", "/user/quota/attachments", {
-      query: PageQuery,
-      success: Schema.Array(QuotaUsedAttachment)
-    }).annotate(Access, mine),
-    HttpApiEndpoint.get("userListQuotaPackages", "/user/quota/packages", {
-      query: PageQuery,
-      success: Schema.Array(QuotaUsedPackage)
-    }).annotate(Access, mine),
-    HttpApiEndpoint.get("userListQuotaArtifacts", "/user/quota/artifacts", {
-      query: PageQuery,
-      success: Schema.Array(QuotaUsedArtifact)
-    }).annotate(Access, mine),
-    HttpApiEndpoint.get("orgGetQuota", "/orgs/:org/quota", { params: org, success: QuotaInfo }).annotate(Access, orgs),
-    HttpApiEndpoint.get("orgCheckQuota", "/orgs/:org/quota/check", { params: org, query: subjectQuery, success: Schema.Boolean })
-      .annotate(Access, orgs),
-    HttpApiEndpoint.get("orgListQuotaAttachments", "/orgs/:org/quota/attachments", {
-      params: org,
-      query: PageQuery,
-      success: Schema.Array(QuotaUsedAttachment)
-    }).annotate(Access, orgs),
-    HttpApiEndpoint.get("orgListQuotaPackages", "/orgs/:org/quota/packages", {
-      params: org,
-      query: PageQuery,
-      success: Schema.Array(QuotaUsedPackage)
-    }).annotate(Access, orgs),
-    HttpApiEndpoint.get("orgListQuotaArtifacts", "/orgs/:org/quota/artifacts", {
-      params: org,
-      query: PageQuery,
-      success: Schema.Array(QuotaUsedArtifact)
-    }).annotate(Access, orgs)
-  )
-{}
+export class QuotaApi extends HttpApiGroup.make("quota").add(
+  // ---- groups
+  HttpApiEndpoint.get("adminListQuotaGroups", "/admin/quota/groups", { success: Schema.Array(QuotaGroup) }).annotate(
+    Access,
+    admin
+  ),
+  HttpApiEndpoint.post("adminCreateQuotaGroup", "/admin/quota/groups", {
+    payload: CreateQuotaGroupOptions,
+    success: QuotaGroup.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, admin),
+  HttpApiEndpoint.get("adminGetQuotaGroup", "/admin/quota/groups/:quotagroup", {
+    params: group,
+    success: QuotaGroup
+  }).annotate(Access, admin),
+  HttpApiEndpoint.delete("adminDeleteQuotaGroup", "/admin/quota/groups/:quotagroup", {
+    params: group,
+    success: noContent
+  }).annotate(Access, admin),
+  HttpApiEndpoint.get("adminListUsersInQuotaGroup", "/admin/quota/groups/:quotagroup/users", {
+    params: group,
+    success: Schema.Array(User)
+  }).annotate(Access, admin),
+  HttpApiEndpoint.put("adminAddUserToQuotaGroup", "/admin/quota/groups/:quotagroup/users/:username", {
+    params: { ...group, ...username },
+    success: noContent
+  }).annotate(Access, admin),
+  HttpApiEndpoint.delete("adminRemoveUserFromQuotaGroup", "/admin/quota/groups/:quotagroup/users/:username", {
+    params: { ...group, ...username },
+    success: noContent
+  }).annotate(Access, admin),
+  HttpApiEndpoint.put("adminAddRuleToQuotaGroup", "/admin/quota/groups/:quotagroup/rules/:quotarule", {
+    params: { ...group, ...rule },
+    success: noContent
+  }).annotate(Access, admin),
+  HttpApiEndpoint.delete("adminRemoveRuleFromQuotaGroup", "/admin/quota/groups/:quotagroup/rules/:quotarule", {
+    params: { ...group, ...rule },
+    success: noContent
+  }).annotate(Access, admin),
+  // ---- rules
+  HttpApiEndpoint.get("adminListQuotaRules", "/admin/quota/rules", { success: Schema.Array(QuotaRuleInfo) }).annotate(
+    Access,
+    admin
+  ),
+  HttpApiEndpoint.post("adminCreateQuotaRule", "/admin/quota/rules", {
+    payload: CreateQuotaRuleOptions,
+    success: QuotaRuleInfo.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, admin),
+  HttpApiEndpoint.get("adminGetQuotaRule", "/admin/quota/rules/:quotarule", {
+    params: rule,
+    success: QuotaRuleInfo
+  }).annotate(Access, admin),
+  HttpApiEndpoint.patch("adminEditQuotaRule", "/admin/quota/rules/:quotarule", {
+    params: rule,
+    payload: EditQuotaRuleOptions,
+    success: QuotaRuleInfo
+  }).annotate(Access, admin),
+  HttpApiEndpoint.delete("adminDeleteQuotaRule", "/admin/quota/rules/:quotarule", {
+    params: rule,
+    success: noContent
+  }).annotate(Access, admin),
+  // ---- accounts
+  HttpApiEndpoint.get("adminGetUserQuota", "/admin/users/:username/quota", {
+    params: username,
+    success: QuotaInfo
+  }).annotate(Access, admin),
+  HttpApiEndpoint.post("adminSetUserQuotaGroups", "/admin/users/:username/quota/groups", {
+    params: username,
+    payload: SetUserQuotaGroupsOptions,
+    success: noContent
+  }).annotate(Access, admin),
+  HttpApiEndpoint.get("userGetQuota", "/user/quota", { success: QuotaInfo }).annotate(Access, mine),
+  HttpApiEndpoint.get("userCheckQuota", "/user/quota/check", { query: subjectQuery, success: Schema.Boolean }).annotate(
+    Access,
+    mine
+  ),
+  HttpApiEndpoint.get("userListQuotaAttachments", "/user/quota/attachments", {
+    query: PageQuery,
+    success: Schema.Array(QuotaUsedAttachment)
+  }).annotate(Access, mine),
+  HttpApiEndpoint.get("userListQuotaPackages", "/user/quota/packages", {
+    query: PageQuery,
+    success: Schema.Array(QuotaUsedPackage)
+  }).annotate(Access, mine),
+  HttpApiEndpoint.get("userListQuotaArtifacts", "/user/quota/artifacts", {
+    query: PageQuery,
+    success: Schema.Array(QuotaUsedArtifact)
+  }).annotate(Access, mine),
+  HttpApiEndpoint.get("orgGetQuota", "/orgs/:org/quota", { params: org, success: QuotaInfo }).annotate(Access, orgs),
+  HttpApiEndpoint.get("orgCheckQuota", "/orgs/:org/quota/check", {
+    params: org,
+    query: subjectQuery,
+    success: Schema.Boolean
+  }).annotate(Access, orgs),
+  HttpApiEndpoint.get("orgListQuotaAttachments", "/orgs/:org/quota/attachments", {
+    params: org,
+    query: PageQuery,
+    success: Schema.Array(QuotaUsedAttachment)
+  }).annotate(Access, orgs),
+  HttpApiEndpoint.get("orgListQuotaPackages", "/orgs/:org/quota/packages", {
+    params: org,
+    query: PageQuery,
+    success: Schema.Array(QuotaUsedPackage)
+  }).annotate(Access, orgs),
+  HttpApiEndpoint.get("orgListQuotaArtifacts", "/orgs/:org/quota/artifacts", {
+    params: org,
+    query: PageQuery,
+    success: Schema.Array(QuotaUsedArtifact)
+  }).annotate(Access, orgs)
+) {}

@@ -34,7 +34,9 @@ export const isSubject = (text: string): text is Subject => (SUBJECTS as Readonl
 export const unrecognizedSubject = (text: string) => `unrecognized quota limit subject: [subject: ${text}]`
 
 /** The subjects of a list, or the first one that is no subject. */
-export const parseSubjects = (texts: ReadonlyArray<string>): { readonly subjects: Array<Subject> } | { readonly unknown: string } => {
+export const parseSubjects = (
+  texts: ReadonlyArray<string>
+): { readonly subjects: Array<Subject> } | { readonly unknown: string } => {
   const unknown = texts.find((text) => !isSubject(text))
   return unknown === undefined ? { subjects: texts as Array<Subject> } : { unknown }
 }
@@ -170,14 +172,23 @@ export const defaultGroup = (total: number): Group => ({
  * with unbounded usage is always allowed (e.g. an unlimited group), and what is denied with none
  * is always denied (a limit of 0, or no rule covering the subject): no need to sum the usage then.
  */
-export const verdictWithoutUsage = (groups: ReadonlyArray<Group>, subject: Subject, defaultTotal: number): boolean | undefined => {
+export const verdictWithoutUsage = (
+  groups: ReadonlyArray<Group>,
+  subject: Subject,
+  defaultTotal: number
+): boolean | undefined => {
   if (evaluateGroups(groups, EVERYTHING_USED, subject, defaultTotal)) return true
   if (!evaluateGroups(groups, NOTHING_USED, subject, defaultTotal)) return false
   return undefined
 }
 
 /** Whether an account in `groups` may store more for `subject` (`defaultTotal` when it has none). */
-export const evaluateGroups = (groups: ReadonlyArray<Group>, used: Used, subject: Subject, defaultTotal: number): boolean => {
+export const evaluateGroups = (
+  groups: ReadonlyArray<Group>,
+  used: Used,
+  subject: Subject,
+  defaultTotal: number
+): boolean => {
   const applying = groups.length === 0 ? [defaultGroup(defaultTotal)] : groups
   return applying.some((group) => {
     const verdict = evaluateGroup(group, used, subject)

@@ -3,9 +3,9 @@
 // (names hidden, as Forgejo shows them to non-administrators).
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { HearthApi } from "../Api.ts"
 import { siteAdmin } from "../admin/Policy.ts"
 import { Settings } from "../config/Settings.ts"
-import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
@@ -15,7 +15,7 @@ import { AccountPolicy } from "../users/Policy.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { UsersService } from "../users/Service.ts"
-import { type Group, isSubject, type Rule, unrecognizedSubject, type Used } from "./Evaluate.ts"
+import { type Group, isSubject, type Rule, type Used, unrecognizedSubject } from "./Evaluate.ts"
 import { QuotaService } from "./Service.ts"
 
 /** Forgejo's QuotaRuleInfo: the name for administrators only, no `subjects` when there are none. */
@@ -49,7 +49,7 @@ const toQuotaInfo = (state: { readonly used: Used; readonly groups: ReadonlyArra
 })
 
 export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* Settings
     const quota = yield* QuotaService
     const users = yield* UsersService
@@ -70,14 +70,14 @@ export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
 
     /** Hearth stores no attachments, packages or artifacts yet: every such list is empty. */
     const nothingStored = (query: { readonly page?: string | undefined; readonly limit?: string | undefined }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* setListHeaders(yield* resolvePage(query), 0, { withLink: true })
         return []
       })
 
     /** An organization whose quota the caller may see: its owners and site admins (Forgejo's reqOrgOwnership). */
     const ownedOrg = (name: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const caller = yield* signedInCaller
         const org = yield* orgs.get(name)
         yield* accounts.ensureVisible(caller, org)
@@ -87,55 +87,83 @@ export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
 
     return handlers
       .handle("adminListQuotaGroups", () =>
-        asAdmin(Effect.map(quota.listGroups, (groups) => groups.map((g) => toQuotaGroup(g, true)))))
+        asAdmin(Effect.map(quota.listGroups, (groups) => groups.map((g) => toQuotaGroup(g, true))))
+      )
       .handle("adminCreateQuotaGroup", ({ payload }) =>
-        asAdmin(Effect.map(quota.createGroup(payload.name, payload.rules ?? []), (g) => toQuotaGroup(g, true))))
+        asAdmin(Effect.map(quota.createGroup(payload.name, payload.rules ?? []), (g) => toQuotaGroup(g, true)))
+      )
       .handle("adminGetQuotaGroup", ({ params }) =>
-        asAdmin(Effect.map(quota.getGroup(params.quotagroup), (g) => toQuotaGroup(g, true))))
+        asAdmin(Effect.map(quota.getGroup(params.quotagroup), (g) => toQuotaGroup(g, true)))
+      )
       .handle("adminDeleteQuotaGroup", ({ params }) => asAdmin(quota.deleteGroup(params.quotagroup)))
       .handle("adminListUsersInQuotaGroup", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const doer = yield* siteAdmin
           const members = yield* quota.usersIn(params.quotagroup)
           return members.map((user) => toApiUser(settings, user, doer))
-        }))
+        })
+      )
       .handle("adminAddUserToQuotaGroup", ({ params }) =>
-        asAdmin(Effect.flatMap(users.get(params.username), (user) => quota.addUser(params.quotagroup, user))))
+        asAdmin(Effect.flatMap(users.get(params.username), (user) => quota.addUser(params.quotagroup, user)))
+      )
       .handle("adminRemoveUserFromQuotaGroup", ({ params }) =>
-        asAdmin(Effect.flatMap(users.get(params.username), (user) => quota.removeUser(params.quotagroup, user))))
+        asAdmin(Effect.flatMap(users.get(params.username), (user) => quota.removeUser(params.quotagroup, user)))
+      )
       .handle("adminAddRuleToQuotaGroup", ({ params }) => asAdmin(quota.addRule(params.quotagroup, params.quotarule)))
-      .handle("adminRemoveRuleFromQuotaGroup", ({ params }) => asAdmin(quota.removeRule(params.quotagroup, params.quotarule)))
-      .handle("adminListQuotaRules", () => asAdmin(Effect.map(quota.listRules, (rules) => rules.map((r) => toRuleInfo(r, true)))))
+      .handle("adminRemoveRuleFromQuotaGroup", ({ params }) =>
+        asAdmin(quota.removeRule(params.quotagroup, params.quotarule))
+      )
+      .handle("adminListQuotaRules", () =>
+        asAdmin(Effect.map(quota.listRules, (rules) => rules.map((r) => toRuleInfo(r, true))))
+      )
       .handle("adminCreateQuotaRule", ({ payload }) =>
-        asAdmin(Effect.map(quota.createRule(payload), (rule) => toRuleInfo(rule, true))))
+        asAdmin(Effect.map(quota.createRule(payload), (rule) => toRuleInfo(rule, true)))
+      )
       .handle("adminGetQuotaRule", ({ params }) =>
-        asAdmin(Effect.map(quota.getRule(params.quotarule), (rule) => toRuleInfo(rule, true))))
+        asAdmin(Effect.map(quota.getRule(params.quotarule), (rule) => toRuleInfo(rule, true)))
+      )
       .handle("adminEditQuotaRule", ({ params, payload }) =>
-        asAdmin(Effect.map(quota.editRule(params.quotarule, payload), (rule) => toRuleInfo(rule, true))))
+        asAdmin(Effect.map(quota.editRule(params.quotarule, payload), (rule) => toRuleInfo(rule, true)))
+      )
       .handle("adminDeleteQuotaRule", ({ params }) => asAdmin(quota.deleteRule(params.quotarule)))
       .handle("adminGetUserQuota", ({ params }) =>
-        asAdmin(Effect.gen(function*() {
-          const user = yield* users.get(params.username)
-          return toQuotaInfo(yield* quota.info(user.id), true)
-        })))
+        asAdmin(
+          Effect.gen(function* () {
+            const user = yield* users.get(params.username)
+            return toQuotaInfo(yield* quota.info(user.id), true)
+          })
+        )
+      )
       .handle("adminSetUserQuotaGroups", ({ params, payload }) =>
-        asAdmin(Effect.flatMap(users.get(params.username), (user) => quota.setUserGroups(user, payload.groups))))
+        asAdmin(Effect.flatMap(users.get(params.username), (user) => quota.setUserGroups(user, payload.groups)))
+      )
       .handle("userGetQuota", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           return toQuotaInfo(yield* quota.info(caller.user.id), false)
-        }))
-      .handle("userCheckQuota", ({ query }) => Effect.flatMap(signedInCaller, (caller) => check(caller.user, query.subject)))
+        })
+      )
+      .handle("userCheckQuota", ({ query }) =>
+        Effect.flatMap(signedInCaller, (caller) => check(caller.user, query.subject))
+      )
       .handle("userListQuotaAttachments", ({ query }) => nothingStored(query))
       .handle("userListQuotaPackages", ({ query }) => nothingStored(query))
       .handle("userListQuotaArtifacts", ({ query }) => nothingStored(query))
       .handle("orgGetQuota", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const org = yield* ownedOrg(params.org)
           return toQuotaInfo(yield* quota.info(org.id), false)
-        }))
-      .handle("orgCheckQuota", ({ params, query }) => Effect.flatMap(ownedOrg(params.org), (org) => check(org, query.subject)))
-      .handle("orgListQuotaAttachments", ({ params, query }) => Effect.andThen(ownedOrg(params.org), nothingStored(query)))
+        })
+      )
+      .handle("orgCheckQuota", ({ params, query }) =>
+        Effect.flatMap(ownedOrg(params.org), (org) => check(org, query.subject))
+      )
+      .handle("orgListQuotaAttachments", ({ params, query }) =>
+        Effect.andThen(ownedOrg(params.org), nothingStored(query))
+      )
       .handle("orgListQuotaPackages", ({ params, query }) => Effect.andThen(ownedOrg(params.org), nothingStored(query)))
-      .handle("orgListQuotaArtifacts", ({ params, query }) => Effect.andThen(ownedOrg(params.org), nothingStored(query)))
-  }))
+      .handle("orgListQuotaArtifacts", ({ params, query }) =>
+        Effect.andThen(ownedOrg(params.org), nothingStored(query))
+      )
+  })
+)

@@ -36,47 +36,50 @@ const toUsed = (r: Row | undefined): Used =>
     ? NOTHING_USED
     : { ...NOTHING_USED, repos: { public: Number(r.public_size), private: Number(r.private_size) } }
 
-export class QuotaRepo extends Context.Service<QuotaRepo, {
-  readonly listRules: Effect.Effect<Array<Rule>, SqlError>
-  readonly findRule: (name: string) => Effect.Effect<Option.Option<Rule>, SqlError>
-  /** false when a rule of that name exists. */
-  readonly insertRule: (rule: Rule) => Effect.Effect<boolean, SqlError>
-  /** The rule with the given fields changed; none when there is no such rule. */
-  readonly updateRule: (
-    name: string,
-    changes: { readonly limit?: number | undefined; readonly subjects?: ReadonlyArray<string> | undefined }
-  ) => Effect.Effect<Option.Option<Rule>, SqlError>
-  /** Also takes the rule out of every group; false when there was none. */
-  readonly deleteRule: (name: string) => Effect.Effect<boolean, SqlError>
-  /** Every group with its rules, by name. */
-  readonly listGroups: Effect.Effect<Array<Group>, SqlError>
-  readonly findGroup: (name: string) => Effect.Effect<Option.Option<Group>, SqlError>
-  /** false when a group of that name exists. */
-  readonly insertGroup: (name: string) => Effect.Effect<boolean, SqlError>
-  /** Also ends its memberships; false when there was none. */
-  readonly deleteGroup: (name: string) => Effect.Effect<boolean, SqlError>
-  /** false when the rule already is in the group. */
-  readonly addRule: (group: string, rule: string) => Effect.Effect<boolean, SqlError>
-  /** false when the rule was not in the group. */
-  readonly removeRule: (group: string, rule: string) => Effect.Effect<boolean, SqlError>
-  readonly usersIn: (group: string) => Effect.Effect<Array<UserRow>, SqlError>
-  /** false when the account already is in the group. */
-  readonly addUser: (group: string, userId: number) => Effect.Effect<boolean, SqlError>
-  /** false when the account was not in the group. */
-  readonly removeUser: (group: string, userId: number) => Effect.Effect<boolean, SqlError>
-  /** Takes the account out of every group. */
-  readonly clearUser: (userId: number) => Effect.Effect<void, SqlError>
-  /**
-   * The groups that apply to an account, with their rules: those it is in, else those of
-   * `defaults` that exist (`[quota] DEFAULT_GROUPS`).
-   */
-  readonly groupsOf: (userId: number, defaults: ReadonlyArray<string>) => Effect.Effect<Array<Group>, SqlError>
-  /** What the account stores: one indexed sum over its repositories' recorded sizes. */
-  readonly usedBy: (userId: number) => Effect.Effect<Used, SqlError>
-}>()("hearth/quota/QuotaRepo") {
+export class QuotaRepo extends Context.Service<
+  QuotaRepo,
+  {
+    readonly listRules: Effect.Effect<Array<Rule>, SqlError>
+    readonly findRule: (name: string) => Effect.Effect<Option.Option<Rule>, SqlError>
+    /** false when a rule of that name exists. */
+    readonly insertRule: (rule: Rule) => Effect.Effect<boolean, SqlError>
+    /** The rule with the given fields changed; none when there is no such rule. */
+    readonly updateRule: (
+      name: string,
+      changes: { readonly limit?: number | undefined; readonly subjects?: ReadonlyArray<string> | undefined }
+    ) => Effect.Effect<Option.Option<Rule>, SqlError>
+    /** Also takes the rule out of every group; false when there was none. */
+    readonly deleteRule: (name: string) => Effect.Effect<boolean, SqlError>
+    /** Every group with its rules, by name. */
+    readonly listGroups: Effect.Effect<Array<Group>, SqlError>
+    readonly findGroup: (name: string) => Effect.Effect<Option.Option<Group>, SqlError>
+    /** false when a group of that name exists. */
+    readonly insertGroup: (name: string) => Effect.Effect<boolean, SqlError>
+    /** Also ends its memberships; false when there was none. */
+    readonly deleteGroup: (name: string) => Effect.Effect<boolean, SqlError>
+    /** false when the rule already is in the group. */
+    readonly addRule: (group: string, rule: string) => Effect.Effect<boolean, SqlError>
+    /** false when the rule was not in the group. */
+    readonly removeRule: (group: string, rule: string) => Effect.Effect<boolean, SqlError>
+    readonly usersIn: (group: string) => Effect.Effect<Array<UserRow>, SqlError>
+    /** false when the account already is in the group. */
+    readonly addUser: (group: string, userId: number) => Effect.Effect<boolean, SqlError>
+    /** false when the account was not in the group. */
+    readonly removeUser: (group: string, userId: number) => Effect.Effect<boolean, SqlError>
+    /** Takes the account out of every group. */
+    readonly clearUser: (userId: number) => Effect.Effect<void, SqlError>
+    /**
+     * The groups that apply to an account, with their rules: those it is in, else those of
+     * `defaults` that exist (`[quota] DEFAULT_GROUPS`).
+     */
+    readonly groupsOf: (userId: number, defaults: ReadonlyArray<string>) => Effect.Effect<Array<Group>, SqlError>
+    /** What the account stores: one indexed sum over its repositories' recorded sizes. */
+    readonly usedBy: (userId: number) => Effect.Effect<Used, SqlError>
+  }
+>()("hearth/quota/QuotaRepo") {
   static readonly layer = Layer.effect(
     QuotaRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
 
       const groupsWhere = (where: Fragment) =>
@@ -92,7 +95,9 @@ export class QuotaRepo extends Context.Service<QuotaRepo, {
       return QuotaRepo.of({
         listRules: Effect.map(sql`SELECT * FROM quota_rules ORDER BY name`, (rows) => rows.map(toRule)),
         findRule: (name) =>
-          Effect.map(sql`SELECT * FROM quota_rules WHERE name = ${name}`, (rows) => Option.map(Option.fromNullishOr(rows[0]), toRule)),
+          Effect.map(sql`SELECT * FROM quota_rules WHERE name = ${name}`, (rows) =>
+            Option.map(Option.fromNullishOr(rows[0]), toRule)
+          ),
         insertRule: (rule) =>
           Effect.map(
             sql`INSERT INTO quota_rules (name, "limit", subjects) VALUES (${rule.name}, ${rule.limit}, ${rule.subjects.join(",")})
@@ -103,15 +108,17 @@ export class QuotaRepo extends Context.Service<QuotaRepo, {
           const values: Record<string, unknown> = {}
           if (changes.limit !== undefined) values.limit = changes.limit
           if (changes.subjects !== undefined) values.subjects = changes.subjects.join(",")
-          const statement = Object.keys(values).length === 0
-            ? sql`SELECT * FROM quota_rules WHERE name = ${name}`
-            : sql`UPDATE quota_rules SET ${sql.update(values)} WHERE name = ${name} RETURNING *`
+          const statement =
+            Object.keys(values).length === 0
+              ? sql`SELECT * FROM quota_rules WHERE name = ${name}`
+              : sql`UPDATE quota_rules SET ${sql.update(values)} WHERE name = ${name} RETURNING *`
           return Effect.map(statement, (rows) => Option.map(Option.fromNullishOr(rows[0]), toRule))
         },
         deleteRule: (name) =>
           Effect.map(sql`DELETE FROM quota_rules WHERE name = ${name} RETURNING name`, (rows) => rows.length > 0),
         listGroups: groupsWhere(sql`true`),
-        findGroup: (name) => Effect.map(groupsWhere(sql`g.name = ${name}`), (groups) => Option.fromNullishOr(groups[0])),
+        findGroup: (name) =>
+          Effect.map(groupsWhere(sql`g.name = ${name}`), (groups) => Option.fromNullishOr(groups[0])),
         insertGroup: (name) =>
           Effect.map(
             sql`INSERT INTO quota_groups (name) VALUES (${name}) ON CONFLICT (name) DO NOTHING RETURNING name`,

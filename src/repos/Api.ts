@@ -28,79 +28,91 @@ const optional = Schema.optional(Schema.String)
 const org = { org: Schema.String }
 const created = Repository.pipe(HttpApiSchema.status(201))
 
-export class ReposApi extends HttpApiGroup.make("repos")
-  .add(
-    HttpApiEndpoint.post("createMyRepo", "/user/repos", { payload: CreateRepoOption, success: created })
-      .annotate(Access, userRepos),
-    HttpApiEndpoint.get("listMyRepos", "/user/repos", {
-      query: { ...PageQuery, order_by: Schema.optional(Schema.String) },
-      success: Schema.Array(Repository)
-    }).annotate(Access, userRepos),
-    HttpApiEndpoint.post("createOrgRepo", "/orgs/:org/repos", { params: org, payload: CreateRepoOption, success: created })
-      .annotate(Access, orgRepos),
-    // Deprecated alias of POST /orgs/{org}/repos, kept for older clients.
-    HttpApiEndpoint.post("createOrgRepoDeprecated", "/org/:org/repos", {
-      params: org,
-      payload: CreateRepoOption,
-      success: created
-    }).annotate(Access, orgRepos),
-    HttpApiEndpoint.get("listOrgRepos", "/orgs/:org/repos", {
-      params: org,
-      query: PageQuery,
-      success: Schema.Array(Repository)
-    }).annotate(Access, orgReposOpen),
-    HttpApiEndpoint.get("listUserRepos", "/users/:username/repos", {
-      params: { username: Schema.String },
-      query: PageQuery,
-      success: Schema.Array(Repository)
-    }).annotate(Access, userReposOpen),
-    HttpApiEndpoint.get("getRepo", "/repos/:owner/:repo", { params: ownerRepo, success: Repository })
-      .annotate(Access, repoOpen),
-    HttpApiEndpoint.patch("editRepo", "/repos/:owner/:repo", { params: ownerRepo, payload: EditRepoOption, success: Repository })
-      .annotate(Access, repoSignedIn),
-    // Strings, read leniently as Forgejo's form helpers do (a non-numeric id is no filter).
-    HttpApiEndpoint.get("searchRepos", "/repos/search", {
-      query: {
-        q: optional,
-        uid: optional,
-        exclusive: optional,
-        private: optional,
-        is_private: optional,
-        template: optional,
-        archived: optional,
-        mode: optional,
-        sort: optional,
-        order: optional,
-        starredBy: optional,
-        ...PageQuery
-      },
-      success: SearchResults
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.get("listCollaborators", "/repos/:owner/:repo/collaborators", {
-      params: ownerRepo,
-      query: PageQuery,
-      success: Schema.Array(User)
-    }).annotate(Access, repoSignedIn),
-    HttpApiEndpoint.get("checkCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
-      params: collaborator,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, repoSignedIn),
-    HttpApiEndpoint.put("addCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
-      params: collaborator,
-      payload: AddCollaboratorOption,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, repoSignedIn),
-    HttpApiEndpoint.delete("deleteCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
-      params: collaborator,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, repoSignedIn),
-    HttpApiEndpoint.get("collaboratorPermission", "/repos/:owner/:repo/collaborators/:collaborator/permission", {
-      params: collaborator,
-      success: RepoCollaboratorPermission
-    }).annotate(Access, repoSignedIn),
-    HttpApiEndpoint.delete("deleteRepo", "/repos/:owner/:repo", { params: ownerRepo, success: HttpApiSchema.NoContent })
-      .annotate(Access, repoSignedIn),
-    HttpApiEndpoint.get("getRepoById", "/repositories/:id", { params: { id: Schema.String }, success: Repository })
-      .annotate(Access, repoOpen)
-  )
-{}
+export class ReposApi extends HttpApiGroup.make("repos").add(
+  HttpApiEndpoint.post("createMyRepo", "/user/repos", { payload: CreateRepoOption, success: created }).annotate(
+    Access,
+    userRepos
+  ),
+  HttpApiEndpoint.get("listMyRepos", "/user/repos", {
+    query: { ...PageQuery, order_by: Schema.optional(Schema.String) },
+    success: Schema.Array(Repository)
+  }).annotate(Access, userRepos),
+  HttpApiEndpoint.post("createOrgRepo", "/orgs/:org/repos", {
+    params: org,
+    payload: CreateRepoOption,
+    success: created
+  }).annotate(Access, orgRepos),
+  // Deprecated alias of POST /orgs/{org}/repos, kept for older clients.
+  HttpApiEndpoint.post("createOrgRepoDeprecated", "/org/:org/repos", {
+    params: org,
+    payload: CreateRepoOption,
+    success: created
+  }).annotate(Access, orgRepos),
+  HttpApiEndpoint.get("listOrgRepos", "/orgs/:org/repos", {
+    params: org,
+    query: PageQuery,
+    success: Schema.Array(Repository)
+  }).annotate(Access, orgReposOpen),
+  HttpApiEndpoint.get("listUserRepos", "/users/:username/repos", {
+    params: { username: Schema.String },
+    query: PageQuery,
+    success: Schema.Array(Repository)
+  }).annotate(Access, userReposOpen),
+  HttpApiEndpoint.get("getRepo", "/repos/:owner/:repo", { params: ownerRepo, success: Repository }).annotate(
+    Access,
+    repoOpen
+  ),
+  HttpApiEndpoint.patch("editRepo", "/repos/:owner/:repo", {
+    params: ownerRepo,
+    payload: EditRepoOption,
+    success: Repository
+  }).annotate(Access, repoSignedIn),
+  // Strings, read leniently as Forgejo's form helpers do (a non-numeric id is no filter).
+  HttpApiEndpoint.get("searchRepos", "/repos/search", {
+    query: {
+      q: optional,
+      uid: optional,
+      exclusive: optional,
+      private: optional,
+      is_private: optional,
+      template: optional,
+      archived: optional,
+      mode: optional,
+      sort: optional,
+      order: optional,
+      starredBy: optional,
+      ...PageQuery
+    },
+    success: SearchResults
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.get("listCollaborators", "/repos/:owner/:repo/collaborators", {
+    params: ownerRepo,
+    query: PageQuery,
+    success: Schema.Array(User)
+  }).annotate(Access, repoSignedIn),
+  HttpApiEndpoint.get("checkCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
+    params: collaborator,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, repoSignedIn),
+  HttpApiEndpoint.put("addCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
+    params: collaborator,
+    payload: AddCollaboratorOption,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, repoSignedIn),
+  HttpApiEndpoint.delete("deleteCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
+    params: collaborator,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, repoSignedIn),
+  HttpApiEndpoint.get("collaboratorPermission", "/repos/:owner/:repo/collaborators/:collaborator/permission", {
+    params: collaborator,
+    success: RepoCollaboratorPermission
+  }).annotate(Access, repoSignedIn),
+  HttpApiEndpoint.delete("deleteRepo", "/repos/:owner/:repo", {
+    params: ownerRepo,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, repoSignedIn),
+  HttpApiEndpoint.get("getRepoById", "/repositories/:id", {
+    params: { id: Schema.String },
+    success: Repository
+  }).annotate(Access, repoOpen)
+) {}

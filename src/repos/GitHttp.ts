@@ -1,24 +1,25 @@
 // Git smart HTTP for hosted repositories, at {ROOT_URL}{owner}/{repo}.git: who may fetch or push
 // (the same access rules as the API, credentials by HTTP Basic as git sends them), and what the
 // database learns after a push.
-import { Effect, Layer, Option } from "effect"
-import { Federation } from "../../federation/Service.ts"
+
 import { join } from "node:path"
-import { Settings } from "../config/Settings.ts"
+import { Effect, Layer, Option } from "effect"
 import type { HttpServerRequest } from "effect/http"
-import { installRefusingHook, refusingEnv } from "../git/Refusal.ts"
-import * as SmartHttp from "../git/SmartHttp.ts"
+import { Federation } from "../../federation/Service.ts"
 import { callerRefusal } from "../auth/AccountState.ts"
 import { parseAuthorization } from "../auth/Authentication.ts"
 import { Authenticator } from "../auth/Authenticator.ts"
+import { Settings } from "../config/Settings.ts"
+import { installRefusingHook, refusingEnv } from "../git/Refusal.ts"
+import * as SmartHttp from "../git/SmartHttp.ts"
 import type { Principal } from "../http/Caller.ts"
 import { NotFound, type RepositoryMoved } from "../http/Errors.ts"
+import { atLeast } from "../lib/AccessMode.ts"
+import { MirrorsService } from "../mirrors/Service.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { UsersService } from "../users/Service.ts"
 import { RepoPolicy } from "./Policy.ts"
 import { ReposService } from "./Service.ts"
-import { MirrorsService } from "../mirrors/Service.ts"
-import { atLeast } from "../lib/AccessMode.ts"
 
 /** A deploy key's grant on one repository (git over SSH). */
 export interface DeployGrant {
@@ -30,7 +31,7 @@ export interface DeployGrant {
  * Who may fetch from or push to a hosted repository, and what the database learns after a push:
  * shared by smart HTTP (below) and the SSH server (src/ssh), so both apply the same rules.
  */
-export const makeGitAccess = Effect.gen(function*() {
+export const makeGitAccess = Effect.gen(function* () {
   const users = yield* UsersService
   const repos = yield* ReposService
   const policy = yield* RepoPolicy
@@ -39,7 +40,9 @@ export const makeGitAccess = Effect.gen(function*() {
   const quota = yield* QuotaService
   const settings = yield* Settings
   // Where the hook that refuses pushes over quota lives (one for every repository).
-  const refusingHooks = yield* Effect.sync(() => installRefusingHook(join(settings.server.APP_DATA_PATH, "hooks", "refuse-push")))
+  const refusingHooks = yield* Effect.sync(() =>
+    installRefusingHook(join(settings.server.APP_DATA_PATH, "hooks", "refuse-push"))
+  )
 
   /**
    * The repository's path for `level`, or why not. A deploy key (`deploy`) reaches only the
@@ -57,7 +60,7 @@ export const makeGitAccess = Effect.gen(function*() {
       readonly moved?: ((moved: RepositoryMoved) => SmartHttp.Denied) | undefined
     } = {}
   ) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // The API's rules, in the API's order: the account and the token's `repository` scope at
       // the operation's level first (Forgejo's githttp.go checks scope and account state too).
       if (caller !== undefined) {
@@ -66,31 +69,38 @@ export const makeGitAccess = Effect.gen(function*() {
       }
       const notFound = SmartHttp.Denied.notFound()
       const owner = yield* Effect.mapError(users.get(ownerName), () => notFound)
-      const repo = yield* repos.get(owner, repoName).pipe(
-        Effect.catch(() =>
-          Effect.flatMap(repos.redirectFor(caller, ownerName, repoName), (moved) =>
-            Effect.fail(Option.isSome(moved) && options.moved !== undefined ? options.moved(moved.value) : notFound))
+      const repo = yield* repos
+        .get(owner, repoName)
+        .pipe(
+          Effect.catch(() =>
+            Effect.flatMap(repos.redirectFor(caller, ownerName, repoName), (moved) =>
+              Effect.fail(Option.isSome(moved) && options.moved !== undefined ? options.moved(moved.value) : notFound)
+            )
+          )
         )
-      )
       if (options.deploy !== undefined) {
         const grant = options.deploy.find((g) => g.repoId === repo.id)
         if (grant === undefined) return yield* notFound
-        if (level === "write" && grant.readOnly) return yield* SmartHttp.Denied.forbidden("this deploy key is read-only")
+        if (level === "write" && grant.readOnly)
+          return yield* SmartHttp.Denied.forbidden("this deploy key is read-only")
       } else {
         // Then the repository as the API sees it (RepoPolicy.ensureAccess): 404 when the caller may
         // not read it, 403 for a public-only token on a private one, 403 without write access.
         // Anonymous callers are asked to sign in instead (git then asks for credentials).
-        const access = yield* policy.ensureAccess(caller, repo, owner, level).pipe(
-          Effect.mapError((refused) =>
-            caller === undefined
-              ? SmartHttp.Denied.unauthorized()
-              : refused instanceof NotFound
-              ? notFound
-              : SmartHttp.Denied.forbidden(refused.message)
+        const access = yield* policy
+          .ensureAccess(caller, repo, owner, level)
+          .pipe(
+            Effect.mapError((refused) =>
+              caller === undefined
+                ? SmartHttp.Denied.unauthorized()
+                : refused instanceof NotFound
+                  ? notFound
+                  : SmartHttp.Denied.forbidden(refused.message)
+            )
           )
-        )
         // git data is the code unit's: a team member without it sees the repository, not its code.
-        if (!atLeast(access.code, "read")) return yield* (caller === undefined ? SmartHttp.Denied.unauthorized() : notFound)
+        if (!atLeast(access.code, "read"))
+          return yield* caller === undefined ? SmartHttp.Denied.unauthorized() : notFound
       }
       if (level === "write" && repo.isArchived) {
         return yield* SmartHttp.Denied.forbidden("this repository is archived: it accepts no pushes")
@@ -104,7 +114,7 @@ export const makeGitAccess = Effect.gen(function*() {
   // After a push: what the database knows, then the commit-graph for fast history reads; push
   // mirrors follow, and the pusher's followers in the fediverse hear of it.
   const onPushed = (ownerName: string, repoName: string, pusherName?: string) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const owner = yield* users.get(ownerName)
       const repo = yield* repos.get(owner, repoName)
       yield* repos.recordGitChange(owner, repo, { maintain: true })
@@ -118,40 +128,43 @@ export const makeGitAccess = Effect.gen(function*() {
   return { check, onPushed }
 })
 
-export const GitHttpRoutes = Layer.unwrap(Effect.gen(function*() {
-  const settings = yield* Settings
-  const authenticator = yield* Authenticator
-  const { check, onPushed } = yield* makeGitAccess
+export const GitHttpRoutes = Layer.unwrap(
+  Effect.gen(function* () {
+    const settings = yield* Settings
+    const authenticator = yield* Authenticator
+    const { check, onPushed } = yield* makeGitAccess
 
-  /** The caller from `Authorization` (Basic with a password or token, or `token X`); none if absent. */
-  const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
-    const credentials = parseAuthorization(request.headers["authorization"])
-    const resolved = credentials.kind === "none"
-      ? Effect.succeed(undefined)
-      : credentials.kind === "token"
-      ? authenticator.byToken(credentials.token)
-      : authenticator.byBasic(
-        credentials.username,
-        credentials.password,
-        request.headers["x-forgejo-otp"] || request.headers["x-gitea-otp"] || undefined,
-        { passwordWithTwoFactor: "refuse" }
-      )
-    return Effect.mapError(resolved, (e) => SmartHttp.Denied.unauthorized(e.message))
-  }
+    /** The caller from `Authorization` (Basic with a password or token, or `token X`); none if absent. */
+    const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
+      const credentials = parseAuthorization(request.headers["authorization"])
+      const resolved =
+        credentials.kind === "none"
+          ? Effect.succeed(undefined)
+          : credentials.kind === "token"
+            ? authenticator.byToken(credentials.token)
+            : authenticator.byBasic(
+                credentials.username,
+                credentials.password,
+                request.headers["x-forgejo-otp"] || request.headers["x-gitea-otp"] || undefined,
+                { passwordWithTwoFactor: "refuse" }
+              )
+      return Effect.mapError(resolved, (e) => SmartHttp.Denied.unauthorized(e.message))
+    }
 
-  const resolve: SmartHttp.Resolver = (ownerName, repoName, service, request) =>
-    Effect.gen(function*() {
-      const level = service === "receive-pack" ? "write" : "read"
-      const caller = yield* callerOf(request)
-      // As the API refuses anonymous callers under [service] REQUIRE_SIGNIN_VIEW, git asks them to
-      // sign in, even for a public repository (Forgejo's httpBase: askAuth).
-      if (caller === undefined && settings.service.REQUIRE_SIGNIN_VIEW) return yield* SmartHttp.Denied.unauthorized()
-      const found = yield* check(caller, ownerName, repoName, level, {
-        moved: (moved) => SmartHttp.Denied.moved(new URL(moved.relocate(request.url), settings.server.ROOT_URL).toString())
+    const resolve: SmartHttp.Resolver = (ownerName, repoName, service, request) =>
+      Effect.gen(function* () {
+        const level = service === "receive-pack" ? "write" : "read"
+        const caller = yield* callerOf(request)
+        // As the API refuses anonymous callers under [service] REQUIRE_SIGNIN_VIEW, git asks them to
+        // sign in, even for a public repository (Forgejo's httpBase: askAuth).
+        if (caller === undefined && settings.service.REQUIRE_SIGNIN_VIEW) return yield* SmartHttp.Denied.unauthorized()
+        const found = yield* check(caller, ownerName, repoName, level, {
+          moved: (moved) =>
+            SmartHttp.Denied.moved(new URL(moved.relocate(request.url), settings.server.ROOT_URL).toString())
+        })
+        return { path: found.path, pusher: caller?.user.name, env: found.env }
       })
-      return { path: found.path, pusher: caller?.user.name, env: found.env }
-    })
 
-  return SmartHttp.layer({ resolve, onPushed })
-}))
-
+    return SmartHttp.layer({ resolve, onPushed })
+  })
+)

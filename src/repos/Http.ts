@@ -2,12 +2,13 @@ import { Cause, Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Federation } from "../../federation/Service.ts"
-import { Settings } from "../config/Settings.ts"
 import { HearthApi } from "../Api.ts"
+import { Settings } from "../config/Settings.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
+import { atLeast } from "../lib/AccessMode.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsService } from "../orgs/Service.ts"
 import { QuotaService } from "../quota/Service.ts"
@@ -16,14 +17,19 @@ import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { RepoPolicy } from "./Policy.ts"
 import { RepoPresenter } from "./Present.ts"
-import { type CollaboratorMode, REPO_SEARCH_SORTS, type RepoFilter, type RepoRow, type RepoSearchSort, ReposRepo } from "./Repo.ts"
+import {
+  type CollaboratorMode,
+  REPO_SEARCH_SORTS,
+  type RepoFilter,
+  type RepoRow,
+  type RepoSearchSort,
+  ReposRepo
+} from "./Repo.ts"
 import type { CreateRepoOption } from "./Schema.ts"
 import { ReposService } from "./Service.ts"
-import { atLeast } from "../lib/AccessMode.ts"
 
 const OWNER_ACCESS = { mode: "owner", code: "owner" } as const
 const READ_ACCESS = { mode: "read", code: "read" } as const
-
 
 /** A positive integer form value, or `undefined` (non-numeric values are no filter). */
 const formId = (value: string | undefined): number | undefined => {
@@ -35,7 +41,7 @@ const SEARCH_MODES = ["fork", "source", "mirror", "collaborative"] as const
 const COLLABORATOR_MODES: ReadonlyArray<string> = ["read", "write", "admin"]
 
 export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* Settings
     const repos = yield* ReposService
     const policy = yield* RepoPolicy
@@ -52,17 +58,18 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
 
     const accountById = (id: number) =>
       Effect.flatMap(Effect.orDie(users.findById(id)), (found) =>
-        Option.isSome(found) ? Effect.succeed(found.value) : Effect.die(new Error(`repository owner ${id} is missing`)))
+        Option.isSome(found) ? Effect.succeed(found.value) : Effect.die(new Error(`repository owner ${id} is missing`))
+      )
 
     /** A user or org by name, or 404. */
     const accountByName = (name: string) =>
       Effect.flatMap(Effect.orDie(users.findByName(name)), (found) =>
-        Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound()))
-
+        Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound())
+      )
 
     /** Converts rows for a viewer, each with the viewer's own permissions. */
     const present = (rows: ReadonlyArray<RepoRow>, viewer: Principal | undefined, knownOwner?: UserRow) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const owners = new Map<number, UserRow>()
         if (knownOwner !== undefined) owners.set(knownOwner.id, knownOwner)
         const items: Array<{ repo: RepoRow; owner: UserRow }> = []
@@ -71,7 +78,10 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           items.push({ repo, owner: owners.get(repo.ownerId)! })
         }
         const access = yield* policy.accessMany(viewer, items)
-        return yield* presenter.present(viewer, items.map((item, i) => ({ ...item, access: access[i]! })))
+        return yield* presenter.present(
+          viewer,
+          items.map((item, i) => ({ ...item, access: access[i]! }))
+        )
       })
 
     /** What a viewer may list of one owner whose account it may already see. */
@@ -79,15 +89,15 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       viewer === undefined
         ? { publicOwners: ["public", "limited", "private"] }
         : viewer.user.isAdmin && viewer.scopes?.publicOnly !== true
-        ? { all: true, publicOwners: [] }
-        : {
-          publicOwners: viewer.user.restricted ? [] : ["public", "limited", "private"],
-          viewerId: viewer.user.id,
-          publicOnly: viewer.scopes?.publicOnly === true
-        }
+          ? { all: true, publicOwners: [] }
+          : {
+              publicOwners: viewer.user.restricted ? [] : ["public", "limited", "private"],
+              viewerId: viewer.user.id,
+              publicOnly: viewer.scopes?.publicOnly === true
+            }
 
     const listOf = (owner: UserRow, query: { page?: string | undefined; limit?: string | undefined }) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const viewer = yield* viewerOf
         yield* accounts.ensureVisible(viewer, owner)
         const page = yield* resolvePage(query)
@@ -98,7 +108,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
 
     /** A new repository of `owner` (charged to its quota: 413 when over), as the caller sees it. */
     const create = (owner: UserRow, caller: Principal, payload: CreateRepoOption) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* quota.enforce(owner, "size:repos:all")
         const repo = yield* repos.create(owner, payload, caller.user)
         yield* federation.announce({ kind: "created", doer: caller.user, owner, repo })
@@ -107,11 +117,11 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
 
     /** POST /orgs/{org}/repos and its deprecated alias: 422 unknown org, 404 invisible, 403 no right. */
     const createInOrg = (orgName: string, payload: CreateRepoOption) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const caller = yield* signedInCaller
-        const org = yield* orgs.get(orgName).pipe(
-          Effect.mapError(() => Errors.validationFailed(`org does not exist [id: 0, name: ${orgName}]`))
-        )
+        const org = yield* orgs
+          .get(orgName)
+          .pipe(Effect.mapError(() => Errors.validationFailed(`org does not exist [id: 0, name: ${orgName}]`)))
         yield* accounts.ensureVisible(caller, org)
         if (!(yield* orgPolicy.canCreateOrgRepo(org, caller.user))) {
           return yield* Errors.forbidden("Given user is not allowed to create repository in organization.")
@@ -124,19 +134,25 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       Effect.flatMap(Effect.orDie(users.findByName(name)), (found) =>
         Option.isSome(found)
           ? Effect.succeed(found.value)
-          : Effect.fail(Errors.validationFailed(`user does not exist [uid: 0, name: ${name}]`)))
+          : Effect.fail(Errors.validationFailed(`user does not exist [uid: 0, name: ${name}]`))
+      )
 
     return handlers
       .handle("editRepo", ({ params, payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const { owner, repo } = yield* repos.find(params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "admin")
           const updated = yield* repos.edit(owner, repo, payload)
-          return yield* presenter.one(caller, { repo: updated, owner, access: yield* policy.access(caller, updated, owner) })
-        }))
+          return yield* presenter.one(caller, {
+            repo: updated,
+            owner,
+            access: yield* policy.access(caller, updated, owner)
+          })
+        })
+      )
       .handle("searchRepos", ({ query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const viewer = yield* viewerOf
           const page = yield* resolvePage(query, settings.ui.EXPLORE_PAGING_NUM)
           const mode = query.mode ?? ""
@@ -147,7 +163,8 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           let desc = false
           if (query.sort !== undefined && query.sort !== "") {
             const order = query.order === undefined || query.order === "" ? "asc" : query.order
-            if (order !== "asc" && order !== "desc") return yield* Errors.validationFailed(`Invalid sort order: "${order}"`)
+            if (order !== "asc" && order !== "desc")
+              return yield* Errors.validationFailed(`Invalid sort order: "${order}"`)
             if (!(REPO_SEARCH_SORTS as ReadonlyArray<string>).includes(query.sort)) {
               return yield* Errors.validationFailed(`Invalid sort mode: "${query.sort}"`)
             }
@@ -158,27 +175,38 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           // Private repositories only for signed-in callers that did not opt out; never for
           // public-only tokens. Restricted users only ever get what they were given.
           const withPrivate = viewer !== undefined && !publicOnly && parseFormBool(query.private) !== false
-          const filter: RepoFilter = viewer === undefined
-            ? { publicOwners: ["public"] }
-            : viewer.user.restricted
-            ? { publicOwners: [], viewerId: viewer.user.id, publicOnly: !withPrivate }
-            : withPrivate
-            ? viewer.user.isAdmin ? { all: true, publicOwners: [] } : { publicOwners: ["public", "limited"], viewerId: viewer.user.id }
-            : { publicOwners: ["public"] }
-          const keywords = (query.q ?? "").split(",").map((k) => k.trim().toLowerCase()).filter((k) => k !== "")
-          const found = yield* repos.search({
-            filter,
-            keywords,
-            ownerId: formId(query.uid),
-            exclusive: parseFormBool(query.exclusive) === true,
-            isPrivate: parseFormBool(query.is_private),
-            template: parseFormBool(query.template),
-            archived: parseFormBool(query.archived),
-            mode: mode === "" ? undefined : mode as (typeof SEARCH_MODES)[number],
-            starredBy: formId(query.starredBy),
-            sort,
-            desc
-          }, page).pipe(Effect.result)
+          const filter: RepoFilter =
+            viewer === undefined
+              ? { publicOwners: ["public"] }
+              : viewer.user.restricted
+                ? { publicOwners: [], viewerId: viewer.user.id, publicOnly: !withPrivate }
+                : withPrivate
+                  ? viewer.user.isAdmin
+                    ? { all: true, publicOwners: [] }
+                    : { publicOwners: ["public", "limited"], viewerId: viewer.user.id }
+                  : { publicOwners: ["public"] }
+          const keywords = (query.q ?? "")
+            .split(",")
+            .map((k) => k.trim().toLowerCase())
+            .filter((k) => k !== "")
+          const found = yield* repos
+            .search(
+              {
+                filter,
+                keywords,
+                ownerId: formId(query.uid),
+                exclusive: parseFormBool(query.exclusive) === true,
+                isPrivate: parseFormBool(query.is_private),
+                template: parseFormBool(query.template),
+                archived: parseFormBool(query.archived),
+                mode: mode === "" ? undefined : (mode as (typeof SEARCH_MODES)[number]),
+                starredBy: formId(query.starredBy),
+                sort,
+                desc
+              },
+              page
+            )
+            .pipe(Effect.result)
           if (found._tag === "Failure") {
             // Forgejo's search answers its own shape on failure, not the usual `{message, url}`;
             // the cause is logged, never sent (it is the database's own text).
@@ -191,36 +219,41 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
             Effect.map(
               owners.has(repo.ownerId) ? Effect.succeed(owners.get(repo.ownerId)!) : accountById(repo.ownerId),
               (owner) => ({ repo, owner })
-            ))
+            )
+          )
           // Anonymous callers only get public repositories they may read: nothing to look up.
-          const access = viewer === undefined
-            ? items.map(() => READ_ACCESS)
-            : yield* policy.accessMany(viewer, items)
+          const access = viewer === undefined ? items.map(() => READ_ACCESS) : yield* policy.accessMany(viewer, items)
           return {
             ok: true,
-            data: yield* presenter.present(viewer, items.map((item, i) => ({ ...item, access: access[i]! })))
+            data: yield* presenter.present(
+              viewer,
+              items.map((item, i) => ({ ...item, access: access[i]! }))
+            )
           }
-        }))
+        })
+      )
       .handle("listCollaborators", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const { repo } = yield* repos.open(caller, params.owner, params.repo)
           const page = yield* resolvePage(query)
           const { rows, total } = yield* repos.listCollaborators(repo, page)
           yield* setListHeaders(page, total)
           return rows.map((c) => toApiUser(settings, c.user, caller))
-        }))
+        })
+      )
       .handle("checkCollaborator", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const { repo } = yield* repos.open(caller, params.owner, params.repo)
           const user = yield* collaboratorByName(params.collaborator)
           if (Option.isNone(yield* Effect.orDie(repoRows.collaboratorMode(repo.id, user.id)))) {
             return yield* Errors.notFound()
           }
-        }))
+        })
+      )
       .handle("addCollaborator", ({ params, payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const { owner, repo } = yield* repos.find(params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "admin")
@@ -236,17 +269,19 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
             return yield* Errors.validationFailed(`the repository owner cannot be a collaborator [name: ${user.name}]`)
           }
           yield* repos.setCollaborator(repo, user, permission as CollaboratorMode)
-        }))
+        })
+      )
       .handle("deleteCollaborator", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const { owner, repo } = yield* repos.find(params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "admin")
           const user = yield* collaboratorByName(params.collaborator)
           yield* repos.removeCollaborator(repo, user)
-        }))
+        })
+      )
       .handle("collaboratorPermission", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const { owner, repo } = yield* repos.find(params.owner, params.repo)
           const mine = yield* policy.ensureVisible(caller, repo, owner)
@@ -260,16 +295,18 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           // The user's own access (as a password sign-in: no token scopes narrow it).
           const access = yield* policy.access({ user, scopes: undefined, method: "password" }, repo, owner)
           return { permission: access.mode, role_name: access.mode, user: toApiUser(settings, user, caller) }
-        }))
+        })
+      )
       .handle("createMyRepo", ({ payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           return yield* create(caller.user, caller, payload)
-        }))
+        })
+      )
       .handle("createOrgRepo", ({ params, payload }) => createInOrg(params.org, payload))
       .handle("createOrgRepoDeprecated", ({ params, payload }) => createInOrg(params.org, payload))
       .handle("listMyRepos", ({ query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const page = yield* resolvePage(query)
           const { rows, total } = yield* repos.listAccessible(
@@ -280,36 +317,43 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           )
           yield* setListHeaders(page, total, { withLink: true })
           return yield* present(rows, caller)
-        }))
+        })
+      )
       .handle("listUserRepos", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           return yield* listOf(yield* accountByName(params.username), query)
-        }))
+        })
+      )
       .handle("listOrgRepos", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const org = yield* orgs.get(params.org)
           return yield* listOf(org, query)
-        }))
+        })
+      )
       .handle("getRepo", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const viewer = yield* viewerOf
           const { owner, repo, access } = yield* repos.open(viewer, params.owner, params.repo)
           return yield* presenter.one(viewer, { repo, owner, access })
-        }))
+        })
+      )
       .handle("getRepoById", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const viewer = yield* viewerOf
           const id = /^\d{1,15}$/.test(params.id) ? Number(params.id) : 0
           const repo = yield* repos.getById(id)
           const owner = yield* accountById(repo.ownerId)
           const access = yield* policy.ensureVisible(viewer, repo, owner)
           return yield* presenter.one(viewer, { repo, owner, access })
-        }))
+        })
+      )
       .handle("deleteRepo", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const { owner, repo } = yield* repos.find(params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "owner")
           yield* repos.remove(owner, repo)
-        }))
-  }))
+        })
+      )
+  })
+)

@@ -7,12 +7,12 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { type AccessMode, atLeast } from "../lib/AccessMode.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { type CollaboratorMode, type RepoRow, ReposRepo } from "./Repo.ts"
-import { type AccessMode, atLeast } from "../lib/AccessMode.ts"
 
 export interface RepoAccess {
   /** The overall level (admin rights, ownership). */
@@ -23,7 +23,7 @@ export interface RepoAccess {
 
 const OWNER: RepoAccess = { mode: "owner", code: "owner" }
 
-const best = (a: AccessMode, b: AccessMode): AccessMode => atLeast(a, b) ? a : b
+const best = (a: AccessMode, b: AccessMode): AccessMode => (atLeast(a, b) ? a : b)
 
 const REFUSALS: Record<"read" | "write" | "admin" | "owner", string> = {
   read: "user should have the permission to read the repo",
@@ -37,42 +37,51 @@ const REFUSALS: Record<"read" | "write" | "admin" | "owner", string> = {
  * order): write access to code (403), then not archived (423); a pull mirror only takes what it
  * fetches (403).
  */
-export const ensureWritable = (opened: { readonly owner: UserRow; readonly repo: RepoRow; readonly access: RepoAccess }) =>
+export const ensureWritable = (opened: {
+  readonly owner: UserRow
+  readonly repo: RepoRow
+  readonly access: RepoAccess
+}) =>
   !atLeast(opened.access.code, "write")
     ? Effect.fail(Errors.forbidden(REFUSALS.write))
     : opened.repo.isArchived
-    ? Effect.fail(Errors.locked(`<Repository ${opened.repo.id}:${opened.owner.name}/${opened.repo.name}> is archived`))
-    : opened.repo.isMirror
-    ? Effect.fail(Errors.forbidden("Git Repository is a mirror."))
-    : Effect.void
+      ? Effect.fail(
+          Errors.locked(`<Repository ${opened.repo.id}:${opened.owner.name}/${opened.repo.name}> is archived`)
+        )
+      : opened.repo.isMirror
+        ? Effect.fail(Errors.forbidden("Git Repository is a mirror."))
+        : Effect.void
 
-export class RepoPolicy extends Context.Service<RepoPolicy, {
-  readonly access: (viewer: Principal | undefined, repo: RepoRow, owner: UserRow) => Effect.Effect<RepoAccess>
-  /** `access` for each item of a list, from a few batched queries (not several per row). */
-  readonly accessMany: (
-    viewer: Principal | undefined,
-    items: ReadonlyArray<{ readonly repo: RepoRow; readonly owner: UserRow }>
-  ) => Effect.Effect<Array<RepoAccess>>
-  /**
-   * The caller's access, or 404 when it may not read the repository; 403 when a public-only token
-   * reaches a private one.
-   */
-  readonly ensureVisible: (
-    viewer: Principal | undefined,
-    repo: RepoRow,
-    owner: UserRow
-  ) => Effect.Effect<RepoAccess, Errors.NotFound | Errors.Forbidden>
-  /** As `ensureVisible`, then 403 unless the caller has at least `level`. */
-  readonly ensureAccess: (
-    viewer: Principal | undefined,
-    repo: RepoRow,
-    owner: UserRow,
-    level: "read" | "write" | "admin" | "owner"
-  ) => Effect.Effect<RepoAccess, Errors.NotFound | Errors.Forbidden>
-}>()("hearth/repos/RepoPolicy") {
+export class RepoPolicy extends Context.Service<
+  RepoPolicy,
+  {
+    readonly access: (viewer: Principal | undefined, repo: RepoRow, owner: UserRow) => Effect.Effect<RepoAccess>
+    /** `access` for each item of a list, from a few batched queries (not several per row). */
+    readonly accessMany: (
+      viewer: Principal | undefined,
+      items: ReadonlyArray<{ readonly repo: RepoRow; readonly owner: UserRow }>
+    ) => Effect.Effect<Array<RepoAccess>>
+    /**
+     * The caller's access, or 404 when it may not read the repository; 403 when a public-only token
+     * reaches a private one.
+     */
+    readonly ensureVisible: (
+      viewer: Principal | undefined,
+      repo: RepoRow,
+      owner: UserRow
+    ) => Effect.Effect<RepoAccess, Errors.NotFound | Errors.Forbidden>
+    /** As `ensureVisible`, then 403 unless the caller has at least `level`. */
+    readonly ensureAccess: (
+      viewer: Principal | undefined,
+      repo: RepoRow,
+      owner: UserRow,
+      level: "read" | "write" | "admin" | "owner"
+    ) => Effect.Effect<RepoAccess, Errors.NotFound | Errors.Forbidden>
+  }
+>()("hearth/repos/RepoPolicy") {
   static readonly layer = Layer.effect(
     RepoPolicy,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const repos = yield* ReposRepo
       const orgs = yield* OrgPolicy
       const orgRows = yield* OrgsRepo
@@ -92,7 +101,7 @@ export class RepoPolicy extends Context.Service<RepoPolicy, {
           readonly collaborator: (repo: RepoRow, me: UserRow) => Effect.Effect<Option.Option<CollaboratorMode>>
         }
       ) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = viewer?.user
           if (me !== undefined && (me.isAdmin || me.id === owner.id)) return OWNER
           let mode: AccessMode = "none"
@@ -132,12 +141,21 @@ export class RepoPolicy extends Context.Service<RepoPolicy, {
           collaborator: (r, me) => Effect.orDie(repos.collaboratorMode(r.id, me.id))
         })
 
-      const accessMany = (viewer: Principal | undefined, items: ReadonlyArray<{ readonly repo: RepoRow; readonly owner: UserRow }>) =>
-        Effect.gen(function*() {
+      const accessMany = (
+        viewer: Principal | undefined,
+        items: ReadonlyArray<{ readonly repo: RepoRow; readonly owner: UserRow }>
+      ) =>
+        Effect.gen(function* () {
           const me = viewer?.user
-          const modes = me === undefined
-            ? new Map<number, CollaboratorMode>()
-            : yield* Effect.orDie(repos.collaboratorModes(items.map((i) => i.repo.id), me.id))
+          const modes =
+            me === undefined
+              ? new Map<number, CollaboratorMode>()
+              : yield* Effect.orDie(
+                  repos.collaboratorModes(
+                    items.map((i) => i.repo.id),
+                    me.id
+                  )
+                )
           // Each owner is looked at once per list.
           const seen = new Map<number, boolean>()
           const orgOwner = new Map<number, boolean>()
@@ -154,11 +172,12 @@ export class RepoPolicy extends Context.Service<RepoPolicy, {
               teamsOf: (org, user) => once(teams, org.id, orgs.teamsOf(org, user)),
               teamRepos: (team) => once(teamRepos, team.id, Effect.orDie(orgRows.teamRepoIds(team.id))),
               collaborator: (r) => Effect.succeed(Option.fromNullishOr(modes.get(r.id)))
-            }))
+            })
+          )
         })
 
       const ensureVisible = (viewer: Principal | undefined, repo: RepoRow, owner: UserRow) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const result = yield* access(viewer, repo, owner)
           if (!atLeast(result.mode, "read")) return yield* Errors.notFound()
           if (viewer?.scopes?.publicOnly === true && repo.isPrivate) {
@@ -172,7 +191,7 @@ export class RepoPolicy extends Context.Service<RepoPolicy, {
         accessMany,
         ensureVisible,
         ensureAccess: (viewer, repo, owner, level) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const result = yield* ensureVisible(viewer, repo, owner)
             const have = level === "write" ? result.code : result.mode
             if (!atLeast(have, level)) return yield* Errors.forbidden(REFUSALS[level])

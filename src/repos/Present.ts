@@ -3,16 +3,16 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { Settings } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
+import { atLeast } from "../lib/AccessMode.ts"
+import { MirrorsRepo } from "../mirrors/Repo.ts"
 import { OrgsRepo } from "../orgs/Repo.ts"
 import { toApiTeam } from "../orgs/Schema.ts"
-import { MirrorsRepo } from "../mirrors/Repo.ts"
 import { TransfersRepo } from "../transfers/Repo.ts"
-import { toApiUser } from "../users/Schema.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
+import { toApiUser } from "../users/Schema.ts"
 import { type RepoAccess, RepoPolicy } from "./Policy.ts"
 import { type RepoRow, ReposRepo } from "./Repo.ts"
 import { type Repository, type RepoTransfer, toApiRepo } from "./Schema.ts"
-import { atLeast } from "../lib/AccessMode.ts"
 
 export interface Presentable {
   readonly repo: RepoRow
@@ -20,17 +20,23 @@ export interface Presentable {
   readonly access: RepoAccess
 }
 
-export class RepoPresenter extends Context.Service<RepoPresenter, {
-  /**
-   * The rows in order, each with the viewer's permissions; a fork's `parent` is its source when
-   * the viewer may read it (null otherwise: a private source stays hidden).
-   */
-  readonly present: (viewer: Principal | undefined, items: ReadonlyArray<Presentable>) => Effect.Effect<Array<Repository>>
-  readonly one: (viewer: Principal | undefined, item: Presentable) => Effect.Effect<Repository>
-}>()("hearth/repos/RepoPresenter") {
+export class RepoPresenter extends Context.Service<
+  RepoPresenter,
+  {
+    /**
+     * The rows in order, each with the viewer's permissions; a fork's `parent` is its source when
+     * the viewer may read it (null otherwise: a private source stays hidden).
+     */
+    readonly present: (
+      viewer: Principal | undefined,
+      items: ReadonlyArray<Presentable>
+    ) => Effect.Effect<Array<Repository>>
+    readonly one: (viewer: Principal | undefined, item: Presentable) => Effect.Effect<Repository>
+  }
+>()("hearth/repos/RepoPresenter") {
   static readonly layer = Layer.effect(
     RepoPresenter,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const settings = yield* Settings
       const repos = yield* ReposRepo
       const users = yield* UsersRepo
@@ -41,7 +47,7 @@ export class RepoPresenter extends Context.Service<RepoPresenter, {
 
       /** `mirror_updated` of the pull mirrors among the rows. */
       const mirrorTimesOf = (items: ReadonlyArray<Presentable>) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const times = new Map<number, Date>()
           for (const { repo } of items) {
             if (!repo.isMirror) continue
@@ -57,13 +63,14 @@ export class RepoPresenter extends Context.Service<RepoPresenter, {
           rows.flatMap((repo) => {
             const owner = owners.get(repo.ownerId)
             return owner === undefined ? [] : [{ repo, owner }]
-          }))
+          })
+        )
 
       const userById = (id: number) => Effect.map(Effect.orDie(users.findById(id)), Option.getOrUndefined)
 
       /** `repo_transfer` of the rows waiting for a transfer to be accepted. */
       const transfersOf = (viewer: Principal | undefined, items: ReadonlyArray<Presentable>) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const ids = items.filter(({ repo }) => repo.status === "pending_transfer").map(({ repo }) => repo.id)
           const shown = new Map<number, RepoTransfer>()
           for (const pending of yield* Effect.orDie(transfers.pendingOf(ids))) {
@@ -85,36 +92,31 @@ export class RepoPresenter extends Context.Service<RepoPresenter, {
         })
 
       const parentsOf = (viewer: Principal | undefined, items: ReadonlyArray<Presentable>) =>
-        Effect.gen(function*() {
-          const ids = [...new Set(items.flatMap(({ repo }) => repo.forkId === null ? [] : [repo.forkId]))]
+        Effect.gen(function* () {
+          const ids = [...new Set(items.flatMap(({ repo }) => (repo.forkId === null ? [] : [repo.forkId])))]
           const parents = new Map<number, Repository>()
           if (ids.length === 0) return parents
           const withOwners = yield* withOwnersOf(yield* Effect.orDie(repos.findByIds(ids)))
           const access = yield* policy.accessMany(viewer, withOwners)
           withOwners.forEach(({ repo, owner }, i) => {
-            if (atLeast(access[i]!.mode, "read")) parents.set(repo.id, toApiRepo(settings, repo, owner, access[i]!, viewer))
+            if (atLeast(access[i]!.mode, "read"))
+              parents.set(repo.id, toApiRepo(settings, repo, owner, access[i]!, viewer))
           })
           return parents
         })
 
       const present = (viewer: Principal | undefined, items: ReadonlyArray<Presentable>) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const parents = yield* parentsOf(viewer, items)
           const pending = yield* transfersOf(viewer, items)
           const mirrored = yield* mirrorTimesOf(items)
           return items.map(({ repo, owner, access }) =>
-            toApiRepo(
-              settings,
-              repo,
-              owner,
-              access,
-              viewer,
-              {
-                parent: repo.forkId === null ? null : parents.get(repo.forkId) ?? null,
-                transfer: pending.get(repo.id) ?? null,
-                mirrorUpdated: mirrored.get(repo.id) ?? null
-              }
-            ))
+            toApiRepo(settings, repo, owner, access, viewer, {
+              parent: repo.forkId === null ? null : (parents.get(repo.forkId) ?? null),
+              transfer: pending.get(repo.id) ?? null,
+              mirrorUpdated: mirrored.get(repo.id) ?? null
+            })
+          )
         })
 
       return RepoPresenter.of({

@@ -96,7 +96,17 @@ export interface RepoSearch {
   readonly desc: boolean
 }
 
-export const REPO_SEARCH_SORTS = ["alpha", "created", "updated", "size", "git_size", "lfs_size", "id", "stars", "forks"] as const
+export const REPO_SEARCH_SORTS = [
+  "alpha",
+  "created",
+  "updated",
+  "size",
+  "git_size",
+  "lfs_size",
+  "id",
+  "stars",
+  "forks"
+] as const
 export type RepoSearchSort = (typeof REPO_SEARCH_SORTS)[number] | "name"
 
 export type CollaboratorMode = "read" | "write" | "admin"
@@ -243,63 +253,74 @@ export const toRepoRow = (r: Row): RepoRow => ({
   }
 })
 
-export class ReposRepo extends Context.Service<ReposRepo, {
-  readonly findByName: (ownerId: number, name: string) => Effect.Effect<Option.Option<RepoRow>, SqlError>
-  readonly findById: (id: number) => Effect.Effect<Option.Option<RepoRow>, SqlError>
-  readonly insert: (values: NewRepo) => Effect.Effect<RepoRow, SqlError>
-  readonly remove: (id: number) => Effect.Effect<void, SqlError>
-  readonly setStatus: (id: number, status: RepoRow["status"]) => Effect.Effect<void, SqlError>
-  /** Repositories whose git data a job is still (or was, before a crash) making. */
-  readonly beingCreated: Effect.Effect<Array<RepoRow>, SqlError>
-  readonly adjustNumForks: (id: number, delta: number) => Effect.Effect<void, SqlError>
-  /** Every fork of `sourceId`, by id. */
-  readonly forksOf: (sourceId: number) => Effect.Effect<Array<RepoRow>, SqlError>
-  /** The fork of `sourceId` that `ownerId` owns, if any. */
-  readonly forkOwnedBy: (sourceId: number, ownerId: number) => Effect.Effect<Option.Option<RepoRow>, SqlError>
-  readonly findByIds: (ids: ReadonlyArray<number>) => Effect.Effect<Array<RepoRow>, SqlError>
-  /** The repository an old `owner/name` (renamed or transferred) now is, if any. */
-  readonly redirectOf: (ownerId: number, lowerName: string) => Effect.Effect<Option.Option<number>, SqlError>
-  /** Remembers that `owner/name` was `repoId` (replacing an older redirect of that name). */
-  readonly addRedirect: (ownerId: number, lowerName: string, repoId: number) => Effect.Effect<void, SqlError>
-  /** A new repository takes the name: the old redirect goes. */
-  readonly removeRedirect: (ownerId: number, lowerName: string) => Effect.Effect<void, SqlError>
-  /**
-   * Moves the repository from `fromId` to `toId`; none when it is no longer `fromId`'s (another
-   * transfer got there first).
-   */
-  readonly changeOwner: (id: number, fromId: number, toId: number) => Effect.Effect<Option.Option<RepoRow>, SqlError>
-  readonly collaboratorMode: (repoId: number, userId: number) => Effect.Effect<Option.Option<CollaboratorMode>, SqlError>
-  /** The user's collaboration levels on several repositories, in one query. */
-  readonly collaboratorModes: (
-    repoIds: ReadonlyArray<number>,
-    userId: number
-  ) => Effect.Effect<ReadonlyMap<number, CollaboratorMode>, SqlError>
-  /** Repositories owned by `ownerId` that pass the filter, by id. */
-  readonly listOwnedBy: (ownerId: number, filter: RepoFilter, page: Page) => Effect.Effect<Listed<RepoRow>, SqlError>
-  readonly countOwnedBy: (ownerId: number) => Effect.Effect<number, SqlError>
-  /** Lowers the star and watch counters of the repositories `userId` starred or watched (before it is deleted). */
-  readonly releaseCountsOfUser: (userId: number) => Effect.Effect<void, SqlError>
-  /** What a push changed: emptiness, size in bytes, default branch; touches updated_at. */
-  readonly recordPush: (
-    id: number,
-    state: { readonly isEmpty: boolean; readonly sizeBytes: number; readonly defaultBranch: string }
-  ) => Effect.Effect<void, SqlError>
-  readonly allOwnedBy: (ownerId: number) => Effect.Effect<Array<RepoRow>, SqlError>
-  /** What the user owns, collaborates on, or reaches through an org team, by name. */
-  readonly listAccessible: (userId: number, publicOnly: boolean, order: RepoOrder, page: Page) => Effect.Effect<Listed<RepoRow>, SqlError>
-  readonly update: (id: number, changes: RepoChanges) => Effect.Effect<RepoRow, SqlError>
-  readonly listCollaborators: (repoId: number, page: Page) => Effect.Effect<Listed<Collaborator>, SqlError>
-  readonly setCollaborator: (repoId: number, userId: number, mode: CollaboratorMode) => Effect.Effect<void, SqlError>
-  /** Whether there was one to remove. */
-  readonly removeCollaborator: (repoId: number, userId: number) => Effect.Effect<boolean, SqlError>
-  /** One page of GET /repos/search and the total, in two queries. */
-  readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage, SqlError>
-  /** Runs `effect` in a transaction (the row is only kept when the disk work succeeds). */
-  readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
-}>()("hearth/repos/ReposRepo") {
+export class ReposRepo extends Context.Service<
+  ReposRepo,
+  {
+    readonly findByName: (ownerId: number, name: string) => Effect.Effect<Option.Option<RepoRow>, SqlError>
+    readonly findById: (id: number) => Effect.Effect<Option.Option<RepoRow>, SqlError>
+    readonly insert: (values: NewRepo) => Effect.Effect<RepoRow, SqlError>
+    readonly remove: (id: number) => Effect.Effect<void, SqlError>
+    readonly setStatus: (id: number, status: RepoRow["status"]) => Effect.Effect<void, SqlError>
+    /** Repositories whose git data a job is still (or was, before a crash) making. */
+    readonly beingCreated: Effect.Effect<Array<RepoRow>, SqlError>
+    readonly adjustNumForks: (id: number, delta: number) => Effect.Effect<void, SqlError>
+    /** Every fork of `sourceId`, by id. */
+    readonly forksOf: (sourceId: number) => Effect.Effect<Array<RepoRow>, SqlError>
+    /** The fork of `sourceId` that `ownerId` owns, if any. */
+    readonly forkOwnedBy: (sourceId: number, ownerId: number) => Effect.Effect<Option.Option<RepoRow>, SqlError>
+    readonly findByIds: (ids: ReadonlyArray<number>) => Effect.Effect<Array<RepoRow>, SqlError>
+    /** The repository an old `owner/name` (renamed or transferred) now is, if any. */
+    readonly redirectOf: (ownerId: number, lowerName: string) => Effect.Effect<Option.Option<number>, SqlError>
+    /** Remembers that `owner/name` was `repoId` (replacing an older redirect of that name). */
+    readonly addRedirect: (ownerId: number, lowerName: string, repoId: number) => Effect.Effect<void, SqlError>
+    /** A new repository takes the name: the old redirect goes. */
+    readonly removeRedirect: (ownerId: number, lowerName: string) => Effect.Effect<void, SqlError>
+    /**
+     * Moves the repository from `fromId` to `toId`; none when it is no longer `fromId`'s (another
+     * transfer got there first).
+     */
+    readonly changeOwner: (id: number, fromId: number, toId: number) => Effect.Effect<Option.Option<RepoRow>, SqlError>
+    readonly collaboratorMode: (
+      repoId: number,
+      userId: number
+    ) => Effect.Effect<Option.Option<CollaboratorMode>, SqlError>
+    /** The user's collaboration levels on several repositories, in one query. */
+    readonly collaboratorModes: (
+      repoIds: ReadonlyArray<number>,
+      userId: number
+    ) => Effect.Effect<ReadonlyMap<number, CollaboratorMode>, SqlError>
+    /** Repositories owned by `ownerId` that pass the filter, by id. */
+    readonly listOwnedBy: (ownerId: number, filter: RepoFilter, page: Page) => Effect.Effect<Listed<RepoRow>, SqlError>
+    readonly countOwnedBy: (ownerId: number) => Effect.Effect<number, SqlError>
+    /** Lowers the star and watch counters of the repositories `userId` starred or watched (before it is deleted). */
+    readonly releaseCountsOfUser: (userId: number) => Effect.Effect<void, SqlError>
+    /** What a push changed: emptiness, size in bytes, default branch; touches updated_at. */
+    readonly recordPush: (
+      id: number,
+      state: { readonly isEmpty: boolean; readonly sizeBytes: number; readonly defaultBranch: string }
+    ) => Effect.Effect<void, SqlError>
+    readonly allOwnedBy: (ownerId: number) => Effect.Effect<Array<RepoRow>, SqlError>
+    /** What the user owns, collaborates on, or reaches through an org team, by name. */
+    readonly listAccessible: (
+      userId: number,
+      publicOnly: boolean,
+      order: RepoOrder,
+      page: Page
+    ) => Effect.Effect<Listed<RepoRow>, SqlError>
+    readonly update: (id: number, changes: RepoChanges) => Effect.Effect<RepoRow, SqlError>
+    readonly listCollaborators: (repoId: number, page: Page) => Effect.Effect<Listed<Collaborator>, SqlError>
+    readonly setCollaborator: (repoId: number, userId: number, mode: CollaboratorMode) => Effect.Effect<void, SqlError>
+    /** Whether there was one to remove. */
+    readonly removeCollaborator: (repoId: number, userId: number) => Effect.Effect<boolean, SqlError>
+    /** One page of GET /repos/search and the total, in two queries. */
+    readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage, SqlError>
+    /** Runs `effect` in a transaction (the row is only kept when the disk work succeeds). */
+    readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
+  }
+>()("hearth/repos/ReposRepo") {
   static readonly layer = Layer.effect(
     ReposRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const one = (rows: ReadonlyArray<Row>) => Option.map(Option.fromNullishOr(rows[0]), toRepoRow)
 
@@ -312,9 +333,10 @@ export class ReposRepo extends Context.Service<ReposRepo, {
       // subplan) instead of probing per repository, which keeps searches over many rows fast.
       const visibleCondition = (filter: RepoFilter) => {
         if (filter.all === true) return sql`TRUE`
-        const publicRepos = filter.publicOwners.length === 0
-          ? sql`FALSE`
-          : sql`(NOT r.is_private AND o.visibility IN ${sql.in(filter.publicOwners)})`
+        const publicRepos =
+          filter.publicOwners.length === 0
+            ? sql`FALSE`
+            : sql`(NOT r.is_private AND o.visibility IN ${sql.in(filter.publicOwners)})`
         if (filter.viewerId === undefined) return publicRepos
         const id = filter.viewerId
         const reach = sql`(r.owner_id = ${id}
@@ -337,14 +359,15 @@ export class ReposRepo extends Context.Service<ReposRepo, {
           Effect.map(sql`INSERT INTO repositories ${sql.insert(values)} RETURNING *`, (rows) => toRepoRow(rows[0]!)),
         remove: (id) => Effect.asVoid(sql`DELETE FROM repositories WHERE id = ${id}`),
         setStatus: (id, status) => Effect.asVoid(sql`UPDATE repositories SET status = ${status} WHERE id = ${id}`),
-        beingCreated: Effect.map(
-          sql`SELECT * FROM repositories WHERE status = 'creating' ORDER BY id`,
-          (rows) => rows.map(toRepoRow)
+        beingCreated: Effect.map(sql`SELECT * FROM repositories WHERE status = 'creating' ORDER BY id`, (rows) =>
+          rows.map(toRepoRow)
         ),
         adjustNumForks: (id, delta) =>
           Effect.asVoid(sql`UPDATE repositories SET num_forks = GREATEST(num_forks + ${delta}, 0) WHERE id = ${id}`),
         forksOf: (sourceId) =>
-          Effect.map(sql`SELECT * FROM repositories WHERE fork_id = ${sourceId} ORDER BY id`, (rows) => rows.map(toRepoRow)),
+          Effect.map(sql`SELECT * FROM repositories WHERE fork_id = ${sourceId} ORDER BY id`, (rows) =>
+            rows.map(toRepoRow)
+          ),
         forkOwnedBy: (sourceId, ownerId) =>
           Effect.map(
             sql`SELECT * FROM repositories WHERE fork_id = ${sourceId} AND owner_id = ${ownerId} LIMIT 1`,
@@ -371,17 +394,16 @@ export class ReposRepo extends Context.Service<ReposRepo, {
             ? Effect.succeed([])
             : Effect.map(sql`SELECT * FROM repositories WHERE id IN ${sql.in(ids)}`, (rows) => rows.map(toRepoRow)),
         collaboratorMode: (repoId, userId) =>
-          Effect.map(
-            sql`SELECT mode FROM collaborations WHERE repo_id = ${repoId} AND user_id = ${userId}`,
-            (rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => r.mode as CollaboratorMode)
+          Effect.map(sql`SELECT mode FROM collaborations WHERE repo_id = ${repoId} AND user_id = ${userId}`, (rows) =>
+            Option.map(Option.fromNullishOr(rows[0]), (r) => r.mode as CollaboratorMode)
           ),
         collaboratorModes: (repoIds, userId) =>
           repoIds.length === 0
             ? Effect.succeed(new Map())
             : Effect.map(
-              sql`SELECT repo_id, mode FROM collaborations WHERE user_id = ${userId} AND repo_id IN ${sql.in(repoIds)}`,
-              (rows) => new Map(rows.map((r) => [Number(r.repo_id), r.mode as CollaboratorMode]))
-            ),
+                sql`SELECT repo_id, mode FROM collaborations WHERE user_id = ${userId} AND repo_id IN ${sql.in(repoIds)}`,
+                (rows) => new Map(rows.map((r) => [Number(r.repo_id), r.mode as CollaboratorMode]))
+              ),
         recordPush: (id, state) =>
           Effect.asVoid(sql`UPDATE repositories SET is_empty = ${state.isEmpty}, size = ${state.sizeBytes},
             default_branch = ${state.defaultBranch}, updated_at = now() WHERE id = ${id}`),
@@ -393,11 +415,15 @@ export class ReposRepo extends Context.Service<ReposRepo, {
               WHERE id IN (SELECT repo_id FROM watches WHERE user_id = ${userId} AND mode <> 'dont')`
           ),
         countOwnedBy: (ownerId) =>
-          Effect.map(sql`SELECT count(*) AS n FROM repositories WHERE owner_id = ${ownerId}`, (rows) => Number(rows[0]!.n)),
+          Effect.map(sql`SELECT count(*) AS n FROM repositories WHERE owner_id = ${ownerId}`, (rows) =>
+            Number(rows[0]!.n)
+          ),
         allOwnedBy: (ownerId) =>
-          Effect.map(sql`SELECT * FROM repositories WHERE owner_id = ${ownerId} ORDER BY id`, (rows) => rows.map(toRepoRow)),
+          Effect.map(sql`SELECT * FROM repositories WHERE owner_id = ${ownerId} ORDER BY id`, (rows) =>
+            rows.map(toRepoRow)
+          ),
         listOwnedBy: (ownerId, filter, page) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const where = sql`r.owner_id = ${ownerId} AND ${visibleCondition(filter)}`
             const [count] = yield* sql`SELECT count(*) AS n FROM repositories r JOIN users o ON o.id = r.owner_id
               WHERE ${where}`
@@ -406,7 +432,7 @@ export class ReposRepo extends Context.Service<ReposRepo, {
             return { rows: rows.map(toRepoRow), total: Number(count!.n) }
           }),
         listAccessible: (userId, publicOnly, order, page) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const where = sql`(r.owner_id = ${userId}
               OR EXISTS (SELECT 1 FROM collaborations c WHERE c.repo_id = r.id AND c.user_id = ${userId})
               OR ${teamReach(userId)})${publicOnly ? sql` AND NOT r.is_private` : sql``}`
@@ -424,7 +450,7 @@ export class ReposRepo extends Context.Service<ReposRepo, {
             (rows) => toRepoRow(rows[0]!)
           ),
         listCollaborators: (repoId, page) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const [count] = yield* sql`SELECT count(*) AS n FROM collaborations WHERE repo_id = ${repoId}`
             const rows = yield* sql`SELECT u.*, c.mode AS collaboration_mode FROM collaborations c
               JOIN users u ON u.id = c.user_id WHERE c.repo_id = ${repoId}
@@ -443,18 +469,20 @@ export class ReposRepo extends Context.Service<ReposRepo, {
             (rows) => rows.length > 0
           ),
         search: (search, page) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const conditions = [visibleCondition(search.filter)]
             if (search.keywords.length > 0) {
-              conditions.push(sql`(${
-                sql.or(search.keywords.map((k) => {
-                  const byName = sql`r.lower_name LIKE ${likePattern(k)}`
-                  const slash = k.indexOf("/")
-                  if (slash < 0 || k.indexOf("/", slash + 1) >= 0) return byName
-                  return sql`(${byName} OR (o.lower_name LIKE ${likePattern(k.slice(0, slash))}
+              conditions.push(
+                sql`(${sql.or(
+                  search.keywords.map((k) => {
+                    const byName = sql`r.lower_name LIKE ${likePattern(k)}`
+                    const slash = k.indexOf("/")
+                    if (slash < 0 || k.indexOf("/", slash + 1) >= 0) return byName
+                    return sql`(${byName} OR (o.lower_name LIKE ${likePattern(k.slice(0, slash))}
                     AND r.lower_name LIKE ${likePattern(k.slice(slash + 1))}))`
-                }))
-              })`)
+                  })
+                )})`
+              )
             }
             if (search.ownerId !== undefined) {
               const id = search.ownerId
@@ -470,7 +498,9 @@ export class ReposRepo extends Context.Service<ReposRepo, {
             if (search.template !== undefined) conditions.push(sql`r.is_template = ${search.template}`)
             if (search.archived !== undefined) conditions.push(sql`r.is_archived = ${search.archived}`)
             if (search.starredBy !== undefined) {
-              conditions.push(sql`EXISTS (SELECT 1 FROM stars s WHERE s.repo_id = r.id AND s.user_id = ${search.starredBy})`)
+              conditions.push(
+                sql`EXISTS (SELECT 1 FROM stars s WHERE s.repo_id = r.id AND s.user_id = ${search.starredBy})`
+              )
             }
             switch (search.mode) {
               case "fork":
@@ -494,18 +524,20 @@ export class ReposRepo extends Context.Service<ReposRepo, {
             const order = SEARCH_ORDER_SQL[search.sort]
             const direction = search.desc ? "DESC" : "ASC"
             // With `owner/name` keywords, repositories of a matching owner come first.
-            const owners = search.keywords.filter((k) => k.split("/").length === 2).map((k) => likePattern(k.split("/")[0]!))
-            const ownerFirst = owners.length === 0
-              ? sql``
-              : sql`(${sql.or(owners.map((pattern) => sql`o.lower_name LIKE ${pattern}`))}) DESC, `
+            const owners = search.keywords
+              .filter((k) => k.split("/").length === 2)
+              .map((k) => likePattern(k.split("/")[0]!))
+            const ownerFirst =
+              owners.length === 0
+                ? sql``
+                : sql`(${sql.or(owners.map((pattern) => sql`o.lower_name LIKE ${pattern}`))}) DESC, `
             const rows = yield* sql`SELECT r.* FROM repositories r JOIN users o ON o.id = r.owner_id WHERE ${where}
-              ORDER BY ${ownerFirst}${sql.unsafe(order.map((column) => `${column} ${direction}`).join(", "))}, r.id ${
-              sql.unsafe(direction)
-            } LIMIT ${page.limit} OFFSET ${page.offset}`
+              ORDER BY ${ownerFirst}${sql.unsafe(order.map((column) => `${column} ${direction}`).join(", "))}, r.id ${sql.unsafe(
+                direction
+              )} LIMIT ${page.limit} OFFSET ${page.offset}`
             const ownerIds = [...new Set(rows.map((r) => Number(r.owner_id)))]
-            const ownerRows = ownerIds.length === 0
-              ? []
-              : yield* sql`SELECT * FROM users WHERE id IN ${sql.in(ownerIds)}`
+            const ownerRows =
+              ownerIds.length === 0 ? [] : yield* sql`SELECT * FROM users WHERE id IN ${sql.in(ownerIds)}`
             return {
               rows: rows.map(toRepoRow),
               total: Number(count!.n),

@@ -2,14 +2,14 @@
 import { Schema } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
-import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { formatTime, Id, Timestamp } from "../http/Json.ts"
+import { atLeast } from "../lib/AccessMode.ts"
+import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { Team } from "../orgs/Schema.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { toApiUser, User } from "../users/Schema.ts"
 import type { RepoAccess } from "./Policy.ts"
 import type { RepoRow } from "./Repo.ts"
-import { atLeast } from "../lib/AccessMode.ts"
 
 export const CreateRepoOption = Schema.Struct({
   name: BoundedName("Name", NAME_MAX.repo),
@@ -118,8 +118,9 @@ const repositoryFields = {
 const ParentRepository = Schema.Struct({ ...repositoryFields, parent: Schema.Null })
 // (A parent's pending transfer is not shown: Forgejo leaves it out of nested repositories too.)
 
-export const Repository = Schema.Struct({ ...repositoryFields, parent: Schema.NullOr(ParentRepository) })
-  .annotate({ identifier: "Repository" })
+export const Repository = Schema.Struct({ ...repositoryFields, parent: Schema.NullOr(ParentRepository) }).annotate({
+  identifier: "Repository"
+})
 export type Repository = typeof Repository.Type
 
 /** PATCH /repos/{o}/{r}; fields absent are left alone. Merge and tracker settings are not kept yet. */

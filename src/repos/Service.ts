@@ -1,18 +1,21 @@
 // Repository rules: names (Forgejo's IsUsableRepoName), creation and deletion that keep the
 // database row and the bare repository on disk together, and the lists.
+
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
-import { existsSync } from "node:fs"
-import { join } from "node:path"
 import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
-import * as Templates from "../templates/Service.ts"
+import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
-import type { Principal } from "../http/Caller.ts"
+import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
+import { branchNameProblem, NAME_MAX, repoNameProblem } from "../lib/Names.ts"
+import * as Templates from "../templates/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { gitIdentity } from "../users/Schema.ts"
 import { type RepoAccess, RepoPolicy } from "./Policy.ts"
@@ -31,8 +34,6 @@ import {
   type SearchPage
 } from "./Repo.ts"
 import type { CreateRepoOption, EditRepoOption } from "./Schema.ts"
-import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
-import { branchNameProblem, NAME_MAX, repoNameProblem } from "../lib/Names.ts"
 
 const TRUST_MODELS = ["", "default", "collaborator", "committer", "collaboratorcommitter"]
 
@@ -41,26 +42,24 @@ const defaultBranchProblem = (name: string): string | undefined =>
   name.length > NAME_MAX.branch
     ? `[DefaultBranch]: MaxSize (${NAME_MAX.branch})`
     : branchNameProblem(name) === undefined
-    ? undefined
-    : `[DefaultBranch]: invalid branch name "${name}"`
+      ? undefined
+      : `[DefaultBranch]: invalid branch name "${name}"`
 
 const createProblem = (input: CreateRepoOption): string | undefined =>
   repoNameProblem(input.name) ??
-    (input.description !== undefined && input.description.length > 2048
-      ? "[Description]: MaxSize (2048)"
-      : undefined) ??
-    (input.default_branch !== undefined && input.default_branch !== ""
-      ? defaultBranchProblem(input.default_branch)
-      : undefined) ??
-    (input.trust_model !== undefined && !TRUST_MODELS.includes(input.trust_model)
-      ? `[TrustModel]: must be one of default, collaborator, committer, collaboratorcommitter: "${input.trust_model}"`
-      : undefined) ??
-    (input.object_format_name !== undefined && !["", "sha1", "sha256"].includes(input.object_format_name)
-      ? `[ObjectFormatName]: must be sha1 or sha256: "${input.object_format_name}"`
-      : undefined) ??
-    // Not supported yet; refused rather than silently ignored.
-    (input.object_format_name === "sha256" ? "object_format_name sha256 is not supported yet" : undefined) ??
-    (input.template === true ? "template repositories are not supported yet" : undefined)
+  (input.description !== undefined && input.description.length > 2048 ? "[Description]: MaxSize (2048)" : undefined) ??
+  (input.default_branch !== undefined && input.default_branch !== ""
+    ? defaultBranchProblem(input.default_branch)
+    : undefined) ??
+  (input.trust_model !== undefined && !TRUST_MODELS.includes(input.trust_model)
+    ? `[TrustModel]: must be one of default, collaborator, committer, collaboratorcommitter: "${input.trust_model}"`
+    : undefined) ??
+  (input.object_format_name !== undefined && !["", "sha1", "sha256"].includes(input.object_format_name)
+    ? `[ObjectFormatName]: must be sha1 or sha256: "${input.object_format_name}"`
+    : undefined) ??
+  // Not supported yet; refused rather than silently ignored.
+  (input.object_format_name === "sha256" ? "object_format_name sha256 is not supported yet" : undefined) ??
+  (input.template === true ? "template repositories are not supported yet" : undefined)
 
 const isHttpUrl = (value: string) => {
   try {
@@ -128,93 +127,117 @@ const isUnique = (e: unknown) => isSqlError(e) && e.reason._tag === "UniqueViola
 
 const duplicate = () => Errors.conflict("The repository with the same name already exists.")
 
-export class ReposService extends Context.Service<ReposService, {
-  /** `{ROOT}/{lower owner}/{lower name}.git` */
-  readonly pathOf: (owner: UserRow, repo: Pick<RepoRow, "lowerName">) => string
-  readonly get: (owner: UserRow, name: string) => Effect.Effect<RepoRow, Errors.NotFound>
-  /** The repository `ownerName/name` and its owner, or 404; visibility is the caller's to check. */
-  readonly find: (ownerName: string, name: string) => Effect.Effect<{ owner: UserRow; repo: RepoRow }, Errors.NotFound>
-  /**
-   * The repository as `viewer` may see it, with the viewer's access and its path on disk: what
-   * every route under /repos/{owner}/{repo} starts from. 404 when the viewer may not see it.
-   */
-  readonly open: (viewer: Principal | undefined, ownerName: string, name: string) => Effect.Effect<
-    { owner: UserRow; repo: RepoRow; access: RepoAccess; path: string },
-    Errors.NotFound | Errors.Forbidden
-  >
-  readonly getById: (id: number) => Effect.Effect<RepoRow, Errors.NotFound>
-  /** Where an old `owner/name` (renamed or transferred) is now, if the viewer may see it there. */
-  readonly redirectFor: (viewer: Principal | undefined, ownerName: string, name: string) => Effect.Effect<Option.Option<Errors.RepositoryMoved>>
-  /**
-   * After the git data changed (a push, an API commit, a branch removed): what the database knows
-   * of it — emptiness, size, updated_at, and, while the default branch does not exist, the first
-   * branch (main or master preferred) as default. `maintain` also rewrites the commit-graph, in the
-   * background.
-   */
-  readonly recordGitChange: (owner: UserRow, repo: RepoRow, options?: { readonly maintain?: boolean }) => Effect.Effect<void>
-  /** Creates the row and the bare repository; a failure of either leaves neither. */
-  readonly create: (
-    owner: UserRow,
-    input: CreateRepoOption,
-    /** Who creates it: the author of the initial commit. */
-    doer: UserRow
-  ) => Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError | Errors.NotFound>
-  /** Deletes the row and the directory. */
-  readonly remove: (owner: UserRow, repo: RepoRow) => Effect.Effect<void>
-  /**
-   * The row of a new repository of `owner`, the owner's count and a fork's source's count, in one
-   * transaction (409 when the name is taken). The caller makes the directory next (`initDirectory`), outside the transaction.
-   */
-  readonly insertRow: (
-    owner: UserRow,
-    values: Omit<NewRepo, "owner_id" | "lower_name">
-  ) => Effect.Effect<RepoRow, Errors.Conflict>
-  /**
-   * Gives the repository to another account: the row (counts, redirect from the old name, the new
-   * owner no longer a collaborator), then the directory through the entity; if the move fails the
-   * row goes back. 422 when the new owner has a repository of that name, 409 when another
-   * transfer of it got there first.
-   */
-  readonly changeOwner: (
-    repo: RepoRow,
-    from: UserRow,
-    to: UserRow
-  ) => Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict | Errors.InternalError>
-  /** An empty bare repository for a new row, through its entity; 500 if the disk refuses. */
-  readonly initDirectory: (target: RepositoryRef, defaultBranch: string) => Effect.Effect<void, Errors.InternalError | Errors.ValidationFailed | Errors.Conflict | Errors.NotFound>
-  /**
-   * PATCH /repos/{o}/{r}: validates everything before writing; a rename moves the directory after the
-   * row (409 when the name is taken; the row is renamed back if the move fails); a default branch must exist unless the
-   * repository is empty, and HEAD follows it.
-   */
-  readonly edit: (
-    owner: UserRow,
-    repo: RepoRow,
-    input: EditRepoOption
-  ) => Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict>
-  readonly listCollaborators: (repo: RepoRow, page: Page) => Effect.Effect<Listed<Collaborator>>
-  readonly setCollaborator: (repo: RepoRow, user: UserRow, mode: CollaboratorMode) => Effect.Effect<void>
-  readonly removeCollaborator: (repo: RepoRow, user: UserRow) => Effect.Effect<void>
-  /** GET /repos/search; database errors stay typed (the route answers them with its own body). */
-  readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage, SqlError>
-  /** How many repositories the account owns (users and organizations cannot go while any remain). */
-  readonly countOwnedBy: (owner: UserRow) => Effect.Effect<number>
-  /** Lowers the counters of what `user` starred or watched; call before deleting the user. */
-  readonly releaseCountsOfUser: (user: UserRow) => Effect.Effect<void>
-  /** Deletes every repository the account owns (an admin's purge). */
-  readonly removeAllOwnedBy: (owner: UserRow) => Effect.Effect<void>
-  readonly listOwnedBy: (owner: UserRow, filter: RepoFilter, page: Page) => Effect.Effect<Listed<RepoRow>>
-  /** `orderBy` is GET /user/repos' `order_by`: empty for the default (name), unknown → 422. */
-  readonly listAccessible: (
-    user: UserRow,
-    publicOnly: boolean,
-    orderBy: string,
-    page: Page
-  ) => Effect.Effect<Listed<RepoRow>, Errors.ValidationFailed>
-}>()("hearth/repos/ReposService") {
+export class ReposService extends Context.Service<
+  ReposService,
+  {
+    /** `{ROOT}/{lower owner}/{lower name}.git` */
+    readonly pathOf: (owner: UserRow, repo: Pick<RepoRow, "lowerName">) => string
+    readonly get: (owner: UserRow, name: string) => Effect.Effect<RepoRow, Errors.NotFound>
+    /** The repository `ownerName/name` and its owner, or 404; visibility is the caller's to check. */
+    readonly find: (
+      ownerName: string,
+      name: string
+    ) => Effect.Effect<{ owner: UserRow; repo: RepoRow }, Errors.NotFound>
+    /**
+     * The repository as `viewer` may see it, with the viewer's access and its path on disk: what
+     * every route under /repos/{owner}/{repo} starts from. 404 when the viewer may not see it.
+     */
+    readonly open: (
+      viewer: Principal | undefined,
+      ownerName: string,
+      name: string
+    ) => Effect.Effect<
+      { owner: UserRow; repo: RepoRow; access: RepoAccess; path: string },
+      Errors.NotFound | Errors.Forbidden
+    >
+    readonly getById: (id: number) => Effect.Effect<RepoRow, Errors.NotFound>
+    /** Where an old `owner/name` (renamed or transferred) is now, if the viewer may see it there. */
+    readonly redirectFor: (
+      viewer: Principal | undefined,
+      ownerName: string,
+      name: string
+    ) => Effect.Effect<Option.Option<Errors.RepositoryMoved>>
+    /**
+     * After the git data changed (a push, an API commit, a branch removed): what the database knows
+     * of it — emptiness, size, updated_at, and, while the default branch does not exist, the first
+     * branch (main or master preferred) as default. `maintain` also rewrites the commit-graph, in the
+     * background.
+     */
+    readonly recordGitChange: (
+      owner: UserRow,
+      repo: RepoRow,
+      options?: { readonly maintain?: boolean }
+    ) => Effect.Effect<void>
+    /** Creates the row and the bare repository; a failure of either leaves neither. */
+    readonly create: (
+      owner: UserRow,
+      input: CreateRepoOption,
+      /** Who creates it: the author of the initial commit. */
+      doer: UserRow
+    ) => Effect.Effect<
+      RepoRow,
+      Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError | Errors.NotFound
+    >
+    /** Deletes the row and the directory. */
+    readonly remove: (owner: UserRow, repo: RepoRow) => Effect.Effect<void>
+    /**
+     * The row of a new repository of `owner`, the owner's count and a fork's source's count, in one
+     * transaction (409 when the name is taken). The caller makes the directory next (`initDirectory`), outside the transaction.
+     */
+    readonly insertRow: (
+      owner: UserRow,
+      values: Omit<NewRepo, "owner_id" | "lower_name">
+    ) => Effect.Effect<RepoRow, Errors.Conflict>
+    /**
+     * Gives the repository to another account: the row (counts, redirect from the old name, the new
+     * owner no longer a collaborator), then the directory through the entity; if the move fails the
+     * row goes back. 422 when the new owner has a repository of that name, 409 when another
+     * transfer of it got there first.
+     */
+    readonly changeOwner: (
+      repo: RepoRow,
+      from: UserRow,
+      to: UserRow
+    ) => Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict | Errors.InternalError>
+    /** An empty bare repository for a new row, through its entity; 500 if the disk refuses. */
+    readonly initDirectory: (
+      target: RepositoryRef,
+      defaultBranch: string
+    ) => Effect.Effect<void, Errors.InternalError | Errors.ValidationFailed | Errors.Conflict | Errors.NotFound>
+    /**
+     * PATCH /repos/{o}/{r}: validates everything before writing; a rename moves the directory after the
+     * row (409 when the name is taken; the row is renamed back if the move fails); a default branch must exist unless the
+     * repository is empty, and HEAD follows it.
+     */
+    readonly edit: (
+      owner: UserRow,
+      repo: RepoRow,
+      input: EditRepoOption
+    ) => Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict>
+    readonly listCollaborators: (repo: RepoRow, page: Page) => Effect.Effect<Listed<Collaborator>>
+    readonly setCollaborator: (repo: RepoRow, user: UserRow, mode: CollaboratorMode) => Effect.Effect<void>
+    readonly removeCollaborator: (repo: RepoRow, user: UserRow) => Effect.Effect<void>
+    /** GET /repos/search; database errors stay typed (the route answers them with its own body). */
+    readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage, SqlError>
+    /** How many repositories the account owns (users and organizations cannot go while any remain). */
+    readonly countOwnedBy: (owner: UserRow) => Effect.Effect<number>
+    /** Lowers the counters of what `user` starred or watched; call before deleting the user. */
+    readonly releaseCountsOfUser: (user: UserRow) => Effect.Effect<void>
+    /** Deletes every repository the account owns (an admin's purge). */
+    readonly removeAllOwnedBy: (owner: UserRow) => Effect.Effect<void>
+    readonly listOwnedBy: (owner: UserRow, filter: RepoFilter, page: Page) => Effect.Effect<Listed<RepoRow>>
+    /** `orderBy` is GET /user/repos' `order_by`: empty for the default (name), unknown → 422. */
+    readonly listAccessible: (
+      user: UserRow,
+      publicOnly: boolean,
+      orderBy: string,
+      page: Page
+    ) => Effect.Effect<Listed<RepoRow>, Errors.ValidationFailed>
+  }
+>()("hearth/repos/ReposService") {
   static readonly layer = Layer.effect(
     ReposService,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const settings = yield* Settings
       const sql = yield* SqlClient
       const repos = yield* ReposRepo
@@ -223,9 +246,10 @@ export class ReposService extends Context.Service<ReposService, {
       const writer = yield* RepositoryWriter
 
       const find = (ownerName: string, name: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const owner = yield* Effect.flatMap(Effect.orDie(users.findByName(ownerName)), (account) =>
-            Option.isSome(account) ? Effect.succeed(account.value) : Effect.fail(Errors.notFound()))
+            Option.isSome(account) ? Effect.succeed(account.value) : Effect.fail(Errors.notFound())
+          )
           const repo = yield* found(repos.findByName(owner.id, name))
           return { owner, repo }
         })
@@ -235,26 +259,30 @@ export class ReposService extends Context.Service<ReposService, {
 
       // Rule failures roll the transaction back and stay typed; database errors are defects.
       const transaction = <A, E>(effect: Effect.Effect<A, E | SqlError>) =>
-        sql.withTransaction(effect).pipe(
-          Effect.catchTag("SqlError", (e) => Effect.die(e))
-        ) as Effect.Effect<A, Exclude<E, SqlError>>
+        sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (e) => Effect.die(e))) as Effect.Effect<
+          A,
+          Exclude<E, SqlError>
+        >
 
       const found = (effect: Effect.Effect<Option.Option<RepoRow>, SqlError>) =>
         Effect.flatMap(Effect.orDie(effect), (row) =>
-          Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(Errors.notFound()))
+          Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(Errors.notFound())
+        )
 
       /** The row and what hangs on it (stars, the owner's count, its source's fork count), in one transaction. */
       const deleteRow = (owner: UserRow, repo: Pick<RepoRow, "id" | "forkId">) =>
-        transaction(Effect.gen(function*() {
-          yield* users.releaseStarsOfRepository(repo.id) // the stars go with the repository
-          yield* repos.remove(repo.id)
-          yield* users.adjustNumRepos(owner.id, -1)
-          if (repo.forkId !== null) yield* repos.adjustNumForks(repo.forkId, -1)
-        }))
+        transaction(
+          Effect.gen(function* () {
+            yield* users.releaseStarsOfRepository(repo.id) // the stars go with the repository
+            yield* repos.remove(repo.id)
+            yield* users.adjustNumRepos(owner.id, -1)
+            if (repo.forkId !== null) yield* repos.adjustNumForks(repo.forkId, -1)
+          })
+        )
 
       /** Where an old `owner/name` (renamed or transferred) is now, if the viewer may see it there. */
       const redirectFor = (viewer: Principal | undefined, ownerName: string, name: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const oldOwner = yield* Effect.orDie(users.findByName(ownerName))
           if (Option.isNone(oldOwner)) return Option.none()
           const id = yield* Effect.orDie(repos.redirectOf(oldOwner.value.id, name.toLowerCase()))
@@ -265,40 +293,53 @@ export class ReposService extends Context.Service<ReposService, {
           if (Option.isNone(owner)) return Option.none()
           const visible = yield* Effect.isSuccess(policy.ensureVisible(viewer, repo.value, owner.value))
           return visible
-            ? Option.some(new Errors.RepositoryMoved({ owner: ownerName, name }, { owner: owner.value.name, name: repo.value.name }))
+            ? Option.some(
+                new Errors.RepositoryMoved(
+                  { owner: ownerName, name },
+                  { owner: owner.value.name, name: repo.value.name }
+                )
+              )
             : Option.none()
         })
 
       /** An old name of a repository the viewer may see: the API answers the defect with a 307. */
       const movedTo = (viewer: Principal | undefined, ownerName: string, name: string) =>
         Effect.flatMap(redirectFor(viewer, ownerName, name), (moved) =>
-          Option.isSome(moved) ? Effect.die(moved.value) : Effect.fail(Errors.notFound()))
+          Option.isSome(moved) ? Effect.die(moved.value) : Effect.fail(Errors.notFound())
+        )
 
       const insertRow = (owner: UserRow, values: Omit<NewRepo, "owner_id" | "lower_name">) =>
-        transaction(Effect.gen(function*() {
-          const row = yield* repos.insert({ ...values, owner_id: owner.id, lower_name: values.name.toLowerCase() }).pipe(
-            Effect.catchIf(isUnique, () => Effect.fail(duplicate()))
-          )
-          yield* repos.removeRedirect(owner.id, row.lowerName) // the name is this repository's now
-          if (values.fork_id !== undefined) yield* repos.adjustNumForks(values.fork_id, 1)
-          yield* users.adjustNumRepos(owner.id, 1)
-          return row
-        }))
+        transaction(
+          Effect.gen(function* () {
+            const row = yield* repos
+              .insert({ ...values, owner_id: owner.id, lower_name: values.name.toLowerCase() })
+              .pipe(Effect.catchIf(isUnique, () => Effect.fail(duplicate())))
+            yield* repos.removeRedirect(owner.id, row.lowerName) // the name is this repository's now
+            if (values.fork_id !== undefined) yield* repos.adjustNumForks(values.fork_id, 1)
+            yield* users.adjustNumRepos(owner.id, 1)
+            return row
+          })
+        )
 
       /** After the row is gone: a directory that cannot be removed is logged, not undone. */
       const removeDir = (owner: UserRow, repo: RepoRow) =>
-        writer.remove({ id: repo.id, dir: pathOf(owner, repo) }).pipe(
-          Effect.ignoreCause({ log: "Error", message: `could not remove the files of ${owner.name}/${repo.name}` })
-        )
+        writer
+          .remove({ id: repo.id, dir: pathOf(owner, repo) })
+          .pipe(
+            Effect.ignoreCause({ log: "Error", message: `could not remove the files of ${owner.name}/${repo.name}` })
+          )
 
       return ReposService.of({
         pathOf,
         get: (owner, name) => found(repos.findByName(owner.id, name)),
         find,
         open: (viewer, ownerName, name) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const { owner, repo } = yield* find(ownerName, name).pipe(
-              Effect.catchIf((e) => e instanceof Errors.NotFound, () => movedTo(viewer, ownerName, name))
+              Effect.catchIf(
+                (e) => e instanceof Errors.NotFound,
+                () => movedTo(viewer, ownerName, name)
+              )
             )
             const access = yield* policy.ensureVisible(viewer, repo, owner)
             return { owner, repo, access, path: pathOf(owner, repo) }
@@ -306,27 +347,41 @@ export class ReposService extends Context.Service<ReposService, {
         getById: (id) => found(repos.findById(id)),
         redirectFor,
         recordGitChange: (owner, repo, options) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const target = { id: repo.id, dir: pathOf(owner, repo) }
-            const [refs, sizeKiB] = yield* Effect.all([Git.listRefs(target.dir, "refs/heads/"), Git.sizeKiB(target.dir)], {
-              concurrency: 2
-            })
+            const [refs, sizeKiB] = yield* Effect.all(
+              [Git.listRefs(target.dir, "refs/heads/"), Git.sizeKiB(target.dir)],
+              {
+                concurrency: 2
+              }
+            )
             const branches = refs.map((ref) => ref.ref.slice("refs/heads/".length))
             let defaultBranch = repo.defaultBranch
             if (branches.length > 0 && !branches.includes(defaultBranch)) {
               defaultBranch = ["main", "master"].find((b) => branches.includes(b)) ?? branches.sort()[0]!
               yield* writer.setHead(target, defaultBranch)
             }
-            yield* repos.recordPush(repo.id, { isEmpty: branches.length === 0, sizeBytes: sizeKiB * 1024, defaultBranch })
+            yield* repos.recordPush(repo.id, {
+              isEmpty: branches.length === 0,
+              sizeBytes: sizeKiB * 1024,
+              defaultBranch
+            })
             // The commit-graph only speeds later reads: written after the pusher has its answer.
             if (options?.maintain === true && branches.length > 0) {
-              yield* Effect.forkDetach(writer.maintain(target).pipe(
-                Effect.ignoreCause({ log: "Warn", message: `could not write the commit-graph of ${owner.name}/${repo.name}` })
-              ))
+              yield* Effect.forkDetach(
+                writer.maintain(target).pipe(
+                  Effect.ignoreCause({
+                    log: "Warn",
+                    message: `could not write the commit-graph of ${owner.name}/${repo.name}`
+                  })
+                )
+              )
             }
-          }).pipe(Effect.ignoreCause({ log: "Warn", message: `could not record a change to ${owner.name}/${repo.name}` })),
+          }).pipe(
+            Effect.ignoreCause({ log: "Warn", message: `could not record a change to ${owner.name}/${repo.name}` })
+          ),
         create: (owner, input, doer) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const problem = createProblem(input)
             if (problem !== undefined) return yield* Errors.validationFailed(problem)
             if (Option.isSome(yield* Effect.orDie(repos.findByName(owner.id, input.name)))) {
@@ -336,7 +391,9 @@ export class ReposService extends Context.Service<ReposService, {
             const path = pathOf(owner, { lowerName })
             // Files left by something else are never adopted, nor removed on failure.
             if (existsSync(path)) {
-              return yield* Errors.conflict(`repository files already exist [uname: ${owner.name}, name: ${input.name}]`)
+              return yield* Errors.conflict(
+                `repository files already exist [uname: ${owner.name}, name: ${input.name}]`
+              )
             }
             const autoInit = input.auto_init === true
             yield* Templates.checkCreateOptions({
@@ -351,11 +408,12 @@ export class ReposService extends Context.Service<ReposService, {
             const row = yield* insertRow(owner, {
               name: input.name,
               description: input.description ?? "",
-              default_branch: input.default_branch !== undefined && input.default_branch !== "" ? input.default_branch : "main",
+              default_branch:
+                input.default_branch !== undefined && input.default_branch !== "" ? input.default_branch : "main",
               is_private: input.private ?? false
             })
             const target = { id: row.id, dir: path }
-            const initialCommit = Effect.gen(function*() {
+            const initialCommit = Effect.gen(function* () {
               const files = yield* Templates.renderInitialFiles({
                 repoName: row.name,
                 description: row.description,
@@ -369,13 +427,23 @@ export class ReposService extends Context.Service<ReposService, {
               const who = Write.signatureAt(gitIdentity(settings, doer), new Date())
               yield* writer.commitFiles(target, {
                 branch: row.defaultBranch,
-                files: files.map((f) => ({ operation: "create" as const, path: f.path, content: Buffer.from(f.content, "utf8") })),
+                files: files.map((f) => ({
+                  operation: "create" as const,
+                  path: f.path,
+                  content: Buffer.from(f.content, "utf8")
+                })),
                 message: "Initial commit\n",
                 author: who,
                 committer: who
               })
               const sizeKiB = yield* Effect.orDie(Git.sizeKiB(path))
-              yield* Effect.orDie(repos.recordPush(row.id, { isEmpty: false, sizeBytes: sizeKiB * 1024, defaultBranch: row.defaultBranch }))
+              yield* Effect.orDie(
+                repos.recordPush(row.id, {
+                  isEmpty: false,
+                  sizeBytes: sizeKiB * 1024,
+                  defaultBranch: row.defaultBranch
+                })
+              )
             })
             const ready = yield* writer.init(target, row.defaultBranch).pipe(
               Effect.andThen(autoInit ? initialCommit : Effect.void),
@@ -389,51 +457,61 @@ export class ReposService extends Context.Service<ReposService, {
               )
             )
             return ready
-          }) as Effect.Effect<RepoRow, Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError | Errors.NotFound>,
-        remove: (owner, repo) =>
-          Effect.andThen(deleteRow(owner, repo), removeDir(owner, repo)),
+          }) as Effect.Effect<
+            RepoRow,
+            Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError | Errors.NotFound
+          >,
+        remove: (owner, repo) => Effect.andThen(deleteRow(owner, repo), removeDir(owner, repo)),
         insertRow,
         changeOwner: (repo, from, to) =>
-          Effect.gen(function*() {
-            const taken = () => Errors.validationFailed(`repository already exists [uname: ${to.name}, name: ${repo.name}]`)
+          Effect.gen(function* () {
+            const taken = () =>
+              Errors.validationFailed(`repository already exists [uname: ${to.name}, name: ${repo.name}]`)
             const fromPath = pathOf(from, repo)
             const toPath = pathOf(to, repo)
             if (existsSync(toPath)) return yield* taken()
             // Conditional on the owner read before: of two transfers at once, the second finds the
             // repository moved (409) instead of counting it twice and moving a directory that is gone.
             const swap = (a: UserRow, b: UserRow, status: RepoRow["status"]) =>
-              transaction(Effect.gen(function*() {
-                const changed = yield* repos.changeOwner(repo.id, a.id, b.id).pipe(
-                  Effect.catchIf(isUnique, () => Effect.fail(taken()))
-                )
-                if (Option.isNone(changed)) {
-                  return yield* Errors.conflict(`the repository ${a.name}/${repo.name} was moved meanwhile`)
-                }
-                const row = changed.value
-                yield* users.adjustNumRepos(a.id, -1)
-                yield* users.adjustNumRepos(b.id, 1)
-                yield* repos.removeRedirect(b.id, repo.lowerName)
-                yield* repos.addRedirect(a.id, repo.lowerName, repo.id)
-                yield* repos.removeCollaborator(repo.id, b.id)
-                yield* repos.setStatus(repo.id, status)
-                return { ...row, status }
-              }))
+              transaction(
+                Effect.gen(function* () {
+                  const changed = yield* repos
+                    .changeOwner(repo.id, a.id, b.id)
+                    .pipe(Effect.catchIf(isUnique, () => Effect.fail(taken())))
+                  if (Option.isNone(changed)) {
+                    return yield* Errors.conflict(`the repository ${a.name}/${repo.name} was moved meanwhile`)
+                  }
+                  const row = changed.value
+                  yield* users.adjustNumRepos(a.id, -1)
+                  yield* users.adjustNumRepos(b.id, 1)
+                  yield* repos.removeRedirect(b.id, repo.lowerName)
+                  yield* repos.addRedirect(a.id, repo.lowerName, repo.id)
+                  yield* repos.removeCollaborator(repo.id, b.id)
+                  yield* repos.setStatus(repo.id, status)
+                  return { ...row, status }
+                })
+              )
             const row = yield* swap(from, to, "ready")
             yield* writer.move({ id: repo.id, dir: fromPath }, toPath).pipe(
               Effect.tapError(() =>
                 Effect.andThen(swap(to, from, repo.status), repos.removeRedirect(from.id, repo.lowerName)).pipe(
-                  Effect.ignoreCause({ log: "Error", message: `could not give ${to.name}/${repo.name} back to ${from.name}` })
+                  Effect.ignoreCause({
+                    log: "Error",
+                    message: `could not give ${to.name}/${repo.name} back to ${from.name}`
+                  })
                 )
               ),
               // The cause (it names directories of the server) goes to the log, not to the client.
-              Effect.tapError((e) => Effect.logError(`could not move ${from.name}/${repo.name} to ${to.name}: ${e.message}`)),
+              Effect.tapError((e) =>
+                Effect.logError(`could not move ${from.name}/${repo.name} to ${to.name}: ${e.message}`)
+              ),
               Effect.mapError(() => Errors.internalError("the repository could not be moved"))
             )
             return row
           }),
         initDirectory: (target, defaultBranch) => Effect.mapError(writer.init(target, defaultBranch), toApiError),
         edit: (owner, repo, input) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const changes = editChanges(repo, input, settings.mirror.MIN_INTERVAL)
             if (typeof changes === "string") return yield* Errors.validationFailed(changes)
             const oldPath = pathOf(owner, repo)
@@ -450,19 +528,25 @@ export class ReposService extends Context.Service<ReposService, {
                 return yield* duplicate()
               }
               if (existsSync(newPath)) {
-                return yield* Errors.conflict(`repository files already exist [uname: ${owner.name}, name: ${changes.name}]`)
+                return yield* Errors.conflict(
+                  `repository files already exist [uname: ${owner.name}, name: ${changes.name}]`
+                )
               }
             }
             const renamed = changes.lower_name !== undefined && changes.lower_name !== repo.lowerName
-            const row = yield* transaction(Effect.gen(function*() {
-              const row = yield* repos.update(repo.id, changes).pipe(Effect.catchIf(isUnique, () => Effect.fail(duplicate())))
-              // The old name keeps working (307) until another repository takes it.
-              if (renamed) {
-                yield* repos.removeRedirect(owner.id, row.lowerName)
-                yield* repos.addRedirect(owner.id, repo.lowerName, repo.id)
-              }
-              return row
-            }))
+            const row = yield* transaction(
+              Effect.gen(function* () {
+                const row = yield* repos
+                  .update(repo.id, changes)
+                  .pipe(Effect.catchIf(isUnique, () => Effect.fail(duplicate())))
+                // The old name keeps working (307) until another repository takes it.
+                if (renamed) {
+                  yield* repos.removeRedirect(owner.id, row.lowerName)
+                  yield* repos.addRedirect(owner.id, repo.lowerName, repo.id)
+                }
+                return row
+              })
+            )
             const target = { id: repo.id, dir: oldPath }
             // The row is renamed first (a taken name is refused there), then the directory follows;
             // if it cannot, the row gets its old name back.
@@ -470,7 +554,10 @@ export class ReposService extends Context.Service<ReposService, {
               yield* writer.move(target, newPath).pipe(
                 Effect.tapError(() =>
                   transaction(repos.update(repo.id, { name: repo.name, lower_name: repo.lowerName })).pipe(
-                    Effect.ignoreCause({ log: "Error", message: `could not rename ${owner.name}/${row.name} back to ${repo.name}` })
+                    Effect.ignoreCause({
+                      log: "Error",
+                      message: `could not rename ${owner.name}/${row.name} back to ${repo.name}`
+                    })
                   )
                 ),
                 Effect.mapError(toApiError),
@@ -489,7 +576,7 @@ export class ReposService extends Context.Service<ReposService, {
         countOwnedBy: (owner) => Effect.orDie(repos.countOwnedBy(owner.id)),
         releaseCountsOfUser: (user) => Effect.orDie(repos.releaseCountsOfUser(user.id)),
         removeAllOwnedBy: (owner) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             for (const repo of yield* Effect.orDie(repos.allOwnedBy(owner.id))) {
               yield* deleteRow(owner, repo)
               yield* removeDir(owner, repo)
@@ -497,7 +584,7 @@ export class ReposService extends Context.Service<ReposService, {
           }),
         listOwnedBy: (owner, filter, page) => Effect.orDie(repos.listOwnedBy(owner.id, filter, page)),
         listAccessible: (user, publicOnly, orderBy, page) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const order = orderBy === "" ? "name" : orderBy
             if (!(REPO_ORDERS as ReadonlyArray<string>).includes(order)) {
               return yield* Errors.validationFailed("invalid order_by")

@@ -30,49 +30,57 @@ const username = { username: Schema.String }
 const Repositories = Schema.Array(Repository)
 const Users = Schema.Array(User)
 
-export class SocialApi extends HttpApiGroup.make("social")
-  .add(
-    HttpApiEndpoint.get("listMyStarred", "/user/starred", { query: PageQuery, success: Repositories })
-      .annotate(Access, starring),
-    HttpApiEndpoint.get("checkStarred", "/user/starred/:owner/:repo", {
-      params: ownerRepo,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, starring),
-    HttpApiEndpoint.put("star", "/user/starred/:owner/:repo", { params: ownerRepo, success: HttpApiSchema.NoContent })
-      .annotate(Access, starring),
-    HttpApiEndpoint.delete("unstar", "/user/starred/:owner/:repo", {
-      params: ownerRepo,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, starring),
-    HttpApiEndpoint.get("listUserStarred", "/users/:username/starred", {
-      params: username,
-      query: PageQuery,
-      success: Repositories
-    }).annotate(Access, userLists),
-    HttpApiEndpoint.get("listMySubscriptions", "/user/subscriptions", { query: PageQuery, success: Repositories })
-      .annotate(Access, userLists),
-    HttpApiEndpoint.get("listUserSubscriptions", "/users/:username/subscriptions", {
-      params: username,
-      query: PageQuery,
-      success: Repositories
-    }).annotate(Access, userLists),
-    HttpApiEndpoint.get("getSubscription", "/repos/:owner/:repo/subscription", { params: ownerRepo, success: WatchInfo })
-      .annotate(Access, repoSignedIn),
-    HttpApiEndpoint.put("watch", "/repos/:owner/:repo/subscription", { params: ownerRepo, success: WatchInfo })
-      .annotate(Access, repoSignedIn),
-    HttpApiEndpoint.delete("unwatch", "/repos/:owner/:repo/subscription", {
-      params: ownerRepo,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, repoSignedIn),
-    HttpApiEndpoint.get("listStargazers", "/repos/:owner/:repo/stargazers", {
-      params: ownerRepo,
-      query: PageQuery,
-      success: Users
-    }).annotate(Access, repoOpen),
-    HttpApiEndpoint.get("listSubscribers", "/repos/:owner/:repo/subscribers", {
-      params: ownerRepo,
-      query: PageQuery,
-      success: Users
-    }).annotate(Access, repoOpen)
-  )
-{}
+export class SocialApi extends HttpApiGroup.make("social").add(
+  HttpApiEndpoint.get("listMyStarred", "/user/starred", { query: PageQuery, success: Repositories }).annotate(
+    Access,
+    starring
+  ),
+  HttpApiEndpoint.get("checkStarred", "/user/starred/:owner/:repo", {
+    params: ownerRepo,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, starring),
+  HttpApiEndpoint.put("star", "/user/starred/:owner/:repo", {
+    params: ownerRepo,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, starring),
+  HttpApiEndpoint.delete("unstar", "/user/starred/:owner/:repo", {
+    params: ownerRepo,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, starring),
+  HttpApiEndpoint.get("listUserStarred", "/users/:username/starred", {
+    params: username,
+    query: PageQuery,
+    success: Repositories
+  }).annotate(Access, userLists),
+  HttpApiEndpoint.get("listMySubscriptions", "/user/subscriptions", {
+    query: PageQuery,
+    success: Repositories
+  }).annotate(Access, userLists),
+  HttpApiEndpoint.get("listUserSubscriptions", "/users/:username/subscriptions", {
+    params: username,
+    query: PageQuery,
+    success: Repositories
+  }).annotate(Access, userLists),
+  HttpApiEndpoint.get("getSubscription", "/repos/:owner/:repo/subscription", {
+    params: ownerRepo,
+    success: WatchInfo
+  }).annotate(Access, repoSignedIn),
+  HttpApiEndpoint.put("watch", "/repos/:owner/:repo/subscription", { params: ownerRepo, success: WatchInfo }).annotate(
+    Access,
+    repoSignedIn
+  ),
+  HttpApiEndpoint.delete("unwatch", "/repos/:owner/:repo/subscription", {
+    params: ownerRepo,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, repoSignedIn),
+  HttpApiEndpoint.get("listStargazers", "/repos/:owner/:repo/stargazers", {
+    params: ownerRepo,
+    query: PageQuery,
+    success: Users
+  }).annotate(Access, repoOpen),
+  HttpApiEndpoint.get("listSubscribers", "/repos/:owner/:repo/subscribers", {
+    params: ownerRepo,
+    query: PageQuery,
+    success: Users
+  }).annotate(Access, repoOpen)
+) {}

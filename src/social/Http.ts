@@ -4,22 +4,22 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { FederatedSocial, isRemoteHandle } from "../../federation/Social.ts"
-import { Settings } from "../config/Settings.ts"
 import { HearthApi } from "../Api.ts"
+import { Settings } from "../config/Settings.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { RepoPresenter } from "../repos/Present.ts"
-import { UsersService } from "../users/Service.ts"
 import { toApiUser } from "../users/Schema.ts"
+import { UsersService } from "../users/Service.ts"
 import type { WatchInfo } from "./Api.ts"
 import { SocialService, type Target } from "./Service.ts"
 
 type Query = { readonly page?: string | undefined; readonly limit?: string | undefined }
 
 export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* Settings
     const presenter = yield* RepoPresenter
     const social = yield* SocialService
@@ -31,9 +31,9 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
     const presentRepos = (rows: ReadonlyArray<Target>, viewer: Principal) => presenter.present(viewer, rows)
 
     const watchInfo = ({ owner, repo }: Target): WatchInfo => {
-      const repositoryUrl = `${settings.server.ROOT_URL}api/v1/repos/${encodeURIComponent(owner.name)}/${
-        encodeURIComponent(repo.name)
-      }`
+      const repositoryUrl = `${settings.server.ROOT_URL}api/v1/repos/${encodeURIComponent(owner.name)}/${encodeURIComponent(
+        repo.name
+      )}`
       // Forgejo reports the repository's creation time here, not the watch's.
       return {
         subscribed: true,
@@ -46,7 +46,7 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
     }
 
     const starredOf = (viewer: Principal, username: string | undefined, query: Query) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const user = username === undefined ? viewer.user : yield* users.visible(viewer, username)
         const { page, window } = yield* resolveWindow(query)
         const { rows, total } = yield* social.starred(viewer, user, window)
@@ -55,7 +55,7 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
       })
 
     const watchedOf = (viewer: Principal, username: string | undefined, query: Query) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const user = username === undefined ? viewer.user : yield* users.visible(viewer, username)
         const { page, window } = yield* resolveWindow(query)
         const { rows, total } = yield* social.watched(viewer, user, window)
@@ -66,55 +66,64 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
     return handlers
       .handle("listMyStarred", ({ query }) => Effect.flatMap(signedInCaller, (me) => starredOf(me, undefined, query)))
       .handle("listUserStarred", ({ params, query }) =>
-        Effect.flatMap(signedInCaller, (me) => starredOf(me, params.username, query)))
+        Effect.flatMap(signedInCaller, (me) => starredOf(me, params.username, query))
+      )
       .handle("checkStarred", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           const starred = isRemoteHandle(params.owner)
             ? yield* remote.isStarred(me.user, params.owner, params.repo)
             : yield* social.isStarred(me.user, (yield* social.find(me, params.owner, params.repo)).repo)
           if (!starred) return yield* Errors.notFound()
-        }))
+        })
+      )
       .handle("star", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           if (isRemoteHandle(params.owner)) return yield* remote.star(me.user, params.owner, params.repo)
           const { repo } = yield* social.find(me, params.owner, params.repo)
           yield* social.star(me.user, repo)
-        }))
+        })
+      )
       .handle("unstar", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           if (isRemoteHandle(params.owner)) return yield* remote.unstar(me.user, params.owner, params.repo)
           const { repo } = yield* social.find(me, params.owner, params.repo)
           yield* social.unstar(me.user, repo)
-        }))
+        })
+      )
       .handle("listMySubscriptions", ({ query }) =>
-        Effect.flatMap(signedInCaller, (me) => watchedOf(me, undefined, query)))
+        Effect.flatMap(signedInCaller, (me) => watchedOf(me, undefined, query))
+      )
       .handle("listUserSubscriptions", ({ params, query }) =>
-        Effect.flatMap(signedInCaller, (me) => watchedOf(me, params.username, query)))
+        Effect.flatMap(signedInCaller, (me) => watchedOf(me, params.username, query))
+      )
       .handle("getSubscription", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           const target = yield* social.find(me, params.owner, params.repo)
           if (!(yield* social.isWatching(me.user, target.repo))) return yield* Errors.notFound()
           return watchInfo(target)
-        }))
+        })
+      )
       .handle("watch", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           const target = yield* social.find(me, params.owner, params.repo)
           yield* social.watch(me.user, target.repo)
           return watchInfo(target)
-        }))
+        })
+      )
       .handle("unwatch", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const me = yield* signedInCaller
           const { repo } = yield* social.find(me, params.owner, params.repo)
           yield* social.unwatch(me.user, repo)
-        }))
+        })
+      )
       .handle("listStargazers", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const viewer = yield* viewerOf
           const { repo } = yield* social.find(viewer, params.owner, params.repo)
           const { page, window } = yield* resolveWindow(query)
@@ -122,14 +131,17 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
           // Forgejo counts with the repository's counter.
           yield* setListHeaders(page, repo.numStars)
           return rows.map((row) => toApiUser(settings, row, viewer))
-        }))
+        })
+      )
       .handle("listSubscribers", ({ params, query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const viewer = yield* viewerOf
           const { repo } = yield* social.find(viewer, params.owner, params.repo)
           const { page, window } = yield* resolveWindow(query)
           const rows = yield* social.watchers(repo, window)
           yield* setListHeaders(page, repo.numWatches)
           return rows.map((row) => toApiUser(settings, row, viewer))
-        }))
-  }))
+        })
+      )
+  })
+)

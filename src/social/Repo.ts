@@ -12,31 +12,34 @@ export interface Window {
   readonly offset: number
 }
 
-export class SocialRepo extends Context.Service<SocialRepo, {
-  /**
-   * Inserts the star and raises the repository's count; true when it was not there before. Run
-   * inside the transaction that also adjusts the user's count (SocialService).
-   */
-  readonly star: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
-  /** Deletes the star and lowers the repository's count; true when it was there. */
-  readonly unstar: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
-  readonly isStarred: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
-  /** Watches in "normal" mode; true when the user was not watching before. */
-  readonly watch: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
-  /** Stops watching; true when the user was watching. */
-  readonly unwatch: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
-  readonly isWatching: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
-  /** Repositories the user starred, with their owners, newest star first. */
-  readonly starredBy: (userId: number) => Effect.Effect<Array<{ repo: RepoRow; owner: UserRow }>, SqlError>
-  /** Repositories the user watches (any mode but "dont"), with their owners. */
-  readonly watchedBy: (userId: number) => Effect.Effect<Array<{ repo: RepoRow; owner: UserRow }>, SqlError>
-  readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
-  readonly stargazers: (repoId: number, window: Window | undefined) => Effect.Effect<Array<UserRow>, SqlError>
-  readonly watchers: (repoId: number, window: Window | undefined) => Effect.Effect<Array<UserRow>, SqlError>
-}>()("hearth/social/SocialRepo") {
+export class SocialRepo extends Context.Service<
+  SocialRepo,
+  {
+    /**
+     * Inserts the star and raises the repository's count; true when it was not there before. Run
+     * inside the transaction that also adjusts the user's count (SocialService).
+     */
+    readonly star: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
+    /** Deletes the star and lowers the repository's count; true when it was there. */
+    readonly unstar: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
+    readonly isStarred: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
+    /** Watches in "normal" mode; true when the user was not watching before. */
+    readonly watch: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
+    /** Stops watching; true when the user was watching. */
+    readonly unwatch: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
+    readonly isWatching: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
+    /** Repositories the user starred, with their owners, newest star first. */
+    readonly starredBy: (userId: number) => Effect.Effect<Array<{ repo: RepoRow; owner: UserRow }>, SqlError>
+    /** Repositories the user watches (any mode but "dont"), with their owners. */
+    readonly watchedBy: (userId: number) => Effect.Effect<Array<{ repo: RepoRow; owner: UserRow }>, SqlError>
+    readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
+    readonly stargazers: (repoId: number, window: Window | undefined) => Effect.Effect<Array<UserRow>, SqlError>
+    readonly watchers: (repoId: number, window: Window | undefined) => Effect.Effect<Array<UserRow>, SqlError>
+  }
+>()("hearth/social/SocialRepo") {
   static readonly layer = Layer.effect(
     SocialRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
 
       const bump = (column: "num_stars" | "num_watches", repoId: number, delta: number) =>
@@ -57,19 +60,47 @@ export class SocialRepo extends Context.Service<SocialRepo, {
         })
       const ownerColumns = sql.literal(
         [
-          "id", "type", "name", "lower_name", "full_name", "email", "keep_email_private", "passwd_hash",
-          "must_change_password", "login_name", "source_id", "visibility", "is_admin", "is_active",
-          "prohibit_login", "restricted", "allow_create_organization", "max_repo_creation",
-          "repo_admin_change_team_access", "location", "website", "description", "pronouns", "language",
-          "num_followers", "num_following", "num_stars", "num_repos", "created_at", "updated_at", "last_login"
-        ].map((c) => `o.${c} AS o__${c}`).join(", ")
+          "id",
+          "type",
+          "name",
+          "lower_name",
+          "full_name",
+          "email",
+          "keep_email_private",
+          "passwd_hash",
+          "must_change_password",
+          "login_name",
+          "source_id",
+          "visibility",
+          "is_admin",
+          "is_active",
+          "prohibit_login",
+          "restricted",
+          "allow_create_organization",
+          "max_repo_creation",
+          "repo_admin_change_team_access",
+          "location",
+          "website",
+          "description",
+          "pronouns",
+          "language",
+          "num_followers",
+          "num_following",
+          "num_stars",
+          "num_repos",
+          "created_at",
+          "updated_at",
+          "last_login"
+        ]
+          .map((c) => `o.${c} AS o__${c}`)
+          .join(", ")
       )
       const paged = (window: Window | undefined) =>
         window === undefined ? sql`` : sql`LIMIT ${window.limit} OFFSET ${window.offset}`
 
       return SocialRepo.of({
         star: (userId, repoId) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const rows = yield* sql`INSERT INTO stars (user_id, repo_id) VALUES (${userId}, ${repoId})
               ON CONFLICT DO NOTHING RETURNING repo_id`
             if (rows.length === 0) return false
@@ -77,8 +108,9 @@ export class SocialRepo extends Context.Service<SocialRepo, {
             return true
           }),
         unstar: (userId, repoId) =>
-          Effect.gen(function*() {
-            const rows = yield* sql`DELETE FROM stars WHERE user_id = ${userId} AND repo_id = ${repoId} RETURNING repo_id`
+          Effect.gen(function* () {
+            const rows =
+              yield* sql`DELETE FROM stars WHERE user_id = ${userId} AND repo_id = ${repoId} RETURNING repo_id`
             if (rows.length === 0) return false
             yield* bump("num_stars", repoId, -1)
             return true
@@ -86,27 +118,35 @@ export class SocialRepo extends Context.Service<SocialRepo, {
         isStarred: (userId, repoId) =>
           Effect.map(sql`SELECT 1 FROM stars WHERE user_id = ${userId} AND repo_id = ${repoId}`, (r) => r.length > 0),
         watch: (userId, repoId) =>
-          sql.withTransaction(Effect.gen(function*() {
-            const inserted = yield* sql`INSERT INTO watches (user_id, repo_id, mode) VALUES (${userId}, ${repoId}, 'normal')
+          sql.withTransaction(
+            Effect.gen(function* () {
+              const inserted =
+                yield* sql`INSERT INTO watches (user_id, repo_id, mode) VALUES (${userId}, ${repoId}, 'normal')
               ON CONFLICT DO NOTHING RETURNING repo_id`
-            // An explicit "don't watch" turned into a watch counts; an automatic one just becomes explicit.
-            const revived = inserted.length > 0 ? inserted : yield* sql`UPDATE watches SET mode = 'normal'
+              // An explicit "don't watch" turned into a watch counts; an automatic one just becomes explicit.
+              const revived =
+                inserted.length > 0
+                  ? inserted
+                  : yield* sql`UPDATE watches SET mode = 'normal'
               WHERE user_id = ${userId} AND repo_id = ${repoId} AND mode = 'dont' RETURNING repo_id`
-            if (revived.length === 0) {
-              yield* sql`UPDATE watches SET mode = 'normal' WHERE user_id = ${userId} AND repo_id = ${repoId} AND mode = 'auto'`
-              return false
-            }
-            yield* bump("num_watches", repoId, 1)
-            return true
-          })),
+              if (revived.length === 0) {
+                yield* sql`UPDATE watches SET mode = 'normal' WHERE user_id = ${userId} AND repo_id = ${repoId} AND mode = 'auto'`
+                return false
+              }
+              yield* bump("num_watches", repoId, 1)
+              return true
+            })
+          ),
         unwatch: (userId, repoId) =>
-          sql.withTransaction(Effect.gen(function*() {
-            const rows = yield* sql`DELETE FROM watches WHERE user_id = ${userId} AND repo_id = ${repoId}
+          sql.withTransaction(
+            Effect.gen(function* () {
+              const rows = yield* sql`DELETE FROM watches WHERE user_id = ${userId} AND repo_id = ${repoId}
               AND mode <> 'dont' RETURNING repo_id`
-            if (rows.length === 0) return false
-            yield* bump("num_watches", repoId, -1)
-            return true
-          })),
+              if (rows.length === 0) return false
+              yield* bump("num_watches", repoId, -1)
+              return true
+            })
+          ),
         isWatching: (userId, repoId) =>
           Effect.map(
             sql`SELECT 1 FROM watches WHERE user_id = ${userId} AND repo_id = ${repoId} AND mode <> 'dont'`,

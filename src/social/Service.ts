@@ -3,12 +3,12 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { Principal } from "../http/Caller.ts"
 import type * as Errors from "../http/Errors.ts"
+import { atLeast } from "../lib/AccessMode.ts"
 import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { SocialRepo, type Window } from "./Repo.ts"
-import { atLeast } from "../lib/AccessMode.ts"
 
 export interface Target {
   readonly owner: UserRow
@@ -21,32 +21,35 @@ export interface Listed<A> {
   readonly total: number
 }
 
-export class SocialService extends Context.Service<SocialService, {
-  /** The repository `owner/name` as the viewer may see it, or 404 (403 for public-only tokens). */
-  readonly find: (
-    viewer: Principal | undefined,
-    ownerName: string,
-    name: string
-  ) => Effect.Effect<Target, Errors.NotFound | Errors.Forbidden>
-  readonly star: (user: UserRow, repo: RepoRow) => Effect.Effect<void>
-  readonly unstar: (user: UserRow, repo: RepoRow) => Effect.Effect<void>
-  readonly isStarred: (user: UserRow, repo: RepoRow) => Effect.Effect<boolean>
-  readonly watch: (user: UserRow, repo: RepoRow) => Effect.Effect<void>
-  readonly unwatch: (user: UserRow, repo: RepoRow) => Effect.Effect<void>
-  readonly isWatching: (user: UserRow, repo: RepoRow) => Effect.Effect<boolean>
-  /**
-   * The repositories `user` starred that `viewer` may see; `total` is the user's star counter,
-   * unfiltered, as Forgejo answers it (`GetStarredRepos`).
-   */
-  readonly starred: (viewer: Principal, user: UserRow, window: Window | undefined) => Effect.Effect<Listed<Target>>
-  /** The repositories `user` watches that `viewer` may see; `total` counts what may be seen. */
-  readonly watched: (viewer: Principal, user: UserRow, window: Window | undefined) => Effect.Effect<Listed<Target>>
-  readonly stargazers: (repo: RepoRow, window: Window | undefined) => Effect.Effect<ReadonlyArray<UserRow>>
-  readonly watchers: (repo: RepoRow, window: Window | undefined) => Effect.Effect<ReadonlyArray<UserRow>>
-}>()("hearth/social/SocialService") {
+export class SocialService extends Context.Service<
+  SocialService,
+  {
+    /** The repository `owner/name` as the viewer may see it, or 404 (403 for public-only tokens). */
+    readonly find: (
+      viewer: Principal | undefined,
+      ownerName: string,
+      name: string
+    ) => Effect.Effect<Target, Errors.NotFound | Errors.Forbidden>
+    readonly star: (user: UserRow, repo: RepoRow) => Effect.Effect<void>
+    readonly unstar: (user: UserRow, repo: RepoRow) => Effect.Effect<void>
+    readonly isStarred: (user: UserRow, repo: RepoRow) => Effect.Effect<boolean>
+    readonly watch: (user: UserRow, repo: RepoRow) => Effect.Effect<void>
+    readonly unwatch: (user: UserRow, repo: RepoRow) => Effect.Effect<void>
+    readonly isWatching: (user: UserRow, repo: RepoRow) => Effect.Effect<boolean>
+    /**
+     * The repositories `user` starred that `viewer` may see; `total` is the user's star counter,
+     * unfiltered, as Forgejo answers it (`GetStarredRepos`).
+     */
+    readonly starred: (viewer: Principal, user: UserRow, window: Window | undefined) => Effect.Effect<Listed<Target>>
+    /** The repositories `user` watches that `viewer` may see; `total` counts what may be seen. */
+    readonly watched: (viewer: Principal, user: UserRow, window: Window | undefined) => Effect.Effect<Listed<Target>>
+    readonly stargazers: (repo: RepoRow, window: Window | undefined) => Effect.Effect<ReadonlyArray<UserRow>>
+    readonly watchers: (repo: RepoRow, window: Window | undefined) => Effect.Effect<ReadonlyArray<UserRow>>
+  }
+>()("hearth/social/SocialService") {
   static readonly layer = Layer.effect(
     SocialService,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const social = yield* SocialRepo
       const repos = yield* ReposService
       const policy = yield* RepoPolicy
@@ -65,7 +68,9 @@ export class SocialService extends Context.Service<SocialService, {
             Effect.map(policy.access(viewer, repo, owner), (access): Target | undefined =>
               atLeast(access.mode, "read") && !(viewer.scopes?.publicOnly === true && repo.isPrivate)
                 ? { owner, repo, access }
-                : undefined)),
+                : undefined
+            )
+          ),
           (checked) => checked.filter((row): row is Target => row !== undefined)
         )
 
@@ -76,19 +81,27 @@ export class SocialService extends Context.Service<SocialService, {
         find,
         // The star row, the repository's count and the user's count change together or not at all.
         star: (user, repo) =>
-          Effect.orDie(social.transaction(Effect.gen(function*() {
-            if (yield* social.star(user.id, repo.id)) yield* users.adjustNumStars(user.id, 1)
-          }))),
+          Effect.orDie(
+            social.transaction(
+              Effect.gen(function* () {
+                if (yield* social.star(user.id, repo.id)) yield* users.adjustNumStars(user.id, 1)
+              })
+            )
+          ),
         unstar: (user, repo) =>
-          Effect.orDie(social.transaction(Effect.gen(function*() {
-            if (yield* social.unstar(user.id, repo.id)) yield* users.adjustNumStars(user.id, -1)
-          }))),
+          Effect.orDie(
+            social.transaction(
+              Effect.gen(function* () {
+                if (yield* social.unstar(user.id, repo.id)) yield* users.adjustNumStars(user.id, -1)
+              })
+            )
+          ),
         isStarred: (user, repo) => Effect.orDie(social.isStarred(user.id, repo.id)),
         watch: (user, repo) => Effect.orDie(Effect.asVoid(social.watch(user.id, repo.id))),
         unwatch: (user, repo) => Effect.orDie(Effect.asVoid(social.unwatch(user.id, repo.id))),
         isWatching: (user, repo) => Effect.orDie(social.isWatching(user.id, repo.id)),
         starred: (viewer, user, window) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const rows = yield* visible(viewer, yield* Effect.orDie(social.starredBy(user.id)))
             // The counter as stored now, not as the (possibly cached) row that named the user.
             const fresh = yield* Effect.orDie(users.findById(user.id))
@@ -96,7 +109,7 @@ export class SocialService extends Context.Service<SocialService, {
             return { rows: slice(rows, window), total }
           }),
         watched: (viewer, user, window) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const rows = yield* visible(viewer, yield* Effect.orDie(social.watchedBy(user.id)))
             return { rows: slice(rows, window), total: rows.length }
           }),

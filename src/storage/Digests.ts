@@ -210,7 +210,8 @@ export class DigestThreads {
         sha256.update(bytes)
       },
       send: async (block, length) => {
-        while (job.inFlight >= MAX_IN_FLIGHT && failed === undefined) await new Promise<void>((wake) => job.waiting.push(wake))
+        while (job.inFlight >= MAX_IN_FLIGHT && failed === undefined)
+          await new Promise<void>((wake) => job.waiting.push(wake))
         if (failed !== undefined) throw failed
         job.inFlight++
         const buffer = block.buffer as ArrayBuffer

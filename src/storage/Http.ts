@@ -1,10 +1,11 @@
 // Uploads and downloads of blobs over HTTP: what a handler storing a request body (an attachment,
 // a release asset, a package file) or serving a blob needs around `BlobStorage`.
+
+import { Readable } from "node:stream"
 import { toIncomingMessage } from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import type { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
-import { Readable } from "node:stream"
 import type * as Errors from "../http/Errors.ts"
 import { BlobStorage, type ByteRange, type StoredBlob } from "./Service.ts"
 
@@ -33,7 +34,8 @@ export const putRequest = (
   options: { readonly maxSize: number }
 ): Effect.Effect<StoredBlob, Errors.PayloadTooLarge | Errors.BadRequest, BlobStorage> =>
   BlobStorage.use((storage) =>
-    storage.put(requestBody(request), { maxSize: options.maxSize, length: contentLength(request) }))
+    storage.put(requestBody(request), { maxSize: options.maxSize, length: contentLength(request) })
+  )
 
 /**
  * A `Range` header for a blob of `size` bytes: one range (`bytes=a-b`, `bytes=a-`, `bytes=-n`) →

@@ -20,14 +20,15 @@
 //
 // Not swept: a file whose row was never committed (the process died between the rename and the
 // commit of a new blob's first put). It is harmless, and the next put of the same bytes keeps it.
-import { Effect, Exit, Layer, Option, Schedule } from "effect"
-import * as NodeStream from "@effect/platform-node/NodeStream"
-import { SqlClient } from "effect/sql/SqlClient"
+
 import { randomUUID } from "node:crypto"
 import { createReadStream } from "node:fs"
 import { type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { Readable } from "node:stream"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import { Effect, Exit, Layer, Option, Schedule } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { SettingsError } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
 import { BLOCK_BYTES, type Digests, DigestThreads, Hasher, isSha256, type SplitHasher } from "./Digests.ts"
@@ -125,14 +126,16 @@ const receive = async (
   let writing: Promise<void> | undefined
   let split: SplitHasher | undefined
   let block: Buffer | undefined
-  const iterator: AsyncIterator<Uint8Array | string> = readable !== undefined
-    ? readable.iterator({ destroyOnReturn: false })
-    : body[Symbol.asyncIterator]()
+  const iterator: AsyncIterator<Uint8Array | string> =
+    readable !== undefined ? readable.iterator({ destroyOnReturn: false }) : body[Symbol.asyncIterator]()
   // Any other source may never answer a pending `next`: an abort must not wait for it.
-  const aborted = readable !== undefined ? undefined : new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(new SourceFailed(signal.reason))
-    signal.addEventListener("abort", () => reject(new SourceFailed(signal.reason)), { once: true })
-  })
+  const aborted =
+    readable !== undefined
+      ? undefined
+      : new Promise<never>((_, reject) => {
+          if (signal.aborted) reject(new SourceFailed(signal.reason))
+          signal.addEventListener("abort", () => reject(new SourceFailed(signal.reason)), { once: true })
+        })
   aborted?.catch(noop)
   try {
     file = await open(temp, "wx", 0o644)
@@ -146,7 +149,7 @@ const receive = async (
       const length = filled
       block = undefined
       filled = 0
-      const hasher = split ??= threads.begin()
+      const hasher = (split ??= threads.begin())
       hasher.update(full, length)
       if (writing !== undefined) await writing
       const next = writeAll(file!, [full.subarray(0, length)]).then(() => hasher.send(full, length))
@@ -228,7 +231,11 @@ const syncDir = async (dir: string) => {
 const removeQuietly = (path: string) => Effect.promise(() => rm(path, { force: true }).catch(noop))
 
 const humanSize = (bytes: number): string => {
-  const units = [["GiB", 2 ** 30], ["MiB", 2 ** 20], ["KiB", 2 ** 10]] as const
+  const units = [
+    ["GiB", 2 ** 30],
+    ["MiB", 2 ** 20],
+    ["KiB", 2 ** 10]
+  ] as const
   for (const [unit, size] of units) {
     if (bytes >= size) return `${Number((bytes / size).toFixed(1))} ${unit} (${bytes} bytes)`
   }
@@ -237,12 +244,15 @@ const humanSize = (bytes: number): string => {
 
 /** The store in `root` (`[storage] PATH`). */
 export const make = (root: string, options: LocalOptions = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const sql = yield* SqlClient
     const repo = yield* BlobsRepo
     const holdSeconds = options.holdSeconds ?? HOLD_SECONDS
     const tempIdleMs = options.tempIdleMs ?? TEMP_IDLE_MS
-    const threads = yield* Effect.acquireRelease(Effect.sync(() => new DigestThreads()), (t) => Effect.promise(() => t.close()))
+    const threads = yield* Effect.acquireRelease(
+      Effect.sync(() => new DigestThreads()),
+      (t) => Effect.promise(() => t.close())
+    )
     const tmpDir = join(root, "tmp")
     const trashDir = join(root, "trash")
     const pathOf = (sha256: string) => join(root, sha256.slice(0, 2), sha256.slice(2, 4), sha256)
@@ -262,7 +272,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
     /** Puts the received file in place unless an intact copy is there already (under the row lock). */
     const place = async (temp: string, sha256: string, size: number) => {
       const final = pathOf(sha256)
-      const existing = await stat(final).catch((error) => isMissing(error) ? undefined : Promise.reject(error))
+      const existing = await stat(final).catch((error) => (isMissing(error) ? undefined : Promise.reject(error)))
       if (existing?.isFile() === true && existing.size === size) return
       const dir = dirname(final)
       const created = await mkdir(dir, { recursive: true })
@@ -277,7 +287,10 @@ export const make = (root: string, options: LocalOptions = {}) =>
     const receiveEffect = (body: BlobBody, temp: string, limits: PutOptions) =>
       Effect.callback<Received, unknown>((resume, signal) => {
         const receiving = receive(body, temp, limits, threads, signal)
-        receiving.then((received) => resume(Effect.succeed(received)), (error) => resume(Effect.fail(error)))
+        receiving.then(
+          (received) => resume(Effect.succeed(received)),
+          (error) => resume(Effect.fail(error))
+        )
         // Interrupted: the promise settles once the temp file is gone.
         return Effect.promise(() => receiving.then(noop, noop))
       })
@@ -285,29 +298,48 @@ export const make = (root: string, options: LocalOptions = {}) =>
     const put: BlobStorageShape["put"] = (body, limits) => {
       const refused = (error: unknown) => {
         if (error instanceof TooLarge) {
-          return Effect.fail(Errors.payloadTooLarge(`the upload is larger than the limit of ${humanSize(limits.maxSize)}`))
+          return Effect.fail(
+            Errors.payloadTooLarge(`the upload is larger than the limit of ${humanSize(limits.maxSize)}`)
+          )
         }
         if (error instanceof WrongLength) {
-          return Effect.fail(Errors.badRequest(`the upload's size is not the ${limits.length} bytes its Content-Length announced`))
+          return Effect.fail(
+            Errors.badRequest(`the upload's size is not the ${limits.length} bytes its Content-Length announced`)
+          )
         }
         if (error instanceof SourceFailed) {
           return Effect.fail(Errors.badRequest("the upload was cut off before its end"))
         }
-        return Effect.die(new Error(`blob storage: cannot write in ${tmpDir}: ${(error as Error)?.message ?? String(error)}`, { cause: error }))
+        return Effect.die(
+          new Error(`blob storage: cannot write in ${tmpDir}: ${(error as Error)?.message ?? String(error)}`, {
+            cause: error
+          })
+        )
       }
       if (limits.length !== undefined && limits.length > limits.maxSize) return refused(new TooLarge())
       const temp = join(tmpDir, randomUUID())
-      return Effect.gen(function*() {
+      return Effect.gen(function* () {
         const received = yield* receiveEffect(body, temp, limits).pipe(Effect.catch(refused))
         const { size, digests } = received
-        const stored = yield* sql.withTransaction(Effect.gen(function*() {
-          const { created, hold, row } = yield* repo.upsert({ ...digests, size }, holdSeconds)
-          if (row.size !== size || row.md5 !== digests.md5 || row.sha1 !== digests.sha1 || row.sha512 !== digests.sha512) {
-            return yield* Effect.die(new Error(`blob storage: the row of ${digests.sha256} does not match its content`))
-          }
-          yield* Effect.promise(() => place(temp, digests.sha256, size))
-          return { created, hold }
-        })).pipe(Effect.orDie, Effect.uninterruptible)
+        const stored = yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              const { created, hold, row } = yield* repo.upsert({ ...digests, size }, holdSeconds)
+              if (
+                row.size !== size ||
+                row.md5 !== digests.md5 ||
+                row.sha1 !== digests.sha1 ||
+                row.sha512 !== digests.sha512
+              ) {
+                return yield* Effect.die(
+                  new Error(`blob storage: the row of ${digests.sha256} does not match its content`)
+                )
+              }
+              yield* Effect.promise(() => place(temp, digests.sha256, size))
+              return { created, hold }
+            })
+          )
+          .pipe(Effect.orDie, Effect.uninterruptible)
         return { ...digests, size, ...stored } satisfies StoredBlob
       }).pipe(Effect.ensuring(removeQuietly(temp)))
     }
@@ -321,28 +353,37 @@ export const make = (root: string, options: LocalOptions = {}) =>
       Effect.suspend(() => {
         let trashed: string | undefined
         let removed = false
-        return sql.withTransaction(Effect.gen(function*() {
-          removed = yield* repo.deleteUnused(sha256)
-          if (!removed) return
-          const aside = join(trashDir, `${sha256}.${randomUUID()}`)
-          trashed = yield* Effect.promise(() =>
-            rename(pathOf(sha256), aside).then(() => aside, (error) => isMissing(error) ? undefined : Promise.reject(error))
+        return sql
+          .withTransaction(
+            Effect.gen(function* () {
+              removed = yield* repo.deleteUnused(sha256)
+              if (!removed) return
+              const aside = join(trashDir, `${sha256}.${randomUUID()}`)
+              trashed = yield* Effect.promise(() =>
+                rename(pathOf(sha256), aside).then(
+                  () => aside,
+                  (error) => (isMissing(error) ? undefined : Promise.reject(error))
+                )
+              )
+              yield* Effect.promise(() => syncDir(trashDir))
+            })
           )
-          yield* Effect.promise(() => syncDir(trashDir))
-        })).pipe(
-          Effect.orDie,
-          Effect.onExit((exit) => {
-            if (trashed === undefined) return Effect.void
-            const file = trashed
-            return Exit.isSuccess(exit)
-              ? removeQuietly(file)
-              : Effect.promise(() => rename(file, pathOf(sha256)).catch(noop))
-          }),
-          Effect.uninterruptible,
-          Effect.map(() => removed)
-        )
+          .pipe(
+            Effect.orDie,
+            Effect.onExit((exit) => {
+              if (trashed === undefined) return Effect.void
+              const file = trashed
+              return Exit.isSuccess(exit)
+                ? removeQuietly(file)
+                : Effect.promise(() => rename(file, pathOf(sha256)).catch(noop))
+            }),
+            Effect.uninterruptible,
+            Effect.map(() => removed)
+          )
       }).pipe(
-        Effect.catchCause((cause) => Effect.as(Effect.logWarning(`blob storage: could not remove blob ${sha256}`, cause), false))
+        Effect.catchCause((cause) =>
+          Effect.as(Effect.logWarning(`blob storage: could not remove blob ${sha256}`, cause), false)
+        )
       )
 
     /** A trash file left by a removal that did not finish: deleted, or put back if its row exists. */
@@ -350,22 +391,32 @@ export const make = (root: string, options: LocalOptions = {}) =>
       const file = join(trashDir, name)
       const sha256 = name.slice(0, 64)
       if (!isSha256(sha256)) return Effect.as(removeQuietly(file), false)
-      return sql.withTransaction(Effect.gen(function*() {
-        if (!(yield* repo.lock(sha256))) {
-          yield* removeQuietly(file)
-          return false
-        }
-        return yield* Effect.promise(async () => {
-          const final = pathOf(sha256)
-          const present = await stat(final).then(() => true, () => false)
-          if (present) {
-            await rm(file, { force: true })
-            return false
-          }
-          await mkdir(dirname(final), { recursive: true })
-          return rename(file, final).then(() => true, (error) => isMissing(error) ? false : Promise.reject(error))
-        })
-      })).pipe(Effect.orDie, Effect.uninterruptible)
+      return sql
+        .withTransaction(
+          Effect.gen(function* () {
+            if (!(yield* repo.lock(sha256))) {
+              yield* removeQuietly(file)
+              return false
+            }
+            return yield* Effect.promise(async () => {
+              const final = pathOf(sha256)
+              const present = await stat(final).then(
+                () => true,
+                () => false
+              )
+              if (present) {
+                await rm(file, { force: true })
+                return false
+              }
+              await mkdir(dirname(final), { recursive: true })
+              return rename(file, final).then(
+                () => true,
+                (error) => (isMissing(error) ? false : Promise.reject(error))
+              )
+            })
+          })
+        )
+        .pipe(Effect.orDie, Effect.uninterruptible)
     }
 
     const sweepTemp = Effect.promise(async () => {
@@ -381,7 +432,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
       return removed
     })
 
-    const sweep: Effect.Effect<SweepReport> = Effect.gen(function*() {
+    const sweep: Effect.Effect<SweepReport> = Effect.gen(function* () {
       const tempFiles = yield* sweepTemp
       const expiredHolds = yield* Effect.orDie(repo.deleteExpiredHolds)
       let blobs = 0
@@ -396,19 +447,21 @@ export const make = (root: string, options: LocalOptions = {}) =>
       return { tempFiles, expiredHolds, blobs, restored }
     }).pipe(
       Effect.catchCause((cause) =>
-        Effect.as(
-          Effect.logWarning("blob storage: the sweep failed (it runs again later)", cause),
-          { tempFiles: 0, expiredHolds: 0, blobs: 0, restored: 0 }
-        )
+        Effect.as(Effect.logWarning("blob storage: the sweep failed (it runs again later)", cause), {
+          tempFiles: 0,
+          expiredHolds: 0,
+          blobs: 0,
+          restored: 0
+        })
       )
     )
 
     const open_: BlobStorageShape["open"] = (sha256, range) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (!isSha256(sha256)) return yield* new BlobNotFound({ sha256 })
         const path = pathOf(sha256)
         const info = yield* Effect.promise(() =>
-          stat(path).catch((error) => isMissing(error) ? undefined : Promise.reject(error))
+          stat(path).catch((error) => (isMissing(error) ? undefined : Promise.reject(error)))
         )
         if (info === undefined) return yield* new BlobNotFound({ sha256 })
         const size = info.size
@@ -423,9 +476,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
         }
         const length = end - start + 1
         const readable = () =>
-          length === 0
-            ? Readable.from([])
-            : createReadStream(path, { start, end, highWaterMark: READ_CHUNK })
+          length === 0 ? Readable.from([]) : createReadStream(path, { start, end, highWaterMark: READ_CHUNK })
         return {
           size,
           range: { start, end },
@@ -435,7 +486,9 @@ export const make = (root: string, options: LocalOptions = {}) =>
             evaluate: readable,
             onError: (error) =>
               new BlobUnreadable({
-                message: isMissing(error) ? `blob ${sha256} was removed` : `cannot read blob ${sha256}: ${(error as Error)?.message}`
+                message: isMissing(error)
+                  ? `blob ${sha256} was removed`
+                  : `cannot read blob ${sha256}: ${(error as Error)?.message}`
               })
           })
         } satisfies OpenedBlob
@@ -446,11 +499,12 @@ export const make = (root: string, options: LocalOptions = {}) =>
       const hold = typeof blob === "string" ? undefined : blob.hold
       if (!isSha256(sha256)) return Effect.fail(new BlobNotFound({ sha256 }))
       return Effect.flatMap(Effect.orDie(repo.acquire(sha256, hold)), (found) =>
-        found ? Effect.void : Effect.fail(new BlobNotFound({ sha256 })))
+        found ? Effect.void : Effect.fail(new BlobNotFound({ sha256 }))
+      )
     }
 
     const release: BlobStorageShape["release"] = (sha256) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         if (!isSha256(sha256)) return yield* new BlobNotFound({ sha256 })
         const left = yield* Effect.orDie(repo.release(sha256))
         if (Option.isNone(left)) return yield* new BlobNotFound({ sha256 })
@@ -458,7 +512,8 @@ export const make = (root: string, options: LocalOptions = {}) =>
         if (left.value === 0) yield* sql.afterCommit(Effect.asVoid(removeIfUnused(sha256)))
       })
 
-    const find = (sha256: string) => isSha256(sha256) ? Effect.orDie(repo.find(sha256)) : Effect.succeed(Option.none())
+    const find = (sha256: string) =>
+      isSha256(sha256) ? Effect.orDie(repo.find(sha256)) : Effect.succeed(Option.none())
 
     const service = BlobStorage.of({
       put,
@@ -479,4 +534,3 @@ export const make = (root: string, options: LocalOptions = {}) =>
 /** The local store as the `BlobStorage` service. */
 export const layer = (root: string, options: LocalOptions = {}): Layer.Layer<BlobStorage, SettingsError, SqlClient> =>
   Layer.effect(BlobStorage, make(root, options)).pipe(Layer.provide(BlobsRepo.layer))
-

@@ -22,36 +22,42 @@ const toInfo = (row: Record<string, unknown>): BlobInfo => ({
   createdAt: row.created_at as Date
 })
 
-export class BlobsRepo extends Context.Service<BlobsRepo, {
-  /**
-   * Records the blob (a new row with no reference) or locks the existing one, and adds a hold on it
-   * for `holdSeconds`. Returns whether the row is new, what the row says, and the hold's id.
-   */
-  readonly upsert: (blob: BlobRow, holdSeconds: number) => Effect.Effect<{ created: boolean; row: BlobRow; hold: number }, SqlError>
-  /** +1 reference, and the put's hold ended; false when there is no such blob. */
-  readonly acquire: (sha256: string, hold: number | undefined) => Effect.Effect<boolean, SqlError>
-  /** -1 reference; the count left, or none when the blob has no reference to give back. */
-  readonly release: (sha256: string) => Effect.Effect<Option.Option<number>, SqlError>
-  /** Deletes the row if nothing refers to or holds it; whether it did. In a transaction. */
-  readonly deleteUnused: (sha256: string) => Effect.Effect<boolean, SqlError>
-  /** Locks the row (waiting for a transaction changing it); whether it exists. */
-  readonly lock: (sha256: string) => Effect.Effect<boolean, SqlError>
-  readonly find: (sha256: string) => Effect.Effect<Option.Option<BlobInfo>, SqlError>
-  /** Deletes holds that expired; how many. */
-  readonly deleteExpiredHolds: Effect.Effect<number, SqlError>
-  /** Blobs with no reference and no live hold. */
-  readonly unused: Effect.Effect<ReadonlyArray<string>, SqlError>
-}>()("hearth/storage/BlobsRepo") {
+export class BlobsRepo extends Context.Service<
+  BlobsRepo,
+  {
+    /**
+     * Records the blob (a new row with no reference) or locks the existing one, and adds a hold on it
+     * for `holdSeconds`. Returns whether the row is new, what the row says, and the hold's id.
+     */
+    readonly upsert: (
+      blob: BlobRow,
+      holdSeconds: number
+    ) => Effect.Effect<{ created: boolean; row: BlobRow; hold: number }, SqlError>
+    /** +1 reference, and the put's hold ended; false when there is no such blob. */
+    readonly acquire: (sha256: string, hold: number | undefined) => Effect.Effect<boolean, SqlError>
+    /** -1 reference; the count left, or none when the blob has no reference to give back. */
+    readonly release: (sha256: string) => Effect.Effect<Option.Option<number>, SqlError>
+    /** Deletes the row if nothing refers to or holds it; whether it did. In a transaction. */
+    readonly deleteUnused: (sha256: string) => Effect.Effect<boolean, SqlError>
+    /** Locks the row (waiting for a transaction changing it); whether it exists. */
+    readonly lock: (sha256: string) => Effect.Effect<boolean, SqlError>
+    readonly find: (sha256: string) => Effect.Effect<Option.Option<BlobInfo>, SqlError>
+    /** Deletes holds that expired; how many. */
+    readonly deleteExpiredHolds: Effect.Effect<number, SqlError>
+    /** Blobs with no reference and no live hold. */
+    readonly unused: Effect.Effect<ReadonlyArray<string>, SqlError>
+  }
+>()("hearth/storage/BlobsRepo") {
   static readonly layer = Layer.effect(
     BlobsRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const noLiveHold = (sha256: string) =>
         sql`NOT EXISTS (SELECT 1 FROM blob_holds h WHERE h.sha256 = ${sha256} AND h.expires_at > now())`
 
       return BlobsRepo.of({
         upsert: (blob, holdSeconds) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             // The no-op update takes the row lock; xmax = 0 only on a row this statement inserted.
             const [row] = yield* sql`INSERT INTO blobs (sha256, size, md5, sha1, sha512)
               VALUES (${blob.sha256}, ${blob.size}, ${blob.md5}, ${blob.sha1}, ${blob.sha512})
@@ -72,7 +78,7 @@ export class BlobsRepo extends Context.Service<BlobsRepo, {
             }
           }),
         acquire: (sha256, hold) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const rows = yield* sql`UPDATE blobs SET refcount = refcount + 1 WHERE sha256 = ${sha256} RETURNING sha256`
             if (rows.length === 0) return false
             if (hold !== undefined) yield* sql`DELETE FROM blob_holds WHERE id = ${hold} AND sha256 = ${sha256}`
@@ -81,10 +87,10 @@ export class BlobsRepo extends Context.Service<BlobsRepo, {
         release: (sha256) =>
           Effect.map(
             sql`UPDATE blobs SET refcount = refcount - 1 WHERE sha256 = ${sha256} AND refcount > 0 RETURNING refcount`,
-            (rows) => rows.length === 0 ? Option.none() : Option.some(Number(rows[0]!.refcount))
+            (rows) => (rows.length === 0 ? Option.none() : Option.some(Number(rows[0]!.refcount)))
           ),
         deleteUnused: (sha256) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             // Two statements: the lock waits for a put or an acquire in progress, and the DELETE,
             // with a snapshot taken after it, sees their holds and references. (A single DELETE
             // would re-check a concurrently updated row, but its NOT EXISTS would still read the
@@ -101,7 +107,7 @@ export class BlobsRepo extends Context.Service<BlobsRepo, {
         find: (sha256) =>
           Effect.map(
             sql`SELECT sha256, size, md5, sha1, sha512, refcount, created_at FROM blobs WHERE sha256 = ${sha256}`,
-            (rows) => rows.length === 0 ? Option.none() : Option.some(toInfo(rows[0]!))
+            (rows) => (rows.length === 0 ? Option.none() : Option.some(toInfo(rows[0]!)))
           ),
         deleteExpiredHolds: Effect.map(
           sql`DELETE FROM blob_holds WHERE expires_at <= now() RETURNING id`,

@@ -14,9 +14,10 @@
 //
 // The interface is the back-end's: `local` (a directory, src/storage/Local.ts) is the only one
 // today; an S3-compatible one implements the same.
+
+import type { Readable } from "node:stream"
 import { Context, Data, Effect, Layer, type Option, type Stream } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
-import type { Readable } from "node:stream"
 import { Settings, SettingsError } from "../config/Settings.ts"
 import type { BadRequest, PayloadTooLarge } from "../http/Errors.ts"
 import type { Digests } from "./Digests.ts"
@@ -119,12 +120,13 @@ export interface BlobStorageShape {
 export class BlobStorage extends Context.Service<BlobStorage, BlobStorageShape>()("hearth/storage/BlobStorage") {
   /** The back-end `[storage] STORAGE_TYPE` names. */
   static readonly layer: Layer.Layer<BlobStorage, SettingsError, Settings | SqlClient> = Layer.unwrap(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const settings = yield* Settings
       const type = settings.storage.STORAGE_TYPE
       if (type !== "local") {
         return yield* new SettingsError({
-          message: `[storage] STORAGE_TYPE = ${type} is not supported by Hearth yet: only local is ` +
+          message:
+            `[storage] STORAGE_TYPE = ${type} is not supported by Hearth yet: only local is ` +
             `(blobs in [storage] PATH, default <APP_DATA_PATH>/storage)`
         })
       }

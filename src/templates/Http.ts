@@ -1,8 +1,8 @@
 // Handlers of the template endpoints: lists and look-ups over the built-in templates.
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Settings } from "../config/Settings.ts"
 import { HearthApi } from "../Api.ts"
+import { Settings } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
 import {
   findGitignore,
@@ -14,14 +14,15 @@ import {
 } from "./Service.ts"
 
 // A how-to hint, as GitHub's license API and Forgejo's both carry one (our own wording).
-const IMPLEMENTATION = "Create a text file named LICENSE (or LICENSE.txt) at the root of your source code " +
+const IMPLEMENTATION =
+  "Create a text file named LICENSE (or LICENSE.txt) at the root of your source code " +
   "and copy the license text into it, filling in the year and the copyright holder."
 
 const orNotFound = <A>(found: Option.Option<A>) =>
   Option.match(found, { onNone: () => Effect.fail(Errors.notFound()), onSome: Effect.succeed })
 
 export const TemplatesHttp = HttpApiBuilder.group(HearthApi, "templates", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* Settings
     // Forgejo names each license by its key and points at this server's own copy.
     const entry = (key: string) => ({
@@ -36,13 +37,15 @@ export const TemplatesHttp = HttpApiBuilder.group(HearthApi, "templates", (handl
       .handle("getGitignoreTemplateInfo", ({ params }) => orNotFound(findGitignore(params.name)))
       .handle("listLicenseTemplates", () => Effect.succeed(licenseList))
       .handle("getLicenseTemplateInfo", ({ params }) =>
-        Effect.map(orNotFound(findLicense(params.name)), (license) =>
-({
+        Effect.map(orNotFound(findLicense(params.name)), (license) => ({
           ...entry(license.key),
           implementation: IMPLEMENTATION,
           body: license.text
-        })))
+        }))
+      )
       .handle("listLabelTemplates", () => Effect.succeed(labelTemplates))
       .handle("getLabelTemplateInfo", ({ params }) =>
-        Effect.map(orNotFound(findLabelTemplate(params.name)), (set) => set.labels))
-  }))
+        Effect.map(orNotFound(findLabelTemplate(params.name)), (set) => set.labels)
+      )
+  })
+)

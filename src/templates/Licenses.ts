@@ -86,11 +86,13 @@ const commonPlaceholders = (v: LicenseValues): ReadonlyArray<readonly [string, s
 // is replaced, so words like "AUTHOR" elsewhere in the text are left alone.
 const copyrightLines: Readonly<Record<string, (v: LicenseValues) => ReadonlyArray<readonly [string, string]>>> = {
   "0BSD": (v) => [["Copyright (C) YEAR by AUTHOR EMAIL", `Copyright (C) ${v.year} by ${v.owner}`]],
-  ISC: (v) => [[
-    "Copyright (c) 2004-2010 by Internet Systems Consortium, Inc. (\"ISC\")\n" +
-    "Copyright (c) 1995-2003 by Internet Software Consortium",
-    `Copyright (c) ${v.year} ${v.owner}`
-  ]]
+  ISC: (v) => [
+    [
+      'Copyright (c) 2004-2010 by Internet Systems Consortium, Inc. ("ISC")\n' +
+        "Copyright (c) 1995-2003 by Internet Software Consortium",
+      `Copyright (c) ${v.year} ${v.owner}`
+    ]
+  ]
 }
 
 /** The license text with its year, owner and program-name placeholders filled in. */

@@ -81,14 +81,14 @@ export const readmeOf = (name: string | undefined): Effect.Effect<string, Templa
   return text !== undefined && Object.hasOwn(readmes, wanted)
     ? Effect.succeed(text)
     : Effect.fail(
-      new TemplateNotFound({
-        kind: "readme",
-        name: wanted,
-        status: 400,
-        // Forgejo's wording, with Go's `%v` rendering of the list ("[Default]").
-        message: `readme template does not exist, available templates: [${readmeTemplates.join(" ")}]`
-      })
-    )
+        new TemplateNotFound({
+          kind: "readme",
+          name: wanted,
+          status: 400,
+          // Forgejo's wording, with Go's `%v` rendering of the list ("[Default]").
+          message: `readme template does not exist, available templates: [${readmeTemplates.join(" ")}]`
+        })
+      )
 }
 
 /** The gitignore templates named in a comma-separated list (empty entries skipped, duplicates once). */
@@ -132,7 +132,7 @@ export interface CreateTemplateOptions {
  * is applied (and so checked) either way. Empty strings mean "none".
  */
 export const checkCreateOptions = (options: CreateTemplateOptions): Effect.Effect<void, TemplateNotFound> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (options.autoInit === true) {
       yield* readmeOf(options.readme)
       if (options.gitignores !== undefined) yield* gitignoresOf(options.gitignores)
@@ -171,7 +171,9 @@ const expandReadme = (template: string, options: InitialFileOptions) => {
     "CloneURL.HTTPS": options.cloneUrl,
     "CloneURL.SSH": options.sshCloneUrl ?? options.cloneUrl
   }
-  return template.replace(/\{([A-Za-z.]+)\}/g, (whole, key: string) => Object.hasOwn(values, key) ? values[key]! : whole)
+  return template.replace(/\{([A-Za-z.]+)\}/g, (whole, key: string) =>
+    Object.hasOwn(values, key) ? values[key]! : whole
+  )
 }
 
 /**
@@ -179,18 +181,16 @@ const expandReadme = (template: string, options: InitialFileOptions) => {
  * names templates (each under a "# ---> Name" header, as Forgejo writes them), LICENSE when
  * `license` is given, with the year, owner and repository name filled in.
  */
-export const renderInitialFiles = (
-  options: InitialFileOptions
-): Effect.Effect<Array<InitialFile>, TemplateNotFound> =>
-  Effect.gen(function*() {
+export const renderInitialFiles = (options: InitialFileOptions): Effect.Effect<Array<InitialFile>, TemplateNotFound> =>
+  Effect.gen(function* () {
     const files: Array<InitialFile> = []
     const readme = yield* readmeOf(options.readme)
     files.push({ path: "README.md", content: expandReadme(readme, options) })
 
     const ignores = options.gitignores === undefined ? [] : yield* gitignoresOf(options.gitignores)
     if (ignores.length > 0) {
-      const sections = ignores.map(({ name, source }) =>
-        `# ---> ${name}\n${source.endsWith("\n") ? source : `${source}\n`}`
+      const sections = ignores.map(
+        ({ name, source }) => `# ---> ${name}\n${source.endsWith("\n") ? source : `${source}\n`}`
       )
       files.push({ path: ".gitignore", content: sections.join("\n") })
     }

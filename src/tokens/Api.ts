@@ -2,9 +2,9 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { Access } from "../http/Access.ts"
-import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { Id } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
+import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 
 export const AccessToken = Schema.Struct({
   id: Id,
@@ -22,21 +22,19 @@ export const CreateAccessTokenOption = Schema.Struct({
 
 const user = { signedIn: true, scopes: ["user"] } as const
 
-export class TokensApi extends HttpApiGroup.make("tokens")
-  .add(
-    HttpApiEndpoint.get("listAccessTokens", "/users/:username/tokens", {
-      params: { username: Schema.String },
-      query: PageQuery,
-      success: Schema.Array(AccessToken)
-    }).annotate(Access, user),
-    HttpApiEndpoint.post("createAccessToken", "/users/:username/tokens", {
-      params: { username: Schema.String },
-      payload: CreateAccessTokenOption,
-      success: AccessToken.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, user),
-    HttpApiEndpoint.delete("deleteAccessToken", "/users/:username/tokens/:token", {
-      params: { username: Schema.String, token: Schema.String },
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, user)
-  )
-{}
+export class TokensApi extends HttpApiGroup.make("tokens").add(
+  HttpApiEndpoint.get("listAccessTokens", "/users/:username/tokens", {
+    params: { username: Schema.String },
+    query: PageQuery,
+    success: Schema.Array(AccessToken)
+  }).annotate(Access, user),
+  HttpApiEndpoint.post("createAccessToken", "/users/:username/tokens", {
+    params: { username: Schema.String },
+    payload: CreateAccessTokenOption,
+    success: AccessToken.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, user),
+  HttpApiEndpoint.delete("deleteAccessToken", "/users/:username/tokens/:token", {
+    params: { username: Schema.String, token: Schema.String },
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, user)
+) {}

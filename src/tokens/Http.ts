@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
-import { passwordCaller, type Principal, signedInCaller } from "../http/Caller.ts"
+import { type Principal, passwordCaller, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import type { UserRow } from "../users/Repo.ts"
@@ -18,7 +18,7 @@ const toApiToken = (row: TokenRow, token = "") => ({
 })
 
 export const TokensHttp = HttpApiBuilder.group(HearthApi, "tokens", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const users = yield* UsersService
     const tokens = yield* TokensService
 
@@ -27,7 +27,7 @@ export const TokensHttp = HttpApiBuilder.group(HearthApi, "tokens", (handlers) =
      * hidden from the caller is 404, as an unknown one.
      */
     const owner = (username: string, caller: Principal): Effect.Effect<UserRow, Errors.NotFound | Errors.Forbidden> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const user = yield* users.visible(caller, username)
         if (user.type !== "user") return yield* Errors.notFound()
         if (caller.user.id !== user.id && !caller.user.isAdmin) {
@@ -36,25 +36,31 @@ export const TokensHttp = HttpApiBuilder.group(HearthApi, "tokens", (handlers) =
         return user
       })
 
-    return handlers
-      .handle("listAccessTokens", ({ params, query }) =>
-        Effect.gen(function*() {
-          const user = yield* owner(params.username, yield* signedInCaller)
-          const page = yield* resolvePage(query)
-          const { rows, total } = yield* tokens.list(user, page)
-          yield* setListHeaders(page, total)
-          return rows.map((row) => toApiToken(row))
-        }))
-      // Creating and deleting tokens needs the account's password (Basic), never a token.
-      .handle("createAccessToken", ({ params, payload }) =>
-        Effect.gen(function*() {
-          const user = yield* owner(params.username, yield* passwordCaller)
-          const created = yield* tokens.create(user, { name: payload.name, scopes: payload.scopes ?? [] })
-          return toApiToken(created.row, created.token)
-        }))
-      .handle("deleteAccessToken", ({ params }) =>
-        Effect.gen(function*() {
-          const user = yield* owner(params.username, yield* passwordCaller)
-          yield* tokens.remove(user, params.token)
-        }))
-  }))
+    return (
+      handlers
+        .handle("listAccessTokens", ({ params, query }) =>
+          Effect.gen(function* () {
+            const user = yield* owner(params.username, yield* signedInCaller)
+            const page = yield* resolvePage(query)
+            const { rows, total } = yield* tokens.list(user, page)
+            yield* setListHeaders(page, total)
+            return rows.map((row) => toApiToken(row))
+          })
+        )
+        // Creating and deleting tokens needs the account's password (Basic), never a token.
+        .handle("createAccessToken", ({ params, payload }) =>
+          Effect.gen(function* () {
+            const user = yield* owner(params.username, yield* passwordCaller)
+            const created = yield* tokens.create(user, { name: payload.name, scopes: payload.scopes ?? [] })
+            return toApiToken(created.row, created.token)
+          })
+        )
+        .handle("deleteAccessToken", ({ params }) =>
+          Effect.gen(function* () {
+            const user = yield* owner(params.username, yield* passwordCaller)
+            yield* tokens.remove(user, params.token)
+          })
+        )
+    )
+  })
+)

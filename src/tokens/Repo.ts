@@ -1,8 +1,9 @@
 // SQL for personal access tokens. Only a SHA-256 of the token is stored.
+
+import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { createHash } from "node:crypto"
 
 export interface TokenRow {
   readonly id: number
@@ -26,61 +27,60 @@ const toTokenRow = (r: Record<string, any>): TokenRow => ({
   updatedAt: r.updated_at
 })
 
-export class TokensRepo extends Context.Service<TokensRepo, {
-  readonly insert: (t: {
-    userId: number
-    name: string
-    token: string
-    scopes: ReadonlyArray<string>
-  }) => Effect.Effect<TokenRow, SqlError>
-  readonly findByToken: (token: string) => Effect.Effect<Option.Option<TokenRow>, SqlError>
-  readonly listByUser: (userId: number, limit: number, offset: number) => Effect.Effect<
-    { rows: Array<TokenRow>; total: number },
-    SqlError
-  >
-  readonly findById: (userId: number, id: number) => Effect.Effect<Array<TokenRow>, SqlError>
-  readonly findByName: (userId: number, name: string) => Effect.Effect<Array<TokenRow>, SqlError>
-  readonly remove: (id: number) => Effect.Effect<void, SqlError>
-}>()("hearth/tokens/TokensRepo") {
+export class TokensRepo extends Context.Service<
+  TokensRepo,
+  {
+    readonly insert: (t: {
+      userId: number
+      name: string
+      token: string
+      scopes: ReadonlyArray<string>
+    }) => Effect.Effect<TokenRow, SqlError>
+    readonly findByToken: (token: string) => Effect.Effect<Option.Option<TokenRow>, SqlError>
+    readonly listByUser: (
+      userId: number,
+      limit: number,
+      offset: number
+    ) => Effect.Effect<{ rows: Array<TokenRow>; total: number }, SqlError>
+    readonly findById: (userId: number, id: number) => Effect.Effect<Array<TokenRow>, SqlError>
+    readonly findByName: (userId: number, name: string) => Effect.Effect<Array<TokenRow>, SqlError>
+    readonly remove: (id: number) => Effect.Effect<void, SqlError>
+  }
+>()("hearth/tokens/TokensRepo") {
   static readonly layer = Layer.effect(
     TokensRepo,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       return TokensRepo.of({
         insert: ({ name, scopes, token, userId }) =>
           Effect.map(
-            sql`INSERT INTO access_tokens ${
-              sql.insert({
-                user_id: userId,
-                name,
-                token_hash: hashToken(token),
-                token_last_eight: token.slice(-8),
-                scopes: scopes.join(",")
-              })
-            } RETURNING *`,
+            sql`INSERT INTO access_tokens ${sql.insert({
+              user_id: userId,
+              name,
+              token_hash: hashToken(token),
+              token_last_eight: token.slice(-8),
+              scopes: scopes.join(",")
+            })} RETURNING *`,
             (rows) => toTokenRow(rows[0]!)
           ),
         findByToken: (token) =>
-          Effect.map(
-            sql`SELECT * FROM access_tokens WHERE token_hash = ${hashToken(token)}`,
-            (rows) => Option.map(Option.fromNullishOr(rows[0]), toTokenRow)
+          Effect.map(sql`SELECT * FROM access_tokens WHERE token_hash = ${hashToken(token)}`, (rows) =>
+            Option.map(Option.fromNullishOr(rows[0]), toTokenRow)
           ),
         listByUser: (userId, limit, offset) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const [count] = yield* sql`SELECT count(*) AS n FROM access_tokens WHERE user_id = ${userId}`
             const rows = yield* sql`SELECT * FROM access_tokens WHERE user_id = ${userId}
               ORDER BY id LIMIT ${limit} OFFSET ${offset}`
             return { rows: rows.map(toTokenRow), total: Number(count!.n) }
           }),
         findById: (userId, id) =>
-          Effect.map(
-            sql`SELECT * FROM access_tokens WHERE user_id = ${userId} AND id = ${id}`,
-            (rows) => rows.map(toTokenRow)
+          Effect.map(sql`SELECT * FROM access_tokens WHERE user_id = ${userId} AND id = ${id}`, (rows) =>
+            rows.map(toTokenRow)
           ),
         findByName: (userId, name) =>
-          Effect.map(
-            sql`SELECT * FROM access_tokens WHERE user_id = ${userId} AND name = ${name}`,
-            (rows) => rows.map(toTokenRow)
+          Effect.map(sql`SELECT * FROM access_tokens WHERE user_id = ${userId} AND name = ${name}`, (rows) =>
+            rows.map(toTokenRow)
           ),
         remove: (id) => Effect.asVoid(sql`DELETE FROM access_tokens WHERE id = ${id}`)
       })

@@ -1,12 +1,13 @@
 // Token rules: unique names per user, valid non-empty scopes, and cache invalidation on delete.
+
+import { randomBytes } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
 import { isSqlError } from "effect/sql/SqlError"
-import { randomBytes } from "node:crypto"
 import { Authenticator } from "../auth/Authenticator.ts"
-import * as Errors from "../http/Errors.ts"
-import { NAME_MAX } from "../lib/Names.ts"
-import type { Page } from "../http/Pagination.ts"
 import { formatScopes, InvalidScope, isEmptyScope, parseScopes } from "../auth/Scopes.ts"
+import * as Errors from "../http/Errors.ts"
+import type { Page } from "../http/Pagination.ts"
+import { NAME_MAX } from "../lib/Names.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { type TokenRow, TokensRepo } from "./Repo.ts"
 
@@ -16,28 +17,32 @@ export interface CreatedToken {
   readonly token: string
 }
 
-export class TokensService extends Context.Service<TokensService, {
-  readonly create: (
-    user: UserRow,
-    input: { readonly name: string; readonly scopes: ReadonlyArray<string> }
-  ) => Effect.Effect<CreatedToken, Errors.BadRequest | Errors.ValidationFailed>
-  readonly list: (user: UserRow, page: Page) => Effect.Effect<{ rows: Array<TokenRow>; total: number }>
-  /** Deletes by numeric id or by name: 404 when nothing matches, 422 when a name is ambiguous. */
-  readonly remove: (user: UserRow, idOrName: string) => Effect.Effect<void, Errors.NotFound | Errors.ValidationFailed>
-}>()("hearth/tokens/TokensService") {
+export class TokensService extends Context.Service<
+  TokensService,
+  {
+    readonly create: (
+      user: UserRow,
+      input: { readonly name: string; readonly scopes: ReadonlyArray<string> }
+    ) => Effect.Effect<CreatedToken, Errors.BadRequest | Errors.ValidationFailed>
+    readonly list: (user: UserRow, page: Page) => Effect.Effect<{ rows: Array<TokenRow>; total: number }>
+    /** Deletes by numeric id or by name: 404 when nothing matches, 422 when a name is ambiguous. */
+    readonly remove: (user: UserRow, idOrName: string) => Effect.Effect<void, Errors.NotFound | Errors.ValidationFailed>
+  }
+>()("hearth/tokens/TokensService") {
   static readonly layer = Layer.effect(
     TokensService,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const repo = yield* TokensRepo
       const authenticator = yield* Authenticator
       const duplicate = Errors.validationFailed("access token name has been used already")
 
       return TokensService.of({
         create: (user, input) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const name = input.name.trim()
             if (name === "") return yield* Errors.validationFailed("[Name]: Required")
-            if (name.length > NAME_MAX.token) return yield* Errors.validationFailed(`[Name]: MaxSize (${NAME_MAX.token})`)
+            if (name.length > NAME_MAX.token)
+              return yield* Errors.validationFailed(`[Name]: MaxSize (${NAME_MAX.token})`)
             const parsed = yield* Effect.try({
               try: () => parseScopes(input.scopes),
               catch: (e) =>
@@ -47,16 +52,18 @@ export class TokensService extends Context.Service<TokensService, {
             })
             if (isEmptyScope(parsed)) return yield* Errors.badRequest("access token must have a scope")
             const token = randomBytes(20).toString("hex")
-            const row = yield* repo.insert({ userId: user.id, name, token, scopes: formatScopes(parsed) }).pipe(
-              Effect.catch((e) =>
-                isSqlError(e) && e.reason._tag === "UniqueViolation" ? Effect.fail(duplicate) : Effect.die(e)
+            const row = yield* repo
+              .insert({ userId: user.id, name, token, scopes: formatScopes(parsed) })
+              .pipe(
+                Effect.catch((e) =>
+                  isSqlError(e) && e.reason._tag === "UniqueViolation" ? Effect.fail(duplicate) : Effect.die(e)
+                )
               )
-            )
             return { row, token }
           }),
         list: (user, page) => Effect.orDie(repo.listByUser(user.id, page.limit, page.offset)),
         remove: (user, idOrName) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             // A number is an id first; one that is no token's id may still be a token's name.
             let matches = /^\d+$/.test(idOrName) ? yield* Effect.orDie(repo.findById(user.id, Number(idOrName))) : []
             if (matches.length === 0) matches = yield* Effect.orDie(repo.findByName(user.id, idOrName))

@@ -12,20 +12,19 @@ export const TransferRepoOption = Schema.Struct({
   team_ids: Schema.optional(Schema.NullOr(Schema.Array(Schema.Number)))
 }).annotate({ identifier: "TransferRepoOption" })
 
-export class TransfersApi extends HttpApiGroup.make("transfers")
-  .add(
-    // 202 when it happened at once; 201 (with `repo_transfer`) when it waits for the recipient.
-    HttpApiEndpoint.post("transferRepo", "/repos/:owner/:repo/transfer", {
-      params: ownerRepo,
-      payload: TransferRepoOption,
-      success: Repository.pipe(HttpApiSchema.status(202))
-    }).annotate(Access, signedIn),
-    HttpApiEndpoint.post("acceptTransfer", "/repos/:owner/:repo/transfer/accept", {
-      params: ownerRepo,
-      success: Repository.pipe(HttpApiSchema.status(202))
-    }).annotate(Access, signedIn),
-    HttpApiEndpoint.post("rejectTransfer", "/repos/:owner/:repo/transfer/reject", {
-      params: ownerRepo,
-      success: Repository
-    }).annotate(Access, signedIn)
-  ) {}
+export class TransfersApi extends HttpApiGroup.make("transfers").add(
+  // 202 when it happened at once; 201 (with `repo_transfer`) when it waits for the recipient.
+  HttpApiEndpoint.post("transferRepo", "/repos/:owner/:repo/transfer", {
+    params: ownerRepo,
+    payload: TransferRepoOption,
+    success: Repository.pipe(HttpApiSchema.status(202))
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.post("acceptTransfer", "/repos/:owner/:repo/transfer/accept", {
+    params: ownerRepo,
+    success: Repository.pipe(HttpApiSchema.status(202))
+  }).annotate(Access, signedIn),
+  HttpApiEndpoint.post("rejectTransfer", "/repos/:owner/:repo/transfer/reject", {
+    params: ownerRepo,
+    success: Repository
+  }).annotate(Access, signedIn)
+) {}

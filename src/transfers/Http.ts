@@ -10,13 +10,13 @@ import { Repository } from "../repos/Schema.ts"
 import { type Transferred, TransfersService } from "./Service.ts"
 
 export const TransfersHttp = HttpApiBuilder.group(HearthApi, "transfers", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const transfers = yield* TransfersService
     const presenter = yield* RepoPresenter
     const policy = yield* RepoPolicy
 
     const shown = (result: Effect.Effect<Transferred, any>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const caller = yield* signedInCaller
         const { repo, owner } = yield* result
         const access = yield* policy.access(caller, repo, owner)
@@ -25,7 +25,7 @@ export const TransfersHttp = HttpApiBuilder.group(HearthApi, "transfers", (handl
 
     return handlers
       .handle("transferRepo", ({ params, payload }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const caller = yield* signedInCaller
           const result = yield* transfers.start(caller, params.owner, params.repo, {
             new_owner: payload.new_owner,
@@ -33,9 +33,13 @@ export const TransfersHttp = HttpApiBuilder.group(HearthApi, "transfers", (handl
           })
           const body = yield* shown(Effect.succeed(result))
           return result.done ? body : respond(Repository, body, 201)
-        }))
+        })
+      )
       .handle("acceptTransfer", ({ params }) =>
-        Effect.flatMap(signedInCaller, (caller) => shown(transfers.accept(caller, params.owner, params.repo))))
+        Effect.flatMap(signedInCaller, (caller) => shown(transfers.accept(caller, params.owner, params.repo)))
+      )
       .handle("rejectTransfer", ({ params }) =>
-        Effect.flatMap(signedInCaller, (caller) => shown(transfers.reject(caller, params.owner, params.repo))))
-  }))
+        Effect.flatMap(signedInCaller, (caller) => shown(transfers.reject(caller, params.owner, params.repo)))
+      )
+  })
+)

@@ -14,7 +14,13 @@ import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { type PendingTransfer, TransfersRepo } from "./Repo.ts"
 
-type TransferError = Errors.NotFound | Errors.Forbidden | Errors.ValidationFailed | Errors.Conflict | Errors.InternalError | Errors.PayloadTooLarge
+type TransferError =
+  | Errors.NotFound
+  | Errors.Forbidden
+  | Errors.ValidationFailed
+  | Errors.Conflict
+  | Errors.InternalError
+  | Errors.PayloadTooLarge
 
 export interface Transferred {
   readonly repo: RepoRow
@@ -23,16 +29,24 @@ export interface Transferred {
   readonly done: boolean
 }
 
-export class TransfersService extends Context.Service<TransfersService, {
-  readonly start: (caller: Principal, ownerName: string, name: string, options: { readonly new_owner: string; readonly team_ids?: ReadonlyArray<number> | undefined }) => Effect.Effect<Transferred, TransferError>
-  readonly accept: (caller: Principal, ownerName: string, name: string) => Effect.Effect<Transferred, TransferError>
-  readonly reject: (caller: Principal, ownerName: string, name: string) => Effect.Effect<Transferred, TransferError>
-  /** The pending transfers of these repositories, for showing `repo_transfer`. */
-  readonly pendingOf: (repoIds: ReadonlyArray<number>) => Effect.Effect<Array<PendingTransfer>>
-}>()("hearth/transfers/TransfersService") {
+export class TransfersService extends Context.Service<
+  TransfersService,
+  {
+    readonly start: (
+      caller: Principal,
+      ownerName: string,
+      name: string,
+      options: { readonly new_owner: string; readonly team_ids?: ReadonlyArray<number> | undefined }
+    ) => Effect.Effect<Transferred, TransferError>
+    readonly accept: (caller: Principal, ownerName: string, name: string) => Effect.Effect<Transferred, TransferError>
+    readonly reject: (caller: Principal, ownerName: string, name: string) => Effect.Effect<Transferred, TransferError>
+    /** The pending transfers of these repositories, for showing `repo_transfer`. */
+    readonly pendingOf: (repoIds: ReadonlyArray<number>) => Effect.Effect<Array<PendingTransfer>>
+  }
+>()("hearth/transfers/TransfersService") {
   static readonly layer = Layer.effect(
     TransfersService,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const repos = yield* ReposService
       const rows = yield* ReposRepo
@@ -44,36 +58,52 @@ export class TransfersService extends Context.Service<TransfersService, {
       const quota = yield* QuotaService
 
       const userById = (id: number) =>
-        Effect.flatMap(Effect.orDie(users.findById(id)), (u) => Option.isSome(u) ? Effect.succeed(u.value) : Effect.fail(Errors.notFound()))
+        Effect.flatMap(Effect.orDie(users.findById(id)), (u) =>
+          Option.isSome(u) ? Effect.succeed(u.value) : Effect.fail(Errors.notFound())
+        )
 
       /** Whether `user` may receive the repository for `recipient` (Forgejo's CanUserAcceptTransfer). */
       const mayReceive = (user: UserRow, recipient: UserRow) =>
         user.isAdmin || user.id === recipient.id
           ? Effect.succeed(true)
           : recipient.type === "organization"
-          ? orgs.canCreateOrgRepo(recipient, user)
-          : Effect.succeed(false)
+            ? orgs.canCreateOrgRepo(recipient, user)
+            : Effect.succeed(false)
 
       const complete = (repo: RepoRow, from: UserRow, to: UserRow, teamIds: ReadonlyArray<number>) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const moved = yield* repos.changeOwner(repo, from, to)
-          yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
-            yield* transfers.remove(repo.id)
-            for (const teamId of teamIds) yield* orgRows.addTeamRepo(teamId, repo.id)
-          })))
+          yield* Effect.orDie(
+            sql.withTransaction(
+              Effect.gen(function* () {
+                yield* transfers.remove(repo.id)
+                for (const teamId of teamIds) yield* orgRows.addTeamRepo(teamId, repo.id)
+              })
+            )
+          )
           return { repo: moved, owner: to, done: true }
         })
 
-      const start = (caller: Principal, ownerName: string, name: string, options: { readonly new_owner: string; readonly team_ids?: ReadonlyArray<number> | undefined }) =>
-        Effect.gen(function*() {
+      const start = (
+        caller: Principal,
+        ownerName: string,
+        name: string,
+        options: { readonly new_owner: string; readonly team_ids?: ReadonlyArray<number> | undefined }
+      ) =>
+        Effect.gen(function* () {
           const { owner, repo } = yield* repos.open(caller, ownerName, name)
           yield* policy.ensureAccess(caller, repo, owner, "owner")
           const found = yield* Effect.orDie(users.findByName(options.new_owner))
           if (Option.isNone(found)) return yield* Errors.notFound()
           const recipient = found.value
           // A private organization the caller is not in stays unknown.
-          if (recipient.type === "organization" && recipient.visibility === "private" && !caller.user.isAdmin &&
-            !(yield* orgs.isMember(recipient, caller.user))) return yield* Errors.notFound()
+          if (
+            recipient.type === "organization" &&
+            recipient.visibility === "private" &&
+            !caller.user.isAdmin &&
+            !(yield* orgs.isMember(recipient, caller.user))
+          )
+            return yield* Errors.notFound()
           const teams: Array<TeamRow> = []
           if (options.team_ids !== undefined && options.team_ids.length > 0) {
             if (recipient.type !== "organization") {
@@ -82,25 +112,35 @@ export class TransfersService extends Context.Service<TransfersService, {
             for (const id of options.team_ids) {
               const team = yield* Effect.orDie(orgRows.findTeam(id))
               if (Option.isNone(team)) return yield* Errors.validationFailed(`team ${id} not found`)
-              if (team.value.orgId !== recipient.id) return yield* Errors.forbidden(`team ${id} belongs not to org ${recipient.id}`)
+              if (team.value.orgId !== recipient.id)
+                return yield* Errors.forbidden(`team ${id} belongs not to org ${recipient.id}`)
               teams.push(team.value)
             }
           }
-          if (recipient.id === owner.id) return yield* Errors.validationFailed(`the repository is already owned by ${recipient.name}`)
+          if (recipient.id === owner.id)
+            return yield* Errors.validationFailed(`the repository is already owned by ${recipient.name}`)
           if (Option.isSome(yield* Effect.orDie(transfers.pending(repo.id)))) {
-            return yield* Errors.conflict(`repository transfer is already in progress [repo: ${owner.name}/${repo.name}]`)
+            return yield* Errors.conflict(
+              `repository transfer is already in progress [repo: ${owner.name}/${repo.name}]`
+            )
           }
           if (Option.isSome(yield* Effect.orDie(rows.findByName(recipient.id, repo.name)))) {
-            return yield* Errors.validationFailed(`repository already exists [uname: ${recipient.name}, name: ${repo.name}]`)
+            return yield* Errors.validationFailed(
+              `repository already exists [uname: ${recipient.name}, name: ${repo.name}]`
+            )
           }
           const teamIds = teams.map((t) => t.id)
           // The repository will count towards the recipient's quota.
           yield* quota.enforce(recipient, "size:repos:all")
           if (yield* mayReceive(caller.user, recipient)) return yield* complete(repo, owner, recipient, teamIds)
-          yield* Effect.orDie(sql.withTransaction(Effect.andThen(
-            transfers.insert({ repoId: repo.id, doerId: caller.user.id, recipientId: recipient.id, teamIds }),
-            rows.setStatus(repo.id, "pending_transfer")
-          )))
+          yield* Effect.orDie(
+            sql.withTransaction(
+              Effect.andThen(
+                transfers.insert({ repoId: repo.id, doerId: caller.user.id, recipientId: recipient.id, teamIds }),
+                rows.setStatus(repo.id, "pending_transfer")
+              )
+            )
+          )
           return { repo: { ...repo, status: "pending_transfer" as const }, owner, done: false }
         })
 
@@ -109,7 +149,7 @@ export class TransfersService extends Context.Service<TransfersService, {
        * (who may not be able to see a private repository yet) or the repository's owners.
        */
       const pendingFor = (caller: Principal, ownerName: string, name: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { owner, repo } = yield* repos.find(ownerName, name)
           const pending = yield* Effect.orDie(transfers.pending(repo.id))
           const recipient = Option.isSome(pending) ? yield* userById(pending.value.recipientId) : undefined
@@ -120,7 +160,7 @@ export class TransfersService extends Context.Service<TransfersService, {
         })
 
       const accept = (caller: Principal, ownerName: string, name: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { owner, repo, pending, recipient, receiving } = yield* pendingFor(caller, ownerName, name)
           if (!receiving) return yield* Errors.forbidden("user does not have permissions to do this")
           yield* quota.enforce(recipient, "size:repos:all")
@@ -128,13 +168,16 @@ export class TransfersService extends Context.Service<TransfersService, {
         })
 
       const reject = (caller: Principal, ownerName: string, name: string) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { owner, repo, receiving } = yield* pendingFor(caller, ownerName, name)
           // The recipient declines, or the repository's owners take it back.
-          if (!receiving) yield* policy.ensureAccess(caller, repo, owner, "owner").pipe(
-            Effect.mapError(() => Errors.forbidden("user does not have permissions to do this"))
+          if (!receiving)
+            yield* policy
+              .ensureAccess(caller, repo, owner, "owner")
+              .pipe(Effect.mapError(() => Errors.forbidden("user does not have permissions to do this")))
+          yield* Effect.orDie(
+            sql.withTransaction(Effect.andThen(transfers.remove(repo.id), rows.setStatus(repo.id, "ready")))
           )
-          yield* Effect.orDie(sql.withTransaction(Effect.andThen(transfers.remove(repo.id), rows.setStatus(repo.id, "ready"))))
           return { repo: { ...repo, status: "ready" as const }, owner, done: true }
         })
 

@@ -20,21 +20,19 @@ export const VerifyTwoFactorOption = Schema.Struct({
 
 const user = { signedIn: true, scopes: ["user"] } as const
 
-export class TwoFactorApi extends HttpApiGroup.make("twofa")
-  .add(
-    // Starts (or restarts) enrolment; the factor is required only once verified.
-    HttpApiEndpoint.post("enrollTwoFactor", "/user/twofa", {
-      success: TwoFactorEnrollment.pipe(HttpApiSchema.status(201))
-    }).annotate(Access, user),
-    // Enables the pending enrolment with a first code; 422 for a wrong code.
-    HttpApiEndpoint.post("verifyTwoFactor", "/user/twofa/verify", {
-      payload: VerifyTwoFactorOption,
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, user),
-    // Removes the factor. The current code goes in X-Forgejo-OTP (or X-Gitea-OTP), where the
-    // Basic sign-in checks it; a pending enrolment needs none. 404 when nothing is enrolled.
-    HttpApiEndpoint.delete("disableTwoFactor", "/user/twofa", {
-      success: HttpApiSchema.NoContent
-    }).annotate(Access, user)
-  )
-{}
+export class TwoFactorApi extends HttpApiGroup.make("twofa").add(
+  // Starts (or restarts) enrolment; the factor is required only once verified.
+  HttpApiEndpoint.post("enrollTwoFactor", "/user/twofa", {
+    success: TwoFactorEnrollment.pipe(HttpApiSchema.status(201))
+  }).annotate(Access, user),
+  // Enables the pending enrolment with a first code; 422 for a wrong code.
+  HttpApiEndpoint.post("verifyTwoFactor", "/user/twofa/verify", {
+    payload: VerifyTwoFactorOption,
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, user),
+  // Removes the factor. The current code goes in X-Forgejo-OTP (or X-Gitea-OTP), where the
+  // Basic sign-in checks it; a pending enrolment needs none. 404 when nothing is enrolled.
+  HttpApiEndpoint.delete("disableTwoFactor", "/user/twofa", {
+    success: HttpApiSchema.NoContent
+  }).annotate(Access, user)
+) {}

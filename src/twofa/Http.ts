@@ -6,18 +6,22 @@ import * as Errors from "../http/Errors.ts"
 import { TwoFactor } from "./Service.ts"
 
 export const TwoFactorHttp = HttpApiBuilder.group(HearthApi, "twofa", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const twoFactor = yield* TwoFactor
     return handlers
       .handle("enrollTwoFactor", () =>
-        Effect.flatMap(passwordCaller, (me) => twoFactor.enroll(me.user.id, me.user.name)))
+        Effect.flatMap(passwordCaller, (me) => twoFactor.enroll(me.user.id, me.user.name))
+      )
       .handle("verifyTwoFactor", ({ payload }) =>
-        Effect.flatMap(passwordCaller, (me) => twoFactor.confirm(me.user.id, payload.passcode.trim())))
+        Effect.flatMap(passwordCaller, (me) => twoFactor.confirm(me.user.id, payload.passcode.trim()))
+      )
       .handle("disableTwoFactor", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           // With the factor enabled, the password sign-in of this very request has already
           // required and spent a valid passcode from X-Forgejo-OTP / X-Gitea-OTP.
           const me = yield* passwordCaller
           if (!(yield* twoFactor.disable(me.user.id))) return yield* Errors.notFound()
-        }))
-  }))
+        })
+      )
+  })
+)

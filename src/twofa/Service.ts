@@ -25,20 +25,23 @@ export type PasscodeCheck = "not-enrolled" | "valid" | "invalid"
 /** Codes of the previous, current and next 30-second step are accepted (clock drift). */
 const WINDOW = 1
 
-export class TwoFactor extends Context.Service<TwoFactor, {
-  /** Starts (or restarts) enrolment: a new secret, not required until confirmed. 422 when already enabled. */
-  readonly enroll: (userId: number, accountName: string) => Effect.Effect<Enrollment, Errors.ValidationFailed>
-  /** Enables a pending enrolment with a first passcode; 422 when the code is wrong or nothing is pending. */
-  readonly confirm: (userId: number, passcode: string) => Effect.Effect<void, Errors.ValidationFailed>
-  readonly isEnabled: (userId: number) => Effect.Effect<boolean, SqlError>
-  /** Checks a passcode of an enabled second factor; each code (time step) is accepted once only. */
-  readonly check: (userId: number, passcode: string | undefined) => Effect.Effect<PasscodeCheck, SqlError>
-  /** Removes the second factor or a pending enrolment; false when there was none. */
-  readonly disable: (userId: number) => Effect.Effect<boolean>
-}>()("hearth/twofa/TwoFactor") {
+export class TwoFactor extends Context.Service<
+  TwoFactor,
+  {
+    /** Starts (or restarts) enrolment: a new secret, not required until confirmed. 422 when already enabled. */
+    readonly enroll: (userId: number, accountName: string) => Effect.Effect<Enrollment, Errors.ValidationFailed>
+    /** Enables a pending enrolment with a first passcode; 422 when the code is wrong or nothing is pending. */
+    readonly confirm: (userId: number, passcode: string) => Effect.Effect<void, Errors.ValidationFailed>
+    readonly isEnabled: (userId: number) => Effect.Effect<boolean, SqlError>
+    /** Checks a passcode of an enabled second factor; each code (time step) is accepted once only. */
+    readonly check: (userId: number, passcode: string | undefined) => Effect.Effect<PasscodeCheck, SqlError>
+    /** Removes the second factor or a pending enrolment; false when there was none. */
+    readonly disable: (userId: number) => Effect.Effect<boolean>
+  }
+>()("hearth/twofa/TwoFactor") {
   static readonly layer = Layer.effect(
     TwoFactor,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const settings = yield* Settings
       // TOTP secrets are never empty, so the sealer's "" shortcut never applies to them.
@@ -47,9 +50,8 @@ export class TwoFactor extends Context.Service<TwoFactor, {
 
       const totp = (secret: string, label = "") => new TOTP({ issuer, label, secret: Secret.fromBase32(secret) })
       const load = (userId: number) =>
-        Effect.map(
-          sql`SELECT secret, enabled FROM two_factor WHERE user_id = ${userId}`,
-          (rows) => Option.fromNullishOr(rows[0])
+        Effect.map(sql`SELECT secret, enabled FROM two_factor WHERE user_id = ${userId}`, (rows) =>
+          Option.fromNullishOr(rows[0])
         )
       /** The time step the passcode belongs to, or undefined when it is not a valid code now. */
       const stepOf = (sealedSecret: string, passcode: string): number | undefined => {
@@ -66,7 +68,7 @@ export class TwoFactor extends Context.Service<TwoFactor, {
 
       return TwoFactor.of({
         enroll: (userId, accountName) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const row = yield* Effect.orDie(load(userId))
             if (Option.isSome(row) && row.value.enabled === true) {
               return yield* Errors.validationFailed(
@@ -82,7 +84,7 @@ export class TwoFactor extends Context.Service<TwoFactor, {
             return { secret, uri: totp(secret, accountName).toString() }
           }),
         confirm: (userId, passcode) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const row = yield* Effect.orDie(load(userId))
             if (Option.isNone(row)) {
               return yield* Errors.validationFailed(
@@ -104,7 +106,7 @@ export class TwoFactor extends Context.Service<TwoFactor, {
           }),
         isEnabled: (userId) => Effect.map(load(userId), (row) => Option.isSome(row) && row.value.enabled === true),
         check: (userId, passcode) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const row = yield* load(userId)
             if (Option.isNone(row) || row.value.enabled !== true) return "not-enrolled" as const
             const step = passcode === undefined ? undefined : stepOf(row.value.secret as string, passcode)
@@ -112,7 +114,7 @@ export class TwoFactor extends Context.Service<TwoFactor, {
             // One statement, so two concurrent requests cannot both spend the same code.
             const spent = yield* sql`UPDATE two_factor SET last_used_passcode = ${String(step)}
               WHERE user_id = ${userId} AND enabled AND ${previousStep} < ${step} RETURNING user_id`
-            return spent.length === 0 ? "invalid" as const : "valid" as const
+            return spent.length === 0 ? ("invalid" as const) : ("valid" as const)
           }),
         disable: (userId) =>
           Effect.map(

@@ -11,24 +11,24 @@ export const UserSearchResults = Schema.Struct({
   data: Schema.Array(User)
 }).annotate({ identifier: "UserSearchResults" })
 
-export class UsersApi extends HttpApiGroup.make("users")
-  .add(
-    HttpApiEndpoint.get("getAuthenticatedUser", "/user", { success: User })
-      .annotate(Access, { signedIn: true, scopes: ["user"] }),
-    // Declared before `/users/:username` for readability; the router prefers the literal segment.
-    HttpApiEndpoint.get("searchUsers", "/users/search", {
-      // Strings, read leniently as Forgejo does: a non-numeric `uid` is no filter at all.
-      query: {
-        q: Schema.optional(Schema.String),
-        uid: Schema.optional(Schema.String),
-        sort: Schema.optional(Schema.String),
-        ...PageQuery
-      },
-      success: UserSearchResults
-    }).annotate(Access, { signedIn: false, scopes: ["user"] }),
-    HttpApiEndpoint.get("getUser", "/users/:username", {
-      params: { username: Schema.String },
-      success: User
-    }).annotate(Access, { signedIn: false, scopes: ["user"] })
-  )
-{}
+export class UsersApi extends HttpApiGroup.make("users").add(
+  HttpApiEndpoint.get("getAuthenticatedUser", "/user", { success: User }).annotate(Access, {
+    signedIn: true,
+    scopes: ["user"]
+  }),
+  // Declared before `/users/:username` for readability; the router prefers the literal segment.
+  HttpApiEndpoint.get("searchUsers", "/users/search", {
+    // Strings, read leniently as Forgejo does: a non-numeric `uid` is no filter at all.
+    query: {
+      q: Schema.optional(Schema.String),
+      uid: Schema.optional(Schema.String),
+      sort: Schema.optional(Schema.String),
+      ...PageQuery
+    },
+    success: UserSearchResults
+  }).annotate(Access, { signedIn: false, scopes: ["user"] }),
+  HttpApiEndpoint.get("getUser", "/users/:username", {
+    params: { username: Schema.String },
+    success: User
+  }).annotate(Access, { signedIn: false, scopes: ["user"] })
+) {}

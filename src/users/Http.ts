@@ -1,12 +1,12 @@
 import { Cause, Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { Settings } from "../config/Settings.ts"
 import { HearthApi } from "../Api.ts"
+import { Settings } from "../config/Settings.ts"
+import type { Principal } from "../http/Caller.ts"
 import { Caller, signedInCaller } from "../http/Caller.ts"
 import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
-import type { Principal } from "../http/Caller.ts"
 import type { UserRow } from "./Repo.ts"
 import { toApiUser, User } from "./Schema.ts"
 import { parseSort, UsersService } from "./Service.ts"
@@ -27,31 +27,39 @@ const viewerKind = (user: UserRow, viewer: Principal | undefined) =>
   viewer === undefined ? "anonymous" : viewer.user.id === user.id || viewer.user.isAdmin ? "self" : "other"
 
 export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const settings = yield* Settings
     const users = yield* UsersService
     const renderedUser = (user: UserRow, viewer: Principal | undefined) => {
       let byKind = rendered.get(user)
-      if (byKind === undefined) rendered.set(user, byKind = new Map())
+      if (byKind === undefined) rendered.set(user, (byKind = new Map()))
       const kind = viewerKind(user, viewer)
       let body = byKind.get(kind)
-      if (body === undefined) byKind.set(kind, body = new TextEncoder().encode(JSON.stringify(toApiUser(settings, user, viewer))))
+      if (body === undefined)
+        byKind.set(kind, (body = new TextEncoder().encode(JSON.stringify(toApiUser(settings, user, viewer)))))
       return HttpServerResponse.uint8Array(body, { contentType: "application/json" })
     }
 
     return handlers
       .handle("getAuthenticatedUser", () =>
-        Effect.map(signedInCaller, (me) => respond(User, toApiUser(settings, me.user, me))))
+        Effect.map(signedInCaller, (me) => respond(User, toApiUser(settings, me.user, me)))
+      )
       .handle("searchUsers", ({ query }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const viewer = Option.getOrUndefined(yield* Caller)
           const page = yield* resolvePage(query)
           const keyword = query.q?.trim()
-          const found = yield* users.search(viewer, {
-            keyword: keyword === "" ? undefined : keyword,
-            uid: formInt(query.uid),
-            sort: parseSort(query.sort)
-          }, page).pipe(Effect.result)
+          const found = yield* users
+            .search(
+              viewer,
+              {
+                keyword: keyword === "" ? undefined : keyword,
+                uid: formInt(query.uid),
+                sort: parseSort(query.sort)
+              },
+              page
+            )
+            .pipe(Effect.result)
           if (found._tag === "Failure") {
             // Forgejo's search answers its own shape on failure, not the usual `{message, url}`;
             // the cause is logged, never sent (it is the database's own text).
@@ -60,10 +68,13 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
           }
           yield* setListHeaders(page, found.success.total, { withLink: true })
           return { ok: true, data: found.success.rows.map((row) => toApiUser(settings, row, viewer)) }
-        }))
+        })
+      )
       .handle("getUser", ({ params }) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const viewer = Option.getOrUndefined(yield* Caller)
           return renderedUser(yield* users.visible(viewer, params.username), viewer)
-        }))
-  }))
+        })
+      )
+  })
+)

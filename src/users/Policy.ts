@@ -5,20 +5,23 @@ import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { UserRow, Visibility } from "./Repo.ts"
 
-export class AccountPolicy extends Context.Service<AccountPolicy, {
-  /** Whether `viewer` may see the account at all. */
-  readonly canSee: (viewer: Principal | undefined, target: UserRow) => Effect.Effect<boolean>
-  /** 404 when the viewer may not see it; 403 when a public-only token reaches a non-public one. */
-  readonly ensureVisible: (
-    viewer: Principal | undefined,
-    target: UserRow
-  ) => Effect.Effect<void, Errors.NotFound | Errors.Forbidden>
-  /** The visibilities a viewer sees in searches and lists (besides itself). */
-  readonly visibleLevels: (viewer: Principal | undefined) => ReadonlyArray<Visibility>
-}>()("hearth/users/AccountPolicy") {
+export class AccountPolicy extends Context.Service<
+  AccountPolicy,
+  {
+    /** Whether `viewer` may see the account at all. */
+    readonly canSee: (viewer: Principal | undefined, target: UserRow) => Effect.Effect<boolean>
+    /** 404 when the viewer may not see it; 403 when a public-only token reaches a non-public one. */
+    readonly ensureVisible: (
+      viewer: Principal | undefined,
+      target: UserRow
+    ) => Effect.Effect<void, Errors.NotFound | Errors.Forbidden>
+    /** The visibilities a viewer sees in searches and lists (besides itself). */
+    readonly visibleLevels: (viewer: Principal | undefined) => ReadonlyArray<Visibility>
+  }
+>()("hearth/users/AccountPolicy") {
   static readonly layer = Layer.effect(
     AccountPolicy,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const sql = yield* SqlClient
       const isOrgMember = (orgId: number, userId: number) =>
         Effect.map(
@@ -42,16 +45,18 @@ export class AccountPolicy extends Context.Service<AccountPolicy, {
         canSee,
         ensureVisible: (viewer, target) =>
           // Public accounts, the common case, need no further look-up.
-          target.visibility === "public" ? Effect.void : Effect.gen(function*() {
-            if (!(yield* canSee(viewer, target))) return yield* Errors.notFound()
-            if (viewer?.scopes?.publicOnly === true && target.visibility !== "public") {
-              return yield* Errors.forbidden(
-                target.type === "organization"
-                  ? "token scope is limited to public orgs"
-                  : "token scope is limited to public users"
-              )
-            }
-          }),
+          target.visibility === "public"
+            ? Effect.void
+            : Effect.gen(function* () {
+                if (!(yield* canSee(viewer, target))) return yield* Errors.notFound()
+                if (viewer?.scopes?.publicOnly === true && target.visibility !== "public") {
+                  return yield* Errors.forbidden(
+                    target.type === "organization"
+                      ? "token scope is limited to public orgs"
+                      : "token scope is limited to public users"
+                  )
+                }
+              }),
         visibleLevels: (viewer) => {
           if (viewer === undefined || viewer.scopes?.publicOnly === true) return ["public"]
           if (viewer.user.isAdmin) return ["public", "limited", "private"]

@@ -2,15 +2,15 @@
 // valid and unique e-mails, argon2id passwords, and the cache of authenticated callers.
 import { Context, Effect, Layer, Option } from "effect"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
-import { Settings } from "../config/Settings.ts"
 import { Authenticator } from "../auth/Authenticator.ts"
+import { Settings } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { userNameProblem } from "../lib/Names.ts"
 import { hashPassword, MIN_PASSWORD_LENGTH } from "./Password.ts"
 import { AccountPolicy } from "./Policy.ts"
-import { type UserRow, UsersRepo, type UserSort, type UserWrite, type Visibility } from "./Repo.ts"
+import { type UserRow, type UserSort, UsersRepo, type UserWrite, type Visibility } from "./Repo.ts"
 import { ACTIONS_USER_ID, actionsUser, GHOST_USER_ID, ghostUser } from "./Schema.ts"
 
 const VALID_EMAIL = /^[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+$/
@@ -18,8 +18,8 @@ export const emailProblem = (email: string): string | undefined =>
   email.length === 0
     ? "[Email]: Required"
     : email.length > 254 || !VALID_EMAIL.test(email)
-    ? `[Email]: e-mail invalid [email: ${email}]`
-    : undefined
+      ? `[Email]: e-mail invalid [email: ${email}]`
+      : undefined
 
 export interface NewAccount {
   readonly username: string
@@ -47,7 +47,7 @@ const sorts: ReadonlyArray<UserSort> = [
 
 /** Forgejo's `sort` parameter: an unknown or missing value sorts alphabetically. */
 export const parseSort = (value: string | undefined): UserSort =>
-  sorts.includes(value as UserSort) ? value as UserSort : "alphabetically"
+  sorts.includes(value as UserSort) ? (value as UserSort) : "alphabetically"
 
 export interface UserQuery {
   /** Substring of the name, full name or (where the viewer may see it) e-mail. */
@@ -63,34 +63,40 @@ export type AccountChanges = Omit<UserWrite, "passwd_hash" | "type" | "name" | "
   readonly password?: string | undefined
 }
 
-export class UsersService extends Context.Service<UsersService, {
-  readonly create: (input: NewAccount) => Effect.Effect<UserRow, Errors.ValidationFailed>
-  readonly update: (user: UserRow, changes: AccountChanges) => Effect.Effect<UserRow, Errors.ValidationFailed>
-  readonly remove: (user: UserRow) => Effect.Effect<void>
-  /** Finds an account by name, or 404. */
-  readonly get: (name: string) => Effect.Effect<UserRow, Errors.NotFound>
-  /**
-   * The account a `/users/{name}/…` path names, as `viewer` may see it (AccountPolicy): the one
-   * look-up of every such route, so an account hidden from the viewer (private; limited, to
-   * anonymous and restricted callers) is the same empty 404 as an unknown name on all of them.
-   * A public-only token reaching a non-public account it may otherwise see is 403, as Forgejo.
-   */
-  readonly visible: (viewer: Principal | undefined, name: string) => Effect.Effect<UserRow, Errors.NotFound | Errors.Forbidden>
-  /**
-   * The user a commit's e-mail belongs to (Forgejo's `GetUserByEmail`): its address, or its
-   * no-reply address (`{login}@{NO_REPLY_ADDRESS}`, what Hearth writes for a hidden e-mail).
-   */
-  readonly byCommitEmail: (email: string) => Effect.Effect<Option.Option<UserRow>>
-  /** Individual users the viewer may see (Forgejo's user `Search`, `GET /users/search`), one page and the total. */
-  readonly search: (
-    viewer: Principal | undefined,
-    query: UserQuery,
-    page: Page
-  ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }, SqlError>
-}>()("hearth/users/UsersService") {
+export class UsersService extends Context.Service<
+  UsersService,
+  {
+    readonly create: (input: NewAccount) => Effect.Effect<UserRow, Errors.ValidationFailed>
+    readonly update: (user: UserRow, changes: AccountChanges) => Effect.Effect<UserRow, Errors.ValidationFailed>
+    readonly remove: (user: UserRow) => Effect.Effect<void>
+    /** Finds an account by name, or 404. */
+    readonly get: (name: string) => Effect.Effect<UserRow, Errors.NotFound>
+    /**
+     * The account a `/users/{name}/…` path names, as `viewer` may see it (AccountPolicy): the one
+     * look-up of every such route, so an account hidden from the viewer (private; limited, to
+     * anonymous and restricted callers) is the same empty 404 as an unknown name on all of them.
+     * A public-only token reaching a non-public account it may otherwise see is 403, as Forgejo.
+     */
+    readonly visible: (
+      viewer: Principal | undefined,
+      name: string
+    ) => Effect.Effect<UserRow, Errors.NotFound | Errors.Forbidden>
+    /**
+     * The user a commit's e-mail belongs to (Forgejo's `GetUserByEmail`): its address, or its
+     * no-reply address (`{login}@{NO_REPLY_ADDRESS}`, what Hearth writes for a hidden e-mail).
+     */
+    readonly byCommitEmail: (email: string) => Effect.Effect<Option.Option<UserRow>>
+    /** Individual users the viewer may see (Forgejo's user `Search`, `GET /users/search`), one page and the total. */
+    readonly search: (
+      viewer: Principal | undefined,
+      query: UserQuery,
+      page: Page
+    ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }, SqlError>
+  }
+>()("hearth/users/UsersService") {
   static readonly layer = Layer.effect(
     UsersService,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const repo = yield* UsersRepo
       const authenticator = yield* Authenticator
       const policy = yield* AccountPolicy
@@ -103,9 +109,8 @@ export class UsersService extends Context.Service<UsersService, {
           : Effect.void
       const checkEmailFree = (email: string, self?: number) =>
         Effect.flatMap(Effect.orDie(repo.emailHolders(email)), (holders) =>
-          holders.some((id) => id !== self)
-            ? invalid(`e-mail already in use [email: ${email}]`)
-            : Effect.void)
+          holders.some((id) => id !== self) ? invalid(`e-mail already in use [email: ${email}]`) : Effect.void
+        )
       // A concurrent insert can still win the race: the unique index answers for it.
       const uniqueAsValidation = <A>(name: string, effect: Effect.Effect<A, unknown>) =>
         effect.pipe(
@@ -117,14 +122,17 @@ export class UsersService extends Context.Service<UsersService, {
         )
 
       const get = (name: string) =>
-        Effect.flatMap(Effect.orDie(repo.findByName(name)), Option.match({
-          onNone: () => Effect.fail(Errors.notFound()),
-          onSome: Effect.succeed
-        }))
+        Effect.flatMap(
+          Effect.orDie(repo.findByName(name)),
+          Option.match({
+            onNone: () => Effect.fail(Errors.notFound()),
+            onSome: Effect.succeed
+          })
+        )
 
       return UsersService.of({
         create: (input) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const problem = userNameProblem(input.username) ?? emailProblem(input.email)
             if (problem !== undefined) return yield* invalid(problem)
             if (Option.isSome(yield* Effect.orDie(repo.findByName(input.username)))) {
@@ -149,7 +157,7 @@ export class UsersService extends Context.Service<UsersService, {
             return yield* uniqueAsValidation(input.username, repo.insert(values))
           }),
         update: (user, changes) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const { password, ...rest } = changes
             if (rest.email !== undefined) {
               const problem = emailProblem(rest.email)
@@ -169,7 +177,7 @@ export class UsersService extends Context.Service<UsersService, {
         get,
         visible: (viewer, name) => Effect.tap(get(name), (user) => policy.ensureVisible(viewer, user)),
         byCommitEmail: (email) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             if (email === "") return Option.none()
             const found = yield* Effect.orDie(repo.findByEmail(email))
             const lower = email.toLowerCase()

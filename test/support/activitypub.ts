@@ -4,10 +4,11 @@
 // be gone). Its actors sign their own requests: with Fedify's `signRequest` as a real sender does,
 // or by hand for what Fedify never sends (a chosen date, chosen signed headers or components, no
 // or another algorithm name, a key nobody published), so that each inbox rule can be broken alone.
-import { signRequest, verifyRequest } from "@fedify/fedify"
+
 import { createHash, randomUUID, webcrypto } from "node:crypto"
 import { createServer, request as httpRequest, type ServerResponse } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
+import { signRequest, verifyRequest } from "@fedify/fedify"
 
 export const AS = "https://www.w3.org/ns/activitystreams"
 export const ACTIVITY_JSON = "application/activity+json"
@@ -85,7 +86,10 @@ export interface RemoteServer {
   readonly base: string
   /** Every request received, in order. */
   readonly requests: Array<Received>
-  readonly actor: (name: string, options?: { readonly ed25519?: boolean; readonly owner?: string }) => Promise<RemoteActor>
+  readonly actor: (
+    name: string,
+    options?: { readonly ed25519?: boolean; readonly owner?: string }
+  ) => Promise<RemoteActor>
   /** The activities POSTed to an actor's inbox. */
   readonly deliveries: (actor: RemoteActor) => Array<Received>
   readonly close: () => Promise<void>
@@ -100,10 +104,13 @@ const rsaPair = () =>
     true,
     ["sign", "verify"]
   ) as Promise<CryptoKeyPair>
-const ed25519Pair = () => webcrypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]) as unknown as Promise<CryptoKeyPair>
+const ed25519Pair = () =>
+  webcrypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]) as unknown as Promise<CryptoKeyPair>
 
 const pem = async (key: CryptoKey) => {
-  const lines = b64(await webcrypto.subtle.exportKey("spki", key)).match(/.{1,64}/g)!.join("\n")
+  const lines = b64(await webcrypto.subtle.exportKey("spki", key))
+    .match(/.{1,64}/g)!
+    .join("\n")
   return `-----BEGIN PUBLIC KEY-----\n${lines}\n-----END PUBLIC KEY-----\n`
 }
 
@@ -112,7 +119,14 @@ const rawSign = async (key: CryptoKey, text: string) =>
   b64(await webcrypto.subtle.sign(isRsa(key) ? "RSASSA-PKCS1-v1_5" : "Ed25519", key, new TextEncoder().encode(text)))
 
 /** Signs by hand, every part chosen: what Fedify's signer cannot be told to do. */
-const signByHand = async (spec: Spec, url: URL, body: string, key: CryptoKey, keyId: string, options: SignOptions): Promise<Headers> => {
+const signByHand = async (
+  spec: Spec,
+  url: URL,
+  body: string,
+  key: CryptoKey,
+  keyId: string,
+  options: SignOptions
+): Promise<Headers> => {
   const at = options.at ?? new Date()
   const headers = new Headers({ "content-type": ACTIVITY_JSON, host: url.host, date: at.toUTCString() })
   if (spec === "rfc9421") {
@@ -122,14 +136,14 @@ const signByHand = async (spec: Spec, url: URL, body: string, key: CryptoKey, ke
       name === "@method"
         ? "POST"
         : name === "@target-uri"
-        ? url.href
-        : name === "@authority"
-        ? url.host
-        : name === "@path"
-        ? url.pathname
-        : name === "@request-target"
-        ? `post ${url.pathname}${url.search}`
-        : headers.get(name) ?? ""
+          ? url.href
+          : name === "@authority"
+            ? url.host
+            : name === "@path"
+              ? url.pathname
+              : name === "@request-target"
+                ? `post ${url.pathname}${url.search}`
+                : (headers.get(name) ?? "")
     const algorithm = options.algorithm === undefined ? (isRsa(key) ? "rsa-v1_5-sha256" : "ed25519") : options.algorithm
     const created = options.created === false ? "" : `;created=${Math.floor(at.getTime() / 1000)}`
     const params = `${algorithm === null ? "" : `alg="${algorithm}";`}keyid="${keyId}"${created}`
@@ -141,7 +155,9 @@ const signByHand = async (spec: Spec, url: URL, body: string, key: CryptoKey, ke
   } else {
     headers.set("digest", `SHA-256=${sha256(body)}`)
     const names = options.headers ?? ["(request-target)", "host", "date", "digest"]
-    const message = names.map((n) => `${n}: ${n === "(request-target)" ? `post ${url.pathname}` : headers.get(n) ?? ""}`).join("\n")
+    const message = names
+      .map((n) => `${n}: ${n === "(request-target)" ? `post ${url.pathname}` : (headers.get(n) ?? "")}`)
+      .join("\n")
     const algorithm = options.algorithm === undefined ? (isRsa(key) ? "rsa-sha256" : "hs2019") : options.algorithm
     headers.set(
       "signature",
@@ -152,7 +168,12 @@ const signByHand = async (spec: Spec, url: URL, body: string, key: CryptoKey, ke
 }
 
 /** POSTs over node:http: the headers exactly as given, the body with its length, or chunked. */
-export const postRaw = (url: string, headers: Headers, body: string | undefined, options: { readonly chunked?: boolean } = {}) =>
+export const postRaw = (
+  url: string,
+  headers: Headers,
+  body: string | undefined,
+  options: { readonly chunked?: boolean } = {}
+) =>
   new Promise<Answer>((resolve, reject) => {
     const outgoing: Record<string, string> = Object.fromEntries(headers)
     if (body !== undefined && options.chunked !== true) outgoing["content-length"] = String(Buffer.byteLength(body))
@@ -205,16 +226,23 @@ export const startRemote = async (options: { readonly hostname?: string } = {}):
       const url = new URL(req.url ?? "/", base)
       const headers = new Headers()
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value)
-      requests.push({ method: req.method ?? "GET", path: url.pathname, headers, body: Buffer.concat(chunks).toString("utf8") })
+      requests.push({
+        method: req.method ?? "GET",
+        path: url.pathname,
+        headers,
+        body: Buffer.concat(chunks).toString("utf8")
+      })
       if (req.method === "POST") return void res.writeHead(202).end()
       if (url.pathname === "/.well-known/webfinger") {
         const name = /^acct:([^@]+)@/.exec(url.searchParams.get("resource") ?? "")?.[1]
         const found = name === undefined ? undefined : actors.get(name)
         if (found === undefined) return void res.writeHead(404).end()
-        return void res.writeHead(200, { "content-type": "application/jrd+json" }).end(JSON.stringify({
-          subject: `acct:${name}@${host}`,
-          links: [{ rel: "self", type: ACTIVITY_JSON, href: found.actor.id }]
-        }))
+        return void res.writeHead(200, { "content-type": "application/jrd+json" }).end(
+          JSON.stringify({
+            subject: `acct:${name}@${host}`,
+            links: [{ rel: "self", type: ACTIVITY_JSON, href: found.actor.id }]
+          })
+        )
       }
       const found = actors.get(/^\/users\/([^/]+)$/.exec(url.pathname)?.[1] ?? "")
       if (found === undefined) return void res.writeHead(404).end()
@@ -225,7 +253,9 @@ export const startRemote = async (options: { readonly hostname?: string } = {}):
         case "garbage":
           return void res.writeHead(200, { "content-type": ACTIVITY_JSON }).end("<html>surely not JSON")
         case "not-an-actor":
-          return void res.writeHead(200, { "content-type": ACTIVITY_JSON }).end(JSON.stringify({ "@context": AS, id: found.actor.id, type: "Note" }))
+          return void res
+            .writeHead(200, { "content-type": ACTIVITY_JSON })
+            .end(JSON.stringify({ "@context": AS, id: found.actor.id, type: "Note" }))
         case "gone":
           return void res.writeHead(410).end()
         case "normal":
@@ -251,7 +281,14 @@ export const startRemote = async (options: { readonly hostname?: string } = {}):
         made.keys = await pair()
         return old
       },
-      activity: (type, object, extra = {}) => ({ "@context": AS, id: `${id}/activities/${randomUUID()}`, type, actor: id, object, ...extra }),
+      activity: (type, object, extra = {}) => ({
+        "@context": AS,
+        id: `${id}/activities/${randomUUID()}`,
+        type,
+        actor: id,
+        object,
+        ...extra
+      }),
       sign: async (url, body, signOptions = {}) => {
         const text = typeof body === "string" ? body : JSON.stringify(body)
         const spec = signOptions.spec ?? "rfc9421"
@@ -260,8 +297,13 @@ export const startRemote = async (options: { readonly hostname?: string } = {}):
         if (spec === "none") {
           headers = new Headers({ "content-type": ACTIVITY_JSON, date: new Date().toUTCString() })
         } else if (
-          isRsa(key) && signOptions.at === undefined && signOptions.components === undefined && signOptions.headers === undefined &&
-          signOptions.algorithm === undefined && signOptions.label === undefined && signOptions.created === undefined
+          isRsa(key) &&
+          signOptions.at === undefined &&
+          signOptions.components === undefined &&
+          signOptions.headers === undefined &&
+          signOptions.algorithm === undefined &&
+          signOptions.label === undefined &&
+          signOptions.created === undefined
         ) {
           const request = new Request(url, { method: "POST", headers: { "content-type": ACTIVITY_JSON }, body: text })
           headers = new Headers((await signRequest(request, key, new URL(keyId), { spec })).headers)
@@ -308,7 +350,11 @@ export const startRemote = async (options: { readonly hostname?: string } = {}):
  * the signer's key over plain http; the key's owner when it verifies, undefined otherwise.
  */
 export const verifyReceived = async (server: RemoteServer, received: Received): Promise<string | undefined> => {
-  const request = new Request(`${server.base}${received.path}`, { method: received.method, headers: received.headers, body: received.body })
+  const request = new Request(`${server.base}${received.path}`, {
+    method: received.method,
+    headers: received.headers,
+    body: received.body
+  })
   const key = await verifyRequest(request, {
     documentLoader: async (url: string) => ({
       contextUrl: null,

@@ -15,13 +15,18 @@ export const federatedSettings = (overrides: Settings.RawSettings = {}): Setting
   }
 })
 
-export const startFederated = (overrides: Settings.RawSettings = {}): Promise<Hearth> => startHearth(federatedSettings(overrides))
+export const startFederated = (overrides: Settings.RawSettings = {}): Promise<Hearth> =>
+  startHearth(federatedSettings(overrides))
 
 /** `host:port` of an instance, as handles name it. */
 export const hostOf = (hearth: Hearth) => new URL(hearth.base).host
 
 /** Polls `probe` until it returns something other than undefined (or throws after `timeoutMs`). */
-export const eventually = async <A>(probe: () => Promise<A | undefined>, timeoutMs = 15_000, what = "the condition"): Promise<A> => {
+export const eventually = async <A>(
+  probe: () => Promise<A | undefined>,
+  timeoutMs = 15_000,
+  what = "the condition"
+): Promise<A> => {
   const deadline = Date.now() + timeoutMs
   let last: unknown
   for (;;) {
@@ -31,7 +36,8 @@ export const eventually = async <A>(probe: () => Promise<A | undefined>, timeout
     } catch (error) {
       last = error
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? "" : `: ${String(last)}`}`)
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last === undefined ? "" : `: ${String(last)}`}`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
 }

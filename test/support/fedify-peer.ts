@@ -10,11 +10,12 @@
 // every POST the peer received and of every signed request it sent (with the signature format on
 // the wire), and switches to make its inboxes fail (an HTTP status, a redirect, or no answer) and
 // the whole peer go down and come back on the same port.
-import { createFederation, type Federation, MemoryKvStore } from "@fedify/fedify"
-import * as V from "@fedify/fedify/vocab"
+
 import { randomUUID, webcrypto } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
+import { createFederation, type Federation, MemoryKvStore } from "@fedify/fedify"
+import * as V from "@fedify/fedify/vocab"
 
 export type Spec = "rfc9421" | "draft-cavage-http-signatures-12" | "none"
 
@@ -39,7 +40,12 @@ export interface Sent {
 /** What the peer's inboxes do with a POST: pass it to Fedify, or fail it (once `after` settles, if given). */
 export type InboxMode =
   | { readonly kind: "normal" }
-  | { readonly kind: "status"; readonly status: number; readonly headers?: Record<string, string>; readonly after?: Promise<unknown> }
+  | {
+      readonly kind: "status"
+      readonly status: number
+      readonly headers?: Record<string, string>
+      readonly after?: Promise<unknown>
+    }
   | { readonly kind: "hang" }
 
 export interface PeerOptions {
@@ -76,7 +82,11 @@ export interface Peer {
   /** What the inboxes do: one mode for every POST, or a choice per POST. */
   inbox: InboxMode | ((post: Received) => InboxMode)
   /** Sends an activity of one of the peer's persons to an actor (Fedify looks its inbox up). */
-  readonly send: (activity: V.Activity, to: { readonly id: string; readonly inbox: string }, name?: string) => Promise<void>
+  readonly send: (
+    activity: V.Activity,
+    to: { readonly id: string; readonly inbox: string },
+    name?: string
+  ) => Promise<void>
   readonly lookup: (url: string) => Promise<V.Object | null>
   readonly newId: (kind: string, name?: string) => URL
   /** Closes the port (open connections cut); `start` listens on it again. */
@@ -192,7 +202,9 @@ export const startPeer = async (options: PeerOptions = {}): Promise<Peer> => {
         name: `Peer ${identifier}`,
         url: new URL(`${base}/profile/${identifier}`),
         inbox: options.inboxAt === undefined ? ctx.getInboxUri(identifier) : new URL(`${options.inboxAt}/inbox`),
-        endpoints: new V.Endpoints({ sharedInbox: options.inboxAt === undefined ? ctx.getInboxUri() : new URL(`${options.inboxAt}/inbox`) }),
+        endpoints: new V.Endpoints({
+          sharedInbox: options.inboxAt === undefined ? ctx.getInboxUri() : new URL(`${options.inboxAt}/inbox`)
+        }),
         followers: new URL(`${actor(identifier)}/followers`),
         publicKey: pair?.cryptographicKey ?? null
       })
@@ -217,11 +229,13 @@ export const startPeer = async (options: PeerOptions = {}): Promise<Peer> => {
       if (follower === null) return
       // Answered after the Follow's own answer, as a busy server would.
       setTimeout(() => {
-        ctx.sendActivity(
-          { identifier: object.identifier },
-          follower,
-          new V.Accept({ id: newId("accept", object.identifier), actor: follow.objectId, object: follow })
-        ).catch((error) => errors.push(error))
+        ctx
+          .sendActivity(
+            { identifier: object.identifier },
+            follower,
+            new V.Accept({ id: newId("accept", object.identifier), actor: follow.objectId, object: follow })
+          )
+          .catch((error) => errors.push(error))
       }, 0)
     })
     .on(V.Accept, note)
@@ -250,10 +264,13 @@ export const startPeer = async (options: PeerOptions = {}): Promise<Peer> => {
         inbox: `${options.inboxAt ?? base}/inbox`
       }
     }
-    const resource = url.pathname === "/.well-known/webfinger" ? url.searchParams.get("resource") ?? "" : ""
+    const resource = url.pathname === "/.well-known/webfinger" ? (url.searchParams.get("resource") ?? "") : ""
     const page = new RegExp(`^${base}/profile/${names[0]}/([^/]+)$`).exec(resource)
     if (page !== null && repositories.has(page[1]!)) {
-      return { subject: resource, links: [{ rel: "self", type: "application/activity+json", href: repository(page[1]!) }] }
+      return {
+        subject: resource,
+        links: [{ rel: "self", type: "application/activity+json", href: repository(page[1]!) }]
+      }
     }
     return undefined
   }
@@ -274,7 +291,9 @@ export const startPeer = async (options: PeerOptions = {}): Promise<Peer> => {
     inbox: { kind: "normal" },
     send: async (activity, to, name = names[0]!) => {
       const ctx = federation.createContext(new URL(base), undefined)
-      await ctx.sendActivity({ identifier: name }, { id: new URL(to.id), inboxId: new URL(to.inbox) }, activity, { immediate: true })
+      await ctx.sendActivity({ identifier: name }, { id: new URL(to.id), inboxId: new URL(to.inbox) }, activity, {
+        immediate: true
+      })
     },
     lookup: (url) => federation.createContext(new URL(base), undefined).lookupObject(url),
     newId,
@@ -329,7 +348,9 @@ export const startPeer = async (options: PeerOptions = {}): Promise<Peer> => {
           res.writeHead(mode.status, mode.headers ?? {}).end()
           return
         }
-        const answer = await federation.fetch(new Request(url, { method: "POST", headers, body }), { contextData: undefined })
+        const answer = await federation.fetch(new Request(url, { method: "POST", headers, body }), {
+          contextData: undefined
+        })
         received.status = answer.status
         res.writeHead(answer.status, Object.fromEntries(answer.headers)).end(Buffer.from(await answer.arrayBuffer()))
         return

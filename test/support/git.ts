@@ -17,8 +17,10 @@ export const gitIn = (cwd: string, args: ReadonlyArray<string>, env: Record<stri
       "git",
       args as Array<string>,
       { cwd, env: gitEnv({ ...TEST_IDENTITY, ...env }), timeout: 60_000, maxBuffer: 1 << 26 },
-      (error, stdout, stderr) => error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))
-    ))
+      (error, stdout, stderr) =>
+        error === null ? done(stdout.trim()) : fail(new Error(`git ${args.join(" ")}: ${stderr}`))
+    )
+  )
 
 export interface GitOutcome {
   readonly code: number | null

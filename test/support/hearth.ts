@@ -1,17 +1,18 @@
 // Starts a real Hearth server for a test file: a fresh database (embedded PGlite in a temp data
 // dir by default; a fresh PostgreSQL database when TEST_DATABASE_URL is set), real HTTP on a
 // free loopback port. `run` executes an effect against the running app's services.
-import * as PgClient from "@effect/sql-pg/PgClient"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
+
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import * as Settings from "../../src/config/Settings.ts"
 import { ServeLayer } from "../../src/main.ts"
-import { UsersService } from "../../src/users/Service.ts"
 import type { NewAccount } from "../../src/users/Service.ts"
+import { UsersService } from "../../src/users/Service.ts"
 
 export interface Hearth {
   /** e.g. http://127.0.0.1:40123 (no trailing slash) */
@@ -36,13 +37,15 @@ export const freePort = () =>
 
 /** A fresh PostgreSQL database on TEST_DATABASE_URL's server, dropped when the scope closes. */
 export const freshPostgresDatabase = (adminUrl: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const name = `hearth_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
     const admin = (statement: (sql: SqlClient) => Effect.Effect<unknown, unknown>) =>
-      Effect.scoped(Effect.gen(function*() {
-        const context = yield* Layer.build(PgClient.layer({ url: Redacted.make(adminUrl), maxConnections: 1 }))
-        yield* statement(Context.get(context, SqlClient))
-      }))
+      Effect.scoped(
+        Effect.gen(function* () {
+          const context = yield* Layer.build(PgClient.layer({ url: Redacted.make(adminUrl), maxConnections: 1 }))
+          yield* statement(Context.get(context, SqlClient))
+        })
+      )
     yield* Effect.acquireRelease(
       admin((sql) => sql`CREATE DATABASE ${sql(name)}`),
       () => admin((sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`).pipe(Effect.ignore)
@@ -58,9 +61,13 @@ export const startHearth = async (overrides: Settings.RawSettings = {}): Promise
   const scope = Effect.runSync(Scope.make())
   const testDatabaseUrl = process.env.TEST_DATABASE_URL
   try {
-    const database = testDatabaseUrl !== undefined && testDatabaseUrl !== ""
-      ? { DB_TYPE: "postgres", DATABASE_URL: await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl), scope)) }
-      : { DB_TYPE: "embedded" }
+    const database =
+      testDatabaseUrl !== undefined && testDatabaseUrl !== ""
+        ? {
+            DB_TYPE: "postgres",
+            DATABASE_URL: await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl), scope))
+          }
+        : { DB_TYPE: "embedded" }
     const raw: Settings.RawSettings = {
       ...overrides,
       server: {
@@ -99,15 +106,17 @@ let counter = 0
 /** Creates an account directly through the users service (as the CLI does). */
 export const createUser = (hearth: Hearth, input: Partial<NewAccount> & { username?: string } = {}) => {
   const username = input.username ?? `user${++counter}`
-  return hearth.run(Effect.gen(function*() {
-    const users = yield* UsersService
-    return yield* users.create({
-      email: `${username.toLowerCase()}@example.com`,
-      password: "password123",
-      ...input,
-      username
+  return hearth.run(
+    Effect.gen(function* () {
+      const users = yield* UsersService
+      return yield* users.create({
+        email: `${username.toLowerCase()}@example.com`,
+        password: "password123",
+        ...input,
+        username
+      })
     })
-  }))
+  )
 }
 
 export const basic = (username: string, password = "password123") =>

@@ -24,7 +24,11 @@ export const killAll = () => {
 }
 
 /** Spawns `hearth <args>` with only the given HEARTH__ settings (the test's own env stripped of them). */
-export const spawnHearth = (env: Record<string, string>, args: ReadonlyArray<string> = ["serve"], port = 0): HearthProcess => {
+export const spawnHearth = (
+  env: Record<string, string>,
+  args: ReadonlyArray<string> = ["serve"],
+  port = 0
+): HearthProcess => {
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith("HEARTH__") && k !== "DATABASE_URL")
   )
@@ -36,8 +40,8 @@ export const spawnHearth = (env: Record<string, string>, args: ReadonlyArray<str
   running.add(child)
   let stdout = ""
   let stderr = ""
-  child.stdout!.on("data", (c) => stdout += c)
-  child.stderr!.on("data", (c) => stderr += c)
+  child.stdout!.on("data", (c) => (stdout += c))
+  child.stderr!.on("data", (c) => (stderr += c))
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("exit", (code, signal) => {
       running.delete(child)
@@ -64,7 +68,13 @@ export const restartableHearth = (env: () => Record<string, string>, auth: strin
       const started = spawnHearth({ ...env(), HEARTH__server__ROOT_URL: `${self.base}/` }, ["serve"], port)
       server = started
       for (let i = 0; i < 400; i++) {
-        if (await fetch(`${self.base}/api/v1/version`).then((r) => r.ok, () => false)) return
+        if (
+          await fetch(`${self.base}/api/v1/version`).then(
+            (r) => r.ok,
+            () => false
+          )
+        )
+          return
         await sleep(50)
       }
       throw new Error(`hearth did not start: ${started.output().stderr}`)
@@ -87,4 +97,3 @@ export const restartableHearth = (env: () => Record<string, string>, auth: strin
   }
   return self
 }
-

@@ -20,15 +20,28 @@ export const keygen = (dir: string, comment = `key${made + 1}`): TestKey => {
   const file = join(dir, `key${++made}`)
   execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", file])
   const pub = readFileSync(`${file}.pub`, "utf8").trim()
-  const fingerprint = execFileSync("ssh-keygen", ["-l", "-E", "sha256", "-f", `${file}.pub`], { encoding: "utf8" }).split(" ")[1]!
+  const fingerprint = execFileSync("ssh-keygen", ["-l", "-E", "sha256", "-f", `${file}.pub`], {
+    encoding: "utf8"
+  }).split(" ")[1]!
   return { file, pub, fingerprint }
 }
 
 /** `ssh` options for the server on 127.0.0.1:`port` with only `key`, never prompting. */
 export const sshArgs = (key: string, port: number) => [
-  "-i", key, "-p", String(port),
-  "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "IdentitiesOnly=yes",
-  "-o", "BatchMode=yes", "-o", "LogLevel=ERROR"
+  "-i",
+  key,
+  "-p",
+  String(port),
+  "-o",
+  "StrictHostKeyChecking=no",
+  "-o",
+  "UserKnownHostsFile=/dev/null",
+  "-o",
+  "IdentitiesOnly=yes",
+  "-o",
+  "BatchMode=yes",
+  "-o",
+  "LogLevel=ERROR"
 ]
 
 /** GIT_SSH_COMMAND for git over the built-in server with `key`. */

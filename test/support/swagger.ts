@@ -13,9 +13,10 @@
 // - `null` is accepted where Go may encode a nil slice, map or pointer: array, object and
 //   `$ref` properties. Strings, numbers and booleans must have their type.
 // - Formats: int64/int32/uint64 (integers), date-time (RFC 3339), email (something@something).
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv"
+
 import { existsSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv"
 import { expect } from "vitest"
 
 const SWAGGER_URL = new URL("../../../shared/reference/swagger.v1.json", import.meta.url)

@@ -3,7 +3,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`CREATE TABLE users (
     id bigserial PRIMARY KEY,

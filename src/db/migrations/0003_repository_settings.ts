@@ -3,7 +3,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`ALTER TABLE repositories
     ADD COLUMN mirror_interval text NOT NULL DEFAULT '',

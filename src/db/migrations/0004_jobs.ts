@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`ALTER TABLE repositories ADD COLUMN status text NOT NULL DEFAULT 'ready'`
   yield* sql`CREATE TABLE jobs (

@@ -3,7 +3,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`CREATE TABLE repo_transfers (
     repo_id bigint PRIMARY KEY REFERENCES repositories (id) ON DELETE CASCADE,

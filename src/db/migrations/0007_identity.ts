@@ -3,7 +3,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient
   // user_id follows follow_id (a user or an organization).
   yield* sql`CREATE TABLE follows (

@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient
   // owner: "user:<id>" or "instance"; one RSA and one Ed25519 pair each, made once and kept. The
   // private half is sealed with SECRET_KEY.

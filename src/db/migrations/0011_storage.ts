@@ -10,7 +10,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
-export default Effect.gen(function*() {
+export default Effect.gen(function* () {
   const sql = yield* SqlClient
   yield* sql`CREATE TABLE blobs (
     -- Lower-case hex; the file is <PATH>/<sha256[0:2]>/<sha256[2:4]>/<sha256>.
