@@ -4,6 +4,7 @@ import { Schema } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
 import { Id } from "../http/Json.ts"
+import { ACCESS_MODES } from "../lib/AccessMode.ts"
 import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { Visibility } from "../users/Schema.ts"
@@ -48,7 +49,7 @@ export type CreateOrgOption = typeof CreateOrgOption.Type
 export const EditOrgOption = Schema.Struct(orgFields).annotate({ identifier: "EditOrgOption" })
 export type EditOrgOption = typeof EditOrgOption.Type
 
-export const TeamPermission = Schema.Literals(["none", "read", "write", "admin", "owner"])
+export const TeamPermission = Schema.Literals(ACCESS_MODES)
 
 export const Team = Schema.Struct({
   id: Id,
