@@ -48,6 +48,13 @@ export class Federation extends Context.Service<Federation, {
   readonly kv: SqlKvStore
   /** Fedify, imported and built on first use. */
   readonly fedify: Effect.Effect<Loaded>
+  /**
+   * Resumes the deliveries an earlier run left queued (loading Fedify only when there are any).
+   * Called by `serve` once the server listens: a remote inbox verifies a delivery by fetching the
+   * sender's key from this server, and one sent before it answers fails there (some servers then
+   * keep the failed key fetch and refuse the sender for a while). Commands never call it.
+   */
+  readonly resumeDeliveries: Effect.Effect<void>
   /** The local user named (any letter case), when it is a federated Person. */
   readonly person: (name: string) => Effect.Effect<Option.Option<UserRow>>
   readonly personById: (id: number) => Effect.Effect<Option.Option<UserRow>>
@@ -276,11 +283,11 @@ export class Federation extends Context.Service<Federation, {
           )
         }).pipe(Effect.catchCause((cause) => Effect.logWarning(`could not publish an activity of ${user.name}`, cause)))
 
-      // Deliveries an earlier run left behind resume at start (Fedify loads only when there are any).
-      if (enabled) {
+      const resumeDeliveries = Effect.gen(function*() {
+        if (!enabled) return
         const pending = yield* Effect.orDie(sql`SELECT 1 FROM federation_queue LIMIT 1`)
         if (pending.length > 0) yield* Effect.forkDetach(Effect.ignore(fedifyStarted))
-      }
+      })
 
       return Federation.of({
         enabled,
@@ -290,6 +297,7 @@ export class Federation extends Context.Service<Federation, {
         documents,
         kv,
         fedify: fedifyStarted,
+        resumeDeliveries,
         person,
         personById,
         repository,
