@@ -47,7 +47,7 @@ describe("defaults", () => {
       READ_HEADER_TIMEOUT: "30s",
       BODY_IDLE_TIMEOUT: "60s",
       KEEP_ALIVE_TIMEOUT: "15s",
-      KEEP_ALIVE_MAX_REQUESTS: 1000,
+      KEEP_ALIVE_MAX_REQUESTS: 0,
       MAX_CONNECTIONS: 1000
     })
     expect(s.database.DB_TYPE).toBe("embedded")
