@@ -51,6 +51,13 @@ export class Federation extends Context.Service<
     readonly kv: SqlKvStore
     /** Fedify, imported and built on first use. */
     readonly fedify: Effect.Effect<Loaded>
+    /**
+     * Resumes the deliveries an earlier run left queued (loading Fedify only when there are any).
+     * Called by `serve` once the server listens: a remote inbox verifies a delivery by fetching the
+     * sender's key from this server, and one sent before it answers fails there (some servers then
+     * keep the failed key fetch and refuse the sender for a while). Commands never call it.
+     */
+    readonly resumeDeliveries: Effect.Effect<void>
     /** The local user named (any letter case), when it is a federated Person. */
     readonly person: (name: string) => Effect.Effect<Option.Option<UserRow>>
     readonly personById: (id: number) => Effect.Effect<Option.Option<UserRow>>
@@ -323,11 +330,11 @@ export class Federation extends Context.Service<
               Effect.catchCause((cause) => Effect.logWarning(`could not publish an activity of ${user.name}`, cause))
             )
 
-      // Deliveries an earlier run left behind resume at start (Fedify loads only when there are any).
-      if (enabled) {
+      const resumeDeliveries = Effect.gen(function* () {
+        if (!enabled) return
         const pending = yield* Effect.orDie(sql`SELECT 1 FROM federation_queue LIMIT 1`)
         if (pending.length > 0) yield* Effect.forkDetach(Effect.ignore(fedifyStarted))
-      }
+      })
 
       return Federation.of({
         enabled,
@@ -337,6 +344,7 @@ export class Federation extends Context.Service<
         documents,
         kv,
         fedify: fedifyStarted,
+        resumeDeliveries,
         person,
         personById,
         repository,

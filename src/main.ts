@@ -2,6 +2,7 @@
 import { Cause, Console, Data, Effect, Layer, Logger, References, Runtime } from "effect"
 import { HttpServer } from "effect/http"
 import { isSqlError } from "effect/sql/SqlError"
+import { Federation } from "../federation/Service.ts"
 import { AppLayer } from "./App.ts"
 import { Settings } from "./config/Settings.ts"
 import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
@@ -17,6 +18,8 @@ const announce = Effect.gen(function* () {
       ? "PostgreSQL"
       : `the embedded database in ${settings.server.APP_DATA_PATH}`
   yield* Effect.logInfo(`Hearth is listening on ${address} (${settings.server.ROOT_URL}), using ${db}`)
+  // Only now: a remote inbox fetches the sender's key from this server to verify a delivery.
+  yield* (yield* Federation).resumeDeliveries
 })
 
 const logLevels = {

@@ -345,6 +345,13 @@ describe("a delivery pending when the process is SIGKILLed", () => {
     expect((await within(running.exited, 15_000, "exit after SIGKILL")).signal).toBe("SIGKILL")
     waiting.inbox = { kind: "normal" }
     hanging.inbox = { kind: "normal" }
+    // A command run meanwhile sends nothing: the waiting Like's retry is due by now (a few failures,
+    // 1 s doubling), but only a serving node delivers (the remote fetches the sender's key from it).
+    await new Promise((resolve) => setTimeout(resolve, 5_000))
+    const postsBefore = waiting.posts.length + hanging.posts.length
+    const command = spawnHearth(env, ["admin", "user", "list"])
+    expect((await within(command.exited, 60_000, "admin user list")).code).toBe(0)
+    expect(waiting.posts.length + hanging.posts.length).toBe(postsBefore)
     await start()
 
     // The in-flight one's lease (30 s) has to run out first: another node might still be sending it.

@@ -48,7 +48,7 @@ describe("defaults", () => {
       READ_HEADER_TIMEOUT: 30,
       BODY_IDLE_TIMEOUT: 60,
       KEEP_ALIVE_TIMEOUT: 15,
-      KEEP_ALIVE_MAX_REQUESTS: 1000,
+      KEEP_ALIVE_MAX_REQUESTS: 0,
       MAX_CONNECTIONS: 1000
     })
     expect(s.database.DB_TYPE).toBe("embedded")

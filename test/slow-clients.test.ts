@@ -121,7 +121,7 @@ it("reads the [server] durations as milliseconds", () => {
     headerTimeoutMs: 90_000,
     idleTimeoutMs: 500,
     keepAliveTimeoutMs: 2000,
-    keepAliveMaxRequests: 1000,
+    keepAliveMaxRequests: 0,
     maxConnections: 1000
   })
 })

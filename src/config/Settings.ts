@@ -202,7 +202,7 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     READ_HEADER_TIMEOUT: key({ duration: "30s or 1m" }, "30s"),
     BODY_IDLE_TIMEOUT: key({ duration: "30s or 1m" }, "60s"),
     KEEP_ALIVE_TIMEOUT: key({ duration: "5s or 1m" }, "15s"),
-    KEEP_ALIVE_MAX_REQUESTS: key("int", "1000"),
+    KEEP_ALIVE_MAX_REQUESTS: key("int", "0"),
     MAX_CONNECTIONS: key("int", "1000")
   },
   database: {
