@@ -25,6 +25,7 @@ import { FederationRoutes } from "../federation/Routes.ts"
 import { HearthApi } from "./Api.ts"
 import { AdminUsersHttp } from "./admin/Http.ts"
 import { AuthenticationLive } from "./auth/Authentication.ts"
+import { BlocksHttp } from "./blocks/Http.ts"
 import { BranchesHttp } from "./branches/Http.ts"
 import { resolveSettings, Settings, type SettingsShape } from "./config/Settings.ts"
 import { ContentsHttp } from "./contents/Http.ts"
@@ -152,6 +153,7 @@ export const ApiHandlers = Layer.mergeAll(
   TransfersHttp,
   MirrorsHttp,
   FollowsHttp,
+  BlocksHttp,
   EmailsHttp,
   OAuth2Http,
   GpgHttp,

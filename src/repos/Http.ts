@@ -3,6 +3,7 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Federation } from "../../federation/Service.ts"
 import { HearthApi } from "../Api.ts"
+import { BlocksService } from "../blocks/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -53,6 +54,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const repoRows = yield* ReposRepo
     const federation = yield* Federation
     const quota = yield* QuotaService
+    const blocks = yield* BlocksService
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
@@ -268,6 +270,8 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           if (user.id === owner.id) {
             return yield* Errors.validationFailed(`the repository owner cannot be a collaborator [name: ${user.name}]`)
           }
+          // Forgejo's repo_module.AddCollaborator: refused when the owner or the user blocked the other.
+          yield* blocks.ensureNeitherBlocked(owner, user)
           yield* repos.setCollaborator(repo, user, permission as CollaboratorMode)
         })
       )

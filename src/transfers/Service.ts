@@ -3,6 +3,7 @@
 // in); otherwise pending until the recipient accepts or someone rejects it.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { BlocksService } from "../blocks/Service.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
@@ -56,6 +57,7 @@ export class TransfersService extends Context.Service<
       const policy = yield* RepoPolicy
       const transfers = yield* TransfersRepo
       const quota = yield* QuotaService
+      const blocks = yield* BlocksService
 
       const userById = (id: number) =>
         Effect.flatMap(Effect.orDie(users.findById(id)), (u) =>
@@ -117,6 +119,8 @@ export class TransfersService extends Context.Service<
               teams.push(team.value)
             }
           }
+          // Forgejo's StartRepositoryTransfer: not to someone who blocked the doer (admins included).
+          yield* blocks.ensureNotBlocked([recipient], caller.user)
           if (recipient.id === owner.id)
             return yield* Errors.validationFailed(`the repository is already owned by ${recipient.name}`)
           if (Option.isSome(yield* Effect.orDie(transfers.pending(repo.id)))) {
