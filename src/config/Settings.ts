@@ -98,6 +98,8 @@ export interface SettingsShape {
     readonly REQUIRE_SIGNIN_VIEW: boolean
     readonly DISABLE_REGISTRATION: boolean
     readonly NO_REPLY_ADDRESS: string
+    /** A new repository (also a fork or a migration) is watched by whoever created it. */
+    readonly AUTO_WATCH_NEW_REPOS: boolean
   }
   /** Forgejo's explore settings (used by the user search, `GET /users/search`). */
   readonly "service.explore": {
@@ -228,7 +230,8 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
   service: {
     REQUIRE_SIGNIN_VIEW: key("bool", "false"),
     DISABLE_REGISTRATION: key("bool", "false"),
-    NO_REPLY_ADDRESS: key("string", undefined)
+    NO_REPLY_ADDRESS: key("string", undefined),
+    AUTO_WATCH_NEW_REPOS: key("bool", "true")
   },
   "service.explore": {
     REQUIRE_SIGNIN_VIEW: key("bool", "false"),

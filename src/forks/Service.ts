@@ -102,16 +102,20 @@ export class ForksService extends Context.Service<
               `repository is already forked by user [uname: ${owner.name}, repo path: ${source.owner.name}/${source.repo.name}]`
             )
           }
-          const repo = yield* repos.insertRow(owner, {
-            name: forkName,
-            description: source.repo.description,
-            default_branch: source.repo.defaultBranch,
-            is_private: source.repo.isPrivate || source.owner.visibility === "private",
-            is_fork: true,
-            fork_id: source.repo.id,
-            is_empty: source.repo.isEmpty,
-            status: "creating"
-          })
+          const repo = yield* repos.insertRow(
+            owner,
+            {
+              name: forkName,
+              description: source.repo.description,
+              default_branch: source.repo.defaultBranch,
+              is_private: source.repo.isPrivate || source.owner.visibility === "private",
+              is_fork: true,
+              fork_id: source.repo.id,
+              is_empty: source.repo.isEmpty,
+              status: "creating"
+            },
+            caller.user
+          )
           const target = { id: repo.id, dir: repos.pathOf(owner, repo) }
           // An empty repository at once, so everything reading the fork works while the copy runs.
           const started = Effect.gen(function* () {
