@@ -16,7 +16,7 @@ import { QuotaService } from "../quota/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
-import { RepoPolicy } from "./Policy.ts"
+import { ensureCreated, RepoPolicy } from "./Policy.ts"
 import { RepoPresenter } from "./Present.ts"
 import {
   type CollaboratorMode,
@@ -145,6 +145,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           const caller = yield* signedInCaller
           const { owner, repo } = yield* repos.find(params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "admin")
+          yield* ensureCreated(repo)
           const updated = yield* repos.edit(owner, repo, payload)
           return yield* presenter.one(caller, {
             repo: updated,

@@ -9,7 +9,7 @@ import * as Errors from "../http/Errors.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"
 import { QuotaService } from "../quota/Service.ts"
-import { RepoPolicy } from "../repos/Policy.ts"
+import { ensureCreated, RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
@@ -95,6 +95,8 @@ export class TransfersService extends Context.Service<
         Effect.gen(function* () {
           const { owner, repo } = yield* repos.open(caller, ownerName, name)
           yield* policy.ensureAccess(caller, repo, owner, "owner")
+          // Forgejo's TestRepositoryReadyForTransfer: not while its git data is being made.
+          yield* ensureCreated(repo)
           const found = yield* Effect.orDie(users.findByName(options.new_owner))
           if (Option.isNone(found)) return yield* Errors.notFound()
           const recipient = found.value
