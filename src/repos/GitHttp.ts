@@ -18,7 +18,7 @@ import { atLeast } from "../lib/AccessMode.ts"
 import { MirrorsService } from "../mirrors/Service.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { UsersService } from "../users/Service.ts"
-import { RepoPolicy } from "./Policy.ts"
+import { BEING_CREATED, RepoPolicy } from "./Policy.ts"
 import { ReposService } from "./Service.ts"
 
 /** A deploy key's grant on one repository (git over SSH). */
@@ -106,7 +106,10 @@ export const makeGitAccess = Effect.gen(function* () {
         return yield* SmartHttp.Denied.forbidden("this repository is archived: it accepts no pushes")
       }
       if (level === "write" && repo.isMirror) return yield* SmartHttp.Denied.forbidden("mirror repository is read-only")
-      const refusal = level === "write" ? yield* quota.pushRefusal(owner) : undefined
+      // A push while a job still makes the git data (ensureCreated's rule) is refused by the hook,
+      // before any ref moves, with the message git shows the pusher.
+      const refusal =
+        level !== "write" ? undefined : repo.status === "creating" ? BEING_CREATED : yield* quota.pushRefusal(owner)
       const env = refusal === undefined ? undefined : refusingEnv(refusingHooks, refusal)
       return { path: repos.pathOf(owner, repo), owner, repo, env }
     })

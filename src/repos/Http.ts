@@ -3,6 +3,7 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Federation } from "../../federation/Service.ts"
 import { HearthApi } from "../Api.ts"
+import { BlocksService } from "../blocks/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -15,7 +16,7 @@ import { QuotaService } from "../quota/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
-import { RepoPolicy } from "./Policy.ts"
+import { ensureCreated, RepoPolicy } from "./Policy.ts"
 import { RepoPresenter } from "./Present.ts"
 import {
   type CollaboratorMode,
@@ -53,6 +54,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const repoRows = yield* ReposRepo
     const federation = yield* Federation
     const quota = yield* QuotaService
+    const blocks = yield* BlocksService
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
@@ -143,6 +145,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           const caller = yield* signedInCaller
           const { owner, repo } = yield* repos.find(params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "admin")
+          yield* ensureCreated(repo)
           const updated = yield* repos.edit(owner, repo, payload)
           return yield* presenter.one(caller, {
             repo: updated,
@@ -268,6 +271,8 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           if (user.id === owner.id) {
             return yield* Errors.validationFailed(`the repository owner cannot be a collaborator [name: ${user.name}]`)
           }
+          // Forgejo's repo_module.AddCollaborator: refused when the owner or the user blocked the other.
+          yield* blocks.ensureNeitherBlocked(owner, user)
           yield* repos.setCollaborator(repo, user, permission as CollaboratorMode)
         })
       )

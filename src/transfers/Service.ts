@@ -3,12 +3,13 @@
 // in); otherwise pending until the recipient accepts or someone rejects it.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { BlocksService } from "../blocks/Service.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"
 import { QuotaService } from "../quota/Service.ts"
-import { RepoPolicy } from "../repos/Policy.ts"
+import { ensureCreated, RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
@@ -56,6 +57,7 @@ export class TransfersService extends Context.Service<
       const policy = yield* RepoPolicy
       const transfers = yield* TransfersRepo
       const quota = yield* QuotaService
+      const blocks = yield* BlocksService
 
       const userById = (id: number) =>
         Effect.flatMap(Effect.orDie(users.findById(id)), (u) =>
@@ -93,6 +95,8 @@ export class TransfersService extends Context.Service<
         Effect.gen(function* () {
           const { owner, repo } = yield* repos.open(caller, ownerName, name)
           yield* policy.ensureAccess(caller, repo, owner, "owner")
+          // Forgejo's TestRepositoryReadyForTransfer: not while its git data is being made.
+          yield* ensureCreated(repo)
           const found = yield* Effect.orDie(users.findByName(options.new_owner))
           if (Option.isNone(found)) return yield* Errors.notFound()
           const recipient = found.value
@@ -117,6 +121,8 @@ export class TransfersService extends Context.Service<
               teams.push(team.value)
             }
           }
+          // Forgejo's StartRepositoryTransfer: not to someone who blocked the doer (admins included).
+          yield* blocks.ensureNotBlocked([recipient], caller.user)
           if (recipient.id === owner.id)
             return yield* Errors.validationFailed(`the repository is already owned by ${recipient.name}`)
           if (Option.isSome(yield* Effect.orDie(transfers.pending(repo.id)))) {
