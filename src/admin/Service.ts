@@ -2,6 +2,7 @@
 // Forgejo's defaults and refusals on top of the account rules of UsersService.
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { OrgsService } from "../orgs/Service.ts"
@@ -87,7 +88,7 @@ export class AdminUsers extends Context.Service<
   static readonly layer = Layer.effect(
     AdminUsers,
     Effect.gen(function* () {
-      const sql = yield* SqlClient
+      const transaction = sqlTransaction(yield* SqlClient)
       const users = yield* UsersService
       const usersRepo = yield* UsersRepo
       const repo = yield* AdminRepo
@@ -201,24 +202,22 @@ export class AdminUsers extends Context.Service<
               )
             }
             // One transaction: a refusal, or a failure half-way, leaves the account as it was.
-            yield* sql
-              .withTransaction(
-                Effect.gen(function* () {
-                  if (options.purge) {
-                    // As Forgejo: organizations the user alone owns go with it; other memberships,
-                    // tokens and the second factor are removed with the account (foreign keys cascade).
-                    for (const org of yield* repo.soleOwnedOrgs(target.id)) yield* orgs.remove(org)
-                  } else if ((yield* repo.countOrgMemberships(target.id)) > 0) {
-                    return yield* Errors.validationFailed(
-                      `user still has membership of organizations [uid: ${target.id}]: ` +
-                        "remove it from them first, or delete it with purge"
-                    )
-                  }
-                  yield* repositories.releaseCountsOfUser(target) // its stars and watches go with it
-                  yield* users.remove(target)
-                })
-              )
-              .pipe(Effect.catchTag("SqlError", Effect.die))
+            yield* transaction(
+              Effect.gen(function* () {
+                if (options.purge) {
+                  // As Forgejo: organizations the user alone owns go with it; other memberships,
+                  // tokens and the second factor are removed with the account (foreign keys cascade).
+                  for (const org of yield* repo.soleOwnedOrgs(target.id)) yield* orgs.remove(org)
+                } else if ((yield* repo.countOrgMemberships(target.id)) > 0) {
+                  return yield* Errors.validationFailed(
+                    `user still has membership of organizations [uid: ${target.id}]: ` +
+                      "remove it from them first, or delete it with purge"
+                  )
+                }
+                yield* repositories.releaseCountsOfUser(target) // its stars and watches go with it
+                yield* users.remove(target)
+              })
+            )
           }),
         noAccounts: Effect.orDie(repo.noAccounts)
       })

@@ -6,7 +6,6 @@
 
 import { createHash, randomBytes } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
-import { isSqlError } from "effect/sql/SqlError"
 import * as Errors from "../http/Errors.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { emailProblem } from "../users/Service.ts"
@@ -79,14 +78,14 @@ export class EmailsService extends Context.Service<
               tokens.set(email, token)
               return { email, activated: false, activationHash: hashToken(token), activationExpires: expires }
             })
-            const inserted = yield* repo.insertAll(user.id, rows).pipe(
-              Effect.catch((e) =>
-                // Another account took one of them meanwhile: the unique index answers for it.
-                isSqlError(e) && e.reason._tag === "UniqueViolation"
-                  ? invalid(`Email address has been used: ${[...wanted.values()].join(", ")}`)
-                  : Effect.die(e)
+            // Another account took one of them meanwhile: the unique index answers for it.
+            const inserted = yield* repo
+              .insertAll(user.id, rows)
+              .pipe(
+                Effect.catchTag("AlreadyExists", () =>
+                  invalid(`Email address has been used: ${[...wanted.values()].join(", ")}`)
+                )
               )
-            )
             for (const [email, token] of tokens) {
               yield* Effect.logInfo(
                 `E-mail address ${email} was added to the account ${user.name} and needs activation. ` +

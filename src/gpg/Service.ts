@@ -6,7 +6,6 @@
 
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
-import { isSqlError } from "effect/sql/SqlError"
 import { EmailsService } from "../emails/Service.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -150,12 +149,8 @@ export class GpgService extends Context.Service<
 
       const store = (me: UserRow, entity: ParsedEntity, verified: boolean) =>
         repo.insert(me.id, entity.primary, entity.subkeys, entity.key.armor(), verified).pipe(
-          Effect.catch((e) =>
-            // Someone added the same key meanwhile: the unique index answers for it.
-            isSqlError(e) && e.reason._tag === "UniqueViolation"
-              ? invalid("A key with the same id already exists")
-              : Effect.die(e)
-          )
+          // Someone added the same key meanwhile: the unique index answers for it.
+          Effect.catchTag("AlreadyExists", () => invalid("A key with the same id already exists"))
         )
 
       return GpgService.of({

@@ -2,7 +2,7 @@
 // (and per repository for deploy keys), only the owner or an admin deletes a user key; deploy
 // keys are managed by the repository's admins. Also answers the SSH server: whose key is this?
 import { Context, Effect, Layer, Option } from "effect"
-import { isSqlError, type SqlError } from "effect/sql/SqlError"
+import { onAlreadyExists } from "../db/Boundary.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -94,10 +94,7 @@ export class KeysService extends Context.Service<
         })
 
       /** A unique violation raced past the checks: the same answer the check would have given. */
-      const onUnique = (message: string) => (e: SqlError) =>
-        isSqlError(e) && e.reason._tag === "UniqueViolation"
-          ? Effect.fail(Errors.validationFailed(message))
-          : Effect.die(e)
+      const onUnique = (message: string) => onAlreadyExists(() => Errors.validationFailed(message))
 
       return KeysService.of({
         create: (caller, input) =>
@@ -117,7 +114,7 @@ export class KeysService extends Context.Service<
                 fingerprint: key.fingerprint,
                 content: key.content
               })
-              .pipe(Effect.catch(onUnique(KEY_USED)))
+              .pipe(onUnique(KEY_USED))
           }),
         listOf: (owner, page) => Effect.orDie(keys.listByOwner(owner.id, page.limit, page.offset)),
         lookup: (fingerprint, owner) =>
@@ -192,7 +189,7 @@ export class KeysService extends Context.Service<
                 fingerprint: key.fingerprint,
                 content: key.content
               })
-              .pipe(Effect.catch(onUnique(DEPLOY_KEY_ON_REPO)))
+              .pipe(onUnique(DEPLOY_KEY_ON_REPO))
           }),
         getDeploy: (repo, id) =>
           Effect.gen(function* () {
@@ -212,7 +209,7 @@ export class KeysService extends Context.Service<
           const name = principal.trim()
           if (name === "" || /[\s,]/.test(name))
             return Effect.fail(Errors.validationFailed("Invalid principal: one name without spaces or commas"))
-          return keys.insertPrincipal(user.id, name).pipe(Effect.catch(onUnique("Principal has been used")))
+          return keys.insertPrincipal(user.id, name).pipe(onUnique("Principal has been used"))
         },
         identify: (fingerprint) =>
           Effect.gen(function* () {

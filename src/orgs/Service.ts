@@ -3,7 +3,7 @@
 // least one owner. Org membership is the union of team memberships (kept by OrgsRepo).
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { isSqlError, type SqlError } from "effect/sql/SqlError"
+import { onAlreadyExists, transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { ACCESS_MODES, type AccessMode, accessRank, isAccessMode } from "../lib/AccessMode.ts"
@@ -96,8 +96,6 @@ const minUnitAccess = (units: Readonly<Record<string, AccessMode>>): AccessMode 
 
 const allUnitsAt = (mode: AccessMode, keys: ReadonlyArray<string> = UNIT_KEYS) =>
   Object.fromEntries(keys.map((key) => [key, mode])) as Record<string, AccessMode>
-
-const isUnique = (e: unknown) => isSqlError(e) && e.reason._tag === "UniqueViolation"
 
 export class OrgsService extends Context.Service<
   OrgsService,
@@ -192,11 +190,7 @@ export class OrgsService extends Context.Service<
         })
 
       // Rule failures roll the transaction back and stay typed; database errors are defects.
-      const transaction = <A, E>(effect: Effect.Effect<A, E | SqlError>) =>
-        sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (e) => Effect.die(e))) as Effect.Effect<
-          A,
-          Exclude<E, SqlError>
-        >
+      const transaction = sqlTransaction(sql)
 
       const getById = (id: number) =>
         Effect.flatMap(Effect.orDie(users.findById(id)), (found) =>
@@ -285,9 +279,7 @@ export class OrgsService extends Context.Service<
             })
             // A concurrent create of the same name loses on the unique index; the transaction
             // has rolled back by the time the error is mapped.
-            return yield* sql
-              .withTransaction(created)
-              .pipe(Effect.catch((e) => (isUnique(e) ? Effect.fail(nameTaken(input.username)) : Effect.die(e))))
+            return yield* transaction(created).pipe(onAlreadyExists(() => nameTaken(input.username)))
           }),
 
         update: (org, input) =>
@@ -355,7 +347,7 @@ export class OrgsService extends Context.Service<
                 permission: access.permission ?? "none",
                 units: access.units ?? {}
               })
-              .pipe(Effect.catch((e) => (isUnique(e) ? Effect.fail(teamTaken(org, input.name)) : Effect.die(e))))
+              .pipe(onAlreadyExists(() => teamTaken(org, input.name)))
           }),
 
         updateTeam: (team, input) =>
@@ -391,10 +383,8 @@ export class OrgsService extends Context.Service<
             return yield* repo
               .updateTeam(team.id, values)
               .pipe(
-                Effect.catch((e) =>
-                  isUnique(e)
-                    ? invalid(`team already exists [org_id: ${team.orgId}, name: ${(input.name ?? "").toLowerCase()}]`)
-                    : Effect.die(e)
+                Effect.catchTag("AlreadyExists", () =>
+                  invalid(`team already exists [org_id: ${team.orgId}, name: ${(input.name ?? "").toLowerCase()}]`)
                 )
               )
           }),

@@ -3,8 +3,8 @@
 // that grows storage makes (`enforce`), charged to the account that owns what grows.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
 import { Settings } from "../config/Settings.ts"
+import { transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
 import { NAME_MAX } from "../lib/Names.ts"
 import type { UserRow } from "../users/Repo.ts"
@@ -116,14 +116,10 @@ export class QuotaService extends Context.Service<
       const defaultTotal = settings["quota.default"].TOTAL
 
       // Rule failures roll the transaction back and stay typed; database errors are defects.
-      const transaction = <A, E>(effect: Effect.Effect<A, E | SqlError>) =>
-        sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (e) => Effect.die(e))) as Effect.Effect<
-          A,
-          Exclude<E, SqlError>
-        >
+      const transaction = sqlTransaction(sql)
 
-      const found = <A>(effect: Effect.Effect<Option.Option<A>, SqlError>) =>
-        Effect.flatMap(Effect.orDie(effect), (row) =>
+      const found = <A>(effect: Effect.Effect<Option.Option<A>>) =>
+        Effect.flatMap(effect, (row) =>
           Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(Errors.notFound())
         )
 

@@ -5,8 +5,8 @@ import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { Settings } from "../config/Settings.ts"
+import { onAlreadyExists, transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Git from "../git/Git.ts"
 import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
@@ -123,8 +123,6 @@ const editChanges = (repo: RepoRow, input: EditRepoOption, minMirrorInterval: nu
   return changes
 }
 
-const isUnique = (e: unknown) => isSqlError(e) && e.reason._tag === "UniqueViolation"
-
 const duplicate = () => Errors.conflict("The repository with the same name already exists.")
 
 export class ReposService extends Context.Service<
@@ -218,7 +216,7 @@ export class ReposService extends Context.Service<
     readonly setCollaborator: (repo: RepoRow, user: UserRow, mode: CollaboratorMode) => Effect.Effect<void>
     readonly removeCollaborator: (repo: RepoRow, user: UserRow) => Effect.Effect<void>
     /** GET /repos/search; database errors stay typed (the route answers them with its own body). */
-    readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage, SqlError>
+    readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage>
     /** How many repositories the account owns (users and organizations cannot go while any remain). */
     readonly countOwnedBy: (owner: UserRow) => Effect.Effect<number>
     /** Lowers the counters of what `user` starred or watched; call before deleting the user. */
@@ -258,14 +256,10 @@ export class ReposService extends Context.Service<
         join(settings.repository.ROOT, owner.lowerName, `${repo.lowerName}.git`)
 
       // Rule failures roll the transaction back and stay typed; database errors are defects.
-      const transaction = <A, E>(effect: Effect.Effect<A, E | SqlError>) =>
-        sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (e) => Effect.die(e))) as Effect.Effect<
-          A,
-          Exclude<E, SqlError>
-        >
+      const transaction = sqlTransaction(sql)
 
-      const found = (effect: Effect.Effect<Option.Option<RepoRow>, SqlError>) =>
-        Effect.flatMap(Effect.orDie(effect), (row) =>
+      const found = (effect: Effect.Effect<Option.Option<RepoRow>>) =>
+        Effect.flatMap(effect, (row) =>
           Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(Errors.notFound())
         )
 
@@ -313,7 +307,7 @@ export class ReposService extends Context.Service<
           Effect.gen(function* () {
             const row = yield* repos
               .insert({ ...values, owner_id: owner.id, lower_name: values.name.toLowerCase() })
-              .pipe(Effect.catchIf(isUnique, () => Effect.fail(duplicate())))
+              .pipe(onAlreadyExists(duplicate))
             yield* repos.removeRedirect(owner.id, row.lowerName) // the name is this repository's now
             if (values.fork_id !== undefined) yield* repos.adjustNumForks(values.fork_id, 1)
             yield* users.adjustNumRepos(owner.id, 1)
@@ -475,9 +469,7 @@ export class ReposService extends Context.Service<
             const swap = (a: UserRow, b: UserRow, status: RepoRow["status"]) =>
               transaction(
                 Effect.gen(function* () {
-                  const changed = yield* repos
-                    .changeOwner(repo.id, a.id, b.id)
-                    .pipe(Effect.catchIf(isUnique, () => Effect.fail(taken())))
+                  const changed = yield* repos.changeOwner(repo.id, a.id, b.id).pipe(onAlreadyExists(taken))
                   if (Option.isNone(changed)) {
                     return yield* Errors.conflict(`the repository ${a.name}/${repo.name} was moved meanwhile`)
                   }
@@ -536,9 +528,7 @@ export class ReposService extends Context.Service<
             const renamed = changes.lower_name !== undefined && changes.lower_name !== repo.lowerName
             const row = yield* transaction(
               Effect.gen(function* () {
-                const row = yield* repos
-                  .update(repo.id, changes)
-                  .pipe(Effect.catchIf(isUnique, () => Effect.fail(duplicate())))
+                const row = yield* repos.update(repo.id, changes).pipe(onAlreadyExists(duplicate))
                 // The old name keeps working (307) until another repository takes it.
                 if (renamed) {
                   yield* repos.removeRedirect(owner.id, row.lowerName)

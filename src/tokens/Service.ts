@@ -2,9 +2,9 @@
 
 import { randomBytes } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
-import { isSqlError } from "effect/sql/SqlError"
 import { Authenticator } from "../auth/Authenticator.ts"
 import { formatScopes, InvalidScope, isEmptyScope, parseScopes } from "../auth/Scopes.ts"
+import { onAlreadyExists } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { NAME_MAX } from "../lib/Names.ts"
@@ -54,11 +54,7 @@ export class TokensService extends Context.Service<
             const token = randomBytes(20).toString("hex")
             const row = yield* repo
               .insert({ userId: user.id, name, token, scopes: formatScopes(parsed) })
-              .pipe(
-                Effect.catch((e) =>
-                  isSqlError(e) && e.reason._tag === "UniqueViolation" ? Effect.fail(duplicate) : Effect.die(e)
-                )
-              )
+              .pipe(onAlreadyExists(() => duplicate))
             return { row, token }
           }),
         list: (user, page) => Effect.orDie(repo.listByUser(user.id, page.limit, page.offset)),

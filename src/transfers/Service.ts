@@ -3,6 +3,7 @@
 // in); otherwise pending until the recipient accepts or someone rejects it.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { transaction as sqlTransaction } from "../db/Boundary.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
@@ -47,7 +48,7 @@ export class TransfersService extends Context.Service<
   static readonly layer = Layer.effect(
     TransfersService,
     Effect.gen(function* () {
-      const sql = yield* SqlClient
+      const transaction = sqlTransaction(yield* SqlClient)
       const repos = yield* ReposService
       const rows = yield* ReposRepo
       const users = yield* UsersRepo
@@ -73,13 +74,11 @@ export class TransfersService extends Context.Service<
       const complete = (repo: RepoRow, from: UserRow, to: UserRow, teamIds: ReadonlyArray<number>) =>
         Effect.gen(function* () {
           const moved = yield* repos.changeOwner(repo, from, to)
-          yield* Effect.orDie(
-            sql.withTransaction(
-              Effect.gen(function* () {
-                yield* transfers.remove(repo.id)
-                for (const teamId of teamIds) yield* orgRows.addTeamRepo(teamId, repo.id)
-              })
-            )
+          yield* transaction(
+            Effect.gen(function* () {
+              yield* transfers.remove(repo.id)
+              for (const teamId of teamIds) yield* orgRows.addTeamRepo(teamId, repo.id)
+            })
           )
           return { repo: moved, owner: to, done: true }
         })
@@ -133,12 +132,10 @@ export class TransfersService extends Context.Service<
           // The repository will count towards the recipient's quota.
           yield* quota.enforce(recipient, "size:repos:all")
           if (yield* mayReceive(caller.user, recipient)) return yield* complete(repo, owner, recipient, teamIds)
-          yield* Effect.orDie(
-            sql.withTransaction(
-              Effect.andThen(
-                transfers.insert({ repoId: repo.id, doerId: caller.user.id, recipientId: recipient.id, teamIds }),
-                rows.setStatus(repo.id, "pending_transfer")
-              )
+          yield* transaction(
+            Effect.andThen(
+              transfers.insert({ repoId: repo.id, doerId: caller.user.id, recipientId: recipient.id, teamIds }),
+              rows.setStatus(repo.id, "pending_transfer")
             )
           )
           return { repo: { ...repo, status: "pending_transfer" as const }, owner, done: false }
@@ -175,9 +172,7 @@ export class TransfersService extends Context.Service<
             yield* policy
               .ensureAccess(caller, repo, owner, "owner")
               .pipe(Effect.mapError(() => Errors.forbidden("user does not have permissions to do this")))
-          yield* Effect.orDie(
-            sql.withTransaction(Effect.andThen(transfers.remove(repo.id), rows.setStatus(repo.id, "ready")))
-          )
+          yield* transaction(Effect.andThen(transfers.remove(repo.id), rows.setStatus(repo.id, "ready")))
           return { repo: { ...repo, status: "ready" as const }, owner, done: true }
         })
 

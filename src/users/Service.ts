@@ -1,9 +1,9 @@
 // Account rules shared by the admin API, the CLI and sign-up: valid and unreserved names,
 // valid and unique e-mails, argon2id passwords, and the cache of authenticated callers.
 import { Context, Effect, Layer, Option } from "effect"
-import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { Authenticator } from "../auth/Authenticator.ts"
 import { Settings } from "../config/Settings.ts"
+import type { AlreadyExists } from "../db/Boundary.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -91,7 +91,7 @@ export class UsersService extends Context.Service<
       viewer: Principal | undefined,
       query: UserQuery,
       page: Page
-    ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }, SqlError>
+    ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }>
   }
 >()("hearth/users/UsersService") {
   static readonly layer = Layer.effect(
@@ -112,14 +112,8 @@ export class UsersService extends Context.Service<
           holders.some((id) => id !== self) ? invalid(`e-mail already in use [email: ${email}]`) : Effect.void
         )
       // A concurrent insert can still win the race: the unique index answers for it.
-      const uniqueAsValidation = <A>(name: string, effect: Effect.Effect<A, unknown>) =>
-        effect.pipe(
-          Effect.catch((e) =>
-            isSqlError(e) && e.reason._tag === "UniqueViolation"
-              ? invalid(`user already exists [name: ${name}]`)
-              : Effect.die(e)
-          )
-        )
+      const uniqueAsValidation = <A>(name: string, effect: Effect.Effect<A, AlreadyExists>) =>
+        Effect.catchTag(effect, "AlreadyExists", () => invalid(`user already exists [name: ${name}]`))
 
       const get = (name: string) =>
         Effect.flatMap(
