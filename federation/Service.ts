@@ -111,8 +111,8 @@ export class Federation extends Context.Service<
       const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromiseWith(context)(effect)
       const kv = new SqlKvStore(sql, run)
 
-      const person = (name: string) => Effect.map(Effect.orDie(users.findByName(name)), Option.filter(federatedUser))
-      const personById = (id: number) => Effect.map(Effect.orDie(users.findById(id)), Option.filter(federatedUser))
+      const person = (name: string) => Effect.map(users.findByName(name), Option.filter(federatedUser))
+      const personById = (id: number) => Effect.map(users.findById(id), Option.filter(federatedUser))
 
       const load = makeFedify({
         settings,
@@ -145,9 +145,9 @@ export class Federation extends Context.Service<
 
       const repository = (id: number) =>
         Effect.gen(function* () {
-          const found = yield* Effect.orDie(repos.findById(id))
+          const found = yield* repos.findById(id)
           if (Option.isNone(found)) return Option.none()
-          const owner = yield* Effect.orDie(users.findById(found.value.ownerId))
+          const owner = yield* users.findById(found.value.ownerId)
           if (Option.isNone(owner) || !federatedRepository(found.value, owner.value)) return Option.none()
           return Option.some({ repo: found.value, owner: owner.value })
         })
@@ -179,18 +179,16 @@ export class Federation extends Context.Service<
           const text = (value: unknown) => (typeof value === "string" ? value : "")
           const sharedInbox = idOf(asObject(document.endpoints)?.sharedInbox) ?? ""
           const url = idOf(Array.isArray(document.url) ? document.url[0] : document.url) ?? ""
-          const actor = yield* Effect.orDie(
-            repo.upsertActor({
-              uri: id,
-              host: new URL(id).host,
-              type,
-              preferredUsername: text(document.preferredUsername),
-              name: text(document.name),
-              inbox,
-              sharedInbox: URL.canParse(sharedInbox) ? sharedInbox : "",
-              url: URL.canParse(url) ? url : ""
-            })
-          )
+          const actor = yield* repo.upsertActor({
+            uri: id,
+            host: new URL(id).host,
+            type,
+            preferredUsername: text(document.preferredUsername),
+            name: text(document.name),
+            inbox,
+            sharedInbox: URL.canParse(sharedInbox) ? sharedInbox : "",
+            url: URL.canParse(url) ? url : ""
+          })
           recorded.set(document, actor)
           return actor
         })
@@ -226,11 +224,11 @@ export class Federation extends Context.Service<
       const byHandle = (handle: string, known: boolean, find: Effect.Effect<RemoteActor, RemoteError>) =>
         Effect.gen(function* () {
           if (known) {
-            const recorded = yield* Effect.orDie(repo.actorByHandle(handle))
+            const recorded = yield* repo.actorByHandle(handle)
             if (Option.isSome(recorded)) return recorded.value
           }
           const actor = yield* find
-          yield* Effect.orDie(repo.setHandle(actor.id, handle))
+          yield* repo.setHandle(actor.id, handle)
           return actor
         })
 
@@ -238,7 +236,7 @@ export class Federation extends Context.Service<
         Effect.gen(function* () {
           const text = handle.trim()
           if (/^https?:\/\//i.test(text)) {
-            const recorded = options.known === true ? yield* Effect.orDie(repo.actorByUri(text)) : Option.none()
+            const recorded = options.known === true ? yield* repo.actorByUri(text) : Option.none()
             return Option.isSome(recorded) ? recorded.value : yield* remember(text)
           }
           const match = HANDLE.exec(text)
@@ -317,8 +315,8 @@ export class Federation extends Context.Service<
           ? Effect.void
           : Effect.gen(function* () {
               const activity = Activities.createNote(paths.actor(user), note)
-              yield* Effect.orDie(repo.addOutbox(user.id, activity))
-              const followers = yield* Effect.orDie(repo.followerActors(user.id))
+              yield* repo.addOutbox(user.id, activity)
+              const followers = yield* repo.followerActors(user.id)
               if (followers.length === 0) return
               yield* send(user, followers, activity).pipe(
                 Effect.catchCause((cause) =>

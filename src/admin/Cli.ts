@@ -37,13 +37,11 @@ const password = Flag.String("password").pipe(Flag.withAlias("p"))
 const findUser = (by: { name?: string | undefined; email?: string | undefined; id?: number | undefined }) =>
   Effect.gen(function* () {
     const repo = yield* UsersRepo
-    const found = yield* Effect.orDie(
-      by.email !== undefined
-        ? repo.findByEmail(by.email)
-        : by.name !== undefined
-          ? repo.findByName(by.name)
-          : repo.findById(by.id ?? 0)
-    )
+    const found = yield* by.email !== undefined
+      ? repo.findByEmail(by.email)
+      : by.name !== undefined
+        ? repo.findByName(by.name)
+        : repo.findById(by.id ?? 0)
     const what =
       by.email !== undefined ? `email: ${by.email}` : by.name !== undefined ? `name: ${by.name}` : `id: ${by.id}`
     if (Option.isNone(found) || found.value.type !== "user") {
@@ -168,7 +166,7 @@ export const adminCommand = <R>(settings: Effect.Effect<Layer.Layer<Settings, un
           const twoFactor = yield* TwoFactor
           const all: Array<UserRow> = []
           for (let offset = 0; ; offset += 500) {
-            const { rows } = yield* Effect.orDie(repo.list("user", 500, offset))
+            const { rows } = yield* repo.list("user", 500, offset)
             all.push(...rows)
             if (rows.length < 500) break
           }
@@ -179,7 +177,7 @@ export const adminCommand = <R>(settings: Effect.Effect<Layer.Layer<Settings, un
           }
           const rows: Array<Array<string>> = []
           for (const u of all) {
-            const enrolled = yield* Effect.orDie(twoFactor.isEnabled(u.id))
+            const enrolled = yield* twoFactor.isEnabled(u.id)
             rows.push([String(u.id), u.name, u.email, String(u.isActive), String(u.isAdmin), String(enrolled)])
           }
           yield* Console.log(table(["ID", "Username", "Email", "IsActive", "IsAdmin", "2FA"], rows))

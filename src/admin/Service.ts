@@ -96,7 +96,7 @@ export class AdminUsers extends Context.Service<
       const repositories = yield* ReposService
 
       const isLastAdmin = (user: UserRow) =>
-        user.isAdmin ? Effect.map(Effect.orDie(usersRepo.countAdmins), (n) => n <= 1) : Effect.succeed(false)
+        user.isAdmin ? Effect.map(usersRepo.countAdmins, (n) => n <= 1) : Effect.succeed(false)
 
       return AdminUsers.of({
         create: (input) =>
@@ -121,19 +121,17 @@ export class AdminUsers extends Context.Service<
             })
           }),
         list: (query, page) =>
-          Effect.orDie(
-            usersRepo.search({
-              type: "user",
-              keyword: query.keyword,
-              visibilities: ["public", "limited", "private"],
-              viewerIsAdmin: true,
-              loginName: query.loginName,
-              sourceId: query.sourceId,
-              sort: query.sort,
-              limit: page.limit,
-              offset: page.offset
-            })
-          ),
+          usersRepo.search({
+            type: "user",
+            keyword: query.keyword,
+            visibilities: ["public", "limited", "private"],
+            viewerIsAdmin: true,
+            loginName: query.loginName,
+            sourceId: query.sourceId,
+            sort: query.sort,
+            limit: page.limit,
+            offset: page.offset
+          }),
         edit: (target, edit) =>
           Effect.gen(function* () {
             yield* notAnOrganization(target)
@@ -192,7 +190,7 @@ export class AdminUsers extends Context.Service<
               // Repositories first, each with its directory: disk work stays out of the account's
               // transaction, and a purge that stops half-way can simply be run again.
               yield* repositories.removeAllOwnedBy(target)
-              for (const org of yield* Effect.orDie(repo.soleOwnedOrgs(target.id))) {
+              for (const org of yield* repo.soleOwnedOrgs(target.id)) {
                 yield* repositories.removeAllOwnedBy(org)
               }
             } else if ((yield* repositories.countOwnedBy(target)) > 0) {
@@ -219,7 +217,7 @@ export class AdminUsers extends Context.Service<
               })
             )
           }),
-        noAccounts: Effect.orDie(repo.noAccounts)
+        noAccounts: repo.noAccounts
       })
     })
   )

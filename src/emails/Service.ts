@@ -52,7 +52,7 @@ export class EmailsService extends Context.Service<
 
       return EmailsService.of({
         list: (user) =>
-          Effect.map(Effect.orDie(repo.listByUser(user.id)), (rows) => [
+          Effect.map(repo.listByUser(user.id), (rows) => [
             ...(user.email === "" ? [] : [toEmail(user, user.email, true, true)]),
             ...rows
               .filter((row) => row.email.toLowerCase() !== user.email.toLowerCase())
@@ -67,7 +67,7 @@ export class EmailsService extends Context.Service<
               if (!wanted.has(email.toLowerCase())) wanted.set(email.toLowerCase(), email)
             }
             if (wanted.size === 0) return yield* invalid("Email list empty")
-            const taken = yield* Effect.orDie(repo.taken([...wanted.keys()]))
+            const taken = yield* repo.taken([...wanted.keys()])
             if (taken.length > 0)
               return yield* invalid(`Email address has been used: ${wanted.get(taken[0]!) ?? taken[0]}`)
             const tokens = new Map<string, string>()
@@ -115,7 +115,7 @@ export class EmailsService extends Context.Service<
           }),
         activate: (user, token) =>
           Effect.gen(function* () {
-            const found = yield* Effect.orDie(repo.activate(user.id, hashToken(token.trim())))
+            const found = yield* repo.activate(user.id, hashToken(token.trim()))
             if (Option.isNone(found)) {
               return yield* invalid(
                 "The activation token is invalid, has expired, or is for another account's address: " +
@@ -124,7 +124,7 @@ export class EmailsService extends Context.Service<
             }
             return toEmail(user, found.value.email, true, false)
           }),
-        activated: (userId) => Effect.map(Effect.orDie(repo.activatedOf(userId)), (rows) => new Set(rows))
+        activated: (userId) => Effect.map(repo.activatedOf(userId), (rows) => new Set(rows))
       })
     })
   )

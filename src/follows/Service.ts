@@ -52,11 +52,11 @@ export class FollowsService extends Context.Service<
         follow: (me, target) =>
           me.user.id === target.id
             ? Effect.fail(Errors.validationFailed("you cannot follow yourself"))
-            : Effect.asVoid(Effect.orDie(repo.follow(me.user.id, target.id))),
-        unfollow: (me, target) => Effect.asVoid(Effect.orDie(repo.unfollow(me.user.id, target.id))),
-        isFollowing: (user, target) => Effect.orDie(repo.isFollowing(user.id, target.id)),
-        followers: (viewer, user, window) => Effect.orDie(repo.followers(user.id, listViewer(viewer), window)),
-        following: (viewer, user, window) => Effect.orDie(repo.following(user.id, listViewer(viewer), window))
+            : Effect.asVoid(repo.follow(me.user.id, target.id)),
+        unfollow: (me, target) => Effect.asVoid(repo.unfollow(me.user.id, target.id)),
+        isFollowing: (user, target) => repo.isFollowing(user.id, target.id),
+        followers: (viewer, user, window) => repo.followers(user.id, listViewer(viewer), window),
+        following: (viewer, user, window) => repo.following(user.id, listViewer(viewer), window)
       })
     })
   )

@@ -181,11 +181,11 @@ export class OrgsService extends Context.Service<
       /** Fails when removing `user` would leave the org's owner team empty; call inside a transaction. */
       const guardLastOwner = (orgId: number, user: UserRow) =>
         Effect.gen(function* () {
-          const owners = yield* Effect.orDie(repo.ownerTeam(orgId))
+          const owners = yield* repo.ownerTeam(orgId)
           if (Option.isNone(owners)) return
-          yield* Effect.orDie(repo.lockTeam(owners.value.id))
-          if (!(yield* Effect.orDie(repo.isTeamMember(owners.value.id, user.id)))) return
-          const count = yield* Effect.orDie(repo.countTeamMembers(owners.value.id))
+          yield* repo.lockTeam(owners.value.id)
+          if (!(yield* repo.isTeamMember(owners.value.id, user.id))) return
+          const count = yield* repo.countTeamMembers(owners.value.id)
           if (count <= 1) return yield* Effect.fail(lastOwner(user))
         })
 
@@ -193,7 +193,7 @@ export class OrgsService extends Context.Service<
       const transaction = sqlTransaction(sql)
 
       const getById = (id: number) =>
-        Effect.flatMap(Effect.orDie(users.findById(id)), (found) =>
+        Effect.flatMap(users.findById(id), (found) =>
           Option.isSome(found) && found.value.type === "organization"
             ? Effect.succeed(found.value)
             : Effect.fail(Errors.notFound())
@@ -244,7 +244,7 @@ export class OrgsService extends Context.Service<
 
       return OrgsService.of({
         get: (name) =>
-          Effect.flatMap(Effect.orDie(users.findByName(name)), (found) =>
+          Effect.flatMap(users.findByName(name), (found) =>
             Option.isSome(found) && found.value.type === "organization"
               ? Effect.succeed(found.value)
               : Effect.fail(Errors.notFound())
@@ -258,7 +258,7 @@ export class OrgsService extends Context.Service<
             }
             const problem = userNameProblem(input.username) ?? orgFieldsProblem(input)
             if (problem !== undefined) return yield* invalid(problem)
-            if (Option.isSome(yield* Effect.orDie(users.findByName(input.username)))) {
+            if (Option.isSome(yield* users.findByName(input.username))) {
               return yield* Effect.fail(nameTaken(input.username))
             }
             const created = Effect.gen(function* () {
@@ -300,15 +300,14 @@ export class OrgsService extends Context.Service<
             yield* accounts.remove(org)
           }),
 
-        list: (filter, page) => Effect.orDie(repo.listOrgs(filter, page)),
-        listOfUser: (user, publicOnly, filter, page) =>
-          Effect.orDie(repo.listOrgsOfUser(user.id, publicOnly, filter, page)),
-        members: (org, options, page) => Effect.orDie(repo.listMembers(org.id, options, page)),
-        membership: (org, user) => Effect.orDie(repo.membership(org.id, user.id)),
+        list: (filter, page) => repo.listOrgs(filter, page),
+        listOfUser: (user, publicOnly, filter, page) => repo.listOrgsOfUser(user.id, publicOnly, filter, page),
+        members: (org, options, page) => repo.listMembers(org.id, options, page),
+        membership: (org, user) => repo.membership(org.id, user.id),
         setMembershipPublic: (org, user, isPublic) =>
           Effect.gen(function* () {
-            if (Option.isNone(yield* Effect.orDie(repo.membership(org.id, user.id)))) return yield* Errors.notFound()
-            yield* Effect.orDie(repo.setMembershipPublic(org.id, user.id, isPublic))
+            if (Option.isNone(yield* repo.membership(org.id, user.id))) return yield* Errors.notFound()
+            yield* repo.setMembershipPublic(org.id, user.id, isPublic)
           }),
         removeMember: (org, user) =>
           transaction(
@@ -321,21 +320,21 @@ export class OrgsService extends Context.Service<
         getTeam: (id) =>
           /^\d{1,15}$/.test(id)
             ? Effect.flatMap(
-                Effect.orDie(repo.findTeam(Number(id))),
+                repo.findTeam(Number(id)),
                 Option.match({
                   onNone: () => Effect.fail(Errors.notFound()),
                   onSome: Effect.succeed
                 })
               )
             : Effect.fail(Errors.notFound()),
-        listTeams: (org, page) => Effect.orDie(repo.listTeams(org.id, page)),
+        listTeams: (org, page) => repo.listTeams(org.id, page),
 
         createTeam: (org, input) =>
           Effect.gen(function* () {
             const problem = teamNameProblem(input.name) ?? maxSize("Description", input.description, 255)
             if (problem !== undefined) return yield* invalid(problem)
             const access = yield* resolveAccess(input, undefined)
-            if (Option.isSome(yield* Effect.orDie(repo.findTeamByName(org.id, input.name)))) {
+            if (Option.isSome(yield* repo.findTeamByName(org.id, input.name))) {
               return yield* Effect.fail(teamTaken(org, input.name))
             }
             return yield* repo
@@ -359,7 +358,7 @@ export class OrgsService extends Context.Service<
               if (isOwnerTeam) return yield* invalid(`the ${team.name} team cannot be renamed`)
               const problem = teamNameProblem(input.name)
               if (problem !== undefined) return yield* invalid(problem)
-              const existing = yield* Effect.orDie(repo.findTeamByName(team.orgId, input.name))
+              const existing = yield* repo.findTeamByName(team.orgId, input.name)
               if (Option.isSome(existing) && existing.value.id !== team.id) {
                 return yield* invalid(`team already exists [org_id: ${team.orgId}, name: ${input.name.toLowerCase()}]`)
               }
@@ -394,8 +393,8 @@ export class OrgsService extends Context.Service<
             ? invalid(`the ${team.name} team cannot be deleted: it holds the organization's owners`)
             : transaction(repo.deleteTeam(team)),
 
-        teamMembers: (team, page) => Effect.orDie(repo.listTeamMembers(team.id, page)),
-        isTeamMember: (team, user) => Effect.orDie(repo.isTeamMember(team.id, user.id)),
+        teamMembers: (team, page) => repo.listTeamMembers(team.id, page),
+        isTeamMember: (team, user) => repo.isTeamMember(team.id, user.id),
         addTeamMember: (team, user) =>
           user.type === "organization"
             ? invalid(`an organization cannot be a team member [name: ${user.name}]`)

@@ -245,7 +245,7 @@ export class ReposService extends Context.Service<
 
       const find = (ownerName: string, name: string) =>
         Effect.gen(function* () {
-          const owner = yield* Effect.flatMap(Effect.orDie(users.findByName(ownerName)), (account) =>
+          const owner = yield* Effect.flatMap(users.findByName(ownerName), (account) =>
             Option.isSome(account) ? Effect.succeed(account.value) : Effect.fail(Errors.notFound())
           )
           const repo = yield* found(repos.findByName(owner.id, name))
@@ -277,13 +277,13 @@ export class ReposService extends Context.Service<
       /** Where an old `owner/name` (renamed or transferred) is now, if the viewer may see it there. */
       const redirectFor = (viewer: Principal | undefined, ownerName: string, name: string) =>
         Effect.gen(function* () {
-          const oldOwner = yield* Effect.orDie(users.findByName(ownerName))
+          const oldOwner = yield* users.findByName(ownerName)
           if (Option.isNone(oldOwner)) return Option.none()
-          const id = yield* Effect.orDie(repos.redirectOf(oldOwner.value.id, name.toLowerCase()))
+          const id = yield* repos.redirectOf(oldOwner.value.id, name.toLowerCase())
           if (Option.isNone(id)) return Option.none()
-          const repo = yield* Effect.orDie(repos.findById(id.value))
+          const repo = yield* repos.findById(id.value)
           if (Option.isNone(repo)) return Option.none()
-          const owner = yield* Effect.orDie(users.findById(repo.value.ownerId))
+          const owner = yield* users.findById(repo.value.ownerId)
           if (Option.isNone(owner)) return Option.none()
           const visible = yield* Effect.isSuccess(policy.ensureVisible(viewer, repo.value, owner.value))
           return visible
@@ -378,7 +378,7 @@ export class ReposService extends Context.Service<
           Effect.gen(function* () {
             const problem = createProblem(input)
             if (problem !== undefined) return yield* Errors.validationFailed(problem)
-            if (Option.isSome(yield* Effect.orDie(repos.findByName(owner.id, input.name)))) {
+            if (Option.isSome(yield* repos.findByName(owner.id, input.name))) {
               return yield* duplicate()
             }
             const lowerName = input.name.toLowerCase()
@@ -431,13 +431,11 @@ export class ReposService extends Context.Service<
                 committer: who
               })
               const sizeKiB = yield* Effect.orDie(Git.sizeKiB(path))
-              yield* Effect.orDie(
-                repos.recordPush(row.id, {
-                  isEmpty: false,
-                  sizeBytes: sizeKiB * 1024,
-                  defaultBranch: row.defaultBranch
-                })
-              )
+              yield* repos.recordPush(row.id, {
+                isEmpty: false,
+                sizeBytes: sizeKiB * 1024,
+                defaultBranch: row.defaultBranch
+              })
             })
             const ready = yield* writer.init(target, row.defaultBranch).pipe(
               Effect.andThen(autoInit ? initialCommit : Effect.void),
@@ -516,7 +514,7 @@ export class ReposService extends Context.Service<
             const moves = changes.lower_name !== undefined && changes.lower_name !== repo.lowerName
             const newPath = moves ? pathOf(owner, { lowerName: changes.lower_name! }) : oldPath
             if (changes.lower_name !== undefined && changes.lower_name !== repo.lowerName) {
-              if (Option.isSome(yield* Effect.orDie(repos.findByName(owner.id, changes.lower_name)))) {
+              if (Option.isSome(yield* repos.findByName(owner.id, changes.lower_name))) {
                 return yield* duplicate()
               }
               if (existsSync(newPath)) {
@@ -559,27 +557,27 @@ export class ReposService extends Context.Service<
             }
             return row
           }),
-        listCollaborators: (repo, page) => Effect.orDie(repos.listCollaborators(repo.id, page)),
-        setCollaborator: (repo, user, mode) => Effect.orDie(repos.setCollaborator(repo.id, user.id, mode)),
-        removeCollaborator: (repo, user) => Effect.asVoid(Effect.orDie(repos.removeCollaborator(repo.id, user.id))),
+        listCollaborators: (repo, page) => repos.listCollaborators(repo.id, page),
+        setCollaborator: (repo, user, mode) => repos.setCollaborator(repo.id, user.id, mode),
+        removeCollaborator: (repo, user) => Effect.asVoid(repos.removeCollaborator(repo.id, user.id)),
         search: (search, page) => repos.search(search, page),
-        countOwnedBy: (owner) => Effect.orDie(repos.countOwnedBy(owner.id)),
-        releaseCountsOfUser: (user) => Effect.orDie(repos.releaseCountsOfUser(user.id)),
+        countOwnedBy: (owner) => repos.countOwnedBy(owner.id),
+        releaseCountsOfUser: (user) => repos.releaseCountsOfUser(user.id),
         removeAllOwnedBy: (owner) =>
           Effect.gen(function* () {
-            for (const repo of yield* Effect.orDie(repos.allOwnedBy(owner.id))) {
+            for (const repo of yield* repos.allOwnedBy(owner.id)) {
               yield* deleteRow(owner, repo)
               yield* removeDir(owner, repo)
             }
           }),
-        listOwnedBy: (owner, filter, page) => Effect.orDie(repos.listOwnedBy(owner.id, filter, page)),
+        listOwnedBy: (owner, filter, page) => repos.listOwnedBy(owner.id, filter, page),
         listAccessible: (user, publicOnly, orderBy, page) =>
           Effect.gen(function* () {
             const order = orderBy === "" ? "name" : orderBy
             if (!(REPO_ORDERS as ReadonlyArray<string>).includes(order)) {
               return yield* Errors.validationFailed("invalid order_by")
             }
-            return yield* Effect.orDie(repos.listAccessible(user.id, publicOnly, order as RepoOrder, page))
+            return yield* repos.listAccessible(user.id, publicOnly, order as RepoOrder, page)
           })
       })
     })

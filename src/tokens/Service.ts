@@ -57,17 +57,17 @@ export class TokensService extends Context.Service<
               .pipe(onAlreadyExists(() => duplicate))
             return { row, token }
           }),
-        list: (user, page) => Effect.orDie(repo.listByUser(user.id, page.limit, page.offset)),
+        list: (user, page) => repo.listByUser(user.id, page.limit, page.offset),
         remove: (user, idOrName) =>
           Effect.gen(function* () {
             // A number is an id first; one that is no token's id may still be a token's name.
-            let matches = /^\d+$/.test(idOrName) ? yield* Effect.orDie(repo.findById(user.id, Number(idOrName))) : []
-            if (matches.length === 0) matches = yield* Effect.orDie(repo.findByName(user.id, idOrName))
+            let matches = /^\d+$/.test(idOrName) ? yield* repo.findById(user.id, Number(idOrName)) : []
+            if (matches.length === 0) matches = yield* repo.findByName(user.id, idOrName)
             if (matches.length === 0) return yield* Errors.notFound()
             if (matches.length > 1) {
               return yield* Errors.validationFailed(`multiple matches for token name '${idOrName}'`)
             }
-            yield* Effect.orDie(repo.remove(matches[0]!.id))
+            yield* repo.remove(matches[0]!.id)
             yield* authenticator.invalidate
           })
       })

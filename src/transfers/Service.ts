@@ -59,7 +59,7 @@ export class TransfersService extends Context.Service<
       const quota = yield* QuotaService
 
       const userById = (id: number) =>
-        Effect.flatMap(Effect.orDie(users.findById(id)), (u) =>
+        Effect.flatMap(users.findById(id), (u) =>
           Option.isSome(u) ? Effect.succeed(u.value) : Effect.fail(Errors.notFound())
         )
 
@@ -92,7 +92,7 @@ export class TransfersService extends Context.Service<
         Effect.gen(function* () {
           const { owner, repo } = yield* repos.open(caller, ownerName, name)
           yield* policy.ensureAccess(caller, repo, owner, "owner")
-          const found = yield* Effect.orDie(users.findByName(options.new_owner))
+          const found = yield* users.findByName(options.new_owner)
           if (Option.isNone(found)) return yield* Errors.notFound()
           const recipient = found.value
           // A private organization the caller is not in stays unknown.
@@ -109,7 +109,7 @@ export class TransfersService extends Context.Service<
               return yield* Errors.validationFailed("Teams can only be added to organization-owned repositories")
             }
             for (const id of options.team_ids) {
-              const team = yield* Effect.orDie(orgRows.findTeam(id))
+              const team = yield* orgRows.findTeam(id)
               if (Option.isNone(team)) return yield* Errors.validationFailed(`team ${id} not found`)
               if (team.value.orgId !== recipient.id)
                 return yield* Errors.forbidden(`team ${id} belongs not to org ${recipient.id}`)
@@ -118,12 +118,12 @@ export class TransfersService extends Context.Service<
           }
           if (recipient.id === owner.id)
             return yield* Errors.validationFailed(`the repository is already owned by ${recipient.name}`)
-          if (Option.isSome(yield* Effect.orDie(transfers.pending(repo.id)))) {
+          if (Option.isSome(yield* transfers.pending(repo.id))) {
             return yield* Errors.conflict(
               `repository transfer is already in progress [repo: ${owner.name}/${repo.name}]`
             )
           }
-          if (Option.isSome(yield* Effect.orDie(rows.findByName(recipient.id, repo.name)))) {
+          if (Option.isSome(yield* rows.findByName(recipient.id, repo.name))) {
             return yield* Errors.validationFailed(
               `repository already exists [uname: ${recipient.name}, name: ${repo.name}]`
             )
@@ -148,7 +148,7 @@ export class TransfersService extends Context.Service<
       const pendingFor = (caller: Principal, ownerName: string, name: string) =>
         Effect.gen(function* () {
           const { owner, repo } = yield* repos.find(ownerName, name)
-          const pending = yield* Effect.orDie(transfers.pending(repo.id))
+          const pending = yield* transfers.pending(repo.id)
           const recipient = Option.isSome(pending) ? yield* userById(pending.value.recipientId) : undefined
           const receiving = recipient !== undefined && (yield* mayReceive(caller.user, recipient))
           if (!receiving) yield* policy.ensureVisible(caller, repo, owner)
@@ -180,7 +180,7 @@ export class TransfersService extends Context.Service<
         start,
         accept,
         reject,
-        pendingOf: (ids) => Effect.orDie(transfers.pendingOf(ids))
+        pendingOf: (ids) => transfers.pendingOf(ids)
       })
     })
   )

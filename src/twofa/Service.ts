@@ -70,23 +70,21 @@ export class TwoFactor extends Context.Service<
         sqlBoundary({
           enroll: (userId, accountName) =>
             Effect.gen(function* () {
-              const row = yield* Effect.orDie(load(userId))
+              const row = yield* load(userId)
               if (Option.isSome(row) && row.value.enabled === true) {
                 return yield* Errors.validationFailed(
                   "two-factor authentication is already enabled: disable it first (DELETE /user/twofa)"
                 )
               }
               const secret = new Secret({ size: 20 }).base32
-              yield* Effect.orDie(
-                sql`INSERT INTO two_factor (user_id, secret, enabled) VALUES (${userId}, ${seal(secret)}, false)
+              yield* sql`INSERT INTO two_factor (user_id, secret, enabled) VALUES (${userId}, ${seal(secret)}, false)
                 ON CONFLICT (user_id) DO UPDATE SET secret = EXCLUDED.secret, enabled = false, last_used_passcode = ''
                 WHERE NOT two_factor.enabled`
-              )
               return { secret, uri: totp(secret, accountName).toString() }
             }),
           confirm: (userId, passcode) =>
             Effect.gen(function* () {
-              const row = yield* Effect.orDie(load(userId))
+              const row = yield* load(userId)
               if (Option.isNone(row)) {
                 return yield* Errors.validationFailed(
                   "no two-factor enrolment in progress: start one with POST /user/twofa"
@@ -97,10 +95,8 @@ export class TwoFactor extends Context.Service<
               }
               const step = stepOf(row.value.secret as string, passcode)
               if (step === undefined) return yield* Errors.validationFailed("invalid provided OTP")
-              const updated = yield* Effect.orDie(
-                sql`UPDATE two_factor SET enabled = true, last_used_passcode = ${String(step)}
+              const updated = yield* sql`UPDATE two_factor SET enabled = true, last_used_passcode = ${String(step)}
                 WHERE user_id = ${userId} AND NOT enabled RETURNING user_id`
-              )
               if (updated.length === 0) {
                 return yield* Errors.validationFailed("two-factor authentication is already enabled")
               }
@@ -119,7 +115,7 @@ export class TwoFactor extends Context.Service<
             }),
           disable: (userId) =>
             Effect.map(
-              Effect.orDie(sql`DELETE FROM two_factor WHERE user_id = ${userId} RETURNING user_id`),
+              sql`DELETE FROM two_factor WHERE user_id = ${userId} RETURNING user_id`,
               (rows) => rows.length > 0
             )
         })

@@ -1,7 +1,7 @@
 // Who may see an account (Forgejo's `IsUserVisibleToViewer`): what a viewer may not see is answered 404.
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { sqlBoundary } from "../db/Boundary.ts"
+import { dieOnSqlError } from "../db/Boundary.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { UserRow, Visibility } from "./Repo.ts"
@@ -25,10 +25,12 @@ export class AccountPolicy extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient
       const isOrgMember = (orgId: number, userId: number) =>
-        Effect.map(
-          sql`SELECT 1 FROM org_users WHERE org_id = ${orgId} AND user_id = ${userId}`,
-          (rows) => rows.length > 0
-        ).pipe(Effect.orDie)
+        dieOnSqlError(
+          Effect.map(
+            sql`SELECT 1 FROM org_users WHERE org_id = ${orgId} AND user_id = ${userId}`,
+            (rows) => rows.length > 0
+          )
+        )
 
       const canSee = (viewer: Principal | undefined, target: UserRow): Effect.Effect<boolean> => {
         if (target.visibility === "public") return Effect.succeed(true)
@@ -42,30 +44,28 @@ export class AccountPolicy extends Context.Service<
         return Effect.succeed(target.visibility === "limited" && !me.restricted)
       }
 
-      return AccountPolicy.of(
-        sqlBoundary({
-          canSee,
-          ensureVisible: (viewer, target) =>
-            // Public accounts, the common case, need no further look-up.
-            target.visibility === "public"
-              ? Effect.void
-              : Effect.gen(function* () {
-                  if (!(yield* canSee(viewer, target))) return yield* Errors.notFound()
-                  if (viewer?.scopes?.publicOnly === true && target.visibility !== "public") {
-                    return yield* Errors.forbidden(
-                      target.type === "organization"
-                        ? "token scope is limited to public orgs"
-                        : "token scope is limited to public users"
-                    )
-                  }
-                }),
-          visibleLevels: (viewer) => {
-            if (viewer === undefined || viewer.scopes?.publicOnly === true) return ["public"]
-            if (viewer.user.isAdmin) return ["public", "limited", "private"]
-            return viewer.user.restricted ? [] : ["public", "limited"]
-          }
-        })
-      )
+      return AccountPolicy.of({
+        canSee,
+        ensureVisible: (viewer, target) =>
+          // Public accounts, the common case, need no further look-up.
+          target.visibility === "public"
+            ? Effect.void
+            : Effect.gen(function* () {
+                if (!(yield* canSee(viewer, target))) return yield* Errors.notFound()
+                if (viewer?.scopes?.publicOnly === true && target.visibility !== "public") {
+                  return yield* Errors.forbidden(
+                    target.type === "organization"
+                      ? "token scope is limited to public orgs"
+                      : "token scope is limited to public users"
+                  )
+                }
+              }),
+        visibleLevels: (viewer) => {
+          if (viewer === undefined || viewer.scopes?.publicOnly === true) return ["public"]
+          if (viewer.user.isAdmin) return ["public", "limited", "private"]
+          return viewer.user.restricted ? [] : ["public", "limited"]
+        }
+      })
     })
   )
 }

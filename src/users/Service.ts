@@ -108,7 +108,7 @@ export class UsersService extends Context.Service<
           ? invalid(`[Password]: password is too short: at least ${MIN_PASSWORD_LENGTH} characters are needed`)
           : Effect.void
       const checkEmailFree = (email: string, self?: number) =>
-        Effect.flatMap(Effect.orDie(repo.emailHolders(email)), (holders) =>
+        Effect.flatMap(repo.emailHolders(email), (holders) =>
           holders.some((id) => id !== self) ? invalid(`e-mail already in use [email: ${email}]`) : Effect.void
         )
       // A concurrent insert can still win the race: the unique index answers for it.
@@ -117,7 +117,7 @@ export class UsersService extends Context.Service<
 
       const get = (name: string) =>
         Effect.flatMap(
-          Effect.orDie(repo.findByName(name)),
+          repo.findByName(name),
           Option.match({
             onNone: () => Effect.fail(Errors.notFound()),
             onSome: Effect.succeed
@@ -129,7 +129,7 @@ export class UsersService extends Context.Service<
           Effect.gen(function* () {
             const problem = userNameProblem(input.username) ?? emailProblem(input.email)
             if (problem !== undefined) return yield* invalid(problem)
-            if (Option.isSome(yield* Effect.orDie(repo.findByName(input.username)))) {
+            if (Option.isSome(yield* repo.findByName(input.username))) {
               return yield* invalid(`user already exists [name: ${input.username}]`)
             }
             yield* checkEmailFree(input.email)
@@ -167,19 +167,19 @@ export class UsersService extends Context.Service<
             yield* authenticator.invalidate
             return updated
           }),
-        remove: (user) => Effect.andThen(Effect.orDie(repo.remove(user.id)), authenticator.invalidate),
+        remove: (user) => Effect.andThen(repo.remove(user.id), authenticator.invalidate),
         get,
         visible: (viewer, name) => Effect.tap(get(name), (user) => policy.ensureVisible(viewer, user)),
         byCommitEmail: (email) =>
           Effect.gen(function* () {
             if (email === "") return Option.none()
-            const found = yield* Effect.orDie(repo.findByEmail(email))
+            const found = yield* repo.findByEmail(email)
             const lower = email.toLowerCase()
             if (Option.isSome(found) || !lower.endsWith(noReplySuffix)) return found
             const login = lower.slice(0, -noReplySuffix.length)
             // findByName takes any name: a login never holds "@" or "/", and organizations commit nothing.
             if (!/^[\w.-]+$/.test(login)) return Option.none()
-            return Option.filter(yield* Effect.orDie(repo.findByName(login)), (user) => user.type === "user")
+            return Option.filter(yield* repo.findByName(login), (user) => user.type === "user")
           }),
         search: (viewer, query, page) => {
           // The two system accounts exist in no table; Forgejo answers them for their ids alone.
