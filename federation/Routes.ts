@@ -304,8 +304,8 @@ export const FederationRoutes = Layer.unwrap(
         const user = yield* personOf
         if (user === undefined) return notFound()
         const id = `${paths.actor(user)}/${kind}`
-        const uris = <A extends { actor: { uri: string } }>(rows: Effect.Effect<ReadonlyArray<A>, unknown>) =>
-          Effect.map(Effect.orDie(rows), (list) => list.map((row) => row.actor.uri))
+        const uris = <A extends { actor: { uri: string } }>(rows: Effect.Effect<ReadonlyArray<A>>) =>
+          Effect.map(rows, (list) => list.map((row) => row.actor.uri))
         switch (kind) {
           case "outbox":
             return yield* collection(id, yield* repo.countOutbox(user.id), (w) => repo.outbox(user.id, w))

@@ -125,8 +125,8 @@ export class FederatedSocial extends Context.Service<
           })
         )
 
-      const listed = <A>(rows: Effect.Effect<ReadonlyArray<A>, unknown>, total: Effect.Effect<number, unknown>) =>
-        Effect.orDie(Effect.all({ rows, total }))
+      const listed = <A>(rows: Effect.Effect<ReadonlyArray<A>>, total: Effect.Effect<number>) =>
+        Effect.all({ rows, total })
 
       return FederatedSocial.of({
         follow,

@@ -6,7 +6,7 @@ import { Console, Data, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CommandAppLayer } from "../App.ts"
 import type { Settings } from "../config/Settings.ts"
-import { statusOfError } from "../http/Errors.ts"
+import { statusOf } from "../http/Errors.ts"
 import { describeStartupFailure, LogLevelLayer, logToStderr, reportInOneLine } from "../main.ts"
 import { TwoFactor } from "../twofa/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
@@ -20,7 +20,7 @@ class Refused extends Data.TaggedError("Refused")<{ readonly message: string }> 
 const describeFailure = (error: unknown): string | undefined => {
   if (error instanceof Refused) return error.message
   // API errors carry their message (422 invalid name, duplicate, …); 404 has none.
-  const status = statusOfError(error)
+  const status = statusOf(error)
   if (status === 404) return "no such user"
   if (status !== undefined) return (error as { message: string }).message
   return describeStartupFailure(error)

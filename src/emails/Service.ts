@@ -104,14 +104,12 @@ export class EmailsService extends Context.Service<
               return yield* invalid(`Primary e-mail address cannot be deleted: ${primary}`)
             }
             // All or nothing: an address the account does not have is 404 and nothing is deleted.
-            yield* repo
-              .transaction(
-                Effect.gen(function* () {
-                  const deleted = yield* repo.deleteAll(user.id, lower)
-                  if (deleted !== lower.length) return yield* Errors.notFound()
-                })
-              )
-              .pipe(Effect.catch((e) => (e instanceof Errors.NotFound ? Effect.fail(e) : Effect.die(e))))
+            yield* repo.transaction(
+              Effect.gen(function* () {
+                const deleted = yield* repo.deleteAll(user.id, lower)
+                if (deleted !== lower.length) return yield* Errors.notFound()
+              })
+            )
           }),
         activate: (user, token) =>
           Effect.gen(function* () {

@@ -286,6 +286,7 @@ export class OrgsService extends Context.Service<
           Effect.gen(function* () {
             const problem = orgFieldsProblem(input)
             if (problem !== undefined) return yield* invalid(problem)
+            // orgValues never renames, so the name's unique index cannot refuse this update.
             return yield* Effect.orDie(users.update(org.id, orgValues(input)))
           }),
 
