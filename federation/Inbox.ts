@@ -302,7 +302,10 @@ export const receive = (
       const actorResult = yield* Effect.result(federation.remember(actorUri))
       if (actorResult._tag === "Failure") {
         const error = actorResult.failure
-        return refuse(error.status === 403 ? 403 : 400, `the activity's actor could not be used: ${error.message}`)
+        return refuse(
+          error.reason === "forbidden" ? 403 : 400,
+          `the activity's actor could not be used: ${error.message}`
+        )
       }
       actor = actorResult.success
     }

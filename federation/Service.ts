@@ -30,14 +30,7 @@ export const federatedRepository = (repo: RepoRow, owner: UserRow) =>
 const ACTOR_TYPES = new Set(["Person", "Service", "Application", "Group", "Organization", "Repository"])
 
 /** A remote failure as the local request's answer (what the caller can act on). */
-export const toApiError = (error: RemoteError) =>
-  error.status === 404
-    ? Errors.notFound()
-    : error.status === 403
-      ? Errors.forbidden(error.message)
-      : error.status === 400
-        ? Errors.validationFailed(error.message)
-        : Errors.badGateway(error.message)
+export const toApiError = (error: RemoteError) => Errors.refusal(error.reason, error.message)
 
 export class Federation extends Context.Service<
   Federation,
@@ -163,18 +156,24 @@ export class Federation extends Context.Service<
           if (known !== undefined) return known
           const id = idOf(document)
           if (document === undefined || id === undefined || !URL.canParse(id)) {
-            return yield* new RemoteError({ message: `${uri} is not an ActivityPub object`, status: 502 })
+            return yield* new RemoteError({ message: `${uri} is not an ActivityPub object`, reason: "remote-failed" })
           }
           // A server speaks only for its own objects.
           if (new URL(id).origin !== new URL(uri).origin) {
-            return yield* new RemoteError({ message: `${uri} answered an object of another server`, status: 502 })
+            return yield* new RemoteError({
+              message: `${uri} answered an object of another server`,
+              reason: "remote-failed"
+            })
           }
           const type = typeOf(document) ?? ""
           if (!ACTOR_TYPES.has(type))
-            return yield* new RemoteError({ message: `${uri} is a ${type || "thing"}, not an actor`, status: 400 })
+            return yield* new RemoteError({
+              message: `${uri} is a ${type || "thing"}, not an actor`,
+              reason: "invalid"
+            })
           const inbox = idOf(document.inbox)
           if (inbox === undefined || !URL.canParse(inbox)) {
-            return yield* new RemoteError({ message: `${uri} has no inbox`, status: 502 })
+            return yield* new RemoteError({ message: `${uri} has no inbox`, reason: "remote-failed" })
           }
           const text = (value: unknown) => (typeof value === "string" ? value : "")
           const sharedInbox = idOf(asObject(document.endpoints)?.sharedInbox) ?? ""
@@ -213,7 +212,7 @@ export class Federation extends Context.Service<
               (link.type === "application/activity+json" || String(link.type ?? "").startsWith("application/ld+json"))
           )
           if (self === undefined)
-            return yield* new RemoteError({ message: `${resource} has no ActivityPub actor`, status: 404 })
+            return yield* new RemoteError({ message: `${resource} has no ActivityPub actor`, reason: "not-found" })
           return self.href as string
         })
 
@@ -243,12 +242,12 @@ export class Federation extends Context.Service<
           if (match === null) {
             return yield* new RemoteError({
               message: `"${handle}" is neither a handle like user@host nor an actor URL`,
-              status: 400
+              reason: "invalid"
             })
           }
           const [, name, host] = match
           if (host!.toLowerCase() === paths.host.toLowerCase()) {
-            return yield* new RemoteError({ message: `${text} is an account of this server`, status: 400 })
+            return yield* new RemoteError({ message: `${text} is an account of this server`, reason: "invalid" })
           }
           return yield* byHandle(
             `${name}@${host}`.toLowerCase(),
@@ -268,7 +267,7 @@ export class Federation extends Context.Service<
             Effect.flatMap(webfinger(owner.host, page), (uri) => remember(uri))
           )
           if (found.type !== "Repository") {
-            return yield* new RemoteError({ message: `${ownerHandle}/${name} is not a repository`, status: 400 })
+            return yield* new RemoteError({ message: `${ownerHandle}/${name} is not a repository`, reason: "invalid" })
           }
           return found
         })
@@ -278,7 +277,7 @@ export class Federation extends Context.Service<
           Effect.mapError(
             checkUrl(settings, actor.sharedInbox || actor.inbox),
             (error) =>
-              new RemoteError({ message: `${actor.uri} cannot be delivered to: ${error.message}`, status: 403 })
+              new RemoteError({ message: `${actor.uri} cannot be delivered to: ${error.message}`, reason: "forbidden" })
           )
         )
 

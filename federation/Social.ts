@@ -62,7 +62,7 @@ export class FederatedSocial extends Context.Service<
               Effect.fail(
                 new RemoteError({
                   message: `the remote server did not answer within ${FETCH_TIMEOUT_MS / 1000} s`,
-                  status: 502
+                  reason: "remote-failed"
                 })
               )
           }),

@@ -81,6 +81,49 @@ export const internalError = (message: string) => new InternalError({ message, u
 export const badGateway = (message: string) => new BadGateway({ message, url: "" })
 
 /**
+ * Why something was refused, in words that do not depend on the protocol answering it: the git
+ * entity's `WriteRejected`, smart HTTP's `Denied` and federation's `RemoteError` carry one. This is
+ * the one mapping from a reason to an HTTP status (`refusal` gives the API error for it).
+ */
+export const REASON_STATUS = {
+  "bad-request": 400,
+  unauthorized: 401,
+  forbidden: 403,
+  "not-found": 404,
+  conflict: 409,
+  invalid: 422,
+  failed: 500,
+  "remote-failed": 502
+} as const
+export type Reason = keyof typeof REASON_STATUS
+
+interface RefusalOf {
+  readonly "bad-request": BadRequest
+  readonly unauthorized: Unauthorized
+  readonly forbidden: Forbidden
+  readonly "not-found": NotFound
+  readonly conflict: Conflict
+  readonly invalid: ValidationFailed
+  readonly failed: InternalError
+  readonly "remote-failed": BadGateway
+}
+
+/** The API error answering a refusal for `reason` (404 drops the message: its body is empty). */
+export const refusal = <R extends Reason>(reason: R, message: string): RefusalOf[R] => {
+  const make: { readonly [K in Reason]: (message: string) => RefusalOf[K] } = {
+    "bad-request": badRequest,
+    unauthorized,
+    forbidden,
+    "not-found": notFound,
+    conflict,
+    invalid: validationFailed,
+    failed: internalError,
+    "remote-failed": badGateway
+  }
+  return make[reason](message)
+}
+
+/**
  * The HTTP status an error declares: the `httpApiStatus` annotation of its class's schema, as
  * HttpApi reads it for declared errors (`Schema.Error`/`Schema.TaggedError` classes, e.g.
  * `class RepoArchived extends Schema.TaggedError<RepoArchived>()("RepoArchived", { message: Schema.String },
