@@ -292,7 +292,7 @@ export const receive = (
     let actor: RemoteActor
     if (type === "Delete" && objectId === actorUri) {
       // A deleted actor's document is gone: the one recorded here is the one deleted (none, nothing to delete).
-      const recorded = yield* Effect.orDie(repo.actorByUri(actorUri))
+      const recorded = yield* repo.actorByUri(actorUri)
       if (Option.isNone(recorded)) {
         yield* forgetKeys(federation, actorUri)
         return ACCEPTED
@@ -302,7 +302,10 @@ export const receive = (
       const actorResult = yield* Effect.result(federation.remember(actorUri))
       if (actorResult._tag === "Failure") {
         const error = actorResult.failure
-        return refuse(error.status === 403 ? 403 : 400, `the activity's actor could not be used: ${error.message}`)
+        return refuse(
+          error.reason === "forbidden" ? 403 : 400,
+          `the activity's actor could not be used: ${error.message}`
+        )
       }
       actor = actorResult.success
     }
@@ -314,7 +317,7 @@ export const receive = (
     }
     // Claimed before it is handled, so that a replay arriving meanwhile changes nothing either;
     // released when it was not taken, so that a later delivery of it may be.
-    if (!(yield* Effect.orDie(repo.markHandled(activityId, HANDLED_DAYS)))) return ACCEPTED
+    if (!(yield* repo.markHandled(activityId, HANDLED_DAYS))) return ACCEPTED
     const release = Effect.ignore(repo.unmarkHandled(activityId))
     const answer = yield* handle(federation, target, activity, type, actor).pipe(Effect.onError(() => release))
     if (answer.status >= 300) yield* release
@@ -363,7 +366,7 @@ const handle = (federation: FederationShape, target: InboxTarget, activity: Json
         if (target.kind === "repository") return refuse(422, "repositories cannot be followed here")
         const user = yield* localPerson(objectId)
         if (user === undefined) return refuse(404, "the object of the Follow is not a person of this server")
-        yield* Effect.orDie(repo.addFollower(user.id, actor.id, activityId))
+        yield* repo.addFollower(user.id, actor.id, activityId)
         yield* federation
           .send(user, [actor], Activities.accept(paths.actor(user), { id: activityId, actor: actor.uri }))
           .pipe(
@@ -378,7 +381,7 @@ const handle = (federation: FederationShape, target: InboxTarget, activity: Json
         const found = yield* localRepository(objectId)
         if (!found.known) return refuse(422, "the object of the Like is not a repository of this server")
         if (found.id === undefined) return refuse(404, "the repository of the Like does not exist")
-        yield* Effect.orDie(repo.addStar(found.id, actor.id, activityId))
+        yield* repo.addStar(found.id, actor.id, activityId)
         return ACCEPTED
       }
       case "Undo": {
@@ -389,15 +392,14 @@ const handle = (federation: FederationShape, target: InboxTarget, activity: Json
         if (inner.id === undefined) return refuse(400, "the Undo does not say what it undoes")
         // By the undone activity's id; failing that (some servers make a new id), by what it named.
         if (inner.type === undefined || inner.type === "Follow") {
-          if (yield* Effect.orDie(repo.removeFollower(actor.id, { activityUri: inner.id }))) return ACCEPTED
+          if (yield* repo.removeFollower(actor.id, { activityUri: inner.id })) return ACCEPTED
           const user = yield* localPerson(idOf(inner.body?.object))
-          if (user !== undefined && (yield* Effect.orDie(repo.removeFollower(actor.id, { userId: user.id }))))
-            return ACCEPTED
+          if (user !== undefined && (yield* repo.removeFollower(actor.id, { userId: user.id }))) return ACCEPTED
         }
         if (inner.type === undefined || inner.type === "Like") {
-          if (yield* Effect.orDie(repo.removeStar(actor.id, { activityUri: inner.id }))) return ACCEPTED
+          if (yield* repo.removeStar(actor.id, { activityUri: inner.id })) return ACCEPTED
           const found = yield* localRepository(idOf(inner.body?.object))
-          if (found.id !== undefined) yield* Effect.orDie(repo.removeStar(actor.id, { repoId: found.id }))
+          if (found.id !== undefined) yield* repo.removeStar(actor.id, { repoId: found.id })
         }
         return ACCEPTED
       }
@@ -405,8 +407,8 @@ const handle = (federation: FederationShape, target: InboxTarget, activity: Json
       case "Reject": {
         const inner = innerOf(activity)
         if (inner.id === undefined) return refuse(400, `the ${type} does not say what it answers`)
-        if (type === "Accept") yield* Effect.orDie(repo.acceptFollowing(actor.id, inner.id))
-        else yield* Effect.orDie(repo.rejectFollowing(actor.id, inner.id))
+        if (type === "Accept") yield* repo.acceptFollowing(actor.id, inner.id)
+        else yield* repo.rejectFollowing(actor.id, inner.id)
         return ACCEPTED
       }
       case "Update": {
@@ -418,7 +420,7 @@ const handle = (federation: FederationShape, target: InboxTarget, activity: Json
       case "Delete": {
         federation.documents.forget(actor.uri)
         yield* forgetKeys(federation, actor.uri)
-        yield* Effect.orDie(repo.deleteActor(actor.id))
+        yield* repo.deleteActor(actor.id)
         return ACCEPTED
       }
     }
@@ -432,7 +434,7 @@ const handle = (federation: FederationShape, target: InboxTarget, activity: Json
  */
 const keep = (federation: FederationShape, target: InboxTarget, activity: Json, actor: RemoteActor) =>
   Effect.gen(function* () {
-    const followers = yield* Effect.orDie(federation.repo.localFollowersOf(actor.id))
+    const followers = yield* federation.repo.localFollowersOf(actor.id)
     const recipients = target.kind === "user" ? followers.filter((id) => id === target.user.id) : followers
-    yield* Effect.orDie(federation.repo.addReceived(recipients, actor.id, activity))
+    yield* federation.repo.addReceived(recipients, actor.id, activity)
   })

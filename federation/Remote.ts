@@ -23,7 +23,8 @@ const MAX_REDIRECTS = 3
 /** Why a remote could not be used; `status` is what a local request answers because of it. */
 export class RemoteError extends Data.TaggedError("RemoteError")<{
   readonly message: string
-  readonly status: 400 | 403 | 404 | 502
+  /** Why, as Errors.REASON_STATUS knows it: the local request's answer (`toApiError`). */
+  readonly reason: "invalid" | "forbidden" | "not-found" | "remote-failed"
 }> {}
 
 export const federationPolicy = (settings: SettingsShape): HostPolicy => ({
@@ -48,17 +49,17 @@ export const checkUrl = (settings: SettingsShape, raw: string): Effect.Effect<Ar
   Effect.gen(function* () {
     const url = URL.canParse(raw) ? new URL(raw) : undefined
     if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:")) {
-      return yield* new RemoteError({ message: `${raw} is not an http(s) URL`, status: 400 })
+      return yield* new RemoteError({ message: `${raw} is not an http(s) URL`, reason: "invalid" })
     }
     if (url.protocol === "http:" && !settings.federation.USE_INSECURE_HTTP) {
       return yield* new RemoteError({
         message: `${url.origin} is plain http, which this server does not federate over ([federation] USE_INSECURE_HTTP)`,
-        status: 400
+        reason: "invalid"
       })
     }
     return yield* Effect.mapError(
       checkHost(federationPolicy(settings), url.href),
-      (e) => new RemoteError({ message: e.message, status: 403 })
+      (e) => new RemoteError({ message: e.message, reason: "forbidden" })
     )
   })
 
@@ -86,8 +87,8 @@ interface Outgoing {
 /** One request on addresses already checked (no redirect followed); the answer's body up to `max` bytes, all within `deadline`. */
 const requestPinned = (url: URL, addresses: ReadonlyArray<string>, outgoing: Outgoing, max: number, deadline: number) =>
   Effect.callback<Answer, RemoteError>((resume) => {
-    const fail = (message: string, status: 400 | 403 | 404 | 502 = 502) =>
-      resume(Effect.fail(new RemoteError({ message, status })))
+    const fail = (message: string, reason: RemoteError["reason"] = "remote-failed") =>
+      resume(Effect.fail(new RemoteError({ message, reason })))
     const request = (url.protocol === "https:" ? httpsRequest : httpRequest)(url, {
       method: outgoing.method,
       headers: outgoing.headers,
@@ -173,14 +174,14 @@ export const fetchJson = (
         continue
       }
       if (answer.status === 404 || answer.status === 410)
-        return yield* new RemoteError({ message: `${url} does not exist`, status: 404 })
+        return yield* new RemoteError({ message: `${url} does not exist`, reason: "not-found" })
       if (answer.status < 200 || answer.status >= 300) {
-        return yield* new RemoteError({ message: `${url} answered ${answer.status}`, status: 502 })
+        return yield* new RemoteError({ message: `${url} answered ${answer.status}`, reason: "remote-failed" })
       }
       try {
         return JSON.parse(answer.body.toString("utf8")) as unknown
       } catch {
-        return yield* new RemoteError({ message: `${url} did not answer JSON`, status: 502 })
+        return yield* new RemoteError({ message: `${url} did not answer JSON`, reason: "remote-failed" })
       }
     }
   })

@@ -83,7 +83,7 @@ export const FederationRoutes = Layer.unwrap(
           return { user: Option.getOrUndefined(yield* federation.person(name)) }
         }
         if (resource.startsWith("mailto:")) {
-          const found = yield* Effect.orDie(users.findByEmail(resource.slice(7)))
+          const found = yield* users.findByEmail(resource.slice(7))
           const user = Option.getOrUndefined(Option.filter(found, (u) => federatedUser(u) && !u.keepEmailPrivate))
           return { user }
         }
@@ -106,9 +106,9 @@ export const FederationRoutes = Layer.unwrap(
           if (page !== null) {
             const [ownerName, repoName] = [decodeName(page[1]!), decodeName(page[2]!)]
             if (ownerName === undefined || repoName === undefined) return {}
-            const owner = yield* Effect.orDie(users.findByName(ownerName))
+            const owner = yield* users.findByName(ownerName)
             if (Option.isNone(owner)) return {}
-            const found = yield* Effect.orDie(repos.findByName(owner.value.id, repoName))
+            const found = yield* repos.findByName(owner.value.id, repoName)
             if (Option.isNone(found) || !federatedRepository(found.value, owner.value)) return {}
             return { repository: { repo: found.value, owner: owner.value } }
           }
@@ -152,7 +152,7 @@ export const FederationRoutes = Layer.unwrap(
     )
     const nodeinfo = Effect.gen(function* () {
       const share = settings.federation.SHARE_USER_STATISTICS
-      const usage = share ? yield* Effect.orDie(repo.usage()) : undefined
+      const usage = share ? yield* repo.usage() : undefined
       return HttpServerResponse.text(
         JSON.stringify({
           version: "2.1",
@@ -304,23 +304,17 @@ export const FederationRoutes = Layer.unwrap(
         const user = yield* personOf
         if (user === undefined) return notFound()
         const id = `${paths.actor(user)}/${kind}`
-        const uris = <A extends { actor: { uri: string } }>(rows: Effect.Effect<ReadonlyArray<A>, unknown>) =>
-          Effect.map(Effect.orDie(rows), (list) => list.map((row) => row.actor.uri))
+        const uris = <A extends { actor: { uri: string } }>(rows: Effect.Effect<ReadonlyArray<A>>) =>
+          Effect.map(rows, (list) => list.map((row) => row.actor.uri))
         switch (kind) {
           case "outbox":
-            return yield* collection(id, yield* Effect.orDie(repo.countOutbox(user.id)), (w) =>
-              Effect.orDie(repo.outbox(user.id, w))
-            )
+            return yield* collection(id, yield* repo.countOutbox(user.id), (w) => repo.outbox(user.id, w))
           case "followers":
-            return yield* collection(id, yield* Effect.orDie(repo.countFollowers(user.id)), (w) =>
-              uris(repo.followers(user.id, w))
-            )
+            return yield* collection(id, yield* repo.countFollowers(user.id), (w) => uris(repo.followers(user.id, w)))
           case "following":
-            return yield* collection(id, yield* Effect.orDie(repo.countFollowing(user.id)), (w) =>
-              uris(repo.following(user.id, w))
-            )
+            return yield* collection(id, yield* repo.countFollowing(user.id), (w) => uris(repo.following(user.id, w)))
           case "liked":
-            return yield* collection(id, yield* Effect.orDie(repo.countRemoteStars(user.id)), (w) =>
+            return yield* collection(id, yield* repo.countRemoteStars(user.id), (w) =>
               uris(repo.remoteStars(user.id, w))
             )
         }
@@ -332,7 +326,7 @@ export const FederationRoutes = Layer.unwrap(
         const user = yield* personOf
         if (user === undefined) return notFound()
         const id = `${paths.actor(user)}/activities/${(yield* params).activity ?? ""}`
-        const found = yield* Effect.orDie(repo.published(user.id, id))
+        const found = yield* repo.published(user.id, id)
         if (Option.isNone(found)) return notFound()
         const activity = found.value as Record<string, unknown>
         return activityJson(

@@ -30,14 +30,7 @@ export const federatedRepository = (repo: RepoRow, owner: UserRow) =>
 const ACTOR_TYPES = new Set(["Person", "Service", "Application", "Group", "Organization", "Repository"])
 
 /** A remote failure as the local request's answer (what the caller can act on). */
-export const toApiError = (error: RemoteError) =>
-  error.status === 404
-    ? Errors.notFound()
-    : error.status === 403
-      ? Errors.forbidden(error.message)
-      : error.status === 400
-        ? Errors.validationFailed(error.message)
-        : Errors.badGateway(error.message)
+export const toApiError = (error: RemoteError) => Errors.refusal(error.reason, error.message)
 
 export class Federation extends Context.Service<
   Federation,
@@ -111,8 +104,8 @@ export class Federation extends Context.Service<
       const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromiseWith(context)(effect)
       const kv = new SqlKvStore(sql, run)
 
-      const person = (name: string) => Effect.map(Effect.orDie(users.findByName(name)), Option.filter(federatedUser))
-      const personById = (id: number) => Effect.map(Effect.orDie(users.findById(id)), Option.filter(federatedUser))
+      const person = (name: string) => Effect.map(users.findByName(name), Option.filter(federatedUser))
+      const personById = (id: number) => Effect.map(users.findById(id), Option.filter(federatedUser))
 
       const load = makeFedify({
         settings,
@@ -145,9 +138,9 @@ export class Federation extends Context.Service<
 
       const repository = (id: number) =>
         Effect.gen(function* () {
-          const found = yield* Effect.orDie(repos.findById(id))
+          const found = yield* repos.findById(id)
           if (Option.isNone(found)) return Option.none()
-          const owner = yield* Effect.orDie(users.findById(found.value.ownerId))
+          const owner = yield* users.findById(found.value.ownerId)
           if (Option.isNone(owner) || !federatedRepository(found.value, owner.value)) return Option.none()
           return Option.some({ repo: found.value, owner: owner.value })
         })
@@ -163,34 +156,38 @@ export class Federation extends Context.Service<
           if (known !== undefined) return known
           const id = idOf(document)
           if (document === undefined || id === undefined || !URL.canParse(id)) {
-            return yield* new RemoteError({ message: `${uri} is not an ActivityPub object`, status: 502 })
+            return yield* new RemoteError({ message: `${uri} is not an ActivityPub object`, reason: "remote-failed" })
           }
           // A server speaks only for its own objects.
           if (new URL(id).origin !== new URL(uri).origin) {
-            return yield* new RemoteError({ message: `${uri} answered an object of another server`, status: 502 })
+            return yield* new RemoteError({
+              message: `${uri} answered an object of another server`,
+              reason: "remote-failed"
+            })
           }
           const type = typeOf(document) ?? ""
           if (!ACTOR_TYPES.has(type))
-            return yield* new RemoteError({ message: `${uri} is a ${type || "thing"}, not an actor`, status: 400 })
+            return yield* new RemoteError({
+              message: `${uri} is a ${type || "thing"}, not an actor`,
+              reason: "invalid"
+            })
           const inbox = idOf(document.inbox)
           if (inbox === undefined || !URL.canParse(inbox)) {
-            return yield* new RemoteError({ message: `${uri} has no inbox`, status: 502 })
+            return yield* new RemoteError({ message: `${uri} has no inbox`, reason: "remote-failed" })
           }
           const text = (value: unknown) => (typeof value === "string" ? value : "")
           const sharedInbox = idOf(asObject(document.endpoints)?.sharedInbox) ?? ""
           const url = idOf(Array.isArray(document.url) ? document.url[0] : document.url) ?? ""
-          const actor = yield* Effect.orDie(
-            repo.upsertActor({
-              uri: id,
-              host: new URL(id).host,
-              type,
-              preferredUsername: text(document.preferredUsername),
-              name: text(document.name),
-              inbox,
-              sharedInbox: URL.canParse(sharedInbox) ? sharedInbox : "",
-              url: URL.canParse(url) ? url : ""
-            })
-          )
+          const actor = yield* repo.upsertActor({
+            uri: id,
+            host: new URL(id).host,
+            type,
+            preferredUsername: text(document.preferredUsername),
+            name: text(document.name),
+            inbox,
+            sharedInbox: URL.canParse(sharedInbox) ? sharedInbox : "",
+            url: URL.canParse(url) ? url : ""
+          })
           recorded.set(document, actor)
           return actor
         })
@@ -215,7 +212,7 @@ export class Federation extends Context.Service<
               (link.type === "application/activity+json" || String(link.type ?? "").startsWith("application/ld+json"))
           )
           if (self === undefined)
-            return yield* new RemoteError({ message: `${resource} has no ActivityPub actor`, status: 404 })
+            return yield* new RemoteError({ message: `${resource} has no ActivityPub actor`, reason: "not-found" })
           return self.href as string
         })
 
@@ -226,11 +223,11 @@ export class Federation extends Context.Service<
       const byHandle = (handle: string, known: boolean, find: Effect.Effect<RemoteActor, RemoteError>) =>
         Effect.gen(function* () {
           if (known) {
-            const recorded = yield* Effect.orDie(repo.actorByHandle(handle))
+            const recorded = yield* repo.actorByHandle(handle)
             if (Option.isSome(recorded)) return recorded.value
           }
           const actor = yield* find
-          yield* Effect.orDie(repo.setHandle(actor.id, handle))
+          yield* repo.setHandle(actor.id, handle)
           return actor
         })
 
@@ -238,19 +235,19 @@ export class Federation extends Context.Service<
         Effect.gen(function* () {
           const text = handle.trim()
           if (/^https?:\/\//i.test(text)) {
-            const recorded = options.known === true ? yield* Effect.orDie(repo.actorByUri(text)) : Option.none()
+            const recorded = options.known === true ? yield* repo.actorByUri(text) : Option.none()
             return Option.isSome(recorded) ? recorded.value : yield* remember(text)
           }
           const match = HANDLE.exec(text)
           if (match === null) {
             return yield* new RemoteError({
               message: `"${handle}" is neither a handle like user@host nor an actor URL`,
-              status: 400
+              reason: "invalid"
             })
           }
           const [, name, host] = match
           if (host!.toLowerCase() === paths.host.toLowerCase()) {
-            return yield* new RemoteError({ message: `${text} is an account of this server`, status: 400 })
+            return yield* new RemoteError({ message: `${text} is an account of this server`, reason: "invalid" })
           }
           return yield* byHandle(
             `${name}@${host}`.toLowerCase(),
@@ -270,7 +267,7 @@ export class Federation extends Context.Service<
             Effect.flatMap(webfinger(owner.host, page), (uri) => remember(uri))
           )
           if (found.type !== "Repository") {
-            return yield* new RemoteError({ message: `${ownerHandle}/${name} is not a repository`, status: 400 })
+            return yield* new RemoteError({ message: `${ownerHandle}/${name} is not a repository`, reason: "invalid" })
           }
           return found
         })
@@ -280,7 +277,7 @@ export class Federation extends Context.Service<
           Effect.mapError(
             checkUrl(settings, actor.sharedInbox || actor.inbox),
             (error) =>
-              new RemoteError({ message: `${actor.uri} cannot be delivered to: ${error.message}`, status: 403 })
+              new RemoteError({ message: `${actor.uri} cannot be delivered to: ${error.message}`, reason: "forbidden" })
           )
         )
 
@@ -317,8 +314,8 @@ export class Federation extends Context.Service<
           ? Effect.void
           : Effect.gen(function* () {
               const activity = Activities.createNote(paths.actor(user), note)
-              yield* Effect.orDie(repo.addOutbox(user.id, activity))
-              const followers = yield* Effect.orDie(repo.followerActors(user.id))
+              yield* repo.addOutbox(user.id, activity)
+              const followers = yield* repo.followerActors(user.id)
               if (followers.length === 0) return
               yield* send(user, followers, activity).pipe(
                 Effect.catchCause((cause) =>

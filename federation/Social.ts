@@ -62,7 +62,7 @@ export class FederatedSocial extends Context.Service<
               Effect.fail(
                 new RemoteError({
                   message: `the remote server did not answer within ${FETCH_TIMEOUT_MS / 1000} s`,
-                  status: 502
+                  reason: "remote-failed"
                 })
               )
           }),
@@ -78,7 +78,7 @@ export class FederatedSocial extends Context.Service<
             // A follow that could never be sent is refused, not recorded.
             yield* federation.deliverable(actor)
             const activity = Activities.follow(paths.actor(me), actor.uri)
-            if (!(yield* Effect.orDie(repo.addFollowing(me.id, actor.id, activity.id as string)))) return
+            if (!(yield* repo.addFollowing(me.id, actor.id, activity.id as string))) return
             yield* federation.send(me, [actor], activity)
           })
         )
@@ -88,7 +88,7 @@ export class FederatedSocial extends Context.Service<
           me,
           Effect.gen(function* () {
             const actor = yield* federation.lookup(handle, { known: true })
-            const followed = yield* Effect.orDie(repo.removeFollowing(me.id, actor.id))
+            const followed = yield* repo.removeFollowing(me.id, actor.id)
             if (Option.isNone(followed)) return
             yield* federation.send(
               me,
@@ -105,7 +105,7 @@ export class FederatedSocial extends Context.Service<
             const target = yield* federation.lookupRepository(ownerHandle, name)
             yield* federation.deliverable(target)
             const activity = Activities.like(paths.actor(me), target.uri)
-            if (!(yield* Effect.orDie(repo.addRemoteStar(me.id, target.id, activity.id as string)))) return
+            if (!(yield* repo.addRemoteStar(me.id, target.id, activity.id as string))) return
             yield* federation.send(me, [target], activity)
           })
         )
@@ -115,7 +115,7 @@ export class FederatedSocial extends Context.Service<
           me,
           Effect.gen(function* () {
             const target = yield* federation.lookupRepository(ownerHandle, name, { known: true })
-            const starred = yield* Effect.orDie(repo.removeRemoteStar(me.id, target.id))
+            const starred = yield* repo.removeRemoteStar(me.id, target.id)
             if (Option.isNone(starred)) return
             yield* federation.send(
               me,
@@ -125,8 +125,8 @@ export class FederatedSocial extends Context.Service<
           })
         )
 
-      const listed = <A>(rows: Effect.Effect<ReadonlyArray<A>, unknown>, total: Effect.Effect<number, unknown>) =>
-        Effect.orDie(Effect.all({ rows, total }))
+      const listed = <A>(rows: Effect.Effect<ReadonlyArray<A>>, total: Effect.Effect<number>) =>
+        Effect.all({ rows, total })
 
       return FederatedSocial.of({
         follow,
@@ -135,7 +135,7 @@ export class FederatedSocial extends Context.Service<
           remote(
             me,
             Effect.flatMap(federation.lookup(handle, { known: true }), (actor) =>
-              Effect.map(Effect.orDie(repo.findFollowing(me.id, actor.id)), Option.isSome)
+              Effect.map(repo.findFollowing(me.id, actor.id), Option.isSome)
             )
           ),
         star,
@@ -144,7 +144,7 @@ export class FederatedSocial extends Context.Service<
           remote(
             me,
             Effect.flatMap(federation.lookupRepository(ownerHandle, name, { known: true }), (target) =>
-              Effect.orDie(repo.hasRemoteStar(me.id, target.id))
+              repo.hasRemoteStar(me.id, target.id)
             )
           ),
         following: (me, window) => listed(repo.following(me.id, window), repo.countFollowing(me.id)),

@@ -1,11 +1,18 @@
 // The error framework shared by every route (issue item 6, Forgejo's services/context/api.go): `{message, url}`
 // bodies, 422 naming the field, 413 over the body limit, 500 for defects (logged), nosniff on
 // every response, and nothing written by a refused request.
-import { Effect, Schema } from "effect"
-import { HttpApiError } from "effect/http-api"
+import { createServer } from "node:http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiError, HttpApiGroup } from "effect/http-api"
 import { SqlClient } from "effect/sql/SqlClient"
+import { ConnectionError, SqlError } from "effect/sql/SqlError"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { describeSchemaError } from "../src/http/Middleware.ts"
+import { layerValue, resolveSettings } from "../src/config/Settings.ts"
+import { dieOnSqlError } from "../src/db/Boundary.ts"
+import { RETRY_AFTER_SECONDS } from "../src/health/Database.ts"
+import { describeSchemaError, ErrorResponses, ErrorResponsesLive } from "../src/http/Middleware.ts"
 import { basic, createUser, type Hearth, json, startHearth } from "./support/hearth.ts"
 
 const LIMIT = 2048
@@ -245,5 +252,115 @@ describe("response headers and shapes", () => {
     const unauthorized = await fetch(hearth.api("/user"))
     expect(unauthorized.headers.get("content-type")).toMatch(/^application\/json/)
     expect(await json(unauthorized)).toEqual({ message: "token is required", url: errorUrl })
+  })
+})
+
+// The renderer's rule, on an API of its own served with the real `ErrorResponses` (issue 16 item 4):
+// a slice declares an error class with its status (`httpApiStatus`) and the renderer answers it,
+// with no table of classes to keep; anything else is a defect, and a database outage among the
+// defects (what a repository's boundary turns an unreachable database into) is 503.
+class Teapot extends Schema.TaggedError<Teapot>()(
+  "Teapot",
+  { message: Schema.String, brew: Schema.String },
+  { httpApiStatus: 418 }
+) {}
+class NoSuchBrew extends Schema.TaggedError<NoSuchBrew>()("NoSuchBrew", {}, { httpApiStatus: 404 }) {}
+
+const RuleApi = HttpApi.make("rule")
+  .add(
+    HttpApiGroup.make("rule").add(
+      HttpApiEndpoint.get("teapot", "/teapot", { success: Schema.String, error: Teapot }),
+      HttpApiEndpoint.get("missing", "/missing", { success: Schema.String, error: NoSuchBrew }),
+      HttpApiEndpoint.get("defect", "/defect", { success: Schema.String }),
+      HttpApiEndpoint.get("outage", "/outage", { success: Schema.String })
+    )
+  )
+  .middleware(ErrorResponses)
+
+describe("the renderer's rule", () => {
+  const ruleSettings = resolveSettings({ server: { ROOT_URL: "http://forge.invalid/" } })
+  let base: string
+  let scope: Scope.Closeable
+  beforeAll(async () => {
+    const handlers = HttpApiBuilder.group(RuleApi, "rule", (h) =>
+      h
+        .handle("teapot", () => Effect.fail(new Teapot({ message: "I'm a teapot", brew: "earl grey" })))
+        .handle("missing", () => Effect.fail(new NoSuchBrew()))
+        .handle("defect", () => Effect.die(new Error("a bug in a handler")))
+        // What `sqlBoundary` makes of a query on a database that cannot be reached.
+        .handle("outage", () =>
+          dieOnSqlError(
+            Effect.fail(
+              new SqlError({
+                reason: new ConnectionError({ cause: new Error("connect ECONNREFUSED"), message: "cannot connect" })
+              })
+            )
+          )
+        )
+    )
+    const app = HttpRouter.serve(
+      HttpApiBuilder.layer(RuleApi).pipe(
+        Layer.provide(handlers),
+        Layer.provide(ErrorResponsesLive),
+        Layer.provide(layerValue(ruleSettings))
+      ),
+      { disableLogger: true, disableListenLog: true }
+    ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
+    scope = Effect.runSync(Scope.make())
+    const context = await Effect.runPromise(Layer.buildWithScope(app, scope))
+    const address = Context.get(context, HttpServer.HttpServer).address
+    if (!("port" in address)) throw new Error("expected a TCP address")
+    base = `http://127.0.0.1:${address.port}`
+  })
+  afterAll(() => scope && Effect.runPromise(Scope.close(scope, Exit.void)))
+
+  it("answers a slice's own error with its annotated status and {message, url}, its fields joining the body", async () => {
+    const res = await fetch(`${base}/teapot`)
+    expect(res.status).toBe(418)
+    expect(await res.json()).toEqual({
+      message: "I'm a teapot",
+      url: "http://forge.invalid/api/swagger",
+      brew: "earl grey"
+    })
+  })
+
+  it("answers a slice's own 404 with an empty body", async () => {
+    const res = await fetch(`${base}/missing`)
+    expect(res.status).toBe(404)
+    expect(await res.text()).toBe("")
+  })
+
+  it("answers a defect with 500 and logs it", async () => {
+    const logged: Array<string> = []
+    const capture = (...args: Array<unknown>) => void logged.push(args.map(String).join(" "))
+    const spies = [
+      vi.spyOn(console, "log").mockImplementation(capture),
+      vi.spyOn(console, "error").mockImplementation(capture)
+    ]
+    try {
+      const res = await fetch(`${base}/defect`)
+      expect(res.status).toBe(500)
+      expect(await res.json()).toEqual({ message: "internal server error", url: "http://forge.invalid/api/swagger" })
+    } finally {
+      for (const spy of spies) spy.mockRestore()
+    }
+    expect(logged.find((line) => line.includes("unhandled error while answering a request"))).toMatch(
+      /a bug in a handler/
+    )
+  })
+
+  it("answers an unreachable database (a defect from the SQL boundary) with 503 and Retry-After", async () => {
+    const spies = [
+      vi.spyOn(console, "log").mockImplementation(() => {}),
+      vi.spyOn(console, "error").mockImplementation(() => {})
+    ]
+    try {
+      const res = await fetch(`${base}/outage`)
+      expect(res.status).toBe(503)
+      expect(res.headers.get("retry-after")).toBe(String(RETRY_AFTER_SECONDS))
+      expect(await res.json()).toMatchObject({ url: "http://forge.invalid/api/swagger" })
+    } finally {
+      for (const spy of spies) spy.mockRestore()
+    }
   })
 })

@@ -80,7 +80,7 @@ describe("Repository entity", () => {
       })
     )
     expect(first._tag).toBe("Success")
-    expect(second).toMatchObject({ _tag: "WriteRejected", status: 422 })
+    expect(second).toMatchObject({ _tag: "WriteRejected", reason: "invalid" })
     expect(git(repo.dir, ["rev-list", "--count", "main"])).toBe("1")
   })
 
@@ -102,7 +102,7 @@ describe("Repository entity", () => {
         )
       })
     )
-    expect(error).toMatchObject({ status: 409 })
+    expect(error).toMatchObject({ reason: "conflict" })
   })
 
   it("moves and removes a repository, and a replayed move is a no-op", async () => {

@@ -120,7 +120,7 @@ beforeAll(async () => {
       Effect.map((blob) => HttpServerResponse.jsonUnsafe(blob, { status: 201 })),
       Effect.catch((error) =>
         Effect.succeed(
-          HttpServerResponse.jsonUnsafe({ message: error.message }, { status: Errors.statusOfError(error) ?? 500 })
+          HttpServerResponse.jsonUnsafe({ message: error.message }, { status: Errors.statusOf(error) ?? 500 })
         )
       ),
       Effect.onExit((exit) => Effect.sync(() => outcome(id).resolve(exit)))

@@ -6,7 +6,7 @@ import { Console, Data, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { CommandAppLayer } from "../App.ts"
 import type { Settings } from "../config/Settings.ts"
-import { statusOfError } from "../http/Errors.ts"
+import { statusOf } from "../http/Errors.ts"
 import { describeStartupFailure, LogLevelLayer, logToStderr, reportInOneLine } from "../main.ts"
 import { TwoFactor } from "../twofa/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
@@ -20,7 +20,7 @@ class Refused extends Data.TaggedError("Refused")<{ readonly message: string }> 
 const describeFailure = (error: unknown): string | undefined => {
   if (error instanceof Refused) return error.message
   // API errors carry their message (422 invalid name, duplicate, …); 404 has none.
-  const status = statusOfError(error)
+  const status = statusOf(error)
   if (status === 404) return "no such user"
   if (status !== undefined) return (error as { message: string }).message
   return describeStartupFailure(error)
@@ -37,13 +37,11 @@ const password = Flag.String("password").pipe(Flag.withAlias("p"))
 const findUser = (by: { name?: string | undefined; email?: string | undefined; id?: number | undefined }) =>
   Effect.gen(function* () {
     const repo = yield* UsersRepo
-    const found = yield* Effect.orDie(
-      by.email !== undefined
-        ? repo.findByEmail(by.email)
-        : by.name !== undefined
-          ? repo.findByName(by.name)
-          : repo.findById(by.id ?? 0)
-    )
+    const found = yield* by.email !== undefined
+      ? repo.findByEmail(by.email)
+      : by.name !== undefined
+        ? repo.findByName(by.name)
+        : repo.findById(by.id ?? 0)
     const what =
       by.email !== undefined ? `email: ${by.email}` : by.name !== undefined ? `name: ${by.name}` : `id: ${by.id}`
     if (Option.isNone(found) || found.value.type !== "user") {
@@ -168,7 +166,7 @@ export const adminCommand = <R>(settings: Effect.Effect<Layer.Layer<Settings, un
           const twoFactor = yield* TwoFactor
           const all: Array<UserRow> = []
           for (let offset = 0; ; offset += 500) {
-            const { rows } = yield* Effect.orDie(repo.list("user", 500, offset))
+            const { rows } = yield* repo.list("user", 500, offset)
             all.push(...rows)
             if (rows.length < 500) break
           }
@@ -179,7 +177,7 @@ export const adminCommand = <R>(settings: Effect.Effect<Layer.Layer<Settings, un
           }
           const rows: Array<Array<string>> = []
           for (const u of all) {
-            const enrolled = yield* Effect.orDie(twoFactor.isEnabled(u.id))
+            const enrolled = yield* twoFactor.isEnabled(u.id)
             rows.push([String(u.id), u.name, u.email, String(u.isActive), String(u.isAdmin), String(enrolled)])
           }
           yield* Console.log(table(["ID", "Username", "Email", "IsActive", "IsAdmin", "2FA"], rows))

@@ -2,6 +2,7 @@
 // Forgejo's defaults and refusals on top of the account rules of UsersService.
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { OrgsService } from "../orgs/Service.ts"
@@ -87,7 +88,7 @@ export class AdminUsers extends Context.Service<
   static readonly layer = Layer.effect(
     AdminUsers,
     Effect.gen(function* () {
-      const sql = yield* SqlClient
+      const transaction = sqlTransaction(yield* SqlClient)
       const users = yield* UsersService
       const usersRepo = yield* UsersRepo
       const repo = yield* AdminRepo
@@ -95,7 +96,7 @@ export class AdminUsers extends Context.Service<
       const repositories = yield* ReposService
 
       const isLastAdmin = (user: UserRow) =>
-        user.isAdmin ? Effect.map(Effect.orDie(usersRepo.countAdmins), (n) => n <= 1) : Effect.succeed(false)
+        user.isAdmin ? Effect.map(usersRepo.countAdmins, (n) => n <= 1) : Effect.succeed(false)
 
       return AdminUsers.of({
         create: (input) =>
@@ -120,19 +121,17 @@ export class AdminUsers extends Context.Service<
             })
           }),
         list: (query, page) =>
-          Effect.orDie(
-            usersRepo.search({
-              type: "user",
-              keyword: query.keyword,
-              visibilities: ["public", "limited", "private"],
-              viewerIsAdmin: true,
-              loginName: query.loginName,
-              sourceId: query.sourceId,
-              sort: query.sort,
-              limit: page.limit,
-              offset: page.offset
-            })
-          ),
+          usersRepo.search({
+            type: "user",
+            keyword: query.keyword,
+            visibilities: ["public", "limited", "private"],
+            viewerIsAdmin: true,
+            loginName: query.loginName,
+            sourceId: query.sourceId,
+            sort: query.sort,
+            limit: page.limit,
+            offset: page.offset
+          }),
         edit: (target, edit) =>
           Effect.gen(function* () {
             yield* notAnOrganization(target)
@@ -191,7 +190,7 @@ export class AdminUsers extends Context.Service<
               // Repositories first, each with its directory: disk work stays out of the account's
               // transaction, and a purge that stops half-way can simply be run again.
               yield* repositories.removeAllOwnedBy(target)
-              for (const org of yield* Effect.orDie(repo.soleOwnedOrgs(target.id))) {
+              for (const org of yield* repo.soleOwnedOrgs(target.id)) {
                 yield* repositories.removeAllOwnedBy(org)
               }
             } else if ((yield* repositories.countOwnedBy(target)) > 0) {
@@ -201,26 +200,24 @@ export class AdminUsers extends Context.Service<
               )
             }
             // One transaction: a refusal, or a failure half-way, leaves the account as it was.
-            yield* sql
-              .withTransaction(
-                Effect.gen(function* () {
-                  if (options.purge) {
-                    // As Forgejo: organizations the user alone owns go with it; other memberships,
-                    // tokens and the second factor are removed with the account (foreign keys cascade).
-                    for (const org of yield* repo.soleOwnedOrgs(target.id)) yield* orgs.remove(org)
-                  } else if ((yield* repo.countOrgMemberships(target.id)) > 0) {
-                    return yield* Errors.validationFailed(
-                      `user still has membership of organizations [uid: ${target.id}]: ` +
-                        "remove it from them first, or delete it with purge"
-                    )
-                  }
-                  yield* repositories.releaseCountsOfUser(target) // its stars and watches go with it
-                  yield* users.remove(target)
-                })
-              )
-              .pipe(Effect.catchTag("SqlError", Effect.die))
+            yield* transaction(
+              Effect.gen(function* () {
+                if (options.purge) {
+                  // As Forgejo: organizations the user alone owns go with it; other memberships,
+                  // tokens and the second factor are removed with the account (foreign keys cascade).
+                  for (const org of yield* repo.soleOwnedOrgs(target.id)) yield* orgs.remove(org)
+                } else if ((yield* repo.countOrgMemberships(target.id)) > 0) {
+                  return yield* Errors.validationFailed(
+                    `user still has membership of organizations [uid: ${target.id}]: ` +
+                      "remove it from them first, or delete it with purge"
+                  )
+                }
+                yield* repositories.releaseCountsOfUser(target) // its stars and watches go with it
+                yield* users.remove(target)
+              })
+            )
           }),
-        noAccounts: Effect.orDie(repo.noAccounts)
+        noAccounts: repo.noAccounts
       })
     })
   )

@@ -124,7 +124,7 @@ export const AuthenticationLive = Layer.effect(
       name: string
     ): Effect.Effect<Principal, Errors.Forbidden | Errors.NotFound> => {
       if (!principal.user.isAdmin) return Effect.fail(Errors.forbidden(SUDO_REFUSED))
-      return Effect.flatMap(Effect.orDie(users.findByName(name)), (target) =>
+      return Effect.flatMap(users.findByName(name), (target) =>
         Option.isSome(target) && target.value.type === "user"
           ? Effect.succeed({ ...principal, user: target.value })
           : Effect.fail(Errors.notFound())

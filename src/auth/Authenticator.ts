@@ -70,7 +70,7 @@ export class Authenticator extends Context.Service<
               method: "token"
             })
           )
-        }).pipe(Effect.orDie)
+        })
 
       const byToken = (token: string): Effect.Effect<Principal, Errors.Unauthorized> => {
         // Built only when needed: constructing an error captures a stack trace.
@@ -107,9 +107,7 @@ export class Authenticator extends Context.Service<
 
       const byPassword = (username: string, password: string, otp: string | undefined, secondFactor: SecondFactor) =>
         Effect.gen(function* () {
-          const found = yield* Effect.orDie(
-            username.includes("@") ? users.findByEmail(username) : users.findByName(username)
-          )
+          const found = yield* username.includes("@") ? users.findByEmail(username) : users.findByName(username)
           if (Option.isNone(found) || found.value.type !== "user") {
             return yield* Errors.unauthorized(`user does not exist [uid: 0, name: ${username}]`)
           }
@@ -152,10 +150,10 @@ export class Authenticator extends Context.Service<
           }
           if (user.prohibitLogin) return yield* Errors.unauthorized("user is not allowed login")
           // Said only to someone who knew the password, so it reveals nothing to a guesser.
-          if (secondFactor === "refuse" && (yield* Effect.orDie(twoFactor.isEnabled(user.id)))) {
+          if (secondFactor === "refuse" && (yield* twoFactor.isEnabled(user.id))) {
             return yield* Errors.unauthorized(TWO_FACTOR_NEEDS_TOKEN)
           }
-          if ((yield* Effect.orDie(twoFactor.check(user.id, otp))) === "invalid") {
+          if ((yield* twoFactor.check(user.id, otp)) === "invalid") {
             // A wrong passcode counts too: otherwise the password alone would allow guessing codes.
             recordFailure(user.id)
             return yield* Errors.unauthorized("invalid provided OTP")

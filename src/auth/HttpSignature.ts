@@ -119,7 +119,7 @@ export class HttpSignatures extends Context.Service<
       const refuse = (why: string) => Effect.fail(Errors.unauthorized(`invalid HTTP signature: ${why}`))
 
       const principalOf = (userId: number) =>
-        Effect.flatMap(Effect.orDie(users.findById(userId)), (user) =>
+        Effect.flatMap(users.findById(userId), (user) =>
           Option.isNone(user)
             ? refuse("the key's owner no longer exists")
             : Effect.succeed<Principal>({ user: user.value, scopes: undefined, method: "token" })
@@ -174,7 +174,7 @@ export class HttpSignatures extends Context.Service<
                 return yield* refuse("the signature does not match the certificate's key")
               for (const s of cert.subjects) {
                 const name = s.uid ?? s.hostname ?? ""
-                const found = yield* Effect.orDie(keys.findPrincipal(name))
+                const found = yield* keys.findPrincipal(name)
                 if (Option.isSome(found)) return yield* principalOf(found.value.ownerId!)
               }
               return yield* refuse("no user registered any of the certificate's principals")
@@ -182,7 +182,7 @@ export class HttpSignatures extends Context.Service<
           }
           return Effect.gen(function* () {
             if (keyId === undefined || keyId === "") return yield* refuse("no keyId")
-            const found = yield* Effect.orDie(keys.findByFingerprint(keyId))
+            const found = yield* keys.findByFingerprint(keyId)
             if (Option.isNone(found) || found.value.keyType !== "user" || found.value.ownerId === null) {
               return yield* refuse(`no user key has the fingerprint ${keyId}`)
             }

@@ -58,35 +58,31 @@ export class BlocksService extends Context.Service<
       const transfers = yield* TransfersRepo
 
       const anyBlocked = (blockers: ReadonlyArray<Account>, user: Account) =>
-        Effect.orDie(
-          blocks.isBlocked(
-            blockers.filter((b) => b.id !== user.id).map((b) => b.id),
-            user.id
-          )
+        blocks.isBlocked(
+          blockers.filter((b) => b.id !== user.id).map((b) => b.id),
+          user.id
         )
       const refuse = (blocked: boolean) => (blocked ? Effect.fail(Errors.forbidden(BLOCKED_BY_USER)) : Effect.void)
 
       const block = (blocker: UserRow, user: UserRow) =>
         blocker.id === user.id
           ? Effect.void
-          : Effect.orDie(
-              blocks.transaction(
-                Effect.gen(function* () {
-                  if (!(yield* blocks.insert(blocker.id, user.id))) return
-                  yield* follows.unfollow(user.id, blocker.id)
-                  yield* follows.unfollow(blocker.id, user.id)
-                  for (const repoId of yield* blocks.watchedIn(blocker.id, user.id)) {
-                    yield* social.unwatch(user.id, repoId)
-                  }
-                  for (const repoId of yield* blocks.collaborationsIn(blocker.id, user.id)) {
-                    yield* repos.removeCollaborator(repoId, user.id)
-                  }
-                  for (const repoId of yield* blocks.transfersOffered(blocker.id, user.id)) {
-                    yield* transfers.remove(repoId)
-                    yield* repos.setStatus(repoId, "ready")
-                  }
-                })
-              )
+          : blocks.transaction(
+              Effect.gen(function* () {
+                if (!(yield* blocks.insert(blocker.id, user.id))) return
+                yield* follows.unfollow(user.id, blocker.id)
+                yield* follows.unfollow(blocker.id, user.id)
+                for (const repoId of yield* blocks.watchedIn(blocker.id, user.id)) {
+                  yield* social.unwatch(user.id, repoId)
+                }
+                for (const repoId of yield* blocks.collaborationsIn(blocker.id, user.id)) {
+                  yield* repos.removeCollaborator(repoId, user.id)
+                }
+                for (const repoId of yield* blocks.transfersOffered(blocker.id, user.id)) {
+                  yield* transfers.remove(repoId)
+                  yield* repos.setStatus(repoId, "ready")
+                }
+              })
             )
 
       return BlocksService.of({
@@ -98,8 +94,8 @@ export class BlocksService extends Context.Service<
             refuse
           ),
         block,
-        unblock: (blocker, user) => Effect.asVoid(Effect.orDie(blocks.remove(blocker.id, user.id))),
-        list: (blocker, page) => Effect.orDie(blocks.list(blocker.id, page))
+        unblock: (blocker, user) => Effect.asVoid(blocks.remove(blocker.id, user.id)),
+        list: (blocker, page) => blocks.list(blocker.id, page)
       })
     })
   )

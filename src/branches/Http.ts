@@ -439,7 +439,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
             .updateRefs(target, [{ ref: `refs/heads/${name}`, newSha: source.value, oldSha: Git.ZERO_SHA }])
             .pipe(
               // Another request made it first: the same answer as when it already existed.
-              Effect.catch((e) => (e.status === 409 ? Effect.fail(Errors.conflict(BRANCH_EXISTS)) : writeFailed(e)))
+              Effect.catch((e) =>
+                e.reason === "conflict" ? Effect.fail(Errors.conflict(BRANCH_EXISTS)) : writeFailed(e)
+              )
             )
           yield* repos.recordGitChange(owner, repo)
           const [commit] = yield* Reader.readCommits(path, [source.value])

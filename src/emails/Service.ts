@@ -6,7 +6,6 @@
 
 import { createHash, randomBytes } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
-import { isSqlError } from "effect/sql/SqlError"
 import * as Errors from "../http/Errors.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { emailProblem } from "../users/Service.ts"
@@ -53,7 +52,7 @@ export class EmailsService extends Context.Service<
 
       return EmailsService.of({
         list: (user) =>
-          Effect.map(Effect.orDie(repo.listByUser(user.id)), (rows) => [
+          Effect.map(repo.listByUser(user.id), (rows) => [
             ...(user.email === "" ? [] : [toEmail(user, user.email, true, true)]),
             ...rows
               .filter((row) => row.email.toLowerCase() !== user.email.toLowerCase())
@@ -68,7 +67,7 @@ export class EmailsService extends Context.Service<
               if (!wanted.has(email.toLowerCase())) wanted.set(email.toLowerCase(), email)
             }
             if (wanted.size === 0) return yield* invalid("Email list empty")
-            const taken = yield* Effect.orDie(repo.taken([...wanted.keys()]))
+            const taken = yield* repo.taken([...wanted.keys()])
             if (taken.length > 0)
               return yield* invalid(`Email address has been used: ${wanted.get(taken[0]!) ?? taken[0]}`)
             const tokens = new Map<string, string>()
@@ -79,14 +78,14 @@ export class EmailsService extends Context.Service<
               tokens.set(email, token)
               return { email, activated: false, activationHash: hashToken(token), activationExpires: expires }
             })
-            const inserted = yield* repo.insertAll(user.id, rows).pipe(
-              Effect.catch((e) =>
-                // Another account took one of them meanwhile: the unique index answers for it.
-                isSqlError(e) && e.reason._tag === "UniqueViolation"
-                  ? invalid(`Email address has been used: ${[...wanted.values()].join(", ")}`)
-                  : Effect.die(e)
+            // Another account took one of them meanwhile: the unique index answers for it.
+            const inserted = yield* repo
+              .insertAll(user.id, rows)
+              .pipe(
+                Effect.catchTag("AlreadyExists", () =>
+                  invalid(`Email address has been used: ${[...wanted.values()].join(", ")}`)
+                )
               )
-            )
             for (const [email, token] of tokens) {
               yield* Effect.logInfo(
                 `E-mail address ${email} was added to the account ${user.name} and needs activation. ` +
@@ -105,18 +104,16 @@ export class EmailsService extends Context.Service<
               return yield* invalid(`Primary e-mail address cannot be deleted: ${primary}`)
             }
             // All or nothing: an address the account does not have is 404 and nothing is deleted.
-            yield* repo
-              .transaction(
-                Effect.gen(function* () {
-                  const deleted = yield* repo.deleteAll(user.id, lower)
-                  if (deleted !== lower.length) return yield* Errors.notFound()
-                })
-              )
-              .pipe(Effect.catch((e) => (e instanceof Errors.NotFound ? Effect.fail(e) : Effect.die(e))))
+            yield* repo.transaction(
+              Effect.gen(function* () {
+                const deleted = yield* repo.deleteAll(user.id, lower)
+                if (deleted !== lower.length) return yield* Errors.notFound()
+              })
+            )
           }),
         activate: (user, token) =>
           Effect.gen(function* () {
-            const found = yield* Effect.orDie(repo.activate(user.id, hashToken(token.trim())))
+            const found = yield* repo.activate(user.id, hashToken(token.trim()))
             if (Option.isNone(found)) {
               return yield* invalid(
                 "The activation token is invalid, has expired, or is for another account's address: " +
@@ -125,7 +122,7 @@ export class EmailsService extends Context.Service<
             }
             return toEmail(user, found.value.email, true, false)
           }),
-        activated: (userId) => Effect.map(Effect.orDie(repo.activatedOf(userId)), (rows) => new Set(rows))
+        activated: (userId) => Effect.map(repo.activatedOf(userId), (rows) => new Set(rows))
       })
     })
   )

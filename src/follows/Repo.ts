@@ -2,7 +2,7 @@
 // really inserted or deleted, so repeated and concurrent calls keep the counters exact.
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
+import { sqlBoundary } from "../db/Boundary.ts"
 import type { Window } from "../social/Repo.ts"
 import { toUserRow, type UserRow, UsersRepo } from "../users/Repo.ts"
 
@@ -18,22 +18,22 @@ export class FollowsRepo extends Context.Service<
   FollowsRepo,
   {
     /** Follows and raises both counters; false when the follow already existed. */
-    readonly follow: (userId: number, followId: number) => Effect.Effect<boolean, SqlError>
+    readonly follow: (userId: number, followId: number) => Effect.Effect<boolean>
     /** Unfollows and lowers both counters; false when there was nothing to remove. */
-    readonly unfollow: (userId: number, followId: number) => Effect.Effect<boolean, SqlError>
-    readonly isFollowing: (userId: number, followId: number) => Effect.Effect<boolean, SqlError>
+    readonly unfollow: (userId: number, followId: number) => Effect.Effect<boolean>
+    readonly isFollowing: (userId: number, followId: number) => Effect.Effect<boolean>
     /** Individual users following `userId`, newest first, that the viewer may see. */
     readonly followers: (
       userId: number,
       viewer: ListViewer,
       window: Window | undefined
-    ) => Effect.Effect<{ rows: Array<UserRow>; total: number }, SqlError>
+    ) => Effect.Effect<{ rows: Array<UserRow>; total: number }>
     /** Users and organizations `userId` follows, newest first, that the viewer may see. */
     readonly following: (
       userId: number,
       viewer: ListViewer,
       window: Window | undefined
-    ) => Effect.Effect<{ rows: Array<UserRow>; total: number }, SqlError>
+    ) => Effect.Effect<{ rows: Array<UserRow>; total: number }>
   }
 >()("hearth/follows/FollowsRepo") {
   static readonly layer = Layer.effect(
@@ -65,35 +65,37 @@ export class FollowsRepo extends Context.Service<
           return { rows: rows.map(toUserRow), total: Number(count!.n) }
         })
 
-      return FollowsRepo.of({
-        follow: (userId, followId) =>
-          sql.withTransaction(
-            Effect.gen(function* () {
-              const rows = yield* sql`INSERT INTO follows (user_id, follow_id) VALUES (${userId}, ${followId})
+      return FollowsRepo.of(
+        sqlBoundary({
+          follow: (userId, followId) =>
+            sql.withTransaction(
+              Effect.gen(function* () {
+                const rows = yield* sql`INSERT INTO follows (user_id, follow_id) VALUES (${userId}, ${followId})
               ON CONFLICT DO NOTHING RETURNING id`
-              if (rows.length === 0) return false
-              yield* users.adjustFollowCounts(userId, followId, 1)
-              return true
-            })
-          ),
-        unfollow: (userId, followId) =>
-          sql.withTransaction(
-            Effect.gen(function* () {
-              const rows =
-                yield* sql`DELETE FROM follows WHERE user_id = ${userId} AND follow_id = ${followId} RETURNING id`
-              if (rows.length === 0) return false
-              yield* users.adjustFollowCounts(userId, followId, -1)
-              return true
-            })
-          ),
-        isFollowing: (userId, followId) =>
-          Effect.map(
-            sql`SELECT 1 FROM follows WHERE user_id = ${userId} AND follow_id = ${followId}`,
-            (rows) => rows.length > 0
-          ),
-        followers: (userId, viewer, window) => list("followers", userId, viewer, window),
-        following: (userId, viewer, window) => list("following", userId, viewer, window)
-      })
+                if (rows.length === 0) return false
+                yield* users.adjustFollowCounts(userId, followId, 1)
+                return true
+              })
+            ),
+          unfollow: (userId, followId) =>
+            sql.withTransaction(
+              Effect.gen(function* () {
+                const rows =
+                  yield* sql`DELETE FROM follows WHERE user_id = ${userId} AND follow_id = ${followId} RETURNING id`
+                if (rows.length === 0) return false
+                yield* users.adjustFollowCounts(userId, followId, -1)
+                return true
+              })
+            ),
+          isFollowing: (userId, followId) =>
+            Effect.map(
+              sql`SELECT 1 FROM follows WHERE user_id = ${userId} AND follow_id = ${followId}`,
+              (rows) => rows.length > 0
+            ),
+          followers: (userId, viewer, window) => list("followers", userId, viewer, window),
+          following: (userId, viewer, window) => list("following", userId, viewer, window)
+        })
+      )
     })
   )
 }

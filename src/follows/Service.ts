@@ -57,12 +57,12 @@ export class FollowsService extends Context.Service<
             ? Effect.fail(Errors.validationFailed("you cannot follow yourself"))
             : Effect.andThen(
                 blocks.ensureNeitherBlocked(me.user, target),
-                Effect.asVoid(Effect.orDie(repo.follow(me.user.id, target.id)))
+                Effect.asVoid(repo.follow(me.user.id, target.id))
               ),
-        unfollow: (me, target) => Effect.asVoid(Effect.orDie(repo.unfollow(me.user.id, target.id))),
-        isFollowing: (user, target) => Effect.orDie(repo.isFollowing(user.id, target.id)),
-        followers: (viewer, user, window) => Effect.orDie(repo.followers(user.id, listViewer(viewer), window)),
-        following: (viewer, user, window) => Effect.orDie(repo.following(user.id, listViewer(viewer), window))
+        unfollow: (me, target) => Effect.asVoid(repo.unfollow(me.user.id, target.id)),
+        isFollowing: (user, target) => repo.isFollowing(user.id, target.id),
+        followers: (viewer, user, window) => repo.followers(user.id, listViewer(viewer), window),
+        following: (viewer, user, window) => repo.following(user.id, listViewer(viewer), window)
       })
     })
   )

@@ -79,7 +79,7 @@ export class ForksService extends Context.Service<
       const targetOwner = (caller: Principal, organization: string | null | undefined) =>
         Effect.gen(function* () {
           if (organization === undefined || organization === null || organization === "") return caller.user
-          const org = yield* Effect.orDie(users.findByName(organization))
+          const org = yield* users.findByName(organization)
           // An organization the caller may not see is answered as one that does not exist.
           if (Option.isNone(org) || org.value.type !== "organization" || !(yield* accounts.canSee(caller, org.value))) {
             return yield* Errors.validationFailed(`org does not exist [id: 0, name: ${organization}]`)
@@ -105,7 +105,7 @@ export class ForksService extends Context.Service<
             options.name !== undefined && options.name !== null && options.name !== "" ? options.name : source.repo.name
           const problem = repoNameProblem(forkName)
           if (problem !== undefined) return yield* Errors.validationFailed(problem)
-          if (Option.isSome(yield* Effect.orDie(rows.forkOwnedBy(source.repo.id, owner.id)))) {
+          if (Option.isSome(yield* rows.forkOwnedBy(source.repo.id, owner.id))) {
             return yield* Errors.conflict(
               `repository is already forked by user [uname: ${owner.name}, repo path: ${source.owner.name}/${source.repo.name}]`
             )
@@ -128,9 +128,7 @@ export class ForksService extends Context.Service<
           // An empty repository at once, so everything reading the fork works while the copy runs.
           const started = Effect.gen(function* () {
             yield* repos.initDirectory(target, repo.defaultBranch)
-            yield* Effect.orDie(
-              jobs.enqueue({ kind: "fork", key: jobKey(repo.id), repoId: repo.id, doerId: caller.user.id })
-            )
+            yield* jobs.enqueue({ kind: "fork", key: jobKey(repo.id), repoId: repo.id, doerId: caller.user.id })
             return yield* ForkRepository.execute({ forkId: repo.id, sourceId: source.repo.id }, { discard: true }).pipe(
               Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
               Effect.orDie
@@ -147,15 +145,15 @@ export class ForksService extends Context.Service<
           }).pipe(Effect.provideService(WorkflowEngine.WorkflowEngine, engine))
           yield* Effect.timeoutOption(done, `${settings.repository.FORK_WAIT_TIMEOUT} seconds`)
           // The row as the job left it (ready, or still creating), for the answer.
-          const now = yield* Effect.orDie(rows.findById(repo.id))
+          const now = yield* rows.findById(repo.id)
           return { repo: Option.getOrElse(now, () => repo), owner }
         })
 
       const list = (viewer: Principal | undefined, ownerName: string, name: string, window: Window | undefined) =>
         Effect.gen(function* () {
           const source = yield* repos.open(viewer, ownerName, name)
-          const forks = yield* Effect.orDie(rows.forksOf(source.repo.id))
-          const owners = yield* Effect.orDie(users.findByIds(forks.map((f) => f.ownerId)))
+          const forks = yield* rows.forksOf(source.repo.id)
+          const owners = yield* users.findByIds(forks.map((f) => f.ownerId))
           const withOwners = forks.flatMap((repo) => {
             const owner = owners.get(repo.ownerId)
             return owner === undefined ? [] : [{ repo, owner }]

@@ -31,7 +31,7 @@ export const ForkRepositoryLive = ForkRepository.toLayer(
       const located = (id: number) =>
         Effect.gen(function* () {
           const repo = yield* Effect.mapError(repos.getById(id), () => `repository ${id} no longer exists`)
-          const owner = yield* Effect.flatMap(Effect.orDie(users.findById(repo.ownerId)), (found) =>
+          const owner = yield* Effect.flatMap(users.findById(repo.ownerId), (found) =>
             Option.isSome(found)
               ? Effect.succeed(found.value)
               : Effect.fail(`the owner of repository ${id} no longer exists`)
@@ -48,7 +48,7 @@ export const ForkRepositoryLive = ForkRepository.toLayer(
           const fork = yield* located(forkId)
           yield* writer.copyFrom({ id: forkId, dir: fork.dir }, source.dir).pipe(Effect.mapError((e) => e.message))
         })
-      }).pipe(Effect.tapError(() => Effect.orDie(rows.setStatus(forkId, "broken")).pipe(Effect.ignore)))
+      }).pipe(Effect.tapError(() => rows.setStatus(forkId, "broken").pipe(Effect.ignore)))
 
       yield* step({
         job,
@@ -57,7 +57,7 @@ export const ForkRepositoryLive = ForkRepository.toLayer(
         work: Effect.gen(function* () {
           const fork = yield* located(forkId)
           yield* repos.recordGitChange(fork.owner, fork.repo, { maintain: true })
-          yield* Effect.orDie(rows.setStatus(forkId, "ready"))
+          yield* rows.setStatus(forkId, "ready")
         })
       })
       yield* finished(job)

@@ -16,27 +16,20 @@ import * as Git from "./Git.ts"
 import * as Readers from "./Readers.ts"
 import * as Write from "./Write.ts"
 
-/** A write the entity refused, with the HTTP status it means for the API. */
+/**
+ * A write the entity refused, and why: the branch or file is missing (not-found), something moved
+ * meanwhile (conflict), the request cannot be done (invalid), or git failed (failed). The HTTP
+ * status is not the entity's business: `Errors.refusal` maps the reason (src/http/Errors.ts).
+ */
 export class WriteRejected extends Schema.TaggedError<WriteRejected>()("WriteRejected", {
-  status: Schema.Literals([404, 409, 422, 500]),
+  reason: Schema.Literals(["not-found", "conflict", "invalid", "failed"]),
   message: Schema.String
 }) {}
 
-const rejected = (status: 404 | 409 | 422 | 500, message: string) => new WriteRejected({ status, message })
+const rejected = (reason: WriteRejected["reason"], message: string) => new WriteRejected({ reason, message })
 
 /** The API error a refused write answers with. */
-export const toApiError = (error: WriteRejected) => {
-  switch (error.status) {
-    case 404:
-      return Errors.notFound()
-    case 409:
-      return Errors.conflict(error.message)
-    case 422:
-      return Errors.validationFailed(error.message)
-    case 500:
-      return Errors.internalError(error.message)
-  }
-}
+export const toApiError = (error: WriteRejected) => Errors.refusal(error.reason, error.message)
 
 const Who = Schema.Struct({
   name: Schema.String,
@@ -134,7 +127,7 @@ export const Repository = Entity.make("Repository", [
 // Handlers
 
 const refConflict = (error: Git.RefConflict) =>
-  rejected(409, `the branch changed while this change was being made, try again (${error.message})`)
+  rejected("conflict", `the branch changed while this change was being made, try again (${error.message})`)
 
 /**
  * Git failing is a broken repository or a bug: logged in full, answered as a 500. Argument errors
@@ -146,13 +139,13 @@ const guarded = <A>(
 ) =>
   effect.pipe(
     Effect.catchTag("RefConflict", (e) => Effect.fail(refConflict(e))),
-    Effect.catchTag("GitArgumentError", (e) => Effect.fail(rejected(422, e.message))),
+    Effect.catchTag("GitArgumentError", (e) => Effect.fail(rejected("invalid", e.message))),
     Effect.catchCause((cause) => {
       const failure = Cause.findErrorOption(cause)
       if (Option.isSome(failure) && failure.value._tag === "WriteRejected") return Effect.fail(failure.value)
       return Effect.andThen(
         Effect.logError(`repository write ${name} failed`, cause),
-        Effect.fail(rejected(500, `the repository could not be changed (${name})`))
+        Effect.fail(rejected("failed", `the repository could not be changed (${name})`))
       )
     })
   )
@@ -187,13 +180,16 @@ const plan = (entries: Map<string, Readers.TreeEntry>, files: ReadonlyArray<File
           const parent = parts.slice(0, i).join("/")
           const found = at(parent)
           if (found !== null && found.type !== "tree") {
-            return yield* rejected(422, `a file exists where you're trying to create a subdirectory [path: ${parent}]`)
+            return yield* rejected(
+              "invalid",
+              `a file exists where you're trying to create a subdirectory [path: ${parent}]`
+            )
           }
         }
         const existing = at(path)
         if (existing !== null) {
           return yield* rejected(
-            422,
+            "invalid",
             existing.type === "tree"
               ? `a directory exists where you're trying to create a file [path: ${path}]`
               : `repository file already exists [path: ${path}]`
@@ -204,10 +200,10 @@ const plan = (entries: Map<string, Readers.TreeEntry>, files: ReadonlyArray<File
     const ensureFile = (path: string, sha: string | undefined) =>
       Effect.gen(function* () {
         const found = at(path)
-        if (found === null) return yield* rejected(404, `repository file does not exist [path: ${path}]`)
-        if (found.type !== "blob") return yield* rejected(422, `path is not a file [path: ${path}]`)
+        if (found === null) return yield* rejected("not-found", `repository file does not exist [path: ${path}]`)
+        if (found.type !== "blob") return yield* rejected("invalid", `path is not a file [path: ${path}]`)
         if (sha !== undefined && sha.toLowerCase() !== found.sha) {
-          return yield* rejected(422, `sha does not match [given: ${sha}, expected: ${found.sha}]`)
+          return yield* rejected("invalid", `sha does not match [given: ${sha}, expected: ${found.sha}]`)
         }
         return found
       })
@@ -252,13 +248,13 @@ const commitFiles = (payload: typeof CommitFiles.payloadSchema.Type) =>
     const { dir } = payload
     const parent = Option.getOrUndefined(yield* Readers.resolveCommit(dir, headsRef(payload.branch)))
     if (parent === undefined && !(yield* Git.isEmpty(dir))) {
-      return yield* rejected(404, `branch does not exist [name: ${payload.branch}]`)
+      return yield* rejected("not-found", `branch does not exist [name: ${payload.branch}]`)
     }
     const onNewBranch =
       payload.newBranch !== undefined && payload.newBranch !== "" && payload.newBranch !== payload.branch
     const target = onNewBranch ? payload.newBranch! : payload.branch
     if (onNewBranch && Option.isSome(yield* Readers.resolveCommit(dir, headsRef(target)))) {
-      return yield* rejected(422, `branch already exists [name: ${target}]`)
+      return yield* rejected("invalid", `branch already exists [name: ${target}]`)
     }
     const paths = payload.files.flatMap((f) =>
       f.fromPath !== undefined && f.fromPath !== "" ? [f.path, f.fromPath] : [f.path]
@@ -285,14 +281,16 @@ const createTag = (payload: typeof CreateTag.payloadSchema.Type) =>
   Effect.gen(function* () {
     const ref = `refs/tags/${payload.name}`
     if (Option.isSome(yield* Git.revParse(payload.dir, ref))) {
-      return yield* rejected(409, `tag already exists [name: ${payload.name}]`)
+      return yield* rejected("conflict", `tag already exists [name: ${payload.name}]`)
     }
     const sha =
       payload.message.trim() === ""
         ? payload.target
         : yield* Write.tagObject(payload.dir, { ...payload, tagger: payload.tagger })
     yield* Git.updateRef(payload.dir, ref, sha, Git.ZERO_SHA).pipe(
-      Effect.catchTag("RefConflict", () => Effect.fail(rejected(409, `tag already exists [name: ${payload.name}]`)))
+      Effect.catchTag("RefConflict", () =>
+        Effect.fail(rejected("conflict", `tag already exists [name: ${payload.name}]`))
+      )
     )
     return { sha }
   })
@@ -309,7 +307,7 @@ const move = (payload: typeof Move.payloadSchema.Type) =>
       await mkdir(dirname(payload.to), { recursive: true })
       await rename(payload.dir, payload.to)
     },
-    catch: (cause) => rejected(500, `the repository could not be moved: ${String(cause)}`)
+    catch: (cause) => rejected("failed", `the repository could not be moved: ${String(cause)}`)
   })
 
 /**
@@ -343,7 +341,7 @@ export const gitConfigEnv = (
 const fetchFrom = (payload: typeof FetchFrom.payloadSchema.Type) =>
   Effect.gen(function* () {
     const env = gitConfigEnv(payload.config)
-    const remoteFailed = (error: Git.GitError) => rejected(422, error.stderr.trim() || error.message)
+    const remoteFailed = (error: Git.GitError) => rejected("invalid", error.stderr.trim() || error.message)
     yield* Git.inRepo(
       payload.dir,
       [
@@ -437,7 +435,7 @@ export class RepositoryWriter extends Context.Service<
           (e) =>
             Effect.andThen(
               Effect.logError("repository write not delivered", e),
-              Effect.fail(rejected(500, "the repository is busy, try again"))
+              Effect.fail(rejected("failed", "the repository is busy, try again"))
             )
         ) as Effect.Effect<A, WriteRejected>
       return RepositoryWriter.of({

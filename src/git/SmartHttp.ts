@@ -14,13 +14,14 @@ import { toIncomingMessage, toServerResponse } from "@effect/platform-node/NodeH
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Data, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { REASON_STATUS } from "../http/Errors.ts"
 import { gitEnv, run } from "./Git.ts"
 
 export type Service = "upload-pack" | "receive-pack"
 
 /** Why a request may not use a repository; each maps to one HTTP status. */
 export class Denied extends Data.TaggedError("Denied")<{
-  /** not-found → 404, unauthorized → 401 with a Basic challenge, forbidden → 403, moved → 307 to `message`. */
+  /** A refusal (Errors.REASON_STATUS; unauthorized with a Basic challenge), or moved: a 307 to `message`. */
   readonly reason: "not-found" | "unauthorized" | "forbidden" | "moved"
   readonly message?: string | undefined
 }> {
@@ -78,16 +79,17 @@ const protocolEnv = (request: HttpServerRequest.HttpServerRequest): Record<strin
 const plain = (status: number, message: string, headers: Record<string, string> = {}) =>
   HttpServerResponse.text(`${message}\n`, { status, headers: { ...noCache, ...headers } })
 
+// Statuses as the API's (Errors.REASON_STATUS); the body is plain text for git clients.
 const deniedResponse = (denied: Denied, realm: string) => {
   switch (denied.reason) {
     case "not-found":
-      return plain(404, denied.message ?? "Repository not found")
+      return plain(REASON_STATUS["not-found"], denied.message ?? "Repository not found")
     case "unauthorized":
-      return plain(401, denied.message ?? "Authentication required", {
+      return plain(REASON_STATUS.unauthorized, denied.message ?? "Authentication required", {
         "www-authenticate": `Basic realm="${realm}"`
       })
     case "forbidden":
-      return plain(403, denied.message ?? "Forbidden")
+      return plain(REASON_STATUS.forbidden, denied.message ?? "Forbidden")
     case "moved":
       return HttpServerResponse.empty({ status: 307, headers: { ...noCache, location: denied.message ?? "/" } })
   }

@@ -2,7 +2,7 @@
 // primary key, kept for the `{user}.gpg` export.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
+import { type AlreadyExists, sqlBoundary, uniqueViolation } from "../db/Boundary.ts"
 import type { ParsedKey } from "./Keys.ts"
 
 export interface GpgKeyRow {
@@ -56,7 +56,7 @@ export class GpgRepo extends Context.Service<
   GpgRepo,
   {
     /** Which of these key ids are stored already (for anyone). */
-    readonly existing: (keyIds: ReadonlyArray<string>) => Effect.Effect<Array<string>, SqlError>
+    readonly existing: (keyIds: ReadonlyArray<string>) => Effect.Effect<Array<string>>
     /** Stores a primary key, its subkeys and its armored import; answers the primary's row. */
     readonly insert: (
       ownerId: number,
@@ -64,24 +64,21 @@ export class GpgRepo extends Context.Service<
       subkeys: ReadonlyArray<ParsedKey>,
       armored: string,
       verified: boolean
-    ) => Effect.Effect<GpgKeyRow, SqlError>
+    ) => Effect.Effect<GpgKeyRow, AlreadyExists>
     readonly listPrimary: (
       ownerId: number,
       limit: number,
       offset: number
-    ) => Effect.Effect<{ rows: Array<GpgKeyRow>; total: number }, SqlError>
-    readonly subkeysOf: (
-      ownerId: number,
-      primaryKeyIds: ReadonlyArray<string>
-    ) => Effect.Effect<Array<GpgKeyRow>, SqlError>
-    readonly findById: (id: number) => Effect.Effect<Option.Option<GpgKeyRow>, SqlError>
-    readonly findPrimary: (ownerId: number, keyId: string) => Effect.Effect<Option.Option<GpgKeyRow>, SqlError>
+    ) => Effect.Effect<{ rows: Array<GpgKeyRow>; total: number }>
+    readonly subkeysOf: (ownerId: number, primaryKeyIds: ReadonlyArray<string>) => Effect.Effect<Array<GpgKeyRow>>
+    readonly findById: (id: number) => Effect.Effect<Option.Option<GpgKeyRow>>
+    readonly findPrimary: (ownerId: number, keyId: string) => Effect.Effect<Option.Option<GpgKeyRow>>
     /** Removes a primary key with its subkeys and import. */
-    readonly remove: (ownerId: number, keyId: string) => Effect.Effect<void, SqlError>
-    readonly markVerified: (id: number) => Effect.Effect<void, SqlError>
-    readonly importOf: (keyId: string) => Effect.Effect<Option.Option<string>, SqlError>
+    readonly remove: (ownerId: number, keyId: string) => Effect.Effect<void>
+    readonly markVerified: (id: number) => Effect.Effect<void>
+    readonly importOf: (keyId: string) => Effect.Effect<Option.Option<string>>
     /** The armored imports of all the owner's primary keys, oldest first. */
-    readonly importsOf: (ownerId: number) => Effect.Effect<Array<string>, SqlError>
+    readonly importsOf: (ownerId: number) => Effect.Effect<Array<string>>
   }
 >()("hearth/gpg/GpgRepo") {
   static readonly layer = Layer.effect(
@@ -89,63 +86,67 @@ export class GpgRepo extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient
       const one = (rows: ReadonlyArray<Record<string, any>>) => Option.map(Option.fromNullishOr(rows[0]), toRow)
-      return GpgRepo.of({
-        existing: (keyIds) =>
-          keyIds.length === 0
-            ? Effect.succeed([])
-            : Effect.map(sql`SELECT key_id FROM gpg_keys WHERE key_id IN ${sql.in(keyIds)}`, (rows) =>
-                rows.map((r) => r.key_id as string)
-              ),
-        insert: (ownerId, primary, subkeys, armored, verified) =>
-          sql.withTransaction(
+      return GpgRepo.of(
+        sqlBoundary({
+          existing: (keyIds) =>
+            keyIds.length === 0
+              ? Effect.succeed([])
+              : Effect.map(sql`SELECT key_id FROM gpg_keys WHERE key_id IN ${sql.in(keyIds)}`, (rows) =>
+                  rows.map((r) => r.key_id as string)
+                ),
+          insert: (ownerId, primary, subkeys, armored, verified) =>
+            uniqueViolation(
+              sql.withTransaction(
+                Effect.gen(function* () {
+                  const [row] =
+                    yield* sql`INSERT INTO gpg_keys ${sql.insert(toColumns(ownerId, primary, verified))} RETURNING *`
+                  for (const subkey of subkeys) {
+                    yield* sql`INSERT INTO gpg_keys ${sql.insert(toColumns(ownerId, subkey, false))}`
+                  }
+                  yield* sql`INSERT INTO gpg_key_imports ${sql.insert({ key_id: primary.keyId, content: armored })}`
+                  return toRow(row!)
+                })
+              )
+            ),
+          listPrimary: (ownerId, limit, offset) =>
             Effect.gen(function* () {
-              const [row] =
-                yield* sql`INSERT INTO gpg_keys ${sql.insert(toColumns(ownerId, primary, verified))} RETURNING *`
-              for (const subkey of subkeys) {
-                yield* sql`INSERT INTO gpg_keys ${sql.insert(toColumns(ownerId, subkey, false))}`
-              }
-              yield* sql`INSERT INTO gpg_key_imports ${sql.insert({ key_id: primary.keyId, content: armored })}`
-              return toRow(row!)
-            })
-          ),
-        listPrimary: (ownerId, limit, offset) =>
-          Effect.gen(function* () {
-            const [count] =
-              yield* sql`SELECT count(*) AS n FROM gpg_keys WHERE owner_id = ${ownerId} AND primary_key_id = ''`
-            const rows = yield* sql`SELECT * FROM gpg_keys WHERE owner_id = ${ownerId} AND primary_key_id = ''
+              const [count] =
+                yield* sql`SELECT count(*) AS n FROM gpg_keys WHERE owner_id = ${ownerId} AND primary_key_id = ''`
+              const rows = yield* sql`SELECT * FROM gpg_keys WHERE owner_id = ${ownerId} AND primary_key_id = ''
               ORDER BY id LIMIT ${limit} OFFSET ${offset}`
-            return { rows: rows.map(toRow), total: Number(count!.n) }
-          }),
-        subkeysOf: (ownerId, primaryKeyIds) =>
-          primaryKeyIds.length === 0
-            ? Effect.succeed([])
-            : Effect.map(
-                sql`SELECT * FROM gpg_keys WHERE owner_id = ${ownerId} AND primary_key_id IN ${sql.in(primaryKeyIds)}
+              return { rows: rows.map(toRow), total: Number(count!.n) }
+            }),
+          subkeysOf: (ownerId, primaryKeyIds) =>
+            primaryKeyIds.length === 0
+              ? Effect.succeed([])
+              : Effect.map(
+                  sql`SELECT * FROM gpg_keys WHERE owner_id = ${ownerId} AND primary_key_id IN ${sql.in(primaryKeyIds)}
               ORDER BY id`,
-                (rows) => rows.map(toRow)
-              ),
-        findById: (id) => Effect.map(sql`SELECT * FROM gpg_keys WHERE id = ${id}`, one),
-        findPrimary: (ownerId, keyId) =>
-          Effect.map(
-            sql`SELECT * FROM gpg_keys WHERE owner_id = ${ownerId} AND key_id = ${keyId} AND primary_key_id = ''`,
-            one
-          ),
-        remove: (ownerId, keyId) =>
-          Effect.asVoid(
-            sql`DELETE FROM gpg_keys WHERE owner_id = ${ownerId} AND (key_id = ${keyId} OR primary_key_id = ${keyId})`
-          ),
-        markVerified: (id) => Effect.asVoid(sql`UPDATE gpg_keys SET verified = true WHERE id = ${id}`),
-        importOf: (keyId) =>
-          Effect.map(sql`SELECT content FROM gpg_key_imports WHERE key_id = ${keyId}`, (rows) =>
-            Option.map(Option.fromNullishOr(rows[0]), (r) => r.content as string)
-          ),
-        importsOf: (ownerId) =>
-          Effect.map(
-            sql`SELECT i.content FROM gpg_key_imports i JOIN gpg_keys k ON k.key_id = i.key_id
+                  (rows) => rows.map(toRow)
+                ),
+          findById: (id) => Effect.map(sql`SELECT * FROM gpg_keys WHERE id = ${id}`, one),
+          findPrimary: (ownerId, keyId) =>
+            Effect.map(
+              sql`SELECT * FROM gpg_keys WHERE owner_id = ${ownerId} AND key_id = ${keyId} AND primary_key_id = ''`,
+              one
+            ),
+          remove: (ownerId, keyId) =>
+            Effect.asVoid(
+              sql`DELETE FROM gpg_keys WHERE owner_id = ${ownerId} AND (key_id = ${keyId} OR primary_key_id = ${keyId})`
+            ),
+          markVerified: (id) => Effect.asVoid(sql`UPDATE gpg_keys SET verified = true WHERE id = ${id}`),
+          importOf: (keyId) =>
+            Effect.map(sql`SELECT content FROM gpg_key_imports WHERE key_id = ${keyId}`, (rows) =>
+              Option.map(Option.fromNullishOr(rows[0]), (r) => r.content as string)
+            ),
+          importsOf: (ownerId) =>
+            Effect.map(
+              sql`SELECT i.content FROM gpg_key_imports i JOIN gpg_keys k ON k.key_id = i.key_id
               WHERE k.owner_id = ${ownerId} ORDER BY k.id`,
-            (rows) => rows.map((r) => r.content as string)
-          )
-      })
+              (rows) => rows.map((r) => r.content as string)
+            )
+        })
+      )
     })
   )
 }

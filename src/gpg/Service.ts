@@ -6,7 +6,6 @@
 
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
-import { isSqlError } from "effect/sql/SqlError"
 import { EmailsService } from "../emails/Service.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -115,11 +114,9 @@ export class GpgService extends Context.Service<
       /** Full objects for primary rows; `activated` undefined hides the e-mails. */
       const present = (ownerId: number, rows: ReadonlyArray<GpgKeyRow>, activated: ReadonlySet<string> | undefined) =>
         Effect.gen(function* () {
-          const subkeys = yield* Effect.orDie(
-            repo.subkeysOf(
-              ownerId,
-              rows.map((r) => r.keyId)
-            )
+          const subkeys = yield* repo.subkeysOf(
+            ownerId,
+            rows.map((r) => r.keyId)
           )
           return rows.map(
             (row): GPGKey => ({
@@ -150,25 +147,21 @@ export class GpgService extends Context.Service<
 
       const store = (me: UserRow, entity: ParsedEntity, verified: boolean) =>
         repo.insert(me.id, entity.primary, entity.subkeys, entity.key.armor(), verified).pipe(
-          Effect.catch((e) =>
-            // Someone added the same key meanwhile: the unique index answers for it.
-            isSqlError(e) && e.reason._tag === "UniqueViolation"
-              ? invalid("A key with the same id already exists")
-              : Effect.die(e)
-          )
+          // Someone added the same key meanwhile: the unique index answers for it.
+          Effect.catchTag("AlreadyExists", () => invalid("A key with the same id already exists"))
         )
 
       return GpgService.of({
         list: (viewer, owner, page) =>
           Effect.gen(function* () {
-            const { rows, total } = yield* Effect.orDie(repo.listPrimary(owner.id, page.limit, page.offset))
+            const { rows, total } = yield* repo.listPrimary(owner.id, page.limit, page.offset)
             // A key's identities are its owner's addresses: shown to whoever may read the owner's e-mail.
             const activated = mayReadEmail(owner, viewer) ? yield* emails.activated(owner.id) : undefined
             return { rows: yield* present(owner.id, rows, activated), total }
           }),
         get: (me, id) =>
           Effect.gen(function* () {
-            const found = yield* Effect.orDie(repo.findById(yield* parseId(id)))
+            const found = yield* repo.findById(yield* parseId(id))
             if (Option.isNone(found) || found.value.ownerId !== me.user.id) return yield* Errors.notFound()
             const row = found.value
             return row.primaryKeyId === "" ? yield* presentOne(me.user, row) : presentSubkey(row)
@@ -200,7 +193,7 @@ export class GpgService extends Context.Service<
               }
             }
             const ids = entities.flatMap((e) => [e.primary.keyId, ...e.subkeys.map((s) => s.keyId)])
-            if (new Set(ids).size !== ids.length || (yield* Effect.orDie(repo.existing(ids))).length > 0) {
+            if (new Set(ids).size !== ids.length || (yield* repo.existing(ids)).length > 0) {
               return yield* invalid("A key with the same id already exists")
             }
             const rows: Array<GpgKeyRow> = []
@@ -210,12 +203,12 @@ export class GpgService extends Context.Service<
           }),
         remove: (me, id) =>
           Effect.gen(function* () {
-            const found = yield* Effect.orDie(repo.findById(yield* parseId(id)))
+            const found = yield* repo.findById(yield* parseId(id))
             if (Option.isNone(found)) return yield* Errors.notFound()
             const row = found.value
             if (row.ownerId !== me.user.id) {
               // Another account's key: 403 if the caller may see that account (its keys are listed), else 404.
-              const owner = yield* Effect.orDie(users.findById(row.ownerId))
+              const owner = yield* users.findById(row.ownerId)
               if (Option.isNone(owner) || !(yield* policy.canSee(me, owner.value))) return yield* Errors.notFound()
               return yield* Effect.fail(Errors.forbidden("You do not have access to this key"))
             }
@@ -224,7 +217,7 @@ export class GpgService extends Context.Service<
                 `${row.keyId} is a subkey of ${row.primaryKeyId}: delete the primary key to remove it`
               )
             }
-            yield* Effect.orDie(repo.remove(me.user.id, row.keyId))
+            yield* repo.remove(me.user.id, row.keyId)
           }),
         token: (user) => verificationToken(user, 1),
         verify: (me, keyId, signature) =>
@@ -232,7 +225,7 @@ export class GpgService extends Context.Service<
             // Forgejo's quirk: leading zeros are ignored; nothing left names no key.
             const stripped = keyId.trim().toUpperCase().replace(/^0+/, "")
             if (stripped === "" || !/^[0-9A-F]{1,16}$/.test(stripped)) return yield* Errors.notFound()
-            const found = yield* Effect.orDie(repo.findPrimary(me.user.id, paddedKeyId(stripped)))
+            const found = yield* repo.findPrimary(me.user.id, paddedKeyId(stripped))
             if (Option.isNone(found)) return yield* Errors.notFound()
             const row = found.value
             const invalidSignature = invalid(
@@ -240,17 +233,17 @@ export class GpgService extends Context.Service<
                 `Provide a valid signature for the token: ${verificationToken(me.user, 1)}`
             )
             if (signature === undefined || signature.trim() === "") return yield* invalidSignature
-            const armored = yield* Effect.orDie(repo.importOf(row.keyId))
+            const armored = yield* repo.importOf(row.keyId)
             if (Option.isNone(armored)) return yield* Errors.notFound()
             const keys = yield* promise((k) => k.readArmoredKeys(armored.value))
             const signer = yield* promise((k) => k.findSigner(keys, signature, tokensOf(me.user)))
             if (signer === undefined) return yield* invalidSignature
-            yield* Effect.orDie(repo.markVerified(row.id))
+            yield* repo.markVerified(row.id)
             return yield* presentOne(me.user, { ...row, verified: true })
           }),
         exportArmored: (owner) =>
           Effect.gen(function* () {
-            const imports = yield* Effect.orDie(repo.importsOf(owner.id))
+            const imports = yield* repo.importsOf(owner.id)
             const k = yield* Effect.promise(loadKeys)
             if (imports.length === 0) return k.armorKeys([], EXPORT_EMPTY_NOTE)
             const keys = yield* Effect.promise(() =>

@@ -1,6 +1,9 @@
-// Hearth's API errors. Bodies are Forgejo's `{message, url}` (url = ROOT_URL + "api/swagger");
-// 404 has an empty body. Handlers fail with these; `ErrorResponses` (Middleware.ts) renders them.
-import { Schema } from "effect"
+// Hearth's API errors: the generic refusals every slice may use (bad request, forbidden, not found…).
+// They are one family with each slice's own domain errors: any error class whose schema carries an
+// `httpApiStatus` annotation is rendered by `ErrorResponses` (Middleware.ts) as Forgejo's
+// `{message, url}` (url = ROOT_URL + "api/swagger"; further fields of the class join the body),
+// 404 with an empty body.
+import { Schema, SchemaAST } from "effect"
 import { HttpApiSchema } from "effect/http-api"
 
 const body = { message: Schema.String, url: Schema.String }
@@ -77,24 +80,61 @@ export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
 export const internalError = (message: string) => new InternalError({ message, url: "" })
 export const badGateway = (message: string) => new BadGateway({ message, url: "" })
 
-const classes = [
-  [BadRequest, 400],
-  [Unauthorized, 401],
-  [Forbidden, 403],
-  [NotFound, 404],
-  [Conflict, 409],
-  [PayloadTooLarge, 413],
-  [ValidationFailed, 422],
-  [Locked, 423],
-  [TooManyRequests, 429],
-  [InternalError, 500],
-  [BadGateway, 502]
-] as const
+/**
+ * Why something was refused, in words that do not depend on the protocol answering it: the git
+ * entity's `WriteRejected`, smart HTTP's `Denied` and federation's `RemoteError` carry one. This is
+ * the one mapping from a reason to an HTTP status (`refusal` gives the API error for it).
+ */
+export const REASON_STATUS = {
+  "bad-request": 400,
+  unauthorized: 401,
+  forbidden: 403,
+  "not-found": 404,
+  conflict: 409,
+  invalid: 422,
+  failed: 500,
+  "remote-failed": 502
+} as const
+export type Reason = keyof typeof REASON_STATUS
 
-/** The HTTP status of an API error, or `undefined` for anything else. */
-export const statusOfError = (u: unknown): number | undefined => {
-  for (const [cls, status] of classes) if (u instanceof cls) return status
-  return undefined
+interface RefusalOf {
+  readonly "bad-request": BadRequest
+  readonly unauthorized: Unauthorized
+  readonly forbidden: Forbidden
+  readonly "not-found": NotFound
+  readonly conflict: Conflict
+  readonly invalid: ValidationFailed
+  readonly failed: InternalError
+  readonly "remote-failed": BadGateway
+}
+
+/** The API error answering a refusal for `reason` (404 drops the message: its body is empty). */
+export const refusal = <R extends Reason>(reason: R, message: string): RefusalOf[R] => {
+  const make: { readonly [K in Reason]: (message: string) => RefusalOf[K] } = {
+    "bad-request": badRequest,
+    unauthorized,
+    forbidden,
+    "not-found": notFound,
+    conflict,
+    invalid: validationFailed,
+    failed: internalError,
+    "remote-failed": badGateway
+  }
+  return make[reason](message)
+}
+
+/**
+ * The HTTP status an error declares: the `httpApiStatus` annotation of its class's schema, as
+ * HttpApi reads it for declared errors (`Schema.Error`/`Schema.TaggedError` classes, e.g.
+ * `class RepoArchived extends Schema.TaggedError<RepoArchived>()("RepoArchived", { message: Schema.String },
+ * { httpApiStatus: 423 }) {}`). `undefined` for anything else: a defect, not a refusal.
+ */
+export const statusOf = (error: unknown): number | undefined => {
+  if (typeof error !== "object" || error === null) return undefined
+  const ast = (error.constructor as { readonly ast?: SchemaAST.AST } | undefined)?.ast
+  if (ast === undefined || !SchemaAST.isAST(ast)) return undefined
+  const status = SchemaAST.resolve(ast)?.httpApiStatus
+  return typeof status === "number" ? status : undefined
 }
 
 /**

@@ -47,6 +47,28 @@ const isBodyTooLarge = (defect: unknown): boolean => {
   return reason?.reason === "BodyTooLarge"
 }
 
+/** Fields an error carries for a header rather than for the body (TooManyRequests' `Retry-After`). */
+const HEADER_FIELDS: Record<string, string> = { retryAfterSeconds: "retry-after" }
+const BODY_FIELDS = new Set(["_tag", "message", "url"])
+
+/**
+ * The fields of an error's class beyond `message` and `url`: in the body (PayloadTooLarge's
+ * `user_id`/`username`, as Forgejo's quota refusal), or as headers (`HEADER_FIELDS`); unset ones left out.
+ */
+const fieldsOf = (error: object) => {
+  const fields = (error.constructor as { readonly fields?: object } | undefined)?.fields ?? {}
+  const extra: Record<string, unknown> = {}
+  let headers: Record<string, string> | undefined
+  for (const key of Object.keys(fields)) {
+    const value = (error as Record<string, unknown>)[key]
+    if (BODY_FIELDS.has(key) || value === undefined) continue
+    const header = HEADER_FIELDS[key]
+    if (header === undefined) extra[key] = value
+    else headers = { ...headers, [header]: String(value) }
+  }
+  return { extra, headers }
+}
+
 export const ErrorResponsesLive = Layer.effect(
   ErrorResponses,
   Effect.gen(function* () {
@@ -55,21 +77,18 @@ export const ErrorResponsesLive = Layer.effect(
     const json = (status: number, message: string, headers?: Record<string, string>, extra?: object) =>
       HttpServerResponse.jsonUnsafe({ message, url, ...extra }, { status, ...(headers ? { headers } : {}) })
 
-    // Anything that is not an API error passes through untouched (`never`: it is not ours to type).
+    // The one rule for refusals: an error whose class declares its status (`httpApiStatus`) is
+    // answered with it. Anything else passes through untouched (`never`: it is not ours to type)
+    // and ends as a defect below.
     const render = (error: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
       if (HttpApiError.HttpApiSchemaError.is(error)) return Effect.succeed(json(422, describeSchemaError(error)))
       if (HttpApiError.HttpApiPayloadTooLarge.is(error)) return Effect.succeed(json(413, error.message))
-      const status = Errors.statusOfError(error)
+      const status = Errors.statusOf(error)
       if (status === undefined) return Effect.fail(error as never)
       if (status === 404) return Effect.succeed(HttpServerResponse.empty({ status: 404 }))
-      const message = (error as { message: string }).message
-      if (error instanceof Errors.TooManyRequests) {
-        return Effect.succeed(json(429, message, { "retry-after": String(error.retryAfterSeconds) }))
-      }
-      if (error instanceof Errors.PayloadTooLarge && error.user_id !== undefined) {
-        return Effect.succeed(json(413, message, undefined, { user_id: error.user_id, username: error.username }))
-      }
-      return Effect.succeed(json(status, message))
+      const { extra, headers } = fieldsOf(error as object)
+      const message = (error as { message?: unknown }).message
+      return Effect.succeed(json(status, typeof message === "string" ? message : "", headers, extra))
     }
 
     return ErrorResponses.of((httpEffect) =>

@@ -31,7 +31,7 @@ export const JobsHttp = HttpApiBuilder.group(HearthApi, "jobs", (handlers) =>
     const listed = (repoId: number | undefined, query: { page?: string | undefined; limit?: string | undefined }) =>
       Effect.gen(function* () {
         const page = yield* resolvePage(query)
-        const { rows, total } = yield* Effect.orDie(jobs.list(repoId, page))
+        const { rows, total } = yield* jobs.list(repoId, page)
         yield* setListHeaders(page, total, { withLink: true })
         return rows.map(toApiJob)
       })

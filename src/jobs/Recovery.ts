@@ -18,15 +18,15 @@ export const recoverInterruptedCreations = Effect.gen(function* () {
   const repos = yield* ReposService
   const users = yield* UsersRepo
   const jobs = yield* JobsRepo
-  for (const repo of yield* Effect.orDie(rows.beingCreated)) {
+  for (const repo of yield* rows.beingCreated) {
     if (repo.isFork && repo.forkId !== null) {
-      yield* Effect.orDie(jobs.enqueue({ kind: "fork", key: jobKey(repo.id), repoId: repo.id }))
-      yield* ForkRepository.execute({ forkId: repo.id, sourceId: repo.forkId }, { discard: true }).pipe(Effect.orDie)
+      yield* jobs.enqueue({ kind: "fork", key: jobKey(repo.id), repoId: repo.id })
+      yield* ForkRepository.execute({ forkId: repo.id, sourceId: repo.forkId }, { discard: true })
       continue
     }
-    const { total } = yield* Effect.orDie(jobs.list(repo.id, { page: 1, limit: 1, offset: 0 }))
+    const { total } = yield* jobs.list(repo.id, { page: 1, limit: 1, offset: 0 })
     if (total > 0) continue // its job resumes (or is restarted by its own schedule)
-    const owner = yield* Effect.orDie(users.findById(repo.ownerId))
+    const owner = yield* users.findById(repo.ownerId)
     if (Option.isNone(owner)) continue
     yield* Effect.logWarning(
       `removing ${owner.value.name}/${repo.name}: its creation was cut off before its job started`

@@ -2,7 +2,7 @@
 // the job's idempotency key, updated as its attempts run.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
+import { sqlBoundary } from "../db/Boundary.ts"
 import type { Page } from "../http/Pagination.ts"
 
 export type JobState = "queued" | "running" | "retrying" | "succeeded" | "failed"
@@ -44,18 +44,18 @@ export class JobsRepo extends Context.Service<
       readonly key: string
       readonly repoId?: number
       readonly doerId?: number
-    }) => Effect.Effect<JobRow, SqlError>
-    readonly find: (key: string) => Effect.Effect<Option.Option<JobRow>, SqlError>
+    }) => Effect.Effect<JobRow>
+    readonly find: (key: string) => Effect.Effect<Option.Option<JobRow>>
     /** Attempt `attempt` of a step starts: `running`; `attempts` is the highest attempt any step needed. */
-    readonly started: (key: string, attempt: number) => Effect.Effect<void, SqlError>
+    readonly started: (key: string, attempt: number) => Effect.Effect<void>
     /** An attempt failed: `retrying` (another comes) or `failed` (the last one), with the reason. */
-    readonly attemptFailed: (key: string, error: string, final: boolean) => Effect.Effect<void, SqlError>
-    readonly succeeded: (key: string) => Effect.Effect<void, SqlError>
+    readonly attemptFailed: (key: string, error: string, final: boolean) => Effect.Effect<void>
+    readonly succeeded: (key: string) => Effect.Effect<void>
     /** Jobs about one repository (newest first), or all of them (`repoId` undefined). */
     readonly list: (
       repoId: number | undefined,
       page: Page
-    ) => Effect.Effect<{ readonly rows: Array<JobRow>; readonly total: number }, SqlError>
+    ) => Effect.Effect<{ readonly rows: Array<JobRow>; readonly total: number }>
   }
 >()("hearth/jobs/JobsRepo") {
   static readonly layer = Layer.effect(
@@ -66,33 +66,35 @@ export class JobsRepo extends Context.Service<
         Effect.map(sql`SELECT * FROM jobs WHERE idempotency_key = ${key}`, (rows) =>
           Option.map(Option.fromNullishOr(rows[0]), toJobRow)
         )
-      return JobsRepo.of({
-        enqueue: (job) =>
-          Effect.gen(function* () {
-            yield* sql`INSERT INTO jobs (kind, idempotency_key, repo_id, doer_id)
+      return JobsRepo.of(
+        sqlBoundary({
+          enqueue: (job) =>
+            Effect.gen(function* () {
+              yield* sql`INSERT INTO jobs (kind, idempotency_key, repo_id, doer_id)
               VALUES (${job.kind}, ${job.key}, ${job.repoId ?? null}, ${job.doerId ?? null})
               ON CONFLICT (idempotency_key) DO NOTHING`
-            return Option.getOrThrow(yield* byKey(job.key))
-          }),
-        find: byKey,
-        started: (key, attempt) =>
-          Effect.asVoid(sql`UPDATE jobs SET state = 'running', attempts = GREATEST(attempts, ${attempt}), updated_at = now()
+              return Option.getOrThrow(yield* byKey(job.key))
+            }),
+          find: byKey,
+          started: (key, attempt) =>
+            Effect.asVoid(sql`UPDATE jobs SET state = 'running', attempts = GREATEST(attempts, ${attempt}), updated_at = now()
             WHERE idempotency_key = ${key}`),
-        attemptFailed: (key, error, final) =>
-          Effect.asVoid(sql`UPDATE jobs SET state = ${final ? "failed" : "retrying"}, last_error = ${error.slice(0, 2000)},
+          attemptFailed: (key, error, final) =>
+            Effect.asVoid(sql`UPDATE jobs SET state = ${final ? "failed" : "retrying"}, last_error = ${error.slice(0, 2000)},
             updated_at = now(), finished_at = ${final ? sql`now()` : null} WHERE idempotency_key = ${key}`),
-        succeeded: (key) =>
-          Effect.asVoid(sql`UPDATE jobs SET state = 'succeeded', updated_at = now(), finished_at = now()
+          succeeded: (key) =>
+            Effect.asVoid(sql`UPDATE jobs SET state = 'succeeded', updated_at = now(), finished_at = now()
             WHERE idempotency_key = ${key}`),
-        list: (repoId, page) =>
-          Effect.gen(function* () {
-            const where = repoId === undefined ? sql`TRUE` : sql`repo_id = ${repoId}`
-            const rows =
-              yield* sql`SELECT * FROM jobs WHERE ${where} ORDER BY id DESC LIMIT ${page.limit} OFFSET ${page.offset}`
-            const [count] = yield* sql`SELECT count(*) AS n FROM jobs WHERE ${where}`
-            return { rows: rows.map(toJobRow), total: Number(count!.n) }
-          })
-      })
+          list: (repoId, page) =>
+            Effect.gen(function* () {
+              const where = repoId === undefined ? sql`TRUE` : sql`repo_id = ${repoId}`
+              const rows =
+                yield* sql`SELECT * FROM jobs WHERE ${where} ORDER BY id DESC LIMIT ${page.limit} OFFSET ${page.offset}`
+              const [count] = yield* sql`SELECT count(*) AS n FROM jobs WHERE ${where}`
+              return { rows: rows.map(toJobRow), total: Number(count!.n) }
+            })
+        })
+      )
     })
   )
 }

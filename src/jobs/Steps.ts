@@ -35,7 +35,7 @@ export const step = <A, R>(options: StepOptions<A, R>) =>
         error: Schema.String,
         execute: Effect.gen(function* () {
           const jobs = yield* JobsRepo
-          yield* Effect.orDie(jobs.started(options.job, attempt))
+          yield* jobs.started(options.job, attempt)
           const outcome = yield* options.work.pipe(
             Effect.catchDefect((defect) => Effect.fail(defect instanceof Error ? defect.message : String(defect)))
           )
@@ -46,7 +46,7 @@ export const step = <A, R>(options: StepOptions<A, R>) =>
       const last = attempt >= attempts
       yield* Activity.make({
         name: `${options.name}#${attempt}-failed`,
-        execute: Effect.flatMap(JobsRepo, (jobs) => Effect.orDie(jobs.attemptFailed(options.job, result.failure, last)))
+        execute: Effect.flatMap(JobsRepo, (jobs) => jobs.attemptFailed(options.job, result.failure, last))
       })
       if (last) return yield* new StepFailed({ step: options.name, message: result.failure })
       yield* DurableClock.sleep({
@@ -59,4 +59,4 @@ export const step = <A, R>(options: StepOptions<A, R>) =>
 
 /** The job's last step: mark it done (journaled like any step). */
 export const finished = (job: string) =>
-  Activity.make({ name: "finished", execute: Effect.flatMap(JobsRepo, (jobs) => Effect.orDie(jobs.succeeded(job))) })
+  Activity.make({ name: "finished", execute: Effect.flatMap(JobsRepo, (jobs) => jobs.succeeded(job)) })

@@ -2,7 +2,7 @@
 // (and per repository for deploy keys), only the owner or an admin deletes a user key; deploy
 // keys are managed by the repository's admins. Also answers the SSH server: whose key is this?
 import { Context, Effect, Layer, Option } from "effect"
-import { isSqlError, type SqlError } from "effect/sql/SqlError"
+import { onAlreadyExists } from "../db/Boundary.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -94,22 +94,18 @@ export class KeysService extends Context.Service<
         })
 
       /** A unique violation raced past the checks: the same answer the check would have given. */
-      const onUnique = (message: string) => (e: SqlError) =>
-        isSqlError(e) && e.reason._tag === "UniqueViolation"
-          ? Effect.fail(Errors.validationFailed(message))
-          : Effect.die(e)
+      const onUnique = (message: string) => onAlreadyExists(() => Errors.validationFailed(message))
 
       return KeysService.of({
         create: (caller, input) =>
           Effect.gen(function* () {
             const { key, title } = yield* parsed(input)
             // A deleted repository takes its deploy keys along (cascade), not the key they shared.
-            yield* Effect.orDie(keys.dropOrphanDeployKey(key.fingerprint))
-            if (Option.isSome(yield* Effect.orDie(keys.findByFingerprint(key.fingerprint)))) {
+            yield* keys.dropOrphanDeployKey(key.fingerprint)
+            if (Option.isSome(yield* keys.findByFingerprint(key.fingerprint))) {
               return yield* Errors.validationFailed(KEY_USED)
             }
-            if (yield* Effect.orDie(keys.nameTaken(caller.user.id, title)))
-              return yield* Errors.validationFailed(TITLE_USED)
+            if (yield* keys.nameTaken(caller.user.id, title)) return yield* Errors.validationFailed(TITLE_USED)
             return yield* keys
               .insertUserKey({
                 ownerId: caller.user.id,
@@ -117,11 +113,11 @@ export class KeysService extends Context.Service<
                 fingerprint: key.fingerprint,
                 content: key.content
               })
-              .pipe(Effect.catch(onUnique(KEY_USED)))
+              .pipe(onUnique(KEY_USED))
           }),
-        listOf: (owner, page) => Effect.orDie(keys.listByOwner(owner.id, page.limit, page.offset)),
+        listOf: (owner, page) => keys.listByOwner(owner.id, page.limit, page.offset),
         lookup: (fingerprint, owner) =>
-          Effect.map(Effect.orDie(keys.findByFingerprint(fingerprint)), (found) =>
+          Effect.map(keys.findByFingerprint(fingerprint), (found) =>
             Option.isSome(found) &&
             found.value.keyType === "user" &&
             (owner === undefined || found.value.ownerId === owner.id)
@@ -133,7 +129,7 @@ export class KeysService extends Context.Service<
         get: (caller, id) =>
           Effect.gen(function* () {
             const n = idOf(id)
-            const found = Option.isNone(n) ? Option.none() : yield* Effect.orDie(keys.findById(n.value))
+            const found = Option.isNone(n) ? Option.none() : yield* keys.findById(n.value)
             if (Option.isNone(found) || found.value.keyType !== "user") return yield* Errors.notFound()
             if (found.value.ownerId !== caller.user.id) return yield* Errors.notFound()
             return found.value
@@ -141,15 +137,14 @@ export class KeysService extends Context.Service<
         remove: (caller, id) =>
           Effect.gen(function* () {
             const n = idOf(id)
-            const found = Option.isNone(n) ? Option.none() : yield* Effect.orDie(keys.findById(n.value))
+            const found = Option.isNone(n) ? Option.none() : yield* keys.findById(n.value)
             if (Option.isNone(found)) return yield* Errors.notFound()
             if (found.value.ownerId !== caller.user.id && !caller.user.isAdmin) {
               return yield* Errors.forbidden("You do not have access to this key")
             }
-            yield* Effect.orDie(keys.remove(found.value.id))
+            yield* keys.remove(found.value.id)
           }),
-        ownerOf: (key) =>
-          key.ownerId === null ? Effect.succeed(Option.none()) : Effect.orDie(users.findById(key.ownerId)),
+        ownerOf: (key) => (key.ownerId === null ? Effect.succeed(Option.none()) : users.findById(key.ownerId)),
         openRepo: (caller, ownerName, name) =>
           Effect.gen(function* () {
             const { owner, repo } = yield* repos.open(caller, ownerName, name)
@@ -159,30 +154,27 @@ export class KeysService extends Context.Service<
         listDeploy: (repo, filter, page) => {
           const keyId =
             filter.keyId === undefined || filter.keyId === "" ? undefined : Number.parseInt(filter.keyId, 10)
-          return Effect.orDie(
-            keys.listDeploy(
-              repo.id,
-              {
-                fingerprint: filter.fingerprint === "" ? undefined : filter.fingerprint,
-                keyId: keyId === undefined || Number.isNaN(keyId) ? undefined : keyId
-              },
-              page.limit,
-              page.offset
-            )
+          return keys.listDeploy(
+            repo.id,
+            {
+              fingerprint: filter.fingerprint === "" ? undefined : filter.fingerprint,
+              keyId: keyId === undefined || Number.isNaN(keyId) ? undefined : keyId
+            },
+            page.limit,
+            page.offset
           )
         },
         createDeploy: (repo, input) =>
           Effect.gen(function* () {
             const { key, title } = yield* parsed(input)
-            const existing = yield* Effect.orDie(keys.findByFingerprint(key.fingerprint))
+            const existing = yield* keys.findByFingerprint(key.fingerprint)
             if (Option.isSome(existing) && existing.value.keyType === "user")
               return yield* Errors.validationFailed(KEY_USED)
             if (Option.isSome(existing)) {
-              const onRepos = yield* Effect.orDie(keys.deployByKey(existing.value.id))
+              const onRepos = yield* keys.deployByKey(existing.value.id)
               if (onRepos.some((d) => d.repoId === repo.id)) return yield* Errors.validationFailed(DEPLOY_KEY_ON_REPO)
             }
-            if (yield* Effect.orDie(keys.deployNameTaken(repo.id, title)))
-              return yield* Errors.validationFailed(DEPLOY_TITLE_USED)
+            if (yield* keys.deployNameTaken(repo.id, title)) return yield* Errors.validationFailed(DEPLOY_TITLE_USED)
             return yield* keys
               .insertDeployKey({
                 keyId: Option.isSome(existing) ? existing.value.id : undefined,
@@ -192,41 +184,41 @@ export class KeysService extends Context.Service<
                 fingerprint: key.fingerprint,
                 content: key.content
               })
-              .pipe(Effect.catch(onUnique(DEPLOY_KEY_ON_REPO)))
+              .pipe(onUnique(DEPLOY_KEY_ON_REPO))
           }),
         getDeploy: (repo, id) =>
           Effect.gen(function* () {
             const n = idOf(id)
-            const found = Option.isNone(n) ? Option.none() : yield* Effect.orDie(keys.findDeploy(repo.id, n.value))
+            const found = Option.isNone(n) ? Option.none() : yield* keys.findDeploy(repo.id, n.value)
             if (Option.isNone(found)) return yield* Errors.notFound()
             return found.value
           }),
         removeDeploy: (repo, id) =>
           Effect.gen(function* () {
             const n = idOf(id)
-            const found = Option.isNone(n) ? Option.none() : yield* Effect.orDie(keys.findDeploy(repo.id, n.value))
+            const found = Option.isNone(n) ? Option.none() : yield* keys.findDeploy(repo.id, n.value)
             if (Option.isNone(found)) return yield* Errors.notFound()
-            yield* Effect.orDie(keys.removeDeploy(found.value))
+            yield* keys.removeDeploy(found.value)
           }),
         addPrincipal: (user, principal) => {
           const name = principal.trim()
           if (name === "" || /[\s,]/.test(name))
             return Effect.fail(Errors.validationFailed("Invalid principal: one name without spaces or commas"))
-          return keys.insertPrincipal(user.id, name).pipe(Effect.catch(onUnique("Principal has been used")))
+          return keys.insertPrincipal(user.id, name).pipe(onUnique("Principal has been used"))
         },
         identify: (fingerprint) =>
           Effect.gen(function* () {
-            const found = yield* Effect.orDie(keys.findByFingerprint(fingerprint))
+            const found = yield* keys.findByFingerprint(fingerprint)
             if (Option.isNone(found)) return Option.none()
             const key = found.value
             if (key.keyType === "deploy") {
               return Option.some({
                 kind: "deploy" as const,
                 key,
-                deployments: yield* Effect.orDie(keys.deployByKey(key.id))
+                deployments: yield* keys.deployByKey(key.id)
               })
             }
-            const user = key.ownerId === null ? Option.none() : yield* Effect.orDie(users.findById(key.ownerId))
+            const user = key.ownerId === null ? Option.none() : yield* users.findById(key.ownerId)
             return Option.map(user, (user) => ({ kind: "user" as const, key, user }))
           })
       })

@@ -1,7 +1,7 @@
 // The database side of rendering: which `@names` of a document may become mention links.
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
+import { sqlBoundary } from "../db/Boundary.ts"
 
 /** Who reads the rendered document: decides which limited and private accounts it may name. */
 export interface MentionViewer {
@@ -19,30 +19,32 @@ export class MarkdownRepo extends Context.Service<
     readonly mentionable: (
       lowerNames: ReadonlyArray<string>,
       viewer: MentionViewer | undefined
-    ) => Effect.Effect<Set<string>, SqlError>
+    ) => Effect.Effect<Set<string>>
   }
 >()("hearth/markdown/MarkdownRepo") {
   static readonly layer = Layer.effect(
     MarkdownRepo,
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      return {
-        mentionable: (lowerNames, viewer) => {
-          if (lowerNames.length === 0) return Effect.succeed(new Set<string>())
-          const visible =
-            viewer === undefined
-              ? sql`visibility = 'public'`
-              : viewer.isAdmin
-                ? sql`true`
-                : sql`(visibility IN ('public', 'limited') OR id = ${viewer.id})`
-          return Effect.map(
-            sql<{
-              lower_name: string
-            }>`SELECT lower_name FROM users WHERE lower_name IN ${sql.in(lowerNames)} AND ${visible}`,
-            (rows) => new Set(rows.map((r) => r.lower_name))
-          )
-        }
-      }
+      return MarkdownRepo.of(
+        sqlBoundary({
+          mentionable: (lowerNames, viewer) => {
+            if (lowerNames.length === 0) return Effect.succeed(new Set<string>())
+            const visible =
+              viewer === undefined
+                ? sql`visibility = 'public'`
+                : viewer.isAdmin
+                  ? sql`true`
+                  : sql`(visibility IN ('public', 'limited') OR id = ${viewer.id})`
+            return Effect.map(
+              sql<{
+                lower_name: string
+              }>`SELECT lower_name FROM users WHERE lower_name IN ${sql.in(lowerNames)} AND ${visible}`,
+              (rows) => new Set(rows.map((r) => r.lower_name))
+            )
+          }
+        })
+      )
     })
   )
 }

@@ -70,8 +70,7 @@ export class MarkdownRenderer extends Context.Service<
             }
             const mode = request.mode
             const names = mode === "markdown" ? [] : mentionCandidates(request.text)
-            const mentionable =
-              names.length === 0 ? new Set<string>() : yield* Effect.orDie(repo.mentionable(names, request.viewer))
+            const mentionable = names.length === 0 ? new Set<string>() : yield* repo.mentionable(names, request.viewer)
             return (yield* getRenderer).render(request.text, {
               mode,
               base: baseOf(request.context),

@@ -137,9 +137,7 @@ export class MirrorsService extends Context.Service<
         Effect.gen(function* () {
           const byName = input.repo_owner !== undefined && input.repo_owner !== ""
           if (!byName && (input.uid === undefined || input.uid === 0)) return caller.user
-          const found = byName
-            ? yield* Effect.orDie(users.findByName(input.repo_owner!))
-            : yield* Effect.orDie(users.findById(input.uid!))
+          const found = byName ? yield* users.findByName(input.repo_owner!) : yield* users.findById(input.uid!)
           const visible = Option.isSome(found) && (yield* accounts.canSee(caller, found.value))
           if (!visible) {
             return yield* Errors.validationFailed(
@@ -197,7 +195,7 @@ export class MirrorsService extends Context.Service<
               : intervalOf(input.mirror_interval)
           if (typeof interval === "string") return yield* Errors.validationFailed(interval)
           yield* Effect.mapError(checkRemote(settings, remote.url), (e) => Errors.validationFailed(e.message))
-          if (Option.isSome(yield* Effect.orDie(rows.findByName(owner.id, input.repo_name)))) {
+          if (Option.isSome(yield* rows.findByName(owner.id, input.repo_name))) {
             return yield* Errors.conflict("The repository with the same name already exists.")
           }
           if (existsSync(repos.pathOf(owner, { lowerName: input.repo_name.toLowerCase() }))) {
@@ -220,20 +218,16 @@ export class MirrorsService extends Context.Service<
           const target = { id: row.id, dir: repos.pathOf(owner, row) }
           const prepared = Effect.gen(function* () {
             // The job first: from here on, a crash is repaired by the schedule (restartLostJobs).
-            yield* Effect.orDie(
-              jobs.enqueue({ kind: MIGRATE_KIND, key: migrateKey(row.id), repoId: row.id, doerId: caller.user.id })
-            )
+            yield* jobs.enqueue({ kind: MIGRATE_KIND, key: migrateKey(row.id), repoId: row.id, doerId: caller.user.id })
             yield* repos.initDirectory(target, "main")
             const sealed = seal(header)
-            yield* Effect.orDie(
-              mirror
-                ? mirrors.createPull(row.id, {
-                    remoteAddress: remote.url,
-                    credentials: sealed,
-                    interval: formatGoDuration(interval)
-                  })
-                : mirrors.setOriginalUrl(row.id, remote.url)
-            )
+            yield* mirror
+              ? mirrors.createPull(row.id, {
+                  remoteAddress: remote.url,
+                  credentials: sealed,
+                  interval: formatGoDuration(interval)
+                })
+              : mirrors.setOriginalUrl(row.id, remote.url)
             return sealed
           })
           const sealed = yield* prepared.pipe(Effect.onError(() => repos.remove(owner, row)))
@@ -282,12 +276,12 @@ export class MirrorsService extends Context.Service<
           yield* notArchived(owner, repo)
           yield* quota.enforce(owner, "size:git:all")
           yield* enabled
-          if (!repo.isMirror || Option.isNone(yield* Effect.orDie(mirrors.findPull(repo.id)))) {
+          if (!repo.isMirror || Option.isNone(yield* mirrors.findPull(repo.id))) {
             return yield* Errors.badRequest("Repository is not a mirror")
           }
           // One queued sync is enough: it fetches whatever the remote has when it runs.
-          if (yield* Effect.orDie(mirrors.pendingJob(repo.id, PULL_KIND))) return
-          yield* Effect.orDie(mirrors.touchPull(repo.id))
+          if (yield* mirrors.pendingJob(repo.id, PULL_KIND)) return
+          yield* mirrors.touchPull(repo.id)
           yield* background(startPullSync(repo.id, `${PULL_KIND}:${repo.id}:manual:${Date.now()}`, caller.user.id))
         })
 
@@ -295,7 +289,7 @@ export class MirrorsService extends Context.Service<
         Effect.andThen(opened(caller, ownerName, name, "admin"), (found) => Effect.as(enabled, found))
 
       const findPush = (repo: RepoRow, remoteName: string) =>
-        Effect.flatMap(Effect.orDie(mirrors.findPush(repo.id, remoteName)), (found) =>
+        Effect.flatMap(mirrors.findPush(repo.id, remoteName), (found) =>
           Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound())
         )
 
@@ -325,17 +319,15 @@ export class MirrorsService extends Context.Service<
           if (remote._tag === "RemoteRefused")
             return yield* Errors.badRequest(remote.message.replace("[CloneAddr]", "[RemoteAddress]"))
           yield* Effect.mapError(checkRemote(settings, remote.url), (e) => Errors.badRequest(e.message))
-          const mirror = yield* Effect.orDie(
-            mirrors.insertPush({
-              repoId: repo.id,
-              remoteName: `remote_mirror_${randomBytes(8).toString("hex").slice(0, 10)}`,
-              remoteAddress: remote.url,
-              credentials: seal(authorizationHeader(remote.credentials)),
-              syncOnCommit: input.sync_on_commit ?? false,
-              intervalSeconds: interval,
-              branchFilter: filter
-            })
-          )
+          const mirror = yield* mirrors.insertPush({
+            repoId: repo.id,
+            remoteName: `remote_mirror_${randomBytes(8).toString("hex").slice(0, 10)}`,
+            remoteAddress: remote.url,
+            credentials: seal(authorizationHeader(remote.credentials)),
+            syncOnCommit: input.sync_on_commit ?? false,
+            intervalSeconds: interval,
+            branchFilter: filter
+          })
           return { repo, mirror }
         })
 
@@ -354,7 +346,7 @@ export class MirrorsService extends Context.Service<
         listPush: (caller, ownerName, name, page) =>
           Effect.gen(function* () {
             const { repo } = yield* pushRoute(caller, ownerName, name)
-            const { rows: list, total } = yield* Effect.orDie(mirrors.listPush(repo.id, page))
+            const { rows: list, total } = yield* mirrors.listPush(repo.id, page)
             return { repo, rows: list, total }
           }),
         getPush: (caller, ownerName, name, remoteName) =>
@@ -366,19 +358,19 @@ export class MirrorsService extends Context.Service<
         deletePush: (caller, ownerName, name, remoteName) =>
           Effect.gen(function* () {
             const { repo } = yield* pushRoute(caller, ownerName, name)
-            if (!(yield* Effect.orDie(mirrors.deletePush(repo.id, remoteName)))) return yield* Errors.notFound()
+            if (!(yield* mirrors.deletePush(repo.id, remoteName))) return yield* Errors.notFound()
           }),
         syncPush: (caller, ownerName, name) =>
           Effect.gen(function* () {
             const { owner, repo } = yield* opened(caller, ownerName, name, "admin")
             yield* notArchived(owner, repo)
             yield* enabled
-            yield* startPushes(yield* Effect.orDie(mirrors.allPushOf(repo.id)), "manual", caller.user.id)
+            yield* startPushes(yield* mirrors.allPushOf(repo.id), "manual", caller.user.id)
           }),
         pushed: (repoId) =>
           Effect.gen(function* () {
             if (!settings.mirror.ENABLED) return
-            yield* startPushes(yield* Effect.orDie(mirrors.pushOnCommit(repoId)), "commit")
+            yield* startPushes(yield* mirrors.pushOnCommit(repoId), "commit")
           }).pipe(
             Effect.ignoreCause({ log: "Warn", message: `could not queue the push mirrors of repository ${repoId}` })
           )

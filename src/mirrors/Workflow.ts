@@ -67,18 +67,16 @@ export const branchRefspecs = (filter: string) => {
 export const startPullSync = (repoId: number, key: string, doerId?: number) =>
   Effect.gen(function* () {
     const jobs = yield* JobsRepo
-    yield* Effect.orDie(jobs.enqueue({ kind: PULL_KIND, key, repoId, ...(doerId === undefined ? {} : { doerId }) }))
-    yield* SyncPullMirror.execute({ repoId, key }, { discard: true }).pipe(Effect.orDie)
+    yield* jobs.enqueue({ kind: PULL_KIND, key, repoId, ...(doerId === undefined ? {} : { doerId }) })
+    yield* SyncPullMirror.execute({ repoId, key }, { discard: true })
   })
 
 /** Records the job and starts the push mirror's sync (it runs in the background). */
 export const startPushSync = (mirror: { readonly id: number; readonly repoId: number }, key: string, doerId?: number) =>
   Effect.gen(function* () {
     const jobs = yield* JobsRepo
-    yield* Effect.orDie(
-      jobs.enqueue({ kind: PUSH_KIND, key, repoId: mirror.repoId, ...(doerId === undefined ? {} : { doerId }) })
-    )
-    yield* SyncPushMirror.execute({ mirrorId: mirror.id, key }, { discard: true }).pipe(Effect.orDie)
+    yield* jobs.enqueue({ kind: PUSH_KIND, key, repoId: mirror.repoId, ...(doerId === undefined ? {} : { doerId }) })
+    yield* SyncPushMirror.execute({ mirrorId: mirror.id, key }, { discard: true })
   })
 
 /** A repository and its owner as they are now, and its directory. */
@@ -87,7 +85,7 @@ const located = (repoId: number) =>
     const repos = yield* ReposService
     const users = yield* UsersRepo
     const repo = yield* Effect.mapError(repos.getById(repoId), () => `repository ${repoId} no longer exists`)
-    const owner = yield* Effect.flatMap(Effect.orDie(users.findById(repo.ownerId)), (found) =>
+    const owner = yield* Effect.flatMap(users.findById(repo.ownerId), (found) =>
       Option.isSome(found)
         ? Effect.succeed(found.value)
         : Effect.fail(`the owner of repository ${repoId} no longer exists`)
@@ -159,8 +157,8 @@ export const MigrateRepositoryLive = MigrateRepository.toLayer(
       work: Effect.gen(function* () {
         const { repo, owner } = yield* located(repoId)
         yield* repos.recordGitChange(owner, repo, { maintain: true })
-        yield* Effect.orDie(rows.setStatus(repoId, "ready"))
-        if (mirror) yield* Effect.orDie(mirrors.pullSucceeded(repoId))
+        yield* rows.setStatus(repoId, "ready")
+        if (mirror) yield* mirrors.pullSucceeded(repoId)
       })
     }).pipe(Effect.orDie)
     yield* finished(job)
@@ -181,7 +179,7 @@ export const SyncPullMirrorLive = SyncPullMirror.toLayer(
         attempts: 3,
         work: Effect.gen(function* () {
           const { repo, dir } = yield* located(repoId)
-          const mirror = yield* Effect.flatMap(Effect.orDie(mirrors.findPull(repoId)), (found) =>
+          const mirror = yield* Effect.flatMap(mirrors.findPull(repoId), (found) =>
             Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail("this repository is not a mirror")
           )
           const config = yield* remoteConfig(mirror.remoteAddress, mirror.credentials)
@@ -196,7 +194,7 @@ export const SyncPullMirrorLive = SyncPullMirror.toLayer(
       if (fetched._tag === "Failure") {
         yield* Activity.make({
           name: "failed",
-          execute: Effect.orDie(mirrors.pullFailed(repoId, fetched.failure.message))
+          execute: mirrors.pullFailed(repoId, fetched.failure.message)
         })
         return
       }
@@ -207,7 +205,7 @@ export const SyncPullMirrorLive = SyncPullMirror.toLayer(
         work: Effect.gen(function* () {
           const { repo, owner } = yield* located(repoId)
           yield* repos.recordGitChange(owner, repo, { maintain: true })
-          yield* Effect.orDie(mirrors.pullSucceeded(repoId))
+          yield* mirrors.pullSucceeded(repoId)
         })
       })
       yield* finished(key)
@@ -226,7 +224,7 @@ export const SyncPushMirrorLive = SyncPushMirror.toLayer(
         success: Schema.Void,
         attempts: 3,
         work: Effect.gen(function* () {
-          const mirror = yield* Effect.flatMap(Effect.orDie(mirrors.findPushById(mirrorId)), (found) =>
+          const mirror = yield* Effect.flatMap(mirrors.findPushById(mirrorId), (found) =>
             Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail("the push mirror was removed")
           )
           const { dir } = yield* located(mirror.repoId)
@@ -254,15 +252,14 @@ export const SyncPushMirrorLive = SyncPushMirror.toLayer(
       }).pipe(Effect.result)
       yield* Activity.make({
         name: "recorded",
-        execute: Effect.orDie(
+        execute:
           pushed._tag === "Failure"
             ? mirrors.pushFailed(mirrorId, pushed.failure.message)
             : mirrors.pushSucceeded(mirrorId)
-        )
       })
       if (pushed._tag === "Success") yield* finished(key)
     },
-    (effect) => Effect.orDie(effect)
+    (effect) => effect
   )
 )
 
@@ -274,7 +271,7 @@ export const SyncPushMirrorLive = SyncPushMirror.toLayer(
  */
 export const restartLostJobs = Effect.gen(function* () {
   const mirrors = yield* MirrorsRepo
-  for (const job of yield* Effect.orDie(mirrors.unfinishedJobs([MIGRATE_KIND, PULL_KIND, PUSH_KIND], 10))) {
+  for (const job of yield* mirrors.unfinishedJobs([MIGRATE_KIND, PULL_KIND, PUSH_KIND], 10)) {
     if (job.kind === MIGRATE_KIND) {
       yield* MigrateRepository.execute(
         {
@@ -284,13 +281,12 @@ export const restartLostJobs = Effect.gen(function* () {
           mirror: job.isMirror
         },
         { discard: true }
-      ).pipe(Effect.orDie)
+      )
     } else if (job.kind === PULL_KIND) {
-      yield* SyncPullMirror.execute({ repoId: job.repoId, key: job.key }, { discard: true }).pipe(Effect.orDie)
+      yield* SyncPullMirror.execute({ repoId: job.repoId, key: job.key }, { discard: true })
     } else {
       const mirrorId = Number(job.key.split(":")[1])
-      if (Number.isSafeInteger(mirrorId))
-        yield* SyncPushMirror.execute({ mirrorId, key: job.key }, { discard: true }).pipe(Effect.orDie)
+      if (Number.isSafeInteger(mirrorId)) yield* SyncPushMirror.execute({ mirrorId, key: job.key }, { discard: true })
     }
   }
 })
@@ -303,7 +299,7 @@ export const startDueSyncs = Effect.gen(function* () {
   const mirrors = yield* MirrorsRepo
   const quota = yield* QuotaService
   const now = Date.now()
-  for (const mirror of yield* Effect.orDie(mirrors.allPull)) {
+  for (const mirror of yield* mirrors.allPull) {
     const seconds = parseGoDuration(mirror.interval)
     if (seconds === undefined || seconds <= 0) continue
     const due = mirror.lastAttemptAt.getTime() + seconds * 1000
@@ -311,13 +307,13 @@ export const startDueSyncs = Effect.gen(function* () {
     // An owner over quota gets no updates (as mirror-sync answers 413); left unclaimed, the
     // mirror is due again at the next round, so it resumes as soon as there is room.
     if (!(yield* quota.allows(mirror.ownerId, "size:git:all"))) continue
-    if (!(yield* Effect.orDie(mirrors.claimPull(mirror.repoId, new Date(now - seconds * 1000))))) continue
+    if (!(yield* mirrors.claimPull(mirror.repoId, new Date(now - seconds * 1000)))) continue
     yield* startPullSync(mirror.repoId, `${PULL_KIND}:${mirror.repoId}:${due}`)
   }
-  for (const mirror of yield* Effect.orDie(mirrors.allPushScheduled)) {
+  for (const mirror of yield* mirrors.allPushScheduled) {
     const due = mirror.lastAttemptAt.getTime() + mirror.intervalSeconds * 1000
     if (due > now) continue
-    if (!(yield* Effect.orDie(mirrors.claimPush(mirror.id, new Date(now - mirror.intervalSeconds * 1000))))) continue
+    if (!(yield* mirrors.claimPush(mirror.id, new Date(now - mirror.intervalSeconds * 1000)))) continue
     yield* startPushSync(mirror, `${PUSH_KIND}:${mirror.id}:${due}`)
   }
 })

@@ -121,51 +121,47 @@ export class OAuth2Service extends Context.Service<
             const name = yield* checkName(options.name ?? "")
             const redirectUris = yield* checkUris(options.redirect_uris ?? [])
             const secret = newSecret()
-            const row = yield* Effect.orDie(
-              repo.insert({
-                userId,
-                name,
-                clientId: randomUUID(),
-                secretHash: hashSecret(secret),
-                redirectUris,
-                confidentialClient: options.confidential_client ?? false
-              })
-            )
+            const row = yield* repo.insert({
+              userId,
+              name,
+              clientId: randomUUID(),
+              secretHash: hashSecret(secret),
+              redirectUris,
+              confidentialClient: options.confidential_client ?? false
+            })
             return present(row, secret)
           }),
         list: (userId, page) =>
-          Effect.map(Effect.orDie(repo.list(userId, page.limit, page.offset)), ({ rows, total }) => ({
+          Effect.map(repo.list(userId, page.limit, page.offset), ({ rows, total }) => ({
             rows: rows.map((row) => present(row)),
             total
           })),
         get: (userId, id) =>
           Effect.gen(function* () {
             const n = yield* parseId(id)
-            return present(yield* found(yield* Effect.orDie(repo.find(userId, n))))
+            return present(yield* found(yield* repo.find(userId, n)))
           }),
         // Only the members given change; the secret never does.
         update: (userId, id, options) =>
           Effect.gen(function* () {
             const n = yield* parseId(id)
-            yield* found(yield* Effect.orDie(repo.find(userId, n)))
+            yield* found(yield* repo.find(userId, n))
             const name = options.name === undefined ? undefined : yield* checkName(options.name)
             const redirectUris =
               options.redirect_uris === undefined ? undefined : yield* checkUris(options.redirect_uris)
             const row = yield* found(
-              yield* Effect.orDie(
-                repo.update(userId, n, {
-                  name,
-                  redirectUris,
-                  confidentialClient: options.confidential_client
-                })
-              )
+              yield* repo.update(userId, n, {
+                name,
+                redirectUris,
+                confidentialClient: options.confidential_client
+              })
             )
             return present(row)
           }),
         remove: (userId, id) =>
           Effect.gen(function* () {
             const n = yield* parseId(id)
-            if (!(yield* Effect.orDie(repo.remove(userId, n)))) return yield* Errors.notFound()
+            if (!(yield* repo.remove(userId, n))) return yield* Errors.notFound()
           })
       })
     })

@@ -56,11 +56,11 @@ export class OrgPolicy extends Context.Service<
     OrgPolicy,
     Effect.gen(function* () {
       const repo = yield* OrgsRepo
-      const teamsOf = (org: UserRow, user: UserRow) => Effect.orDie(repo.teamsOfUser(org.id, user.id))
+      const teamsOf = (org: UserRow, user: UserRow) => repo.teamsOfUser(org.id, user.id)
       const isOwner = (org: UserRow, user: UserRow) =>
         Effect.map(teamsOf(org, user), (teams) => teams.some((t) => t.permission === "owner"))
       const isMember = (org: UserRow, user: UserRow) =>
-        Effect.map(Effect.orDie(repo.membership(org.id, user.id)), (m) => m._tag === "Some")
+        Effect.map(repo.membership(org.id, user.id), (m) => m._tag === "Some")
 
       return OrgPolicy.of({
         isOwner,

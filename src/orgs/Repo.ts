@@ -2,8 +2,8 @@
 // `org_users` is kept as the union of the org's team memberships (plus the public flag).
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
+import { type AlreadyExists, sqlBoundary, uniqueViolation } from "../db/Boundary.ts"
 import type { AccessMode } from "../lib/AccessMode.ts"
 import { toUserRow, type UserRow, type Visibility } from "../users/Repo.ts"
 
@@ -92,55 +92,52 @@ export class OrgsRepo extends Context.Service<
   OrgsRepo,
   {
     /** Orgs a viewer may see, by name. */
-    readonly listOrgs: (filter: OrgFilter, page: Paging) => Effect.Effect<Listed<UserRow>, SqlError>
+    readonly listOrgs: (filter: OrgFilter, page: Paging) => Effect.Effect<Listed<UserRow>>
     /** Orgs `userId` belongs to (only publicly when `publicOnly`), narrowed by `filter`. */
     readonly listOrgsOfUser: (
       userId: number,
       publicOnly: boolean,
       filter: OrgFilter,
       page: Paging
-    ) => Effect.Effect<Listed<UserRow>, SqlError>
+    ) => Effect.Effect<Listed<UserRow>>
     /** Members of an org (only public ones when `publicOnly`); `users` narrows by user visibility. */
     readonly listMembers: (
       orgId: number,
       options: { readonly publicOnly: boolean; readonly users: OrgFilter },
       page: Paging
-    ) => Effect.Effect<Listed<UserRow>, SqlError>
+    ) => Effect.Effect<Listed<UserRow>>
     /** The membership row, if the user belongs to the org. */
-    readonly membership: (
-      orgId: number,
-      userId: number
-    ) => Effect.Effect<Option.Option<{ isPublic: boolean }>, SqlError>
-    readonly setMembershipPublic: (orgId: number, userId: number, isPublic: boolean) => Effect.Effect<void, SqlError>
+    readonly membership: (orgId: number, userId: number) => Effect.Effect<Option.Option<{ isPublic: boolean }>>
+    readonly setMembershipPublic: (orgId: number, userId: number, isPublic: boolean) => Effect.Effect<void>
 
-    readonly findTeam: (id: number) => Effect.Effect<Option.Option<TeamRow>, SqlError>
+    readonly findTeam: (id: number) => Effect.Effect<Option.Option<TeamRow>>
     /** The repositories given to a team that does not include all of its organization's. */
-    readonly teamRepoIds: (teamId: number) => Effect.Effect<ReadonlySet<number>, SqlError>
-    readonly addTeamRepo: (teamId: number, repoId: number) => Effect.Effect<void, SqlError>
-    readonly findTeamByName: (orgId: number, name: string) => Effect.Effect<Option.Option<TeamRow>, SqlError>
-    readonly ownerTeam: (orgId: number) => Effect.Effect<Option.Option<TeamRow>, SqlError>
-    readonly listTeams: (orgId: number, page: Paging) => Effect.Effect<Listed<TeamRow>, SqlError>
+    readonly teamRepoIds: (teamId: number) => Effect.Effect<ReadonlySet<number>>
+    readonly addTeamRepo: (teamId: number, repoId: number) => Effect.Effect<void>
+    readonly findTeamByName: (orgId: number, name: string) => Effect.Effect<Option.Option<TeamRow>>
+    readonly ownerTeam: (orgId: number) => Effect.Effect<Option.Option<TeamRow>>
+    readonly listTeams: (orgId: number, page: Paging) => Effect.Effect<Listed<TeamRow>>
     /** The teams of `orgId` that `userId` is in. */
-    readonly teamsOfUser: (orgId: number, userId: number) => Effect.Effect<Array<TeamRow>, SqlError>
+    readonly teamsOfUser: (orgId: number, userId: number) => Effect.Effect<Array<TeamRow>>
     readonly insertTeam: (
       orgId: number,
       values: TeamWrite & { readonly name: string; readonly permission: AccessMode }
-    ) => Effect.Effect<TeamRow, SqlError>
-    readonly updateTeam: (id: number, values: TeamWrite) => Effect.Effect<TeamRow, SqlError>
+    ) => Effect.Effect<TeamRow, AlreadyExists>
+    readonly updateTeam: (id: number, values: TeamWrite) => Effect.Effect<TeamRow, AlreadyExists>
     /** Deletes a team and drops org memberships no other team of the org carries. */
-    readonly deleteTeam: (team: TeamRow) => Effect.Effect<void, SqlError>
+    readonly deleteTeam: (team: TeamRow) => Effect.Effect<void>
     /** Locks the team row until the transaction ends (serializes member changes of one team). */
-    readonly lockTeam: (id: number) => Effect.Effect<void, SqlError>
+    readonly lockTeam: (id: number) => Effect.Effect<void>
 
-    readonly listTeamMembers: (teamId: number, page: Paging) => Effect.Effect<Listed<UserRow>, SqlError>
-    readonly countTeamMembers: (teamId: number) => Effect.Effect<number, SqlError>
-    readonly isTeamMember: (teamId: number, userId: number) => Effect.Effect<boolean, SqlError>
+    readonly listTeamMembers: (teamId: number, page: Paging) => Effect.Effect<Listed<UserRow>>
+    readonly countTeamMembers: (teamId: number) => Effect.Effect<number>
+    readonly isTeamMember: (teamId: number, userId: number) => Effect.Effect<boolean>
     /** Adds a user to a team and to the org (no-op when already there). */
-    readonly addTeamMember: (team: TeamRow, userId: number) => Effect.Effect<void, SqlError>
+    readonly addTeamMember: (team: TeamRow, userId: number) => Effect.Effect<void>
     /** Removes a user from a team, and from the org when no other team of it remains. */
-    readonly removeTeamMember: (team: TeamRow, userId: number) => Effect.Effect<void, SqlError>
+    readonly removeTeamMember: (team: TeamRow, userId: number) => Effect.Effect<void>
     /** Removes a user from every team of the org and from the org. */
-    readonly removeOrgMember: (orgId: number, userId: number) => Effect.Effect<void, SqlError>
+    readonly removeOrgMember: (orgId: number, userId: number) => Effect.Effect<void>
   }
 >()("hearth/orgs/OrgsRepo") {
   static readonly layer = Layer.effect(
@@ -174,126 +171,137 @@ export class OrgsRepo extends Context.Service<
           WHERE o.org_id = ${orgId} AND o.user_id IN ${sql.in(userIds)}
             AND NOT EXISTS (SELECT 1 FROM team_users t WHERE t.org_id = o.org_id AND t.user_id = o.user_id)`)
 
-      return OrgsRepo.of({
-        listOrgs: (filter, page) =>
-          listed(sql`u.type = 1 AND ${visibleCondition(filter)}`, sql`users u`, page, "u.lower_name ASC"),
-        listOrgsOfUser: (userId, publicOnly, filter, page) =>
-          listed(
-            sql.and([
-              sql`u.type = 1`,
-              sql`o.user_id = ${userId}`,
-              publicOnly ? sql`o.is_public` : sql`true`,
-              visibleCondition(filter)
-            ]),
-            sql`users u JOIN org_users o ON o.org_id = u.id`,
-            page,
-            "u.lower_name ASC"
-          ),
-        listMembers: (orgId, options, page) =>
-          listed(
-            sql.and([
-              sql`o.org_id = ${orgId}`,
-              options.publicOnly ? sql`o.is_public` : sql`true`,
-              visibleCondition(options.users)
-            ]),
-            sql`users u JOIN org_users o ON o.user_id = u.id`,
-            page,
-            "u.lower_name ASC"
-          ),
-        membership: (orgId, userId) =>
-          Effect.map(sql`SELECT is_public FROM org_users WHERE org_id = ${orgId} AND user_id = ${userId}`, (rows) =>
-            Option.map(Option.fromNullishOr(rows[0]), (r) => ({ isPublic: Boolean(r.is_public) }))
-          ),
-        setMembershipPublic: (orgId, userId, isPublic) =>
-          Effect.asVoid(sql`UPDATE org_users SET is_public = ${isPublic}
+      return OrgsRepo.of(
+        sqlBoundary({
+          listOrgs: (filter, page) =>
+            listed(sql`u.type = 1 AND ${visibleCondition(filter)}`, sql`users u`, page, "u.lower_name ASC"),
+          listOrgsOfUser: (userId, publicOnly, filter, page) =>
+            listed(
+              sql.and([
+                sql`u.type = 1`,
+                sql`o.user_id = ${userId}`,
+                publicOnly ? sql`o.is_public` : sql`true`,
+                visibleCondition(filter)
+              ]),
+              sql`users u JOIN org_users o ON o.org_id = u.id`,
+              page,
+              "u.lower_name ASC"
+            ),
+          listMembers: (orgId, options, page) =>
+            listed(
+              sql.and([
+                sql`o.org_id = ${orgId}`,
+                options.publicOnly ? sql`o.is_public` : sql`true`,
+                visibleCondition(options.users)
+              ]),
+              sql`users u JOIN org_users o ON o.user_id = u.id`,
+              page,
+              "u.lower_name ASC"
+            ),
+          membership: (orgId, userId) =>
+            Effect.map(sql`SELECT is_public FROM org_users WHERE org_id = ${orgId} AND user_id = ${userId}`, (rows) =>
+              Option.map(Option.fromNullishOr(rows[0]), (r) => ({ isPublic: Boolean(r.is_public) }))
+            ),
+          setMembershipPublic: (orgId, userId, isPublic) =>
+            Effect.asVoid(sql`UPDATE org_users SET is_public = ${isPublic}
             WHERE org_id = ${orgId} AND user_id = ${userId}`),
 
-        teamRepoIds: (teamId) =>
-          Effect.map(
-            sql`SELECT repo_id FROM team_repos WHERE team_id = ${teamId}`,
-            (rows) => new Set(rows.map((r) => Number(r.repo_id)))
-          ),
-        addTeamRepo: (teamId, repoId) =>
-          Effect.asVoid(
-            sql`INSERT INTO team_repos (team_id, repo_id) VALUES (${teamId}, ${repoId}) ON CONFLICT DO NOTHING`
-          ),
-        findTeam: (id) => Effect.map(sql`SELECT * FROM teams WHERE id = ${id}`, oneTeam),
-        findTeamByName: (orgId, name) =>
-          Effect.map(sql`SELECT * FROM teams WHERE org_id = ${orgId} AND lower_name = ${name.toLowerCase()}`, oneTeam),
-        ownerTeam: (orgId) =>
-          Effect.map(
-            sql`SELECT * FROM teams WHERE org_id = ${orgId} AND permission = 'owner' ORDER BY id LIMIT 1`,
-            oneTeam
-          ),
-        listTeams: (orgId, page) =>
-          Effect.gen(function* () {
-            const [count] = yield* sql`SELECT count(*) AS n FROM teams WHERE org_id = ${orgId}`
-            const rows = yield* sql`SELECT * FROM teams WHERE org_id = ${orgId}
+          teamRepoIds: (teamId) =>
+            Effect.map(
+              sql`SELECT repo_id FROM team_repos WHERE team_id = ${teamId}`,
+              (rows) => new Set(rows.map((r) => Number(r.repo_id)))
+            ),
+          addTeamRepo: (teamId, repoId) =>
+            Effect.asVoid(
+              sql`INSERT INTO team_repos (team_id, repo_id) VALUES (${teamId}, ${repoId}) ON CONFLICT DO NOTHING`
+            ),
+          findTeam: (id) => Effect.map(sql`SELECT * FROM teams WHERE id = ${id}`, oneTeam),
+          findTeamByName: (orgId, name) =>
+            Effect.map(
+              sql`SELECT * FROM teams WHERE org_id = ${orgId} AND lower_name = ${name.toLowerCase()}`,
+              oneTeam
+            ),
+          ownerTeam: (orgId) =>
+            Effect.map(
+              sql`SELECT * FROM teams WHERE org_id = ${orgId} AND permission = 'owner' ORDER BY id LIMIT 1`,
+              oneTeam
+            ),
+          listTeams: (orgId, page) =>
+            Effect.gen(function* () {
+              const [count] = yield* sql`SELECT count(*) AS n FROM teams WHERE org_id = ${orgId}`
+              const rows = yield* sql`SELECT * FROM teams WHERE org_id = ${orgId}
               ORDER BY lower_name ASC LIMIT ${page.limit} OFFSET ${page.offset}`
-            return { rows: rows.map(toTeamRow), total: Number(count!.n) }
-          }),
-        teamsOfUser: (orgId, userId) =>
-          Effect.map(
-            sql`SELECT t.* FROM teams t JOIN team_users m ON m.team_id = t.id
+              return { rows: rows.map(toTeamRow), total: Number(count!.n) }
+            }),
+          teamsOfUser: (orgId, userId) =>
+            Effect.map(
+              sql`SELECT t.* FROM teams t JOIN team_users m ON m.team_id = t.id
               WHERE t.org_id = ${orgId} AND m.user_id = ${userId} ORDER BY t.lower_name`,
-            (rows) => rows.map(toTeamRow)
-          ),
-        insertTeam: (orgId, values) =>
-          Effect.map(
-            sql`INSERT INTO teams ${sql.insert({ org_id: orgId, ...teamColumns(values) })} RETURNING *`,
-            (rows) => toTeamRow(rows[0]!)
-          ),
-        updateTeam: (id, values) => {
-          const set = teamColumns(values)
-          if (Object.keys(set).length === 0) {
-            return Effect.map(sql`SELECT * FROM teams WHERE id = ${id}`, (rows) => toTeamRow(rows[0]!))
-          }
-          return Effect.map(sql`UPDATE teams SET ${sql.update(set)} WHERE id = ${id} RETURNING *`, (rows) =>
-            toTeamRow(rows[0]!)
-          )
-        },
-        deleteTeam: (team) =>
-          Effect.gen(function* () {
-            const members = yield* sql`DELETE FROM team_users WHERE team_id = ${team.id} RETURNING user_id`
-            yield* sql`DELETE FROM teams WHERE id = ${team.id}`
-            yield* pruneMemberships(
-              team.orgId,
-              members.map((r) => Number(r.user_id))
+              (rows) => rows.map(toTeamRow)
+            ),
+          insertTeam: (orgId, values) =>
+            uniqueViolation(
+              Effect.map(
+                sql`INSERT INTO teams ${sql.insert({ org_id: orgId, ...teamColumns(values) })} RETURNING *`,
+                (rows) => toTeamRow(rows[0]!)
+              )
+            ),
+          updateTeam: (id, values) => {
+            const set = teamColumns(values)
+            if (Object.keys(set).length === 0) {
+              return Effect.map(sql`SELECT * FROM teams WHERE id = ${id}`, (rows) => toTeamRow(rows[0]!))
+            }
+            return uniqueViolation(
+              Effect.map(sql`UPDATE teams SET ${sql.update(set)} WHERE id = ${id} RETURNING *`, (rows) =>
+                toTeamRow(rows[0]!)
+              )
             )
-          }),
-        lockTeam: (id) => Effect.asVoid(sql`SELECT id FROM teams WHERE id = ${id} FOR UPDATE`),
+          },
+          deleteTeam: (team) =>
+            Effect.gen(function* () {
+              const members = yield* sql`DELETE FROM team_users WHERE team_id = ${team.id} RETURNING user_id`
+              yield* sql`DELETE FROM teams WHERE id = ${team.id}`
+              yield* pruneMemberships(
+                team.orgId,
+                members.map((r) => Number(r.user_id))
+              )
+            }),
+          lockTeam: (id) => Effect.asVoid(sql`SELECT id FROM teams WHERE id = ${id} FOR UPDATE`),
 
-        listTeamMembers: (teamId, page) =>
-          listed(
-            sql`m.team_id = ${teamId}`,
-            sql`users u JOIN team_users m ON m.user_id = u.id`,
-            page,
-            "u.lower_name ASC"
-          ),
-        countTeamMembers: (teamId) =>
-          Effect.map(sql`SELECT count(*) AS n FROM team_users WHERE team_id = ${teamId}`, (rows) => Number(rows[0]!.n)),
-        isTeamMember: (teamId, userId) =>
-          Effect.map(
-            sql`SELECT 1 FROM team_users WHERE team_id = ${teamId} AND user_id = ${userId}`,
-            (rows) => rows.length > 0
-          ),
-        addTeamMember: (team, userId) =>
-          Effect.gen(function* () {
-            yield* sql`INSERT INTO team_users (team_id, user_id, org_id) VALUES (${team.id}, ${userId}, ${team.orgId})
+          listTeamMembers: (teamId, page) =>
+            listed(
+              sql`m.team_id = ${teamId}`,
+              sql`users u JOIN team_users m ON m.user_id = u.id`,
+              page,
+              "u.lower_name ASC"
+            ),
+          countTeamMembers: (teamId) =>
+            Effect.map(sql`SELECT count(*) AS n FROM team_users WHERE team_id = ${teamId}`, (rows) =>
+              Number(rows[0]!.n)
+            ),
+          isTeamMember: (teamId, userId) =>
+            Effect.map(
+              sql`SELECT 1 FROM team_users WHERE team_id = ${teamId} AND user_id = ${userId}`,
+              (rows) => rows.length > 0
+            ),
+          addTeamMember: (team, userId) =>
+            Effect.gen(function* () {
+              yield* sql`INSERT INTO team_users (team_id, user_id, org_id) VALUES (${team.id}, ${userId}, ${team.orgId})
               ON CONFLICT DO NOTHING`
-            yield* sql`INSERT INTO org_users (org_id, user_id) VALUES (${team.orgId}, ${userId}) ON CONFLICT DO NOTHING`
-          }),
-        removeTeamMember: (team, userId) =>
-          Effect.gen(function* () {
-            yield* sql`DELETE FROM team_users WHERE team_id = ${team.id} AND user_id = ${userId}`
-            yield* pruneMemberships(team.orgId, [userId])
-          }),
-        removeOrgMember: (orgId, userId) =>
-          Effect.gen(function* () {
-            yield* sql`DELETE FROM team_users WHERE org_id = ${orgId} AND user_id = ${userId}`
-            yield* sql`DELETE FROM org_users WHERE org_id = ${orgId} AND user_id = ${userId}`
-          })
-      })
+              yield* sql`INSERT INTO org_users (org_id, user_id) VALUES (${team.orgId}, ${userId}) ON CONFLICT DO NOTHING`
+            }),
+          removeTeamMember: (team, userId) =>
+            Effect.gen(function* () {
+              yield* sql`DELETE FROM team_users WHERE team_id = ${team.id} AND user_id = ${userId}`
+              yield* pruneMemberships(team.orgId, [userId])
+            }),
+          removeOrgMember: (orgId, userId) =>
+            Effect.gen(function* () {
+              yield* sql`DELETE FROM team_users WHERE org_id = ${orgId} AND user_id = ${userId}`
+              yield* sql`DELETE FROM org_users WHERE org_id = ${orgId} AND user_id = ${userId}`
+            })
+        })
+      )
     })
   )
 }

@@ -3,7 +3,7 @@
 // least one owner. Org membership is the union of team memberships (kept by OrgsRepo).
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { isSqlError, type SqlError } from "effect/sql/SqlError"
+import { onAlreadyExists, transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { ACCESS_MODES, type AccessMode, accessRank, isAccessMode } from "../lib/AccessMode.ts"
@@ -97,8 +97,6 @@ const minUnitAccess = (units: Readonly<Record<string, AccessMode>>): AccessMode 
 const allUnitsAt = (mode: AccessMode, keys: ReadonlyArray<string> = UNIT_KEYS) =>
   Object.fromEntries(keys.map((key) => [key, mode])) as Record<string, AccessMode>
 
-const isUnique = (e: unknown) => isSqlError(e) && e.reason._tag === "UniqueViolation"
-
 export class OrgsService extends Context.Service<
   OrgsService,
   {
@@ -183,23 +181,19 @@ export class OrgsService extends Context.Service<
       /** Fails when removing `user` would leave the org's owner team empty; call inside a transaction. */
       const guardLastOwner = (orgId: number, user: UserRow) =>
         Effect.gen(function* () {
-          const owners = yield* Effect.orDie(repo.ownerTeam(orgId))
+          const owners = yield* repo.ownerTeam(orgId)
           if (Option.isNone(owners)) return
-          yield* Effect.orDie(repo.lockTeam(owners.value.id))
-          if (!(yield* Effect.orDie(repo.isTeamMember(owners.value.id, user.id)))) return
-          const count = yield* Effect.orDie(repo.countTeamMembers(owners.value.id))
+          yield* repo.lockTeam(owners.value.id)
+          if (!(yield* repo.isTeamMember(owners.value.id, user.id))) return
+          const count = yield* repo.countTeamMembers(owners.value.id)
           if (count <= 1) return yield* Effect.fail(lastOwner(user))
         })
 
       // Rule failures roll the transaction back and stay typed; database errors are defects.
-      const transaction = <A, E>(effect: Effect.Effect<A, E | SqlError>) =>
-        sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (e) => Effect.die(e))) as Effect.Effect<
-          A,
-          Exclude<E, SqlError>
-        >
+      const transaction = sqlTransaction(sql)
 
       const getById = (id: number) =>
-        Effect.flatMap(Effect.orDie(users.findById(id)), (found) =>
+        Effect.flatMap(users.findById(id), (found) =>
           Option.isSome(found) && found.value.type === "organization"
             ? Effect.succeed(found.value)
             : Effect.fail(Errors.notFound())
@@ -250,7 +244,7 @@ export class OrgsService extends Context.Service<
 
       return OrgsService.of({
         get: (name) =>
-          Effect.flatMap(Effect.orDie(users.findByName(name)), (found) =>
+          Effect.flatMap(users.findByName(name), (found) =>
             Option.isSome(found) && found.value.type === "organization"
               ? Effect.succeed(found.value)
               : Effect.fail(Errors.notFound())
@@ -264,7 +258,7 @@ export class OrgsService extends Context.Service<
             }
             const problem = userNameProblem(input.username) ?? orgFieldsProblem(input)
             if (problem !== undefined) return yield* invalid(problem)
-            if (Option.isSome(yield* Effect.orDie(users.findByName(input.username)))) {
+            if (Option.isSome(yield* users.findByName(input.username))) {
               return yield* Effect.fail(nameTaken(input.username))
             }
             const created = Effect.gen(function* () {
@@ -285,15 +279,14 @@ export class OrgsService extends Context.Service<
             })
             // A concurrent create of the same name loses on the unique index; the transaction
             // has rolled back by the time the error is mapped.
-            return yield* sql
-              .withTransaction(created)
-              .pipe(Effect.catch((e) => (isUnique(e) ? Effect.fail(nameTaken(input.username)) : Effect.die(e))))
+            return yield* transaction(created).pipe(onAlreadyExists(() => nameTaken(input.username)))
           }),
 
         update: (org, input) =>
           Effect.gen(function* () {
             const problem = orgFieldsProblem(input)
             if (problem !== undefined) return yield* invalid(problem)
+            // orgValues never renames, so the name's unique index cannot refuse this update.
             return yield* Effect.orDie(users.update(org.id, orgValues(input)))
           }),
 
@@ -308,15 +301,14 @@ export class OrgsService extends Context.Service<
             yield* accounts.remove(org)
           }),
 
-        list: (filter, page) => Effect.orDie(repo.listOrgs(filter, page)),
-        listOfUser: (user, publicOnly, filter, page) =>
-          Effect.orDie(repo.listOrgsOfUser(user.id, publicOnly, filter, page)),
-        members: (org, options, page) => Effect.orDie(repo.listMembers(org.id, options, page)),
-        membership: (org, user) => Effect.orDie(repo.membership(org.id, user.id)),
+        list: (filter, page) => repo.listOrgs(filter, page),
+        listOfUser: (user, publicOnly, filter, page) => repo.listOrgsOfUser(user.id, publicOnly, filter, page),
+        members: (org, options, page) => repo.listMembers(org.id, options, page),
+        membership: (org, user) => repo.membership(org.id, user.id),
         setMembershipPublic: (org, user, isPublic) =>
           Effect.gen(function* () {
-            if (Option.isNone(yield* Effect.orDie(repo.membership(org.id, user.id)))) return yield* Errors.notFound()
-            yield* Effect.orDie(repo.setMembershipPublic(org.id, user.id, isPublic))
+            if (Option.isNone(yield* repo.membership(org.id, user.id))) return yield* Errors.notFound()
+            yield* repo.setMembershipPublic(org.id, user.id, isPublic)
           }),
         removeMember: (org, user) =>
           transaction(
@@ -329,21 +321,21 @@ export class OrgsService extends Context.Service<
         getTeam: (id) =>
           /^\d{1,15}$/.test(id)
             ? Effect.flatMap(
-                Effect.orDie(repo.findTeam(Number(id))),
+                repo.findTeam(Number(id)),
                 Option.match({
                   onNone: () => Effect.fail(Errors.notFound()),
                   onSome: Effect.succeed
                 })
               )
             : Effect.fail(Errors.notFound()),
-        listTeams: (org, page) => Effect.orDie(repo.listTeams(org.id, page)),
+        listTeams: (org, page) => repo.listTeams(org.id, page),
 
         createTeam: (org, input) =>
           Effect.gen(function* () {
             const problem = teamNameProblem(input.name) ?? maxSize("Description", input.description, 255)
             if (problem !== undefined) return yield* invalid(problem)
             const access = yield* resolveAccess(input, undefined)
-            if (Option.isSome(yield* Effect.orDie(repo.findTeamByName(org.id, input.name)))) {
+            if (Option.isSome(yield* repo.findTeamByName(org.id, input.name))) {
               return yield* Effect.fail(teamTaken(org, input.name))
             }
             return yield* repo
@@ -355,7 +347,7 @@ export class OrgsService extends Context.Service<
                 permission: access.permission ?? "none",
                 units: access.units ?? {}
               })
-              .pipe(Effect.catch((e) => (isUnique(e) ? Effect.fail(teamTaken(org, input.name)) : Effect.die(e))))
+              .pipe(onAlreadyExists(() => teamTaken(org, input.name)))
           }),
 
         updateTeam: (team, input) =>
@@ -367,7 +359,7 @@ export class OrgsService extends Context.Service<
               if (isOwnerTeam) return yield* invalid(`the ${team.name} team cannot be renamed`)
               const problem = teamNameProblem(input.name)
               if (problem !== undefined) return yield* invalid(problem)
-              const existing = yield* Effect.orDie(repo.findTeamByName(team.orgId, input.name))
+              const existing = yield* repo.findTeamByName(team.orgId, input.name)
               if (Option.isSome(existing) && existing.value.id !== team.id) {
                 return yield* invalid(`team already exists [org_id: ${team.orgId}, name: ${input.name.toLowerCase()}]`)
               }
@@ -391,10 +383,8 @@ export class OrgsService extends Context.Service<
             return yield* repo
               .updateTeam(team.id, values)
               .pipe(
-                Effect.catch((e) =>
-                  isUnique(e)
-                    ? invalid(`team already exists [org_id: ${team.orgId}, name: ${(input.name ?? "").toLowerCase()}]`)
-                    : Effect.die(e)
+                Effect.catchTag("AlreadyExists", () =>
+                  invalid(`team already exists [org_id: ${team.orgId}, name: ${(input.name ?? "").toLowerCase()}]`)
                 )
               )
           }),
@@ -404,8 +394,8 @@ export class OrgsService extends Context.Service<
             ? invalid(`the ${team.name} team cannot be deleted: it holds the organization's owners`)
             : transaction(repo.deleteTeam(team)),
 
-        teamMembers: (team, page) => Effect.orDie(repo.listTeamMembers(team.id, page)),
-        isTeamMember: (team, user) => Effect.orDie(repo.isTeamMember(team.id, user.id)),
+        teamMembers: (team, page) => repo.listTeamMembers(team.id, page),
+        isTeamMember: (team, user) => repo.isTeamMember(team.id, user.id),
         addTeamMember: (team, user) =>
           user.type === "organization"
             ? invalid(`an organization cannot be a team member [name: ${user.name}]`)

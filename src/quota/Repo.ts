@@ -2,8 +2,8 @@
 // repositories' sizes, which every git change keeps current). Rules live in Service.ts.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
+import { sqlBoundary } from "../db/Boundary.ts"
 import { toUserRow, type UserRow } from "../users/Repo.ts"
 import { type Group, isSubject, NOTHING_USED, type Rule, type Used } from "./Evaluate.ts"
 
@@ -39,42 +39,42 @@ const toUsed = (r: Row | undefined): Used =>
 export class QuotaRepo extends Context.Service<
   QuotaRepo,
   {
-    readonly listRules: Effect.Effect<Array<Rule>, SqlError>
-    readonly findRule: (name: string) => Effect.Effect<Option.Option<Rule>, SqlError>
+    readonly listRules: Effect.Effect<Array<Rule>>
+    readonly findRule: (name: string) => Effect.Effect<Option.Option<Rule>>
     /** false when a rule of that name exists. */
-    readonly insertRule: (rule: Rule) => Effect.Effect<boolean, SqlError>
+    readonly insertRule: (rule: Rule) => Effect.Effect<boolean>
     /** The rule with the given fields changed; none when there is no such rule. */
     readonly updateRule: (
       name: string,
       changes: { readonly limit?: number | undefined; readonly subjects?: ReadonlyArray<string> | undefined }
-    ) => Effect.Effect<Option.Option<Rule>, SqlError>
+    ) => Effect.Effect<Option.Option<Rule>>
     /** Also takes the rule out of every group; false when there was none. */
-    readonly deleteRule: (name: string) => Effect.Effect<boolean, SqlError>
+    readonly deleteRule: (name: string) => Effect.Effect<boolean>
     /** Every group with its rules, by name. */
-    readonly listGroups: Effect.Effect<Array<Group>, SqlError>
-    readonly findGroup: (name: string) => Effect.Effect<Option.Option<Group>, SqlError>
+    readonly listGroups: Effect.Effect<Array<Group>>
+    readonly findGroup: (name: string) => Effect.Effect<Option.Option<Group>>
     /** false when a group of that name exists. */
-    readonly insertGroup: (name: string) => Effect.Effect<boolean, SqlError>
+    readonly insertGroup: (name: string) => Effect.Effect<boolean>
     /** Also ends its memberships; false when there was none. */
-    readonly deleteGroup: (name: string) => Effect.Effect<boolean, SqlError>
+    readonly deleteGroup: (name: string) => Effect.Effect<boolean>
     /** false when the rule already is in the group. */
-    readonly addRule: (group: string, rule: string) => Effect.Effect<boolean, SqlError>
+    readonly addRule: (group: string, rule: string) => Effect.Effect<boolean>
     /** false when the rule was not in the group. */
-    readonly removeRule: (group: string, rule: string) => Effect.Effect<boolean, SqlError>
-    readonly usersIn: (group: string) => Effect.Effect<Array<UserRow>, SqlError>
+    readonly removeRule: (group: string, rule: string) => Effect.Effect<boolean>
+    readonly usersIn: (group: string) => Effect.Effect<Array<UserRow>>
     /** false when the account already is in the group. */
-    readonly addUser: (group: string, userId: number) => Effect.Effect<boolean, SqlError>
+    readonly addUser: (group: string, userId: number) => Effect.Effect<boolean>
     /** false when the account was not in the group. */
-    readonly removeUser: (group: string, userId: number) => Effect.Effect<boolean, SqlError>
+    readonly removeUser: (group: string, userId: number) => Effect.Effect<boolean>
     /** Takes the account out of every group. */
-    readonly clearUser: (userId: number) => Effect.Effect<void, SqlError>
+    readonly clearUser: (userId: number) => Effect.Effect<void>
     /**
      * The groups that apply to an account, with their rules: those it is in, else those of
      * `defaults` that exist (`[quota] DEFAULT_GROUPS`).
      */
-    readonly groupsOf: (userId: number, defaults: ReadonlyArray<string>) => Effect.Effect<Array<Group>, SqlError>
+    readonly groupsOf: (userId: number, defaults: ReadonlyArray<string>) => Effect.Effect<Array<Group>>
     /** What the account stores: one indexed sum over its repositories' recorded sizes. */
-    readonly usedBy: (userId: number) => Effect.Effect<Used, SqlError>
+    readonly usedBy: (userId: number) => Effect.Effect<Used>
   }
 >()("hearth/quota/QuotaRepo") {
   static readonly layer = Layer.effect(
@@ -92,85 +92,87 @@ export class QuotaRepo extends Context.Service<
           toGroups
         )
 
-      return QuotaRepo.of({
-        listRules: Effect.map(sql`SELECT * FROM quota_rules ORDER BY name`, (rows) => rows.map(toRule)),
-        findRule: (name) =>
-          Effect.map(sql`SELECT * FROM quota_rules WHERE name = ${name}`, (rows) =>
-            Option.map(Option.fromNullishOr(rows[0]), toRule)
-          ),
-        insertRule: (rule) =>
-          Effect.map(
-            sql`INSERT INTO quota_rules (name, "limit", subjects) VALUES (${rule.name}, ${rule.limit}, ${rule.subjects.join(",")})
+      return QuotaRepo.of(
+        sqlBoundary({
+          listRules: Effect.map(sql`SELECT * FROM quota_rules ORDER BY name`, (rows) => rows.map(toRule)),
+          findRule: (name) =>
+            Effect.map(sql`SELECT * FROM quota_rules WHERE name = ${name}`, (rows) =>
+              Option.map(Option.fromNullishOr(rows[0]), toRule)
+            ),
+          insertRule: (rule) =>
+            Effect.map(
+              sql`INSERT INTO quota_rules (name, "limit", subjects) VALUES (${rule.name}, ${rule.limit}, ${rule.subjects.join(",")})
               ON CONFLICT (name) DO NOTHING RETURNING name`,
-            (rows) => rows.length > 0
-          ),
-        updateRule: (name, changes) => {
-          const values: Record<string, unknown> = {}
-          if (changes.limit !== undefined) values.limit = changes.limit
-          if (changes.subjects !== undefined) values.subjects = changes.subjects.join(",")
-          const statement =
-            Object.keys(values).length === 0
-              ? sql`SELECT * FROM quota_rules WHERE name = ${name}`
-              : sql`UPDATE quota_rules SET ${sql.update(values)} WHERE name = ${name} RETURNING *`
-          return Effect.map(statement, (rows) => Option.map(Option.fromNullishOr(rows[0]), toRule))
-        },
-        deleteRule: (name) =>
-          Effect.map(sql`DELETE FROM quota_rules WHERE name = ${name} RETURNING name`, (rows) => rows.length > 0),
-        listGroups: groupsWhere(sql`true`),
-        findGroup: (name) =>
-          Effect.map(groupsWhere(sql`g.name = ${name}`), (groups) => Option.fromNullishOr(groups[0])),
-        insertGroup: (name) =>
-          Effect.map(
-            sql`INSERT INTO quota_groups (name) VALUES (${name}) ON CONFLICT (name) DO NOTHING RETURNING name`,
-            (rows) => rows.length > 0
-          ),
-        deleteGroup: (name) =>
-          Effect.map(sql`DELETE FROM quota_groups WHERE name = ${name} RETURNING name`, (rows) => rows.length > 0),
-        addRule: (group, rule) =>
-          Effect.map(
-            sql`INSERT INTO quota_group_rules (group_name, rule_name) VALUES (${group}, ${rule})
+              (rows) => rows.length > 0
+            ),
+          updateRule: (name, changes) => {
+            const values: Record<string, unknown> = {}
+            if (changes.limit !== undefined) values.limit = changes.limit
+            if (changes.subjects !== undefined) values.subjects = changes.subjects.join(",")
+            const statement =
+              Object.keys(values).length === 0
+                ? sql`SELECT * FROM quota_rules WHERE name = ${name}`
+                : sql`UPDATE quota_rules SET ${sql.update(values)} WHERE name = ${name} RETURNING *`
+            return Effect.map(statement, (rows) => Option.map(Option.fromNullishOr(rows[0]), toRule))
+          },
+          deleteRule: (name) =>
+            Effect.map(sql`DELETE FROM quota_rules WHERE name = ${name} RETURNING name`, (rows) => rows.length > 0),
+          listGroups: groupsWhere(sql`true`),
+          findGroup: (name) =>
+            Effect.map(groupsWhere(sql`g.name = ${name}`), (groups) => Option.fromNullishOr(groups[0])),
+          insertGroup: (name) =>
+            Effect.map(
+              sql`INSERT INTO quota_groups (name) VALUES (${name}) ON CONFLICT (name) DO NOTHING RETURNING name`,
+              (rows) => rows.length > 0
+            ),
+          deleteGroup: (name) =>
+            Effect.map(sql`DELETE FROM quota_groups WHERE name = ${name} RETURNING name`, (rows) => rows.length > 0),
+          addRule: (group, rule) =>
+            Effect.map(
+              sql`INSERT INTO quota_group_rules (group_name, rule_name) VALUES (${group}, ${rule})
               ON CONFLICT (group_name, rule_name) DO NOTHING RETURNING id`,
-            (rows) => rows.length > 0
-          ),
-        removeRule: (group, rule) =>
-          Effect.map(
-            sql`DELETE FROM quota_group_rules WHERE group_name = ${group} AND rule_name = ${rule} RETURNING id`,
-            (rows) => rows.length > 0
-          ),
-        usersIn: (group) =>
-          Effect.map(
-            sql`SELECT u.* FROM quota_group_users m JOIN users u ON u.id = m.user_id WHERE m.group_name = ${group} ORDER BY u.id`,
-            (rows) => rows.map(toUserRow)
-          ),
-        addUser: (group, userId) =>
-          Effect.map(
-            sql`INSERT INTO quota_group_users (group_name, user_id) VALUES (${group}, ${userId})
+              (rows) => rows.length > 0
+            ),
+          removeRule: (group, rule) =>
+            Effect.map(
+              sql`DELETE FROM quota_group_rules WHERE group_name = ${group} AND rule_name = ${rule} RETURNING id`,
+              (rows) => rows.length > 0
+            ),
+          usersIn: (group) =>
+            Effect.map(
+              sql`SELECT u.* FROM quota_group_users m JOIN users u ON u.id = m.user_id WHERE m.group_name = ${group} ORDER BY u.id`,
+              (rows) => rows.map(toUserRow)
+            ),
+          addUser: (group, userId) =>
+            Effect.map(
+              sql`INSERT INTO quota_group_users (group_name, user_id) VALUES (${group}, ${userId})
               ON CONFLICT (group_name, user_id) DO NOTHING RETURNING user_id`,
-            (rows) => rows.length > 0
-          ),
-        removeUser: (group, userId) =>
-          Effect.map(
-            sql`DELETE FROM quota_group_users WHERE group_name = ${group} AND user_id = ${userId} RETURNING user_id`,
-            (rows) => rows.length > 0
-          ),
-        clearUser: (userId) => Effect.asVoid(sql`DELETE FROM quota_group_users WHERE user_id = ${userId}`),
-        groupsOf: (userId, defaults) => {
-          const mine = sql`g.name IN (SELECT group_name FROM quota_group_users WHERE user_id = ${userId})`
-          return groupsWhere(
-            defaults.length === 0
-              ? mine
-              : sql`(${mine} OR (g.name IN ${sql.in(defaults)}
+              (rows) => rows.length > 0
+            ),
+          removeUser: (group, userId) =>
+            Effect.map(
+              sql`DELETE FROM quota_group_users WHERE group_name = ${group} AND user_id = ${userId} RETURNING user_id`,
+              (rows) => rows.length > 0
+            ),
+          clearUser: (userId) => Effect.asVoid(sql`DELETE FROM quota_group_users WHERE user_id = ${userId}`),
+          groupsOf: (userId, defaults) => {
+            const mine = sql`g.name IN (SELECT group_name FROM quota_group_users WHERE user_id = ${userId})`
+            return groupsWhere(
+              defaults.length === 0
+                ? mine
+                : sql`(${mine} OR (g.name IN ${sql.in(defaults)}
                   AND NOT EXISTS (SELECT 1 FROM quota_group_users WHERE user_id = ${userId})))`
-          )
-        },
-        usedBy: (userId) =>
-          Effect.map(
-            sql`SELECT coalesce(sum(size) FILTER (WHERE NOT is_private), 0) AS public_size,
+            )
+          },
+          usedBy: (userId) =>
+            Effect.map(
+              sql`SELECT coalesce(sum(size) FILTER (WHERE NOT is_private), 0) AS public_size,
                 coalesce(sum(size) FILTER (WHERE is_private), 0) AS private_size
               FROM repositories WHERE owner_id = ${userId}`,
-            (rows) => toUsed(rows[0])
-          )
-      })
+              (rows) => toUsed(rows[0])
+            )
+        })
+      )
     })
   )
 }

@@ -3,8 +3,8 @@
 // that grows storage makes (`enforce`), charged to the account that owns what grows.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
 import { Settings } from "../config/Settings.ts"
+import { transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
 import { NAME_MAX } from "../lib/Names.ts"
 import type { UserRow } from "../users/Repo.ts"
@@ -116,14 +116,10 @@ export class QuotaService extends Context.Service<
       const defaultTotal = settings["quota.default"].TOTAL
 
       // Rule failures roll the transaction back and stay typed; database errors are defects.
-      const transaction = <A, E>(effect: Effect.Effect<A, E | SqlError>) =>
-        sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (e) => Effect.die(e))) as Effect.Effect<
-          A,
-          Exclude<E, SqlError>
-        >
+      const transaction = sqlTransaction(sql)
 
-      const found = <A>(effect: Effect.Effect<Option.Option<A>, SqlError>) =>
-        Effect.flatMap(Effect.orDie(effect), (row) =>
+      const found = <A>(effect: Effect.Effect<Option.Option<A>>) =>
+        Effect.flatMap(effect, (row) =>
           Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(Errors.notFound())
         )
 
@@ -159,7 +155,7 @@ export class QuotaService extends Context.Service<
           const hit = cache.get(ownerId)
           if (hit !== undefined && hit.expires > Date.now()) return Effect.succeed(hit.groups)
           const started = generation
-          return Effect.tap(Effect.orDie(repo.groupsOf(ownerId, defaults)), (groups) =>
+          return Effect.tap(repo.groupsOf(ownerId, defaults), (groups) =>
             Effect.sync(() => {
               if (started !== generation) return
               if (cache.size >= GROUPS_CACHE_MAX) cache.clear()
@@ -175,9 +171,7 @@ export class QuotaService extends Context.Service<
               const known = verdictWithoutUsage(groups, subject, defaultTotal)
               return known !== undefined
                 ? Effect.succeed(known)
-                : Effect.map(Effect.orDie(repo.usedBy(ownerId)), (used) =>
-                    evaluateGroups(groups, used, subject, defaultTotal)
-                  )
+                : Effect.map(repo.usedBy(ownerId), (used) => evaluateGroups(groups, used, subject, defaultTotal))
             })
           : Effect.succeed(true)
 
@@ -199,14 +193,12 @@ export class QuotaService extends Context.Service<
           ),
         // Fresh, not cached: what an administrator sees right after changing it.
         info: (userId) =>
-          Effect.orDie(
-            Effect.all(
-              { used: repo.usedBy(userId), groups: repo.groupsOf(userId, defaults) },
-              { concurrency: "unbounded" }
-            )
+          Effect.all(
+            { used: repo.usedBy(userId), groups: repo.groupsOf(userId, defaults) },
+            { concurrency: "unbounded" }
           ),
 
-        listRules: Effect.orDie(repo.listRules),
+        listRules: repo.listRules,
         getRule: (name) => found(repo.findRule(name)),
         createRule: (input) =>
           changed(
@@ -215,7 +207,7 @@ export class QuotaService extends Context.Service<
               if (input.limit === undefined || input.limit === null)
                 return yield* Errors.validationFailed("[Limit]: Required")
               const rule: Rule = { name: input.name, limit: input.limit, subjects: yield* subjectsOf(input.subjects) }
-              if (!(yield* Effect.orDie(repo.insertRule(rule))))
+              if (!(yield* repo.insertRule(rule)))
                 return yield* Errors.conflict(`rule already exists: [name: ${rule.name}]`)
               return rule
             })
@@ -232,12 +224,10 @@ export class QuotaService extends Context.Service<
           ),
         deleteRule: (name) =>
           changed(
-            Effect.flatMap(Effect.orDie(repo.deleteRule(name)), (deleted) =>
-              deleted ? Effect.void : Effect.fail(Errors.notFound())
-            )
+            Effect.flatMap(repo.deleteRule(name), (deleted) => (deleted ? Effect.void : Effect.fail(Errors.notFound())))
           ),
 
-        listGroups: Effect.orDie(repo.listGroups),
+        listGroups: repo.listGroups,
         getGroup: (name) => found(repo.findGroup(name)),
         createGroup: (name, rules) =>
           changed(
@@ -267,7 +257,7 @@ export class QuotaService extends Context.Service<
           ),
         deleteGroup: (name) =>
           changed(
-            Effect.flatMap(Effect.orDie(repo.deleteGroup(name)), (deleted) =>
+            Effect.flatMap(repo.deleteGroup(name), (deleted) =>
               deleted ? Effect.void : Effect.fail(Errors.notFound())
             )
           ),
@@ -275,10 +265,10 @@ export class QuotaService extends Context.Service<
           changed(
             Effect.gen(function* () {
               yield* found(repo.findGroup(group))
-              if (Option.isNone(yield* Effect.orDie(repo.findRule(rule)))) {
+              if (Option.isNone(yield* repo.findRule(rule))) {
                 return yield* Errors.validationFailed(`rule not found: [name: ${rule}]`)
               }
-              if (!(yield* Effect.orDie(repo.addRule(group, rule)))) {
+              if (!(yield* repo.addRule(group, rule))) {
                 return yield* Errors.conflict(`rule already in group: [group: ${group}, rule: ${rule}]`)
               }
             })
@@ -288,15 +278,15 @@ export class QuotaService extends Context.Service<
             Effect.gen(function* () {
               yield* found(repo.findGroup(group))
               yield* found(repo.findRule(rule))
-              if (!(yield* Effect.orDie(repo.removeRule(group, rule)))) return yield* Errors.notFound()
+              if (!(yield* repo.removeRule(group, rule))) return yield* Errors.notFound()
             })
           ),
-        usersIn: (group) => Effect.andThen(found(repo.findGroup(group)), Effect.orDie(repo.usersIn(group))),
+        usersIn: (group) => Effect.andThen(found(repo.findGroup(group)), repo.usersIn(group)),
         addUser: (group, user) =>
           changed(
             Effect.gen(function* () {
               yield* found(repo.findGroup(group))
-              if (!(yield* Effect.orDie(repo.addUser(group, user.id)))) {
+              if (!(yield* repo.addUser(group, user.id))) {
                 return yield* Errors.conflict(`user already in group: [group: ${group}, userID: ${user.id}]`)
               }
             })
@@ -305,7 +295,7 @@ export class QuotaService extends Context.Service<
           changed(
             Effect.gen(function* () {
               yield* found(repo.findGroup(group))
-              if (!(yield* Effect.orDie(repo.removeUser(group, user.id)))) return yield* Errors.notFound()
+              if (!(yield* repo.removeUser(group, user.id))) return yield* Errors.notFound()
             })
           ),
         setUserGroups: (user, groups) =>

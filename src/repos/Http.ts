@@ -59,13 +59,13 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
     const accountById = (id: number) =>
-      Effect.flatMap(Effect.orDie(users.findById(id)), (found) =>
+      Effect.flatMap(users.findById(id), (found) =>
         Option.isSome(found) ? Effect.succeed(found.value) : Effect.die(new Error(`repository owner ${id} is missing`))
       )
 
     /** A user or org by name, or 404. */
     const accountByName = (name: string) =>
-      Effect.flatMap(Effect.orDie(users.findByName(name)), (found) =>
+      Effect.flatMap(users.findByName(name), (found) =>
         Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound())
       )
 
@@ -133,7 +133,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
 
     /** The named user for the collaborator routes; Forgejo answers an unknown name with 422. */
     const collaboratorByName = (name: string) =>
-      Effect.flatMap(Effect.orDie(users.findByName(name)), (found) =>
+      Effect.flatMap(users.findByName(name), (found) =>
         Option.isSome(found)
           ? Effect.succeed(found.value)
           : Effect.fail(Errors.validationFailed(`user does not exist [uid: 0, name: ${name}]`))
@@ -250,7 +250,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           const caller = yield* signedInCaller
           const { repo } = yield* repos.open(caller, params.owner, params.repo)
           const user = yield* collaboratorByName(params.collaborator)
-          if (Option.isNone(yield* Effect.orDie(repoRows.collaboratorMode(repo.id, user.id)))) {
+          if (Option.isNone(yield* repoRows.collaboratorMode(repo.id, user.id))) {
             return yield* Errors.notFound()
           }
         })

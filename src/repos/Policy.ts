@@ -150,8 +150,8 @@ export class RepoPolicy extends Context.Service<
           canSee: (o) => accounts.canSee(viewer, o),
           isOrgOwner: orgs.isOwner,
           teamsOf: orgs.teamsOf,
-          teamRepos: (team) => Effect.orDie(orgRows.teamRepoIds(team.id)),
-          collaborator: (r, me) => Effect.orDie(repos.collaboratorMode(r.id, me.id))
+          teamRepos: (team) => orgRows.teamRepoIds(team.id),
+          collaborator: (r, me) => repos.collaboratorMode(r.id, me.id)
         })
 
       const accessMany = (
@@ -163,11 +163,9 @@ export class RepoPolicy extends Context.Service<
           const modes =
             me === undefined
               ? new Map<number, CollaboratorMode>()
-              : yield* Effect.orDie(
-                  repos.collaboratorModes(
-                    items.map((i) => i.repo.id),
-                    me.id
-                  )
+              : yield* repos.collaboratorModes(
+                  items.map((i) => i.repo.id),
+                  me.id
                 )
           // Each owner is looked at once per list.
           const seen = new Map<number, boolean>()
@@ -183,7 +181,7 @@ export class RepoPolicy extends Context.Service<
               canSee: (o) => once(seen, o.id, accounts.canSee(viewer, o)),
               isOrgOwner: (org, user) => once(orgOwner, org.id, orgs.isOwner(org, user)),
               teamsOf: (org, user) => once(teams, org.id, orgs.teamsOf(org, user)),
-              teamRepos: (team) => once(teamRepos, team.id, Effect.orDie(orgRows.teamRepoIds(team.id))),
+              teamRepos: (team) => once(teamRepos, team.id, orgRows.teamRepoIds(team.id)),
               collaborator: (r) => Effect.succeed(Option.fromNullishOr(modes.get(r.id)))
             })
           )

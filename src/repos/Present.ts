@@ -51,7 +51,7 @@ export class RepoPresenter extends Context.Service<
           const times = new Map<number, Date>()
           for (const { repo } of items) {
             if (!repo.isMirror) continue
-            const pull = yield* Effect.orDie(mirrors.findPull(repo.id))
+            const pull = yield* mirrors.findPull(repo.id)
             if (Option.isSome(pull) && pull.value.updatedAt !== null) times.set(repo.id, pull.value.updatedAt)
           }
           return times
@@ -59,27 +59,27 @@ export class RepoPresenter extends Context.Service<
 
       /** Rows with their owners (one query), dropping any whose owner is gone. */
       const withOwnersOf = (rows: ReadonlyArray<RepoRow>) =>
-        Effect.map(Effect.orDie(users.findByIds(rows.map((r) => r.ownerId))), (owners) =>
+        Effect.map(users.findByIds(rows.map((r) => r.ownerId)), (owners) =>
           rows.flatMap((repo) => {
             const owner = owners.get(repo.ownerId)
             return owner === undefined ? [] : [{ repo, owner }]
           })
         )
 
-      const userById = (id: number) => Effect.map(Effect.orDie(users.findById(id)), Option.getOrUndefined)
+      const userById = (id: number) => Effect.map(users.findById(id), Option.getOrUndefined)
 
       /** `repo_transfer` of the rows waiting for a transfer to be accepted. */
       const transfersOf = (viewer: Principal | undefined, items: ReadonlyArray<Presentable>) =>
         Effect.gen(function* () {
           const ids = items.filter(({ repo }) => repo.status === "pending_transfer").map(({ repo }) => repo.id)
           const shown = new Map<number, RepoTransfer>()
-          for (const pending of yield* Effect.orDie(transfers.pendingOf(ids))) {
+          for (const pending of yield* transfers.pendingOf(ids)) {
             const doer = yield* userById(pending.doerId)
             const recipient = yield* userById(pending.recipientId)
             if (doer === undefined || recipient === undefined) continue
             const teams = []
             for (const id of pending.teamIds) {
-              const team = yield* Effect.orDie(orgRows.findTeam(id))
+              const team = yield* orgRows.findTeam(id)
               if (Option.isSome(team)) teams.push(toApiTeam(team.value))
             }
             shown.set(pending.repoId, {
@@ -96,7 +96,7 @@ export class RepoPresenter extends Context.Service<
           const ids = [...new Set(items.flatMap(({ repo }) => (repo.forkId === null ? [] : [repo.forkId])))]
           const parents = new Map<number, Repository>()
           if (ids.length === 0) return parents
-          const withOwners = yield* withOwnersOf(yield* Effect.orDie(repos.findByIds(ids)))
+          const withOwners = yield* withOwnersOf(yield* repos.findByIds(ids))
           const access = yield* policy.accessMany(viewer, withOwners)
           withOwners.forEach(({ repo, owner }, i) => {
             if (atLeast(access[i]!.mode, "read"))

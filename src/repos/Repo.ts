@@ -1,7 +1,7 @@
 // SQL for repositories and their collaborators. Rules live in Service.ts and Policy.ts.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
+import { type AlreadyExists, sqlBoundary, uniqueViolation } from "../db/Boundary.ts"
 import type { Page } from "../http/Pagination.ts"
 import { toUserRow, type UserRow } from "../users/Repo.ts"
 
@@ -256,66 +256,67 @@ export const toRepoRow = (r: Row): RepoRow => ({
 export class ReposRepo extends Context.Service<
   ReposRepo,
   {
-    readonly findByName: (ownerId: number, name: string) => Effect.Effect<Option.Option<RepoRow>, SqlError>
-    readonly findById: (id: number) => Effect.Effect<Option.Option<RepoRow>, SqlError>
-    readonly insert: (values: NewRepo) => Effect.Effect<RepoRow, SqlError>
-    readonly remove: (id: number) => Effect.Effect<void, SqlError>
-    readonly setStatus: (id: number, status: RepoRow["status"]) => Effect.Effect<void, SqlError>
+    readonly findByName: (ownerId: number, name: string) => Effect.Effect<Option.Option<RepoRow>>
+    readonly findById: (id: number) => Effect.Effect<Option.Option<RepoRow>>
+    readonly insert: (values: NewRepo) => Effect.Effect<RepoRow, AlreadyExists>
+    readonly remove: (id: number) => Effect.Effect<void>
+    readonly setStatus: (id: number, status: RepoRow["status"]) => Effect.Effect<void>
     /** Repositories whose git data a job is still (or was, before a crash) making. */
-    readonly beingCreated: Effect.Effect<Array<RepoRow>, SqlError>
-    readonly adjustNumForks: (id: number, delta: number) => Effect.Effect<void, SqlError>
+    readonly beingCreated: Effect.Effect<Array<RepoRow>>
+    readonly adjustNumForks: (id: number, delta: number) => Effect.Effect<void>
     /** Every fork of `sourceId`, by id. */
-    readonly forksOf: (sourceId: number) => Effect.Effect<Array<RepoRow>, SqlError>
+    readonly forksOf: (sourceId: number) => Effect.Effect<Array<RepoRow>>
     /** The fork of `sourceId` that `ownerId` owns, if any. */
-    readonly forkOwnedBy: (sourceId: number, ownerId: number) => Effect.Effect<Option.Option<RepoRow>, SqlError>
-    readonly findByIds: (ids: ReadonlyArray<number>) => Effect.Effect<Array<RepoRow>, SqlError>
+    readonly forkOwnedBy: (sourceId: number, ownerId: number) => Effect.Effect<Option.Option<RepoRow>>
+    readonly findByIds: (ids: ReadonlyArray<number>) => Effect.Effect<Array<RepoRow>>
     /** The repository an old `owner/name` (renamed or transferred) now is, if any. */
-    readonly redirectOf: (ownerId: number, lowerName: string) => Effect.Effect<Option.Option<number>, SqlError>
+    readonly redirectOf: (ownerId: number, lowerName: string) => Effect.Effect<Option.Option<number>>
     /** Remembers that `owner/name` was `repoId` (replacing an older redirect of that name). */
-    readonly addRedirect: (ownerId: number, lowerName: string, repoId: number) => Effect.Effect<void, SqlError>
+    readonly addRedirect: (ownerId: number, lowerName: string, repoId: number) => Effect.Effect<void>
     /** A new repository takes the name: the old redirect goes. */
-    readonly removeRedirect: (ownerId: number, lowerName: string) => Effect.Effect<void, SqlError>
+    readonly removeRedirect: (ownerId: number, lowerName: string) => Effect.Effect<void>
     /**
      * Moves the repository from `fromId` to `toId`; none when it is no longer `fromId`'s (another
      * transfer got there first).
      */
-    readonly changeOwner: (id: number, fromId: number, toId: number) => Effect.Effect<Option.Option<RepoRow>, SqlError>
-    readonly collaboratorMode: (
-      repoId: number,
-      userId: number
-    ) => Effect.Effect<Option.Option<CollaboratorMode>, SqlError>
+    readonly changeOwner: (
+      id: number,
+      fromId: number,
+      toId: number
+    ) => Effect.Effect<Option.Option<RepoRow>, AlreadyExists>
+    readonly collaboratorMode: (repoId: number, userId: number) => Effect.Effect<Option.Option<CollaboratorMode>>
     /** The user's collaboration levels on several repositories, in one query. */
     readonly collaboratorModes: (
       repoIds: ReadonlyArray<number>,
       userId: number
-    ) => Effect.Effect<ReadonlyMap<number, CollaboratorMode>, SqlError>
+    ) => Effect.Effect<ReadonlyMap<number, CollaboratorMode>>
     /** Repositories owned by `ownerId` that pass the filter, by id. */
-    readonly listOwnedBy: (ownerId: number, filter: RepoFilter, page: Page) => Effect.Effect<Listed<RepoRow>, SqlError>
-    readonly countOwnedBy: (ownerId: number) => Effect.Effect<number, SqlError>
+    readonly listOwnedBy: (ownerId: number, filter: RepoFilter, page: Page) => Effect.Effect<Listed<RepoRow>>
+    readonly countOwnedBy: (ownerId: number) => Effect.Effect<number>
     /** Lowers the star and watch counters of the repositories `userId` starred or watched (before it is deleted). */
-    readonly releaseCountsOfUser: (userId: number) => Effect.Effect<void, SqlError>
+    readonly releaseCountsOfUser: (userId: number) => Effect.Effect<void>
     /** What a push changed: emptiness, size in bytes, default branch; touches updated_at. */
     readonly recordPush: (
       id: number,
       state: { readonly isEmpty: boolean; readonly sizeBytes: number; readonly defaultBranch: string }
-    ) => Effect.Effect<void, SqlError>
-    readonly allOwnedBy: (ownerId: number) => Effect.Effect<Array<RepoRow>, SqlError>
+    ) => Effect.Effect<void>
+    readonly allOwnedBy: (ownerId: number) => Effect.Effect<Array<RepoRow>>
     /** What the user owns, collaborates on, or reaches through an org team, by name. */
     readonly listAccessible: (
       userId: number,
       publicOnly: boolean,
       order: RepoOrder,
       page: Page
-    ) => Effect.Effect<Listed<RepoRow>, SqlError>
-    readonly update: (id: number, changes: RepoChanges) => Effect.Effect<RepoRow, SqlError>
-    readonly listCollaborators: (repoId: number, page: Page) => Effect.Effect<Listed<Collaborator>, SqlError>
-    readonly setCollaborator: (repoId: number, userId: number, mode: CollaboratorMode) => Effect.Effect<void, SqlError>
+    ) => Effect.Effect<Listed<RepoRow>>
+    readonly update: (id: number, changes: RepoChanges) => Effect.Effect<RepoRow, AlreadyExists>
+    readonly listCollaborators: (repoId: number, page: Page) => Effect.Effect<Listed<Collaborator>>
+    readonly setCollaborator: (repoId: number, userId: number, mode: CollaboratorMode) => Effect.Effect<void>
     /** Whether there was one to remove. */
-    readonly removeCollaborator: (repoId: number, userId: number) => Effect.Effect<boolean, SqlError>
+    readonly removeCollaborator: (repoId: number, userId: number) => Effect.Effect<boolean>
     /** One page of GET /repos/search and the total, in two queries. */
-    readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage, SqlError>
+    readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage>
     /** Runs `effect` in a transaction (the row is only kept when the disk work succeeds). */
-    readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
+    readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   }
 >()("hearth/repos/ReposRepo") {
   static readonly layer = Layer.effect(
@@ -348,204 +349,212 @@ export class ReposRepo extends Context.Service<
           : sql`(${publicRepos} OR ${reach})`
       }
 
-      return ReposRepo.of({
-        findByName: (ownerId, name) =>
-          Effect.map(
-            sql`SELECT * FROM repositories WHERE owner_id = ${ownerId} AND lower_name = ${name.toLowerCase()}`,
-            one
-          ),
-        findById: (id) => Effect.map(sql`SELECT * FROM repositories WHERE id = ${id}`, one),
-        insert: (values) =>
-          Effect.map(sql`INSERT INTO repositories ${sql.insert(values)} RETURNING *`, (rows) => toRepoRow(rows[0]!)),
-        remove: (id) => Effect.asVoid(sql`DELETE FROM repositories WHERE id = ${id}`),
-        setStatus: (id, status) => Effect.asVoid(sql`UPDATE repositories SET status = ${status} WHERE id = ${id}`),
-        beingCreated: Effect.map(sql`SELECT * FROM repositories WHERE status = 'creating' ORDER BY id`, (rows) =>
-          rows.map(toRepoRow)
-        ),
-        adjustNumForks: (id, delta) =>
-          Effect.asVoid(sql`UPDATE repositories SET num_forks = GREATEST(num_forks + ${delta}, 0) WHERE id = ${id}`),
-        forksOf: (sourceId) =>
-          Effect.map(sql`SELECT * FROM repositories WHERE fork_id = ${sourceId} ORDER BY id`, (rows) =>
+      return ReposRepo.of(
+        sqlBoundary({
+          findByName: (ownerId, name) =>
+            Effect.map(
+              sql`SELECT * FROM repositories WHERE owner_id = ${ownerId} AND lower_name = ${name.toLowerCase()}`,
+              one
+            ),
+          findById: (id) => Effect.map(sql`SELECT * FROM repositories WHERE id = ${id}`, one),
+          insert: (values) =>
+            uniqueViolation(
+              Effect.map(sql`INSERT INTO repositories ${sql.insert(values)} RETURNING *`, (rows) => toRepoRow(rows[0]!))
+            ),
+          remove: (id) => Effect.asVoid(sql`DELETE FROM repositories WHERE id = ${id}`),
+          setStatus: (id, status) => Effect.asVoid(sql`UPDATE repositories SET status = ${status} WHERE id = ${id}`),
+          beingCreated: Effect.map(sql`SELECT * FROM repositories WHERE status = 'creating' ORDER BY id`, (rows) =>
             rows.map(toRepoRow)
           ),
-        forkOwnedBy: (sourceId, ownerId) =>
-          Effect.map(
-            sql`SELECT * FROM repositories WHERE fork_id = ${sourceId} AND owner_id = ${ownerId} LIMIT 1`,
-            (rows) => Option.map(Option.fromNullishOr(rows[0]), toRepoRow)
-          ),
-        redirectOf: (ownerId, lowerName) =>
-          Effect.map(
-            sql`SELECT repo_id FROM repo_redirects WHERE owner_id = ${ownerId} AND lower_name = ${lowerName}`,
-            (rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => Number(r.repo_id))
-          ),
-        addRedirect: (ownerId, lowerName, repoId) =>
-          Effect.asVoid(sql`INSERT INTO repo_redirects (owner_id, lower_name, repo_id) VALUES (${ownerId}, ${lowerName}, ${repoId})
+          adjustNumForks: (id, delta) =>
+            Effect.asVoid(sql`UPDATE repositories SET num_forks = GREATEST(num_forks + ${delta}, 0) WHERE id = ${id}`),
+          forksOf: (sourceId) =>
+            Effect.map(sql`SELECT * FROM repositories WHERE fork_id = ${sourceId} ORDER BY id`, (rows) =>
+              rows.map(toRepoRow)
+            ),
+          forkOwnedBy: (sourceId, ownerId) =>
+            Effect.map(
+              sql`SELECT * FROM repositories WHERE fork_id = ${sourceId} AND owner_id = ${ownerId} LIMIT 1`,
+              (rows) => Option.map(Option.fromNullishOr(rows[0]), toRepoRow)
+            ),
+          redirectOf: (ownerId, lowerName) =>
+            Effect.map(
+              sql`SELECT repo_id FROM repo_redirects WHERE owner_id = ${ownerId} AND lower_name = ${lowerName}`,
+              (rows) => Option.map(Option.fromNullishOr(rows[0]), (r) => Number(r.repo_id))
+            ),
+          addRedirect: (ownerId, lowerName, repoId) =>
+            Effect.asVoid(sql`INSERT INTO repo_redirects (owner_id, lower_name, repo_id) VALUES (${ownerId}, ${lowerName}, ${repoId})
             ON CONFLICT (owner_id, lower_name) DO UPDATE SET repo_id = EXCLUDED.repo_id`),
-        removeRedirect: (ownerId, lowerName) =>
-          Effect.asVoid(sql`DELETE FROM repo_redirects WHERE owner_id = ${ownerId} AND lower_name = ${lowerName}`),
-        changeOwner: (id, fromId, toId) =>
-          Effect.map(
-            sql`UPDATE repositories SET owner_id = ${toId}, updated_at = now()
+          removeRedirect: (ownerId, lowerName) =>
+            Effect.asVoid(sql`DELETE FROM repo_redirects WHERE owner_id = ${ownerId} AND lower_name = ${lowerName}`),
+          changeOwner: (id, fromId, toId) =>
+            uniqueViolation(
+              Effect.map(
+                sql`UPDATE repositories SET owner_id = ${toId}, updated_at = now()
                 WHERE id = ${id} AND owner_id = ${fromId} RETURNING *`,
-            (rows) => Option.map(Option.fromNullishOr(rows[0]), toRepoRow)
-          ),
-        findByIds: (ids) =>
-          ids.length === 0
-            ? Effect.succeed([])
-            : Effect.map(sql`SELECT * FROM repositories WHERE id IN ${sql.in(ids)}`, (rows) => rows.map(toRepoRow)),
-        collaboratorMode: (repoId, userId) =>
-          Effect.map(sql`SELECT mode FROM collaborations WHERE repo_id = ${repoId} AND user_id = ${userId}`, (rows) =>
-            Option.map(Option.fromNullishOr(rows[0]), (r) => r.mode as CollaboratorMode)
-          ),
-        collaboratorModes: (repoIds, userId) =>
-          repoIds.length === 0
-            ? Effect.succeed(new Map())
-            : Effect.map(
-                sql`SELECT repo_id, mode FROM collaborations WHERE user_id = ${userId} AND repo_id IN ${sql.in(repoIds)}`,
-                (rows) => new Map(rows.map((r) => [Number(r.repo_id), r.mode as CollaboratorMode]))
-              ),
-        recordPush: (id, state) =>
-          Effect.asVoid(sql`UPDATE repositories SET is_empty = ${state.isEmpty}, size = ${state.sizeBytes},
+                (rows) => Option.map(Option.fromNullishOr(rows[0]), toRepoRow)
+              )
+            ),
+          findByIds: (ids) =>
+            ids.length === 0
+              ? Effect.succeed([])
+              : Effect.map(sql`SELECT * FROM repositories WHERE id IN ${sql.in(ids)}`, (rows) => rows.map(toRepoRow)),
+          collaboratorMode: (repoId, userId) =>
+            Effect.map(sql`SELECT mode FROM collaborations WHERE repo_id = ${repoId} AND user_id = ${userId}`, (rows) =>
+              Option.map(Option.fromNullishOr(rows[0]), (r) => r.mode as CollaboratorMode)
+            ),
+          collaboratorModes: (repoIds, userId) =>
+            repoIds.length === 0
+              ? Effect.succeed(new Map())
+              : Effect.map(
+                  sql`SELECT repo_id, mode FROM collaborations WHERE user_id = ${userId} AND repo_id IN ${sql.in(repoIds)}`,
+                  (rows) => new Map(rows.map((r) => [Number(r.repo_id), r.mode as CollaboratorMode]))
+                ),
+          recordPush: (id, state) =>
+            Effect.asVoid(sql`UPDATE repositories SET is_empty = ${state.isEmpty}, size = ${state.sizeBytes},
             default_branch = ${state.defaultBranch}, updated_at = now() WHERE id = ${id}`),
-        releaseCountsOfUser: (userId) =>
-          Effect.andThen(
-            sql`UPDATE repositories SET num_stars = GREATEST(num_stars - 1, 0)
+          releaseCountsOfUser: (userId) =>
+            Effect.andThen(
+              sql`UPDATE repositories SET num_stars = GREATEST(num_stars - 1, 0)
               WHERE id IN (SELECT repo_id FROM stars WHERE user_id = ${userId})`,
-            sql`UPDATE repositories SET num_watches = GREATEST(num_watches - 1, 0)
+              sql`UPDATE repositories SET num_watches = GREATEST(num_watches - 1, 0)
               WHERE id IN (SELECT repo_id FROM watches WHERE user_id = ${userId} AND mode <> 'dont')`
-          ),
-        countOwnedBy: (ownerId) =>
-          Effect.map(sql`SELECT count(*) AS n FROM repositories WHERE owner_id = ${ownerId}`, (rows) =>
-            Number(rows[0]!.n)
-          ),
-        allOwnedBy: (ownerId) =>
-          Effect.map(sql`SELECT * FROM repositories WHERE owner_id = ${ownerId} ORDER BY id`, (rows) =>
-            rows.map(toRepoRow)
-          ),
-        listOwnedBy: (ownerId, filter, page) =>
-          Effect.gen(function* () {
-            const where = sql`r.owner_id = ${ownerId} AND ${visibleCondition(filter)}`
-            const [count] = yield* sql`SELECT count(*) AS n FROM repositories r JOIN users o ON o.id = r.owner_id
+            ),
+          countOwnedBy: (ownerId) =>
+            Effect.map(sql`SELECT count(*) AS n FROM repositories WHERE owner_id = ${ownerId}`, (rows) =>
+              Number(rows[0]!.n)
+            ),
+          allOwnedBy: (ownerId) =>
+            Effect.map(sql`SELECT * FROM repositories WHERE owner_id = ${ownerId} ORDER BY id`, (rows) =>
+              rows.map(toRepoRow)
+            ),
+          listOwnedBy: (ownerId, filter, page) =>
+            Effect.gen(function* () {
+              const where = sql`r.owner_id = ${ownerId} AND ${visibleCondition(filter)}`
+              const [count] = yield* sql`SELECT count(*) AS n FROM repositories r JOIN users o ON o.id = r.owner_id
               WHERE ${where}`
-            const rows = yield* sql`SELECT r.* FROM repositories r JOIN users o ON o.id = r.owner_id
+              const rows = yield* sql`SELECT r.* FROM repositories r JOIN users o ON o.id = r.owner_id
               WHERE ${where} ORDER BY r.id LIMIT ${page.limit} OFFSET ${page.offset}`
-            return { rows: rows.map(toRepoRow), total: Number(count!.n) }
-          }),
-        listAccessible: (userId, publicOnly, order, page) =>
-          Effect.gen(function* () {
-            const where = sql`(r.owner_id = ${userId}
+              return { rows: rows.map(toRepoRow), total: Number(count!.n) }
+            }),
+          listAccessible: (userId, publicOnly, order, page) =>
+            Effect.gen(function* () {
+              const where = sql`(r.owner_id = ${userId}
               OR EXISTS (SELECT 1 FROM collaborations c WHERE c.repo_id = r.id AND c.user_id = ${userId})
               OR ${teamReach(userId)})${publicOnly ? sql` AND NOT r.is_private` : sql``}`
-            const [count] = yield* sql`SELECT count(*) AS n FROM repositories r WHERE ${where}`
-            const rows = yield* sql`SELECT r.* FROM repositories r WHERE ${where}
+              const [count] = yield* sql`SELECT count(*) AS n FROM repositories r WHERE ${where}`
+              const rows = yield* sql`SELECT r.* FROM repositories r WHERE ${where}
               ORDER BY ${sql.unsafe(ORDER_SQL[order])}, r.id LIMIT ${page.limit} OFFSET ${page.offset}`
-            return { rows: rows.map(toRepoRow), total: Number(count!.n) }
-          }),
-        update: (id, changes) =>
-          Effect.map(
-            Object.keys(changes).length === 0
-              ? sql`SELECT * FROM repositories WHERE id = ${id}`
-              : sql`UPDATE repositories SET ${sql.update(changes as Record<string, unknown>)}, updated_at = now()
+              return { rows: rows.map(toRepoRow), total: Number(count!.n) }
+            }),
+          update: (id, changes) =>
+            uniqueViolation(
+              Effect.map(
+                Object.keys(changes).length === 0
+                  ? sql`SELECT * FROM repositories WHERE id = ${id}`
+                  : sql`UPDATE repositories SET ${sql.update(changes as Record<string, unknown>)}, updated_at = now()
                 WHERE id = ${id} RETURNING *`,
-            (rows) => toRepoRow(rows[0]!)
-          ),
-        listCollaborators: (repoId, page) =>
-          Effect.gen(function* () {
-            const [count] = yield* sql`SELECT count(*) AS n FROM collaborations WHERE repo_id = ${repoId}`
-            const rows = yield* sql`SELECT u.*, c.mode AS collaboration_mode FROM collaborations c
+                (rows) => toRepoRow(rows[0]!)
+              )
+            ),
+          listCollaborators: (repoId, page) =>
+            Effect.gen(function* () {
+              const [count] = yield* sql`SELECT count(*) AS n FROM collaborations WHERE repo_id = ${repoId}`
+              const rows = yield* sql`SELECT u.*, c.mode AS collaboration_mode FROM collaborations c
               JOIN users u ON u.id = c.user_id WHERE c.repo_id = ${repoId}
               ORDER BY u.lower_name LIMIT ${page.limit} OFFSET ${page.offset}`
-            return {
-              rows: rows.map((r) => ({ user: toUserRow(r), mode: r.collaboration_mode as CollaboratorMode })),
-              total: Number(count!.n)
-            }
-          }),
-        setCollaborator: (repoId, userId, mode) =>
-          Effect.asVoid(sql`INSERT INTO collaborations (repo_id, user_id, mode) VALUES (${repoId}, ${userId}, ${mode})
+              return {
+                rows: rows.map((r) => ({ user: toUserRow(r), mode: r.collaboration_mode as CollaboratorMode })),
+                total: Number(count!.n)
+              }
+            }),
+          setCollaborator: (repoId, userId, mode) =>
+            Effect.asVoid(sql`INSERT INTO collaborations (repo_id, user_id, mode) VALUES (${repoId}, ${userId}, ${mode})
             ON CONFLICT (repo_id, user_id) DO UPDATE SET mode = EXCLUDED.mode, updated_at = now()`),
-        removeCollaborator: (repoId, userId) =>
-          Effect.map(
-            sql`DELETE FROM collaborations WHERE repo_id = ${repoId} AND user_id = ${userId} RETURNING user_id`,
-            (rows) => rows.length > 0
-          ),
-        search: (search, page) =>
-          Effect.gen(function* () {
-            const conditions = [visibleCondition(search.filter)]
-            if (search.keywords.length > 0) {
-              conditions.push(
-                sql`(${sql.or(
-                  search.keywords.map((k) => {
-                    const byName = sql`r.lower_name LIKE ${likePattern(k)}`
-                    const slash = k.indexOf("/")
-                    if (slash < 0 || k.indexOf("/", slash + 1) >= 0) return byName
-                    return sql`(${byName} OR (o.lower_name LIKE ${likePattern(k.slice(0, slash))}
+          removeCollaborator: (repoId, userId) =>
+            Effect.map(
+              sql`DELETE FROM collaborations WHERE repo_id = ${repoId} AND user_id = ${userId} RETURNING user_id`,
+              (rows) => rows.length > 0
+            ),
+          search: (search, page) =>
+            Effect.gen(function* () {
+              const conditions = [visibleCondition(search.filter)]
+              if (search.keywords.length > 0) {
+                conditions.push(
+                  sql`(${sql.or(
+                    search.keywords.map((k) => {
+                      const byName = sql`r.lower_name LIKE ${likePattern(k)}`
+                      const slash = k.indexOf("/")
+                      if (slash < 0 || k.indexOf("/", slash + 1) >= 0) return byName
+                      return sql`(${byName} OR (o.lower_name LIKE ${likePattern(k.slice(0, slash))}
                     AND r.lower_name LIKE ${likePattern(k.slice(slash + 1))}))`
-                  })
-                )})`
-              )
-            }
-            if (search.ownerId !== undefined) {
-              const id = search.ownerId
-              conditions.push(
-                search.exclusive
-                  ? sql`r.owner_id = ${id}`
-                  : sql`(r.owner_id = ${id}
+                    })
+                  )})`
+                )
+              }
+              if (search.ownerId !== undefined) {
+                const id = search.ownerId
+                conditions.push(
+                  search.exclusive
+                    ? sql`r.owner_id = ${id}`
+                    : sql`(r.owner_id = ${id}
                     OR r.id IN (SELECT c.repo_id FROM collaborations c WHERE c.user_id = ${id})
                     OR ${teamReach(id)})`
-              )
-            }
-            if (search.isPrivate !== undefined) conditions.push(sql`r.is_private = ${search.isPrivate}`)
-            if (search.template !== undefined) conditions.push(sql`r.is_template = ${search.template}`)
-            if (search.archived !== undefined) conditions.push(sql`r.is_archived = ${search.archived}`)
-            if (search.starredBy !== undefined) {
-              conditions.push(
-                sql`EXISTS (SELECT 1 FROM stars s WHERE s.repo_id = r.id AND s.user_id = ${search.starredBy})`
-              )
-            }
-            switch (search.mode) {
-              case "fork":
-                conditions.push(sql`r.is_fork`)
-                break
-              case "source":
-                conditions.push(sql`NOT r.is_fork AND NOT r.is_mirror`)
-                break
-              case "mirror":
-                conditions.push(sql`r.is_mirror`)
-                break
-              case "collaborative":
-                // Repositories the searched user reaches without owning them; no mirrors.
-                conditions.push(sql`NOT r.is_mirror`)
-                if (search.ownerId !== undefined) conditions.push(sql`r.owner_id <> ${search.ownerId}`)
-                break
-            }
-            const where = sql.and(conditions)
-            const [count] = yield* sql`SELECT count(*) AS n FROM repositories r JOIN users o ON o.id = r.owner_id
+                )
+              }
+              if (search.isPrivate !== undefined) conditions.push(sql`r.is_private = ${search.isPrivate}`)
+              if (search.template !== undefined) conditions.push(sql`r.is_template = ${search.template}`)
+              if (search.archived !== undefined) conditions.push(sql`r.is_archived = ${search.archived}`)
+              if (search.starredBy !== undefined) {
+                conditions.push(
+                  sql`EXISTS (SELECT 1 FROM stars s WHERE s.repo_id = r.id AND s.user_id = ${search.starredBy})`
+                )
+              }
+              switch (search.mode) {
+                case "fork":
+                  conditions.push(sql`r.is_fork`)
+                  break
+                case "source":
+                  conditions.push(sql`NOT r.is_fork AND NOT r.is_mirror`)
+                  break
+                case "mirror":
+                  conditions.push(sql`r.is_mirror`)
+                  break
+                case "collaborative":
+                  // Repositories the searched user reaches without owning them; no mirrors.
+                  conditions.push(sql`NOT r.is_mirror`)
+                  if (search.ownerId !== undefined) conditions.push(sql`r.owner_id <> ${search.ownerId}`)
+                  break
+              }
+              const where = sql.and(conditions)
+              const [count] = yield* sql`SELECT count(*) AS n FROM repositories r JOIN users o ON o.id = r.owner_id
               WHERE ${where}`
-            const order = SEARCH_ORDER_SQL[search.sort]
-            const direction = search.desc ? "DESC" : "ASC"
-            // With `owner/name` keywords, repositories of a matching owner come first.
-            const owners = search.keywords
-              .filter((k) => k.split("/").length === 2)
-              .map((k) => likePattern(k.split("/")[0]!))
-            const ownerFirst =
-              owners.length === 0
-                ? sql``
-                : sql`(${sql.or(owners.map((pattern) => sql`o.lower_name LIKE ${pattern}`))}) DESC, `
-            const rows = yield* sql`SELECT r.* FROM repositories r JOIN users o ON o.id = r.owner_id WHERE ${where}
+              const order = SEARCH_ORDER_SQL[search.sort]
+              const direction = search.desc ? "DESC" : "ASC"
+              // With `owner/name` keywords, repositories of a matching owner come first.
+              const owners = search.keywords
+                .filter((k) => k.split("/").length === 2)
+                .map((k) => likePattern(k.split("/")[0]!))
+              const ownerFirst =
+                owners.length === 0
+                  ? sql``
+                  : sql`(${sql.or(owners.map((pattern) => sql`o.lower_name LIKE ${pattern}`))}) DESC, `
+              const rows = yield* sql`SELECT r.* FROM repositories r JOIN users o ON o.id = r.owner_id WHERE ${where}
               ORDER BY ${ownerFirst}${sql.unsafe(order.map((column) => `${column} ${direction}`).join(", "))}, r.id ${sql.unsafe(
                 direction
               )} LIMIT ${page.limit} OFFSET ${page.offset}`
-            const ownerIds = [...new Set(rows.map((r) => Number(r.owner_id)))]
-            const ownerRows =
-              ownerIds.length === 0 ? [] : yield* sql`SELECT * FROM users WHERE id IN ${sql.in(ownerIds)}`
-            return {
-              rows: rows.map(toRepoRow),
-              total: Number(count!.n),
-              owners: new Map(ownerRows.map((o) => [Number(o.id), toUserRow(o)]))
-            }
-          }),
-        transaction: (effect) => sql.withTransaction(effect)
-      })
+              const ownerIds = [...new Set(rows.map((r) => Number(r.owner_id)))]
+              const ownerRows =
+                ownerIds.length === 0 ? [] : yield* sql`SELECT * FROM users WHERE id IN ${sql.in(ownerIds)}`
+              return {
+                rows: rows.map(toRepoRow),
+                total: Number(count!.n),
+                owners: new Map(ownerRows.map((o) => [Number(o.id), toUserRow(o)]))
+              }
+            }),
+          transaction: (effect) => sql.withTransaction(effect)
+        })
+      )
     })
   )
 }

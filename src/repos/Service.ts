@@ -5,8 +5,8 @@ import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { Settings } from "../config/Settings.ts"
+import { onAlreadyExists, transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Git from "../git/Git.ts"
 import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
@@ -124,8 +124,6 @@ const editChanges = (repo: RepoRow, input: EditRepoOption, minMirrorInterval: nu
   return changes
 }
 
-const isUnique = (e: unknown) => isSqlError(e) && e.reason._tag === "UniqueViolation"
-
 const duplicate = () => Errors.conflict("The repository with the same name already exists.")
 
 export class ReposService extends Context.Service<
@@ -222,7 +220,7 @@ export class ReposService extends Context.Service<
     readonly setCollaborator: (repo: RepoRow, user: UserRow, mode: CollaboratorMode) => Effect.Effect<void>
     readonly removeCollaborator: (repo: RepoRow, user: UserRow) => Effect.Effect<void>
     /** GET /repos/search; database errors stay typed (the route answers them with its own body). */
-    readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage, SqlError>
+    readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage>
     /** How many repositories the account owns (users and organizations cannot go while any remain). */
     readonly countOwnedBy: (owner: UserRow) => Effect.Effect<number>
     /** Lowers the counters of what `user` starred or watched; call before deleting the user. */
@@ -252,7 +250,7 @@ export class ReposService extends Context.Service<
 
       const find = (ownerName: string, name: string) =>
         Effect.gen(function* () {
-          const owner = yield* Effect.flatMap(Effect.orDie(users.findByName(ownerName)), (account) =>
+          const owner = yield* Effect.flatMap(users.findByName(ownerName), (account) =>
             Option.isSome(account) ? Effect.succeed(account.value) : Effect.fail(Errors.notFound())
           )
           const repo = yield* found(repos.findByName(owner.id, name))
@@ -263,14 +261,10 @@ export class ReposService extends Context.Service<
         join(settings.repository.ROOT, owner.lowerName, `${repo.lowerName}.git`)
 
       // Rule failures roll the transaction back and stay typed; database errors are defects.
-      const transaction = <A, E>(effect: Effect.Effect<A, E | SqlError>) =>
-        sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", (e) => Effect.die(e))) as Effect.Effect<
-          A,
-          Exclude<E, SqlError>
-        >
+      const transaction = sqlTransaction(sql)
 
-      const found = (effect: Effect.Effect<Option.Option<RepoRow>, SqlError>) =>
-        Effect.flatMap(Effect.orDie(effect), (row) =>
+      const found = (effect: Effect.Effect<Option.Option<RepoRow>>) =>
+        Effect.flatMap(effect, (row) =>
           Option.isSome(row) ? Effect.succeed(row.value) : Effect.fail(Errors.notFound())
         )
 
@@ -288,13 +282,13 @@ export class ReposService extends Context.Service<
       /** Where an old `owner/name` (renamed or transferred) is now, if the viewer may see it there. */
       const redirectFor = (viewer: Principal | undefined, ownerName: string, name: string) =>
         Effect.gen(function* () {
-          const oldOwner = yield* Effect.orDie(users.findByName(ownerName))
+          const oldOwner = yield* users.findByName(ownerName)
           if (Option.isNone(oldOwner)) return Option.none()
-          const id = yield* Effect.orDie(repos.redirectOf(oldOwner.value.id, name.toLowerCase()))
+          const id = yield* repos.redirectOf(oldOwner.value.id, name.toLowerCase())
           if (Option.isNone(id)) return Option.none()
-          const repo = yield* Effect.orDie(repos.findById(id.value))
+          const repo = yield* repos.findById(id.value)
           if (Option.isNone(repo)) return Option.none()
-          const owner = yield* Effect.orDie(users.findById(repo.value.ownerId))
+          const owner = yield* users.findById(repo.value.ownerId)
           if (Option.isNone(owner)) return Option.none()
           const visible = yield* Effect.isSuccess(policy.ensureVisible(viewer, repo.value, owner.value))
           return visible
@@ -318,7 +312,7 @@ export class ReposService extends Context.Service<
           Effect.gen(function* () {
             const row = yield* repos
               .insert({ ...values, owner_id: owner.id, lower_name: values.name.toLowerCase() })
-              .pipe(Effect.catchIf(isUnique, () => Effect.fail(duplicate())))
+              .pipe(onAlreadyExists(duplicate))
             yield* repos.removeRedirect(owner.id, row.lowerName) // the name is this repository's now
             if (values.fork_id !== undefined) yield* repos.adjustNumForks(values.fork_id, 1)
             yield* users.adjustNumRepos(owner.id, 1)
@@ -391,7 +385,7 @@ export class ReposService extends Context.Service<
           Effect.gen(function* () {
             const problem = createProblem(input)
             if (problem !== undefined) return yield* Errors.validationFailed(problem)
-            if (Option.isSome(yield* Effect.orDie(repos.findByName(owner.id, input.name)))) {
+            if (Option.isSome(yield* repos.findByName(owner.id, input.name))) {
               return yield* duplicate()
             }
             const lowerName = input.name.toLowerCase()
@@ -448,13 +442,11 @@ export class ReposService extends Context.Service<
                 committer: who
               })
               const sizeKiB = yield* Effect.orDie(Git.sizeKiB(path))
-              yield* Effect.orDie(
-                repos.recordPush(row.id, {
-                  isEmpty: false,
-                  sizeBytes: sizeKiB * 1024,
-                  defaultBranch: row.defaultBranch
-                })
-              )
+              yield* repos.recordPush(row.id, {
+                isEmpty: false,
+                sizeBytes: sizeKiB * 1024,
+                defaultBranch: row.defaultBranch
+              })
             })
             const ready = yield* writer.init(target, row.defaultBranch).pipe(
               Effect.andThen(autoInit ? initialCommit : Effect.void),
@@ -486,9 +478,7 @@ export class ReposService extends Context.Service<
             const swap = (a: UserRow, b: UserRow, status: RepoRow["status"]) =>
               transaction(
                 Effect.gen(function* () {
-                  const changed = yield* repos
-                    .changeOwner(repo.id, a.id, b.id)
-                    .pipe(Effect.catchIf(isUnique, () => Effect.fail(taken())))
+                  const changed = yield* repos.changeOwner(repo.id, a.id, b.id).pipe(onAlreadyExists(taken))
                   if (Option.isNone(changed)) {
                     return yield* Errors.conflict(`the repository ${a.name}/${repo.name} was moved meanwhile`)
                   }
@@ -535,7 +525,7 @@ export class ReposService extends Context.Service<
             const moves = changes.lower_name !== undefined && changes.lower_name !== repo.lowerName
             const newPath = moves ? pathOf(owner, { lowerName: changes.lower_name! }) : oldPath
             if (changes.lower_name !== undefined && changes.lower_name !== repo.lowerName) {
-              if (Option.isSome(yield* Effect.orDie(repos.findByName(owner.id, changes.lower_name)))) {
+              if (Option.isSome(yield* repos.findByName(owner.id, changes.lower_name))) {
                 return yield* duplicate()
               }
               if (existsSync(newPath)) {
@@ -547,9 +537,7 @@ export class ReposService extends Context.Service<
             const renamed = changes.lower_name !== undefined && changes.lower_name !== repo.lowerName
             const row = yield* transaction(
               Effect.gen(function* () {
-                const row = yield* repos
-                  .update(repo.id, changes)
-                  .pipe(Effect.catchIf(isUnique, () => Effect.fail(duplicate())))
+                const row = yield* repos.update(repo.id, changes).pipe(onAlreadyExists(duplicate))
                 // The old name keeps working (307) until another repository takes it.
                 if (renamed) {
                   yield* repos.removeRedirect(owner.id, row.lowerName)
@@ -580,27 +568,27 @@ export class ReposService extends Context.Service<
             }
             return row
           }),
-        listCollaborators: (repo, page) => Effect.orDie(repos.listCollaborators(repo.id, page)),
-        setCollaborator: (repo, user, mode) => Effect.orDie(repos.setCollaborator(repo.id, user.id, mode)),
-        removeCollaborator: (repo, user) => Effect.asVoid(Effect.orDie(repos.removeCollaborator(repo.id, user.id))),
+        listCollaborators: (repo, page) => repos.listCollaborators(repo.id, page),
+        setCollaborator: (repo, user, mode) => repos.setCollaborator(repo.id, user.id, mode),
+        removeCollaborator: (repo, user) => Effect.asVoid(repos.removeCollaborator(repo.id, user.id)),
         search: (search, page) => repos.search(search, page),
-        countOwnedBy: (owner) => Effect.orDie(repos.countOwnedBy(owner.id)),
-        releaseCountsOfUser: (user) => Effect.orDie(repos.releaseCountsOfUser(user.id)),
+        countOwnedBy: (owner) => repos.countOwnedBy(owner.id),
+        releaseCountsOfUser: (user) => repos.releaseCountsOfUser(user.id),
         removeAllOwnedBy: (owner) =>
           Effect.gen(function* () {
-            for (const repo of yield* Effect.orDie(repos.allOwnedBy(owner.id))) {
+            for (const repo of yield* repos.allOwnedBy(owner.id)) {
               yield* deleteRow(owner, repo)
               yield* removeDir(owner, repo)
             }
           }),
-        listOwnedBy: (owner, filter, page) => Effect.orDie(repos.listOwnedBy(owner.id, filter, page)),
+        listOwnedBy: (owner, filter, page) => repos.listOwnedBy(owner.id, filter, page),
         listAccessible: (user, publicOnly, orderBy, page) =>
           Effect.gen(function* () {
             const order = orderBy === "" ? "name" : orderBy
             if (!(REPO_ORDERS as ReadonlyArray<string>).includes(order)) {
               return yield* Errors.validationFailed("invalid order_by")
             }
-            return yield* Effect.orDie(repos.listAccessible(user.id, publicOnly, order as RepoOrder, page))
+            return yield* repos.listAccessible(user.id, publicOnly, order as RepoOrder, page)
           })
       })
     })

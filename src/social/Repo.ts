@@ -2,7 +2,7 @@
 // when a row was really inserted or deleted, so repeated and concurrent calls keep them exact.
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
+import { sqlBoundary } from "../db/Boundary.ts"
 import { type RepoRow, toRepoRow } from "../repos/Repo.ts"
 import { toUserRow, type UserRow } from "../users/Repo.ts"
 
@@ -19,22 +19,22 @@ export class SocialRepo extends Context.Service<
      * Inserts the star and raises the repository's count; true when it was not there before. Run
      * inside the transaction that also adjusts the user's count (SocialService).
      */
-    readonly star: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
+    readonly star: (userId: number, repoId: number) => Effect.Effect<boolean>
     /** Deletes the star and lowers the repository's count; true when it was there. */
-    readonly unstar: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
-    readonly isStarred: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
+    readonly unstar: (userId: number, repoId: number) => Effect.Effect<boolean>
+    readonly isStarred: (userId: number, repoId: number) => Effect.Effect<boolean>
     /** Watches in "normal" mode; true when the user was not watching before. */
-    readonly watch: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
+    readonly watch: (userId: number, repoId: number) => Effect.Effect<boolean>
     /** Stops watching; true when the user was watching. */
-    readonly unwatch: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
-    readonly isWatching: (userId: number, repoId: number) => Effect.Effect<boolean, SqlError>
+    readonly unwatch: (userId: number, repoId: number) => Effect.Effect<boolean>
+    readonly isWatching: (userId: number, repoId: number) => Effect.Effect<boolean>
     /** Repositories the user starred, with their owners, newest star first. */
-    readonly starredBy: (userId: number) => Effect.Effect<Array<{ repo: RepoRow; owner: UserRow }>, SqlError>
+    readonly starredBy: (userId: number) => Effect.Effect<Array<{ repo: RepoRow; owner: UserRow }>>
     /** Repositories the user watches (any mode but "dont"), with their owners. */
-    readonly watchedBy: (userId: number) => Effect.Effect<Array<{ repo: RepoRow; owner: UserRow }>, SqlError>
-    readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | SqlError, R>
-    readonly stargazers: (repoId: number, window: Window | undefined) => Effect.Effect<Array<UserRow>, SqlError>
-    readonly watchers: (repoId: number, window: Window | undefined) => Effect.Effect<Array<UserRow>, SqlError>
+    readonly watchedBy: (userId: number) => Effect.Effect<Array<{ repo: RepoRow; owner: UserRow }>>
+    readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    readonly stargazers: (repoId: number, window: Window | undefined) => Effect.Effect<Array<UserRow>>
+    readonly watchers: (repoId: number, window: Window | undefined) => Effect.Effect<Array<UserRow>>
   }
 >()("hearth/social/SocialRepo") {
   static readonly layer = Layer.effect(
@@ -98,87 +98,89 @@ export class SocialRepo extends Context.Service<
       const paged = (window: Window | undefined) =>
         window === undefined ? sql`` : sql`LIMIT ${window.limit} OFFSET ${window.offset}`
 
-      return SocialRepo.of({
-        star: (userId, repoId) =>
-          Effect.gen(function* () {
-            const rows = yield* sql`INSERT INTO stars (user_id, repo_id) VALUES (${userId}, ${repoId})
-              ON CONFLICT DO NOTHING RETURNING repo_id`
-            if (rows.length === 0) return false
-            yield* bump("num_stars", repoId, 1)
-            return true
-          }),
-        unstar: (userId, repoId) =>
-          Effect.gen(function* () {
-            const rows =
-              yield* sql`DELETE FROM stars WHERE user_id = ${userId} AND repo_id = ${repoId} RETURNING repo_id`
-            if (rows.length === 0) return false
-            yield* bump("num_stars", repoId, -1)
-            return true
-          }),
-        isStarred: (userId, repoId) =>
-          Effect.map(sql`SELECT 1 FROM stars WHERE user_id = ${userId} AND repo_id = ${repoId}`, (r) => r.length > 0),
-        watch: (userId, repoId) =>
-          sql.withTransaction(
+      return SocialRepo.of(
+        sqlBoundary({
+          star: (userId, repoId) =>
             Effect.gen(function* () {
-              const inserted =
-                yield* sql`INSERT INTO watches (user_id, repo_id, mode) VALUES (${userId}, ${repoId}, 'normal')
+              const rows = yield* sql`INSERT INTO stars (user_id, repo_id) VALUES (${userId}, ${repoId})
               ON CONFLICT DO NOTHING RETURNING repo_id`
-              // An explicit "don't watch" turned into a watch counts; an automatic one just becomes explicit.
-              const revived =
-                inserted.length > 0
-                  ? inserted
-                  : yield* sql`UPDATE watches SET mode = 'normal'
-              WHERE user_id = ${userId} AND repo_id = ${repoId} AND mode = 'dont' RETURNING repo_id`
-              if (revived.length === 0) {
-                yield* sql`UPDATE watches SET mode = 'normal' WHERE user_id = ${userId} AND repo_id = ${repoId} AND mode = 'auto'`
-                return false
-              }
-              yield* bump("num_watches", repoId, 1)
-              return true
-            })
-          ),
-        unwatch: (userId, repoId) =>
-          sql.withTransaction(
-            Effect.gen(function* () {
-              const rows = yield* sql`DELETE FROM watches WHERE user_id = ${userId} AND repo_id = ${repoId}
-              AND mode <> 'dont' RETURNING repo_id`
               if (rows.length === 0) return false
-              yield* bump("num_watches", repoId, -1)
+              yield* bump("num_stars", repoId, 1)
               return true
-            })
-          ),
-        isWatching: (userId, repoId) =>
-          Effect.map(
-            sql`SELECT 1 FROM watches WHERE user_id = ${userId} AND repo_id = ${repoId} AND mode <> 'dont'`,
-            (r) => r.length > 0
-          ),
-        starredBy: (userId) =>
-          Effect.map(
-            sql`SELECT r.*, ${ownerColumns} FROM stars s JOIN repositories r ON r.id = s.repo_id
+            }),
+          unstar: (userId, repoId) =>
+            Effect.gen(function* () {
+              const rows =
+                yield* sql`DELETE FROM stars WHERE user_id = ${userId} AND repo_id = ${repoId} RETURNING repo_id`
+              if (rows.length === 0) return false
+              yield* bump("num_stars", repoId, -1)
+              return true
+            }),
+          isStarred: (userId, repoId) =>
+            Effect.map(sql`SELECT 1 FROM stars WHERE user_id = ${userId} AND repo_id = ${repoId}`, (r) => r.length > 0),
+          watch: (userId, repoId) =>
+            sql.withTransaction(
+              Effect.gen(function* () {
+                const inserted =
+                  yield* sql`INSERT INTO watches (user_id, repo_id, mode) VALUES (${userId}, ${repoId}, 'normal')
+              ON CONFLICT DO NOTHING RETURNING repo_id`
+                // An explicit "don't watch" turned into a watch counts; an automatic one just becomes explicit.
+                const revived =
+                  inserted.length > 0
+                    ? inserted
+                    : yield* sql`UPDATE watches SET mode = 'normal'
+              WHERE user_id = ${userId} AND repo_id = ${repoId} AND mode = 'dont' RETURNING repo_id`
+                if (revived.length === 0) {
+                  yield* sql`UPDATE watches SET mode = 'normal' WHERE user_id = ${userId} AND repo_id = ${repoId} AND mode = 'auto'`
+                  return false
+                }
+                yield* bump("num_watches", repoId, 1)
+                return true
+              })
+            ),
+          unwatch: (userId, repoId) =>
+            sql.withTransaction(
+              Effect.gen(function* () {
+                const rows = yield* sql`DELETE FROM watches WHERE user_id = ${userId} AND repo_id = ${repoId}
+              AND mode <> 'dont' RETURNING repo_id`
+                if (rows.length === 0) return false
+                yield* bump("num_watches", repoId, -1)
+                return true
+              })
+            ),
+          isWatching: (userId, repoId) =>
+            Effect.map(
+              sql`SELECT 1 FROM watches WHERE user_id = ${userId} AND repo_id = ${repoId} AND mode <> 'dont'`,
+              (r) => r.length > 0
+            ),
+          starredBy: (userId) =>
+            Effect.map(
+              sql`SELECT r.*, ${ownerColumns} FROM stars s JOIN repositories r ON r.id = s.repo_id
               JOIN users o ON o.id = r.owner_id WHERE s.user_id = ${userId} ORDER BY s.created_at DESC, r.id DESC`,
-            withOwners
-          ),
-        watchedBy: (userId) =>
-          Effect.map(
-            sql`SELECT r.*, ${ownerColumns} FROM watches w JOIN repositories r ON r.id = w.repo_id
+              withOwners
+            ),
+          watchedBy: (userId) =>
+            Effect.map(
+              sql`SELECT r.*, ${ownerColumns} FROM watches w JOIN repositories r ON r.id = w.repo_id
               JOIN users o ON o.id = r.owner_id WHERE w.user_id = ${userId} AND w.mode <> 'dont'
               ORDER BY r.id`,
-            withOwners
-          ),
-        transaction: (effect) => sql.withTransaction(effect),
-        stargazers: (repoId, window) =>
-          Effect.map(
-            sql`SELECT u.* FROM stars s JOIN users u ON u.id = s.user_id WHERE s.repo_id = ${repoId}
+              withOwners
+            ),
+          transaction: (effect) => sql.withTransaction(effect),
+          stargazers: (repoId, window) =>
+            Effect.map(
+              sql`SELECT u.* FROM stars s JOIN users u ON u.id = s.user_id WHERE s.repo_id = ${repoId}
               ORDER BY s.created_at, u.id ${paged(window)}`,
-            (rows) => rows.map(toUserRow)
-          ),
-        watchers: (repoId, window) =>
-          Effect.map(
-            sql`SELECT u.* FROM watches w JOIN users u ON u.id = w.user_id WHERE w.repo_id = ${repoId}
+              (rows) => rows.map(toUserRow)
+            ),
+          watchers: (repoId, window) =>
+            Effect.map(
+              sql`SELECT u.* FROM watches w JOIN users u ON u.id = w.user_id WHERE w.repo_id = ${repoId}
               AND w.mode <> 'dont' ORDER BY w.created_at, u.id ${paged(window)}`,
-            (rows) => rows.map(toUserRow)
-          )
-      })
+              (rows) => rows.map(toUserRow)
+            )
+        })
+      )
     })
   )
 }

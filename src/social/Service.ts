@@ -88,42 +88,37 @@ export class SocialService extends Context.Service<
         star: (user, repo) =>
           Effect.andThen(
             notBlocked(user, repo),
-            Effect.orDie(
-              social.transaction(
-                Effect.gen(function* () {
-                  if (yield* social.star(user.id, repo.id)) yield* users.adjustNumStars(user.id, 1)
-                })
-              )
-            )
-          ),
-        unstar: (user, repo) =>
-          Effect.orDie(
             social.transaction(
               Effect.gen(function* () {
-                if (yield* social.unstar(user.id, repo.id)) yield* users.adjustNumStars(user.id, -1)
+                if (yield* social.star(user.id, repo.id)) yield* users.adjustNumStars(user.id, 1)
               })
             )
           ),
-        isStarred: (user, repo) => Effect.orDie(social.isStarred(user.id, repo.id)),
-        watch: (user, repo) =>
-          Effect.andThen(notBlocked(user, repo), Effect.orDie(Effect.asVoid(social.watch(user.id, repo.id)))),
-        unwatch: (user, repo) => Effect.orDie(Effect.asVoid(social.unwatch(user.id, repo.id))),
-        isWatching: (user, repo) => Effect.orDie(social.isWatching(user.id, repo.id)),
+        unstar: (user, repo) =>
+          social.transaction(
+            Effect.gen(function* () {
+              if (yield* social.unstar(user.id, repo.id)) yield* users.adjustNumStars(user.id, -1)
+            })
+          ),
+        isStarred: (user, repo) => social.isStarred(user.id, repo.id),
+        watch: (user, repo) => Effect.andThen(notBlocked(user, repo), Effect.asVoid(social.watch(user.id, repo.id))),
+        unwatch: (user, repo) => Effect.asVoid(social.unwatch(user.id, repo.id)),
+        isWatching: (user, repo) => social.isWatching(user.id, repo.id),
         starred: (viewer, user, window) =>
           Effect.gen(function* () {
-            const rows = yield* visible(viewer, yield* Effect.orDie(social.starredBy(user.id)))
+            const rows = yield* visible(viewer, yield* social.starredBy(user.id))
             // The counter as stored now, not as the (possibly cached) row that named the user.
-            const fresh = yield* Effect.orDie(users.findById(user.id))
+            const fresh = yield* users.findById(user.id)
             const total = Option.isSome(fresh) ? fresh.value.numStars : user.numStars
             return { rows: slice(rows, window), total }
           }),
         watched: (viewer, user, window) =>
           Effect.gen(function* () {
-            const rows = yield* visible(viewer, yield* Effect.orDie(social.watchedBy(user.id)))
+            const rows = yield* visible(viewer, yield* social.watchedBy(user.id))
             return { rows: slice(rows, window), total: rows.length }
           }),
-        stargazers: (repo, window) => Effect.orDie(social.stargazers(repo.id, window)),
-        watchers: (repo, window) => Effect.orDie(social.watchers(repo.id, window))
+        stargazers: (repo, window) => social.stargazers(repo.id, window),
+        watchers: (repo, window) => social.watchers(repo.id, window)
       })
     })
   )

@@ -30,6 +30,7 @@ import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Exit, Layer, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { SettingsError } from "../config/Settings.ts"
+import { transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
 import { BLOCK_BYTES, type Digests, DigestThreads, Hasher, isSha256, type SplitHasher } from "./Digests.ts"
 import { BlobsRepo } from "./Repo.ts"
@@ -246,6 +247,7 @@ const humanSize = (bytes: number): string => {
 export const make = (root: string, options: LocalOptions = {}) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient
+    const transaction = sqlTransaction(sql)
     const repo = yield* BlobsRepo
     const holdSeconds = options.holdSeconds ?? HOLD_SECONDS
     const tempIdleMs = options.tempIdleMs ?? TEMP_IDLE_MS
@@ -321,25 +323,23 @@ export const make = (root: string, options: LocalOptions = {}) =>
       return Effect.gen(function* () {
         const received = yield* receiveEffect(body, temp, limits).pipe(Effect.catch(refused))
         const { size, digests } = received
-        const stored = yield* sql
-          .withTransaction(
-            Effect.gen(function* () {
-              const { created, hold, row } = yield* repo.upsert({ ...digests, size }, holdSeconds)
-              if (
-                row.size !== size ||
-                row.md5 !== digests.md5 ||
-                row.sha1 !== digests.sha1 ||
-                row.sha512 !== digests.sha512
-              ) {
-                return yield* Effect.die(
-                  new Error(`blob storage: the row of ${digests.sha256} does not match its content`)
-                )
-              }
-              yield* Effect.promise(() => place(temp, digests.sha256, size))
-              return { created, hold }
-            })
-          )
-          .pipe(Effect.orDie, Effect.uninterruptible)
+        const stored = yield* transaction(
+          Effect.gen(function* () {
+            const { created, hold, row } = yield* repo.upsert({ ...digests, size }, holdSeconds)
+            if (
+              row.size !== size ||
+              row.md5 !== digests.md5 ||
+              row.sha1 !== digests.sha1 ||
+              row.sha512 !== digests.sha512
+            ) {
+              return yield* Effect.die(
+                new Error(`blob storage: the row of ${digests.sha256} does not match its content`)
+              )
+            }
+            yield* Effect.promise(() => place(temp, digests.sha256, size))
+            return { created, hold }
+          })
+        ).pipe(Effect.uninterruptible)
         return { ...digests, size, ...stored } satisfies StoredBlob
       }).pipe(Effect.ensuring(removeQuietly(temp)))
     }
@@ -353,33 +353,30 @@ export const make = (root: string, options: LocalOptions = {}) =>
       Effect.suspend(() => {
         let trashed: string | undefined
         let removed = false
-        return sql
-          .withTransaction(
-            Effect.gen(function* () {
-              removed = yield* repo.deleteUnused(sha256)
-              if (!removed) return
-              const aside = join(trashDir, `${sha256}.${randomUUID()}`)
-              trashed = yield* Effect.promise(() =>
-                rename(pathOf(sha256), aside).then(
-                  () => aside,
-                  (error) => (isMissing(error) ? undefined : Promise.reject(error))
-                )
+        return transaction(
+          Effect.gen(function* () {
+            removed = yield* repo.deleteUnused(sha256)
+            if (!removed) return
+            const aside = join(trashDir, `${sha256}.${randomUUID()}`)
+            trashed = yield* Effect.promise(() =>
+              rename(pathOf(sha256), aside).then(
+                () => aside,
+                (error) => (isMissing(error) ? undefined : Promise.reject(error))
               )
-              yield* Effect.promise(() => syncDir(trashDir))
-            })
-          )
-          .pipe(
-            Effect.orDie,
-            Effect.onExit((exit) => {
-              if (trashed === undefined) return Effect.void
-              const file = trashed
-              return Exit.isSuccess(exit)
-                ? removeQuietly(file)
-                : Effect.promise(() => rename(file, pathOf(sha256)).catch(noop))
-            }),
-            Effect.uninterruptible,
-            Effect.map(() => removed)
-          )
+            )
+            yield* Effect.promise(() => syncDir(trashDir))
+          })
+        ).pipe(
+          Effect.onExit((exit) => {
+            if (trashed === undefined) return Effect.void
+            const file = trashed
+            return Exit.isSuccess(exit)
+              ? removeQuietly(file)
+              : Effect.promise(() => rename(file, pathOf(sha256)).catch(noop))
+          }),
+          Effect.uninterruptible,
+          Effect.map(() => removed)
+        )
       }).pipe(
         Effect.catchCause((cause) =>
           Effect.as(Effect.logWarning(`blob storage: could not remove blob ${sha256}`, cause), false)
@@ -391,32 +388,30 @@ export const make = (root: string, options: LocalOptions = {}) =>
       const file = join(trashDir, name)
       const sha256 = name.slice(0, 64)
       if (!isSha256(sha256)) return Effect.as(removeQuietly(file), false)
-      return sql
-        .withTransaction(
-          Effect.gen(function* () {
-            if (!(yield* repo.lock(sha256))) {
-              yield* removeQuietly(file)
+      return transaction(
+        Effect.gen(function* () {
+          if (!(yield* repo.lock(sha256))) {
+            yield* removeQuietly(file)
+            return false
+          }
+          return yield* Effect.promise(async () => {
+            const final = pathOf(sha256)
+            const present = await stat(final).then(
+              () => true,
+              () => false
+            )
+            if (present) {
+              await rm(file, { force: true })
               return false
             }
-            return yield* Effect.promise(async () => {
-              const final = pathOf(sha256)
-              const present = await stat(final).then(
-                () => true,
-                () => false
-              )
-              if (present) {
-                await rm(file, { force: true })
-                return false
-              }
-              await mkdir(dirname(final), { recursive: true })
-              return rename(file, final).then(
-                () => true,
-                (error) => (isMissing(error) ? false : Promise.reject(error))
-              )
-            })
+            await mkdir(dirname(final), { recursive: true })
+            return rename(file, final).then(
+              () => true,
+              (error) => (isMissing(error) ? false : Promise.reject(error))
+            )
           })
-        )
-        .pipe(Effect.orDie, Effect.uninterruptible)
+        })
+      ).pipe(Effect.uninterruptible)
     }
 
     const sweepTemp = Effect.promise(async () => {
@@ -434,9 +429,9 @@ export const make = (root: string, options: LocalOptions = {}) =>
 
     const sweep: Effect.Effect<SweepReport> = Effect.gen(function* () {
       const tempFiles = yield* sweepTemp
-      const expiredHolds = yield* Effect.orDie(repo.deleteExpiredHolds)
+      const expiredHolds = yield* repo.deleteExpiredHolds
       let blobs = 0
-      for (const sha256 of yield* Effect.orDie(repo.unused)) {
+      for (const sha256 of yield* repo.unused) {
         if (yield* removeIfUnused(sha256)) blobs++
       }
       let restored = 0
@@ -498,7 +493,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
       const sha256 = typeof blob === "string" ? blob : blob.sha256
       const hold = typeof blob === "string" ? undefined : blob.hold
       if (!isSha256(sha256)) return Effect.fail(new BlobNotFound({ sha256 }))
-      return Effect.flatMap(Effect.orDie(repo.acquire(sha256, hold)), (found) =>
+      return Effect.flatMap(repo.acquire(sha256, hold), (found) =>
         found ? Effect.void : Effect.fail(new BlobNotFound({ sha256 }))
       )
     }
@@ -506,14 +501,13 @@ export const make = (root: string, options: LocalOptions = {}) =>
     const release: BlobStorageShape["release"] = (sha256) =>
       Effect.gen(function* () {
         if (!isSha256(sha256)) return yield* new BlobNotFound({ sha256 })
-        const left = yield* Effect.orDie(repo.release(sha256))
+        const left = yield* repo.release(sha256)
         if (Option.isNone(left)) return yield* new BlobNotFound({ sha256 })
         // Inside a transaction, once it has committed: a rollback keeps the reference, and the file.
         if (left.value === 0) yield* sql.afterCommit(Effect.asVoid(removeIfUnused(sha256)))
       })
 
-    const find = (sha256: string) =>
-      isSha256(sha256) ? Effect.orDie(repo.find(sha256)) : Effect.succeed(Option.none())
+    const find = (sha256: string) => (isSha256(sha256) ? repo.find(sha256) : Effect.succeed(Option.none()))
 
     const service = BlobStorage.of({
       put,

@@ -4,7 +4,7 @@
 // put that stores a file and a removal that takes it away never interleave.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
+import { sqlBoundary } from "../db/Boundary.ts"
 import type { Digests } from "./Digests.ts"
 import type { BlobInfo } from "./Service.ts"
 
@@ -32,20 +32,20 @@ export class BlobsRepo extends Context.Service<
     readonly upsert: (
       blob: BlobRow,
       holdSeconds: number
-    ) => Effect.Effect<{ created: boolean; row: BlobRow; hold: number }, SqlError>
+    ) => Effect.Effect<{ created: boolean; row: BlobRow; hold: number }>
     /** +1 reference, and the put's hold ended; false when there is no such blob. */
-    readonly acquire: (sha256: string, hold: number | undefined) => Effect.Effect<boolean, SqlError>
+    readonly acquire: (sha256: string, hold: number | undefined) => Effect.Effect<boolean>
     /** -1 reference; the count left, or none when the blob has no reference to give back. */
-    readonly release: (sha256: string) => Effect.Effect<Option.Option<number>, SqlError>
+    readonly release: (sha256: string) => Effect.Effect<Option.Option<number>>
     /** Deletes the row if nothing refers to or holds it; whether it did. In a transaction. */
-    readonly deleteUnused: (sha256: string) => Effect.Effect<boolean, SqlError>
+    readonly deleteUnused: (sha256: string) => Effect.Effect<boolean>
     /** Locks the row (waiting for a transaction changing it); whether it exists. */
-    readonly lock: (sha256: string) => Effect.Effect<boolean, SqlError>
-    readonly find: (sha256: string) => Effect.Effect<Option.Option<BlobInfo>, SqlError>
+    readonly lock: (sha256: string) => Effect.Effect<boolean>
+    readonly find: (sha256: string) => Effect.Effect<Option.Option<BlobInfo>>
     /** Deletes holds that expired; how many. */
-    readonly deleteExpiredHolds: Effect.Effect<number, SqlError>
+    readonly deleteExpiredHolds: Effect.Effect<number>
     /** Blobs with no reference and no live hold. */
-    readonly unused: Effect.Effect<ReadonlyArray<string>, SqlError>
+    readonly unused: Effect.Effect<ReadonlyArray<string>>
   }
 >()("hearth/storage/BlobsRepo") {
   static readonly layer = Layer.effect(
@@ -55,70 +55,73 @@ export class BlobsRepo extends Context.Service<
       const noLiveHold = (sha256: string) =>
         sql`NOT EXISTS (SELECT 1 FROM blob_holds h WHERE h.sha256 = ${sha256} AND h.expires_at > now())`
 
-      return BlobsRepo.of({
-        upsert: (blob, holdSeconds) =>
-          Effect.gen(function* () {
-            // The no-op update takes the row lock; xmax = 0 only on a row this statement inserted.
-            const [row] = yield* sql`INSERT INTO blobs (sha256, size, md5, sha1, sha512)
+      return BlobsRepo.of(
+        sqlBoundary({
+          upsert: (blob, holdSeconds) =>
+            Effect.gen(function* () {
+              // The no-op update takes the row lock; xmax = 0 only on a row this statement inserted.
+              const [row] = yield* sql`INSERT INTO blobs (sha256, size, md5, sha1, sha512)
               VALUES (${blob.sha256}, ${blob.size}, ${blob.md5}, ${blob.sha1}, ${blob.sha512})
               ON CONFLICT (sha256) DO UPDATE SET refcount = blobs.refcount
               RETURNING (xmax = 0) AS created, sha256, size, md5, sha1, sha512`
-            const [hold] = yield* sql`INSERT INTO blob_holds (sha256, expires_at)
+              const [hold] = yield* sql`INSERT INTO blob_holds (sha256, expires_at)
               VALUES (${blob.sha256}, now() + make_interval(secs => ${holdSeconds})) RETURNING id`
-            return {
-              created: row!.created as boolean,
-              row: {
-                sha256: row!.sha256 as string,
-                size: Number(row!.size),
-                md5: row!.md5 as string,
-                sha1: row!.sha1 as string,
-                sha512: row!.sha512 as string
-              },
-              hold: Number(hold!.id)
-            }
-          }),
-        acquire: (sha256, hold) =>
-          Effect.gen(function* () {
-            const rows = yield* sql`UPDATE blobs SET refcount = refcount + 1 WHERE sha256 = ${sha256} RETURNING sha256`
-            if (rows.length === 0) return false
-            if (hold !== undefined) yield* sql`DELETE FROM blob_holds WHERE id = ${hold} AND sha256 = ${sha256}`
-            return true
-          }),
-        release: (sha256) =>
-          Effect.map(
-            sql`UPDATE blobs SET refcount = refcount - 1 WHERE sha256 = ${sha256} AND refcount > 0 RETURNING refcount`,
-            (rows) => (rows.length === 0 ? Option.none() : Option.some(Number(rows[0]!.refcount)))
-          ),
-        deleteUnused: (sha256) =>
-          Effect.gen(function* () {
-            // Two statements: the lock waits for a put or an acquire in progress, and the DELETE,
-            // with a snapshot taken after it, sees their holds and references. (A single DELETE
-            // would re-check a concurrently updated row, but its NOT EXISTS would still read the
-            // snapshot from before that put's hold, and remove a blob just put.) While the row is
-            // locked, no hold or reference can be added.
-            const locked = yield* sql`SELECT sha256 FROM blobs WHERE sha256 = ${sha256} FOR UPDATE`
-            if (locked.length === 0) return false
-            const rows = yield* sql`DELETE FROM blobs
+              return {
+                created: row!.created as boolean,
+                row: {
+                  sha256: row!.sha256 as string,
+                  size: Number(row!.size),
+                  md5: row!.md5 as string,
+                  sha1: row!.sha1 as string,
+                  sha512: row!.sha512 as string
+                },
+                hold: Number(hold!.id)
+              }
+            }),
+          acquire: (sha256, hold) =>
+            Effect.gen(function* () {
+              const rows =
+                yield* sql`UPDATE blobs SET refcount = refcount + 1 WHERE sha256 = ${sha256} RETURNING sha256`
+              if (rows.length === 0) return false
+              if (hold !== undefined) yield* sql`DELETE FROM blob_holds WHERE id = ${hold} AND sha256 = ${sha256}`
+              return true
+            }),
+          release: (sha256) =>
+            Effect.map(
+              sql`UPDATE blobs SET refcount = refcount - 1 WHERE sha256 = ${sha256} AND refcount > 0 RETURNING refcount`,
+              (rows) => (rows.length === 0 ? Option.none() : Option.some(Number(rows[0]!.refcount)))
+            ),
+          deleteUnused: (sha256) =>
+            Effect.gen(function* () {
+              // Two statements: the lock waits for a put or an acquire in progress, and the DELETE,
+              // with a snapshot taken after it, sees their holds and references. (A single DELETE
+              // would re-check a concurrently updated row, but its NOT EXISTS would still read the
+              // snapshot from before that put's hold, and remove a blob just put.) While the row is
+              // locked, no hold or reference can be added.
+              const locked = yield* sql`SELECT sha256 FROM blobs WHERE sha256 = ${sha256} FOR UPDATE`
+              if (locked.length === 0) return false
+              const rows = yield* sql`DELETE FROM blobs
               WHERE sha256 = ${sha256} AND refcount = 0 AND ${noLiveHold(sha256)} RETURNING sha256`
-            return rows.length > 0
-          }),
-        lock: (sha256) =>
-          Effect.map(sql`SELECT sha256 FROM blobs WHERE sha256 = ${sha256} FOR UPDATE`, (rows) => rows.length > 0),
-        find: (sha256) =>
-          Effect.map(
-            sql`SELECT sha256, size, md5, sha1, sha512, refcount, created_at FROM blobs WHERE sha256 = ${sha256}`,
-            (rows) => (rows.length === 0 ? Option.none() : Option.some(toInfo(rows[0]!)))
+              return rows.length > 0
+            }),
+          lock: (sha256) =>
+            Effect.map(sql`SELECT sha256 FROM blobs WHERE sha256 = ${sha256} FOR UPDATE`, (rows) => rows.length > 0),
+          find: (sha256) =>
+            Effect.map(
+              sql`SELECT sha256, size, md5, sha1, sha512, refcount, created_at FROM blobs WHERE sha256 = ${sha256}`,
+              (rows) => (rows.length === 0 ? Option.none() : Option.some(toInfo(rows[0]!)))
+            ),
+          deleteExpiredHolds: Effect.map(
+            sql`DELETE FROM blob_holds WHERE expires_at <= now() RETURNING id`,
+            (rows) => rows.length
           ),
-        deleteExpiredHolds: Effect.map(
-          sql`DELETE FROM blob_holds WHERE expires_at <= now() RETURNING id`,
-          (rows) => rows.length
-        ),
-        unused: Effect.map(
-          sql`SELECT b.sha256 FROM blobs b WHERE b.refcount = 0
+          unused: Effect.map(
+            sql`SELECT b.sha256 FROM blobs b WHERE b.refcount = 0
             AND NOT EXISTS (SELECT 1 FROM blob_holds h WHERE h.sha256 = b.sha256 AND h.expires_at > now())`,
-          (rows) => rows.map((row) => row.sha256 as string)
-        )
-      })
+            (rows) => rows.map((row) => row.sha256 as string)
+          )
+        })
+      )
     })
   )
 }

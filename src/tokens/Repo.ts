@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
+import { type AlreadyExists, sqlBoundary, uniqueViolation } from "../db/Boundary.ts"
 
 export interface TokenRow {
   readonly id: number
@@ -35,55 +35,59 @@ export class TokensRepo extends Context.Service<
       name: string
       token: string
       scopes: ReadonlyArray<string>
-    }) => Effect.Effect<TokenRow, SqlError>
-    readonly findByToken: (token: string) => Effect.Effect<Option.Option<TokenRow>, SqlError>
+    }) => Effect.Effect<TokenRow, AlreadyExists>
+    readonly findByToken: (token: string) => Effect.Effect<Option.Option<TokenRow>>
     readonly listByUser: (
       userId: number,
       limit: number,
       offset: number
-    ) => Effect.Effect<{ rows: Array<TokenRow>; total: number }, SqlError>
-    readonly findById: (userId: number, id: number) => Effect.Effect<Array<TokenRow>, SqlError>
-    readonly findByName: (userId: number, name: string) => Effect.Effect<Array<TokenRow>, SqlError>
-    readonly remove: (id: number) => Effect.Effect<void, SqlError>
+    ) => Effect.Effect<{ rows: Array<TokenRow>; total: number }>
+    readonly findById: (userId: number, id: number) => Effect.Effect<Array<TokenRow>>
+    readonly findByName: (userId: number, name: string) => Effect.Effect<Array<TokenRow>>
+    readonly remove: (id: number) => Effect.Effect<void>
   }
 >()("hearth/tokens/TokensRepo") {
   static readonly layer = Layer.effect(
     TokensRepo,
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      return TokensRepo.of({
-        insert: ({ name, scopes, token, userId }) =>
-          Effect.map(
-            sql`INSERT INTO access_tokens ${sql.insert({
-              user_id: userId,
-              name,
-              token_hash: hashToken(token),
-              token_last_eight: token.slice(-8),
-              scopes: scopes.join(",")
-            })} RETURNING *`,
-            (rows) => toTokenRow(rows[0]!)
-          ),
-        findByToken: (token) =>
-          Effect.map(sql`SELECT * FROM access_tokens WHERE token_hash = ${hashToken(token)}`, (rows) =>
-            Option.map(Option.fromNullishOr(rows[0]), toTokenRow)
-          ),
-        listByUser: (userId, limit, offset) =>
-          Effect.gen(function* () {
-            const [count] = yield* sql`SELECT count(*) AS n FROM access_tokens WHERE user_id = ${userId}`
-            const rows = yield* sql`SELECT * FROM access_tokens WHERE user_id = ${userId}
+      return TokensRepo.of(
+        sqlBoundary({
+          insert: ({ name, scopes, token, userId }) =>
+            uniqueViolation(
+              Effect.map(
+                sql`INSERT INTO access_tokens ${sql.insert({
+                  user_id: userId,
+                  name,
+                  token_hash: hashToken(token),
+                  token_last_eight: token.slice(-8),
+                  scopes: scopes.join(",")
+                })} RETURNING *`,
+                (rows) => toTokenRow(rows[0]!)
+              )
+            ),
+          findByToken: (token) =>
+            Effect.map(sql`SELECT * FROM access_tokens WHERE token_hash = ${hashToken(token)}`, (rows) =>
+              Option.map(Option.fromNullishOr(rows[0]), toTokenRow)
+            ),
+          listByUser: (userId, limit, offset) =>
+            Effect.gen(function* () {
+              const [count] = yield* sql`SELECT count(*) AS n FROM access_tokens WHERE user_id = ${userId}`
+              const rows = yield* sql`SELECT * FROM access_tokens WHERE user_id = ${userId}
               ORDER BY id LIMIT ${limit} OFFSET ${offset}`
-            return { rows: rows.map(toTokenRow), total: Number(count!.n) }
-          }),
-        findById: (userId, id) =>
-          Effect.map(sql`SELECT * FROM access_tokens WHERE user_id = ${userId} AND id = ${id}`, (rows) =>
-            rows.map(toTokenRow)
-          ),
-        findByName: (userId, name) =>
-          Effect.map(sql`SELECT * FROM access_tokens WHERE user_id = ${userId} AND name = ${name}`, (rows) =>
-            rows.map(toTokenRow)
-          ),
-        remove: (id) => Effect.asVoid(sql`DELETE FROM access_tokens WHERE id = ${id}`)
-      })
+              return { rows: rows.map(toTokenRow), total: Number(count!.n) }
+            }),
+          findById: (userId, id) =>
+            Effect.map(sql`SELECT * FROM access_tokens WHERE user_id = ${userId} AND id = ${id}`, (rows) =>
+              rows.map(toTokenRow)
+            ),
+          findByName: (userId, name) =>
+            Effect.map(sql`SELECT * FROM access_tokens WHERE user_id = ${userId} AND name = ${name}`, (rows) =>
+              rows.map(toTokenRow)
+            ),
+          remove: (id) => Effect.asVoid(sql`DELETE FROM access_tokens WHERE id = ${id}`)
+        })
+      )
     })
   )
 }

@@ -2,9 +2,9 @@
 
 import { randomBytes } from "node:crypto"
 import { Context, Effect, Layer } from "effect"
-import { isSqlError } from "effect/sql/SqlError"
 import { Authenticator } from "../auth/Authenticator.ts"
 import { formatScopes, InvalidScope, isEmptyScope, parseScopes } from "../auth/Scopes.ts"
+import { onAlreadyExists } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { NAME_MAX } from "../lib/Names.ts"
@@ -54,24 +54,20 @@ export class TokensService extends Context.Service<
             const token = randomBytes(20).toString("hex")
             const row = yield* repo
               .insert({ userId: user.id, name, token, scopes: formatScopes(parsed) })
-              .pipe(
-                Effect.catch((e) =>
-                  isSqlError(e) && e.reason._tag === "UniqueViolation" ? Effect.fail(duplicate) : Effect.die(e)
-                )
-              )
+              .pipe(onAlreadyExists(() => duplicate))
             return { row, token }
           }),
-        list: (user, page) => Effect.orDie(repo.listByUser(user.id, page.limit, page.offset)),
+        list: (user, page) => repo.listByUser(user.id, page.limit, page.offset),
         remove: (user, idOrName) =>
           Effect.gen(function* () {
             // A number is an id first; one that is no token's id may still be a token's name.
-            let matches = /^\d+$/.test(idOrName) ? yield* Effect.orDie(repo.findById(user.id, Number(idOrName))) : []
-            if (matches.length === 0) matches = yield* Effect.orDie(repo.findByName(user.id, idOrName))
+            let matches = /^\d+$/.test(idOrName) ? yield* repo.findById(user.id, Number(idOrName)) : []
+            if (matches.length === 0) matches = yield* repo.findByName(user.id, idOrName)
             if (matches.length === 0) return yield* Errors.notFound()
             if (matches.length > 1) {
               return yield* Errors.validationFailed(`multiple matches for token name '${idOrName}'`)
             }
-            yield* Effect.orDie(repo.remove(matches[0]!.id))
+            yield* repo.remove(matches[0]!.id)
             yield* authenticator.invalidate
           })
       })

@@ -4,6 +4,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { BlocksService } from "../blocks/Service.ts"
+import { transaction as sqlTransaction } from "../db/Boundary.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
@@ -48,7 +49,7 @@ export class TransfersService extends Context.Service<
   static readonly layer = Layer.effect(
     TransfersService,
     Effect.gen(function* () {
-      const sql = yield* SqlClient
+      const transaction = sqlTransaction(yield* SqlClient)
       const repos = yield* ReposService
       const rows = yield* ReposRepo
       const users = yield* UsersRepo
@@ -60,7 +61,7 @@ export class TransfersService extends Context.Service<
       const blocks = yield* BlocksService
 
       const userById = (id: number) =>
-        Effect.flatMap(Effect.orDie(users.findById(id)), (u) =>
+        Effect.flatMap(users.findById(id), (u) =>
           Option.isSome(u) ? Effect.succeed(u.value) : Effect.fail(Errors.notFound())
         )
 
@@ -75,13 +76,11 @@ export class TransfersService extends Context.Service<
       const complete = (repo: RepoRow, from: UserRow, to: UserRow, teamIds: ReadonlyArray<number>) =>
         Effect.gen(function* () {
           const moved = yield* repos.changeOwner(repo, from, to)
-          yield* Effect.orDie(
-            sql.withTransaction(
-              Effect.gen(function* () {
-                yield* transfers.remove(repo.id)
-                for (const teamId of teamIds) yield* orgRows.addTeamRepo(teamId, repo.id)
-              })
-            )
+          yield* transaction(
+            Effect.gen(function* () {
+              yield* transfers.remove(repo.id)
+              for (const teamId of teamIds) yield* orgRows.addTeamRepo(teamId, repo.id)
+            })
           )
           return { repo: moved, owner: to, done: true }
         })
@@ -97,7 +96,7 @@ export class TransfersService extends Context.Service<
           yield* policy.ensureAccess(caller, repo, owner, "owner")
           // Forgejo's TestRepositoryReadyForTransfer: not while its git data is being made.
           yield* ensureCreated(repo)
-          const found = yield* Effect.orDie(users.findByName(options.new_owner))
+          const found = yield* users.findByName(options.new_owner)
           if (Option.isNone(found)) return yield* Errors.notFound()
           const recipient = found.value
           // A private organization the caller is not in stays unknown.
@@ -114,7 +113,7 @@ export class TransfersService extends Context.Service<
               return yield* Errors.validationFailed("Teams can only be added to organization-owned repositories")
             }
             for (const id of options.team_ids) {
-              const team = yield* Effect.orDie(orgRows.findTeam(id))
+              const team = yield* orgRows.findTeam(id)
               if (Option.isNone(team)) return yield* Errors.validationFailed(`team ${id} not found`)
               if (team.value.orgId !== recipient.id)
                 return yield* Errors.forbidden(`team ${id} belongs not to org ${recipient.id}`)
@@ -125,12 +124,12 @@ export class TransfersService extends Context.Service<
           yield* blocks.ensureNotBlocked([recipient], caller.user)
           if (recipient.id === owner.id)
             return yield* Errors.validationFailed(`the repository is already owned by ${recipient.name}`)
-          if (Option.isSome(yield* Effect.orDie(transfers.pending(repo.id)))) {
+          if (Option.isSome(yield* transfers.pending(repo.id))) {
             return yield* Errors.conflict(
               `repository transfer is already in progress [repo: ${owner.name}/${repo.name}]`
             )
           }
-          if (Option.isSome(yield* Effect.orDie(rows.findByName(recipient.id, repo.name)))) {
+          if (Option.isSome(yield* rows.findByName(recipient.id, repo.name))) {
             return yield* Errors.validationFailed(
               `repository already exists [uname: ${recipient.name}, name: ${repo.name}]`
             )
@@ -139,12 +138,10 @@ export class TransfersService extends Context.Service<
           // The repository will count towards the recipient's quota.
           yield* quota.enforce(recipient, "size:repos:all")
           if (yield* mayReceive(caller.user, recipient)) return yield* complete(repo, owner, recipient, teamIds)
-          yield* Effect.orDie(
-            sql.withTransaction(
-              Effect.andThen(
-                transfers.insert({ repoId: repo.id, doerId: caller.user.id, recipientId: recipient.id, teamIds }),
-                rows.setStatus(repo.id, "pending_transfer")
-              )
+          yield* transaction(
+            Effect.andThen(
+              transfers.insert({ repoId: repo.id, doerId: caller.user.id, recipientId: recipient.id, teamIds }),
+              rows.setStatus(repo.id, "pending_transfer")
             )
           )
           return { repo: { ...repo, status: "pending_transfer" as const }, owner, done: false }
@@ -157,7 +154,7 @@ export class TransfersService extends Context.Service<
       const pendingFor = (caller: Principal, ownerName: string, name: string) =>
         Effect.gen(function* () {
           const { owner, repo } = yield* repos.find(ownerName, name)
-          const pending = yield* Effect.orDie(transfers.pending(repo.id))
+          const pending = yield* transfers.pending(repo.id)
           const recipient = Option.isSome(pending) ? yield* userById(pending.value.recipientId) : undefined
           const receiving = recipient !== undefined && (yield* mayReceive(caller.user, recipient))
           if (!receiving) yield* policy.ensureVisible(caller, repo, owner)
@@ -181,9 +178,7 @@ export class TransfersService extends Context.Service<
             yield* policy
               .ensureAccess(caller, repo, owner, "owner")
               .pipe(Effect.mapError(() => Errors.forbidden("user does not have permissions to do this")))
-          yield* Effect.orDie(
-            sql.withTransaction(Effect.andThen(transfers.remove(repo.id), rows.setStatus(repo.id, "ready")))
-          )
+          yield* transaction(Effect.andThen(transfers.remove(repo.id), rows.setStatus(repo.id, "ready")))
           return { repo: { ...repo, status: "ready" as const }, owner, done: true }
         })
 
@@ -191,7 +186,7 @@ export class TransfersService extends Context.Service<
         start,
         accept,
         reject,
-        pendingOf: (ids) => Effect.orDie(transfers.pendingOf(ids))
+        pendingOf: (ids) => transfers.pendingOf(ids)
       })
     })
   )

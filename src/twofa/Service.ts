@@ -7,9 +7,9 @@
 // once a newer one has been used.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
 import { Secret, TOTP } from "otpauth"
 import { Settings } from "../config/Settings.ts"
+import { sqlBoundary } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
 import { sealer } from "../lib/Sealer.ts"
 
@@ -32,9 +32,9 @@ export class TwoFactor extends Context.Service<
     readonly enroll: (userId: number, accountName: string) => Effect.Effect<Enrollment, Errors.ValidationFailed>
     /** Enables a pending enrolment with a first passcode; 422 when the code is wrong or nothing is pending. */
     readonly confirm: (userId: number, passcode: string) => Effect.Effect<void, Errors.ValidationFailed>
-    readonly isEnabled: (userId: number) => Effect.Effect<boolean, SqlError>
+    readonly isEnabled: (userId: number) => Effect.Effect<boolean>
     /** Checks a passcode of an enabled second factor; each code (time step) is accepted once only. */
-    readonly check: (userId: number, passcode: string | undefined) => Effect.Effect<PasscodeCheck, SqlError>
+    readonly check: (userId: number, passcode: string | undefined) => Effect.Effect<PasscodeCheck>
     /** Removes the second factor or a pending enrolment; false when there was none. */
     readonly disable: (userId: number) => Effect.Effect<boolean>
   }
@@ -66,62 +66,60 @@ export class TwoFactor extends Context.Service<
         "(CASE WHEN last_used_passcode ~ '^[0-9]+$' THEN last_used_passcode::bigint ELSE -1 END)"
       )
 
-      return TwoFactor.of({
-        enroll: (userId, accountName) =>
-          Effect.gen(function* () {
-            const row = yield* Effect.orDie(load(userId))
-            if (Option.isSome(row) && row.value.enabled === true) {
-              return yield* Errors.validationFailed(
-                "two-factor authentication is already enabled: disable it first (DELETE /user/twofa)"
-              )
-            }
-            const secret = new Secret({ size: 20 }).base32
-            yield* Effect.orDie(
-              sql`INSERT INTO two_factor (user_id, secret, enabled) VALUES (${userId}, ${seal(secret)}, false)
+      return TwoFactor.of(
+        sqlBoundary({
+          enroll: (userId, accountName) =>
+            Effect.gen(function* () {
+              const row = yield* load(userId)
+              if (Option.isSome(row) && row.value.enabled === true) {
+                return yield* Errors.validationFailed(
+                  "two-factor authentication is already enabled: disable it first (DELETE /user/twofa)"
+                )
+              }
+              const secret = new Secret({ size: 20 }).base32
+              yield* sql`INSERT INTO two_factor (user_id, secret, enabled) VALUES (${userId}, ${seal(secret)}, false)
                 ON CONFLICT (user_id) DO UPDATE SET secret = EXCLUDED.secret, enabled = false, last_used_passcode = ''
                 WHERE NOT two_factor.enabled`
-            )
-            return { secret, uri: totp(secret, accountName).toString() }
-          }),
-        confirm: (userId, passcode) =>
-          Effect.gen(function* () {
-            const row = yield* Effect.orDie(load(userId))
-            if (Option.isNone(row)) {
-              return yield* Errors.validationFailed(
-                "no two-factor enrolment in progress: start one with POST /user/twofa"
-              )
-            }
-            if (row.value.enabled === true) {
-              return yield* Errors.validationFailed("two-factor authentication is already enabled")
-            }
-            const step = stepOf(row.value.secret as string, passcode)
-            if (step === undefined) return yield* Errors.validationFailed("invalid provided OTP")
-            const updated = yield* Effect.orDie(
-              sql`UPDATE two_factor SET enabled = true, last_used_passcode = ${String(step)}
+              return { secret, uri: totp(secret, accountName).toString() }
+            }),
+          confirm: (userId, passcode) =>
+            Effect.gen(function* () {
+              const row = yield* load(userId)
+              if (Option.isNone(row)) {
+                return yield* Errors.validationFailed(
+                  "no two-factor enrolment in progress: start one with POST /user/twofa"
+                )
+              }
+              if (row.value.enabled === true) {
+                return yield* Errors.validationFailed("two-factor authentication is already enabled")
+              }
+              const step = stepOf(row.value.secret as string, passcode)
+              if (step === undefined) return yield* Errors.validationFailed("invalid provided OTP")
+              const updated = yield* sql`UPDATE two_factor SET enabled = true, last_used_passcode = ${String(step)}
                 WHERE user_id = ${userId} AND NOT enabled RETURNING user_id`
-            )
-            if (updated.length === 0) {
-              return yield* Errors.validationFailed("two-factor authentication is already enabled")
-            }
-          }),
-        isEnabled: (userId) => Effect.map(load(userId), (row) => Option.isSome(row) && row.value.enabled === true),
-        check: (userId, passcode) =>
-          Effect.gen(function* () {
-            const row = yield* load(userId)
-            if (Option.isNone(row) || row.value.enabled !== true) return "not-enrolled" as const
-            const step = passcode === undefined ? undefined : stepOf(row.value.secret as string, passcode)
-            if (step === undefined) return "invalid" as const
-            // One statement, so two concurrent requests cannot both spend the same code.
-            const spent = yield* sql`UPDATE two_factor SET last_used_passcode = ${String(step)}
+              if (updated.length === 0) {
+                return yield* Errors.validationFailed("two-factor authentication is already enabled")
+              }
+            }),
+          isEnabled: (userId) => Effect.map(load(userId), (row) => Option.isSome(row) && row.value.enabled === true),
+          check: (userId, passcode) =>
+            Effect.gen(function* () {
+              const row = yield* load(userId)
+              if (Option.isNone(row) || row.value.enabled !== true) return "not-enrolled" as const
+              const step = passcode === undefined ? undefined : stepOf(row.value.secret as string, passcode)
+              if (step === undefined) return "invalid" as const
+              // One statement, so two concurrent requests cannot both spend the same code.
+              const spent = yield* sql`UPDATE two_factor SET last_used_passcode = ${String(step)}
               WHERE user_id = ${userId} AND enabled AND ${previousStep} < ${step} RETURNING user_id`
-            return spent.length === 0 ? ("invalid" as const) : ("valid" as const)
-          }),
-        disable: (userId) =>
-          Effect.map(
-            Effect.orDie(sql`DELETE FROM two_factor WHERE user_id = ${userId} RETURNING user_id`),
-            (rows) => rows.length > 0
-          )
-      })
+              return spent.length === 0 ? ("invalid" as const) : ("valid" as const)
+            }),
+          disable: (userId) =>
+            Effect.map(
+              sql`DELETE FROM two_factor WHERE user_id = ${userId} RETURNING user_id`,
+              (rows) => rows.length > 0
+            )
+        })
+      )
     })
   )
 }

@@ -1,6 +1,7 @@
 // Who may see an account (Forgejo's `IsUserVisibleToViewer`): what a viewer may not see is answered 404.
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { dieOnSqlError } from "../db/Boundary.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { UserRow, Visibility } from "./Repo.ts"
@@ -24,10 +25,12 @@ export class AccountPolicy extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient
       const isOrgMember = (orgId: number, userId: number) =>
-        Effect.map(
-          sql`SELECT 1 FROM org_users WHERE org_id = ${orgId} AND user_id = ${userId}`,
-          (rows) => rows.length > 0
-        ).pipe(Effect.orDie)
+        dieOnSqlError(
+          Effect.map(
+            sql`SELECT 1 FROM org_users WHERE org_id = ${orgId} AND user_id = ${userId}`,
+            (rows) => rows.length > 0
+          )
+        )
 
       const canSee = (viewer: Principal | undefined, target: UserRow): Effect.Effect<boolean> => {
         if (target.visibility === "public") return Effect.succeed(true)

@@ -1,7 +1,7 @@
 // SQL for accounts: individual users and organizations share the `users` table (type 0 / 1).
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
+import { type AlreadyExists, sqlBoundary, uniqueViolation } from "../db/Boundary.ts"
 
 export type Visibility = "public" | "limited" | "private"
 
@@ -142,45 +142,42 @@ const orderBy: Record<UserSort, string> = {
 export class UsersRepo extends Context.Service<
   UsersRepo,
   {
-    readonly findById: (id: number) => Effect.Effect<Option.Option<UserRow>, SqlError>
+    readonly findById: (id: number) => Effect.Effect<Option.Option<UserRow>>
     /** The accounts with these ids that exist, by id (one query for a list's owners). */
-    readonly findByIds: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, UserRow>, SqlError>
+    readonly findByIds: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, UserRow>>
     /**
      * Changes on every write to `users` (and again when its transaction commits): caches of rows
      * elsewhere (the token cache) compare it to know their copy may be stale.
      */
     readonly writes: () => number
     /** Case-insensitive lookup of a user or organization by name. */
-    readonly findByName: (name: string) => Effect.Effect<Option.Option<UserRow>, SqlError>
-    readonly findByEmail: (email: string) => Effect.Effect<Option.Option<UserRow>, SqlError>
+    readonly findByName: (name: string) => Effect.Effect<Option.Option<UserRow>>
+    readonly findByEmail: (email: string) => Effect.Effect<Option.Option<UserRow>>
     /**
      * The accounts holding an address, as primary or as an added one (activated, or with its
      * activation still pending): an address belongs to one account only.
      */
-    readonly emailHolders: (email: string) => Effect.Effect<Array<number>, SqlError>
-    readonly insert: (values: UserWrite & { readonly name: string }) => Effect.Effect<UserRow, SqlError>
-    readonly update: (id: number, values: UserWrite) => Effect.Effect<UserRow, SqlError>
-    readonly remove: (id: number) => Effect.Effect<void, SqlError>
-    readonly search: (q: UserSearch) => Effect.Effect<{ rows: Array<UserRow>; total: number }, SqlError>
+    readonly emailHolders: (email: string) => Effect.Effect<Array<number>>
+    /** `AlreadyExists` when the name is taken (unique index; a concurrent insert can win the race). */
+    readonly insert: (values: UserWrite & { readonly name: string }) => Effect.Effect<UserRow, AlreadyExists>
+    readonly update: (id: number, values: UserWrite) => Effect.Effect<UserRow, AlreadyExists>
+    readonly remove: (id: number) => Effect.Effect<void>
+    readonly search: (q: UserSearch) => Effect.Effect<{ rows: Array<UserRow>; total: number }>
     readonly list: (
       type: "user" | "organization",
       limit: number,
       offset: number
-    ) => Effect.Effect<{ rows: Array<UserRow>; total: number }, SqlError>
-    readonly countAdmins: Effect.Effect<number, SqlError>
-    readonly touchLastLogin: (id: number) => Effect.Effect<void, SqlError>
+    ) => Effect.Effect<{ rows: Array<UserRow>; total: number }>
+    readonly countAdmins: Effect.Effect<number>
+    readonly touchLastLogin: (id: number) => Effect.Effect<void>
     /** Lowers the starred-repository count of everyone who starred `repoId` (before it is deleted). */
-    readonly releaseStarsOfRepository: (repoId: number) => Effect.Effect<void, SqlError>
+    readonly releaseStarsOfRepository: (repoId: number) => Effect.Effect<void>
     /** Adds `delta` to the account's repository count (never below zero). */
-    readonly adjustNumRepos: (id: number, delta: number) => Effect.Effect<void, SqlError>
+    readonly adjustNumRepos: (id: number, delta: number) => Effect.Effect<void>
     /** Adds `delta` to the user's star count (`starred_repos_count`, never below zero). */
-    readonly adjustNumStars: (id: number, delta: number) => Effect.Effect<void, SqlError>
+    readonly adjustNumStars: (id: number, delta: number) => Effect.Effect<void>
     /** Adds `delta` to the follower's `num_following` and the followed account's `num_followers`. */
-    readonly adjustFollowCounts: (
-      followerId: number,
-      followedId: number,
-      delta: number
-    ) => Effect.Effect<void, SqlError>
+    readonly adjustFollowCounts: (followerId: number, followedId: number, delta: number) => Effect.Effect<void>
   }
 >()("hearth/users/UsersRepo") {
   static readonly layer = Layer.effect(
@@ -248,98 +245,110 @@ export class UsersRepo extends Context.Service<
           return { rows: rows.map(toUserRow), total: Number(count!.n) }
         })
 
-      return UsersRepo.of({
-        writes: () => generation,
-        findById: (id) => Effect.map(sql`SELECT * FROM users WHERE id = ${id}`, one),
-        findByIds: (ids) =>
-          ids.length === 0
-            ? Effect.succeed(new Map())
-            : Effect.map(
-                sql`SELECT * FROM users WHERE id IN ${sql.in([...new Set(ids)])}`,
-                (rows) =>
-                  new Map(
-                    rows.map((r) => {
-                      const user = toUserRow(r)
-                      return [user.id, user] as const
-                    })
-                  )
-              ),
-        findByName,
-        findByEmail: (email) =>
-          Effect.map(sql`SELECT * FROM users WHERE lower(email) = ${email.toLowerCase()} AND type = 0`, one),
-        emailHolders: (email) =>
-          Effect.map(
-            sql`SELECT id FROM users WHERE lower(email) = ${email.toLowerCase()} AND type = 0
+      return UsersRepo.of(
+        sqlBoundary({
+          writes: () => generation,
+          findById: (id) => Effect.map(sql`SELECT * FROM users WHERE id = ${id}`, one),
+          findByIds: (ids) =>
+            ids.length === 0
+              ? Effect.succeed(new Map())
+              : Effect.map(
+                  sql`SELECT * FROM users WHERE id IN ${sql.in([...new Set(ids)])}`,
+                  (rows) =>
+                    new Map(
+                      rows.map((r) => {
+                        const user = toUserRow(r)
+                        return [user.id, user] as const
+                      })
+                    )
+                ),
+          findByName,
+          findByEmail: (email) =>
+            Effect.map(sql`SELECT * FROM users WHERE lower(email) = ${email.toLowerCase()} AND type = 0`, one),
+          emailHolders: (email) =>
+            Effect.map(
+              sql`SELECT id FROM users WHERE lower(email) = ${email.toLowerCase()} AND type = 0
               UNION SELECT user_id AS id FROM email_addresses WHERE lower_email = ${email.toLowerCase()}
                 AND (is_activated OR activation_expires > now())`,
-            (rows) => rows.map((r) => Number(r.id))
-          ),
-        insert: (values) =>
-          written(
-            Effect.map(
-              sql`INSERT INTO users ${sql.insert({ ...values, lower_name: values.name.toLowerCase() })} RETURNING *`,
-              (rows) => toUserRow(rows[0]!)
-            )
-          ),
-        update: (id, values) => {
-          const { updated_at: _ignored, ...set }: Record<string, unknown> = { ...values }
-          if (values.name !== undefined) set.lower_name = values.name.toLowerCase()
-          // The database's clock, as for created_at: the two are compared when sorting.
-          const assignments =
-            Object.keys(set).length === 0 ? sql`updated_at = now()` : sql`${sql.update(set)}, updated_at = now()`
-          return written(
-            Effect.map(sql`UPDATE users SET ${assignments} WHERE id = ${id} RETURNING *`, (rows) => toUserRow(rows[0]!))
-          )
-        },
-        // The follow rows go with the account (foreign keys cascade): the counters of the other
-        // side of each are lowered first.
-        remove: (id) =>
-          written(
-            Effect.asVoid(
-              sql.withTransaction(
-                Effect.andThen(
-                  Effect.andThen(
-                    sql`UPDATE users SET num_following = GREATEST(num_following - 1, 0)
-                WHERE id IN (SELECT user_id FROM follows WHERE follow_id = ${id})`,
-                    sql`UPDATE users SET num_followers = GREATEST(num_followers - 1, 0)
-                WHERE id IN (SELECT follow_id FROM follows WHERE user_id = ${id})`
-                  ),
-                  sql`DELETE FROM users WHERE id = ${id}`
+              (rows) => rows.map((r) => Number(r.id))
+            ),
+          insert: (values) =>
+            written(
+              uniqueViolation(
+                Effect.map(
+                  sql`INSERT INTO users ${sql.insert({ ...values, lower_name: values.name.toLowerCase() })} RETURNING *`,
+                  (rows) => toUserRow(rows[0]!)
+                )
+              )
+            ),
+          update: (id, values) => {
+            const { updated_at: _ignored, ...set }: Record<string, unknown> = { ...values }
+            if (values.name !== undefined) set.lower_name = values.name.toLowerCase()
+            // The database's clock, as for created_at: the two are compared when sorting.
+            const assignments =
+              Object.keys(set).length === 0 ? sql`updated_at = now()` : sql`${sql.update(set)}, updated_at = now()`
+            return written(
+              uniqueViolation(
+                Effect.map(sql`UPDATE users SET ${assignments} WHERE id = ${id} RETURNING *`, (rows) =>
+                  toUserRow(rows[0]!)
                 )
               )
             )
+          },
+          // The follow rows go with the account (foreign keys cascade): the counters of the other
+          // side of each are lowered first.
+          remove: (id) =>
+            written(
+              Effect.asVoid(
+                sql.withTransaction(
+                  Effect.andThen(
+                    Effect.andThen(
+                      sql`UPDATE users SET num_following = GREATEST(num_following - 1, 0)
+                WHERE id IN (SELECT user_id FROM follows WHERE follow_id = ${id})`,
+                      sql`UPDATE users SET num_followers = GREATEST(num_followers - 1, 0)
+                WHERE id IN (SELECT follow_id FROM follows WHERE user_id = ${id})`
+                    ),
+                    sql`DELETE FROM users WHERE id = ${id}`
+                  )
+                )
+              )
+            ),
+          search,
+          list: (type, limit, offset) =>
+            Effect.gen(function* () {
+              const t = type === "organization" ? 1 : 0
+              const [count] = yield* sql`SELECT count(*) AS n FROM users WHERE type = ${t}`
+              const rows = yield* sql`SELECT * FROM users WHERE type = ${t} ORDER BY id LIMIT ${limit} OFFSET ${offset}`
+              return { rows: rows.map(toUserRow), total: Number(count!.n) }
+            }),
+          countAdmins: Effect.map(sql`SELECT count(*) AS n FROM users WHERE is_admin AND type = 0`, (rows) =>
+            Number(rows[0]!.n)
           ),
-        search,
-        list: (type, limit, offset) =>
-          Effect.gen(function* () {
-            const t = type === "organization" ? 1 : 0
-            const [count] = yield* sql`SELECT count(*) AS n FROM users WHERE type = ${t}`
-            const rows = yield* sql`SELECT * FROM users WHERE type = ${t} ORDER BY id LIMIT ${limit} OFFSET ${offset}`
-            return { rows: rows.map(toUserRow), total: Number(count!.n) }
-          }),
-        countAdmins: Effect.map(sql`SELECT count(*) AS n FROM users WHERE is_admin AND type = 0`, (rows) =>
-          Number(rows[0]!.n)
-        ),
-        touchLastLogin: (id) => written(Effect.asVoid(sql`UPDATE users SET last_login = now() WHERE id = ${id}`)),
-        releaseStarsOfRepository: (repoId) =>
-          written(
-            Effect.asVoid(sql`UPDATE users SET num_stars = GREATEST(num_stars - 1, 0)
+          touchLastLogin: (id) => written(Effect.asVoid(sql`UPDATE users SET last_login = now() WHERE id = ${id}`)),
+          releaseStarsOfRepository: (repoId) =>
+            written(
+              Effect.asVoid(sql`UPDATE users SET num_stars = GREATEST(num_stars - 1, 0)
             WHERE id IN (SELECT user_id FROM stars WHERE repo_id = ${repoId})`)
-          ),
-        adjustNumRepos: (id, delta) =>
-          written(Effect.asVoid(sql`UPDATE users SET num_repos = GREATEST(num_repos + ${delta}, 0) WHERE id = ${id}`)),
-        adjustNumStars: (id, delta) =>
-          written(Effect.asVoid(sql`UPDATE users SET num_stars = GREATEST(num_stars + ${delta}, 0) WHERE id = ${id}`)),
-        adjustFollowCounts: (followerId, followedId, delta) =>
-          written(
-            Effect.asVoid(
-              Effect.andThen(
-                sql`UPDATE users SET num_following = GREATEST(num_following + ${delta}, 0) WHERE id = ${followerId}`,
-                sql`UPDATE users SET num_followers = GREATEST(num_followers + ${delta}, 0) WHERE id = ${followedId}`
+            ),
+          adjustNumRepos: (id, delta) =>
+            written(
+              Effect.asVoid(sql`UPDATE users SET num_repos = GREATEST(num_repos + ${delta}, 0) WHERE id = ${id}`)
+            ),
+          adjustNumStars: (id, delta) =>
+            written(
+              Effect.asVoid(sql`UPDATE users SET num_stars = GREATEST(num_stars + ${delta}, 0) WHERE id = ${id}`)
+            ),
+          adjustFollowCounts: (followerId, followedId, delta) =>
+            written(
+              Effect.asVoid(
+                Effect.andThen(
+                  sql`UPDATE users SET num_following = GREATEST(num_following + ${delta}, 0) WHERE id = ${followerId}`,
+                  sql`UPDATE users SET num_followers = GREATEST(num_followers + ${delta}, 0) WHERE id = ${followedId}`
+                )
               )
             )
-          )
-      })
+        })
+      )
     })
   )
 }

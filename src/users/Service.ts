@@ -1,9 +1,9 @@
 // Account rules shared by the admin API, the CLI and sign-up: valid and unreserved names,
 // valid and unique e-mails, argon2id passwords, and the cache of authenticated callers.
 import { Context, Effect, Layer, Option } from "effect"
-import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { Authenticator } from "../auth/Authenticator.ts"
 import { Settings } from "../config/Settings.ts"
+import type { AlreadyExists } from "../db/Boundary.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -91,7 +91,7 @@ export class UsersService extends Context.Service<
       viewer: Principal | undefined,
       query: UserQuery,
       page: Page
-    ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }, SqlError>
+    ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }>
   }
 >()("hearth/users/UsersService") {
   static readonly layer = Layer.effect(
@@ -108,22 +108,16 @@ export class UsersService extends Context.Service<
           ? invalid(`[Password]: password is too short: at least ${MIN_PASSWORD_LENGTH} characters are needed`)
           : Effect.void
       const checkEmailFree = (email: string, self?: number) =>
-        Effect.flatMap(Effect.orDie(repo.emailHolders(email)), (holders) =>
+        Effect.flatMap(repo.emailHolders(email), (holders) =>
           holders.some((id) => id !== self) ? invalid(`e-mail already in use [email: ${email}]`) : Effect.void
         )
       // A concurrent insert can still win the race: the unique index answers for it.
-      const uniqueAsValidation = <A>(name: string, effect: Effect.Effect<A, unknown>) =>
-        effect.pipe(
-          Effect.catch((e) =>
-            isSqlError(e) && e.reason._tag === "UniqueViolation"
-              ? invalid(`user already exists [name: ${name}]`)
-              : Effect.die(e)
-          )
-        )
+      const uniqueAsValidation = <A>(name: string, effect: Effect.Effect<A, AlreadyExists>) =>
+        Effect.catchTag(effect, "AlreadyExists", () => invalid(`user already exists [name: ${name}]`))
 
       const get = (name: string) =>
         Effect.flatMap(
-          Effect.orDie(repo.findByName(name)),
+          repo.findByName(name),
           Option.match({
             onNone: () => Effect.fail(Errors.notFound()),
             onSome: Effect.succeed
@@ -135,7 +129,7 @@ export class UsersService extends Context.Service<
           Effect.gen(function* () {
             const problem = userNameProblem(input.username) ?? emailProblem(input.email)
             if (problem !== undefined) return yield* invalid(problem)
-            if (Option.isSome(yield* Effect.orDie(repo.findByName(input.username)))) {
+            if (Option.isSome(yield* repo.findByName(input.username))) {
               return yield* invalid(`user already exists [name: ${input.username}]`)
             }
             yield* checkEmailFree(input.email)
@@ -173,19 +167,19 @@ export class UsersService extends Context.Service<
             yield* authenticator.invalidate
             return updated
           }),
-        remove: (user) => Effect.andThen(Effect.orDie(repo.remove(user.id)), authenticator.invalidate),
+        remove: (user) => Effect.andThen(repo.remove(user.id), authenticator.invalidate),
         get,
         visible: (viewer, name) => Effect.tap(get(name), (user) => policy.ensureVisible(viewer, user)),
         byCommitEmail: (email) =>
           Effect.gen(function* () {
             if (email === "") return Option.none()
-            const found = yield* Effect.orDie(repo.findByEmail(email))
+            const found = yield* repo.findByEmail(email)
             const lower = email.toLowerCase()
             if (Option.isSome(found) || !lower.endsWith(noReplySuffix)) return found
             const login = lower.slice(0, -noReplySuffix.length)
             // findByName takes any name: a login never holds "@" or "/", and organizations commit nothing.
             if (!/^[\w.-]+$/.test(login)) return Option.none()
-            return Option.filter(yield* Effect.orDie(repo.findByName(login)), (user) => user.type === "user")
+            return Option.filter(yield* repo.findByName(login), (user) => user.type === "user")
           }),
         search: (viewer, query, page) => {
           // The two system accounts exist in no table; Forgejo answers them for their ids alone.
