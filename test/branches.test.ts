@@ -151,10 +151,30 @@ describe("commits", () => {
     const byRef = await json(await request(hearth, "GET", "/repos/alice/proj/commits/feature%2Fx"))
     expect(byRef.sha).toBe(shas.c2)
     expectSwagger(byRef, "Commit")
+    // The same ref unencoded: the path parameter takes the rest of the path.
+    const deep = await request(hearth, "GET", "/repos/alice/proj/commits/feature/x?stat=false")
+    expect(deep.status).toBe(200)
+    expect(await json(deep)).toMatchObject({ sha: shas.c2, stats: null })
+    expect((await request(hearth, "GET", "/repos/alice/proj/commits/feature/nope")).status).toBe(404)
     const bySha = await request(hearth, "GET", `/repos/alice/proj/git/commits/${shas.c1}`)
     expect(bySha.status).toBe(200)
     expect((await json(bySha)).commit.message).toBe("first\n")
-    expect((await request(hearth, "GET", "/repos/alice/proj/git/commits/main")).status).toBe(422)
+    // Forgejo's GetSingleCommit takes any ref name as well: a branch, a tag (peeled), `refs/…`.
+    for (const [ref, sha] of [
+      ["main", shas.c3],
+      ["v2", shas.c2],
+      ["feature%2Fx", shas.c2],
+      ["refs%2Fheads%2Fmain", shas.c3],
+      [shas.c1!.slice(0, 8), shas.c1]
+    ] as const) {
+      const res = await request(hearth, "GET", `/repos/alice/proj/git/commits/${ref}`)
+      expect(res.status, ref).toBe(200)
+      expect((await json(res)).sha, ref).toBe(sha)
+    }
+    const malformed = await request(hearth, "GET", "/repos/alice/proj/git/commits/main~1")
+    expect(malformed.status).toBe(422)
+    expect(await json(malformed)).toMatchObject({ message: "no valid ref or sha: main~1" })
+    expect((await request(hearth, "GET", "/repos/alice/proj/git/commits/nope")).status).toBe(404)
     expect((await request(hearth, "GET", `/repos/alice/proj/git/commits/${"0".repeat(40)}`)).status).toBe(404)
     expect((await request(hearth, "GET", "/repos/alice/proj/commits/nope")).status).toBe(404)
   })

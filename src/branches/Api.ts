@@ -19,6 +19,15 @@ const CommitDetailsQuery = {
   files: Schema.optional(Schema.String)
 }
 
+// Branch and tag names may contain `/` and come either percent-encoded (`feature%2Fx`, as the Go
+// SDK sends them) or as they are (`feature/x`, as Forgejo's `/*` routes take them). The router
+// registers a `/*` path also without its `/*`, where it would collide with the list routes, so
+// each documented `/{name}` route has an undocumented twin `/{name}/{rest}/*` for names of two or
+// more segments; the handlers join the pieces back together.
+const deep = { rest: Schema.String, "*": Schema.optional(Schema.String) }
+const branchDeepParams = { ...ownerRepo, branch: Schema.String, ...deep }
+const tagDeepParams = { ...ownerRepo, tag: Schema.String, ...deep }
+
 export const CommitUser = Schema.Struct({ name: Schema.String, email: Schema.String, date: Timestamp })
 export const CommitMeta = Schema.Struct({ url: Schema.String, sha: Schema.String, created: Timestamp })
 export const PayloadUser = Schema.Struct({ name: Schema.String, email: Schema.String, username: Schema.String })
@@ -114,15 +123,6 @@ export const CreateTagOption = Schema.Struct({
   target: Schema.optionalKey(Schema.String)
 })
 
-// Branch and tag names may contain `/` and come either percent-encoded (`feature%2Fx`, as the Go
-// SDK sends them) or as they are (`feature/x`, as Forgejo's `/*` routes take them). The router
-// registers a `/*` path also without its `/*`, where it would collide with the list routes, so
-// each documented `/{name}` route has an undocumented twin `/{name}/{rest}/*` for names of two or
-// more segments; the handlers join the pieces back together.
-const deep = { rest: Schema.String, "*": Schema.optional(Schema.String) }
-const branchDeepParams = { ...ownerRepo, branch: Schema.String, ...deep }
-const tagDeepParams = { ...ownerRepo, tag: Schema.String, ...deep }
-
 export class BranchesApi extends HttpApiGroup.make("branches").add(
   HttpApiEndpoint.get("listCommits", "/repos/:owner/:repo/commits", {
     params: ownerRepo,
@@ -140,6 +140,15 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
     query: CommitDetailsQuery,
     success: Commit
   }).annotate(Access, repoOpen),
+  // A ref with `/` (`feature/x`), unencoded: the twin of the route above (see `deep` below).
+  HttpApiEndpoint.get("getCommitByRefDeep", "/repos/:owner/:repo/commits/:ref/:rest/*", {
+    params: { ...ownerRepo, ref: Schema.String, ...deep },
+    query: CommitDetailsQuery,
+    success: Commit
+  })
+    .annotate(Access, repoOpen)
+    .annotate(OpenApi.Exclude, true),
+  // Forgejo's GetSingleCommit: a commit id or any ref name git would resolve (branch, tag, `refs/…`).
   HttpApiEndpoint.get("getCommit", "/repos/:owner/:repo/git/commits/:sha", {
     params: { ...ownerRepo, sha: Schema.String },
     query: CommitDetailsQuery,

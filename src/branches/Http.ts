@@ -10,7 +10,7 @@ import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
 import { atLeast } from "../lib/AccessMode.ts"
-import { branchNameProblem, NAME_MAX } from "../lib/Names.ts"
+import { branchNameProblem, NAME_MAX, refNameProblem } from "../lib/Names.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
@@ -387,10 +387,13 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         })
       )
       .handle("getCommitByRef", ({ params, query }) => oneCommit(params, params.ref, detailOptions(query)))
+      .handle("getCommitByRefDeep", ({ params, query }) =>
+        oneCommit(params, joinName(params.ref, params.rest, params["*"]), detailOptions(query))
+      )
       .handle("getCommit", ({ params, query }) =>
         Effect.gen(function* () {
-          // Forgejo: only a commit id (4 to 64 hex digits) is accepted here.
-          if (!/^[0-9a-fA-F]{4,64}$/.test(params.sha)) {
+          // Forgejo's `IsValidRefPattern`: a commit id or a ref name, resolved as a branch, a tag or an id.
+          if (refNameProblem(params.sha, { allowOneLevel: true }) !== undefined) {
             return yield* Errors.validationFailed(`no valid ref or sha: ${params.sha}`)
           }
           return yield* oneCommit(params, params.sha, detailOptions(query))
