@@ -125,6 +125,35 @@ describe("commits", () => {
     expect(page2.map((c: any) => c.sha)).toEqual([shas.c1])
   })
 
+  it("answers Forgejo's paging headers: X-Page, X-PerPage, X-Total, X-PageCount, X-HasMore", async () => {
+    const first = await request(hearth, "GET", "/repos/alice/proj/commits?limit=2&stat=false&files=false")
+    const paging = (res: Response) =>
+      Object.fromEntries(
+        ["x-page", "x-perpage", "x-total", "x-pagecount", "x-hasmore", "x-total-count"].map((h) => [
+          h,
+          res.headers.get(h)
+        ])
+      )
+    // The total is counted whatever details are switched off (GetAllCommits always counts).
+    expect(paging(first)).toEqual({
+      "x-page": "1",
+      "x-perpage": "2",
+      "x-total": "3",
+      "x-pagecount": "2",
+      "x-hasmore": "true",
+      "x-total-count": "3"
+    })
+    expect(first.headers.get("access-control-expose-headers")?.split(", ")).toEqual(
+      expect.arrayContaining(["X-Total-Count", "Link", "X-Page", "X-PerPage", "X-Total", "X-PageCount", "X-HasMore"])
+    )
+    const last = await request(hearth, "GET", "/repos/alice/proj/commits?limit=2&page=2")
+    expect(paging(last)).toMatchObject({ "x-page": "2", "x-pagecount": "2", "x-hasmore": "false" })
+    expect((await json(last)).map((c: any) => c.sha)).toEqual([shas.c1])
+    const beyond = await request(hearth, "GET", "/repos/alice/proj/commits?limit=2&page=5")
+    expect(paging(beyond)).toMatchObject({ "x-page": "5", "x-hasmore": "false", "x-total": "3" })
+    expect(await json(beyond)).toEqual([])
+  })
+
   it("follows sha (branch, tag or commit id) and filters by path", async () => {
     const onBranch = await request(hearth, "GET", "/repos/alice/proj/commits?sha=feature/x")
     expect(onBranch.headers.get("x-total-count")).toBe("2")
@@ -136,6 +165,8 @@ describe("commits", () => {
     const readme = await request(hearth, "GET", "/repos/alice/proj/commits?path=README.md")
     expect(readme.headers.get("x-total-count")).toBe("2")
     expect((await json(readme)).map((c: any) => c.sha)).toEqual([shas.c3, shas.c1])
+    // Forgejo: a path that no commit touches is 404, not an empty list.
+    expect((await request(hearth, "GET", "/repos/alice/proj/commits?path=nope.txt")).status).toBe(404)
   })
 
   it("answers 404 for an unknown ref and 409 for an empty repository", async () => {

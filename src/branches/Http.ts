@@ -382,7 +382,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           }
           const page = yield* resolvePage(query)
           const { commits, total } = yield* Reader.listCommits(path, head.value, page, query.path, not)
-          yield* setListHeaders(page, total, { withLink: true })
+          // Forgejo: a path no commit touches is not found (`FileCommitsCount` of 0).
+          if (total === 0 && query.path !== undefined && query.path !== "") return yield* Errors.notFound()
+          yield* setListHeaders(page, total, { withLink: true, withPageCount: true })
           return yield* toCommits(owner, repo, path, commits, viewer, detailOptions(query))
         })
       )
