@@ -14,6 +14,7 @@ import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
 import { JobsApi } from "./jobs/Api.ts"
 import { KeysApi } from "./keys/Api.ts"
+import { LanguagesApi } from "./languages/Api.ts"
 import { MarkdownApi } from "./markdown/Api.ts"
 import { MirrorsApi } from "./mirrors/Api.ts"
 import { MiscApi } from "./misc/Api.ts"
@@ -50,6 +51,7 @@ export class HearthApi extends HttpApi.make("hearth")
     OAuth2Api,
     GpgApi,
     KeysApi,
+    LanguagesApi,
     MarkdownApi,
     FederationApi,
     QuotaApi

@@ -23,6 +23,7 @@ import { RecoveryLive } from "./jobs/Recovery.ts"
 import { JobsRepo } from "./jobs/Repo.ts"
 import { KeysRepo } from "./keys/Repo.ts"
 import { KeysService } from "./keys/Service.ts"
+import { LanguagesService } from "./languages/Service.ts"
 import { MarkdownRenderer } from "./markdown/Service.ts"
 import { MirrorsRepo } from "./mirrors/Repo.ts"
 import { MirrorsService } from "./mirrors/Service.ts"
@@ -86,6 +87,7 @@ export const Services = Layer.mergeAll(
   TransfersService.layer,
   MirrorsService.layer,
   KeysService.layer,
+  LanguagesService.layer,
   HttpSignatures.layer,
   FollowsService.layer,
   OAuth2Service.layer,

@@ -38,6 +38,7 @@ import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
 import { ErrorResponsesLive } from "./http/Middleware.ts"
 import { JobsHttp } from "./jobs/Http.ts"
 import { KeysHttp } from "./keys/Http.ts"
+import { LanguagesHttp } from "./languages/Http.ts"
 import { MarkdownHttp } from "./markdown/Http.ts"
 import { MirrorsHttp } from "./mirrors/Http.ts"
 import { MiscHttp } from "./misc/Http.ts"
@@ -137,6 +138,7 @@ export const ApiHandlers = Layer.mergeAll(
   OAuth2Http,
   GpgHttp,
   KeysHttp,
+  LanguagesHttp,
   MarkdownHttp,
   FederationHttp,
   QuotaHttp
