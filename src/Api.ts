@@ -25,6 +25,7 @@ import { ReposApi } from "./repos/Api.ts"
 import { SocialApi } from "./social/Api.ts"
 import { TemplatesApi } from "./templates/Api.ts"
 import { TokensApi } from "./tokens/Api.ts"
+import { TopicsApi } from "./topics/Api.ts"
 import { TransfersApi } from "./transfers/Api.ts"
 import { TwoFactorApi } from "./twofa/Api.ts"
 import { UsersApi } from "./users/Api.ts"
@@ -54,7 +55,8 @@ export class HearthApi extends HttpApi.make("hearth")
     LanguagesApi,
     MarkdownApi,
     FederationApi,
-    QuotaApi
+    QuotaApi,
+    TopicsApi
   )
   .prefix("/api/v1")
   // Applied inside out: the body check runs after authentication, errors are rendered around all.

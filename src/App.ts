@@ -49,6 +49,8 @@ import { SocialService } from "./social/Service.ts"
 import { BlobStorage } from "./storage/Service.ts"
 import { TokensRepo } from "./tokens/Repo.ts"
 import { TokensService } from "./tokens/Service.ts"
+import { TopicsRepo } from "./topics/Repo.ts"
+import { TopicsService } from "./topics/Service.ts"
 import { TransfersRepo } from "./transfers/Repo.ts"
 import { TransfersService } from "./transfers/Service.ts"
 import { TwoFactor } from "./twofa/Service.ts"
@@ -70,7 +72,8 @@ const Repos = Layer.mergeAll(
   MirrorsRepo.layer,
   KeysRepo.layer,
   FederationRepo.layer,
-  QuotaRepo.layer
+  QuotaRepo.layer,
+  TopicsRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -88,6 +91,7 @@ export const Services = Layer.mergeAll(
   MirrorsService.layer,
   KeysService.layer,
   LanguagesService.layer,
+  TopicsService.layer,
   HttpSignatures.layer,
   FollowsService.layer,
   OAuth2Service.layer,

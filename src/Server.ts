@@ -50,6 +50,7 @@ import { ReposHttp } from "./repos/Http.ts"
 import { SocialHttp } from "./social/Http.ts"
 import { TemplatesHttp } from "./templates/Http.ts"
 import { TokensHttp } from "./tokens/Http.ts"
+import { TopicsHttp } from "./topics/Http.ts"
 import { TransfersHttp } from "./transfers/Http.ts"
 import { TwoFactorHttp } from "./twofa/Http.ts"
 import { UsersHttp } from "./users/Http.ts"
@@ -141,7 +142,8 @@ export const ApiHandlers = Layer.mergeAll(
   LanguagesHttp,
   MarkdownHttp,
   FederationHttp,
-  QuotaHttp
+  QuotaHttp,
+  TopicsHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(

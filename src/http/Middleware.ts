@@ -69,6 +69,9 @@ export const ErrorResponsesLive = Layer.effect(
       if (error instanceof Errors.PayloadTooLarge && error.user_id !== undefined) {
         return Effect.succeed(json(413, message, undefined, { user_id: error.user_id, username: error.username }))
       }
+      if (error instanceof Errors.ValidationFailed && error.invalidTopics !== undefined) {
+        return Effect.succeed(json(422, message, undefined, { invalidTopics: error.invalidTopics }))
+      }
       return Effect.succeed(json(status, message))
     }
 

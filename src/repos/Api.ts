@@ -81,6 +81,7 @@ export class ReposApi extends HttpApiGroup.make("repos").add(
       sort: optional,
       order: optional,
       starredBy: optional,
+      topic: optional,
       ...PageQuery
     },
     success: SearchResults

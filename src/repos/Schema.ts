@@ -268,6 +268,6 @@ export const toApiRepo = (
     object_format_name: repo.objectFormatName,
     mirror_updated: formatTime(extras.mirrorUpdated ?? new Date(0)),
     repo_transfer: extras.transfer ?? null,
-    topics: []
+    topics: repo.topics
   }
 }
