@@ -1,5 +1,7 @@
 // The whole /api/v1 surface: every resource's group, then the API-wide middleware (which only
-// applies to endpoints added before it, so it comes last).
+// applies to endpoints added before it, so it comes last). Every endpoint names its OpenAPI
+// operation (`.annotate(OpenApi.Identifier, …)`): Forgejo's operationId for a route Forgejo has, so
+// that clients generated from either document match, else one in the same style (`repoListJobs`).
 import { HttpApi, OpenApi } from "effect/http-api"
 import { FederationApi } from "../federation/Api.ts"
 import { AdminUsersApi } from "./admin/Api.ts"

@@ -88,16 +88,20 @@ export const openApiDocument = (rootUrl: string) => {
 
 // The browsable docs page bundles a 3 MB viewer; it is loaded on its first request rather than
 // at start, which keeps ~14 MB out of every server that never shows it.
-let docsHandler: ((request: Request) => Promise<Response>) | undefined
-const docsPage = Effect.gen(function* () {
-  docsHandler ??= HttpRouter.toWebHandler(
-    HttpApiScalar.layer(HearthApi, { path: "/api/swagger" }).pipe(Layer.provide(HttpServer.layerServices)),
-    { disableLogger: true }
-  ).handler
-  const handler = docsHandler
-  const response = yield* Effect.promise(() => handler(new Request("http://hearth.internal/api/swagger")))
-  return HttpServerResponse.fromWeb(response)
-})
+// It shows the served document itself (credentials included, so that "try it" can send them).
+const docsPage = (rootUrl: string) => {
+  let docsHandler: ((request: Request) => Promise<Response>) | undefined
+  return Effect.gen(function* () {
+    const documented = HearthApi.annotate(OpenApi.Transform, () => openApiDocument(rootUrl))
+    docsHandler ??= HttpRouter.toWebHandler(
+      HttpApiScalar.layer(documented, { path: "/api/swagger" }).pipe(Layer.provide(HttpServer.layerServices)),
+      { disableLogger: true }
+    ).handler
+    const handler = docsHandler
+    const response = yield* Effect.promise(() => handler(new Request("http://hearth.internal/api/swagger")))
+    return HttpServerResponse.fromWeb(response)
+  })
+}
 
 const DocsRoutes = Layer.unwrap(
   Effect.gen(function* () {
@@ -113,7 +117,7 @@ const DocsRoutes = Layer.unwrap(
           return HttpServerResponse.text(document, { contentType: "application/json" })
         })
       ),
-      HttpRouter.add("GET", "/api/swagger", docsPage)
+      HttpRouter.add("GET", "/api/swagger", docsPage(settings.server.ROOT_URL))
     )
   })
 )

@@ -134,12 +134,16 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
       not: Schema.optional(Schema.String)
     },
     success: Schema.Array(Commit)
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoGetAllCommits")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("getCommitByRef", "/repos/:owner/:repo/commits/:ref", {
     params: { ...ownerRepo, ref: Schema.String },
     query: CommitDetailsQuery,
     success: Commit
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoGetCommitByRef")
+    .annotate(Access, repoOpen),
   // A ref with `/` (`feature/x`), unencoded: the twin of the route above (see `deep` below).
   HttpApiEndpoint.get("getCommitByRefDeep", "/repos/:owner/:repo/commits/:ref/:rest/*", {
     params: { ...ownerRepo, ref: Schema.String, ...deep },
@@ -153,21 +157,29 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
     params: { ...ownerRepo, sha: Schema.String },
     query: CommitDetailsQuery,
     success: Commit
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoGetSingleCommit")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("listBranches", "/repos/:owner/:repo/branches", {
     params: ownerRepo,
     query: PageQuery,
     success: Schema.Array(Branch)
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoListBranches")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.post("createBranch", "/repos/:owner/:repo/branches", {
     params: ownerRepo,
     payload: CreateBranchRepoOption,
     success: Branch.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoCreateBranch")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.get("getBranch", "/repos/:owner/:repo/branches/:branch", {
     params: { ...ownerRepo, branch: Schema.String },
     success: Branch
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoGetBranch")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("getBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
     params: branchDeepParams,
     success: Branch
@@ -177,7 +189,9 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
   HttpApiEndpoint.delete("deleteBranch", "/repos/:owner/:repo/branches/:branch", {
     params: { ...ownerRepo, branch: Schema.String },
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoDeleteBranch")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.delete("deleteBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
     params: branchDeepParams,
     success: HttpApiSchema.NoContent
@@ -189,7 +203,9 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
     params: { ...ownerRepo, branch: Schema.String },
     payload: UpdateBranchRepoOption,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoUpdateBranch")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.patch("updateBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
     params: branchDeepParams,
     payload: UpdateBranchRepoOption,
@@ -201,16 +217,22 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
     params: ownerRepo,
     query: PageQuery,
     success: Schema.Array(Tag)
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoListTags")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.post("createTag", "/repos/:owner/:repo/tags", {
     params: ownerRepo,
     payload: CreateTagOption,
     success: Tag.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoCreateTag")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.get("getTag", "/repos/:owner/:repo/tags/:tag", {
     params: { ...ownerRepo, tag: Schema.String },
     success: Tag
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoGetTag")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("getTagDeep", "/repos/:owner/:repo/tags/:tag/:rest/*", {
     params: tagDeepParams,
     success: Tag
@@ -220,7 +242,9 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
   HttpApiEndpoint.delete("deleteTag", "/repos/:owner/:repo/tags/:tag", {
     params: { ...ownerRepo, tag: Schema.String },
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoDeleteTag")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.delete("deleteTagDeep", "/repos/:owner/:repo/tags/:tag/:rest/*", {
     params: tagDeepParams,
     success: HttpApiSchema.NoContent
@@ -231,5 +255,7 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
   HttpApiEndpoint.get("getArchive", "/repos/:owner/:repo/archive/:archive", {
     params: { ...ownerRepo, archive: Schema.String },
     success: Schema.Uint8Array
-  }).annotate(Access, repoOpen)
+  })
+    .annotate(OpenApi.Identifier, "repoGetArchive")
+    .annotate(Access, repoOpen)
 ) {}

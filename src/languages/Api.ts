@@ -1,7 +1,7 @@
 // A repository's languages: Forgejo's `LanguageStatistics` (bytes per language). Readable by anyone
 // who may see the repository (`repository` scope).
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 
 export const LanguageStatistics = Schema.Record(Schema.String, Schema.Number)
@@ -10,5 +10,7 @@ export class LanguagesApi extends HttpApiGroup.make("languages").add(
   HttpApiEndpoint.get("getLanguages", "/repos/:owner/:repo/languages", {
     params: { owner: Schema.String, repo: Schema.String },
     success: LanguageStatistics
-  }).annotate(Access, { signedIn: false, scopes: ["repository"] })
+  })
+    .annotate(OpenApi.Identifier, "repoGetLanguages")
+    .annotate(Access, { signedIn: false, scopes: ["repository"] })
 ) {}

@@ -2,7 +2,7 @@
 // a repository reads its topics; its admins change them (Forgejo's `reqAdmin`); anyone searches
 // them (`repository` scope).
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
@@ -30,22 +30,32 @@ export class TopicsApi extends HttpApiGroup.make("topics").add(
     params: ownerRepo,
     query: PageQuery,
     success: TopicName
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoListTopics")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.put("updateTopics", "/repos/:owner/:repo/topics", {
     params: ownerRepo,
     payload: RepoTopicOptions,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoUpdateTopics")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.put("addTopic", "/repos/:owner/:repo/topics/:topic", {
     params: { ...ownerRepo, topic: Schema.String },
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoAddTopic")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.delete("deleteTopic", "/repos/:owner/:repo/topics/:topic", {
     params: { ...ownerRepo, topic: Schema.String },
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoDeleteTopic")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.get("searchTopics", "/topics/search", {
     query: { q: Schema.optional(Schema.String), ...PageQuery },
     success: TopicSearchResults
-  }).annotate(Access, repoOpen)
+  })
+    .annotate(OpenApi.Identifier, "topicSearch")
+    .annotate(Access, repoOpen)
 ) {}
