@@ -388,6 +388,12 @@ describe("archives", () => {
     writeFileSync(file, bundle.bytes)
     expect(await git(["bundle", "list-heads", file], join(work, "proj"))).toBe(`${shas.c2} refs/heads/feature/x`)
     await git(["bundle", "verify", "--quiet", file], join(work, "proj"))
+
+    // A ref with `/` unencoded, as Forgejo's `/archive/*` takes it.
+    const deep = await download("/repos/alice/proj/archive/feature/x.zip")
+    expect(deep.res.status).toBe(200)
+    expect(deep.res.headers.get("content-disposition")).toBe('attachment; filename="proj-feature-x.zip"')
+    expect((await request(hearth, "GET", "/repos/alice/proj/archive/feature/nope.zip")).status).toBe(404)
   })
 
   it("answers JSON errors: 404 unknown ref or invisible repository, 422 unknown format", async () => {

@@ -257,5 +257,12 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
     success: Schema.Uint8Array
   })
     .annotate(OpenApi.Identifier, "repoGetArchive")
+    .annotate(Access, repoOpen),
+  // The archive of a ref with `/` (`feature/x.zip`), unencoded, as Forgejo's `/archive/*` takes it.
+  HttpApiEndpoint.get("getArchiveDeep", "/repos/:owner/:repo/archive/:archive/:rest/*", {
+    params: { ...ownerRepo, archive: Schema.String, ...deep },
+    success: Schema.Uint8Array
+  })
     .annotate(Access, repoOpen)
+    .annotate(OpenApi.Exclude, true)
 ) {}

@@ -356,6 +356,30 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         yield* repos.recordGitChange(owner, repo)
       })
 
+    /** `{ref}.zip`, `{ref}.tar.gz` or `{ref}.bundle` of the repository. */
+    const archive = (params: { readonly owner: string; readonly repo: string }, name: string) =>
+      Effect.gen(function* () {
+        const { repo, path } = yield* open(params.owner, params.repo)
+        const parsed = parseArchiveName(name)
+        if (parsed === undefined) return yield* Errors.validationFailed(`unknown archive format: ${name}`)
+        const sha = yield* Reader.resolveCommit(path, parsed.ref)
+        if (Option.isNone(sha)) return yield* Errors.notFound()
+        const filename = `${repo.name}-${parsed.ref.replace(/\//g, "-")}${parsed.format.ext}`
+        if (parsed.format.ext === ".bundle") {
+          // A bundle carries refs and git refuses to bundle a bare commit id: branches and tags only.
+          const ref = yield* Reader.resolveRefName(path, parsed.ref)
+          if (Option.isNone(ref)) return yield* Errors.notFound()
+          return yield* streamGit(path, ["bundle", "create", "--quiet", "-", ref.value], parsed.format, filename)
+        }
+        const format = parsed.format.ext === ".zip" ? "zip" : "tar.gz"
+        return yield* streamGit(
+          path,
+          ["archive", `--format=${format}`, `--prefix=${repo.name}/`, "--end-of-options", sha.value],
+          parsed.format,
+          filename
+        )
+      })
+
     return handlers
       .handle("listCommits", ({ params, query }) =>
         Effect.gen(function* () {
@@ -515,28 +539,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       .handle("getTagDeep", ({ params }) => getTag(params, joinName(params.tag, params.rest, params["*"])))
       .handle("deleteTag", ({ params }) => deleteTag(params, params.tag))
       .handle("deleteTagDeep", ({ params }) => deleteTag(params, joinName(params.tag, params.rest, params["*"])))
-      .handle("getArchive", ({ params }) =>
-        Effect.gen(function* () {
-          const { repo, path } = yield* open(params.owner, params.repo)
-          const parsed = parseArchiveName(params.archive)
-          if (parsed === undefined) return yield* Errors.validationFailed(`unknown archive format: ${params.archive}`)
-          const sha = yield* Reader.resolveCommit(path, parsed.ref)
-          if (Option.isNone(sha)) return yield* Errors.notFound()
-          const filename = `${repo.name}-${parsed.ref.replace(/\//g, "-")}${parsed.format.ext}`
-          if (parsed.format.ext === ".bundle") {
-            // A bundle carries refs and git refuses to bundle a bare commit id: branches and tags only.
-            const ref = yield* Reader.resolveRefName(path, parsed.ref)
-            if (Option.isNone(ref)) return yield* Errors.notFound()
-            return yield* streamGit(path, ["bundle", "create", "--quiet", "-", ref.value], parsed.format, filename)
-          }
-          const format = parsed.format.ext === ".zip" ? "zip" : "tar.gz"
-          return yield* streamGit(
-            path,
-            ["archive", `--format=${format}`, `--prefix=${repo.name}/`, "--end-of-options", sha.value],
-            parsed.format,
-            filename
-          )
-        })
-      )
+      .handle("getArchive", ({ params }) => archive(params, params.archive))
+      .handle("getArchiveDeep", ({ params }) => archive(params, joinName(params.archive, params.rest, params["*"])))
   })
 )
