@@ -23,6 +23,7 @@ import { RecoveryLive } from "./jobs/Recovery.ts"
 import { JobsRepo } from "./jobs/Repo.ts"
 import { KeysRepo } from "./keys/Repo.ts"
 import { KeysService } from "./keys/Service.ts"
+import { LanguagesRepo } from "./languages/Repo.ts"
 import { LanguagesService } from "./languages/Service.ts"
 import { MarkdownRenderer } from "./markdown/Service.ts"
 import { MirrorsRepo } from "./mirrors/Repo.ts"
@@ -73,7 +74,8 @@ const Repos = Layer.mergeAll(
   KeysRepo.layer,
   FederationRepo.layer,
   QuotaRepo.layer,
-  TopicsRepo.layer
+  TopicsRepo.layer,
+  LanguagesRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -90,7 +92,6 @@ export const Services = Layer.mergeAll(
   TransfersService.layer,
   MirrorsService.layer,
   KeysService.layer,
-  LanguagesService.layer,
   TopicsService.layer,
   HttpSignatures.layer,
   FollowsService.layer,
@@ -100,6 +101,7 @@ export const Services = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
+  Layer.provideMerge(LanguagesService.layer),
   Layer.provideMerge(RepoPolicy.layer),
   Layer.provideMerge(Layer.mergeAll(UsersService.layer, TokensService.layer, OrgPolicy.layer)),
   Layer.provideMerge(Authenticator.layer),

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { languageStats } from "../src/languages/Detect.ts"
+import { eventually } from "./support/federation.ts"
 import { gitIn } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
@@ -110,6 +111,30 @@ describe("GET /repos/{owner}/{repo}/languages", () => {
       Rust: 40,
       TypeScript: 150
     })
+  })
+})
+
+describe("the Repository's language", () => {
+  /** The repository's `language` once it is `expected` (counted after the push's answer). */
+  const languageBecomes = (repo: string, expected: string) =>
+    eventually(
+      async () => {
+        const body = await json(await request(hearth, "GET", `/repos/alice/${repo}`, basic("alice")))
+        return body.language === expected ? body.language : undefined
+      },
+      15_000,
+      `${repo}'s language to be ${expected}`
+    )
+
+  it("is the largest language, counted after each push without anyone asking", async () => {
+    const local = await pushRepo("solo", { "main.go": "x".repeat(10) })
+    expect(await languageBecomes("solo", "Go")).toBe("Go")
+    await commitFiles(local, { "big.rs": "x".repeat(100) })
+    await gitIn(local, ["push", "--quiet", remote("solo"), "main"])
+    expect(await languageBecomes("solo", "Rust")).toBe("Rust")
+    expect(await languageBecomes("mixed", "TypeScript")).toBe("TypeScript")
+    expect(await languageBecomes("data", "CSV")).toBe("CSV")
+    expect((await json(await request(hearth, "GET", "/repos/alice/empty"))).language).toBe("")
   })
 })
 

@@ -42,6 +42,8 @@ export interface RepoRow {
   readonly status: "ready" | "creating" | "broken" | "pending_transfer"
   /** Topic names, most used first (kept by src/topics). */
   readonly topics: ReadonlyArray<string>
+  /** The largest language of the default branch, "" until counted (kept by src/languages). */
+  readonly primaryLanguage: string
 }
 
 /** The unit switches of EditRepoOption that Hearth stores. */
@@ -247,6 +249,7 @@ export const toRepoRow = (r: Row): RepoRow => ({
   enablePrune: r.enable_prune ?? true,
   status: r.status ?? "ready",
   topics: typeof r.topics === "string" ? (JSON.parse(r.topics) as Array<string>) : [],
+  primaryLanguage: r.primary_language ?? "",
   units: {
     hasIssues: r.has_issues ?? true,
     hasWiki: r.has_wiki ?? true,

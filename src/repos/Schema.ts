@@ -208,7 +208,7 @@ export const toApiRepo = (
     parent: parent === null ? null : { ...parent, parent: null, repo_transfer: null },
     mirror: repo.isMirror,
     size: Math.floor(repo.size / 1024),
-    language: "",
+    language: repo.primaryLanguage,
     languages_url: `${url}/languages`,
     html_url: `${root}${path}`,
     url,

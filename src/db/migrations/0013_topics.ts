@@ -2,7 +2,7 @@
 // counted from `repo_topics` when read rather than kept in a column, so deleting a repository
 // (which cascades here) can never leave it wrong. `repositories.topics` keeps each repository's
 // topic names as JSON text, most used first, as Forgejo's `repository.topics` column, for the
-// Repository JSON.
+// Repository JSON. Also the repository's primary language (Forgejo's `language_stat.is_primary`).
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
@@ -21,4 +21,6 @@ export default Effect.gen(function* () {
   )`
   yield* sql`CREATE INDEX repo_topics_topic ON repo_topics (topic_id)`
   yield* sql`ALTER TABLE repositories ADD COLUMN topics text NOT NULL DEFAULT '[]'`
+  // The largest language of the default branch (src/languages), the Repository JSON's `language`.
+  yield* sql`ALTER TABLE repositories ADD COLUMN primary_language text NOT NULL DEFAULT ''`
 })
