@@ -3,7 +3,7 @@
 // people they follow sent them. Following and starring themselves go through Forgejo's routes
 // with a remote name (PUT /user/following/{user@host}, PUT /user/starred/{owner@host}/{repo}).
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Access } from "../src/http/Access.ts"
 import { Timestamp } from "../src/http/Json.ts"
 import { PageQuery } from "../src/http/Pagination.ts"
@@ -40,17 +40,25 @@ export class FederationApi extends HttpApiGroup.make("federation").add(
   HttpApiEndpoint.get("listRemoteFollowing", "/user/federation/following", {
     query: PageQuery,
     success: Accounts
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "userListRemoteFollowing")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.get("listRemoteFollowers", "/user/federation/followers", {
     query: PageQuery,
     success: Accounts
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "userListRemoteFollowers")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.get("listRemoteStarred", "/user/federation/starred", {
     query: PageQuery,
     success: Accounts
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "userListRemoteStarred")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.get("listReceivedActivities", "/user/federation/activities", {
     query: PageQuery,
     success: Schema.Array(ReceivedActivity)
-  }).annotate(Access, signedIn)
+  })
+    .annotate(OpenApi.Identifier, "userListReceivedActivities")
+    .annotate(Access, signedIn)
 ) {}

@@ -1,5 +1,7 @@
 // The whole /api/v1 surface: every resource's group, then the API-wide middleware (which only
-// applies to endpoints added before it, so it comes last).
+// applies to endpoints added before it, so it comes last). Every endpoint names its OpenAPI
+// operation (`.annotate(OpenApi.Identifier, …)`): Forgejo's operationId for a route Forgejo has, so
+// that clients generated from either document match, else one in the same style (`repoListJobs`).
 import { HttpApi, OpenApi } from "effect/http-api"
 import { FederationApi } from "../federation/Api.ts"
 import { AdminUsersApi } from "./admin/Api.ts"
@@ -15,6 +17,7 @@ import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
 import { JobsApi } from "./jobs/Api.ts"
 import { KeysApi } from "./keys/Api.ts"
+import { LanguagesApi } from "./languages/Api.ts"
 import { MarkdownApi } from "./markdown/Api.ts"
 import { MirrorsApi } from "./mirrors/Api.ts"
 import { MiscApi } from "./misc/Api.ts"
@@ -25,6 +28,7 @@ import { ReposApi } from "./repos/Api.ts"
 import { SocialApi } from "./social/Api.ts"
 import { TemplatesApi } from "./templates/Api.ts"
 import { TokensApi } from "./tokens/Api.ts"
+import { TopicsApi } from "./topics/Api.ts"
 import { TransfersApi } from "./transfers/Api.ts"
 import { TwoFactorApi } from "./twofa/Api.ts"
 import { UsersApi } from "./users/Api.ts"
@@ -52,9 +56,11 @@ export class HearthApi extends HttpApi.make("hearth")
     OAuth2Api,
     GpgApi,
     KeysApi,
+    LanguagesApi,
     MarkdownApi,
     FederationApi,
-    QuotaApi
+    QuotaApi,
+    TopicsApi
   )
   .prefix("/api/v1")
   // Applied inside out: the body check runs after authentication, errors are rendered around all.

@@ -25,6 +25,8 @@ import { RecoveryLive } from "./jobs/Recovery.ts"
 import { JobsRepo } from "./jobs/Repo.ts"
 import { KeysRepo } from "./keys/Repo.ts"
 import { KeysService } from "./keys/Service.ts"
+import { LanguagesRepo } from "./languages/Repo.ts"
+import { LanguagesService } from "./languages/Service.ts"
 import { MarkdownRenderer } from "./markdown/Service.ts"
 import { MirrorsRepo } from "./mirrors/Repo.ts"
 import { MirrorsService } from "./mirrors/Service.ts"
@@ -50,6 +52,8 @@ import { SocialService } from "./social/Service.ts"
 import { BlobStorage } from "./storage/Service.ts"
 import { TokensRepo } from "./tokens/Repo.ts"
 import { TokensService } from "./tokens/Service.ts"
+import { TopicsRepo } from "./topics/Repo.ts"
+import { TopicsService } from "./topics/Service.ts"
 import { TransfersRepo } from "./transfers/Repo.ts"
 import { TransfersService } from "./transfers/Service.ts"
 import { TwoFactor } from "./twofa/Service.ts"
@@ -72,7 +76,9 @@ const Repos = Layer.mergeAll(
   KeysRepo.layer,
   FederationRepo.layer,
   QuotaRepo.layer,
-  BlocksRepo.layer
+  BlocksRepo.layer,
+  TopicsRepo.layer,
+  LanguagesRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -89,6 +95,7 @@ export const Services = Layer.mergeAll(
   TransfersService.layer,
   MirrorsService.layer,
   KeysService.layer,
+  TopicsService.layer,
   HttpSignatures.layer,
   FollowsService.layer,
   OAuth2Service.layer,
@@ -99,6 +106,7 @@ export const Services = Layer.mergeAll(
   Layer.provideMerge(ReposService.layer),
   // Refusals a block causes are checked by the services above (follows, stars, transfers).
   Layer.provideMerge(BlocksService.layer),
+  Layer.provideMerge(LanguagesService.layer),
   Layer.provideMerge(RepoPolicy.layer),
   Layer.provideMerge(Layer.mergeAll(UsersService.layer, TokensService.layer, OrgPolicy.layer)),
   Layer.provideMerge(Authenticator.layer),

@@ -39,6 +39,7 @@ import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
 import { ErrorResponsesLive } from "./http/Middleware.ts"
 import { JobsHttp } from "./jobs/Http.ts"
 import { KeysHttp } from "./keys/Http.ts"
+import { LanguagesHttp } from "./languages/Http.ts"
 import { MarkdownHttp } from "./markdown/Http.ts"
 import { MirrorsHttp } from "./mirrors/Http.ts"
 import { MiscHttp } from "./misc/Http.ts"
@@ -50,6 +51,7 @@ import { ReposHttp } from "./repos/Http.ts"
 import { SocialHttp } from "./social/Http.ts"
 import { TemplatesHttp } from "./templates/Http.ts"
 import { TokensHttp } from "./tokens/Http.ts"
+import { TopicsHttp } from "./topics/Http.ts"
 import { TransfersHttp } from "./transfers/Http.ts"
 import { TwoFactorHttp } from "./twofa/Http.ts"
 import { UsersHttp } from "./users/Http.ts"
@@ -106,16 +108,20 @@ export const openApiDocument = (rootUrl: string) => {
 
 // The browsable docs page bundles a 3 MB viewer; it is loaded on its first request rather than
 // at start, which keeps ~14 MB out of every server that never shows it.
-let docsHandler: ((request: Request) => Promise<Response>) | undefined
-const docsPage = Effect.gen(function* () {
-  docsHandler ??= HttpRouter.toWebHandler(
-    HttpApiScalar.layer(HearthApi, { path: "/api/swagger" }).pipe(Layer.provide(HttpServer.layerServices)),
-    { disableLogger: true }
-  ).handler
-  const handler = docsHandler
-  const response = yield* Effect.promise(() => handler(new Request("http://hearth.internal/api/swagger")))
-  return HttpServerResponse.fromWeb(response)
-})
+// It shows the served document itself (credentials included, so that "try it" can send them).
+const docsPage = (rootUrl: string) => {
+  let docsHandler: ((request: Request) => Promise<Response>) | undefined
+  return Effect.gen(function* () {
+    const documented = HearthApi.annotate(OpenApi.Transform, () => openApiDocument(rootUrl))
+    docsHandler ??= HttpRouter.toWebHandler(
+      HttpApiScalar.layer(documented, { path: "/api/swagger" }).pipe(Layer.provide(HttpServer.layerServices)),
+      { disableLogger: true }
+    ).handler
+    const handler = docsHandler
+    const response = yield* Effect.promise(() => handler(new Request("http://hearth.internal/api/swagger")))
+    return HttpServerResponse.fromWeb(response)
+  })
+}
 
 const DocsRoutes = Layer.unwrap(
   Effect.gen(function* () {
@@ -131,7 +137,7 @@ const DocsRoutes = Layer.unwrap(
           return HttpServerResponse.text(document, { contentType: "application/json" })
         })
       ),
-      HttpRouter.add("GET", "/api/swagger", docsPage)
+      HttpRouter.add("GET", "/api/swagger", docsPage(settings.server.ROOT_URL))
     )
   })
 )
@@ -158,9 +164,11 @@ export const ApiHandlers = Layer.mergeAll(
   OAuth2Http,
   GpgHttp,
   KeysHttp,
+  LanguagesHttp,
   MarkdownHttp,
   FederationHttp,
-  QuotaHttp
+  QuotaHttp,
+  TopicsHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(

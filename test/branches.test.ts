@@ -125,6 +125,35 @@ describe("commits", () => {
     expect(page2.map((c: any) => c.sha)).toEqual([shas.c1])
   })
 
+  it("answers Forgejo's paging headers: X-Page, X-PerPage, X-Total, X-PageCount, X-HasMore", async () => {
+    const first = await request(hearth, "GET", "/repos/alice/proj/commits?limit=2&stat=false&files=false")
+    const paging = (res: Response) =>
+      Object.fromEntries(
+        ["x-page", "x-perpage", "x-total", "x-pagecount", "x-hasmore", "x-total-count"].map((h) => [
+          h,
+          res.headers.get(h)
+        ])
+      )
+    // The total is counted whatever details are switched off (GetAllCommits always counts).
+    expect(paging(first)).toEqual({
+      "x-page": "1",
+      "x-perpage": "2",
+      "x-total": "3",
+      "x-pagecount": "2",
+      "x-hasmore": "true",
+      "x-total-count": "3"
+    })
+    expect(first.headers.get("access-control-expose-headers")?.split(", ")).toEqual(
+      expect.arrayContaining(["X-Total-Count", "Link", "X-Page", "X-PerPage", "X-Total", "X-PageCount", "X-HasMore"])
+    )
+    const last = await request(hearth, "GET", "/repos/alice/proj/commits?limit=2&page=2")
+    expect(paging(last)).toMatchObject({ "x-page": "2", "x-pagecount": "2", "x-hasmore": "false" })
+    expect((await json(last)).map((c: any) => c.sha)).toEqual([shas.c1])
+    const beyond = await request(hearth, "GET", "/repos/alice/proj/commits?limit=2&page=5")
+    expect(paging(beyond)).toMatchObject({ "x-page": "5", "x-hasmore": "false", "x-total": "3" })
+    expect(await json(beyond)).toEqual([])
+  })
+
   it("follows sha (branch, tag or commit id) and filters by path", async () => {
     const onBranch = await request(hearth, "GET", "/repos/alice/proj/commits?sha=feature/x")
     expect(onBranch.headers.get("x-total-count")).toBe("2")
@@ -136,6 +165,8 @@ describe("commits", () => {
     const readme = await request(hearth, "GET", "/repos/alice/proj/commits?path=README.md")
     expect(readme.headers.get("x-total-count")).toBe("2")
     expect((await json(readme)).map((c: any) => c.sha)).toEqual([shas.c3, shas.c1])
+    // Forgejo: a path that no commit touches is 404, not an empty list.
+    expect((await request(hearth, "GET", "/repos/alice/proj/commits?path=nope.txt")).status).toBe(404)
   })
 
   it("answers 404 for an unknown ref and 409 for an empty repository", async () => {
@@ -151,10 +182,30 @@ describe("commits", () => {
     const byRef = await json(await request(hearth, "GET", "/repos/alice/proj/commits/feature%2Fx"))
     expect(byRef.sha).toBe(shas.c2)
     expectSwagger(byRef, "Commit")
+    // The same ref unencoded: the path parameter takes the rest of the path.
+    const deep = await request(hearth, "GET", "/repos/alice/proj/commits/feature/x?stat=false")
+    expect(deep.status).toBe(200)
+    expect(await json(deep)).toMatchObject({ sha: shas.c2, stats: null })
+    expect((await request(hearth, "GET", "/repos/alice/proj/commits/feature/nope")).status).toBe(404)
     const bySha = await request(hearth, "GET", `/repos/alice/proj/git/commits/${shas.c1}`)
     expect(bySha.status).toBe(200)
     expect((await json(bySha)).commit.message).toBe("first\n")
-    expect((await request(hearth, "GET", "/repos/alice/proj/git/commits/main")).status).toBe(422)
+    // Forgejo's GetSingleCommit takes any ref name as well: a branch, a tag (peeled), `refs/…`.
+    for (const [ref, sha] of [
+      ["main", shas.c3],
+      ["v2", shas.c2],
+      ["feature%2Fx", shas.c2],
+      ["refs%2Fheads%2Fmain", shas.c3],
+      [shas.c1!.slice(0, 8), shas.c1]
+    ] as const) {
+      const res = await request(hearth, "GET", `/repos/alice/proj/git/commits/${ref}`)
+      expect(res.status, ref).toBe(200)
+      expect((await json(res)).sha, ref).toBe(sha)
+    }
+    const malformed = await request(hearth, "GET", "/repos/alice/proj/git/commits/main~1")
+    expect(malformed.status).toBe(422)
+    expect(await json(malformed)).toMatchObject({ message: "no valid ref or sha: main~1" })
+    expect((await request(hearth, "GET", "/repos/alice/proj/git/commits/nope")).status).toBe(404)
     expect((await request(hearth, "GET", `/repos/alice/proj/git/commits/${"0".repeat(40)}`)).status).toBe(404)
     expect((await request(hearth, "GET", "/repos/alice/proj/commits/nope")).status).toBe(404)
   })
@@ -337,6 +388,12 @@ describe("archives", () => {
     writeFileSync(file, bundle.bytes)
     expect(await git(["bundle", "list-heads", file], join(work, "proj"))).toBe(`${shas.c2} refs/heads/feature/x`)
     await git(["bundle", "verify", "--quiet", file], join(work, "proj"))
+
+    // A ref with `/` unencoded, as Forgejo's `/archive/*` takes it.
+    const deep = await download("/repos/alice/proj/archive/feature/x.zip")
+    expect(deep.res.status).toBe(200)
+    expect(deep.res.headers.get("content-disposition")).toBe('attachment; filename="proj-feature-x.zip"')
+    expect((await request(hearth, "GET", "/repos/alice/proj/archive/feature/nope.zip")).status).toBe(404)
   })
 
   it("answers JSON errors: 404 unknown ref or invisible repository, 422 unknown format", async () => {

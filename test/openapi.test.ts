@@ -1,6 +1,8 @@
 // The served API description (/api/swagger.v1.json, OpenAPI 3.1) and its docs page (/api/swagger).
+import { existsSync, readFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Hearth, startHearth } from "./support/hearth.ts"
+import { swaggerPath } from "./support/swagger.ts"
 
 let plain: Hearth
 let secure: Hearth
@@ -94,5 +96,61 @@ describe("GET /api/swagger", () => {
     expect(html).toMatch(/^<!doctype html>/i)
     expect(html).toContain("<title>Hearth API</title>")
     expect(html).toContain("/api/v1/users/{username}/tokens")
+  })
+})
+
+/** `{param}` and a trailing `*` alike, so that Hearth's `/contents/*` meets Forgejo's `/contents/{filepath}`. */
+const shape = (path: string) => path.replace(/\{[^}]+\}|\*/g, "{}")
+
+const operations = (doc: { paths: Record<string, Record<string, { operationId?: string }>> }) =>
+  Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ method, path, id: op.operationId }))
+  )
+
+describe("operation ids", () => {
+  it("names every operation, each once, in Forgejo's style", async () => {
+    const ops = operations(await document(plain))
+    const ids = ops.map((op) => op.id)
+    for (const op of ops) expect(op.id, `${op.method} ${op.path}`).toMatch(/^[A-Za-z][A-Za-z0-9]*$/)
+    expect(new Set(ids).size).toBe(ids.length)
+    expect(ids).toEqual(expect.arrayContaining(["repoListJobs", "adminListJobs", "userGetCurrent", "repoGet"]))
+  })
+
+  it("gives every operation Forgejo has the operationId of Forgejo's swagger", async (context) => {
+    if (!existsSync(swaggerPath)) return context.skip()
+    const swagger = JSON.parse(readFileSync(swaggerPath, "utf8")) as {
+      paths: Record<string, Record<string, { operationId: string }>>
+    }
+    const forgejo = new Map<string, string>()
+    for (const [path, item] of Object.entries(swagger.paths)) {
+      for (const [method, op] of Object.entries(item))
+        forgejo.set(`${method} ${shape(`/api/v1${path}`)}`, op.operationId)
+    }
+    let shared = 0
+    for (const op of operations(await document(plain))) {
+      const expected = forgejo.get(`${op.method} ${shape(op.path)}`)
+      if (expected === undefined) continue
+      shared++
+      expect(op.id, `${op.method} ${op.path}`).toBe(expected)
+    }
+    expect(shared).toBeGreaterThan(150)
+  })
+})
+
+describe("GET /api/swagger (try it)", () => {
+  it("shows the served document: its credentials and operation ids", async () => {
+    const html = await (await fetch(`${plain.base}/api/swagger`)).text()
+    const embedded = /content: (\{.*\})\s*\}\)/s.exec(html)
+    expect(embedded).not.toBeNull()
+    const shown = JSON.parse(embedded![1]!) as Awaited<ReturnType<typeof document>>
+    expect(Object.keys(shown.components.securitySchemes)).toEqual(
+      expect.arrayContaining(["BasicAuth", "AuthorizationHeaderToken", "TOTPHeader"])
+    )
+    expect(shown.security.flatMap((s) => Object.keys(s))).toContain("AuthorizationHeaderToken")
+    expect(shown.paths["/api/v1/repos/{owner}/{repo}"]?.get?.operationId).toBe("repoGet")
+    expect(shown.servers[0]?.url).toBe(plain.base)
+    // Each server shows its own address.
+    const other = await (await fetch(`${secure.base}/api/swagger`)).text()
+    expect(other).toContain('"servers":[{"url":"https://forge.example.org/hearth"}')
   })
 })

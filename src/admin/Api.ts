@@ -1,7 +1,7 @@
 // Site administration of user accounts (Forgejo's /admin/users): every route needs the `admin`
 // token scope and a site administrator (403 "user should be the site admin" otherwise).
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { BoundedName, NAME_MAX } from "../lib/Names.ts"
@@ -76,19 +76,27 @@ export class AdminUsersApi extends HttpApiGroup.make("adminUsers").add(
       ...PageQuery
     },
     success: Schema.Array(User)
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminSearchUsers")
+    .annotate(Access, admin),
   HttpApiEndpoint.post("adminCreateUser", "/admin/users", {
     payload: CreateUserOption,
     success: User.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminCreateUser")
+    .annotate(Access, admin),
   HttpApiEndpoint.patch("adminEditUser", "/admin/users/:username", {
     params: { username: Schema.String },
     payload: EditUserOption,
     success: User
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminEditUser")
+    .annotate(Access, admin),
   HttpApiEndpoint.delete("adminDeleteUser", "/admin/users/:username", {
     params: { username: Schema.String },
     query: { purge: Schema.optional(Schema.String) },
     success: HttpApiSchema.NoContent
-  }).annotate(Access, admin)
+  })
+    .annotate(OpenApi.Identifier, "adminDeleteUser")
+    .annotate(Access, admin)
 ) {}

@@ -2,7 +2,7 @@
 // `PUT /user/block/{username}`, `PUT /user/unblock/{username}`, `GET /user/list_blocked` with the
 // `user` scope, and the same for an organization (its owners) with the `organization` scope.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { Id, Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
@@ -22,26 +22,38 @@ export class BlocksApi extends HttpApiGroup.make("blocks").add(
   HttpApiEndpoint.get("userListBlockedUsers", "/user/list_blocked", {
     query: PageQuery,
     success: BlockedUsers
-  }).annotate(Access, asUser),
+  })
+    .annotate(Access, asUser)
+    .annotate(OpenApi.Identifier, "userListBlockedUsers"),
   HttpApiEndpoint.put("userBlockUser", "/user/block/:username", {
     params: username,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, asUser),
+  })
+    .annotate(Access, asUser)
+    .annotate(OpenApi.Identifier, "userBlockUser"),
   HttpApiEndpoint.put("userUnblockUser", "/user/unblock/:username", {
     params: username,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, asUser),
+  })
+    .annotate(Access, asUser)
+    .annotate(OpenApi.Identifier, "userUnblockUser"),
   HttpApiEndpoint.get("orgListBlockedUsers", "/orgs/:org/list_blocked", {
     params: { org: Schema.String },
     query: PageQuery,
     success: BlockedUsers
-  }).annotate(Access, asOrg),
+  })
+    .annotate(Access, asOrg)
+    .annotate(OpenApi.Identifier, "orgListBlockedUsers"),
   HttpApiEndpoint.put("orgBlockUser", "/orgs/:org/block/:username", {
     params: orgAndUser,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, asOrg),
+  })
+    .annotate(Access, asOrg)
+    .annotate(OpenApi.Identifier, "orgBlockUser"),
   HttpApiEndpoint.put("orgUnblockUser", "/orgs/:org/unblock/:username", {
     params: orgAndUser,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, asOrg)
+  })
+    .annotate(Access, asOrg)
+    .annotate(OpenApi.Identifier, "orgUnblockUser")
 ) {}

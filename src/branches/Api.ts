@@ -19,6 +19,15 @@ const CommitDetailsQuery = {
   files: Schema.optional(Schema.String)
 }
 
+// Branch and tag names may contain `/` and come either percent-encoded (`feature%2Fx`, as the Go
+// SDK sends them) or as they are (`feature/x`, as Forgejo's `/*` routes take them). The router
+// registers a `/*` path also without its `/*`, where it would collide with the list routes, so
+// each documented `/{name}` route has an undocumented twin `/{name}/{rest}/*` for names of two or
+// more segments; the handlers join the pieces back together.
+const deep = { rest: Schema.String, "*": Schema.optional(Schema.String) }
+const branchDeepParams = { ...ownerRepo, branch: Schema.String, ...deep }
+const tagDeepParams = { ...ownerRepo, tag: Schema.String, ...deep }
+
 export const CommitUser = Schema.Struct({ name: Schema.String, email: Schema.String, date: Timestamp })
 export const CommitMeta = Schema.Struct({ url: Schema.String, sha: Schema.String, created: Timestamp })
 export const PayloadUser = Schema.Struct({ name: Schema.String, email: Schema.String, username: Schema.String })
@@ -114,15 +123,6 @@ export const CreateTagOption = Schema.Struct({
   target: Schema.optionalKey(Schema.String)
 })
 
-// Branch and tag names may contain `/` and come either percent-encoded (`feature%2Fx`, as the Go
-// SDK sends them) or as they are (`feature/x`, as Forgejo's `/*` routes take them). The router
-// registers a `/*` path also without its `/*`, where it would collide with the list routes, so
-// each documented `/{name}` route has an undocumented twin `/{name}/{rest}/*` for names of two or
-// more segments; the handlers join the pieces back together.
-const deep = { rest: Schema.String, "*": Schema.optional(Schema.String) }
-const branchDeepParams = { ...ownerRepo, branch: Schema.String, ...deep }
-const tagDeepParams = { ...ownerRepo, tag: Schema.String, ...deep }
-
 export class BranchesApi extends HttpApiGroup.make("branches").add(
   HttpApiEndpoint.get("listCommits", "/repos/:owner/:repo/commits", {
     params: ownerRepo,
@@ -134,31 +134,52 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
       not: Schema.optional(Schema.String)
     },
     success: Schema.Array(Commit)
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoGetAllCommits")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("getCommitByRef", "/repos/:owner/:repo/commits/:ref", {
     params: { ...ownerRepo, ref: Schema.String },
     query: CommitDetailsQuery,
     success: Commit
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoGetCommitByRef")
+    .annotate(Access, repoOpen),
+  // A ref with `/` (`feature/x`), unencoded: the twin of the route above (see `deep` below).
+  HttpApiEndpoint.get("getCommitByRefDeep", "/repos/:owner/:repo/commits/:ref/:rest/*", {
+    params: { ...ownerRepo, ref: Schema.String, ...deep },
+    query: CommitDetailsQuery,
+    success: Commit
+  })
+    .annotate(Access, repoOpen)
+    .annotate(OpenApi.Exclude, true),
+  // Forgejo's GetSingleCommit: a commit id or any ref name git would resolve (branch, tag, `refs/…`).
   HttpApiEndpoint.get("getCommit", "/repos/:owner/:repo/git/commits/:sha", {
     params: { ...ownerRepo, sha: Schema.String },
     query: CommitDetailsQuery,
     success: Commit
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoGetSingleCommit")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("listBranches", "/repos/:owner/:repo/branches", {
     params: ownerRepo,
     query: PageQuery,
     success: Schema.Array(Branch)
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoListBranches")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.post("createBranch", "/repos/:owner/:repo/branches", {
     params: ownerRepo,
     payload: CreateBranchRepoOption,
     success: Branch.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoCreateBranch")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.get("getBranch", "/repos/:owner/:repo/branches/:branch", {
     params: { ...ownerRepo, branch: Schema.String },
     success: Branch
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoGetBranch")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("getBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
     params: branchDeepParams,
     success: Branch
@@ -168,7 +189,9 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
   HttpApiEndpoint.delete("deleteBranch", "/repos/:owner/:repo/branches/:branch", {
     params: { ...ownerRepo, branch: Schema.String },
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoDeleteBranch")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.delete("deleteBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
     params: branchDeepParams,
     success: HttpApiSchema.NoContent
@@ -180,7 +203,9 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
     params: { ...ownerRepo, branch: Schema.String },
     payload: UpdateBranchRepoOption,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoUpdateBranch")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.patch("updateBranchDeep", "/repos/:owner/:repo/branches/:branch/:rest/*", {
     params: branchDeepParams,
     payload: UpdateBranchRepoOption,
@@ -192,16 +217,22 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
     params: ownerRepo,
     query: PageQuery,
     success: Schema.Array(Tag)
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoListTags")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.post("createTag", "/repos/:owner/:repo/tags", {
     params: ownerRepo,
     payload: CreateTagOption,
     success: Tag.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoCreateTag")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.get("getTag", "/repos/:owner/:repo/tags/:tag", {
     params: { ...ownerRepo, tag: Schema.String },
     success: Tag
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoGetTag")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("getTagDeep", "/repos/:owner/:repo/tags/:tag/:rest/*", {
     params: tagDeepParams,
     success: Tag
@@ -211,7 +242,9 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
   HttpApiEndpoint.delete("deleteTag", "/repos/:owner/:repo/tags/:tag", {
     params: { ...ownerRepo, tag: Schema.String },
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoDeleteTag")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.delete("deleteTagDeep", "/repos/:owner/:repo/tags/:tag/:rest/*", {
     params: tagDeepParams,
     success: HttpApiSchema.NoContent
@@ -222,5 +255,14 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
   HttpApiEndpoint.get("getArchive", "/repos/:owner/:repo/archive/:archive", {
     params: { ...ownerRepo, archive: Schema.String },
     success: Schema.Uint8Array
-  }).annotate(Access, repoOpen)
+  })
+    .annotate(OpenApi.Identifier, "repoGetArchive")
+    .annotate(Access, repoOpen),
+  // The archive of a ref with `/` (`feature/x.zip`), unencoded, as Forgejo's `/archive/*` takes it.
+  HttpApiEndpoint.get("getArchiveDeep", "/repos/:owner/:repo/archive/:archive/:rest/*", {
+    params: { ...ownerRepo, archive: Schema.String, ...deep },
+    success: Schema.Uint8Array
+  })
+    .annotate(Access, repoOpen)
+    .annotate(OpenApi.Exclude, true)
 ) {}

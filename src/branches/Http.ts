@@ -10,7 +10,7 @@ import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
 import { atLeast } from "../lib/AccessMode.ts"
-import { branchNameProblem, NAME_MAX } from "../lib/Names.ts"
+import { branchNameProblem, NAME_MAX, refNameProblem } from "../lib/Names.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
@@ -356,6 +356,30 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         yield* repos.recordGitChange(owner, repo)
       })
 
+    /** `{ref}.zip`, `{ref}.tar.gz` or `{ref}.bundle` of the repository. */
+    const archive = (params: { readonly owner: string; readonly repo: string }, name: string) =>
+      Effect.gen(function* () {
+        const { repo, path } = yield* open(params.owner, params.repo)
+        const parsed = parseArchiveName(name)
+        if (parsed === undefined) return yield* Errors.validationFailed(`unknown archive format: ${name}`)
+        const sha = yield* Reader.resolveCommit(path, parsed.ref)
+        if (Option.isNone(sha)) return yield* Errors.notFound()
+        const filename = `${repo.name}-${parsed.ref.replace(/\//g, "-")}${parsed.format.ext}`
+        if (parsed.format.ext === ".bundle") {
+          // A bundle carries refs and git refuses to bundle a bare commit id: branches and tags only.
+          const ref = yield* Reader.resolveRefName(path, parsed.ref)
+          if (Option.isNone(ref)) return yield* Errors.notFound()
+          return yield* streamGit(path, ["bundle", "create", "--quiet", "-", ref.value], parsed.format, filename)
+        }
+        const format = parsed.format.ext === ".zip" ? "zip" : "tar.gz"
+        return yield* streamGit(
+          path,
+          ["archive", `--format=${format}`, `--prefix=${repo.name}/`, "--end-of-options", sha.value],
+          parsed.format,
+          filename
+        )
+      })
+
     return handlers
       .handle("listCommits", ({ params, query }) =>
         Effect.gen(function* () {
@@ -382,15 +406,20 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           }
           const page = yield* resolvePage(query)
           const { commits, total } = yield* Reader.listCommits(path, head.value, page, query.path, not)
-          yield* setListHeaders(page, total, { withLink: true })
+          // Forgejo: a path no commit touches is not found (`FileCommitsCount` of 0).
+          if (total === 0 && query.path !== undefined && query.path !== "") return yield* Errors.notFound()
+          yield* setListHeaders(page, total, { withLink: true, withPageCount: true })
           return yield* toCommits(owner, repo, path, commits, viewer, detailOptions(query))
         })
       )
       .handle("getCommitByRef", ({ params, query }) => oneCommit(params, params.ref, detailOptions(query)))
+      .handle("getCommitByRefDeep", ({ params, query }) =>
+        oneCommit(params, joinName(params.ref, params.rest, params["*"]), detailOptions(query))
+      )
       .handle("getCommit", ({ params, query }) =>
         Effect.gen(function* () {
-          // Forgejo: only a commit id (4 to 64 hex digits) is accepted here.
-          if (!/^[0-9a-fA-F]{4,64}$/.test(params.sha)) {
+          // Forgejo's `IsValidRefPattern`: a commit id or a ref name, resolved as a branch, a tag or an id.
+          if (refNameProblem(params.sha, { allowOneLevel: true }) !== undefined) {
             return yield* Errors.validationFailed(`no valid ref or sha: ${params.sha}`)
           }
           return yield* oneCommit(params, params.sha, detailOptions(query))
@@ -512,28 +541,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       .handle("getTagDeep", ({ params }) => getTag(params, joinName(params.tag, params.rest, params["*"])))
       .handle("deleteTag", ({ params }) => deleteTag(params, params.tag))
       .handle("deleteTagDeep", ({ params }) => deleteTag(params, joinName(params.tag, params.rest, params["*"])))
-      .handle("getArchive", ({ params }) =>
-        Effect.gen(function* () {
-          const { repo, path } = yield* open(params.owner, params.repo)
-          const parsed = parseArchiveName(params.archive)
-          if (parsed === undefined) return yield* Errors.validationFailed(`unknown archive format: ${params.archive}`)
-          const sha = yield* Reader.resolveCommit(path, parsed.ref)
-          if (Option.isNone(sha)) return yield* Errors.notFound()
-          const filename = `${repo.name}-${parsed.ref.replace(/\//g, "-")}${parsed.format.ext}`
-          if (parsed.format.ext === ".bundle") {
-            // A bundle carries refs and git refuses to bundle a bare commit id: branches and tags only.
-            const ref = yield* Reader.resolveRefName(path, parsed.ref)
-            if (Option.isNone(ref)) return yield* Errors.notFound()
-            return yield* streamGit(path, ["bundle", "create", "--quiet", "-", ref.value], parsed.format, filename)
-          }
-          const format = parsed.format.ext === ".zip" ? "zip" : "tar.gz"
-          return yield* streamGit(
-            path,
-            ["archive", `--format=${format}`, `--prefix=${repo.name}/`, "--end-of-options", sha.value],
-            parsed.format,
-            filename
-          )
-        })
-      )
+      .handle("getArchive", ({ params }) => archive(params, params.archive))
+      .handle("getArchiveDeep", ({ params }) => archive(params, joinName(params.archive, params.rest, params["*"])))
   })
 )

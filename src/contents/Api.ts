@@ -1,7 +1,7 @@
 // Reading a repository's files and git objects (issue 3 item 6, read side): contents, raw and
 // media bytes, blobs, trees and refs. Anyone who can see the repository may read them.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Verification } from "../branches/Api.ts"
 import { Access } from "../http/Access.ts"
 import { Timestamp } from "../http/Json.ts"
@@ -170,43 +170,61 @@ export class ContentsApi extends HttpApiGroup.make("contents").add(
     params: withPath,
     query: { ref: optional },
     success: Schema.Union([ContentsResponse, Schema.Array(ContentsResponse)])
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoGetContents")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.post("createFiles", "/repos/:owner/:repo/contents/*", {
     params: withPath,
     payload: CreateOrChangeFiles,
     success: Schema.Union([FileResponse, FilesResponse]).pipe(HttpApiSchema.status(201))
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoCreateFile")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.put("updateFile", "/repos/:owner/:repo/contents/*", {
     params: withPath,
     payload: UpdateFileOptions,
     success: FileResponse
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoUpdateFile")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.delete("deleteFile", "/repos/:owner/:repo/contents/*", {
     params: withPath,
     payload: DeleteFileOptions,
     success: FileDeleteResponse
-  }).annotate(Access, repoWrite),
+  })
+    .annotate(OpenApi.Identifier, "repoDeleteFile")
+    .annotate(Access, repoWrite),
   HttpApiEndpoint.get("getRawFile", "/repos/:owner/:repo/raw/*", {
     params: withPath,
     query: { ref: optional },
     success: RawFile
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoGetRawFile")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("getMediaFile", "/repos/:owner/:repo/media/*", {
     params: withPath,
     query: { ref: optional },
     success: RawFile
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoGetRawFileOrLFS")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("getBlob", "/repos/:owner/:repo/git/blobs/:sha", {
     params: { ...ownerRepo, sha: Schema.String },
     success: GitBlob
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "GetBlob")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("getTree", "/repos/:owner/:repo/git/trees/:sha", {
     params: { ...ownerRepo, sha: Schema.String },
     query: { recursive: optional, page: optional, per_page: optional },
     success: GitTreeResponse
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "GetTree")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("getRefs", "/repos/:owner/:repo/git/refs/*", {
     params: withPath,
     success: Schema.Array(Reference)
-  }).annotate(Access, repoOpen)
+  })
+    .annotate(OpenApi.Identifier, "repoListGitRefs")
+    .annotate(Access, repoOpen)
 ) {}

@@ -2,7 +2,7 @@
 // route: an added address is unverified until its owner sends the token mailed (or, without a
 // mail server, logged) for it.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { Id } from "../http/Json.ts"
 
@@ -21,17 +21,25 @@ const EmailList = Schema.Struct({ emails: Schema.optional(Schema.Array(Schema.St
 const rule = { signedIn: true, scopes: ["user"] } as const
 
 export class EmailsApi extends HttpApiGroup.make("emails").add(
-  HttpApiEndpoint.get("listEmails", "/user/emails", { success: Emails }).annotate(Access, rule),
+  HttpApiEndpoint.get("listEmails", "/user/emails", { success: Emails })
+    .annotate(OpenApi.Identifier, "userListEmails")
+    .annotate(Access, rule),
   HttpApiEndpoint.post("addEmails", "/user/emails", {
     payload: EmailList.annotate({ identifier: "CreateEmailOption" }),
     success: Emails.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, rule),
+  })
+    .annotate(OpenApi.Identifier, "userAddEmail")
+    .annotate(Access, rule),
   HttpApiEndpoint.delete("deleteEmails", "/user/emails", {
     payload: EmailList.annotate({ identifier: "DeleteEmailOption" }),
     success: HttpApiSchema.NoContent
-  }).annotate(Access, rule),
+  })
+    .annotate(OpenApi.Identifier, "userDeleteEmail")
+    .annotate(Access, rule),
   HttpApiEndpoint.post("activateEmail", "/user/emails/activate", {
     payload: Schema.Struct({ token: Schema.String }).annotate({ identifier: "ActivateEmailOption" }),
     success: Email
-  }).annotate(Access, rule)
+  })
+    .annotate(OpenApi.Identifier, "userActivateEmail")
+    .annotate(Access, rule)
 ) {}

@@ -1,6 +1,6 @@
 // Forks (Forgejo's routers/api/v1/repo/fork.go): list a repository's forks, fork it into your account or an organization.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { BoundedName, NAME_MAX } from "../lib/Names.ts"
@@ -19,11 +19,15 @@ export class ForksApi extends HttpApiGroup.make("forks").add(
     params: ownerRepo,
     query: PageQuery,
     success: Schema.Array(Repository)
-  }).annotate(Access, { signedIn: false, scopes: ["repository"] }),
+  })
+    .annotate(OpenApi.Identifier, "listForks")
+    .annotate(Access, { signedIn: false, scopes: ["repository"] }),
   // 202: the repository exists at once; its git data is copied by a background job.
   HttpApiEndpoint.post("createFork", "/repos/:owner/:repo/forks", {
     params: ownerRepo,
     payload: CreateForkOption,
     success: Repository.pipe(HttpApiSchema.status(202))
-  }).annotate(Access, { signedIn: true, scopes: ["repository"] })
+  })
+    .annotate(OpenApi.Identifier, "createFork")
+    .annotate(Access, { signedIn: true, scopes: ["repository"] })
 ) {}

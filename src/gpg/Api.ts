@@ -1,7 +1,7 @@
 // GPG keys (Forgejo's routers/api/v1/user/gpg_key.go): the caller's keys, another user's list, the verification token and
 // the verification of an added key. Every route needs a signed-in caller and the `user` scope.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { Id, Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
@@ -51,29 +51,43 @@ const Keys = Schema.Array(GPGKey)
 const id = { id: Schema.String }
 
 export class GpgApi extends HttpApiGroup.make("gpg").add(
-  HttpApiEndpoint.get("listMyGpgKeys", "/user/gpg_keys", { query: PageQuery, success: Keys }).annotate(Access, rule),
+  HttpApiEndpoint.get("listMyGpgKeys", "/user/gpg_keys", { query: PageQuery, success: Keys })
+    .annotate(OpenApi.Identifier, "userCurrentListGPGKeys")
+    .annotate(Access, rule),
   HttpApiEndpoint.post("addGpgKey", "/user/gpg_keys", {
     payload: CreateGPGKeyOption,
     success: GPGKey.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, rule),
+  })
+    .annotate(OpenApi.Identifier, "userCurrentPostGPGKey")
+    .annotate(Access, rule),
   HttpApiEndpoint.get("getGpgKey", "/user/gpg_keys/:id", {
     params: id,
     success: Schema.Union([GPGKey, GPGSubkey])
-  }).annotate(Access, rule),
+  })
+    .annotate(OpenApi.Identifier, "userCurrentGetGPGKey")
+    .annotate(Access, rule),
   HttpApiEndpoint.delete("deleteGpgKey", "/user/gpg_keys/:id", {
     params: id,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, rule),
+  })
+    .annotate(OpenApi.Identifier, "userCurrentDeleteGPGKey")
+    .annotate(Access, rule),
   HttpApiEndpoint.get("listUserGpgKeys", "/users/:username/gpg_keys", {
     params: { username: Schema.String },
     query: PageQuery,
     success: Keys
-  }).annotate(Access, rule),
+  })
+    .annotate(OpenApi.Identifier, "userListGPGKeys")
+    .annotate(Access, rule),
   HttpApiEndpoint.get("getGpgKeyToken", "/user/gpg_key_token", {
     success: Schema.String.pipe(HttpApiSchema.asText())
-  }).annotate(Access, rule),
+  })
+    .annotate(OpenApi.Identifier, "getVerificationToken")
+    .annotate(Access, rule),
   HttpApiEndpoint.post("verifyGpgKey", "/user/gpg_key_verify", {
     payload: VerifyGPGKeyOption,
     success: GPGKey.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, rule)
+  })
+    .annotate(OpenApi.Identifier, "userVerifyGPGKey")
+    .annotate(Access, rule)
 ) {}

@@ -22,7 +22,14 @@ export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLa
   { ...body, user_id: Schema.optionalKey(Schema.Number), username: Schema.optionalKey(Schema.String) },
   { httpApiStatus: 413 }
 ) {}
-export class ValidationFailed extends make<ValidationFailed>()("ValidationFailed", 422) {}
+/** 422; a refusal of repository topics also carries Forgejo's `invalidTopics` (`APIInvalidTopicsError`). */
+export class ValidationFailed extends Schema.Error<ValidationFailed>("ValidationFailed")(
+  {
+    ...body,
+    invalidTopics: Schema.optionalKey(Schema.NullOr(Schema.Union([Schema.String, Schema.Array(Schema.String)])))
+  },
+  { httpApiStatus: 422 }
+) {}
 export class Locked extends make<Locked>()("Locked", 423) {}
 export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyRequests")(
   { ...body, retryAfterSeconds: Schema.Number },
@@ -74,6 +81,9 @@ export const payloadTooLarge = (message: string) => new PayloadTooLarge({ messag
 export const quotaExceeded = (owner: { readonly id: number; readonly name: string }) =>
   new PayloadTooLarge({ message: "quota exceeded", url: "", user_id: owner.id, username: owner.name })
 export const validationFailed = (message: string) => new ValidationFailed({ message, url: "" })
+/** Forgejo's `APIInvalidTopicsError`: the refused topic names (one, several, or null for too many). */
+export const invalidTopics = (message: string, invalid: string | ReadonlyArray<string> | null) =>
+  new ValidationFailed({ message, url: "", invalidTopics: invalid })
 export const locked = (message: string) => new Locked({ message, url: "" })
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new TooManyRequests({ message, url: "", retryAfterSeconds })

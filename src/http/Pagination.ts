@@ -79,15 +79,36 @@ export const linkHeader = (rootUrl: string, requestUrl: string, page: Page, tota
 
 /**
  * Sets `X-Total-Count` (and `Link` when `withLink`) on the response of the current request.
+ * `withPageCount` adds the headers Forgejo's commit list keeps "for backwards compatibility"
+ * (`GetAllCommits`): `X-Page`, `X-PerPage`, `X-Total`, `X-PageCount` (pages of `limit` rows) and
+ * `X-HasMore` (`true` while the page is before the last one).
  */
-export const setListHeaders = (page: Page, total: number, options: { readonly withLink?: boolean } = {}) =>
+export const setListHeaders = (
+  page: Page,
+  total: number,
+  options: { readonly withLink?: boolean; readonly withPageCount?: boolean } = {}
+) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const request = yield* HttpServerRequest.HttpServerRequest
     const link = options.withLink === true ? linkHeader(settings.server.ROOT_URL, request.url, page, total) : undefined
+    const exposed = ["X-Total-Count", ...(link === undefined ? [] : ["Link"])]
+    const pageCount = Math.ceil(total / page.limit)
+    const paging =
+      options.withPageCount === true
+        ? {
+            "x-page": String(page.page),
+            "x-perpage": String(page.limit),
+            "x-total": String(total),
+            "x-pagecount": String(pageCount),
+            "x-hasmore": String(page.page < pageCount)
+          }
+        : undefined
+    if (paging !== undefined) exposed.push("X-Page", "X-PerPage", "X-Total", "X-PageCount", "X-HasMore")
     yield* ResponseHeaders.append({
       "x-total-count": String(total),
       ...(link === undefined ? {} : { link }),
-      "access-control-expose-headers": link === undefined ? "X-Total-Count" : "X-Total-Count, Link"
+      ...paging,
+      "access-control-expose-headers": exposed.join(", ")
     })
   })

@@ -1,7 +1,7 @@
 // Background jobs as their owners see them (a Hearth addition; Forgejo has no such route): the jobs
 // about one repository for its administrators, every job for site administrators.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
@@ -24,9 +24,13 @@ export class JobsApi extends HttpApiGroup.make("jobs").add(
     params: { owner: Schema.String, repo: Schema.String },
     query: PageQuery,
     success: Schema.Array(Job)
-  }).annotate(Access, { signedIn: true, scopes: ["repository"] }),
+  })
+    .annotate(OpenApi.Identifier, "repoListJobs")
+    .annotate(Access, { signedIn: true, scopes: ["repository"] }),
   HttpApiEndpoint.get("listAllJobs", "/admin/jobs", {
     query: PageQuery,
     success: Schema.Array(Job)
-  }).annotate(Access, { signedIn: true, scopes: ["admin"] })
+  })
+    .annotate(OpenApi.Identifier, "adminListJobs")
+    .annotate(Access, { signedIn: true, scopes: ["admin"] })
 ) {}

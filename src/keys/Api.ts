@@ -1,7 +1,7 @@
 // SSH keys (Forgejo's routers/api/v1/user/key.go) and deploy keys: user keys need the `user` scope, deploy keys the
 // `repository` scope and the repository's admin.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { Id, Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
@@ -51,40 +51,55 @@ export class KeysApi extends HttpApiGroup.make("keys").add(
   HttpApiEndpoint.get("listMyKeys", "/user/keys", {
     query: { ...PageQuery, ...fingerprint },
     success: Schema.Array(PublicKey)
-  }).annotate(Access, user),
+  })
+    .annotate(OpenApi.Identifier, "userCurrentListKeys")
+    .annotate(Access, user),
   HttpApiEndpoint.post("createKey", "/user/keys", {
     payload: CreateKeyOption,
     success: PublicKey.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, user),
-  HttpApiEndpoint.get("getKey", "/user/keys/:id", { params: { id: Schema.String }, success: PublicKey }).annotate(
-    Access,
-    user
-  ),
+  })
+    .annotate(OpenApi.Identifier, "userCurrentPostKey")
+    .annotate(Access, user),
+  HttpApiEndpoint.get("getKey", "/user/keys/:id", { params: { id: Schema.String }, success: PublicKey })
+    .annotate(OpenApi.Identifier, "userCurrentGetKey")
+    .annotate(Access, user),
   HttpApiEndpoint.delete("deleteKey", "/user/keys/:id", {
     params: { id: Schema.String },
     success: HttpApiSchema.NoContent
-  }).annotate(Access, user),
+  })
+    .annotate(OpenApi.Identifier, "userCurrentDeleteKey")
+    .annotate(Access, user),
   HttpApiEndpoint.get("listUserKeys", "/users/:username/keys", {
     params: { username: Schema.String },
     query: { ...PageQuery, ...fingerprint },
     success: Schema.Array(PublicKey)
-  }).annotate(Access, user),
+  })
+    .annotate(OpenApi.Identifier, "userListKeys")
+    .annotate(Access, user),
   HttpApiEndpoint.get("listDeployKeys", "/repos/:owner/:repo/keys", {
     params: repoParams,
     query: { ...PageQuery, ...fingerprint, key_id: Schema.optional(Schema.String) },
     success: Schema.Array(DeployKey)
-  }).annotate(Access, repository),
+  })
+    .annotate(OpenApi.Identifier, "repoListKeys")
+    .annotate(Access, repository),
   HttpApiEndpoint.post("createDeployKey", "/repos/:owner/:repo/keys", {
     params: repoParams,
     payload: CreateKeyOption,
     success: DeployKey.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, repository),
+  })
+    .annotate(OpenApi.Identifier, "repoCreateKey")
+    .annotate(Access, repository),
   HttpApiEndpoint.get("getDeployKey", "/repos/:owner/:repo/keys/:id", {
     params: { ...repoParams, id: Schema.String },
     success: DeployKey
-  }).annotate(Access, repository),
+  })
+    .annotate(OpenApi.Identifier, "repoGetKey")
+    .annotate(Access, repository),
   HttpApiEndpoint.delete("deleteDeployKey", "/repos/:owner/:repo/keys/:id", {
     params: { ...repoParams, id: Schema.String },
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repository)
+  })
+    .annotate(OpenApi.Identifier, "repoDeleteKey")
+    .annotate(Access, repository)
 ) {}

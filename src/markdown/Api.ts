@@ -1,7 +1,7 @@
 // Rendering markdown over the API (Forgejo's miscellaneous routes): /markdown, /markdown/raw and
 // /markup. Any signed-in caller may render; no token scope is needed (Forgejo's routes have no `tokenRequiresScopes`).
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 
 const signedIn = { signedIn: true, scopes: [] } as const
@@ -39,13 +39,16 @@ export const MarkupOption = Schema.Struct({
 const Html = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" }))
 
 export class MarkdownApi extends HttpApiGroup.make("markdown").add(
-  HttpApiEndpoint.post("renderMarkdown", "/markdown", { payload: MarkdownOption, success: Html }).annotate(
-    Access,
-    signedIn
-  ),
+  HttpApiEndpoint.post("renderMarkdown", "/markdown", { payload: MarkdownOption, success: Html })
+    .annotate(OpenApi.Identifier, "renderMarkdown")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.post("renderMarkdownRaw", "/markdown/raw", {
     payload: Schema.String.pipe(HttpApiSchema.asText()),
     success: Html
-  }).annotate(Access, signedIn),
-  HttpApiEndpoint.post("renderMarkup", "/markup", { payload: MarkupOption, success: Html }).annotate(Access, signedIn)
+  })
+    .annotate(OpenApi.Identifier, "renderMarkdownRaw")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.post("renderMarkup", "/markup", { payload: MarkupOption, success: Html })
+    .annotate(OpenApi.Identifier, "renderMarkup")
+    .annotate(Access, signedIn)
 ) {}

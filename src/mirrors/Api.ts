@@ -1,7 +1,7 @@
 // Migration (POST /repos/migrate, git sources), pull mirror sync and push mirrors, as Forgejo's
 // routers/api/v1/repo/{migrate,mirror}.go. Scopes: the `repository` category.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
@@ -70,33 +70,47 @@ export class MirrorsApi extends HttpApiGroup.make("mirrors").add(
   HttpApiEndpoint.post("migrate", "/repos/migrate", {
     payload: MigrateRepoOptions,
     success: Repository.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoMigrate")
+    .annotate(Access, signedIn),
   // 200 with an empty body: the sync is queued.
   HttpApiEndpoint.post("mirrorSync", "/repos/:owner/:repo/mirror-sync", {
     params: ownerRepo,
     success: HttpApiSchema.Empty(200)
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoMirrorSync")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.get("listPushMirrors", "/repos/:owner/:repo/push_mirrors", {
     params: ownerRepo,
     query: PageQuery,
     success: Schema.Array(PushMirror)
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoListPushMirrors")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.post("addPushMirror", "/repos/:owner/:repo/push_mirrors", {
     params: ownerRepo,
     payload: CreatePushMirrorOption,
     success: PushMirror
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoAddPushMirror")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.get("getPushMirror", "/repos/:owner/:repo/push_mirrors/:name", {
     params: { ...ownerRepo, name: Schema.String },
     success: PushMirror
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoGetPushMirrorByRemoteName")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.delete("deletePushMirror", "/repos/:owner/:repo/push_mirrors/:name", {
     params: { ...ownerRepo, name: Schema.String },
     success: HttpApiSchema.NoContent
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoDeletePushMirror")
+    .annotate(Access, signedIn),
   // 200 with an empty body: each push mirror's sync is queued.
   HttpApiEndpoint.post("syncPushMirrors", "/repos/:owner/:repo/push_mirrors-sync", {
     params: ownerRepo,
     success: HttpApiSchema.Empty(200)
-  }).annotate(Access, signedIn)
+  })
+    .annotate(OpenApi.Identifier, "repoPushMirrorSync")
+    .annotate(Access, signedIn)
 ) {}

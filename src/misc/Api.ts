@@ -1,6 +1,6 @@
 // Miscellaneous: the running version.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 
 export const ServerVersion = Schema.Struct({
   version: Schema.String,
@@ -9,5 +9,5 @@ export const ServerVersion = Schema.Struct({
 }).annotate({ identifier: "ServerVersion" })
 
 export class MiscApi extends HttpApiGroup.make("misc").add(
-  HttpApiEndpoint.get("getVersion", "/version", { success: ServerVersion })
+  HttpApiEndpoint.get("getVersion", "/version", { success: ServerVersion }).annotate(OpenApi.Identifier, "getVersion")
 ) {}

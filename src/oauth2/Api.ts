@@ -1,7 +1,7 @@
 // OAuth2 applications of the signed-in user (Forgejo's
 // /user/applications/oauth2, routers/api/v1/user/app.go). snake_case members; the client secret is shown once, at creation.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { Id, Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
@@ -37,22 +37,32 @@ export class OAuth2Api extends HttpApiGroup.make("oauth2").add(
   HttpApiEndpoint.get("listApplications", "/user/applications/oauth2", {
     query: PageQuery,
     success: Schema.Array(OAuth2Application)
-  }).annotate(Access, rule),
+  })
+    .annotate(OpenApi.Identifier, "userGetOAuth2Applications")
+    .annotate(Access, rule),
   HttpApiEndpoint.post("createApplication", "/user/applications/oauth2", {
     payload: CreateOAuth2ApplicationOptions,
     success: OAuth2Application.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, rule),
+  })
+    .annotate(OpenApi.Identifier, "userCreateOAuth2Application")
+    .annotate(Access, rule),
   HttpApiEndpoint.get("getApplication", "/user/applications/oauth2/:id", {
     params: id,
     success: OAuth2Application
-  }).annotate(Access, rule),
+  })
+    .annotate(OpenApi.Identifier, "userGetOAuth2Application")
+    .annotate(Access, rule),
   HttpApiEndpoint.patch("updateApplication", "/user/applications/oauth2/:id", {
     params: id,
     payload: CreateOAuth2ApplicationOptions,
     success: OAuth2Application
-  }).annotate(Access, rule),
+  })
+    .annotate(OpenApi.Identifier, "userUpdateOAuth2Application")
+    .annotate(Access, rule),
   HttpApiEndpoint.delete("deleteApplication", "/user/applications/oauth2/:id", {
     params: id,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, rule)
+  })
+    .annotate(OpenApi.Identifier, "userDeleteOAuth2Application")
+    .annotate(Access, rule)
 ) {}

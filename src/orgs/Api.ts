@@ -2,7 +2,7 @@
 // `organization` token scope (read for GET, write otherwise); the routes that list a user's orgs
 // need `user` as well, as Forgejo.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { User } from "../users/Schema.ts"
@@ -18,99 +18,127 @@ const team = { id: Schema.String }
 const teamUser = { id: Schema.String, username: Schema.String }
 
 export class OrgsApi extends HttpApiGroup.make("orgs").add(
-  HttpApiEndpoint.get("listOrgs", "/orgs", { query: PageQuery, success: Schema.Array(Organization) }).annotate(
-    Access,
-    open
-  ),
+  HttpApiEndpoint.get("listOrgs", "/orgs", { query: PageQuery, success: Schema.Array(Organization) })
+    .annotate(OpenApi.Identifier, "orgGetAll")
+    .annotate(Access, open),
   HttpApiEndpoint.post("createOrg", "/orgs", {
     payload: CreateOrgOption,
     success: Organization.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, signedIn),
-  HttpApiEndpoint.get("getOrg", "/orgs/:org", { params: org, success: Organization }).annotate(Access, open),
+  })
+    .annotate(OpenApi.Identifier, "orgCreate")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.get("getOrg", "/orgs/:org", { params: org, success: Organization })
+    .annotate(OpenApi.Identifier, "orgGet")
+    .annotate(Access, open),
   HttpApiEndpoint.patch("editOrg", "/orgs/:org", {
     params: org,
     payload: EditOrgOption,
     success: Organization
-  }).annotate(Access, signedIn),
-  HttpApiEndpoint.delete("deleteOrg", "/orgs/:org", { params: org, success: HttpApiSchema.NoContent }).annotate(
-    Access,
-    signedIn
-  ),
-  HttpApiEndpoint.get("listMyOrgs", "/user/orgs", { query: PageQuery, success: Schema.Array(Organization) }).annotate(
-    Access,
-    userOrgs
-  ),
+  })
+    .annotate(OpenApi.Identifier, "orgEdit")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.delete("deleteOrg", "/orgs/:org", { params: org, success: HttpApiSchema.NoContent })
+    .annotate(OpenApi.Identifier, "orgDelete")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.get("listMyOrgs", "/user/orgs", { query: PageQuery, success: Schema.Array(Organization) })
+    .annotate(OpenApi.Identifier, "orgListCurrentUserOrgs")
+    .annotate(Access, userOrgs),
   HttpApiEndpoint.get("listUserOrgs", "/users/:username/orgs", {
     params: { username: Schema.String },
     query: PageQuery,
     success: Schema.Array(Organization)
-  }).annotate(Access, userOrgs),
+  })
+    .annotate(OpenApi.Identifier, "orgListUserOrgs")
+    .annotate(Access, userOrgs),
 
   HttpApiEndpoint.get("listMembers", "/orgs/:org/members", {
     params: org,
     query: PageQuery,
     success: Schema.Array(User)
-  }).annotate(Access, open),
+  })
+    .annotate(OpenApi.Identifier, "orgListMembers")
+    .annotate(Access, open),
   HttpApiEndpoint.get("isMember", "/orgs/:org/members/:username", {
     params: orgUser,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "orgIsMember")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.delete("removeMember", "/orgs/:org/members/:username", {
     params: orgUser,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "orgDeleteMember")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.get("listPublicMembers", "/orgs/:org/public_members", {
     params: org,
     query: PageQuery,
     success: Schema.Array(User)
-  }).annotate(Access, open),
+  })
+    .annotate(OpenApi.Identifier, "orgListPublicMembers")
+    .annotate(Access, open),
   HttpApiEndpoint.get("isPublicMember", "/orgs/:org/public_members/:username", {
     params: orgUser,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, open),
+  })
+    .annotate(OpenApi.Identifier, "orgIsPublicMember")
+    .annotate(Access, open),
   HttpApiEndpoint.put("publicizeMember", "/orgs/:org/public_members/:username", {
     params: orgUser,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "orgPublicizeMember")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.delete("concealMember", "/orgs/:org/public_members/:username", {
     params: orgUser,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "orgConcealMember")
+    .annotate(Access, signedIn),
 
   HttpApiEndpoint.get("listTeams", "/orgs/:org/teams", {
     params: org,
     query: PageQuery,
     success: Schema.Array(Team)
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "orgListTeams")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.post("createTeam", "/orgs/:org/teams", {
     params: org,
     payload: CreateTeamOption,
     success: Team.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, signedIn),
-  HttpApiEndpoint.get("getTeam", "/teams/:id", { params: team, success: Team }).annotate(Access, signedIn),
-  HttpApiEndpoint.patch("editTeam", "/teams/:id", { params: team, payload: EditTeamOption, success: Team }).annotate(
-    Access,
-    signedIn
-  ),
-  HttpApiEndpoint.delete("deleteTeam", "/teams/:id", { params: team, success: HttpApiSchema.NoContent }).annotate(
-    Access,
-    signedIn
-  ),
+  })
+    .annotate(OpenApi.Identifier, "orgCreateTeam")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.get("getTeam", "/teams/:id", { params: team, success: Team })
+    .annotate(OpenApi.Identifier, "orgGetTeam")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.patch("editTeam", "/teams/:id", { params: team, payload: EditTeamOption, success: Team })
+    .annotate(OpenApi.Identifier, "orgEditTeam")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.delete("deleteTeam", "/teams/:id", { params: team, success: HttpApiSchema.NoContent })
+    .annotate(OpenApi.Identifier, "orgDeleteTeam")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.get("listTeamMembers", "/teams/:id/members", {
     params: team,
     query: PageQuery,
     success: Schema.Array(User)
-  }).annotate(Access, signedIn),
-  HttpApiEndpoint.get("getTeamMember", "/teams/:id/members/:username", { params: teamUser, success: User }).annotate(
-    Access,
-    signedIn
-  ),
+  })
+    .annotate(OpenApi.Identifier, "orgListTeamMembers")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.get("getTeamMember", "/teams/:id/members/:username", { params: teamUser, success: User })
+    .annotate(OpenApi.Identifier, "orgListTeamMember")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.put("addTeamMember", "/teams/:id/members/:username", {
     params: teamUser,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "orgAddTeamMember")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.delete("removeTeamMember", "/teams/:id/members/:username", {
     params: teamUser,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, signedIn)
+  })
+    .annotate(OpenApi.Identifier, "orgRemoveTeamMember")
+    .annotate(Access, signedIn)
 ) {}

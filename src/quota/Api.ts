@@ -3,7 +3,7 @@
 // quota (`user` scope) or an organization's (`organization` scope, its owners). Every route
 // answers 404 while `[quota] ENABLED` is off, as Forgejo does not register them then.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import type { SettingsShape } from "../config/Settings.ts"
 import { Access } from "../http/Access.ts"
 import { PageQuery } from "../http/Pagination.ts"
@@ -100,110 +100,153 @@ const noContent = HttpApiSchema.NoContent
 
 export class QuotaApi extends HttpApiGroup.make("quota").add(
   // ---- groups
-  HttpApiEndpoint.get("adminListQuotaGroups", "/admin/quota/groups", { success: Schema.Array(QuotaGroup) }).annotate(
-    Access,
-    admin
-  ),
+  HttpApiEndpoint.get("adminListQuotaGroups", "/admin/quota/groups", { success: Schema.Array(QuotaGroup) })
+    .annotate(OpenApi.Identifier, "adminListQuotaGroups")
+    .annotate(Access, admin),
   HttpApiEndpoint.post("adminCreateQuotaGroup", "/admin/quota/groups", {
     payload: CreateQuotaGroupOptions,
     success: QuotaGroup.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminCreateQuotaGroup")
+    .annotate(Access, admin),
   HttpApiEndpoint.get("adminGetQuotaGroup", "/admin/quota/groups/:quotagroup", {
     params: group,
     success: QuotaGroup
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminGetQuotaGroup")
+    .annotate(Access, admin),
   HttpApiEndpoint.delete("adminDeleteQuotaGroup", "/admin/quota/groups/:quotagroup", {
     params: group,
     success: noContent
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminDeleteQuotaGroup")
+    .annotate(Access, admin),
   HttpApiEndpoint.get("adminListUsersInQuotaGroup", "/admin/quota/groups/:quotagroup/users", {
     params: group,
     success: Schema.Array(User)
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminListUsersInQuotaGroup")
+    .annotate(Access, admin),
   HttpApiEndpoint.put("adminAddUserToQuotaGroup", "/admin/quota/groups/:quotagroup/users/:username", {
     params: { ...group, ...username },
     success: noContent
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminAddUserToQuotaGroup")
+    .annotate(Access, admin),
   HttpApiEndpoint.delete("adminRemoveUserFromQuotaGroup", "/admin/quota/groups/:quotagroup/users/:username", {
     params: { ...group, ...username },
     success: noContent
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminRemoveUserFromQuotaGroup")
+    .annotate(Access, admin),
   HttpApiEndpoint.put("adminAddRuleToQuotaGroup", "/admin/quota/groups/:quotagroup/rules/:quotarule", {
     params: { ...group, ...rule },
     success: noContent
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminAddRuleToQuotaGroup")
+    .annotate(Access, admin),
   HttpApiEndpoint.delete("adminRemoveRuleFromQuotaGroup", "/admin/quota/groups/:quotagroup/rules/:quotarule", {
     params: { ...group, ...rule },
     success: noContent
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminRemoveRuleFromQuotaGroup")
+    .annotate(Access, admin),
   // ---- rules
-  HttpApiEndpoint.get("adminListQuotaRules", "/admin/quota/rules", { success: Schema.Array(QuotaRuleInfo) }).annotate(
-    Access,
-    admin
-  ),
+  HttpApiEndpoint.get("adminListQuotaRules", "/admin/quota/rules", { success: Schema.Array(QuotaRuleInfo) })
+    .annotate(OpenApi.Identifier, "adminListQuotaRules")
+    .annotate(Access, admin),
   HttpApiEndpoint.post("adminCreateQuotaRule", "/admin/quota/rules", {
     payload: CreateQuotaRuleOptions,
     success: QuotaRuleInfo.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminCreateQuotaRule")
+    .annotate(Access, admin),
   HttpApiEndpoint.get("adminGetQuotaRule", "/admin/quota/rules/:quotarule", {
     params: rule,
     success: QuotaRuleInfo
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminGetQuotaRule")
+    .annotate(Access, admin),
   HttpApiEndpoint.patch("adminEditQuotaRule", "/admin/quota/rules/:quotarule", {
     params: rule,
     payload: EditQuotaRuleOptions,
     success: QuotaRuleInfo
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminEditQuotaRule")
+    .annotate(Access, admin),
   HttpApiEndpoint.delete("adminDeleteQuotaRule", "/admin/quota/rules/:quotarule", {
     params: rule,
     success: noContent
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminDeleteQuotaRule")
+    .annotate(Access, admin),
   // ---- accounts
   HttpApiEndpoint.get("adminGetUserQuota", "/admin/users/:username/quota", {
     params: username,
     success: QuotaInfo
-  }).annotate(Access, admin),
+  })
+    .annotate(OpenApi.Identifier, "adminGetUserQuota")
+    .annotate(Access, admin),
   HttpApiEndpoint.post("adminSetUserQuotaGroups", "/admin/users/:username/quota/groups", {
     params: username,
     payload: SetUserQuotaGroupsOptions,
     success: noContent
-  }).annotate(Access, admin),
-  HttpApiEndpoint.get("userGetQuota", "/user/quota", { success: QuotaInfo }).annotate(Access, mine),
-  HttpApiEndpoint.get("userCheckQuota", "/user/quota/check", { query: subjectQuery, success: Schema.Boolean }).annotate(
-    Access,
-    mine
-  ),
+  })
+    .annotate(OpenApi.Identifier, "adminSetUserQuotaGroups")
+    .annotate(Access, admin),
+  HttpApiEndpoint.get("userGetQuota", "/user/quota", { success: QuotaInfo })
+    .annotate(OpenApi.Identifier, "userGetQuota")
+    .annotate(Access, mine),
+  HttpApiEndpoint.get("userCheckQuota", "/user/quota/check", { query: subjectQuery, success: Schema.Boolean })
+    .annotate(OpenApi.Identifier, "userCheckQuota")
+    .annotate(Access, mine),
   HttpApiEndpoint.get("userListQuotaAttachments", "/user/quota/attachments", {
     query: PageQuery,
     success: Schema.Array(QuotaUsedAttachment)
-  }).annotate(Access, mine),
+  })
+    .annotate(OpenApi.Identifier, "userListQuotaAttachments")
+    .annotate(Access, mine),
   HttpApiEndpoint.get("userListQuotaPackages", "/user/quota/packages", {
     query: PageQuery,
     success: Schema.Array(QuotaUsedPackage)
-  }).annotate(Access, mine),
+  })
+    .annotate(OpenApi.Identifier, "userListQuotaPackages")
+    .annotate(Access, mine),
   HttpApiEndpoint.get("userListQuotaArtifacts", "/user/quota/artifacts", {
     query: PageQuery,
     success: Schema.Array(QuotaUsedArtifact)
-  }).annotate(Access, mine),
-  HttpApiEndpoint.get("orgGetQuota", "/orgs/:org/quota", { params: org, success: QuotaInfo }).annotate(Access, orgs),
+  })
+    .annotate(OpenApi.Identifier, "userListQuotaArtifacts")
+    .annotate(Access, mine),
+  HttpApiEndpoint.get("orgGetQuota", "/orgs/:org/quota", { params: org, success: QuotaInfo })
+    .annotate(OpenApi.Identifier, "orgGetQuota")
+    .annotate(Access, orgs),
   HttpApiEndpoint.get("orgCheckQuota", "/orgs/:org/quota/check", {
     params: org,
     query: subjectQuery,
     success: Schema.Boolean
-  }).annotate(Access, orgs),
+  })
+    .annotate(OpenApi.Identifier, "orgCheckQuota")
+    .annotate(Access, orgs),
   HttpApiEndpoint.get("orgListQuotaAttachments", "/orgs/:org/quota/attachments", {
     params: org,
     query: PageQuery,
     success: Schema.Array(QuotaUsedAttachment)
-  }).annotate(Access, orgs),
+  })
+    .annotate(OpenApi.Identifier, "orgListQuotaAttachments")
+    .annotate(Access, orgs),
   HttpApiEndpoint.get("orgListQuotaPackages", "/orgs/:org/quota/packages", {
     params: org,
     query: PageQuery,
     success: Schema.Array(QuotaUsedPackage)
-  }).annotate(Access, orgs),
+  })
+    .annotate(OpenApi.Identifier, "orgListQuotaPackages")
+    .annotate(Access, orgs),
   HttpApiEndpoint.get("orgListQuotaArtifacts", "/orgs/:org/quota/artifacts", {
     params: org,
     query: PageQuery,
     success: Schema.Array(QuotaUsedArtifact)
-  }).annotate(Access, orgs)
+  })
+    .annotate(OpenApi.Identifier, "orgListQuotaArtifacts")
+    .annotate(Access, orgs)
 ) {}

@@ -2,7 +2,7 @@
 // `repository` category everywhere, plus `user` on /user/… and /users/… and `organization` on
 // the org routes.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { User } from "../users/Schema.ts"
@@ -29,44 +29,54 @@ const org = { org: Schema.String }
 const created = Repository.pipe(HttpApiSchema.status(201))
 
 export class ReposApi extends HttpApiGroup.make("repos").add(
-  HttpApiEndpoint.post("createMyRepo", "/user/repos", { payload: CreateRepoOption, success: created }).annotate(
-    Access,
-    userRepos
-  ),
+  HttpApiEndpoint.post("createMyRepo", "/user/repos", { payload: CreateRepoOption, success: created })
+    .annotate(OpenApi.Identifier, "createCurrentUserRepo")
+    .annotate(Access, userRepos),
   HttpApiEndpoint.get("listMyRepos", "/user/repos", {
     query: { ...PageQuery, order_by: Schema.optional(Schema.String) },
     success: Schema.Array(Repository)
-  }).annotate(Access, userRepos),
+  })
+    .annotate(OpenApi.Identifier, "userCurrentListRepos")
+    .annotate(Access, userRepos),
   HttpApiEndpoint.post("createOrgRepo", "/orgs/:org/repos", {
     params: org,
     payload: CreateRepoOption,
     success: created
-  }).annotate(Access, orgRepos),
+  })
+    .annotate(OpenApi.Identifier, "createOrgRepo")
+    .annotate(Access, orgRepos),
   // Deprecated alias of POST /orgs/{org}/repos, kept for older clients.
   HttpApiEndpoint.post("createOrgRepoDeprecated", "/org/:org/repos", {
     params: org,
     payload: CreateRepoOption,
     success: created
-  }).annotate(Access, orgRepos),
+  })
+    .annotate(OpenApi.Identifier, "createOrgRepoDeprecated")
+    .annotate(Access, orgRepos),
   HttpApiEndpoint.get("listOrgRepos", "/orgs/:org/repos", {
     params: org,
     query: PageQuery,
     success: Schema.Array(Repository)
-  }).annotate(Access, orgReposOpen),
+  })
+    .annotate(OpenApi.Identifier, "orgListRepos")
+    .annotate(Access, orgReposOpen),
   HttpApiEndpoint.get("listUserRepos", "/users/:username/repos", {
     params: { username: Schema.String },
     query: PageQuery,
     success: Schema.Array(Repository)
-  }).annotate(Access, userReposOpen),
-  HttpApiEndpoint.get("getRepo", "/repos/:owner/:repo", { params: ownerRepo, success: Repository }).annotate(
-    Access,
-    repoOpen
-  ),
+  })
+    .annotate(OpenApi.Identifier, "userListRepos")
+    .annotate(Access, userReposOpen),
+  HttpApiEndpoint.get("getRepo", "/repos/:owner/:repo", { params: ownerRepo, success: Repository })
+    .annotate(OpenApi.Identifier, "repoGet")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.patch("editRepo", "/repos/:owner/:repo", {
     params: ownerRepo,
     payload: EditRepoOption,
     success: Repository
-  }).annotate(Access, repoSignedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoEdit")
+    .annotate(Access, repoSignedIn),
   // Strings, read leniently as Forgejo's form helpers do (a non-numeric id is no filter).
   HttpApiEndpoint.get("searchRepos", "/repos/search", {
     query: {
@@ -81,38 +91,55 @@ export class ReposApi extends HttpApiGroup.make("repos").add(
       sort: optional,
       order: optional,
       starredBy: optional,
+      topic: optional,
       ...PageQuery
     },
     success: SearchResults
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoSearch")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("listCollaborators", "/repos/:owner/:repo/collaborators", {
     params: ownerRepo,
     query: PageQuery,
     success: Schema.Array(User)
-  }).annotate(Access, repoSignedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoListCollaborators")
+    .annotate(Access, repoSignedIn),
   HttpApiEndpoint.get("checkCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
     params: collaborator,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoSignedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoCheckCollaborator")
+    .annotate(Access, repoSignedIn),
   HttpApiEndpoint.put("addCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
     params: collaborator,
     payload: AddCollaboratorOption,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoSignedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoAddCollaborator")
+    .annotate(Access, repoSignedIn),
   HttpApiEndpoint.delete("deleteCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
     params: collaborator,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoSignedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoDeleteCollaborator")
+    .annotate(Access, repoSignedIn),
   HttpApiEndpoint.get("collaboratorPermission", "/repos/:owner/:repo/collaborators/:collaborator/permission", {
     params: collaborator,
     success: RepoCollaboratorPermission
-  }).annotate(Access, repoSignedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoGetRepoPermissions")
+    .annotate(Access, repoSignedIn),
   HttpApiEndpoint.delete("deleteRepo", "/repos/:owner/:repo", {
     params: ownerRepo,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoSignedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoDelete")
+    .annotate(Access, repoSignedIn),
   HttpApiEndpoint.get("getRepoById", "/repositories/:id", {
     params: { id: Schema.String },
     success: Repository
-  }).annotate(Access, repoOpen)
+  })
+    .annotate(OpenApi.Identifier, "repoGetByID")
+    .annotate(Access, repoOpen)
 ) {}

@@ -197,6 +197,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
               {
                 filter,
                 keywords,
+                topicOnly: parseFormBool(query.topic) === true,
                 ownerId: formId(query.uid),
                 exclusive: parseFormBool(query.exclusive) === true,
                 isPrivate: parseFormBool(query.is_private),

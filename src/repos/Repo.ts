@@ -40,6 +40,10 @@ export interface RepoRow {
   readonly units: RepoUnits
   /** `ready`, or `creating` while a job (a fork) is still filling its git data. */
   readonly status: "ready" | "creating" | "broken" | "pending_transfer"
+  /** Topic names, most used first (kept by src/topics). */
+  readonly topics: ReadonlyArray<string>
+  /** The largest language of the default branch, "" until counted (kept by src/languages). */
+  readonly primaryLanguage: string
 }
 
 /** The unit switches of EditRepoOption that Hearth stores. */
@@ -85,6 +89,8 @@ export interface RepoSearch {
   readonly filter: RepoFilter
   /** Lower-cased keywords, OR'ed; a keyword with one "/" also matches owner/name. */
   readonly keywords: ReadonlyArray<string>
+  /** `topic=true`: the keywords match exact topic names only (not names, not parts of topics). */
+  readonly topicOnly?: boolean | undefined
   readonly ownerId?: number | undefined
   readonly exclusive: boolean
   readonly isPrivate?: boolean | undefined
@@ -242,6 +248,8 @@ export const toRepoRow = (r: Row): RepoRow => ({
   mirrorInterval: r.mirror_interval ?? "",
   enablePrune: r.enable_prune ?? true,
   status: r.status ?? "ready",
+  topics: typeof r.topics === "string" ? (JSON.parse(r.topics) as Array<string>) : [],
+  primaryLanguage: r.primary_language ?? "",
   units: {
     hasIssues: r.has_issues ?? true,
     hasWiki: r.has_wiki ?? true,
@@ -479,9 +487,18 @@ export class ReposRepo extends Context.Service<
           search: (search, page) =>
             Effect.gen(function* () {
               const conditions = [visibleCondition(search.filter)]
-              if (search.keywords.length > 0) {
+              // Forgejo's SearchRepositoryCondition: a topic containing a keyword (equal to one with
+              // `topic=true`) matches too.
+              const byTopic = (keywords: ReadonlyArray<string>) =>
+                sql`r.id IN (SELECT rt.repo_id FROM repo_topics rt JOIN topics t ON t.id = rt.topic_id WHERE ${sql.or(
+                  keywords.map((k) =>
+                    search.topicOnly === true ? sql`t.name = ${k}` : sql`t.name LIKE ${likePattern(k)}`
+                  )
+                )})`
+              if (search.keywords.length > 0 && search.topicOnly === true) conditions.push(byTopic(search.keywords))
+              else if (search.keywords.length > 0) {
                 conditions.push(
-                  sql`(${sql.or(
+                  sql`(${byTopic(search.keywords)} OR ${sql.or(
                     search.keywords.map((k) => {
                       const byName = sql`r.lower_name LIKE ${likePattern(k)}`
                       const slash = k.indexOf("/")

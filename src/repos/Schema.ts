@@ -208,7 +208,7 @@ export const toApiRepo = (
     parent: parent === null ? null : { ...parent, parent: null, repo_transfer: null },
     mirror: repo.isMirror,
     size: Math.floor(repo.size / 1024),
-    language: "",
+    language: repo.primaryLanguage,
     languages_url: `${url}/languages`,
     html_url: `${root}${path}`,
     url,
@@ -268,6 +268,6 @@ export const toApiRepo = (
     object_format_name: repo.objectFormatName,
     mirror_updated: formatTime(extras.mirrorUpdated ?? new Date(0)),
     repo_transfer: extras.transfer ?? null,
-    topics: []
+    topics: repo.topics
   }
 }

@@ -13,6 +13,7 @@ import * as Write from "../git/Write.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
+import { LanguagesService } from "../languages/Service.ts"
 import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
 import { branchNameProblem, NAME_MAX, repoNameProblem } from "../lib/Names.ts"
 import { SocialRepo } from "../social/Repo.ts"
@@ -247,6 +248,7 @@ export class ReposService extends Context.Service<
       const social = yield* SocialRepo
       const policy = yield* RepoPolicy
       const writer = yield* RepositoryWriter
+      const languages = yield* LanguagesService
 
       const find = (ownerName: string, name: string) =>
         Effect.gen(function* () {
@@ -367,6 +369,15 @@ export class ReposService extends Context.Service<
               sizeBytes: sizeKiB * 1024,
               defaultBranch
             })
+            // Languages are counted again after the answer, as Forgejo's stats indexer after a push.
+            yield* Effect.forkDetach(
+              languages.refresh({ ...repo, isEmpty: branches.length === 0, defaultBranch }, target.dir).pipe(
+                Effect.ignoreCause({
+                  log: "Warn",
+                  message: `could not count the languages of ${owner.name}/${repo.name}`
+                })
+              )
+            )
             // The commit-graph only speeds later reads: written after the pusher has its answer.
             if (options?.maintain === true && branches.length > 0) {
               yield* Effect.forkDetach(

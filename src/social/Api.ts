@@ -2,7 +2,7 @@
 // `tokenRequiresScopes`: `user` + `repository` on
 // /user/starred…, `user` on the other /user… and /users/… lists, `repository` on /repos/….
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
@@ -31,56 +31,74 @@ const Repositories = Schema.Array(Repository)
 const Users = Schema.Array(User)
 
 export class SocialApi extends HttpApiGroup.make("social").add(
-  HttpApiEndpoint.get("listMyStarred", "/user/starred", { query: PageQuery, success: Repositories }).annotate(
-    Access,
-    starring
-  ),
+  HttpApiEndpoint.get("listMyStarred", "/user/starred", { query: PageQuery, success: Repositories })
+    .annotate(OpenApi.Identifier, "userCurrentListStarred")
+    .annotate(Access, starring),
   HttpApiEndpoint.get("checkStarred", "/user/starred/:owner/:repo", {
     params: ownerRepo,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, starring),
+  })
+    .annotate(OpenApi.Identifier, "userCurrentCheckStarring")
+    .annotate(Access, starring),
   HttpApiEndpoint.put("star", "/user/starred/:owner/:repo", {
     params: ownerRepo,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, starring),
+  })
+    .annotate(OpenApi.Identifier, "userCurrentPutStar")
+    .annotate(Access, starring),
   HttpApiEndpoint.delete("unstar", "/user/starred/:owner/:repo", {
     params: ownerRepo,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, starring),
+  })
+    .annotate(OpenApi.Identifier, "userCurrentDeleteStar")
+    .annotate(Access, starring),
   HttpApiEndpoint.get("listUserStarred", "/users/:username/starred", {
     params: username,
     query: PageQuery,
     success: Repositories
-  }).annotate(Access, userLists),
+  })
+    .annotate(OpenApi.Identifier, "userListStarred")
+    .annotate(Access, userLists),
   HttpApiEndpoint.get("listMySubscriptions", "/user/subscriptions", {
     query: PageQuery,
     success: Repositories
-  }).annotate(Access, userLists),
+  })
+    .annotate(OpenApi.Identifier, "userCurrentListSubscriptions")
+    .annotate(Access, userLists),
   HttpApiEndpoint.get("listUserSubscriptions", "/users/:username/subscriptions", {
     params: username,
     query: PageQuery,
     success: Repositories
-  }).annotate(Access, userLists),
+  })
+    .annotate(OpenApi.Identifier, "userListSubscriptions")
+    .annotate(Access, userLists),
   HttpApiEndpoint.get("getSubscription", "/repos/:owner/:repo/subscription", {
     params: ownerRepo,
     success: WatchInfo
-  }).annotate(Access, repoSignedIn),
-  HttpApiEndpoint.put("watch", "/repos/:owner/:repo/subscription", { params: ownerRepo, success: WatchInfo }).annotate(
-    Access,
-    repoSignedIn
-  ),
+  })
+    .annotate(OpenApi.Identifier, "userCurrentCheckSubscription")
+    .annotate(Access, repoSignedIn),
+  HttpApiEndpoint.put("watch", "/repos/:owner/:repo/subscription", { params: ownerRepo, success: WatchInfo })
+    .annotate(OpenApi.Identifier, "userCurrentPutSubscription")
+    .annotate(Access, repoSignedIn),
   HttpApiEndpoint.delete("unwatch", "/repos/:owner/:repo/subscription", {
     params: ownerRepo,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, repoSignedIn),
+  })
+    .annotate(OpenApi.Identifier, "userCurrentDeleteSubscription")
+    .annotate(Access, repoSignedIn),
   HttpApiEndpoint.get("listStargazers", "/repos/:owner/:repo/stargazers", {
     params: ownerRepo,
     query: PageQuery,
     success: Users
-  }).annotate(Access, repoOpen),
+  })
+    .annotate(OpenApi.Identifier, "repoListStargazers")
+    .annotate(Access, repoOpen),
   HttpApiEndpoint.get("listSubscribers", "/repos/:owner/:repo/subscribers", {
     params: ownerRepo,
     query: PageQuery,
     success: Users
-  }).annotate(Access, repoOpen)
+  })
+    .annotate(OpenApi.Identifier, "repoListSubscribers")
+    .annotate(Access, repoOpen)
 ) {}

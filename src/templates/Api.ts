@@ -1,7 +1,7 @@
 // Forgejo's template endpoints (swagger "miscellaneous"): gitignore, license and issue-label
 // templates. Public, with no token scope, as Forgejo serves them; an unknown name is 404.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 
 const open = { signedIn: false, scopes: [] } as const
@@ -36,23 +36,35 @@ export const LabelTemplate = Schema.Struct({
 export class TemplatesApi extends HttpApiGroup.make("templates").add(
   HttpApiEndpoint.get("listGitignoresTemplates", "/gitignore/templates", {
     success: Schema.Array(Schema.String)
-  }).annotate(Access, open),
+  })
+    .annotate(OpenApi.Identifier, "listGitignoresTemplates")
+    .annotate(Access, open),
   HttpApiEndpoint.get("getGitignoreTemplateInfo", "/gitignore/templates/:name", {
     params: name,
     success: GitignoreTemplateInfo
-  }).annotate(Access, open),
+  })
+    .annotate(OpenApi.Identifier, "getGitignoreTemplateInfo")
+    .annotate(Access, open),
   HttpApiEndpoint.get("listLicenseTemplates", "/licenses", {
     success: Schema.Array(LicensesTemplateListEntry)
-  }).annotate(Access, open),
+  })
+    .annotate(OpenApi.Identifier, "listLicenseTemplates")
+    .annotate(Access, open),
   HttpApiEndpoint.get("getLicenseTemplateInfo", "/licenses/:name", {
     params: name,
     success: LicenseTemplateInfo
-  }).annotate(Access, open),
+  })
+    .annotate(OpenApi.Identifier, "getLicenseTemplateInfo")
+    .annotate(Access, open),
   HttpApiEndpoint.get("listLabelTemplates", "/label/templates", {
     success: Schema.Array(Schema.String)
-  }).annotate(Access, open),
+  })
+    .annotate(OpenApi.Identifier, "listLabelTemplates")
+    .annotate(Access, open),
   HttpApiEndpoint.get("getLabelTemplateInfo", "/label/templates/:name", {
     params: name,
     success: Schema.Array(LabelTemplate)
-  }).annotate(Access, open)
+  })
+    .annotate(OpenApi.Identifier, "getLabelTemplateInfo")
+    .annotate(Access, open)
 ) {}

@@ -1,6 +1,6 @@
 // Personal access tokens (Forgejo's routers/api/v1/user/app.go): created with the account's password only, shown once.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { Id } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
@@ -27,14 +27,20 @@ export class TokensApi extends HttpApiGroup.make("tokens").add(
     params: { username: Schema.String },
     query: PageQuery,
     success: Schema.Array(AccessToken)
-  }).annotate(Access, user),
+  })
+    .annotate(OpenApi.Identifier, "userGetTokens")
+    .annotate(Access, user),
   HttpApiEndpoint.post("createAccessToken", "/users/:username/tokens", {
     params: { username: Schema.String },
     payload: CreateAccessTokenOption,
     success: AccessToken.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, user),
+  })
+    .annotate(OpenApi.Identifier, "userCreateToken")
+    .annotate(Access, user),
   HttpApiEndpoint.delete("deleteAccessToken", "/users/:username/tokens/:token", {
     params: { username: Schema.String, token: Schema.String },
     success: HttpApiSchema.NoContent
-  }).annotate(Access, user)
+  })
+    .annotate(OpenApi.Identifier, "userDeleteAccessToken")
+    .annotate(Access, user)
 ) {}

@@ -1,6 +1,6 @@
 // Repository transfers: start one (at once, or pending until the recipient accepts), accept, reject.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { Repository } from "../repos/Schema.ts"
 
@@ -18,13 +18,19 @@ export class TransfersApi extends HttpApiGroup.make("transfers").add(
     params: ownerRepo,
     payload: TransferRepoOption,
     success: Repository.pipe(HttpApiSchema.status(202))
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "repoTransfer")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.post("acceptTransfer", "/repos/:owner/:repo/transfer/accept", {
     params: ownerRepo,
     success: Repository.pipe(HttpApiSchema.status(202))
-  }).annotate(Access, signedIn),
+  })
+    .annotate(OpenApi.Identifier, "acceptRepoTransfer")
+    .annotate(Access, signedIn),
   HttpApiEndpoint.post("rejectTransfer", "/repos/:owner/:repo/transfer/reject", {
     params: ownerRepo,
     success: Repository
-  }).annotate(Access, signedIn)
+  })
+    .annotate(OpenApi.Identifier, "rejectRepoTransfer")
+    .annotate(Access, signedIn)
 ) {}

@@ -3,7 +3,7 @@
 // method not allowed"), like token creation: whoever holds only a token must not be able to
 // lock the owner out by enrolling a factor they control, nor remove the owner's factor.
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 
 export const TwoFactorEnrollment = Schema.Struct({
@@ -24,15 +24,21 @@ export class TwoFactorApi extends HttpApiGroup.make("twofa").add(
   // Starts (or restarts) enrolment; the factor is required only once verified.
   HttpApiEndpoint.post("enrollTwoFactor", "/user/twofa", {
     success: TwoFactorEnrollment.pipe(HttpApiSchema.status(201))
-  }).annotate(Access, user),
+  })
+    .annotate(OpenApi.Identifier, "userEnrollTwoFactor")
+    .annotate(Access, user),
   // Enables the pending enrolment with a first code; 422 for a wrong code.
   HttpApiEndpoint.post("verifyTwoFactor", "/user/twofa/verify", {
     payload: VerifyTwoFactorOption,
     success: HttpApiSchema.NoContent
-  }).annotate(Access, user),
+  })
+    .annotate(OpenApi.Identifier, "userVerifyTwoFactor")
+    .annotate(Access, user),
   // Removes the factor. The current code goes in X-Forgejo-OTP (or X-Gitea-OTP), where the
   // Basic sign-in checks it; a pending enrolment needs none. 404 when nothing is enrolled.
   HttpApiEndpoint.delete("disableTwoFactor", "/user/twofa", {
     success: HttpApiSchema.NoContent
-  }).annotate(Access, user)
+  })
+    .annotate(OpenApi.Identifier, "userDisableTwoFactor")
+    .annotate(Access, user)
 ) {}

@@ -1,6 +1,6 @@
 // Users: the signed-in account, profiles and search (Forgejo's routers/api/v1/user/user.go).
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { User } from "./Schema.ts"
@@ -12,10 +12,12 @@ export const UserSearchResults = Schema.Struct({
 }).annotate({ identifier: "UserSearchResults" })
 
 export class UsersApi extends HttpApiGroup.make("users").add(
-  HttpApiEndpoint.get("getAuthenticatedUser", "/user", { success: User }).annotate(Access, {
-    signedIn: true,
-    scopes: ["user"]
-  }),
+  HttpApiEndpoint.get("getAuthenticatedUser", "/user", { success: User })
+    .annotate(OpenApi.Identifier, "userGetCurrent")
+    .annotate(Access, {
+      signedIn: true,
+      scopes: ["user"]
+    }),
   // Declared before `/users/:username` for readability; the router prefers the literal segment.
   HttpApiEndpoint.get("searchUsers", "/users/search", {
     // Strings, read leniently as Forgejo does: a non-numeric `uid` is no filter at all.
@@ -26,9 +28,13 @@ export class UsersApi extends HttpApiGroup.make("users").add(
       ...PageQuery
     },
     success: UserSearchResults
-  }).annotate(Access, { signedIn: false, scopes: ["user"] }),
+  })
+    .annotate(OpenApi.Identifier, "userSearch")
+    .annotate(Access, { signedIn: false, scopes: ["user"] }),
   HttpApiEndpoint.get("getUser", "/users/:username", {
     params: { username: Schema.String },
     success: User
-  }).annotate(Access, { signedIn: false, scopes: ["user"] })
+  })
+    .annotate(OpenApi.Identifier, "userGet")
+    .annotate(Access, { signedIn: false, scopes: ["user"] })
 ) {}
