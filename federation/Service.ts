@@ -7,7 +7,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { signInProhibited } from "../src/auth/AccountState.ts"
 import { Settings, type SettingsShape } from "../src/config/Settings.ts"
 import * as Errors from "../src/http/Errors.ts"
-import { JobsRepo } from "../src/jobs/Repo.ts"
+import { DeliveryQueue } from "../src/jobs/Queue.ts"
 import { type RepoRow, ReposRepo } from "../src/repos/Repo.ts"
 import { type UserRow, UsersRepo } from "../src/users/Repo.ts"
 import * as Activities from "./Activities.ts"
@@ -16,7 +16,7 @@ import { type Paths, pathsOf } from "./Paths.ts"
 import { type RepositoryEvent, repositoryNote } from "./Publish.ts"
 import { asObject, checkUrl, type Documents, fetchJson, idOf, makeDocuments, RemoteError, typeOf } from "./Remote.ts"
 import { FederationRepo, type RemoteActor } from "./Repo.ts"
-import { SqlKvStore } from "./Store.ts"
+import { FEDERATION_TOPIC, SqlKvStore } from "./Store.ts"
 
 /** A local account that is an ActivityPub Person: an active, public, individual user. */
 export const federatedUser = (user: UserRow) =>
@@ -102,7 +102,7 @@ export class Federation extends Context.Service<
       const sql = yield* SqlClient
       const users = yield* UsersRepo
       const repos = yield* ReposRepo
-      const jobs = yield* JobsRepo
+      const queue = yield* DeliveryQueue
       const repo = yield* FederationRepo
       const paths = pathsOf(settings)
       const enabled = settings.federation.ENABLED
@@ -119,7 +119,7 @@ export class Federation extends Context.Service<
         paths,
         sql,
         repo,
-        jobs,
+        queue,
         run,
         kv,
         documents,
@@ -332,8 +332,7 @@ export class Federation extends Context.Service<
 
       const resumeDeliveries = Effect.gen(function* () {
         if (!enabled) return
-        const pending = yield* Effect.orDie(sql`SELECT 1 FROM federation_queue LIMIT 1`)
-        if (pending.length > 0) yield* Effect.forkDetach(Effect.ignore(fedifyStarted))
+        if (yield* queue.pending(FEDERATION_TOPIC)) yield* Effect.forkDetach(Effect.ignore(fedifyStarted))
       })
 
       return Federation.of({

@@ -19,6 +19,7 @@ import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
 import { CommandEntitiesLayer, EntitiesLayer } from "./jobs/Cluster.ts"
+import { DeliveryQueue } from "./jobs/Queue.ts"
 import { RecoveryLive } from "./jobs/Recovery.ts"
 import { JobsRepo } from "./jobs/Repo.ts"
 import { KeysRepo } from "./keys/Repo.ts"
@@ -100,6 +101,7 @@ export const Services = Layer.mergeAll(
   // Every service that grows what an account stores checks its quota first.
   Layer.provideMerge(QuotaService.layer),
   Layer.provideMerge(IdentityRepos),
+  Layer.provideMerge(DeliveryQueue.layer),
   Layer.provideMerge(Repos)
 )
 

@@ -20,6 +20,7 @@ import m0008 from "./migrations/0008_keys.ts"
 import m0009 from "./migrations/0009_quota.ts"
 import m0010 from "./migrations/0010_federation.ts"
 import m0011 from "./migrations/0011_storage.ts"
+import m0015 from "./migrations/0015_events.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -32,7 +33,8 @@ export const migrations = Migrator.fromRecord({
   "0008_keys": m0008,
   "0009_quota": m0009,
   "0010_federation": m0010,
-  "0011_storage": m0011
+  "0011_storage": m0011,
+  "0015_events": m0015
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })
