@@ -6,6 +6,8 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { signInProhibited } from "../src/auth/AccountState.ts"
 import { Settings, type SettingsShape } from "../src/config/Settings.ts"
+import type { Event } from "../src/events/Events.ts"
+import { EventHub } from "../src/events/Hub.ts"
 import * as Errors from "../src/http/Errors.ts"
 import { DeliveryQueue } from "../src/jobs/Queue.ts"
 import { type RepoRow, ReposRepo } from "../src/repos/Repo.ts"
@@ -91,8 +93,11 @@ export class Federation extends Context.Service<
      * in the background (the caller never waits for it). Nothing when the user is not federated.
      */
     readonly publish: (user: UserRow, note: { readonly text: string; readonly url: string }) => Effect.Effect<void>
-    /** Publishes a repository event as its doer's activity (Publish.ts says which ones and how). */
-    readonly announce: (event: RepositoryEvent) => Effect.Effect<void>
+    /**
+     * Publishes a repository event as its doer's activity (Publish.ts says which ones and how),
+     * waiting until it is queued for the followers; fails with why it could not be.
+     */
+    readonly announce: (event: RepositoryEvent) => Effect.Effect<void, string>
   }
 >()("hearth/federation/Federation") {
   static readonly layer = Layer.effect(
@@ -312,7 +317,8 @@ export class Federation extends Context.Service<
           })
         })
 
-      const publish = (user: UserRow, note: { readonly text: string; readonly url: string }) =>
+      /** The note in the user's outbox and queued for its followers (the caller waits for both). */
+      const publishNow = (user: UserRow, note: { readonly text: string; readonly url: string }) =>
         !enabled || !federatedUser(user)
           ? Effect.void
           : Effect.gen(function* () {
@@ -320,15 +326,51 @@ export class Federation extends Context.Service<
               yield* Effect.orDie(repo.addOutbox(user.id, activity))
               const followers = yield* Effect.orDie(repo.followerActors(user.id))
               if (followers.length === 0) return
-              yield* send(user, followers, activity).pipe(
-                Effect.catchCause((cause) =>
-                  Effect.logWarning(`could not send an activity of ${user.name} to its followers`, cause)
-                ),
-                Effect.forkDetach
+              yield* send(user, followers, activity)
+            })
+
+      const publish = (user: UserRow, note: { readonly text: string; readonly url: string }) =>
+        publishNow(user, note).pipe(
+          Effect.catchCause((cause) => Effect.logWarning(`could not publish an activity of ${user.name}`, cause)),
+          Effect.forkDetach,
+          Effect.asVoid
+        )
+
+      const announce = (event: RepositoryEvent) => {
+        const note = repositoryNote(paths, event)
+        return note === undefined ? Effect.void : publishNow(event.doer, note)
+      }
+
+      // Repository events become notes of their doer (Publish.ts), through the event hub's durable
+      // queue: a note is never lost to a crash between the change and its delivery.
+      if (enabled) {
+        const hub = yield* EventHub
+        yield* hub.subscribeDurable({
+          name: "federation",
+          accepts: (event) =>
+            !event.repo.private &&
+            (event._tag === "CreateRepository" ||
+              event._tag === "ForkRepository" ||
+              (event._tag === "PushCommits" && (event.via === "http" || event.via === "ssh"))),
+          handle: (event: Event) =>
+            Effect.gen(function* () {
+              // As they are now: a repository deleted or made private since makes no note.
+              const found = yield* Effect.orDie(repos.findById(event.repo.id))
+              if (Option.isNone(found)) return
+              const owner = yield* Effect.orDie(users.findById(found.value.ownerId))
+              const doer = yield* Effect.orDie(users.findById(event.doer.id))
+              if (Option.isNone(owner) || Option.isNone(doer)) return
+              const about = { doer: doer.value, owner: owner.value, repo: found.value }
+              yield* announce(
+                event._tag === "ForkRepository"
+                  ? { kind: "forked", ...about, source: event.source.fullName }
+                  : { kind: event._tag === "CreateRepository" ? "created" : "pushed", ...about }
               )
-            }).pipe(
-              Effect.catchCause((cause) => Effect.logWarning(`could not publish an activity of ${user.name}`, cause))
-            )
+            }),
+          attempts: settings.federation.DELIVERY_ATTEMPTS,
+          retryDelayMs: settings.federation.DELIVERY_RETRY_DELAY * 1000
+        })
+      }
 
       const resumeDeliveries = Effect.gen(function* () {
         if (!enabled) return
@@ -353,10 +395,7 @@ export class Federation extends Context.Service<
         deliverable,
         send,
         publish,
-        announce: (event) => {
-          const note = repositoryNote(paths, event)
-          return note === undefined ? Effect.void : publish(event.doer, note)
-        }
+        announce
       })
     })
   )

@@ -12,6 +12,7 @@ import { ContentsService } from "./contents/Service.ts"
 import * as Database from "./db/Database.ts"
 import { EmailsRepo } from "./emails/Repo.ts"
 import { EmailsService } from "./emails/Service.ts"
+import { EventHub } from "./events/Hub.ts"
 import { FollowsRepo } from "./follows/Repo.ts"
 import { FollowsService } from "./follows/Service.ts"
 import { ForksService } from "./forks/Service.ts"
@@ -101,6 +102,7 @@ export const Services = Layer.mergeAll(
   // Every service that grows what an account stores checks its quota first.
   Layer.provideMerge(QuotaService.layer),
   Layer.provideMerge(IdentityRepos),
+  Layer.provideMerge(EventHub.layer),
   Layer.provideMerge(DeliveryQueue.layer),
   Layer.provideMerge(Repos)
 )

@@ -7,6 +7,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { Settings } from "../config/Settings.ts"
+import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
@@ -244,6 +245,7 @@ export class ReposService extends Context.Service<
       const users = yield* UsersRepo
       const policy = yield* RepoPolicy
       const writer = yield* RepositoryWriter
+      const events = yield* EventHub
 
       const find = (ownerName: string, name: string) =>
         Effect.gen(function* () {
@@ -329,7 +331,7 @@ export class ReposService extends Context.Service<
             Effect.ignoreCause({ log: "Error", message: `could not remove the files of ${owner.name}/${repo.name}` })
           )
 
-      return ReposService.of({
+      const service = ReposService.of({
         pathOf,
         get: (owner, name) => found(repos.findByName(owner.id, name)),
         find,
@@ -592,6 +594,23 @@ export class ReposService extends Context.Service<
             return yield* Effect.orDie(repos.listAccessible(user.id, publicOnly, order as RepoOrder, page))
           })
       })
+
+      // After refs moved (a push, the APIs, a mirror's sync): what the database knows of the git data,
+      // before the push is answered; the commit-graph for pushes that brought new objects.
+      yield* events.subscribe({
+        name: "repository size and branches",
+        handle: (event) =>
+          event._tag !== "PushCommits"
+            ? Effect.void
+            : Effect.gen(function* () {
+                const repo = yield* Effect.orDie(repos.findById(event.repo.id))
+                if (Option.isNone(repo)) return
+                const owner = yield* Effect.orDie(users.findById(repo.value.ownerId))
+                if (Option.isNone(owner)) return
+                yield* service.recordGitChange(owner.value, repo.value, { maintain: event.via !== "api" })
+              })
+      })
+      return service
     })
   )
 }

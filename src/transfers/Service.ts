@@ -1,8 +1,11 @@
 // Repository transfers (Forgejo's repo_service.StartRepositoryTransfer): at once when the doer may
 // create repositories where it goes (a site admin, themselves, an organization they may create
 // in); otherwise pending until the recipient accepts or someone rejects it.
+
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { subject } from "../events/Events.ts"
+import { EventHub } from "../events/Hub.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
@@ -56,6 +59,7 @@ export class TransfersService extends Context.Service<
       const policy = yield* RepoPolicy
       const transfers = yield* TransfersRepo
       const quota = yield* QuotaService
+      const events = yield* EventHub
 
       const userById = (id: number) =>
         Effect.flatMap(Effect.orDie(users.findById(id)), (u) =>
@@ -70,7 +74,7 @@ export class TransfersService extends Context.Service<
             ? orgs.canCreateOrgRepo(recipient, user)
             : Effect.succeed(false)
 
-      const complete = (repo: RepoRow, from: UserRow, to: UserRow, teamIds: ReadonlyArray<number>) =>
+      const complete = (repo: RepoRow, from: UserRow, to: UserRow, teamIds: ReadonlyArray<number>, doer: UserRow) =>
         Effect.gen(function* () {
           const moved = yield* repos.changeOwner(repo, from, to)
           yield* Effect.orDie(
@@ -81,6 +85,7 @@ export class TransfersService extends Context.Service<
               })
             )
           )
+          yield* events.publish({ _tag: "TransferRepository", ...subject(to, moved, doer), oldOwnerName: from.name })
           return { repo: moved, owner: to, done: true }
         })
 
@@ -132,7 +137,8 @@ export class TransfersService extends Context.Service<
           const teamIds = teams.map((t) => t.id)
           // The repository will count towards the recipient's quota.
           yield* quota.enforce(recipient, "size:repos:all")
-          if (yield* mayReceive(caller.user, recipient)) return yield* complete(repo, owner, recipient, teamIds)
+          if (yield* mayReceive(caller.user, recipient))
+            return yield* complete(repo, owner, recipient, teamIds, caller.user)
           yield* Effect.orDie(
             sql.withTransaction(
               Effect.andThen(
@@ -164,7 +170,7 @@ export class TransfersService extends Context.Service<
           const { owner, repo, pending, recipient, receiving } = yield* pendingFor(caller, ownerName, name)
           if (!receiving) return yield* Errors.forbidden("user does not have permissions to do this")
           yield* quota.enforce(recipient, "size:repos:all")
-          return yield* complete(repo, owner, recipient, pending.teamIds)
+          return yield* complete(repo, owner, recipient, pending.teamIds, caller.user)
         })
 
       const reject = (caller: Principal, ownerName: string, name: string) =>
