@@ -97,7 +97,7 @@ export class Federation extends Context.Service<
      * Publishes a repository event as its doer's activity (Publish.ts says which ones and how),
      * waiting until it is queued for the followers; fails with why it could not be.
      */
-    readonly announce: (event: RepositoryEvent) => Effect.Effect<void, string>
+    readonly announce: (event: RepositoryEvent, key?: string) => Effect.Effect<void, string>
   }
 >()("hearth/federation/Federation") {
   static readonly layer = Layer.effect(
@@ -318,12 +318,15 @@ export class Federation extends Context.Service<
         })
 
       /** The note in the user's outbox and queued for its followers (the caller waits for both). */
-      const publishNow = (user: UserRow, note: { readonly text: string; readonly url: string }) =>
+      const publishNow = (user: UserRow, note: { readonly text: string; readonly url: string }, key?: string) =>
         !enabled || !federatedUser(user)
           ? Effect.void
           : Effect.gen(function* () {
-              const activity = Activities.createNote(paths.actor(user), note)
-              yield* Effect.orDie(repo.addOutbox(user.id, activity))
+              const activity = Activities.createNote(paths.actor(user), note, key)
+              // Published again after a crash (the same key): kept once, and sent once (the queue
+              // takes one activity once per inbox).
+              if (Option.isNone(yield* Effect.orDie(repo.published(user.id, activity.id as string))))
+                yield* Effect.orDie(repo.addOutbox(user.id, activity))
               const followers = yield* Effect.orDie(repo.followerActors(user.id))
               if (followers.length === 0) return
               yield* send(user, followers, activity)
@@ -336,9 +339,9 @@ export class Federation extends Context.Service<
           Effect.asVoid
         )
 
-      const announce = (event: RepositoryEvent) => {
+      const announce = (event: RepositoryEvent, key?: string) => {
         const note = repositoryNote(paths, event)
-        return note === undefined ? Effect.void : publishNow(event.doer, note)
+        return note === undefined ? Effect.void : publishNow(event.doer, note, key)
       }
 
       // Repository events become notes of their doer (Publish.ts), through the event hub's durable
@@ -352,7 +355,7 @@ export class Federation extends Context.Service<
             (event._tag === "CreateRepository" ||
               event._tag === "ForkRepository" ||
               (event._tag === "PushCommits" && (event.via === "http" || event.via === "ssh"))),
-          handle: (event: Event) =>
+          handle: (event: Event, key: string) =>
             Effect.gen(function* () {
               // As they are now: a repository deleted or made private since makes no note.
               const found = yield* Effect.orDie(repos.findById(event.repo.id))
@@ -364,7 +367,8 @@ export class Federation extends Context.Service<
               yield* announce(
                 event._tag === "ForkRepository"
                   ? { kind: "forked", ...about, source: event.source.fullName }
-                  : { kind: event._tag === "CreateRepository" ? "created" : "pushed", ...about }
+                  : { kind: event._tag === "CreateRepository" ? "created" : "pushed", ...about },
+                key
               )
             }),
           attempts: settings.federation.DELIVERY_ATTEMPTS,

@@ -17,6 +17,7 @@
 // calls directly) through Remote.ts's policy for the deliveries' requests, and only for those.
 
 import { AsyncLocalStorage } from "node:async_hooks"
+import { createHash } from "node:crypto"
 import { isDeepStrictEqual } from "node:util"
 import type {
   KvKey,
@@ -200,6 +201,11 @@ export class SqlMessageQueue implements MessageQueue {
         FEDERATION_TOPIC,
         messages.map((message) => ({
           payload: seal(JSON.stringify(message)),
+          // One activity once to one inbox, also when a crash makes its sender queue it again.
+          key:
+            typeof message?.activityId === "string" && typeof message?.inbox === "string"
+              ? createHash("sha256").update(`${message.activityId} ${message.inbox}`).digest("hex")
+              : undefined,
           orderingKey: options?.orderingKey ?? null,
           kind: `federation-${String(message?.type ?? "message")}`,
           delayMs: delay

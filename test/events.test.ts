@@ -6,13 +6,14 @@
 // about one repository are dispatched one at a time in order, durable subscribers get their events
 // through the delivery queue and are retried.
 import { spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { type Event, ZERO_ID } from "../src/events/Events.ts"
-import { EventHub } from "../src/events/Hub.ts"
+import { EventHub, publishLeftoverPushes } from "../src/events/Hub.ts"
+import { pushLogDir } from "../src/git/PushLog.ts"
 import { eventually } from "./support/federation.ts"
 import { gitIn } from "./support/git.ts"
 import { basic, createUser, freePort, type Hearth, request, startHearth } from "./support/hearth.ts"
@@ -208,6 +209,39 @@ describe("PushCommits", () => {
     ])
   })
 
+  it("a push its server died before publishing is published at the next start, from its push log", async () => {
+    // receive-pack with Hearth's hooks and a push log, as a push over HTTP runs it, but with nobody
+    // left to publish it: the refs move, the hook leaves the log.
+    const data = hearth.settings.server.APP_DATA_PATH
+    const logs = pushLogDir(data)
+    mkdirSync(logs, { recursive: true })
+    const file = join(logs, "left.push")
+    const dir = await clone("alice/pushed")
+    await gitIn(dir, ["commit", "-q", "--allow-empty", "-m", "unpublished"])
+    const head = await gitIn(dir, ["rev-parse", "HEAD"])
+    const before = await refOf("alice/pushed", "refs/heads/main")
+    const repo = (await api("GET", "/repos/alice/pushed")).body
+    const header = {
+      repo: { id: repo.id, name: "pushed", ownerId: repo.owner.id, ownerName: "alice", private: false },
+      doer: { id: repo.owner.id, name: "alice" },
+      via: "http"
+    }
+    seen.length = 0
+    const receivePack = `git -c core.hooksPath=${join(data, "hooks", "push")} receive-pack`
+    const bareDir = join(hearth.settings.repository.ROOT, "alice/pushed.git")
+    await gitIn(dir, ["push", "-q", `--receive-pack=${receivePack}`, bareDir, "HEAD:refs/heads/main"], {
+      HEARTH_PUSH_LOG: file,
+      HEARTH_PUSH_HEADER: JSON.stringify(header)
+    })
+    expect(existsSync(file)).toBe(true)
+    expect(seen).toEqual([])
+    // The log must be older than the process that replays it (one that is newer is a push in progress).
+    utimesSync(file, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000))
+    await hearth.run(publishLeftoverPushes(data, Date.now()))
+    expect(of("PushCommits")).toMatchObject([{ via: "http", refs: [{ ref: "refs/heads/main", before, after: head }] }])
+    expect(existsSync(file)).toBe(false)
+  })
+
   it("the contents API: a commit on a branch, and one that makes a new branch", async () => {
     const before = await refOf("alice/pushed", "refs/heads/main")
     seen.length = 0
@@ -286,33 +320,34 @@ describe("the hub", () => {
     refs: [{ ref: `refs/heads/n${n}`, before: ZERO_ID, after: "1".repeat(40) }]
   })
 
-  it("dispatches the events of one repository one at a time, in the order they were published", async () => {
+  it("hands a durable subscriber the events of one repository one at a time, in the order they were published", async () => {
     const events = await hub()
     const log: Array<string> = []
     await hearth.run(
-      events.subscribe({
-        name: "slow",
+      events.subscribeDurable({
+        name: "ordered",
+        accepts: (event) => event.repo.id >= 100_000,
         handle: (event) =>
-          event.repo.id < 100_000
-            ? Effect.void
-            : Effect.gen(function* () {
-                const name = `${event.repo.id}:${event._tag === "PushCommits" ? event.refs[0]!.ref : ""}`
-                log.push(`start ${name}`)
-                yield* Effect.sleep(30)
-                log.push(`end ${name}`)
-              })
+          Effect.gen(function* () {
+            const name = `${event.repo.id}:${event._tag === "PushCommits" ? event.refs[0]!.ref : ""}`
+            log.push(`start ${name}`)
+            yield* Effect.sleep(20)
+            log.push(`end ${name}`)
+          })
       })
     )
-    await Promise.all([1, 2, 3].map((n) => hearth.run(events.publish(about(100_001, n)))))
-    const sameRepo = log.filter((line) => line.includes("100001"))
-    expect(sameRepo).toEqual([
-      "start 100001:refs/heads/n1",
-      "end 100001:refs/heads/n1",
-      "start 100001:refs/heads/n2",
-      "end 100001:refs/heads/n2",
-      "start 100001:refs/heads/n3",
-      "end 100001:refs/heads/n3"
-    ])
+    await Promise.all(
+      [1, 2, 3, 4].flatMap((n) => [
+        hearth.run(events.publish(about(100_001, n))),
+        hearth.run(events.publish(about(100_002, n)))
+      ])
+    )
+    await eventually(async () => (log.length === 16 ? true : undefined), 30_000, "the events handled")
+    for (const repo of ["100001", "100002"]) {
+      expect(log.filter((line) => line.includes(`${repo}:`))).toEqual(
+        [1, 2, 3, 4].flatMap((n) => [`start ${repo}:refs/heads/n${n}`, `end ${repo}:refs/heads/n${n}`])
+      )
+    }
   })
 
   it("hands durable subscribers their events through the delivery queue, retrying a failure", async () => {

@@ -8,9 +8,13 @@
 // - In-process subscribers (`subscribe`) run inside `publish`, one after another in the order they
 //   subscribed, so what they record is in place when the producer answers (a push's size and
 //   default branch shown right after the push). Slow work they fork themselves. A failing or
-//   dying subscriber is logged; the others still run. Events about one repository are dispatched
-//   one at a time in the order they were published (a later push's subscribers never overtake an
-//   earlier one's).
+//   dying subscriber is logged; the others still run. They run for concurrent changes side by
+//   side, so they act on the state as it is now rather than on the order of events (the size
+//   and branches of the repository, its push mirrors): 50 commits at once do not wait for each
+//   other's subscribers.
+// - Order per repository: the events of one repository are queued for the durable subscribers one
+//   at a time, in the order they were published, under the ordering key `repo:<id>`; the queue
+//   hands them over in that order, one at a time (a later push never overtakes an earlier one).
 // - Durable subscribers (`subscribeDurable`) are for consumers that must not miss an event
 //   (federation now, webhooks next): `publish` first writes one row per durable subscriber that
 //   accepts the event into the one durable, ordered delivery queue (src/jobs/Queue.ts, topic
@@ -43,8 +47,12 @@ export interface DurableSubscriber {
   readonly name: string
   /** Which events it wants queued (the others cost it nothing). */
   readonly accepts: (event: Event) => boolean
-  /** Fails with a message a person can read; the event is then retried. */
-  readonly handle: (event: Event) => Effect.Effect<void, string>
+  /**
+   * Fails with a message a person can read; the event is then retried. `key` is the same on every
+   * attempt at this event (and unique to it): what the handler makes of it can be named by it, so
+   * that an attempt repeated after a crash finds its earlier work done.
+   */
+  readonly handle: (event: Event, key: string) => Effect.Effect<void, string>
   readonly attempts?: number
   readonly retryDelayMs?: number
 }
@@ -68,7 +76,7 @@ export class EventHub extends Context.Service<
       const subscribers: Array<Subscriber> = []
       const durable: Array<DurableSubscriber> = []
 
-      // One dispatch at a time per repository (counted, so that idle repositories hold nothing).
+      // One record at a time per repository (counted, so that idle repositories hold nothing).
       const locks = new Map<number, { readonly semaphore: Semaphore.Semaphore; users: number }>()
       const oneAtATime = (repoId: number, effect: Effect.Effect<void>) =>
         Effect.suspend(() => {
@@ -131,7 +139,7 @@ export class EventHub extends Context.Service<
         )
 
       const publish = (event: Event) =>
-        oneAtATime(event.repo.id, Effect.andThen(record(event), dispatch(event))).pipe(Effect.uninterruptible)
+        Effect.andThen(oneAtATime(event.repo.id, record(event)), dispatch(event)).pipe(Effect.uninterruptible)
 
       const abort = new AbortController()
       const listening: Array<Promise<void>> = []
@@ -154,7 +162,7 @@ export class EventHub extends Context.Service<
               return { error: `the queued event could not be read: ${String(error)}`, final: true }
             }
             return Effect.runPromiseWith(context)(
-              subscriber.handle(event).pipe(
+              subscriber.handle(event, claimed.jobKey.slice(claimed.jobKey.lastIndexOf(":") + 1)).pipe(
                 Effect.catchDefect((defect) => Effect.fail(defect instanceof Error ? defect.message : String(defect))),
                 Effect.match({ onFailure: (error) => ({ error }), onSuccess: () => ({}) })
               )

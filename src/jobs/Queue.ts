@@ -22,7 +22,7 @@
 // SQL errors are defects at this module's boundary (the database being away is not the caller's
 // to handle); the listen loop survives them and tries again.
 import { randomUUID } from "node:crypto"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { JobsRepo } from "./Repo.ts"
 
@@ -36,6 +36,11 @@ export interface QueueItem {
   readonly repoId?: number | undefined
   /** Not before this many milliseconds from now. */
   readonly delayMs?: number | undefined
+  /**
+   * Makes queueing idempotent: an item whose key was queued under the topic before (even long
+   * done) is not queued again — for work that may be queued twice when a crash repeats its cause.
+   */
+  readonly key?: string | undefined
 }
 
 export interface Claimed {
@@ -106,7 +111,8 @@ export class DeliveryQueue extends Context.Service<
           items,
           (item) =>
             Effect.gen(function* () {
-              const key = `${topic}:${randomUUID()}`
+              const key = `${topic}:${item.key ?? randomUUID()}`
+              if (item.key !== undefined && Option.isSome(yield* jobs.find(key))) return
               yield* jobs.enqueue({
                 kind: item.kind,
                 key,

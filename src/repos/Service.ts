@@ -3,7 +3,7 @@
 
 import { existsSync } from "node:fs"
 import { join } from "node:path"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { Settings } from "../config/Settings.ts"
@@ -596,19 +596,47 @@ export class ReposService extends Context.Service<
       })
 
       // After refs moved (a push, the APIs, a mirror's sync): what the database knows of the git data,
-      // before the push is answered; the commit-graph for pushes that brought new objects.
-      yield* events.subscribe({
-        name: "repository size and branches",
-        handle: (event) =>
-          event._tag !== "PushCommits"
-            ? Effect.void
-            : Effect.gen(function* () {
-                const repo = yield* Effect.orDie(repos.findById(event.repo.id))
+      // before the change is answered; the commit-graph for pushes that brought new objects. The
+      // record reads the repository as it is, so concurrent changes share one: a change waits for
+      // a record that started after it, one at a time per repository (50 commits at once make a
+      // few records, not 50, and an older reading never overwrites a newer one).
+      const recording = new Map<
+        number,
+        { semaphore: Semaphore.Semaphore; asked: number; done: number; users: number }
+      >()
+      const record = (repoId: number, maintain: boolean) =>
+        Effect.suspend(() => {
+          let state = recording.get(repoId)
+          if (state === undefined) {
+            state = { semaphore: Semaphore.makeUnsafe(1), asked: 0, done: 0, users: 0 }
+            recording.set(repoId, state)
+          }
+          const current = state
+          const ticket = ++current.asked
+          current.users++
+          return current.semaphore
+            .withPermits(1)(
+              Effect.gen(function* () {
+                if (current.done >= ticket) return
+                const upTo = current.asked
+                current.done = upTo
+                const repo = yield* Effect.orDie(repos.findById(repoId))
                 if (Option.isNone(repo)) return
                 const owner = yield* Effect.orDie(users.findById(repo.value.ownerId))
-                if (Option.isNone(owner)) return
-                yield* service.recordGitChange(owner.value, repo.value, { maintain: event.via !== "api" })
+                if (Option.isSome(owner)) yield* service.recordGitChange(owner.value, repo.value, { maintain })
               })
+            )
+            .pipe(
+              Effect.ensuring(
+                Effect.sync(() => {
+                  if (--current.users === 0) recording.delete(repoId)
+                })
+              )
+            )
+        })
+      yield* events.subscribe({
+        name: "repository size and branches",
+        handle: (event) => (event._tag === "PushCommits" ? record(event.repo.id, event.via !== "api") : Effect.void)
       })
       return service
     })
