@@ -7,7 +7,6 @@
 import { webcrypto } from "node:crypto"
 import type { Federation as FedifyFederation } from "@fedify/fedify"
 import { Effect } from "effect"
-import type { SqlClient } from "effect/sql/SqlClient"
 import type { SettingsShape } from "../src/config/Settings.ts"
 import type { DeliveryQueue } from "../src/jobs/Queue.ts"
 import { sealer } from "../src/lib/Sealer.ts"
@@ -43,7 +42,6 @@ export interface Loaded {
 export interface FedifyDeps {
   readonly settings: SettingsShape
   readonly paths: Paths
-  readonly sql: SqlClient
   readonly repo: (typeof FederationRepo)["Service"]
   readonly queue: (typeof DeliveryQueue)["Service"]
   readonly run: Run

@@ -122,7 +122,6 @@ export class Federation extends Context.Service<
       const load = makeFedify({
         settings,
         paths,
-        sql,
         repo,
         queue,
         run,
