@@ -4,6 +4,7 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { FederationApi } from "../federation/Api.ts"
 import { AdminUsersApi } from "./admin/Api.ts"
 import { Authentication } from "./auth/Authentication.ts"
+import { BlocksApi } from "./blocks/Api.ts"
 import { BranchesApi } from "./branches/Api.ts"
 import { ContentsApi } from "./contents/Api.ts"
 import { EmailsApi } from "./emails/Api.ts"
@@ -46,6 +47,7 @@ export class HearthApi extends HttpApi.make("hearth")
     TransfersApi,
     MirrorsApi,
     FollowsApi,
+    BlocksApi,
     EmailsApi,
     OAuth2Api,
     GpgApi,

@@ -7,6 +7,8 @@ import { AdminRepo } from "./admin/Repo.ts"
 import { AdminUsers } from "./admin/Service.ts"
 import { Authenticator } from "./auth/Authenticator.ts"
 import { HttpSignatures } from "./auth/HttpSignature.ts"
+import { BlocksRepo } from "./blocks/Repo.ts"
+import { BlocksService } from "./blocks/Service.ts"
 import type { Settings } from "./config/Settings.ts"
 import { ContentsService } from "./contents/Service.ts"
 import * as Database from "./db/Database.ts"
@@ -71,7 +73,8 @@ const Repos = Layer.mergeAll(
   MirrorsRepo.layer,
   KeysRepo.layer,
   FederationRepo.layer,
-  QuotaRepo.layer
+  QuotaRepo.layer,
+  BlocksRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -96,6 +99,8 @@ export const Services = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
+  // Refusals a block causes are checked by the services above (follows, stars, transfers).
+  Layer.provideMerge(BlocksService.layer),
   Layer.provideMerge(RepoPolicy.layer),
   Layer.provideMerge(Layer.mergeAll(UsersService.layer, TokensService.layer, OrgPolicy.layer)),
   Layer.provideMerge(Authenticator.layer),

@@ -38,6 +38,12 @@ const serve = Command.make("serve", {}, () =>
 const migrate = Command.make("migrate", {}, () =>
   Effect.gen(function* () {
     const settings = yield* settingsLayer
+    const created = yield* Database.createMissingDatabase.pipe(
+      Effect.provide(settings),
+      reportInOneLine(describeStartupFailure),
+      logToStderr
+    )
+    if (Option.isSome(created)) yield* Console.log(`Created the database ${created.value}.`)
     const applied = yield* Database.migrate.pipe(
       Effect.provide(Database.clientLayer.pipe(Layer.provide(settings))),
       reportInOneLine(describeStartupFailure),
@@ -49,7 +55,11 @@ const migrate = Command.make("migrate", {}, () =>
         : `Applied ${applied.length} migration(s): ${applied.map(([id, name]) => `${id} ${name}`).join(", ")}`
     )
   })
-).pipe(Command.withDescription("Create or upgrade the database schema, then exit"))
+).pipe(
+  Command.withDescription(
+    "Create or upgrade the database schema, then exit (on PostgreSQL it creates the database first if it is missing and the role may)"
+  )
+)
 
 export const commands = [serve, migrate, adminCommand(settingsLayer)]
 

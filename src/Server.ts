@@ -25,6 +25,7 @@ import { FederationRoutes } from "../federation/Routes.ts"
 import { HearthApi } from "./Api.ts"
 import { AdminUsersHttp } from "./admin/Http.ts"
 import { AuthenticationLive } from "./auth/Authentication.ts"
+import { BlocksHttp } from "./blocks/Http.ts"
 import { BranchesHttp } from "./branches/Http.ts"
 import { resolveSettings, Settings, type SettingsShape } from "./config/Settings.ts"
 import { ContentsHttp } from "./contents/Http.ts"
@@ -66,6 +67,19 @@ const securitySchemes = {
     in: "header",
     name: "X-FORGEJO-OTP",
     description: "The current two-factor passcode, with Basic password authentication when two-factor is on."
+  },
+  // Forgejo's descriptions (src/auth/Authentication.ts applies them).
+  SudoParam: {
+    type: "apiKey",
+    in: "query",
+    name: "sudo",
+    description: "Sudo API request as the user provided as the key. Admin privileges are required."
+  },
+  SudoHeader: {
+    type: "apiKey",
+    in: "header",
+    name: "Sudo",
+    description: "Sudo API request as the user provided as the key. Admin privileges are required."
   }
 } as const
 
@@ -80,7 +94,13 @@ export const openApiDocument = (rootUrl: string) => {
     servers: [{ url: base }, { url: base.replace(url.protocol, other) }],
     // The credentials every route accepts (the authentication middleware reads them itself).
     components: { ...spec.components, securitySchemes },
-    security: [{ BasicAuth: [] }, { AuthorizationHeaderToken: [] }, { BasicAuth: [], TOTPHeader: [] }]
+    security: [
+      { BasicAuth: [] },
+      { AuthorizationHeaderToken: [] },
+      { BasicAuth: [], TOTPHeader: [] },
+      { SudoParam: [] },
+      { SudoHeader: [] }
+    ]
   }
 }
 
@@ -133,6 +153,7 @@ export const ApiHandlers = Layer.mergeAll(
   TransfersHttp,
   MirrorsHttp,
   FollowsHttp,
+  BlocksHttp,
   EmailsHttp,
   OAuth2Http,
   GpgHttp,

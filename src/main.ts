@@ -5,6 +5,7 @@ import { isSqlError } from "effect/sql/SqlError"
 import { Federation } from "../federation/Service.ts"
 import { AppLayer } from "./App.ts"
 import { Settings } from "./config/Settings.ts"
+import { isMissingDatabase } from "./db/Database.ts"
 import { EventHub, publishLeftoverPushes } from "./events/Hub.ts"
 import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
 import { OutageLogsLayer } from "./health/Database.ts"
@@ -92,6 +93,9 @@ export const describeStartupFailure = (error: unknown): string | undefined => {
   if (tag === "MigrationError") {
     const detail = causeText((error as { cause?: unknown }).cause)
     return `database migration failed: ${message}${detail === "" ? "" : `: ${detail}`}`
+  }
+  if (isMissingDatabase(error)) {
+    return `cannot use the database: ${causeText((error as { reason: { cause?: unknown } }).reason.cause)}; create it (for example \`createdb -O hearth hearth\` as the postgres user) or run \`npx hearth migrate\`, which creates it when the role may create databases`
   }
   if (isSqlError(error)) {
     const detail = causeText(error.reason.cause)

@@ -325,6 +325,24 @@ describe("hearth migrate", () => {
     expect(again.stdout.trim()).toBe("The database schema is up to date.")
   }, 120_000)
 
+  it.skipIf(!onPostgres)(
+    "creates a missing PostgreSQL database (serve only says how), when the role may",
+    async () => {
+      const url = await Effect.runPromise(
+        Scope.provide(freshPostgresDatabase(testDatabaseUrl, { create: false }), scope)
+      )
+      const own: NodeJS.ProcessEnv = { ...env, HEARTH__server__APP_DATA_PATH: join(tmp, "missing"), DATABASE_URL: url }
+      const name = new URL(url).pathname.slice(1)
+      expectOneLineError(await spawn(NODE, [CLI, "serve"], own), `database "${name}" does not exist; create it`)
+      const first = await spawn(NODE, [CLI, "migrate"], own)
+      expect(first.code, first.stderr).toBe(0)
+      expect(first.stdout).toMatch(new RegExp(`^Created the database ${name}\\.\nApplied \\d+ migration`))
+      const again = await spawn(NODE, [CLI, "migrate"], own)
+      expect(again.stdout.trim()).toBe("The database schema is up to date.")
+    },
+    120_000
+  )
+
   it("reports an invalid setting in one line", async () => {
     expectOneLineError(
       await spawn(NODE, [CLI, "migrate"], { ...env, HEARTH__database__DB_TYPE: "mysql" }),

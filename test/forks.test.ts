@@ -191,15 +191,19 @@ describe("a fork interrupted before its job started", () => {
         const users = yield* UsersRepo
         const carol = (yield* users.findByName("carol")).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
         const source = yield* repos.find("alice", "lib")
-        const row = yield* repos.insertRow(carol, {
-          name: "lib-resumed",
-          description: "",
-          default_branch: "main",
-          is_private: false,
-          is_fork: true,
-          fork_id: source.repo.id,
-          status: "creating"
-        })
+        const row = yield* repos.insertRow(
+          carol,
+          {
+            name: "lib-resumed",
+            description: "",
+            default_branch: "main",
+            is_private: false,
+            is_fork: true,
+            fork_id: source.repo.id,
+            status: "creating"
+          },
+          carol
+        )
         return row.id
       })
     )
@@ -233,13 +237,17 @@ describe("a repository whose creation was cut off before its job existed", () =>
         const repos = yield* ReposService
         const users = yield* UsersRepo
         const carol = (yield* users.findByName("carol")).pipe((o) => (o._tag === "Some" ? o.value : undefined))!
-        const row = yield* repos.insertRow(carol, {
-          name: "half-made",
-          description: "",
-          default_branch: "main",
-          is_private: false,
-          status: "creating"
-        })
+        const row = yield* repos.insertRow(
+          carol,
+          {
+            name: "half-made",
+            description: "",
+            default_branch: "main",
+            is_private: false,
+            status: "creating"
+          },
+          carol
+        )
         yield* repos.initDirectory({ id: row.id, dir: repos.pathOf(carol, row) }, "main")
       })
     )

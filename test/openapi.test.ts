@@ -57,6 +57,19 @@ describe("GET /api/swagger.v1.json", () => {
     expect(doc.security.flatMap((s) => Object.keys(s))).toContain("AuthorizationHeaderToken")
   })
 
+  it("declares sudo as Forgejo does: the `sudo` query parameter and the `Sudo` header", async () => {
+    const doc = await document(plain)
+    const description = "Sudo API request as the user provided as the key. Admin privileges are required."
+    expect(doc.components.securitySchemes.SudoParam).toEqual({ type: "apiKey", in: "query", name: "sudo", description })
+    expect(doc.components.securitySchemes.SudoHeader).toEqual({
+      type: "apiKey",
+      in: "header",
+      name: "Sudo",
+      description
+    })
+    expect(doc.security.flatMap((s) => Object.keys(s))).toEqual(expect.arrayContaining(["SudoParam", "SudoHeader"]))
+  })
+
   it("lists the scheme in use first: http for an http ROOT_URL", async () => {
     const doc = await document(plain)
     expect(doc.servers.map((s) => s.url)).toEqual([plain.base, plain.base.replace(/^http:/, "https:")])

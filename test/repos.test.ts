@@ -87,7 +87,7 @@ describe("POST /user/repos", () => {
       size: 0,
       stars_count: 0,
       forks_count: 0,
-      watchers_count: 0,
+      watchers_count: 1, // the creator watches it ([service] AUTO_WATCH_NEW_REPOS)
       open_issues_count: 0,
       html_url: `${root}alice/My-Project`,
       clone_url: `${root}alice/My-Project.git`,

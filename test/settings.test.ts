@@ -64,7 +64,8 @@ describe("defaults", () => {
     expect(s.service).toEqual({
       REQUIRE_SIGNIN_VIEW: false,
       DISABLE_REGISTRATION: false,
-      NO_REPLY_ADDRESS: "noreply.localhost"
+      NO_REPLY_ADDRESS: "noreply.localhost",
+      AUTO_WATCH_NEW_REPOS: true
     })
     expect(s["service.explore"]).toEqual({ REQUIRE_SIGNIN_VIEW: false, DISABLE_USERS_PAGE: false })
     expect(s.quota).toEqual({ ENABLED: false, DEFAULT_GROUPS: [] })

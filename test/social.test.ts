@@ -10,7 +10,8 @@ let hearth: Hearth
 const CROWD = Array.from({ length: 12 }, (_, i) => `fan${i}`)
 beforeAll(async () => {
   // A small default page shows that the lists without `page` still return every row.
-  hearth = await startHearth({ api: { DEFAULT_PAGING_NUM: "2" } })
+  // The counts here are of explicit watches only (auto-watch is test/auto-watch.test.ts).
+  hearth = await startHearth({ api: { DEFAULT_PAGING_NUM: "2" }, service: { AUTO_WATCH_NEW_REPOS: "false" } })
   for (const username of ["alice", "bob", "carol", "dave", ...CROWD]) await createUser(hearth, { username })
 })
 afterAll(() => hearth?.close())

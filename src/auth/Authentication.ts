@@ -1,19 +1,23 @@
 // Who is calling, for every /api/v1 request, in Forgejo's order (routers/api/shared/middleware.go):
 // query token (deprecated), `Authorization: token|bearer X`, HTTP signature, Basic (password, or a
 // token as password; TOTP inside Basic). One middleware resolves the caller, applies the
-// account-state and sign-in checks, and enforces each endpoint's `Access` rule (sign-in and token
-// scopes), then records the caller (`Caller`).
-import { Context, Effect, Layer } from "effect"
+// account-state and sign-in checks, switches an administrator to the user named by `sudo`, and
+// enforces each endpoint's `Access` rule (sign-in and token scopes), then records the caller (`Caller`).
+import { Context, Effect, Layer, Option } from "effect"
 import { HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { Settings } from "../config/Settings.ts"
 import { Access } from "../http/Access.ts"
 import { type Principal, setCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
-import { callerRefusal } from "./AccountState.ts"
+import { UsersRepo } from "../users/Repo.ts"
+import { accountRefusal, callerRefusal } from "./AccountState.ts"
 import { Authenticator } from "./Authenticator.ts"
 import { HttpSignatures } from "./HttpSignature.ts"
 import { levelForMethod } from "./Scopes.ts"
+
+/** Forgejo's answer when someone who is not an administrator sends `sudo` (routers/api/v1/api.go `sudo`). */
+export const SUDO_REFUSED = "Only administrators allowed to sudo."
 
 export const QUERY_TOKEN_WARNING =
   "token and access_token API authentication is deprecated and will be removed " +
@@ -46,14 +50,28 @@ export class Authentication extends HttpApiMiddleware.Service<Authentication>()(
   error: [Errors.Unauthorized, Errors.Forbidden, Errors.TooManyRequests, Errors.NotFoundEmpty]
 }) {}
 
-/** The deprecated query token (`token`, else `access_token`), or "" when none is given. */
-const queryToken = (request: HttpServerRequest.HttpServerRequest, context: Context.Context<never>): string => {
+const queryValue = (
+  request: HttpServerRequest.HttpServerRequest,
+  context: Context.Context<never>,
+  names: ReadonlyArray<string>
+): string => {
   if (!request.url.includes("?")) return ""
   const query = Context.getUnsafe(context, HttpServerRequest.ParsedSearchParams)
-  const first = (value: string | ReadonlyArray<string> | undefined) =>
-    typeof value === "string" ? value : (value?.[0] ?? "")
-  return first(query.token) || first(query.access_token)
+  for (const name of names) {
+    const value = query[name]
+    const first = typeof value === "string" ? value : (value?.[0] ?? "")
+    if (first !== "") return first
+  }
+  return ""
 }
+
+/** The deprecated query token (`token`, else `access_token`), or "" when none is given. */
+const queryToken = (request: HttpServerRequest.HttpServerRequest, context: Context.Context<never>): string =>
+  queryValue(request, context, ["token", "access_token"])
+
+/** The user to act as: the `sudo` query parameter, else the `Sudo` header; "" when neither is given. */
+const sudoName = (request: HttpServerRequest.HttpServerRequest, context: Context.Context<never>): string =>
+  queryValue(request, context, ["sudo"]) || (request.headers["sudo"] ?? "")
 
 export const AuthenticationLive = Layer.effect(
   Authentication,
@@ -61,6 +79,7 @@ export const AuthenticationLive = Layer.effect(
     const authenticator = yield* Authenticator
     const signatures = yield* HttpSignatures
     const settings = yield* Settings
+    const users = yield* UsersRepo
     const addWarning = HttpEffect.appendPreResponseHandler((_request, response) =>
       Effect.succeed(HttpServerResponse.setHeader(response, "Warning", QUERY_TOKEN_WARNING))
     )
@@ -97,11 +116,26 @@ export const AuthenticationLive = Layer.effect(
       return authenticator.byBasic(basic.username, basic.password, otp)
     }
 
+    // Forgejo's `sudo` middleware: after the account-state checks of the caller, before the
+    // route's scope check (which still applies the administrator's token scopes). An unknown
+    // target is a 404; organizations cannot act, so naming one is answered the same way.
+    const switchTo = (
+      principal: Principal,
+      name: string
+    ): Effect.Effect<Principal, Errors.Forbidden | Errors.NotFound> => {
+      if (!principal.user.isAdmin) return Effect.fail(Errors.forbidden(SUDO_REFUSED))
+      return Effect.flatMap(Effect.orDie(users.findByName(name)), (target) =>
+        Option.isSome(target) && target.value.type === "user"
+          ? Effect.succeed({ ...principal, user: target.value })
+          : Effect.fail(Errors.notFound())
+      )
+    }
+
     // Called once per endpoint when the routes are built; the returned effect runs per request.
     return Authentication.of((httpEffect, { endpoint }) => {
       const rule = Context.get(endpoint.annotations, Access)
       if (rule.enabled !== undefined && !rule.enabled(settings)) return Effect.fail(Errors.notFound())
-      const anonymous = anonymousRefused ?? (rule.signedIn ? Errors.unauthorized("token is required") : undefined)
+      const signInRequired = rule.signedIn ? Errors.unauthorized("token is required") : undefined
       const allow = (request: HttpServerRequest.HttpServerRequest, principal: Principal) => {
         const refused = callerRefusal(principal, levelForMethod(request.method), rule.scopes, settings.server.ROOT_URL)
         return refused === undefined ? undefined : Errors.forbidden(refused)
@@ -109,18 +143,26 @@ export const AuthenticationLive = Layer.effect(
       return Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         const token = queryToken(request, fiber.context)
+        const sudo = sudoName(request, fiber.context)
         if (
           token === "" &&
           parseAuthorization(request.headers["authorization"]).kind === "none" &&
           request.headers["signature"] === undefined
         ) {
-          return anonymous === undefined ? httpEffect : Effect.fail(anonymous)
+          const refused = anonymousRefused ?? (sudo !== "" ? Errors.forbidden(SUDO_REFUSED) : signInRequired)
+          return refused === undefined ? httpEffect : Effect.fail(refused)
         }
         return Effect.flatMap(resolve(request, token), (principal) => {
-          const refused = allow(request, principal)
-          if (refused !== undefined) return Effect.fail(refused as never)
-          setCaller(request, principal)
-          return httpEffect
+          const account = accountRefusal(principal.user, settings.server.ROOT_URL)
+          if (account !== undefined) return Effect.fail(Errors.forbidden(account) as never)
+          const acting = sudo === "" ? Effect.succeed(principal) : switchTo(principal, sudo)
+          return Effect.flatMap(acting, (caller) => {
+            // The scope check is the administrator's token's, whoever the request now acts as.
+            const refused = allow(request, principal)
+            if (refused !== undefined) return Effect.fail(refused as never)
+            setCaller(request, caller)
+            return httpEffect
+          })
         })
       })
     })

@@ -93,11 +93,15 @@ export interface SettingsShape {
   readonly repository: {
     /** Where bare repositories live, `{ROOT}/{owner}/{name}.git`; absolute. */
     readonly ROOT: string
+    /** How long (seconds) `POST …/forks` waits for the copy before answering with it still running (Hearth's own). */
+    readonly FORK_WAIT_TIMEOUT: number
   }
   readonly service: {
     readonly REQUIRE_SIGNIN_VIEW: boolean
     readonly DISABLE_REGISTRATION: boolean
     readonly NO_REPLY_ADDRESS: string
+    /** A new repository (also a fork or a migration) is watched by whoever created it. */
+    readonly AUTO_WATCH_NEW_REPOS: boolean
   }
   /** Forgejo's explore settings (used by the user search, `GET /users/search`). */
   readonly "service.explore": {
@@ -224,11 +228,12 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
   api: { DEFAULT_PAGING_NUM: key("int", "30"), MAX_RESPONSE_ITEMS: key("int", "50") },
   ui: { EXPLORE_PAGING_NUM: key("int", "50") },
   markdown: { MAX_RENDER_SIZE: key("int", String(512 * 1024)) },
-  repository: { ROOT: key("string", "") },
+  repository: { ROOT: key("string", ""), FORK_WAIT_TIMEOUT: key({ duration: "30s or 1m" }, "30s") },
   service: {
     REQUIRE_SIGNIN_VIEW: key("bool", "false"),
     DISABLE_REGISTRATION: key("bool", "false"),
-    NO_REPLY_ADDRESS: key("string", undefined)
+    NO_REPLY_ADDRESS: key("string", undefined),
+    AUTO_WATCH_NEW_REPOS: key("bool", "true")
   },
   "service.explore": {
     REQUIRE_SIGNIN_VIEW: key("bool", "false"),

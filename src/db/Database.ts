@@ -4,9 +4,10 @@
 
 import { join } from "node:path"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import * as Migrator from "effect/sql/Migrator"
-import type { SqlClient } from "effect/sql/SqlClient"
+import { SqlClient } from "effect/sql/SqlClient"
+import { isSqlError } from "effect/sql/SqlError"
 import { Settings } from "../config/Settings.ts"
 import * as DataDirLock from "./DataDirLock.ts"
 import m0001 from "./migrations/0001_foundation.ts"
@@ -20,6 +21,7 @@ import m0008 from "./migrations/0008_keys.ts"
 import m0009 from "./migrations/0009_quota.ts"
 import m0010 from "./migrations/0010_federation.ts"
 import m0011 from "./migrations/0011_storage.ts"
+import m0012 from "./migrations/0012_blocking.ts"
 import m0015 from "./migrations/0015_events.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -34,6 +36,7 @@ export const migrations = Migrator.fromRecord({
   "0009_quota": m0009,
   "0010_federation": m0010,
   "0011_storage": m0011,
+  "0012_blocking": m0012,
   "0015_events": m0015
 })
 
@@ -44,6 +47,38 @@ export const migrate = runMigrations
 
 const postgres = (url: string, maxConnections: number) =>
   PgClient.layer({ url: Redacted.make(url), maxConnections, applicationName: "hearth" })
+
+/** PostgreSQL's answer when the database named in the connection does not exist (SQLSTATE 3D000). */
+export const isMissingDatabase = (error: unknown): boolean =>
+  isSqlError(error) && (error.reason.cause as { code?: unknown } | undefined)?.code === "3D000"
+
+const quoteIdentifier = (name: string) => `"${name.replaceAll('"', '""')}"`
+
+/**
+ * `hearth migrate` on PostgreSQL: when the configured database does not exist, creates it as
+ * `createdb` would, connected with the same role to the server's `postgres` database — which works
+ * when the role may create databases (CREATEDB) and otherwise fails with PostgreSQL's reason.
+ * Answers the name it created. Any other connection failure is left to the migration to report.
+ */
+export const createMissingDatabase: Effect.Effect<Option.Option<string>, unknown, Settings> = Effect.gen(function* () {
+  const db = (yield* Settings).database
+  if (db.DB_TYPE !== "postgres") return Option.none()
+  const run = (url: string, statement: string) =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      yield* sql.unsafe(statement)
+    }).pipe(Effect.provide(postgres(url, 1)))
+  const missing = yield* run(db.DATABASE_URL, "SELECT 1").pipe(
+    Effect.as(false),
+    Effect.catchIf(isMissingDatabase, () => Effect.succeed(true))
+  )
+  if (!missing) return Option.none()
+  const maintenance = new URL(db.DATABASE_URL)
+  const name = decodeURIComponent(maintenance.pathname.slice(1))
+  maintenance.pathname = "/postgres"
+  yield* run(maintenance.href, `CREATE DATABASE ${quoteIdentifier(name)}`)
+  return Option.some(name)
+})
 
 /** The configured client, without migrations (what `hearth migrate` and tests build on). */
 export const clientLayer: Layer.Layer<SqlClient, unknown, Settings> = Layer.unwrap(

@@ -1,7 +1,9 @@
 // Follow rules (Forgejo's models/user/follow.go): following someone already followed changes nothing (204, as
 // Forgejo); following yourself is refused (422 — the issue asks for it, where Forgejo silently does
-// nothing); accounts the caller may not see are 404, in paths and in lists.
+// nothing); following someone who blocked you, or whom you blocked, is 403 (`ErrBlockedByUser`);
+// accounts the caller may not see are 404, in paths and in lists.
 import { Context, Effect, Layer } from "effect"
+import { BlocksService } from "../blocks/Service.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Window } from "../social/Repo.ts"
@@ -17,7 +19,7 @@ export class FollowsService extends Context.Service<
       viewer: Principal,
       name: string
     ) => Effect.Effect<UserRow, Errors.NotFound | Errors.Forbidden>
-    readonly follow: (me: Principal, target: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
+    readonly follow: (me: Principal, target: UserRow) => Effect.Effect<void, Errors.ValidationFailed | Errors.Forbidden>
     readonly unfollow: (me: Principal, target: UserRow) => Effect.Effect<void>
     readonly isFollowing: (user: UserRow, target: UserRow) => Effect.Effect<boolean>
     readonly followers: (
@@ -37,6 +39,7 @@ export class FollowsService extends Context.Service<
     Effect.gen(function* () {
       const repo = yield* FollowsRepo
       const accounts = yield* UsersService
+      const blocks = yield* BlocksService
 
       const listViewer = (viewer: Principal): ListViewer => ({
         id: viewer.user.id,
@@ -52,7 +55,10 @@ export class FollowsService extends Context.Service<
         follow: (me, target) =>
           me.user.id === target.id
             ? Effect.fail(Errors.validationFailed("you cannot follow yourself"))
-            : Effect.asVoid(Effect.orDie(repo.follow(me.user.id, target.id))),
+            : Effect.andThen(
+                blocks.ensureNeitherBlocked(me.user, target),
+                Effect.asVoid(Effect.orDie(repo.follow(me.user.id, target.id)))
+              ),
         unfollow: (me, target) => Effect.asVoid(Effect.orDie(repo.unfollow(me.user.id, target.id))),
         isFollowing: (user, target) => Effect.orDie(repo.isFollowing(user.id, target.id)),
         followers: (viewer, user, window) => Effect.orDie(repo.followers(user.id, listViewer(viewer), window)),

@@ -1,7 +1,11 @@
 // Forks (Forgejo's services/repository/fork.go): the rules for who may fork what where, the new repository's row (made at
-// once, so the 202 can show it), and the durable job that fills its git data.
+// once, so the 202 can show it), and the durable job that fills its git data. The request waits
+// for the job up to `[repository] FORK_WAIT_TIMEOUT`, so that the fork it answers with is usable
+// at once; past that it answers with the job still running (the repository refuses writes with
+// 409 until it is done, `ensureCreated`).
 import { Context, Effect, Layer, Option } from "effect"
 import { WorkflowEngine } from "effect/workflow"
+import { Settings } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { JobsRepo } from "../jobs/Repo.ts"
@@ -29,7 +33,10 @@ export interface Listed {
 export class ForksService extends Context.Service<
   ForksService,
   {
-    /** Makes the fork's row and starts the job that copies the git data; the row is `creating` until it is done. */
+    /**
+     * Makes the fork's row and starts the job that copies the git data; the row is `creating` until
+     * it is done. Answers once the job is done, or at `[repository] FORK_WAIT_TIMEOUT` with it running.
+     */
     readonly fork: (
       caller: Principal,
       ownerName: string,
@@ -66,6 +73,7 @@ export class ForksService extends Context.Service<
       const jobs = yield* JobsRepo
       const engine = yield* WorkflowEngine.WorkflowEngine
       const quota = yield* QuotaService
+      const settings = yield* Settings
 
       /** Where the fork goes: the caller, or an organization the caller may create repositories in. */
       const targetOwner = (caller: Principal, organization: string | null | undefined) =>
@@ -102,16 +110,20 @@ export class ForksService extends Context.Service<
               `repository is already forked by user [uname: ${owner.name}, repo path: ${source.owner.name}/${source.repo.name}]`
             )
           }
-          const repo = yield* repos.insertRow(owner, {
-            name: forkName,
-            description: source.repo.description,
-            default_branch: source.repo.defaultBranch,
-            is_private: source.repo.isPrivate || source.owner.visibility === "private",
-            is_fork: true,
-            fork_id: source.repo.id,
-            is_empty: source.repo.isEmpty,
-            status: "creating"
-          })
+          const repo = yield* repos.insertRow(
+            owner,
+            {
+              name: forkName,
+              description: source.repo.description,
+              default_branch: source.repo.defaultBranch,
+              is_private: source.repo.isPrivate || source.owner.visibility === "private",
+              is_fork: true,
+              fork_id: source.repo.id,
+              is_empty: source.repo.isEmpty,
+              status: "creating"
+            },
+            caller.user
+          )
           const target = { id: repo.id, dir: repos.pathOf(owner, repo) }
           // An empty repository at once, so everything reading the fork works while the copy runs.
           const started = Effect.gen(function* () {
@@ -119,13 +131,24 @@ export class ForksService extends Context.Service<
             yield* Effect.orDie(
               jobs.enqueue({ kind: "fork", key: jobKey(repo.id), repoId: repo.id, doerId: caller.user.id })
             )
-            yield* ForkRepository.execute({ forkId: repo.id, sourceId: source.repo.id }, { discard: true }).pipe(
+            return yield* ForkRepository.execute({ forkId: repo.id, sourceId: source.repo.id }, { discard: true }).pipe(
               Effect.provideService(WorkflowEngine.WorkflowEngine, engine),
               Effect.orDie
             )
           })
-          yield* started.pipe(Effect.onError(() => repos.remove(owner, repo)))
-          return { repo, owner }
+          const executionId = yield* started.pipe(Effect.onError(() => repos.remove(owner, repo)))
+          // Waiting polls, so a client that goes away does not interrupt the copy (a durable job).
+          const done = Effect.gen(function* () {
+            while (true) {
+              const result = yield* ForkRepository.poll(executionId)
+              if (Option.isSome(result) && result.value._tag === "Complete") return
+              yield* Effect.sleep("50 millis")
+            }
+          }).pipe(Effect.provideService(WorkflowEngine.WorkflowEngine, engine))
+          yield* Effect.timeoutOption(done, `${settings.repository.FORK_WAIT_TIMEOUT} seconds`)
+          // The row as the job left it (ready, or still creating), for the answer.
+          const now = yield* Effect.orDie(rows.findById(repo.id))
+          return { repo: Option.getOrElse(now, () => repo), owner }
         })
 
       const list = (viewer: Principal | undefined, ownerName: string, name: string, window: Window | undefined) =>

@@ -208,13 +208,17 @@ export class MirrorsService extends Context.Service<
           const header = authorizationHeader(remote.credentials)
           // The row first (`creating` while the clone runs), then the git data through the entity;
           // if anything fails, the row and the directory go again.
-          const row = yield* repos.insertRow(owner, {
-            name: input.repo_name,
-            description: input.description ?? "",
-            default_branch: "main",
-            is_private: input.private ?? false,
-            status: "creating"
-          })
+          const row = yield* repos.insertRow(
+            owner,
+            {
+              name: input.repo_name,
+              description: input.description ?? "",
+              default_branch: "main",
+              is_private: input.private ?? false,
+              status: "creating"
+            },
+            caller.user
+          )
           const target = { id: row.id, dir: repos.pathOf(owner, row) }
           const prepared = Effect.gen(function* () {
             // The job first: from here on, a crash is repaired by the schedule (restartLostJobs).

@@ -19,7 +19,7 @@ import { NotFound, type RepositoryMoved } from "../http/Errors.ts"
 import { atLeast } from "../lib/AccessMode.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { UsersService } from "../users/Service.ts"
-import { RepoPolicy } from "./Policy.ts"
+import { BEING_CREATED, RepoPolicy } from "./Policy.ts"
 import { ReposService } from "./Service.ts"
 
 /** A deploy key's grant on one repository (git over SSH). */
@@ -111,7 +111,9 @@ export const makeGitAccess = Effect.gen(function* () {
       }
       if (level === "write" && repo.isMirror) return yield* SmartHttp.Denied.forbidden("mirror repository is read-only")
       if (level === "read") return { path: repos.pathOf(owner, repo), owner, repo, env: undefined, pushLog: undefined }
-      const refusal = yield* quota.pushRefusal(owner)
+      // A push while a job still makes the git data (ensureCreated's rule) is refused by the hook,
+      // before any ref moves, with the message git shows the pusher.
+      const refusal = repo.status === "creating" ? BEING_CREATED : yield* quota.pushRefusal(owner)
       // A deploy key pushes as the repository's owner (Forgejo: the doer of a deploy key's push).
       const log = newPushLog(hooks, pushLogs, {
         repo: repositoryRef(owner, repo),

@@ -2,6 +2,7 @@ import { Cause, Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
+import { BlocksService } from "../blocks/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import { edited, subject } from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
@@ -16,7 +17,7 @@ import { QuotaService } from "../quota/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
-import { RepoPolicy } from "./Policy.ts"
+import { ensureCreated, RepoPolicy } from "./Policy.ts"
 import { RepoPresenter } from "./Present.ts"
 import {
   type CollaboratorMode,
@@ -54,6 +55,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const repoRows = yield* ReposRepo
     const events = yield* EventHub
     const quota = yield* QuotaService
+    const blocks = yield* BlocksService
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
@@ -144,6 +146,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           const caller = yield* signedInCaller
           const { owner, repo } = yield* repos.find(params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "admin")
+          yield* ensureCreated(repo)
           const updated = yield* repos.edit(owner, repo, payload)
           yield* Effect.forEach(edited(owner, repo, updated, caller.user), events.publish)
           return yield* presenter.one(caller, {
@@ -270,6 +273,8 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           if (user.id === owner.id) {
             return yield* Errors.validationFailed(`the repository owner cannot be a collaborator [name: ${user.name}]`)
           }
+          // Forgejo's repo_module.AddCollaborator: refused when the owner or the user blocked the other.
+          yield* blocks.ensureNeitherBlocked(owner, user)
           yield* repos.setCollaborator(repo, user, permission as CollaboratorMode)
         })
       )

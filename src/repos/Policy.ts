@@ -32,10 +32,21 @@ const REFUSALS: Record<"read" | "write" | "admin" | "owner", string> = {
   owner: "user should be the owner of the repo"
 }
 
+/** Why a repository whose git data a job is still making (a fork, a migration) refuses changes. */
+export const BEING_CREATED = "repository is being created, try again in a moment"
+
+/**
+ * 409 while the repository is `creating` (its fork or migration job has not finished): the one
+ * rule every write to a repository checks, content (`ensureWritable`), settings, transfers and
+ * pushes alike. Reads meanwhile see the repository as it is: empty until the copy lands.
+ */
+export const ensureCreated = (repo: Pick<RepoRow, "status">): Effect.Effect<void, Errors.Conflict> =>
+  repo.status === "creating" ? Effect.fail(Errors.conflict(BEING_CREATED)) : Effect.void
+
 /**
  * What every change to a repository's content checks after it was opened for the caller (Forgejo's
- * order): write access to code (403), then not archived (423); a pull mirror only takes what it
- * fetches (403).
+ * order): write access to code (403), then not being created (409), not archived (423); a pull
+ * mirror only takes what it fetches (403).
  */
 export const ensureWritable = (opened: {
   readonly owner: UserRow
@@ -44,13 +55,15 @@ export const ensureWritable = (opened: {
 }) =>
   !atLeast(opened.access.code, "write")
     ? Effect.fail(Errors.forbidden(REFUSALS.write))
-    : opened.repo.isArchived
-      ? Effect.fail(
-          Errors.locked(`<Repository ${opened.repo.id}:${opened.owner.name}/${opened.repo.name}> is archived`)
-        )
-      : opened.repo.isMirror
-        ? Effect.fail(Errors.forbidden("Git Repository is a mirror."))
-        : Effect.void
+    : opened.repo.status === "creating"
+      ? ensureCreated(opened.repo)
+      : opened.repo.isArchived
+        ? Effect.fail(
+            Errors.locked(`<Repository ${opened.repo.id}:${opened.owner.name}/${opened.repo.name}> is archived`)
+          )
+        : opened.repo.isMirror
+          ? Effect.fail(Errors.forbidden("Git Repository is a mirror."))
+          : Effect.void
 
 export class RepoPolicy extends Context.Service<
   RepoPolicy,

@@ -16,6 +16,7 @@ import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
 import { branchNameProblem, NAME_MAX, repoNameProblem } from "../lib/Names.ts"
+import { SocialRepo } from "../social/Repo.ts"
 import * as Templates from "../templates/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { gitIdentity } from "../users/Schema.ts"
@@ -173,7 +174,7 @@ export class ReposService extends Context.Service<
     readonly create: (
       owner: UserRow,
       input: CreateRepoOption,
-      /** Who creates it: the author of the initial commit. */
+      /** Who creates it: the author of the initial commit, and its first watcher (AUTO_WATCH_NEW_REPOS). */
       doer: UserRow
     ) => Effect.Effect<
       RepoRow,
@@ -184,10 +185,13 @@ export class ReposService extends Context.Service<
     /**
      * The row of a new repository of `owner`, the owner's count and a fork's source's count, in one
      * transaction (409 when the name is taken). The caller makes the directory next (`initDirectory`), outside the transaction.
+     * `creator` (who asked for it) watches it when `[service] AUTO_WATCH_NEW_REPOS` is on, as
+     * Forgejo's `CreateRepositoryByExample` does for new repositories, forks and migrations.
      */
     readonly insertRow: (
       owner: UserRow,
-      values: Omit<NewRepo, "owner_id" | "lower_name">
+      values: Omit<NewRepo, "owner_id" | "lower_name">,
+      creator: UserRow
     ) => Effect.Effect<RepoRow, Errors.Conflict>
     /**
      * Gives the repository to another account: the row (counts, redirect from the old name, the new
@@ -243,6 +247,7 @@ export class ReposService extends Context.Service<
       const sql = yield* SqlClient
       const repos = yield* ReposRepo
       const users = yield* UsersRepo
+      const social = yield* SocialRepo
       const policy = yield* RepoPolicy
       const writer = yield* RepositoryWriter
       const events = yield* EventHub
@@ -310,7 +315,7 @@ export class ReposService extends Context.Service<
           Option.isSome(moved) ? Effect.die(moved.value) : Effect.fail(Errors.notFound())
         )
 
-      const insertRow = (owner: UserRow, values: Omit<NewRepo, "owner_id" | "lower_name">) =>
+      const insertRow = (owner: UserRow, values: Omit<NewRepo, "owner_id" | "lower_name">, creator: UserRow) =>
         transaction(
           Effect.gen(function* () {
             const row = yield* repos
@@ -319,7 +324,9 @@ export class ReposService extends Context.Service<
             yield* repos.removeRedirect(owner.id, row.lowerName) // the name is this repository's now
             if (values.fork_id !== undefined) yield* repos.adjustNumForks(values.fork_id, 1)
             yield* users.adjustNumRepos(owner.id, 1)
-            return row
+            if (!settings.service.AUTO_WATCH_NEW_REPOS) return row
+            const watched = yield* social.watch(creator.id, row.id)
+            return watched ? { ...row, numWatches: row.numWatches + 1 } : row
           })
         )
 
@@ -407,13 +414,17 @@ export class ReposService extends Context.Service<
             }).pipe(Effect.mapError(Templates.toApiError))
             // The row first (a duplicate is refused there), then the disk through the repository's
             // entity, never inside the transaction; if the disk part fails the row goes again.
-            const row = yield* insertRow(owner, {
-              name: input.name,
-              description: input.description ?? "",
-              default_branch:
-                input.default_branch !== undefined && input.default_branch !== "" ? input.default_branch : "main",
-              is_private: input.private ?? false
-            })
+            const row = yield* insertRow(
+              owner,
+              {
+                name: input.name,
+                description: input.description ?? "",
+                default_branch:
+                  input.default_branch !== undefined && input.default_branch !== "" ? input.default_branch : "main",
+                is_private: input.private ?? false
+              },
+              doer
+            )
             const target = { id: row.id, dir: path }
             const initialCommit = Effect.gen(function* () {
               const files = yield* Templates.renderInitialFiles({

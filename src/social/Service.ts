@@ -1,6 +1,7 @@
 // Stars and watches (Forgejo's routers/api/v1/user/star.go, watch.go): who may star or watch what, and the lists, each showing only
 // the repositories the caller may see. Repository visibility is RepoPolicy's, reused as is.
 import { Context, Effect, Layer, Option } from "effect"
+import { BlocksService } from "../blocks/Service.ts"
 import type { Principal } from "../http/Caller.ts"
 import type * as Errors from "../http/Errors.ts"
 import { atLeast } from "../lib/AccessMode.ts"
@@ -30,10 +31,12 @@ export class SocialService extends Context.Service<
       ownerName: string,
       name: string
     ) => Effect.Effect<Target, Errors.NotFound | Errors.Forbidden>
-    readonly star: (user: UserRow, repo: RepoRow) => Effect.Effect<void>
+    /** 403 when the repository's owner has blocked the user (Forgejo's `StarRepo`). */
+    readonly star: (user: UserRow, repo: RepoRow) => Effect.Effect<void, Errors.Forbidden>
     readonly unstar: (user: UserRow, repo: RepoRow) => Effect.Effect<void>
     readonly isStarred: (user: UserRow, repo: RepoRow) => Effect.Effect<boolean>
-    readonly watch: (user: UserRow, repo: RepoRow) => Effect.Effect<void>
+    /** 403 when the repository's owner has blocked the user (Forgejo's `WatchRepo`). */
+    readonly watch: (user: UserRow, repo: RepoRow) => Effect.Effect<void, Errors.Forbidden>
     readonly unwatch: (user: UserRow, repo: RepoRow) => Effect.Effect<void>
     readonly isWatching: (user: UserRow, repo: RepoRow) => Effect.Effect<boolean>
     /**
@@ -54,6 +57,8 @@ export class SocialService extends Context.Service<
       const repos = yield* ReposService
       const policy = yield* RepoPolicy
       const users = yield* UsersRepo
+      const blocks = yield* BlocksService
+      const notBlocked = (user: UserRow, repo: RepoRow) => blocks.ensureNotBlocked([{ id: repo.ownerId }], user)
 
       const find = repos.open
 
@@ -81,11 +86,14 @@ export class SocialService extends Context.Service<
         find,
         // The star row, the repository's count and the user's count change together or not at all.
         star: (user, repo) =>
-          Effect.orDie(
-            social.transaction(
-              Effect.gen(function* () {
-                if (yield* social.star(user.id, repo.id)) yield* users.adjustNumStars(user.id, 1)
-              })
+          Effect.andThen(
+            notBlocked(user, repo),
+            Effect.orDie(
+              social.transaction(
+                Effect.gen(function* () {
+                  if (yield* social.star(user.id, repo.id)) yield* users.adjustNumStars(user.id, 1)
+                })
+              )
             )
           ),
         unstar: (user, repo) =>
@@ -97,7 +105,8 @@ export class SocialService extends Context.Service<
             )
           ),
         isStarred: (user, repo) => Effect.orDie(social.isStarred(user.id, repo.id)),
-        watch: (user, repo) => Effect.orDie(Effect.asVoid(social.watch(user.id, repo.id))),
+        watch: (user, repo) =>
+          Effect.andThen(notBlocked(user, repo), Effect.orDie(Effect.asVoid(social.watch(user.id, repo.id)))),
         unwatch: (user, repo) => Effect.orDie(Effect.asVoid(social.unwatch(user.id, repo.id))),
         isWatching: (user, repo) => Effect.orDie(social.isWatching(user.id, repo.id)),
         starred: (viewer, user, window) =>

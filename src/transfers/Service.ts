@@ -4,6 +4,7 @@
 
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { BlocksService } from "../blocks/Service.ts"
 import { subject } from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
 import type { Principal } from "../http/Caller.ts"
@@ -11,7 +12,7 @@ import * as Errors from "../http/Errors.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"
 import { QuotaService } from "../quota/Service.ts"
-import { RepoPolicy } from "../repos/Policy.ts"
+import { ensureCreated, RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
@@ -59,6 +60,7 @@ export class TransfersService extends Context.Service<
       const policy = yield* RepoPolicy
       const transfers = yield* TransfersRepo
       const quota = yield* QuotaService
+      const blocks = yield* BlocksService
       const events = yield* EventHub
 
       const userById = (id: number) =>
@@ -98,6 +100,8 @@ export class TransfersService extends Context.Service<
         Effect.gen(function* () {
           const { owner, repo } = yield* repos.open(caller, ownerName, name)
           yield* policy.ensureAccess(caller, repo, owner, "owner")
+          // Forgejo's TestRepositoryReadyForTransfer: not while its git data is being made.
+          yield* ensureCreated(repo)
           const found = yield* Effect.orDie(users.findByName(options.new_owner))
           if (Option.isNone(found)) return yield* Errors.notFound()
           const recipient = found.value
@@ -122,6 +126,8 @@ export class TransfersService extends Context.Service<
               teams.push(team.value)
             }
           }
+          // Forgejo's StartRepositoryTransfer: not to someone who blocked the doer (admins included).
+          yield* blocks.ensureNotBlocked([recipient], caller.user)
           if (recipient.id === owner.id)
             return yield* Errors.validationFailed(`the repository is already owned by ${recipient.name}`)
           if (Option.isSome(yield* Effect.orDie(transfers.pending(repo.id)))) {

@@ -36,7 +36,11 @@ export const freePort = () =>
   })
 
 /** A fresh PostgreSQL database on TEST_DATABASE_URL's server, dropped when the scope closes. */
-export const freshPostgresDatabase = (adminUrl: string) =>
+/**
+ * A database of its own on the server at `adminUrl`, dropped when the scope closes; with
+ * `create: false`, only a fresh name (for a test that has Hearth create it), dropped all the same.
+ */
+export const freshPostgresDatabase = (adminUrl: string, options: { readonly create?: boolean } = {}) =>
   Effect.gen(function* () {
     const name = `hearth_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
     const admin = (statement: (sql: SqlClient) => Effect.Effect<unknown, unknown>) =>
@@ -47,7 +51,7 @@ export const freshPostgresDatabase = (adminUrl: string) =>
         })
       )
     yield* Effect.acquireRelease(
-      admin((sql) => sql`CREATE DATABASE ${sql(name)}`),
+      options.create === false ? Effect.void : admin((sql) => sql`CREATE DATABASE ${sql(name)}`),
       () => admin((sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`).pipe(Effect.ignore)
     )
     const url = new URL(adminUrl)
