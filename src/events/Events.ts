@@ -7,7 +7,7 @@
 //
 // | event                        | when                                                  | webhook               |
 // |------------------------------|-------------------------------------------------------|-----------------------|
-// | CreateRepository             | a repository is made (API, organisation, CLI)          | repository / created  |
+// | CreateRepository             | a repository is made (own or an organisation's)      | repository / created  |
 // | MigrateRepository            | a migration or pull mirror is made (its first fetch)   | repository / created  |
 // | ForkRepository               | a fork is made (`source` is what it forks)             | fork                  |
 // | DeleteRepository             | a repository is deleted                               | repository / deleted  |

@@ -28,8 +28,14 @@
 // right after its commit, for git pushes right after receive-pack exits (the refs each moved come
 // from receive-pack's own post-receive report, see src/git/PushLog.ts; a push whose server died
 // before it was published is published at the next start from that report, kept on disk until
-// then). What is lost is only a change whose process died between its commit and the next
-// statement.
+// then). Not inside the change's own transaction: most changes that matter are not one
+// transaction (a repository is its row, then its git data, and the row goes again when the git
+// part fails; a transfer is its rows, then a directory move), so the event is true only once the
+// whole change is; and a publish inside a transaction could not run the in-process subscribers
+// after the commit. What can be lost is a database change whose process died between its last
+// commit and the next statement (no I/O lies between them). The rows of one repository are
+// written one at a time in this process: a row numbered earlier but committed later would
+// otherwise be overtaken in the queue.
 import { Context, Effect, Layer, Semaphore } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { leftoverPushLogs, parsePushLog, pushLogDir } from "../git/PushLog.ts"
