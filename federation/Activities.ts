@@ -59,8 +59,13 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.char
  * A public note about something a user did (created a repository, pushed), addressed to everyone
  * and to the user's followers, as Mastodon shows it in a timeline.
  */
-export const createNote = (actor: string, note: { readonly text: string; readonly url: string }): Activity => {
-  const id = `${actor}/activities/${randomUUID()}`
+export const createNote = (
+  actor: string,
+  note: { readonly text: string; readonly url: string },
+  /** Its id's last part (random unless given). */
+  key: string = randomUUID()
+): Activity => {
+  const id = `${actor}/activities/${key}`
   const published = now()
   const addressing = { to: [PUBLIC], cc: [`${actor}/followers`] }
   return {

@@ -7,9 +7,8 @@
 import { webcrypto } from "node:crypto"
 import type { Federation as FedifyFederation } from "@fedify/fedify"
 import { Effect } from "effect"
-import type { SqlClient } from "effect/sql/SqlClient"
 import type { SettingsShape } from "../src/config/Settings.ts"
-import type { JobsRepo } from "../src/jobs/Repo.ts"
+import type { DeliveryQueue } from "../src/jobs/Queue.ts"
 import { sealer } from "../src/lib/Sealer.ts"
 import type { UserRow } from "../src/users/Repo.ts"
 import type { Paths } from "./Paths.ts"
@@ -43,9 +42,8 @@ export interface Loaded {
 export interface FedifyDeps {
   readonly settings: SettingsShape
   readonly paths: Paths
-  readonly sql: SqlClient
   readonly repo: (typeof FederationRepo)["Service"]
-  readonly jobs: (typeof JobsRepo)["Service"]
+  readonly queue: (typeof DeliveryQueue)["Service"]
   readonly run: Run
   readonly kv: SqlKvStore
   readonly documents: Documents
@@ -118,7 +116,7 @@ export const makeFedify = (deps: FedifyDeps): (() => Promise<Loaded>) => {
       return found
     }
 
-    const queue = new SqlMessageQueue(deps.sql, deps.jobs, run, {
+    const queue = new SqlMessageQueue(deps.queue, run, {
       attempts: settings.federation.DELIVERY_ATTEMPTS,
       retryDelayMs: settings.federation.DELIVERY_RETRY_DELAY * 1000,
       seal: keys.seal,

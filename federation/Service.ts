@@ -6,8 +6,10 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { signInProhibited } from "../src/auth/AccountState.ts"
 import { Settings, type SettingsShape } from "../src/config/Settings.ts"
+import type { Event } from "../src/events/Events.ts"
+import { EventHub } from "../src/events/Hub.ts"
 import * as Errors from "../src/http/Errors.ts"
-import { JobsRepo } from "../src/jobs/Repo.ts"
+import { DeliveryQueue } from "../src/jobs/Queue.ts"
 import { type RepoRow, ReposRepo } from "../src/repos/Repo.ts"
 import { type UserRow, UsersRepo } from "../src/users/Repo.ts"
 import * as Activities from "./Activities.ts"
@@ -16,7 +18,7 @@ import { type Paths, pathsOf } from "./Paths.ts"
 import { type RepositoryEvent, repositoryNote } from "./Publish.ts"
 import { asObject, checkUrl, type Documents, fetchJson, idOf, makeDocuments, RemoteError, typeOf } from "./Remote.ts"
 import { FederationRepo, type RemoteActor } from "./Repo.ts"
-import { SqlKvStore } from "./Store.ts"
+import { FEDERATION_TOPIC, SqlKvStore } from "./Store.ts"
 
 /** A local account that is an ActivityPub Person: an active, public, individual user. */
 export const federatedUser = (user: UserRow) =>
@@ -84,8 +86,11 @@ export class Federation extends Context.Service<
      * in the background (the caller never waits for it). Nothing when the user is not federated.
      */
     readonly publish: (user: UserRow, note: { readonly text: string; readonly url: string }) => Effect.Effect<void>
-    /** Publishes a repository event as its doer's activity (Publish.ts says which ones and how). */
-    readonly announce: (event: RepositoryEvent) => Effect.Effect<void>
+    /**
+     * Publishes a repository event as its doer's activity (Publish.ts says which ones and how),
+     * waiting until it is queued for the followers; fails with why it could not be.
+     */
+    readonly announce: (event: RepositoryEvent, key?: string) => Effect.Effect<void, string>
   }
 >()("hearth/federation/Federation") {
   static readonly layer = Layer.effect(
@@ -95,7 +100,7 @@ export class Federation extends Context.Service<
       const sql = yield* SqlClient
       const users = yield* UsersRepo
       const repos = yield* ReposRepo
-      const jobs = yield* JobsRepo
+      const queue = yield* DeliveryQueue
       const repo = yield* FederationRepo
       const paths = pathsOf(settings)
       const enabled = settings.federation.ENABLED
@@ -110,9 +115,8 @@ export class Federation extends Context.Service<
       const load = makeFedify({
         settings,
         paths,
-        sql,
         repo,
-        jobs,
+        queue,
         run,
         kv,
         documents,
@@ -309,28 +313,68 @@ export class Federation extends Context.Service<
           })
         })
 
-      const publish = (user: UserRow, note: { readonly text: string; readonly url: string }) =>
+      /** The note in the user's outbox and queued for its followers (the caller waits for both). */
+      const publishNow = (user: UserRow, note: { readonly text: string; readonly url: string }, key?: string) =>
         !enabled || !federatedUser(user)
           ? Effect.void
           : Effect.gen(function* () {
-              const activity = Activities.createNote(paths.actor(user), note)
-              yield* repo.addOutbox(user.id, activity)
+              const activity = Activities.createNote(paths.actor(user), note, key)
+              // Published again after a crash (the same key): kept once, and sent once (the queue
+              // takes one activity once per inbox).
+              if (Option.isNone(yield* repo.published(user.id, activity.id as string)))
+                yield* repo.addOutbox(user.id, activity)
               const followers = yield* repo.followerActors(user.id)
               if (followers.length === 0) return
-              yield* send(user, followers, activity).pipe(
-                Effect.catchCause((cause) =>
-                  Effect.logWarning(`could not send an activity of ${user.name} to its followers`, cause)
-                ),
-                Effect.forkDetach
+              yield* send(user, followers, activity)
+            })
+
+      const publish = (user: UserRow, note: { readonly text: string; readonly url: string }) =>
+        publishNow(user, note).pipe(
+          Effect.catchCause((cause) => Effect.logWarning(`could not publish an activity of ${user.name}`, cause)),
+          Effect.forkDetach,
+          Effect.asVoid
+        )
+
+      const announce = (event: RepositoryEvent, key?: string) => {
+        const note = repositoryNote(paths, event)
+        return note === undefined ? Effect.void : publishNow(event.doer, note, key)
+      }
+
+      // Repository events become notes of their doer (Publish.ts), through the event hub's durable
+      // queue: a note is never lost to a crash between the change and its delivery.
+      if (enabled) {
+        const hub = yield* EventHub
+        yield* hub.subscribeDurable({
+          name: "federation",
+          accepts: (event) =>
+            !event.repo.private &&
+            (event._tag === "CreateRepository" ||
+              event._tag === "ForkRepository" ||
+              (event._tag === "PushCommits" && (event.via === "http" || event.via === "ssh"))),
+          handle: (event: Event, key: string) =>
+            Effect.gen(function* () {
+              // As they are now: a repository deleted or made private since makes no note.
+              const found = yield* Effect.orDie(repos.findById(event.repo.id))
+              if (Option.isNone(found)) return
+              const owner = yield* Effect.orDie(users.findById(found.value.ownerId))
+              const doer = yield* Effect.orDie(users.findById(event.doer.id))
+              if (Option.isNone(owner) || Option.isNone(doer)) return
+              const about = { doer: doer.value, owner: owner.value, repo: found.value }
+              yield* announce(
+                event._tag === "ForkRepository"
+                  ? { kind: "forked", ...about, source: event.source.fullName }
+                  : { kind: event._tag === "CreateRepository" ? "created" : "pushed", ...about },
+                key
               )
-            }).pipe(
-              Effect.catchCause((cause) => Effect.logWarning(`could not publish an activity of ${user.name}`, cause))
-            )
+            }),
+          attempts: settings.federation.DELIVERY_ATTEMPTS,
+          retryDelayMs: settings.federation.DELIVERY_RETRY_DELAY * 1000
+        })
+      }
 
       const resumeDeliveries = Effect.gen(function* () {
         if (!enabled) return
-        const pending = yield* Effect.orDie(sql`SELECT 1 FROM federation_queue LIMIT 1`)
-        if (pending.length > 0) yield* Effect.forkDetach(Effect.ignore(fedifyStarted))
+        if (yield* queue.pending(FEDERATION_TOPIC)) yield* Effect.forkDetach(Effect.ignore(fedifyStarted))
       })
 
       return Federation.of({
@@ -351,10 +395,7 @@ export class Federation extends Context.Service<
         deliverable,
         send,
         publish,
-        announce: (event) => {
-          const note = repositoryNote(paths, event)
-          return note === undefined ? Effect.void : publish(event.doer, note)
-        }
+        announce
       })
     })
   )

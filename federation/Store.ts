@@ -1,13 +1,11 @@
 // Fedify's key-value store and message queue on Hearth's database (embedded or PostgreSQL, one
 // SqlClient), so that both survive a restart and several nodes on one PostgreSQL share them.
 //
-// The queue carries outbound deliveries. Unlike effect/workflow jobs, whose runs are independent,
-// deliveries to one inbox must arrive in the order they were sent (a Like, then its Undo), so the
-// queue is a table taken in id order, one message at a time per ordering key. Retries are the
-// queue's own (`nativeRetrial`): a failed delivery keeps its place, and the later ones of its key
-// wait behind it, doubling its delay until [federation] DELIVERY_ATTEMPTS run out. Each message is
-// also a row of `jobs` (kind `federation-…`), so deliveries, their attempts and last errors are
-// readable at GET /admin/jobs like every other background job.
+// The queue carries outbound deliveries: the `federation` topic of the one durable, ordered
+// delivery queue (src/jobs/Queue.ts), which keeps deliveries to one inbox in the order they were
+// sent (a Like, then its Undo), retries a failed one in place with doubling delays until
+// [federation] DELIVERY_ATTEMPTS run out, leases what it runs (SIGKILL-safe) and shows each message
+// as a `jobs` row (kind `federation-…`). Fedify's own retries are off (`nativeRetrial`).
 //
 // Fedify settles some deliveries without throwing: a 429/503 with Retry-After it sends again by
 // enqueueing the same message anew, a 404/410 it drops after reporting it (onOutboxError). Taken
@@ -17,12 +15,9 @@
 // becomes a retry in place (at the later of its backoff and the remote's Retry-After), a reported
 // error without a throw a final failure. The same context routes Fedify's `fetch` (a global it
 // calls directly) through Remote.ts's policy for the deliveries' requests, and only for those.
-//
-// A claimed message is leased for LEASE_MS and the lease renewed while its delivery runs, so
-// the message of a node that died mid-delivery (SIGKILL) is taken again soon after, not never.
 
 import { AsyncLocalStorage } from "node:async_hooks"
-import { randomUUID } from "node:crypto"
+import { createHash } from "node:crypto"
 import { isDeepStrictEqual } from "node:util"
 import type {
   KvKey,
@@ -35,7 +30,7 @@ import type {
 } from "@fedify/fedify"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
-import type { JobsRepo } from "../src/jobs/Repo.ts"
+import type { Claimed, DeliveryQueue, Outcome } from "../src/jobs/Queue.ts"
 import { DeliveryRefused } from "./Remote.ts"
 
 /** Runs a database effect from Fedify's promise-based callbacks. */
@@ -167,29 +162,20 @@ const installFetchHook = () => {
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
-/** How long a claimed message stays invisible to other nodes, renewed while it is delivered. */
-const LEASE_MS = 30_000
+/** The topic of federation's deliveries in the delivery queue. */
+export const FEDERATION_TOPIC = "federation"
 
-type Claimed = { readonly id: string; readonly message: string; readonly job_key: string; readonly attempts: number }
-
-/** The outbound delivery queue (see the top of this file). */
+/** Fedify's MessageQueue over the delivery queue (see the top of this file). */
 export class SqlMessageQueue implements MessageQueue {
   readonly nativeRetrial = true
-  readonly #sql: SqlClient
-  readonly #jobs: (typeof JobsRepo)["Service"]
+  readonly #queue: (typeof DeliveryQueue)["Service"]
   readonly #run: Run
   readonly #options: QueueOptions
-  readonly #waiters = new Set<() => void>()
-  constructor(sql: SqlClient, jobs: (typeof JobsRepo)["Service"], run: Run, options: QueueOptions) {
-    this.#sql = sql
-    this.#jobs = jobs
+  constructor(queue: (typeof DeliveryQueue)["Service"], run: Run, options: QueueOptions) {
+    this.#queue = queue
     this.#run = run
     this.#options = options
     if (options.fetch !== undefined) installFetchHook()
-  }
-
-  #wake() {
-    for (const waiter of [...this.#waiters]) waiter()
   }
 
   async enqueue(message: any, options?: MessageQueueEnqueueOptions): Promise<void> {
@@ -197,8 +183,6 @@ export class SqlMessageQueue implements MessageQueue {
   }
 
   async enqueueMany(messages: readonly any[], options?: MessageQueueEnqueueOptions): Promise<void> {
-    const sql = this.#sql
-    const jobs = this.#jobs
     const delay = Math.max(0, millis(options?.delay) ?? 0)
     // Fedify sending the message being delivered again: a retry in place, not a new message.
     const attempt = attempts.getStore()
@@ -211,158 +195,66 @@ export class SqlMessageQueue implements MessageQueue {
       attempt.retryAfterMs = delay
       return
     }
-    const at = new Date(Date.now() + delay)
     const seal = this.#options.seal
     await this.#run(
-      Effect.forEach(
-        messages,
-        (message) =>
-          Effect.gen(function* () {
-            const key = `federation:${randomUUID()}`
-            yield* jobs.enqueue({ kind: `federation-${String(message?.type ?? "message")}`, key })
-            yield* sql`INSERT INTO federation_queue (message, ordering_key, job_key, deliver_at)
-          VALUES (${seal(JSON.stringify(message))}, ${options?.orderingKey ?? null}, ${key}, ${at})`
-          }),
-        { discard: true }
+      this.#queue.enqueue(
+        FEDERATION_TOPIC,
+        messages.map((message) => ({
+          payload: seal(JSON.stringify(message)),
+          // One activity once to one inbox, also when a crash makes its sender queue it again.
+          key:
+            typeof message?.activityId === "string" && typeof message?.inbox === "string"
+              ? createHash("sha256").update(`${message.activityId} ${message.inbox}`).digest("hex")
+              : undefined,
+          orderingKey: options?.orderingKey ?? null,
+          kind: `federation-${String(message?.type ?? "message")}`,
+          delayMs: delay
+        }))
       )
     )
-    this.#wake()
   }
 
-  /** One due message whose ordering key has no earlier message left, leased to this node. */
-  #claim(): Promise<ReadonlyArray<Claimed>> {
-    const sql = this.#sql
-    return this.#run(sql<Claimed>`UPDATE federation_queue SET locked_until = ${new Date(Date.now() + LEASE_MS)},
-        attempts = attempts + 1
-      WHERE id = (SELECT q.id FROM federation_queue q
-        WHERE q.deliver_at <= now() AND (q.locked_until IS NULL OR q.locked_until < now())
-          AND (q.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM federation_queue p
-            WHERE p.ordering_key = q.ordering_key AND p.id < q.id))
-        ORDER BY q.deliver_at, q.id LIMIT 1 FOR UPDATE SKIP LOCKED)
-      RETURNING id, message, job_key, attempts`)
-  }
-
-  /** Milliseconds until the next message is due (capped: other nodes may enqueue too). */
-  async #idle(): Promise<number> {
-    // A message leased by a node that died is due again when its lease ends.
-    const rows = await this.#run(this.#sql`SELECT
-        EXTRACT(EPOCH FROM (min(GREATEST(deliver_at, COALESCE(locked_until, deliver_at))) - now())) * 1000 AS wait
-      FROM federation_queue`)
-    const wait = rows[0]?.wait === null || rows[0]?.wait === undefined ? Infinity : Number(rows[0].wait)
-    return Math.min(30_000, Math.max(50, wait))
-  }
-
-  async #deliver(claimed: Claimed, handler: (message: any) => Promise<void> | void): Promise<void> {
-    const sql = this.#sql
-    const jobs = this.#jobs
-    const attemptNo = Number(claimed.attempts)
-    await this.#run(jobs.started(claimed.job_key, attemptNo))
-    const deadline = this.#options.deadlineMs ?? 120_000
-    let timer: NodeJS.Timeout | undefined
-    // The lease is renewed while the delivery runs; the last renewal is awaited before the outcome is written.
-    let renewing: Promise<unknown> = Promise.resolve()
-    const renewal = setInterval(() => {
-      renewing = this.#run(sql`UPDATE federation_queue SET locked_until = ${new Date(Date.now() + LEASE_MS)}
-        WHERE id = ${claimed.id} AND locked_until IS NOT NULL`).catch(() => undefined)
-    }, LEASE_MS / 3)
+  /** One delivery: Fedify's handler in its `Attempt` context, and what came of it. */
+  async #deliver(claimed: Claimed, handler: (message: any) => Promise<void> | void): Promise<Outcome> {
     let message: any
     try {
-      message = JSON.parse(this.#options.open(claimed.message))
+      message = JSON.parse(this.#options.open(claimed.payload))
     } catch {
       message = undefined // sealed with another SECRET_KEY, or damaged
     }
     const attempt: Attempt = { messageId: message?.id, fetch: this.#options.fetch }
-    let outcome: { readonly error?: string; readonly final?: boolean; readonly delayMs?: number } = {}
     try {
       if (message === undefined)
         throw new DeliveryRefused("the queued message could not be read (was [security] SECRET_KEY changed?)")
-      await Promise.race([
-        attempts.run(attempt, () => Promise.resolve().then(() => handler(message))),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`the delivery did not finish within ${deadline / 1000} s`)),
-            deadline
-          )
-        })
-      ])
+      await attempts.run(attempt, () => Promise.resolve().then(() => handler(message)))
       if (attempt.retryAfterMs !== undefined) {
-        outcome = {
+        return {
           error:
             attempt.error === undefined ? "the remote asked to be sent this again later" : messageOf(attempt.error),
           delayMs: attempt.retryAfterMs
         }
-      } else if (attempt.error !== undefined) {
-        // Reported and not thrown: a failure Fedify does not retry (the inbox is gone: 404, 410).
-        outcome = { error: messageOf(attempt.error), final: true }
       }
+      // Reported and not thrown: a failure Fedify does not retry (the inbox is gone: 404, 410).
+      if (attempt.error !== undefined) return { error: messageOf(attempt.error), final: true }
+      return {}
     } catch (error) {
       const refused = attempt.refused ?? (error instanceof DeliveryRefused ? error.message : undefined)
-      outcome = refused !== undefined ? { error: refused, final: true } : { error: messageOf(error) }
-    } finally {
-      clearTimeout(timer)
-      clearInterval(renewal)
+      return refused !== undefined ? { error: refused, final: true } : { error: messageOf(error) }
     }
-    await renewing
-    if (outcome.error === undefined) {
-      await this.#run(
-        Effect.andThen(sql`DELETE FROM federation_queue WHERE id = ${claimed.id}`, jobs.succeeded(claimed.job_key))
-      )
-      return
-    }
-    const last = outcome.final === true || attemptNo >= this.#options.attempts
-    const delay = Math.max(this.#options.retryDelayMs * 2 ** (attemptNo - 1), outcome.delayMs ?? 0)
-    await this.#run(
-      Effect.andThen(
-        last
-          ? sql`DELETE FROM federation_queue WHERE id = ${claimed.id}`
-          : sql`UPDATE federation_queue SET deliver_at = ${new Date(Date.now() + delay)}, locked_until = NULL WHERE id = ${claimed.id}`,
-        jobs.attemptFailed(claimed.job_key, outcome.error, last)
-      )
-    )
   }
 
   async getDepth() {
-    const rows = await this.#run(this
-      .#sql`SELECT count(*) AS queued, count(*) FILTER (WHERE deliver_at <= now()) AS ready
-      FROM federation_queue`)
-    const queued = Number(rows[0]!.queued)
-    const ready = Number(rows[0]!.ready)
+    const { queued, ready } = await this.#run(this.#queue.depth(FEDERATION_TOPIC))
     return { queued, ready, delayed: queued - ready }
   }
 
-  async listen(handler: (message: any) => Promise<void> | void, options?: MessageQueueListenOptions): Promise<void> {
-    const signal = options?.signal
-    const limit = this.#options.concurrency ?? 4
-    const running = new Set<Promise<void>>()
-    while (signal?.aborted !== true) {
-      let claimed: ReadonlyArray<Claimed> = []
-      if (running.size < limit) {
-        claimed = await this.#claim().catch(() => []) // the database may be closing, or briefly away
-      }
-      if (claimed.length > 0) {
-        const delivery: Promise<void> = this.#deliver(claimed[0]!, handler)
-          .catch(() => undefined)
-          .finally(() => {
-            running.delete(delivery)
-            this.#wake()
-          })
-        running.add(delivery)
-        continue
-      }
-      const wait = running.size >= limit ? 30_000 : await this.#idle().catch(() => 1000)
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer)
-          this.#waiters.delete(done)
-          signal?.removeEventListener("abort", done)
-          resolve()
-        }
-        const timer = setTimeout(done, wait)
-        timer.unref?.()
-        this.#waiters.add(done)
-        signal?.addEventListener("abort", done)
-      })
-    }
-    await Promise.allSettled(running)
+  listen(handler: (message: any) => Promise<void> | void, options?: MessageQueueListenOptions): Promise<void> {
+    return this.#queue.listen(FEDERATION_TOPIC, (claimed) => this.#deliver(claimed, handler), {
+      attempts: this.#options.attempts,
+      retryDelayMs: this.#options.retryDelayMs,
+      concurrency: this.#options.concurrency,
+      deadlineMs: this.#options.deadlineMs,
+      signal: options?.signal
+    })
   }
 }

@@ -14,6 +14,7 @@ import { ContentsService } from "./contents/Service.ts"
 import * as Database from "./db/Database.ts"
 import { EmailsRepo } from "./emails/Repo.ts"
 import { EmailsService } from "./emails/Service.ts"
+import { EventHub } from "./events/Hub.ts"
 import { FollowsRepo } from "./follows/Repo.ts"
 import { FollowsService } from "./follows/Service.ts"
 import { ForksService } from "./forks/Service.ts"
@@ -21,6 +22,7 @@ import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
 import { CommandEntitiesLayer, EntitiesLayer } from "./jobs/Cluster.ts"
+import { DeliveryQueue } from "./jobs/Queue.ts"
 import { RecoveryLive } from "./jobs/Recovery.ts"
 import { JobsRepo } from "./jobs/Repo.ts"
 import { KeysRepo } from "./keys/Repo.ts"
@@ -113,6 +115,8 @@ export const Services = Layer.mergeAll(
   // Every service that grows what an account stores checks its quota first.
   Layer.provideMerge(QuotaService.layer),
   Layer.provideMerge(IdentityRepos),
+  Layer.provideMerge(EventHub.layer),
+  Layer.provideMerge(DeliveryQueue.layer),
   Layer.provideMerge(Repos)
 )
 

@@ -6,6 +6,7 @@ import { Federation } from "../federation/Service.ts"
 import { AppLayer } from "./App.ts"
 import { Settings } from "./config/Settings.ts"
 import { isMissingDatabase } from "./db/Database.ts"
+import { EventHub, publishLeftoverPushes } from "./events/Hub.ts"
 import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
 import { OutageLogsLayer } from "./health/Database.ts"
 import { serverLayer } from "./Server.ts"
@@ -21,6 +22,9 @@ const announce = Effect.gen(function* () {
   yield* Effect.logInfo(`Hearth is listening on ${address} (${settings.server.ROOT_URL}), using ${db}`)
   // Only now: a remote inbox fetches the sender's key from this server to verify a delivery.
   yield* (yield* Federation).resumeDeliveries
+  // The event hub's durable consumers too, after the pushes an earlier run left unpublished.
+  yield* publishLeftoverPushes(settings.server.APP_DATA_PATH, performance.timeOrigin)
+  yield* (yield* EventHub).start
 })
 
 const logLevels = {

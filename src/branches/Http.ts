@@ -2,6 +2,8 @@ import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
+import { created, deleted, pushed } from "../events/Events.ts"
+import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import { RepositoryWriter, toApiError, type WriteRejected } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
@@ -73,6 +75,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
   Effect.gen(function* () {
     const settings = yield* Settings
     const repos = yield* ReposService
+    const events = yield* EventHub
     const users = yield* UsersService
     const writer = yield* RepositoryWriter
     const quota = yield* QuotaService
@@ -299,7 +302,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
 
     const deleteBranch = (params: { readonly owner: string; readonly repo: string }, name: string) =>
       Effect.gen(function* () {
-        const { owner, repo, path, target } = yield* openForWrite(params)
+        const { caller, owner, repo, path, target } = yield* openForWrite(params)
         yield* notEmpty(path)
         if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         if (name === repo.defaultBranch) return yield* Errors.forbidden("can not delete default branch")
@@ -308,12 +311,12 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         yield* writer
           .updateRefs(target, [{ ref: `refs/heads/${name}`, newSha: Git.ZERO_SHA, oldSha: sha.value }])
           .pipe(Effect.catch(writeFailed))
-        yield* repos.recordGitChange(owner, repo)
+        yield* events.publish(pushed(owner, repo, caller.user, "api", [deleted(`refs/heads/${name}`, sha.value)]))
       })
 
     const renameBranch = (params: { readonly owner: string; readonly repo: string }, from: string, to: string) =>
       Effect.gen(function* () {
-        const { owner, repo, path, target } = yield* openForWrite(params)
+        const { caller, owner, repo, path, target } = yield* openForWrite(params)
         yield* notEmpty(path)
         const problem = branchProblem(to)
         if (problem !== undefined)
@@ -340,12 +343,13 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           yield* writer.setHead(target, to).pipe(Effect.catch(writeFailed))
           row = yield* repos.edit(owner, repo, { default_branch: to })
         }
-        yield* repos.recordGitChange(owner, row)
+        const moves = [created(`refs/heads/${to}`, sha), deleted(`refs/heads/${from}`, sha)]
+        yield* events.publish(pushed(owner, row, caller.user, "api", moves))
       })
 
     const deleteTag = (params: { readonly owner: string; readonly repo: string }, name: string) =>
       Effect.gen(function* () {
-        const { owner, repo, path, target } = yield* openForWrite(params)
+        const { caller, owner, repo, path, target } = yield* openForWrite(params)
         if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         // The ref's own value (a tag object for an annotated tag), for the compare-and-swap.
         const sha = yield* Effect.orDie(Git.revParse(path, `refs/tags/${name}`))
@@ -353,7 +357,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         yield* writer
           .updateRefs(target, [{ ref: `refs/tags/${name}`, newSha: Git.ZERO_SHA, oldSha: sha.value }])
           .pipe(Effect.catch(writeFailed))
-        yield* repos.recordGitChange(owner, repo)
+        yield* events.publish(pushed(owner, repo, caller.user, "api", [deleted(`refs/tags/${name}`, sha.value)]))
       })
 
     /** `{ref}.zip`, `{ref}.tar.gz` or `{ref}.bundle` of the repository. */
@@ -472,7 +476,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
                 e.reason === "conflict" ? Effect.fail(Errors.conflict(BRANCH_EXISTS)) : writeFailed(e)
               )
             )
-          yield* repos.recordGitChange(owner, repo)
+          yield* events.publish(pushed(owner, repo, caller.user, "api", [created(`refs/heads/${name}`, source.value)]))
           const [commit] = yield* Reader.readCommits(path, [source.value])
           const [branch] = yield* toBranches(
             owner,
@@ -523,7 +527,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           if (blocking !== undefined)
             return yield* Errors.conflict(`tag "${name}" cannot exist next to the tag "${blocking}"`)
           const user = caller.user
-          yield* writer
+          const tagSha = yield* writer
             .createTag(target, {
               name,
               target: commit.value,
@@ -531,7 +535,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
               tagger: Write.signatureAt(gitIdentity(settings, user), new Date())
             })
             .pipe(Effect.catch(writeFailed))
-          yield* repos.recordGitChange(owner, repo)
+          yield* events.publish(pushed(owner, repo, user, "api", [created(`refs/tags/${name}`, tagSha)]))
           const tag = (yield* Reader.listTags(path, name)).find((t) => t.name === name)
           if (tag === undefined) return yield* Effect.die(new Error(`tag ${name} vanished right after it was created`))
           return toTag(owner, repo, tag)

@@ -4,6 +4,8 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { readCommits } from "../branches/Service.ts"
 import { Settings } from "../config/Settings.ts"
+import { pushed, ZERO_ID } from "../events/Events.ts"
+import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import * as Paths from "../git/Paths.ts"
 import * as Readers from "../git/Readers.ts"
@@ -133,6 +135,7 @@ export class ContentsService extends Context.Service<
     Effect.gen(function* () {
       const settings = yield* Settings
       const repos = yield* ReposService
+      const events = yield* EventHub
       const writer = yield* RepositoryWriter
       const quota = yield* QuotaService
       const root = settings.server.ROOT_URL
@@ -326,12 +329,15 @@ export class ContentsService extends Context.Service<
             .commitFiles({ id: handle.repo.id, dir: handle.dir }, request)
             .pipe(Effect.mapError(toApiError))
           const written = request.files.filter((f) => f.operation !== "delete").map((f) => f.path)
+          // A commit on a new branch made the branch; otherwise it moved it on from its parent.
+          const before = made.branch === request.branch ? (made.parent ?? ZERO_ID) : ZERO_ID
+          const branchMove = { ref: `refs/heads/${made.branch}`, before, after: made.sha }
           // Three independent git reads (and a database write): side by side, not one after another.
           const [[commit, ...parents], entries] = yield* Effect.all(
             [
               readCommits(handle.dir, [made.sha, ...(made.parent === null ? [] : [made.parent])]),
               orDie(Readers.entriesAt(handle.dir, made.sha, written)),
-              repos.recordGitChange(handle.owner, handle.repo)
+              events.publish(pushed(handle.owner, handle.repo, doer.user, "api", [branchMove]))
             ],
             { concurrency: "unbounded" }
           )

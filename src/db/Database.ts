@@ -23,6 +23,7 @@ import m0010 from "./migrations/0010_federation.ts"
 import m0011 from "./migrations/0011_storage.ts"
 import m0012 from "./migrations/0012_blocking.ts"
 import m0013 from "./migrations/0013_topics.ts"
+import m0015 from "./migrations/0015_events.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -37,7 +38,8 @@ export const migrations = Migrator.fromRecord({
   "0010_federation": m0010,
   "0011_storage": m0011,
   "0012_blocking": m0012,
-  "0013_topics": m0013
+  "0013_topics": m0013,
+  "0015_events": m0015
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

@@ -1,8 +1,10 @@
 // Handlers of the forks group.
+
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Federation } from "../../federation/Service.ts"
 import { HearthApi } from "../Api.ts"
+import { subject } from "../events/Events.ts"
+import { EventHub } from "../events/Hub.ts"
 import { Caller, signedInCaller } from "../http/Caller.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { RepoPresenter } from "../repos/Present.ts"
@@ -14,7 +16,7 @@ export const ForksHttp = HttpApiBuilder.group(HearthApi, "forks", (handlers) =>
   Effect.gen(function* () {
     const forks = yield* ForksService
     const presenter = yield* RepoPresenter
-    const federation = yield* Federation
+    const events = yield* EventHub
     return handlers
       .handle("listForks", ({ params, query }) =>
         Effect.gen(function* () {
@@ -29,13 +31,8 @@ export const ForksHttp = HttpApiBuilder.group(HearthApi, "forks", (handlers) =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
           const { repo, owner } = yield* forks.fork(caller, params.owner, params.repo, payload)
-          yield* federation.announce({
-            kind: "forked",
-            doer: caller.user,
-            owner,
-            repo,
-            source: `${params.owner}/${params.repo}`
-          })
+          const source = { id: repo.forkId ?? 0, fullName: `${params.owner}/${params.repo}` }
+          yield* events.publish({ _tag: "ForkRepository", ...subject(owner, repo, caller.user), source })
           return yield* presenter.one(caller, { repo, owner, access: OWNER_ACCESS })
         })
       )

@@ -3,14 +3,16 @@
 // pusher as `remote: …`, and each ref as "pre-receive hook declined") and fails; receive-pack then
 // drops the quarantined objects and changes nothing. A push that only deletes refs passes.
 //
-// Hearth runs no hooks otherwise, so the hook is chosen per push: the environment below points
-// `core.hooksPath` at the one directory that holds it, only for a push that is to be refused.
+// The hook lives in the directory every push's `core.hooksPath` points at (beside PushLog.ts's
+// post-receive hook) and refuses only when `$HEARTH_PUSH_REFUSED` is set: `refusingEnv` sets it
+// for a push that is to be refused.
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
 const PRE_RECEIVE = `#!/bin/sh
 # Written by Hearth: refuses a push that creates or updates a ref, printing $HEARTH_PUSH_REFUSED.
-# A push that only deletes refs (every new id all zeros) is let through.
+# A push that only deletes refs (every new id all zeros) is let through, and every push when unset.
+[ -n "$HEARTH_PUSH_REFUSED" ] || exit 0
 while read old new ref; do
   case "$new" in
     *[!0]*) printf '%s\\n' "$HEARTH_PUSH_REFUSED" >&2; exit 1 ;;

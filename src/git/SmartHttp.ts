@@ -38,7 +38,13 @@ export type Resolver<R = never> = (
   service: Service,
   request: HttpServerRequest.HttpServerRequest
 ) => Effect.Effect<
-  { readonly path: string; readonly pusher?: string | undefined; readonly env?: Record<string, string> | undefined },
+  {
+    readonly path: string
+    readonly pusher?: string | undefined
+    readonly env?: Record<string, string> | undefined
+    /** Where the push's post-receive hook reports the refs it moved (src/git/PushLog.ts), if anywhere. */
+    readonly pushLog?: string | undefined
+  },
   Denied,
   R
 >
@@ -47,10 +53,15 @@ export interface Options<R = never, R2 = never> {
   readonly resolve: Resolver<R>
   /**
    * Called after receive-pack exited successfully (refs may have changed), before the response
-   * ends; `pusher` is the account the resolver named, if any.
+   * ends; `pusher` and `pushLog` are what the resolver named, if anything.
    */
   readonly onPushed?:
-    | ((owner: string, repo: string, pusher: string | undefined) => Effect.Effect<void, never, R2>)
+    | ((
+        owner: string,
+        repo: string,
+        pusher: string | undefined,
+        pushLog: string | undefined
+      ) => Effect.Effect<void, never, R2>)
     | undefined
   /** Realm of the Basic challenge; "Hearth" unless told. */
   readonly realm?: string | undefined
@@ -117,7 +128,15 @@ const target = <R>(options: Options<R, any>, service: Service) =>
     const owner = params.owner ?? ""
     const repo = repoName(params.repo ?? "")
     const resolved = yield* options.resolve(owner, repo, service, request)
-    return { request, owner, repo, path: resolved.path, pusher: resolved.pusher, env: resolved.env }
+    return {
+      request,
+      owner,
+      repo,
+      path: resolved.path,
+      pusher: resolved.pusher,
+      env: resolved.env,
+      pushLog: resolved.pushLog
+    }
   })
 
 /** The ref advertisement, framed as http-backend frames it. */
@@ -161,7 +180,7 @@ export const rpc = <R, R2>(options: Options<R, R2>, service: Service) =>
     const context = yield* Effect.context<R2>()
     const onPushed =
       service === "receive-pack" && options.onPushed !== undefined
-        ? () => Effect.runPromiseWith(context)(options.onPushed!(found.owner, found.repo, found.pusher))
+        ? () => Effect.runPromiseWith(context)(options.onPushed!(found.owner, found.repo, found.pusher, found.pushLog))
         : undefined
 
     const child = spawn("git", [service, "--stateless-rpc", "--", found.path], {

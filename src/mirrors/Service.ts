@@ -7,6 +7,7 @@ import { existsSync } from "node:fs"
 import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
 import { WorkflowEngine } from "effect/workflow"
 import { Settings } from "../config/Settings.ts"
+import { EventHub } from "../events/Hub.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -109,6 +110,7 @@ export class MirrorsService extends Context.Service<
       const jobs = yield* JobsRepo
       const engine = yield* WorkflowEngine.WorkflowEngine
       const quota = yield* QuotaService
+      const events = yield* EventHub
       const { seal } = sealer(settings.security.SECRET_KEY, "mirror-credentials")
       const minimum = settings.mirror.MIN_INTERVAL
 
@@ -340,6 +342,21 @@ export class MirrorsService extends Context.Service<
           }
         )
 
+      const pushed = (repoId: number) =>
+        Effect.gen(function* () {
+          if (!settings.mirror.ENABLED) return
+          yield* startPushes(yield* Effect.orDie(mirrors.pushOnCommit(repoId)), "commit")
+        }).pipe(
+          Effect.ignoreCause({ log: "Warn", message: `could not queue the push mirrors of repository ${repoId}` })
+        )
+
+      // Push mirrors that sync on commit follow every change of refs (Forgejo's mirror notifier:
+      // PushCommits and SyncPushCommits).
+      yield* events.subscribe({
+        name: "push mirrors",
+        handle: (event) => (event._tag === "PushCommits" ? pushed(event.repo.id) : Effect.void)
+      })
+
       return MirrorsService.of({
         migrate,
         syncPull,
@@ -367,13 +384,7 @@ export class MirrorsService extends Context.Service<
             yield* enabled
             yield* startPushes(yield* mirrors.allPushOf(repo.id), "manual", caller.user.id)
           }),
-        pushed: (repoId) =>
-          Effect.gen(function* () {
-            if (!settings.mirror.ENABLED) return
-            yield* startPushes(yield* mirrors.pushOnCommit(repoId), "commit")
-          }).pipe(
-            Effect.ignoreCause({ log: "Warn", message: `could not queue the push mirrors of repository ${repoId}` })
-          )
+        pushed
       })
     })
   )

@@ -8,7 +8,10 @@ import { Cron, Effect, Layer, Option, Schema } from "effect"
 import { ClusterCron } from "effect/cluster"
 import { Activity, Workflow, type WorkflowEngine } from "effect/workflow"
 import { Settings } from "../config/Settings.ts"
+import { pushed, RefUpdate, subject } from "../events/Events.ts"
+import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
+import { refMoves } from "../git/PushLog.ts"
 import { gitConfigEnv, RepositoryWriter } from "../git/Repository.ts"
 import { JobsRepo } from "../jobs/Repo.ts"
 import { finished, step } from "../jobs/Steps.ts"
@@ -120,6 +123,7 @@ export const MigrateRepositoryLive = MigrateRepository.toLayer(
     const rows = yield* ReposRepo
     const mirrors = yield* MirrorsRepo
     const writer = yield* RepositoryWriter
+    const events = yield* EventHub
     const job = migrateKey(repoId)
     const cloned = yield* step({
       job,
@@ -159,6 +163,7 @@ export const MigrateRepositoryLive = MigrateRepository.toLayer(
         yield* repos.recordGitChange(owner, repo, { maintain: true })
         yield* rows.setStatus(repoId, "ready")
         if (mirror) yield* mirrors.pullSucceeded(repoId)
+        yield* events.publish({ _tag: "MigrateRepository", ...subject(owner, repo, owner) })
       })
     }).pipe(Effect.orDie)
     yield* finished(job)
@@ -169,13 +174,14 @@ export const SyncPullMirrorLive = SyncPullMirror.toLayer(
   Effect.fnUntraced(
     function* ({ repoId, key }) {
       const mirrors = yield* MirrorsRepo
-      const repos = yield* ReposService
       const writer = yield* RepositoryWriter
+      const events = yield* EventHub
 
+      // The refs the fetch moved (journaled with the step: a sync resumed after a crash publishes them still).
       const fetched = yield* step({
         job: key,
         name: "fetch",
-        success: Schema.Void,
+        success: Schema.Array(RefUpdate),
         attempts: 3,
         work: Effect.gen(function* () {
           const { repo, dir } = yield* located(repoId)
@@ -183,12 +189,15 @@ export const SyncPullMirrorLive = SyncPullMirror.toLayer(
             Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail("this repository is not a mirror")
           )
           const config = yield* remoteConfig(mirror.remoteAddress, mirror.credentials)
+          const refs = Git.listRefs(dir).pipe(Effect.mapError((e) => e.message))
+          const before = yield* refs
           yield* writer
             .fetchFrom(
               { id: repoId, dir },
               { url: mirror.remoteAddress, config, prune: repo.enablePrune, setHead: false }
             )
             .pipe(Effect.mapError((e) => `fetching from ${mirror.remoteAddress} failed: ${sanitize(e.message)}`))
+          return refMoves(before, yield* refs)
         })
       }).pipe(Effect.result)
       if (fetched._tag === "Failure") {
@@ -204,7 +213,8 @@ export const SyncPullMirrorLive = SyncPullMirror.toLayer(
         success: Schema.Void,
         work: Effect.gen(function* () {
           const { repo, owner } = yield* located(repoId)
-          yield* repos.recordGitChange(owner, repo, { maintain: true })
+          // Its subscribers record what the database knows of the new refs (src/events).
+          if (fetched.success.length > 0) yield* events.publish(pushed(owner, repo, owner, "mirror", fetched.success))
           yield* mirrors.pullSucceeded(repoId)
         })
       })

@@ -5,17 +5,18 @@
 import { join } from "node:path"
 import { Effect, Layer, Option } from "effect"
 import type { HttpServerRequest } from "effect/http"
-import { Federation } from "../../federation/Service.ts"
 import { callerRefusal } from "../auth/AccountState.ts"
 import { parseAuthorization } from "../auth/Authentication.ts"
 import { Authenticator } from "../auth/Authenticator.ts"
 import { Settings } from "../config/Settings.ts"
-import { installRefusingHook, refusingEnv } from "../git/Refusal.ts"
+import { doerOf, pushEvent, repositoryRef } from "../events/Events.ts"
+import { EventHub } from "../events/Hub.ts"
+import { installPushLogHook, newPushLog, pushLogDir, takePushLog } from "../git/PushLog.ts"
+import { installRefusingHook } from "../git/Refusal.ts"
 import * as SmartHttp from "../git/SmartHttp.ts"
 import type { Principal } from "../http/Caller.ts"
 import { NotFound, type RepositoryMoved } from "../http/Errors.ts"
 import { atLeast } from "../lib/AccessMode.ts"
-import { MirrorsService } from "../mirrors/Service.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { UsersService } from "../users/Service.ts"
 import { BEING_CREATED, RepoPolicy } from "./Policy.ts"
@@ -35,14 +36,15 @@ export const makeGitAccess = Effect.gen(function* () {
   const users = yield* UsersService
   const repos = yield* ReposService
   const policy = yield* RepoPolicy
-  const mirrors = yield* MirrorsService
-  const federation = yield* Federation
+  const events = yield* EventHub
   const quota = yield* QuotaService
   const settings = yield* Settings
-  // Where the hook that refuses pushes over quota lives (one for every repository).
-  const refusingHooks = yield* Effect.sync(() =>
-    installRefusingHook(join(settings.server.APP_DATA_PATH, "hooks", "refuse-push"))
+  // The hooks of every push (one directory for every repository): the one that refuses pushes over
+  // quota, and the one that reports the refs a push moved (src/git/PushLog.ts).
+  const hooks = yield* Effect.sync(() =>
+    installPushLogHook(installRefusingHook(join(settings.server.APP_DATA_PATH, "hooks", "push")))
   )
+  const pushLogs = pushLogDir(settings.server.APP_DATA_PATH)
 
   /**
    * The repository's path for `level`, or why not. A deploy key (`deploy`) reaches only the
@@ -58,6 +60,8 @@ export const makeGitAccess = Effect.gen(function* () {
     options: {
       readonly deploy?: ReadonlyArray<DeployGrant> | undefined
       readonly moved?: ((moved: RepositoryMoved) => SmartHttp.Denied) | undefined
+      /** How a push arrives (what its event says). */
+      readonly via?: "http" | "ssh"
     } = {}
   ) =>
     Effect.gen(function* () {
@@ -106,27 +110,29 @@ export const makeGitAccess = Effect.gen(function* () {
         return yield* SmartHttp.Denied.forbidden("this repository is archived: it accepts no pushes")
       }
       if (level === "write" && repo.isMirror) return yield* SmartHttp.Denied.forbidden("mirror repository is read-only")
+      if (level === "read") return { path: repos.pathOf(owner, repo), owner, repo, env: undefined, pushLog: undefined }
       // A push while a job still makes the git data (ensureCreated's rule) is refused by the hook,
       // before any ref moves, with the message git shows the pusher.
-      const refusal =
-        level !== "write" ? undefined : repo.status === "creating" ? BEING_CREATED : yield* quota.pushRefusal(owner)
-      const env = refusal === undefined ? undefined : refusingEnv(refusingHooks, refusal)
-      return { path: repos.pathOf(owner, repo), owner, repo, env }
+      const refusal = repo.status === "creating" ? BEING_CREATED : yield* quota.pushRefusal(owner)
+      // A deploy key pushes as the repository's owner (Forgejo: the doer of a deploy key's push).
+      const log = newPushLog(hooks, pushLogs, {
+        repo: repositoryRef(owner, repo),
+        doer: doerOf(caller?.user ?? owner),
+        via: options.via ?? "http"
+      })
+      const env = refusal === undefined ? log.env : { ...log.env, HEARTH_PUSH_REFUSED: refusal }
+      return { path: repos.pathOf(owner, repo), owner, repo, env, pushLog: log.file }
     })
 
-  // After a push: what the database knows, then the commit-graph for fast history reads; push
-  // mirrors follow, and the pusher's followers in the fediverse hear of it.
-  const onPushed = (ownerName: string, repoName: string, pusherName?: string) =>
+  // After a push: the refs it moved (its push log) published as one event; the subscribers record
+  // what the database knows, queue push mirrors and tell the fediverse (src/events).
+  const onPushed = (pushLog: string | undefined) =>
     Effect.gen(function* () {
-      const owner = yield* users.get(ownerName)
-      const repo = yield* repos.get(owner, repoName)
-      yield* repos.recordGitChange(owner, repo, { maintain: true })
-      yield* mirrors.pushed(repo.id)
-      if (pusherName !== undefined) {
-        const doer = pusherName === owner.name ? owner : yield* users.get(pusherName)
-        yield* federation.announce({ kind: "pushed", doer, owner, repo })
-      }
-    }).pipe(Effect.ignoreCause({ log: "Warn", message: `could not record a push to ${ownerName}/${repoName}` }))
+      if (pushLog === undefined) return
+      const log = yield* Effect.promise(() => takePushLog(pushLog))
+      const event = log === undefined ? undefined : pushEvent(log.header, log.refs)
+      if (event !== undefined) yield* events.publish(event)
+    }).pipe(Effect.ignoreCause({ log: "Warn", message: "could not publish a push" }))
 
   return { check, onPushed }
 })
@@ -165,9 +171,9 @@ export const GitHttpRoutes = Layer.unwrap(
           moved: (moved) =>
             SmartHttp.Denied.moved(new URL(moved.relocate(request.url), settings.server.ROOT_URL).toString())
         })
-        return { path: found.path, pusher: caller?.user.name, env: found.env }
+        return { path: found.path, pusher: caller?.user.name, env: found.env, pushLog: found.pushLog }
       })
 
-    return SmartHttp.layer({ resolve, onPushed })
+    return SmartHttp.layer({ resolve, onPushed: (_owner, _repo, _pusher, pushLog) => onPushed(pushLog) })
   })
 )

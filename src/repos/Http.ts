@@ -1,10 +1,11 @@
 import { Cause, Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { Federation } from "../../federation/Service.ts"
 import { HearthApi } from "../Api.ts"
 import { BlocksService } from "../blocks/Service.ts"
 import { Settings } from "../config/Settings.ts"
+import { edited, subject } from "../events/Events.ts"
+import { EventHub } from "../events/Hub.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
@@ -52,7 +53,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const accounts = yield* AccountPolicy
     const users = yield* UsersRepo
     const repoRows = yield* ReposRepo
-    const federation = yield* Federation
+    const events = yield* EventHub
     const quota = yield* QuotaService
     const blocks = yield* BlocksService
 
@@ -113,7 +114,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       Effect.gen(function* () {
         yield* quota.enforce(owner, "size:repos:all")
         const repo = yield* repos.create(owner, payload, caller.user)
-        yield* federation.announce({ kind: "created", doer: caller.user, owner, repo })
+        yield* events.publish({ _tag: "CreateRepository", ...subject(owner, repo, caller.user) })
         return yield* presenter.one(caller, { repo, owner, access: OWNER_ACCESS })
       })
 
@@ -147,6 +148,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           yield* policy.ensureAccess(caller, repo, owner, "admin")
           yield* ensureCreated(repo)
           const updated = yield* repos.edit(owner, repo, payload)
+          yield* Effect.forEach(edited(owner, repo, updated, caller.user), events.publish)
           return yield* presenter.one(caller, {
             repo: updated,
             owner,
@@ -359,6 +361,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           const { owner, repo } = yield* repos.find(params.owner, params.repo)
           yield* policy.ensureAccess(caller, repo, owner, "owner")
           yield* repos.remove(owner, repo)
+          yield* events.publish({ _tag: "DeleteRepository", ...subject(owner, repo, caller.user) })
         })
       )
   })

@@ -3,10 +3,11 @@
 
 import { existsSync } from "node:fs"
 import { join } from "node:path"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Settings } from "../config/Settings.ts"
 import { onAlreadyExists, transaction as sqlTransaction } from "../db/Boundary.ts"
+import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
@@ -249,6 +250,7 @@ export class ReposService extends Context.Service<
       const policy = yield* RepoPolicy
       const writer = yield* RepositoryWriter
       const languages = yield* LanguagesService
+      const events = yield* EventHub
 
       const find = (ownerName: string, name: string) =>
         Effect.gen(function* () {
@@ -332,7 +334,7 @@ export class ReposService extends Context.Service<
             Effect.ignoreCause({ log: "Error", message: `could not remove the files of ${owner.name}/${repo.name}` })
           )
 
-      return ReposService.of({
+      const service = ReposService.of({
         pathOf,
         get: (owner, name) => found(repos.findByName(owner.id, name)),
         find,
@@ -602,6 +604,51 @@ export class ReposService extends Context.Service<
             return yield* repos.listAccessible(user.id, publicOnly, order as RepoOrder, page)
           })
       })
+
+      // After refs moved (a push, the APIs, a mirror's sync): what the database knows of the git data,
+      // before the change is answered; the commit-graph for pushes that brought new objects. The
+      // record reads the repository as it is, so concurrent changes share one: a change waits for
+      // a record that started after it, one at a time per repository (50 commits at once make a
+      // few records, not 50, and an older reading never overwrites a newer one).
+      const recording = new Map<
+        number,
+        { semaphore: Semaphore.Semaphore; asked: number; done: number; users: number }
+      >()
+      const record = (repoId: number, maintain: boolean) =>
+        Effect.suspend(() => {
+          let state = recording.get(repoId)
+          if (state === undefined) {
+            state = { semaphore: Semaphore.makeUnsafe(1), asked: 0, done: 0, users: 0 }
+            recording.set(repoId, state)
+          }
+          const current = state
+          const ticket = ++current.asked
+          current.users++
+          return current.semaphore
+            .withPermits(1)(
+              Effect.gen(function* () {
+                if (current.done >= ticket) return
+                const upTo = current.asked
+                current.done = upTo
+                const repo = yield* Effect.orDie(repos.findById(repoId))
+                if (Option.isNone(repo)) return
+                const owner = yield* Effect.orDie(users.findById(repo.value.ownerId))
+                if (Option.isSome(owner)) yield* service.recordGitChange(owner.value, repo.value, { maintain })
+              })
+            )
+            .pipe(
+              Effect.ensuring(
+                Effect.sync(() => {
+                  if (--current.users === 0) recording.delete(repoId)
+                })
+              )
+            )
+        })
+      yield* events.subscribe({
+        name: "repository size and branches",
+        handle: (event) => (event._tag === "PushCommits" ? record(event.repo.id, event.via !== "api") : Effect.void)
+      })
+      return service
     })
   )
 }

@@ -104,12 +104,12 @@ export const SshServerLive = Layer.effectDiscard(
           : undefined
       // A renamed or transferred repository answers at its new name, as Forgejo's serv does.
       const moved = (to: RepositoryMoved) => new Denied({ reason: "moved", message: `${to.to.owner}/${to.to.name}` })
-      const checked = access.check(caller, parsed.owner, parsed.repo, level, { deploy, moved }).pipe(
+      const checked = access.check(caller, parsed.owner, parsed.repo, level, { deploy, moved, via: "ssh" }).pipe(
         Effect.catchIf(
           (d) => d.reason === "moved",
           (d) => {
             const [owner, repo] = (d.message ?? "").split("/")
-            return access.check(caller, owner ?? "", repo ?? "", level, { deploy })
+            return access.check(caller, owner ?? "", repo ?? "", level, { deploy, via: "ssh" })
           }
         )
       )
@@ -144,8 +144,7 @@ export const SshServerLive = Layer.effectDiscard(
               channel.end()
             }
             if (parsed.service === "receive-pack" && code === 0) {
-              const pusher = identity.kind === "user" ? identity.user.name : undefined
-              void run(access.onPushed(result.success.owner.name, result.success.repo.name, pusher)).finally(done)
+              void run(access.onPushed(result.success.pushLog)).finally(done)
             } else {
               done()
             }

@@ -1,10 +1,13 @@
 // Repository transfers (Forgejo's repo_service.StartRepositoryTransfer): at once when the doer may
 // create repositories where it goes (a site admin, themselves, an organization they may create
 // in); otherwise pending until the recipient accepts or someone rejects it.
+
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { BlocksService } from "../blocks/Service.ts"
 import { transaction as sqlTransaction } from "../db/Boundary.ts"
+import { subject } from "../events/Events.ts"
+import { EventHub } from "../events/Hub.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
@@ -59,6 +62,7 @@ export class TransfersService extends Context.Service<
       const transfers = yield* TransfersRepo
       const quota = yield* QuotaService
       const blocks = yield* BlocksService
+      const events = yield* EventHub
 
       const userById = (id: number) =>
         Effect.flatMap(users.findById(id), (u) =>
@@ -73,7 +77,7 @@ export class TransfersService extends Context.Service<
             ? orgs.canCreateOrgRepo(recipient, user)
             : Effect.succeed(false)
 
-      const complete = (repo: RepoRow, from: UserRow, to: UserRow, teamIds: ReadonlyArray<number>) =>
+      const complete = (repo: RepoRow, from: UserRow, to: UserRow, teamIds: ReadonlyArray<number>, doer: UserRow) =>
         Effect.gen(function* () {
           const moved = yield* repos.changeOwner(repo, from, to)
           yield* transaction(
@@ -82,6 +86,7 @@ export class TransfersService extends Context.Service<
               for (const teamId of teamIds) yield* orgRows.addTeamRepo(teamId, repo.id)
             })
           )
+          yield* events.publish({ _tag: "TransferRepository", ...subject(to, moved, doer), oldOwnerName: from.name })
           return { repo: moved, owner: to, done: true }
         })
 
@@ -137,7 +142,8 @@ export class TransfersService extends Context.Service<
           const teamIds = teams.map((t) => t.id)
           // The repository will count towards the recipient's quota.
           yield* quota.enforce(recipient, "size:repos:all")
-          if (yield* mayReceive(caller.user, recipient)) return yield* complete(repo, owner, recipient, teamIds)
+          if (yield* mayReceive(caller.user, recipient))
+            return yield* complete(repo, owner, recipient, teamIds, caller.user)
           yield* transaction(
             Effect.andThen(
               transfers.insert({ repoId: repo.id, doerId: caller.user.id, recipientId: recipient.id, teamIds }),
@@ -167,7 +173,7 @@ export class TransfersService extends Context.Service<
           const { owner, repo, pending, recipient, receiving } = yield* pendingFor(caller, ownerName, name)
           if (!receiving) return yield* Errors.forbidden("user does not have permissions to do this")
           yield* quota.enforce(recipient, "size:repos:all")
-          return yield* complete(repo, owner, recipient, pending.teamIds)
+          return yield* complete(repo, owner, recipient, pending.teamIds, caller.user)
         })
 
       const reject = (caller: Principal, ownerName: string, name: string) =>

@@ -1,0 +1,194 @@
+// The one durable, ordered delivery queue (src/jobs/Queue.ts) on a real server's database: rows of
+// one ordering key are handled one at a time in order (a failing one holds the later ones back),
+// failures are retried with a doubling delay and shown as `jobs` rows, and a row leased by a node
+// that died is taken again once its lease ends.
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Claimed, DeliveryQueue, type Handler, type Outcome } from "../src/jobs/Queue.ts"
+import { JobsRepo } from "../src/jobs/Repo.ts"
+import { eventually } from "./support/federation.ts"
+import { type Hearth, startHearth } from "./support/hearth.ts"
+
+let hearth: Hearth
+beforeAll(async () => {
+  hearth = await startHearth()
+}, 120_000)
+afterAll(async () => {
+  await hearth?.close()
+})
+
+const queue = () => hearth.run(Effect.service(DeliveryQueue))
+const enqueue = (topic: string, payloads: ReadonlyArray<string>, orderingKey: string | null = "k") =>
+  hearth.run(
+    Effect.flatMap(Effect.service(DeliveryQueue), (q) =>
+      q.enqueue(
+        topic,
+        payloads.map((payload) => ({ payload, orderingKey, kind: `test-${topic}` }))
+      )
+    )
+  )
+const jobsOf = (kind: string) =>
+  hearth.run(
+    Effect.map(
+      Effect.flatMap(Effect.service(JobsRepo), (jobs) =>
+        Effect.orDie(jobs.list(undefined, { page: 1, limit: 50, offset: 0 }))
+      ),
+      ({ rows }) => rows.filter((row) => row.kind === kind).reverse()
+    )
+  )
+const rowsLeft = (topic: string) =>
+  hearth.run(
+    Effect.flatMap(Effect.service(SqlClient), (sql) =>
+      Effect.map(Effect.orDie(sql`SELECT count(*) AS n FROM delivery_queue WHERE topic = ${topic}`), (r) =>
+        Number(r[0]!.n)
+      )
+    )
+  )
+
+/** Listens on `topic` with `handler` until the returned stop is called. */
+const listening = async (
+  topic: string,
+  handler: Handler,
+  options: { attempts?: number; concurrency?: number } = {}
+) => {
+  const q = await queue()
+  const abort = new AbortController()
+  const done = q.listen(topic, handler, {
+    attempts: options.attempts ?? 5,
+    retryDelayMs: 100,
+    concurrency: options.concurrency ?? 4,
+    signal: abort.signal
+  })
+  return async () => {
+    abort.abort()
+    await done
+  }
+}
+
+describe("the delivery queue", () => {
+  it("handles the rows of one key one at a time, in order, a failing one holding the later ones back", async () => {
+    const seen: Array<string> = []
+    let running = 0
+    let most = 0
+    let failuresLeft = 2
+    const stop = await listening("order", async (claimed: Claimed): Promise<Outcome> => {
+      running++
+      most = Math.max(most, running)
+      seen.push(`${claimed.payload}#${claimed.attempt}`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      running--
+      if (claimed.payload === "b" && failuresLeft > 0) {
+        failuresLeft--
+        return { error: "b is not ready yet" }
+      }
+      return {}
+    })
+    try {
+      await enqueue("order", ["a", "b", "c", "d"])
+      await eventually(async () => ((await rowsLeft("order")) === 0 ? true : undefined), 30_000, "the rows handled")
+      expect(seen).toEqual(["a#1", "b#1", "b#2", "b#3", "c#1", "d#1"])
+      expect(most).toBe(1)
+      const jobs = await jobsOf("test-order")
+      expect(jobs.map((job) => [job.state, job.attempts])).toEqual([
+        ["succeeded", 1],
+        ["succeeded", 3],
+        ["succeeded", 1],
+        ["succeeded", 1]
+      ])
+      expect(jobs[1]!.lastError).toBe("b is not ready yet")
+    } finally {
+      await stop()
+    }
+  })
+
+  it("runs rows of different keys side by side", async () => {
+    const release: Array<() => void> = []
+    const started: Array<string> = []
+    const stop = await listening("parallel", async (claimed) => {
+      started.push(claimed.payload)
+      await new Promise<void>((resolve) => release.push(resolve))
+      return {}
+    })
+    try {
+      await hearth.run(
+        Effect.flatMap(Effect.service(DeliveryQueue), (q) =>
+          q.enqueue("parallel", [
+            { payload: "x", orderingKey: "one", kind: "test-parallel" },
+            { payload: "y", orderingKey: "two", kind: "test-parallel" }
+          ])
+        )
+      )
+      await eventually(async () => (started.length === 2 ? true : undefined), 30_000, "both rows started")
+      expect([...started].sort()).toEqual(["x", "y"])
+    } finally {
+      for (const r of release) r()
+      await stop()
+    }
+  })
+
+  it("gives up after the last attempt, or at once on a final failure, and says why in the job", async () => {
+    const stop = await listening(
+      "failing",
+      async (claimed) => (claimed.payload === "final" ? { error: "gone for good", final: true } : { error: "down" }),
+      { attempts: 3 }
+    )
+    try {
+      await enqueue("failing", ["retried"], "r")
+      await enqueue("failing", ["final"], "f")
+      await eventually(async () => ((await rowsLeft("failing")) === 0 ? true : undefined), 30_000, "the rows settled")
+      const jobs = await jobsOf("test-failing")
+      expect(jobs.map((job) => [job.state, job.attempts, job.lastError])).toEqual([
+        ["failed", 3, "down"],
+        ["failed", 1, "gone for good"]
+      ])
+    } finally {
+      await stop()
+    }
+  })
+
+  it("retries with a doubling delay", async () => {
+    const times: Array<number> = []
+    const stop = await listening("backoff", async () => {
+      times.push(Date.now())
+      return times.length < 4 ? { error: "again" } : {}
+    })
+    try {
+      await enqueue("backoff", ["p"])
+      await eventually(async () => ((await rowsLeft("backoff")) === 0 ? true : undefined), 30_000, "the row handled")
+      // 100 ms, then 200, then 400: each wait at least the doubled delay.
+      const gaps = times.slice(1).map((t, i) => t - times[i]!)
+      expect(gaps[0]).toBeGreaterThanOrEqual(100)
+      expect(gaps[1]).toBeGreaterThanOrEqual(200)
+      expect(gaps[2]).toBeGreaterThanOrEqual(400)
+    } finally {
+      await stop()
+    }
+  })
+
+  it("takes a row leased by a node that died once its lease ends, and not before", async () => {
+    await enqueue("lease", ["orphan"])
+    // As a node that claimed the row and was killed would leave it: leased, one attempt counted.
+    await hearth.run(
+      Effect.flatMap(Effect.service(SqlClient), (sql) =>
+        Effect.orDie(
+          sql`UPDATE delivery_queue SET locked_until = now() + interval '2 seconds', attempts = 1 WHERE topic = 'lease'`
+        )
+      )
+    )
+    const seen: Array<Claimed> = []
+    const stop = await listening("lease", async (claimed) => {
+      seen.push(claimed)
+      return {}
+    })
+    try {
+      const leasedAt = Date.now()
+      await eventually(async () => (seen.length === 1 ? true : undefined), 30_000, "the orphaned row handled")
+      expect(Date.now() - leasedAt).toBeGreaterThanOrEqual(1000)
+      expect(seen[0]!.attempt).toBe(2)
+      expect(await rowsLeft("lease")).toBe(0)
+    } finally {
+      await stop()
+    }
+  })
+})
