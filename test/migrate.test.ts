@@ -16,6 +16,7 @@ import { resolveSettings } from "../src/config/Settings.ts"
 import { gitEnv } from "../src/git/Git.ts"
 import { sealer } from "../src/lib/Sealer.ts"
 import { checkRemote, parseRemote } from "../src/mirrors/Policy.ts"
+import { cloneFailedMessage } from "../src/mirrors/Workflow.ts"
 import {
   basic,
   createToken,
@@ -622,4 +623,23 @@ describe("a migration and SIGKILL", () => {
     expect(status).toBe(404)
     expect(existsSync(repoDir("abandoned"))).toBe(false)
   }, 180_000)
+})
+
+describe("cloneFailedMessage", () => {
+  it("calls a failure authentication only when git says so, not when the address holds 401 or 403", () => {
+    expect(
+      cloneFailedMessage(
+        "fatal: unable to access 'http://127.0.0.1:40367/x.git/': The requested URL returned error: 403"
+      )
+    ).toMatch(/^Authentication failed: /)
+    expect(cloneFailedMessage("fatal: Authentication failed for 'https://example.com/x.git/'")).toMatch(
+      /^Authentication failed: /
+    )
+    expect(cloneFailedMessage("fatal: repository 'http://127.0.0.1:40367/x.git/' not found")).toMatch(
+      /^Migration failed: /
+    )
+    expect(cloneFailedMessage("fatal: unable to access 'http://127.0.0.1:14013/x.git/': Failed to connect")).toMatch(
+      /^Migration failed: /
+    )
+  })
 })

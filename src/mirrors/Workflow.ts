@@ -112,7 +112,8 @@ const remoteConfig = (address: string, sealed: string) =>
 /** A clone or fetch git refused, as Forgejo words it. */
 export const cloneFailedMessage = (message: string) => {
   const text = sanitize(message).replace(/\s+/g, " ").trim()
-  return /Authentication failed|could not read Username|could not read Password|401|403/i.test(text)
+  // git says "The requested URL returned error: 401" (or 403); a bare 401/403 could be a port.
+  return /Authentication failed|could not read Username|could not read Password|returned error: 40[13]\b/i.test(text)
     ? `Authentication failed: ${text}.`
     : `Migration failed: ${text}.`
 }
