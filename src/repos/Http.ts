@@ -1,4 +1,4 @@
-import { Cause, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
@@ -10,6 +10,7 @@ import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
+import { searchOrFailure } from "../http/SearchFailure.ts"
 import { atLeast } from "../lib/AccessMode.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsService } from "../orgs/Service.ts"
@@ -194,8 +195,9 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
             .split(",")
             .map((k) => k.trim().toLowerCase())
             .filter((k) => k !== "")
-          const found = yield* repos
-            .search(
+          const found = yield* searchOrFailure(
+            "repository search",
+            repos.search(
               {
                 filter,
                 keywords,
@@ -212,14 +214,9 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
               },
               page
             )
-            .pipe(Effect.result)
-          if (found._tag === "Failure") {
-            // Forgejo's search answers its own shape on failure, not the usual `{message, url}`;
-            // the cause is logged, never sent (it is the database's own text).
-            yield* Effect.logError("repository search failed", Cause.fail(found.failure))
-            return HttpServerResponse.jsonUnsafe({ ok: false, error: "internal server error" }, { status: 500 })
-          }
-          const { owners, rows, total } = found.success
+          )
+          if (HttpServerResponse.isHttpServerResponse(found)) return found
+          const { owners, rows, total } = found
           yield* setListHeaders(page, total, { withLink: true })
           const items = yield* Effect.forEach(rows, (repo) =>
             Effect.map(

@@ -1,4 +1,4 @@
-import { Cause, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
@@ -7,6 +7,7 @@ import type { Principal } from "../http/Caller.ts"
 import { Caller, signedInCaller } from "../http/Caller.ts"
 import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { searchOrFailure } from "../http/SearchFailure.ts"
 import type { UserRow } from "./Repo.ts"
 import { toApiUser, User } from "./Schema.ts"
 import { parseSort, UsersService } from "./Service.ts"
@@ -49,8 +50,9 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
           const viewer = Option.getOrUndefined(yield* Caller)
           const page = yield* resolvePage(query)
           const keyword = query.q?.trim()
-          const found = yield* users
-            .search(
+          const found = yield* searchOrFailure(
+            "user search",
+            users.search(
               viewer,
               {
                 keyword: keyword === "" ? undefined : keyword,
@@ -59,15 +61,10 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
               },
               page
             )
-            .pipe(Effect.result)
-          if (found._tag === "Failure") {
-            // Forgejo's search answers its own shape on failure, not the usual `{message, url}`;
-            // the cause is logged, never sent (it is the database's own text).
-            yield* Effect.logError("user search failed", Cause.fail(found.failure))
-            return HttpServerResponse.jsonUnsafe({ ok: false, error: "internal server error" }, { status: 500 })
-          }
-          yield* setListHeaders(page, found.success.total, { withLink: true })
-          return { ok: true, data: found.success.rows.map((row) => toApiUser(settings, row, viewer)) }
+          )
+          if (HttpServerResponse.isHttpServerResponse(found)) return found
+          yield* setListHeaders(page, found.total, { withLink: true })
+          return { ok: true, data: found.rows.map((row) => toApiUser(settings, row, viewer)) }
         })
       )
       .handle("getUser", ({ params }) =>
