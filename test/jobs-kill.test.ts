@@ -40,7 +40,12 @@ const refsOf = (dir: string) =>
   ).toString("utf8")
 
 beforeAll(async () => {
-  env = { HEARTH__server__APP_DATA_PATH: dataDir, HEARTH__log__LEVEL: "Error" }
+  env = {
+    HEARTH__server__APP_DATA_PATH: dataDir,
+    HEARTH__log__LEVEL: "Error",
+    // The fork answers 202 at once, with its job still running: these tests kill it mid-way.
+    HEARTH__repository__FORK_WAIT_TIMEOUT: "1ms"
+  }
   const pg = process.env.TEST_DATABASE_URL
   if (pg !== undefined && pg !== "") {
     const url = await Effect.runPromise(Scope.provide(freshPostgresDatabase(pg), scope))
