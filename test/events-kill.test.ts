@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually } from "./support/federation.ts"
 import { type Peer, startPeer } from "./support/fedify-peer.ts"
 import { freePort, freshPostgresDatabase } from "./support/hearth.ts"
-import { type HearthProcess, killAll, sleep, spawnHearth, within } from "./support/spawn.ts"
+import { createAliceWithCli, type HearthProcess, killAll, sleep, spawnHearth, within } from "./support/spawn.ts"
 
 interface Job {
   readonly kind: string
@@ -92,19 +92,7 @@ beforeAll(async () => {
     env = { ...env, HEARTH__database__DB_TYPE: "postgres", HEARTH__database__DATABASE_URL: url }
   }
   peer = await startPeer()
-  const create = spawnHearth(env, [
-    "admin",
-    "user",
-    "create",
-    "--username",
-    "alice",
-    "--email",
-    "alice@example.com",
-    "--password",
-    "password123",
-    "--admin"
-  ])
-  expect((await within(create.exited, 60_000, "admin user create")).code).toBe(0)
+  await createAliceWithCli(env)
   await start()
 }, 120_000)
 afterAll(async () => {

@@ -21,7 +21,7 @@ import { UsersRepo } from "../src/users/Repo.ts"
 import { eventually, startFederated } from "./support/federation.ts"
 import { type Peer, type Received, startPeer } from "./support/fedify-peer.ts"
 import { basic, createUser, freePort, freshPostgresDatabase, type Hearth, json, request } from "./support/hearth.ts"
-import { type HearthProcess, killAll, spawnHearth, within } from "./support/spawn.ts"
+import { createAliceWithCli, type HearthProcess, killAll, spawnHearth, within } from "./support/spawn.ts"
 
 let hearth: Hearth
 let peer: Peer
@@ -301,19 +301,7 @@ describe("a delivery pending when the process is SIGKILLed", () => {
       startPeer({ repositories: ["waiting"] }),
       startPeer({ repositories: ["hanging"] })
     ])
-    const create = spawnHearth(env, [
-      "admin",
-      "user",
-      "create",
-      "--username",
-      "alice",
-      "--email",
-      "alice@example.com",
-      "--password",
-      "password123",
-      "--admin"
-    ])
-    expect((await within(create.exited, 60_000, "admin user create")).code).toBe(0)
+    await createAliceWithCli(env)
     await start()
   }, 120_000)
   afterAll(async () => {

@@ -10,7 +10,7 @@ import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitEnv } from "../src/git/Git.ts"
 import { freshPostgresDatabase } from "./support/hearth.ts"
-import { killAll, restartableHearth, sleep, spawnHearth, within } from "./support/spawn.ts"
+import { createAliceWithCli, killAll, restartableHearth, sleep } from "./support/spawn.ts"
 
 const scope = Effect.runSync(Scope.make())
 const dataDir = mkdtempSync(join(tmpdir(), "hearth-jobs-kill-"))
@@ -51,19 +51,7 @@ beforeAll(async () => {
     const url = await Effect.runPromise(Scope.provide(freshPostgresDatabase(pg), scope))
     env = { ...env, HEARTH__database__DB_TYPE: "postgres", HEARTH__database__DATABASE_URL: url }
   }
-  const create = spawnHearth(env, [
-    "admin",
-    "user",
-    "create",
-    "--username",
-    "alice",
-    "--email",
-    "alice@example.com",
-    "--password",
-    "password123",
-    "--admin"
-  ])
-  expect((await within(create.exited, 60_000, "admin user create")).code).toBe(0)
+  await createAliceWithCli(env)
   await start()
   expect((await api("POST", "/user/repos", { name: "src", auto_init: true })).status).toBe(201)
   const content = Buffer.from("payload\n").toString("base64")

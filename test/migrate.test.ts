@@ -28,7 +28,7 @@ import {
   request,
   startHearth
 } from "./support/hearth.ts"
-import { killAll, restartableHearth, sleep, spawnHearth, within } from "./support/spawn.ts"
+import { createAliceWithCli, killAll, restartableHearth, sleep } from "./support/spawn.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
@@ -487,19 +487,7 @@ describe("a migration and SIGKILL", () => {
       req.pipe(upstream)
     })
     await new Promise<void>((done) => proxy.listen(proxyPort, "127.0.0.1", done))
-    const create = spawnHearth(env, [
-      "admin",
-      "user",
-      "create",
-      "--username",
-      "alice",
-      "--email",
-      "alice@example.com",
-      "--password",
-      "password123",
-      "--admin"
-    ])
-    expect((await within(create.exited, 60_000, "admin user create")).code).toBe(0)
+    await createAliceWithCli(env)
     await start()
     expect((await api("POST", "/user/repos", { name: "src", auto_init: true })).status).toBe(201)
   }, 120_000)

@@ -54,6 +54,24 @@ export const spawnHearth = (
 export const within = <A>(promise: Promise<A>, ms: number, what: string): Promise<A> =>
   Promise.race([promise, sleep(ms).then(() => Promise.reject(new Error(`${what}: not within ${ms} ms`)))])
 
+/** Makes the admin `alice` (password `password123`) with `hearth admin user create`, before a server starts. */
+export const createAliceWithCli = async (env: Record<string, string>) => {
+  const create = spawnHearth(env, [
+    "admin",
+    "user",
+    "create",
+    "--username",
+    "alice",
+    "--email",
+    "alice@example.com",
+    "--password",
+    "password123",
+    "--admin"
+  ])
+  const { code } = await within(create.exited, 60_000, "admin user create")
+  if (code !== 0) throw new Error(`hearth admin user create exited with ${code}: ${create.output().stderr}`)
+}
+
 /**
  * `hearth serve` on one data dir that a test starts, SIGKILLs and starts again (on a new free
  * port each time), with a JSON API helper that sends `auth`.
