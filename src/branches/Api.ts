@@ -160,6 +160,14 @@ export class BranchesApi extends HttpApiGroup.make("branches").add(
   })
     .annotate(OpenApi.Identifier, "repoGetSingleCommit")
     .annotate(Access, repoOpen),
+  // A ref with `/` (`feature/x`), unencoded, as the SDKs send it: the twin of the route above.
+  HttpApiEndpoint.get("getCommitDeep", "/repos/:owner/:repo/git/commits/:sha/:rest/*", {
+    params: { ...ownerRepo, sha: Schema.String, ...deep },
+    query: CommitDetailsQuery,
+    success: Commit
+  })
+    .annotate(Access, repoOpen)
+    .annotate(OpenApi.Exclude, true),
   HttpApiEndpoint.get("listBranches", "/repos/:owner/:repo/branches", {
     params: ownerRepo,
     query: PageQuery,

@@ -156,6 +156,16 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         return converted!
       })
 
+    /** Forgejo's GetSingleCommit: `ref` must be a commit id or a ref name (`IsValidRefPattern`), else 422. */
+    const singleCommit = (
+      params: { owner: string; repo: string },
+      ref: string,
+      query: Parameters<typeof detailOptions>[0]
+    ) =>
+      refNameProblem(ref, { allowOneLevel: true }) !== undefined
+        ? Effect.fail(Errors.validationFailed(`no valid ref or sha: ${ref}`))
+        : oneCommit(params, ref, detailOptions(query))
+
     /** Branches (name and head commit) as Forgejo's `Branch`, with one look-up per e-mail and one git call for signatures. */
     const toBranches = (
       owner: UserRow,
@@ -420,14 +430,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       .handle("getCommitByRefDeep", ({ params, query }) =>
         oneCommit(params, joinName(params.ref, params.rest, params["*"]), detailOptions(query))
       )
-      .handle("getCommit", ({ params, query }) =>
-        Effect.gen(function* () {
-          // Forgejo's `IsValidRefPattern`: a commit id or a ref name, resolved as a branch, a tag or an id.
-          if (refNameProblem(params.sha, { allowOneLevel: true }) !== undefined) {
-            return yield* Errors.validationFailed(`no valid ref or sha: ${params.sha}`)
-          }
-          return yield* oneCommit(params, params.sha, detailOptions(query))
-        })
+      .handle("getCommit", ({ params, query }) => singleCommit(params, params.sha, query))
+      .handle("getCommitDeep", ({ params, query }) =>
+        singleCommit(params, joinName(params.sha, params.rest, params["*"]), query)
       )
       .handle("listBranches", ({ params, query }) =>
         Effect.gen(function* () {
