@@ -10,8 +10,16 @@ import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { eventually } from "./support/federation.ts"
 import { type Peer, startPeer } from "./support/fedify-peer.ts"
-import { freePort, freshPostgresDatabase } from "./support/hearth.ts"
-import { createAliceWithCli, type HearthProcess, killAll, sleep, spawnHearth, within } from "./support/spawn.ts"
+import { freePort } from "./support/hearth.ts"
+import {
+  createAliceWithCli,
+  type HearthProcess,
+  killAll,
+  onTestDatabase,
+  sleep,
+  spawnHearth,
+  within
+} from "./support/spawn.ts"
 
 interface Job {
   readonly kind: string
@@ -86,11 +94,7 @@ beforeAll(async () => {
     HEARTH__federation__DELIVERY_RETRY_DELAY: "1s",
     HEARTH__federation__DELIVERY_ATTEMPTS: "10"
   }
-  const pg = process.env.TEST_DATABASE_URL
-  if (pg !== undefined && pg !== "") {
-    const url = await Effect.runPromise(Scope.provide(freshPostgresDatabase(pg), scope))
-    env = { ...env, HEARTH__database__DB_TYPE: "postgres", HEARTH__database__DATABASE_URL: url }
-  }
+  env = await onTestDatabase(env, scope)
   peer = await startPeer()
   await createAliceWithCli(env)
   await start()

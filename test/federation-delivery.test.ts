@@ -20,8 +20,15 @@ import { FederationRepo } from "../federation/Repo.ts"
 import { UsersRepo } from "../src/users/Repo.ts"
 import { eventually, startFederated } from "./support/federation.ts"
 import { type Peer, type Received, startPeer } from "./support/fedify-peer.ts"
-import { basic, createUser, freePort, freshPostgresDatabase, type Hearth, json, request } from "./support/hearth.ts"
-import { createAliceWithCli, type HearthProcess, killAll, spawnHearth, within } from "./support/spawn.ts"
+import { basic, createUser, freePort, type Hearth, json, request } from "./support/hearth.ts"
+import {
+  createAliceWithCli,
+  type HearthProcess,
+  killAll,
+  onTestDatabase,
+  spawnHearth,
+  within
+} from "./support/spawn.ts"
 
 let hearth: Hearth
 let peer: Peer
@@ -292,11 +299,7 @@ describe("a delivery pending when the process is SIGKILLed", () => {
       HEARTH__federation__DELIVERY_RETRY_DELAY: "1s",
       HEARTH__federation__DELIVERY_ATTEMPTS: "10"
     }
-    const pg = process.env.TEST_DATABASE_URL
-    if (pg !== undefined && pg !== "") {
-      const url = await Effect.runPromise(Scope.provide(freshPostgresDatabase(pg), scope))
-      env = { ...env, HEARTH__database__DB_TYPE: "postgres", HEARTH__database__DATABASE_URL: url }
-    }
+    env = await onTestDatabase(env, scope)
     ;[waiting, hanging] = await Promise.all([
       startPeer({ repositories: ["waiting"] }),
       startPeer({ repositories: ["hanging"] })

@@ -9,8 +9,7 @@ import { join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitEnv } from "../src/git/Git.ts"
-import { freshPostgresDatabase } from "./support/hearth.ts"
-import { createAliceWithCli, killAll, restartableHearth, sleep } from "./support/spawn.ts"
+import { createAliceWithCli, killAll, onTestDatabase, restartableHearth, sleep } from "./support/spawn.ts"
 
 const scope = Effect.runSync(Scope.make())
 const dataDir = mkdtempSync(join(tmpdir(), "hearth-jobs-kill-"))
@@ -46,11 +45,7 @@ beforeAll(async () => {
     // The fork answers 202 at once, with its job still running: these tests kill it mid-way.
     HEARTH__repository__FORK_WAIT_TIMEOUT: "1ms"
   }
-  const pg = process.env.TEST_DATABASE_URL
-  if (pg !== undefined && pg !== "") {
-    const url = await Effect.runPromise(Scope.provide(freshPostgresDatabase(pg), scope))
-    env = { ...env, HEARTH__database__DB_TYPE: "postgres", HEARTH__database__DATABASE_URL: url }
-  }
+  env = await onTestDatabase(env, scope)
   await createAliceWithCli(env)
   await start()
   expect((await api("POST", "/user/repos", { name: "src", auto_init: true })).status).toBe(201)

@@ -17,18 +17,8 @@ import { gitEnv } from "../src/git/Git.ts"
 import { sealer } from "../src/lib/Sealer.ts"
 import { checkRemote, parseRemote } from "../src/mirrors/Policy.ts"
 import { cloneFailedMessage } from "../src/mirrors/Workflow.ts"
-import {
-  basic,
-  createToken,
-  createUser,
-  freePort,
-  freshPostgresDatabase,
-  type Hearth,
-  json,
-  request,
-  startHearth
-} from "./support/hearth.ts"
-import { createAliceWithCli, killAll, restartableHearth, sleep } from "./support/spawn.ts"
+import { basic, createToken, createUser, freePort, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { createAliceWithCli, killAll, onTestDatabase, restartableHearth, sleep } from "./support/spawn.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
@@ -463,11 +453,7 @@ describe("a migration and SIGKILL", () => {
       // The schedule then runs every 5 s (it also restarts jobs whose workflow never started).
       HEARTH__mirror__MIN_INTERVAL: "1s"
     }
-    const pg = process.env.TEST_DATABASE_URL
-    if (pg !== undefined && pg !== "") {
-      const url = await Effect.runPromise(Scope.provide(freshPostgresDatabase(pg), scope))
-      env = { ...env, HEARTH__database__DB_TYPE: "postgres", HEARTH__database__DATABASE_URL: url }
-    }
+    env = await onTestDatabase(env, scope)
     // The remote: hangs, forwards to the current server, or refuses.
     proxyPort = await freePort()
     proxy = createServer((req, res) => {

@@ -2,7 +2,8 @@
 // shutdown and crashes. Call `killAll` in an afterAll.
 import { type ChildProcess, spawn } from "node:child_process"
 import { join, resolve } from "node:path"
-import { freePort } from "./hearth.ts"
+import { Effect, Scope } from "effect"
+import { freePort, freshPostgresDatabase } from "./hearth.ts"
 
 const root = resolve(import.meta.dirname, "../..")
 const nodeBin = join(root, "node_modules/.bin/node")
@@ -53,6 +54,20 @@ export const spawnHearth = (
 
 export const within = <A>(promise: Promise<A>, ms: number, what: string): Promise<A> =>
   Promise.race([promise, sleep(ms).then(() => Promise.reject(new Error(`${what}: not within ${ms} ms`)))])
+
+/**
+ * `env` for a spawned server on the suite's database: with TEST_DATABASE_URL, a fresh PostgreSQL
+ * database (dropped when `scope` closes); otherwise `env` as it is (the embedded one in its data dir).
+ */
+export const onTestDatabase = async (
+  env: Record<string, string>,
+  scope: Scope.Scope
+): Promise<Record<string, string>> => {
+  const pg = process.env.TEST_DATABASE_URL
+  if (pg === undefined || pg === "") return env
+  const url = await Effect.runPromise(Scope.provide(freshPostgresDatabase(pg), scope))
+  return { ...env, HEARTH__database__DB_TYPE: "postgres", HEARTH__database__DATABASE_URL: url }
+}
 
 /** Makes the admin `alice` (password `password123`) with `hearth admin user create`, before a server starts. */
 export const createAliceWithCli = async (env: Record<string, string>) => {
