@@ -293,10 +293,10 @@ export class ReposService extends Context.Service<
           const visible = yield* Effect.isSuccess(policy.ensureVisible(viewer, repo.value, owner.value))
           return visible
             ? Option.some(
-                new Errors.RepositoryMoved(
-                  { owner: ownerName, name },
-                  { owner: owner.value.name, name: repo.value.name }
-                )
+                new Errors.RepositoryMoved({
+                  from: { owner: ownerName, name },
+                  to: { owner: owner.value.name, name: repo.value.name }
+                })
               )
             : Option.none()
         })
