@@ -19,11 +19,12 @@ export class ForksApi extends HttpApiGroup.make("forks").add(
     params: ownerRepo,
     query: PageQuery,
     success: Schema.Array(Repository)
-  }).annotate(Access, { signedIn: false, scopes: ["repository"] }),
+  }).annotate(Access, { signedIn: false, scopes: ["repository"], repo: { role: "read" } }),
   // 202: the repository exists at once; its git data is copied by a background job.
   HttpApiEndpoint.post("createFork", "/repos/:owner/:repo/forks", {
     params: ownerRepo,
     payload: CreateForkOption,
     success: Repository.pipe(HttpApiSchema.status(202))
-  }).annotate(Access, { signedIn: true, scopes: ["repository"] })
+    // Forgejo's `reqRepoReader(unit.TypeCode)`.
+  }).annotate(Access, { signedIn: true, scopes: ["repository"], repo: { role: "read", unit: "code" } })
 ) {}

@@ -1,10 +1,11 @@
 // Handlers of the forks group.
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Federation } from "../../federation/Service.ts"
 import { HearthApi } from "../Api.ts"
-import { Caller, signedInCaller } from "../http/Caller.ts"
+import { signedInCaller } from "../http/Caller.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
+import { CurrentRepo } from "../repos/Assignment.ts"
 import { RepoPresenter } from "../repos/Present.ts"
 import { ForksService } from "./Service.ts"
 
@@ -16,25 +17,27 @@ export const ForksHttp = HttpApiBuilder.group(HearthApi, "forks", (handlers) =>
     const presenter = yield* RepoPresenter
     const federation = yield* Federation
     return handlers
-      .handle("listForks", ({ params, query }) =>
+      .handle("listForks", ({ query }) =>
         Effect.gen(function* () {
-          const viewer = Option.getOrUndefined(yield* Caller)
+          const source = yield* CurrentRepo
+          const viewer = source.caller
           const { page, window } = yield* resolveWindow(query)
-          const { items, total } = yield* forks.list(viewer, params.owner, params.repo, window)
+          const { items, total } = yield* forks.list(viewer, source, window)
           yield* setListHeaders(page, total)
           return yield* presenter.present(viewer, items)
         })
       )
-      .handle("createFork", ({ params, payload }) =>
+      .handle("createFork", ({ payload }) =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
-          const { repo, owner } = yield* forks.fork(caller, params.owner, params.repo, payload)
+          const source = yield* CurrentRepo
+          const { repo, owner } = yield* forks.fork(caller, source, payload)
           yield* federation.announce({
             kind: "forked",
             doer: caller.user,
             owner,
             repo,
-            source: `${params.owner}/${params.repo}`
+            source: `${source.owner.name}/${source.repo.name}`
           })
           return yield* presenter.one(caller, { repo, owner, access: OWNER_ACCESS })
         })
