@@ -17,13 +17,13 @@ export type RepoUnit = "code" | "issues" | "pulls" | "wiki" | "releases" | "pack
  * assignment resolves it once: 404 when the caller may not see it (or the unit is off), 307 at an
  * old name, 403 without `role` (on `unit` when named), then for `changes`:
  * - `"settings"`: 409 while the repository is being created (a fork or migration job runs);
- * - `"content"`: that, then 423 when archived (Forgejo's `mustNotBeArchived`) and 403 for a pull
- *   mirror, which only takes what it fetches.
+ * - `"mirrors"`: that, then 423 when archived (Forgejo's `mustNotBeArchived`): the mirror routes;
+ * - `"content"`: both, then 403 for a pull mirror, which only takes what it fetches.
  */
 export interface RepoRule {
   readonly role: RepoRole
   readonly unit?: RepoUnit | undefined
-  readonly changes?: "settings" | "content" | undefined
+  readonly changes?: "settings" | "mirrors" | "content" | undefined
   /**
    * `"route"`: the assignment only resolves the repository (404, 307) and the route applies the
    * rule itself, for someone who may act on a repository they cannot see yet (the recipient of a

@@ -107,7 +107,7 @@ export const repoRefusal = (
   }
   if (rule.changes === undefined) return undefined
   if (repo.status === "creating") return { kind: "creating", reason: "conflict", message: BEING_CREATED }
-  if (rule.changes !== "content") return undefined
+  if (rule.changes === "settings") return undefined
   if (repo.isArchived) {
     return {
       kind: "archived",
@@ -115,7 +115,8 @@ export const repoRefusal = (
       message: `<Repository ${repo.id}:${owner.name}/${repo.name}> is archived`
     }
   }
-  if (repo.isMirror) return { kind: "mirror", reason: "forbidden", message: "Git Repository is a mirror." }
+  if (rule.changes === "content" && repo.isMirror)
+    return { kind: "mirror", reason: "forbidden", message: "Git Repository is a mirror." }
   return undefined
 }
 
