@@ -24,7 +24,7 @@ export class JobsApi extends HttpApiGroup.make("jobs").add(
     params: { owner: Schema.String, repo: Schema.String },
     query: PageQuery,
     success: Schema.Array(Job)
-  }).annotate(Access, { signedIn: true, scopes: ["repository"] }),
+  }).annotate(Access, { signedIn: true, scopes: ["repository"], repo: { role: "admin" } }),
   HttpApiEndpoint.get("listAllJobs", "/admin/jobs", {
     query: PageQuery,
     success: Schema.Array(Job)
