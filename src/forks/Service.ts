@@ -2,7 +2,7 @@
 // once, so the 202 can show it), and the durable job that fills its git data. The request waits
 // for the job up to `[repository] FORK_WAIT_TIMEOUT`, so that the fork it answers with is usable
 // at once; past that it answers with the job still running (the repository refuses writes with
-// 409 until it is done, `ensureCreated`).
+// 409 until it is done: the `changes` of a route's repository rule, Policy.ts `repoRefusal`).
 import { Context, Effect, Layer, Option } from "effect"
 import { WorkflowEngine } from "effect/workflow"
 import { Settings } from "../config/Settings.ts"

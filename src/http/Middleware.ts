@@ -115,8 +115,6 @@ export const ErrorResponsesLive = Layer.effect(
         Effect.catchCause((cause) => {
           if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
           const defect = Cause.squash(cause)
-          // Until every route resolves its repository through the assignment (typed RepositoryMoved).
-          if (defect instanceof Errors.RepositoryMoved) return render(defect)
           if (isBodyTooLarge(defect)) {
             return Effect.succeed(json(413, `request body is larger than ${settings.server.MAX_REQUEST_BODY} bytes`))
           }

@@ -7,42 +7,20 @@ import { Context, Effect, Layer, Option } from "effect"
 import { HttpRouter } from "effect/http"
 import { HttpApiMiddleware } from "effect/http-api"
 import { Access } from "../http/Access.ts"
-import { Caller, type Principal } from "../http/Caller.ts"
+import { Caller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
-import type { UserRow } from "../users/Repo.ts"
-import { ensureAllowed, type RepoAccess, RepoPolicy } from "./Policy.ts"
-import type { RepoRow } from "./Repo.ts"
+import type { OpenedRepository } from "./Policy.ts"
 import { ReposService } from "./Service.ts"
 
-/** The repository of the route's path, opened for the caller by the assignment. */
-export interface OpenedRepository {
-  readonly owner: UserRow
-  readonly repo: RepoRow
-  /** The caller's access (what `permissions` reports). */
-  readonly access: RepoAccess
-  /** The bare repository on disk. */
-  readonly path: string
-  /** The authenticated caller, if any. */
-  readonly caller: Principal | undefined
-}
+export type { OpenedRepository }
 
+/** The repository of the route's path, opened for the caller by the assignment. */
 export class CurrentRepo extends Context.Service<CurrentRepo, OpenedRepository>()("hearth/repos/CurrentRepo") {}
 
 export class RepoAssignment extends HttpApiMiddleware.Service<RepoAssignment, { provides: CurrentRepo }>()(
   "hearth/http/RepoAssignment",
   {
-    error: [
-      Errors.NotFoundEmpty,
-      Errors.Forbidden,
-      Errors.Conflict,
-      Errors.Locked,
-      Errors.BadRequest,
-      Errors.Unauthorized,
-      Errors.ValidationFailed,
-      Errors.InternalError,
-      Errors.BadGateway,
-      Errors.RepositoryMoved
-    ]
+    error: [Errors.NotFoundEmpty, Errors.Forbidden, Errors.Conflict, Errors.Locked, Errors.RepositoryMoved]
   }
 ) {}
 
@@ -50,19 +28,6 @@ export const RepoAssignmentLive = Layer.effect(
   RepoAssignment,
   Effect.gen(function* () {
     const repos = yield* ReposService
-    const policy = yield* RepoPolicy
-
-    /** The repository `ownerName/name`, or a 307 from an old name the caller may see there, or 404. */
-    const resolve = (caller: Principal | undefined, ownerName: string, name: string) =>
-      repos.find(ownerName, name).pipe(
-        Effect.catchIf(
-          (e) => e instanceof Errors.NotFound,
-          () =>
-            Effect.flatMap(repos.redirectFor(caller, ownerName, name), (moved) =>
-              Effect.fail(Option.isSome(moved) ? moved.value : Errors.notFound())
-            )
-        )
-      )
 
     // Called once per endpoint when the routes are built: a route without a `repo` rule gets its
     // handler back untouched and pays nothing per request.
@@ -73,10 +38,12 @@ export const RepoAssignmentLive = Layer.effect(
       return Effect.gen(function* () {
         const route = yield* HttpRouter.RouteContext
         const caller = Option.getOrUndefined(yield* Caller)
-        const { owner, repo } = yield* resolve(caller, route.params["owner"] ?? "", route.params["repo"] ?? "")
-        const access = yield* policy.access(caller, repo, owner)
-        const opened = { owner, repo, access, path: repos.pathOf(owner, repo), caller }
-        if (rule.checkedBy !== "route") yield* ensureAllowed(caller, opened, rule)
+        const opened = yield* repos.assign(
+          caller,
+          route.params["owner"] ?? "",
+          route.params["repo"] ?? "",
+          rule.checkedBy === "route" ? undefined : rule
+        )
         return yield* Effect.provideService(httpEffect, CurrentRepo, opened)
       })
     })

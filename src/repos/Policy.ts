@@ -3,7 +3,8 @@
 // org teams that cover every repository give their level (their `repo.code` unit for push/pull);
 // collaborators give theirs; a public repository can be read by whoever may see its owner.
 // What the caller cannot read is answered 404, what it can read but not change 403 (Forgejo's `repoAssignment`,
-// `reqRepoWriter`).
+// `reqRepoWriter`): `repoRefusal` is that rule, applied by the repository assignment of every API
+// route (Assignment.ts) and by git over HTTP and SSH (GitHttp.ts).
 import { Context, Effect, Layer, Option } from "effect"
 import type { RepoRule, RepoUnit } from "../http/Access.ts"
 import type { Principal } from "../http/Caller.ts"
@@ -33,22 +34,25 @@ const REFUSALS: Record<"read" | "write" | "admin" | "owner", string> = {
   owner: "user should be the owner of the repo"
 }
 
-/** Why a repository whose git data a job is still making (a fork, a migration) refuses changes. */
-export const BEING_CREATED = "repository is being created, try again in a moment"
-
 /**
- * 409 while the repository is `creating` (its fork or migration job has not finished): the one
- * rule every write to a repository checks, content (`ensureWritable`), settings, transfers and
- * pushes alike. Reads meanwhile see the repository as it is: empty until the copy lands.
+ * Why a repository whose git data a job is still making (a fork, a migration) refuses changes:
+ * 409 for every route that changes it (settings, content, transfers), and the hook refuses pushes.
  */
-export const ensureCreated = (repo: Pick<RepoRow, "status">): Effect.Effect<void, Errors.Conflict> =>
-  repo.status === "creating" ? Effect.fail(Errors.conflict(BEING_CREATED)) : Effect.void
+export const BEING_CREATED = "repository is being created, try again in a moment"
 
 /** A repository opened for a caller: the rows and the caller's access. */
 export interface OpenedRepo {
   readonly owner: UserRow
   readonly repo: RepoRow
   readonly access: RepoAccess
+}
+
+/** The repository of a route's path as the repository assignment opens it (`CurrentRepo`). */
+export interface OpenedRepository extends OpenedRepo {
+  /** The bare repository on disk. */
+  readonly path: string
+  /** The authenticated caller, if any. */
+  readonly caller: Principal | undefined
 }
 
 /** Why a caller may not use a repository as a route needs; `kind` lets git word it its own way. */
@@ -130,14 +134,6 @@ export const ensureAllowed = (
   return refused === undefined ? Effect.void : Effect.fail(Errors.refusal(refused.reason, refused.message))
 }
 
-/**
- * What every change to a repository's content checks after it was opened for the caller (Forgejo's
- * order): write access to code (403), then not being created (409), not archived (423); a pull
- * mirror only takes what it fetches (403).
- */
-export const ensureWritable = (opened: OpenedRepo) =>
-  ensureAllowed(undefined, opened, { role: "write", changes: "content" })
-
 export class RepoPolicy extends Context.Service<
   RepoPolicy,
   {
@@ -155,13 +151,6 @@ export class RepoPolicy extends Context.Service<
       viewer: Principal | undefined,
       repo: RepoRow,
       owner: UserRow
-    ) => Effect.Effect<RepoAccess, Errors.NotFound | Errors.Forbidden>
-    /** As `ensureVisible`, then 403 unless the caller has at least `level`. */
-    readonly ensureAccess: (
-      viewer: Principal | undefined,
-      repo: RepoRow,
-      owner: UserRow,
-      level: "read" | "write" | "admin" | "owner"
     ) => Effect.Effect<RepoAccess, Errors.NotFound | Errors.Forbidden>
   }
 >()("hearth/repos/RepoPolicy") {
@@ -260,27 +249,18 @@ export class RepoPolicy extends Context.Service<
           )
         })
 
+      // The one rule (repoRefusal) for a repository reached by id (`/repositories/{id}`) or at an old name.
       const ensureVisible = (viewer: Principal | undefined, repo: RepoRow, owner: UserRow) =>
-        Effect.gen(function* () {
-          const result = yield* access(viewer, repo, owner)
-          if (!atLeast(result.mode, "read")) return yield* Errors.notFound()
-          if (viewer?.scopes?.publicOnly === true && repo.isPrivate) {
-            return yield* Errors.forbidden("token scope is limited to public repos")
-          }
-          return result
-        })
+        Effect.tap(
+          access(viewer, repo, owner),
+          (result) => ensureAllowed(viewer, { owner, repo, access: result }, { role: "read" })
+          // Without `changes` the rule refuses with 404 or 403 only.
+        ) as Effect.Effect<RepoAccess, Errors.NotFound | Errors.Forbidden>
 
       return RepoPolicy.of({
         access,
         accessMany,
-        ensureVisible,
-        ensureAccess: (viewer, repo, owner, level) =>
-          Effect.gen(function* () {
-            const result = yield* ensureVisible(viewer, repo, owner)
-            const have = level === "write" ? result.code : result.mode
-            if (!atLeast(have, level)) return yield* Errors.forbidden(REFUSALS[level])
-            return result
-          })
+        ensureVisible
       })
     })
   )

@@ -10,6 +10,7 @@ import { onAlreadyExists, transaction as sqlTransaction } from "../db/Boundary.t
 import * as Git from "../git/Git.ts"
 import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
+import type { RepoRule } from "../http/Access.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -19,7 +20,7 @@ import { SocialRepo } from "../social/Repo.ts"
 import * as Templates from "../templates/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { gitIdentity } from "../users/Schema.ts"
-import { type RepoAccess, RepoPolicy } from "./Policy.ts"
+import { ensureAllowed, type OpenedRepository, RepoPolicy } from "./Policy.ts"
 import {
   type Collaborator,
   type CollaboratorMode,
@@ -138,16 +139,19 @@ export class ReposService extends Context.Service<
       name: string
     ) => Effect.Effect<{ owner: UserRow; repo: RepoRow }, Errors.NotFound>
     /**
-     * The repository as `viewer` may see it, with the viewer's access and its path on disk: what
-     * every route under /repos/{owner}/{repo} starts from. 404 when the viewer may not see it.
+     * The repository `ownerName/name` opened for `viewer` under `rule` (Policy.ts `ensureAllowed`;
+     * `undefined`: resolved only, the caller applies the rule): what the repository assignment
+     * (Assignment.ts) gives every route under /repos/{owner}/{repo}. A 307 (RepositoryMoved) at an
+     * old name the viewer may see there, 404 for what it may not see.
      */
-    readonly open: (
+    readonly assign: (
       viewer: Principal | undefined,
       ownerName: string,
-      name: string
+      name: string,
+      rule: RepoRule | undefined
     ) => Effect.Effect<
-      { owner: UserRow; repo: RepoRow; access: RepoAccess; path: string },
-      Errors.NotFound | Errors.Forbidden
+      OpenedRepository,
+      Errors.NotFound | Errors.Forbidden | Errors.Conflict | Errors.Locked | Errors.RepositoryMoved
     >
     readonly getById: (id: number) => Effect.Effect<RepoRow, Errors.NotFound>
     /** Where an old `owner/name` (renamed or transferred) is now, if the viewer may see it there. */
@@ -301,12 +305,6 @@ export class ReposService extends Context.Service<
             : Option.none()
         })
 
-      /** An old name of a repository the viewer may see: the API answers the defect with a 307. */
-      const movedTo = (viewer: Principal | undefined, ownerName: string, name: string) =>
-        Effect.flatMap(redirectFor(viewer, ownerName, name), (moved) =>
-          Option.isSome(moved) ? Effect.die(moved.value) : Effect.fail(Errors.notFound())
-        )
-
       const insertRow = (owner: UserRow, values: Omit<NewRepo, "owner_id" | "lower_name">, creator: UserRow) =>
         transaction(
           Effect.gen(function* () {
@@ -334,16 +332,21 @@ export class ReposService extends Context.Service<
         pathOf,
         get: (owner, name) => found(repos.findByName(owner.id, name)),
         find,
-        open: (viewer, ownerName, name) =>
+        assign: (viewer, ownerName, name, rule) =>
           Effect.gen(function* () {
             const { owner, repo } = yield* find(ownerName, name).pipe(
               Effect.catchIf(
                 (e) => e instanceof Errors.NotFound,
-                () => movedTo(viewer, ownerName, name)
+                () =>
+                  Effect.flatMap(redirectFor(viewer, ownerName, name), (moved) =>
+                    Effect.fail(Option.isSome(moved) ? moved.value : Errors.notFound())
+                  )
               )
             )
-            const access = yield* policy.ensureVisible(viewer, repo, owner)
-            return { owner, repo, access, path: pathOf(owner, repo) }
+            const access = yield* policy.access(viewer, repo, owner)
+            const opened = { owner, repo, access, path: pathOf(owner, repo), caller: viewer }
+            if (rule !== undefined) yield* ensureAllowed(viewer, opened, rule)
+            return opened
           }),
         getById: (id) => found(repos.findById(id)),
         redirectFor,
