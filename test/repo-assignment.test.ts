@@ -2,9 +2,10 @@
 // names the role it needs on the repository of its path; one middleware resolves it and applies the
 // one rule (Policy.ts `repoRefusal`). A table of callers × repositories × routes of each role, then
 // renames (307) and the unit rule.
-import { Effect } from "effect"
+import { Context, Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { RepoRule } from "../src/http/Access.ts"
+import { HearthApi } from "../src/Api.ts"
+import { Access, type RepoRule } from "../src/http/Access.ts"
 import { repoRefusal } from "../src/repos/Policy.ts"
 import { ReposService } from "../src/repos/Service.ts"
 import { basic, createToken, createUser, type Hearth, request, startHearth } from "./support/hearth.ts"
@@ -206,5 +207,25 @@ describe("the rule itself (repoRefusal)", () => {
       })
     }
     expect(repoRefusal(undefined, creating, { role: "read" })).toBeUndefined()
+  })
+})
+
+describe("the route table", () => {
+  it("gives every route under /repos/{owner}/{repo} (and /user/starred/…) a repository rule, and no other route one", () => {
+    const missing: Array<string> = []
+    const extra: Array<string> = []
+    for (const group of Object.values(HearthApi.groups) as ReadonlyArray<any>) {
+      for (const endpoint of Object.values(group.endpoints) as ReadonlyArray<any>) {
+        const rule = Context.get(endpoint.annotations, Access).repo
+        const path: string = endpoint.path.replace(/^\/api\/v1/, "")
+        const underRepo = path.startsWith("/repos/:owner/:repo")
+        // /user/starred/{owner}/{repo} also takes remote handles: its service resolves local ones
+        // with the same opener (SocialService.find → ReposService.assign).
+        if (underRepo && rule === undefined) missing.push(`${endpoint.method} ${path}`)
+        if (!underRepo && rule !== undefined) extra.push(`${endpoint.method} ${path}`)
+      }
+    }
+    expect(missing).toEqual([])
+    expect(extra).toEqual([])
   })
 })
