@@ -8,7 +8,8 @@ import { HearthApi } from "../src/Api.ts"
 import { Access, type RepoRule } from "../src/http/Access.ts"
 import { repoRefusal } from "../src/repos/Policy.ts"
 import { ReposService } from "../src/repos/Service.ts"
-import { basic, createToken, createUser, type Hearth, request, startHearth } from "./support/hearth.ts"
+import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
 const auth: Record<string, string | undefined> = {}
@@ -227,5 +228,103 @@ describe("the route table", () => {
     }
     expect(missing).toEqual([])
     expect(extra).toEqual([])
+  })
+})
+
+describe("unit switches and pull request settings (PATCH /repos/{o}/{r}, Repository JSON)", () => {
+  const PULLS = {
+    ignore_whitespace_conflicts: true,
+    allow_merge_commits: false,
+    allow_rebase: false,
+    allow_rebase_explicit: true,
+    allow_squash_merge: true,
+    allow_fast_forward_only_merge: false,
+    allow_rebase_update: false,
+    default_delete_branch_after_merge: true,
+    default_merge_style: "squash",
+    default_update_style: "rebase",
+    default_allow_maintainer_edit: true
+  }
+
+  it("shows Forgejo's defaults on a new repository", async () => {
+    const created = await request(hearth, "POST", "/user/repos", basic("owner"), { name: "settings-new" })
+    const body = await json(created)
+    expectSwagger(body, "Repository")
+    expect(body).toMatchObject({
+      has_issues: true,
+      has_wiki: true,
+      has_pull_requests: true,
+      has_projects: true,
+      has_releases: true,
+      has_packages: true,
+      has_actions: false,
+      ignore_whitespace_conflicts: false,
+      allow_merge_commits: true,
+      allow_rebase: true,
+      allow_rebase_explicit: true,
+      allow_squash_merge: true,
+      allow_fast_forward_only_merge: true,
+      allow_rebase_update: true,
+      default_delete_branch_after_merge: false,
+      default_merge_style: "merge",
+      default_update_style: "merge",
+      default_allow_maintainer_edit: false
+    })
+  })
+
+  it("keeps what PATCH sets, and shows no merge settings while the pulls unit is off", async () => {
+    expect((await request(hearth, "POST", "/user/repos", basic("owner"), { name: "settings" })).status).toBe(201)
+    const units = { has_issues: false, has_wiki: false, has_projects: false, has_releases: false, has_packages: false }
+    const patched = await request(hearth, "PATCH", "/repos/owner/settings", basic("owner"), {
+      ...units,
+      has_actions: true,
+      ...PULLS
+    })
+    expect(patched.status).toBe(200)
+    const body = await json(patched)
+    expectSwagger(body, "Repository")
+    expect(body).toMatchObject({ ...units, has_actions: true, has_pull_requests: true, ...PULLS })
+    // Read back: stored, not only echoed.
+    const read = await json(await request(hearth, "GET", "/repos/owner/settings", basic("owner")))
+    expect(read).toMatchObject({ ...units, has_actions: true, ...PULLS })
+
+    // Pulls off: Forgejo's convert.ToRepo shows every merge setting off and the "merge" style.
+    const off = await json(
+      await request(hearth, "PATCH", "/repos/owner/settings", basic("owner"), { has_pull_requests: false })
+    )
+    expectSwagger(off, "Repository")
+    expect(off).toMatchObject({
+      has_pull_requests: false,
+      ignore_whitespace_conflicts: false,
+      allow_merge_commits: false,
+      allow_rebase_explicit: false,
+      allow_squash_merge: false,
+      default_delete_branch_after_merge: false,
+      default_merge_style: "merge",
+      default_update_style: "merge",
+      default_allow_maintainer_edit: false
+    })
+    // …and back on, the stored settings again.
+    const on = await json(
+      await request(hearth, "PATCH", "/repos/owner/settings", basic("owner"), { has_pull_requests: true })
+    )
+    expect(on).toMatchObject({ has_pull_requests: true, ...PULLS })
+  })
+
+  it("refuses a merge or update style Forgejo does not know (422) and changes nothing", async () => {
+    for (const [field, value, message] of [
+      ["default_merge_style", "octopus", /^\[DefaultMergeStyle\]: must be one of merge, rebase, rebase-merge, squash/],
+      ["default_update_style", "squash", /^\[DefaultUpdateStyle\]: must be one of merge, rebase: "squash"$/]
+    ] as const) {
+      const res = await request(hearth, "PATCH", "/repos/owner/settings", basic("owner"), {
+        description: "not this",
+        [field]: value
+      })
+      expect(res.status).toBe(422)
+      expect((await json(res)).message).toMatch(message)
+    }
+    const read = await json(await request(hearth, "GET", "/repos/owner/settings", basic("owner")))
+    expect(read.description).not.toBe("not this")
+    expect(read.default_merge_style).toBe("squash")
   })
 })

@@ -22,6 +22,7 @@ import m0009 from "./migrations/0009_quota.ts"
 import m0010 from "./migrations/0010_federation.ts"
 import m0011 from "./migrations/0011_storage.ts"
 import m0012 from "./migrations/0012_blocking.ts"
+import m0014 from "./migrations/0014_repo_units.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -35,7 +36,8 @@ export const migrations = Migrator.fromRecord({
   "0009_quota": m0009,
   "0010_federation": m0010,
   "0011_storage": m0011,
-  "0012_blocking": m0012
+  "0012_blocking": m0012,
+  "0014_repo_units": m0014
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

@@ -25,6 +25,7 @@ import {
   type Collaborator,
   type CollaboratorMode,
   type Listed,
+  MERGE_STYLES,
   type NewRepo,
   REPO_ORDERS,
   type RepoChanges,
@@ -33,7 +34,8 @@ import {
   type RepoRow,
   type RepoSearch,
   ReposRepo,
-  type SearchPage
+  type SearchPage,
+  UPDATE_STYLES
 } from "./Repo.ts"
 import type { CreateRepoOption, EditRepoOption } from "./Schema.ts"
 
@@ -122,6 +124,35 @@ const editChanges = (repo: RepoRow, input: EditRepoOption, minMirrorInterval: nu
     ["has_actions", input.has_actions]
   ] as const
   for (const [column, value] of units) if (value !== undefined) changes[column] = value
+  // Forgejo's PullRequestsConfig; the styles must be ones Forgejo knows.
+  if (
+    input.default_merge_style !== undefined &&
+    !(MERGE_STYLES as ReadonlyArray<string>).includes(input.default_merge_style)
+  ) {
+    return `[DefaultMergeStyle]: must be one of ${MERGE_STYLES.join(", ")}: "${input.default_merge_style}"`
+  }
+  if (
+    input.default_update_style !== undefined &&
+    !(UPDATE_STYLES as ReadonlyArray<string>).includes(input.default_update_style)
+  ) {
+    return `[DefaultUpdateStyle]: must be one of ${UPDATE_STYLES.join(", ")}: "${input.default_update_style}"`
+  }
+  const flags = [
+    ["ignore_whitespace_conflicts", input.ignore_whitespace_conflicts],
+    ["allow_merge_commits", input.allow_merge_commits],
+    ["allow_rebase", input.allow_rebase],
+    ["allow_rebase_explicit", input.allow_rebase_explicit],
+    ["allow_squash_merge", input.allow_squash_merge],
+    ["allow_fast_forward_only_merge", input.allow_fast_forward_only_merge],
+    ["allow_manual_merge", input.allow_manual_merge],
+    ["autodetect_manual_merge", input.autodetect_manual_merge],
+    ["allow_rebase_update", input.allow_rebase_update],
+    ["default_delete_branch_after_merge", input.default_delete_branch_after_merge],
+    ["default_allow_maintainer_edit", input.default_allow_maintainer_edit]
+  ] as const
+  for (const [column, value] of flags) if (value !== undefined) changes[column] = value
+  if (input.default_merge_style !== undefined) changes.default_merge_style = input.default_merge_style
+  if (input.default_update_style !== undefined) changes.default_update_style = input.default_update_style
   return changes
 }
 
