@@ -25,6 +25,7 @@ import { OAuth2Api } from "./oauth2/Api.ts"
 import { OrgsApi } from "./orgs/Api.ts"
 import { QuotaApi } from "./quota/Api.ts"
 import { ReposApi } from "./repos/Api.ts"
+import { RepoAssignment } from "./repos/Assignment.ts"
 import { SocialApi } from "./social/Api.ts"
 import { TemplatesApi } from "./templates/Api.ts"
 import { TokensApi } from "./tokens/Api.ts"
@@ -63,8 +64,10 @@ export class HearthApi extends HttpApi.make("hearth")
     TopicsApi
   )
   .prefix("/api/v1")
-  // Applied inside out: the body check runs after authentication, errors are rendered around all.
+  // Applied inside out: the repository of the path is resolved after authentication (before the
+  // body is looked at, as Forgejo's `repoAssignment` runs before binding), errors are rendered around all.
   .middleware(JsonBodyCheck)
+  .middleware(RepoAssignment)
   .middleware(Authentication)
   .middleware(ErrorResponses)
   .annotateMerge(

@@ -46,6 +46,7 @@ import { MiscHttp } from "./misc/Http.ts"
 import { OAuth2Http } from "./oauth2/Http.ts"
 import { OrgsHttp } from "./orgs/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
+import { RepoAssignmentLive } from "./repos/Assignment.ts"
 import { GitHttpRoutes } from "./repos/GitHttp.ts"
 import { ReposHttp } from "./repos/Http.ts"
 import { SocialHttp } from "./social/Http.ts"
@@ -173,7 +174,7 @@ export const ApiHandlers = Layer.mergeAll(
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(ApiHandlers),
-  Layer.provide([JsonBodyCheckLive, AuthenticationLive, ErrorResponsesLive])
+  Layer.provide([JsonBodyCheckLive, RepoAssignmentLive, AuthenticationLive, ErrorResponsesLive])
 )
 
 export const AppRoutes = Layer.mergeAll(

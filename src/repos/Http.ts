@@ -18,7 +18,8 @@ import { QuotaService } from "../quota/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
-import { ensureCreated, RepoPolicy } from "./Policy.ts"
+import { CurrentRepo } from "./Assignment.ts"
+import { RepoPolicy } from "./Policy.ts"
 import { RepoPresenter } from "./Present.ts"
 import {
   type CollaboratorMode,
@@ -142,12 +143,10 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       )
 
     return handlers
-      .handle("editRepo", ({ params, payload }) =>
+      .handle("editRepo", ({ payload }) =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
-          const { owner, repo } = yield* repos.find(params.owner, params.repo)
-          yield* policy.ensureAccess(caller, repo, owner, "admin")
-          yield* ensureCreated(repo)
+          const { owner, repo } = yield* CurrentRepo
           const updated = yield* repos.edit(owner, repo, payload)
           yield* Effect.forEach(edited(owner, repo, updated, caller.user), events.publish)
           return yield* presenter.one(caller, {
@@ -235,10 +234,10 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           }
         })
       )
-      .handle("listCollaborators", ({ params, query }) =>
+      .handle("listCollaborators", ({ query }) =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
-          const { repo } = yield* repos.open(caller, params.owner, params.repo)
+          const { repo } = yield* CurrentRepo
           const page = yield* resolvePage(query)
           const { rows, total } = yield* repos.listCollaborators(repo, page)
           yield* setListHeaders(page, total)
@@ -247,8 +246,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       )
       .handle("checkCollaborator", ({ params }) =>
         Effect.gen(function* () {
-          const caller = yield* signedInCaller
-          const { repo } = yield* repos.open(caller, params.owner, params.repo)
+          const { repo } = yield* CurrentRepo
           const user = yield* collaboratorByName(params.collaborator)
           if (Option.isNone(yield* repoRows.collaboratorMode(repo.id, user.id))) {
             return yield* Errors.notFound()
@@ -257,9 +255,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       )
       .handle("addCollaborator", ({ params, payload }) =>
         Effect.gen(function* () {
-          const caller = yield* signedInCaller
-          const { owner, repo } = yield* repos.find(params.owner, params.repo)
-          yield* policy.ensureAccess(caller, repo, owner, "admin")
+          const { owner, repo } = yield* CurrentRepo
           const user = yield* collaboratorByName(params.collaborator)
           const permission = payload.permission ?? "write"
           if (!COLLABORATOR_MODES.includes(permission)) {
@@ -278,9 +274,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       )
       .handle("deleteCollaborator", ({ params }) =>
         Effect.gen(function* () {
-          const caller = yield* signedInCaller
-          const { owner, repo } = yield* repos.find(params.owner, params.repo)
-          yield* policy.ensureAccess(caller, repo, owner, "admin")
+          const { repo } = yield* CurrentRepo
           const user = yield* collaboratorByName(params.collaborator)
           yield* repos.removeCollaborator(repo, user)
         })
@@ -288,8 +282,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       .handle("collaboratorPermission", ({ params }) =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
-          const { owner, repo } = yield* repos.find(params.owner, params.repo)
-          const mine = yield* policy.ensureVisible(caller, repo, owner)
+          const { owner, repo, access: mine } = yield* CurrentRepo
           const self = caller.user.lowerName === params.collaborator.toLowerCase()
           if (!caller.user.isAdmin && !self && !atLeast(mine.mode, "admin")) {
             return yield* Errors.forbidden(
@@ -335,11 +328,10 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           return yield* listOf(org, query)
         })
       )
-      .handle("getRepo", ({ params }) =>
+      .handle("getRepo", () =>
         Effect.gen(function* () {
-          const viewer = yield* viewerOf
-          const { owner, repo, access } = yield* repos.open(viewer, params.owner, params.repo)
-          return yield* presenter.one(viewer, { repo, owner, access })
+          const { caller, owner, repo, access } = yield* CurrentRepo
+          return yield* presenter.one(caller, { repo, owner, access })
         })
       )
       .handle("getRepoById", ({ params }) =>
@@ -352,11 +344,10 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           return yield* presenter.one(viewer, { repo, owner, access })
         })
       )
-      .handle("deleteRepo", ({ params }) =>
+      .handle("deleteRepo", () =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
-          const { owner, repo } = yield* repos.find(params.owner, params.repo)
-          yield* policy.ensureAccess(caller, repo, owner, "owner")
+          const { owner, repo } = yield* CurrentRepo
           yield* repos.remove(owner, repo)
           yield* events.publish({ _tag: "DeleteRepository", ...subject(owner, repo, caller.user) })
         })
