@@ -60,7 +60,7 @@ export const repoList = (page: SearchPage, emptyText: string): Html =>
     ${repo.isArchived ? html`<span class="Label Label--attention ml-2">Archived</span>` : empty}
     <span class="ml-auto color-fg-muted f6">${icon("star")} ${repo.numStars} · ${icon("repo-forked")} ${repo.numForks}</span>
   </div>
-  ${repo.description === "" ? empty : html`<p class="color-fg-muted mb-0 mt-1">${repo.description}</p>`}
+  ${repo.description === "" ? empty : html`<p class="color-fg-muted mb-0 mt-1 wb-break-word">${repo.description}</p>`}
   <p class="color-fg-muted f6 mb-0 mt-1">Updated ${date(repo.updatedAt)}</p>
 </li>`
       })}</ul>`
