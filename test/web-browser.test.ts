@@ -136,6 +136,21 @@ describe("pages in a browser", () => {
     await chrome.check(page, "explore-organizations")
   })
 
+  it("follows the system's dark mode", async () => {
+    const background = async (colorScheme: "light" | "dark") => {
+      const { page } = await chrome.person({ colorScheme })
+      await page.goto(url("/user/login"))
+      await chrome.check(page, `login-${colorScheme}`)
+      return (await page.evaluate("getComputedStyle(document.body).backgroundColor")) as string
+    }
+    const luminance = (rgb: string) => {
+      const [r, g, b] = rgb.match(/\d+/g)!.map(Number)
+      return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!
+    }
+    expect(luminance(await background("light"))).toBeGreaterThan(200)
+    expect(luminance(await background("dark"))).toBeLessThan(60)
+  })
+
   it("shows the styled 404 page for an unknown page", async () => {
     const { page } = await chrome.person()
     const response = await page.goto(url("/no/such/page"))

@@ -22,7 +22,9 @@ export interface AxeViolation {
 export interface TestBrowser {
   readonly browser: Browser
   /** A new person: a context of its own (its own cookies) and a page in it. */
-  readonly person: () => Promise<{ context: BrowserContext; page: Page }>
+  readonly person: (options?: {
+    readonly colorScheme?: "light" | "dark"
+  }) => Promise<{ context: BrowserContext; page: Page }>
   /**
    * Screenshot `name` and audit the page with axe: throws on serious/critical violations and on
    * console errors seen so far on any page.
@@ -75,8 +77,11 @@ export const launchBrowser = async (file: string): Promise<TestBrowser> => {
 
   return {
     browser,
-    person: async () => {
-      const context = await browser.newContext({ viewport: { width: 1200, height: 800 } })
+    person: async (options = {}) => {
+      const context = await browser.newContext({
+        viewport: { width: 1200, height: 800 },
+        colorScheme: options.colorScheme ?? "light"
+      })
       contexts.push(context)
       context.on("page", watch)
       const page = await context.newPage()

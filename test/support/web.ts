@@ -18,7 +18,10 @@ export const csrfOf = (html: string): string => {
 
 export class WebClient {
   readonly cookies = new Map<string, string>()
-  constructor(public base: string) {}
+  base: string
+  constructor(base: string) {
+    this.base = base
+  }
 
   private remember(headers: Headers) {
     for (const line of headers.getSetCookie()) {
