@@ -49,6 +49,8 @@ import { RepoPolicy } from "./repos/Policy.ts"
 import { RepoPresenter } from "./repos/Present.ts"
 import { ReposRepo } from "./repos/Repo.ts"
 import { ReposService } from "./repos/Service.ts"
+import { SessionsRepo } from "./sessions/Repo.ts"
+import { Sessions } from "./sessions/Service.ts"
 import { SocialRepo } from "./social/Repo.ts"
 import { SocialService } from "./social/Service.ts"
 import { BlobStorage } from "./storage/Service.ts"
@@ -80,7 +82,8 @@ const Repos = Layer.mergeAll(
   QuotaRepo.layer,
   BlocksRepo.layer,
   TopicsRepo.layer,
-  LanguagesRepo.layer
+  LanguagesRepo.layer,
+  SessionsRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -98,6 +101,7 @@ export const Services = Layer.mergeAll(
   MirrorsService.layer,
   KeysService.layer,
   TopicsService.layer,
+  Sessions.layer,
   HttpSignatures.layer,
   FollowsService.layer,
   OAuth2Service.layer,

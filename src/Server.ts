@@ -56,6 +56,7 @@ import { TopicsHttp } from "./topics/Http.ts"
 import { TransfersHttp } from "./transfers/Http.ts"
 import { TwoFactorHttp } from "./twofa/Http.ts"
 import { UsersHttp } from "./users/Http.ts"
+import { WebRoutes } from "./web/Routes.ts"
 
 const securitySchemes = {
   BasicAuth: { type: "http", scheme: "basic", description: "The account's password, or an access token as password." },
@@ -184,6 +185,7 @@ export const AppRoutes = Layer.mergeAll(
   GitHttpRoutes,
   GpgExportRoutes,
   FederationRoutes,
+  WebRoutes,
   RequestTargetCheck
 )
 

@@ -81,6 +81,8 @@ export interface SettingsShape {
     /** Seconds an account stays throttled after LOGIN_MAX_FAILURES. */
     readonly LOGIN_THROTTLE_SECONDS: number
   }
+  /** Forgejo's [session]: SESSION_LIFE_TIME, seconds a web session lasts unused (src/sessions). */
+  readonly session: { readonly SESSION_LIFE_TIME: number }
   readonly api: {
     readonly DEFAULT_PAGING_NUM: number
     readonly MAX_RESPONSE_ITEMS: number
@@ -225,6 +227,7 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     LOGIN_MAX_FAILURES: key("int", "5"),
     LOGIN_THROTTLE_SECONDS: key("int", "60")
   },
+  session: { SESSION_LIFE_TIME: key("int", "86400") },
   api: { DEFAULT_PAGING_NUM: key("int", "30"), MAX_RESPONSE_ITEMS: key("int", "50") },
   ui: { EXPLORE_PAGING_NUM: key("int", "50") },
   markdown: { MAX_RENDER_SIZE: key("int", String(512 * 1024)) },

@@ -25,6 +25,7 @@ import m0012 from "./migrations/0012_blocking.ts"
 import m0013 from "./migrations/0013_topics.ts"
 import m0015 from "./migrations/0015_events.ts"
 import m0016 from "./migrations/0016_repo_units.ts"
+import m0017 from "./migrations/0017_web_sessions.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -41,7 +42,8 @@ export const migrations = Migrator.fromRecord({
   "0012_blocking": m0012,
   "0013_topics": m0013,
   "0015_events": m0015,
-  "0016_repo_units": m0016
+  "0016_repo_units": m0016,
+  "0017_web_sessions": m0017
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

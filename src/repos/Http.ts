@@ -19,7 +19,7 @@ import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { CurrentRepo } from "./Assignment.ts"
-import { RepoPolicy } from "./Policy.ts"
+import { RepoPolicy, searchFilter } from "./Policy.ts"
 import { RepoPresenter } from "./Present.ts"
 import {
   type CollaboratorMode,
@@ -176,20 +176,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
             sort = query.sort as RepoSearchSort
             desc = order === "desc"
           }
-          const publicOnly = viewer?.scopes?.publicOnly === true
-          // Private repositories only for signed-in callers that did not opt out; never for
-          // public-only tokens. Restricted users only ever get what they were given.
-          const withPrivate = viewer !== undefined && !publicOnly && parseFormBool(query.private) !== false
-          const filter: RepoFilter =
-            viewer === undefined
-              ? { publicOwners: ["public"] }
-              : viewer.user.restricted
-                ? { publicOwners: [], viewerId: viewer.user.id, publicOnly: !withPrivate }
-                : withPrivate
-                  ? viewer.user.isAdmin
-                    ? { all: true, publicOwners: [] }
-                    : { publicOwners: ["public", "limited"], viewerId: viewer.user.id }
-                  : { publicOwners: ["public"] }
+          const filter = searchFilter(viewer, parseFormBool(query.private) !== false)
           const keywords = (query.q ?? "")
             .split(",")
             .map((k) => k.trim().toLowerCase())

@@ -14,7 +14,7 @@ import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import type { UserRow } from "../users/Repo.ts"
-import { type CollaboratorMode, type RepoRow, ReposRepo } from "./Repo.ts"
+import { type CollaboratorMode, type RepoFilter, type RepoRow, ReposRepo } from "./Repo.ts"
 
 export interface RepoAccess {
   /** The overall level (admin rights, ownership). */
@@ -32,6 +32,22 @@ const REFUSALS: Record<"read" | "write" | "admin" | "owner", string> = {
   write: "user should have a permission to write to a repo",
   admin: "user should be an owner or a collaborator with admin write of a repository",
   owner: "user should be the owner of the repo"
+}
+
+/**
+ * Which repositories a search shows `viewer` (GET /repos/search, the web's explore and home): private
+ * ones only to signed-in callers that did not opt out (`withPrivate`), never to public-only tokens;
+ * restricted users only ever get what they were given; site admins everything.
+ */
+export const searchFilter = (viewer: Principal | undefined, withPrivate: boolean): RepoFilter => {
+  if (viewer === undefined) return { publicOwners: ["public"] }
+  const publicOnly = viewer.scopes?.publicOnly === true
+  const privateToo = withPrivate && !publicOnly
+  if (viewer.user.restricted) return { publicOwners: [], viewerId: viewer.user.id, publicOnly: !privateToo }
+  if (!privateToo) return { publicOwners: ["public"] }
+  return viewer.user.isAdmin
+    ? { all: true, publicOwners: [] }
+    : { publicOwners: ["public", "limited"], viewerId: viewer.user.id }
 }
 
 /**
