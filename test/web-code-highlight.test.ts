@@ -219,8 +219,8 @@ describe("the cache", () => {
     expect(h.cached(sha(0), "a.ts")).toBeDefined()
   })
 
-  it("the process-wide highlighter warms up without error and still highlights", () => {
-    highlighter.warmUp()
+  it("the process-wide highlighter warms up without error and still highlights", async () => {
+    await highlighter.warmUp()
     expect(highlighter.highlight({ name: "w.ts", text: "let w = 1\n" }).plain).toBeUndefined()
   })
 })
