@@ -36,7 +36,7 @@ const account = (ctx: WebContext) => {
     </div>`
 }
 
-export const layout = (ctx: WebContext, title: string, main: Html): Html => {
+export const layout = (ctx: WebContext, title: string, main: Html, head: Html = empty): Html => {
   const query = ctx.url.pathname.startsWith("/explore/") ? (ctx.url.searchParams.get("q") ?? "") : ""
   return html`<!DOCTYPE html>
 <html lang="en" data-color-mode="auto" data-light-theme="light" data-dark-theme="dark">
@@ -47,6 +47,7 @@ export const layout = (ctx: WebContext, title: string, main: Html): Html => {
 <link rel="icon" href="${assetUrl("favicon.svg")}" type="image/svg+xml">
 <link rel="stylesheet" href="${assetUrl("hearth.css")}">
 <script src="${assetUrl("htmx.js")}" defer></script>
+${head}
 </head>
 <body>
 <header class="Header hearth-header" role="banner">

@@ -9,6 +9,7 @@ import { AssetRoutes } from "./Assets.ts"
 import { ChangePasswordPages } from "./pages/ChangePassword.ts"
 import { ExplorePages } from "./pages/Explore.ts"
 import { HomePages } from "./pages/Home.ts"
+import { ProfilePages } from "./pages/Profile.ts"
 import { SignInPages } from "./pages/SignIn.ts"
 import { SignUpPages } from "./pages/SignUp.ts"
 import { makeWeb, type Web } from "./Web.ts"
@@ -45,7 +46,8 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* ExplorePages(web)),
       ...(yield* SignInPages(web)),
       ...(yield* SignUpPages(web)),
-      ...(yield* ChangePasswordPages(web))
+      ...(yield* ChangePasswordPages(web)),
+      ...(yield* ProfilePages(web))
     ]
     return Layer.mergeAll(HttpRouter.addAll(routes), AssetRoutes, notFoundPages(web))
   })

@@ -79,6 +79,8 @@ type Handler = (ctx: WebContext, form: Form) => Effect.Effect<HttpServerResponse
 export interface PageOptions {
   readonly title: string
   readonly status?: number
+  /** Extra elements of the page's head (a profile's `rel="me"` and ActivityPub links). */
+  readonly head?: Html
 }
 
 /** A local path to go back to after signing in; anything else (another host, `//x`) is refused. */
@@ -147,7 +149,7 @@ export const makeWeb = Effect.gen(function* () {
   const page = (ctx: WebContext, options: PageOptions, main: Html) =>
     withCookies(
       ctx,
-      HttpServerResponse.text(String(layout(ctx, options.title, main)), {
+      HttpServerResponse.text(String(layout(ctx, options.title, main, options.head)), {
         status: options.status ?? 200,
         contentType: "text/html; charset=utf-8",
         headers: SECURITY_HEADERS
