@@ -12,6 +12,10 @@ import { HomePages } from "./pages/Home.ts"
 import { ProfilePages } from "./pages/Profile.ts"
 import { SignInPages } from "./pages/SignIn.ts"
 import { SignUpPages } from "./pages/SignUp.ts"
+import { AccountSettingsPages } from "./pages/settings/Account.ts"
+import { ApplicationSettingsPages } from "./pages/settings/Applications.ts"
+import { KeySettingsPages } from "./pages/settings/Keys.ts"
+import { SecuritySettingsPages } from "./pages/settings/Security.ts"
 import { makeWeb, type Web } from "./Web.ts"
 
 /**
@@ -47,7 +51,11 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* SignInPages(web)),
       ...(yield* SignUpPages(web)),
       ...(yield* ChangePasswordPages(web)),
-      ...(yield* ProfilePages(web))
+      ...(yield* ProfilePages(web)),
+      ...(yield* AccountSettingsPages(web)),
+      ...(yield* KeySettingsPages(web)),
+      ...(yield* ApplicationSettingsPages(web)),
+      ...(yield* SecuritySettingsPages(web))
     ]
     return Layer.mergeAll(HttpRouter.addAll(routes), AssetRoutes, notFoundPages(web))
   })
