@@ -184,7 +184,7 @@ ${website === undefined ? empty : html`<link rel="me" href="${website}">`}`
     ${refusal === undefined ? empty : html`<div class="flash flash-error mt-3" role="alert" data-testid="form-error">${refusal}</div>`}
     ${user.description === "" ? empty : html`<p class="mt-3 wb-break-word" data-testid="bio">${user.description}</p>`}
     <p class="color-fg-muted mt-3 mb-2">
-      <a class="Link--secondary" href="${home}?tab=followers">${icon("people")} <span class="text-bold color-fg-default" data-testid="followers-count">${user.numFollowers}</span> followers</a>
+      <a class="Link--secondary" href="${home}?tab=followers">${icon("people")} <span class="text-bold color-fg-default" data-testid="followers-count">${user.numFollowers}</span> ${user.numFollowers === 1 ? "follower" : "followers"}</a>
       · <a class="Link--secondary" href="${home}?tab=following"><span class="text-bold color-fg-default" data-testid="following-count">${user.numFollowing}</span> following</a>
     </p>
     <ul class="list-style-none color-fg-muted">
