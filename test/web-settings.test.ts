@@ -47,6 +47,23 @@ describe("REQUIRE_SIGNIN_VIEW", () => {
   })
 })
 
+describe("REQUIRE_SIGNIN_VIEW on profiles", () => {
+  it("a profile asks visitors to sign in; /api stays the API's empty 404; signed in, the profile shows", async () => {
+    const user = await createUser(hearth)
+    const res = await web().get(`/${user.name}`)
+    expect(res.status).toBe(302)
+    expect(res.location).toBe(`/user/login?redirect_to=%2F${user.name}`)
+    for (const method of ["GET", "POST"]) {
+      const api = await fetch(`${hearth.base}/api`, { method })
+      expect(api.status, method).toBe(404)
+      expect(await api.text(), method).toBe("")
+    }
+    const client = web()
+    await client.signIn(user.name)
+    expect((await client.get(`/${user.name}`)).status).toBe(200)
+  })
+})
+
 describe("DISABLE_REGISTRATION", () => {
   it("the sign-up page says registration is off and the form is refused", async () => {
     const client = web()
