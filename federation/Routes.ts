@@ -199,7 +199,7 @@ export const FederationRoutes = Layer.unwrap(
     // with the account, so it is kept per account state (its keys never change).
     const persons = new Map<string, string>()
     const personKey = (user: UserRow) =>
-      JSON.stringify([user.id, user.name, user.fullName, user.description, user.updatedAt.getTime()])
+      JSON.stringify([user.id, user.name, user.fullName, user.description, user.website, user.updatedAt.getTime()])
 
     /** The Person as Fedify writes it, whatever Accept the client sent (none, `*\/*`, JSON). */
     const personActor = (user: UserRow) =>

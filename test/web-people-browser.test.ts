@@ -153,15 +153,17 @@ describe("settings in a browser", () => {
     await chrome.check(page, "settings-twofa-enroll")
 
     // Decode the code from the pixels the browser drew: it holds the secret shown as text.
-    const pixels = (await qr.evaluate((img: HTMLImageElement) => {
+    // (A string: the tests are compiled without the DOM's types.)
+    const pixels = (await page.evaluate(`(() => {
+      const img = document.querySelector('[data-testid="twofa-qr"]')
       const canvas = document.createElement("canvas")
       canvas.width = img.naturalWidth
       canvas.height = img.naturalHeight
-      const context2d = canvas.getContext("2d")!
+      const context2d = canvas.getContext("2d")
       context2d.drawImage(img, 0, 0)
       const data = context2d.getImageData(0, 0, canvas.width, canvas.height)
       return { width: data.width, height: data.height, data: Array.from(data.data) }
-    })) as { width: number; height: number; data: Array<number> }
+    })()`)) as { width: number; height: number; data: Array<number> }
     const uri = decodeQR({ width: pixels.width, height: pixels.height, data: Uint8Array.from(pixels.data) })
     const totp = URI.parse(uri) as TOTP
     expect(totp.label).toBe(user.name)

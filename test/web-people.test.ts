@@ -351,8 +351,18 @@ describe("federation", () => {
     )
     // What the alternate link names is the Person.
     const href = /rel="alternate" type="application\/activity\+json" href="([^"]+)"/.exec(page.text)![1]!
-    const person = await fetch(href, { headers: { accept: "application/activity+json" } })
-    expect(((await person.json()) as { preferredUsername: string }).preferredUsername).toBe("mastodonian")
+    const person = (await (await fetch(href, { headers: { accept: "application/activity+json" } })).json()) as {
+      preferredUsername: string
+      attachment: { type: string; name: string; value: string }
+    }
+    expect(person.preferredUsername).toBe("mastodonian")
+    // The Person carries the website as a profile field, as Mastodon shows one.
+    expect(person.attachment).toEqual({
+      type: "PropertyValue",
+      name: "Website",
+      value:
+        '<a href="https://mastodon.example/@mastodonian" rel="me nofollow noopener noreferrer" target="_blank">https://mastodon.example/@mastodonian</a>'
+    })
 
     // An account that does not federate (limited) has no actor to point at.
     const limited = await createUser(hearth, { username: "not-federated", visibility: "limited" })
