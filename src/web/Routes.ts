@@ -9,8 +9,19 @@ import { AssetRoutes } from "./Assets.ts"
 import { ChangePasswordPages } from "./pages/ChangePassword.ts"
 import { ExplorePages } from "./pages/Explore.ts"
 import { HomePages } from "./pages/Home.ts"
+import { RepoActionPages } from "./pages/RepoActions.ts"
+import { RepoBlamePages } from "./pages/RepoBlame.ts"
+import { RepoBranchesPages } from "./pages/RepoBranches.ts"
+import { RepoCommitPages } from "./pages/RepoCommit.ts"
+import { RepoCommitsPages } from "./pages/RepoCommits.ts"
+import { RepoComparePages } from "./pages/RepoCompare.ts"
+import { RepoHomePages } from "./pages/RepoHome.ts"
+import { RepoRawPages } from "./pages/RepoRaw.ts"
+import { RepoSrcPages } from "./pages/RepoSrc.ts"
+import { RepoTagsPages } from "./pages/RepoTags.ts"
 import { SignInPages } from "./pages/SignIn.ts"
 import { SignUpPages } from "./pages/SignUp.ts"
+import { makeRepoFrame } from "./RepoFrame.ts"
 import { makeWeb, type Web } from "./Web.ts"
 
 /**
@@ -40,12 +51,23 @@ const notFoundPages = (web: Web) =>
 export const WebRoutes = Layer.unwrap(
   Effect.gen(function* () {
     const web = yield* makeWeb
+    const repo = yield* makeRepoFrame(web)
     const routes = [
       ...(yield* HomePages(web)),
       ...(yield* ExplorePages(web)),
       ...(yield* SignInPages(web)),
       ...(yield* SignUpPages(web)),
-      ...(yield* ChangePasswordPages(web))
+      ...(yield* ChangePasswordPages(web)),
+      ...(yield* RepoHomePages(web, repo)),
+      ...(yield* RepoSrcPages(web, repo)),
+      ...(yield* RepoRawPages(web, repo)),
+      ...(yield* RepoBlamePages(web, repo)),
+      ...(yield* RepoCommitsPages(web, repo)),
+      ...(yield* RepoCommitPages(web, repo)),
+      ...(yield* RepoBranchesPages(web, repo)),
+      ...(yield* RepoTagsPages(web, repo)),
+      ...(yield* RepoComparePages(web, repo)),
+      ...(yield* RepoActionPages(web, repo))
     ]
     return Layer.mergeAll(HttpRouter.addAll(routes), AssetRoutes, notFoundPages(web))
   })
