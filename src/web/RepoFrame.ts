@@ -124,7 +124,7 @@ export const makeRepoFrame = (web: Web) =>
     const tabs = (view: RepoView, current: Tab) => {
       const { repo, base, access } = view
       const tab = (name: Tab, href: string, label: string, glyph: string, n?: number) =>
-        html`<a class="UnderlineNav-item" href="${href}"${current === name ? html` aria-current="page"` : empty}>${icon(glyph)} ${label}${
+        html`<a class="UnderlineNav-item" href="${href}"${current === name ? html` aria-current="page"` : empty}>${icon(glyph)}<span class="ml-1">${label}</span>${
           n === undefined || n === 0 ? empty : html` ${count(n)}`
         }</a>`
       return html`<nav class="UnderlineNav hearth-repo-tabs" aria-label="Repository">

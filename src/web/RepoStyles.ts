@@ -17,12 +17,10 @@ export const REPO_CSS = `
 .hearth-code .hearth-text { white-space: pre; }
 .hearth-code .hearth-sign { width: 1%; padding: 0 2px; user-select: none; }
 .hearth-code tr:target td { background: var(--bgColor-attention-muted); }
-.hearth-code .hearth-add td { background: var(--diffBlob-additionLine-bgColor); }
-.hearth-code .hearth-add .hearth-num { background: var(--diffBlob-additionNum-bgColor); }
-.hearth-code .hearth-del td { background: var(--diffBlob-deletionLine-bgColor); }
-.hearth-code .hearth-del .hearth-num { background: var(--diffBlob-deletionNum-bgColor); }
-.hearth-code td.hearth-add-cell { background: var(--diffBlob-additionLine-bgColor); }
-.hearth-code td.hearth-del-cell { background: var(--diffBlob-deletionLine-bgColor); }
+.hearth-code .hearth-add td, .hearth-code td.hearth-add-cell { background: var(--diffBlob-additionLine-bgColor); color: var(--diffBlob-additionLine-fgColor); }
+.hearth-code .hearth-add .hearth-num, .hearth-code .hearth-num.hearth-add-cell { background: var(--diffBlob-additionNum-bgColor); color: var(--diffBlob-additionNum-fgColor); }
+.hearth-code .hearth-del td, .hearth-code td.hearth-del-cell { background: var(--diffBlob-deletionLine-bgColor); color: var(--diffBlob-deletionLine-fgColor); }
+.hearth-code .hearth-del .hearth-num, .hearth-code .hearth-num.hearth-del-cell { background: var(--diffBlob-deletionNum-bgColor); color: var(--diffBlob-deletionNum-fgColor); }
 .hearth-code td.hearth-empty-cell { background: var(--diffBlob-emptyLine-bgColor); }
 .hearth-code .hearth-hunk td { background: var(--diffBlob-hunkLine-bgColor); color: var(--fgColor-muted); }
 .hearth-split .hearth-text { width: 50%; white-space: pre-wrap; word-break: break-all; }

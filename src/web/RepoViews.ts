@@ -51,7 +51,7 @@ export const refMenu = (
     ${
       refs.tags.length === 0
         ? empty
-        : html`<li class="dropdown-divider" role="none"></li>
+        : html`<li class="dropdown-divider"></li>
     <li class="dropdown-header">Tags</li>
     ${refs.tags.slice(0, MENU_MAX).map((name) => item("tag", name))}
     ${more(refs.tags.length, `${view.base}/tags`, "All tags")}`
