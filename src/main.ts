@@ -10,6 +10,7 @@ import { EventHub, publishLeftoverPushes } from "./events/Hub.ts"
 import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
 import { OutageLogsLayer } from "./health/Database.ts"
 import { serverLayer } from "./Server.ts"
+import { highlighter } from "./web/code/Highlight.ts"
 
 const announce = Effect.gen(function* () {
   const settings = yield* Settings
@@ -20,6 +21,13 @@ const announce = Effect.gen(function* () {
       ? "PostgreSQL"
       : `the embedded database in ${settings.server.APP_DATA_PATH}`
   yield* Effect.logInfo(`Hearth is listening on ${address} (${settings.server.ROOT_URL}), using ${db}`)
+  // The first file view should not pay for loading and compiling the highlighter: done now, in the
+  // background, in small steps between requests (src/web/code/Highlight.ts `warmUp`).
+  yield* Effect.forkDetach(
+    Effect.promise(() => highlighter.warmUp()).pipe(
+      Effect.ignoreCause({ log: "Warn", message: "could not warm up the syntax highlighter" })
+    )
+  )
   // Only now: a remote inbox fetches the sender's key from this server to verify a delivery.
   yield* (yield* Federation).resumeDeliveries
   // The event hub's durable consumers too, after the pushes an earlier run left unpublished.
