@@ -529,6 +529,36 @@ describe("branches, tags, compare", () => {
     expect((await fetch(`${hearth.base}/alice/garden/archive/nope.zip`)).status).toBe(404)
   })
 
+  it("the branch menu follows new, moved and deleted refs (the list is kept only while they are unchanged)", async () => {
+    const menu = async () =>
+      /data-testid="ref-menu">([\s\S]*?)<\/details>/.exec((await web().get("/alice/garden")).text)![1]!
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 250))
+    await menu()
+    await settle()
+    expect(await menu()).not.toContain("/src/branch/feature/deep/other")
+    // A branch in an existing sub-directory of refs/heads, then a tag, then both gone.
+    const branch = await request(hearth, "POST", "/repos/alice/garden/branches", basic("alice"), {
+      new_branch_name: "feature/deep/other",
+      old_ref_name: garden.first
+    })
+    expect(branch.status).toBe(201)
+    expect(await menu()).toContain('href="/alice/garden/src/branch/feature/deep/other"')
+    await settle()
+    expect(await menu()).toContain('href="/alice/garden/src/branch/feature/deep/other"')
+    expect(
+      (await request(hearth, "POST", "/repos/alice/garden/tags", basic("alice"), { tag_name: "v1.1" })).status
+    ).toBe(201)
+    expect(await menu()).toContain('href="/alice/garden/src/tag/v1.1"')
+    await settle()
+    expect(
+      (await request(hearth, "DELETE", "/repos/alice/garden/branches/feature/deep/other", basic("alice"))).status
+    ).toBe(204)
+    expect((await request(hearth, "DELETE", "/repos/alice/garden/tags/v1.1", basic("alice"))).status).toBe(204)
+    const after = await menu()
+    expect(after).not.toContain("/src/branch/feature/deep/other")
+    expect(after).not.toContain("/src/tag/v1.1")
+  })
+
   it("compares two branches (names with `/`), and redirects the compare form", async () => {
     for (const path of [
       "/alice/garden/compare/main...feature/deep/work",

@@ -1,11 +1,15 @@
 // What the repository pages read from git, through the existing readers (ContentsService's
 // long-lived `cat-file` processes, src/branches/Service.ts for commits), with the little they keep:
-// commits by id (a commit never changes, so the cache is only bounded).
+// commits by id (a commit never changes, so the cache is only bounded), and each repository's list
+// of refs while its ref files are unchanged (see `refsStamp`): a page view spawns no git process
+// (a spawn costs 10–20 ms in a process the size of Hearth's: `npm run bench:web`).
 //
 // A page's URL says what a name is, as Forgejo's do: `/src/branch/{name}/{path}`,
 // `/src/tag/{name}/{path}`, `/src/commit/{id}/{path}`. A branch or tag name may hold `/`, so the
 // name is the part of the path that names an existing ref (Forgejo's `getRefNameFromPath`); git
 // never lets `a` and `a/b` exist side by side, so at most one prefix can match.
+import { readdirSync, statSync } from "node:fs"
+import { join } from "node:path"
 import { Effect, Option } from "effect"
 import { type CommitInfo, readCommits } from "../branches/Service.ts"
 import { ContentsService, type RepoHandle } from "../contents/Service.ts"
@@ -75,6 +79,45 @@ class Bounded<V> {
   }
 }
 
+/**
+ * What changes whenever a branch or tag is created, moved or deleted in a repository using git's
+ * files backend (what `git init` makes): `packed-refs` (rewritten whole, through a lock file and a
+ * rename) and every directory under `refs/heads` and `refs/tags` (a loose ref is written the same
+ * way, in its directory; a new or emptied sub-directory changes its parent). Modification times
+ * and sizes, joined; undefined when something cannot be read, or was changed so recently that a
+ * second change in the same clock tick would leave the same stamp (git's "racy" check of its index):
+ * then nothing is cached.
+ */
+/** Changes younger than this are not trusted to show in a stamp (file system clocks tick coarsely). */
+const RACY_NS = 100_000_000n
+
+export const refsStamp = (dir: string): string | undefined => {
+  const parts: Array<string> = []
+  let newest = 0n
+  const stamp = (path: string) => {
+    const st = statSync(path, { bigint: true, throwIfNoEntry: false })
+    parts.push(st === undefined ? "-" : `${st.mtimeNs}:${st.ino}:${st.size}`)
+    if (st !== undefined && st.mtimeNs > newest) newest = st.mtimeNs
+    return st
+  }
+  const walk = (path: string, depth: number) => {
+    const st = stamp(path)
+    if (st === undefined || !st.isDirectory() || depth > 32) return
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(join(path, entry.name), depth + 1)
+    }
+  }
+  try {
+    stamp(join(dir, "packed-refs"))
+    walk(join(dir, "refs", "heads"), 0)
+    walk(join(dir, "refs", "tags"), 0)
+    if (BigInt(Date.now()) * 1_000_000n - newest < RACY_NS) return undefined
+    return parts.join("|")
+  } catch {
+    return undefined
+  }
+}
+
 export const makeRepoData = Effect.gen(function* () {
   const contents = yield* ContentsService
   const commits = new Bounded<CommitInfo>(20_000)
@@ -133,18 +176,28 @@ export const makeRepoData = Effect.gen(function* () {
       return Option.none<ResolvedRef>()
     })
 
-  /** The repository's branches and tags (one `for-each-ref`). */
+  const refLists = new Bounded<{ readonly stamp: string; readonly refs: RepoRefs }>(1000)
+
+  /** The repository's branches and tags: one `for-each-ref` after each change of its refs, else kept. */
   const refsOf = (handle: RepoHandle) =>
-    Effect.map(Effect.orDie(Git.listRefs(handle.dir)), (all): RepoRefs => {
-      const branches: Array<string> = []
-      const tags: Array<string> = []
-      const ids = new Map<string, string>()
-      for (const ref of all) {
-        ids.set(ref.ref, ref.sha)
-        if (ref.ref.startsWith("refs/heads/")) branches.push(ref.ref.slice("refs/heads/".length))
-        else if (ref.ref.startsWith("refs/tags/")) tags.push(ref.ref.slice("refs/tags/".length))
-      }
-      return { branches, tags, ids }
+    Effect.suspend(() => {
+      const stamp = refsStamp(handle.dir)
+      const hit = refLists.get(handle.dir)
+      if (stamp !== undefined && hit !== undefined && hit.stamp === stamp) return Effect.succeed(hit.refs)
+      return Effect.map(Effect.orDie(Git.listRefs(handle.dir)), (all): RepoRefs => {
+        const branches: Array<string> = []
+        const tags: Array<string> = []
+        const ids = new Map<string, string>()
+        for (const ref of all) {
+          ids.set(ref.ref, ref.sha)
+          if (ref.ref.startsWith("refs/heads/")) branches.push(ref.ref.slice("refs/heads/".length))
+          else if (ref.ref.startsWith("refs/tags/")) tags.push(ref.ref.slice("refs/tags/".length))
+        }
+        const refs = { branches, tags, ids }
+        // The stamp taken before the listing: a change meanwhile makes the next view list again.
+        if (stamp !== undefined) refLists.set(handle.dir, { stamp, refs })
+        return refs
+      })
     })
 
   return { commitsOf, commitOne, resolve, refsOf }

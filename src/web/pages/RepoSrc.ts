@@ -3,7 +3,7 @@
 // README; a file is shown highlighted with a row per line (`#L12` anchors), beside its raw, blame
 // and history links — an image as an image, a markdown file rendered (`?display=source` for its
 // text), a binary file or one over MAX_HIGHLIGHT_BYTES as a link to its raw bytes.
-import { Effect, Option } from "effect"
+import { Effect, Fiber, Option } from "effect"
 import type { ContentsResponse } from "../../contents/Api.ts"
 import { contentTypeOf } from "../../git/Readers.ts"
 import { highlighter, MAX_HIGHLIGHT_BYTES } from "../code/Highlight.ts"
@@ -92,6 +92,8 @@ ${readme}`
         const { base, ctx } = view
         const path = ref.path
         const name = path.slice(path.lastIndexOf("/") + 1)
+        // The file's last commit (a `git log` on a first view) runs while the file is highlighted.
+        const lastCommit = yield* Effect.forkChild(lastCommitBar(view, ref, path))
         const [blob, tools] = yield* Effect.all([contents.blob(view.handle, entry.sha), toolbar(view, ref, path)], {
           concurrency: "unbounded"
         })
@@ -124,7 +126,7 @@ ${readme}`
           if (isMarkdown(name))
             toggle = html`<a class="btn btn-sm BtnGroup-item" href="${ctx.url.pathname}">Preview</a>`
         }
-        const last = yield* lastCommitBar(view, ref, path)
+        const last = yield* Fiber.join(lastCommit)
         return yield* frame.page(
           view,
           { title: `${path} at ${refLabel(ref)} · ${view.owner.name}/${view.repo.name}`, tab: "code" },
