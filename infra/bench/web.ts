@@ -215,6 +215,7 @@ const measure = async (name: BackendName, big: string): Promise<Result> => {
         }
   await createAccount(backend, ACCOUNT)
   let hearth = await startHearth(profiled)
+  const startedAt = performance.now()
   const base = hearth.base
   const api = (path: string) => `${base}/api/v1${path}`
   const created = await http(api("/user/repos"), {
@@ -244,13 +245,13 @@ const measure = async (name: BackendName, big: string): Promise<Result> => {
   const head = (await execFileP("git", ["rev-parse", "HEAD"], { cwd: work })).stdout.trim()
 
   // The languages are counted after the push (in the background): wait for them, and for the
-  // highlighter's warm-up, which runs after start-up.
+  // highlighter's warm-up, which starts 3 s after start-up and takes a second or two.
   for (let i = 0; i < 100; i++) {
     const langs = await http(api("/repos/bench/widgets/languages"))
     if (langs.status === 200 && langs.body.toString() !== "{}") break
     await new Promise((r) => setTimeout(r, 100))
   }
-  await new Promise((r) => setTimeout(r, 3000))
+  await new Promise((r) => setTimeout(r, Math.max(1000, 10_000 - (performance.now() - startedAt))))
 
   const home = `${base}/bench/widgets`
   const calls = {
