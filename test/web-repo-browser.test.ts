@@ -101,6 +101,8 @@ describe("browsing a repository", () => {
     await page.getByRole("link", { name: "trees.ts" }).click()
     await expect.poll(() => page.url()).toBe(url("/ann/orchard/src/branch/main/src/trees.ts"))
     expect(await page.getByTestId("file-info").textContent()).toContain("41 lines")
+    // Its last commit arrives after the page (htmx).
+    await expect.poll(() => page.getByTestId("latest-commit").textContent()).toContain("Prune the trees")
     await chrome.check(page, "file")
 
     // A line anchor: the row is the target, highlighted.

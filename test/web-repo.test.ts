@@ -346,8 +346,22 @@ describe("directories and files", () => {
     expect(page.text).toContain('href="/alice/garden/raw/branch/main/src/main.ts"')
     expect(page.text).toContain('href="/alice/garden/blame/branch/main/src/main.ts"')
     expect(page.text).toContain('href="/alice/garden/commits/branch/main/src/main.ts"')
-    // Its last commit.
-    expect(page.text).toMatch(/data-testid="latest-commit">[\s\S]*Water the plants/)
+    // Its last commit, loaded by htmx from a fragment of its own.
+    expect(page.text).toContain(`hx-get="/alice/garden/lastcommit/${garden.second}/src/main.ts" hx-trigger="load"`)
+    const last = await web().get(`/alice/garden/lastcommit/${garden.second}/src/main.ts`)
+    expect(last.status).toBe(200)
+    expect(last.text).toMatch(/^<div class="Box-header[^"]*" data-testid="latest-commit">/)
+    expect(last.text).toContain(`href="/alice/garden/commit/${garden.second}">Water the plants</a>`)
+    const older = await web().get(`/alice/garden/lastcommit/${garden.second}/img/logo.png`)
+    expect(older.text).toContain(`href="/alice/garden/commit/${garden.first}">Plant the garden</a>`)
+    expect((await web().get(`/alice/garden/lastcommit/${garden.second}/nope`)).status).toBe(404)
+    const secret = (await (
+      await request(hearth, "GET", "/repos/alice/secret/branches/main", basic("alice"))
+    ).json()) as {
+      commit: { id: string }
+    }
+    expect((await web().get(`/alice/secret/lastcommit/${secret.commit.id}/README.md`)).status).toBe(404)
+    expect((await (await as("alice")).get(`/alice/secret/lastcommit/${secret.commit.id}/README.md`)).status).toBe(200)
   })
 
   it("images are shown, markdown rendered (or its source), binary and large files are links to raw", async () => {
@@ -704,6 +718,7 @@ describe("HTML escaping (the XSS corpus)", () => {
       `/alice/hostile/src/branch/main/x/${encodeURIComponent(`${names[2]}.md`)}`,
       `/alice/hostile/src/branch/main/y/${encodeURIComponent(`${names[2]}.ts`)}`,
       `/alice/hostile/blame/branch/main/y/${encodeURIComponent(`${names[0]}.ts`)}`,
+      `/alice/hostile/lastcommit/${head}/y/${encodeURIComponent(`${names[0]}.ts`)}`,
       "/alice/hostile/commits/branch/main",
       `/alice/hostile/commit/${head}`,
       `/alice/hostile/commit/${root}`,

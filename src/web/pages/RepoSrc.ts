@@ -2,15 +2,16 @@
 // `routers/web/repo/view.go`): a directory lists its entries with the last commit of each and its
 // README; a file is shown highlighted with a row per line (`#L12` anchors), beside its raw, blame
 // and history links — an image as an image, a markdown file rendered (`?display=source` for its
-// text), a binary file or one over MAX_HIGHLIGHT_BYTES as a link to its raw bytes.
-import { Effect, Fiber, Option } from "effect"
+// text), a binary file or one over MAX_HIGHLIGHT_BYTES as a link to its raw bytes; its last
+// commit comes from `/{owner}/{repo}/lastcommit/{commit}/{path}`, a fragment loaded by htmx.
+import { Effect, Option } from "effect"
 import type { ContentsResponse } from "../../contents/Api.ts"
 import { contentTypeOf } from "../../git/Readers.ts"
 import { highlighter, MAX_HIGHLIGHT_BYTES } from "../code/Highlight.ts"
 import { empty, type Html, html } from "../Html.ts"
 import { icon } from "../Icons.ts"
 import { type RefKind, type ResolvedRef, shortSha, subjectOf } from "../RepoData.ts"
-import type { RepoFrame, RepoView } from "../RepoFrame.ts"
+import { type RepoFrame, type RepoView, urlPath } from "../RepoFrame.ts"
 import { isMarkdown, makeMarkdownFiles } from "../RepoReadme.ts"
 import { breadcrumb, codeTable, entryTable, formatBytes, refLabel, refMenu, refUrl, when } from "../RepoViews.ts"
 import type { Web } from "../Web.ts"
@@ -31,19 +32,21 @@ export const RepoSrcPages = (web: Web, frame: RepoFrame) =>
     const { contents, data } = frame
     const markdown = yield* makeMarkdownFiles(frame)
 
-    /** The commit that last changed `path` in `ref`, as a line above the listing or file. */
-    const lastCommitBar = (view: RepoView, ref: ResolvedRef, path: string) =>
+    /**
+     * The commit that last changed `path` as of commit `at`, as a line above a listing or a file;
+     * with a link to the history when `history` is given.
+     */
+    const lastCommitBar = (view: RepoView, at: string, path: string, history: string | undefined) =>
       Effect.gen(function* () {
-        const sha =
-          path === "" ? ref.commit : ((yield* contents.lastCommit(view.handle, ref.commit, path))?.sha ?? ref.commit)
+        const sha = path === "" ? at : ((yield* contents.lastCommit(view.handle, at, path))?.sha ?? at)
         const commit = (yield* data.commitsOf(view.handle, [sha])).get(sha)
         if (commit === undefined) return empty
         return html`<div class="Box-header d-flex flex-items-center flex-wrap" data-testid="latest-commit">
   <span class="text-bold mr-2">${commit.author.name}</span>
   <a class="Link--secondary flex-auto min-width-0 css-truncate css-truncate-target mr-2" href="${view.base}/commit/${commit.sha}">${subjectOf(commit.message)}</a>
   <a class="Link--secondary text-mono f6 mr-2" href="${view.base}/commit/${commit.sha}">${shortSha(commit.sha)}</a>
-  <span class="color-fg-muted f6 mr-2">${when(commit.committer.date)}</span>
-  <a class="Link--primary f6 text-bold" href="${refUrl(view.base, "commits", ref, path)}">${icon("history")} History</a>
+  <span class="color-fg-muted f6">${when(commit.committer.date)}</span>
+  ${history === undefined ? empty : html`<a class="Link--primary f6 text-bold ml-2" href="${history}">${icon("history")} History</a>`}
 </div>`
       })
 
@@ -62,7 +65,7 @@ export const RepoSrcPages = (web: Web, frame: RepoFrame) =>
         const entries = Array.isArray(listing) ? (listing as ReadonlyArray<ContentsResponse>) : []
         const [bar, commits, readme, tools] = yield* Effect.all(
           [
-            lastCommitBar(view, ref, ref.path),
+            lastCommitBar(view, ref.commit, ref.path, refUrl(view.base, "commits", ref, ref.path)),
             data.commitsOf(
               view.handle,
               entries.map((e) => e.last_commit_sha)
@@ -92,8 +95,6 @@ ${readme}`
         const { base, ctx } = view
         const path = ref.path
         const name = path.slice(path.lastIndexOf("/") + 1)
-        // The file's last commit (a `git log` on a first view) runs while the file is highlighted.
-        const lastCommit = yield* Effect.forkChild(lastCommitBar(view, ref, path))
         const [blob, tools] = yield* Effect.all([contents.blob(view.handle, entry.sha), toolbar(view, ref, path)], {
           concurrency: "unbounded"
         })
@@ -126,7 +127,12 @@ ${readme}`
           if (isMarkdown(name))
             toggle = html`<a class="btn btn-sm BtnGroup-item" href="${ctx.url.pathname}">Preview</a>`
         }
-        const last = yield* Fiber.join(lastCommit)
+        // The file's last commit comes in a second request (Forgejo's `/lastcommit/…`), as GitHub
+        // does: on a first view it is a `git log`, whose spawn alone holds the event loop 10–25 ms
+        // in a process of Hearth's size. Without JavaScript the History button says the same.
+        const last = html`<div class="Box-header" hx-get="${base}/lastcommit/${ref.commit}/${urlPath(path)}" hx-trigger="load" hx-swap="outerHTML" data-testid="latest-commit-pending">
+  <a class="Link--secondary f6" href="${refUrl(base, "commits", ref, path)}">${icon("history")} The commits that changed ${name}</a>
+</div>`
         return yield* frame.page(
           view,
           { title: `${path} at ${refLabel(ref)} · ${view.owner.name}/${view.repo.name}`, tab: "code" },
@@ -164,5 +170,20 @@ ${readme}`
         return yield* file(repoView, ref.value, entry.value)
       })
 
-    return KINDS.map((kind) => frame.route("GET", `/:owner/:repo/src/${kind}/*`, {}, view(kind)))
+    return [
+      ...KINDS.map((kind) => frame.route("GET", `/:owner/:repo/src/${kind}/*`, {}, view(kind))),
+      // The last commit of a path as of a commit: a fragment the file view loads.
+      frame.route("GET", "/:owner/:repo/lastcommit/*", {}, (repoView) =>
+        Effect.gen(function* () {
+          const ref = yield* data.resolve(repoView.handle, "commit", repoView.rest.slice(1))
+          if (Option.isNone(ref)) return web.notFound(repoView.ctx)
+          const entry = yield* contents.entryAt(repoView.handle, ref.value.tree, ref.value.path)
+          if (Option.isNone(entry)) return web.notFound(repoView.ctx)
+          return frame.fragment(
+            repoView.ctx,
+            yield* lastCommitBar(repoView, ref.value.commit, ref.value.path, undefined)
+          )
+        })
+      )
+    ]
   })
