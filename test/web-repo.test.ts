@@ -193,6 +193,24 @@ describe("the repository home", () => {
     expect(text).toContain("<strong>2</strong> branches")
   })
 
+  it("renders the README once per blob, but mentions as each viewer may see them", async () => {
+    await createUser(hearth, { username: "dora", visibility: "limited" })
+    await createRepo("alice", { name: "mentions" })
+    const readme = "# Hello\n\nThanks to @dora and @alice.\n"
+    const made = await request(hearth, "POST", "/repos/alice/mentions/contents/README.md", basic("alice"), {
+      content: Buffer.from(readme).toString("base64")
+    })
+    expect(made.status).toBe(201)
+    // dora is limited: a visitor gets no link to her, a signed-in user does; the same blob twice each.
+    for (let i = 0; i < 2; i++) {
+      const visitor = (await web().get("/alice/mentions")).text
+      expect(visitor).toContain(`href="${hearth.base}/alice"`)
+      expect(visitor).not.toContain(`href="${hearth.base}/dora"`)
+      const member = (await (await as("bob")).get("/alice/mentions")).text
+      expect(member).toContain(`href="${hearth.base}/dora"`)
+    }
+  })
+
   it("shows an empty repository's push instructions", async () => {
     const page = await web().get("/alice/empty")
     expect(page.status).toBe(200)
