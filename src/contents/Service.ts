@@ -120,6 +120,24 @@ export class ContentsService extends Context.Service<
       doer: Principal,
       options: ChangeFilesOptions
     ) => Effect.Effect<ChangeResult, ChangeError>
+    /**
+     * The commit a full revision names (`refs/heads/x`, `refs/tags/x`, a full or short id) and its
+     * root tree, through the long-lived reader; none when it names no commit. The web's views,
+     * whose URLs say whether a name is a branch, a tag or a commit, resolve with it.
+     */
+    readonly commitOf: (handle: RepoHandle, revision: string) => Effect.Effect<Option.Option<Readers.ResolvedCommit>>
+    /** The entry at a cleaned path (Readers.cleanPath) under a root tree (the root for ""), none when missing. */
+    readonly entryAt: (
+      handle: RepoHandle,
+      tree: string,
+      path: string
+    ) => Effect.Effect<Option.Option<Readers.PathEntry>>
+    /** The last commit before or at `commit` (a full id) that changed `path` (cached, as the listings' are). */
+    readonly lastCommit: (
+      handle: RepoHandle,
+      commit: string,
+      path: string
+    ) => Effect.Effect<Readers.LastCommit | undefined>
     /** Refs whose full name starts with `refs/{filter}` (all refs without a filter). */
     readonly refs: (
       handle: RepoHandle,
@@ -360,7 +378,18 @@ export class ContentsService extends Context.Service<
           } satisfies ChangeResult
         })
 
-      return ContentsService.of({ handle, contents, file, blob, tree, refs, change })
+      return ContentsService.of({
+        handle,
+        contents,
+        file,
+        blob,
+        tree,
+        commitOf: (handle, revision) => orDie(Readers.commitThrough(pool, handle.dir, revision)),
+        entryAt: (handle, tree, path) => orDie(Readers.entryThrough(pool, handle.dir, tree, path)),
+        lastCommit: (handle, commit, path) => orDie(lastCommits.get(handle.dir, commit, path)),
+        refs,
+        change
+      })
     })
   )
 }

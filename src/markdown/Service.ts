@@ -24,7 +24,16 @@ export interface RenderRequest {
   readonly wiki?: boolean | undefined
   /** Who will read it: decides which limited or private accounts `@mentions` link to. */
   readonly viewer?: MentionViewer | undefined
+  /**
+   * A name for this exact text (a blob id): the HTML is kept, and a render of the same text with
+   * the same options and the same mentionable accounts is answered from it (a README shown on
+   * every visit of a repository's home is rendered once).
+   */
+  readonly cacheKey?: string | undefined
 }
+
+/** Rendered texts kept (`cacheKey`), counted in characters of their HTML. */
+const CACHE_CHARACTERS = 8 * 1024 * 1024
 
 export class MarkdownRenderer extends Context.Service<
   MarkdownRenderer,
@@ -42,6 +51,21 @@ export class MarkdownRenderer extends Context.Service<
       const subPath = new URL(appUrl).pathname
       const maxSize = settings.markdown.MAX_RENDER_SIZE
       let renderer: Renderer | undefined
+      // Oldest first; a text larger than the whole cache is not kept.
+      const cache = new Map<string, string>()
+      let cached = 0
+      const keep = (key: string, rendered: string) => {
+        if (rendered.length > CACHE_CHARACTERS) return
+        cached -= cache.get(key)?.length ?? 0
+        cache.delete(key)
+        cache.set(key, rendered)
+        cached += rendered.length
+        for (const [k, v] of cache) {
+          if (cached <= CACHE_CHARACTERS) break
+          cache.delete(k)
+          cached -= v.length
+        }
+      }
       const getRenderer = Effect.suspend(() =>
         renderer !== undefined
           ? Effect.succeed(renderer)
@@ -71,13 +95,31 @@ export class MarkdownRenderer extends Context.Service<
             const mode = request.mode
             const names = mode === "markdown" ? [] : mentionCandidates(request.text)
             const mentionable = names.length === 0 ? new Set<string>() : yield* repo.mentionable(names, request.viewer)
-            return (yield* getRenderer).render(request.text, {
+            const options = {
               mode,
               base: baseOf(request.context),
               wiki: request.wiki === true || mode === "wiki",
               appUrl,
               mentionable
-            })
+            }
+            if (request.cacheKey === undefined) return (yield* getRenderer).render(request.text, options)
+            const key = [
+              request.cacheKey,
+              request.text.length,
+              mode,
+              options.base,
+              options.wiki,
+              [...mentionable].sort().join(",")
+            ].join("\0")
+            const hit = cache.get(key)
+            if (hit !== undefined) {
+              cache.delete(key)
+              cache.set(key, hit)
+              return hit
+            }
+            const rendered = (yield* getRenderer).render(request.text, options)
+            keep(key, rendered)
+            return rendered
           })
       }
     })

@@ -10,12 +10,23 @@ import { ChangePasswordPages } from "./pages/ChangePassword.ts"
 import { ExplorePages } from "./pages/Explore.ts"
 import { HomePages } from "./pages/Home.ts"
 import { ProfilePages } from "./pages/Profile.ts"
+import { RepoActionPages } from "./pages/RepoActions.ts"
+import { RepoBlamePages } from "./pages/RepoBlame.ts"
+import { RepoBranchesPages } from "./pages/RepoBranches.ts"
+import { RepoCommitPages } from "./pages/RepoCommit.ts"
+import { RepoCommitsPages } from "./pages/RepoCommits.ts"
+import { RepoComparePages } from "./pages/RepoCompare.ts"
+import { RepoHomePages } from "./pages/RepoHome.ts"
+import { RepoRawPages } from "./pages/RepoRaw.ts"
+import { RepoSrcPages } from "./pages/RepoSrc.ts"
+import { RepoTagsPages } from "./pages/RepoTags.ts"
 import { SignInPages } from "./pages/SignIn.ts"
 import { SignUpPages } from "./pages/SignUp.ts"
 import { AccountSettingsPages } from "./pages/settings/Account.ts"
 import { ApplicationSettingsPages } from "./pages/settings/Applications.ts"
 import { KeySettingsPages } from "./pages/settings/Keys.ts"
 import { SecuritySettingsPages } from "./pages/settings/Security.ts"
+import { makeRepoFrame } from "./RepoFrame.ts"
 import { makeWeb, type Web } from "./Web.ts"
 
 /**
@@ -45,6 +56,7 @@ const notFoundPages = (web: Web) =>
 export const WebRoutes = Layer.unwrap(
   Effect.gen(function* () {
     const web = yield* makeWeb
+    const repo = yield* makeRepoFrame(web)
     const routes = [
       ...(yield* HomePages(web)),
       ...(yield* ExplorePages(web)),
@@ -55,7 +67,17 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* AccountSettingsPages(web)),
       ...(yield* KeySettingsPages(web)),
       ...(yield* ApplicationSettingsPages(web)),
-      ...(yield* SecuritySettingsPages(web))
+      ...(yield* SecuritySettingsPages(web)),
+      ...(yield* RepoHomePages(web, repo)),
+      ...(yield* RepoSrcPages(web, repo)),
+      ...(yield* RepoRawPages(web, repo)),
+      ...(yield* RepoBlamePages(web, repo)),
+      ...(yield* RepoCommitsPages(web, repo)),
+      ...(yield* RepoCommitPages(web, repo)),
+      ...(yield* RepoBranchesPages(web, repo)),
+      ...(yield* RepoTagsPages(web, repo)),
+      ...(yield* RepoComparePages(web, repo)),
+      ...(yield* RepoActionPages(web, repo))
     ]
     return Layer.mergeAll(HttpRouter.addAll(routes), AssetRoutes, notFoundPages(web))
   })

@@ -13,6 +13,7 @@
 //   or wrong token is a 400 page; nothing is changed.
 // - Cookies are `HttpOnly`, `SameSite=Lax`, and `Secure` when ROOT_URL is https.
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { brotliCompressSync, gzipSync, constants as zlib } from "node:zlib"
 import { Cause, Effect, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Settings, type SettingsShape } from "../config/Settings.ts"
@@ -40,6 +41,60 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "referrer-policy": "strict-origin-when-cross-origin",
   "x-content-type-options": "nosniff",
   "cache-control": "no-store"
+}
+
+/** Pages smaller than this go uncompressed (the headers would outweigh the gain). */
+const COMPRESS_FROM = 1024
+
+/**
+ * Past this size a page (a long file, blame or diff: exempt from the issue's 100 KB budget) is
+ * compressed at a lower level: on a 450 KB file view brotli takes 1.8 ms at quality 2 and 5.2 ms at
+ * quality 5, for 50 KB instead of 40 KB (measured with the page of `npm run bench:web`).
+ */
+const LARGE_PAGE = 256 * 1024
+
+/** The encoding a client accepts that pages are compressed with: brotli, else gzip. */
+const encodingFor = (accept: string | undefined): "br" | "gzip" | undefined => {
+  if (accept === undefined) return undefined
+  const accepted = new Set<string>()
+  for (const item of accept.toLowerCase().split(",")) {
+    const [name, ...params] = item.split(";").map((part) => part.trim())
+    const q = params.find((p) => p.startsWith("q="))
+    if (name !== undefined && (q === undefined || Number(q.slice(2)) > 0)) accepted.add(name)
+  }
+  return accepted.has("br") ? "br" : accepted.has("gzip") ? "gzip" : undefined
+}
+
+/**
+ * HTML as a response: compressed when the client accepts it and the page is worth it, with the
+ * security headers (and `vary: accept-encoding`, as a cache must know).
+ */
+export const htmlResponse = (
+  request: HttpServerRequest.HttpServerRequest,
+  body: string,
+  status = 200
+): HttpServerResponse.HttpServerResponse => {
+  const encoding = body.length < COMPRESS_FROM ? undefined : encodingFor(request.headers["accept-encoding"])
+  const headers = { ...SECURITY_HEADERS, vary: "accept-encoding" }
+  if (encoding === undefined)
+    return HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers })
+  const bytes = Buffer.from(body, "utf8")
+  const large = bytes.length > LARGE_PAGE
+  const compressed =
+    encoding === "br"
+      ? brotliCompressSync(bytes, {
+          params: {
+            [zlib.BROTLI_PARAM_QUALITY]: large ? 2 : 4,
+            [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT,
+            [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.length
+          }
+        })
+      : gzipSync(bytes, { level: large ? 3 : 6 })
+  return HttpServerResponse.uint8Array(compressed, {
+    status,
+    contentType: "text/html; charset=utf-8",
+    headers: { ...headers, "content-encoding": encoding }
+  })
 }
 
 export interface WebContext {
@@ -145,15 +200,11 @@ export const makeWeb = Effect.gen(function* () {
     return out
   }
 
-  /** A whole page: the layout around `main`, with the security headers. */
+  /** A whole page: the layout around `main`, with the security headers, compressed when accepted. */
   const page = (ctx: WebContext, options: PageOptions, main: Html) =>
     withCookies(
       ctx,
-      HttpServerResponse.text(String(layout(ctx, options.title, main, options.head)), {
-        status: options.status ?? 200,
-        contentType: "text/html; charset=utf-8",
-        headers: SECURITY_HEADERS
-      })
+      htmlResponse(ctx.request, String(layout(ctx, options.title, main, options.head)), options.status ?? 200)
     )
 
   /** 303 after a form, 302 otherwise (Forgejo answers 303 to POSTs as well). */
