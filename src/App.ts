@@ -21,6 +21,8 @@ import { ForksService } from "./forks/Service.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
+import { IssuesRepo } from "./issues/Repo.ts"
+import { IssuesService } from "./issues/Service.ts"
 import { CommandEntitiesLayer, EntitiesLayer } from "./jobs/Cluster.ts"
 import { DeliveryQueue } from "./jobs/Queue.ts"
 import { RecoveryLive } from "./jobs/Recovery.ts"
@@ -82,6 +84,7 @@ const Repos = Layer.mergeAll(
   QuotaRepo.layer,
   BlocksRepo.layer,
   TopicsRepo.layer,
+  IssuesRepo.layer,
   LanguagesRepo.layer,
   SessionsRepo.layer
 )
@@ -101,6 +104,7 @@ export const Services = Layer.mergeAll(
   MirrorsService.layer,
   KeysService.layer,
   TopicsService.layer,
+  IssuesService.layer,
   Sessions.layer,
   HttpSignatures.layer,
   FollowsService.layer,
