@@ -581,10 +581,22 @@ export class IssuesService extends Context.Service<
           list.ints
             ? repo.labelsByIds(list.values as ReadonlyArray<number>)
             : repo.labelsByNames(opened.repo.id, orgIdOf(opened), list.values as ReadonlyArray<string>),
-          (rows) =>
-            rows
+          (rows) => {
+            const sorted = rows
               .filter((l) => usable(opened, l))
               .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id))
+            // Of several exclusive labels of one scope the one whose name sorts last wins (Forgejo
+            // adds them in name order); the others are not added only to be taken off again.
+            const lastOfScope = new Map<string, number>()
+            for (const l of sorted) {
+              const scope = exclusiveScope(l)
+              if (scope !== undefined) lastOfScope.set(scope, l.id)
+            }
+            return sorted.filter((l) => {
+              const scope = exclusiveScope(l)
+              return scope === undefined || lastOfScope.get(scope) === l.id
+            })
+          }
         )
 
       // --- assignees ---
