@@ -104,7 +104,6 @@ export const Services = Layer.mergeAll(
   MirrorsService.layer,
   KeysService.layer,
   TopicsService.layer,
-  IssuesService.layer,
   Sessions.layer,
   HttpSignatures.layer,
   FollowsService.layer,
@@ -112,6 +111,8 @@ export const Services = Layer.mergeAll(
   GpgService.layer.pipe(Layer.provideMerge(EmailsService.layer)),
   FederatedSocial.layer.pipe(Layer.provideMerge(Federation.layer))
 ).pipe(
+  // The markdown renderer links only the issues its reader may see.
+  Layer.provideMerge(IssuesService.layer),
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
   // Refusals a block causes are checked by the services above (follows, stars, transfers).

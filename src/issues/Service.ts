@@ -349,9 +349,12 @@ export class IssuesService extends Context.Service<
     ) => Effect.Effect<Milestone, ServiceError>
     readonly deleteMilestone: (opened: OpenedRepository, id: string) => Effect.Effect<void, ServiceError>
 
-    /** Which of `refs` (`owner/repo#index`, lower-cased owner and repo) exist and `viewer` may read. */
+    /**
+     * Which of `refs` exist and the account `viewerId` (anonymous when undefined) may read, as
+     * `owner/repo#index` (lower-cased): the markdown renderer links only those.
+     */
     readonly visibleReferences: (
-      viewer: Principal | undefined,
+      viewerId: number | undefined,
       refs: ReadonlyArray<{ readonly owner: string; readonly repo: string; readonly index: number }>
     ) => Effect.Effect<ReadonlySet<string>>
   }
@@ -1502,12 +1505,15 @@ export class IssuesService extends Context.Service<
             yield* repo.deleteMilestone(milestone.id)
           }),
 
-        visibleReferences: (viewer, refs) =>
+        visibleReferences: (viewerId, refs) =>
           Effect.gen(function* () {
+            const account = viewerId === undefined ? undefined : Option.getOrUndefined(yield* users.findById(viewerId))
+            const viewer: Principal | undefined =
+              account === undefined ? undefined : { user: account, scopes: undefined, method: "password" }
             const out = new Set<string>()
             const access = new Map<string, number | undefined>()
             for (const ref of refs) {
-              const key = `${ref.owner}/${ref.repo}`
+              const key = `${ref.owner}/${ref.repo}`.toLowerCase()
               if (!access.has(key)) {
                 let repoId: number | undefined
                 const owner = yield* users.findByName(ref.owner)
