@@ -98,6 +98,20 @@ describe("repository labels", () => {
   })
 })
 
+describe("label templates", () => {
+  it("a repository created with issue_labels gets that set's labels; the set is listed at /label/templates", async () => {
+    const created = await request(hearth, "POST", "/user/repos", alice, { name: "templated", issue_labels: "Advanced" })
+    expect(created.status).toBe(201)
+    const template = await json(await request(hearth, "GET", "/label/templates/Advanced"))
+    const labels = await json(await request(hearth, "GET", "/repos/alice/templated/labels"))
+    expectSwagger(labels, "Label[]")
+    expect(labels.map((l: any) => [l.name, l.exclusive]).sort()).toEqual(
+      template.map((l: any) => [l.name, l.exclusive]).sort()
+    )
+    expect(labels.every((l: any) => /^[0-9a-f]{6}$/.test(l.color))).toBe(true)
+  })
+})
+
 describe("organization labels", () => {
   it("are made by the organization's owners (403 otherwise) and listed without sign-in", async () => {
     expectSwagger(orgLabel, "Label")
