@@ -320,6 +320,23 @@ describe("PATCH /repos/{o}/{r}/issues/{index}", () => {
     expect(timeline).toEqual(["assignees", "assignees", "milestone", "assignees", "assignees", "milestone"])
   })
 
+  it("runs its steps in Forgejo's order, keeping earlier ones when a later one fails", async () => {
+    const issue = await create("edits", { title: "steps" })
+    const path = `/repos/alice/edits/issues/${issue.number}`
+    // The title (step 4) is kept; the unknown milestone (step 9) refuses; the state (step 10) never runs.
+    const res = await request(hearth, "PATCH", path, alice, { title: "steps 2", milestone: 99999, state: "closed" })
+    expect(res.status).toBe(422)
+    const after = await json(await request(hearth, "GET", path))
+    expect(after).toMatchObject({ title: "steps 2", state: "open" })
+    // A refused `updated_at` (step 3) comes before any change.
+    const refused = await request(hearth, "PATCH", path, basic("writer"), {
+      title: "steps 3",
+      updated_at: issue.created_at
+    })
+    expect(refused.status).toBe(403)
+    expect((await json(await request(hearth, "GET", path))).title).toBe("steps 2")
+  })
+
   it("answers 404 for an unknown index", async () => {
     for (const index of ["9999", "0", "abc"]) {
       expect((await request(hearth, "PATCH", `/repos/alice/edits/issues/${index}`, alice, { title: "x" })).status).toBe(
