@@ -195,6 +195,19 @@ describe("GET /repos/{o}/{r}/issues", () => {
     expect(unknown.status).toBe(404)
   })
 
+  it("records a mention only of users who may read the repository and did not block the author", async () => {
+    const secret = await create("secret", { title: "for writer", body: "@writer @bob" })
+    const mentioned = async (repo: string, login: string) =>
+      numbers(await json(await request(hearth, "GET", `/repos/alice/${repo}/issues?mentioned_by=${login}`, alice)))
+    expect(await mentioned("secret", "writer")).toEqual([secret.number])
+    expect(await mentioned("secret", "bob")).toEqual([])
+    expect((await request(hearth, "PUT", "/user/block/alice", basic("carol"))).status).toBe(204)
+    const blocked = await create("edits", { title: "hey @carol @bob" })
+    expect(await mentioned("edits", "carol")).toEqual([])
+    expect(await mentioned("edits", "bob")).toEqual([blocked.number])
+    expect((await request(hearth, "PUT", "/user/unblock/alice", basic("carol"))).status).toBe(204)
+  })
+
   it("filters by updated time (RFC 3339; 422 otherwise)", async () => {
     expect((await list("?since=2999-01-01T00:00:00Z")).body).toEqual([])
     expect(numbers((await list("?before=2000-01-01T00:00:00Z")).body)).toEqual([])

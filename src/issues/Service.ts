@@ -424,13 +424,25 @@ export class IssuesService extends Context.Service<
           return when
         })
 
-      /** The users `text` mentions that exist, for the `mentioned_by` filter. */
-      const recordMentions = (issueId: number, text: string) =>
+      /**
+       * The users `text` mentions, for the `mentioned_by` filter (and notifications later): as
+       * Forgejo's `ResolveIssueMentionsByVisibility`, only those who may read the repository, and
+       * never one who blocked the author.
+       */
+      const recordMentions = (opened: OpenedRepository, doer: UserRow, issueId: number, text: string) =>
         Effect.gen(function* () {
           const ids: Array<number> = []
           for (const name of mentionCandidates(text, 50)) {
-            const user = yield* users.findByName(name)
-            if (Option.isSome(user) && user.value.type === "user") ids.push(user.value.id)
+            const found = yield* users.findByName(name)
+            if (Option.isNone(found) || found.value.type !== "user") continue
+            const user = found.value
+            const access = yield* policy.access(
+              { user, scopes: undefined, method: "password" },
+              opened.repo,
+              opened.owner
+            )
+            if (!atLeast(access.mode, "read") || (yield* blocks.isBlocked(user, doer))) continue
+            ids.push(user.id)
           }
           yield* repo.addMentions(issueId, ids)
         })
@@ -877,7 +889,7 @@ export class IssuesService extends Context.Service<
                   yield* repo.setClosed(issue, true, at)
                   yield* repo.insertComment({ issueId: issue.id, type: T.close, posterId: doer.id, at })
                 }
-                yield* recordMentions(issue.id, `${title}\n${body}`)
+                yield* recordMentions(opened, doer, issue.id, `${title}\n${body}`)
                 return issue
               })
             )
@@ -926,7 +938,7 @@ export class IssuesService extends Context.Service<
             }
             if (input.body !== undefined && input.body !== null && input.body !== issue.body) {
               yield* repo.updateIssue(issue.id, { body: input.body }, at)
-              yield* recordMentions(issue.id, input.body)
+              yield* recordMentions(opened, doer, issue.id, input.body)
               events.push({ ...about, action: "edited", changes: { body: { from: issue.body } } })
               textChanged = true
             }
@@ -1146,7 +1158,7 @@ export class IssuesService extends Context.Service<
                 })
                 yield* repo.touchIssue(issue.id, at)
                 yield* repo.recountComments(issue.id)
-                yield* recordMentions(issue.id, body)
+                yield* recordMentions(opened, doer, issue.id, body)
                 return comment
               })
             )
@@ -1181,7 +1193,7 @@ export class IssuesService extends Context.Service<
             yield* repo.updateComment(comment.id, body, at)
             // SPEC Behavior 1: with `updated_at` the edit also dates the issue.
             if (given !== undefined) yield* repo.touchIssue(issue.id, at)
-            yield* recordMentions(issue.id, body)
+            yield* recordMentions(opened, opened.caller!.user, issue.id, body)
             yield* syncReferences(opened, opened.caller, issue, comment, body, at)
             yield* hub.publish({
               _tag: "IssueComment",
