@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
 
@@ -185,6 +185,18 @@ describe("the §1.3 permission table", () => {
     })
     expect(edit.status).toBe(200)
     expect((await json(await request(hearth, "GET", `/repos/owner/public/issues/${f.n}`))).is_locked).toBe(true)
+  })
+
+  it("tokens: read:issue reads but does not write (403), public-only tokens never see a private repository", async () => {
+    const f = await fixture("public")
+    const read = `token ${await createToken(hearth, "writer", ["read:issue", "read:repository"])}`
+    expect((await request(hearth, "GET", `/repos/owner/public/issues/${f.n}`, read)).status).toBe(200)
+    expect((await request(hearth, "POST", "/repos/owner/public/issues", read, { title: "x" })).status).toBe(403)
+    const publicOnly = `token ${await createToken(hearth, "owner", ["public-only", "write:issue", "read:repository"])}`
+    expect((await request(hearth, "POST", "/repos/owner/public/issues", publicOnly, { title: "x" })).status).toBe(201)
+    expect((await request(hearth, "GET", "/repos/owner/private/issues", publicOnly)).status).not.toBe(200)
+    const searched = await json(await request(hearth, "GET", "/repos/issues/search?limit=50&state=all", publicOnly))
+    expect(searched.every((i: any) => i.repository.name === "public")).toBe(true)
   })
 
   it("everything under /issues is 404 while the issues unit is off", async () => {
