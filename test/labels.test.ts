@@ -123,6 +123,14 @@ describe("organization labels", () => {
     expect((await request(hearth, "GET", `/orgs/acme/labels/${orgLabel.id}`)).status).toBe(401)
     expect((await json(await request(hearth, "GET", "/orgs/acme/labels/org-wide", bob))).id).toBe(orgLabel.id)
     expect((await request(hearth, "GET", "/orgs/alice/labels")).status).toBe(404)
+    // A private organization's labels are not shown to those who may not see it (Forgejo shows them).
+    expect((await request(hearth, "POST", "/orgs", alice, { username: "hush", visibility: "private" })).status).toBe(
+      201
+    )
+    expect((await request(hearth, "POST", "/orgs/hush/labels", alice, { name: "h", color: "123456" })).status).toBe(201)
+    expect((await request(hearth, "GET", "/orgs/hush/labels")).status).toBe(404)
+    expect((await request(hearth, "GET", "/orgs/hush/labels", bob)).status).toBe(404)
+    expect(names(await json(await request(hearth, "GET", "/orgs/hush/labels", alice)))).toEqual(["h"])
     // A repository's list does not include them.
     expect(names(await json(await repoApi("GET", "/labels")))).not.toContain("org-wide")
     const edited = await request(hearth, "PATCH", `/orgs/acme/labels/${orgLabel.id}`, alice, { description: "all" })

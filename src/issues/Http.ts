@@ -228,7 +228,12 @@ export const LabelsHttp = HttpApiBuilder.group(HearthApi, "labels", (handlers) =
       .handle("listOrgLabels", ({ params, query }) =>
         Effect.gen(function* () {
           const { page, window } = yield* resolveWindow(query)
-          const found = yield* issues.listOrgLabels(params.org, query.sort, window)
+          const found = yield* issues.listOrgLabels(
+            Option.getOrUndefined(yield* Caller),
+            params.org,
+            query.sort,
+            window
+          )
           yield* setListHeaders(page, found.total)
           return respond(Labels, [...found.rows])
         })
@@ -240,7 +245,10 @@ export const LabelsHttp = HttpApiBuilder.group(HearthApi, "labels", (handlers) =
         })
       )
       .handle("getOrgLabel", ({ params }) =>
-        Effect.map(issues.getOrgLabel(params.org, params.id), (label) => respond(Label, label))
+        Effect.gen(function* () {
+          const caller = yield* signedInCaller
+          return respond(Label, yield* issues.getOrgLabel(caller, params.org, params.id))
+        })
       )
       .handle("editOrgLabel", ({ params, payload }) =>
         Effect.gen(function* () {

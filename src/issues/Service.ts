@@ -16,6 +16,7 @@ import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo } from "../orgs/Repo.ts"
 import { type OpenedRepository, RepoPolicy, searchFilter, unitEnabled } from "../repos/Policy.ts"
 import { ReposRepo } from "../repos/Repo.ts"
+import { AccountPolicy } from "../users/Policy.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import {
@@ -293,11 +294,12 @@ export class IssuesService extends Context.Service<
     ) => Effect.Effect<Label, ServiceError>
     readonly deleteRepoLabel: (opened: OpenedRepository, id: string) => Effect.Effect<void, ServiceError>
     readonly listOrgLabels: (
+      viewer: Principal | undefined,
       org: string,
       sort: string | undefined,
       window: Page | undefined
     ) => Effect.Effect<Listed<Label>, ServiceError>
-    readonly getOrgLabel: (org: string, id: string) => Effect.Effect<Label, ServiceError>
+    readonly getOrgLabel: (viewer: Principal, org: string, id: string) => Effect.Effect<Label, ServiceError>
     readonly createOrgLabel: (
       caller: Principal,
       org: string,
@@ -370,6 +372,7 @@ export class IssuesService extends Context.Service<
       const orgs = yield* OrgPolicy
       const orgRows = yield* OrgsRepo
       const blocks = yield* BlocksService
+      const accounts = yield* AccountPolicy
       const hub = yield* EventHub
       const present = yield* makePresenter(settings)
 
@@ -1315,16 +1318,16 @@ export class IssuesService extends Context.Service<
             if (Option.isSome(label) && label.value.repoId === opened.repo.id) yield* repo.deleteLabel(label.value.id)
           }),
 
-        listOrgLabels: (orgName, sort, window) =>
+        listOrgLabels: (viewer, orgName, sort, window) =>
           Effect.gen(function* () {
-            const org = yield* findOrg(orgName)
+            const org = yield* findOrg(orgName, viewer)
             const found = yield* repo.listLabels({ orgId: org.id }, sort ?? "", window)
             return { rows: found.rows.map((l) => present.label(l, org.name)), total: found.total }
           }),
 
-        getOrgLabel: (orgName, id) =>
+        getOrgLabel: (viewer, orgName, id) =>
           Effect.gen(function* () {
-            const org = yield* findOrg(orgName)
+            const org = yield* findOrg(orgName, viewer)
             const label = yield* findOrgLabel(org, id, true)
             return present.label(label, org.name)
           }),
@@ -1582,17 +1585,22 @@ export class IssuesService extends Context.Service<
         })
       }
 
-      function findOrg(name: string) {
+      /**
+       * The organization `name`, 404 when there is none or `viewer` may not see it (Forgejo's label
+       * routes skip that check; Hearth never shows what a caller may not see).
+       */
+      function findOrg(name: string, viewer: Principal | undefined) {
         return Effect.gen(function* () {
           const org = yield* users.findByName(name)
           if (Option.isNone(org) || org.value.type !== "organization") return yield* Errors.notFound()
+          if (!(yield* accounts.canSee(viewer, org.value))) return yield* Errors.notFound()
           return org.value
         })
       }
 
       function ownedOrg(caller: Principal, name: string) {
         return Effect.gen(function* () {
-          const org = yield* findOrg(name)
+          const org = yield* findOrg(name, caller)
           if (!caller.user.isAdmin && !(yield* orgs.isOwner(org, caller.user))) {
             return yield* Errors.forbidden("Must be an organization owner")
           }
