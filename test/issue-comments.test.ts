@@ -193,6 +193,9 @@ describe("the timeline", () => {
     const paged = await request(hearth, "GET", `${path}/timeline?page=2&limit=3`)
     expect((await json(paged)).map((c: any) => c.type)).toEqual(["change_title", "assignees", "milestone"])
     expect((await request(hearth, "GET", "/repos/alice/talk/issues/999/timeline")).status).toBe(404)
+    const future = await request(hearth, "GET", `${path}/timeline?since=2999-01-01T00:00:00Z`)
+    expect(await json(future)).toEqual([])
+    expect((await request(hearth, "GET", `${path}/timeline?before=bad`)).status).toBe(422)
   })
 })
 

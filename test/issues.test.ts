@@ -208,6 +208,15 @@ describe("GET /repos/{o}/{r}/issues", () => {
     expect((await request(hearth, "PUT", "/user/unblock/alice", basic("carol"))).status).toBe(204)
   })
 
+  it("finds a keyword in comments too, and sorts by update and comment count", async () => {
+    const res = await post("/repos/alice/filters/issues/3/comments", { body: "a zanzibar remark" })
+    expect(res.status).toBe(201)
+    expect(numbers((await list("?q=zanzibar&state=all")).body)).toEqual([3])
+    expect(numbers((await list("?state=all&sort=recentupdate&limit=1")).body)).toEqual([3])
+    expect(numbers((await list("?state=all&sort=mostcomment&limit=1")).body)).toEqual([3])
+    expect(numbers((await list("?state=all&sort=oldest&limit=1")).body)).toEqual([1])
+  })
+
   it("filters by updated time (RFC 3339; 422 otherwise)", async () => {
     expect((await list("?since=2999-01-01T00:00:00Z")).body).toEqual([])
     expect(numbers((await list("?before=2000-01-01T00:00:00Z")).body)).toEqual([])
