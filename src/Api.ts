@@ -15,6 +15,7 @@ import { ForksApi } from "./forks/Api.ts"
 import { GpgApi } from "./gpg/Api.ts"
 import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
+import { IssuesApi, LabelsApi, MilestonesApi } from "./issues/Api.ts"
 import { JobsApi } from "./jobs/Api.ts"
 import { KeysApi } from "./keys/Api.ts"
 import { LanguagesApi } from "./languages/Api.ts"
@@ -61,7 +62,10 @@ export class HearthApi extends HttpApi.make("hearth")
     MarkdownApi,
     FederationApi,
     QuotaApi,
-    TopicsApi
+    TopicsApi,
+    IssuesApi,
+    LabelsApi,
+    MilestonesApi
   )
   .prefix("/api/v1")
   // Applied inside out: the repository of the path is resolved after authentication (before the

@@ -21,6 +21,8 @@ import { ForksService } from "./forks/Service.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
+import { IssuesRepo } from "./issues/Repo.ts"
+import { IssuesService } from "./issues/Service.ts"
 import { CommandEntitiesLayer, EntitiesLayer } from "./jobs/Cluster.ts"
 import { DeliveryQueue } from "./jobs/Queue.ts"
 import { RecoveryLive } from "./jobs/Recovery.ts"
@@ -82,6 +84,7 @@ const Repos = Layer.mergeAll(
   QuotaRepo.layer,
   BlocksRepo.layer,
   TopicsRepo.layer,
+  IssuesRepo.layer,
   LanguagesRepo.layer,
   SessionsRepo.layer
 )
@@ -108,6 +111,8 @@ export const Services = Layer.mergeAll(
   GpgService.layer.pipe(Layer.provideMerge(EmailsService.layer)),
   FederatedSocial.layer.pipe(Layer.provideMerge(Federation.layer))
 ).pipe(
+  // The markdown renderer links only the issues its reader may see.
+  Layer.provideMerge(IssuesService.layer),
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
   // Refusals a block causes are checked by the services above (follows, stars, transfers).

@@ -37,6 +37,7 @@ import { answerOutage } from "./health/Database.ts"
 import { HealthRoutes } from "./health/Http.ts"
 import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
 import { ErrorResponsesLive } from "./http/Middleware.ts"
+import { IssuesHttp, LabelsHttp, MilestonesHttp } from "./issues/Http.ts"
 import { JobsHttp } from "./jobs/Http.ts"
 import { KeysHttp } from "./keys/Http.ts"
 import { LanguagesHttp } from "./languages/Http.ts"
@@ -170,7 +171,10 @@ export const ApiHandlers = Layer.mergeAll(
   MarkdownHttp,
   FederationHttp,
   QuotaHttp,
-  TopicsHttp
+  TopicsHttp,
+  IssuesHttp,
+  LabelsHttp,
+  MilestonesHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(

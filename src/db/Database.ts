@@ -26,6 +26,7 @@ import m0013 from "./migrations/0013_topics.ts"
 import m0015 from "./migrations/0015_events.ts"
 import m0016 from "./migrations/0016_repo_units.ts"
 import m0017 from "./migrations/0017_web_sessions.ts"
+import m0018 from "./migrations/0018_issues.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -43,7 +44,8 @@ export const migrations = Migrator.fromRecord({
   "0013_topics": m0013,
   "0015_events": m0015,
   "0016_repo_units": m0016,
-  "0017_web_sessions": m0017
+  "0017_web_sessions": m0017,
+  "0018_issues": m0018
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

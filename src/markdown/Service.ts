@@ -3,7 +3,8 @@
 import { Context, Effect, Layer } from "effect"
 import { Settings } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
-import { mentionCandidates } from "./References.ts"
+import { IssuesService } from "../issues/Service.ts"
+import { issueCandidates, mentionCandidates } from "./References.ts"
 import type { Mode, Renderer } from "./Render.ts"
 import { MarkdownRepo, type MentionViewer } from "./Repo.ts"
 
@@ -47,6 +48,7 @@ export class MarkdownRenderer extends Context.Service<
     Effect.gen(function* () {
       const settings = yield* Settings
       const repo = yield* MarkdownRepo
+      const issues = yield* IssuesService
       const appUrl = settings.server.ROOT_URL.endsWith("/") ? settings.server.ROOT_URL : `${settings.server.ROOT_URL}/`
       const subPath = new URL(appUrl).pathname
       const maxSize = settings.markdown.MAX_RENDER_SIZE
@@ -81,6 +83,35 @@ export class MarkdownRenderer extends Context.Service<
         return `${appUrl}${path}`
       }
 
+      /** `owner/repo` of a context under ROOT_URL (`#N` points into it), lower-cased. */
+      const repoOf = (base: string): string | undefined => {
+        if (!base.startsWith(appUrl)) return undefined
+        const [owner, name] = base.slice(appUrl.length).split("/")
+        return owner && name ? `${owner}/${name}`.toLowerCase() : undefined
+      }
+
+      /** The issue references of the text that exist and the viewer may read (`issueKey`s). */
+      const linkableIssues = (text: string, base: string, viewer: MentionViewer | undefined) =>
+        Effect.gen(function* () {
+          const keys = issueCandidates(text)
+          if (keys.length === 0) return new Set<string>()
+          const own = repoOf(base)
+          const refs = keys.flatMap((key) => {
+            const [path, index] = key.split("#") as [string, string]
+            const full = path === "" ? own : path
+            if (full === undefined) return []
+            const [owner, name] = full.split("/") as [string, string]
+            return [{ key, ref: { owner, repo: name, index: Number(index) } }]
+          })
+          const visible = yield* issues.visibleReferences(
+            viewer?.id,
+            refs.map((r) => r.ref)
+          )
+          return new Set(
+            refs.filter((r) => visible.has(`${r.ref.owner}/${r.ref.repo}#${r.ref.index}`)).map((r) => r.key)
+          )
+        })
+
       return {
         render: (request) =>
           Effect.gen(function* () {
@@ -95,9 +126,13 @@ export class MarkdownRenderer extends Context.Service<
             const mode = request.mode
             const names = mode === "markdown" ? [] : mentionCandidates(request.text)
             const mentionable = names.length === 0 ? new Set<string>() : yield* repo.mentionable(names, request.viewer)
+            const base = baseOf(request.context)
+            const issueLinks =
+              mode === "markdown" ? new Set<string>() : yield* linkableIssues(request.text, base, request.viewer)
             const options = {
               mode,
-              base: baseOf(request.context),
+              base,
+              issues: issueLinks,
               wiki: request.wiki === true || mode === "wiki",
               appUrl,
               mentionable
@@ -109,7 +144,9 @@ export class MarkdownRenderer extends Context.Service<
               mode,
               options.base,
               options.wiki,
-              [...mentionable].sort().join(",")
+              // What the reader may see decides the links: the mentionable accounts, the visible issues.
+              [...mentionable].sort().join(","),
+              [...issueLinks].sort().join(",")
             ].join("\0")
             const hit = cache.get(key)
             if (hit !== undefined) {

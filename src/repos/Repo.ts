@@ -382,6 +382,14 @@ export class ReposRepo extends Context.Service<
     readonly removeCollaborator: (repoId: number, userId: number) => Effect.Effect<boolean>
     /** One page of GET /repos/search and the total, in two queries. */
     readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage>
+    /**
+     * The repositories `filter` lets a viewer see that have the issues unit on (optionally of one
+     * owner), with their owner's name: where GET /repos/issues/search looks.
+     */
+    readonly visibleWithIssues: (
+      filter: RepoFilter,
+      ownerId: number | undefined
+    ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly name: string; readonly ownerName: string }>>
     /** Runs `effect` in a transaction (the row is only kept when the disk work succeeds). */
     readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   }
@@ -494,6 +502,13 @@ export class ReposRepo extends Context.Service<
           allOwnedBy: (ownerId) =>
             Effect.map(sql`SELECT * FROM repositories WHERE owner_id = ${ownerId} ORDER BY id`, (rows) =>
               rows.map(toRepoRow)
+            ),
+          visibleWithIssues: (filter, ownerId) =>
+            Effect.map(
+              sql`SELECT r.id, r.name, o.name AS owner_name FROM repositories r JOIN users o ON o.id = r.owner_id
+              WHERE r.has_issues AND ${visibleCondition(filter)}${ownerId === undefined ? sql`` : sql` AND r.owner_id = ${ownerId}`}`,
+              (rows) =>
+                rows.map((r) => ({ id: Number(r.id), name: r.name as string, ownerName: r.owner_name as string }))
             ),
           listOwnedBy: (ownerId, filter, page) =>
             Effect.gen(function* () {

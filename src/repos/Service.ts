@@ -15,6 +15,7 @@ import type { RepoRule } from "../http/Access.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
+import { IssuesRepo } from "../issues/Repo.ts"
 import { LanguagesService } from "../languages/Service.ts"
 import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
 import { branchNameProblem, NAME_MAX, repoNameProblem } from "../lib/Names.ts"
@@ -280,6 +281,7 @@ export class ReposService extends Context.Service<
       const settings = yield* Settings
       const sql = yield* SqlClient
       const repos = yield* ReposRepo
+      const issueRows = yield* IssuesRepo
       const users = yield* UsersRepo
       const social = yield* SocialRepo
       const policy = yield* RepoPolicy
@@ -506,6 +508,19 @@ export class ReposService extends Context.Service<
                 )
               )
             )
+            // The label set named by `issue_labels` becomes the repository's labels (Forgejo's
+            // `InitializeLabels`; checked above).
+            if (input.issue_labels !== undefined && input.issue_labels.trim() !== "") {
+              for (const label of yield* Effect.orDie(Templates.labelsOf(input.issue_labels))) {
+                yield* issueRows.insertLabel({
+                  repo_id: ready.id,
+                  name: label.name,
+                  color: label.color.replace(/^#/, "").toLowerCase(),
+                  description: label.description,
+                  exclusive: label.exclusive
+                })
+              }
+            }
             return ready
           }) as Effect.Effect<
             RepoRow,
