@@ -2,7 +2,6 @@ import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
-import { BlocksService } from "../blocks/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import { edited, subject } from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
@@ -19,16 +18,10 @@ import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { CurrentRepo } from "./Assignment.ts"
+import { makeAddCollaborator } from "./Collaborators.ts"
 import { RepoPolicy, searchFilter } from "./Policy.ts"
 import { RepoPresenter } from "./Present.ts"
-import {
-  type CollaboratorMode,
-  REPO_SEARCH_SORTS,
-  type RepoFilter,
-  type RepoRow,
-  type RepoSearchSort,
-  ReposRepo
-} from "./Repo.ts"
+import { REPO_SEARCH_SORTS, type RepoFilter, type RepoRow, type RepoSearchSort, ReposRepo } from "./Repo.ts"
 import type { CreateRepoOption } from "./Schema.ts"
 import { ReposService } from "./Service.ts"
 
@@ -42,7 +35,6 @@ const formId = (value: string | undefined): number | undefined => {
 }
 
 const SEARCH_MODES = ["fork", "source", "mirror", "collaborative"] as const
-const COLLABORATOR_MODES: ReadonlyArray<string> = ["read", "write", "admin"]
 
 export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
   Effect.gen(function* () {
@@ -57,7 +49,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const repoRows = yield* ReposRepo
     const events = yield* EventHub
     const quota = yield* QuotaService
-    const blocks = yield* BlocksService
+    const addCollaborator = yield* makeAddCollaborator
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
@@ -244,19 +236,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
         Effect.gen(function* () {
           const { owner, repo } = yield* CurrentRepo
           const user = yield* collaboratorByName(params.collaborator)
-          const permission = payload.permission ?? "write"
-          if (!COLLABORATOR_MODES.includes(permission)) {
-            return yield* Errors.validationFailed(`[Permission]: must be one of read, write, admin: "${permission}"`)
-          }
-          if (user.type === "organization") {
-            return yield* Errors.validationFailed(`an organization cannot be a collaborator [name: ${user.name}]`)
-          }
-          if (user.id === owner.id) {
-            return yield* Errors.validationFailed(`the repository owner cannot be a collaborator [name: ${user.name}]`)
-          }
-          // Forgejo's repo_module.AddCollaborator: refused when the owner or the user blocked the other.
-          yield* blocks.ensureNeitherBlocked(owner, user)
-          yield* repos.setCollaborator(repo, user, permission as CollaboratorMode)
+          yield* addCollaborator(owner, repo, user, payload.permission ?? "write")
         })
       )
       .handle("deleteCollaborator", ({ params }) =>
