@@ -18,6 +18,8 @@ import { RepoCommitsPages } from "./pages/RepoCommits.ts"
 import { RepoComparePages } from "./pages/RepoCompare.ts"
 import { RepoHomePages } from "./pages/RepoHome.ts"
 import { RepoRawPages } from "./pages/RepoRaw.ts"
+import { RepoSettingsPages } from "./pages/RepoSettings.ts"
+import { RepoSettingsAccessPages } from "./pages/RepoSettingsAccess.ts"
 import { RepoSrcPages } from "./pages/RepoSrc.ts"
 import { RepoTagsPages } from "./pages/RepoTags.ts"
 import { SignInPages } from "./pages/SignIn.ts"
@@ -77,7 +79,9 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoBranchesPages(web, repo)),
       ...(yield* RepoTagsPages(web, repo)),
       ...(yield* RepoComparePages(web, repo)),
-      ...(yield* RepoActionPages(web, repo))
+      ...(yield* RepoActionPages(web, repo)),
+      ...(yield* RepoSettingsPages(web, repo)),
+      ...(yield* RepoSettingsAccessPages(web, repo))
     ]
     return Layer.mergeAll(HttpRouter.addAll(routes), AssetRoutes, notFoundPages(web))
   })
