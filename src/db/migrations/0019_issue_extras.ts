@@ -1,8 +1,7 @@
-// The tracker's extras (Forgejo's models/issues reaction.go, issue_watch.go, issue_pin.go,
-// models/repo/attachment.go): reactions on issues and comments, explicit per-issue subscriptions
-// (they override the automatic rule: poster, assignees, commenters, repository watchers), the
-// pin order of pinned issues (0: not pinned), and attachments whose bytes are blobs of the
-// storage (src/storage; one reference per attachment row).
+// The tracker's extras (Forgejo's models/issues reaction.go, issue_watch.go, issue_pin.go):
+// reactions on issues and comments, explicit per-issue subscriptions (they override the automatic
+// rule: poster, assignees, commenters, repository watchers), and the pin order of pinned issues
+// (0: not pinned). Attachments get their own migration with the code that uses them.
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 
@@ -28,18 +27,4 @@ export default Effect.gen(function* () {
   yield* sql`CREATE INDEX issue_watches_user ON issue_watches (user_id)`
   yield* sql`ALTER TABLE issues ADD COLUMN pin_order integer NOT NULL DEFAULT 0`
   yield* sql`CREATE INDEX issues_pinned ON issues (repo_id, is_pull, pin_order) WHERE pin_order > 0`
-  yield* sql`CREATE TABLE attachments (
-    id bigserial PRIMARY KEY,
-    uuid uuid NOT NULL UNIQUE,
-    repo_id bigint NOT NULL REFERENCES repositories (id) ON DELETE CASCADE,
-    issue_id bigint NOT NULL REFERENCES issues (id) ON DELETE CASCADE,
-    comment_id bigint REFERENCES comments (id) ON DELETE CASCADE,
-    uploader_id bigint NOT NULL,
-    name text NOT NULL,
-    sha256 text NOT NULL REFERENCES blobs (sha256),
-    size bigint NOT NULL,
-    download_count bigint NOT NULL DEFAULT 0,
-    created_at timestamptz NOT NULL DEFAULT now()
-  )`
-  yield* sql`CREATE INDEX attachments_issue ON attachments (issue_id, comment_id)`
 })
