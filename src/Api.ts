@@ -16,6 +16,7 @@ import { GpgApi } from "./gpg/Api.ts"
 import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
 import { IssuesApi, LabelsApi, MilestonesApi } from "./issues/Api.ts"
+import { IssueExtrasApi } from "./issues/ExtrasApi.ts"
 import { JobsApi } from "./jobs/Api.ts"
 import { KeysApi } from "./keys/Api.ts"
 import { LanguagesApi } from "./languages/Api.ts"
@@ -63,6 +64,7 @@ export class HearthApi extends HttpApi.make("hearth")
     FederationApi,
     QuotaApi,
     TopicsApi,
+    IssueExtrasApi,
     IssuesApi,
     LabelsApi,
     MilestonesApi

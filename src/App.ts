@@ -21,6 +21,8 @@ import { ForksService } from "./forks/Service.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
+import { IssueExtras } from "./issues/Extras.ts"
+import { IssueExtrasRepo } from "./issues/ExtrasRepo.ts"
 import { IssuesRepo } from "./issues/Repo.ts"
 import { IssuesService } from "./issues/Service.ts"
 import { CommandEntitiesLayer, EntitiesLayer } from "./jobs/Cluster.ts"
@@ -85,6 +87,7 @@ const Repos = Layer.mergeAll(
   BlocksRepo.layer,
   TopicsRepo.layer,
   IssuesRepo.layer,
+  IssueExtrasRepo.layer,
   LanguagesRepo.layer,
   SessionsRepo.layer
 )
@@ -96,6 +99,7 @@ const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2
 export const Services = Layer.mergeAll(
   AdminUsers.layer,
   MarkdownRenderer.layer,
+  IssueExtras.layer,
   SocialService.layer,
   ContentsService.layer,
   RepoPresenter.layer,

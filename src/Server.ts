@@ -37,6 +37,7 @@ import { answerOutage } from "./health/Database.ts"
 import { HealthRoutes } from "./health/Http.ts"
 import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
 import { ErrorResponsesLive } from "./http/Middleware.ts"
+import { IssueExtrasHttp } from "./issues/ExtrasHttp.ts"
 import { IssuesHttp, LabelsHttp, MilestonesHttp } from "./issues/Http.ts"
 import { JobsHttp } from "./jobs/Http.ts"
 import { KeysHttp } from "./keys/Http.ts"
@@ -172,6 +173,7 @@ export const ApiHandlers = Layer.mergeAll(
   FederationHttp,
   QuotaHttp,
   TopicsHttp,
+  IssueExtrasHttp,
   IssuesHttp,
   LabelsHttp,
   MilestonesHttp

@@ -27,6 +27,7 @@ import m0015 from "./migrations/0015_events.ts"
 import m0016 from "./migrations/0016_repo_units.ts"
 import m0017 from "./migrations/0017_web_sessions.ts"
 import m0018 from "./migrations/0018_issues.ts"
+import m0019 from "./migrations/0019_issue_extras.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -45,7 +46,8 @@ export const migrations = Migrator.fromRecord({
   "0015_events": m0015,
   "0016_repo_units": m0016,
   "0017_web_sessions": m0017,
-  "0018_issues": m0018
+  "0018_issues": m0018,
+  "0019_issue_extras": m0019
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

@@ -158,7 +158,7 @@ export const makePresenter = (settings: SettingsShape) =>
               owner: place.ownerName,
               full_name: `${place.ownerName}/${place.name}`
             },
-            pin_order: 0
+            pin_order: issue.pinOrder
           }
         })
       })

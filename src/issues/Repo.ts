@@ -23,6 +23,8 @@ export interface IssueRow {
   readonly createdAt: Date
   readonly updatedAt: Date
   readonly closedAt: Date | null
+  /** Position among the repository's pinned issues (or pull requests); 0 when not pinned. */
+  readonly pinOrder: number
 }
 
 export interface CommentRow {
@@ -100,7 +102,8 @@ const toIssue = (r: Row): IssueRow => ({
   deadline: r.deadline ?? null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
-  closedAt: r.closed_at ?? null
+  closedAt: r.closed_at ?? null,
+  pinOrder: num(r.pin_order ?? 0)
 })
 
 const toComment = (r: Row): CommentRow => ({
@@ -430,8 +433,13 @@ export class IssuesRepo extends Context.Service<
             }),
           deleteIssue: (issue) =>
             Effect.gen(function* () {
-              const gone = yield* sql`DELETE FROM issues WHERE id = ${issue.id} RETURNING is_closed, is_pull`
+              const gone = yield* sql`DELETE FROM issues WHERE id = ${issue.id} RETURNING is_closed, is_pull, pin_order`
               if (gone.length === 0) return
+              // A pinned issue is unpinned first (Forgejo): the later pins move up.
+              if (num(gone[0]!.pin_order) > 0) {
+                yield* sql`UPDATE issues SET pin_order = pin_order - 1 WHERE repo_id = ${issue.repoId}
+                  AND is_pull = ${issue.isPull} AND pin_order > ${gone[0]!.pin_order}`
+              }
               const { all, closed } = counterColumn(issue.isPull)
               const closedDelta = gone[0]!.is_closed ? 1 : 0
               yield* sql`UPDATE repositories SET ${all} = ${all} - 1, ${closed} = ${closed} - ${closedDelta}
