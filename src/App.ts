@@ -40,6 +40,8 @@ import {
   SyncPullMirrorLive,
   SyncPushMirrorLive
 } from "./mirrors/Workflow.ts"
+import { NotificationsRepo } from "./notifications/Repo.ts"
+import { NotificationsService } from "./notifications/Service.ts"
 import { OAuth2Repo } from "./oauth2/Repo.ts"
 import { OAuth2Service } from "./oauth2/Service.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
@@ -86,7 +88,8 @@ const Repos = Layer.mergeAll(
   TopicsRepo.layer,
   IssuesRepo.layer,
   LanguagesRepo.layer,
-  SessionsRepo.layer
+  SessionsRepo.layer,
+  NotificationsRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -98,7 +101,6 @@ export const Services = Layer.mergeAll(
   MarkdownRenderer.layer,
   SocialService.layer,
   ContentsService.layer,
-  RepoPresenter.layer,
   ForksService.layer,
   TransfersService.layer,
   MirrorsService.layer,
@@ -111,6 +113,9 @@ export const Services = Layer.mergeAll(
   GpgService.layer.pipe(Layer.provideMerge(EmailsService.layer)),
   FederatedSocial.layer.pipe(Layer.provideMerge(Federation.layer))
 ).pipe(
+  // Notifications present repositories, as several services above do.
+  Layer.provideMerge(NotificationsService.layer),
+  Layer.provideMerge(RepoPresenter.layer),
   // The markdown renderer links only the issues its reader may see.
   Layer.provideMerge(IssuesService.layer),
   Layer.provideMerge(OrgsService.layer),
