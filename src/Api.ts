@@ -23,6 +23,7 @@ import { LanguagesApi } from "./languages/Api.ts"
 import { MarkdownApi } from "./markdown/Api.ts"
 import { MirrorsApi } from "./mirrors/Api.ts"
 import { MiscApi } from "./misc/Api.ts"
+import { NotificationsApi } from "./notifications/Api.ts"
 import { OAuth2Api } from "./oauth2/Api.ts"
 import { OrgsApi } from "./orgs/Api.ts"
 import { QuotaApi } from "./quota/Api.ts"
@@ -67,7 +68,8 @@ export class HearthApi extends HttpApi.make("hearth")
     IssueExtrasApi,
     IssuesApi,
     LabelsApi,
-    MilestonesApi
+    MilestonesApi,
+    NotificationsApi
   )
   .prefix("/api/v1")
   // Applied inside out: the repository of the path is resolved after authentication (before the

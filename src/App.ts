@@ -42,6 +42,8 @@ import {
   SyncPullMirrorLive,
   SyncPushMirrorLive
 } from "./mirrors/Workflow.ts"
+import { NotificationsRepo } from "./notifications/Repo.ts"
+import { NotificationsService } from "./notifications/Service.ts"
 import { OAuth2Repo } from "./oauth2/Repo.ts"
 import { OAuth2Service } from "./oauth2/Service.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
@@ -89,7 +91,8 @@ const Repos = Layer.mergeAll(
   IssuesRepo.layer,
   IssueExtrasRepo.layer,
   LanguagesRepo.layer,
-  SessionsRepo.layer
+  SessionsRepo.layer,
+  NotificationsRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -102,7 +105,6 @@ export const Services = Layer.mergeAll(
   IssueExtras.layer,
   SocialService.layer,
   ContentsService.layer,
-  RepoPresenter.layer,
   ForksService.layer,
   TransfersService.layer,
   MirrorsService.layer,
@@ -115,6 +117,9 @@ export const Services = Layer.mergeAll(
   GpgService.layer.pipe(Layer.provideMerge(EmailsService.layer)),
   FederatedSocial.layer.pipe(Layer.provideMerge(Federation.layer))
 ).pipe(
+  // Notifications present repositories, as several services above do.
+  Layer.provideMerge(NotificationsService.layer),
+  Layer.provideMerge(RepoPresenter.layer),
   // The markdown renderer links only the issues its reader may see.
   Layer.provideMerge(IssuesService.layer),
   Layer.provideMerge(OrgsService.layer),

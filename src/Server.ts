@@ -45,6 +45,7 @@ import { LanguagesHttp } from "./languages/Http.ts"
 import { MarkdownHttp } from "./markdown/Http.ts"
 import { MirrorsHttp } from "./mirrors/Http.ts"
 import { MiscHttp } from "./misc/Http.ts"
+import { NotificationsHttp } from "./notifications/Http.ts"
 import { OAuth2Http } from "./oauth2/Http.ts"
 import { OrgsHttp } from "./orgs/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
@@ -176,7 +177,8 @@ export const ApiHandlers = Layer.mergeAll(
   IssueExtrasHttp,
   IssuesHttp,
   LabelsHttp,
-  MilestonesHttp
+  MilestonesHttp,
+  NotificationsHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
