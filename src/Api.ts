@@ -18,6 +18,7 @@ import { ErrorResponses } from "./http/Middleware.ts"
 import { IssuesApi, LabelsApi, MilestonesApi } from "./issues/Api.ts"
 import { IssueDepsApi } from "./issues/DepsApi.ts"
 import { IssueExtrasApi } from "./issues/ExtrasApi.ts"
+import { IssueTemplatesApi } from "./issues/TemplatesApi.ts"
 import { IssueTimesApi } from "./issues/TimesApi.ts"
 import { JobsApi } from "./jobs/Api.ts"
 import { KeysApi } from "./keys/Api.ts"
@@ -70,6 +71,7 @@ export class HearthApi extends HttpApi.make("hearth")
     IssueExtrasApi,
     IssueDepsApi,
     IssueTimesApi,
+    IssueTemplatesApi,
     IssuesApi,
     LabelsApi,
     MilestonesApi,

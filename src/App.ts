@@ -27,6 +27,7 @@ import { IssueExtras } from "./issues/Extras.ts"
 import { IssueExtrasRepo } from "./issues/ExtrasRepo.ts"
 import { IssuesRepo } from "./issues/Repo.ts"
 import { IssuesService } from "./issues/Service.ts"
+import { IssueTemplates } from "./issues/Templates.ts"
 import { IssueTimes } from "./issues/Times.ts"
 import { IssueTimesRepo } from "./issues/TimesRepo.ts"
 import { CommandEntitiesLayer, EntitiesLayer } from "./jobs/Cluster.ts"
@@ -112,7 +113,8 @@ export const Services = Layer.mergeAll(
   IssueDeps.layer,
   IssueTimes.layer,
   SocialService.layer,
-  ContentsService.layer,
+  // Issue templates are read from the default branch through the contents reader.
+  IssueTemplates.layer.pipe(Layer.provideMerge(ContentsService.layer)),
   ForksService.layer,
   TransfersService.layer,
   MirrorsService.layer,

@@ -40,6 +40,7 @@ import { ErrorResponsesLive } from "./http/Middleware.ts"
 import { IssueDepsHttp } from "./issues/DepsHttp.ts"
 import { IssueExtrasHttp } from "./issues/ExtrasHttp.ts"
 import { IssuesHttp, LabelsHttp, MilestonesHttp } from "./issues/Http.ts"
+import { IssueTemplatesHttp } from "./issues/TemplatesHttp.ts"
 import { IssueTimesHttp } from "./issues/TimesHttp.ts"
 import { JobsHttp } from "./jobs/Http.ts"
 import { KeysHttp } from "./keys/Http.ts"
@@ -179,6 +180,7 @@ export const ApiHandlers = Layer.mergeAll(
   IssueExtrasHttp,
   IssueDepsHttp,
   IssueTimesHttp,
+  IssueTemplatesHttp,
   IssuesHttp,
   LabelsHttp,
   MilestonesHttp,
