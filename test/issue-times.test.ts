@@ -5,6 +5,7 @@
 // permission table (anonymous, reader, poster, writer, admin; private repositories 404), token
 // scopes, and the timeline comments with their tracked time.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { secToTime } from "../src/issues/Times.ts"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
@@ -332,5 +333,59 @@ describe("stopwatches", () => {
     expect(
       (await request(hearth, "POST", `/repos/owner/secret/issues/${s}/stopwatch/start`, basic("siteadmin"))).status
     ).toBe(201)
+  })
+})
+
+describe("StopWatch.duration", () => {
+  it("is Forgejo's SecToTime: the two largest units", () => {
+    expect(secToTime(0)).toBe("")
+    expect(secToTime(66)).toBe("1 minute 6 seconds")
+    expect(secToTime(3600)).toBe("1 hour")
+    expect(secToTime(52410)).toBe("14 hours 33 minutes")
+    expect(secToTime(563418)).toBe("6 days 12 hours")
+    expect(secToTime(1563418)).toBe("2 weeks 4 days")
+    expect(secToTime(3937125)).toBe("1 month 2 weeks")
+  })
+})
+
+describe("[service] settings", () => {
+  it("ENABLE_TIMETRACKING=false turns time tracking off everywhere; the DEFAULT_ keys set what a repository starts with", async () => {
+    const other = await startHearth({
+      service: {
+        ENABLE_TIMETRACKING: "false",
+        DEFAULT_ALLOW_ONLY_CONTRIBUTORS_TO_TRACK_TIME: "false",
+        DEFAULT_ENABLE_DEPENDENCIES: "false"
+      }
+    })
+    try {
+      await createUser(other, { username: "owner" })
+      expect((await request(other, "POST", "/user/repos", basic("owner"), { name: "r" })).status).toBe(201)
+      // Even a repository that asks for it does not track time while the forge does not.
+      const patched = await request(other, "PATCH", "/repos/owner/r", basic("owner"), {
+        internal_tracker: { enable_time_tracker: true }
+      })
+      expect((await json(patched)).internal_tracker).toEqual({
+        enable_time_tracker: false,
+        allow_only_contributors_to_track_time: false,
+        enable_issue_dependencies: false
+      })
+      const issue = await json(await request(other, "POST", "/repos/owner/r/issues", basic("owner"), { title: "t" }))
+      const add = await request(other, "POST", `/repos/owner/r/issues/${issue.number}/times`, basic("owner"), {
+        time: 5
+      })
+      expect(add.status).toBe(400)
+      expect(
+        (await request(other, "GET", `/repos/owner/r/issues/${issue.number}/dependencies`, basic("owner"))).status
+      ).toBe(404)
+      // A repository may turn dependencies on for itself.
+      await request(other, "PATCH", "/repos/owner/r", basic("owner"), {
+        internal_tracker: { enable_issue_dependencies: true }
+      })
+      expect(
+        (await request(other, "GET", `/repos/owner/r/issues/${issue.number}/dependencies`, basic("owner"))).status
+      ).toBe(200)
+    } finally {
+      await other.close()
+    }
   })
 })
