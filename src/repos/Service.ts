@@ -158,6 +158,15 @@ const editChanges = (repo: RepoRow, input: EditRepoOption, minMirrorInterval: nu
   for (const [column, value] of flags) if (value !== undefined) changes[column] = value
   if (input.default_merge_style !== undefined) changes.default_merge_style = input.default_merge_style
   if (input.default_update_style !== undefined) changes.default_update_style = input.default_update_style
+  // Forgejo's IssuesConfig of the issues unit (`internal_tracker`).
+  const tracker = input.internal_tracker
+  if (tracker?.enable_time_tracker !== undefined) changes.enable_time_tracker = tracker.enable_time_tracker
+  if (tracker?.allow_only_contributors_to_track_time !== undefined) {
+    changes.allow_only_contributors_to_track_time = tracker.allow_only_contributors_to_track_time
+  }
+  if (tracker?.enable_issue_dependencies !== undefined) {
+    changes.enable_issue_dependencies = tracker.enable_issue_dependencies
+  }
   return changes
 }
 
