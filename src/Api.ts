@@ -16,6 +16,7 @@ import { GpgApi } from "./gpg/Api.ts"
 import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
 import { IssuesApi, LabelsApi, MilestonesApi } from "./issues/Api.ts"
+import { IssueAttachmentsApi } from "./issues/AttachmentsApi.ts"
 import { IssueExtrasApi } from "./issues/ExtrasApi.ts"
 import { JobsApi } from "./jobs/Api.ts"
 import { KeysApi } from "./keys/Api.ts"
@@ -66,6 +67,7 @@ export class HearthApi extends HttpApi.make("hearth")
     QuotaApi,
     TopicsApi,
     IssueExtrasApi,
+    IssueAttachmentsApi,
     IssuesApi,
     LabelsApi,
     MilestonesApi,

@@ -21,6 +21,8 @@ import { ForksService } from "./forks/Service.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
+import { IssueAttachments } from "./issues/Attachments.ts"
+import { AttachmentsRepo } from "./issues/AttachmentsRepo.ts"
 import { IssueExtras } from "./issues/Extras.ts"
 import { IssueExtrasRepo } from "./issues/ExtrasRepo.ts"
 import { IssuesRepo } from "./issues/Repo.ts"
@@ -90,6 +92,7 @@ const Repos = Layer.mergeAll(
   TopicsRepo.layer,
   IssuesRepo.layer,
   IssueExtrasRepo.layer,
+  AttachmentsRepo.layer,
   LanguagesRepo.layer,
   SessionsRepo.layer,
   NotificationsRepo.layer
@@ -103,6 +106,7 @@ export const Services = Layer.mergeAll(
   AdminUsers.layer,
   MarkdownRenderer.layer,
   IssueExtras.layer,
+  IssueAttachments.layer,
   SocialService.layer,
   ContentsService.layer,
   ForksService.layer,

@@ -37,6 +37,7 @@ import { answerOutage } from "./health/Database.ts"
 import { HealthRoutes } from "./health/Http.ts"
 import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
 import { ErrorResponsesLive } from "./http/Middleware.ts"
+import { AttachmentDownloadRoutes, IssueAttachmentsHttp } from "./issues/AttachmentsHttp.ts"
 import { IssueExtrasHttp } from "./issues/ExtrasHttp.ts"
 import { IssuesHttp, LabelsHttp, MilestonesHttp } from "./issues/Http.ts"
 import { JobsHttp } from "./jobs/Http.ts"
@@ -175,6 +176,7 @@ export const ApiHandlers = Layer.mergeAll(
   QuotaHttp,
   TopicsHttp,
   IssueExtrasHttp,
+  IssueAttachmentsHttp,
   IssuesHttp,
   LabelsHttp,
   MilestonesHttp,
@@ -192,6 +194,7 @@ export const AppRoutes = Layer.mergeAll(
   HealthRoutes,
   GitHttpRoutes,
   GpgExportRoutes,
+  AttachmentDownloadRoutes,
   FederationRoutes,
   WebRoutes,
   RequestTargetCheck
