@@ -27,7 +27,12 @@ const PNG = Buffer.from(
 )
 
 beforeAll(async () => {
-  hearth = await startHearth({ attachment: { MAX_SIZE: "1" }, quota: { ENABLED: "true" } })
+  // API bodies up to 64 KiB: attachments are bounded by [attachment] MAX_SIZE alone.
+  hearth = await startHearth({
+    attachment: { MAX_SIZE: "1" },
+    quota: { ENABLED: "true" },
+    server: { MAX_REQUEST_BODY: String(64 * 1024) }
+  })
   const hub = await hearth.run(Effect.service(EventHub))
   await hearth.run(hub.subscribe({ name: "collector", handle: (event) => Effect.sync(() => void seen.push(event)) }))
   await createUser(hearth, { username: "root", isAdmin: true })
@@ -249,7 +254,7 @@ describe("issue attachments", () => {
     expect(await blobRows()).toBe(rows)
     expect(tmpFiles()).toEqual([])
     expect(await json(await request(hearth, "GET", `/repos/owner/public/issues/${issue.number}/assets`))).toEqual([])
-    // Exactly the limit is accepted.
+    // Exactly the limit is accepted ([server] MAX_REQUEST_BODY, 64 KiB here, does not apply).
     const fits = await upload(
       `/repos/owner/public/issues/${issue.number}/assets`,
       basic("poster"),
@@ -257,6 +262,9 @@ describe("issue attachments", () => {
       "fits.txt"
     )
     expect(fits.status).toBe(201)
+    const stored = await json(fits)
+    expect(stored.size).toBe(MB)
+    expect((await (await fetch(stored.browser_download_url)).arrayBuffer()).byteLength).toBe(MB)
   })
 
   it("refuses a type [attachment] ALLOWED_TYPES does not list with 422 (Forgejo's message) and keeps nothing", async () => {
