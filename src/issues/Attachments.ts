@@ -81,7 +81,8 @@ export class IssueAttachments extends Context.Service<
     ) => Effect.Effect<void, ServiceError>
     /**
      * The attachment of `/attachments/{uuid}` for `viewer` (its bytes are the blob it names): 404
-     * when there is none or the viewer may not read its issue; counted as a download.
+     * when there is none or the viewer may not read its issue (anonymous visitors under
+     * `[service] REQUIRE_SIGNIN_VIEW` read none); counted as a download.
      */
     readonly download: (viewer: Principal | undefined, uuid: string) => Effect.Effect<AttachmentRow, Errors.NotFound>
   }
@@ -271,6 +272,8 @@ export class IssueAttachments extends Context.Service<
 
         download: (viewer, uuid) =>
           Effect.gen(function* () {
+            // As every other route, nothing for anonymous visitors under REQUIRE_SIGNIN_VIEW.
+            if (viewer === undefined && settings.service.REQUIRE_SIGNIN_VIEW) return yield* Errors.notFound()
             const found = yield* attachments.byUuid(uuid)
             if (Option.isNone(found)) return yield* Errors.notFound()
             const attachment = found.value
