@@ -502,6 +502,20 @@ describe("updated_at and events (CONTRACT-ISSUES §4.3, §16)", () => {
   })
 })
 
+describe("the OpenAPI document", () => {
+  it("documents the uploads' multipart body with its `attachment` file", async () => {
+    const doc = await json(await fetch(`${hearth.base}/api/swagger.v1.json`))
+    for (const path of [
+      "/api/v1/repos/{owner}/{repo}/issues/{index}/assets",
+      "/api/v1/repos/{owner}/{repo}/issues/comments/{id}/assets"
+    ]) {
+      const body = doc.paths[path].post.requestBody.content["multipart/form-data"].schema
+      expect(body.properties.attachment).toMatchObject({ type: "string", format: "binary" })
+      expect(body.required).toEqual(["attachment"])
+    }
+  })
+})
+
 describe("token scopes on the tracker's extras routes (issue 18 item 3)", () => {
   it("read:issue reads but does not write (403); a token without an issue scope gets 403", async () => {
     const issue = await newIssue("public")

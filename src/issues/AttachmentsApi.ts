@@ -29,6 +29,26 @@ const withAttachment = { attachment_id: Schema.String }
 const uploadQuery = { name: Schema.optional(Schema.String), updated_at: Schema.optional(Schema.String) }
 const Attachments = Schema.Array(Attachment)
 
+/** The upload's body as Forgejo documents it (the handler reads it as a stream, undeclared). */
+const multipartBody = {
+  requestBody: {
+    required: true,
+    content: {
+      "multipart/form-data": {
+        schema: {
+          type: "object",
+          properties: {
+            attachment: { type: "string", format: "binary", description: "attachment to upload" },
+            name: { type: "string", description: "name of the attachment (default: the file's name)" },
+            updated_at: { type: "string", format: "date-time", description: "time of the upload (admins)" }
+          },
+          required: ["attachment"]
+        }
+      }
+    }
+  }
+}
+
 export class IssueAttachmentsApi extends HttpApiGroup.make("issueAttachments").add(
   HttpApiEndpoint.get("listIssueAttachments", "/repos/:owner/:repo/issues/:index/assets", {
     params: withIndex,
@@ -42,6 +62,7 @@ export class IssueAttachmentsApi extends HttpApiGroup.make("issueAttachments").a
     success: Attachment.pipe(HttpApiSchema.status(201))
   })
     .annotate(OpenApi.Identifier, "issueCreateIssueAttachment")
+    .annotate(OpenApi.Override, multipartBody)
     .annotate(Access, write),
   HttpApiEndpoint.get("getIssueAttachment", "/repos/:owner/:repo/issues/:index/assets/:attachment_id", {
     params: { ...withIndex, ...withAttachment },
@@ -76,6 +97,7 @@ export class IssueAttachmentsApi extends HttpApiGroup.make("issueAttachments").a
     success: Attachment.pipe(HttpApiSchema.status(201))
   })
     .annotate(OpenApi.Identifier, "issueCreateIssueCommentAttachment")
+    .annotate(OpenApi.Override, multipartBody)
     .annotate(Access, write),
   HttpApiEndpoint.get("getCommentAttachment", "/repos/:owner/:repo/issues/comments/:id/assets/:attachment_id", {
     params: { ...withId, ...withAttachment },
