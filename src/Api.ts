@@ -16,6 +16,7 @@ import { GpgApi } from "./gpg/Api.ts"
 import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
 import { IssuesApi, LabelsApi, MilestonesApi } from "./issues/Api.ts"
+import { IssueAttachmentsApi } from "./issues/AttachmentsApi.ts"
 import { IssueDepsApi } from "./issues/DepsApi.ts"
 import { IssueExtrasApi } from "./issues/ExtrasApi.ts"
 import { IssueTemplatesApi } from "./issues/TemplatesApi.ts"
@@ -72,6 +73,7 @@ export class HearthApi extends HttpApi.make("hearth")
     IssueDepsApi,
     IssueTimesApi,
     IssueTemplatesApi,
+    IssueAttachmentsApi,
     IssuesApi,
     LabelsApi,
     MilestonesApi,

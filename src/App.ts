@@ -21,6 +21,8 @@ import { ForksService } from "./forks/Service.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
+import { IssueAttachments } from "./issues/Attachments.ts"
+import { AttachmentsRepo } from "./issues/AttachmentsRepo.ts"
 import { IssueDeps } from "./issues/Deps.ts"
 import { IssueDepsRepo } from "./issues/DepsRepo.ts"
 import { IssueExtras } from "./issues/Extras.ts"
@@ -97,6 +99,7 @@ const Repos = Layer.mergeAll(
   IssueExtrasRepo.layer,
   IssueDepsRepo.layer,
   IssueTimesRepo.layer,
+  AttachmentsRepo.layer,
   LanguagesRepo.layer,
   SessionsRepo.layer,
   NotificationsRepo.layer
@@ -112,6 +115,7 @@ export const Services = Layer.mergeAll(
   IssueExtras.layer,
   IssueDeps.layer,
   IssueTimes.layer,
+  IssueAttachments.layer,
   SocialService.layer,
   // Issue templates are read from the default branch through the contents reader.
   IssueTemplates.layer.pipe(Layer.provideMerge(ContentsService.layer)),

@@ -37,6 +37,7 @@ import { answerOutage } from "./health/Database.ts"
 import { HealthRoutes } from "./health/Http.ts"
 import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
 import { ErrorResponsesLive } from "./http/Middleware.ts"
+import { AttachmentDownloadRoutes, IssueAttachmentsHttp } from "./issues/AttachmentsHttp.ts"
 import { IssueDepsHttp } from "./issues/DepsHttp.ts"
 import { IssueExtrasHttp } from "./issues/ExtrasHttp.ts"
 import { IssuesHttp, LabelsHttp, MilestonesHttp } from "./issues/Http.ts"
@@ -181,6 +182,7 @@ export const ApiHandlers = Layer.mergeAll(
   IssueDepsHttp,
   IssueTimesHttp,
   IssueTemplatesHttp,
+  IssueAttachmentsHttp,
   IssuesHttp,
   LabelsHttp,
   MilestonesHttp,
@@ -198,6 +200,7 @@ export const AppRoutes = Layer.mergeAll(
   HealthRoutes,
   GitHttpRoutes,
   GpgExportRoutes,
+  AttachmentDownloadRoutes,
   FederationRoutes,
   WebRoutes,
   RequestTargetCheck

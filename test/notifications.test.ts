@@ -171,3 +171,41 @@ describe("reading them", () => {
     expect(await titles("member")).toEqual([])
   })
 })
+
+describe("explicit issue subscriptions (issue 18 item 2; Forgejo's GetIssueWatchersIDs)", () => {
+  it("who subscribed to an issue is notified of it; who unsubscribed is not, participant or watcher, unless mentioned", async () => {
+    for (const username of ["fan", "quitter"]) await createUser(hearth, { username })
+    const issue = await json(await call("quitter", "POST", "/repos/owner/pub/issues", { title: "subscribed" }))
+    const subscription = (user: string) => `/repos/owner/pub/issues/${issue.number}/subscriptions/${user}`
+    // fan takes no part in the issue and subscribes; its poster and a watcher of the repository unsubscribe.
+    expect((await call("fan", "PUT", subscription("fan"))).status).toBe(201)
+    expect((await call("quitter", "DELETE", subscription("quitter"))).status).toBe(201)
+    expect((await call("watcher", "DELETE", subscription("watcher"))).status).toBe(201)
+    // The watcher heard of the opening; that thread is read now.
+    const opened = (await threads("watcher")).list.find((t) => t.subject.title === "subscribed")
+    expect((await call("watcher", "PATCH", `/notifications/threads/${opened.id}`)).status).toBe(205)
+    expect(await titles("fan")).toEqual([])
+
+    await call("owner", "POST", `/repos/owner/pub/issues/${issue.number}/comments`, { body: "news" })
+    expect(await titles("fan")).toEqual(["subscribed"])
+    expect(await titles("quitter")).toEqual([])
+    expect(await titles("watcher")).not.toContain("subscribed")
+    // A mention still reaches whoever unsubscribed.
+    await call("owner", "POST", `/repos/owner/pub/issues/${issue.number}/comments`, { body: "@quitter see this" })
+    expect(await titles("quitter")).toEqual(["subscribed"])
+  })
+
+  it("an explicit subscriber who may no longer read the issue is not notified", async () => {
+    await createUser(hearth, { username: "leaver" })
+    expect((await call("owner", "PUT", "/repos/owner/priv/collaborators/leaver", { permission: "read" })).status).toBe(
+      204
+    )
+    const issue = await json(await call("owner", "POST", "/repos/owner/priv/issues", { title: "left behind" }))
+    expect((await call("leaver", "PUT", `/repos/owner/priv/issues/${issue.number}/subscriptions/leaver`)).status).toBe(
+      201
+    )
+    expect((await call("owner", "DELETE", "/repos/owner/priv/collaborators/leaver")).status).toBe(204)
+    await call("owner", "POST", `/repos/owner/priv/issues/${issue.number}/comments`, { body: "still here?" })
+    expect(await titles("leaver")).toEqual([])
+  })
+})

@@ -65,6 +65,10 @@ describe("defaults", () => {
       REACTIONS: ["+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"]
     })
     expect(s["repository.issue"]).toEqual({ MAX_PINNED: 3 })
+    expect(s.attachment).toMatchObject({ ENABLED: true, MAX_SIZE: 2048 })
+    expect(s.attachment.ALLOWED_TYPES.split(",")).toEqual(
+      expect.arrayContaining([".zip", ".png", ".txt", ".md", ".patch"])
+    )
     expect(s.service).toEqual({
       REQUIRE_SIGNIN_VIEW: false,
       DISABLE_REGISTRATION: false,
@@ -360,6 +364,10 @@ describe("invalid values stop start-up with a message naming the key", () => {
       `invalid setting [api] MAX_RESPONSE_ITEMS = "ten": expected a whole number`
     ],
     [{ HEARTH__ui__EXPLORE_PAGING_NUM: "0" }, `invalid setting [ui] EXPLORE_PAGING_NUM = "0": must be at least 1`],
+    [
+      { HEARTH__attachment__MAX_SIZE: "0" },
+      `invalid setting [attachment] MAX_SIZE = "0": expected the largest attachment in MB, at least 1`
+    ],
     [
       { HEARTH__server__MAX_REQUEST_BODY: "1.5" },
       `invalid setting [server] MAX_REQUEST_BODY = "1.5": expected a whole number`

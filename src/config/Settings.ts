@@ -94,6 +94,12 @@ export interface SettingsShape {
   }
   /** Forgejo's [repository.issue]: MAX_PINNED pinned issues (and, apart, pull requests) per repository. */
   readonly "repository.issue": { readonly MAX_PINNED: number }
+  /**
+   * Forgejo's [attachment]: files on issues and comments. MAX_SIZE in MB (MiB); ALLOWED_TYPES
+   * comma-separated extensions (`.zip`), MIME types (`image/png`) or wildcards (`image/` + `*`);
+   * empty, or the wildcard of every type, allows any file.
+   */
+  readonly attachment: { readonly ENABLED: boolean; readonly MAX_SIZE: number; readonly ALLOWED_TYPES: string }
   /** Forgejo's [markdown] section; MAX_RENDER_SIZE (bytes of text one render accepts, larger: 413) is Hearth's own. */
   readonly markdown: { readonly MAX_RENDER_SIZE: number }
   readonly repository: {
@@ -246,6 +252,14 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     REACTIONS: key("string", "+1, -1, laugh, hooray, confused, heart, rocket, eyes")
   },
   "repository.issue": { MAX_PINNED: key("int", "3") },
+  attachment: {
+    ENABLED: key("bool", "true"),
+    MAX_SIZE: key("int", "2048"),
+    ALLOWED_TYPES: key(
+      "string",
+      ".avif,.cpuprofile,.csv,.dmp,.docx,.fodg,.fodp,.fods,.fodt,.gif,.gz,.jpeg,.jpg,.json,.jsonc,.log,.md,.mov,.mp4,.odf,.odg,.odp,.ods,.odt,.patch,.pdf,.png,.pptx,.svg,.tgz,.txt,.webm,.webp,.xls,.xlsx,.zip"
+    )
+  },
   markdown: { MAX_RENDER_SIZE: key("int", String(512 * 1024)) },
   repository: { ROOT: key("string", ""), FORK_WAIT_TIMEOUT: key({ duration: "30s or 1m" }, "30s") },
   service: {
@@ -569,6 +583,11 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
     .split(",")
     .map((r) => r.trim())
     .filter((r) => r !== "")
+  if ((out.attachment!.MAX_SIZE as number) < 1) {
+    throw new SettingsError({
+      message: `invalid setting [attachment] MAX_SIZE = "${out.attachment!.MAX_SIZE}": expected the largest attachment in MB, at least 1`
+    })
+  }
   const quota = out.quota!
   quota.DEFAULT_GROUPS = String(quota.DEFAULT_GROUPS)
     .split(",")

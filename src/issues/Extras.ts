@@ -14,9 +14,10 @@ import type { OpenedRepository } from "../repos/Policy.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { ghostUser, toApiUser, type User } from "../users/Schema.ts"
 import { IssueExtrasRepo, type ReactionRow, type ReactionTarget } from "./ExtrasRepo.ts"
+import { makeLookup } from "./Lookup.ts"
 import { isWriter } from "./Policy.ts"
 import { commentType, makePresenter } from "./Present.ts"
-import { type CommentRow, type IssueRow, IssuesRepo } from "./Repo.ts"
+import { type IssueRow, IssuesRepo } from "./Repo.ts"
 import type { Issue } from "./Schema.ts"
 import { placeOf } from "./Service.ts"
 
@@ -92,22 +93,7 @@ export class IssueExtras extends Context.Service<
       const allowed = settings.ui.REACTIONS
       const maxPinned = settings["repository.issue"].MAX_PINNED
 
-      const findIssue = (opened: OpenedRepository, index: string) =>
-        Effect.gen(function* () {
-          const n = /^\d{1,15}$/.test(index) ? Number(index) : 0
-          const found = n < 1 ? Option.none<IssueRow>() : yield* repo.issueByIndex(opened.repo.id, n)
-          if (Option.isNone(found)) return yield* Errors.notFound()
-          return found.value
-        })
-      const findComment = (opened: OpenedRepository, rawId: string) =>
-        Effect.gen(function* () {
-          const id = /^\d{1,15}$/.test(rawId) ? Number(rawId) : 0
-          const comment = id === 0 ? Option.none<CommentRow>() : yield* repo.commentById(id)
-          if (Option.isNone(comment)) return yield* Errors.notFound()
-          const issue = yield* repo.issueById(comment.value.issueId)
-          if (Option.isNone(issue) || issue.value.repoId !== opened.repo.id) return yield* Errors.notFound()
-          return { comment: comment.value, issue: issue.value }
-        })
+      const { findIssue, findComment } = yield* makeLookup
       const doerOf = (opened: OpenedRepository) =>
         opened.caller === undefined
           ? Effect.fail(Errors.unauthorized("token is required"))

@@ -51,6 +51,11 @@ export class IssueExtrasRepo extends Context.Service<
     readonly participates: (issueId: number, repoId: number, userId: number) => Effect.Effect<boolean>
     readonly setWatch: (issueId: number, userId: number, watching: boolean) => Effect.Effect<void>
     /**
+     * Who explicitly subscribed to (`watching`) or unsubscribed from the issue (Forgejo's
+     * `GetIssueWatchersIDs`): what notifications add to, or take from, an issue's receivers.
+     */
+    readonly explicitWatchers: (issueId: number, watching: boolean) => Effect.Effect<ReadonlyArray<number>>
+    /**
      * Ids of the issue's subscribers: explicit subscriptions, plus the poster, assignees and
      * commenters who did not unsubscribe; active accounts allowed to sign in only; by id.
      */
@@ -134,6 +139,11 @@ export class IssueExtrasRepo extends Context.Service<
             Effect.asVoid(sql`INSERT INTO issue_watches (issue_id, user_id, is_watching)
               VALUES (${issueId}, ${userId}, ${watching})
               ON CONFLICT (issue_id, user_id) DO UPDATE SET is_watching = EXCLUDED.is_watching, updated_at = now()`),
+          explicitWatchers: (issueId, watching) =>
+            Effect.map(
+              sql`SELECT user_id FROM issue_watches WHERE issue_id = ${issueId} AND is_watching = ${watching}`,
+              (rows) => rows.map((r) => Number(r.user_id))
+            ),
           subscribers: (issueId, window) =>
             Effect.gen(function* () {
               const candidates = sql`(

@@ -7,6 +7,8 @@ import { formatTime } from "../http/Json.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { ghostUser, toApiUser } from "../users/Schema.ts"
+import { type AttachmentRow, AttachmentsRepo } from "./AttachmentsRepo.ts"
+import { toApiAttachment } from "./AttachmentsSchema.ts"
 import { type CommentRow, type IssueRow, IssuesRepo, type LabelRow, type MilestoneRow } from "./Repo.ts"
 import type { Comment, Issue, Label, Milestone, TimelineComment, TrackedTime } from "./Schema.ts"
 import type { TrackedTimeRow } from "./TimesRepo.ts"
@@ -103,6 +105,7 @@ export const makePresenter = (settings: SettingsShape) =>
   Effect.gen(function* () {
     const users = yield* UsersRepo
     const repo = yield* IssuesRepo
+    const attachments = yield* AttachmentsRepo
 
     const usersById = (ids: Iterable<number>) => users.findByIds([...new Set(ids)])
     const userOf = (map: ReadonlyMap<number, UserRow>, id: number): UserRow => map.get(id) ?? ghostUser
@@ -116,10 +119,11 @@ export const makePresenter = (settings: SettingsShape) =>
       Effect.gen(function* () {
         if (rows.length === 0) return []
         const ids = rows.map((r) => r.id)
-        const [labels, assignees, milestones] = yield* Effect.all([
+        const [labels, assignees, milestones, assets] = yield* Effect.all([
           repo.labelsOf(ids),
           repo.assigneesOf(ids),
-          repo.milestonesByIds([...new Set(rows.flatMap((r) => (r.milestoneId === null ? [] : [r.milestoneId])))])
+          repo.milestonesByIds([...new Set(rows.flatMap((r) => (r.milestoneId === null ? [] : [r.milestoneId])))]),
+          attachments.ofIssues(ids)
         ])
         const people = yield* usersById([...rows.map((r) => r.posterId), ...[...assignees.values()].flat()])
         const milestoneById = new Map(milestones.map((m) => [m.id, m]))
@@ -140,7 +144,7 @@ export const makePresenter = (settings: SettingsShape) =>
             title: issue.title,
             body: issue.body,
             ref: issue.ref,
-            assets: [],
+            assets: (assets.get(issue.id) ?? []).map((a) => toApiAttachment(settings, a)),
             labels: (labels.get(issue.id) ?? []).map((l) => toLabel(settings, l, place.ownerName, place.name)),
             milestone: milestone === undefined ? null : toMilestone(milestone),
             assignee: assigned[0] ?? null,
@@ -164,7 +168,13 @@ export const makePresenter = (settings: SettingsShape) =>
         })
       })
 
-    const commentOf = (c: CommentRow, issue: IssueRow, place: RepoPlace, poster: UserRow): Comment => {
+    const commentOf = (
+      c: CommentRow,
+      issue: IssueRow,
+      place: RepoPlace,
+      poster: UserRow,
+      assets: ReadonlyMap<number, ReadonlyArray<AttachmentRow>> = new Map()
+    ): Comment => {
       const html = issueHtmlUrl(settings, place, issue)
       return {
         id: c.id,
@@ -176,15 +186,16 @@ export const makePresenter = (settings: SettingsShape) =>
         original_author: "",
         original_author_id: 0,
         body: c.body,
-        assets: [],
+        assets: (assets.get(c.id) ?? []).map((a) => toApiAttachment(settings, a)),
         created_at: formatTime(c.createdAt),
         updated_at: formatTime(c.updatedAt)
       }
     }
 
     const comments = (rows: ReadonlyArray<CommentRow>, issueOf: (c: CommentRow) => IssueRow, place: RepoPlace) =>
-      Effect.map(usersById(rows.map((c) => c.posterId)), (people) =>
-        rows.map((c) => commentOf(c, issueOf(c), place, userOf(people, c.posterId)))
+      Effect.map(
+        Effect.all([usersById(rows.map((c) => c.posterId)), attachments.ofComments(rows.map((c) => c.id))]),
+        ([people, assets]) => rows.map((c) => commentOf(c, issueOf(c), place, userOf(people, c.posterId), assets))
       )
 
     /**

@@ -21,15 +21,8 @@ import { AccountPolicy } from "../users/Policy.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { IssueDepsRepo } from "./DepsRepo.ts"
-import {
-  isRepoAdmin,
-  isWriter,
-  LOCKED_REFUSED,
-  mayComment,
-  mayEditIssue,
-  UPDATED_AT_OUT_OF_RANGE,
-  UPDATED_AT_REFUSED
-} from "./Policy.ts"
+import { makeLookup, parseTime, resolveUpdatedAt } from "./Lookup.ts"
+import { isRepoAdmin, isWriter, LOCKED_REFUSED, mayComment, mayEditIssue } from "./Policy.ts"
 import { commentType, makePresenter, REF_NEUTERED, type RepoPlace } from "./Present.ts"
 import {
   type CommentRow,
@@ -84,21 +77,10 @@ export const placeOf = (opened: OpenedRepository): RepoPlace => ({
   name: opened.repo.name
 })
 
-/** RFC 3339, as Go's `time.Parse(time.RFC3339, …)` takes it; 422 with Go's words otherwise. */
-export const parseTime = (raw: string): Effect.Effect<Date, Errors.ValidationFailed> => {
-  const ok = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(raw)
-  const date = ok ? new Date(raw) : undefined
-  return date !== undefined && !Number.isNaN(date.getTime())
-    ? Effect.succeed(date)
-    : Effect.fail(
-        Errors.validationFailed(`parsing time "${raw}" as "2006-01-02T15:04:05Z07:00": cannot parse "${raw}" as "2006"`)
-      )
-}
+export { parseTime } from "./Lookup.ts"
 
 const optionalTime = (raw: string | null | undefined) =>
   raw === undefined || raw === null || raw === "" ? Effect.succeed(undefined) : parseTime(raw)
-
-const wholeSeconds = (date: Date) => new Date(Math.floor(date.getTime() / 1000) * 1000)
 
 /** 23:59:59 of the calendar day of `raw` in the offset it was written in (Forgejo's deadline rule). */
 const endOfDay = (raw: string, date: Date): Date => {
@@ -380,6 +362,7 @@ export class IssuesService extends Context.Service<
       const accounts = yield* AccountPolicy
       const hub = yield* EventHub
       const present = yield* makePresenter(settings)
+      const { findIssue, findComment } = yield* makeLookup
 
       const subjectOf = (opened: OpenedRepository, doer: UserRow) => Events.subject(opened.owner, opened.repo, doer)
       const issueRef = (issue: IssueRow): Events.IssueRef => ({
@@ -394,15 +377,6 @@ export class IssuesService extends Context.Service<
           ? Effect.fail(Errors.unauthorized("token is required"))
           : Effect.succeed(opened.caller.user)
 
-      const findIssue = (opened: OpenedRepository, index: string) =>
-        Effect.gen(function* () {
-          const n = /^\d{1,15}$/.test(index) ? Number(index) : 0
-          if (n < 1) return yield* Errors.notFound()
-          const found = yield* repo.issueByIndex(opened.repo.id, n)
-          if (Option.isNone(found)) return yield* Errors.notFound()
-          return found.value
-        })
-
       const presentOne = (opened: OpenedRepository, issue: IssueRow) =>
         Effect.map(
           present.issues([issue], () => placeOf(opened), opened.caller),
@@ -416,21 +390,6 @@ export class IssuesService extends Context.Service<
             Option.getOrElse(row, () => issue)
           )
         )
-
-      /**
-       * Forgejo's `SetIssueUpdateDate` checks (§4.2): admins only, then the bounds; `undefined`
-       * when not given. Runs before any change, so a refusal changes nothing.
-       */
-      const resolveUpdatedAt = (opened: OpenedRepository, issue: IssueRow, raw: string | null | undefined) =>
-        Effect.gen(function* () {
-          if (raw === undefined || raw === null) return undefined
-          if (!isRepoAdmin(opened)) return yield* Errors.forbidden(UPDATED_AT_REFUSED)
-          const when = wholeSeconds(yield* parseTime(raw))
-          if (when.getTime() < wholeSeconds(issue.createdAt).getTime() || when.getTime() > Date.now()) {
-            return yield* Errors.forbidden(UPDATED_AT_OUT_OF_RANGE)
-          }
-          return when
-        })
 
       /**
        * The users `text` mentions, for the `mentioned_by` filter (and notifications later): as
@@ -698,16 +657,6 @@ export class IssuesService extends Context.Service<
         isWriter(opened)
           ? Effect.void
           : Effect.fail(Errors.forbidden("user should have a permission to write to a repo"))
-
-      const findComment = (opened: OpenedRepository, rawId: string) =>
-        Effect.gen(function* () {
-          const id = /^\d{1,15}$/.test(rawId) ? Number(rawId) : 0
-          const comment = id === 0 ? Option.none<CommentRow>() : yield* repo.commentById(id)
-          if (Option.isNone(comment)) return yield* Errors.notFound()
-          const issue = yield* repo.issueById(comment.value.issueId)
-          if (Option.isNone(issue) || issue.value.repoId !== opened.repo.id) return yield* Errors.notFound()
-          return { comment: comment.value, issue: issue.value }
-        })
 
       const mayChangeComment = (opened: OpenedRepository, comment: CommentRow) =>
         isWriter(opened) || (opened.caller !== undefined && opened.caller.user.id === comment.posterId)

@@ -18,6 +18,7 @@ import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { trackerSettings } from "../repos/Schema.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { ghostUser } from "../users/Schema.ts"
+import { makeLookup } from "./Lookup.ts"
 import { isPoster, isRepoAdmin, isWriter } from "./Policy.ts"
 import { makePresenter, type RepoPlace } from "./Present.ts"
 import { type IssueRow, IssuesRepo } from "./Repo.ts"
@@ -161,13 +162,7 @@ export class IssueTimes extends Context.Service<
         opened.caller === undefined
           ? Effect.fail(Errors.unauthorized("token is required"))
           : Effect.succeed(opened.caller)
-      const findIssue = (opened: OpenedRepository, index: string) =>
-        Effect.gen(function* () {
-          const n = /^\d{1,15}$/.test(index) ? Number(index) : 0
-          const found = n < 1 ? Option.none<IssueRow>() : yield* issues.issueByIndex(opened.repo.id, n)
-          if (Option.isNone(found)) return yield* Errors.notFound()
-          return found.value
-        })
+      const { findIssue } = yield* makeLookup
 
       /** Forgejo's `CanUseTimetracker`. */
       const canUse = (opened: OpenedRepository, issue: IssueRow, caller: Principal) =>

@@ -1,8 +1,8 @@
 // Notifications (Forgejo's services/uinotification and routers/api/v1/notify; CONTRACT-ISSUES
 // §16.2). An event hub subscriber turns issue activity into one thread per receiver and issue:
-// a new issue, a new comment and a close or reopen notify the issue's watchers, the repository's
-// watchers and the issue's participants (its poster and commenters), and the users the new text
-// mentions; an assignment notifies the assignee. Never the doer, never someone who blocked the
+// a new issue, a new comment and a close or reopen notify who subscribed to the issue, the
+// repository's watchers and the issue's participants (its poster and commenters), but not who
+// unsubscribed from it, and the users the new text mentions; an assignment notifies the assignee. Never the doer, never someone who blocked the
 // doer, never someone who may not read the issue (a private repository's issues notify nobody
 // outside it; the mentions the core records are already limited to readers).
 //
@@ -16,6 +16,7 @@ import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
 import type { Page } from "../http/Pagination.ts"
+import { IssueExtrasRepo } from "../issues/ExtrasRepo.ts"
 import { type IssueRow, IssuesRepo } from "../issues/Repo.ts"
 import { parseTime } from "../issues/Service.ts"
 import { atLeast } from "../lib/AccessMode.ts"
@@ -112,6 +113,7 @@ export class NotificationsService extends Context.Service<
       const settings = yield* Settings
       const repo = yield* NotificationsRepo
       const issues = yield* IssuesRepo
+      const watches = yield* IssueExtrasRepo
       const repos = yield* ReposRepo
       const users = yield* UsersRepo
       const policy = yield* RepoPolicy
@@ -128,8 +130,9 @@ export class NotificationsService extends Context.Service<
 
       /**
        * Forgejo's `createOrUpdateIssueNotifications`. `receivers` given: exactly those (mentions,
-       * the assignee); otherwise the issue's watchers, the repository's watchers and its
-       * participants, minus the doer and whoever blocked the doer.
+       * the assignee); otherwise who explicitly subscribed to the issue, the repository's watchers
+       * and the issue's participants, minus who explicitly unsubscribed from it; then minus the doer
+       * and whoever blocked the doer.
        */
       const notify = (
         event: { readonly repo: Events.RepositoryRef; readonly doer: Events.Doer; readonly issue: Events.IssueRef },
@@ -145,10 +148,11 @@ export class NotificationsService extends Context.Service<
           const wanted = new Set<number>()
           if (receivers !== undefined) for (const id of receivers) wanted.add(id)
           else {
-            // Explicit issue subscriptions (a later slice) add their watchers here and remove
-            // those who unsubscribed, as Forgejo's `GetIssueWatchersIDs(…, true/false)`.
+            for (const id of yield* watches.explicitWatchers(issue.value.id, true)) wanted.add(id)
             for (const id of yield* repo.repoWatchers(target.value.id)) wanted.add(id)
             for (const id of yield* repo.participants(issue.value.id, issue.value.posterId)) wanted.add(id)
+            // Who unsubscribed from the issue hears nothing of it but what names them.
+            for (const id of yield* watches.explicitWatchers(issue.value.id, false)) wanted.delete(id)
           }
           wanted.delete(event.doer.id)
           for (const id of yield* repo.blockersOf(event.doer.id)) wanted.delete(id)

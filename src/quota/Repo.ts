@@ -1,5 +1,5 @@
 // SQL for quotas: rules, groups, who is in which group, and what an account uses (summed from its
-// repositories' sizes, which every git change keeps current). Rules live in Service.ts.
+// repositories' sizes, which every git change keeps current, and the attachments of their issues). Rules live in Service.ts.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
@@ -34,7 +34,11 @@ const toGroups = (rows: ReadonlyArray<Row>): Array<Group> => {
 const toUsed = (r: Row | undefined): Used =>
   r === undefined
     ? NOTHING_USED
-    : { ...NOTHING_USED, repos: { public: Number(r.public_size), private: Number(r.private_size) } }
+    : {
+        ...NOTHING_USED,
+        repos: { public: Number(r.public_size), private: Number(r.private_size) },
+        attachments: { issues: Number(r.issue_attachments ?? 0), releases: 0 }
+      }
 
 export class QuotaRepo extends Context.Service<
   QuotaRepo,
@@ -73,7 +77,7 @@ export class QuotaRepo extends Context.Service<
      * `defaults` that exist (`[quota] DEFAULT_GROUPS`).
      */
     readonly groupsOf: (userId: number, defaults: ReadonlyArray<string>) => Effect.Effect<Array<Group>>
-    /** What the account stores: one indexed sum over its repositories' recorded sizes. */
+    /** What the account stores: its repositories' recorded sizes and their issues' attachments, summed. */
     readonly usedBy: (userId: number) => Effect.Effect<Used>
   }
 >()("hearth/quota/QuotaRepo") {
@@ -167,7 +171,9 @@ export class QuotaRepo extends Context.Service<
           usedBy: (userId) =>
             Effect.map(
               sql`SELECT coalesce(sum(size) FILTER (WHERE NOT is_private), 0) AS public_size,
-                coalesce(sum(size) FILTER (WHERE is_private), 0) AS private_size
+                coalesce(sum(size) FILTER (WHERE is_private), 0) AS private_size,
+                (SELECT coalesce(sum(a.size), 0) FROM attachments a JOIN repositories ar ON ar.id = a.repo_id
+                  WHERE ar.owner_id = ${userId}) AS issue_attachments
               FROM repositories WHERE owner_id = ${userId}`,
               (rows) => toUsed(rows[0])
             )
