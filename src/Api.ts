@@ -30,6 +30,7 @@ import { QuotaApi } from "./quota/Api.ts"
 import { ReposApi } from "./repos/Api.ts"
 import { RepoAssignment } from "./repos/Assignment.ts"
 import { SocialApi } from "./social/Api.ts"
+import { StatusesApi } from "./statuses/Api.ts"
 import { TemplatesApi } from "./templates/Api.ts"
 import { TokensApi } from "./tokens/Api.ts"
 import { TopicsApi } from "./topics/Api.ts"
@@ -69,7 +70,8 @@ export class HearthApi extends HttpApi.make("hearth")
     IssuesApi,
     LabelsApi,
     MilestonesApi,
-    NotificationsApi
+    NotificationsApi,
+    StatusesApi
   )
   .prefix("/api/v1")
   // Applied inside out: the repository of the path is resolved after authentication (before the

@@ -59,6 +59,8 @@ import { SessionsRepo } from "./sessions/Repo.ts"
 import { Sessions } from "./sessions/Service.ts"
 import { SocialRepo } from "./social/Repo.ts"
 import { SocialService } from "./social/Service.ts"
+import { StatusesRepo } from "./statuses/Repo.ts"
+import { StatusesService } from "./statuses/Service.ts"
 import { BlobStorage } from "./storage/Service.ts"
 import { TokensRepo } from "./tokens/Repo.ts"
 import { TokensService } from "./tokens/Service.ts"
@@ -92,7 +94,8 @@ const Repos = Layer.mergeAll(
   IssueExtrasRepo.layer,
   LanguagesRepo.layer,
   SessionsRepo.layer,
-  NotificationsRepo.layer
+  NotificationsRepo.layer,
+  StatusesRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -110,6 +113,7 @@ export const Services = Layer.mergeAll(
   MirrorsService.layer,
   KeysService.layer,
   TopicsService.layer,
+  StatusesService.layer,
   Sessions.layer,
   HttpSignatures.layer,
   FollowsService.layer,

@@ -53,6 +53,7 @@ import { RepoAssignmentLive } from "./repos/Assignment.ts"
 import { GitHttpRoutes } from "./repos/GitHttp.ts"
 import { ReposHttp } from "./repos/Http.ts"
 import { SocialHttp } from "./social/Http.ts"
+import { StatusesHttp } from "./statuses/Http.ts"
 import { TemplatesHttp } from "./templates/Http.ts"
 import { TokensHttp } from "./tokens/Http.ts"
 import { TopicsHttp } from "./topics/Http.ts"
@@ -178,7 +179,8 @@ export const ApiHandlers = Layer.mergeAll(
   IssuesHttp,
   LabelsHttp,
   MilestonesHttp,
-  NotificationsHttp
+  NotificationsHttp,
+  StatusesHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
