@@ -26,6 +26,7 @@ import { MiscApi } from "./misc/Api.ts"
 import { NotificationsApi } from "./notifications/Api.ts"
 import { OAuth2Api } from "./oauth2/Api.ts"
 import { OrgsApi } from "./orgs/Api.ts"
+import { ProtectionApi } from "./protection/Api.ts"
 import { QuotaApi } from "./quota/Api.ts"
 import { ReposApi } from "./repos/Api.ts"
 import { RepoAssignment } from "./repos/Assignment.ts"
@@ -71,7 +72,8 @@ export class HearthApi extends HttpApi.make("hearth")
     LabelsApi,
     MilestonesApi,
     NotificationsApi,
-    StatusesApi
+    StatusesApi,
+    ProtectionApi
   )
   .prefix("/api/v1")
   // Applied inside out: the repository of the path is resolved after authentication (before the

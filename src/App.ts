@@ -49,6 +49,9 @@ import { OAuth2Service } from "./oauth2/Service.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
 import { OrgsRepo } from "./orgs/Repo.ts"
 import { OrgsService } from "./orgs/Service.ts"
+import { PushGate } from "./protection/Push.ts"
+import { ProtectionRepo } from "./protection/Repo.ts"
+import { ProtectionService } from "./protection/Service.ts"
 import { QuotaRepo } from "./quota/Repo.ts"
 import { QuotaService } from "./quota/Service.ts"
 import { RepoPolicy } from "./repos/Policy.ts"
@@ -95,7 +98,8 @@ const Repos = Layer.mergeAll(
   LanguagesRepo.layer,
   SessionsRepo.layer,
   NotificationsRepo.layer,
-  StatusesRepo.layer
+  StatusesRepo.layer,
+  ProtectionRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -114,6 +118,7 @@ export const Services = Layer.mergeAll(
   KeysService.layer,
   TopicsService.layer,
   StatusesService.layer,
+  PushGate.layer,
   Sessions.layer,
   HttpSignatures.layer,
   FollowsService.layer,
@@ -128,6 +133,8 @@ export const Services = Layer.mergeAll(
   Layer.provideMerge(IssuesService.layer),
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
+  // Branch and tag protection: asked by the contents and branch APIs and the push hook.
+  Layer.provideMerge(ProtectionService.layer),
   // Refusals a block causes are checked by the services above (follows, stars, transfers).
   Layer.provideMerge(BlocksService.layer),
   Layer.provideMerge(LanguagesService.layer),

@@ -48,6 +48,7 @@ import { MiscHttp } from "./misc/Http.ts"
 import { NotificationsHttp } from "./notifications/Http.ts"
 import { OAuth2Http } from "./oauth2/Http.ts"
 import { OrgsHttp } from "./orgs/Http.ts"
+import { ProtectionHttp } from "./protection/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
 import { RepoAssignmentLive } from "./repos/Assignment.ts"
 import { GitHttpRoutes } from "./repos/GitHttp.ts"
@@ -180,7 +181,8 @@ export const ApiHandlers = Layer.mergeAll(
   LabelsHttp,
   MilestonesHttp,
   NotificationsHttp,
-  StatusesHttp
+  StatusesHttp,
+  ProtectionHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(

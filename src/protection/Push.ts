@@ -1,0 +1,67 @@
+// Branch and tag protection on git pushes over HTTP and SSH: the push's pre-receive hook asks this
+// gate (through src/git/Hook.ts) about the refs it moves, and prints the refusal as
+// `remote: Hearth: <Forgejo's message>`. The gate is started with the server and serves every push.
+import { Context, Effect, Layer, Option } from "effect"
+import { type HookServer, startHookServer } from "../git/Hook.ts"
+import type { RepoRow } from "../repos/Repo.ts"
+import { ReposRepo } from "../repos/Repo.ts"
+import { ReposService } from "../repos/Service.ts"
+import type { UserRow } from "../users/Repo.ts"
+import { UsersRepo } from "../users/Repo.ts"
+import { ProtectionService } from "./Service.ts"
+
+/** What a push's session says: the repository, and who pushes (a user id, or a deploy key). */
+interface Session {
+  readonly repoId: number
+  readonly userId: number | null
+}
+
+export class PushGate extends Context.Service<
+  PushGate,
+  {
+    /** The environment for `git receive-pack` that makes its hook ask the gate (the pusher: a user, or undefined for a deploy key). */
+    readonly envFor: (repo: RepoRow, pusher: UserRow | undefined) => Record<string, string>
+  }
+>()("hearth/protection/PushGate") {
+  static readonly layer = Layer.effect(
+    PushGate,
+    Effect.gen(function* () {
+      const protection = yield* ProtectionService
+      const reposRepo = yield* ReposRepo
+      const repos = yield* ReposService
+      const users = yield* UsersRepo
+      const context = yield* Effect.context<never>()
+
+      const decide = Effect.fn("PushGate.decide")(function* (
+        session: Session,
+        refs: ReadonlyArray<{ oldSha: string; newSha: string; ref: string }>,
+        gitEnv: (path: string) => Record<string, string>
+      ) {
+        const repo = yield* reposRepo.findById(session.repoId)
+        if (Option.isNone(repo)) return "the repository no longer exists"
+        const owner = yield* users.findById(repo.value.ownerId)
+        if (Option.isNone(owner)) return "the repository no longer exists"
+        const at = { owner: owner.value, repo: repo.value }
+        let pusher: { kind: "user"; user: UserRow } | { kind: "deploy" } = { kind: "deploy" }
+        if (session.userId !== null) {
+          const user = yield* users.findById(session.userId)
+          if (Option.isNone(user)) return "the pushing account no longer exists"
+          pusher = { kind: "user", user: user.value }
+        }
+        return yield* protection.checkPush(at, pusher, refs, gitEnv(repos.pathOf(owner.value, repo.value)))
+      })
+
+      const server: HookServer<Session> = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          startHookServer<Session>(({ session, refs, gitEnv }) =>
+            Effect.runPromiseWith(context)(decide(session, refs, gitEnv))
+          )
+        ),
+        (started) => Effect.promise(() => started.close())
+      )
+      return PushGate.of({
+        envFor: (repo, pusher) => server.envFor({ repoId: repo.id, userId: pusher?.id ?? null })
+      })
+    })
+  )
+}
