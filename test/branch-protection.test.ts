@@ -96,7 +96,8 @@ beforeAll(async () => {
     ["rules", false],
     ["guarded", false],
     ["hidden", true],
-    ["old", false]
+    ["old", false],
+    ["plain", false]
   ] as const) {
     const res = await request(hearth, "POST", "/user/repos", basic("alice"), { name, private: priv, auto_init: true })
     expect(res.status).toBe(201)
@@ -407,6 +408,14 @@ describe("enforcement on git pushes (HTTP and SSH), in the pre-receive hook", ()
     expectRefused(await push(dir, ["origin", ":force/x"]), "branch force/x is protected from deletion")
     expectRefused(await push(dir, ["origin", ":main"]), "branch main is the default branch and cannot be deleted")
     expect((await push(dir, [sshRemote(), ":free"], sshEnv("writer"))).code).toBe(0)
+    // In a repository without any rule too (the hook alone refuses it there, without asking the server).
+    const plain = await clone("plain", "writer")
+    expectRefused(await push(plain, ["origin", ":main"]), "branch main is the default branch and cannot be deleted")
+    expectRefused(
+      await push(plain, [sshUrl(sshPort, "alice/plain.git"), ":main"], sshEnv("writer")),
+      "branch main is the default branch and cannot be deleted"
+    )
+    expect((await api("GET", "plain/branches/main")).status).toBe(200)
     expect((await api("GET", "guarded/branches/force/x")).status).toBe(200)
   })
 

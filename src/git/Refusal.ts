@@ -21,10 +21,25 @@ if [ -n "$HEARTH_PUSH_REFUSED" ]; then
   done
   exit 0
 fi
-# Then the push's refs are checked by the Hearth server (src/git/Hook.ts): branch and tag
-# protection, with the quarantined objects. An empty answer lets the push through.
+# The default branch cannot be deleted by a push ($HEARTH_DEFAULT_BRANCH; Forgejo's message).
+[ -n "$HEARTH_HOOK_URL" ] || [ -n "$HEARTH_DEFAULT_BRANCH" ] || exit 0
+input=$(cat)
+if [ -n "$HEARTH_DEFAULT_BRANCH" ]; then
+  while read old new ref; do
+    [ "$ref" = "refs/heads/$HEARTH_DEFAULT_BRANCH" ] || continue
+    case "$new" in
+      *[!0]*) ;;
+      *) printf 'Hearth: branch %s is the default branch and cannot be deleted\\n' "$HEARTH_DEFAULT_BRANCH" >&2; exit 1 ;;
+    esac
+  done <<EOF
+$input
+EOF
+fi
+# Then, in a repository with protection rules, the push's refs are checked by the Hearth server
+# (src/git/Hook.ts): branch and tag protection, with the quarantined objects. An empty answer
+# lets the push through.
 [ -n "$HEARTH_HOOK_URL" ] || exit 0
-answer=$(curl --silent --fail --max-time 600 --data-binary @- -H "Content-Type: text/plain" \\
+answer=$(printf '%s\\n' "$input" | curl --silent --fail --max-time 600 --data-binary @- -H "Content-Type: text/plain" \\
   -H "X-Hearth-Session: $HEARTH_HOOK_SESSION" \\
   -H "X-Git-Object-Directory: $GIT_OBJECT_DIRECTORY" \\
   -H "X-Git-Alternate-Object-Directories: $GIT_ALTERNATE_OBJECT_DIRECTORIES" \\

@@ -8,6 +8,7 @@ import { ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
+import { ProtectionRepo } from "./Repo.ts"
 import { ProtectionService } from "./Service.ts"
 
 /** What a push's session says: the repository, and who pushes (a user id, or a deploy key). */
@@ -19,8 +20,13 @@ interface Session {
 export class PushGate extends Context.Service<
   PushGate,
   {
-    /** The environment for `git receive-pack` that makes its hook ask the gate (the pusher: a user, or undefined for a deploy key). */
-    readonly envFor: (repo: RepoRow, pusher: UserRow | undefined) => Record<string, string>
+    /**
+     * The environment for `git receive-pack`: the default branch (which the hook refuses to
+     * delete) and, in a repository with protection rules, what makes the hook ask the gate (the
+     * pusher: a user, or undefined for a deploy key). A repository without rules costs its pushes
+     * nothing more; a rule made while a push is already under way applies from the next push.
+     */
+    readonly envFor: (repo: RepoRow, pusher: UserRow | undefined) => Effect.Effect<Record<string, string>>
   }
 >()("hearth/protection/PushGate") {
   static readonly layer = Layer.effect(
@@ -30,6 +36,7 @@ export class PushGate extends Context.Service<
       const reposRepo = yield* ReposRepo
       const repos = yield* ReposService
       const users = yield* UsersRepo
+      const protectionRepo = yield* ProtectionRepo
       const context = yield* Effect.context<never>()
 
       const decide = Effect.fn("PushGate.decide")(function* (
@@ -60,7 +67,11 @@ export class PushGate extends Context.Service<
         (started) => Effect.promise(() => started.close())
       )
       return PushGate.of({
-        envFor: (repo, pusher) => server.envFor({ repoId: repo.id, userId: pusher?.id ?? null })
+        envFor: (repo, pusher) =>
+          Effect.map(protectionRepo.hasRules(repo.id), (has) => ({
+            HEARTH_DEFAULT_BRANCH: repo.defaultBranch,
+            ...(has ? server.envFor({ repoId: repo.id, userId: pusher?.id ?? null }) : {})
+          }))
       })
     })
   )

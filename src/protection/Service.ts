@@ -477,9 +477,19 @@ export class ProtectionService extends Context.Service<
                 : (_sha: string) => Effect.succeed(false)
             for (const sha of shas) if (!(yield* verify(sha))) return PushMessages.unverified(branch, sha)
           }
-          const changed = creating ? [] : yield* changedPaths(path, change.oldSha, change.newSha, env)
+          // The changed files are read only when a pattern needs them (one git process fewer per push otherwise).
+          let changedFiles: Array<string> | undefined
+          const changed = Effect.suspend(() =>
+            changedFiles !== undefined || creating
+              ? Effect.succeed(changedFiles ?? [])
+              : Effect.map(changedPaths(path, change.oldSha, change.newSha, env), (paths) => {
+                  changedFiles = paths
+                  return paths
+                })
+          )
           const protectedGlobs = filePatterns(rule.protectedFilePatterns)
-          const protectedFile = changed.find((p) => matchesAny(protectedGlobs, p))
+          const protectedFile =
+            protectedGlobs.length === 0 ? undefined : (yield* changed).find((p) => matchesAny(protectedGlobs, p))
           const allowed =
             protectedFile === undefined &&
             (pusher.kind === "deploy"
@@ -488,8 +498,10 @@ export class ProtectionService extends Context.Service<
           if (allowed) return undefined
           if (protectedFile !== undefined) return PushMessages.protectedFile(branch, protectedFile.toLowerCase())
           const unprotected = filePatterns(rule.unprotectedFilePatterns)
-          if (unprotected.length > 0 && changed.length > 0 && changed.every((p) => matchesAny(unprotected, p)))
-            return undefined
+          if (unprotected.length > 0) {
+            const paths = yield* changed
+            if (paths.length > 0 && paths.every((p) => matchesAny(unprotected, p))) return undefined
+          }
           return PushMessages.notAllowed(branch)
         })
 

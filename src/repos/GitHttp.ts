@@ -132,7 +132,10 @@ export const makeGitAccess = Effect.gen(function* () {
         via: options.via ?? "http"
       })
       // Branch and tag protection is decided per ref by the pre-receive hook (src/protection/Push.ts).
-      const gated = { ...log.env, ...gate.envFor(repo, options.deploy === undefined ? caller?.user : undefined) }
+      const gated = {
+        ...log.env,
+        ...(yield* gate.envFor(repo, options.deploy === undefined ? caller?.user : undefined))
+      }
       const env = refusal === undefined ? gated : { ...gated, HEARTH_PUSH_REFUSED: refusal }
       return { path: repos.pathOf(owner, repo), owner, repo, env, pushLog: log.file }
     })
