@@ -30,10 +30,12 @@ import { MiscApi } from "./misc/Api.ts"
 import { NotificationsApi } from "./notifications/Api.ts"
 import { OAuth2Api } from "./oauth2/Api.ts"
 import { OrgsApi } from "./orgs/Api.ts"
+import { ProtectionApi } from "./protection/Api.ts"
 import { QuotaApi } from "./quota/Api.ts"
 import { ReposApi } from "./repos/Api.ts"
 import { RepoAssignment } from "./repos/Assignment.ts"
 import { SocialApi } from "./social/Api.ts"
+import { StatusesApi } from "./statuses/Api.ts"
 import { TemplatesApi } from "./templates/Api.ts"
 import { TokensApi } from "./tokens/Api.ts"
 import { TopicsApi } from "./topics/Api.ts"
@@ -77,7 +79,9 @@ export class HearthApi extends HttpApi.make("hearth")
     IssuesApi,
     LabelsApi,
     MilestonesApi,
-    NotificationsApi
+    NotificationsApi,
+    StatusesApi,
+    ProtectionApi
   )
   .prefix("/api/v1")
   // Applied inside out: the repository of the path is resolved after authentication (before the

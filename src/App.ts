@@ -56,6 +56,9 @@ import { OAuth2Service } from "./oauth2/Service.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
 import { OrgsRepo } from "./orgs/Repo.ts"
 import { OrgsService } from "./orgs/Service.ts"
+import { PushGate } from "./protection/Push.ts"
+import { ProtectionRepo } from "./protection/Repo.ts"
+import { ProtectionService } from "./protection/Service.ts"
 import { QuotaRepo } from "./quota/Repo.ts"
 import { QuotaService } from "./quota/Service.ts"
 import { RepoPolicy } from "./repos/Policy.ts"
@@ -66,6 +69,8 @@ import { SessionsRepo } from "./sessions/Repo.ts"
 import { Sessions } from "./sessions/Service.ts"
 import { SocialRepo } from "./social/Repo.ts"
 import { SocialService } from "./social/Service.ts"
+import { StatusesRepo } from "./statuses/Repo.ts"
+import { StatusesService } from "./statuses/Service.ts"
 import { BlobStorage } from "./storage/Service.ts"
 import { TokensRepo } from "./tokens/Repo.ts"
 import { TokensService } from "./tokens/Service.ts"
@@ -102,7 +107,9 @@ const Repos = Layer.mergeAll(
   AttachmentsRepo.layer,
   LanguagesRepo.layer,
   SessionsRepo.layer,
-  NotificationsRepo.layer
+  NotificationsRepo.layer,
+  StatusesRepo.layer,
+  ProtectionRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -124,6 +131,8 @@ export const Services = Layer.mergeAll(
   MirrorsService.layer,
   KeysService.layer,
   TopicsService.layer,
+  StatusesService.layer,
+  PushGate.layer,
   Sessions.layer,
   HttpSignatures.layer,
   FollowsService.layer,
@@ -138,6 +147,8 @@ export const Services = Layer.mergeAll(
   Layer.provideMerge(IssuesService.layer),
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
+  // Branch and tag protection: asked by the contents and branch APIs and the push hook.
+  Layer.provideMerge(ProtectionService.layer),
   // Refusals a block causes are checked by the services above (follows, stars, transfers).
   Layer.provideMerge(BlocksService.layer),
   Layer.provideMerge(LanguagesService.layer),

@@ -52,11 +52,13 @@ import { MiscHttp } from "./misc/Http.ts"
 import { NotificationsHttp } from "./notifications/Http.ts"
 import { OAuth2Http } from "./oauth2/Http.ts"
 import { OrgsHttp } from "./orgs/Http.ts"
+import { ProtectionHttp } from "./protection/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
 import { RepoAssignmentLive } from "./repos/Assignment.ts"
 import { GitHttpRoutes } from "./repos/GitHttp.ts"
 import { ReposHttp } from "./repos/Http.ts"
 import { SocialHttp } from "./social/Http.ts"
+import { StatusesHttp } from "./statuses/Http.ts"
 import { TemplatesHttp } from "./templates/Http.ts"
 import { TokensHttp } from "./tokens/Http.ts"
 import { TopicsHttp } from "./topics/Http.ts"
@@ -186,7 +188,9 @@ export const ApiHandlers = Layer.mergeAll(
   IssuesHttp,
   LabelsHttp,
   MilestonesHttp,
-  NotificationsHttp
+  NotificationsHttp,
+  StatusesHttp,
+  ProtectionHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(

@@ -13,6 +13,7 @@ import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
 import { atLeast } from "../lib/AccessMode.ts"
 import { branchNameProblem, NAME_MAX, refNameProblem } from "../lib/Names.ts"
+import { ProtectionService } from "../protection/Service.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import type { RepoAccess } from "../repos/Policy.ts"
@@ -80,6 +81,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const users = yield* UsersService
     const writer = yield* RepositoryWriter
     const quota = yield* QuotaService
+    const protection = yield* ProtectionService
     const root = settings.server.ROOT_URL
 
     /** The repository of the path, opened by the assignment (Assignment.ts), and the viewer. */
@@ -174,9 +176,17 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           viewer
         )
         const signatures = yield* Reader.commitSignatures(path, [...new Set(items.map((i) => i.commit.sha))])
+        const views = yield* protection.branchViews(
+          { owner, repo },
+          viewer?.user,
+          canWrite,
+          items.map((i) => i.name)
+        )
         const user = (s: Reader.Signature) => ({ name: s.name, email: s.email, username: userOf(s.email)?.login ?? "" })
-        return items.map(
-          ({ commit, name }): Branch => ({
+        return items.map(({ commit, name }): Branch => {
+          const view = views.get(name)
+          const rule = view?.rule
+          return {
             name,
             commit: {
               id: commit.sha,
@@ -191,16 +201,16 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
               removed: null,
               modified: null
             },
-            // Branch protection is not implemented yet: nothing is protected.
-            protected: false,
-            required_approvals: 0,
-            enable_status_check: false,
-            status_check_contexts: [],
-            user_can_push: canWrite,
-            user_can_merge: canWrite,
-            effective_branch_protection_name: ""
-          })
-        )
+            // Forgejo's `ToBranch`: the rule covering the branch, and what the viewer may do there.
+            protected: rule !== undefined,
+            required_approvals: rule?.requiredApprovals ?? 0,
+            enable_status_check: rule?.enableStatusCheck ?? false,
+            status_check_contexts: [...(rule?.statusCheckContexts ?? [])],
+            user_can_push: view?.canPush ?? canWrite,
+            user_can_merge: view?.canMerge ?? canWrite,
+            effective_branch_protection_name: rule?.ruleName ?? ""
+          }
+        })
       })
 
     const toTag = (owner: UserRow, repo: RepoRow, tag: Reader.TagInfo): Tag => ({
@@ -308,6 +318,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         if (name === repo.defaultBranch) return yield* Errors.forbidden("can not delete default branch")
         const sha = yield* Effect.orDie(Git.revParse(path, `refs/heads/${name}`))
         if (Option.isNone(sha)) return yield* Errors.notFound()
+        yield* protection.checkBranchRemoval({ owner, repo }, name)
         yield* writer
           .updateRefs(target, [{ ref: `refs/heads/${name}`, newSha: Git.ZERO_SHA, oldSha: sha.value }])
           .pipe(Effect.catch(writeFailed))
@@ -325,6 +336,8 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         if (from === to || branches.has(to)) return yield* Errors.validationFailed(RENAME_TARGET_EXISTS)
         const sha = branches.get(from)
         if (sha === undefined) return yield* Errors.notFound()
+        // Renaming removes the old name: refused where deleting would be.
+        yield* protection.checkBranchRemoval({ owner, repo }, from)
         const blocking = pathConflict(to, branches.keys())
         if (blocking !== undefined) {
           return yield* Errors.conflict(
@@ -354,6 +367,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         // The ref's own value (a tag object for an annotated tag), for the compare-and-swap.
         const sha = yield* Effect.orDie(Git.revParse(path, `refs/tags/${name}`))
         if (Option.isNone(sha)) return yield* Errors.notFound()
+        // Tag protection (Forgejo's DeleteTag: 422).
+        if (!(yield* protection.mayControlTag({ owner, repo }, caller.user, name)))
+          return yield* Errors.validationFailed("user not allowed to delete protected tag")
         yield* writer
           .updateRefs(target, [{ ref: `refs/tags/${name}`, newSha: Git.ZERO_SHA, oldSha: sha.value }])
           .pipe(Effect.catch(writeFailed))
@@ -520,6 +536,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           if (blocking !== undefined)
             return yield* Errors.conflict(`tag "${name}" cannot exist next to the tag "${blocking}"`)
           const user = caller.user
+          // Tag protection (Forgejo's CreateTag: 422).
+          if (!(yield* protection.mayControlTag({ owner, repo }, user, name)))
+            return yield* Errors.validationFailed("user not allowed to create protected tag")
           const tagSha = yield* writer
             .createTag(target, {
               name,

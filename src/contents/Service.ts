@@ -14,6 +14,7 @@ import * as Write from "../git/Write.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { branchNameProblem } from "../lib/Names.ts"
+import { ProtectionService } from "../protection/Service.ts"
 import { QuotaService } from "../quota/Service.ts"
 import type { OpenedRepository } from "../repos/Assignment.ts"
 import type { RepoAccess } from "../repos/Policy.ts"
@@ -152,6 +153,7 @@ export class ContentsService extends Context.Service<
       const events = yield* EventHub
       const writer = yield* RepositoryWriter
       const quota = yield* QuotaService
+      const protection = yield* ProtectionService
       const root = settings.server.ROOT_URL
       const pool = yield* Effect.acquireRelease(
         Effect.sync(() => new Readers.BatchPool()),
@@ -336,6 +338,13 @@ export class ContentsService extends Context.Service<
           // Every commit adds objects, a deleting one too: charged to the repository's owner.
           yield* quota.enforce(handle.owner, "size:repos:all")
           const request = yield* checkChange(handle, gitIdentity(settings, doer.user), options)
+          // Branch protection of the branch the commit lands on (Forgejo's `VerifyBranchProtection`).
+          yield* protection.checkCommit(
+            handle,
+            doer.user,
+            request.newBranch ?? request.branch,
+            request.files.flatMap((f) => (f.fromPath === undefined ? [f.path] : [f.path, f.fromPath]))
+          )
           const made = yield* writer
             .commitFiles({ id: handle.repo.id, dir: handle.dir }, request)
             .pipe(Effect.mapError(toApiError))

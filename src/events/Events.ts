@@ -22,6 +22,7 @@
 // PushCommits, CreateRef and DeleteRef, and their Sync… forms for mirrors (`via: "mirror"`).
 // | Issues                       | an issue changed (`action`; Forgejo's NewIssue, IssueChangeStatus, …Title, …Content, …Assignee, …Labels, …Milestone) | issues / opened, edited, closed, reopened; issue_assign / assigned, unassigned; issue_label / label_updated, label_cleared; issue_milestone / milestoned, demilestoned (pull_request* for a pull request) |
 // | IssueComment                 | a comment was created, edited or deleted (`action`)   | issue_comment / created, edited, deleted (pull_request_comment) |
+// | CommitStatus                 | a commit status was posted (`sha`, `context`, `state`, `index`) | status (Forgejo's `HookEventStatus`) |
 //
 // Later issues add pulls, reviews, releases, wiki and packages here.
 import { Schema } from "effect"
@@ -111,6 +112,15 @@ export const IssueComment = Schema.TaggedStruct("IssueComment", {
   changes: Schema.optionalKey(Changes)
 })
 
+export const CommitStatus = Schema.TaggedStruct("CommitStatus", {
+  ...about,
+  sha: Schema.String,
+  context: Schema.String,
+  state: Schema.String,
+  /** The status's number among the commit's statuses (the CommitStatus JSON's `id`). */
+  index: Schema.Number
+})
+
 export const Event = Schema.Union([
   CreateRepository,
   MigrateRepository,
@@ -122,7 +132,8 @@ export const Event = Schema.Union([
   ArchiveRepository,
   PushCommits,
   Issues,
-  IssueComment
+  IssueComment,
+  CommitStatus
 ])
 export type Event = typeof Event.Type
 export type EventName = Event["_tag"]

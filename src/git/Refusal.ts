@@ -5,20 +5,56 @@
 //
 // The hook lives in the directory every push's `core.hooksPath` points at (beside PushLog.ts's
 // post-receive hook) and refuses only when `$HEARTH_PUSH_REFUSED` is set: `refusingEnv` sets it
-// for a push that is to be refused.
+// for a push that is to be refused. Otherwise, when `$HEARTH_HOOK_URL` is set, it asks the server
+// about each ref (src/git/Hook.ts: branch and tag protection).
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
 const PRE_RECEIVE = `#!/bin/sh
 # Written by Hearth: refuses a push that creates or updates a ref, printing $HEARTH_PUSH_REFUSED.
 # A push that only deletes refs (every new id all zeros) is let through, and every push when unset.
-[ -n "$HEARTH_PUSH_REFUSED" ] || exit 0
-while read old new ref; do
-  case "$new" in
-    *[!0]*) printf '%s\\n' "$HEARTH_PUSH_REFUSED" >&2; exit 1 ;;
-  esac
-done
-exit 0
+if [ -n "$HEARTH_PUSH_REFUSED" ]; then
+  while read old new ref; do
+    case "$new" in
+      *[!0]*) printf '%s\\n' "$HEARTH_PUSH_REFUSED" >&2; exit 1 ;;
+    esac
+  done
+  exit 0
+fi
+# The default branch cannot be deleted by a push ($HEARTH_DEFAULT_BRANCH; Forgejo's message).
+[ -n "$HEARTH_HOOK_URL" ] || [ -n "$HEARTH_DEFAULT_BRANCH" ] || exit 0
+input=$(cat)
+if [ -n "$HEARTH_DEFAULT_BRANCH" ]; then
+  while read old new ref; do
+    [ "$ref" = "refs/heads/$HEARTH_DEFAULT_BRANCH" ] || continue
+    case "$new" in
+      *[!0]*) ;;
+      *) printf 'Hearth: branch %s is the default branch and cannot be deleted\\n' "$HEARTH_DEFAULT_BRANCH" >&2; exit 1 ;;
+    esac
+  done <<EOF
+$input
+EOF
+fi
+# Then, in a repository with protection rules, the push's refs are checked by the Hearth server
+# (src/git/Hook.ts): branch and tag protection, with the quarantined objects. An empty answer
+# lets the push through.
+[ -n "$HEARTH_HOOK_URL" ] || exit 0
+command -v curl >/dev/null 2>&1 || {
+  echo "Hearth: this repository has protection rules, and the server cannot check pushes against them: curl is not installed on it" >&2
+  exit 1
+}
+answer=$(printf '%s\\n' "$input" | curl --silent --fail --max-time 600 --data-binary @- -H "Content-Type: text/plain" \\
+  -H "X-Hearth-Session: $HEARTH_HOOK_SESSION" \\
+  -H "X-Git-Object-Directory: $GIT_OBJECT_DIRECTORY" \\
+  -H "X-Git-Alternate-Object-Directories: $GIT_ALTERNATE_OBJECT_DIRECTORIES" \\
+  -H "X-Git-Quarantine-Path: $GIT_QUARANTINE_PATH" \\
+  "$HEARTH_HOOK_URL") || {
+  echo "Hearth: this push could not be checked against the repository's protection rules; try again" >&2
+  exit 1
+}
+[ -z "$answer" ] && exit 0
+printf '%s\\n' "$answer" >&2
+exit 1
 `
 
 /** Writes the refusing hook into `dir` (kept as it is when already current); returns `dir`. */

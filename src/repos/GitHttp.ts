@@ -16,6 +16,7 @@ import { installRefusingHook } from "../git/Refusal.ts"
 import * as SmartHttp from "../git/SmartHttp.ts"
 import type { Principal } from "../http/Caller.ts"
 import type { RepositoryMoved } from "../http/Errors.ts"
+import { PushGate } from "../protection/Push.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { UsersService } from "../users/Service.ts"
 import { BEING_CREATED, type RepoAccess, RepoPolicy, repoRefusal } from "./Policy.ts"
@@ -41,6 +42,7 @@ export const makeGitAccess = Effect.gen(function* () {
   const events = yield* EventHub
   const quota = yield* QuotaService
   const settings = yield* Settings
+  const gate = yield* PushGate
   // The hooks of every push (one directory for every repository): the one that refuses pushes over
   // quota, and the one that reports the refs a push moved (src/git/PushLog.ts).
   const hooks = yield* Effect.sync(() =>
@@ -129,7 +131,12 @@ export const makeGitAccess = Effect.gen(function* () {
         doer: doerOf(caller?.user ?? owner),
         via: options.via ?? "http"
       })
-      const env = refusal === undefined ? log.env : { ...log.env, HEARTH_PUSH_REFUSED: refusal }
+      // Branch and tag protection is decided per ref by the pre-receive hook (src/protection/Push.ts).
+      const gated = {
+        ...log.env,
+        ...(yield* gate.envFor(repo, options.deploy === undefined ? caller?.user : undefined))
+      }
+      const env = refusal === undefined ? gated : { ...gated, HEARTH_PUSH_REFUSED: refusal }
       return { path: repos.pathOf(owner, repo), owner, repo, env, pushLog: log.file }
     })
 
