@@ -70,6 +70,7 @@ import { TwoFactor } from "./twofa/Service.ts"
 import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
+import { WikiService } from "./wiki/Service.ts"
 
 const Repos = Layer.mergeAll(
   UsersRepo.layer,
@@ -105,6 +106,7 @@ export const Services = Layer.mergeAll(
   IssueExtras.layer,
   SocialService.layer,
   ContentsService.layer,
+  WikiService.layer,
   ForksService.layer,
   TransfersService.layer,
   MirrorsService.layer,

@@ -22,6 +22,7 @@
 // PushCommits, CreateRef and DeleteRef, and their Sync… forms for mirrors (`via: "mirror"`).
 // | Issues                       | an issue changed (`action`; Forgejo's NewIssue, IssueChangeStatus, …Title, …Content, …Assignee, …Labels, …Milestone) | issues / opened, edited, closed, reopened; issue_assign / assigned, unassigned; issue_label / label_updated, label_cleared; issue_milestone / milestoned, demilestoned (pull_request* for a pull request) |
 // | IssueComment                 | a comment was created, edited or deleted (`action`)   | issue_comment / created, edited, deleted (pull_request_comment) |
+// | Wiki                         | a wiki page was created, edited, renamed or deleted (`action`, `page`: its web path, `oldPage` when renamed, `comment`: the commit message), by the API or a git push to the wiki (`via`) | wiki / created, edited, renamed, deleted (Forgejo sends `edited` for a rename and nothing for a git push) |
 //
 // Later issues add pulls, reviews, releases, wiki and packages here.
 import { Schema } from "effect"
@@ -111,6 +112,21 @@ export const IssueComment = Schema.TaggedStruct("IssueComment", {
   changes: Schema.optionalKey(Changes)
 })
 
+export const WikiAction = Schema.Literals(["created", "edited", "renamed", "deleted"])
+export type WikiAction = typeof WikiAction.Type
+
+export const Wiki = Schema.TaggedStruct("Wiki", {
+  ...about,
+  action: WikiAction,
+  /** The page's web path (Forgejo's `page`: what follows `/wiki/` in its URL). */
+  page: Schema.String,
+  /** `renamed`: the web path it had. */
+  oldPage: Schema.optionalKey(Schema.String),
+  /** The commit message (Forgejo's `comment`). */
+  comment: Schema.String,
+  via: Schema.Literals(["api", "http", "ssh"])
+})
+
 export const Event = Schema.Union([
   CreateRepository,
   MigrateRepository,
@@ -122,7 +138,8 @@ export const Event = Schema.Union([
   ArchiveRepository,
   PushCommits,
   Issues,
-  IssueComment
+  IssueComment,
+  Wiki
 ])
 export type Event = typeof Event.Type
 export type EventName = Event["_tag"]
@@ -151,6 +168,8 @@ export const subject = (owner: Pick<UserRow, "id" | "name">, repo: RepoRow, doer
 /** The PushCommits event of a push log (src/git/PushLog.ts): its header and the refs it moved; none for a damaged one. */
 export const pushEvent = (header: unknown, refs: ReadonlyArray<RefUpdate>): Event | undefined => {
   if (refs.length === 0 || header === null || typeof header !== "object") return undefined
+  // A push to a wiki is no push to the code repository: its pages' events come from src/wiki.
+  if ("wiki" in header && header.wiki === true) return undefined
   try {
     return decodeEvent({ ...header, _tag: "PushCommits", refs })
   } catch {
