@@ -122,6 +122,7 @@ describe("page names (Forgejo's wiki_path.go)", () => {
 describe("POST /repos/{o}/{r}/wiki/new and GET /wiki/page/{pageName}", () => {
   it("creates the wiki repository with the first page, as a commit by the caller (201 WikiPage)", async () => {
     expect(existsSync(wikiDir("alice", "docs"))).toBe(false)
+    expect((await json(await request(hearth, "GET", "/repos/alice/docs", alice))).has_wiki_contents).toBe(false)
     const res = await create("docs", "Home", "# Welcome\n")
     expect(res.status).toBe(201)
     const page = await json(res)
@@ -152,6 +153,11 @@ describe("POST /repos/{o}/{r}/wiki/new and GET /wiki/page/{pageName}", () => {
     // The code repository is left alone.
     const repo = await json(await request(hearth, "GET", "/repos/alice/docs", alice))
     expect(repo.empty).toBe(true)
+    expect(repo).toMatchObject({ has_wiki: true, has_wiki_contents: true })
+    // The web's wiki pages are not there yet (issue 22): no other page answers for them.
+    for (const path of ["/alice/docs/wiki", "/alice/docs/wiki/Home", "/alice/docs/wiki/_pages"]) {
+      expect((await fetch(`${hearth.base}${path}`)).status, path).toBe(404)
+    }
   })
 
   it("reads a page with its sidebar and footer, by any form of its name", async () => {
