@@ -186,6 +186,14 @@ describe("POST /repos/{o}/{r}/wiki/new and GET /wiki/page/{pageName}", () => {
     const files = wikiGit("alice", "docs", ["ls-tree", "--name-only", "-z", "HEAD"]).split("\0")
     expect(files).toContain(Paths.webPathToGitPath(page.sub_url))
     expect((await request(hearth, "GET", `/repos/alice/docs/wiki/page/${page.sub_url}`)).status).toBe(200)
+    // A slash in a title is part of the name (`%2F`), whether the request escapes it or not.
+    const slashed = await json(await create("docs", "Guides/Setup", "s"))
+    expect(slashed.sub_url).toBe("Guides%2FSetup")
+    for (const name of ["Guides%2FSetup", "Guides/Setup"]) {
+      const res = await request(hearth, "GET", `/repos/alice/docs/wiki/page/${name}`)
+      expect(res.status, name).toBe(200)
+      expect((await json(res)).title).toBe("Guides/Setup")
+    }
   })
 
   it("cannot leave the wiki: `../` and `/` in names stay file names of the wiki's top level", async () => {
