@@ -165,6 +165,14 @@ describe("cloning and pushing the wiki", () => {
   it("makes the wiki on its first clone, and the first push's page is read through the API", async () => {
     expect((await request(hearth, "POST", "/user/repos", alice, { name: "fresh" })).status).toBe(201)
     expect(existsSync(wikiDir("alice", "fresh"))).toBe(false)
+    // Not by a reader: there is nothing to read yet.
+    expect(
+      (await request(hearth, "PUT", "/repos/alice/fresh/collaborators/reader", alice, { permission: "read" })).status
+    ).toBe(204)
+    const byReader = await clone("http", "alice/fresh", "reader")
+    expect(byReader.code).not.toBe(0)
+    expect(byReader.stderr).toMatch(/404|not found/i)
+    expect(existsSync(wikiDir("alice", "fresh"))).toBe(false)
     const cloned = await clone("http", "alice/fresh")
     expect(cloned.code, cloned.stderr).toBe(0)
     expect(existsSync(wikiDir("alice", "fresh"))).toBe(true)

@@ -139,11 +139,26 @@ export const makeGitAccess = Effect.gen(function* () {
       }
       let path = repos.pathOf(owner, repo)
       if (wiki) {
-        // The wiki is made on its first use, by git as by the API (Forgejo's InitWiki).
+        // The wiki is made on its first use, by git as by the API (Forgejo's InitWiki), by someone
+        // who may write it: a reader's clone of a wiki that has no pages yet makes nothing.
         const ref = wikiRef(repo.id, path)
         path = ref.dir
-        if (!existsSync(path))
+        if (!existsSync(path)) {
+          const writable =
+            repoRefusal(
+              options.deploy === undefined ? caller : undefined,
+              { owner, repo, access },
+              {
+                role: "write",
+                unit: "wiki"
+              }
+            ) === undefined
+          // An anonymous clone is asked to sign in (git then sends the credentials it has).
+          if (!writable && caller === undefined && options.deploy === undefined)
+            return yield* SmartHttp.Denied.unauthorized()
+          if (!writable) return yield* SmartHttp.Denied.notFound("this wiki has no pages yet")
           yield* writer.init(ref, repo.defaultBranch).pipe(Effect.mapError(() => SmartHttp.Denied.notFound()))
+        }
       }
       if (level === "read") return { path, owner, repo, env: undefined, pushLog: undefined }
       // A push while a job still makes the git data (the rule's `creating`) is refused by the hook,
