@@ -196,6 +196,15 @@ describe("POST /repos/{o}/{r}/wiki/new and GET /wiki/page/{pageName}", () => {
     }
   })
 
+  it("reads the page name after the repository's own path, whatever the owner and repository are called", async () => {
+    await createUser(hearth, { username: "wiki" })
+    await newRepo("page", {}, basic("wiki"))
+    expect((await create("page", "Home", "odd names", basic("wiki"), "wiki")).status).toBe(201)
+    const res = await request(hearth, "GET", "/repos/wiki/page/wiki/page/Home")
+    expect(res.status).toBe(200)
+    expect((await json(res)).sub_url).toBe("Home")
+  })
+
   it("cannot leave the wiki: `../` and `/` in names stay file names of the wiki's top level", async () => {
     const res = await create("docs", "../../../escape", "x")
     expect(res.status).toBe(201)

@@ -20,7 +20,7 @@ const formInt = (value: string | undefined) => (value !== undefined && /^[+-]?\d
  */
 const requestedPage = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
   const path = request.url.split("?")[0] ?? ""
-  const at = /\/wiki\/(?:page|revisions)\//.exec(path)
+  const at = /\/repos\/[^/]+\/[^/]+\/wiki\/(?:page|revisions)\//.exec(path)
   return webPathFromRequest(at === null ? "" : path.slice(at.index + at[0].length))
 })
 
