@@ -284,6 +284,29 @@ describe("PATCH and DELETE /wiki/page/{pageName}", () => {
     expect((await request(hearth, "GET", "/repos/alice/docs/wiki/page/Editable")).status).toBe(404)
   })
 
+  it("renames a page onto an existing one, replacing it, as Forgejo does", async () => {
+    expect((await create("docs", "Src", "source")).status).toBe(201)
+    expect((await create("docs", "Dst", "destination")).status).toBe(201)
+    const res = await request(hearth, "PATCH", "/repos/alice/docs/wiki/page/Src", alice, { title: "Dst" })
+    expect(res.status).toBe(200)
+    expect((await json(res)).content_base64).toBe(b64("source"))
+    const files = wikiGit("alice", "docs", ["ls-tree", "--name-only", "HEAD"]).split("\n")
+    expect(files).toContain("Dst.md")
+    expect(files).not.toContain("Src.md")
+  })
+
+  it("writes pages sent at once one after another, each its own commit", async () => {
+    const before = Number(wikiGit("alice", "docs", ["rev-list", "--count", "HEAD"]))
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => create("docs", `Parallel ${i}`, `p${i}`).then((r) => r.status))
+    )
+    expect(results).toEqual([201, 201, 201, 201, 201, 201])
+    expect(Number(wikiGit("alice", "docs", ["rev-list", "--count", "HEAD"]))).toBe(before + 6)
+    // The same page sent twice at once is made once; the other is told it exists.
+    const twice = await Promise.all([create("docs", "Once", "a"), create("docs", "Once", "b")])
+    expect(twice.map((r) => r.status).sort()).toEqual([201, 400])
+  })
+
   it("makes a page that is not there yet, as Forgejo does (created)", async () => {
     const res = await request(hearth, "PATCH", "/repos/alice/docs/wiki/page/Fresh", alice, {
       title: "Fresh",
