@@ -42,6 +42,7 @@ import { TopicsApi } from "./topics/Api.ts"
 import { TransfersApi } from "./transfers/Api.ts"
 import { TwoFactorApi } from "./twofa/Api.ts"
 import { UsersApi } from "./users/Api.ts"
+import { WikiApi } from "./wiki/Api.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
   .add(
@@ -81,7 +82,8 @@ export class HearthApi extends HttpApi.make("hearth")
     MilestonesApi,
     NotificationsApi,
     StatusesApi,
-    ProtectionApi
+    ProtectionApi,
+    WikiApi
   )
   .prefix("/api/v1")
   // Applied inside out: the repository of the path is resolved after authentication (before the

@@ -82,6 +82,7 @@ import { TwoFactor } from "./twofa/Service.ts"
 import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
+import { WikiService } from "./wiki/Service.ts"
 
 const Repos = Layer.mergeAll(
   UsersRepo.layer,
@@ -133,6 +134,7 @@ export const Services = Layer.mergeAll(
   TopicsService.layer,
   StatusesService.layer,
   PushGate.layer,
+  WikiService.layer,
   Sessions.layer,
   HttpSignatures.layer,
   FollowsService.layer,

@@ -66,6 +66,7 @@ import { TransfersHttp } from "./transfers/Http.ts"
 import { TwoFactorHttp } from "./twofa/Http.ts"
 import { UsersHttp } from "./users/Http.ts"
 import { WebRoutes } from "./web/Routes.ts"
+import { WikiHttp } from "./wiki/Http.ts"
 
 const securitySchemes = {
   BasicAuth: { type: "http", scheme: "basic", description: "The account's password, or an access token as password." },
@@ -190,7 +191,8 @@ export const ApiHandlers = Layer.mergeAll(
   MilestonesHttp,
   NotificationsHttp,
   StatusesHttp,
-  ProtectionHttp
+  ProtectionHttp,
+  WikiHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(

@@ -42,6 +42,12 @@ beforeAll(async () => {
       })
       expect(put.status).toBe(204)
     }
+    // A wiki page to read and write (the wiki routes below).
+    const page = await request(hearth, "POST", `/repos/owner/${kind}/wiki/new`, basic("owner"), {
+      title: "Home",
+      content_base64: ""
+    })
+    expect(page.status).toBe(201)
   }
   expect((await request(hearth, "PATCH", "/repos/owner/archived", basic("owner"), { archived: true })).status).toBe(200)
 })
@@ -88,6 +94,26 @@ const ROUTES: ReadonlyArray<{
     expected: {
       public: row(401, 403, 201, 201, 201, 201, 201),
       private: row(401, 403, 201, 201, 201, 201, 403),
+      archived: row(401, 403, 423, 423, 423, 423, 423)
+    },
+    refused: "user should have a permission to write to a repo"
+  },
+  {
+    name: "GET /repos/{o}/{r}/wiki/page/{pageName} (read on wiki)",
+    call: (repo, caller) => request(hearth, "GET", `/repos/owner/${repo}/wiki/page/Home`, auth[caller]),
+    expected: {
+      public: row(200, 200, 200, 200, 200, 200, 200),
+      private: row(404, 200, 200, 200, 200, 200, 403),
+      archived: row(200, 200, 200, 200, 200, 200, 200)
+    }
+  },
+  {
+    name: "PATCH /repos/{o}/{r}/wiki/page/{pageName} (write on wiki, content)",
+    call: (repo, caller) =>
+      request(hearth, "PATCH", `/repos/owner/${repo}/wiki/page/Home`, auth[caller], { content_base64: "" }),
+    expected: {
+      public: row(401, 403, 200, 200, 200, 200, 200),
+      private: row(401, 403, 200, 200, 200, 200, 403),
       archived: row(401, 403, 423, 423, 423, 423, 423)
     },
     refused: "user should have a permission to write to a repo"

@@ -23,6 +23,7 @@
 // | Issues                       | an issue changed (`action`; Forgejo's NewIssue, IssueChangeStatus, …Title, …Content, …Assignee, …Labels, …Milestone) | issues / opened, edited, closed, reopened; issue_assign / assigned, unassigned; issue_label / label_updated, label_cleared; issue_milestone / milestoned, demilestoned (pull_request* for a pull request) |
 // | IssueComment                 | a comment was created, edited or deleted (`action`)   | issue_comment / created, edited, deleted (pull_request_comment) |
 // | CommitStatus                 | a commit status was posted (`sha`, `context`, `state`, `index`) | status (Forgejo's `HookEventStatus`) |
+// | Wiki                         | a wiki page was created, edited, renamed or deleted (`action`, `page`: its web path, `oldPage` when renamed, `comment`: the commit message), by the API or a git push to the wiki (`via`) | wiki / created, edited, renamed, deleted (Forgejo sends `edited` for a rename and nothing for a git push) |
 //
 // Later issues add pulls, reviews, releases, wiki and packages here.
 import { Schema } from "effect"
@@ -121,6 +122,21 @@ export const CommitStatus = Schema.TaggedStruct("CommitStatus", {
   index: Schema.Number
 })
 
+export const WikiAction = Schema.Literals(["created", "edited", "renamed", "deleted"])
+export type WikiAction = typeof WikiAction.Type
+
+export const Wiki = Schema.TaggedStruct("Wiki", {
+  ...about,
+  action: WikiAction,
+  /** The page's web path (Forgejo's `page`: what follows `/wiki/` in its URL). */
+  page: Schema.String,
+  /** `renamed`: the web path it had. */
+  oldPage: Schema.optionalKey(Schema.String),
+  /** The commit message (Forgejo's `comment`). */
+  comment: Schema.String,
+  via: Schema.Literals(["api", "http", "ssh"])
+})
+
 export const Event = Schema.Union([
   CreateRepository,
   MigrateRepository,
@@ -133,7 +149,8 @@ export const Event = Schema.Union([
   PushCommits,
   Issues,
   IssueComment,
-  CommitStatus
+  CommitStatus,
+  Wiki
 ])
 export type Event = typeof Event.Type
 export type EventName = Event["_tag"]
@@ -162,6 +179,8 @@ export const subject = (owner: Pick<UserRow, "id" | "name">, repo: RepoRow, doer
 /** The PushCommits event of a push log (src/git/PushLog.ts): its header and the refs it moved; none for a damaged one. */
 export const pushEvent = (header: unknown, refs: ReadonlyArray<RefUpdate>): Event | undefined => {
   if (refs.length === 0 || header === null || typeof header !== "object") return undefined
+  // A push to a wiki is no push to the code repository: its pages' events come from src/wiki.
+  if ("wiki" in header && header.wiki === true) return undefined
   try {
     return decodeEvent({ ...header, _tag: "PushCommits", refs })
   } catch {

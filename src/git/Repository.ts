@@ -392,6 +392,8 @@ export const RepositoryEntityLayer = Repository.toLayer(
 export interface RepositoryRef {
   readonly id: number
   readonly dir: string
+  /** The entity's name when it is not the repository's id: a wiki has its own (src/wiki/Location.ts). */
+  readonly entity?: string | undefined
 }
 
 export type CommitSpec = Omit<typeof CommitFiles.payloadSchema.Type, "dir">
@@ -426,7 +428,7 @@ export class RepositoryWriter extends Context.Service<
     RepositoryWriter,
     Effect.gen(function* () {
       const clientFor = yield* Repository.client
-      const entity = (repo: RepositoryRef) => clientFor(String(repo.id))
+      const entity = (repo: RepositoryRef) => clientFor(repo.entity ?? String(repo.id))
       // A full mailbox or an unassigned shard is the cluster failing, not the caller.
       const send = <A>(effect: Effect.Effect<A, WriteRejected | { readonly _tag: string }>) =>
         Effect.catchIf(

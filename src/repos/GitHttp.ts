@@ -2,6 +2,7 @@
 // (the same access rules as the API, credentials by HTTP Basic as git sends them), and what the
 // database learns after a push.
 
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Layer, Option } from "effect"
 import type { HttpServerRequest } from "effect/http"
@@ -13,12 +14,15 @@ import { doerOf, pushEvent, repositoryRef } from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
 import { installPushLogHook, newPushLog, pushLogDir, takePushLog } from "../git/PushLog.ts"
 import { installRefusingHook } from "../git/Refusal.ts"
+import { RepositoryWriter } from "../git/Repository.ts"
 import * as SmartHttp from "../git/SmartHttp.ts"
 import type { Principal } from "../http/Caller.ts"
-import type { RepositoryMoved } from "../http/Errors.ts"
+import { RepositoryMoved } from "../http/Errors.ts"
 import { PushGate } from "../protection/Push.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { UsersService } from "../users/Service.ts"
+import { wikiRef } from "../wiki/Location.ts"
+import { isWikiPushHeader, wikiPushEvents } from "../wiki/Push.ts"
 import { BEING_CREATED, type RepoAccess, RepoPolicy, repoRefusal } from "./Policy.ts"
 import { ReposService } from "./Service.ts"
 
@@ -43,6 +47,7 @@ export const makeGitAccess = Effect.gen(function* () {
   const quota = yield* QuotaService
   const settings = yield* Settings
   const gate = yield* PushGate
+  const writer = yield* RepositoryWriter
   // The hooks of every push (one directory for every repository): the one that refuses pushes over
   // quota, and the one that reports the refs a push moved (src/git/PushLog.ts).
   const hooks = yield* Effect.sync(() =>
@@ -69,6 +74,15 @@ export const makeGitAccess = Effect.gen(function* () {
     } = {}
   ) =>
     Effect.gen(function* () {
+      // `{repo}.wiki` is the repository's wiki (no repository may end in `.wiki`, lib/Names.ts):
+      // the same rules on the wiki unit, its own directory (src/wiki/Location.ts).
+      const wiki = /\.wiki$/i.test(repoName)
+      const name = wiki ? repoName.slice(0, -".wiki".length) : repoName
+      const movedWiki = (moved: RepositoryMoved) =>
+        new RepositoryMoved({
+          from: { owner: moved.from.owner, name: `${moved.from.name}.wiki` },
+          to: { owner: moved.to.owner, name: `${moved.to.name}.wiki` }
+        })
       // The API's rules, in the API's order: the account and the token's `repository` scope at
       // the operation's level first (Forgejo's githttp.go checks scope and account state too).
       if (caller !== undefined) {
@@ -78,11 +92,15 @@ export const makeGitAccess = Effect.gen(function* () {
       const notFound = SmartHttp.Denied.notFound()
       const owner = yield* Effect.mapError(users.get(ownerName), () => notFound)
       const repo = yield* repos
-        .get(owner, repoName)
+        .get(owner, name)
         .pipe(
           Effect.catch(() =>
-            Effect.flatMap(repos.redirectFor(caller, ownerName, repoName), (moved) =>
-              Effect.fail(Option.isSome(moved) && options.moved !== undefined ? options.moved(moved.value) : notFound)
+            Effect.flatMap(repos.redirectFor(caller, ownerName, name), (moved) =>
+              Effect.fail(
+                Option.isSome(moved) && options.moved !== undefined
+                  ? options.moved(wiki ? movedWiki(moved.value) : moved.value)
+                  : notFound
+              )
             )
           )
         )
@@ -103,7 +121,7 @@ export const makeGitAccess = Effect.gen(function* () {
       const refused = repoRefusal(
         options.deploy === undefined ? caller : undefined,
         { owner, repo, access },
-        { role: level, unit: "code", changes: level === "write" ? "content" : undefined }
+        { role: level, unit: wiki ? "wiki" : "code", changes: level === "write" ? "content" : undefined }
       )
       if (refused !== undefined && refused.kind !== "creating") {
         if (caller === undefined && options.deploy === undefined) return yield* SmartHttp.Denied.unauthorized()
@@ -121,24 +139,62 @@ export const makeGitAccess = Effect.gen(function* () {
             return yield* notFound
         }
       }
-      if (level === "read") return { path: repos.pathOf(owner, repo), owner, repo, env: undefined, pushLog: undefined }
+      let path = repos.pathOf(owner, repo)
+      if (wiki) {
+        // The wiki is made on its first use, by git as by the API (Forgejo's InitWiki), by someone
+        // who may write it: a reader's clone of a wiki that has no pages yet makes nothing.
+        const ref = wikiRef(repo.id, path)
+        path = ref.dir
+        if (!existsSync(path)) {
+          const writable =
+            repoRefusal(
+              options.deploy === undefined ? caller : undefined,
+              { owner, repo, access },
+              {
+                role: "write",
+                unit: "wiki"
+              }
+            ) === undefined
+          // An anonymous clone is asked to sign in (git then sends the credentials it has).
+          if (!writable && caller === undefined && options.deploy === undefined)
+            return yield* SmartHttp.Denied.unauthorized()
+          if (!writable) return yield* SmartHttp.Denied.notFound("this wiki has no pages yet")
+          yield* writer.init(ref, repo.defaultBranch).pipe(Effect.mapError(() => SmartHttp.Denied.notFound()))
+        }
+      }
+      if (level === "read") return { path, owner, repo, env: undefined, pushLog: undefined }
       // A push while a job still makes the git data (the rule's `creating`) is refused by the hook,
       // before any ref moves, with the message git shows the pusher.
-      const refusal = repo.status === "creating" ? BEING_CREATED : yield* quota.pushRefusal(owner)
+      const refusal =
+        repo.status === "creating"
+          ? BEING_CREATED
+          : wiki
+            ? yield* wikiPushRefusal(owner)
+            : yield* quota.pushRefusal(owner)
       // A deploy key pushes as the repository's owner (Forgejo: the doer of a deploy key's push).
       const log = newPushLog(hooks, pushLogs, {
         repo: repositoryRef(owner, repo),
         doer: doerOf(caller?.user ?? owner),
-        via: options.via ?? "http"
+        via: options.via ?? "http",
+        ...(wiki ? { wiki: true, dir: path } : {})
       })
-      // Branch and tag protection is decided per ref by the pre-receive hook (src/protection/Push.ts).
-      const gated = {
-        ...log.env,
-        ...(yield* gate.envFor(repo, options.deploy === undefined ? caller?.user : undefined))
-      }
+      // Branch and tag protection is decided per ref by the pre-receive hook (src/protection/Push.ts);
+      // a wiki has no protection rules.
+      const gated = wiki
+        ? log.env
+        : { ...log.env, ...(yield* gate.envFor(repo, options.deploy === undefined ? caller?.user : undefined)) }
       const env = refusal === undefined ? gated : { ...gated, HEARTH_PUSH_REFUSED: refusal }
-      return { path: repos.pathOf(owner, repo), owner, repo, env, pushLog: log.file }
+      return { path, owner, repo, env, pushLog: log.file }
     })
+
+  /** Why a push to `owner`'s wiki is refused by quota (`size:assets:wiki`), if it is. */
+  const wikiPushRefusal = (owner: { readonly id: number; readonly name: string }) =>
+    Effect.map(quota.allows(owner.id, "size:assets:wiki"), (ok) =>
+      ok
+        ? undefined
+        : `Hearth: quota exceeded: ${owner.name} may not store more wiki data (size:assets:wiki); ` +
+          "pushes that only delete branches or tags are still accepted"
+    )
 
   // After a push: the refs it moved (its push log) published as one event; the subscribers record
   // what the database knows, queue push mirrors and tell the fediverse (src/events).
@@ -146,6 +202,14 @@ export const makeGitAccess = Effect.gen(function* () {
     Effect.gen(function* () {
       if (pushLog === undefined) return
       const log = yield* Effect.promise(() => takePushLog(pushLog))
+      // A wiki's push: the pages it changed (src/wiki/Push.ts).
+      if (log !== undefined && isWikiPushHeader(log.header)) {
+        const header = log.header as typeof log.header & { readonly dir?: unknown }
+        if (typeof header.dir !== "string") return
+        const changed = yield* wikiPushEvents(header.dir, log.header, log.refs)
+        for (const event of changed) yield* events.publish(event)
+        return
+      }
       const event = log === undefined ? undefined : pushEvent(log.header, log.refs)
       if (event !== undefined) yield* events.publish(event)
     }).pipe(Effect.ignoreCause({ log: "Warn", message: "could not publish a push" }))

@@ -1,4 +1,6 @@
 // The Repository object of the API (Forgejo's `Repository`) and the creation options.
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { Schema } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
@@ -8,6 +10,7 @@ import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { Team } from "../orgs/Schema.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { toApiUser, User } from "../users/Schema.ts"
+import { wikiDir } from "../wiki/Location.ts"
 import type { RepoAccess } from "./Policy.ts"
 import type { RepoRow } from "./Repo.ts"
 
@@ -268,7 +271,8 @@ export const toApiRepo = (
     has_issues: repo.units.hasIssues,
     internal_tracker: trackerSettings(settings, repo),
     has_wiki: repo.units.hasWiki,
-    has_wiki_contents: false,
+    // Forgejo's `HasWiki()`: the wiki repository exists (made by its first page or clone).
+    has_wiki_contents: existsSync(wikiDir(join(settings.repository.ROOT, owner.lowerName, `${repo.lowerName}.git`))),
     wiki_branch: repo.defaultBranch,
     wiki_ssh_url: sshUrl(settings, owner.name, `${repo.name}.wiki`),
     wiki_clone_url: `${root}${wikiPath}.git`,

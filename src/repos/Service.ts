@@ -25,6 +25,7 @@ import { SocialRepo } from "../social/Repo.ts"
 import * as Templates from "../templates/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { gitIdentity } from "../users/Schema.ts"
+import { wikiDir, wikiRef } from "../wiki/Location.ts"
 import { ensureAllowed, type OpenedRepository, RepoPolicy } from "./Policy.ts"
 import {
   type Collaborator,
@@ -377,13 +378,24 @@ export class ReposService extends Context.Service<
           })
         )
 
-      /** After the row is gone: a directory that cannot be removed is logged, not undone. */
+      /** After the row is gone: a directory that cannot be removed is logged, not undone. The wiki goes too. */
       const removeDir = (owner: UserRow, repo: RepoRow) =>
-        writer
-          .remove({ id: repo.id, dir: pathOf(owner, repo) })
-          .pipe(
-            Effect.ignoreCause({ log: "Error", message: `could not remove the files of ${owner.name}/${repo.name}` })
-          )
+        Effect.andThen(
+          writer.remove({ id: repo.id, dir: pathOf(owner, repo) }),
+          writer.remove(wikiRef(repo.id, pathOf(owner, repo)))
+        ).pipe(
+          Effect.ignoreCause({ log: "Error", message: `could not remove the files of ${owner.name}/${repo.name}` })
+        )
+
+      /** The wiki follows its repository's directory (src/wiki/Location.ts), when it has one. */
+      const moveWiki = (repoId: number, fromDir: string, toDir: string) => {
+        const wiki = wikiRef(repoId, fromDir)
+        return existsSync(wiki.dir)
+          ? writer
+              .move(wiki, wikiDir(toDir))
+              .pipe(Effect.ignoreCause({ log: "Error", message: `could not move the wiki ${wiki.dir} to ${toDir}` }))
+          : Effect.void
+      }
 
       const service = ReposService.of({
         pathOf,
@@ -597,6 +609,7 @@ export class ReposService extends Context.Service<
               ),
               Effect.mapError(() => Errors.internalError("the repository could not be moved"))
             )
+            yield* moveWiki(repo.id, fromPath, toPath)
             return row
           }),
         initDirectory: (target, defaultBranch) => Effect.mapError(writer.init(target, defaultBranch), toApiError),
@@ -651,6 +664,7 @@ export class ReposService extends Context.Service<
                 Effect.mapError(toApiError),
                 Effect.orDie
               )
+              yield* moveWiki(repo.id, oldPath, newPath)
             }
             if (changes.default_branch !== undefined) {
               yield* Effect.orDie(writer.setHead({ id: repo.id, dir: newPath }, changes.default_branch))
