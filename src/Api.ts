@@ -26,6 +26,7 @@ import { MiscApi } from "./misc/Api.ts"
 import { NotificationsApi } from "./notifications/Api.ts"
 import { OAuth2Api } from "./oauth2/Api.ts"
 import { OrgsApi } from "./orgs/Api.ts"
+import { PullsApi } from "./pulls/Api.ts"
 import { QuotaApi } from "./quota/Api.ts"
 import { ReposApi } from "./repos/Api.ts"
 import { RepoAssignment } from "./repos/Assignment.ts"
@@ -69,7 +70,8 @@ export class HearthApi extends HttpApi.make("hearth")
     IssuesApi,
     LabelsApi,
     MilestonesApi,
-    NotificationsApi
+    NotificationsApi,
+    PullsApi
   )
   .prefix("/api/v1")
   // Applied inside out: the repository of the path is resolved after authentication (before the

@@ -49,6 +49,9 @@ import { OAuth2Service } from "./oauth2/Service.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
 import { OrgsRepo } from "./orgs/Repo.ts"
 import { OrgsService } from "./orgs/Service.ts"
+import { PullPresenter } from "./pulls/Present.ts"
+import { PullsRepo } from "./pulls/Repo.ts"
+import { PullsService } from "./pulls/Service.ts"
 import { QuotaRepo } from "./quota/Repo.ts"
 import { QuotaService } from "./quota/Service.ts"
 import { RepoPolicy } from "./repos/Policy.ts"
@@ -92,7 +95,8 @@ const Repos = Layer.mergeAll(
   IssueExtrasRepo.layer,
   LanguagesRepo.layer,
   SessionsRepo.layer,
-  NotificationsRepo.layer
+  NotificationsRepo.layer,
+  PullsRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -102,6 +106,7 @@ const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2
 export const Services = Layer.mergeAll(
   AdminUsers.layer,
   MarkdownRenderer.layer,
+  PullPresenter.layer.pipe(Layer.provideMerge(PullsService.layer)),
   IssueExtras.layer,
   SocialService.layer,
   ContentsService.layer,

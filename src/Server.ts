@@ -48,6 +48,7 @@ import { MiscHttp } from "./misc/Http.ts"
 import { NotificationsHttp } from "./notifications/Http.ts"
 import { OAuth2Http } from "./oauth2/Http.ts"
 import { OrgsHttp } from "./orgs/Http.ts"
+import { PullsHttp } from "./pulls/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
 import { RepoAssignmentLive } from "./repos/Assignment.ts"
 import { GitHttpRoutes } from "./repos/GitHttp.ts"
@@ -178,7 +179,8 @@ export const ApiHandlers = Layer.mergeAll(
   IssuesHttp,
   LabelsHttp,
   MilestonesHttp,
-  NotificationsHttp
+  NotificationsHttp,
+  PullsHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(

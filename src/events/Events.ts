@@ -22,6 +22,12 @@
 // PushCommits, CreateRef and DeleteRef, and their Sync… forms for mirrors (`via: "mirror"`).
 // | Issues                       | an issue changed (`action`; Forgejo's NewIssue, IssueChangeStatus, …Title, …Content, …Assignee, …Labels, …Milestone) | issues / opened, edited, closed, reopened; issue_assign / assigned, unassigned; issue_label / label_updated, label_cleared; issue_milestone / milestoned, demilestoned (pull_request* for a pull request) |
 // | IssueComment                 | a comment was created, edited or deleted (`action`)   | issue_comment / created, edited, deleted (pull_request_comment) |
+// | PullRequestSynchronized      | a push moved a pull request's head (`before`, `after`) | pull_request_sync / synchronized |
+//
+// A pull request is an issue: its opening, edits (`changes.ref.from` when its base branch changed),
+// closing, reopening, labels, milestone and assignees are `Issues` events (`issue.isPull`); its
+// merge is `Issues` / `closed` with `merged: true` (Forgejo's MergePullRequest: webhook
+// pull_request / closed with `pull_request.merged`).
 //
 // Later issues add pulls, reviews, releases, wiki and packages here.
 import { Schema } from "effect"
@@ -75,7 +81,9 @@ export type IssueRef = typeof IssueRef.Type
 /** What an edit changed, with the old value (Forgejo's `changes.{title,body}.from`). */
 const Changes = Schema.Struct({
   title: Schema.optionalKey(Schema.Struct({ from: Schema.String })),
-  body: Schema.optionalKey(Schema.Struct({ from: Schema.String }))
+  body: Schema.optionalKey(Schema.Struct({ from: Schema.String })),
+  /** A pull request's base branch. */
+  ref: Schema.optionalKey(Schema.Struct({ from: Schema.String }))
 })
 
 export const IssueAction = Schema.Literals([
@@ -100,7 +108,9 @@ export const Issues = Schema.TaggedStruct("Issues", {
   /** `assigned`/`unassigned`: whom. */
   assignee: Schema.optionalKey(Doer),
   /** `milestoned`/`demilestoned`: which milestone. */
-  milestoneId: Schema.optionalKey(Schema.Number)
+  milestoneId: Schema.optionalKey(Schema.Number),
+  /** `closed`: a pull request closed by its merge. */
+  merged: Schema.optionalKey(Schema.Boolean)
 })
 
 export const IssueComment = Schema.TaggedStruct("IssueComment", {
@@ -109,6 +119,14 @@ export const IssueComment = Schema.TaggedStruct("IssueComment", {
   comment: Schema.Struct({ id: Schema.Number }),
   action: Schema.Literals(["created", "edited", "deleted"]),
   changes: Schema.optionalKey(Changes)
+})
+
+export const PullRequestSynchronized = Schema.TaggedStruct("PullRequestSynchronized", {
+  ...about,
+  issue: IssueRef,
+  /** The head commit before and after the push. */
+  before: Schema.String,
+  after: Schema.String
 })
 
 export const Event = Schema.Union([
@@ -122,7 +140,8 @@ export const Event = Schema.Union([
   ArchiveRepository,
   PushCommits,
   Issues,
-  IssueComment
+  IssueComment,
+  PullRequestSynchronized
 ])
 export type Event = typeof Event.Type
 export type EventName = Event["_tag"]

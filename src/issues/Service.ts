@@ -218,6 +218,11 @@ export const findReferences = (text: string, rootUrl: string): Array<Reference> 
 
 type ServiceError = Errors.ApiError
 
+/** What a pull request adds to its issue's creation (see `create`). */
+export interface PullPart {
+  readonly within: (issue: IssueRow) => Effect.Effect<void>
+}
+
 export class IssuesService extends Context.Service<
   IssuesService,
   {
@@ -232,7 +237,15 @@ export class IssuesService extends Context.Service<
       page: Page
     ) => Effect.Effect<Listed<Issue>, ServiceError>
     readonly get: (opened: OpenedRepository, index: string) => Effect.Effect<Issue, ServiceError>
-    readonly create: (opened: OpenedRepository, input: CreateIssueOption) => Effect.Effect<Issue, ServiceError>
+    /**
+     * `pull`: the issue of a pull request (src/pulls), whose `within` writes the pull request's own
+     * row in the same transaction, before any event is published.
+     */
+    readonly create: (
+      opened: OpenedRepository,
+      input: CreateIssueOption,
+      pull?: PullPart
+    ) => Effect.Effect<Issue, ServiceError>
     readonly edit: (
       opened: OpenedRepository,
       index: string,
@@ -737,11 +750,13 @@ export class IssuesService extends Context.Service<
               if (byId !== undefined && byId.repoId === opened.repo.id) milestoneIds.push(byId.id)
             }
           }
-          if (query.type === "pulls") return yield* Errors.notFound()
+          // Pull requests too, where the pulls unit is on (Forgejo: asking for them there otherwise is 404).
+          const pulls = unitEnabled(opened.repo, "pulls")
+          if (query.type === "pulls" && !pulls) return yield* Errors.notFound()
           return {
             repoIds: [opened.repo.id],
             state: stateOf(query.state),
-            isPull: false,
+            isPull: query.type === "pulls" ? true : query.type === "issues" || !pulls ? false : undefined,
             allLabelIds: labels.map((l) => l.id),
             milestoneIds,
             keyword: keywordOf(query.q),
@@ -817,7 +832,7 @@ export class IssuesService extends Context.Service<
 
         get: (opened, index) => Effect.flatMap(findIssue(opened, index), (issue) => presentOne(opened, issue)),
 
-        create: (opened, input) =>
+        create: (opened, input, pull) =>
           Effect.gen(function* () {
             const doer = yield* doerOf(opened)
             yield* blocks.ensureNotBlocked([opened.owner], doer)
@@ -853,8 +868,10 @@ export class IssuesService extends Context.Service<
                   ref: input.ref ?? "",
                   milestoneId: milestone?.id ?? null,
                   deadline,
-                  at
+                  at,
+                  isPull: pull !== undefined
                 })
+                if (pull !== undefined) yield* pull.within(issue)
                 // No exclusive-scope de-duplication at creation, as Forgejo.
                 for (const label of labels) {
                   yield* repo.addIssueLabel(issue.id, label.id)
