@@ -38,11 +38,9 @@ const branch = async (name: string, file: string, text: string, from = "origin/m
 /** A commit straight on main, pushed; its sha. */
 const onMain = (file: string, text: string) => branch("main", file, text)
 
-let opened = 0
 const openPull = async (head: string, title = `Pull ${head}`, auth = basic("alice")) => {
   const res = await request(hearth, "POST", "/repos/alice/app/pulls", auth, { head, base: "main", title })
   expect(res.status, await res.clone().text()).toBe(201)
-  opened++
   return (await json(res)).number as number
 }
 
