@@ -207,6 +207,18 @@ describe("POST /pulls/{index}/merge: refusals", () => {
     expect((await merge(index, { Do: "rebase" })).status).toBe(409)
   })
 
+  it("finds nothing to merge in a head the base already contains: mergeable, but refused (405)", async () => {
+    await git(["fetch", "-q", "origin"])
+    await git(["push", "-q", "origin", "origin/main:refs/heads/behind"])
+    await onMain("main-behind.txt", "ahead\n")
+    const index = await openPull("behind")
+    const res = await merge(index, { Do: "merge" })
+    expect(res.status).toBe(405)
+    expect((await json(res)).message).toMatch(/nothing to merge/)
+    const pull = await json(await request(hearth, "GET", `/repos/alice/app/pulls/${index}`, undefined))
+    expect(pull).toMatchObject({ mergeable: true, merged: false, additions: 0, changed_files: 0 })
+  })
+
   it("checks the request: Do required and one of the styles (422)", async () => {
     await branch("bad1", "bad1.txt", "x\n")
     const index = await openPull("bad1")

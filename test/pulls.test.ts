@@ -272,6 +272,16 @@ describe("GET /repos/{o}/{r}/pulls and /pulls/{index}", () => {
   })
 })
 
+describe("GET /repos/{o}/{r}/pulls/pinned", () => {
+  it("lists the pinned pull requests in pin order", async () => {
+    expect(await json(await request(hearth, "GET", "/repos/alice/app/pulls/pinned", undefined))).toEqual([])
+    expect((await request(hearth, "POST", "/repos/alice/app/issues/2/pin", basic("alice"))).status).toBe(204)
+    const pinned = await json(await request(hearth, "GET", "/repos/alice/app/pulls/pinned", undefined))
+    expectPulls(pinned, "PullRequest[]")
+    expect(pinned.map((p: { number: number; pin_order: number }) => [p.number, p.pin_order])).toEqual([[2, 1]])
+  })
+})
+
 describe("the issue routes and pull requests", () => {
   it("shows a pull request as an issue with its `pull_request` member; type=pulls lists them", async () => {
     const issue = await json(await request(hearth, "GET", "/repos/alice/app/issues/1", undefined))

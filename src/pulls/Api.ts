@@ -51,6 +51,10 @@ export class PullsApi extends HttpApiGroup.make("pulls").add(
   })
     .annotate(OpenApi.Identifier, "repoCreatePullRequest")
     .annotate(Access, writeUnarchived),
+  // Not paginated (Forgejo).
+  HttpApiEndpoint.get("pinnedPulls", "/repos/:owner/:repo/pulls/pinned", { params: ownerRepo, success: Pulls })
+    .annotate(OpenApi.Identifier, "repoListPinnedPullRequests")
+    .annotate(Access, read),
   HttpApiEndpoint.get("getPull", "/repos/:owner/:repo/pulls/:index", { params: withIndex, success: PullRequest })
     .annotate(OpenApi.Identifier, "repoGetPullRequest")
     .annotate(Access, read),

@@ -101,6 +101,12 @@ export const PullsHttp = HttpApiBuilder.group(HearthApi, "pulls", (handlers) =>
           return respond(PullRequest, yield* presentOne(opened, loaded), 201)
         })
       )
+      .handle("pinnedPulls", () =>
+        Effect.gen(function* () {
+          const opened = yield* CurrentRepo
+          return respond(Pulls, yield* presenter.present(opened.caller, yield* pulls.pinned(opened)))
+        })
+      )
       .handle("getPull", ({ params }) =>
         Effect.gen(function* () {
           const opened = yield* CurrentRepo

@@ -168,6 +168,8 @@ export class PullsRepo extends Context.Service<
       }
     ) => Effect.Effect<boolean>
     readonly byMergeCommit: (baseRepoId: number, sha: string) => Effect.Effect<Option.Option<PullRow>>
+    /** The repository's pinned pull requests, in pin order. */
+    readonly pinned: (baseRepoId: number) => Effect.Effect<ReadonlyArray<PullRow>>
   }
 >()("hearth/pulls/PullsRepo") {
   static readonly layer = Layer.effect(
@@ -309,6 +311,11 @@ export class PullsRepo extends Context.Service<
             Effect.map(
               sql`${select} WHERE p.base_repo_id = ${baseRepoId} AND p.merge_commit_sha = ${sha} ORDER BY p.id LIMIT 1`,
               one
+            ),
+          pinned: (baseRepoId) =>
+            Effect.map(
+              sql`${select} WHERE i.repo_id = ${baseRepoId} AND i.is_pull AND i.pin_order > 0 ORDER BY i.pin_order`,
+              (rows) => rows.map(toPull)
             )
         })
       )

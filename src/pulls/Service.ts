@@ -157,6 +157,7 @@ export class PullsService extends Context.Service<
       page: Page
     ) => Effect.Effect<{ readonly rows: ReadonlyArray<Loaded>; readonly total: number }, ServiceError>
     readonly get: (opened: OpenedRepository, index: string) => Effect.Effect<Loaded, ServiceError>
+    readonly pinned: (opened: OpenedRepository) => Effect.Effect<ReadonlyArray<Loaded>>
     readonly getByBaseHead: (
       opened: OpenedRepository,
       base: string,
@@ -1039,6 +1040,10 @@ export class PullsService extends Context.Service<
         create,
         list,
         get: findPull,
+        pinned: (opened) =>
+          Effect.flatMap(pulls.pinned(opened.repo.id), (rows) =>
+            Effect.forEach(rows, (row) => load(row, baseOf(opened)))
+          ),
         getByBaseHead,
         edit,
         isMerged: (opened, index) => Effect.map(findPull(opened, index), (l) => l.pull.hasMerged),
