@@ -370,6 +370,13 @@ describe("PATCH /repos/{o}/{r}/pulls/{index}", () => {
     expect(reopened.state).toBe("open")
     const open = await request(hearth, "GET", "/repos/alice/app/pulls?state=open", undefined)
     expect(open.headers.get("x-total-count")).toBe("3")
+    // The list's `labels` filter: any of the ids given (repeated parameter).
+    const labelled = await json(
+      await request(hearth, "GET", `/repos/alice/app/pulls?labels=${label.id}&labels=999`, undefined)
+    )
+    expect(labelled.map((p: { number: number }) => p.number)).toEqual([3])
+    const single = await json(await request(hearth, "GET", `/repos/alice/app/pulls?labels=${label.id}`, undefined))
+    expect(single.map((p: { number: number }) => p.number)).toEqual([3])
   })
 
   it("lets only the poster with write access to the head set allow_maintainer_edit", async () => {

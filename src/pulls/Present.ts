@@ -8,14 +8,16 @@ import * as Merge from "../git/Merge.ts"
 import type { Principal } from "../http/Caller.ts"
 import { formatTime } from "../http/Json.ts"
 import { isWorkInProgress, makePresenter } from "../issues/Present.ts"
+import type { Issue } from "../issues/Schema.ts"
 import { atLeast } from "../lib/AccessMode.ts"
-import { RepoPolicy } from "../repos/Policy.ts"
+import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
 import { RepoPresenter } from "../repos/Present.ts"
+import type { Repository } from "../repos/Schema.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { PullStatus } from "./Repo.ts"
 import type { PRBranchInfo, PullRequest } from "./Schema.ts"
-import { type Loaded, pullRef } from "./Service.ts"
+import { type Loaded, pullRef, type Side } from "./Service.ts"
 
 /** Forgejo's `mergeable`: not while checking, conflicting or failed, nor for a work-in-progress title. */
 export const isMergeable = (loaded: Loaded) =>
@@ -40,36 +42,31 @@ export class PullPresenter extends Context.Service<
       const resolve = (path: string, ref: string) =>
         Effect.map(Effect.orDie(Git.revParse(path, ref)), Option.getOrUndefined)
 
-      const one = (viewer: Principal | undefined, loaded: Loaded) =>
+      const one = (
+        viewer: Principal | undefined,
+        loaded: Loaded,
+        issueJson: Issue,
+        repoOf: (side: Side) => Effect.Effect<{ readonly access: RepoAccess; readonly json: Repository }>,
+        tipOf: (path: string, ref: string) => Effect.Effect<string | undefined>
+      ) =>
         Effect.gen(function* () {
           const { pull, issue, base, head } = loaded
-          const [issueJson] = yield* issuePresenter.issues(
-            [issue],
-            () => ({ id: base.repo.id, ownerName: base.owner.name, name: base.repo.name }),
-            viewer
-          )
-          const baseAccess = yield* policy.access(viewer, base.repo, base.owner)
-          const baseRepo = yield* repoPresenter.one(viewer, { ...base, access: baseAccess })
-          const baseSha = (yield* resolve(base.path, `refs/heads/${pull.baseBranch}`)) ?? ""
+          const { json: baseRepo } = yield* repoOf(base)
+          const baseSha = (yield* tipOf(base.path, `refs/heads/${pull.baseBranch}`)) ?? ""
           const pulledSha = (yield* resolve(base.path, pullRef(issue.index))) ?? pull.headSha
           let headInfo: PRBranchInfo
           if (head === undefined) {
             headInfo = { label: pull.headBranch, ref: pullRef(issue.index), sha: pulledSha, repo_id: -1, repo: null }
           } else {
-            const headAccess =
-              head.repo.id === base.repo.id ? baseAccess : yield* policy.access(viewer, head.repo, head.owner)
-            const branchSha = yield* resolve(head.path, `refs/heads/${pull.headBranch}`)
+            const headRepo = yield* repoOf(head)
+            const branchSha = yield* tipOf(head.path, `refs/heads/${pull.headBranch}`)
             headInfo = {
               label: pull.headBranch,
               ref: branchSha === undefined ? pullRef(issue.index) : pull.headBranch,
               sha: branchSha ?? pulledSha,
               repo_id: head.repo.id,
               // A head repository the viewer may not read is not shown.
-              repo: atLeast(headAccess.mode, "read")
-                ? head.repo.id === base.repo.id
-                  ? baseRepo
-                  : yield* repoPresenter.one(viewer, { ...head, access: headAccess })
-                : null
+              repo: atLeast(headRepo.access.mode, "read") ? headRepo.json : null
             }
           }
           const stat =
@@ -80,24 +77,24 @@ export class PullPresenter extends Context.Service<
             pull.hasMerged && pull.mergedBy !== null
               ? Option.getOrUndefined(yield* users.findById(pull.mergedBy))
               : undefined
-          const html = issueJson!.html_url
+          const html = issueJson.html_url
           return {
             id: pull.id,
             url: html,
             number: issue.index,
-            user: issueJson!.user,
+            user: issueJson.user,
             title: issue.title,
             body: issue.body,
-            labels: issueJson!.labels,
-            milestone: issueJson!.milestone,
-            assignee: issueJson!.assignee,
-            assignees: issueJson!.assignees,
+            labels: issueJson.labels,
+            milestone: issueJson.milestone,
+            assignee: issueJson.assignee,
+            assignees: issueJson.assignees,
             requested_reviewers: [],
             requested_reviewers_teams: [],
-            state: issueJson!.state,
+            state: issueJson.state,
             draft: isWorkInProgress(issue.title),
             is_locked: issue.isLocked,
-            comments: issueJson!.comments,
+            comments: issueJson.comments,
             review_comments: 0,
             additions: stat.additions,
             deletions: stat.deletions,
@@ -120,17 +117,58 @@ export class PullPresenter extends Context.Service<
             },
             head: headInfo,
             merge_base: pull.mergeBase,
-            due_date: issueJson!.due_date,
-            created_at: issueJson!.created_at,
-            updated_at: issueJson!.updated_at,
-            closed_at: issueJson!.closed_at,
+            due_date: issueJson.due_date,
+            created_at: issueJson.created_at,
+            updated_at: issueJson.updated_at,
+            closed_at: issueJson.closed_at,
             pin_order: issue.pinOrder,
             flow: pull.flow
           } satisfies PullRequest
         })
 
+      /**
+       * One page of pull requests: the issues' members in one batch, each repository and branch tip
+       * read once however many pull requests share it.
+       */
+      const present = (viewer: Principal | undefined, rows: ReadonlyArray<Loaded>) =>
+        Effect.gen(function* () {
+          if (rows.length === 0) return []
+          const issueJsons = yield* issuePresenter.issues(
+            rows.map((r) => r.issue),
+            (issue) => {
+              const base = rows.find((r) => r.issue.id === issue.id)!.base
+              return { id: base.repo.id, ownerName: base.owner.name, name: base.repo.name }
+            },
+            viewer
+          )
+          const repoJsons = new Map<number, { readonly access: RepoAccess; readonly json: Repository }>()
+          const repoOf = (side: Side) =>
+            Effect.gen(function* () {
+              const known = repoJsons.get(side.repo.id)
+              if (known !== undefined) return known
+              const access = yield* policy.access(viewer, side.repo, side.owner)
+              const made = { access, json: yield* repoPresenter.one(viewer, { ...side, access }) }
+              repoJsons.set(side.repo.id, made)
+              return made
+            })
+          const tips = new Map<string, string | undefined>()
+          const tipOf = (path: string, ref: string) =>
+            Effect.gen(function* () {
+              const key = `${path}\0${ref}`
+              if (tips.has(key)) return tips.get(key)
+              const sha = yield* resolve(path, ref)
+              tips.set(key, sha)
+              return sha
+            })
+          const out: Array<PullRequest> = []
+          for (const [i, loaded] of rows.entries()) {
+            out.push(yield* one(viewer, loaded, issueJsons[i]!, repoOf, tipOf))
+          }
+          return out
+        })
+
       return PullPresenter.of({
-        present: (viewer, rows) => Effect.forEach(rows, (loaded) => one(viewer, loaded))
+        present
       })
     })
   )
