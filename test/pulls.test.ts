@@ -440,6 +440,24 @@ describe(".diff, .patch, commits and files", () => {
     ])
   })
 
+  it("compares two branches (GET /compare/{base}...{head}), a fork's with `owner:branch`", async () => {
+    const res = await request(hearth, "GET", "/repos/alice/app/compare/main...feature", undefined)
+    expect(res.status).toBe(200)
+    const body = await json(res)
+    expectSwagger(body, "Compare")
+    expect(body.total_commits).toBe(2)
+    expect(body.commits.map((c: any) => c.commit.message)).toEqual(["add second.txt\n", "add feature.txt\n"])
+    expect(body.files).toEqual([
+      { filename: "feature.txt", status: "added" },
+      { filename: "second.txt", status: "added" }
+    ])
+    const fork = await json(await request(hearth, "GET", "/repos/alice/app/compare/main...bob:bobfeat", undefined))
+    expect(fork.total_commits).toBe(1)
+    for (const bad of ["main...nope", "nope...feature", "mainfeature", "main...erin:feature"]) {
+      expect((await request(hearth, "GET", `/repos/alice/app/compare/${bad}`, undefined)).status, bad).toBe(404)
+    }
+  })
+
   it("answers GET /pulls/{index}/merge 404 while not merged", async () => {
     expect((await request(hearth, "GET", "/repos/alice/app/pulls/1/merge", undefined)).status).toBe(404)
     expect((await request(hearth, "GET", "/repos/alice/app/pulls/99/merge", undefined)).status).toBe(404)

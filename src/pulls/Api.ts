@@ -4,7 +4,7 @@
 // repositories (423, Forgejo's `mustNotBeArchived`); the finer rules are the service's.
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Commit } from "../branches/Api.ts"
+import { Commit, CommitAffectedFiles } from "../branches/Api.ts"
 import { Access } from "../http/Access.ts"
 import { PageQuery } from "../http/Pagination.ts"
 import { MethodNotAllowed, PreconditionFailed } from "./Errors.ts"
@@ -117,6 +117,18 @@ export class PullsApi extends HttpApiGroup.make("pulls").add(
   })
     .annotate(OpenApi.Identifier, "repoUpdatePullRequest")
     .annotate(Access, write),
+  HttpApiEndpoint.get("compare", "/repos/:owner/:repo/compare/:basehead", {
+    params: { ...ownerRepo, basehead: Schema.String },
+    query: { verification: Schema.optional(Schema.String), files: Schema.optional(Schema.String) },
+    success: Schema.Struct({
+      commits: Schema.Array(Commit),
+      total_commits: Schema.Int,
+      files: Schema.Array(CommitAffectedFiles)
+    }).annotate({ identifier: "Compare" })
+  })
+    .annotate(OpenApi.Identifier, "repoCompareDiff")
+    // Forgejo: `reqRepoReader(code)`, no pulls unit needed.
+    .annotate(Access, { signedIn: false, scopes: ["repository"], repo: { role: "read", unit: "code" } }),
   HttpApiEndpoint.get("getPullByBaseHead", "/repos/:owner/:repo/pulls/:base/:head", {
     params: { ...ownerRepo, base: Schema.String, head: Schema.String },
     success: PullRequest

@@ -27,6 +27,16 @@ const WHITESPACE: Record<string, ReadonlyArray<string>> = {
   "show-all": []
 }
 
+/** A changed file's status as the compare's `files` name it (Forgejo's CommitAffectedFiles). */
+const COMPARE_STATUS: Record<string, string> = {
+  added: "added",
+  deleted: "removed",
+  renamed: "renamed",
+  copied: "copied",
+  changed: "modified",
+  unchanged: "modified"
+}
+
 /** The merge body as Forgejo binds it: JSON (keys matched without case) or a form. */
 const mergeBody = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
@@ -118,6 +128,26 @@ export const PullsHttp = HttpApiBuilder.group(HearthApi, "pulls", (handlers) =>
           const opened = yield* CurrentRepo
           const loaded = yield* pulls.edit(opened, params.index, payload)
           return respond(PullRequest, yield* presentOne(opened, loaded), 201)
+        })
+      )
+      .handle("compare", ({ params, query }) =>
+        Effect.gen(function* () {
+          const opened = yield* CurrentRepo
+          const { base, head } = yield* pulls.compare(opened, params.basehead)
+          const { commits, total } = yield* Reader.listCommits(
+            opened.path,
+            head,
+            { offset: 0, limit: 1000 },
+            undefined,
+            base
+          )
+          const options = { ...detailOptions({ files: query.files, verification: query.verification }), stat: true }
+          const files = yield* Merge.changedFiles(opened.path, base, head)
+          return {
+            commits: yield* toCommits(opened.owner, opened.repo, opened.path, commits, opened.caller, options),
+            total_commits: total,
+            files: files.map((f) => ({ filename: f.filename, status: COMPARE_STATUS[f.status] ?? "modified" }))
+          }
         })
       )
       .handle("getPullByBaseHead", ({ params }) =>

@@ -14,6 +14,7 @@
 //   moved by compare-and-swap through the Repository entity: a push to the base meanwhile fails
 //   the merge with 409 and loses nothing.
 import { Context, Effect, Layer, Option } from "effect"
+import * as Reader from "../branches/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import * as Events from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
@@ -175,6 +176,15 @@ export class PullsService extends Context.Service<
       request: MergeRequest
     ) => Effect.Effect<void, ServiceError>
     readonly update: (opened: OpenedRepository, index: string, style: string) => Effect.Effect<void, ServiceError>
+    /**
+     * `base...head` (or `base..head`) of the repository, `head` possibly `owner:branch` of a fork
+     * (whose commits are fetched into the repository, as a pull request's would be): the two
+     * commits, in the repository's objects (Forgejo's `parseCompareInfo`).
+     */
+    readonly compare: (
+      opened: OpenedRepository,
+      basehead: string
+    ) => Effect.Effect<{ readonly base: string; readonly head: string }, ServiceError>
     /** Runs the mergeability check of a pull request now (the job's work). */
     readonly check: (pullId: number) => Effect.Effect<void>
     /** Re-reads a pull request with its repositories (after a change). */
@@ -1036,7 +1046,36 @@ export class PullsService extends Context.Service<
           )
         })
 
+      const compareRefs = (opened: OpenedRepository, basehead: string) =>
+        Effect.gen(function* () {
+          const dots = basehead.includes("...") ? "..." : ".."
+          const at = basehead.indexOf(dots)
+          if (at < 0) return yield* Errors.notFound()
+          const baseRef = basehead.slice(0, at)
+          const headInput = basehead.slice(at + dots.length)
+          const parts = headInput.split(":")
+          if (parts.length > 2 || baseRef === "" || headInput === "") return yield* Errors.notFound()
+          const [headOwner, headRef] = parts.length === 2 ? [parts[0]!, parts[1]!] : [undefined, parts[0]!]
+          const base = baseOf(opened)
+          const baseSha = Option.getOrUndefined(yield* Reader.resolveCommit(base.path, baseRef))
+          if (baseSha === undefined) return yield* Errors.notFound()
+          const head = yield* headRepositoryOf(base, headOwner)
+          if (head.repo.id !== base.repo.id && !atLeast((yield* accessFor(opened.caller, head)).code, "read")) {
+            return yield* Errors.notFound()
+          }
+          const headSha = Option.getOrUndefined(yield* Reader.resolveCommit(head.path, headRef))
+          if (headSha === undefined) return yield* Errors.notFound()
+          if (head.repo.id !== base.repo.id) yield* Merge.fetchCommit(base.path, head.path, headSha)
+          // Three dots: from the merge base, as Forgejo compares.
+          const start =
+            dots === "..."
+              ? Option.getOrElse(yield* Merge.mergeBase(base.path, baseSha, headSha), () => baseSha)
+              : baseSha
+          return { base: start, head: headSha }
+        })
+
       return PullsService.of({
+        compare: compareRefs,
         create,
         list,
         get: findPull,
