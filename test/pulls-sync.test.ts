@@ -11,6 +11,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import type { Event } from "../src/events/Events.ts"
 import { EventHub } from "../src/events/Hub.ts"
+import { PullsService } from "../src/pulls/Service.ts"
 import { gitIn } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
@@ -185,6 +186,33 @@ describe("a push to the base branch", () => {
       await gitIn(main, ["merge", "-q", "-X", "theirs", "--no-edit", "origin/main"])
     })
     await gitIn(main, ["push", "-q", "origin", "HEAD:refs/heads/clash"])
+    expect((await settled(index)).mergeable).toBe(true)
+  })
+})
+
+describe("after a crash", () => {
+  it("checks again the pull requests left marked as being checked with no job queued", async () => {
+    await gitIn(main, ["fetch", "-q", "origin"])
+    await gitIn(main, ["checkout", "-q", "-B", "lost", "origin/main"])
+    await push(main, "lost.txt", "lost", "refs/heads/lost")
+    const res = await request(hearth, "POST", "/repos/alice/app/pulls", basic("alice"), {
+      head: "lost",
+      base: "main",
+      title: "Lost"
+    })
+    const index = (await json(res)).number
+    await settled(index)
+    // What a crash between marking the pull request and queueing its job leaves.
+    await hearth.run(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient
+        yield* sql`UPDATE pull_requests SET status = 1, checked_base_sha = '', checked_head_sha = ''
+          WHERE issue_id = (SELECT id FROM issues WHERE index = ${index} AND is_pull
+            AND repo_id = (SELECT r.id FROM repositories r WHERE r.lower_name = 'app' AND r.owner_id =
+              (SELECT id FROM users WHERE lower_name = 'alice')))`
+      })
+    )
+    await hearth.run(Effect.flatMap(PullsService, (pulls) => pulls.resume))
     expect((await settled(index)).mergeable).toBe(true)
   })
 })

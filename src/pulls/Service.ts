@@ -191,6 +191,11 @@ export class PullsService extends Context.Service<
     readonly reload: (loaded: Loaded) => Effect.Effect<Loaded>
     /** Starts the mergeability jobs' listener and queues the checks a previous run left undone (`serve`). */
     readonly start: Effect.Effect<void>
+    /**
+     * Queues a check for every open pull request still marked as being checked: those whose job a
+     * crash lost between marking them and queueing it (run by `start`).
+     */
+    readonly resume: Effect.Effect<void>
   }
 >()("hearth/pulls/PullsService") {
   static readonly layer = Layer.effect(
@@ -435,12 +440,14 @@ export class PullsService extends Context.Service<
         })
       )
 
+      const resume = Effect.flatMap(pulls.openChecking, enqueueChecks)
+
       const start = Effect.gen(function* () {
         if (started) return
         started = true
         // Checks a previous run queued but never finished are still queued; these were marked
         // and their jobs never queued (a crash between the two).
-        yield* enqueueChecks(yield* pulls.openChecking)
+        yield* resume
         listening.push(
           queue.listen(
             CHECK_TOPIC,
@@ -1090,7 +1097,8 @@ export class PullsService extends Context.Service<
         update,
         check,
         reload,
-        start
+        start,
+        resume
       })
     })
   )
