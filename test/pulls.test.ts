@@ -346,6 +346,14 @@ describe("PATCH /repos/{o}/{r}/pulls/{index}", () => {
     expect(res.status).toBe(409)
     const after = await json(await request(hearth, "GET", `/repos/alice/app/pulls/${number}`, basic("alice")))
     expect(after).toMatchObject({ title: "to dev", base: { ref: "dev" } })
+    // Closing and retargeting at once: refused (Forgejo: the base of a closed pull request does not change), nothing changed.
+    const both = await request(hearth, "PATCH", `/repos/alice/app/pulls/${number}`, basic("alice"), {
+      state: "closed",
+      base: "other"
+    })
+    expect(both.status).toBe(422)
+    expect((await json(both)).message).toMatch(/^issue is closed/)
+    expect((await json(await request(hearth, "GET", `/repos/alice/app/pulls/${number}`, undefined))).state).toBe("open")
     expect(
       (await request(hearth, "PATCH", `/repos/alice/app/pulls/${number}`, basic("alice"), { state: "closed" })).status
     ).toBe(201)

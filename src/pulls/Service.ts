@@ -665,8 +665,10 @@ export class PullsService extends Context.Service<
             if ((yield* branchSha(loaded.base.path, newBase)) === undefined) {
               return yield* Errors.notFound()
             }
-            const closing = input.state === "closed"
-            if (issue.isClosed && input.state !== "open" && !closing) {
+            // Forgejo changes the base after the state: a pull request closed then (or before) is refused.
+            const endsClosed =
+              input.state !== undefined && input.state !== null ? input.state === "closed" : issue.isClosed
+            if (endsClosed) {
               return yield* Errors.validationFailed(
                 `issue is closed [id: ${issue.id}, repo_id: ${issue.repoId}, index: ${issue.index}]`
               )
@@ -706,11 +708,6 @@ export class PullsService extends Context.Service<
           }
           const current = yield* reload(loaded)
           if (newBase !== undefined && !current.pull.hasMerged) {
-            if (current.issue.isClosed) {
-              return yield* Errors.validationFailed(
-                `issue is closed [id: ${issue.id}, repo_id: ${issue.repoId}, index: ${issue.index}]`
-              )
-            }
             const at = new Date()
             yield* pulls.setBase(pull.id, newBase)
             yield* issueRows.insertComment({
