@@ -279,6 +279,11 @@ describe("POST /pulls/{index}/merge: refusals", () => {
     expect((await request(hearth, "PATCH", "/repos/alice/app/pulls/1", basic("alice"), { state: "open" })).status).toBe(
       412
     )
+    // Nor through the issue route: a merged pull request stays closed.
+    const viaIssue = await request(hearth, "PATCH", "/repos/alice/app/issues/1", basic("alice"), { state: "open" })
+    expect(viaIssue.status).toBe(412)
+    expect((await json(viaIssue)).message).toBe("cannot change state of this pull request, it was already merged")
+    expect((await json(await request(hearth, "GET", "/repos/alice/app/pulls/1", undefined))).state).toBe("closed")
     await branch("cl1", "cl1.txt", "x\n")
     const index = await openPull("cl1")
     await request(hearth, "PATCH", `/repos/alice/app/pulls/${index}`, basic("alice"), { state: "closed" })

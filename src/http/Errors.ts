@@ -30,6 +30,8 @@ export class ValidationFailed extends Schema.Error<ValidationFailed>("Validation
   },
   { httpApiStatus: 422 }
 ) {}
+/** 412: a change the resource's state no longer allows (Forgejo: the state of a merged pull request). */
+export class PreconditionFailed extends make<PreconditionFailed>()("PreconditionFailed", 412) {}
 export class Locked extends make<Locked>()("Locked", 423) {}
 export class TooManyRequests extends Schema.Error<TooManyRequests>("TooManyRequests")(
   { ...body, retryAfterSeconds: Schema.Number },
@@ -51,6 +53,7 @@ export const commonErrors = [
   Conflict,
   PayloadTooLarge,
   ValidationFailed,
+  PreconditionFailed,
   Locked,
   TooManyRequests,
   InternalError,
@@ -65,6 +68,7 @@ export type ApiError =
   | Conflict
   | PayloadTooLarge
   | ValidationFailed
+  | PreconditionFailed
   | Locked
   | TooManyRequests
   | InternalError
@@ -85,6 +89,7 @@ export const validationFailed = (message: string) => new ValidationFailed({ mess
 export const invalidTopics = (message: string, invalid: string | ReadonlyArray<string> | null) =>
   new ValidationFailed({ message, url: "", invalidTopics: invalid })
 export const locked = (message: string) => new Locked({ message, url: "" })
+export const preconditionFailed = (message: string) => new PreconditionFailed({ message, url: "" })
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new TooManyRequests({ message, url: "", retryAfterSeconds })
 export const internalError = (message: string) => new InternalError({ message, url: "" })

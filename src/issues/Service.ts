@@ -23,6 +23,7 @@ import {
   isRepoAdmin,
   isWriter,
   LOCKED_REFUSED,
+  MERGED_STATE_REFUSED,
   mayComment,
   mayEditIssue,
   UPDATED_AT_OUT_OF_RANGE,
@@ -935,6 +936,12 @@ export class IssuesService extends Context.Service<
               return yield* Errors.forbidden("user should be the poster or have write permission")
             }
             const given = yield* resolveUpdatedAt(opened, issue, input.updated_at)
+            // A merged pull request stays closed, whatever `state` says (checked before any change).
+            if (issue.isPull && input.state !== undefined && input.state !== null) {
+              if ((yield* repo.pullStatesOf([issue.id])).get(issue.id)?.merged === true) {
+                return yield* Errors.preconditionFailed(MERGED_STATE_REFUSED)
+              }
+            }
             const at = given ?? new Date()
             const doer = opened.caller!.user
             const writer = isWriter(opened)

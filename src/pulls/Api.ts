@@ -7,7 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { Commit, CommitAffectedFiles } from "../branches/Api.ts"
 import { Access } from "../http/Access.ts"
 import { PageQuery } from "../http/Pagination.ts"
-import { MethodNotAllowed, PreconditionFailed } from "./Errors.ts"
+import { MethodNotAllowed } from "./Errors.ts"
 import {
   ChangedFile,
   CreatePullRequestOption,
@@ -62,8 +62,7 @@ export class PullsApi extends HttpApiGroup.make("pulls").add(
     params: withIndex,
     payload: EditPullRequestOption,
     // Forgejo answers an edit with 201.
-    success: created(PullRequest),
-    error: PreconditionFailed
+    success: created(PullRequest)
   })
     .annotate(OpenApi.Identifier, "repoEditPullRequest")
     .annotate(Access, write),

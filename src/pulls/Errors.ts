@@ -1,6 +1,6 @@
-// The refusals only pull requests answer with: 405 for a merge that is not allowed now (Forgejo's
-// `CheckPullMergeable`: merged, work in progress, not mergeable, style not allowed) and 412 for a
-// state change of a merged pull request. Rendered as every error is (`{message, url}`).
+// The refusal only pull requests answer with: 405 for a merge that is not allowed now (Forgejo's
+// `CheckPullMergeable`: merged, work in progress, not mergeable, style not allowed). Rendered as
+// every error is (`{message, url}`).
 import { Schema } from "effect"
 
 const body = { message: Schema.String, url: Schema.String }
@@ -8,9 +8,5 @@ const body = { message: Schema.String, url: Schema.String }
 export class MethodNotAllowed extends Schema.Error<MethodNotAllowed>("MethodNotAllowed")(body, {
   httpApiStatus: 405
 }) {}
-export class PreconditionFailed extends Schema.Error<PreconditionFailed>("PreconditionFailed")(body, {
-  httpApiStatus: 412
-}) {}
 
 export const methodNotAllowed = (message: string) => new MethodNotAllowed({ message, url: "" })
-export const preconditionFailed = (message: string) => new PreconditionFailed({ message, url: "" })

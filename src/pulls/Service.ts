@@ -25,7 +25,7 @@ import { signatureAt } from "../git/Write.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
-import { isPoster, isWriter } from "../issues/Policy.ts"
+import { isPoster, isWriter, MERGED_STATE_REFUSED } from "../issues/Policy.ts"
 import { commentType, isWorkInProgress } from "../issues/Present.ts"
 import { type IssueRow, IssuesRepo } from "../issues/Repo.ts"
 import type { Issue } from "../issues/Schema.ts"
@@ -39,12 +39,12 @@ import { ReposService } from "../repos/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { gitIdentity } from "../users/Schema.ts"
-import { type MethodNotAllowed, methodNotAllowed, type PreconditionFailed, preconditionFailed } from "./Errors.ts"
+import { type MethodNotAllowed, methodNotAllowed } from "./Errors.ts"
 import { mayForceMerge, mayMerge, mayPushTo, mergeAllowed } from "./Policy.ts"
 import { type CheckResult, type PullFilter, type PullRow, type PullSort, PullStatus, PullsRepo } from "./Repo.ts"
 import { type CreatePullRequestOption, type EditPullRequestOption, MERGE_DO, type MergeDo } from "./Schema.ts"
 
-type ServiceError = Errors.ApiError | MethodNotAllowed | PreconditionFailed
+type ServiceError = Errors.ApiError | MethodNotAllowed
 
 export const CHECK_TOPIC = "pulls:check"
 
@@ -655,7 +655,7 @@ export class PullsService extends Context.Service<
           }
           // Every refusal first, so that a refused request changes nothing.
           if (input.state !== undefined && input.state !== null && pull.hasMerged) {
-            return yield* preconditionFailed("cannot change state of this pull request, it was already merged")
+            return yield* Errors.preconditionFailed(MERGED_STATE_REFUSED)
           }
           const newBase =
             input.base !== undefined && input.base !== null && input.base !== "" && input.base !== pull.baseBranch
