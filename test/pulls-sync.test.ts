@@ -218,6 +218,43 @@ describe("after a crash", () => {
 })
 
 describe("events of a pull request", () => {
+  it("opens with labels, milestone and assignees: Forgejo's opened, label_updated, milestoned, assigned", async () => {
+    await gitIn(main, ["fetch", "-q", "origin"])
+    await gitIn(main, ["checkout", "-q", "-B", "meta", "origin/main"])
+    await push(main, "meta.txt", "meta", "refs/heads/meta")
+    const label = await json(
+      await request(hearth, "POST", "/repos/alice/app/labels", basic("alice"), {
+        name: "kind/feature",
+        color: "00ff00"
+      })
+    )
+    const milestone = await json(
+      await request(hearth, "POST", "/repos/alice/app/milestones", basic("alice"), { title: "v1" })
+    )
+    seen.length = 0
+    const res = await request(hearth, "POST", "/repos/alice/app/pulls", basic("alice"), {
+      head: "meta",
+      base: "main",
+      title: "Meta",
+      labels: [label.id],
+      milestone: milestone.id,
+      assignees: ["alice"]
+    })
+    expect(res.status).toBe(201)
+    const pull = await json(res)
+    expect(pull).toMatchObject({
+      labels: [{ name: "kind/feature" }],
+      milestone: { title: "v1" },
+      assignee: { login: "alice" }
+    })
+    expect(pullEvents().map((e) => (e._tag === "Issues" ? [e.action, e.issue.isPull] : e._tag))).toEqual([
+      ["opened", true],
+      ["label_updated", true],
+      ["milestoned", true],
+      ["assigned", true]
+    ])
+  })
+
   it("publishes edited (with the old base), closed, reopened and the merge as closed with merged", async () => {
     await gitIn(main, ["fetch", "-q", "origin"])
     await gitIn(main, ["checkout", "-q", "-B", "ev", "origin/main"])
