@@ -288,3 +288,34 @@ describe("events of a pull request", () => {
     expect(seen.some((e) => e._tag === "PushCommits" && e.refs.some((r) => r.ref === "refs/heads/stable"))).toBe(true)
   })
 })
+
+describe("updating a fork's head branch (POST /pulls/{index}/update)", () => {
+  it("lets the base's maintainers update it only when the poster allows maintainer edits", async () => {
+    await gitIn(fork, ["fetch", "-q", "origin"])
+    await gitIn(fork, ["checkout", "-q", "-B", "maint", "origin/main"])
+    const head = await push(fork, "maint.txt", "maint", "refs/heads/maint")
+    const res = await request(hearth, "POST", "/repos/alice/app/pulls", basic("bob"), {
+      head: "bob:maint",
+      base: "main",
+      title: "Maintainers welcome"
+    })
+    const index = (await json(res)).number
+    await gitIn(main, ["fetch", "-q", "origin"])
+    await gitIn(main, ["checkout", "-q", "-B", "main", "origin/main"])
+    const base = await push(main, "main-maint.txt", "moved on", "refs/heads/main")
+    const update = () => request(hearth, "POST", `/repos/alice/app/pulls/${index}/update`, basic("alice"))
+    expect((await update()).status).toBe(403)
+    expect(
+      (await request(hearth, "PATCH", `/repos/alice/app/pulls/${index}`, basic("bob"), { allow_maintainer_edit: true }))
+        .status
+    ).toBe(201)
+    expect((await update()).status).toBe(200)
+    const tip = await inBare("bob", ["rev-parse", "refs/heads/maint"])
+    expect(await inBare("bob", ["log", "-1", "--format=%P", tip])).toBe(`${head} ${base}`)
+    // The push to the fork's branch moved the pull request's head in the base repository.
+    expect(await inBare("alice", ["rev-parse", `refs/pull/${index}/head`])).toBe(tip)
+    const pull = await settled(index)
+    expect(pull.head.sha).toBe(tip)
+    expect(pull.mergeable).toBe(true)
+  })
+})
