@@ -243,6 +243,31 @@ export class PullsService extends Context.Service<
           return { pull, issue, base: baseSide, head } satisfies Loaded
         })
 
+      /** A page of pull requests of one base repository: their issues in one query, each head repository once. */
+      const loadMany = (rows: ReadonlyArray<PullRow>, base: Side) =>
+        Effect.gen(function* () {
+          const issuesById = new Map((yield* issueRows.issuesByIds(rows.map((r) => r.issueId))).map((i) => [i.id, i]))
+          const heads = new Map<number, Side | undefined>([[base.repo.id, base]])
+          const out: Array<Loaded> = []
+          for (const pull of rows) {
+            const issue = issuesById.get(pull.issueId)
+            if (issue === undefined) continue
+            let head: Side | undefined
+            if (pull.headRepoId !== null) {
+              if (!heads.has(pull.headRepoId)) {
+                const row = yield* repoRows.findById(pull.headRepoId)
+                heads.set(
+                  pull.headRepoId,
+                  Option.isSome(row) ? Option.getOrUndefined(yield* sideOf(row.value)) : undefined
+                )
+              }
+              head = heads.get(pull.headRepoId)
+            }
+            out.push({ pull, issue, base, head })
+          }
+          return out
+        })
+
       const reload = (loaded: Loaded) =>
         Effect.flatMap(pulls.byId(loaded.pull.id), (row) => load(Option.getOrThrow(row), loaded.base))
 
@@ -609,9 +634,7 @@ export class PullsService extends Context.Service<
           }
           const found = yield* pulls.list(filter, page)
           const base = baseOf(opened)
-          const rows: Array<Loaded> = []
-          for (const row of found.rows) rows.push(yield* load(row, base))
-          return { rows, total: found.total }
+          return { rows: yield* loadMany(found.rows, base), total: found.total }
         })
 
       const getByBaseHead = (opened: OpenedRepository, baseBranch: string, headInput: string) =>
@@ -1083,10 +1106,7 @@ export class PullsService extends Context.Service<
         create,
         list,
         get: findPull,
-        pinned: (opened) =>
-          Effect.flatMap(pulls.pinned(opened.repo.id), (rows) =>
-            Effect.forEach(rows, (row) => load(row, baseOf(opened)))
-          ),
+        pinned: (opened) => Effect.flatMap(pulls.pinned(opened.repo.id), (rows) => loadMany(rows, baseOf(opened))),
         getByBaseHead,
         edit,
         isMerged: (opened, index) => Effect.map(findPull(opened, index), (l) => l.pull.hasMerged),
