@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import type { Event } from "../src/events/Events.ts"
 import { EventHub } from "../src/events/Hub.ts"
 import { PullsService } from "../src/pulls/Service.ts"
-import { gitIn } from "./support/git.ts"
+import { gitIn, gitRun } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
@@ -128,6 +128,18 @@ describe("a push to the head branch", () => {
     const pull = await settled(index)
     expect(pull.head.sha).toBe(after)
     expect(pull.mergeable).toBe(true)
+  })
+
+  it("keeps refs/pull/{n}/head Hearth's own: a push can neither update nor delete it; a fetch reads it", async () => {
+    const update = await gitRun(main, ["push", "origin", `HEAD~1:refs/pull/${index}/head`])
+    expect(update.code).not.toBe(0)
+    expect(update.stderr).toContain("deny updating a hidden ref")
+    const remove = await gitRun(main, ["push", "origin", `:refs/pull/${index}/head`])
+    expect(remove.code).not.toBe(0)
+    expect(remove.stderr).toContain("deny deleting a hidden ref")
+    const head = await inBare("alice", ["rev-parse", `refs/pull/${index}/head`])
+    await gitIn(main, ["fetch", "-q", "origin", `refs/pull/${index}/head:refs/remotes/origin/pr`])
+    expect(await gitIn(main, ["rev-parse", "refs/remotes/origin/pr"])).toBe(head)
   })
 
   it("marks a force push as one", async () => {
