@@ -128,6 +128,13 @@ export class PullsApi extends HttpApiGroup.make("pulls").add(
     .annotate(OpenApi.Identifier, "repoCompareDiff")
     // Forgejo: `reqRepoReader(code)`, no pulls unit needed.
     .annotate(Access, { signedIn: false, scopes: ["repository"], repo: { role: "read", unit: "code" } }),
+  HttpApiEndpoint.get("commitPull", "/repos/:owner/:repo/commits/:sha/pull", {
+    params: { ...ownerRepo, sha: Schema.String },
+    success: PullRequest
+  })
+    .annotate(OpenApi.Identifier, "repoGetCommitPullRequest")
+    // Forgejo: `reqRepoReader(code)`: the pull request of a merge commit, pulls unit or not.
+    .annotate(Access, { signedIn: false, scopes: ["repository"], repo: { role: "read", unit: "code" } }),
   HttpApiEndpoint.get("getPullByBaseHead", "/repos/:owner/:repo/pulls/:base/:head", {
     params: { ...ownerRepo, base: Schema.String, head: Schema.String },
     success: PullRequest

@@ -150,6 +150,12 @@ export const PullsHttp = HttpApiBuilder.group(HearthApi, "pulls", (handlers) =>
           }
         })
       )
+      .handle("commitPull", ({ params }) =>
+        Effect.gen(function* () {
+          const opened = yield* CurrentRepo
+          return respond(PullRequest, yield* presentOne(opened, yield* pulls.byMergeCommit(opened, params.sha)))
+        })
+      )
       .handle("getPullByBaseHead", ({ params }) =>
         Effect.gen(function* () {
           const opened = yield* CurrentRepo

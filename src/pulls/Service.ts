@@ -159,6 +159,8 @@ export class PullsService extends Context.Service<
     ) => Effect.Effect<{ readonly rows: ReadonlyArray<Loaded>; readonly total: number }, ServiceError>
     readonly get: (opened: OpenedRepository, index: string) => Effect.Effect<Loaded, ServiceError>
     readonly pinned: (opened: OpenedRepository) => Effect.Effect<ReadonlyArray<Loaded>>
+    /** The pull request whose merge made commit `sha` (its `merge_commit_sha`), or 404. */
+    readonly byMergeCommit: (opened: OpenedRepository, sha: string) => Effect.Effect<Loaded, ServiceError>
     readonly getByBaseHead: (
       opened: OpenedRepository,
       base: string,
@@ -1106,6 +1108,12 @@ export class PullsService extends Context.Service<
         create,
         list,
         get: findPull,
+        byMergeCommit: (opened, sha) =>
+          Effect.gen(function* () {
+            const found = yield* pulls.byMergeCommit(opened.repo.id, sha.toLowerCase())
+            if (Option.isNone(found)) return yield* Errors.notFound()
+            return yield* load(found.value, baseOf(opened))
+          }),
         pinned: (opened) => Effect.flatMap(pulls.pinned(opened.repo.id), (rows) => loadMany(rows, baseOf(opened))),
         getByBaseHead,
         edit,
