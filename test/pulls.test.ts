@@ -471,3 +471,26 @@ describe(".diff, .patch, commits and files", () => {
     expect((await request(hearth, "GET", "/repos/alice/app/pulls/99/merge", undefined)).status).toBe(404)
   })
 })
+
+describe("a head in a private fork", () => {
+  it("answers 404 for a head in a fork the caller cannot read", async () => {
+    expect((await request(hearth, "POST", "/repos/alice/app/forks", basic("erin"), {})).status).toBe(202)
+    for (let i = 0; i < 400; i++) {
+      if ((await json(await request(hearth, "GET", "/repos/erin/app", basic("erin")))).empty === false) break
+      await sleep(25)
+    }
+    await commitFile("erin", "app", "hidden.txt", "hidden\n", "hidden", "main")
+    expect((await request(hearth, "PATCH", "/repos/erin/app", basic("erin"), { private: true })).status).toBe(200)
+    const body = { head: "erin:hidden", base: "main", title: "Hidden" }
+    expect((await createPull("alice", "app", basic("dave"), body)).status).toBe(404)
+    // Its owner can (and the pull request then shows the head repository only to who may read it).
+    const made = await createPull("alice", "app", basic("erin"), body)
+    expect(made.status).toBe(201)
+    const number = (await json(made)).number
+    const seen = await json(await request(hearth, "GET", `/repos/alice/app/pulls/${number}`, basic("dave")))
+    expect(seen.head.repo).toBeNull()
+    expect(
+      (await request(hearth, "PATCH", `/repos/alice/app/pulls/${number}`, basic("erin"), { state: "closed" })).status
+    ).toBe(201)
+  })
+})
