@@ -31,6 +31,7 @@ import { NotificationsApi } from "./notifications/Api.ts"
 import { OAuth2Api } from "./oauth2/Api.ts"
 import { OrgsApi } from "./orgs/Api.ts"
 import { ProtectionApi } from "./protection/Api.ts"
+import { PullsApi } from "./pulls/Api.ts"
 import { QuotaApi } from "./quota/Api.ts"
 import { ReposApi } from "./repos/Api.ts"
 import { RepoAssignment } from "./repos/Assignment.ts"
@@ -83,7 +84,8 @@ export class HearthApi extends HttpApi.make("hearth")
     NotificationsApi,
     StatusesApi,
     ProtectionApi,
-    WikiApi
+    WikiApi,
+    PullsApi
   )
   .prefix("/api/v1")
   // Applied inside out: the repository of the path is resolved after authentication (before the

@@ -59,6 +59,9 @@ import { OrgsService } from "./orgs/Service.ts"
 import { PushGate } from "./protection/Push.ts"
 import { ProtectionRepo } from "./protection/Repo.ts"
 import { ProtectionService } from "./protection/Service.ts"
+import { PullPresenter } from "./pulls/Present.ts"
+import { PullsRepo } from "./pulls/Repo.ts"
+import { PullsService } from "./pulls/Service.ts"
 import { QuotaRepo } from "./quota/Repo.ts"
 import { QuotaService } from "./quota/Service.ts"
 import { RepoPolicy } from "./repos/Policy.ts"
@@ -110,7 +113,8 @@ const Repos = Layer.mergeAll(
   SessionsRepo.layer,
   NotificationsRepo.layer,
   StatusesRepo.layer,
-  ProtectionRepo.layer
+  ProtectionRepo.layer,
+  PullsRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -120,6 +124,7 @@ const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2
 export const Services = Layer.mergeAll(
   AdminUsers.layer,
   MarkdownRenderer.layer,
+  PullPresenter.layer.pipe(Layer.provideMerge(PullsService.layer)),
   IssueExtras.layer,
   IssueDeps.layer,
   IssueTimes.layer,

@@ -53,6 +53,7 @@ import { NotificationsHttp } from "./notifications/Http.ts"
 import { OAuth2Http } from "./oauth2/Http.ts"
 import { OrgsHttp } from "./orgs/Http.ts"
 import { ProtectionHttp } from "./protection/Http.ts"
+import { PullsHttp } from "./pulls/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
 import { RepoAssignmentLive } from "./repos/Assignment.ts"
 import { GitHttpRoutes } from "./repos/GitHttp.ts"
@@ -192,7 +193,8 @@ export const ApiHandlers = Layer.mergeAll(
   NotificationsHttp,
   StatusesHttp,
   ProtectionHttp,
-  WikiHttp
+  WikiHttp,
+  PullsHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(

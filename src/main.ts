@@ -9,6 +9,7 @@ import { isMissingDatabase } from "./db/Database.ts"
 import { EventHub, publishLeftoverPushes } from "./events/Hub.ts"
 import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
 import { OutageLogsLayer } from "./health/Database.ts"
+import { PullsService } from "./pulls/Service.ts"
 import { serverLayer } from "./Server.ts"
 import { highlighter } from "./web/code/Highlight.ts"
 
@@ -40,6 +41,8 @@ const announce = Effect.gen(function* () {
   // The event hub's durable consumers too, after the pushes an earlier run left unpublished.
   yield* publishLeftoverPushes(settings.server.APP_DATA_PATH, performance.timeOrigin)
   yield* (yield* EventHub).start
+  // Pull requests' mergeability checks (a queue of their own), likewise.
+  yield* (yield* PullsService).start
 })
 
 const logLevels = {

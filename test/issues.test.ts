@@ -227,8 +227,10 @@ describe("GET /repos/{o}/{r}/issues", () => {
     )
   })
 
-  it("answers 404 for pulls (none yet), an unknown or private repository", async () => {
-    expect((await request(hearth, "GET", "/repos/alice/filters/issues?type=pulls")).status).toBe(404)
+  it("answers pulls (none here: an empty list), 404 for an unknown or private repository", async () => {
+    const pulls = await request(hearth, "GET", "/repos/alice/filters/issues?type=pulls")
+    expect(pulls.status).toBe(200)
+    expect(await pulls.json()).toEqual([])
     expect((await request(hearth, "GET", "/repos/alice/secret/issues", bob)).status).toBe(404)
     expect((await request(hearth, "GET", "/repos/alice/secret/issues")).status).toBe(404)
   })

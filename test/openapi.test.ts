@@ -114,6 +114,23 @@ describe("operation ids", () => {
     for (const op of ops) expect(op.id, `${op.method} ${op.path}`).toMatch(/^[A-Za-z][A-Za-z0-9]*$/)
     expect(new Set(ids).size).toBe(ids.length)
     expect(ids).toEqual(expect.arrayContaining(["repoListJobs", "adminListJobs", "userGetCurrent", "repoGet"]))
+    // Pull requests (issue 19), under Forgejo's paths: `/pulls/{index}.{diffType}` among them.
+    const pulls = ops.filter((op) => op.path.startsWith("/api/v1/repos/{owner}/{repo}/pulls")).map((op) => op.id)
+    expect(pulls).toEqual(
+      expect.arrayContaining([
+        "repoListPullRequests",
+        "repoCreatePullRequest",
+        "repoGetPullRequest",
+        "repoEditPullRequest",
+        "repoGetPullRequestByBaseHead",
+        "repoDownloadPullDiffOrPatch",
+        "repoGetPullRequestCommits",
+        "repoGetPullRequestFiles",
+        "repoPullRequestIsMerged",
+        "repoMergePullRequest",
+        "repoUpdatePullRequest"
+      ])
+    )
   })
 
   it("gives every operation Forgejo has the operationId of Forgejo's swagger", async (context) => {

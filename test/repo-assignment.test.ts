@@ -108,6 +108,15 @@ const ROUTES: ReadonlyArray<{
     }
   },
   {
+    name: "GET /repos/{o}/{r}/pulls (read, pulls unit)",
+    call: (repo, caller) => request(hearth, "GET", `/repos/owner/${repo}/pulls`, auth[caller]),
+    expected: {
+      public: row(200, 200, 200, 200, 200, 200, 200),
+      private: row(404, 200, 200, 200, 200, 200, 403),
+      archived: row(200, 200, 200, 200, 200, 200, 200)
+    }
+  },
+  {
     name: "PATCH /repos/{o}/{r}/wiki/page/{pageName} (write on wiki, content)",
     call: (repo, caller) =>
       request(hearth, "PATCH", `/repos/owner/${repo}/wiki/page/Home`, auth[caller], { content_base64: "" }),
@@ -117,6 +126,17 @@ const ROUTES: ReadonlyArray<{
       archived: row(401, 403, 423, 423, 423, 423, 423)
     },
     refused: "user should have a permission to write to a repo"
+  },
+  {
+    // Any reader may open a pull request (Forgejo); past the rule, head = base is the route's own 422.
+    name: "POST /repos/{o}/{r}/pulls (read, pulls unit, not archived)",
+    call: (repo, caller) =>
+      request(hearth, "POST", `/repos/owner/${repo}/pulls`, auth[caller], { head: "main", base: "main", title: "t" }),
+    expected: {
+      public: row(401, 422, 422, 422, 422, 422, 422),
+      private: row(401, 422, 422, 422, 422, 422, 403),
+      archived: row(401, 423, 423, 423, 423, 423, 423)
+    }
   }
 ]
 

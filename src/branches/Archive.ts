@@ -26,7 +26,12 @@ export const parseArchiveName = (name: string): { readonly ref: string; readonly
  * Streams `git <args>` run against `repo` as the response body. Git's arguments are built by
  * the caller from a resolved object name or full ref, never from raw input.
  */
-export const streamGit = (repo: string, args: ReadonlyArray<string>, format: Format, filename: string) =>
+export const streamGit = (
+  repo: string,
+  args: ReadonlyArray<string>,
+  format: { readonly contentType: string },
+  filename?: string
+) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const child = spawn("git", args as Array<string>, {
@@ -62,7 +67,10 @@ export const streamGit = (repo: string, args: ReadonlyArray<string>, format: For
     return HttpServerResponse.raw(body, {
       contentType: format.contentType,
       headers: {
-        "content-disposition": `attachment; filename="${filename.replace(/["\\\r\n]/g, "_")}"`,
+        // Without a file name the body is shown, not saved (a pull request's .diff).
+        ...(filename === undefined
+          ? {}
+          : { "content-disposition": `attachment; filename="${filename.replace(/["\\\r\n]/g, "_")}"` }),
         "cache-control": "no-store"
       }
     })

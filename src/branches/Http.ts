@@ -10,7 +10,6 @@ import * as Write from "../git/Write.ts"
 import { type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
-import { parseFormBool } from "../http/Query.ts"
 import { atLeast } from "../lib/AccessMode.ts"
 import { branchNameProblem, NAME_MAX, refNameProblem } from "../lib/Names.ts"
 import { ProtectionService } from "../protection/Service.ts"
@@ -20,47 +19,11 @@ import type { RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
-import { gitIdentity, toApiUser, type User } from "../users/Schema.ts"
-import { UsersService } from "../users/Service.ts"
-import { type Branch, type Commit, type Tag, UNSIGNED_VERIFICATION } from "./Api.ts"
+import { gitIdentity } from "../users/Schema.ts"
+import type { Branch, Tag } from "./Api.ts"
 import { parseArchiveName, streamGit } from "./Archive.ts"
+import { type DetailOptions, detailOptions, makeCommitPresenter, verificationOf } from "./Commits.ts"
 import * as Reader from "./Service.ts"
-
-// Forgejo's answer for an unsigned commit.
-
-/**
- * Hearth keeps no signing keys yet, so a signed commit is answered as Forgejo answers one whose
- * key it does not know: not verified, "no known key", with the signature and what it signs.
- */
-const verificationOf = (signature: Reader.CommitSignature | undefined) =>
-  signature === undefined
-    ? UNSIGNED_VERIFICATION
-    : {
-        verified: false,
-        reason: "gpg.error.no_gpg_keys_found",
-        signature: signature.signature,
-        signer: null,
-        payload: signature.payload
-      }
-
-/** Forgejo's detail switches: absent or empty is on. */
-const switchOn = (value: string | undefined) => parseFormBool(value) ?? true
-
-interface DetailOptions {
-  readonly stat: boolean
-  readonly files: boolean
-  readonly verification: boolean
-}
-
-const detailOptions = (query: {
-  readonly stat?: string | undefined
-  readonly files?: string | undefined
-  readonly verification?: string | undefined
-}): DetailOptions => ({
-  stat: switchOn(query.stat),
-  files: switchOn(query.files),
-  verification: switchOn(query.verification)
-})
 
 /** A name with `/` that reached a `/{name}/{rest}/*` route, put back together. */
 const joinName = (first: string, rest?: string, tail?: string) =>
@@ -78,7 +41,6 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const settings = yield* Settings
     const repos = yield* ReposService
     const events = yield* EventHub
-    const users = yield* UsersService
     const writer = yield* RepositoryWriter
     const quota = yield* QuotaService
     const protection = yield* ProtectionService
@@ -90,60 +52,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const apiBase = (owner: UserRow, repo: RepoRow) => `${root}api/v1/repos/${owner.name}/${repo.name}`
     const htmlBase = (owner: UserRow, repo: RepoRow) => `${root}${owner.name}/${repo.name}`
 
-    /** Accounts behind commit e-mails (null when none), looked up once per address. */
-    const accountsByEmail = (emails: ReadonlyArray<string>, viewer: Principal | undefined) =>
-      Effect.gen(function* () {
-        const found = new Map<string, User | null>()
-        for (const email of emails) {
-          const key = email.toLowerCase()
-          if (found.has(key)) continue
-          const row = yield* users.byCommitEmail(email)
-          found.set(key, Option.isSome(row) ? toApiUser(settings, row.value, viewer) : null)
-        }
-        return (email: string) => found.get(email.toLowerCase()) ?? null
-      })
-
-    const toCommits = (
-      owner: UserRow,
-      repo: RepoRow,
-      path: string,
-      commits: ReadonlyArray<Reader.CommitInfo>,
-      viewer: Principal | undefined,
-      options: DetailOptions
-    ) =>
-      Effect.gen(function* () {
-        const userOf = yield* accountsByEmail(
-          commits.flatMap((c) => [c.author.email, c.committer.email]),
-          viewer
-        )
-        const shas = commits.map((c) => c.sha)
-        // A few git calls for the whole page, each only when asked for.
-        const stats = options.stat ? yield* Reader.commitStats(path, shas) : undefined
-        const files = options.files ? yield* Reader.commitFiles(path, shas) : undefined
-        const signatures = options.verification ? yield* Reader.commitSignatures(path, shas) : undefined
-        const api = apiBase(owner, repo)
-        return commits.map(
-          (c): Commit => ({
-            url: `${api}/git/commits/${c.sha}`,
-            sha: c.sha,
-            created: c.committer.date,
-            html_url: `${htmlBase(owner, repo)}/commit/${c.sha}`,
-            commit: {
-              url: `${api}/git/commits/${c.sha}`,
-              author: c.author,
-              committer: c.committer,
-              message: c.message,
-              tree: { url: `${api}/git/trees/${c.tree}`, sha: c.tree, created: c.committer.date },
-              verification: signatures === undefined ? null : verificationOf(signatures.get(c.sha))
-            },
-            author: userOf(c.author.email),
-            committer: userOf(c.committer.email),
-            parents: c.parents.map((p) => ({ url: `${api}/git/commits/${p}`, sha: p, created: c.committer.date })),
-            files: files === undefined ? null : (files.get(c.sha) ?? []),
-            stats: stats === undefined ? null : (stats.get(c.sha) ?? { total: 0, additions: 0, deletions: 0 })
-          })
-        )
-      })
+    const { accountsByEmail, toCommits } = yield* makeCommitPresenter
 
     /** One commit for `ref` (branch, tag or commit id), or 404. */
     const oneCommit = (ref: string, options: DetailOptions) =>

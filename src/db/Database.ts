@@ -31,6 +31,7 @@ import m0019 from "./migrations/0019_issue_extras.ts"
 import m0020 from "./migrations/0020_notifications.ts"
 import m0021 from "./migrations/0021_attachments.ts"
 import m0022 from "./migrations/0022_issue_deps_times.ts"
+import m0023 from "./migrations/0023_pulls.ts"
 import m0024 from "./migrations/0024_protection_statuses.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -55,6 +56,7 @@ export const migrations = Migrator.fromRecord({
   "0020_notifications": m0020,
   "0021_attachments": m0021,
   "0022_issue_deps_times": m0022,
+  "0023_pulls": m0023,
   "0024_protection_statuses": m0024
 })
 

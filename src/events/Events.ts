@@ -24,6 +24,12 @@
 // | IssueComment                 | a comment was created, edited or deleted (`action`)   | issue_comment / created, edited, deleted (pull_request_comment) |
 // | CommitStatus                 | a commit status was posted (`sha`, `context`, `state`, `index`) | status (Forgejo's `HookEventStatus`) |
 // | Wiki                         | a wiki page was created, edited, renamed or deleted (`action`, `page`: its web path, `oldPage` when renamed, `comment`: the commit message), by the API or a git push to the wiki (`via`) | wiki / created, edited, renamed, deleted (Forgejo sends `edited` for a rename and nothing for a git push) |
+// | PullRequestSynchronized      | a push moved a pull request's head (`before`, `after`) | pull_request_sync / synchronized |
+//
+// A pull request is an issue: its opening, edits (`changes.ref.from` when its base branch changed),
+// closing, reopening, labels, milestone and assignees are `Issues` events (`issue.isPull`); its
+// merge is `Issues` / `closed` with `merged: true` (Forgejo's MergePullRequest: webhook
+// pull_request / closed with `pull_request.merged`).
 //
 // Later issues add pulls, reviews, releases, wiki and packages here.
 import { Schema } from "effect"
@@ -77,7 +83,9 @@ export type IssueRef = typeof IssueRef.Type
 /** What an edit changed, with the old value (Forgejo's `changes.{title,body}.from`). */
 const Changes = Schema.Struct({
   title: Schema.optionalKey(Schema.Struct({ from: Schema.String })),
-  body: Schema.optionalKey(Schema.Struct({ from: Schema.String }))
+  body: Schema.optionalKey(Schema.Struct({ from: Schema.String })),
+  /** A pull request's base branch. */
+  ref: Schema.optionalKey(Schema.Struct({ from: Schema.String }))
 })
 
 export const IssueAction = Schema.Literals([
@@ -102,7 +110,9 @@ export const Issues = Schema.TaggedStruct("Issues", {
   /** `assigned`/`unassigned`: whom. */
   assignee: Schema.optionalKey(Doer),
   /** `milestoned`/`demilestoned`: which milestone. */
-  milestoneId: Schema.optionalKey(Schema.Number)
+  milestoneId: Schema.optionalKey(Schema.Number),
+  /** `closed`: a pull request closed by its merge. */
+  merged: Schema.optionalKey(Schema.Boolean)
 })
 
 export const IssueComment = Schema.TaggedStruct("IssueComment", {
@@ -137,6 +147,14 @@ export const Wiki = Schema.TaggedStruct("Wiki", {
   via: Schema.Literals(["api", "http", "ssh"])
 })
 
+export const PullRequestSynchronized = Schema.TaggedStruct("PullRequestSynchronized", {
+  ...about,
+  issue: IssueRef,
+  /** The head commit before and after the push. */
+  before: Schema.String,
+  after: Schema.String
+})
+
 export const Event = Schema.Union([
   CreateRepository,
   MigrateRepository,
@@ -150,7 +168,8 @@ export const Event = Schema.Union([
   Issues,
   IssueComment,
   CommitStatus,
-  Wiki
+  Wiki,
+  PullRequestSynchronized
 ])
 export type Event = typeof Event.Type
 export type EventName = Event["_tag"]

@@ -65,6 +65,9 @@ export interface RunResult {
  * changes what a checkout writes.
  */
 export const HEARTH_GIT_CONFIG: ReadonlyArray<readonly [key: string, value: string]> = [
+  // A pull request's head (`refs/pull/{n}/head`) is Hearth's to move: pushes can neither update
+  // nor delete it, nor see it advertised (Forgejo's `receive.hideRefs=refs/pull/`); fetching it works.
+  ["receive.hideRefs", "refs/pull/"],
   ["receive.fsckObjects", "true"],
   ["receive.fsck.badTimezone", "ignore"],
   ["receive.fsck.missingSpaceBeforeDate", "ignore"],

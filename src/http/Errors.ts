@@ -17,7 +17,7 @@ export class BadRequest extends make<BadRequest>()("BadRequest", 400) {}
 export class Unauthorized extends make<Unauthorized>()("Unauthorized", 401) {}
 export class Forbidden extends make<Forbidden>()("Forbidden", 403) {}
 export class Conflict extends make<Conflict>()("Conflict", 409) {}
-/** 412: the request is sound but the item's state forbids it (an issue with open dependencies). */
+/** 412: the request is sound but the item's state forbids it (an issue with open dependencies, a merged pull request). */
 export class PreconditionFailed extends make<PreconditionFailed>()("PreconditionFailed", 412) {}
 /** 413; a refusal by quota also names the account charged (`user_id`, `username`), as Forgejo's body does. */
 export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")(

@@ -31,3 +31,5 @@ export const UPDATED_AT_REFUSED = "user needs to have admin or repository owner 
 export const UPDATED_AT_OUT_OF_RANGE =
   "unallowed update date, because given date must be between issue creation date and now"
 export const LOCKED_REFUSED = "You cannot comment on a locked issue."
+/** Forgejo's 412 for any `state` sent for a merged pull request (issue and pull request edits alike). */
+export const MERGED_STATE_REFUSED = "cannot change state of this pull request, it was already merged"

@@ -101,6 +101,24 @@ export const commentType = (name: CommentTypeName): number => COMMENT_TYPES.inde
 const REF_ACTIONS = ["none", "closes", "reopens", "neutered"] as const
 export const REF_NEUTERED = 3
 
+/** `[repository.pull-request] WORK_IN_PROGRESS_PREFIXES` (Forgejo's default): a draft's title starts with one. */
+export const WIP_PREFIXES = ["WIP:", "[WIP]"]
+export const isWorkInProgress = (title: string) =>
+  WIP_PREFIXES.some((prefix) => title.toUpperCase().startsWith(prefix.toUpperCase()))
+
+/** The issue JSON's `pull_request` member of a pull request (Forgejo's PullRequestMeta). */
+const pullRequestMeta = (
+  settings: SettingsShape,
+  place: RepoPlace,
+  issue: IssueRow,
+  state: { readonly merged: boolean; readonly mergedAt: Date | null } | undefined
+) => ({
+  merged: state?.merged ?? false,
+  merged_at: state?.merged === true && state.mergedAt !== null ? formatTime(state.mergedAt) : null,
+  draft: isWorkInProgress(issue.title),
+  html_url: issueHtmlUrl(settings, place, issue)
+})
+
 export const makePresenter = (settings: SettingsShape) =>
   Effect.gen(function* () {
     const users = yield* UsersRepo
@@ -119,11 +137,12 @@ export const makePresenter = (settings: SettingsShape) =>
       Effect.gen(function* () {
         if (rows.length === 0) return []
         const ids = rows.map((r) => r.id)
-        const [labels, assignees, milestones, assets] = yield* Effect.all([
+        const [labels, assignees, milestones, assets, pulls] = yield* Effect.all([
           repo.labelsOf(ids),
           repo.assigneesOf(ids),
           repo.milestonesByIds([...new Set(rows.flatMap((r) => (r.milestoneId === null ? [] : [r.milestoneId])))]),
-          attachments.ofIssues(ids)
+          attachments.ofIssues(ids),
+          repo.pullStatesOf(rows.filter((r) => r.isPull).map((r) => r.id))
         ])
         const people = yield* usersById([...rows.map((r) => r.posterId), ...[...assignees.values()].flat()])
         const milestoneById = new Map(milestones.map((m) => [m.id, m]))
@@ -156,7 +175,7 @@ export const makePresenter = (settings: SettingsShape) =>
             updated_at: formatTime(issue.updatedAt),
             closed_at: issue.isClosed && issue.closedAt !== null ? formatTime(issue.closedAt) : null,
             due_date: issue.deadline === null ? null : formatTime(issue.deadline),
-            pull_request: null,
+            pull_request: issue.isPull ? pullRequestMeta(settings, place, issue, pulls.get(issue.id)) : null,
             repository: {
               id: place.id,
               name: place.name,

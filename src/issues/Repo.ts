@@ -219,6 +219,8 @@ export class IssuesRepo extends Context.Service<
       readonly milestoneId: number | null
       readonly deadline: Date | null
       readonly at: Date
+      /** A pull request's issue (its row in pull_requests is src/pulls' to write). */
+      readonly isPull?: boolean | undefined
     }) => Effect.Effect<IssueRow>
     readonly issueByIndex: (repoId: number, index: number) => Effect.Effect<Option.Option<IssueRow>>
     readonly issueById: (id: number) => Effect.Effect<Option.Option<IssueRow>>
@@ -236,6 +238,10 @@ export class IssuesRepo extends Context.Service<
     /** Deletes the issue and what hangs off it, keeping the counters exact (its number is never reused). */
     readonly deleteIssue: (issue: IssueRow) => Effect.Effect<void>
     readonly recountComments: (issueId: number) => Effect.Effect<void>
+    /** Whether each of these pull requests' issues is merged, and when (the issue JSON's `pull_request`). */
+    readonly pullStatesOf: (
+      issueIds: ReadonlyArray<number>
+    ) => Effect.Effect<ReadonlyMap<number, { readonly merged: boolean; readonly mergedAt: Date | null }>>
 
     readonly assigneesOf: (issueIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, Array<number>>>
     readonly addAssignee: (issueId: number, userId: number) => Effect.Effect<boolean>
@@ -395,10 +401,12 @@ export class IssuesRepo extends Context.Service<
                 ref: input.ref,
                 milestone_id: input.milestoneId,
                 deadline: input.deadline,
+                is_pull: input.isPull === true,
                 created_at: input.at,
                 updated_at: input.at
               })} RETURNING *`
-              yield* sql`UPDATE repositories SET num_issues = num_issues + 1 WHERE id = ${input.repoId}`
+              const { all } = counterColumn(input.isPull === true)
+              yield* sql`UPDATE repositories SET ${all} = ${all} + 1 WHERE id = ${input.repoId}`
               return toIssue(rows[0]!)
             }),
           issueByIndex: (repoId, index) =>
@@ -454,6 +462,19 @@ export class IssuesRepo extends Context.Service<
           recountComments: (issueId) =>
             Effect.asVoid(sql`UPDATE issues SET num_comments =
               (SELECT count(*) FROM comments c WHERE c.issue_id = ${issueId} AND c.type IN (0, 22)) WHERE id = ${issueId}`),
+          pullStatesOf: (issueIds) =>
+            issueIds.length === 0
+              ? Effect.succeed(new Map())
+              : Effect.map(
+                  sql`SELECT issue_id, has_merged, merged_at FROM pull_requests WHERE issue_id IN ${sql.in(issueIds)}`,
+                  (rows) =>
+                    new Map(
+                      rows.map((r) => [
+                        num(r.issue_id),
+                        { merged: r.has_merged === true, mergedAt: (r.merged_at as Date | null) ?? null }
+                      ])
+                    )
+                ),
 
           assigneesOf: (issueIds) =>
             issueIds.length === 0

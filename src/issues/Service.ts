@@ -22,7 +22,7 @@ import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { IssueDepsRepo } from "./DepsRepo.ts"
 import { makeLookup, parseTime, resolveUpdatedAt } from "./Lookup.ts"
-import { isRepoAdmin, isWriter, LOCKED_REFUSED, mayComment, mayEditIssue } from "./Policy.ts"
+import { isRepoAdmin, isWriter, LOCKED_REFUSED, MERGED_STATE_REFUSED, mayComment, mayEditIssue } from "./Policy.ts"
 import { commentType, makePresenter, REF_NEUTERED, type RepoPlace } from "./Present.ts"
 import {
   type CommentRow,
@@ -203,6 +203,11 @@ export const findReferences = (text: string, rootUrl: string): Array<Reference> 
 
 type ServiceError = Errors.ApiError
 
+/** What a pull request adds to its issue's creation (see `create`). */
+export interface PullPart {
+  readonly within: (issue: IssueRow) => Effect.Effect<void>
+}
+
 export class IssuesService extends Context.Service<
   IssuesService,
   {
@@ -217,7 +222,15 @@ export class IssuesService extends Context.Service<
       page: Page
     ) => Effect.Effect<Listed<Issue>, ServiceError>
     readonly get: (opened: OpenedRepository, index: string) => Effect.Effect<Issue, ServiceError>
-    readonly create: (opened: OpenedRepository, input: CreateIssueOption) => Effect.Effect<Issue, ServiceError>
+    /**
+     * `pull`: the issue of a pull request (src/pulls), whose `within` writes the pull request's own
+     * row in the same transaction, before any event is published.
+     */
+    readonly create: (
+      opened: OpenedRepository,
+      input: CreateIssueOption,
+      pull?: PullPart
+    ) => Effect.Effect<Issue, ServiceError>
     readonly edit: (
       opened: OpenedRepository,
       index: string,
@@ -691,11 +704,13 @@ export class IssuesService extends Context.Service<
               if (byId !== undefined && byId.repoId === opened.repo.id) milestoneIds.push(byId.id)
             }
           }
-          if (query.type === "pulls") return yield* Errors.notFound()
+          // Pull requests too, where the pulls unit is on (Forgejo: asking for them there otherwise is 404).
+          const pulls = unitEnabled(opened.repo, "pulls")
+          if (query.type === "pulls" && !pulls) return yield* Errors.notFound()
           return {
             repoIds: [opened.repo.id],
             state: stateOf(query.state),
-            isPull: false,
+            isPull: query.type === "pulls" ? true : query.type === "issues" || !pulls ? false : undefined,
             allLabelIds: labels.map((l) => l.id),
             milestoneIds,
             keyword: keywordOf(query.q),
@@ -771,7 +786,7 @@ export class IssuesService extends Context.Service<
 
         get: (opened, index) => Effect.flatMap(findIssue(opened, index), (issue) => presentOne(opened, issue)),
 
-        create: (opened, input) =>
+        create: (opened, input, pull) =>
           Effect.gen(function* () {
             const doer = yield* doerOf(opened)
             yield* blocks.ensureNotBlocked([opened.owner], doer)
@@ -807,8 +822,10 @@ export class IssuesService extends Context.Service<
                   ref: input.ref ?? "",
                   milestoneId: milestone?.id ?? null,
                   deadline,
-                  at
+                  at,
+                  isPull: pull !== undefined
                 })
+                if (pull !== undefined) yield* pull.within(issue)
                 // No exclusive-scope de-duplication at creation, as Forgejo.
                 for (const label of labels) {
                   yield* repo.addIssueLabel(issue.id, label.id)
@@ -872,6 +889,12 @@ export class IssuesService extends Context.Service<
               return yield* Errors.forbidden("user should be the poster or have write permission")
             }
             const given = yield* resolveUpdatedAt(opened, issue, input.updated_at)
+            // A merged pull request stays closed, whatever `state` says (checked before any change).
+            if (issue.isPull && input.state !== undefined && input.state !== null) {
+              if ((yield* repo.pullStatesOf([issue.id])).get(issue.id)?.merged === true) {
+                return yield* Errors.preconditionFailed(MERGED_STATE_REFUSED)
+              }
+            }
             const at = given ?? new Date()
             const doer = opened.caller!.user
             const writer = isWriter(opened)

@@ -1,0 +1,303 @@
+// Merging without a work tree (pull requests: mergeability, every merge style, updating a branch):
+// `git merge-tree --write-tree` computes the merged tree in the object store, `commit-tree` makes
+// the commit, and the caller moves the ref through the Repository entity (compare-and-swap).
+// Nothing here touches a ref, so running it twice or concurrently is harmless: at worst it leaves
+// unreferenced objects for `gc`.
+//
+// Rebasing (cherry-picking each commit onto a new base) needs a three-way merge with an explicit
+// base, which `merge-tree --merge-base` gives only from git 2.40; on 2.39 the same merge comes
+// from a stand-in commit: the new base's tree with the picked commit's parent as its only parent,
+// whose merge base with the picked commit is exactly that parent.
+import { Data, Effect, Option } from "effect"
+import * as Git from "./Git.ts"
+import type { Signature } from "./Write.ts"
+
+/** Git failing while merging is a broken repository or a bug, not the caller's fault. */
+const orDie = <A>(effect: Effect.Effect<A, Git.GitError>) => Effect.orDie(effect)
+
+const text = (result: Git.RunResult) => result.stdout.toString("utf8").trim()
+
+/** The best common ancestor of `a` and `b`, none for unrelated histories. */
+export const mergeBase = (repo: string, a: string, b: string): Effect.Effect<Option.Option<string>> =>
+  orDie(
+    Effect.map(Git.inRepo(repo, ["merge-base", "--end-of-options", a, b], { answerCodes: [1] }), (r) =>
+      r.exitCode === 0 && text(r) !== "" ? Option.some(text(r).split("\n")[0]!) : Option.none()
+    )
+  )
+
+/** Whether `ancestor` is reachable from `descendant` (equal counts). */
+export const isAncestor = (repo: string, ancestor: string, descendant: string): Effect.Effect<boolean> =>
+  orDie(
+    Effect.map(
+      Git.inRepo(repo, ["merge-base", "--is-ancestor", "--end-of-options", ancestor, descendant], {
+        answerCodes: [1]
+      }),
+      (r) => r.exitCode === 0
+    )
+  )
+
+/** `git rev-list --left-right --count base...head`: commits only in head (ahead) and only in base (behind). */
+export const aheadBehind = (
+  repo: string,
+  base: string,
+  head: string
+): Effect.Effect<{ readonly ahead: number; readonly behind: number }> =>
+  orDie(
+    Effect.map(
+      Git.inRepo(repo, ["rev-list", "--left-right", "--count", "--end-of-options", `${base}...${head}`, "--"]),
+      (r) => {
+        const [behind, ahead] = text(r).split(/\s+/)
+        return { ahead: Number(ahead) || 0, behind: Number(behind) || 0 }
+      }
+    )
+  )
+
+/** The tree of a commit. */
+export const treeOf = (repo: string, commit: string): Effect.Effect<string> =>
+  orDie(Effect.map(Git.inRepo(repo, ["rev-parse", "--verify", "--end-of-options", `${commit}^{tree}`]), text))
+
+export type TreeMerge =
+  | { readonly _tag: "Clean"; readonly tree: string }
+  | { readonly _tag: "Conflict"; readonly files: ReadonlyArray<string> }
+  | { readonly _tag: "Unrelated" }
+
+/**
+ * The three-way merge of `ours` and `theirs` (their merge base computed by git), as Forgejo's
+ * `testPatch` runs it: `merge-tree --write-tree -z --name-only --no-messages`.
+ */
+export const mergeTrees = (repo: string, ours: string, theirs: string): Effect.Effect<TreeMerge> =>
+  Effect.gen(function* () {
+    const result = yield* Git.inRepo(
+      repo,
+      ["merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", "--end-of-options", ours, theirs],
+      { answerCodes: [1] }
+    ).pipe(
+      Effect.map((r) => ({ ok: true as const, r })),
+      Effect.catchIf(
+        (e) => /unrelated histories/.test(e.stderr),
+        () => Effect.succeed({ ok: false as const })
+      ),
+      orDie
+    )
+    if (!result.ok) return { _tag: "Unrelated" } as const
+    const parts = result.r.stdout.toString("utf8").split("\0")
+    const tree = parts[0]!.trim()
+    if (result.r.exitCode === 0) return { _tag: "Clean", tree } as const
+    // After the tree: the conflicted paths, then an empty field before the (suppressed) messages.
+    const files: Array<string> = []
+    for (const name of parts.slice(1)) {
+      if (name === "") break
+      if (!files.includes(name)) files.push(name)
+    }
+    return { _tag: "Conflict", files } as const
+  })
+
+/** Whether two trees (or commits' trees) are the same. */
+export const sameTree = (repo: string, a: string, b: string): Effect.Effect<boolean> =>
+  orDie(
+    Effect.map(
+      Git.inRepo(repo, ["diff-tree", "--quiet", "--end-of-options", a, b], { answerCodes: [1] }),
+      (r) => r.exitCode === 0
+    )
+  )
+
+const stamp = (who: Signature) => {
+  const sign = who.offsetMinutes < 0 ? "-" : "+"
+  const abs = Math.abs(who.offsetMinutes)
+  return `@${who.seconds} ${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}${String(abs % 60).padStart(2, "0")}`
+}
+
+/** A commit of `tree` with `parents`, by `author`, committed by `committer`. */
+export const commitTree = (
+  repo: string,
+  spec: {
+    readonly tree: string
+    readonly parents: ReadonlyArray<string>
+    readonly message: string
+    readonly author: Signature
+    readonly committer: Signature
+  }
+): Effect.Effect<string> =>
+  orDie(
+    Effect.map(
+      Git.inRepo(repo, ["commit-tree", ...spec.parents.flatMap((p) => ["-p", p]), "-F", "-", spec.tree], {
+        input: spec.message,
+        env: {
+          GIT_AUTHOR_NAME: spec.author.name,
+          GIT_AUTHOR_EMAIL: spec.author.email,
+          GIT_AUTHOR_DATE: stamp(spec.author),
+          GIT_COMMITTER_NAME: spec.committer.name,
+          GIT_COMMITTER_EMAIL: spec.committer.email,
+          GIT_COMMITTER_DATE: stamp(spec.committer)
+        }
+      }),
+      text
+    )
+  )
+
+export interface CommitMeta {
+  readonly sha: string
+  readonly parents: ReadonlyArray<string>
+  readonly author: Signature
+  readonly message: string
+}
+
+const SEPARATOR = "\u0001"
+
+/** The non-merge commits of `base..head`, oldest first, with what a rebase keeps of them. */
+export const commitsToReplay = (repo: string, base: string, head: string): Effect.Effect<Array<CommitMeta>> =>
+  orDie(
+    Effect.map(
+      Git.inRepo(repo, [
+        "log",
+        "--reverse",
+        "--no-merges",
+        "-z",
+        `--format=%H${SEPARATOR}%P${SEPARATOR}%an${SEPARATOR}%ae${SEPARATOR}%at${SEPARATOR}%B`,
+        "--end-of-options",
+        `${base}..${head}`,
+        "--"
+      ]),
+      (r) =>
+        r.stdout
+          .toString("utf8")
+          .split("\0")
+          .filter((record) => record.length > 0)
+          .map((record) => {
+            const [sha, parents, name, email, seconds, ...message] = record.split(SEPARATOR)
+            return {
+              sha: sha!.trim(),
+              parents: parents!.split(" ").filter((p) => p.length > 0),
+              author: { name: name!, email: email!, seconds: Number(seconds), offsetMinutes: 0 },
+              message: message.join(SEPARATOR)
+            }
+          })
+    )
+  )
+
+export class RebaseConflict extends Data.TaggedError("RebaseConflict")<{
+  readonly commit: string
+  readonly files: ReadonlyArray<string>
+}> {}
+
+/**
+ * Replays the non-merge commits of `upstream..head` onto `onto`, each keeping its author and
+ * message with `committer` as committer (what `git rebase` does); commits that become empty are
+ * dropped, as rebase drops them. Returns the new tip (`onto` when nothing is left).
+ */
+export const rebase = (
+  repo: string,
+  spec: { readonly onto: string; readonly upstream: string; readonly head: string; readonly committer: Signature }
+): Effect.Effect<string, RebaseConflict> =>
+  Effect.gen(function* () {
+    let tip = spec.onto
+    for (const commit of yield* commitsToReplay(repo, spec.upstream, spec.head)) {
+      const parent = commit.parents[0]
+      const tipTree = yield* treeOf(repo, tip)
+      // The stand-in: the tip's tree on the picked commit's parent (a root commit: no parent,
+      // then the merge has no base and every path both sides add conflicts, as for git).
+      const standIn = yield* commitTree(repo, {
+        tree: tipTree,
+        parents: parent === undefined ? [] : [parent],
+        message: "rebase",
+        author: spec.committer,
+        committer: spec.committer
+      })
+      const merged = yield* mergeTrees(repo, standIn, commit.sha)
+      if (merged._tag === "Conflict") return yield* new RebaseConflict({ commit: commit.sha, files: merged.files })
+      if (merged._tag === "Unrelated") return yield* new RebaseConflict({ commit: commit.sha, files: [] })
+      if (merged.tree === tipTree) continue
+      tip = yield* commitTree(repo, {
+        tree: merged.tree,
+        parents: [tip],
+        message: commit.message,
+        author: commit.author,
+        committer: spec.committer
+      })
+    }
+    return tip
+  })
+
+/**
+ * Brings the objects of `commit` from the repository at `from` (a fork) into `repo`, no ref
+ * moved: what `refs/pull/N/head` and the merge then need there.
+ */
+export const fetchCommit = (repo: string, from: string, commit: string): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const present = yield* Git.inRepo(repo, ["cat-file", "-e", `${commit}^{commit}`], { answerCodes: [1, 128] })
+    if (present.exitCode === 0) return
+    yield* Git.inRepo(repo, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", from, commit])
+  }).pipe(orDie)
+
+/** `git diff --shortstat a...b` as numbers (Forgejo's `additions`, `deletions`, `changed_files`). */
+export const shortStat = (
+  repo: string,
+  base: string,
+  head: string
+): Effect.Effect<{ readonly files: number; readonly additions: number; readonly deletions: number }> =>
+  orDie(
+    Effect.map(Git.inRepo(repo, ["diff", "--shortstat", "--end-of-options", `${base}...${head}`, "--"]), (r) => {
+      const out = text(r)
+      const n = (re: RegExp) => Number(re.exec(out)?.[1] ?? 0)
+      return {
+        files: n(/(\d+) files? changed/),
+        additions: n(/(\d+) insertions?\(\+\)/),
+        deletions: n(/(\d+) deletions?\(-\)/)
+      }
+    })
+  )
+
+export interface ChangedFile {
+  readonly filename: string
+  readonly previousFilename: string | undefined
+  readonly status: "added" | "deleted" | "renamed" | "copied" | "changed" | "unchanged"
+  readonly additions: number
+  readonly deletions: number
+}
+
+const STATUS: Record<string, ChangedFile["status"]> = { A: "added", D: "deleted", R: "renamed", C: "copied" }
+
+/** The files `base..head` changes, with line counts (Forgejo's ChangedFile), in path order. */
+export const changedFiles = (
+  repo: string,
+  base: string,
+  head: string,
+  whitespace: ReadonlyArray<string> = []
+): Effect.Effect<Array<ChangedFile>> =>
+  Effect.gen(function* () {
+    const range = ["--end-of-options", base, head, "--"]
+    const statusOut = yield* Git.inRepo(repo, ["diff", "-M", "--name-status", "-z", ...whitespace, ...range])
+    const numOut = yield* Git.inRepo(repo, ["diff", "-M", "--numstat", "-z", ...whitespace, ...range])
+    const counts = new Map<string, { additions: number; deletions: number }>()
+    const nums = numOut.stdout.toString("utf8").split("\0")
+    for (let i = 0; i < nums.length; i++) {
+      const match = /^(\d+|-)\t(\d+|-)\t(.*)$/s.exec(nums[i]!)
+      if (match === null) continue
+      let path = match[3]!
+      if (path === "") {
+        i += 2 // a rename: old and new paths follow
+        path = nums[i] ?? ""
+      }
+      counts.set(path, {
+        additions: match[1] === "-" ? 0 : Number(match[1]),
+        deletions: match[2] === "-" ? 0 : Number(match[2])
+      })
+    }
+    const files: Array<ChangedFile> = []
+    const tokens = statusOut.stdout.toString("utf8").split("\0")
+    for (let i = 0; i < tokens.length; i++) {
+      const code = tokens[i]!
+      if (code === "") continue
+      const kind = code[0]!
+      let previous: string | undefined
+      let filename = tokens[++i] ?? ""
+      if (kind === "R" || kind === "C") {
+        previous = filename
+        filename = tokens[++i] ?? ""
+      }
+      const count = counts.get(filename) ?? { additions: 0, deletions: 0 }
+      const status = STATUS[kind] ?? (count.additions + count.deletions === 0 && kind === "M" ? "unchanged" : "changed")
+      files.push({ filename, previousFilename: kind === "R" ? previous : undefined, status, ...count })
+    }
+    return files
+  }).pipe(orDie)

@@ -1,0 +1,175 @@
+// Pull requests as the API shows them (Forgejo's services/convert/pull.go `ToAPIPullRequest`;
+// CONTRACT-PULLS §3.1, §3.2): the issue's members come from the issue presenter, the rest from the
+// pull request's row and its repositories' git data.
+import { Context, Effect, Layer, Option } from "effect"
+import { Settings } from "../config/Settings.ts"
+import * as Git from "../git/Git.ts"
+import * as Merge from "../git/Merge.ts"
+import type { Principal } from "../http/Caller.ts"
+import { formatTime } from "../http/Json.ts"
+import { isWorkInProgress, makePresenter } from "../issues/Present.ts"
+import type { Issue } from "../issues/Schema.ts"
+import { atLeast } from "../lib/AccessMode.ts"
+import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
+import { RepoPresenter } from "../repos/Present.ts"
+import type { Repository } from "../repos/Schema.ts"
+import { UsersRepo } from "../users/Repo.ts"
+import { toApiUser } from "../users/Schema.ts"
+import { PullStatus } from "./Repo.ts"
+import type { PRBranchInfo, PullRequest } from "./Schema.ts"
+import { type Loaded, pullRef, type Side } from "./Service.ts"
+
+/** Forgejo's `mergeable`: not while checking, conflicting or failed, nor for a work-in-progress title. */
+export const isMergeable = (loaded: Loaded) =>
+  ![PullStatus.checking, PullStatus.conflict, PullStatus.error].includes(loaded.pull.status as 0 | 1 | 4) &&
+  !isWorkInProgress(loaded.issue.title)
+
+export class PullPresenter extends Context.Service<
+  PullPresenter,
+  {
+    readonly present: (viewer: Principal | undefined, rows: ReadonlyArray<Loaded>) => Effect.Effect<Array<PullRequest>>
+  }
+>()("hearth/pulls/PullPresenter") {
+  static readonly layer = Layer.effect(
+    PullPresenter,
+    Effect.gen(function* () {
+      const settings = yield* Settings
+      const issuePresenter = yield* makePresenter(settings)
+      const repoPresenter = yield* RepoPresenter
+      const policy = yield* RepoPolicy
+      const users = yield* UsersRepo
+
+      const resolve = (path: string, ref: string) =>
+        Effect.map(Effect.orDie(Git.revParse(path, ref)), Option.getOrUndefined)
+
+      const one = (
+        viewer: Principal | undefined,
+        loaded: Loaded,
+        issueJson: Issue,
+        repoOf: (side: Side) => Effect.Effect<{ readonly access: RepoAccess; readonly json: Repository }>,
+        tipOf: (path: string, ref: string) => Effect.Effect<string | undefined>
+      ) =>
+        Effect.gen(function* () {
+          const { pull, issue, base, head } = loaded
+          const { json: baseRepo } = yield* repoOf(base)
+          const baseSha = (yield* tipOf(base.path, `refs/heads/${pull.baseBranch}`)) ?? ""
+          const pulledSha = (yield* resolve(base.path, pullRef(issue.index))) ?? pull.headSha
+          let headInfo: PRBranchInfo
+          if (head === undefined) {
+            headInfo = { label: pull.headBranch, ref: pullRef(issue.index), sha: pulledSha, repo_id: -1, repo: null }
+          } else {
+            const headRepo = yield* repoOf(head)
+            const branchSha = yield* tipOf(head.path, `refs/heads/${pull.headBranch}`)
+            headInfo = {
+              label: pull.headBranch,
+              ref: branchSha === undefined ? pullRef(issue.index) : pull.headBranch,
+              sha: branchSha ?? pulledSha,
+              repo_id: head.repo.id,
+              // A head repository the viewer may not read is not shown.
+              repo: atLeast(headRepo.access.mode, "read") ? headRepo.json : null
+            }
+          }
+          const stat =
+            head !== undefined && pull.mergeBase !== "" && pulledSha !== ""
+              ? yield* Merge.shortStat(base.path, pull.mergeBase, pulledSha)
+              : { files: 0, additions: 0, deletions: 0 }
+          const mergedBy =
+            pull.hasMerged && pull.mergedBy !== null
+              ? Option.getOrUndefined(yield* users.findById(pull.mergedBy))
+              : undefined
+          const html = issueJson.html_url
+          return {
+            id: pull.id,
+            url: html,
+            number: issue.index,
+            user: issueJson.user,
+            title: issue.title,
+            body: issue.body,
+            labels: issueJson.labels,
+            milestone: issueJson.milestone,
+            assignee: issueJson.assignee,
+            assignees: issueJson.assignees,
+            requested_reviewers: [],
+            requested_reviewers_teams: [],
+            state: issueJson.state,
+            draft: isWorkInProgress(issue.title),
+            is_locked: issue.isLocked,
+            comments: issueJson.comments,
+            review_comments: 0,
+            additions: stat.additions,
+            deletions: stat.deletions,
+            changed_files: stat.files,
+            html_url: html,
+            diff_url: `${html}.diff`,
+            patch_url: `${html}.patch`,
+            mergeable: isMergeable(loaded),
+            merged: pull.hasMerged,
+            merged_at: pull.hasMerged && pull.mergedAt !== null ? formatTime(pull.mergedAt) : null,
+            merge_commit_sha: pull.hasMerged ? pull.mergeCommitSha : null,
+            merged_by: mergedBy === undefined ? null : toApiUser(settings, mergedBy, viewer),
+            allow_maintainer_edit: pull.allowMaintainerEdit,
+            base: {
+              label: pull.baseBranch,
+              ref: pull.baseBranch,
+              sha: baseSha,
+              repo_id: base.repo.id,
+              repo: baseRepo
+            },
+            head: headInfo,
+            merge_base: pull.mergeBase,
+            due_date: issueJson.due_date,
+            created_at: issueJson.created_at,
+            updated_at: issueJson.updated_at,
+            closed_at: issueJson.closed_at,
+            pin_order: issue.pinOrder,
+            flow: pull.flow
+          } satisfies PullRequest
+        })
+
+      /**
+       * One page of pull requests: the issues' members in one batch, each repository and branch tip
+       * read once however many pull requests share it.
+       */
+      const present = (viewer: Principal | undefined, rows: ReadonlyArray<Loaded>) =>
+        Effect.gen(function* () {
+          if (rows.length === 0) return []
+          const issueJsons = yield* issuePresenter.issues(
+            rows.map((r) => r.issue),
+            (issue) => {
+              const base = rows.find((r) => r.issue.id === issue.id)!.base
+              return { id: base.repo.id, ownerName: base.owner.name, name: base.repo.name }
+            },
+            viewer
+          )
+          const repoJsons = new Map<number, { readonly access: RepoAccess; readonly json: Repository }>()
+          const repoOf = (side: Side) =>
+            Effect.gen(function* () {
+              const known = repoJsons.get(side.repo.id)
+              if (known !== undefined) return known
+              const access = yield* policy.access(viewer, side.repo, side.owner)
+              const made = { access, json: yield* repoPresenter.one(viewer, { ...side, access }) }
+              repoJsons.set(side.repo.id, made)
+              return made
+            })
+          const tips = new Map<string, string | undefined>()
+          const tipOf = (path: string, ref: string) =>
+            Effect.gen(function* () {
+              const key = `${path}\0${ref}`
+              if (tips.has(key)) return tips.get(key)
+              const sha = yield* resolve(path, ref)
+              tips.set(key, sha)
+              return sha
+            })
+          const out: Array<PullRequest> = []
+          for (const [i, loaded] of rows.entries()) {
+            out.push(yield* one(viewer, loaded, issueJsons[i]!, repoOf, tipOf))
+          }
+          return out
+        })
+
+      return PullPresenter.of({
+        present
+      })
+    })
+  )
+}

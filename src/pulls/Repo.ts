@@ -1,0 +1,324 @@
+// SQL for pull requests (migration 0023_pulls): the pull_requests row of an issue whose `is_pull`
+// is set. The issue itself (title, body, labels, state, …) stays with src/issues.
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { sqlBoundary } from "../db/Boundary.ts"
+import type { Page } from "../http/Pagination.ts"
+
+/** Forgejo's PullRequestStatus (models/issues/pull.go). */
+export const PullStatus = {
+  conflict: 0,
+  checking: 1,
+  mergeable: 2,
+  manuallyMerged: 3,
+  error: 4,
+  empty: 5,
+  ancestor: 6
+} as const
+export type PullStatus = (typeof PullStatus)[keyof typeof PullStatus]
+
+export interface PullRow {
+  readonly id: number
+  readonly issueId: number
+  readonly baseRepoId: number
+  readonly baseBranch: string
+  readonly headRepoId: number | null
+  readonly headBranch: string
+  readonly flow: number
+  readonly headSha: string
+  readonly mergeBase: string
+  readonly status: PullStatus
+  readonly conflictedFiles: ReadonlyArray<string>
+  readonly commitsAhead: number
+  readonly commitsBehind: number
+  readonly checkedBaseSha: string
+  readonly checkedHeadSha: string
+  readonly allowMaintainerEdit: boolean
+  readonly hasMerged: boolean
+  readonly mergedAt: Date | null
+  readonly mergedBy: number | null
+  readonly mergeCommitSha: string | null
+  /** The issue's number in the base repository. */
+  readonly index: number
+  readonly isClosed: boolean
+}
+
+type Row = Record<string, any>
+const num = (v: unknown) => Number(v)
+
+const parseFiles = (raw: unknown): ReadonlyArray<string> => {
+  try {
+    const value = JSON.parse(String(raw ?? "[]"))
+    return Array.isArray(value) ? value.map(String) : []
+  } catch {
+    return []
+  }
+}
+
+const toPull = (r: Row): PullRow => ({
+  id: num(r.id),
+  issueId: num(r.issue_id),
+  baseRepoId: num(r.base_repo_id),
+  baseBranch: r.base_branch,
+  headRepoId: r.head_repo_id === null ? null : num(r.head_repo_id),
+  headBranch: r.head_branch,
+  flow: num(r.flow),
+  headSha: r.head_sha,
+  mergeBase: r.merge_base,
+  status: num(r.status) as PullStatus,
+  conflictedFiles: parseFiles(r.conflicted_files),
+  commitsAhead: num(r.commits_ahead),
+  commitsBehind: num(r.commits_behind),
+  checkedBaseSha: r.checked_base_sha,
+  checkedHeadSha: r.checked_head_sha,
+  allowMaintainerEdit: r.allow_maintainer_edit,
+  hasMerged: r.has_merged,
+  mergedAt: r.merged_at ?? null,
+  mergedBy: r.merged_by === null || r.merged_by === undefined ? null : num(r.merged_by),
+  mergeCommitSha: r.merge_commit_sha ?? null,
+  index: num(r.index),
+  isClosed: r.is_closed
+})
+
+/** What a mergeability check found, for the commits it compared. */
+export interface CheckResult {
+  readonly status: PullStatus
+  readonly mergeBase: string
+  readonly conflictedFiles: ReadonlyArray<string>
+  readonly commitsAhead: number
+  readonly commitsBehind: number
+  readonly baseSha: string
+  readonly headSha: string
+}
+
+export type PullSort =
+  | "oldest"
+  | "recentupdate"
+  | "leastupdate"
+  | "recentclose"
+  | "mostcomment"
+  | "leastcomment"
+  | "priority"
+  | "nearduedate"
+  | "farduedate"
+  | "newest"
+
+export interface PullFilter {
+  readonly baseRepoId: number
+  readonly state: "open" | "closed" | "all"
+  readonly sort: PullSort
+  readonly milestoneId?: number | undefined
+  readonly labelIds?: ReadonlyArray<number> | undefined
+  readonly posterId?: number | undefined
+}
+
+export class PullsRepo extends Context.Service<
+  PullsRepo,
+  {
+    readonly insert: (input: {
+      readonly issueId: number
+      readonly baseRepoId: number
+      readonly baseBranch: string
+      readonly headRepoId: number
+      readonly headBranch: string
+      readonly headSha: string
+      readonly mergeBase: string
+    }) => Effect.Effect<PullRow>
+    readonly byIndex: (baseRepoId: number, index: number) => Effect.Effect<Option.Option<PullRow>>
+    readonly byId: (id: number) => Effect.Effect<Option.Option<PullRow>>
+    readonly byIssueIds: (issueIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, PullRow>>
+    /** The open, unmerged pull request from the head branch into the base branch (Forgejo's duplicate check). */
+    readonly openBetween: (
+      baseRepoId: number,
+      baseBranch: string,
+      headRepoId: number,
+      headBranch: string
+    ) => Effect.Effect<Option.Option<PullRow>>
+    /** The first pull request (any state) with that base and head, oldest first. */
+    readonly anyBetween: (
+      baseRepoId: number,
+      baseBranch: string,
+      headRepoId: number,
+      headBranch: string
+    ) => Effect.Effect<Option.Option<PullRow>>
+    /** Open pull requests whose head is that branch. */
+    readonly openWithHead: (headRepoId: number, headBranch: string) => Effect.Effect<ReadonlyArray<PullRow>>
+    /** Open pull requests whose base is that branch. */
+    readonly openWithBase: (baseRepoId: number, baseBranch: string) => Effect.Effect<ReadonlyArray<PullRow>>
+    /** Open pull requests still marked as being checked (after a restart). */
+    readonly openChecking: Effect.Effect<ReadonlyArray<PullRow>>
+    readonly list: (filter: PullFilter, page: Page) => Effect.Effect<{ rows: ReadonlyArray<PullRow>; total: number }>
+    readonly setHead: (id: number, headSha: string) => Effect.Effect<void>
+    readonly markChecking: (ids: ReadonlyArray<number>) => Effect.Effect<void>
+    /**
+     * Stores a check's result unless the pull request's head moved on since (`headSha` is no
+     * longer its head) or it was merged meanwhile; `true` when stored.
+     */
+    readonly saveCheck: (id: number, result: CheckResult) => Effect.Effect<boolean>
+    readonly setBase: (id: number, baseBranch: string) => Effect.Effect<void>
+    readonly setAllowMaintainerEdit: (id: number, allow: boolean) => Effect.Effect<void>
+    /** Marks the pull request merged, once: `false` when it already was. */
+    readonly markMerged: (
+      id: number,
+      merged: {
+        readonly by: number
+        readonly at: Date
+        readonly commit: string
+        readonly status?: PullStatus | undefined
+      }
+    ) => Effect.Effect<boolean>
+    readonly byMergeCommit: (baseRepoId: number, sha: string) => Effect.Effect<Option.Option<PullRow>>
+    /** The repository's pinned pull requests, in pin order. */
+    readonly pinned: (baseRepoId: number) => Effect.Effect<ReadonlyArray<PullRow>>
+  }
+>()("hearth/pulls/PullsRepo") {
+  static readonly layer = Layer.effect(
+    PullsRepo,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const select = sql`SELECT p.*, i.index, i.is_closed FROM pull_requests p JOIN issues i ON i.id = p.issue_id`
+      const one = (rows: ReadonlyArray<Row>) =>
+        rows.length === 0 ? Option.none<PullRow>() : Option.some(toPull(rows[0]!))
+
+      const orderOf = (sort: PullSort) => {
+        switch (sort) {
+          case "oldest":
+            return sql`i.created_at ASC, i.id ASC`
+          case "recentupdate":
+            return sql`i.updated_at DESC, i.created_at DESC, i.id DESC`
+          case "leastupdate":
+            return sql`i.updated_at ASC, i.created_at ASC, i.id ASC`
+          case "recentclose":
+            return sql`i.closed_at DESC NULLS LAST, i.created_at DESC, i.id DESC`
+          case "mostcomment":
+            return sql`i.num_comments DESC, i.created_at DESC, i.id DESC`
+          case "leastcomment":
+            return sql`i.num_comments ASC, i.created_at DESC, i.id DESC`
+          case "nearduedate":
+            return sql`i.deadline ASC NULLS LAST, i.created_at DESC, i.id DESC`
+          case "farduedate":
+            return sql`i.deadline DESC NULLS LAST, i.created_at DESC, i.id DESC`
+          default:
+            return sql`i.created_at DESC, i.id DESC`
+        }
+      }
+
+      return PullsRepo.of(
+        sqlBoundary({
+          insert: (input) =>
+            Effect.gen(function* () {
+              const [row] = yield* sql`INSERT INTO pull_requests ${sql.insert({
+                issue_id: input.issueId,
+                base_repo_id: input.baseRepoId,
+                base_branch: input.baseBranch,
+                head_repo_id: input.headRepoId,
+                head_branch: input.headBranch,
+                head_sha: input.headSha,
+                merge_base: input.mergeBase
+              })} RETURNING id`
+              return Option.getOrThrow(one(yield* sql`${select} WHERE p.id = ${row!.id}`))
+            }),
+          byIndex: (baseRepoId, index) =>
+            Effect.map(sql`${select} WHERE i.repo_id = ${baseRepoId} AND i.index = ${index} AND i.is_pull`, one),
+          byId: (id) => Effect.map(sql`${select} WHERE p.id = ${id}`, one),
+          byIssueIds: (issueIds) =>
+            issueIds.length === 0
+              ? Effect.succeed(new Map())
+              : Effect.map(
+                  sql`${select} WHERE p.issue_id IN ${sql.in(issueIds)}`,
+                  (rows) => new Map(rows.map((r) => [num(r.issue_id), toPull(r)]))
+                ),
+          openBetween: (baseRepoId, baseBranch, headRepoId, headBranch) =>
+            Effect.map(
+              sql`${select} WHERE p.base_repo_id = ${baseRepoId} AND p.base_branch = ${baseBranch}
+                AND p.head_repo_id = ${headRepoId} AND p.head_branch = ${headBranch}
+                AND p.flow = 0 AND NOT p.has_merged AND NOT i.is_closed ORDER BY p.id LIMIT 1`,
+              one
+            ),
+          anyBetween: (baseRepoId, baseBranch, headRepoId, headBranch) =>
+            Effect.map(
+              sql`${select} WHERE p.base_repo_id = ${baseRepoId} AND p.base_branch = ${baseBranch}
+                AND p.head_repo_id = ${headRepoId} AND p.head_branch = ${headBranch} ORDER BY p.id LIMIT 1`,
+              one
+            ),
+          openWithHead: (headRepoId, headBranch) =>
+            Effect.map(
+              sql`${select} WHERE p.head_repo_id = ${headRepoId} AND p.head_branch = ${headBranch}
+                AND NOT p.has_merged AND NOT i.is_closed ORDER BY p.id`,
+              (rows) => rows.map(toPull)
+            ),
+          openWithBase: (baseRepoId, baseBranch) =>
+            Effect.map(
+              sql`${select} WHERE p.base_repo_id = ${baseRepoId} AND p.base_branch = ${baseBranch}
+                AND NOT p.has_merged AND NOT i.is_closed ORDER BY p.id`,
+              (rows) => rows.map(toPull)
+            ),
+          openChecking: Effect.map(
+            sql`${select} WHERE p.status = ${PullStatus.checking} AND NOT p.has_merged AND NOT i.is_closed ORDER BY p.id`,
+            (rows) => rows.map(toPull)
+          ),
+          list: (filter, page) =>
+            Effect.gen(function* () {
+              const parts = [sql`p.base_repo_id = ${filter.baseRepoId}`, sql`i.is_pull`]
+              if (filter.state !== "all") parts.push(sql`i.is_closed = ${filter.state === "closed"}`)
+              if (filter.milestoneId !== undefined) parts.push(sql`i.milestone_id = ${filter.milestoneId}`)
+              if (filter.posterId !== undefined) parts.push(sql`i.poster_id = ${filter.posterId}`)
+              // Any of the labels (Forgejo's join; one row per pull request here).
+              if (filter.labelIds !== undefined && filter.labelIds.length > 0) {
+                parts.push(
+                  sql`i.id IN (SELECT il.issue_id FROM issue_labels il WHERE il.label_id IN ${sql.in(filter.labelIds)})`
+                )
+              }
+              const where = sql.and(parts)
+              const from = sql`FROM pull_requests p JOIN issues i ON i.id = p.issue_id`
+              const [count] = yield* sql`SELECT count(*) AS n ${from} WHERE ${where}`
+              const rows = yield* sql`SELECT p.*, i.index, i.is_closed ${from} WHERE ${where}
+                ORDER BY ${orderOf(filter.sort)} LIMIT ${page.limit} OFFSET ${page.offset}`
+              return { rows: rows.map(toPull), total: num(count!.n) }
+            }),
+          setHead: (id, headSha) => Effect.asVoid(sql`UPDATE pull_requests SET head_sha = ${headSha} WHERE id = ${id}`),
+          markChecking: (ids) =>
+            ids.length === 0
+              ? Effect.void
+              : Effect.asVoid(
+                  sql`UPDATE pull_requests SET status = ${PullStatus.checking}
+                    WHERE id IN ${sql.in(ids)} AND NOT has_merged`
+                ),
+          saveCheck: (id, result) =>
+            Effect.map(
+              sql`UPDATE pull_requests SET status = ${result.status}, merge_base = ${result.mergeBase},
+                  conflicted_files = ${JSON.stringify(result.conflictedFiles)},
+                  commits_ahead = ${result.commitsAhead}, commits_behind = ${result.commitsBehind},
+                  checked_base_sha = ${result.baseSha}, checked_head_sha = ${result.headSha}
+                WHERE id = ${id} AND head_sha = ${result.headSha} AND NOT has_merged RETURNING id`,
+              (rows) => rows.length > 0
+            ),
+          setBase: (id, baseBranch) =>
+            Effect.asVoid(
+              sql`UPDATE pull_requests SET base_branch = ${baseBranch}, status = ${PullStatus.checking} WHERE id = ${id}`
+            ),
+          setAllowMaintainerEdit: (id, allow) =>
+            Effect.asVoid(sql`UPDATE pull_requests SET allow_maintainer_edit = ${allow} WHERE id = ${id}`),
+          markMerged: (id, merged) =>
+            Effect.map(
+              sql`UPDATE pull_requests SET has_merged = true, merged_at = ${merged.at}, merged_by = ${merged.by},
+                  merge_commit_sha = ${merged.commit}, conflicted_files = '[]',
+                  status = ${merged.status ?? PullStatus.mergeable}
+                WHERE id = ${id} AND NOT has_merged RETURNING id`,
+              (rows) => rows.length > 0
+            ),
+          byMergeCommit: (baseRepoId, sha) =>
+            Effect.map(
+              sql`${select} WHERE p.base_repo_id = ${baseRepoId} AND p.merge_commit_sha = ${sha} ORDER BY p.id LIMIT 1`,
+              one
+            ),
+          pinned: (baseRepoId) =>
+            Effect.map(
+              sql`${select} WHERE i.repo_id = ${baseRepoId} AND i.is_pull AND i.pin_order > 0 ORDER BY i.pin_order`,
+              (rows) => rows.map(toPull)
+            )
+        })
+      )
+    })
+  )
+}

@@ -1,0 +1,1130 @@
+// Pull requests (Forgejo's services/pull, routers/api/v1/repo/pull.go; CONTRACT-PULLS §2, §4–§8,
+// §10): a pull request is an issue (src/issues writes it, its labels, milestone, assignees and
+// their events) plus its row here, and `refs/pull/{n}/head` in the base repository.
+//
+// - Head commits: `refs/pull/{n}/head` follows the head branch. A push to the head (the event hub's
+//   PushCommits) moves it, for a fork after fetching the commits into the base repository, so that
+//   everything about a pull request (diff, commits, merge) reads the base repository alone.
+// - Mergeability: a job per pull request on the durable queue (topic `pulls:check`, one at a time
+//   per pull request), queued on creation and after every push to its head or base; it runs
+//   `git merge-tree --write-tree` and stores the result with the two commits it compared, so a
+//   repeated job for commits already checked costs two rev-parses. A merge that finds the check
+//   not current runs it itself (it needs the answer); other requests never do.
+// - Merging: the new commit is made without a work tree (src/git/Merge.ts) and the base branch
+//   moved by compare-and-swap through the Repository entity: a push to the base meanwhile fails
+//   the merge with 409 and loses nothing.
+import { Context, Effect, Layer, Option } from "effect"
+import * as Reader from "../branches/Service.ts"
+import { Settings } from "../config/Settings.ts"
+import * as Events from "../events/Events.ts"
+import { EventHub } from "../events/Hub.ts"
+import * as Git from "../git/Git.ts"
+import * as Merge from "../git/Merge.ts"
+import { type RepositoryRef, RepositoryWriter } from "../git/Repository.ts"
+import { signatureAt } from "../git/Write.ts"
+import type { Principal } from "../http/Caller.ts"
+import * as Errors from "../http/Errors.ts"
+import type { Page } from "../http/Pagination.ts"
+import { isPoster, isWriter, MERGED_STATE_REFUSED } from "../issues/Policy.ts"
+import { commentType, isWorkInProgress } from "../issues/Present.ts"
+import { type IssueRow, IssuesRepo } from "../issues/Repo.ts"
+import type { Issue } from "../issues/Schema.ts"
+import { IssuesService } from "../issues/Service.ts"
+import { DeliveryQueue } from "../jobs/Queue.ts"
+import { atLeast } from "../lib/AccessMode.ts"
+import { branchNameProblem } from "../lib/Names.ts"
+import { type OpenedRepository, type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
+import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
+import { ReposService } from "../repos/Service.ts"
+import type { UserRow } from "../users/Repo.ts"
+import { UsersRepo } from "../users/Repo.ts"
+import { gitIdentity } from "../users/Schema.ts"
+import { type MethodNotAllowed, methodNotAllowed } from "./Errors.ts"
+import { mayForceMerge, mayMerge, mayPushTo, mergeAllowed } from "./Policy.ts"
+import { type CheckResult, type PullFilter, type PullRow, type PullSort, PullStatus, PullsRepo } from "./Repo.ts"
+import { type CreatePullRequestOption, type EditPullRequestOption, MERGE_DO, type MergeDo } from "./Schema.ts"
+
+type ServiceError = Errors.ApiError | MethodNotAllowed
+
+export const CHECK_TOPIC = "pulls:check"
+
+const T = {
+  deleteBranch: commentType("delete_branch"),
+  changeTargetBranch: commentType("change_target_branch"),
+  mergePull: commentType("merge_pull"),
+  pullPush: commentType("pull_push")
+}
+
+/** The ref of a pull request's head in its base repository. */
+export const pullRef = (index: number) => `refs/pull/${index}/head`
+const headsRef = (branch: string) => `refs/heads/${branch}`
+
+/** A repository with its owner, path and the viewer's access. */
+export interface Side {
+  readonly repo: RepoRow
+  readonly owner: UserRow
+  readonly path: string
+}
+
+/** A pull request with its issue and both repositories (the head's when it still exists). */
+export interface Loaded {
+  readonly pull: PullRow
+  readonly issue: IssueRow
+  readonly base: Side
+  readonly head: Side | undefined
+}
+
+export interface PullListQuery {
+  readonly state?: string | undefined
+  readonly sort?: string | undefined
+  readonly milestone?: string | undefined
+  readonly labels?: ReadonlyArray<string> | undefined
+  readonly poster?: string | undefined
+}
+
+const SORTS: ReadonlyArray<PullSort> = [
+  "oldest",
+  "recentupdate",
+  "leastupdate",
+  "recentclose",
+  "mostcomment",
+  "leastcomment",
+  "priority",
+  "nearduedate",
+  "farduedate"
+]
+
+/** What a merge was asked for (MergePullRequestOption, keys already matched). */
+export interface MergeRequest {
+  readonly style: MergeDo
+  readonly title: string
+  readonly message: string
+  readonly mergeCommitId: string
+  readonly headCommitId: string
+  readonly forceMerge: boolean
+  readonly whenChecksSucceed: boolean
+  readonly deleteBranch: boolean | undefined
+}
+
+const bool = (value: unknown) => value === true || value === "true" || value === "on" || value === "1"
+const str = (value: unknown) =>
+  typeof value === "string" ? value : value === undefined || value === null ? "" : String(value)
+
+/** MergePullRequestOption as Forgejo binds it: `Do` required and one of the styles (422 `[Do]: Required` / `[Do]: In`). */
+export const parseMergeRequest = (
+  body: Record<string, unknown>
+): Effect.Effect<MergeRequest, Errors.ValidationFailed> => {
+  const style = str(body.Do)
+  if (style === "") return Effect.fail(Errors.validationFailed("[Do]: Required"))
+  if (!(MERGE_DO as ReadonlyArray<string>).includes(style)) return Effect.fail(Errors.validationFailed("[Do]: In"))
+  return Effect.succeed({
+    style: style as MergeDo,
+    title: str(body.MergeTitleField).trim(),
+    message: str(body.MergeMessageField).trim(),
+    mergeCommitId: str(body.MergeCommitID).trim(),
+    headCommitId: str(body.head_commit_id).trim(),
+    forceMerge: bool(body.force_merge),
+    whenChecksSucceed: bool(body.merge_when_checks_succeed),
+    deleteBranch: body.delete_branch_after_merge === undefined ? undefined : bool(body.delete_branch_after_merge)
+  })
+}
+
+/** Whether the repository's pull request settings allow `style` (Forgejo's `IsMergeStyleAllowed`). */
+const styleAllowed = (repo: RepoRow, style: MergeDo): boolean => {
+  const p = repo.pulls
+  switch (style) {
+    case "merge":
+      return p.allowMerge
+    case "rebase":
+      return p.allowRebase
+    case "rebase-merge":
+      return p.allowRebaseMerge
+    case "squash":
+      return p.allowSquash
+    case "fast-forward-only":
+      return p.allowFastForwardOnly
+    case "manually-merged":
+      return p.allowManualMerge
+  }
+}
+
+export class PullsService extends Context.Service<
+  PullsService,
+  {
+    readonly create: (opened: OpenedRepository, input: CreatePullRequestOption) => Effect.Effect<Loaded, ServiceError>
+    readonly list: (
+      opened: OpenedRepository,
+      query: PullListQuery,
+      page: Page
+    ) => Effect.Effect<{ readonly rows: ReadonlyArray<Loaded>; readonly total: number }, ServiceError>
+    readonly get: (opened: OpenedRepository, index: string) => Effect.Effect<Loaded, ServiceError>
+    readonly pinned: (opened: OpenedRepository) => Effect.Effect<ReadonlyArray<Loaded>>
+    /** The pull request whose merge made commit `sha` (its `merge_commit_sha`), or 404. */
+    readonly byMergeCommit: (opened: OpenedRepository, sha: string) => Effect.Effect<Loaded, ServiceError>
+    readonly getByBaseHead: (
+      opened: OpenedRepository,
+      base: string,
+      head: string
+    ) => Effect.Effect<Loaded, ServiceError>
+    readonly edit: (
+      opened: OpenedRepository,
+      index: string,
+      input: EditPullRequestOption
+    ) => Effect.Effect<Loaded, ServiceError>
+    readonly isMerged: (opened: OpenedRepository, index: string) => Effect.Effect<boolean, ServiceError>
+    readonly merge: (
+      opened: OpenedRepository,
+      index: string,
+      request: MergeRequest
+    ) => Effect.Effect<void, ServiceError>
+    readonly update: (opened: OpenedRepository, index: string, style: string) => Effect.Effect<void, ServiceError>
+    /**
+     * `base...head` (or `base..head`) of the repository, `head` possibly `owner:branch` of a fork
+     * (whose commits are fetched into the repository, as a pull request's would be): the two
+     * commits, in the repository's objects (Forgejo's `parseCompareInfo`).
+     */
+    readonly compare: (
+      opened: OpenedRepository,
+      basehead: string
+    ) => Effect.Effect<{ readonly base: string; readonly head: string }, ServiceError>
+    /** Runs the mergeability check of a pull request now (the job's work). */
+    readonly check: (pullId: number) => Effect.Effect<void>
+    /** Re-reads a pull request with its repositories (after a change). */
+    readonly reload: (loaded: Loaded) => Effect.Effect<Loaded>
+    /** Starts the mergeability jobs' listener and queues the checks a previous run left undone (`serve`). */
+    readonly start: Effect.Effect<void>
+    /**
+     * Queues a check for every open pull request still marked as being checked: those whose job a
+     * crash lost between marking them and queueing it (run by `start`).
+     */
+    readonly resume: Effect.Effect<void>
+  }
+>()("hearth/pulls/PullsService") {
+  static readonly layer = Layer.effect(
+    PullsService,
+    Effect.gen(function* () {
+      const settings = yield* Settings
+      const pulls = yield* PullsRepo
+      const issueRows = yield* IssuesRepo
+      const issues = yield* IssuesService
+      const repoRows = yield* ReposRepo
+      const repos = yield* ReposService
+      const users = yield* UsersRepo
+      const policy = yield* RepoPolicy
+      const hub = yield* EventHub
+      const queue = yield* DeliveryQueue
+      const writer = yield* RepositoryWriter
+      const context = yield* Effect.context<never>()
+
+      const refOf = (side: Side): RepositoryRef => ({ id: side.repo.id, dir: side.path })
+      const sideOf = (repo: RepoRow) =>
+        Effect.map(users.findById(repo.ownerId), (owner) =>
+          Option.map(owner, (o): Side => ({ repo, owner: o, path: repos.pathOf(o, repo) }))
+        )
+      const baseOf = (opened: OpenedRepository): Side => ({ repo: opened.repo, owner: opened.owner, path: opened.path })
+
+      const resolve = (path: string, ref: string) =>
+        Effect.map(Effect.orDie(Git.revParse(path, ref)), Option.getOrUndefined)
+      const branchSha = (path: string, branch: string) =>
+        branchNameProblem(branch) !== undefined ? Effect.succeed(undefined) : resolve(path, headsRef(branch))
+
+      const load = (pull: PullRow, base?: Side) =>
+        Effect.gen(function* () {
+          const issue = Option.getOrThrow(yield* issueRows.issueById(pull.issueId))
+          let baseSide = base
+          if (baseSide === undefined) {
+            const row = Option.getOrThrow(yield* repoRows.findById(pull.baseRepoId))
+            baseSide = Option.getOrThrow(yield* sideOf(row))
+          }
+          let head: Side | undefined
+          if (pull.headRepoId === baseSide.repo.id) head = baseSide
+          else if (pull.headRepoId !== null) {
+            const row = yield* repoRows.findById(pull.headRepoId)
+            if (Option.isSome(row)) head = Option.getOrUndefined(yield* sideOf(row.value))
+          }
+          return { pull, issue, base: baseSide, head } satisfies Loaded
+        })
+
+      /** A page of pull requests of one base repository: their issues in one query, each head repository once. */
+      const loadMany = (rows: ReadonlyArray<PullRow>, base: Side) =>
+        Effect.gen(function* () {
+          const issuesById = new Map((yield* issueRows.issuesByIds(rows.map((r) => r.issueId))).map((i) => [i.id, i]))
+          const heads = new Map<number, Side | undefined>([[base.repo.id, base]])
+          const out: Array<Loaded> = []
+          for (const pull of rows) {
+            const issue = issuesById.get(pull.issueId)
+            if (issue === undefined) continue
+            let head: Side | undefined
+            if (pull.headRepoId !== null) {
+              if (!heads.has(pull.headRepoId)) {
+                const row = yield* repoRows.findById(pull.headRepoId)
+                heads.set(
+                  pull.headRepoId,
+                  Option.isSome(row) ? Option.getOrUndefined(yield* sideOf(row.value)) : undefined
+                )
+              }
+              head = heads.get(pull.headRepoId)
+            }
+            out.push({ pull, issue, base, head })
+          }
+          return out
+        })
+
+      const reload = (loaded: Loaded) =>
+        Effect.flatMap(pulls.byId(loaded.pull.id), (row) => load(Option.getOrThrow(row), loaded.base))
+
+      const findPull = (opened: OpenedRepository, index: string) =>
+        Effect.gen(function* () {
+          const n = /^\d{1,15}$/.test(index) ? Number(index) : 0
+          if (n < 1) return yield* Errors.notFound()
+          const found = yield* pulls.byIndex(opened.repo.id, n)
+          if (Option.isNone(found)) return yield* Errors.notFound()
+          return yield* load(found.value, baseOf(opened))
+        })
+
+      const subjectOf = (side: Side, doer: Pick<UserRow, "id" | "name">) => Events.subject(side.owner, side.repo, doer)
+      const issueRef = (issue: IssueRow): Events.IssueRef => ({ id: issue.id, index: issue.index, isPull: true })
+
+      // --- mergeability (§2) ---
+
+      const enqueueChecks = (rows: ReadonlyArray<PullRow>) =>
+        rows.length === 0
+          ? Effect.void
+          : queue.enqueue(
+              CHECK_TOPIC,
+              rows.map((pull) => ({
+                payload: JSON.stringify({ pullId: pull.id }),
+                orderingKey: `pull:${pull.id}`,
+                kind: "pull-check",
+                repoId: pull.baseRepoId
+              }))
+            )
+
+      /** The mergeability of `pull` for the base branch's tip and its head now (Forgejo's `testPatch`). */
+      const compute = (pull: PullRow, basePath: string) =>
+        Effect.gen(function* () {
+          const headSha = pull.headSha
+          const baseSha = yield* branchSha(basePath, pull.baseBranch)
+          if (baseSha === undefined || headSha === "") {
+            return {
+              status: PullStatus.error,
+              mergeBase: pull.mergeBase,
+              conflictedFiles: [],
+              commitsAhead: 0,
+              commitsBehind: 0,
+              baseSha: baseSha ?? "",
+              headSha
+            } satisfies CheckResult
+          }
+          const mergeBase = Option.getOrElse(yield* Merge.mergeBase(basePath, baseSha, headSha), () => baseSha)
+          const { ahead, behind } = yield* Merge.aheadBehind(basePath, baseSha, headSha)
+          const result = { mergeBase, commitsAhead: ahead, commitsBehind: behind, baseSha, headSha }
+          if (headSha === mergeBase) return { ...result, status: PullStatus.ancestor, conflictedFiles: [] }
+          const merged = yield* Merge.mergeTrees(basePath, baseSha, headSha)
+          if (merged._tag === "Conflict")
+            return { ...result, status: PullStatus.conflict, conflictedFiles: merged.files }
+          if (merged._tag === "Unrelated") return { ...result, status: PullStatus.conflict, conflictedFiles: [] }
+          const empty = yield* Merge.sameTree(basePath, merged.tree, mergeBase)
+          return { ...result, status: empty ? PullStatus.empty : PullStatus.mergeable, conflictedFiles: [] }
+        })
+
+      /** Whether the stored check is for the commits the base branch and head are at now. */
+      const checkIsCurrent = (pull: PullRow, basePath: string) =>
+        Effect.gen(function* () {
+          if (pull.status === PullStatus.checking) return false
+          const baseSha = yield* branchSha(basePath, pull.baseBranch)
+          return pull.checkedBaseSha === (baseSha ?? "") && pull.checkedHeadSha === pull.headSha
+        })
+
+      const check = (pullId: number) =>
+        Effect.gen(function* () {
+          const row = yield* pulls.byId(pullId)
+          if (Option.isNone(row) || row.value.hasMerged) return
+          const baseRepo = yield* repoRows.findById(row.value.baseRepoId)
+          if (Option.isNone(baseRepo)) return
+          const base = yield* sideOf(baseRepo.value)
+          if (Option.isNone(base)) return
+          if (yield* checkIsCurrent(row.value, base.value.path)) return
+          yield* pulls.saveCheck(pullId, yield* compute(row.value, base.value.path))
+        })
+
+      /** The check run in a request that needs its answer (a merge): stored, and returned re-read. */
+      const ensureChecked = (loaded: Loaded) =>
+        Effect.gen(function* () {
+          if (yield* checkIsCurrent(loaded.pull, loaded.base.path)) return loaded
+          yield* pulls.saveCheck(loaded.pull.id, yield* compute(loaded.pull, loaded.base.path))
+          return yield* reload(loaded)
+        })
+
+      // --- the head ref ---
+
+      /**
+       * Points `refs/pull/{n}/head` of the base repository at `sha` (fetched from a fork first), from
+       * whatever it points at now.
+       */
+      const moveHeadRef = (base: Side, head: Side, index: number, sha: string) =>
+        Effect.gen(function* () {
+          if (head.repo.id !== base.repo.id) yield* Merge.fetchCommit(base.path, head.path, sha)
+          const ref = pullRef(index)
+          const current = yield* resolve(base.path, ref)
+          if (current === sha) return
+          yield* writer
+            .updateRefs(refOf(base), [{ ref, newSha: sha, oldSha: current ?? Git.ZERO_SHA }])
+            .pipe(
+              Effect.catch((e) => Effect.logWarning(`could not move ${ref} of ${base.owner.name}/${base.repo.name}`, e))
+            )
+        })
+
+      /** The commits `before..after` as the `pull_push` comment lists them, oldest first (at most 100). */
+      const commitIds = (path: string, before: string | undefined, after: string) =>
+        Effect.map(
+          Effect.orDie(
+            Git.inRepo(path, [
+              "rev-list",
+              "--reverse",
+              "--max-count=100",
+              "--end-of-options",
+              after,
+              ...(before === undefined ? [] : [`^${before}`]),
+              "--"
+            ])
+          ),
+          (r) =>
+            r.stdout
+              .toString("utf8")
+              .split("\n")
+              .filter((l) => l.length > 0)
+        )
+
+      // --- pushes (the event hub) ---
+
+      /** A push moved `branch` of `repo` from `before` to `after`: the pull requests it is the head or base of follow. */
+      const onBranchMoved = (
+        event: Events.Event & { _tag: "PushCommits" },
+        branch: string,
+        _before: string,
+        after: string
+      ) =>
+        Effect.gen(function* () {
+          if (after === Events.ZERO_ID) return
+          const repoRow = yield* repoRows.findById(event.repo.id)
+          if (Option.isNone(repoRow)) return
+          const pushedSide = yield* sideOf(repoRow.value)
+          if (Option.isNone(pushedSide)) return
+          const doer = { id: event.doer.id, name: event.doer.name }
+          for (const pull of yield* pulls.openWithHead(event.repo.id, branch)) {
+            if (pull.headSha === after) continue
+            const loaded = yield* load(pull)
+            yield* moveHeadRef(loaded.base, pushedSide.value, loaded.issue.index, after)
+            yield* pulls.setHead(pull.id, after)
+            const previous = pull.headSha === "" ? undefined : pull.headSha
+            const forced = previous !== undefined && !(yield* Merge.isAncestor(loaded.base.path, previous, after))
+            const ids = yield* commitIds(loaded.base.path, forced ? undefined : previous, after)
+            const at = new Date()
+            yield* issueRows.insertComment({
+              issueId: pull.issueId,
+              type: T.pullPush,
+              posterId: doer.id,
+              body: JSON.stringify({ is_force_push: forced, commit_ids: forced ? [previous, after] : ids }),
+              at
+            })
+            yield* issueRows.touchIssue(pull.issueId, at)
+            yield* hub.publish({
+              _tag: "PullRequestSynchronized",
+              ...subjectOf(loaded.base, doer),
+              issue: issueRef(loaded.issue),
+              before: previous ?? Events.ZERO_ID,
+              after
+            })
+          }
+          const affected = [
+            ...(yield* pulls.openWithHead(event.repo.id, branch)),
+            ...(yield* pulls.openWithBase(event.repo.id, branch))
+          ]
+          yield* pulls.markChecking(affected.map((p) => p.id))
+          yield* enqueueChecks(affected)
+        })
+
+      yield* hub.subscribe({
+        name: "pull requests",
+        handle: (event) =>
+          event._tag !== "PushCommits"
+            ? Effect.void
+            : Effect.forEach(
+                event.refs.filter((r) => r.ref.startsWith("refs/heads/")),
+                (r) => onBranchMoved(event, r.ref.slice("refs/heads/".length), r.before, r.after),
+                { discard: true }
+              )
+      })
+
+      const abort = new AbortController()
+      let started = false
+      const listening: Array<Promise<void>> = []
+      yield* Effect.addFinalizer(() =>
+        Effect.promise(() => {
+          abort.abort()
+          return Promise.allSettled(listening)
+        })
+      )
+
+      const resume = Effect.flatMap(pulls.openChecking, enqueueChecks)
+
+      const start = Effect.gen(function* () {
+        if (started) return
+        started = true
+        // Checks a previous run queued but never finished are still queued; these were marked
+        // and their jobs never queued (a crash between the two).
+        yield* resume
+        listening.push(
+          queue.listen(
+            CHECK_TOPIC,
+            async (claimed) => {
+              let pullId: number
+              try {
+                pullId = Number((JSON.parse(claimed.payload) as { pullId: unknown }).pullId)
+              } catch {
+                return { error: "the queued check could not be read", final: true }
+              }
+              return Effect.runPromiseWith(context)(
+                check(pullId).pipe(
+                  Effect.match({
+                    onFailure: (error) => ({ error: String(error) }),
+                    onSuccess: () => ({})
+                  }),
+                  Effect.catchDefect((defect) => Effect.succeed({ error: String(defect) }))
+                )
+              )
+            },
+            { attempts: 5, retryDelayMs: 5_000, concurrency: 2, signal: abort.signal }
+          )
+        )
+      })
+
+      // --- create (§4) ---
+
+      /** The repository a `head` of `owner:branch` names: the base itself, the owner's fork of it, or the base's parent. */
+      const headRepositoryOf = (base: Side, ownerName: string | undefined) =>
+        Effect.gen(function* () {
+          if (ownerName === undefined || ownerName.toLowerCase() === base.owner.name.toLowerCase()) return base
+          const owner = yield* users.findByName(ownerName)
+          if (Option.isNone(owner)) return yield* Errors.notFound()
+          const fork = (yield* repoRows.forksOf(base.repo.id)).find((r) => r.ownerId === owner.value.id)
+          if (fork !== undefined) return { repo: fork, owner: owner.value, path: repos.pathOf(owner.value, fork) }
+          if (base.repo.forkId !== null) {
+            const parent = yield* repoRows.findById(base.repo.forkId)
+            if (Option.isSome(parent) && parent.value.ownerId === owner.value.id) {
+              return { repo: parent.value, owner: owner.value, path: repos.pathOf(owner.value, parent.value) }
+            }
+          }
+          return yield* Errors.notFound()
+        })
+
+      const duplicateMessage = (existing: PullRow) =>
+        `pull request already exists for these targets [id: ${existing.id}, issue_id: ${existing.index}, head_repo_id: ${existing.headRepoId}, base_repo_id: ${existing.baseRepoId}, head_branch: ${existing.headBranch}, base_branch: ${existing.baseBranch}]`
+
+      const accessFor = (viewer: Principal | undefined, side: Side): Effect.Effect<RepoAccess> =>
+        policy.access(viewer, side.repo, side.owner)
+
+      const create = (opened: OpenedRepository, input: CreatePullRequestOption) =>
+        Effect.gen(function* () {
+          if (opened.caller === undefined) return yield* Errors.unauthorized("token is required")
+          const headInput = input.head ?? ""
+          const baseBranch = input.base ?? ""
+          if (headInput === "") return yield* Errors.validationFailed("[Head]: Required")
+          if (baseBranch === "") return yield* Errors.validationFailed("[Base]: Required")
+          if ((input.title ?? "").trim() === "") return yield* Errors.validationFailed("[Title]: Required")
+          if (headInput === baseBranch) {
+            return yield* Errors.validationFailed(
+              "Invalid PullRequest: There are no changes between the head and the base"
+            )
+          }
+          const parts = headInput.split(":")
+          if (parts.length > 2) return yield* Errors.notFound()
+          const [headOwner, headBranch] = parts.length === 2 ? [parts[0]!, parts[1]!] : [undefined, parts[0]!]
+          const base = baseOf(opened)
+          const baseSha = yield* branchSha(base.path, baseBranch)
+          if (baseSha === undefined) return yield* Errors.notFound()
+          const head = yield* headRepositoryOf(base, headOwner)
+          // The caller must be able to read the head repository's code (Forgejo: 404).
+          if (head.repo.id !== base.repo.id && !atLeast((yield* accessFor(opened.caller, head)).code, "read")) {
+            return yield* Errors.notFound()
+          }
+          const headSha = yield* branchSha(head.path, headBranch)
+          if (headSha === undefined) return yield* Errors.notFound()
+          if (head.repo.id === base.repo.id && headBranch === baseBranch) {
+            return yield* Errors.validationFailed(
+              "Invalid PullRequest: There are no changes between the head and the base"
+            )
+          }
+          const existing = yield* pulls.openBetween(base.repo.id, baseBranch, head.repo.id, headBranch)
+          if (Option.isSome(existing)) return yield* Errors.conflict(duplicateMessage(existing.value))
+          if (input.milestone !== undefined && input.milestone !== null && input.milestone > 0) {
+            const [milestone] = yield* issueRows.milestonesByIds([input.milestone])
+            if (milestone === undefined || milestone.repoId !== base.repo.id) return yield* Errors.notFound()
+          }
+          // The head's commits in the base repository before anything refers to them.
+          if (head.repo.id !== base.repo.id) yield* Merge.fetchCommit(base.path, head.path, headSha)
+          const mergeBase = Option.getOrElse(yield* Merge.mergeBase(base.path, baseSha, headSha), () => baseSha)
+          const ids = yield* commitIds(base.path, mergeBase, headSha)
+          let created: PullRow | undefined
+          const issue: Issue = yield* issues.create(
+            opened,
+            {
+              title: input.title ?? null,
+              body: input.body ?? null,
+              assignee: input.assignee ?? null,
+              assignees: input.assignees ?? null,
+              milestone: input.milestone ?? null,
+              labels: input.labels ?? null,
+              due_date: input.due_date ?? null
+            },
+            {
+              within: (row) =>
+                Effect.gen(function* () {
+                  created = yield* pulls.insert({
+                    issueId: row.id,
+                    baseRepoId: base.repo.id,
+                    baseBranch,
+                    headRepoId: head.repo.id,
+                    headBranch,
+                    headSha,
+                    mergeBase
+                  })
+                  if (ids.length > 0) {
+                    yield* issueRows.insertComment({
+                      issueId: row.id,
+                      type: T.pullPush,
+                      posterId: opened.caller!.user.id,
+                      body: JSON.stringify({ is_force_push: false, commit_ids: ids }),
+                      at: row.createdAt
+                    })
+                  }
+                })
+            }
+          )
+          const pull = created!
+          yield* moveHeadRef(base, head, issue.number, headSha)
+          yield* enqueueChecks([pull])
+          return yield* load(pull, base)
+        })
+
+      // --- list and get (§5) ---
+
+      const list = (opened: OpenedRepository, query: PullListQuery, page: Page) =>
+        Effect.gen(function* () {
+          let posterId: number | undefined
+          if (query.poster !== undefined && query.poster !== "") {
+            const poster = yield* users.findByName(query.poster)
+            if (Option.isNone(poster))
+              return yield* Errors.badRequest(`user does not exist [uid: 0, name: ${query.poster}]`)
+            posterId = poster.value.id
+          }
+          const labelIds: Array<number> = []
+          for (const raw of query.labels ?? []) {
+            if (!/^\d+$/.test(raw)) return yield* Errors.validationFailed(`[labels]: "${raw}" is not a label id`)
+            labelIds.push(Number(raw))
+          }
+          const milestone = query.milestone !== undefined && /^\d+$/.test(query.milestone) ? Number(query.milestone) : 0
+          const filter: PullFilter = {
+            baseRepoId: opened.repo.id,
+            // Forgejo: without `state` every pull request is listed; open and closed narrow it.
+            state: query.state === "open" ? "open" : query.state === "closed" ? "closed" : "all",
+            sort: SORTS.find((s) => s === query.sort) ?? "newest",
+            milestoneId: milestone > 0 ? milestone : undefined,
+            labelIds,
+            posterId
+          }
+          const found = yield* pulls.list(filter, page)
+          const base = baseOf(opened)
+          return { rows: yield* loadMany(found.rows, base), total: found.total }
+        })
+
+      const getByBaseHead = (opened: OpenedRepository, baseBranch: string, headInput: string) =>
+        Effect.gen(function* () {
+          const base = baseOf(opened)
+          let ownerName: string | undefined
+          let repoName = base.repo.name
+          let branch = headInput
+          const colon = headInput.indexOf(":")
+          if (colon >= 0) {
+            const who = headInput.slice(0, colon)
+            branch = headInput.slice(colon + 1)
+            const slash = who.indexOf("/")
+            ownerName = slash < 0 ? who : who.slice(0, slash)
+            if (slash >= 0) repoName = who.slice(slash + 1)
+          }
+          let headRepoId = base.repo.id
+          if (ownerName !== undefined && ownerName.toLowerCase() !== base.owner.name.toLowerCase()) {
+            const owner = yield* users.findByName(ownerName)
+            if (Option.isNone(owner)) return yield* Errors.notFound()
+            const repo = yield* repoRows.findByName(owner.value.id, repoName)
+            if (Option.isNone(repo)) return yield* Errors.notFound()
+            headRepoId = repo.value.id
+          }
+          const found = yield* pulls.anyBetween(base.repo.id, baseBranch, headRepoId, branch)
+          if (Option.isNone(found)) return yield* Errors.notFound()
+          return yield* load(found.value, base)
+        })
+
+      // --- edit (§6) ---
+
+      const edit = (opened: OpenedRepository, index: string, input: EditPullRequestOption) =>
+        Effect.gen(function* () {
+          const loaded = yield* findPull(opened, index)
+          const { pull, issue } = loaded
+          const caller = opened.caller
+          if (caller === undefined) return yield* Errors.unauthorized("token is required")
+          const writer_ = isWriter(opened)
+          if (!writer_ && !isPoster(caller, issue)) {
+            return yield* Errors.forbidden("user should be the poster or have write permission")
+          }
+          // Every refusal first, so that a refused request changes nothing.
+          if (input.state !== undefined && input.state !== null && pull.hasMerged) {
+            return yield* Errors.preconditionFailed(MERGED_STATE_REFUSED)
+          }
+          const newBase =
+            input.base !== undefined && input.base !== null && input.base !== "" && input.base !== pull.baseBranch
+              ? input.base
+              : undefined
+          if (newBase !== undefined && !pull.hasMerged) {
+            if ((yield* branchSha(loaded.base.path, newBase)) === undefined) {
+              return yield* Errors.notFound()
+            }
+            // Forgejo changes the base after the state: a pull request closed then (or before) is refused.
+            const endsClosed =
+              input.state !== undefined && input.state !== null ? input.state === "closed" : issue.isClosed
+            if (endsClosed) {
+              return yield* Errors.validationFailed(
+                `issue is closed [id: ${issue.id}, repo_id: ${issue.repoId}, index: ${issue.index}]`
+              )
+            }
+            if (pull.headRepoId === loaded.base.repo.id && pull.headBranch === newBase) {
+              return yield* Errors.validationFailed(
+                `the base branch cannot be the head branch of the pull request [branch: ${newBase}]`
+              )
+            }
+            if (pull.headRepoId !== null) {
+              const other = yield* pulls.openBetween(loaded.base.repo.id, newBase, pull.headRepoId, pull.headBranch)
+              if (Option.isSome(other)) return yield* Errors.conflict(duplicateMessage(other.value))
+            }
+          }
+          if (input.allow_maintainer_edit !== undefined && input.allow_maintainer_edit !== null) {
+            const onHead = loaded.head === undefined ? undefined : yield* accessFor(caller, loaded.head)
+            if (!isPoster(caller, issue) || onHead === undefined || !mayPushTo(onHead)) {
+              return yield* Errors.forbidden("SetAllowEdits: user not allowed to do this action")
+            }
+          }
+          // Title, body, deadline, assignees and milestone: the issue's own edit, with its comments and events.
+          yield* issues.edit(opened, index, {
+            ...(input.title !== undefined ? { title: input.title } : {}),
+            ...(input.body !== undefined ? { body: input.body } : {}),
+            ...(input.due_date !== undefined ? { due_date: input.due_date } : {}),
+            ...(input.unset_due_date !== undefined ? { unset_due_date: input.unset_due_date } : {}),
+            ...(input.assignee !== undefined ? { assignee: input.assignee } : {}),
+            ...(input.assignees !== undefined ? { assignees: input.assignees } : {}),
+            ...(input.milestone !== undefined ? { milestone: input.milestone } : {})
+          })
+          if (writer_ && input.labels !== undefined && input.labels !== null) {
+            yield* issues.changeIssueLabels(opened, index, "replace", input.labels, undefined)
+          }
+          if (input.state !== undefined && input.state !== null) {
+            // Forgejo: "closed" closes, any other value reopens.
+            yield* issues.edit(opened, index, { state: input.state === "closed" ? "closed" : "open" })
+          }
+          const current = yield* reload(loaded)
+          if (newBase !== undefined && !current.pull.hasMerged) {
+            const at = new Date()
+            yield* pulls.setBase(pull.id, newBase)
+            yield* issueRows.insertComment({
+              issueId: issue.id,
+              type: T.changeTargetBranch,
+              posterId: caller.user.id,
+              oldRef: pull.baseBranch,
+              newRef: newBase,
+              at
+            })
+            yield* issueRows.touchIssue(issue.id, at)
+            // Forgejo re-tests at once on a base change.
+            const moved = yield* reload(current)
+            yield* pulls.saveCheck(pull.id, yield* compute(moved.pull, moved.base.path))
+            yield* hub.publish({
+              _tag: "Issues",
+              ...subjectOf(loaded.base, caller.user),
+              issue: issueRef(issue),
+              action: "edited",
+              changes: { ref: { from: pull.baseBranch } }
+            })
+          }
+          if (input.allow_maintainer_edit !== undefined && input.allow_maintainer_edit !== null) {
+            yield* pulls.setAllowMaintainerEdit(pull.id, input.allow_maintainer_edit)
+          }
+          return yield* reload(loaded)
+        })
+
+      // --- merge (§8) ---
+
+      const defaultTitle = (loaded: Loaded, style: MergeDo) => {
+        const { issue, pull, base, head } = loaded
+        if (style === "squash") return `${issue.title} (#${issue.index})`
+        const from =
+          head === undefined
+            ? `<deleted>:${pull.headBranch}`
+            : head.repo.id === base.repo.id
+              ? pull.headBranch
+              : `${head.owner.name}/${head.repo.name}:${pull.headBranch}`
+        return `Merge pull request '${issue.title}' (#${issue.index}) from ${from} into ${pull.baseBranch}`
+      }
+
+      /** The commit the base branch moves to for `style` (no ref moved yet). */
+      const mergeCommit = (loaded: Loaded, request: MergeRequest, baseSha: string, doer: UserRow) =>
+        Effect.gen(function* () {
+          const { base, pull } = loaded
+          const path = base.path
+          const headSha = pull.headSha
+          const now = new Date()
+          const doerSig = signatureAt(gitIdentity(settings, doer), now)
+          const title = request.title !== "" ? request.title : defaultTitle(loaded, request.style)
+          const message = `${request.message !== "" ? `${title}\n\n${request.message}` : title}\n`
+          const conflict = (files: ReadonlyArray<string>) =>
+            Errors.conflict(
+              files.length === 0
+                ? "the pull request cannot be merged: its head and base have no common history"
+                : `the pull request cannot be merged: merge conflict in ${files.join(", ")}`
+            )
+          const mergeWith = (tip: string) =>
+            Effect.gen(function* () {
+              const merged = yield* Merge.mergeTrees(path, baseSha, tip)
+              if (merged._tag !== "Clean") return yield* conflict(merged._tag === "Conflict" ? merged.files : [])
+              return merged.tree
+            })
+          const rebased = Merge.rebase(path, {
+            onto: baseSha,
+            upstream: baseSha,
+            head: headSha,
+            committer: doerSig
+          }).pipe(
+            Effect.catchTag("RebaseConflict", (e) =>
+              Effect.fail(
+                Errors.conflict(
+                  `the pull request cannot be rebased: commit ${e.commit} conflicts${e.files.length > 0 ? ` in ${e.files.join(", ")}` : ""}`
+                )
+              )
+            )
+          )
+          const upToDate = yield* Merge.isAncestor(path, baseSha, headSha)
+          switch (request.style) {
+            case "merge": {
+              const tree = yield* mergeWith(headSha)
+              return yield* Merge.commitTree(path, {
+                tree,
+                parents: [baseSha, headSha],
+                message,
+                author: doerSig,
+                committer: doerSig
+              })
+            }
+            case "squash": {
+              const tree = yield* mergeWith(headSha)
+              const poster = yield* users.findById(loaded.issue.posterId)
+              const author = Option.isSome(poster) ? signatureAt(gitIdentity(settings, poster.value), now) : doerSig
+              return yield* Merge.commitTree(path, { tree, parents: [baseSha], message, author, committer: doerSig })
+            }
+            case "fast-forward-only":
+              if (!upToDate) {
+                return yield* Errors.conflict(
+                  "the base branch has commits the head branch does not have: a fast-forward-only merge is not possible; update the branch first"
+                )
+              }
+              return headSha
+            case "rebase":
+              // Nothing to replay onto: the head is fast-forwarded, its commits unchanged (as `git rebase`).
+              return upToDate ? headSha : yield* rebased
+            case "rebase-merge": {
+              const tip = upToDate ? headSha : yield* rebased
+              const tree = yield* Merge.treeOf(path, tip)
+              return yield* Merge.commitTree(path, {
+                tree,
+                parents: [baseSha, tip],
+                message,
+                author: doerSig,
+                committer: doerSig
+              })
+            }
+            case "manually-merged":
+              return yield* Effect.die("manual merges make no commit")
+          }
+        })
+
+      /** Records the merge: merged, closed with a `merge_pull` comment; false when someone else recorded one first. */
+      const recordMerge = (loaded: Loaded, doer: UserRow, commit: string, at: Date, status?: PullStatus) =>
+        issueRows.transaction(
+          Effect.gen(function* () {
+            const first = yield* pulls.markMerged(loaded.pull.id, { by: doer.id, at, commit, status })
+            if (!first) return false
+            const issue = Option.getOrThrow(yield* issueRows.issueById(loaded.issue.id))
+            if (!issue.isClosed) yield* issueRows.setClosed(issue, true, at)
+            yield* issueRows.insertComment({ issueId: issue.id, type: T.mergePull, posterId: doer.id, at })
+            return true
+          })
+        )
+
+      const publishMerged = (loaded: Loaded, doer: UserRow) =>
+        hub.publish({
+          _tag: "Issues",
+          ...subjectOf(loaded.base, doer),
+          issue: issueRef(loaded.issue),
+          action: "closed",
+          merged: true
+        })
+
+      /** §8.5: the head branch goes after a merge, unless another open pull request still uses it. */
+      const deleteHeadBranch = (loaded: Loaded, doer: Principal) =>
+        Effect.gen(function* () {
+          const { pull, head } = loaded
+          if (head === undefined) return
+          const others = (yield* pulls.openWithHead(head.repo.id, pull.headBranch)).filter((p) => p.id !== pull.id)
+          if (others.length > 0) return
+          if (!mayPushTo(yield* accessFor(doer, head))) {
+            return yield* Errors.forbidden("insufficient permission to delete head branch")
+          }
+          if (pull.headBranch === head.repo.defaultBranch) {
+            return yield* Errors.forbidden("the head branch is the default branch")
+          }
+          const sha = yield* branchSha(head.path, pull.headBranch)
+          if (sha === undefined) return
+          yield* writer
+            .updateRefs(refOf(head), [{ ref: headsRef(pull.headBranch), newSha: Git.ZERO_SHA, oldSha: sha }])
+            .pipe(
+              Effect.catch(() => Effect.fail(Errors.conflict("the head branch moved meanwhile: it was not deleted")))
+            )
+          yield* issueRows.insertComment({
+            issueId: pull.issueId,
+            type: T.deleteBranch,
+            posterId: doer.user.id,
+            oldRef: pull.headBranch,
+            at: new Date()
+          })
+          yield* hub.publish(
+            Events.pushed(head.owner, head.repo, doer.user, "api", [Events.deleted(headsRef(pull.headBranch), sha)])
+          )
+        })
+
+      const manualMerge = (loaded: Loaded, request: MergeRequest, doer: Principal) =>
+        Effect.gen(function* () {
+          const { base, pull } = loaded
+          if (!styleAllowed(base.repo, "manually-merged")) {
+            return yield* methodNotAllowed("manually-merged is not an allowed merge style for this repository")
+          }
+          const commit = request.mergeCommitId.toLowerCase()
+          const baseSha = yield* branchSha(base.path, pull.baseBranch)
+          const exists = Git.isSha(commit) && (yield* resolve(base.path, `${commit}^{commit}`)) === commit
+          if (!exists || baseSha === undefined || !(yield* Merge.isAncestor(base.path, commit, baseSha))) {
+            return yield* Errors.conflict(
+              `MergeCommitID must be the full id of a commit on the base branch ${pull.baseBranch}`
+            )
+          }
+          const authored = yield* Effect.orDie(
+            Git.inRepo(base.path, ["log", "-1", "--format=%at", "--end-of-options", commit, "--"])
+          )
+          const at = new Date(Number(authored.stdout.toString("utf8").trim()) * 1000)
+          if (!(yield* recordMerge(loaded, doer.user, commit, at, PullStatus.manuallyMerged))) {
+            return yield* methodNotAllowed("the pull request has already been merged")
+          }
+          yield* publishMerged(loaded, doer.user)
+        })
+
+      const merge = (opened: OpenedRepository, index: string, request: MergeRequest) =>
+        Effect.gen(function* () {
+          const caller = opened.caller
+          if (caller === undefined) return yield* Errors.unauthorized("token is required")
+          let loaded = yield* findPull(opened, index)
+          if (loaded.pull.hasMerged) return yield* methodNotAllowed("the pull request has already been merged")
+          if (loaded.issue.isClosed) {
+            return yield* methodNotAllowed("the pull request is closed: reopen it before merging")
+          }
+          if (!mayMerge(opened)) return yield* methodNotAllowed("User not allowed to merge PR")
+          if (request.style === "manually-merged") return yield* manualMerge(loaded, request, caller)
+          if (isWorkInProgress(loaded.issue.title)) {
+            return yield* methodNotAllowed("Work in progress PRs cannot be merged")
+          }
+          loaded = yield* ensureChecked(loaded)
+          switch (loaded.pull.status) {
+            case PullStatus.conflict:
+              return yield* Errors.conflict(
+                loaded.pull.conflictedFiles.length === 0
+                  ? "the pull request cannot be merged: its head and base have no common history"
+                  : `the pull request cannot be merged: merge conflict in ${loaded.pull.conflictedFiles.join(", ")}`
+              )
+            case PullStatus.ancestor:
+              return yield* methodNotAllowed(
+                "there is nothing to merge: the head branch is already contained in the base branch"
+              )
+            case PullStatus.mergeable:
+            case PullStatus.empty:
+              break
+            default:
+              return yield* methodNotAllowed("Please try again later")
+          }
+          const refused = yield* mergeAllowed(loaded.pull, caller, opened)
+          if (refused !== undefined && !(request.forceMerge && mayForceMerge(opened))) {
+            return yield* methodNotAllowed(`not allowed to merge [reason: ${refused}]`)
+          }
+          if (request.whenChecksSucceed) {
+            return yield* Errors.validationFailed("scheduled merges (merge_when_checks_succeed) are not supported yet")
+          }
+          const { base, pull } = loaded
+          if (request.headCommitId !== "") {
+            const tip = loaded.head === undefined ? undefined : yield* branchSha(loaded.head.path, pull.headBranch)
+            if (request.headCommitId !== (tip ?? pull.headSha)) return yield* Errors.conflict("head out of date")
+          }
+          if (!styleAllowed(base.repo, request.style)) {
+            return yield* methodNotAllowed(`${request.style} is not an allowed merge style for this repository`)
+          }
+          const baseSha = loaded.pull.checkedBaseSha
+          const commit = yield* mergeCommit(loaded, request, baseSha, caller.user)
+          // Compare-and-swap: a push to the base since the check refuses the merge, nothing lost.
+          yield* writer
+            .updateRefs(refOf(base), [{ ref: headsRef(pull.baseBranch), newSha: commit, oldSha: baseSha }])
+            .pipe(
+              Effect.catch((e) =>
+                Effect.fail(
+                  e.reason === "conflict"
+                    ? Errors.conflict(
+                        `the base branch ${pull.baseBranch} moved while the pull request was being merged (a push?): nothing was merged, try again`
+                      )
+                    : Errors.refusal(e.reason, e.message)
+                )
+              )
+            )
+          const at = new Date()
+          const first = yield* recordMerge(loaded, caller.user, commit, at)
+          yield* hub.publish(
+            Events.pushed(base.owner, base.repo, caller.user, "api", [
+              { ref: headsRef(pull.baseBranch), before: baseSha, after: commit }
+            ])
+          )
+          if (!first) return yield* Errors.conflict("the pull request was merged by someone else meanwhile")
+          yield* publishMerged(loaded, caller.user)
+          const deleteBranch = request.deleteBranch ?? base.repo.pulls.defaultDeleteBranchAfterMerge
+          if (deleteBranch) yield* deleteHeadBranch(yield* reload(loaded), caller)
+        })
+
+      // --- update branch (§10) ---
+
+      const update = (opened: OpenedRepository, index: string, style: string) =>
+        Effect.gen(function* () {
+          const caller = opened.caller
+          if (caller === undefined) return yield* Errors.unauthorized("token is required")
+          const loaded = yield* ensureChecked(yield* findPull(opened, index))
+          const { pull, head, base } = loaded
+          if (pull.hasMerged || loaded.issue.isClosed) {
+            return yield* Errors.validationFailed("the pull request is closed or merged: its branch cannot be updated")
+          }
+          if (head === undefined) return yield* Errors.notFound()
+          const rebase = style === "rebase"
+          const onHead = yield* accessFor(caller, head)
+          const allowed = mayPushTo(onHead) || (pull.allowMaintainerEdit && atLeast(opened.access.code, "write"))
+          if (!allowed || (rebase && !head.repo.pulls.allowRebaseUpdate)) {
+            return yield* Errors.forbidden("user is not allowed to update this pull request's branch")
+          }
+          const baseSha = pull.checkedBaseSha
+          const headSha = yield* branchSha(head.path, pull.headBranch)
+          if (headSha === undefined) return yield* Errors.notFound()
+          if (pull.commitsBehind === 0) {
+            return yield* Errors.validationFailed("the head branch is already up to date with the base branch")
+          }
+          const now = new Date()
+          const doer = signatureAt(gitIdentity(settings, caller.user), now)
+          let tip: string
+          if (rebase) {
+            tip = yield* Merge.rebase(base.path, {
+              onto: baseSha,
+              upstream: baseSha,
+              head: pull.headSha,
+              committer: doer
+            }).pipe(
+              Effect.catchTag("RebaseConflict", () => Effect.fail(Errors.conflict("rebase failed because of conflict")))
+            )
+          } else {
+            const merged = yield* Merge.mergeTrees(base.path, pull.headSha, baseSha)
+            if (merged._tag !== "Clean") return yield* Errors.conflict("merge failed because of conflict")
+            tip = yield* Merge.commitTree(base.path, {
+              tree: merged.tree,
+              parents: [pull.headSha, baseSha],
+              message: `Merge branch '${pull.baseBranch}' into ${pull.headBranch}\n`,
+              author: doer,
+              committer: doer
+            })
+          }
+          if (head.repo.id !== base.repo.id) yield* Merge.fetchCommit(head.path, base.path, tip)
+          yield* writer
+            .updateRefs(refOf(head), [{ ref: headsRef(pull.headBranch), newSha: tip, oldSha: headSha }])
+            .pipe(
+              Effect.catch((e) =>
+                Effect.fail(
+                  e.reason === "conflict"
+                    ? Errors.conflict("the head branch moved while it was being updated (a push?): try again")
+                    : Errors.refusal(e.reason, e.message)
+                )
+              )
+            )
+          yield* hub.publish(
+            Events.pushed(head.owner, head.repo, caller.user, "api", [
+              { ref: headsRef(pull.headBranch), before: headSha, after: tip }
+            ])
+          )
+        })
+
+      const compareRefs = (opened: OpenedRepository, basehead: string) =>
+        Effect.gen(function* () {
+          const dots = basehead.includes("...") ? "..." : ".."
+          const at = basehead.indexOf(dots)
+          if (at < 0) return yield* Errors.notFound()
+          const baseRef = basehead.slice(0, at)
+          const headInput = basehead.slice(at + dots.length)
+          const parts = headInput.split(":")
+          if (parts.length > 2 || baseRef === "" || headInput === "") return yield* Errors.notFound()
+          const [headOwner, headRef] = parts.length === 2 ? [parts[0]!, parts[1]!] : [undefined, parts[0]!]
+          const base = baseOf(opened)
+          const baseSha = Option.getOrUndefined(yield* Reader.resolveCommit(base.path, baseRef))
+          if (baseSha === undefined) return yield* Errors.notFound()
+          const head = yield* headRepositoryOf(base, headOwner)
+          if (head.repo.id !== base.repo.id && !atLeast((yield* accessFor(opened.caller, head)).code, "read")) {
+            return yield* Errors.notFound()
+          }
+          const headSha = Option.getOrUndefined(yield* Reader.resolveCommit(head.path, headRef))
+          if (headSha === undefined) return yield* Errors.notFound()
+          if (head.repo.id !== base.repo.id) yield* Merge.fetchCommit(base.path, head.path, headSha)
+          // Three dots: from the merge base, as Forgejo compares.
+          const start =
+            dots === "..."
+              ? Option.getOrElse(yield* Merge.mergeBase(base.path, baseSha, headSha), () => baseSha)
+              : baseSha
+          return { base: start, head: headSha }
+        })
+
+      return PullsService.of({
+        compare: compareRefs,
+        create,
+        list,
+        get: findPull,
+        byMergeCommit: (opened, sha) =>
+          Effect.gen(function* () {
+            const found = yield* pulls.byMergeCommit(opened.repo.id, sha.toLowerCase())
+            if (Option.isNone(found)) return yield* Errors.notFound()
+            return yield* load(found.value, baseOf(opened))
+          }),
+        pinned: (opened) => Effect.flatMap(pulls.pinned(opened.repo.id), (rows) => loadMany(rows, baseOf(opened))),
+        getByBaseHead,
+        edit,
+        isMerged: (opened, index) => Effect.map(findPull(opened, index), (l) => l.pull.hasMerged),
+        merge,
+        update,
+        check,
+        reload,
+        start,
+        resume
+      })
+    })
+  )
+}
