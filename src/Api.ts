@@ -36,6 +36,7 @@ import { TopicsApi } from "./topics/Api.ts"
 import { TransfersApi } from "./transfers/Api.ts"
 import { TwoFactorApi } from "./twofa/Api.ts"
 import { UsersApi } from "./users/Api.ts"
+import { WebhooksApi } from "./webhooks/Api.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
   .add(
@@ -69,7 +70,8 @@ export class HearthApi extends HttpApi.make("hearth")
     IssuesApi,
     LabelsApi,
     MilestonesApi,
-    NotificationsApi
+    NotificationsApi,
+    WebhooksApi
   )
   .prefix("/api/v1")
   // Applied inside out: the repository of the path is resolved after authentication (before the

@@ -70,6 +70,8 @@ import { TwoFactor } from "./twofa/Service.ts"
 import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
+import { WebhooksRepo } from "./webhooks/Repo.ts"
+import { WebhooksService } from "./webhooks/Service.ts"
 
 const Repos = Layer.mergeAll(
   UsersRepo.layer,
@@ -92,7 +94,8 @@ const Repos = Layer.mergeAll(
   IssueExtrasRepo.layer,
   LanguagesRepo.layer,
   SessionsRepo.layer,
-  NotificationsRepo.layer
+  NotificationsRepo.layer,
+  WebhooksRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -101,6 +104,7 @@ const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2
 // OrgsService, and both refuse or purge through ReposService.
 export const Services = Layer.mergeAll(
   AdminUsers.layer,
+  WebhooksService.layer,
   MarkdownRenderer.layer,
   IssueExtras.layer,
   SocialService.layer,

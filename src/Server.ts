@@ -60,6 +60,7 @@ import { TransfersHttp } from "./transfers/Http.ts"
 import { TwoFactorHttp } from "./twofa/Http.ts"
 import { UsersHttp } from "./users/Http.ts"
 import { WebRoutes } from "./web/Routes.ts"
+import { WebhooksHttp } from "./webhooks/Http.ts"
 
 const securitySchemes = {
   BasicAuth: { type: "http", scheme: "basic", description: "The account's password, or an access token as password." },
@@ -178,7 +179,8 @@ export const ApiHandlers = Layer.mergeAll(
   IssuesHttp,
   LabelsHttp,
   MilestonesHttp,
-  NotificationsHttp
+  NotificationsHttp,
+  WebhooksHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(

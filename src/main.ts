@@ -11,6 +11,7 @@ import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
 import { OutageLogsLayer } from "./health/Database.ts"
 import { serverLayer } from "./Server.ts"
 import { highlighter } from "./web/code/Highlight.ts"
+import { WebhooksService } from "./webhooks/Service.ts"
 
 /** How long after start-up the highlighter warms up. */
 const WARM_UP_DELAY = "3 seconds"
@@ -40,6 +41,7 @@ const announce = Effect.gen(function* () {
   // The event hub's durable consumers too, after the pushes an earlier run left unpublished.
   yield* publishLeftoverPushes(settings.server.APP_DATA_PATH, performance.timeOrigin)
   yield* (yield* EventHub).start
+  yield* (yield* WebhooksService).start
 })
 
 const logLevels = {
