@@ -304,7 +304,9 @@ export class WebhooksService extends Context.Service<
             response: { status: answer.status, headers: answer.headers, body: answer.body }
           })
           if (succeeded) return {}
-          const retryable = answer.refused !== true && (answer.error !== undefined || answer.status >= 500)
+          // A network error (no answer) or a 5xx is worth another attempt; a refusal or any other answer is not.
+          const retryable =
+            answer.refused !== true && (answer.status >= 500 || (answer.error !== undefined && answer.status === 0))
           return {
             error: answer.error ?? `the receiver answered ${answer.status}`,
             final: !retryable
