@@ -328,7 +328,7 @@ const chatBody = (type: HookType, hook: HookForDelivery, eventType: string, p: J
     case "matrix": {
       const formatted = [render(info.title, htmlLink, html), lines(htmlLink, html)].filter((t) => t !== "").join("<br>")
       const body = [render(info.title, markdownLink), lines(markdownLink)].filter((t) => t !== "").join("\n")
-      const messageType = metaOf(hook, "message_type")
+      const messageType = String(hook.meta?.message_type ?? "")
       return {
         body,
         msgtype: messageType === "2" || messageType === "m.text" ? "m.text" : "m.notice",
