@@ -168,14 +168,13 @@ export const send = (
       }
       const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase()
       const viaProxy = url.protocol === "http:" && proxied(settings, host)
-      let addresses: ReadonlyArray<string> | undefined
-      // Behind the proxy only the host name can be checked (Forgejo: the name must pass first).
+      // Checked whether or not it goes through the proxy: the proxy never widens where hooks may go.
       const checked = yield* Effect.result(checkHost(webhookPolicy(settings), url.href))
-      if (checked._tag === "Failure" && !(viaProxy && /^[a-z]/.test(host) && isIP(host) === 0)) {
+      if (checked._tag === "Failure") {
         const message = `${checked.failure.message}, deny '${host}'`
         return { status: 0, headers: {}, body: `Delivery: ${message}`, error: message, refused: true }
       }
-      if (!viaProxy && checked._tag === "Success") addresses = checked.success
+      const addresses = viaProxy ? undefined : checked.success
       const step = yield* Effect.promise(() =>
         exchange(settings, url, addresses, method, target.headers, body, deadline)
       )

@@ -100,6 +100,15 @@ export class WebhooksService extends Context.Service<
       const secrets = sealer(settings.security.SECRET_KEY, "webhook-secrets")
       const context = yield* Effect.context<never>()
 
+      /** A sealed value, or `fallback` when it cannot be opened ([security] SECRET_KEY changed). */
+      const openOr = <F>(sealed: string, fallback: F): string | F => {
+        try {
+          return secrets.open(sealed)
+        } catch {
+          return fallback
+        }
+      }
+
       const idOf = (id: string) => (/^\d{1,15}$/.test(id) ? Number(id) : undefined)
 
       const get = (level: HookLevel, id: string) =>
@@ -118,7 +127,7 @@ export class WebhooksService extends Context.Service<
         }
         if (hook.type === "slack" && meta !== null)
           for (const key of ["channel", "username", "icon_url", "color"]) config[key] = String(meta[key] ?? "")
-        const authorization = hook.authorizationHeader === "" ? "" : redact(secrets.open(hook.authorizationHeader))
+        const authorization = hook.authorizationHeader === "" ? "" : redact(openOr(hook.authorizationHeader, "******"))
         return {
           id: hook.id,
           type: hook.type,
@@ -255,8 +264,8 @@ export class WebhooksService extends Context.Service<
           const hook = yield* repo.byId(task.value.hookId)
           if (Option.isNone(hook)) return {}
           const row = hook.value
-          const secret = secrets.open(row.secret)
-          const authorization = secrets.open(row.authorizationHeader)
+          const secret = openOr(row.secret, undefined)
+          const authorization = openOr(row.authorizationHeader, undefined)
           const started = Date.now()
           const fail = (
             request: { url: string; http_method: string; headers: Record<string, string>; body: string },
@@ -273,6 +282,8 @@ export class WebhooksService extends Context.Service<
               { error: message, final: true }
             )
           const unsent = { url: row.url, http_method: "POST", headers: {}, body: "" }
+          if (secret === undefined || authorization === undefined)
+            return yield* fail(unsent, "the hook's secret cannot be read: was [security] SECRET_KEY changed?")
           if (settings.security.DISABLE_WEBHOOKS)
             return yield* fail(unsent, "webhooks are disabled by the administrator")
           // Forgejo records a delivery to an inactive hook as failed, without sending (test deliveries).
