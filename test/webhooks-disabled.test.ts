@@ -17,7 +17,7 @@ beforeAll(async () => {
   await createUser(hearth, { username: "alice" })
   expect((await call("alice", "POST", "/user/repos", { name: "code" })).status).toBe(201)
   expect((await call("alice", "POST", "/orgs", { username: "guild" })).status).toBe(201)
-}, 60_000)
+}, 120_000)
 afterAll(async () => {
   await hearth?.close()
   await receiver?.close()

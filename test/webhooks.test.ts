@@ -24,7 +24,7 @@ beforeAll(async () => {
     204
   )
   expect((await call("alice", "POST", "/orgs", { username: "guild" })).status).toBe(201)
-}, 60_000)
+}, 120_000)
 afterAll(() => hearth?.close())
 
 describe("repository hooks", () => {
@@ -255,5 +255,34 @@ describe("organization, user and site hooks", () => {
     expect(copied.id).not.toBe(created.id)
     expect(copied.active).toBe(true)
     expect((await call("siteadmin", "DELETE", `/admin/hooks/${created.id}`)).status).toBe(204)
+  })
+})
+
+describe("events nobody hears", () => {
+  const newJobs = async (action: () => Promise<void>) => {
+    const ids = async () =>
+      (await json(await call("siteadmin", "GET", "/admin/jobs?limit=50"))) as Array<{ id: number; kind: string }>
+    const before = new Set((await ids()).map((j) => j.id))
+    await action()
+    return (await ids()).filter((j) => !before.has(j.id)).map((j) => j.kind)
+  }
+
+  it("are not queued for webhooks; events of a repository with an active hook are", async () => {
+    const quiet = await newJobs(async () => {
+      expect((await call("writer", "POST", "/user/repos", { name: "quiet" })).status).toBe(201)
+    })
+    expect(quiet).not.toContain("events-webhooks")
+    const id = (
+      await json(await call("writer", "POST", "/repos/writer/quiet/hooks", hook({ active: true, events: ["issues"] })))
+    ).id
+    const heard = await newJobs(async () => {
+      expect((await call("writer", "POST", "/repos/writer/quiet/issues", { title: "heard" })).status).toBe(201)
+    })
+    expect(heard).toContain("events-webhooks")
+    expect((await call("writer", "DELETE", `/repos/writer/quiet/hooks/${id}`)).status).toBe(204)
+    const again = await newJobs(async () => {
+      expect((await call("writer", "POST", "/repos/writer/quiet/issues", { title: "unheard" })).status).toBe(201)
+    })
+    expect(again).not.toContain("events-webhooks")
   })
 })

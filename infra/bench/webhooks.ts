@@ -85,6 +85,7 @@ const main = async () => {
     const res = await http(`${running.base}/api/v1/user/repos`, {
       method: "POST",
       headers: auth,
+      timeoutMs: 60_000,
       body: JSON.stringify({ name, auto_init: true })
     })
     if (res.status !== 201) throw new Error(`repository ${name}: ${res.status}`)
@@ -93,6 +94,7 @@ const main = async () => {
     const res = await http(`${running.base}/api/v1/repos/bench/hooked/hooks`, {
       method: "POST",
       headers: auth,
+      timeoutMs: 60_000,
       body: JSON.stringify({
         type: "forgejo",
         config: { url: `http://127.0.0.1:${port}/hook/${i}`, content_type: "json" },

@@ -142,6 +142,8 @@ export class WebhooksRepo extends Context.Service<
     readonly remove: (id: number) => Effect.Effect<void>
     /** The active hooks an event of this repository reaches: its own, its owner's, then the system hooks. */
     readonly firing: (repoId: number | null, ownerId: number) => Effect.Effect<Array<HookRow>>
+    /** Where active hooks are: the repositories and owners that have some, and whether a system hook is. */
+    readonly targets: Effect.Effect<{ system: boolean; repos: Set<number>; owners: Set<number> }>
     /** The site's default hooks (copied into new repositories). */
     readonly defaults: Effect.Effect<Array<HookRow>>
     /** A task, unless one with this source key exists already; true when inserted. */
@@ -210,6 +212,23 @@ export class WebhooksRepo extends Context.Service<
                 ORDER BY (repo_id IS NULL), (owner_id IS NULL), id`,
               (rows) => rows.map(toHook)
             ),
+          targets: Effect.map(
+            sql<{
+              repo_id: unknown
+              owner_id: unknown
+              is_system: boolean
+            }>`SELECT DISTINCT repo_id, owner_id, is_system
+              FROM webhooks WHERE active`,
+            (rows) => {
+              const found = { system: false, repos: new Set<number>(), owners: new Set<number>() }
+              for (const row of rows) {
+                if (row.repo_id !== null) found.repos.add(Number(row.repo_id))
+                else if (row.owner_id !== null) found.owners.add(Number(row.owner_id))
+                else if (row.is_system) found.system = true
+              }
+              return found
+            }
+          ),
           defaults: Effect.map(
             sql`SELECT * FROM webhooks WHERE repo_id IS NULL AND owner_id IS NULL AND NOT is_system ORDER BY id`,
             (rows) => rows.map(toHook)

@@ -16,7 +16,7 @@
 //    retries). A delivery interrupted by a crash is sent again after its lease ends; one that
 //    already succeeded is not.
 import { randomUUID } from "node:crypto"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Settings } from "../config/Settings.ts"
 import type * as Events from "../events/Events.ts"
@@ -41,6 +41,8 @@ import { type HookLevel, type HookRow, type TaskRow, WebhooksRepo } from "./Repo
 import { send } from "./Send.ts"
 
 export const DELIVERY_TOPIC = "webhooks"
+/** How often the hooks other nodes made are noticed. */
+const TARGETS_REFRESH = "5 seconds"
 
 /** The stored authorization header as the history shows it (Forgejo's redaction). */
 const redact = (header: string) => {
@@ -231,10 +233,26 @@ export class WebhooksService extends Context.Service<
           )
         )
 
+      // Where active hooks are, so that an event no hook can hear costs nothing (no queue row):
+      // read at start, after every change made here, and every few seconds for other nodes' changes.
+      let targets = yield* repo.targets
+      const refreshTargets = Effect.map(repo.targets, (found) => {
+        targets = found
+      })
+      const anyoneHears = (event: Events.Event) =>
+        targets.system ||
+        targets.repos.has(event.repo.id) ||
+        targets.owners.has(event.repo.ownerId) ||
+        // A fork is heard by the forked repository's hooks (and its owner's).
+        (event._tag === "ForkRepository" && (targets.repos.size > 0 || targets.owners.size > 0))
+      yield* Effect.forkScoped(
+        Effect.repeat(refreshTargets.pipe(Effect.ignoreCause({ log: "Warn" })), Schedule.spaced(TARGETS_REFRESH))
+      )
+
       if (!settings.security.DISABLE_WEBHOOKS) {
         yield* hub.subscribeDurable({
           name: "webhooks",
-          accepts: (event) => hookEventsOf(event).length > 0,
+          accepts: (event) => anyoneHears(event) && hookEventsOf(event).length > 0,
           handle: handleEvent
         })
         // Default hooks are copied into each new repository (Forgejo's CopyDefaultWebhooksToRepo).
@@ -252,6 +270,7 @@ export class WebhooksService extends Context.Service<
           for (const hook of yield* repo.defaults) {
             yield* repo.insert({ ...hook, repoId, ownerId: null, isSystem: false })
           }
+          yield* refreshTargets
         })
 
       // ---------------------------------------------------------------------------------------
@@ -374,11 +393,13 @@ export class WebhooksService extends Context.Service<
       const create = (level: HookLevel, input: CreateInput) =>
         Effect.gen(function* () {
           const valid = yield* validateCreate(level, input)
-          return yield* repo.insert({
+          const created = yield* repo.insert({
             ...valid,
             secret: secrets.seal(valid.secret),
             authorizationHeader: secrets.seal(valid.authorizationHeader)
           })
+          yield* refreshTargets
+          return created
         })
 
       const edit = (level: HookLevel, id: string, input: EditInput) =>
@@ -386,6 +407,7 @@ export class WebhooksService extends Context.Service<
           const hook = yield* get(level, id)
           const valid = yield* validateEdit(hook, input)
           yield* repo.update(hook.id, { ...valid, authorizationHeader: secrets.seal(valid.authorizationHeader) })
+          yield* refreshTargets
           return yield* get(level, id)
         })
 
@@ -427,7 +449,8 @@ export class WebhooksService extends Context.Service<
         get,
         create,
         edit,
-        remove: (level, id) => Effect.flatMap(get(level, id), (hook) => repo.remove(hook.id)),
+        remove: (level, id) =>
+          Effect.flatMap(get(level, id), (hook) => Effect.andThen(repo.remove(hook.id), refreshTargets)),
         deliveries: (level, id, page) => Effect.flatMap(get(level, id), (hook) => repo.tasks(hook.id, page)),
         delivery: (level, id, delivery) => Effect.map(taskOf(level, id, delivery), ({ task }) => task),
         redeliver: (level, id, delivery) =>
