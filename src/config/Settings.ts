@@ -623,11 +623,6 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
       throw new SettingsError({ message: `invalid setting [webhook] ${name} = "${webhook[name]}": must be at least 1` })
     }
   }
-  if ((webhook.MAX_RETRIES as number) < 0) {
-    throw new SettingsError({
-      message: `invalid setting [webhook] MAX_RETRIES = "${webhook.MAX_RETRIES}": must be 0 (no retries) or more`
-    })
-  }
   const algorithms = String(federation.SIGNATURE_ALGORITHMS)
     .split(",")
     .map((a) => a.trim().toLowerCase())
