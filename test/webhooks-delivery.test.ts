@@ -5,6 +5,8 @@
 // or answers 5 MiB bounded; history, redelivery and test deliveries.
 import { createHmac } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -15,6 +17,9 @@ import { type Receiver, startReceiver } from "./support/receiver.ts"
 let hearth: Hearth
 let receiver: Receiver
 let work: string
+// A forward proxy for [webhook] PROXY_URL: it records the absolute request target and answers itself.
+const proxied: Array<{ target: string; host: string | undefined }> = []
+let proxy: Server
 const call = (user: string, method: string, path: string, body?: unknown) =>
   request(hearth, method, path, basic(user), body)
 const SECRET = "top-secret"
@@ -74,8 +79,22 @@ const verify = (r: { headers: Record<string, unknown>; body: string }, signed = 
 
 beforeAll(async () => {
   receiver = await startReceiver()
+  proxy = createServer((req, res) => {
+    proxied.push({ target: req.url ?? "", host: req.headers.host })
+    req.resume()
+    req.on("end", () => res.writeHead(200).end("via proxy"))
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
   hearth = await startHearth({
-    webhook: { ALLOWED_HOST_LIST: "loopback", MAX_RETRIES: "2", RETRY_DELAY: "1s", DELIVER_TIMEOUT: "2" }
+    webhook: {
+      ALLOWED_HOST_LIST: "loopback",
+      MAX_RETRIES: "2",
+      RETRY_DELAY: "1s",
+      DELIVER_TIMEOUT: "2",
+      // Only receivers named `localhost` go through the proxy; the other tests use 127.0.0.1.
+      PROXY_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      PROXY_HOSTS: "localhost"
+    }
   })
   work = mkdtempSync(join(tmpdir(), "hearth-webhooks-"))
   for (const username of ["alice", "bob"]) await createUser(hearth, { username })
@@ -90,6 +109,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await hearth?.close()
   await receiver?.close()
+  proxy?.close()
   if (work !== undefined) rmSync(work, { recursive: true, force: true })
 })
 
@@ -298,6 +318,26 @@ describe("failures", () => {
     expect(big.attempts).toBe(1)
     expect(big.response.body.length).toBeLessThan(64 * 1024 + 200)
     for (const id of [hang.id, huge.id]) await call("alice", "DELETE", `/repos/alice/code/hooks/${id}`)
+  })
+})
+
+describe("PROXY_URL", () => {
+  it("sends to the hosts PROXY_HOSTS names through the proxy, with the absolute URL", async () => {
+    const url = receiver.url("/ok/proxied").replace("127.0.0.1", "localhost")
+    const hook = await call("alice", "POST", "/repos/alice/code/hooks", {
+      type: "forgejo",
+      config: { url, content_type: "json" },
+      events: ["push"],
+      active: true
+    })
+    const id = (await json(hook)).id
+    await commit("g.txt", "through the proxy")
+    await git(["push", "-q", "origin", "HEAD:main"])
+    const [delivery] = await settled("alice/code", id, 1, true)
+    expect(delivery.response.body).toBe("via proxy")
+    expect(proxied.map((p) => p.target)).toContain(url)
+    expect(receiver.at("/ok/proxied")).toEqual([])
+    await call("alice", "DELETE", `/repos/alice/code/hooks/${id}`)
   })
 })
 
