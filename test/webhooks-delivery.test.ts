@@ -6,6 +6,7 @@
 import { createHmac } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
+import { createServer as createHttpsServer } from "node:https"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitIn } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { type Receiver, startReceiver } from "./support/receiver.ts"
+import { selfSigned } from "./support/tls.ts"
 
 let hearth: Hearth
 let receiver: Receiver
@@ -318,6 +320,31 @@ describe("failures", () => {
     expect(big.attempts).toBe(1)
     expect(big.response.body.length).toBeLessThan(64 * 1024 + 200)
     for (const id of [hang.id, huge.id]) await call("alice", "DELETE", `/repos/alice/code/hooks/${id}`)
+  })
+})
+
+describe("TLS", () => {
+  it("a receiver whose certificate is not trusted fails (SKIP_TLS_VERIFY is off)", async () => {
+    let reached = 0
+    const tls = createHttpsServer(selfSigned(), (_req, res) => {
+      reached++
+      res.writeHead(200).end()
+    })
+    await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve))
+    const hook = await call("alice", "POST", "/repos/alice/code/hooks", {
+      type: "forgejo",
+      config: { url: `https://127.0.0.1:${(tls.address() as AddressInfo).port}/hook`, content_type: "json" },
+      events: ["push"],
+      active: true
+    })
+    const id = (await json(hook)).id
+    await commit("h.txt", "over tls")
+    await git(["push", "-q", "origin", "HEAD:main"])
+    const [delivery] = await settled("alice/code", id, 1, false)
+    expect(delivery.response.body).toMatch(/self[- ]signed certificate/)
+    expect(reached).toBe(0)
+    await call("alice", "DELETE", `/repos/alice/code/hooks/${id}`)
+    tls.close()
   })
 })
 

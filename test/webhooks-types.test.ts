@@ -4,17 +4,23 @@
 // `url` (discord, matrix, packagist, sourcehut_builds) work when created through the API.
 import { createHash } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer as createHttpsServer, type Server } from "node:https"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitIn } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { type Received, type Receiver, startReceiver } from "./support/receiver.ts"
+import { selfSigned } from "./support/tls.ts"
 
 let hearth: Hearth
 let receiver: Receiver
 let work: string
 let pushed = ""
+// A TLS receiver with a self-signed certificate: reached because this server sets SKIP_TLS_VERIFY.
+let tls: Server
+const overTls: Array<string> = []
 const call = (method: string, path: string, body?: unknown) => request(hearth, method, path, basic("alice"), body)
 
 const TYPES: Record<string, Record<string, string>> = {
@@ -37,7 +43,13 @@ const at = (type: string) => receiver.at(`/t/${type}`)
 
 beforeAll(async () => {
   receiver = await startReceiver()
-  hearth = await startHearth({ webhook: { ALLOWED_HOST_LIST: "loopback" } })
+  tls = createHttpsServer(selfSigned(), (req, res) => {
+    overTls.push(String(req.headers["x-forgejo-event"]))
+    req.resume()
+    res.writeHead(200).end()
+  })
+  await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve))
+  hearth = await startHearth({ webhook: { ALLOWED_HOST_LIST: "loopback", SKIP_TLS_VERIFY: "true" } })
   work = mkdtempSync(join(tmpdir(), "hearth-webhook-types-"))
   await createUser(hearth, { username: "alice" })
   expect((await call("POST", "/user/repos", { name: "code", auto_init: true })).status).toBe(201)
@@ -50,6 +62,13 @@ beforeAll(async () => {
     })
     expect(res.status, `${type}: ${await res.clone().text()}`).toBe(201)
   }
+  const tlsHook = await call("POST", "/repos/alice/code/hooks", {
+    type: "forgejo",
+    config: { url: `https://127.0.0.1:${(tls.address() as AddressInfo).port}/hook`, content_type: "json" },
+    events: ["issues"],
+    active: true
+  })
+  expect(tlsHook.status).toBe(201)
   await gitIn(work, [
     "clone",
     "-q",
@@ -69,6 +88,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await hearth?.close()
   await receiver?.close()
+  tls?.close()
   if (work !== undefined) rmSync(work, { recursive: true, force: true })
 })
 
@@ -85,6 +105,14 @@ describe("payload types", () => {
       })
       expect(push.headers["x-gogs-event"]).toBe("push")
     }
+  })
+})
+
+describe("SKIP_TLS_VERIFY", () => {
+  it("reaches a receiver with a self-signed certificate when set", async () => {
+    const deadline = Date.now() + 20_000
+    while (overTls.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    expect(overTls).toEqual(["issues"])
   })
 })
 
