@@ -235,7 +235,10 @@ export class WebhooksService extends Context.Service<
 
       // Where active hooks are, so that an event no hook can hear costs nothing (no queue row):
       // read at start, after every change made here, and every few seconds for other nodes' changes.
-      let targets = yield* repo.targets
+      // Until it can be read, every event is taken as heard (queued; the handler finds no hook).
+      let targets = yield* repo.targets.pipe(
+        Effect.catchCause(() => Effect.succeed({ system: true, repos: new Set<number>(), owners: new Set<number>() }))
+      )
       const refreshTargets = Effect.map(repo.targets, (found) => {
         targets = found
       })
