@@ -100,6 +100,7 @@ beforeAll(async () => {
   })
   work = mkdtempSync(join(tmpdir(), "hearth-webhooks-"))
   for (const username of ["alice", "bob"]) await createUser(hearth, { username })
+  await createUser(hearth, { username: "root", isAdmin: true })
   expect((await call("alice", "POST", "/user/repos", { name: "code", auto_init: true })).status).toBe(201)
   await gitIn(work, [
     "clone",
@@ -429,5 +430,23 @@ describe("history, redelivery and test deliveries", () => {
     const refused = await call("alice", "POST", `/repos/alice/empty/hooks/${emptyHook.id}/tests`)
     expect(refused.status).toBe(409)
     expect((await json(refused)).message).toContain("empty")
+  })
+})
+
+describe("default hooks", () => {
+  it("are copied into a new repository once, and the copy hears its creation", async () => {
+    const created = await call("root", "POST", "/admin/hooks", {
+      type: "forgejo",
+      config: { url: receiver.url("/ok/default"), content_type: "json" },
+      events: ["repository"],
+      active: true
+    })
+    expect(created.status).toBe(201)
+    expect((await call("alice", "POST", "/user/repos", { name: "defaulted" })).status).toBe(201)
+    const [got] = await receiver.wait("/ok/default")
+    expect(JSON.parse(got!.body)).toMatchObject({ action: "created", repository: { full_name: "alice/defaulted" } })
+    const hooks = await json(await call("alice", "GET", "/repos/alice/defaulted/hooks"))
+    expect(hooks.filter((h: any) => h.url === receiver.url("/ok/default"))).toHaveLength(1)
+    expect((await call("root", "DELETE", `/admin/hooks/${(await json(created)).id}`)).status).toBe(204)
   })
 })

@@ -143,9 +143,9 @@ export class WebhooksRepo extends Context.Service<
     /** The active hooks an event of this repository reaches: its own, its owner's, then the system hooks. */
     readonly firing: (repoId: number | null, ownerId: number) => Effect.Effect<Array<HookRow>>
     /** Where active hooks are: the repositories and owners that have some, and whether a system hook is. */
-    readonly targets: Effect.Effect<{ system: boolean; repos: Set<number>; owners: Set<number> }>
-    /** The site's default hooks (copied into new repositories). */
-    readonly defaults: Effect.Effect<Array<HookRow>>
+    readonly targets: Effect.Effect<{ system: boolean; defaults: boolean; repos: Set<number>; owners: Set<number> }>
+    /** Copies the site's default hooks into the repository, each once (none if it is gone). */
+    readonly copyDefaults: (repoId: number) => Effect.Effect<void>
     /** A task, unless one with this source key exists already; true when inserted. */
     readonly insertTask: (task: {
       readonly hookId: number
@@ -220,19 +220,25 @@ export class WebhooksRepo extends Context.Service<
             }>`SELECT DISTINCT repo_id, owner_id, is_system
               FROM webhooks WHERE active`,
             (rows) => {
-              const found = { system: false, repos: new Set<number>(), owners: new Set<number>() }
+              const found = { system: false, defaults: false, repos: new Set<number>(), owners: new Set<number>() }
               for (const row of rows) {
                 if (row.repo_id !== null) found.repos.add(Number(row.repo_id))
                 else if (row.owner_id !== null) found.owners.add(Number(row.owner_id))
                 else if (row.is_system) found.system = true
+                else found.defaults = true
               }
               return found
             }
           ),
-          defaults: Effect.map(
-            sql`SELECT * FROM webhooks WHERE repo_id IS NULL AND owner_id IS NULL AND NOT is_system ORDER BY id`,
-            (rows) => rows.map(toHook)
-          ),
+          copyDefaults: (repoId) =>
+            Effect.asVoid(sql`INSERT INTO webhooks (repo_id, owner_id, is_system, type, url, http_method, content_type,
+                secret, authorization_header, events, branch_filter, meta, active, copied_from)
+              SELECT ${repoId}, NULL, false, type, url, http_method, content_type, secret, authorization_header, events,
+                branch_filter, meta, active, id
+              FROM webhooks WHERE repo_id IS NULL AND owner_id IS NULL AND NOT is_system
+                AND EXISTS (SELECT 1 FROM repositories WHERE id = ${repoId})
+              ORDER BY id
+              ON CONFLICT DO NOTHING`),
           insertTask: (task) =>
             Effect.map(
               sql`INSERT INTO hook_tasks (hook_id, uuid, source_key, event_type, payload, redelivery_of)

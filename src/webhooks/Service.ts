@@ -196,6 +196,9 @@ export class WebhooksService extends Context.Service<
 
       const handleEvent = (event: Events.Event, key: string) =>
         Effect.gen(function* () {
+          // Forgejo copies the default hooks before it announces a new repository: they hear it.
+          // The in-process subscriber below may have copied them already; each is copied once.
+          if (isNewRepository(event)) yield* copyDefaults(event.repo.id)
           for (const [n, hookEvent] of hookEventsOf(event).entries()) {
             let repoId = event.repo.id
             let ownerId = event.repo.ownerId
@@ -237,13 +240,19 @@ export class WebhooksService extends Context.Service<
       // read at start, after every change made here, and every few seconds for other nodes' changes.
       // Until it can be read, every event is taken as heard (queued; the handler finds no hook).
       let targets = yield* repo.targets.pipe(
-        Effect.catchCause(() => Effect.succeed({ system: true, repos: new Set<number>(), owners: new Set<number>() }))
+        Effect.catchCause(() =>
+          Effect.succeed({ system: true, defaults: true, repos: new Set<number>(), owners: new Set<number>() })
+        )
       )
       const refreshTargets = Effect.map(repo.targets, (found) => {
         targets = found
       })
+      const isNewRepository = (event: Events.Event) =>
+        event._tag === "CreateRepository" || event._tag === "MigrateRepository" || event._tag === "ForkRepository"
       const anyoneHears = (event: Events.Event) =>
         targets.system ||
+        // The default hooks copied into a new repository hear its creation (see handleEvent).
+        (targets.defaults && isNewRepository(event)) ||
         targets.repos.has(event.repo.id) ||
         targets.owners.has(event.repo.ownerId) ||
         // A fork is heard by the forked repository's hooks (and its owner's).
@@ -258,23 +267,19 @@ export class WebhooksService extends Context.Service<
           accepts: (event) => anyoneHears(event) && hookEventsOf(event).length > 0,
           handle: handleEvent
         })
-        // Default hooks are copied into each new repository (Forgejo's CopyDefaultWebhooksToRepo).
+        // Default hooks are copied into each new repository (Forgejo's CopyDefaultWebhooksToRepo),
+        // here at once (they are there when the creation is answered) and by the handler above.
         yield* hub.subscribe({
           name: "webhooks-defaults",
-          handle: (event) =>
-            event._tag === "CreateRepository" || event._tag === "MigrateRepository" || event._tag === "ForkRepository"
-              ? copyDefaults(event.repo.id)
-              : Effect.void
+          handle: (event) => (isNewRepository(event) ? copyDefaults(event.repo.id) : Effect.void)
         })
       }
 
       const copyDefaults = (repoId: number) =>
-        Effect.gen(function* () {
-          for (const hook of yield* repo.defaults) {
-            yield* repo.insert({ ...hook, repoId, ownerId: null, isSystem: false })
-          }
-          yield* refreshTargets
-        })
+        Effect.andThen(
+          repo.copyDefaults(repoId),
+          Effect.suspend(() => (targets.defaults ? refreshTargets : Effect.void))
+        )
 
       // ---------------------------------------------------------------------------------------
       // Delivery

@@ -2,6 +2,7 @@
 // (`repo_id`), to a user or organization (`owner_id`), or to the site (both null): a system hook
 // (`is_system`) fires for every repository, a default hook is copied into each new repository.
 // `secret` and `authorization_header` are sealed (src/lib/Sealer.ts, purpose "webhook-secrets").
+// `copied_from` names the default hook a repository's hook was copied from.
 // `events` is Forgejo's HookEvent JSON ({push_only, send_everything, choose_events, events:{…}}).
 // A hook task is one delivery: its payload is fixed when queued; each attempt rewrites the
 // request, response and outcome; `source_key` makes queueing it idempotent (the event's queue key,
@@ -27,11 +28,14 @@ export default Effect.gen(function* () {
     meta jsonb NOT NULL DEFAULT 'null',
     active boolean NOT NULL DEFAULT false,
     last_status smallint NOT NULL DEFAULT 0,
+    copied_from bigint,
     created_at timestamptz NOT NULL DEFAULT now(),
     updated_at timestamptz NOT NULL DEFAULT now()
   )`
   yield* sql`CREATE INDEX webhooks_repo ON webhooks (repo_id, id)`
   yield* sql`CREATE INDEX webhooks_owner ON webhooks (owner_id, id)`
+  // A default hook is copied into a repository once, whoever copies it first.
+  yield* sql`CREATE UNIQUE INDEX webhooks_copies ON webhooks (repo_id, copied_from) WHERE copied_from IS NOT NULL`
   yield* sql`CREATE TABLE hook_tasks (
     id bigserial PRIMARY KEY,
     hook_id bigint NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
