@@ -43,6 +43,7 @@ import { TopicsApi } from "./topics/Api.ts"
 import { TransfersApi } from "./transfers/Api.ts"
 import { TwoFactorApi } from "./twofa/Api.ts"
 import { UsersApi } from "./users/Api.ts"
+import { WebhooksApi } from "./webhooks/Api.ts"
 import { WikiApi } from "./wiki/Api.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
@@ -85,7 +86,8 @@ export class HearthApi extends HttpApi.make("hearth")
     StatusesApi,
     ProtectionApi,
     WikiApi,
-    PullsApi
+    PullsApi,
+    WebhooksApi
   )
   .prefix("/api/v1")
   // Applied inside out: the repository of the path is resolved after authentication (before the

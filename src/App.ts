@@ -85,6 +85,8 @@ import { TwoFactor } from "./twofa/Service.ts"
 import { AccountPolicy } from "./users/Policy.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
+import { WebhooksRepo } from "./webhooks/Repo.ts"
+import { WebhooksService } from "./webhooks/Service.ts"
 import { WikiService } from "./wiki/Service.ts"
 
 const Repos = Layer.mergeAll(
@@ -114,7 +116,8 @@ const Repos = Layer.mergeAll(
   NotificationsRepo.layer,
   StatusesRepo.layer,
   ProtectionRepo.layer,
-  PullsRepo.layer
+  PullsRepo.layer,
+  WebhooksRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -123,6 +126,7 @@ const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2
 // OrgsService, and both refuse or purge through ReposService.
 export const Services = Layer.mergeAll(
   AdminUsers.layer,
+  WebhooksService.layer,
   MarkdownRenderer.layer,
   PullPresenter.layer.pipe(Layer.provideMerge(PullsService.layer)),
   IssueExtras.layer,

@@ -67,6 +67,7 @@ import { TransfersHttp } from "./transfers/Http.ts"
 import { TwoFactorHttp } from "./twofa/Http.ts"
 import { UsersHttp } from "./users/Http.ts"
 import { WebRoutes } from "./web/Routes.ts"
+import { WebhooksHttp } from "./webhooks/Http.ts"
 import { WikiHttp } from "./wiki/Http.ts"
 
 const securitySchemes = {
@@ -194,7 +195,8 @@ export const ApiHandlers = Layer.mergeAll(
   StatusesHttp,
   ProtectionHttp,
   WikiHttp,
-  PullsHttp
+  PullsHttp,
+  WebhooksHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(

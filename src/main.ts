@@ -12,6 +12,7 @@ import { OutageLogsLayer } from "./health/Database.ts"
 import { PullsService } from "./pulls/Service.ts"
 import { serverLayer } from "./Server.ts"
 import { highlighter } from "./web/code/Highlight.ts"
+import { WebhooksService } from "./webhooks/Service.ts"
 
 /** How long after start-up the highlighter warms up. */
 const WARM_UP_DELAY = "3 seconds"
@@ -43,6 +44,8 @@ const announce = Effect.gen(function* () {
   yield* (yield* EventHub).start
   // Pull requests' mergeability checks (a queue of their own), likewise.
   yield* (yield* PullsService).start
+  // Webhook deliveries (a queue of their own).
+  yield* (yield* WebhooksService).start
 })
 
 const logLevels = {

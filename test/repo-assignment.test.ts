@@ -88,6 +88,16 @@ const ROUTES: ReadonlyArray<{
     refused: "user should be an owner or a collaborator with admin write of a repository"
   },
   {
+    name: "GET /repos/{o}/{r}/hooks (admin, settings)",
+    call: (repo, caller) => request(hearth, "GET", `/repos/owner/${repo}/hooks`, auth[caller]),
+    expected: {
+      public: row(401, 403, 403, 200, 200, 200, 200),
+      private: row(401, 403, 403, 200, 200, 200, 403),
+      archived: row(401, 403, 403, 200, 200, 200, 200)
+    },
+    refused: "user should be an owner or a collaborator with admin write of a repository"
+  },
+  {
     name: "POST /repos/{o}/{r}/branches (write on code, content)",
     call: (repo, caller) =>
       request(hearth, "POST", `/repos/owner/${repo}/branches`, auth[caller], { new_branch_name: `b${++branch}` }),

@@ -57,7 +57,20 @@ describe("defaults", () => {
       DISABLE_QUERY_AUTH_TOKEN: false,
       SECRET_KEY: "",
       LOGIN_MAX_FAILURES: 5,
-      LOGIN_THROTTLE_SECONDS: 60
+      LOGIN_THROTTLE_SECONDS: 60,
+      DISABLE_WEBHOOKS: false
+    })
+    expect(s.webhook).toEqual({
+      QUEUE_LENGTH: 1000,
+      DELIVER_TIMEOUT: 5,
+      SKIP_TLS_VERIFY: false,
+      ALLOWED_HOST_LIST: "",
+      PAGING_NUM: 10,
+      PROXY_URL: "",
+      PROXY_HOSTS: "",
+      PAYLOAD_COMMIT_LIMIT: 15,
+      MAX_RETRIES: 3,
+      RETRY_DELAY: 10
     })
     expect(s.api).toEqual({ DEFAULT_PAGING_NUM: 30, MAX_RESPONSE_ITEMS: 50 })
     expect(s.ui).toEqual({
@@ -385,6 +398,12 @@ describe("invalid values stop start-up with a message naming the key", () => {
     [
       { HEARTH__federation__DELIVERY_ATTEMPTS: "0" },
       `invalid setting [federation] DELIVERY_ATTEMPTS = "0": must be at least 1`
+    ],
+    [{ HEARTH__webhook__DELIVER_TIMEOUT: "0" }, `invalid setting [webhook] DELIVER_TIMEOUT = "0": must be at least 1`],
+    [{ HEARTH__webhook__MAX_RETRIES: "-1" }, `invalid setting [webhook] MAX_RETRIES = "-1": expected a whole number`],
+    [
+      { HEARTH__webhook__RETRY_DELAY: "soon" },
+      `invalid setting [webhook] RETRY_DELAY = "soon": expected a duration such as 10s or 1m`
     ],
     [
       { HEARTH__mirror__MIN_INTERVAL: "10" },

@@ -80,6 +80,8 @@ export interface SettingsShape {
     readonly LOGIN_MAX_FAILURES: number
     /** Seconds an account stays throttled after LOGIN_MAX_FAILURES. */
     readonly LOGIN_THROTTLE_SECONDS: number
+    /** Turns webhooks off: nothing is queued, the hook routes (but /admin/hooks) answer 403. */
+    readonly DISABLE_WEBHOOKS: boolean
   }
   /** Forgejo's [session]: SESSION_LIFE_TIME, seconds a web session lasts unused (src/sessions). */
   readonly session: { readonly SESSION_LIFE_TIME: number }
@@ -167,6 +169,26 @@ export interface SettingsShape {
     readonly DELIVERY_ATTEMPTS: number
     readonly DELIVERY_RETRY_DELAY: number
   }
+  /**
+   * Forgejo's [webhook] (src/webhooks): DELIVER_TIMEOUT in seconds, ALLOWED_HOST_LIST (host globs,
+   * CIDRs, `external`/`private`/`loopback`/`*`; empty: `external`), SKIP_TLS_VERIFY, PROXY_URL for
+   * the hosts PROXY_HOSTS lists, PAYLOAD_COMMIT_LIMIT, PAGING_NUM; QUEUE_LENGTH is read and unused,
+   * as in Forgejo. Hearth's own: MAX_RETRIES (a delivery that met a network error or a 5xx is sent
+   * again that many times, with the same delivery id; 0: never) and RETRY_DELAY (the first retry's
+   * delay in seconds, doubling after).
+   */
+  readonly webhook: {
+    readonly QUEUE_LENGTH: number
+    readonly DELIVER_TIMEOUT: number
+    readonly SKIP_TLS_VERIFY: boolean
+    readonly ALLOWED_HOST_LIST: string
+    readonly PAGING_NUM: number
+    readonly PROXY_URL: string
+    readonly PROXY_HOSTS: string
+    readonly PAYLOAD_COMMIT_LIMIT: number
+    readonly MAX_RETRIES: number
+    readonly RETRY_DELAY: number
+  }
   readonly log: { readonly LEVEL: "Trace" | "Debug" | "Info" | "Warning" | "Error" | "None" }
   /**
    * Forgejo's [storage]: where blobs (attachments, release assets, packages, avatars) are kept.
@@ -243,7 +265,8 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     DISABLE_QUERY_AUTH_TOKEN: key("bool", "false"),
     SECRET_KEY: key("string", "", true),
     LOGIN_MAX_FAILURES: key("int", "5"),
-    LOGIN_THROTTLE_SECONDS: key("int", "60")
+    LOGIN_THROTTLE_SECONDS: key("int", "60"),
+    DISABLE_WEBHOOKS: key("bool", "false")
   },
   session: { SESSION_LIFE_TIME: key("int", "86400") },
   api: { DEFAULT_PAGING_NUM: key("int", "30"), MAX_RESPONSE_ITEMS: key("int", "50") },
@@ -302,6 +325,18 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     ALLOW_LOCALNETWORKS: key("bool", "false"),
     DELIVERY_ATTEMPTS: key("int", "10"),
     DELIVERY_RETRY_DELAY: key({ duration: "30s or 1m" }, "1m")
+  },
+  webhook: {
+    QUEUE_LENGTH: key("int", "1000"),
+    DELIVER_TIMEOUT: key("int", "5"),
+    SKIP_TLS_VERIFY: key("bool", "false"),
+    ALLOWED_HOST_LIST: key("string", ""),
+    PAGING_NUM: key("int", "10"),
+    PROXY_URL: key("string", ""),
+    PROXY_HOSTS: key("string", ""),
+    PAYLOAD_COMMIT_LIMIT: key("int", "15"),
+    MAX_RETRIES: key("int", "3"),
+    RETRY_DELAY: key({ duration: "10s or 1m" }, "10s")
   },
   log: {
     LEVEL: key(
@@ -612,6 +647,12 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
       throw new SettingsError({
         message: `invalid setting [federation] ${name} = "${federation[name]}": must be at least 1`
       })
+    }
+  }
+  const webhook = out.webhook!
+  for (const name of ["DELIVER_TIMEOUT", "PAYLOAD_COMMIT_LIMIT"] as const) {
+    if ((webhook[name] as number) < 1) {
+      throw new SettingsError({ message: `invalid setting [webhook] ${name} = "${webhook[name]}": must be at least 1` })
     }
   }
   const algorithms = String(federation.SIGNATURE_ALGORITHMS)

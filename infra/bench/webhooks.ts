@@ -1,0 +1,180 @@
+// Hearth's webhook benchmark (`npm run bench:webhooks`; issue 20, speed section): N git pushes
+// (BENCH_PUSHES, default 1,000) to one repository with H active hooks (BENCH_HOOKS, default 10) on
+// a loopback receiver in this process, which counts every delivery by its delivery id. Reported:
+// deliveries/s from the first delivery to the last (and the drain after the last push), the time
+// from a push's `git push` returning to its delivery arriving (p50/p99 over every delivery),
+// deliveries lost or duplicated, and git push p50 with the hooks on against the same pushes to a
+// second repository without hooks, the two alternated push by push (side by side).
+// Targets: ≥ 500 deliveries/s, push-to-delivery p50 ≤ 50 ms, none lost or duplicated, push p50
+// with hooks ≤ 1.1× without.
+import { execFile } from "node:child_process"
+import { writeFileSync } from "node:fs"
+import { createServer } from "node:http"
+import os from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import {
+  type Account,
+  type Backend,
+  basic,
+  createAccount,
+  fmt,
+  http,
+  log,
+  machineLine,
+  median,
+  positive,
+  preparePostgres,
+  quantile,
+  runMain,
+  startHearth,
+  tempDir
+} from "./support.ts"
+
+const execFileP = promisify(execFile)
+const config = {
+  pushes: Math.round(positive("BENCH_PUSHES", 1000)),
+  hooks: Math.round(positive("BENCH_HOOKS", 10)),
+  backend: (process.env.BENCH_BACKEND ?? "embedded") as "embedded" | "postgres",
+  output: process.env.BENCH_OUTPUT
+}
+const ACCOUNT: Account = { username: "bench", password: "bench-password-123" }
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: "Bench",
+  GIT_AUTHOR_EMAIL: "bench@example.com",
+  GIT_COMMITTER_NAME: "Bench",
+  GIT_COMMITTER_EMAIL: "bench@example.com",
+  GIT_TERMINAL_PROMPT: "0"
+}
+const git = (cwd: string, args: ReadonlyArray<string>) => execFileP("git", args, { cwd, env: GIT_ENV })
+
+const main = async () => {
+  const load0 = os.loadavg()
+  const dir = tempDir("hearth-bench-webhooks-")
+  const backend: Backend = {
+    name: config.backend,
+    dataDir: join(dir, "data"),
+    logFile: join(dir, "hearth.log"),
+    ...(config.backend === "postgres" ? { databaseUrl: (await preparePostgres()).url } : {}),
+    env: { HEARTH__webhook__ALLOWED_HOST_LIST: "loopback", HEARTH__log__LEVEL: "Warn" }
+  }
+  await createAccount(backend, ACCOUNT)
+  const running = await startHearth(backend)
+  const auth = { authorization: basic(ACCOUNT.username, ACCOUNT.password), "content-type": "application/json" }
+
+  // The receiver: each delivery id once; the arrival time of each push's deliveries.
+  const seen = new Map<string, number>()
+  const arrivals: Array<{ after: string; at: number }> = []
+  const receiver = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      const at = performance.now()
+      const id = String(req.headers["x-forgejo-delivery"])
+      seen.set(id, (seen.get(id) ?? 0) + 1)
+      if (req.headers["x-forgejo-event"] === "push")
+        arrivals.push({ after: JSON.parse(Buffer.concat(chunks).toString("utf8")).after, at })
+      res.writeHead(200).end()
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+  const port = (receiver.address() as { port: number }).port
+
+  for (const name of ["hooked", "plain"]) {
+    const res = await http(`${running.base}/api/v1/user/repos`, {
+      method: "POST",
+      headers: auth,
+      timeoutMs: 60_000,
+      body: JSON.stringify({ name, auto_init: true })
+    })
+    if (res.status !== 201) throw new Error(`repository ${name}: ${res.status}`)
+  }
+  for (let i = 0; i < config.hooks; i++) {
+    const res = await http(`${running.base}/api/v1/repos/bench/hooked/hooks`, {
+      method: "POST",
+      headers: auth,
+      timeoutMs: 60_000,
+      body: JSON.stringify({
+        type: "forgejo",
+        config: { url: `http://127.0.0.1:${port}/hook/${i}`, content_type: "json" },
+        events: ["push"],
+        active: true
+      })
+    })
+    if (res.status !== 201) throw new Error(`hook ${i}: ${res.status} ${res.body}`)
+  }
+  const remote = (name: string) =>
+    `${running.base.replace("http://", `http://${ACCOUNT.username}:${ACCOUNT.password}@`)}/bench/${name}.git`
+  for (const name of ["hooked", "plain"]) await git(dir, ["clone", "-q", remote(name), name])
+
+  const pushed = new Map<string, number>()
+  const pushMs: Record<string, Array<number>> = { hooked: [], plain: [] }
+  const pushOnce = async (name: string, i: number) => {
+    const cwd = join(dir, name)
+    writeFileSync(join(cwd, "file.txt"), `change ${i}\n`)
+    await git(cwd, ["add", "file.txt"])
+    await git(cwd, ["commit", "-q", "-m", `change ${i}`])
+    const sha = (await git(cwd, ["rev-parse", "HEAD"])).stdout.trim()
+    const start = performance.now()
+    await git(cwd, ["push", "-q", "origin", "HEAD:main"])
+    const end = performance.now()
+    pushMs[name]!.push(end - start)
+    if (name === "hooked") pushed.set(sha, end)
+  }
+  log(`${config.pushes} pushes to each repository, alternated; ${config.hooks} hooks on one of them`)
+  const started = performance.now()
+  for (let i = 0; i < config.pushes; i++) {
+    // Alternate which goes first, so neither always follows the other's deliveries.
+    const order = i % 2 === 0 ? ["hooked", "plain"] : ["plain", "hooked"]
+    for (const name of order) await pushOnce(name, i)
+    if ((i + 1) % 100 === 0) log(`${i + 1} pushes; ${arrivals.length} deliveries so far`)
+  }
+  const pushesDone = performance.now()
+  const expected = config.pushes * config.hooks
+  const deadline = Date.now() + 600_000
+  while (arrivals.length < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+  // A little longer, for a duplicate to show itself.
+  await new Promise((r) => setTimeout(r, 2000))
+  const lastArrival = Math.max(...arrivals.map((a) => a.at))
+  const firstArrival = Math.min(...arrivals.map((a) => a.at))
+  const latencies = arrivals
+    .map((a) => a.at - (pushed.get(a.after) ?? a.at))
+    .map((ms) => Math.max(0, ms))
+    .sort((a, b) => a - b)
+  const duplicated = [...seen.values()].filter((n) => n > 1).length
+  const lost = expected - seen.size
+  const rate = arrivals.length / ((lastArrival - firstArrival) / 1000)
+  const drain = arrivals.filter((a) => a.at > pushesDone).length
+  const hookedP50 = median(pushMs.hooked!)
+  const plainP50 = median(pushMs.plain!)
+  receiver.close()
+
+  const lines = [
+    machineLine(load0),
+    `Date: ${new Date().toISOString()}; ${config.backend} database; ${config.pushes} pushes × ${config.hooks} hooks (forgejo, json) to a loopback receiver; pushes alternated with a repository without hooks`,
+    "",
+    "| measure | result | target |",
+    "|---|---:|---:|",
+    `| deliveries/s, first to last delivery | ${fmt(rate)} | ≥ 500 |`,
+    `| pushes/s offered (both repositories) | ${fmt((2 * config.pushes) / ((pushesDone - started) / 1000), 1)} | |`,
+    `| deliveries after the last push (drain) | ${drain} in ${fmt(lastArrival - pushesDone)} ms | |`,
+    `| push (git push returned) → delivery, p50 / p99 ms | ${fmt(quantile(latencies, 0.5), 1)} / ${fmt(quantile(latencies, 0.99), 1)} | p50 ≤ 50 |`,
+    `| deliveries lost / duplicated | ${lost} / ${duplicated} | 0 / 0 |`,
+    `| git push p50 ms, hooks on / off | ${fmt(hookedP50, 1)} / ${fmt(plainP50, 1)} (${fmt(hookedP50 / plainP50, 2)}×) | ≤ 1.1× |`
+  ]
+  process.stdout.write(`${lines.join("\n")}\n`)
+  if (config.output !== undefined)
+    writeFileSync(
+      config.output,
+      JSON.stringify({ rate, latencies: latencies.length, lost, duplicated, hookedP50, plainP50 })
+    )
+  let missed = 0
+  if (rate < 500) missed++
+  if (quantile(latencies, 0.5) > 50) missed++
+  if (lost !== 0 || duplicated !== 0) missed++
+  if (hookedP50 > 1.1 * plainP50) missed++
+  return missed
+}
+
+void runMain(main)

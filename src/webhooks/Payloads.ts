@@ -1,0 +1,286 @@
+// The event payloads hooks receive (Forgejo's modules/structs/hook.go, built as its
+// services/webhook/notifier.go does): repository and user objects as the API shows them to an
+// anonymous reader, commits of a push read from git. Built once per event and hook event type, when
+// the event is handled (rows read as they are then: a repository deleted since is described from
+// the event itself).
+import { Effect, Option } from "effect"
+import type { SettingsShape } from "../config/Settings.ts"
+import type * as Events from "../events/Events.ts"
+import * as Git from "../git/Git.ts"
+import { formatTime } from "../http/Json.ts"
+import { makePresenter } from "../issues/Present.ts"
+import { IssuesRepo } from "../issues/Repo.ts"
+import { RepoPresenter } from "../repos/Present.ts"
+import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
+import { ReposService } from "../repos/Service.ts"
+import { type UserRow, UsersRepo } from "../users/Repo.ts"
+import { toApiUser } from "../users/Schema.ts"
+
+type Json = Record<string, unknown>
+
+const OWNER_ACCESS = { mode: "owner", code: "owner" } as const
+
+export interface PayloadCommit {
+  readonly id: string
+  readonly message: string
+  readonly url: string
+  readonly author: { readonly name: string; readonly email: string; readonly username: string }
+  readonly committer: { readonly name: string; readonly email: string; readonly username: string }
+  readonly verification: null
+  readonly timestamp: string
+  readonly added: Array<string> | null
+  readonly removed: Array<string> | null
+  readonly modified: Array<string> | null
+}
+
+export const makePayloads = (settings: SettingsShape) =>
+  Effect.gen(function* () {
+    const repos = yield* ReposRepo
+    const reposService = yield* ReposService
+    const users = yield* UsersRepo
+    const presenter = yield* RepoPresenter
+    const issueRows = yield* IssuesRepo
+    const issuePresenter = yield* makePresenter(settings)
+    const root = settings.server.ROOT_URL
+
+    const user = (id: number, fallbackName: string) =>
+      Effect.map(users.findById(id), (found) =>
+        Option.isSome(found)
+          ? (toApiUser(settings, found.value, undefined) as Json)
+          : ({ id, login: fallbackName, username: fallbackName, full_name: "", email: "" } as Json)
+      )
+
+    /** The repository now (with its owner), if it still exists. */
+    const current = (id: number) =>
+      Effect.gen(function* () {
+        const repo = yield* repos.findById(id)
+        if (Option.isNone(repo)) return undefined
+        const owner = yield* users.findById(repo.value.ownerId)
+        return Option.isNone(owner) ? undefined : { repo: repo.value, owner: owner.value }
+      })
+
+    const repository = (ref: Events.RepositoryRef) =>
+      Effect.gen(function* () {
+        const found = yield* current(ref.id)
+        if (found !== undefined) return (yield* presenter.one(undefined, { ...found, access: OWNER_ACCESS })) as Json
+        // Gone (a deleted repository): what the event says of it.
+        const fullName = `${ref.ownerName}/${ref.name}`
+        return {
+          id: ref.id,
+          name: ref.name,
+          full_name: fullName,
+          owner: yield* user(ref.ownerId, ref.ownerName),
+          private: ref.private,
+          html_url: `${root}${fullName}`
+        } as Json
+      })
+
+    const about = (event: Events.Event) =>
+      Effect.all({ repository: repository(event.repo), sender: user(event.doer.id, event.doer.name) })
+
+    /** Commits `before..after` (newest first, at most `limit`) and how many there are. */
+    const commitsOf = (found: { repo: RepoRow; owner: UserRow }, before: string, after: string, limit: number) =>
+      Effect.gen(function* () {
+        const path = reposService.pathOf(found.owner, found.repo)
+        const range = before === Events_ZERO ? [after] : [`${before}..${after}`]
+        // A new branch lists its last commits (Forgejo: at most 10).
+        const cap = before === Events_ZERO ? Math.min(10, limit) : limit
+        const total =
+          before === Events_ZERO
+            ? cap
+            : Number(
+                (yield* Git.inRepo(path, ["rev-list", "--count", ...range]).pipe(Effect.orDie)).stdout
+                  .toString("utf8")
+                  .trim()
+              )
+        const out = yield* Git.inRepo(path, [
+          "-c",
+          "core.quotePath=false",
+          "log",
+          "--no-renames",
+          "--name-status",
+          "--format=%x1e%H%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B%x00",
+          "-n",
+          String(cap),
+          ...range,
+          "--"
+        ]).pipe(Effect.orDie)
+        const htmlRepo = `${root}${encodeURIComponent(found.owner.name)}/${encodeURIComponent(found.repo.name)}`
+        const names = new Map<string, string>()
+        const usernameOf = (email: string) =>
+          Effect.gen(function* () {
+            const known = names.get(email)
+            if (known !== undefined) return known
+            const row = yield* users.findByEmail(email)
+            const name = Option.isSome(row) ? row.value.name : ""
+            names.set(email, name)
+            return name
+          })
+        const commits: Array<PayloadCommit> = []
+        for (const record of out.stdout.toString("utf8").split("\x1e").slice(1)) {
+          const fields = record.split("\x00")
+          const [id, an, ae, ad, cn, ce, cd, message] = fields as [
+            string,
+            string,
+            string,
+            string,
+            string,
+            string,
+            string,
+            string
+          ]
+          const files = { added: [] as Array<string>, removed: [] as Array<string>, modified: [] as Array<string> }
+          for (const line of (fields[8] ?? "").split("\n")) {
+            const tab = line.indexOf("\t")
+            if (tab < 0) continue
+            const status = line.slice(0, tab)
+            const file = line.slice(tab + 1)
+            if (status.startsWith("A")) files.added.push(file)
+            else if (status.startsWith("D")) files.removed.push(file)
+            else files.modified.push(file)
+          }
+          commits.push({
+            id,
+            message,
+            url: `${htmlRepo}/commit/${id}`,
+            author: { name: an, email: ae, username: yield* usernameOf(ae) },
+            committer: { name: cn, email: ce, username: yield* usernameOf(ce) },
+            verification: null,
+            timestamp: formatTime(new Date(ad === "" ? cd : ad)),
+            ...files
+          })
+        }
+        return { commits, total: Number.isFinite(total) ? total : commits.length }
+      })
+
+    /** Forgejo's push payload of one ref update. */
+    const push = (event: Events.Event & { readonly _tag: "PushCommits" }, update: Events.RefUpdate) =>
+      Effect.gen(function* () {
+        const base = yield* about(event)
+        const found = yield* current(event.repo.id)
+        const branch = update.ref.startsWith("refs/heads/")
+        const listed =
+          found !== undefined && branch && update.after !== Events_ZERO
+            ? yield* commitsOf(found, update.before, update.after, settings.webhook.PAYLOAD_COMMIT_LIMIT)
+            : { commits: [], total: 0 }
+        const compare =
+          update.before === Events_ZERO || update.after === Events_ZERO || listed.commits.length === 0
+            ? root
+            : `${root}${event.repo.ownerName}/${event.repo.name}/compare/${update.before}...${update.after}`
+        return {
+          ref: update.ref,
+          before: update.before,
+          after: update.after,
+          compare_url: compare,
+          commits: listed.commits,
+          total_commits: listed.total,
+          head_commit: listed.commits[0] ?? null,
+          repository: base.repository,
+          pusher: base.sender,
+          sender: base.sender
+        }
+      })
+
+    /** The push payload of a test delivery: one commit, `ref` as given (SPEC Behavior 21). */
+    const testPush = (found: { repo: RepoRow; owner: UserRow }, doer: UserRow, ref: string, sha: string) =>
+      Effect.gen(function* () {
+        const repositoryJson = yield* presenter.one(undefined, { ...found, access: OWNER_ACCESS })
+        const sender = toApiUser(settings, doer, undefined)
+        const listed = yield* commitsOf(found, Events_ZERO, sha, 1)
+        const commit = listed.commits[0]!
+        const bare = { ...commit, added: null, removed: null, modified: null }
+        return {
+          ref,
+          before: sha,
+          after: sha,
+          compare_url: `${root}${found.owner.name}/${found.repo.name}/compare/${sha}...${sha}`,
+          commits: [bare],
+          total_commits: 1,
+          head_commit: bare,
+          repository: repositoryJson,
+          pusher: sender,
+          sender
+        }
+      })
+
+    const refEvent = (event: Events.Event, update: Events.RefUpdate, kind: "create" | "delete") =>
+      Effect.map(about(event), ({ repository, sender }) => {
+        const refType = update.ref.startsWith("refs/tags/") ? "tag" : "branch"
+        return kind === "create"
+          ? { sha: update.after, ref: update.ref, ref_type: refType, repository, sender }
+          : { ref: update.ref, ref_type: refType, pusher_type: "user", repository, sender }
+      })
+
+    const repositoryEvent = (event: Events.Event, action: "created" | "deleted") =>
+      Effect.map(
+        Effect.all({ base: about(event), organization: user(event.repo.ownerId, event.repo.ownerName) }),
+        ({ base, organization }) => ({ action, repository: base.repository, organization, sender: base.sender })
+      )
+
+    const fork = (event: Events.Event & { readonly _tag: "ForkRepository" }) =>
+      Effect.gen(function* () {
+        const base = yield* about(event)
+        const source = yield* current(event.source.id)
+        const forkee =
+          source === undefined
+            ? { id: event.source.id, full_name: event.source.fullName }
+            : yield* presenter.one(undefined, { ...source, access: OWNER_ACCESS })
+        return { forkee, repository: base.repository, sender: base.sender }
+      })
+
+    const issueJson = (repoRef: Events.RepositoryRef, issueId: number) =>
+      Effect.gen(function* () {
+        const row = yield* issueRows.issueById(issueId)
+        if (Option.isNone(row)) return undefined
+        const place = { id: repoRef.id, ownerName: repoRef.ownerName, name: repoRef.name }
+        const [issue] = yield* issuePresenter.issues([row.value], () => place, undefined)
+        return { row: row.value, place, issue: issue as unknown as Json }
+      })
+
+    const issues = (event: Events.Event & { readonly _tag: "Issues" }) =>
+      Effect.gen(function* () {
+        const base = yield* about(event)
+        const found = yield* issueJson(event.repo, event.issue.id)
+        const item = found?.issue ?? { id: event.issue.id, number: event.issue.index }
+        return {
+          action: event.action,
+          number: event.issue.index,
+          ...(event.changes === undefined ? {} : { changes: event.changes }),
+          ...(event.issue.isPull ? { pull_request: item, requested_reviewer: null, review: null } : { issue: item }),
+          repository: base.repository,
+          sender: base.sender,
+          commit_id: ""
+        }
+      })
+
+    const issueComment = (event: Events.Event & { readonly _tag: "IssueComment" }) =>
+      Effect.gen(function* () {
+        const base = yield* about(event)
+        const found = yield* issueJson(event.repo, event.issue.id)
+        let comment: Json = { id: event.comment.id }
+        if (found !== undefined) {
+          const row = yield* issueRows.commentById(event.comment.id)
+          if (Option.isSome(row)) {
+            const [shown] = yield* issuePresenter.comments([row.value], () => found.row, found.place)
+            comment = shown as unknown as Json
+          }
+        }
+        const issue = found?.issue ?? { id: event.issue.id, number: event.issue.index }
+        return {
+          action: event.action,
+          issue,
+          ...(event.issue.isPull ? { pull_request: issue } : {}),
+          comment,
+          ...(event.changes === undefined ? {} : { changes: event.changes }),
+          repository: base.repository,
+          sender: base.sender,
+          is_pull: event.issue.isPull
+        }
+      })
+
+    return { push, testPush, refEvent, repositoryEvent, fork, issues, issueComment, current }
+  })
+
+const Events_ZERO = "0000000000000000000000000000000000000000"
+
+export type Payloads = Effect.Success<ReturnType<typeof makePayloads>>

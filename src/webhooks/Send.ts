@@ -1,0 +1,196 @@
+// Sending one webhook request (Forgejo's services/webhook/deliver.go and its HTTP client): where
+// it may go is [webhook] ALLOWED_HOST_LIST through the outbound host policy (src/lib/HostPolicy.ts),
+// checked on every address the host resolves to and again on every redirect, the connection pinned
+// to the checked addresses; the whole exchange is bounded by DELIVER_TIMEOUT, and the answer's
+// body by MAX_RESPONSE (a receiver answering more is cut off and the delivery counts as failed).
+// The history keeps the first HISTORY_BODY bytes of it.
+import { request as httpRequest } from "node:http"
+import { request as httpsRequest } from "node:https"
+import { isIP } from "node:net"
+import { Effect } from "effect"
+import type { SettingsShape } from "../config/Settings.ts"
+import { checkHost, type HostPolicy } from "../lib/HostPolicy.ts"
+import { compileGlob } from "./Glob.ts"
+
+/** Bytes of a receiver's answer read at most. */
+export const MAX_RESPONSE = 1024 * 1024
+/** Bytes of a receiver's answer kept in the delivery history. */
+export const HISTORY_BODY = 64 * 1024
+const MAX_REDIRECTS = 5
+
+export const webhookPolicy = (settings: SettingsShape): HostPolicy => ({
+  allowLocalNetworks: false,
+  allowed: settings.webhook.ALLOWED_HOST_LIST,
+  blocked: "",
+  refusal: "webhook can only call allowed HTTP servers (check your webhook.ALLOWED_HOST_LIST setting)",
+  hints: { local: "", lists: "" }
+})
+
+export interface Answer {
+  /** 0 when there was no answer. */
+  readonly status: number
+  readonly headers: Record<string, string>
+  /** The first HISTORY_BODY bytes, or what went wrong (`Delivery: …`). */
+  readonly body: string
+  /** A network failure, refusal, time-out or oversized answer (retryable unless `refused`). */
+  readonly error?: string | undefined
+  readonly refused?: boolean | undefined
+}
+
+const flatHeaders = (headers: Record<string, string | Array<string> | undefined>) =>
+  Object.fromEntries(
+    Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(", ") : v]]))
+  )
+
+/** Whether the host goes through [webhook] PROXY_URL (PROXY_HOSTS globs; `**` all). */
+const proxied = (settings: SettingsShape, host: string) =>
+  settings.webhook.PROXY_URL !== "" &&
+  settings.webhook.PROXY_HOSTS.split(",").some((glob) => {
+    const g = glob.trim().toLowerCase()
+    if (g === "") return false
+    if (g === "**") return true
+    const re = compileGlob(g)
+    return typeof re !== "string" && re.test(host)
+  })
+
+interface Step {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: Buffer
+  readonly location?: string | undefined
+  readonly error?: string | undefined
+}
+
+/** One exchange on checked addresses (or through the proxy); never rejects. */
+const exchange = (
+  settings: SettingsShape,
+  url: URL,
+  addresses: ReadonlyArray<string> | undefined,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  deadline: number
+): Promise<Step> =>
+  new Promise((resolve) => {
+    let done = false
+    const finish = (step: Step) => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      request.destroy()
+      resolve(step)
+    }
+    const proxy = addresses === undefined ? new URL(settings.webhook.PROXY_URL) : undefined
+    const options = {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { "Content-Length": String(Buffer.byteLength(body)) }) },
+      rejectUnauthorized: !settings.webhook.SKIP_TLS_VERIFY,
+      ...(addresses === undefined
+        ? {}
+        : {
+            // The host resolves to what was checked, and only that.
+            lookup: (_host: string, opts: { all?: boolean | undefined }, callback: (...args: Array<any>) => void) => {
+              const all = addresses.map((address) => ({ address, family: isIP(address) }))
+              if (opts.all === true) callback(null, all)
+              else callback(null, all[0]!.address, all[0]!.family)
+            }
+          })
+    }
+    // Through a plain-http proxy: the absolute URL as the request target (http receivers only).
+    const request =
+      proxy !== undefined
+        ? httpRequest({
+            host: proxy.hostname,
+            port: proxy.port === "" ? 80 : Number(proxy.port),
+            path: url.href,
+            ...options,
+            headers: { ...options.headers, Host: url.host }
+          })
+        : (url.protocol === "https:" ? httpsRequest : httpRequest)(url, options)
+    const timer = setTimeout(
+      () =>
+        finish({
+          status: 0,
+          headers: {},
+          body: Buffer.alloc(0),
+          error: `timed out after ${settings.webhook.DELIVER_TIMEOUT} s`
+        }),
+      Math.max(0, deadline - Date.now())
+    )
+    request.on("error", (error) => finish({ status: 0, headers: {}, body: Buffer.alloc(0), error: error.message }))
+    request.on("response", (response) => {
+      const chunks: Array<Buffer> = []
+      let size = 0
+      const answered = { status: response.statusCode ?? 0, headers: flatHeaders(response.headers) }
+      response.on("data", (chunk: Buffer) => {
+        size += chunk.length
+        if (size > MAX_RESPONSE) {
+          return finish({
+            ...answered,
+            body: Buffer.concat(chunks),
+            error: `the receiver answered more than ${MAX_RESPONSE / 1024} KiB`
+          })
+        }
+        if (size - chunk.length < HISTORY_BODY) chunks.push(chunk)
+      })
+      response.on("end", () =>
+        finish({ ...answered, body: Buffer.concat(chunks), location: response.headers.location })
+      )
+      response.on("error", (error) => finish({ ...answered, body: Buffer.concat(chunks), error: error.message }))
+    })
+    request.end(body)
+  })
+
+/** Sends the request, following redirects that pass the policy; the answer as the history keeps it. */
+export const send = (
+  settings: SettingsShape,
+  target: {
+    readonly url: string
+    readonly method: string
+    readonly headers: Record<string, string>
+    readonly body: string
+  }
+): Effect.Effect<Answer> =>
+  Effect.gen(function* () {
+    const deadline = Date.now() + settings.webhook.DELIVER_TIMEOUT * 1000
+    let url = new URL(target.url)
+    let method = target.method
+    let body: string | undefined = target.body
+    for (let hop = 0; ; hop++) {
+      if (url.protocol !== "http:" && url.protocol !== "https:") {
+        return {
+          status: 0,
+          headers: {},
+          body: `Delivery: ${url.protocol} is not http(s)`,
+          error: "not http(s)",
+          refused: true
+        }
+      }
+      const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase()
+      const viaProxy = url.protocol === "http:" && proxied(settings, host)
+      // Checked whether or not it goes through the proxy: the proxy never widens where hooks may go.
+      const checked = yield* Effect.result(checkHost(webhookPolicy(settings), url.href))
+      if (checked._tag === "Failure") {
+        const message = `${checked.failure.message}, deny '${host}'`
+        return { status: 0, headers: {}, body: `Delivery: ${message}`, error: message, refused: true }
+      }
+      const addresses = viaProxy ? undefined : checked.success
+      const step = yield* Effect.promise(() =>
+        exchange(settings, url, addresses, method, target.headers, body, deadline)
+      )
+      const text = step.body.subarray(0, HISTORY_BODY).toString("utf8")
+      if (step.error !== undefined) {
+        return { status: step.status, headers: step.headers, body: `Delivery: ${step.error}`, error: step.error }
+      }
+      if ([301, 302, 303, 307, 308].includes(step.status) && step.location !== undefined && hop < MAX_REDIRECTS) {
+        url = new URL(step.location, url)
+        // As Go's client: 307/308 repeat the request, the others become a GET without a body.
+        if (step.status !== 307 && step.status !== 308) {
+          method = "GET"
+          body = undefined
+        }
+        continue
+      }
+      return { status: step.status, headers: step.headers, body: text }
+    }
+  })

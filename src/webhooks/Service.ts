@@ -1,0 +1,475 @@
+// Webhooks (Forgejo's services/webhook and routers/api/v1/utils/hook.go): hooks at every level,
+// their validation, and their deliveries.
+//
+// From an event to a receiver:
+// 1. The event hub hands every event webhooks hear (HookEvents.ts) to the durable subscriber
+//    `webhooks` (src/events/Hub.ts: queued with the change, retried, resumed after a crash).
+// 2. Its handler finds the active hooks that receive each hook event — the repository's, its
+//    owner's, the system hooks (Forgejo's `PrepareWebhooks`) — with their event selection, the
+//    branch filter and the zero-commit rule, builds the payload once, and in one transaction
+//    stores a hook task per hook and queues its delivery under the topic `webhooks`, ordered per
+//    hook. The task's source key (the event's queue key, the hook event, the hook) makes this
+//    idempotent when the handler runs again after a crash.
+// 3. The delivery worker (started with `start`, by `serve`) sends each task (Send.ts), records the
+//    attempt in the task (the history), and on a network error or a 5xx lets the queue try again
+//    after RETRY_DELAY (doubling), MAX_RETRIES times, with the same delivery id (Forgejo never
+//    retries). A delivery interrupted by a crash is sent again after its lease ends; one that
+//    already succeeded is not.
+import { randomUUID } from "node:crypto"
+import { Context, Effect, Layer, Option, Schedule } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { Settings } from "../config/Settings.ts"
+import type * as Events from "../events/Events.ts"
+import { EventHub } from "../events/Hub.ts"
+import * as Git from "../git/Git.ts"
+import type { Principal } from "../http/Caller.ts"
+import * as Errors from "../http/Errors.ts"
+import { formatTime } from "../http/Json.ts"
+import type { Page } from "../http/Pagination.ts"
+import { DeliveryQueue } from "../jobs/Queue.ts"
+import { sealer } from "../lib/Sealer.ts"
+import type { OpenedRepository } from "../repos/Policy.ts"
+import { ReposService } from "../repos/Service.ts"
+import type { Hook, HookDelivery } from "./Api.ts"
+import { buildRequest, CannotConvert, manifestNeeded } from "./Convert.ts"
+import { branchMatches } from "./Glob.ts"
+import { hookEventsOf } from "./HookEvents.ts"
+import { coarseEvent, eventsArray, type HookType, receives } from "./Kinds.ts"
+import { makePayloads } from "./Payloads.ts"
+import { type CreateInput, type EditInput, validateCreate, validateEdit } from "./Policy.ts"
+import { type HookLevel, type HookRow, type TaskRow, WebhooksRepo } from "./Repo.ts"
+import { send } from "./Send.ts"
+
+export const DELIVERY_TOPIC = "webhooks"
+/** How often the hooks other nodes made are noticed. */
+const TARGETS_REFRESH = "5 seconds"
+
+/** The stored authorization header as the history shows it (Forgejo's redaction). */
+const redact = (header: string) => {
+  const space = header.indexOf(" ")
+  return space > 0 ? `${header.slice(0, space)} ******` : "******"
+}
+
+const CONTENT_TYPES: Record<number, string> = { 1: "json", 2: "form" }
+const PAYLOAD_TYPES: ReadonlySet<string> = new Set(["forgejo", "gitea", "gogs"])
+
+export class WebhooksService extends Context.Service<
+  WebhooksService,
+  {
+    readonly present: (hook: HookRow) => Hook
+    readonly presentDelivery: (task: TaskRow) => HookDelivery
+    readonly list: (level: HookLevel, page: Page | undefined) => Effect.Effect<{ rows: Array<HookRow>; total: number }>
+    readonly get: (level: HookLevel, id: string) => Effect.Effect<HookRow, Errors.NotFound>
+    readonly create: (
+      level: HookLevel,
+      input: CreateInput
+    ) => Effect.Effect<HookRow, Errors.ValidationFailed | Errors.BadRequest>
+    readonly edit: (
+      level: HookLevel,
+      id: string,
+      input: EditInput
+    ) => Effect.Effect<HookRow, Errors.NotFound | Errors.ValidationFailed>
+    readonly remove: (level: HookLevel, id: string) => Effect.Effect<void, Errors.NotFound>
+    readonly deliveries: (
+      level: HookLevel,
+      id: string,
+      page: Page
+    ) => Effect.Effect<{ rows: Array<TaskRow>; total: number }, Errors.NotFound>
+    readonly delivery: (level: HookLevel, id: string, delivery: string) => Effect.Effect<TaskRow, Errors.NotFound>
+    /** A new delivery (new id) of a delivery's payload. */
+    readonly redeliver: (level: HookLevel, id: string, delivery: string) => Effect.Effect<TaskRow, Errors.NotFound>
+    /** POST /hooks/{id}/tests: a push payload of the commit `ref` names, queued for the hook. */
+    readonly test: (
+      opened: OpenedRepository,
+      caller: Principal,
+      id: string,
+      ref: string | undefined
+    ) => Effect.Effect<void, Errors.NotFound | Errors.Conflict>
+    /** Starts sending queued deliveries (`serve`, once it listens). */
+    readonly start: Effect.Effect<void>
+  }
+>()("hearth/webhooks/WebhooksService") {
+  static readonly layer = Layer.effect(
+    WebhooksService,
+    Effect.gen(function* () {
+      const settings = yield* Settings
+      const sql = yield* SqlClient
+      const repo = yield* WebhooksRepo
+      const queue = yield* DeliveryQueue
+      const hub = yield* EventHub
+      const reposService = yield* ReposService
+      const payloads = yield* makePayloads(settings)
+      const secrets = sealer(settings.security.SECRET_KEY, "webhook-secrets")
+      const context = yield* Effect.context<never>()
+
+      /** A sealed value, or `fallback` when it cannot be opened ([security] SECRET_KEY changed). */
+      const openOr = <F>(sealed: string, fallback: F): string | F => {
+        try {
+          return secrets.open(sealed)
+        } catch {
+          return fallback
+        }
+      }
+
+      const idOf = (id: string) => (/^\d{1,15}$/.test(id) ? Number(id) : undefined)
+
+      const get = (level: HookLevel, id: string) =>
+        Effect.gen(function* () {
+          const n = idOf(id)
+          const found = n === undefined ? Option.none<HookRow>() : yield* repo.find(level, n)
+          if (Option.isNone(found)) return yield* Errors.notFound()
+          return found.value
+        })
+
+      const present = (hook: HookRow): Hook => {
+        const meta = hook.meta
+        const config: Record<string, string> = {
+          url: hook.url,
+          content_type: CONTENT_TYPES[hook.contentType] ?? ""
+        }
+        if (hook.type === "slack" && meta !== null)
+          for (const key of ["channel", "username", "icon_url", "color"]) config[key] = String(meta[key] ?? "")
+        const authorization = hook.authorizationHeader === "" ? "" : redact(openOr(hook.authorizationHeader, "******"))
+        return {
+          id: hook.id,
+          type: hook.type,
+          branch_filter: hook.branchFilter,
+          url: hook.url,
+          config,
+          events: eventsArray(hook.events),
+          authorization_header: authorization,
+          content_type: CONTENT_TYPES[hook.contentType] ?? "",
+          metadata: meta,
+          active: hook.active,
+          updated_at: formatTime(hook.updatedAt),
+          created_at: formatTime(hook.createdAt)
+        }
+      }
+
+      const presentDelivery = (task: TaskRow): HookDelivery => ({
+        id: task.id,
+        uuid: task.uuid,
+        event: coarseEvent(task.eventType),
+        event_type: task.eventType,
+        redelivery_of: task.redeliveryOf,
+        delivered: task.isDelivered,
+        success: task.isSucceed,
+        attempts: task.attempts,
+        duration_ms: task.durationMs,
+        delivered_at: task.deliveredAt === null ? null : formatTime(task.deliveredAt),
+        created_at: formatTime(task.createdAt),
+        request: task.request,
+        response: task.response
+      })
+
+      /** Stores a task and queues its delivery (inside the caller's transaction, if any). */
+      const queueTask = (
+        hook: HookRow,
+        eventType: string,
+        payload: string,
+        sourceKey: string | null,
+        redeliveryOf: number | null
+      ) =>
+        Effect.gen(function* () {
+          const inserted = yield* repo.insertTask({
+            hookId: hook.id,
+            uuid: randomUUID(),
+            sourceKey,
+            eventType,
+            payload,
+            redeliveryOf
+          })
+          if (Option.isNone(inserted)) return Option.none<TaskRow>()
+          yield* queue.enqueue(DELIVERY_TOPIC, [
+            {
+              payload: String(inserted.value.id),
+              orderingKey: `hook:${hook.id}`,
+              kind: "webhook-delivery",
+              key: `task-${inserted.value.id}`
+            }
+          ])
+          return inserted
+        })
+
+      // ---------------------------------------------------------------------------------------
+      // Events → tasks
+
+      const handleEvent = (event: Events.Event, key: string) =>
+        Effect.gen(function* () {
+          // Forgejo copies the default hooks before it announces a new repository: they hear it.
+          // The in-process subscriber below may have copied them already; each is copied once.
+          if (isNewRepository(event)) yield* copyDefaults(event.repo.id)
+          for (const [n, hookEvent] of hookEventsOf(event).entries()) {
+            let repoId = event.repo.id
+            let ownerId = event.repo.ownerId
+            if (hookEvent.repoId !== undefined) {
+              const target = yield* payloads.current(hookEvent.repoId)
+              if (target === undefined) continue
+              repoId = target.repo.id
+              ownerId = target.owner.id
+            }
+            const branch = hookEvent.ref?.startsWith("refs/heads/") === true ? hookEvent.ref.slice(11) : undefined
+            const hooks = (yield* repo.firing(repoId, ownerId)).filter(
+              (hook) =>
+                receives(hook.events, hookEvent.type) &&
+                (branch === undefined || branchMatches(hook.branchFilter, branch))
+            )
+            if (hooks.length === 0) continue
+            const payload = (yield* hookEvent.build(payloads)) as { readonly commits?: ReadonlyArray<unknown> }
+            // Forgejo sends a push without commits (a tag's) only to the payload types.
+            const zeroCommits = hookEvent.type === "push" && (payload.commits?.length ?? 0) === 0
+            const text = JSON.stringify(payload, null, 2)
+            yield* sql.withTransaction(
+              Effect.forEach(
+                hooks.filter((hook) => !zeroCommits || PAYLOAD_TYPES.has(hook.type)),
+                (hook) => queueTask(hook, hookEvent.type, text, `${key}:${n}:${hook.id}`, null),
+                { discard: true }
+              )
+            )
+          }
+        }).pipe(
+          Effect.catchCause((cause) =>
+            Effect.andThen(
+              Effect.logWarning(`could not queue the webhooks of a ${event._tag} event`, cause),
+              Effect.fail(`could not queue the webhooks of a ${event._tag} event`)
+            )
+          )
+        )
+
+      // Where active hooks are, so that an event no hook can hear costs nothing (no queue row):
+      // read at start, after every change made here, and every few seconds for other nodes' changes.
+      // Until it can be read, every event is taken as heard (queued; the handler finds no hook).
+      let targets = yield* repo.targets.pipe(
+        Effect.catchCause(() =>
+          Effect.succeed({ system: true, defaults: true, repos: new Set<number>(), owners: new Set<number>() })
+        )
+      )
+      const refreshTargets = Effect.map(repo.targets, (found) => {
+        targets = found
+      })
+      const isNewRepository = (event: Events.Event) =>
+        event._tag === "CreateRepository" || event._tag === "MigrateRepository" || event._tag === "ForkRepository"
+      const anyoneHears = (event: Events.Event) =>
+        targets.system ||
+        // The default hooks copied into a new repository hear its creation (see handleEvent).
+        (targets.defaults && isNewRepository(event)) ||
+        targets.repos.has(event.repo.id) ||
+        targets.owners.has(event.repo.ownerId) ||
+        // A fork is heard by the forked repository's hooks (and its owner's).
+        (event._tag === "ForkRepository" && (targets.repos.size > 0 || targets.owners.size > 0))
+      yield* Effect.forkScoped(
+        Effect.repeat(refreshTargets.pipe(Effect.ignoreCause({ log: "Warn" })), Schedule.spaced(TARGETS_REFRESH))
+      )
+
+      if (!settings.security.DISABLE_WEBHOOKS) {
+        yield* hub.subscribeDurable({
+          name: "webhooks",
+          accepts: (event) => anyoneHears(event) && hookEventsOf(event).length > 0,
+          handle: handleEvent
+        })
+        // Default hooks are copied into each new repository (Forgejo's CopyDefaultWebhooksToRepo),
+        // here at once (they are there when the creation is answered) and by the handler above.
+        yield* hub.subscribe({
+          name: "webhooks-defaults",
+          handle: (event) => (isNewRepository(event) ? copyDefaults(event.repo.id) : Effect.void)
+        })
+      }
+
+      const copyDefaults = (repoId: number) =>
+        Effect.andThen(
+          repo.copyDefaults(repoId),
+          Effect.suspend(() => (targets.defaults ? refreshTargets : Effect.void))
+        )
+
+      // ---------------------------------------------------------------------------------------
+      // Delivery
+
+      const deliver = (taskId: number, attempt: number) =>
+        Effect.gen(function* () {
+          const task = yield* repo.task(taskId)
+          if (Option.isNone(task) || task.value.isSucceed) return {}
+          const hook = yield* repo.byId(task.value.hookId)
+          if (Option.isNone(hook)) return {}
+          const row = hook.value
+          const secret = openOr(row.secret, undefined)
+          const authorization = openOr(row.authorizationHeader, undefined)
+          const started = Date.now()
+          const fail = (
+            request: { url: string; http_method: string; headers: Record<string, string>; body: string },
+            message: string
+          ) =>
+            Effect.as(
+              repo.recordAttempt(taskId, row.id, {
+                attempt,
+                succeeded: false,
+                durationMs: 0,
+                request,
+                response: { status: 0, headers: {}, body: `Delivery: ${message}` }
+              }),
+              { error: message, final: true }
+            )
+          const unsent = { url: row.url, http_method: "POST", headers: {}, body: "" }
+          if (secret === undefined || authorization === undefined)
+            return yield* fail(unsent, "the hook's secret cannot be read: was [security] SECRET_KEY changed?")
+          if (settings.security.DISABLE_WEBHOOKS)
+            return yield* fail(unsent, "webhooks are disabled by the administrator")
+          // Forgejo records a delivery to an inactive hook as failed, without sending (test deliveries).
+          if (!row.active) return yield* fail(unsent, "the webhook is not active")
+          const target = { ...row, type: row.type as HookType, secret }
+          const needed = manifestNeeded(target, task.value.eventType, task.value.payload)
+          const manifest = needed === undefined ? undefined : yield* readManifest(needed)
+          let outgoing: ReturnType<typeof buildRequest>
+          try {
+            outgoing = buildRequest(target, task.value, manifest)
+          } catch (error) {
+            if (error instanceof CannotConvert) return yield* fail(unsent, error.message)
+            throw error
+          }
+          const headers = { ...outgoing.headers, ...(authorization === "" ? {} : { Authorization: authorization }) }
+          const recorded = {
+            url: outgoing.url,
+            http_method: outgoing.method,
+            headers: { ...outgoing.headers, ...(authorization === "" ? {} : { Authorization: redact(authorization) }) },
+            body: outgoing.body
+          }
+          const answer = yield* send(settings, { ...outgoing, headers })
+          const succeeded = answer.error === undefined && answer.status >= 200 && answer.status < 300
+          yield* repo.recordAttempt(taskId, row.id, {
+            attempt,
+            succeeded,
+            durationMs: Date.now() - started,
+            request: recorded,
+            response: { status: answer.status, headers: answer.headers, body: answer.body }
+          })
+          if (succeeded) return {}
+          // A network error (no answer) or a 5xx is worth another attempt; a refusal or any other answer is not.
+          const retryable =
+            answer.refused !== true && (answer.status >= 500 || (answer.error !== undefined && answer.status === 0))
+          return {
+            error: answer.error ?? `the receiver answered ${answer.status}`,
+            final: !retryable
+          }
+        })
+
+      const readManifest = (needed: { repoId: number; sha: string; path: string }) =>
+        Effect.gen(function* () {
+          const found = yield* payloads.current(needed.repoId)
+          if (found === undefined) return undefined
+          const out = yield* Effect.option(
+            Git.inRepo(reposService.pathOf(found.owner, found.repo), ["show", `${needed.sha}:${needed.path}`])
+          )
+          return Option.isNone(out) ? undefined : out.value.stdout.toString("utf8")
+        })
+
+      let started = false
+      const abort = new AbortController()
+      const running: Array<Promise<void>> = []
+      yield* Effect.addFinalizer(() =>
+        Effect.promise(() => {
+          abort.abort()
+          return Promise.allSettled(running)
+        })
+      )
+      const start = Effect.sync(() => {
+        if (started || settings.security.DISABLE_WEBHOOKS) return
+        started = true
+        running.push(
+          queue.listen(
+            DELIVERY_TOPIC,
+            (claimed) =>
+              Effect.runPromiseWith(context)(
+                deliver(Number(claimed.payload), claimed.attempt).pipe(
+                  Effect.catchCause((cause) =>
+                    Effect.as(Effect.logWarning("a webhook delivery failed", cause), { error: "internal error" })
+                  )
+                )
+              ),
+            {
+              attempts: settings.webhook.MAX_RETRIES + 1,
+              retryDelayMs: settings.webhook.RETRY_DELAY * 1000,
+              concurrency: 16,
+              deadlineMs: settings.webhook.DELIVER_TIMEOUT * 1000 + 30_000,
+              signal: abort.signal
+            }
+          )
+        )
+      })
+
+      // ---------------------------------------------------------------------------------------
+      // CRUD
+
+      const create = (level: HookLevel, input: CreateInput) =>
+        Effect.gen(function* () {
+          const valid = yield* validateCreate(level, input)
+          const created = yield* repo.insert({
+            ...valid,
+            secret: secrets.seal(valid.secret),
+            authorizationHeader: secrets.seal(valid.authorizationHeader)
+          })
+          yield* refreshTargets
+          return created
+        })
+
+      const edit = (level: HookLevel, id: string, input: EditInput) =>
+        Effect.gen(function* () {
+          const hook = yield* get(level, id)
+          const valid = yield* validateEdit(hook, input)
+          yield* repo.update(hook.id, { ...valid, authorizationHeader: secrets.seal(valid.authorizationHeader) })
+          yield* refreshTargets
+          return yield* get(level, id)
+        })
+
+      const taskOf = (level: HookLevel, id: string, delivery: string) =>
+        Effect.gen(function* () {
+          const hook = yield* get(level, id)
+          const n = idOf(delivery)
+          const task = n === undefined ? Option.none<TaskRow>() : yield* repo.task(n)
+          if (Option.isNone(task) || task.value.hookId !== hook.id) return yield* Errors.notFound()
+          return { hook, task: task.value }
+        })
+
+      const test = (opened: OpenedRepository, caller: Principal, id: string, ref: string | undefined) =>
+        Effect.gen(function* () {
+          const hook = yield* get({ kind: "repo", repoId: opened.repo.id }, id)
+          if (opened.repo.isEmpty) {
+            return yield* Errors.conflict("the repository is empty: there is no commit to send in a test delivery")
+          }
+          const wanted = ref?.trim() ?? ""
+          const revision = wanted === "" ? `refs/heads/${opened.repo.defaultBranch}` : wanted
+          const sha = yield* Git.revParse(opened.path, `${revision}^{commit}`).pipe(
+            Effect.orElseSucceed(() => Option.none<string>())
+          )
+          if (Option.isNone(sha)) return yield* Errors.notFound()
+          const payload = yield* payloads.testPush(
+            { repo: opened.repo, owner: opened.owner },
+            caller.user,
+            wanted === "" ? `refs/heads/${opened.repo.defaultBranch}` : wanted,
+            sha.value
+          )
+          // A test delivery bypasses the hook's events and branch filter (Forgejo's TestHook).
+          yield* queueTask(hook, "push", JSON.stringify(payload, null, 2), null, null)
+        })
+
+      return WebhooksService.of({
+        present,
+        presentDelivery,
+        list: (level, page) => repo.list(level, page),
+        get,
+        create,
+        edit,
+        remove: (level, id) =>
+          Effect.flatMap(get(level, id), (hook) => Effect.andThen(repo.remove(hook.id), refreshTargets)),
+        deliveries: (level, id, page) => Effect.flatMap(get(level, id), (hook) => repo.tasks(hook.id, page)),
+        delivery: (level, id, delivery) => Effect.map(taskOf(level, id, delivery), ({ task }) => task),
+        redeliver: (level, id, delivery) =>
+          Effect.gen(function* () {
+            const { hook, task } = yield* taskOf(level, id, delivery)
+            const copy = yield* queueTask(hook, task.eventType, task.payload, null, task.id)
+            return Option.getOrThrow(copy)
+          }),
+        test,
+        start
+      })
+    })
+  )
+}
