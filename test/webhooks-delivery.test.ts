@@ -450,3 +450,41 @@ describe("default hooks", () => {
     expect((await call("root", "DELETE", `/admin/hooks/${(await json(created)).id}`)).status).toBe(204)
   })
 })
+
+describe("wiki", () => {
+  it("a page written through the API delivers Forgejo's wiki payload, created then edited", async () => {
+    expect((await call("alice", "POST", "/user/repos", { name: "notes" })).status).toBe(201)
+    await addHook("alice/notes", "/ok/wiki", { events: ["wiki"] })
+    const content = Buffer.from("# Hello").toString("base64")
+    expect(
+      (
+        await call("alice", "POST", "/repos/alice/notes/wiki/new", {
+          title: "Home",
+          content_base64: content,
+          message: "first"
+        })
+      ).status
+    ).toBe(201)
+    expect(
+      (
+        await call("alice", "PATCH", "/repos/alice/notes/wiki/page/Home", {
+          content_base64: Buffer.from("# Hi").toString("base64"),
+          message: "second"
+        })
+      ).status
+    ).toBe(200)
+    const got = await receiver.wait("/ok/wiki", 2)
+    expect(got.map((r) => r.headers["x-forgejo-event"])).toEqual(["wiki", "wiki"])
+    for (const r of got) verify(r)
+    expect(got.map((r) => JSON.parse(r.body))).toMatchObject([
+      {
+        action: "created",
+        page: "Home",
+        comment: "first",
+        repository: { full_name: "alice/notes" },
+        sender: { login: "alice" }
+      },
+      { action: "edited", page: "Home", comment: "second" }
+    ])
+  })
+})

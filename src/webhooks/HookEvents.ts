@@ -55,7 +55,9 @@ export const HOOK_EVENTS: Table = {
   Issues: (e) => [{ type: ISSUE_TYPES[e.action][e.issue.isPull ? 1 : 0], build: (p) => p.issues(e) }],
   IssueComment: (e) => [
     { type: e.issue.isPull ? "pull_request_comment" : "issue_comment", build: (p) => p.issueComment(e) }
-  ]
+  ],
+  PullRequestSynchronized: (e) => [{ type: "pull_request_sync", build: (p) => p.pullSync(e) }],
+  Wiki: (e) => [{ type: "wiki", build: (p) => p.wiki(e) }]
 }
 
 /** The hook events of a hub event (none for events webhooks do not hear). */

@@ -278,7 +278,34 @@ export const makePayloads = (settings: SettingsShape) =>
         }
       })
 
-    return { push, testPush, refEvent, repositoryEvent, fork, issues, issueComment, current }
+    /** Forgejo's PullRequestPayload for `pull_request_sync` (action `synchronized`). */
+    const pullSync = (event: Events.Event & { readonly _tag: "PullRequestSynchronized" }) =>
+      Effect.gen(function* () {
+        const base = yield* about(event)
+        const found = yield* issueJson(event.repo, event.issue.id)
+        return {
+          action: "synchronized",
+          number: event.issue.index,
+          pull_request: found?.issue ?? { id: event.issue.id, number: event.issue.index },
+          requested_reviewer: null,
+          review: null,
+          repository: base.repository,
+          sender: base.sender,
+          commit_id: event.after
+        }
+      })
+
+    /** Forgejo's WikiPayload (`renamed` as the SPEC names it; Forgejo sends `edited`). */
+    const wiki = (event: Events.Event & { readonly _tag: "Wiki" }) =>
+      Effect.map(about(event), ({ repository, sender }) => ({
+        action: event.action,
+        repository,
+        sender,
+        page: event.page,
+        comment: event.comment
+      }))
+
+    return { push, testPush, refEvent, repositoryEvent, fork, issues, issueComment, pullSync, wiki, current }
   })
 
 const Events_ZERO = "0000000000000000000000000000000000000000"

@@ -6,10 +6,10 @@ import { Effect } from "effect"
 import { Settings } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { compileGlob } from "../lib/Glob.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsService } from "../orgs/Service.ts"
 import type { CreateHookOption, EditHookOption } from "./Api.ts"
-import { compileGlob } from "./Glob.ts"
 import { type Flag, flagsOf, type HookEvents, isHookType } from "./Kinds.ts"
 import type { HookLevel, HookRow, NewHook } from "./Repo.ts"
 
@@ -99,8 +99,9 @@ const metadataOf = (type: string, config: Record<string, string>) =>
 
 const checkBranchFilter = (filter: string | undefined) => {
   if (filter === undefined || filter === "") return Effect.void
-  const compiled = compileGlob(filter)
-  return typeof compiled === "string" ? invalid(`[BranchFilter]: ${compiled}`) : Effect.void
+  return compileGlob(filter) === undefined
+    ? invalid(`[BranchFilter]: "${filter}" is not a valid glob pattern`)
+    : Effect.void
 }
 
 const checkAuthorization = (header: string) =>

@@ -9,8 +9,8 @@ import { request as httpsRequest } from "node:https"
 import { isIP } from "node:net"
 import { Effect } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
+import { globMatch } from "../lib/Glob.ts"
 import { checkHost, type HostPolicy } from "../lib/HostPolicy.ts"
-import { compileGlob } from "./Glob.ts"
 
 /** Bytes of a receiver's answer read at most. */
 export const MAX_RESPONSE = 1024 * 1024
@@ -49,8 +49,7 @@ const proxied = (settings: SettingsShape, host: string) =>
     const g = glob.trim().toLowerCase()
     if (g === "") return false
     if (g === "**") return true
-    const re = compileGlob(g)
-    return typeof re !== "string" && re.test(host)
+    return globMatch(g, host)
   })
 
 interface Step {

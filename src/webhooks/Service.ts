@@ -27,12 +27,12 @@ import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
 import type { Page } from "../http/Pagination.ts"
 import { DeliveryQueue } from "../jobs/Queue.ts"
+import { globMatch } from "../lib/Glob.ts"
 import { sealer } from "../lib/Sealer.ts"
 import type { OpenedRepository } from "../repos/Policy.ts"
 import { ReposService } from "../repos/Service.ts"
 import type { Hook, HookDelivery } from "./Api.ts"
 import { buildRequest, CannotConvert, manifestNeeded } from "./Convert.ts"
-import { branchMatches } from "./Glob.ts"
 import { hookEventsOf } from "./HookEvents.ts"
 import { coarseEvent, eventsArray, type HookType, receives } from "./Kinds.ts"
 import { makePayloads } from "./Payloads.ts"
@@ -41,6 +41,13 @@ import { type HookLevel, type HookRow, type TaskRow, WebhooksRepo } from "./Repo
 import { send } from "./Send.ts"
 
 export const DELIVERY_TOPIC = "webhooks"
+/**
+ * Whether a branch passes a hook's `branch_filter` (Forgejo compiles it with gobwas/glob, no
+ * separators): "" and "*" pass everything, a filter that does not compile passes nothing.
+ */
+const branchMatches = (filter: string, branch: string): boolean =>
+  filter === "" || filter === "*" || globMatch(filter, branch)
+
 /** How often the hooks other nodes made are noticed. */
 const TARGETS_REFRESH = "5 seconds"
 
