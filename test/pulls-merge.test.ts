@@ -387,3 +387,43 @@ describe("POST /pulls/{index}/update", () => {
     expect(await show(tip, "%s")).toBe("u2: u2.txt")
   })
 })
+
+describe("POST /pulls/{index}/merge: the base branch's protection", () => {
+  it("needs the merge whitelist and the required status contexts; a success status lets it through", async () => {
+    await branch("stable", "stable.txt", "s\n")
+    const rule = await request(hearth, "POST", "/repos/alice/app/branch_protections", basic("alice"), {
+      rule_name: "stable",
+      enable_merge_whitelist: true,
+      merge_whitelist_usernames: ["alice"],
+      enable_status_check: true,
+      status_check_contexts: ["ci/*"]
+    })
+    expect(rule.status).toBe(201)
+    const head = await branch("guarded", "guarded.txt", "g\n", "origin/stable")
+    const opened = await request(hearth, "POST", "/repos/alice/app/pulls", basic("alice"), {
+      head: "guarded",
+      base: "stable",
+      title: "Guarded"
+    })
+    expect(opened.status).toBe(201)
+    const index = (await json(opened)).number
+    const stable = () => inBare(["rev-parse", "refs/heads/stable"])
+    const before = await stable()
+    // A writer outside the merge whitelist may not merge at all.
+    const writer = await merge(index, { Do: "merge" }, basic("carol"))
+    expect(writer.status).toBe(405)
+    expect((await json(writer)).message).toBe("User not allowed to merge PR")
+    // The owner is whitelisted, but no ci/* status has succeeded on the head yet.
+    const waiting = await merge(index, { Do: "merge" })
+    expect(waiting.status).toBe(405)
+    expect((await json(waiting)).message).toMatch(/^not allowed to merge \[reason: /)
+    expect(await stable()).toBe(before)
+    const status = await request(hearth, "POST", `/repos/alice/app/statuses/${head}`, basic("alice"), {
+      state: "success",
+      context: "ci/build"
+    })
+    expect(status.status).toBe(201)
+    expect((await merge(index, { Do: "merge" })).status).toBe(200)
+    expect(await stable()).not.toBe(before)
+  })
+})

@@ -33,14 +33,16 @@ import { IssuesService } from "../issues/Service.ts"
 import { DeliveryQueue } from "../jobs/Queue.ts"
 import { atLeast } from "../lib/AccessMode.ts"
 import { branchNameProblem } from "../lib/Names.ts"
+import { mergeRefusal, ProtectionService } from "../protection/Service.ts"
 import { type OpenedRepository, type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
+import { StatusesRepo } from "../statuses/Repo.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { gitIdentity } from "../users/Schema.ts"
 import { type MethodNotAllowed, methodNotAllowed } from "./Errors.ts"
-import { mayForceMerge, mayMerge, mayPushTo, mergeAllowed } from "./Policy.ts"
+import { mayMerge, mayPushTo } from "./Policy.ts"
 import { type CheckResult, type PullFilter, type PullRow, type PullSort, PullStatus, PullsRepo } from "./Repo.ts"
 import { type CreatePullRequestOption, type EditPullRequestOption, MERGE_DO, type MergeDo } from "./Schema.ts"
 
@@ -214,6 +216,8 @@ export class PullsService extends Context.Service<
       const hub = yield* EventHub
       const queue = yield* DeliveryQueue
       const writer = yield* RepositoryWriter
+      const protection = yield* ProtectionService
+      const statuses = yield* StatusesRepo
       const context = yield* Effect.context<never>()
 
       const refOf = (side: Side): RepositoryRef => ({ id: side.repo.id, dir: side.path })
@@ -965,10 +969,18 @@ export class PullsService extends Context.Service<
             default:
               return yield* methodNotAllowed("Please try again later")
           }
-          const refused = yield* mergeAllowed(loaded.pull, caller, opened)
-          if (refused !== undefined && !(request.forceMerge && mayForceMerge(opened))) {
-            return yield* methodNotAllowed(`not allowed to merge [reason: ${refused}]`)
-          }
+          // The base branch's protection rule (Forgejo's `CheckPullBranchProtections`): the merge
+          // whitelist, required status contexts of the head commit, an outdated head, approvals
+          // (none until reviews exist), `apply_to_admins`; `force_merge` for admins it allows.
+          const latest = yield* statuses.latest(loaded.base.repo.id, loaded.pull.headSha, undefined)
+          const decision = yield* protection.mergeBlockers(loaded.base, loaded.pull.baseBranch, {
+            doer: caller.user,
+            approvals: [],
+            statuses: latest.rows.map((row) => ({ context: row.context, state: row.state })),
+            outdated: loaded.pull.commitsBehind > 0
+          })
+          const refused = mergeRefusal(decision, request.forceMerge)
+          if (refused !== undefined) return yield* methodNotAllowed(refused)
           if (request.whenChecksSucceed) {
             return yield* Errors.validationFailed("scheduled merges (merge_when_checks_succeed) are not supported yet")
           }
