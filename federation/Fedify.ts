@@ -16,6 +16,26 @@ import { type Documents, deliveryFetch } from "./Remote.ts"
 import type { FederationRepo } from "./Repo.ts"
 import { type Run, reportDeliveryError, type SqlKvStore, SqlMessageQueue } from "./Store.ts"
 
+/** Text for HTML (a profile field's value is HTML). */
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+
+/** A user's website as a `PropertyValue` field (none when it is no http(s) URL). */
+const websiteField = (V: Vocab, website: string) => {
+  let url: URL
+  try {
+    url = new URL(website)
+  } catch {
+    return []
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return []
+  return [
+    new V.PropertyValue({
+      name: "Website",
+      value: `<a href="${escapeHtml(url.href)}" rel="me nofollow noopener noreferrer" target="_blank">${escapeHtml(website)}</a>`
+    })
+  ]
+}
+
 export type FedifyModule = typeof import("@fedify/fedify")
 export type Vocab = typeof import("@fedify/fedify/vocab")
 
@@ -154,6 +174,9 @@ export const makeFedify = (deps: FedifyDeps): (() => Promise<Loaded>) => {
             summary: user.description !== "" ? user.description : null,
             url: new URL(paths.profile(user)),
             icon: new V.Image({ mediaType: "image/png", url: new URL(paths.avatar) }),
+            // The website as a profile field, as Mastodon writes one: Mastodon shows it, and marks it
+            // verified when that page links back with rel="me" (the profile page does the same).
+            attachments: websiteField(V, user.website),
             inbox: new URL(`${id.href}/inbox`),
             outbox: new URL(`${id.href}/outbox`),
             followers: new URL(`${id.href}/followers`),

@@ -23,6 +23,26 @@ const PAGE_SIZE = 20
 const NODEINFO_SCHEMA = "http://nodeinfo.diaspora.software/ns/schema/2.1"
 const CORS = { "access-control-allow-origin": "*" }
 
+/**
+ * Whether an Accept header asks for a web page rather than ActivityPub JSON: `text/html` (or
+ * XHTML) weighs more than every ActivityPub type it names. `*\/*`, no header, or a tie: JSON.
+ */
+export const prefersHtml = (accept: string | undefined): boolean => {
+  if (accept === undefined) return false
+  let html = 0
+  let activity = 0
+  for (const part of accept.split(",")) {
+    const [type = "", ...params] = part.split(";").map((s) => s.trim().toLowerCase())
+    const qParam = params.find((p) => p.startsWith("q="))
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2))
+    if (!Number.isFinite(q)) continue
+    if (type === "text/html" || type === "application/xhtml+xml") html = Math.max(html, q)
+    else if (type === ACTIVITY_JSON || type === "application/ld+json" || type === "application/json")
+      activity = Math.max(activity, q)
+  }
+  return html > activity
+}
+
 const activityJson = (value: unknown, status = 200) =>
   HttpServerResponse.text(JSON.stringify(value), { status, contentType: ACTIVITY_JSON })
 const notFound = (headers: Record<string, string> = {}) => HttpServerResponse.empty({ status: 404, headers })
@@ -179,7 +199,7 @@ export const FederationRoutes = Layer.unwrap(
     // with the account, so it is kept per account state (its keys never change).
     const persons = new Map<string, string>()
     const personKey = (user: UserRow) =>
-      JSON.stringify([user.id, user.name, user.fullName, user.description, user.updatedAt.getTime()])
+      JSON.stringify([user.id, user.name, user.fullName, user.description, user.website, user.updatedAt.getTime()])
 
     /** The Person as Fedify writes it, whatever Accept the client sent (none, `*\/*`, JSON). */
     const personActor = (user: UserRow) =>
@@ -382,9 +402,18 @@ export const FederationRoutes = Layer.unwrap(
     )
     const sharedInbox = Effect.succeed<InboxTarget>({ kind: "shared" })
 
-    const actorRoute = Effect.flatMap(personOf, (user) =>
-      user === undefined ? Effect.succeed(notFound()) : personActor(user)
-    )
+    // A person's actor URL opened in a browser (or followed from Mastodon's "open original page")
+    // goes to the profile page; ActivityPub clients, and clients that name no preference, get the
+    // Person. `Vary: Accept` keeps caches from serving one to the other.
+    const actorRoute = Effect.gen(function* () {
+      const user = yield* personOf
+      if (user === undefined) return notFound()
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (prefersHtml(request.headers.accept)) {
+        return HttpServerResponse.empty({ status: 302, headers: { location: paths.profile(user), vary: "Accept" } })
+      }
+      return HttpServerResponse.setHeader(yield* personActor(user), "vary", "Accept")
+    })
 
     /**
      * A route whose defects are logged and answered 500 with the API's error body; a database outage

@@ -15,16 +15,20 @@ import { ForksApi } from "./forks/Api.ts"
 import { GpgApi } from "./gpg/Api.ts"
 import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
+import { IssuesApi, LabelsApi, MilestonesApi } from "./issues/Api.ts"
+import { IssueExtrasApi } from "./issues/ExtrasApi.ts"
 import { JobsApi } from "./jobs/Api.ts"
 import { KeysApi } from "./keys/Api.ts"
 import { LanguagesApi } from "./languages/Api.ts"
 import { MarkdownApi } from "./markdown/Api.ts"
 import { MirrorsApi } from "./mirrors/Api.ts"
 import { MiscApi } from "./misc/Api.ts"
+import { NotificationsApi } from "./notifications/Api.ts"
 import { OAuth2Api } from "./oauth2/Api.ts"
 import { OrgsApi } from "./orgs/Api.ts"
 import { QuotaApi } from "./quota/Api.ts"
 import { ReposApi } from "./repos/Api.ts"
+import { RepoAssignment } from "./repos/Assignment.ts"
 import { SocialApi } from "./social/Api.ts"
 import { TemplatesApi } from "./templates/Api.ts"
 import { TokensApi } from "./tokens/Api.ts"
@@ -60,11 +64,18 @@ export class HearthApi extends HttpApi.make("hearth")
     MarkdownApi,
     FederationApi,
     QuotaApi,
-    TopicsApi
+    TopicsApi,
+    IssueExtrasApi,
+    IssuesApi,
+    LabelsApi,
+    MilestonesApi,
+    NotificationsApi
   )
   .prefix("/api/v1")
-  // Applied inside out: the body check runs after authentication, errors are rendered around all.
+  // Applied inside out: the repository of the path is resolved after authentication (before the
+  // body is looked at, as Forgejo's `repoAssignment` runs before binding), errors are rendered around all.
   .middleware(JsonBodyCheck)
+  .middleware(RepoAssignment)
   .middleware(Authentication)
   .middleware(ErrorResponses)
   .annotateMerge(

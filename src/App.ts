@@ -21,6 +21,10 @@ import { ForksService } from "./forks/Service.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
+import { IssueExtras } from "./issues/Extras.ts"
+import { IssueExtrasRepo } from "./issues/ExtrasRepo.ts"
+import { IssuesRepo } from "./issues/Repo.ts"
+import { IssuesService } from "./issues/Service.ts"
 import { CommandEntitiesLayer, EntitiesLayer } from "./jobs/Cluster.ts"
 import { DeliveryQueue } from "./jobs/Queue.ts"
 import { RecoveryLive } from "./jobs/Recovery.ts"
@@ -38,6 +42,8 @@ import {
   SyncPullMirrorLive,
   SyncPushMirrorLive
 } from "./mirrors/Workflow.ts"
+import { NotificationsRepo } from "./notifications/Repo.ts"
+import { NotificationsService } from "./notifications/Service.ts"
 import { OAuth2Repo } from "./oauth2/Repo.ts"
 import { OAuth2Service } from "./oauth2/Service.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
@@ -49,6 +55,8 @@ import { RepoPolicy } from "./repos/Policy.ts"
 import { RepoPresenter } from "./repos/Present.ts"
 import { ReposRepo } from "./repos/Repo.ts"
 import { ReposService } from "./repos/Service.ts"
+import { SessionsRepo } from "./sessions/Repo.ts"
+import { Sessions } from "./sessions/Service.ts"
 import { SocialRepo } from "./social/Repo.ts"
 import { SocialService } from "./social/Service.ts"
 import { BlobStorage } from "./storage/Service.ts"
@@ -80,7 +88,11 @@ const Repos = Layer.mergeAll(
   QuotaRepo.layer,
   BlocksRepo.layer,
   TopicsRepo.layer,
-  LanguagesRepo.layer
+  IssuesRepo.layer,
+  IssueExtrasRepo.layer,
+  LanguagesRepo.layer,
+  SessionsRepo.layer,
+  NotificationsRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -90,20 +102,26 @@ const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2
 export const Services = Layer.mergeAll(
   AdminUsers.layer,
   MarkdownRenderer.layer,
+  IssueExtras.layer,
   SocialService.layer,
   ContentsService.layer,
-  RepoPresenter.layer,
   ForksService.layer,
   TransfersService.layer,
   MirrorsService.layer,
   KeysService.layer,
   TopicsService.layer,
+  Sessions.layer,
   HttpSignatures.layer,
   FollowsService.layer,
   OAuth2Service.layer,
   GpgService.layer.pipe(Layer.provideMerge(EmailsService.layer)),
   FederatedSocial.layer.pipe(Layer.provideMerge(Federation.layer))
 ).pipe(
+  // Notifications present repositories, as several services above do.
+  Layer.provideMerge(NotificationsService.layer),
+  Layer.provideMerge(RepoPresenter.layer),
+  // The markdown renderer links only the issues its reader may see.
+  Layer.provideMerge(IssuesService.layer),
   Layer.provideMerge(OrgsService.layer),
   Layer.provideMerge(ReposService.layer),
   // Refusals a block causes are checked by the services above (follows, stars, transfers).

@@ -38,15 +38,19 @@ import { HealthRoutes } from "./health/Http.ts"
 import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
 import { narrowGroups } from "./http/Group.ts"
 import { ErrorResponsesLive } from "./http/Middleware.ts"
+import { IssueExtrasHttp } from "./issues/ExtrasHttp.ts"
+import { IssuesHttp, LabelsHttp, MilestonesHttp } from "./issues/Http.ts"
 import { JobsHttp } from "./jobs/Http.ts"
 import { KeysHttp } from "./keys/Http.ts"
 import { LanguagesHttp } from "./languages/Http.ts"
 import { MarkdownHttp } from "./markdown/Http.ts"
 import { MirrorsHttp } from "./mirrors/Http.ts"
 import { MiscHttp } from "./misc/Http.ts"
+import { NotificationsHttp } from "./notifications/Http.ts"
 import { OAuth2Http } from "./oauth2/Http.ts"
 import { OrgsHttp } from "./orgs/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
+import { RepoAssignmentLive } from "./repos/Assignment.ts"
 import { GitHttpRoutes } from "./repos/GitHttp.ts"
 import { ReposHttp } from "./repos/Http.ts"
 import { SocialHttp } from "./social/Http.ts"
@@ -56,6 +60,7 @@ import { TopicsHttp } from "./topics/Http.ts"
 import { TransfersHttp } from "./transfers/Http.ts"
 import { TwoFactorHttp } from "./twofa/Http.ts"
 import { UsersHttp } from "./users/Http.ts"
+import { WebRoutes } from "./web/Routes.ts"
 
 const securitySchemes = {
   BasicAuth: { type: "http", scheme: "basic", description: "The account's password, or an access token as password." },
@@ -169,13 +174,18 @@ export const ApiHandlers = Layer.mergeAll(
   MarkdownHttp,
   FederationHttp,
   QuotaHttp,
-  TopicsHttp
+  TopicsHttp,
+  IssueExtrasHttp,
+  IssuesHttp,
+  LabelsHttp,
+  MilestonesHttp,
+  NotificationsHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   // Handlers read Settings while they run (paging: src/http/Pagination.ts); every other service at build.
   Layer.provide(narrowGroups(HearthApi, ApiHandlers, [Settings])),
-  Layer.provide([JsonBodyCheckLive, AuthenticationLive, ErrorResponsesLive])
+  Layer.provide([JsonBodyCheckLive, RepoAssignmentLive, AuthenticationLive, ErrorResponsesLive])
 )
 
 export const AppRoutes = Layer.mergeAll(
@@ -185,6 +195,7 @@ export const AppRoutes = Layer.mergeAll(
   GitHttpRoutes,
   GpgExportRoutes,
   FederationRoutes,
+  WebRoutes,
   RequestTargetCheck
 )
 

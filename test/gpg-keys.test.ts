@@ -422,6 +422,10 @@ describe("armored export at {ROOT_URL}{user}.gpg", () => {
     expect((await fetch(`${hearth.base}/nobody.gpg`)).status).toBe(404)
     expect((await fetch(`${hearth.base}/hidden.gpg`)).status).toBe(404)
     expect((await fetch(`${hearth.base}/hidden.gpg`, { headers: { authorization: basic("hidden") } })).status).toBe(200)
-    expect((await fetch(`${hearth.base}/bob`)).status).toBe(404)
+    // Without `.gpg` the path is bob's profile page, not a key export.
+    const profile = await fetch(`${hearth.base}/bob`)
+    expect(profile.status).toBe(200)
+    expect(profile.headers.get("content-type")).toMatch(/^text\/html/)
+    expect(await profile.text()).not.toContain("BEGIN PGP PUBLIC KEY BLOCK")
   })
 })

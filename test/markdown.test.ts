@@ -18,7 +18,23 @@ beforeAll(async () => {
   await createUser(hearth, { username: "members", visibility: "limited" })
   // A token with an unrelated scope: /markdown needs a signed-in caller, not a scope.
   readToken = await createToken(hearth, "alice", ["read:issue"])
-})
+  // Issue references link only to issues that exist and the reader may see (issue 18 item 9):
+  // gogits/gogs #1–#12, other/thing #1–#7, o/r #1–#3, and a private one alice cannot see.
+  for (const [owner, repo, count, priv] of [
+    ["gogits", "gogs", 12, false],
+    ["other", "thing", 7, false],
+    ["o", "r", 3, false],
+    ["other", "hidden", 1, true]
+  ] as const) {
+    if ((await request(hearth, "GET", `/users/${owner}`)).status === 404) await createUser(hearth, { username: owner })
+    const made = await request(hearth, "POST", "/user/repos", basic(owner), { name: repo, private: priv })
+    expect(made.status).toBe(201)
+    for (let i = 0; i < count; i++) {
+      const issue = await request(hearth, "POST", `/repos/${owner}/${repo}/issues`, basic(owner), { title: `i${i}` })
+      expect(issue.status).toBe(201)
+    }
+  }
+}, 120_000)
 afterAll(() => hearth?.close())
 
 const alice = () => basic("alice")
@@ -263,7 +279,7 @@ describe("features", () => {
     expect(await md({ Text: "@alice", Mode: "markdown" })).toBe("<p>@alice</p>\n")
   })
 
-  it("issue references link by pattern, also to repositories that do not exist; commits link", async () => {
+  it("issue references link to issues that exist and the reader may see; commits link", async () => {
     const html = await gfm(
       "Fixes #12 and other/thing#7 (#3), not x#4 nor a#5; commit 1a2b3c4d5e6f7 but not deadbee or 1234567"
     )
@@ -283,6 +299,13 @@ describe("features", () => {
     // Without a context there is no repository for #1 to point into.
     expect(await md({ Text: "#1 o/r#2", Mode: "gfm" })).toBe(
       `<p>#1 <a href="${app}o/r/issues/2" class="ref-issue" rel="nofollow">o/r#2</a></p>\n`
+    )
+    // An issue or a repository that does not exist, or one the reader may not see, is left as text.
+    expect(await gfm("#13 other/thing#8 nobody/none#1 other/hidden#1")).toBe(
+      "<p>#13 other/thing#8 nobody/none#1 other/hidden#1</p>\n"
+    )
+    expect(await md({ Text: "other/hidden#1", Mode: "gfm", Context: "/gogits/gogs" }, basic("other"))).toBe(
+      `<p><a href="${app}other/hidden/issues/1" class="ref-issue" rel="nofollow">other/hidden#1</a></p>\n`
     )
   })
 

@@ -60,7 +60,11 @@ describe("defaults", () => {
       LOGIN_THROTTLE_SECONDS: 60
     })
     expect(s.api).toEqual({ DEFAULT_PAGING_NUM: 30, MAX_RESPONSE_ITEMS: 50 })
-    expect(s.ui).toEqual({ EXPLORE_PAGING_NUM: 50 })
+    expect(s.ui).toEqual({
+      EXPLORE_PAGING_NUM: 50,
+      REACTIONS: ["+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"]
+    })
+    expect(s["repository.issue"]).toEqual({ MAX_PINNED: 3 })
     expect(s.service).toEqual({
       REQUIRE_SIGNIN_VIEW: false,
       DISABLE_REGISTRATION: false,

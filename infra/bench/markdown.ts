@@ -29,7 +29,8 @@ const options: RenderOptions = {
   base: `${APP}acme/widgets`,
   wiki: false,
   appUrl: APP,
-  mentionable: new Set(["alice", "bob", "carol"])
+  mentionable: new Set(["alice", "bob", "carol"]),
+  issues: new Set(["#1", "#2", "#3", "#12"])
 }
 
 // ------------------------------------------------------------------ documents (deterministic)

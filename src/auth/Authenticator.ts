@@ -37,6 +37,22 @@ export class Authenticator extends Context.Service<
       otp: string | undefined,
       options?: { readonly passwordWithTwoFactor?: "check" | "refuse" }
     ) => Effect.Effect<Principal, Errors.Unauthorized | Errors.TooManyRequests>
+    /**
+     * The web's sign-in (src/web): an account's name or e-mail and password, under the same
+     * throttle as `byBasic`; `twoFactor` says that a passcode must follow (`byPasscode`).
+     */
+    readonly byPassword: (
+      login: string,
+      password: string
+    ) => Effect.Effect<
+      { readonly principal: Principal; readonly twoFactor: boolean },
+      Errors.Unauthorized | Errors.TooManyRequests
+    >
+    /** The web's second step: the passcode of `user`'s second factor, counted in the same throttle. */
+    readonly byPasscode: (
+      user: UserRow,
+      passcode: string
+    ) => Effect.Effect<Principal, Errors.Unauthorized | Errors.TooManyRequests>
     /** Drops cached token look-ups; call after any change to tokens or accounts. */
     readonly invalidate: Effect.Effect<void>
   }
@@ -103,7 +119,8 @@ export class Authenticator extends Context.Service<
         failures.set(userId, { count, until: now + LOGIN_THROTTLE_SECONDS * 1000 })
       }
 
-      type SecondFactor = "check" | "refuse"
+      // "defer": the passcode is asked for in a step of its own (the web's sign-in).
+      type SecondFactor = "check" | "refuse" | "defer"
 
       const byPassword = (username: string, password: string, otp: string | undefined, secondFactor: SecondFactor) =>
         Effect.gen(function* () {
@@ -131,19 +148,36 @@ export class Authenticator extends Context.Service<
           )
         })
 
-      const checkPassword = (user: UserRow, password: string, otp: string | undefined, secondFactor: SecondFactor) =>
-        Effect.gen(function* () {
-          // Throttled per account (not per spelling of its name or e-mail), before the costly
-          // hash check, so guessing cannot go faster than LOGIN_MAX_FAILURES per window.
+      // Throttled per account (not per spelling of its name or e-mail), before the costly
+      // hash check, so guessing cannot go faster than LOGIN_MAX_FAILURES per window.
+      const throttle = (user: UserRow) =>
+        Effect.suspend(() => {
           const throttled = failures.get(user.id)
           const now = Date.now()
-          if (throttled !== undefined && throttled.count >= LOGIN_MAX_FAILURES && throttled.until > now) {
-            const wait = Math.ceil((throttled.until - now) / 1000)
-            return yield* Errors.tooManyRequests(
+          if (throttled === undefined || throttled.count < LOGIN_MAX_FAILURES || throttled.until <= now) {
+            return Effect.void
+          }
+          const wait = Math.ceil((throttled.until - now) / 1000)
+          return Effect.fail(
+            Errors.tooManyRequests(
               `too many failed sign-in attempts for ${user.name}: try again in ${wait} seconds`,
               wait
             )
+          )
+        })
+
+      const checkPasscode = (user: UserRow, otp: string | undefined) =>
+        Effect.gen(function* () {
+          if ((yield* twoFactor.check(user.id, otp)) === "invalid") {
+            // A wrong passcode counts too: otherwise the password alone would allow guessing codes.
+            recordFailure(user.id)
+            return yield* Errors.unauthorized("invalid provided OTP")
           }
+        })
+
+      const checkPassword = (user: UserRow, password: string, otp: string | undefined, secondFactor: SecondFactor) =>
+        Effect.gen(function* () {
+          yield* throttle(user)
           if (!(yield* verifyPassword(user.passwdHash, password))) {
             recordFailure(user.id)
             return yield* Errors.unauthorized(`user's password is invalid [uid: ${user.id}, name: ${user.name}]`)
@@ -153,11 +187,7 @@ export class Authenticator extends Context.Service<
           if (secondFactor === "refuse" && (yield* twoFactor.isEnabled(user.id))) {
             return yield* Errors.unauthorized(TWO_FACTOR_NEEDS_TOKEN)
           }
-          if ((yield* twoFactor.check(user.id, otp)) === "invalid") {
-            // A wrong passcode counts too: otherwise the password alone would allow guessing codes.
-            recordFailure(user.id)
-            return yield* Errors.unauthorized("invalid provided OTP")
-          }
+          if (secondFactor !== "defer") yield* checkPasscode(user, otp)
           failures.delete(user.id)
           return { user, scopes: undefined, method: "password" } satisfies Principal
         })
@@ -172,6 +202,21 @@ export class Authenticator extends Context.Service<
           if (!TOKEN_PATTERN.test(password)) return byPassword(username, password, otp, secondFactor)
           return byToken(password).pipe(Effect.catch(() => byPassword(username, password, otp, secondFactor)))
         },
+        byPassword: (login, password) =>
+          Effect.gen(function* () {
+            const principal = yield* byPassword(login, password, undefined, "defer")
+            return { principal, twoFactor: yield* twoFactor.isEnabled(principal.user.id) }
+          }),
+        byPasscode: (user, passcode) =>
+          oneAtATime(
+            user.id,
+            Effect.gen(function* () {
+              yield* throttle(user)
+              yield* checkPasscode(user, passcode)
+              failures.delete(user.id)
+              return { user, scopes: undefined, method: "password" } satisfies Principal
+            })
+          ),
         invalidate: Effect.sync(() => {
           generation++
           cache.clear()

@@ -9,8 +9,14 @@ import { PageQuery } from "../http/Pagination.ts"
 import { BoundedName, NAME_MAX } from "../lib/Names.ts"
 import { User } from "../users/Schema.ts"
 
-const repoOpen = { signedIn: false, scopes: ["repository"] } as const
-const repoWrite = { signedIn: true, scopes: ["repository"] } as const
+/** Reads of git data: Forgejo's `reqRepoReader(unit.TypeCode)` (Assignment.ts). */
+const repoOpen = { signedIn: false, scopes: ["repository"], repo: { role: "read", unit: "code" } } as const
+/** Branch and tag changes: Forgejo's `reqRepoWriter(unit.TypeCode)` and `mustNotBeArchived` (Assignment.ts). */
+const repoWrite = {
+  signedIn: true,
+  scopes: ["repository"],
+  repo: { role: "write", unit: "code", changes: "content" }
+} as const
 const ownerRepo = { owner: Schema.String, repo: Schema.String }
 /** Forgejo's boolean switches of the commit routes (`stat`, `verification`, `files`); absent = true. */
 const CommitDetailsQuery = {

@@ -7,14 +7,15 @@ import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import { RepositoryWriter, toApiError, type WriteRejected } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
-import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
+import { type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
 import { atLeast } from "../lib/AccessMode.ts"
 import { branchNameProblem, NAME_MAX, refNameProblem } from "../lib/Names.ts"
 import { QuotaService } from "../quota/Service.ts"
-import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
+import { CurrentRepo } from "../repos/Assignment.ts"
+import type { RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
@@ -81,12 +82,8 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const quota = yield* QuotaService
     const root = settings.server.ROOT_URL
 
-    /** The repository, its path on disk and the viewer's access; 404 when the viewer may not see it. */
-    const open = (ownerName: string, name: string) =>
-      Effect.gen(function* () {
-        const viewer = Option.getOrUndefined(yield* Caller)
-        return { viewer, ...(yield* repos.open(viewer, ownerName, name)) }
-      })
+    /** The repository of the path, opened by the assignment (Assignment.ts), and the viewer. */
+    const open = Effect.map(CurrentRepo, (opened) => ({ viewer: opened.caller, ...opened }))
 
     const apiBase = (owner: UserRow, repo: RepoRow) => `${root}api/v1/repos/${owner.name}/${repo.name}`
     const htmlBase = (owner: UserRow, repo: RepoRow) => `${root}${owner.name}/${repo.name}`
@@ -147,9 +144,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       })
 
     /** One commit for `ref` (branch, tag or commit id), or 404. */
-    const oneCommit = (params: { owner: string; repo: string }, ref: string, options: DetailOptions) =>
+    const oneCommit = (ref: string, options: DetailOptions) =>
       Effect.gen(function* () {
-        const { viewer, owner, repo, path } = yield* open(params.owner, params.repo)
+        const { viewer, owner, repo, path } = yield* open
         const commit = yield* Reader.readCommit(path, ref)
         if (Option.isNone(commit)) return yield* Errors.notFound()
         const [converted] = yield* toCommits(owner, repo, path, [commit.value], viewer, options)
@@ -157,14 +154,10 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       })
 
     /** Forgejo's GetSingleCommit: `ref` must be a commit id or a ref name (`IsValidRefPattern`), else 422. */
-    const singleCommit = (
-      params: { owner: string; repo: string },
-      ref: string,
-      query: Parameters<typeof detailOptions>[0]
-    ) =>
+    const singleCommit = (ref: string, query: Parameters<typeof detailOptions>[0]) =>
       refNameProblem(ref, { allowOneLevel: true }) !== undefined
         ? Effect.fail(Errors.validationFailed(`no valid ref or sha: ${ref}`))
-        : oneCommit(params, ref, detailOptions(query))
+        : oneCommit(ref, detailOptions(query))
 
     /** Branches (name and head commit) as Forgejo's `Branch`, with one look-up per e-mail and one git call for signatures. */
     const toBranches = (
@@ -228,9 +221,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       viewer !== undefined && !repo.isArchived && atLeast(access.mode, "write")
 
     /** One branch by name, or 404 (an invalid name cannot exist). */
-    const getBranch = (params: { readonly owner: string; readonly repo: string }, name: string) =>
+    const getBranch = (name: string) =>
       Effect.gen(function* () {
-        const { viewer, owner, repo, path, access } = yield* open(params.owner, params.repo)
+        const { viewer, owner, repo, path, access } = yield* open
         if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         const sha = yield* Effect.orDie(Git.revParse(path, `refs/heads/${name}^{commit}`))
         if (Option.isNone(sha)) return yield* Errors.notFound()
@@ -248,9 +241,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       })
 
     /** One tag by name, or 404. */
-    const getTag = (params: { readonly owner: string; readonly repo: string }, name: string) =>
+    const getTag = (name: string) =>
       Effect.gen(function* () {
-        const { owner, repo, path } = yield* open(params.owner, params.repo)
+        const { owner, repo, path } = yield* open
         if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         // for-each-ref matches whole components, so `v1` does not list `v1.0`; keep the exact name only.
         const tag = (yield* Reader.listTags(path, name)).find((t) => t.name === name)
@@ -261,18 +254,15 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     // ---- Writes: signed in (the Access rule), visible (404), writable (403), not archived (423),
     // in Forgejo's order; the change itself goes through the repository's entity.
 
-    const openForWrite = (params: { readonly owner: string; readonly repo: string }) =>
-      Effect.gen(function* () {
-        const caller = yield* signedInCaller
-        const opened = yield* repos.open(caller, params.owner, params.repo)
-        const { owner, repo, path } = opened
-        yield* ensureWritable(opened)
-        return { caller, owner, repo, path, access: opened.access, target: { id: repo.id, dir: path } }
-      })
+    // The assignment checked the route's rule (write on code, not being created, not archived, not a mirror).
+    const openForWrite = Effect.gen(function* () {
+      const caller = yield* signedInCaller
+      const { owner, repo, path, access } = yield* CurrentRepo
+      return { caller, owner, repo, path, access, target: { id: repo.id, dir: path } }
+    })
 
     /** A write that adds to the repository (a branch, a tag): charged to its owner's quota first. */
-    const openForGrowth = (params: { readonly owner: string; readonly repo: string }) =>
-      Effect.tap(openForWrite(params), ({ owner }) => quota.enforce(owner, "size:repos:all"))
+    const openForGrowth = Effect.tap(openForWrite, ({ owner }) => quota.enforce(owner, "size:repos:all"))
 
     /** Forgejo answers 404 for branch changes in a repository nothing was pushed to yet. */
     const notEmpty = (path: string) =>
@@ -310,9 +300,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       return Effect.orDie(Git.revParse(path, `refs/heads/${branch}^{commit}`))
     }
 
-    const deleteBranch = (params: { readonly owner: string; readonly repo: string }, name: string) =>
+    const deleteBranch = (name: string) =>
       Effect.gen(function* () {
-        const { caller, owner, repo, path, target } = yield* openForWrite(params)
+        const { caller, owner, repo, path, target } = yield* openForWrite
         yield* notEmpty(path)
         if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         if (name === repo.defaultBranch) return yield* Errors.forbidden("can not delete default branch")
@@ -324,9 +314,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         yield* events.publish(pushed(owner, repo, caller.user, "api", [deleted(`refs/heads/${name}`, sha.value)]))
       })
 
-    const renameBranch = (params: { readonly owner: string; readonly repo: string }, from: string, to: string) =>
+    const renameBranch = (from: string, to: string) =>
       Effect.gen(function* () {
-        const { caller, owner, repo, path, target } = yield* openForWrite(params)
+        const { caller, owner, repo, path, target } = yield* openForWrite
         yield* notEmpty(path)
         const problem = branchProblem(to)
         if (problem !== undefined)
@@ -357,9 +347,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         yield* events.publish(pushed(owner, row, caller.user, "api", moves))
       })
 
-    const deleteTag = (params: { readonly owner: string; readonly repo: string }, name: string) =>
+    const deleteTag = (name: string) =>
       Effect.gen(function* () {
-        const { caller, owner, repo, path, target } = yield* openForWrite(params)
+        const { caller, owner, repo, path, target } = yield* openForWrite
         if (branchNameProblem(name) !== undefined) return yield* Errors.notFound()
         // The ref's own value (a tag object for an annotated tag), for the compare-and-swap.
         const sha = yield* Effect.orDie(Git.revParse(path, `refs/tags/${name}`))
@@ -371,9 +361,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       })
 
     /** `{ref}.zip`, `{ref}.tar.gz` or `{ref}.bundle` of the repository. */
-    const archive = (params: { readonly owner: string; readonly repo: string }, name: string) =>
+    const archive = (name: string) =>
       Effect.gen(function* () {
-        const { repo, path } = yield* open(params.owner, params.repo)
+        const { repo, path } = yield* open
         const parsed = parseArchiveName(name)
         if (parsed === undefined) return yield* Errors.validationFailed(`unknown archive format: ${name}`)
         const sha = yield* Reader.resolveCommit(path, parsed.ref)
@@ -395,9 +385,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
       })
 
     return handlers
-      .handle("listCommits", ({ params, query }) =>
+      .handle("listCommits", ({ query }) =>
         Effect.gen(function* () {
-          const { viewer, owner, repo, path } = yield* open(params.owner, params.repo)
+          const { viewer, owner, repo, path } = yield* open
           yield* Reader.ensureNotEmpty(path)
           // A NUL cannot reach git's argv; reject it instead of failing the spawn.
           if (query.path?.includes("\0")) return yield* Errors.validationFailed("path must not contain NUL")
@@ -426,17 +416,17 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           return yield* toCommits(owner, repo, path, commits, viewer, detailOptions(query))
         })
       )
-      .handle("getCommitByRef", ({ params, query }) => oneCommit(params, params.ref, detailOptions(query)))
+      .handle("getCommitByRef", ({ params, query }) => oneCommit(params.ref, detailOptions(query)))
       .handle("getCommitByRefDeep", ({ params, query }) =>
-        oneCommit(params, joinName(params.ref, params.rest, params["*"]), detailOptions(query))
+        oneCommit(joinName(params.ref, params.rest, params["*"]), detailOptions(query))
       )
-      .handle("getCommit", ({ params, query }) => singleCommit(params, params.sha, query))
+      .handle("getCommit", ({ params, query }) => singleCommit(params.sha, query))
       .handle("getCommitDeep", ({ params, query }) =>
-        singleCommit(params, joinName(params.sha, params.rest, params["*"]), query)
+        singleCommit(joinName(params.sha, params.rest, params["*"]), query)
       )
-      .handle("listBranches", ({ params, query }) =>
+      .handle("listBranches", ({ query }) =>
         Effect.gen(function* () {
-          const { viewer, owner, repo, path, access } = yield* open(params.owner, params.repo)
+          const { viewer, owner, repo, path, access } = yield* open
           const page = yield* resolvePage(query)
           const refs = (yield* Effect.orDie(Git.listRefs(path, "refs/heads/"))).filter((r) => r.type === "commit")
           const slice = refs.slice(page.offset, page.offset + page.limit)
@@ -454,9 +444,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           return yield* toBranches(owner, repo, path, items, canWrite(access, viewer, repo), viewer)
         })
       )
-      .handle("createBranch", ({ params, payload }) =>
+      .handle("createBranch", ({ payload }) =>
         Effect.gen(function* () {
-          const { caller, owner, repo, path, access, target } = yield* openForGrowth(params)
+          const { caller, owner, repo, path, access, target } = yield* openForGrowth
           const name = payload.new_branch_name
           const problem = branchProblem(name)
           if (problem !== undefined) {
@@ -494,28 +484,26 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           return branch!
         })
       )
-      .handle("getBranch", ({ params }) => getBranch(params, params.branch))
-      .handle("getBranchDeep", ({ params }) => getBranch(params, joinName(params.branch, params.rest, params["*"])))
-      .handle("deleteBranch", ({ params }) => deleteBranch(params, params.branch))
-      .handle("deleteBranchDeep", ({ params }) =>
-        deleteBranch(params, joinName(params.branch, params.rest, params["*"]))
-      )
-      .handle("updateBranch", ({ params, payload }) => renameBranch(params, params.branch, payload.name))
+      .handle("getBranch", ({ params }) => getBranch(params.branch))
+      .handle("getBranchDeep", ({ params }) => getBranch(joinName(params.branch, params.rest, params["*"])))
+      .handle("deleteBranch", ({ params }) => deleteBranch(params.branch))
+      .handle("deleteBranchDeep", ({ params }) => deleteBranch(joinName(params.branch, params.rest, params["*"])))
+      .handle("updateBranch", ({ params, payload }) => renameBranch(params.branch, payload.name))
       .handle("updateBranchDeep", ({ params, payload }) =>
-        renameBranch(params, joinName(params.branch, params.rest, params["*"]), payload.name)
+        renameBranch(joinName(params.branch, params.rest, params["*"]), payload.name)
       )
-      .handle("listTags", ({ params, query }) =>
+      .handle("listTags", ({ query }) =>
         Effect.gen(function* () {
-          const { owner, repo, path } = yield* open(params.owner, params.repo)
+          const { owner, repo, path } = yield* open
           const page = yield* resolvePage(query)
           const tags = yield* Reader.listTags(path)
           yield* setListHeaders(page, tags.length, { withLink: true })
           return tags.slice(page.offset, page.offset + page.limit).map((tag) => toTag(owner, repo, tag))
         })
       )
-      .handle("createTag", ({ params, payload }) =>
+      .handle("createTag", ({ payload }) =>
         Effect.gen(function* () {
-          const { caller, owner, repo, path, target } = yield* openForGrowth(params)
+          const { caller, owner, repo, path, target } = yield* openForGrowth
           const name = payload.tag_name
           const problem = branchNameProblem(name)
           if (problem !== undefined)
@@ -546,11 +534,11 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           return toTag(owner, repo, tag)
         })
       )
-      .handle("getTag", ({ params }) => getTag(params, params.tag))
-      .handle("getTagDeep", ({ params }) => getTag(params, joinName(params.tag, params.rest, params["*"])))
-      .handle("deleteTag", ({ params }) => deleteTag(params, params.tag))
-      .handle("deleteTagDeep", ({ params }) => deleteTag(params, joinName(params.tag, params.rest, params["*"])))
-      .handle("getArchive", ({ params }) => archive(params, params.archive))
-      .handle("getArchiveDeep", ({ params }) => archive(params, joinName(params.archive, params.rest, params["*"])))
+      .handle("getTag", ({ params }) => getTag(params.tag))
+      .handle("getTagDeep", ({ params }) => getTag(joinName(params.tag, params.rest, params["*"])))
+      .handle("deleteTag", ({ params }) => deleteTag(params.tag))
+      .handle("deleteTagDeep", ({ params }) => deleteTag(joinName(params.tag, params.rest, params["*"])))
+      .handle("getArchive", ({ params }) => archive(params.archive))
+      .handle("getArchiveDeep", ({ params }) => archive(joinName(params.archive, params.rest, params["*"])))
   })
 )

@@ -81,13 +81,19 @@ export interface SettingsShape {
     /** Seconds an account stays throttled after LOGIN_MAX_FAILURES. */
     readonly LOGIN_THROTTLE_SECONDS: number
   }
+  /** Forgejo's [session]: SESSION_LIFE_TIME, seconds a web session lasts unused (src/sessions). */
+  readonly session: { readonly SESSION_LIFE_TIME: number }
   readonly api: {
     readonly DEFAULT_PAGING_NUM: number
     readonly MAX_RESPONSE_ITEMS: number
   }
   readonly ui: {
     readonly EXPLORE_PAGING_NUM: number
+    /** The reactions users may give, comma-separated (Forgejo's default set). */
+    readonly REACTIONS: ReadonlyArray<string>
   }
+  /** Forgejo's [repository.issue]: MAX_PINNED pinned issues (and, apart, pull requests) per repository. */
+  readonly "repository.issue": { readonly MAX_PINNED: number }
   /** Forgejo's [markdown] section; MAX_RENDER_SIZE (bytes of text one render accepts, larger: 413) is Hearth's own. */
   readonly markdown: { readonly MAX_RENDER_SIZE: number }
   readonly repository: {
@@ -225,8 +231,13 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     LOGIN_MAX_FAILURES: key("int", "5"),
     LOGIN_THROTTLE_SECONDS: key("int", "60")
   },
+  session: { SESSION_LIFE_TIME: key("int", "86400") },
   api: { DEFAULT_PAGING_NUM: key("int", "30"), MAX_RESPONSE_ITEMS: key("int", "50") },
-  ui: { EXPLORE_PAGING_NUM: key("int", "50") },
+  ui: {
+    EXPLORE_PAGING_NUM: key("int", "50"),
+    REACTIONS: key("string", "+1, -1, laugh, hooray, confused, heart, rocket, eyes")
+  },
+  "repository.issue": { MAX_PINNED: key("int", "3") },
   markdown: { MAX_RENDER_SIZE: key("int", String(512 * 1024)) },
   repository: { ROOT: key("string", ""), FORK_WAIT_TIMEOUT: key({ duration: "30s or 1m" }, "30s") },
   service: {
@@ -541,6 +552,10 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
       message: `invalid setting [ui] EXPLORE_PAGING_NUM = "${out.ui!.EXPLORE_PAGING_NUM}": must be at least 1`
     })
   }
+  out.ui!.REACTIONS = String(out.ui!.REACTIONS)
+    .split(",")
+    .map((r) => r.trim())
+    .filter((r) => r !== "")
   const quota = out.quota!
   quota.DEFAULT_GROUPS = String(quota.DEFAULT_GROUPS)
     .split(",")

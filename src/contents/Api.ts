@@ -6,8 +6,13 @@ import { Verification } from "../branches/Api.ts"
 import { Access } from "../http/Access.ts"
 import { Timestamp } from "../http/Json.ts"
 
-const repoOpen = { signedIn: false, scopes: ["repository"] } as const
-const repoWrite = { signedIn: true, scopes: ["repository"] } as const
+/** Forgejo's `reqRepoReader(unit.TypeCode)`; changes add `reqRepoWriter` and `mustNotBeArchived` (Assignment.ts). */
+const repoOpen = { signedIn: false, scopes: ["repository"], repo: { role: "read", unit: "code" } } as const
+const repoWrite = {
+  signedIn: true,
+  scopes: ["repository"],
+  repo: { role: "write", unit: "code", changes: "content" }
+} as const
 const ownerRepo = { owner: Schema.String, repo: Schema.String }
 /**
  * A path of any depth after the route (find-my-way's wildcard). A wildcard route also answers the

@@ -1,14 +1,15 @@
-// Handlers of the contents group: the repository is found and its visibility checked once per
-// request (404 when the caller may not see it), then ContentsService reads from git.
-import { Effect, Option } from "effect"
+// Handlers of the contents group: the repository of the path is opened by the assignment
+// (Assignment.ts: 404 when the caller may not see it), then ContentsService reads from git.
+import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { UNSIGNED_VERIFICATION } from "../branches/Api.ts"
 import { contentTypeOf } from "../git/Readers.ts"
-import { Caller, signedInCaller } from "../http/Caller.ts"
+import { signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { parseFormBool } from "../http/Query.ts"
+import { CurrentRepo } from "../repos/Assignment.ts"
 import type { ChangeFilesOptions } from "./Api.ts"
 import { ContentsService, DEFAULT_TREE_PAGE, type RepoHandle } from "./Service.ts"
 
@@ -25,8 +26,8 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
   Effect.gen(function* () {
     const service = yield* ContentsService
 
-    const repoOf = (params: { owner: string; repo: string }) =>
-      Effect.flatMap(Caller, (caller) => service.find(Option.getOrUndefined(caller), params.owner, params.repo))
+    /** The repository of the path, opened by the assignment (Assignment.ts). */
+    const current = Effect.map(CurrentRepo, service.handle)
 
     /** The file's bytes as Forgejo serves them, marked as a blob (Forgejo's `GetRawFile`). */
     const serve = (handle: RepoHandle, path: string, ref: string | undefined) =>
@@ -41,17 +42,16 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
         })
       )
 
-    /** The signed-in caller's change to the repository in `params`, as one commit. */
-    const change = (params: { owner: string; repo: string }, options: ChangeFilesOptions) =>
+    /** The signed-in caller's change to the repository of the path, as one commit. */
+    const change = (options: ChangeFilesOptions) =>
       Effect.gen(function* () {
         const caller = yield* signedInCaller
-        const handle = yield* service.find(caller, params.owner, params.repo)
-        return yield* service.change(handle, caller, options)
+        return yield* service.change(yield* current, caller, options)
       })
 
     /** The one file a single-file route names (POST/PUT/DELETE /contents/{path}). */
-    const single = (params: { owner: string; repo: string; "*"?: string | undefined }, options: ChangeFilesOptions) =>
-      Effect.map(change(params, options), (result) => ({
+    const single = (options: ChangeFilesOptions) =>
+      Effect.map(change(options), (result) => ({
         content: result.files[0] ?? null,
         commit: result.commit,
         verification: UNSIGNED_VERIFICATION
@@ -63,25 +63,23 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
         const path = params["*"] ?? ""
         if (path === "") {
           if (files === undefined) return Effect.fail(Errors.validationFailed("files: Required"))
-          return Effect.map(change(params, { ...options, files }), (result) => ({
+          return Effect.map(change({ ...options, files }), (result) => ({
             files: result.files,
             commit: result.commit,
             verification: UNSIGNED_VERIFICATION
           }))
         }
         if (content === undefined) return Effect.fail(Errors.validationFailed("content: Required"))
-        return Effect.flatMap(
-          single(params, { ...options, files: [{ operation: "create", path, content }] }),
-          (response) =>
-            response.content === null
-              ? Effect.die(new Error("created file missing"))
-              : Effect.succeed({ ...response, content: response.content })
+        return Effect.flatMap(single({ ...options, files: [{ operation: "create", path, content }] }), (response) =>
+          response.content === null
+            ? Effect.die(new Error("created file missing"))
+            : Effect.succeed({ ...response, content: response.content })
         )
       })
       .handle("updateFile", ({ params, payload }) => {
         const { content, sha, from_path, ...options } = payload
         return Effect.flatMap(
-          single(params, {
+          single({
             ...options,
             files: [{ operation: "update", path: params["*"] ?? "", content, sha, from_path }]
           }),
@@ -93,25 +91,25 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
       })
       .handle("deleteFile", ({ params, payload }) => {
         const { sha, ...options } = payload
-        return single(params, { ...options, files: [{ operation: "delete", path: params["*"] ?? "", sha }] }).pipe(
+        return single({ ...options, files: [{ operation: "delete", path: params["*"] ?? "", sha }] }).pipe(
           Effect.map((response) => ({ ...response, content: null })),
           // Forgejo answers a refused delete (a stale sha, a bad name) with 400, not 422.
           Effect.mapError((e) => (e instanceof Errors.ValidationFailed ? Errors.badRequest(e.message) : e))
         )
       })
       .handle("getContents", ({ params, query }) =>
-        Effect.flatMap(repoOf(params), (handle) => service.contents(handle, params["*"] ?? "", query.ref))
+        Effect.flatMap(current, (handle) => service.contents(handle, params["*"] ?? "", query.ref))
       )
       .handle("getRawFile", ({ params, query }) =>
-        Effect.flatMap(repoOf(params), (handle) => serve(handle, params["*"] ?? "", query.ref))
+        Effect.flatMap(current, (handle) => serve(handle, params["*"] ?? "", query.ref))
       )
       .handle("getMediaFile", ({ params, query }) =>
         // No LFS store yet, so media is the stored blob, as raw is.
-        Effect.flatMap(repoOf(params), (handle) => serve(handle, params["*"] ?? "", query.ref))
+        Effect.flatMap(current, (handle) => serve(handle, params["*"] ?? "", query.ref))
       )
       .handle("getBlob", ({ params }) =>
         Effect.gen(function* () {
-          const handle = yield* repoOf(params)
+          const handle = yield* current
           const { bytes, sha } = yield* service.blob(handle, params.sha)
           return {
             content: bytes.toString("base64"),
@@ -124,7 +122,7 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
       )
       .handle("getTree", ({ params, query }) =>
         Effect.gen(function* () {
-          const handle = yield* repoOf(params)
+          const handle = yield* current
           const page = positive(query.page, 1)
           const perPage = Math.min(positive(query.per_page, DEFAULT_TREE_PAGE), DEFAULT_TREE_PAGE)
           const recursive = flag(query.recursive)
@@ -150,7 +148,7 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
       )
       .handle("getRefs", ({ params }) =>
         Effect.gen(function* () {
-          const handle = yield* repoOf(params)
+          const handle = yield* current
           return (yield* service.refs(handle, params["*"] ?? "")).map((r) => reference(handle, r))
         })
       )

@@ -15,9 +15,9 @@ import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { branchNameProblem } from "../lib/Names.ts"
 import { QuotaService } from "../quota/Service.ts"
-import { ensureWritable, type RepoAccess } from "../repos/Policy.ts"
+import type { OpenedRepository } from "../repos/Assignment.ts"
+import type { RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
-import { ReposService } from "../repos/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { gitIdentity } from "../users/Schema.ts"
 import type { ChangeFilesOptions, ContentsResponse, FileCommitResponse } from "./Api.ts"
@@ -85,12 +85,8 @@ const encodePath = (path: string) => path.split("/").map(encodeURIComponent).joi
 export class ContentsService extends Context.Service<
   ContentsService,
   {
-    /** The repository `owner/name` if the viewer may see it; 404 otherwise. */
-    readonly find: (
-      viewer: Principal | undefined,
-      ownerName: string,
-      name: string
-    ) => Effect.Effect<RepoHandle, Errors.NotFound | Errors.Forbidden>
+    /** The repository the assignment opened (CurrentRepo), as the reads and writes below take it. */
+    readonly handle: (opened: OpenedRepository) => RepoHandle
     /** A file, symlink or submodule entry, or a directory's entries. */
     readonly contents: (
       handle: RepoHandle,
@@ -117,12 +113,31 @@ export class ContentsService extends Context.Service<
     /**
      * One commit changing files (POST/PUT/DELETE /contents/{path}, POST /contents), made by the
      * repository's entity. Everything is checked before git is touched; a refused change changes nothing.
+     * The route's rule (write on code, not archived, not a mirror: Assignment.ts) was checked before.
      */
     readonly change: (
       handle: RepoHandle,
       doer: Principal,
       options: ChangeFilesOptions
     ) => Effect.Effect<ChangeResult, ChangeError>
+    /**
+     * The commit a full revision names (`refs/heads/x`, `refs/tags/x`, a full or short id) and its
+     * root tree, through the long-lived reader; none when it names no commit. The web's views,
+     * whose URLs say whether a name is a branch, a tag or a commit, resolve with it.
+     */
+    readonly commitOf: (handle: RepoHandle, revision: string) => Effect.Effect<Option.Option<Readers.ResolvedCommit>>
+    /** The entry at a cleaned path (Readers.cleanPath) under a root tree (the root for ""), none when missing. */
+    readonly entryAt: (
+      handle: RepoHandle,
+      tree: string,
+      path: string
+    ) => Effect.Effect<Option.Option<Readers.PathEntry>>
+    /** The last commit before or at `commit` (a full id) that changed `path` (cached, as the listings' are). */
+    readonly lastCommit: (
+      handle: RepoHandle,
+      commit: string,
+      path: string
+    ) => Effect.Effect<Readers.LastCommit | undefined>
     /** Refs whose full name starts with `refs/{filter}` (all refs without a filter). */
     readonly refs: (
       handle: RepoHandle,
@@ -134,7 +149,6 @@ export class ContentsService extends Context.Service<
     ContentsService,
     Effect.gen(function* () {
       const settings = yield* Settings
-      const repos = yield* ReposService
       const events = yield* EventHub
       const writer = yield* RepositoryWriter
       const quota = yield* QuotaService
@@ -153,12 +167,10 @@ export class ContentsService extends Context.Service<
             : Effect.die(new Error(`blob ${sha} listed in a tree of ${handle.dir} is missing`))
         )
 
-      const find = (viewer: Principal | undefined, ownerName: string, name: string) =>
-        Effect.gen(function* () {
-          const { owner, repo, path: dir, access } = yield* repos.open(viewer, ownerName, name)
-          const path = `${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`
-          return { owner, repo, dir, access, api: `${root}api/v1/repos/${path}`, html: `${root}${path}` }
-        })
+      const handle = ({ owner, repo, path: dir, access }: OpenedRepository): RepoHandle => {
+        const path = `${encodeURIComponent(owner.name)}/${encodeURIComponent(repo.name)}`
+        return { owner, repo, dir, access, api: `${root}api/v1/repos/${path}`, html: `${root}${path}` }
+      }
 
       const pathOf = (raw: string) => {
         const cleaned = Readers.cleanPath(raw)
@@ -321,7 +333,6 @@ export class ContentsService extends Context.Service<
 
       const change = (handle: RepoHandle, doer: Principal, options: ChangeFilesOptions) =>
         Effect.gen(function* () {
-          yield* ensureWritable(handle)
           // Every commit adds objects, a deleting one too: charged to the repository's owner.
           yield* quota.enforce(handle.owner, "size:repos:all")
           const request = yield* checkChange(handle, gitIdentity(settings, doer.user), options)
@@ -367,7 +378,18 @@ export class ContentsService extends Context.Service<
           } satisfies ChangeResult
         })
 
-      return ContentsService.of({ find, contents, file, blob, tree, refs, change })
+      return ContentsService.of({
+        handle,
+        contents,
+        file,
+        blob,
+        tree,
+        commitOf: (handle, revision) => orDie(Readers.commitThrough(pool, handle.dir, revision)),
+        entryAt: (handle, tree, path) => orDie(Readers.entryThrough(pool, handle.dir, tree, path)),
+        lastCommit: (handle, commit, path) => orDie(lastCommits.get(handle.dir, commit, path)),
+        refs,
+        change
+      })
     })
   )
 }

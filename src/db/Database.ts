@@ -24,6 +24,11 @@ import m0011 from "./migrations/0011_storage.ts"
 import m0012 from "./migrations/0012_blocking.ts"
 import m0013 from "./migrations/0013_topics.ts"
 import m0015 from "./migrations/0015_events.ts"
+import m0016 from "./migrations/0016_repo_units.ts"
+import m0017 from "./migrations/0017_web_sessions.ts"
+import m0018 from "./migrations/0018_issues.ts"
+import m0019 from "./migrations/0019_issue_extras.ts"
+import m0020 from "./migrations/0020_notifications.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -39,7 +44,12 @@ export const migrations = Migrator.fromRecord({
   "0011_storage": m0011,
   "0012_blocking": m0012,
   "0013_topics": m0013,
-  "0015_events": m0015
+  "0015_events": m0015,
+  "0016_repo_units": m0016,
+  "0017_web_sessions": m0017,
+  "0018_issues": m0018,
+  "0019_issue_extras": m0019,
+  "0020_notifications": m0020
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

@@ -50,6 +50,7 @@ import { fileURLToPath } from "node:url"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as PgTypes from "@effect/sql-pg/PgTypes"
 import { PGlite, types } from "@electric-sql/pglite"
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
 import { Effect, Layer, type Scope, Semaphore, Stream } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import * as SqlClient from "effect/sql/SqlClient"
@@ -283,7 +284,10 @@ export const make = (
       `shared_buffers=${options.sharedBuffers ?? DEFAULT_SHARED_BUFFERS}`
     ]
     const db = yield* Effect.acquireRelease(
-      run("connect", () => PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), parsers, startParams })),
+      run("connect", () =>
+        // pg_trgm: the issue search's trigram indexes (migration 0018).
+        PGlite.create({ ...(dataDir === undefined ? {} : { dataDir }), parsers, startParams, extensions: { pg_trgm } })
+      ),
       (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
     )
     const connection = makeConnection(db)

@@ -8,7 +8,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { Context, Effect, Layer, Option } from "effect"
 import * as Errors from "../http/Errors.ts"
 import type { UserRow } from "../users/Repo.ts"
-import { emailProblem } from "../users/Service.ts"
+import { emailProblem, UsersService } from "../users/Service.ts"
 import type { Email } from "./Api.ts"
 import { EmailsRepo, type NewEmail } from "./Repo.ts"
 
@@ -33,6 +33,15 @@ export class EmailsService extends Context.Service<
       emails: ReadonlyArray<string>
     ) => Effect.Effect<void, Errors.ValidationFailed | Errors.NotFound>
     readonly activate: (user: UserRow, token: string) => Effect.Effect<Email, Errors.ValidationFailed>
+    /**
+     * Makes an activated address of the account its primary one (Forgejo's `MakeEmailPrimary`, a
+     * web action only); the former primary stays as an activated address. 404 for an address the
+     * account does not have, 422 for one not activated yet.
+     */
+    readonly makePrimary: (
+      user: UserRow,
+      email: string
+    ) => Effect.Effect<UserRow, Errors.ValidationFailed | Errors.NotFound>
     /** The account's activated addresses, lower-cased (the primary one included). */
     readonly activated: (userId: number) => Effect.Effect<ReadonlySet<string>>
   }
@@ -41,6 +50,7 @@ export class EmailsService extends Context.Service<
     EmailsService,
     Effect.gen(function* () {
       const repo = yield* EmailsRepo
+      const users = yield* UsersService
       const invalid = (message: string) => Effect.fail(Errors.validationFailed(message))
       const toEmail = (user: UserRow, email: string, verified: boolean, primary: boolean): Email => ({
         email,
@@ -122,7 +132,33 @@ export class EmailsService extends Context.Service<
             }
             return toEmail(user, found.value.email, true, false)
           }),
-        activated: (userId) => Effect.map(repo.activatedOf(userId), (rows) => new Set(rows))
+        activated: (userId) => Effect.map(repo.activatedOf(userId), (rows) => new Set(rows)),
+        makePrimary: (user, email) =>
+          Effect.gen(function* () {
+            const lower = email.trim().toLowerCase()
+            if (lower === user.email.toLowerCase()) return user
+            const rows = yield* repo.listByUser(user.id)
+            const row = rows.find((r) => r.email.toLowerCase() === lower)
+            if (row === undefined) return yield* Errors.notFound()
+            if (!row.isActivated) {
+              return yield* invalid(
+                `E-mail address ${row.email} is not activated yet: activate it before making it primary`
+              )
+            }
+            return yield* repo.transaction(
+              Effect.gen(function* () {
+                const previous = user.email
+                if (previous !== "" && !rows.some((r) => r.email.toLowerCase() === previous.toLowerCase())) {
+                  yield* repo
+                    .insertAll(user.id, [
+                      { email: previous, activated: true, activationHash: null, activationExpires: null }
+                    ])
+                    .pipe(Effect.catchTag("AlreadyExists", () => invalid(`Email address has been used: ${previous}`)))
+                }
+                return yield* users.update(user, { email: row.email })
+              })
+            )
+          })
       })
     })
   )

@@ -20,7 +20,10 @@
 // PushCommits carries every ref the change moved as `{ref, before, after}` (full ref names, 40-hex
 // ids; all zeros for `before` when the ref was created, for `after` when it was deleted) — Forgejo's
 // PushCommits, CreateRef and DeleteRef, and their Sync… forms for mirrors (`via: "mirror"`).
-// Later issues add issues, comments, pulls, reviews, releases, wiki and packages here.
+// | Issues                       | an issue changed (`action`; Forgejo's NewIssue, IssueChangeStatus, …Title, …Content, …Assignee, …Labels, …Milestone) | issues / opened, edited, closed, reopened; issue_assign / assigned, unassigned; issue_label / label_updated, label_cleared; issue_milestone / milestoned, demilestoned (pull_request* for a pull request) |
+// | IssueComment                 | a comment was created, edited or deleted (`action`)   | issue_comment / created, edited, deleted (pull_request_comment) |
+//
+// Later issues add pulls, reviews, releases, wiki and packages here.
 import { Schema } from "effect"
 import type { RepoRow } from "../repos/Repo.ts"
 import type { UserRow } from "../users/Repo.ts"
@@ -65,6 +68,49 @@ export const PushCommits = Schema.TaggedStruct("PushCommits", {
   refs: Schema.Array(RefUpdate)
 })
 
+/** The issue (or pull request) an event is about. */
+export const IssueRef = Schema.Struct({ id: Schema.Number, index: Schema.Number, isPull: Schema.Boolean })
+export type IssueRef = typeof IssueRef.Type
+
+/** What an edit changed, with the old value (Forgejo's `changes.{title,body}.from`). */
+const Changes = Schema.Struct({
+  title: Schema.optionalKey(Schema.Struct({ from: Schema.String })),
+  body: Schema.optionalKey(Schema.Struct({ from: Schema.String }))
+})
+
+export const IssueAction = Schema.Literals([
+  "opened",
+  "edited",
+  "closed",
+  "reopened",
+  "assigned",
+  "unassigned",
+  "label_updated",
+  "label_cleared",
+  "milestoned",
+  "demilestoned"
+])
+export type IssueAction = typeof IssueAction.Type
+
+export const Issues = Schema.TaggedStruct("Issues", {
+  ...about,
+  issue: IssueRef,
+  action: IssueAction,
+  changes: Schema.optionalKey(Changes),
+  /** `assigned`/`unassigned`: whom. */
+  assignee: Schema.optionalKey(Doer),
+  /** `milestoned`/`demilestoned`: which milestone. */
+  milestoneId: Schema.optionalKey(Schema.Number)
+})
+
+export const IssueComment = Schema.TaggedStruct("IssueComment", {
+  ...about,
+  issue: IssueRef,
+  comment: Schema.Struct({ id: Schema.Number }),
+  action: Schema.Literals(["created", "edited", "deleted"]),
+  changes: Schema.optionalKey(Changes)
+})
+
 export const Event = Schema.Union([
   CreateRepository,
   MigrateRepository,
@@ -74,7 +120,9 @@ export const Event = Schema.Union([
   TransferRepository,
   ChangeRepositoryVisibility,
   ArchiveRepository,
-  PushCommits
+  PushCommits,
+  Issues,
+  IssueComment
 ])
 export type Event = typeof Event.Type
 export type EventName = Event["_tag"]

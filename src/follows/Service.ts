@@ -22,13 +22,14 @@ export class FollowsService extends Context.Service<
     readonly follow: (me: Principal, target: UserRow) => Effect.Effect<void, Errors.ValidationFailed | Errors.Forbidden>
     readonly unfollow: (me: Principal, target: UserRow) => Effect.Effect<void>
     readonly isFollowing: (user: UserRow, target: UserRow) => Effect.Effect<boolean>
+    /** Followers the viewer may see (anonymous viewers: public accounts only, as the web profile shows them). */
     readonly followers: (
-      viewer: Principal,
+      viewer: Principal | undefined,
       user: UserRow,
       window: Window | undefined
     ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }>
     readonly following: (
-      viewer: Principal,
+      viewer: Principal | undefined,
       user: UserRow,
       window: Window | undefined
     ) => Effect.Effect<{ rows: ReadonlyArray<UserRow>; total: number }>
@@ -41,12 +42,15 @@ export class FollowsService extends Context.Service<
       const accounts = yield* UsersService
       const blocks = yield* BlocksService
 
-      const listViewer = (viewer: Principal): ListViewer => ({
-        id: viewer.user.id,
-        isAdmin: viewer.user.isAdmin,
-        restricted: viewer.user.restricted,
-        publicOnly: viewer.scopes?.publicOnly === true
-      })
+      const listViewer = (viewer: Principal | undefined): ListViewer =>
+        viewer === undefined
+          ? { id: 0, isAdmin: false, restricted: false, publicOnly: true }
+          : {
+              id: viewer.user.id,
+              isAdmin: viewer.user.isAdmin,
+              restricted: viewer.user.restricted,
+              publicOnly: viewer.scopes?.publicOnly === true
+            }
 
       return FollowsService.of({
         visibleUser: (viewer, name) => accounts.visible(viewer, name),

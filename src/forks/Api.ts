@@ -21,13 +21,14 @@ export class ForksApi extends HttpApiGroup.make("forks").add(
     success: Schema.Array(Repository)
   })
     .annotate(OpenApi.Identifier, "listForks")
-    .annotate(Access, { signedIn: false, scopes: ["repository"] }),
+    .annotate(Access, { signedIn: false, scopes: ["repository"], repo: { role: "read" } }),
   // 202: the repository exists at once; its git data is copied by a background job.
   HttpApiEndpoint.post("createFork", "/repos/:owner/:repo/forks", {
     params: ownerRepo,
     payload: CreateForkOption,
     success: Repository.pipe(HttpApiSchema.status(202))
+    // Forgejo's `reqRepoReader(unit.TypeCode)`.
   })
     .annotate(OpenApi.Identifier, "createFork")
-    .annotate(Access, { signedIn: true, scopes: ["repository"] })
+    .annotate(Access, { signedIn: true, scopes: ["repository"], repo: { role: "read", unit: "code" } })
 ) {}

@@ -1,12 +1,12 @@
 // Handlers of the forks group.
-
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { subject } from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
-import { Caller, signedInCaller } from "../http/Caller.ts"
+import { signedInCaller } from "../http/Caller.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
+import { CurrentRepo } from "../repos/Assignment.ts"
 import { RepoPresenter } from "../repos/Present.ts"
 import { ForksService } from "./Service.ts"
 
@@ -18,20 +18,22 @@ export const ForksHttp = HttpApiBuilder.group(HearthApi, "forks", (handlers) =>
     const presenter = yield* RepoPresenter
     const events = yield* EventHub
     return handlers
-      .handle("listForks", ({ params, query }) =>
+      .handle("listForks", ({ query }) =>
         Effect.gen(function* () {
-          const viewer = Option.getOrUndefined(yield* Caller)
+          const source = yield* CurrentRepo
+          const viewer = source.caller
           const { page, window } = yield* resolveWindow(query)
-          const { items, total } = yield* forks.list(viewer, params.owner, params.repo, window)
+          const { items, total } = yield* forks.list(viewer, source, window)
           yield* setListHeaders(page, total)
           return yield* presenter.present(viewer, items)
         })
       )
-      .handle("createFork", ({ params, payload }) =>
+      .handle("createFork", ({ payload }) =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
-          const { repo, owner } = yield* forks.fork(caller, params.owner, params.repo, payload)
-          const source = { id: repo.forkId ?? 0, fullName: `${params.owner}/${params.repo}` }
+          const opened = yield* CurrentRepo
+          const { repo, owner } = yield* forks.fork(caller, opened, payload)
+          const source = { id: opened.repo.id, fullName: `${opened.owner.name}/${opened.repo.name}` }
           yield* events.publish({ _tag: "ForkRepository", ...subject(owner, repo, caller.user), source })
           return yield* presenter.one(caller, { repo, owner, access: OWNER_ACCESS })
         })

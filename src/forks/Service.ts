@@ -2,7 +2,7 @@
 // once, so the 202 can show it), and the durable job that fills its git data. The request waits
 // for the job up to `[repository] FORK_WAIT_TIMEOUT`, so that the fork it answers with is usable
 // at once; past that it answers with the job still running (the repository refuses writes with
-// 409 until it is done, `ensureCreated`).
+// 409 until it is done: the `changes` of a route's repository rule, Policy.ts `repoRefusal`).
 import { Context, Effect, Layer, Option } from "effect"
 import { WorkflowEngine } from "effect/workflow"
 import { Settings } from "../config/Settings.ts"
@@ -30,17 +30,20 @@ export interface Listed {
   readonly total: number
 }
 
+/** The repository forked or whose forks are listed. */
+type Source = { readonly owner: UserRow; readonly repo: RepoRow }
+
 export class ForksService extends Context.Service<
   ForksService,
   {
     /**
      * Makes the fork's row and starts the job that copies the git data; the row is `creating` until
      * it is done. Answers once the job is done, or at `[repository] FORK_WAIT_TIMEOUT` with it running.
+     * `source` was opened for the caller by the route's repository assignment (read on code).
      */
     readonly fork: (
       caller: Principal,
-      ownerName: string,
-      name: string,
+      source: Source,
       options: ForkOptions
     ) => Effect.Effect<
       { readonly repo: RepoRow; readonly owner: UserRow },
@@ -53,12 +56,7 @@ export class ForksService extends Context.Service<
       | Errors.PayloadTooLarge
     >
     /** The forks of a repository the viewer may see (all of them when `window` is undefined). */
-    readonly list: (
-      viewer: Principal | undefined,
-      ownerName: string,
-      name: string,
-      window: Window | undefined
-    ) => Effect.Effect<Listed, Errors.NotFound | Errors.Forbidden>
+    readonly list: (viewer: Principal | undefined, source: Source, window: Window | undefined) => Effect.Effect<Listed>
   }
 >()("hearth/forks/ForksService") {
   static readonly layer = Layer.effect(
@@ -94,10 +92,8 @@ export class ForksService extends Context.Service<
           return org.value
         })
 
-      const fork = (caller: Principal, ownerName: string, name: string, options: ForkOptions) =>
+      const fork = (caller: Principal, source: Source, options: ForkOptions) =>
         Effect.gen(function* () {
-          const source = yield* repos.open(caller, ownerName, name)
-          yield* policy.ensureAccess(caller, source.repo, source.owner, "read")
           const owner = yield* targetOwner(caller, options.organization)
           // The copy is charged to where it goes, not to the caller nor to the source's owner.
           yield* quota.enforce(owner, "size:repos:all")
@@ -149,9 +145,8 @@ export class ForksService extends Context.Service<
           return { repo: Option.getOrElse(now, () => repo), owner }
         })
 
-      const list = (viewer: Principal | undefined, ownerName: string, name: string, window: Window | undefined) =>
+      const list = (viewer: Principal | undefined, source: Source, window: Window | undefined) =>
         Effect.gen(function* () {
-          const source = yield* repos.open(viewer, ownerName, name)
           const forks = yield* rows.forksOf(source.repo.id)
           const owners = yield* users.findByIds(forks.map((f) => f.ownerId))
           const withOwners = forks.flatMap((repo) => {

@@ -29,6 +29,11 @@ export interface RunOptions {
    * printed before it stopped (`git config --list` on a file it cannot parse to the end).
    */
   readonly answerCodes?: ReadonlyArray<number> | undefined
+  /**
+   * Standard output kept at most (bytes): past it git is stopped and the result holds what came
+   * so far, with `truncated` set (a web view of a huge diff must not read it all into memory).
+   */
+  readonly maxOutput?: number | undefined
 }
 
 export interface RunResult {
@@ -36,6 +41,8 @@ export interface RunResult {
   readonly stderr: string
   /** 0, or one of the caller's `answerCodes`. */
   readonly exitCode: number
+  /** Output was cut at `maxOutput` and git stopped. */
+  readonly truncated?: boolean
 }
 
 /**
@@ -100,15 +107,28 @@ export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Effe
     })
     const stdout: Array<Buffer> = []
     const stderr: Array<Buffer> = []
-    child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk))
+    const max = options.maxOutput ?? Number.POSITIVE_INFINITY
+    let received = 0
+    let truncated = false
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (truncated) return
+      received += chunk.length
+      stdout.push(received > max ? chunk.subarray(0, chunk.length - (received - max)) : chunk)
+      if (received > max) {
+        truncated = true
+        child.kill()
+      }
+    })
     child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk))
     child.on("error", (error) => resume(Effect.fail(new GitError({ args, exitCode: null, stderr: String(error) }))))
     child.on("close", (code) => {
       const err = Buffer.concat(stderr).toString("utf8")
       resume(
-        code === 0 || (code !== null && options.answerCodes?.includes(code) === true)
-          ? Effect.succeed({ stdout: Buffer.concat(stdout), stderr: err, exitCode: code })
-          : Effect.fail(new GitError({ args, exitCode: code, stderr: err }))
+        truncated
+          ? Effect.succeed({ stdout: Buffer.concat(stdout), stderr: err, exitCode: 0, truncated })
+          : code === 0 || (code !== null && options.answerCodes?.includes(code) === true)
+            ? Effect.succeed({ stdout: Buffer.concat(stdout), stderr: err, exitCode: code })
+            : Effect.fail(new GitError({ args, exitCode: code, stderr: err }))
       )
     })
     child.stdin.on("error", () => {}) // git may exit before reading all input

@@ -102,6 +102,7 @@ export const REASON_STATUS = {
   "not-found": 404,
   conflict: 409,
   invalid: 422,
+  locked: 423,
   failed: 500,
   "remote-failed": 502
 } as const
@@ -114,6 +115,7 @@ interface RefusalOf {
   readonly "not-found": NotFound
   readonly conflict: Conflict
   readonly invalid: ValidationFailed
+  readonly locked: Locked
   readonly failed: InternalError
   readonly "remote-failed": BadGateway
 }
@@ -127,6 +129,7 @@ export const refusal = <R extends Reason>(reason: R, message: string): RefusalOf
     "not-found": notFound,
     conflict,
     invalid: validationFailed,
+    locked,
     failed: internalError,
     "remote-failed": badGateway
   }
@@ -147,20 +150,18 @@ export const statusOf = (error: unknown): number | undefined => {
   return typeof status === "number" ? status : undefined
 }
 
-/**
- * The repository named in the URL now lives under another name (renamed or transferred). Raised as
- * a defect where the repository is looked up (ReposService.open) and answered by ErrorResponses
- * with a 307 to the same URL under the new `owner/name`, as Forgejo redirects.
- */
-export class RepositoryMoved {
-  readonly _tag = "RepositoryMoved"
-  readonly from: { readonly owner: string; readonly name: string }
-  readonly to: { readonly owner: string; readonly name: string }
-  constructor(from: RepositoryMoved["from"], to: RepositoryMoved["to"]) {
-    this.from = from
-    this.to = to
-  }
+const OwnerName = Schema.Struct({ owner: Schema.String, name: Schema.String })
 
+/**
+ * The repository named in the URL now lives under another name (renamed or transferred): a domain
+ * error of the repository assignment (src/repos/Assignment.ts), answered by ErrorResponses with a
+ * 307 to the same URL under the new `owner/name`, as Forgejo's `repoAssignment` redirects. Git
+ * over HTTP and SSH answer it their own way (GitHttp.ts, ssh/Server.ts).
+ */
+export class RepositoryMoved extends Schema.Error<RepositoryMoved>("RepositoryMoved")(
+  { from: OwnerName, to: OwnerName },
+  { httpApiStatus: 307 }
+) {
   /** `path` (which names the old `owner/name`) with the new one in its place. */
   relocate(path: string): string {
     const segment = (owner: string, name: string) => `/${encodeURIComponent(owner)}/${encodeURIComponent(name)}`

@@ -80,9 +80,19 @@ export const ErrorResponsesLive = Layer.effect(
     // The one rule for refusals: an error whose class declares its status (`httpApiStatus`) is
     // answered with it. Anything else passes through untouched (`never`: it is not ours to type)
     // and ends as a defect below.
-    const render = (error: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+    const render = (
+      error: unknown
+    ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> => {
       if (HttpApiError.HttpApiSchemaError.is(error)) return Effect.succeed(json(422, describeSchemaError(error)))
       if (HttpApiError.HttpApiPayloadTooLarge.is(error)) return Effect.succeed(json(413, error.message))
+      if (error instanceof Errors.RepositoryMoved) {
+        return HttpServerRequest.HttpServerRequest.useSync((request) =>
+          HttpServerResponse.empty({
+            status: 307,
+            headers: { location: new URL(error.relocate(request.url), settings.server.ROOT_URL).toString() }
+          })
+        )
+      }
       const status = Errors.statusOf(error)
       if (status === undefined) return Effect.fail(error as never)
       if (status === 404) return Effect.succeed(HttpServerResponse.empty({ status: 404 }))
@@ -105,14 +115,6 @@ export const ErrorResponsesLive = Layer.effect(
         Effect.catchCause((cause) => {
           if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
           const defect = Cause.squash(cause)
-          if (defect instanceof Errors.RepositoryMoved) {
-            return HttpServerRequest.HttpServerRequest.useSync((request) =>
-              HttpServerResponse.empty({
-                status: 307,
-                headers: { location: new URL(defect.relocate(request.url), settings.server.ROOT_URL).toString() }
-              })
-            )
-          }
           if (isBodyTooLarge(defect)) {
             return Effect.succeed(json(413, `request body is larger than ${settings.server.MAX_REQUEST_BODY} bytes`))
           }

@@ -26,7 +26,7 @@ export class JobsApi extends HttpApiGroup.make("jobs").add(
     success: Schema.Array(Job)
   })
     .annotate(OpenApi.Identifier, "repoListJobs")
-    .annotate(Access, { signedIn: true, scopes: ["repository"] }),
+    .annotate(Access, { signedIn: true, scopes: ["repository"], repo: { role: "admin" } }),
   HttpApiEndpoint.get("listAllJobs", "/admin/jobs", {
     query: PageQuery,
     success: Schema.Array(Job)

@@ -3,11 +3,9 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { siteAdmin } from "../admin/Policy.ts"
-import { signedInCaller } from "../http/Caller.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
-import { RepoPolicy } from "../repos/Policy.ts"
-import { ReposService } from "../repos/Service.ts"
+import { CurrentRepo } from "../repos/Assignment.ts"
 import { type JobRow, JobsRepo } from "./Repo.ts"
 
 const toApiJob = (job: JobRow) => ({
@@ -25,8 +23,6 @@ const toApiJob = (job: JobRow) => ({
 export const JobsHttp = HttpApiBuilder.group(HearthApi, "jobs", (handlers) =>
   Effect.gen(function* () {
     const jobs = yield* JobsRepo
-    const repos = yield* ReposService
-    const policy = yield* RepoPolicy
 
     const listed = (repoId: number | undefined, query: { page?: string | undefined; limit?: string | undefined }) =>
       Effect.gen(function* () {
@@ -37,14 +33,7 @@ export const JobsHttp = HttpApiBuilder.group(HearthApi, "jobs", (handlers) =>
       })
 
     return handlers
-      .handle("listRepoJobs", ({ params, query }) =>
-        Effect.gen(function* () {
-          const caller = yield* signedInCaller
-          const { owner, repo } = yield* repos.open(caller, params.owner, params.repo)
-          yield* policy.ensureAccess(caller, repo, owner, "admin")
-          return yield* listed(repo.id, query)
-        })
-      )
+      .handle("listRepoJobs", ({ query }) => Effect.flatMap(CurrentRepo, ({ repo }) => listed(repo.id, query)))
       .handle("listAllJobs", ({ query }) => Effect.andThen(siteAdmin, listed(undefined, query)))
   })
 )

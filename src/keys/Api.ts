@@ -43,7 +43,8 @@ export const CreateKeyOption = Schema.Struct({
 }).annotate({ identifier: "CreateKeyOption" })
 
 const user = { signedIn: true, scopes: ["user"] } as const
-const repository = { signedIn: true, scopes: ["repository"] } as const
+/** Deploy keys: Forgejo's `reqRepoAdmin` on the repository of the path (Assignment.ts). */
+const repository = { signedIn: true, scopes: ["repository"], repo: { role: "admin" } } as const
 const repoParams = { owner: Schema.String, repo: Schema.String }
 const fingerprint = { fingerprint: Schema.optional(Schema.String) }
 

@@ -6,13 +6,14 @@ import { Settings } from "../config/Settings.ts"
 import { type Principal, signedInCaller } from "../http/Caller.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { CurrentRepo, type OpenedRepository } from "../repos/Assignment.ts"
 import { RepoPolicy } from "../repos/Policy.ts"
 import { RepoPresenter } from "../repos/Present.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { UsersService } from "../users/Service.ts"
 import type { DeployKey, PublicKey } from "./Api.ts"
 import type { DeployKeyRow, PublicKeyRow } from "./Repo.ts"
-import { KeysService, type OpenedRepo } from "./Service.ts"
+import { KeysService } from "./Service.ts"
 
 export const KeysHttp = HttpApiBuilder.group(HearthApi, "keys", (handlers) =>
   Effect.gen(function* () {
@@ -42,7 +43,7 @@ export const KeysHttp = HttpApiBuilder.group(HearthApi, "keys", (handlers) =>
         return json as PublicKey
       })
 
-    const toApiDeployKey = (viewer: Principal, { owner, repo }: OpenedRepo, key: DeployKeyRow) =>
+    const toApiDeployKey = (viewer: Principal, { owner, repo }: OpenedRepository, key: DeployKeyRow) =>
       Effect.gen(function* () {
         const access = yield* policy.access(viewer, repo, owner)
         return {
@@ -97,10 +98,10 @@ export const KeysHttp = HttpApiBuilder.group(HearthApi, "keys", (handlers) =>
         })
       )
       .handle("deleteKey", ({ params }) => Effect.flatMap(signedInCaller, (me) => keys.remove(me, params.id)))
-      .handle("listDeployKeys", ({ params, query }) =>
+      .handle("listDeployKeys", ({ query }) =>
         Effect.gen(function* () {
           const me = yield* signedInCaller
-          const opened = yield* keys.openRepo(me, params.owner, params.repo)
+          const opened = yield* CurrentRepo
           const page = yield* resolvePage(query)
           const { rows, total } = yield* keys.listDeploy(
             opened.repo,
@@ -111,24 +112,23 @@ export const KeysHttp = HttpApiBuilder.group(HearthApi, "keys", (handlers) =>
           return yield* Effect.forEach(rows, (row) => toApiDeployKey(me, opened, row))
         })
       )
-      .handle("createDeployKey", ({ params, payload }) =>
+      .handle("createDeployKey", ({ payload }) =>
         Effect.gen(function* () {
           const me = yield* signedInCaller
-          const opened = yield* keys.openRepo(me, params.owner, params.repo)
+          const opened = yield* CurrentRepo
           return yield* toApiDeployKey(me, opened, yield* keys.createDeploy(opened.repo, payload))
         })
       )
       .handle("getDeployKey", ({ params }) =>
         Effect.gen(function* () {
           const me = yield* signedInCaller
-          const opened = yield* keys.openRepo(me, params.owner, params.repo)
+          const opened = yield* CurrentRepo
           return yield* toApiDeployKey(me, opened, yield* keys.getDeploy(opened.repo, params.id))
         })
       )
       .handle("deleteDeployKey", ({ params }) =>
         Effect.gen(function* () {
-          const me = yield* signedInCaller
-          const opened = yield* keys.openRepo(me, params.owner, params.repo)
+          const opened = yield* CurrentRepo
           yield* keys.removeDeploy(opened.repo, params.id)
         })
       )

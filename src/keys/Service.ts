@@ -6,9 +6,7 @@ import { onAlreadyExists } from "../db/Boundary.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
-import { RepoPolicy } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
-import { ReposService } from "../repos/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { KeyRejected, type ParsedKey, parsePublicKey } from "./Parse.ts"
@@ -30,11 +28,6 @@ export type KeyIdentity =
   | { readonly kind: "user"; readonly key: PublicKeyRow; readonly user: UserRow }
   | { readonly kind: "deploy"; readonly key: PublicKeyRow; readonly deployments: ReadonlyArray<DeployKeyRow> }
 
-export interface OpenedRepo {
-  readonly owner: UserRow
-  readonly repo: RepoRow
-}
-
 type Listed<A> = { rows: Array<A>; total: number }
 
 export class KeysService extends Context.Service<
@@ -49,11 +42,6 @@ export class KeysService extends Context.Service<
     readonly remove: (caller: Principal, id: string) => Effect.Effect<void, Errors.NotFound | Errors.Forbidden>
     /** The owner of a user key (for its JSON). */
     readonly ownerOf: (key: PublicKeyRow) => Effect.Effect<Option.Option<UserRow>>
-    readonly openRepo: (
-      caller: Principal,
-      owner: string,
-      repo: string
-    ) => Effect.Effect<OpenedRepo, Errors.NotFound | Errors.Forbidden>
     readonly listDeploy: (
       repo: RepoRow,
       filter: { fingerprint?: string | undefined; keyId?: string | undefined },
@@ -76,8 +64,6 @@ export class KeysService extends Context.Service<
     Effect.gen(function* () {
       const keys = yield* KeysRepo
       const users = yield* UsersRepo
-      const repos = yield* ReposService
-      const policy = yield* RepoPolicy
 
       const idOf = (id: string) => (/^\d{1,15}$/.test(id) ? Option.some(Number(id)) : Option.none<number>())
 
@@ -145,12 +131,6 @@ export class KeysService extends Context.Service<
             yield* keys.remove(found.value.id)
           }),
         ownerOf: (key) => (key.ownerId === null ? Effect.succeed(Option.none()) : users.findById(key.ownerId)),
-        openRepo: (caller, ownerName, name) =>
-          Effect.gen(function* () {
-            const { owner, repo } = yield* repos.open(caller, ownerName, name)
-            yield* policy.ensureAccess(caller, repo, owner, "admin")
-            return { owner, repo }
-          }),
         listDeploy: (repo, filter, page) => {
           const keyId =
             filter.keyId === undefined || filter.keyId === "" ? undefined : Number.parseInt(filter.keyId, 10)

@@ -12,5 +12,6 @@ export class LanguagesApi extends HttpApiGroup.make("languages").add(
     success: LanguageStatistics
   })
     .annotate(OpenApi.Identifier, "repoGetLanguages")
-    .annotate(Access, { signedIn: false, scopes: ["repository"] })
+    // Forgejo's `reqRepoReader(unit.TypeCode)`.
+    .annotate(Access, { signedIn: false, scopes: ["repository"], repo: { role: "read", unit: "code" } })
 ) {}

@@ -7,12 +7,13 @@
 // is, else to a programming language before markup, data and prose.
 import { lazyRequire } from "../lib/LazyRequire.ts"
 
-interface LinguistLanguage {
+export interface LinguistLanguage {
   readonly name: string
   readonly type: "programming" | "markup" | "data" | "prose"
   readonly extensions?: ReadonlyArray<string>
   readonly filenames?: ReadonlyArray<string>
   readonly group?: string
+  readonly aliases?: ReadonlyArray<string>
 }
 
 /** enry's choice (its heuristics or classifier) for the usual content of an ambiguous extension. */
@@ -107,6 +108,26 @@ const DOT_FILE = /(^|\/)\.[^/]/
 /** enry's `IsConfiguration`: files whose language (by extension) is one of these. */
 const CONFIGURATION = new Set(["XML", "JSON", "TOML", "YAML", "INI", "SQL"])
 
+/** Linguist's language for a file name: by the whole name, then by the longest extension it knows (`.d.ts` before `.ts`). */
+const lookup = (path: string): { readonly language: LinguistLanguage; readonly byExtension: boolean } | undefined => {
+  const { byFilename, byExtension } = getTables()
+  const name = path.slice(path.lastIndexOf("/") + 1)
+  const language = byFilename.get(name)
+  if (language !== undefined) return { language, byExtension: false }
+  const lower = name.toLowerCase()
+  for (let dot = lower.indexOf("."); dot !== -1; dot = lower.indexOf(".", dot + 1)) {
+    const found = byExtension.get(lower.slice(dot))
+    if (found !== undefined) return { language: found, byExtension: true }
+  }
+  return undefined
+}
+
+/**
+ * The language linguist gives a file from its path alone, with none of enry's exclusions (vendored,
+ * documentation, configuration): what a file view highlights it as.
+ */
+export const linguistLanguage = (path: string): LinguistLanguage | undefined => lookup(path)?.language
+
 export interface Detected {
   /** The language counted (its linguist group when it has one: TSX counts as TypeScript). */
   readonly language: string
@@ -120,18 +141,10 @@ export const detect = (path: string): Detected | undefined => {
     return undefined
   }
   if (GENERATED.test(path)) return undefined
-  const { byName, byFilename, byExtension } = getTables()
-  const name = path.slice(path.lastIndexOf("/") + 1)
-  let language = byFilename.get(name)
-  if (language === undefined) {
-    // The longest extension linguist knows: `.d.ts` before `.ts`.
-    const lower = name.toLowerCase()
-    for (let dot = lower.indexOf("."); dot !== -1 && language === undefined; dot = lower.indexOf(".", dot + 1)) {
-      language = byExtension.get(lower.slice(dot))
-    }
-    if (language !== undefined && CONFIGURATION.has(language.name)) return undefined
-  }
-  if (language === undefined) return undefined
+  const found = lookup(path)
+  if (found === undefined || (found.byExtension && CONFIGURATION.has(found.language.name))) return undefined
+  const { language } = found
+  const { byName } = getTables()
   const counted = language.group === undefined ? language : (byName.get(language.group) ?? language)
   return { language: counted.name, included: counted.type === "programming" || counted.type === "markup" }
 }

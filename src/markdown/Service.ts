@@ -3,7 +3,8 @@
 import { Context, Effect, Layer } from "effect"
 import { Settings } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
-import { mentionCandidates } from "./References.ts"
+import { IssuesService } from "../issues/Service.ts"
+import { issueCandidates, mentionCandidates } from "./References.ts"
 import type { Mode, Renderer } from "./Render.ts"
 import { MarkdownRepo, type MentionViewer } from "./Repo.ts"
 
@@ -24,7 +25,16 @@ export interface RenderRequest {
   readonly wiki?: boolean | undefined
   /** Who will read it: decides which limited or private accounts `@mentions` link to. */
   readonly viewer?: MentionViewer | undefined
+  /**
+   * A name for this exact text (a blob id): the HTML is kept, and a render of the same text with
+   * the same options and the same mentionable accounts is answered from it (a README shown on
+   * every visit of a repository's home is rendered once).
+   */
+  readonly cacheKey?: string | undefined
 }
+
+/** Rendered texts kept (`cacheKey`), counted in characters of their HTML. */
+const CACHE_CHARACTERS = 8 * 1024 * 1024
 
 export class MarkdownRenderer extends Context.Service<
   MarkdownRenderer,
@@ -38,10 +48,26 @@ export class MarkdownRenderer extends Context.Service<
     Effect.gen(function* () {
       const settings = yield* Settings
       const repo = yield* MarkdownRepo
+      const issues = yield* IssuesService
       const appUrl = settings.server.ROOT_URL.endsWith("/") ? settings.server.ROOT_URL : `${settings.server.ROOT_URL}/`
       const subPath = new URL(appUrl).pathname
       const maxSize = settings.markdown.MAX_RENDER_SIZE
       let renderer: Renderer | undefined
+      // Oldest first; a text larger than the whole cache is not kept.
+      const cache = new Map<string, string>()
+      let cached = 0
+      const keep = (key: string, rendered: string) => {
+        if (rendered.length > CACHE_CHARACTERS) return
+        cached -= cache.get(key)?.length ?? 0
+        cache.delete(key)
+        cache.set(key, rendered)
+        cached += rendered.length
+        for (const [k, v] of cache) {
+          if (cached <= CACHE_CHARACTERS) break
+          cache.delete(k)
+          cached -= v.length
+        }
+      }
       const getRenderer = Effect.suspend(() =>
         renderer !== undefined
           ? Effect.succeed(renderer)
@@ -57,6 +83,35 @@ export class MarkdownRenderer extends Context.Service<
         return `${appUrl}${path}`
       }
 
+      /** `owner/repo` of a context under ROOT_URL (`#N` points into it), lower-cased. */
+      const repoOf = (base: string): string | undefined => {
+        if (!base.startsWith(appUrl)) return undefined
+        const [owner, name] = base.slice(appUrl.length).split("/")
+        return owner && name ? `${owner}/${name}`.toLowerCase() : undefined
+      }
+
+      /** The issue references of the text that exist and the viewer may read (`issueKey`s). */
+      const linkableIssues = (text: string, base: string, viewer: MentionViewer | undefined) =>
+        Effect.gen(function* () {
+          const keys = issueCandidates(text)
+          if (keys.length === 0) return new Set<string>()
+          const own = repoOf(base)
+          const refs = keys.flatMap((key) => {
+            const [path, index] = key.split("#") as [string, string]
+            const full = path === "" ? own : path
+            if (full === undefined) return []
+            const [owner, name] = full.split("/") as [string, string]
+            return [{ key, ref: { owner, repo: name, index: Number(index) } }]
+          })
+          const visible = yield* issues.visibleReferences(
+            viewer?.id,
+            refs.map((r) => r.ref)
+          )
+          return new Set(
+            refs.filter((r) => visible.has(`${r.ref.owner}/${r.ref.repo}#${r.ref.index}`)).map((r) => r.key)
+          )
+        })
+
       return {
         render: (request) =>
           Effect.gen(function* () {
@@ -71,13 +126,37 @@ export class MarkdownRenderer extends Context.Service<
             const mode = request.mode
             const names = mode === "markdown" ? [] : mentionCandidates(request.text)
             const mentionable = names.length === 0 ? new Set<string>() : yield* repo.mentionable(names, request.viewer)
-            return (yield* getRenderer).render(request.text, {
+            const base = baseOf(request.context)
+            const issueLinks =
+              mode === "markdown" ? new Set<string>() : yield* linkableIssues(request.text, base, request.viewer)
+            const options = {
               mode,
-              base: baseOf(request.context),
+              base,
+              issues: issueLinks,
               wiki: request.wiki === true || mode === "wiki",
               appUrl,
               mentionable
-            })
+            }
+            if (request.cacheKey === undefined) return (yield* getRenderer).render(request.text, options)
+            const key = [
+              request.cacheKey,
+              request.text.length,
+              mode,
+              options.base,
+              options.wiki,
+              // What the reader may see decides the links: the mentionable accounts, the visible issues.
+              [...mentionable].sort().join(","),
+              [...issueLinks].sort().join(",")
+            ].join("\0")
+            const hit = cache.get(key)
+            if (hit !== undefined) {
+              cache.delete(key)
+              cache.set(key, hit)
+              return hit
+            }
+            const rendered = (yield* getRenderer).render(request.text, options)
+            keep(key, rendered)
+            return rendered
           })
       }
     })

@@ -13,6 +13,8 @@ export interface RenderOptions {
   readonly appUrl: string
   /** Lower-cased names `@mentions` may link to (users that exist and the viewer may see). */
   readonly mentionable: ReadonlySet<string>
+  /** Issue references (`References.ts` `issueKey`) that may become links: they exist and the viewer may read them. */
+  readonly issues: ReadonlySet<string>
 }
 
 export interface State {

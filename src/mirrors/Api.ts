@@ -64,6 +64,11 @@ export type CreatePushMirrorOption = typeof CreatePushMirrorOption.Type
 
 const ownerRepo = { owner: Schema.String, repo: Schema.String }
 const signedIn = { signedIn: true, scopes: ["repository"] } as const
+// Forgejo's rules on the repository of the path (Assignment.ts): `reqRepoWriter(code)` and
+// `mustNotBeArchived` for mirror-sync, `reqAdmin` for push mirrors, `mustNotBeArchived` on their changes.
+const pullSync = { ...signedIn, repo: { role: "write", unit: "code", changes: "mirrors" } } as const
+const pushRead = { ...signedIn, repo: { role: "admin" } } as const
+const pushChange = { ...signedIn, repo: { role: "admin", changes: "mirrors" } } as const
 
 export class MirrorsApi extends HttpApiGroup.make("mirrors").add(
   // 201 once the clone has finished (as Forgejo: the request waits for it).
@@ -79,38 +84,38 @@ export class MirrorsApi extends HttpApiGroup.make("mirrors").add(
     success: HttpApiSchema.Empty(200)
   })
     .annotate(OpenApi.Identifier, "repoMirrorSync")
-    .annotate(Access, signedIn),
+    .annotate(Access, pullSync),
   HttpApiEndpoint.get("listPushMirrors", "/repos/:owner/:repo/push_mirrors", {
     params: ownerRepo,
     query: PageQuery,
     success: Schema.Array(PushMirror)
   })
     .annotate(OpenApi.Identifier, "repoListPushMirrors")
-    .annotate(Access, signedIn),
+    .annotate(Access, pushRead),
   HttpApiEndpoint.post("addPushMirror", "/repos/:owner/:repo/push_mirrors", {
     params: ownerRepo,
     payload: CreatePushMirrorOption,
     success: PushMirror
   })
     .annotate(OpenApi.Identifier, "repoAddPushMirror")
-    .annotate(Access, signedIn),
+    .annotate(Access, pushChange),
   HttpApiEndpoint.get("getPushMirror", "/repos/:owner/:repo/push_mirrors/:name", {
     params: { ...ownerRepo, name: Schema.String },
     success: PushMirror
   })
     .annotate(OpenApi.Identifier, "repoGetPushMirrorByRemoteName")
-    .annotate(Access, signedIn),
+    .annotate(Access, pushRead),
   HttpApiEndpoint.delete("deletePushMirror", "/repos/:owner/:repo/push_mirrors/:name", {
     params: { ...ownerRepo, name: Schema.String },
     success: HttpApiSchema.NoContent
   })
     .annotate(OpenApi.Identifier, "repoDeletePushMirror")
-    .annotate(Access, signedIn),
+    .annotate(Access, pushChange),
   // 200 with an empty body: each push mirror's sync is queued.
   HttpApiEndpoint.post("syncPushMirrors", "/repos/:owner/:repo/push_mirrors-sync", {
     params: ownerRepo,
     success: HttpApiSchema.Empty(200)
   })
     .annotate(OpenApi.Identifier, "repoPushMirrorSync")
-    .annotate(Access, signedIn)
+    .annotate(Access, pushChange)
 ) {}

@@ -6,6 +6,7 @@ import { signedInCaller } from "../http/Caller.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { formatGoDuration } from "../lib/Duration.ts"
+import { CurrentRepo } from "../repos/Assignment.ts"
 import { RepoPresenter } from "../repos/Present.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import type { PushMirror } from "./Api.ts"
@@ -40,45 +41,41 @@ export const MirrorsHttp = HttpApiBuilder.group(HearthApi, "mirrors", (handlers)
           return yield* presenter.one(caller, { repo, owner, access: OWNER_ACCESS })
         })
       )
-      .handle("mirrorSync", ({ params }) =>
+      .handle("mirrorSync", () =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
-          yield* mirrors.syncPull(caller, params.owner, params.repo)
+          yield* mirrors.syncPull(caller, yield* CurrentRepo)
         })
       )
-      .handle("listPushMirrors", ({ params, query }) =>
+      .handle("listPushMirrors", ({ query }) =>
         Effect.gen(function* () {
-          const caller = yield* signedInCaller
           const page = yield* resolvePage(query)
-          const { repo, rows, total } = yield* mirrors.listPush(caller, params.owner, params.repo, page)
+          const { repo, rows, total } = yield* mirrors.listPush(yield* CurrentRepo, page)
           yield* setListHeaders(page, total)
           return rows.map((row) => toApiPushMirror(repo, row))
         })
       )
-      .handle("addPushMirror", ({ params, payload }) =>
+      .handle("addPushMirror", ({ payload }) =>
         Effect.gen(function* () {
-          const caller = yield* signedInCaller
-          const { repo, mirror } = yield* mirrors.addPush(caller, params.owner, params.repo, payload)
+          const { repo, mirror } = yield* mirrors.addPush(yield* CurrentRepo, payload)
           return toApiPushMirror(repo, mirror)
         })
       )
       .handle("getPushMirror", ({ params }) =>
         Effect.gen(function* () {
-          const caller = yield* signedInCaller
-          const { repo, mirror } = yield* mirrors.getPush(caller, params.owner, params.repo, params.name)
+          const { repo, mirror } = yield* mirrors.getPush(yield* CurrentRepo, params.name)
           return toApiPushMirror(repo, mirror)
         })
       )
       .handle("deletePushMirror", ({ params }) =>
         Effect.gen(function* () {
-          const caller = yield* signedInCaller
-          yield* mirrors.deletePush(caller, params.owner, params.repo, params.name)
+          yield* mirrors.deletePush(yield* CurrentRepo, params.name)
         })
       )
-      .handle("syncPushMirrors", ({ params }) =>
+      .handle("syncPushMirrors", () =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
-          yield* mirrors.syncPush(caller, params.owner, params.repo)
+          yield* mirrors.syncPush(caller, yield* CurrentRepo)
         })
       )
   })

@@ -17,7 +17,6 @@ import { repoNameProblem } from "../lib/Names.ts"
 import { sealer } from "../lib/Sealer.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { QuotaService } from "../quota/Service.ts"
-import { RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
@@ -40,6 +39,9 @@ const DISABLED = "Mirror feature is disabled"
 
 type PushMirrorErrors = Errors.NotFound | Errors.Forbidden | Errors.BadRequest | Errors.Locked
 
+/** The repository of a mirror route, opened and checked by its repository assignment (Assignment.ts). */
+type Opened = { readonly owner: UserRow; readonly repo: RepoRow }
+
 export class MirrorsService extends Context.Service<
   MirrorsService,
   {
@@ -60,38 +62,26 @@ export class MirrorsService extends Context.Service<
     /** POST /repos/{o}/{r}/mirror-sync: queues a sync (in the order of Forgejo's `MirrorSync` checks). */
     readonly syncPull: (
       caller: Principal,
-      ownerName: string,
-      name: string
+      opened: Opened
     ) => Effect.Effect<void, PushMirrorErrors | Errors.PayloadTooLarge>
     readonly listPush: (
-      caller: Principal,
-      ownerName: string,
-      name: string,
+      opened: Opened,
       page: Page
     ) => Effect.Effect<
       { readonly repo: RepoRow; readonly rows: Array<PushMirrorRow>; readonly total: number },
       PushMirrorErrors
     >
     readonly getPush: (
-      caller: Principal,
-      ownerName: string,
-      name: string,
+      opened: Opened,
       remoteName: string
     ) => Effect.Effect<{ readonly repo: RepoRow; readonly mirror: PushMirrorRow }, PushMirrorErrors>
     readonly addPush: (
-      caller: Principal,
-      ownerName: string,
-      name: string,
+      opened: Opened,
       input: CreatePushMirrorOption
     ) => Effect.Effect<{ readonly repo: RepoRow; readonly mirror: PushMirrorRow }, PushMirrorErrors>
-    readonly deletePush: (
-      caller: Principal,
-      ownerName: string,
-      name: string,
-      remoteName: string
-    ) => Effect.Effect<void, PushMirrorErrors>
+    readonly deletePush: (opened: Opened, remoteName: string) => Effect.Effect<void, PushMirrorErrors>
     /** POST /repos/{o}/{r}/push_mirrors-sync: queues a push to every push mirror. */
-    readonly syncPush: (caller: Principal, ownerName: string, name: string) => Effect.Effect<void, PushMirrorErrors>
+    readonly syncPush: (caller: Principal, opened: Opened) => Effect.Effect<void, PushMirrorErrors>
     /** After a push to the repository: queues the push mirrors that sync on commit (never waits for them). */
     readonly pushed: (repoId: number) => Effect.Effect<void>
   }
@@ -105,7 +95,6 @@ export class MirrorsService extends Context.Service<
       const users = yield* UsersRepo
       const accounts = yield* AccountPolicy
       const orgs = yield* OrgPolicy
-      const policy = yield* RepoPolicy
       const mirrors = yield* MirrorsRepo
       const jobs = yield* JobsRepo
       const engine = yield* WorkflowEngine.WorkflowEngine
@@ -257,25 +246,10 @@ export class MirrorsService extends Context.Service<
           return { repo, owner }
         })
 
-      /** The repository for a mirror route: 404 unless visible, then 403 below `level`. */
-      const opened = (caller: Principal, ownerName: string, name: string, level: "write" | "admin") =>
-        Effect.gen(function* () {
-          const { owner, repo } = yield* repos.open(caller, ownerName, name)
-          yield* policy.ensureAccess(caller, repo, owner, level)
-          return { owner, repo }
-        })
-
-      const notArchived = (owner: UserRow, repo: RepoRow) =>
-        repo.isArchived
-          ? Effect.fail(Errors.locked(`<Repository ${repo.id}:${owner.name}/${repo.name}> is archived`))
-          : Effect.void
-
       const enabled = settings.mirror.ENABLED ? Effect.void : Effect.fail(Errors.badRequest(DISABLED))
 
-      const syncPull = (caller: Principal, ownerName: string, name: string) =>
+      const syncPull = (caller: Principal, { owner, repo }: Opened) =>
         Effect.gen(function* () {
-          const { owner, repo } = yield* opened(caller, ownerName, name, "write")
-          yield* notArchived(owner, repo)
           yield* quota.enforce(owner, "size:git:all")
           yield* enabled
           if (!repo.isMirror || Option.isNone(yield* mirrors.findPull(repo.id))) {
@@ -287,17 +261,16 @@ export class MirrorsService extends Context.Service<
           yield* background(startPullSync(repo.id, `${PULL_KIND}:${repo.id}:manual:${Date.now()}`, caller.user.id))
         })
 
-      const pushRoute = (caller: Principal, ownerName: string, name: string) =>
-        Effect.andThen(opened(caller, ownerName, name, "admin"), (found) => Effect.as(enabled, found))
+      const pushRoute = (opened: Opened) => Effect.as(enabled, opened)
 
       const findPush = (repo: RepoRow, remoteName: string) =>
         Effect.flatMap(mirrors.findPush(repo.id, remoteName), (found) =>
           Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound())
         )
 
-      const addPush = (caller: Principal, ownerName: string, name: string, input: CreatePushMirrorOption) =>
+      const addPush = (opened: Opened, input: CreatePushMirrorOption) =>
         Effect.gen(function* () {
-          const { repo } = yield* pushRoute(caller, ownerName, name)
+          const { repo } = yield* pushRoute(opened)
           const interval = intervalOf(input.interval ?? "")
           if (typeof interval === "string")
             return yield* Errors.badRequest(interval.replace("mirror interval", "interval"))
@@ -360,27 +333,25 @@ export class MirrorsService extends Context.Service<
       return MirrorsService.of({
         migrate,
         syncPull,
-        listPush: (caller, ownerName, name, page) =>
+        listPush: (opened, page) =>
           Effect.gen(function* () {
-            const { repo } = yield* pushRoute(caller, ownerName, name)
+            const { repo } = yield* pushRoute(opened)
             const { rows: list, total } = yield* mirrors.listPush(repo.id, page)
             return { repo, rows: list, total }
           }),
-        getPush: (caller, ownerName, name, remoteName) =>
+        getPush: (opened, remoteName) =>
           Effect.gen(function* () {
-            const { repo } = yield* pushRoute(caller, ownerName, name)
+            const { repo } = yield* pushRoute(opened)
             return { repo, mirror: yield* findPush(repo, remoteName) }
           }),
         addPush,
-        deletePush: (caller, ownerName, name, remoteName) =>
+        deletePush: (opened, remoteName) =>
           Effect.gen(function* () {
-            const { repo } = yield* pushRoute(caller, ownerName, name)
+            const { repo } = yield* pushRoute(opened)
             if (!(yield* mirrors.deletePush(repo.id, remoteName))) return yield* Errors.notFound()
           }),
-        syncPush: (caller, ownerName, name) =>
+        syncPush: (caller, { repo }) =>
           Effect.gen(function* () {
-            const { owner, repo } = yield* opened(caller, ownerName, name, "admin")
-            yield* notArchived(owner, repo)
             yield* enabled
             yield* startPushes(yield* mirrors.allPushOf(repo.id), "manual", caller.user.id)
           }),

@@ -148,13 +148,7 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
           const viewer = yield* viewerOf
           const org = yield* visibleOrg(params.org, viewer)
           const page = yield* resolvePage(query)
-          // Members (and admins) see every member; others see public memberships of users they may see.
-          const insider = viewer !== undefined && (yield* isMemberOrAdmin(org, viewer))
-          const { rows, total } = yield* orgs.members(
-            org,
-            insider ? { publicOnly: false, users: everything(viewer) } : { publicOnly: true, users: visibleTo(viewer) },
-            page
-          )
+          const { rows, total } = yield* orgs.visibleMembers(org, viewer, page)
           yield* setListHeaders(page, total)
           return userList(rows, viewer)
         })

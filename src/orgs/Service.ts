@@ -4,14 +4,16 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { onAlreadyExists, transaction as sqlTransaction } from "../db/Boundary.ts"
+import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { ACCESS_MODES, type AccessMode, accessRank, isAccessMode } from "../lib/AccessMode.ts"
 import { NAME_MAX, userNameProblem } from "../lib/Names.ts"
 import { ReposService } from "../repos/Service.ts"
+import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo, type UserWrite } from "../users/Repo.ts"
 import { emailProblem, UsersService } from "../users/Service.ts"
-import { OWNER_TEAM_NAME, UNIT_KEYS } from "./Policy.ts"
+import { OrgPolicy, OWNER_TEAM_NAME, UNIT_KEYS } from "./Policy.ts"
 import { type Listed, type OrgFilter, OrgsRepo, type TeamRow, type TeamWrite } from "./Repo.ts"
 import type { CreateOrgOption, CreateTeamOption, EditOrgOption, EditTeamOption } from "./Schema.ts"
 
@@ -123,6 +125,11 @@ export class OrgsService extends Context.Service<
       options: { readonly publicOnly: boolean; readonly users: OrgFilter },
       page: Page
     ) => Effect.Effect<Listed<UserRow>>
+    /**
+     * The members `viewer` may see (Forgejo's `GET /orgs/{org}/members`): members and site admins
+     * see every member; everyone else the public memberships of users they may see.
+     */
+    readonly visibleMembers: (org: UserRow, viewer: Principal | undefined, page: Page) => Effect.Effect<Listed<UserRow>>
     readonly membership: (org: UserRow, user: UserRow) => Effect.Effect<Option.Option<{ isPublic: boolean }>>
     readonly setMembershipPublic: (
       org: UserRow,
@@ -155,6 +162,8 @@ export class OrgsService extends Context.Service<
       const accounts = yield* UsersService
       const repo = yield* OrgsRepo
       const repositories = yield* ReposService
+      const policy = yield* OrgPolicy
+      const visibility = yield* AccountPolicy
 
       const orgValues = (input: EditOrgOption): UserWrite => {
         const values: { -readonly [K in keyof UserWrite]: UserWrite[K] } = {}
@@ -304,6 +313,24 @@ export class OrgsService extends Context.Service<
         list: (filter, page) => repo.listOrgs(filter, page),
         listOfUser: (user, publicOnly, filter, page) => repo.listOrgsOfUser(user.id, publicOnly, filter, page),
         members: (org, options, page) => repo.listMembers(org.id, options, page),
+        visibleMembers: (org, viewer, page) =>
+          Effect.gen(function* () {
+            const insider = viewer !== undefined && (viewer.user.isAdmin || (yield* policy.isMember(org, viewer.user)))
+            const publicOnlyToken = viewer?.scopes?.publicOnly === true
+            const options: { publicOnly: boolean; users: OrgFilter } = insider
+              ? {
+                  publicOnly: false,
+                  users: publicOnlyToken ? { visibilities: ["public"] } : { visibilities: [], all: true }
+                }
+              : {
+                  publicOnly: true,
+                  users: {
+                    visibilities: visibility.visibleLevels(viewer),
+                    memberId: viewer !== undefined && !publicOnlyToken ? viewer.user.id : undefined
+                  }
+                }
+            return yield* repo.listMembers(org.id, options, page)
+          }),
         membership: (org, user) => repo.membership(org.id, user.id),
         setMembershipPublic: (org, user, isPublic) =>
           Effect.gen(function* () {

@@ -17,6 +17,12 @@ import {
 
 const repoOpen = { signedIn: false, scopes: ["repository"] } as const
 const repoSignedIn = { signedIn: true, scopes: ["repository"] } as const
+/** The repository of the path, as Forgejo's `repoAssignment` (src/repos/Assignment.ts). */
+const repoRead = { ...repoOpen, repo: { role: "read" } } as const
+const repoSettings = { ...repoSignedIn, repo: { role: "admin", changes: "settings" } } as const
+const repoSignedInRead = { ...repoSignedIn, repo: { role: "read" } } as const
+const repoAdmin = { ...repoSignedIn, repo: { role: "admin" } } as const
+const repoOwner = { ...repoSignedIn, repo: { role: "owner" } } as const
 const userRepos = { signedIn: true, scopes: ["user", "repository"] } as const
 const userReposOpen = { signedIn: false, scopes: ["user", "repository"] } as const
 const orgRepos = { signedIn: true, scopes: ["organization", "repository"] } as const
@@ -69,14 +75,14 @@ export class ReposApi extends HttpApiGroup.make("repos").add(
     .annotate(Access, userReposOpen),
   HttpApiEndpoint.get("getRepo", "/repos/:owner/:repo", { params: ownerRepo, success: Repository })
     .annotate(OpenApi.Identifier, "repoGet")
-    .annotate(Access, repoOpen),
+    .annotate(Access, repoRead),
   HttpApiEndpoint.patch("editRepo", "/repos/:owner/:repo", {
     params: ownerRepo,
     payload: EditRepoOption,
     success: Repository
   })
     .annotate(OpenApi.Identifier, "repoEdit")
-    .annotate(Access, repoSignedIn),
+    .annotate(Access, repoSettings),
   // Strings, read leniently as Forgejo's form helpers do (a non-numeric id is no filter).
   HttpApiEndpoint.get("searchRepos", "/repos/search", {
     query: {
@@ -104,38 +110,38 @@ export class ReposApi extends HttpApiGroup.make("repos").add(
     success: Schema.Array(User)
   })
     .annotate(OpenApi.Identifier, "repoListCollaborators")
-    .annotate(Access, repoSignedIn),
+    .annotate(Access, repoSignedInRead),
   HttpApiEndpoint.get("checkCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
     params: collaborator,
     success: HttpApiSchema.NoContent
   })
     .annotate(OpenApi.Identifier, "repoCheckCollaborator")
-    .annotate(Access, repoSignedIn),
+    .annotate(Access, repoSignedInRead),
   HttpApiEndpoint.put("addCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
     params: collaborator,
     payload: AddCollaboratorOption,
     success: HttpApiSchema.NoContent
   })
     .annotate(OpenApi.Identifier, "repoAddCollaborator")
-    .annotate(Access, repoSignedIn),
+    .annotate(Access, repoAdmin),
   HttpApiEndpoint.delete("deleteCollaborator", "/repos/:owner/:repo/collaborators/:collaborator", {
     params: collaborator,
     success: HttpApiSchema.NoContent
   })
     .annotate(OpenApi.Identifier, "repoDeleteCollaborator")
-    .annotate(Access, repoSignedIn),
+    .annotate(Access, repoAdmin),
   HttpApiEndpoint.get("collaboratorPermission", "/repos/:owner/:repo/collaborators/:collaborator/permission", {
     params: collaborator,
     success: RepoCollaboratorPermission
   })
     .annotate(OpenApi.Identifier, "repoGetRepoPermissions")
-    .annotate(Access, repoSignedIn),
+    .annotate(Access, repoSignedInRead),
   HttpApiEndpoint.delete("deleteRepo", "/repos/:owner/:repo", {
     params: ownerRepo,
     success: HttpApiSchema.NoContent
   })
     .annotate(OpenApi.Identifier, "repoDelete")
-    .annotate(Access, repoSignedIn),
+    .annotate(Access, repoOwner),
   HttpApiEndpoint.get("getRepoById", "/repositories/:id", {
     params: { id: Schema.String },
     success: Repository

@@ -15,12 +15,14 @@ import { installPushLogHook, newPushLog, pushLogDir, takePushLog } from "../git/
 import { installRefusingHook } from "../git/Refusal.ts"
 import * as SmartHttp from "../git/SmartHttp.ts"
 import type { Principal } from "../http/Caller.ts"
-import { NotFound, type RepositoryMoved } from "../http/Errors.ts"
-import { atLeast } from "../lib/AccessMode.ts"
+import type { RepositoryMoved } from "../http/Errors.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { UsersService } from "../users/Service.ts"
-import { BEING_CREATED, RepoPolicy } from "./Policy.ts"
+import { BEING_CREATED, type RepoAccess, RepoPolicy, repoRefusal } from "./Policy.ts"
 import { ReposService } from "./Service.ts"
+
+const DEPLOY_READ: RepoAccess = { mode: "read", code: "read" }
+const DEPLOY_WRITE: RepoAccess = { mode: "write", code: "write" }
 
 /** A deploy key's grant on one repository (git over SSH). */
 export interface DeployGrant {
@@ -82,36 +84,43 @@ export const makeGitAccess = Effect.gen(function* () {
             )
           )
         )
+      // A deploy key reaches only the repositories it is on, at its own level; anyone else at theirs.
+      let access: RepoAccess
       if (options.deploy !== undefined) {
         const grant = options.deploy.find((g) => g.repoId === repo.id)
         if (grant === undefined) return yield* notFound
         if (level === "write" && grant.readOnly)
           return yield* SmartHttp.Denied.forbidden("this deploy key is read-only")
+        access = grant.readOnly ? DEPLOY_READ : DEPLOY_WRITE
       } else {
-        // Then the repository as the API sees it (RepoPolicy.ensureAccess): 404 when the caller may
-        // not read it, 403 for a public-only token on a private one, 403 without write access.
-        // Anonymous callers are asked to sign in instead (git then asks for credentials).
-        const access = yield* policy
-          .ensureAccess(caller, repo, owner, level)
-          .pipe(
-            Effect.mapError((refused) =>
-              caller === undefined
-                ? SmartHttp.Denied.unauthorized()
-                : refused instanceof NotFound
-                  ? notFound
-                  : SmartHttp.Denied.forbidden(refused.message)
-            )
-          )
-        // git data is the code unit's: a team member without it sees the repository, not its code.
-        if (!atLeast(access.code, "read"))
-          return yield* caller === undefined ? SmartHttp.Denied.unauthorized() : notFound
+        access = yield* policy.access(caller, repo, owner)
       }
-      if (level === "write" && repo.isArchived) {
-        return yield* SmartHttp.Denied.forbidden("this repository is archived: it accepts no pushes")
+      // Then the API's rule (Policy.ts `repoRefusal`) on the code unit, in git's words: anonymous
+      // callers are asked to sign in instead of being refused (git then asks for credentials); a
+      // caller who sees the repository but not its code is answered as if it were not there.
+      const refused = repoRefusal(
+        options.deploy === undefined ? caller : undefined,
+        { owner, repo, access },
+        { role: level, unit: "code", changes: level === "write" ? "content" : undefined }
+      )
+      if (refused !== undefined && refused.kind !== "creating") {
+        if (caller === undefined && options.deploy === undefined) return yield* SmartHttp.Denied.unauthorized()
+        switch (refused.kind) {
+          case "archived":
+            return yield* SmartHttp.Denied.forbidden("this repository is archived: it accepts no pushes")
+          case "mirror":
+            return yield* SmartHttp.Denied.forbidden("mirror repository is read-only")
+          case "role":
+            if (level === "read") return yield* notFound
+            return yield* SmartHttp.Denied.forbidden(refused.message)
+          case "public-only":
+            return yield* SmartHttp.Denied.forbidden(refused.message)
+          default:
+            return yield* notFound
+        }
       }
-      if (level === "write" && repo.isMirror) return yield* SmartHttp.Denied.forbidden("mirror repository is read-only")
       if (level === "read") return { path: repos.pathOf(owner, repo), owner, repo, env: undefined, pushLog: undefined }
-      // A push while a job still makes the git data (ensureCreated's rule) is refused by the hook,
+      // A push while a job still makes the git data (the rule's `creating`) is refused by the hook,
       // before any ref moves, with the message git shows the pusher.
       const refusal = repo.status === "creating" ? BEING_CREATED : yield* quota.pushRefusal(owner)
       // A deploy key pushes as the repository's owner (Forgejo: the doer of a deploy key's push).

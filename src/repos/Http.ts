@@ -2,7 +2,6 @@ import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
-import { BlocksService } from "../blocks/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import { edited, subject } from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
@@ -18,16 +17,11 @@ import { QuotaService } from "../quota/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
-import { ensureCreated, RepoPolicy } from "./Policy.ts"
+import { CurrentRepo } from "./Assignment.ts"
+import { makeAddCollaborator } from "./Collaborators.ts"
+import { RepoPolicy, searchFilter } from "./Policy.ts"
 import { RepoPresenter } from "./Present.ts"
-import {
-  type CollaboratorMode,
-  REPO_SEARCH_SORTS,
-  type RepoFilter,
-  type RepoRow,
-  type RepoSearchSort,
-  ReposRepo
-} from "./Repo.ts"
+import { REPO_SEARCH_SORTS, type RepoFilter, type RepoRow, type RepoSearchSort, ReposRepo } from "./Repo.ts"
 import type { CreateRepoOption } from "./Schema.ts"
 import { ReposService } from "./Service.ts"
 
@@ -41,7 +35,6 @@ const formId = (value: string | undefined): number | undefined => {
 }
 
 const SEARCH_MODES = ["fork", "source", "mirror", "collaborative"] as const
-const COLLABORATOR_MODES: ReadonlyArray<string> = ["read", "write", "admin"]
 
 export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
   Effect.gen(function* () {
@@ -56,7 +49,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const repoRows = yield* ReposRepo
     const events = yield* EventHub
     const quota = yield* QuotaService
-    const blocks = yield* BlocksService
+    const addCollaborator = yield* makeAddCollaborator
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
@@ -142,12 +135,10 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       )
 
     return handlers
-      .handle("editRepo", ({ params, payload }) =>
+      .handle("editRepo", ({ payload }) =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
-          const { owner, repo } = yield* repos.find(params.owner, params.repo)
-          yield* policy.ensureAccess(caller, repo, owner, "admin")
-          yield* ensureCreated(repo)
+          const { owner, repo } = yield* CurrentRepo
           const updated = yield* repos.edit(owner, repo, payload)
           yield* Effect.forEach(edited(owner, repo, updated, caller.user), events.publish)
           return yield* presenter.one(caller, {
@@ -177,20 +168,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
             sort = query.sort as RepoSearchSort
             desc = order === "desc"
           }
-          const publicOnly = viewer?.scopes?.publicOnly === true
-          // Private repositories only for signed-in callers that did not opt out; never for
-          // public-only tokens. Restricted users only ever get what they were given.
-          const withPrivate = viewer !== undefined && !publicOnly && parseFormBool(query.private) !== false
-          const filter: RepoFilter =
-            viewer === undefined
-              ? { publicOwners: ["public"] }
-              : viewer.user.restricted
-                ? { publicOwners: [], viewerId: viewer.user.id, publicOnly: !withPrivate }
-                : withPrivate
-                  ? viewer.user.isAdmin
-                    ? { all: true, publicOwners: [] }
-                    : { publicOwners: ["public", "limited"], viewerId: viewer.user.id }
-                  : { publicOwners: ["public"] }
+          const filter = searchFilter(viewer, parseFormBool(query.private) !== false)
           const keywords = (query.q ?? "")
             .split(",")
             .map((k) => k.trim().toLowerCase())
@@ -235,10 +213,10 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           }
         })
       )
-      .handle("listCollaborators", ({ params, query }) =>
+      .handle("listCollaborators", ({ query }) =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
-          const { repo } = yield* repos.open(caller, params.owner, params.repo)
+          const { repo } = yield* CurrentRepo
           const page = yield* resolvePage(query)
           const { rows, total } = yield* repos.listCollaborators(repo, page)
           yield* setListHeaders(page, total)
@@ -247,8 +225,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       )
       .handle("checkCollaborator", ({ params }) =>
         Effect.gen(function* () {
-          const caller = yield* signedInCaller
-          const { repo } = yield* repos.open(caller, params.owner, params.repo)
+          const { repo } = yield* CurrentRepo
           const user = yield* collaboratorByName(params.collaborator)
           if (Option.isNone(yield* repoRows.collaboratorMode(repo.id, user.id))) {
             return yield* Errors.notFound()
@@ -257,30 +234,14 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       )
       .handle("addCollaborator", ({ params, payload }) =>
         Effect.gen(function* () {
-          const caller = yield* signedInCaller
-          const { owner, repo } = yield* repos.find(params.owner, params.repo)
-          yield* policy.ensureAccess(caller, repo, owner, "admin")
+          const { owner, repo } = yield* CurrentRepo
           const user = yield* collaboratorByName(params.collaborator)
-          const permission = payload.permission ?? "write"
-          if (!COLLABORATOR_MODES.includes(permission)) {
-            return yield* Errors.validationFailed(`[Permission]: must be one of read, write, admin: "${permission}"`)
-          }
-          if (user.type === "organization") {
-            return yield* Errors.validationFailed(`an organization cannot be a collaborator [name: ${user.name}]`)
-          }
-          if (user.id === owner.id) {
-            return yield* Errors.validationFailed(`the repository owner cannot be a collaborator [name: ${user.name}]`)
-          }
-          // Forgejo's repo_module.AddCollaborator: refused when the owner or the user blocked the other.
-          yield* blocks.ensureNeitherBlocked(owner, user)
-          yield* repos.setCollaborator(repo, user, permission as CollaboratorMode)
+          yield* addCollaborator(owner, repo, user, payload.permission ?? "write")
         })
       )
       .handle("deleteCollaborator", ({ params }) =>
         Effect.gen(function* () {
-          const caller = yield* signedInCaller
-          const { owner, repo } = yield* repos.find(params.owner, params.repo)
-          yield* policy.ensureAccess(caller, repo, owner, "admin")
+          const { repo } = yield* CurrentRepo
           const user = yield* collaboratorByName(params.collaborator)
           yield* repos.removeCollaborator(repo, user)
         })
@@ -288,8 +249,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
       .handle("collaboratorPermission", ({ params }) =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
-          const { owner, repo } = yield* repos.find(params.owner, params.repo)
-          const mine = yield* policy.ensureVisible(caller, repo, owner)
+          const { owner, repo, access: mine } = yield* CurrentRepo
           const self = caller.user.lowerName === params.collaborator.toLowerCase()
           if (!caller.user.isAdmin && !self && !atLeast(mine.mode, "admin")) {
             return yield* Errors.forbidden(
@@ -335,11 +295,10 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           return yield* listOf(org, query)
         })
       )
-      .handle("getRepo", ({ params }) =>
+      .handle("getRepo", () =>
         Effect.gen(function* () {
-          const viewer = yield* viewerOf
-          const { owner, repo, access } = yield* repos.open(viewer, params.owner, params.repo)
-          return yield* presenter.one(viewer, { repo, owner, access })
+          const { caller, owner, repo, access } = yield* CurrentRepo
+          return yield* presenter.one(caller, { repo, owner, access })
         })
       )
       .handle("getRepoById", ({ params }) =>
@@ -352,11 +311,10 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
           return yield* presenter.one(viewer, { repo, owner, access })
         })
       )
-      .handle("deleteRepo", ({ params }) =>
+      .handle("deleteRepo", () =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
-          const { owner, repo } = yield* repos.find(params.owner, params.repo)
-          yield* policy.ensureAccess(caller, repo, owner, "owner")
+          const { owner, repo } = yield* CurrentRepo
           yield* repos.remove(owner, repo)
           yield* events.publish({ _tag: "DeleteRepository", ...subject(owner, repo, caller.user) })
         })

@@ -3,8 +3,10 @@
 // org teams that cover every repository give their level (their `repo.code` unit for push/pull);
 // collaborators give theirs; a public repository can be read by whoever may see its owner.
 // What the caller cannot read is answered 404, what it can read but not change 403 (Forgejo's `repoAssignment`,
-// `reqRepoWriter`).
+// `reqRepoWriter`): `repoRefusal` is that rule, applied by the repository assignment of every API
+// route (Assignment.ts) and by git over HTTP and SSH (GitHttp.ts).
 import { Context, Effect, Layer, Option } from "effect"
+import type { RepoRule, RepoUnit } from "../http/Access.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { type AccessMode, atLeast } from "../lib/AccessMode.ts"
@@ -12,7 +14,7 @@ import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import type { UserRow } from "../users/Repo.ts"
-import { type CollaboratorMode, type RepoRow, ReposRepo } from "./Repo.ts"
+import { type CollaboratorMode, type RepoFilter, type RepoRow, ReposRepo } from "./Repo.ts"
 
 export interface RepoAccess {
   /** The overall level (admin rights, ownership). */
@@ -32,38 +34,121 @@ const REFUSALS: Record<"read" | "write" | "admin" | "owner", string> = {
   owner: "user should be the owner of the repo"
 }
 
-/** Why a repository whose git data a job is still making (a fork, a migration) refuses changes. */
+/**
+ * Which repositories a search shows `viewer` (GET /repos/search, the web's explore and home): private
+ * ones only to signed-in callers that did not opt out (`withPrivate`), never to public-only tokens;
+ * restricted users only ever get what they were given; site admins everything.
+ */
+export const searchFilter = (viewer: Principal | undefined, withPrivate: boolean): RepoFilter => {
+  if (viewer === undefined) return { publicOwners: ["public"] }
+  const publicOnly = viewer.scopes?.publicOnly === true
+  const privateToo = withPrivate && !publicOnly
+  if (viewer.user.restricted) return { publicOwners: [], viewerId: viewer.user.id, publicOnly: !privateToo }
+  if (!privateToo) return { publicOwners: ["public"] }
+  return viewer.user.isAdmin
+    ? { all: true, publicOwners: [] }
+    : { publicOwners: ["public", "limited"], viewerId: viewer.user.id }
+}
+
+/**
+ * Why a repository whose git data a job is still making (a fork, a migration) refuses changes:
+ * 409 for every route that changes it (settings, content, transfers), and the hook refuses pushes.
+ */
 export const BEING_CREATED = "repository is being created, try again in a moment"
 
-/**
- * 409 while the repository is `creating` (its fork or migration job has not finished): the one
- * rule every write to a repository checks, content (`ensureWritable`), settings, transfers and
- * pushes alike. Reads meanwhile see the repository as it is: empty until the copy lands.
- */
-export const ensureCreated = (repo: Pick<RepoRow, "status">): Effect.Effect<void, Errors.Conflict> =>
-  repo.status === "creating" ? Effect.fail(Errors.conflict(BEING_CREATED)) : Effect.void
-
-/**
- * What every change to a repository's content checks after it was opened for the caller (Forgejo's
- * order): write access to code (403), then not being created (409), not archived (423); a pull
- * mirror only takes what it fetches (403).
- */
-export const ensureWritable = (opened: {
+/** A repository opened for a caller: the rows and the caller's access. */
+export interface OpenedRepo {
   readonly owner: UserRow
   readonly repo: RepoRow
   readonly access: RepoAccess
-}) =>
-  !atLeast(opened.access.code, "write")
-    ? Effect.fail(Errors.forbidden(REFUSALS.write))
-    : opened.repo.status === "creating"
-      ? ensureCreated(opened.repo)
-      : opened.repo.isArchived
-        ? Effect.fail(
-            Errors.locked(`<Repository ${opened.repo.id}:${opened.owner.name}/${opened.repo.name}> is archived`)
-          )
-        : opened.repo.isMirror
-          ? Effect.fail(Errors.forbidden("Git Repository is a mirror."))
-          : Effect.void
+}
+
+/** The repository of a route's path as the repository assignment opens it (`CurrentRepo`). */
+export interface OpenedRepository extends OpenedRepo {
+  /** The bare repository on disk. */
+  readonly path: string
+  /** The authenticated caller, if any. */
+  readonly caller: Principal | undefined
+}
+
+/** Why a caller may not use a repository as a route needs; `kind` lets git word it its own way. */
+export interface RepoRefusal {
+  readonly kind: "hidden" | "public-only" | "unit-disabled" | "role" | "creating" | "archived" | "mirror"
+  readonly reason: "not-found" | "forbidden" | "conflict" | "locked"
+  readonly message: string
+}
+
+/** Forgejo's `reqRepoReader(unit)` refusal when the unit is on but the caller cannot read it. */
+const UNIT_READ_REFUSED = "user should have specific read permission or be a repo admin or a site admin"
+
+/** Whether the repository has `unit` switched on (code cannot be switched off). */
+export const unitEnabled = (repo: RepoRow, unit: RepoUnit): boolean => {
+  switch (unit) {
+    case "code":
+      return true
+    case "issues":
+      return repo.units.hasIssues
+    case "pulls":
+      return repo.units.hasPullRequests
+    case "wiki":
+      return repo.units.hasWiki
+    case "releases":
+      return repo.units.hasReleases
+    case "packages":
+      return repo.units.hasPackages
+  }
+}
+
+/** The caller's level for `rule`: code for what touches git data, the overall level otherwise. */
+const levelFor = (access: RepoAccess, rule: RepoRule): AccessMode =>
+  (rule.role === "write" && rule.unit === undefined) || rule.unit === "code" ? access.code : access.mode
+
+/**
+ * The one rule for using a repository (Forgejo's `repoAssignment`, the public-only token check,
+ * `reqRepoReader/Writer(unit)`, `reqRepoAdmin`, `reqOwner`, `mustNotBeArchived`, in that order),
+ * shared by the API's repository assignment and git over HTTP and SSH: `undefined` when allowed.
+ */
+export const repoRefusal = (
+  caller: Principal | undefined,
+  opened: OpenedRepo,
+  rule: RepoRule
+): RepoRefusal | undefined => {
+  const { access, repo, owner } = opened
+  if (!atLeast(access.mode, "read")) return { kind: "hidden", reason: "not-found", message: "" }
+  if (caller?.scopes?.publicOnly === true && repo.isPrivate) {
+    return { kind: "public-only", reason: "forbidden", message: "token scope is limited to public repos" }
+  }
+  if (rule.unit !== undefined && !unitEnabled(repo, rule.unit)) {
+    return { kind: "unit-disabled", reason: "not-found", message: "" }
+  }
+  if (!atLeast(levelFor(access, rule), rule.role)) {
+    const message = rule.role === "read" && rule.unit !== undefined ? UNIT_READ_REFUSED : REFUSALS[rule.role]
+    return { kind: "role", reason: "forbidden", message }
+  }
+  if (rule.changes === undefined) return undefined
+  if (repo.status === "creating") return { kind: "creating", reason: "conflict", message: BEING_CREATED }
+  if (rule.changes === "settings") return undefined
+  if (repo.isArchived) {
+    return {
+      kind: "archived",
+      reason: "locked",
+      message: `<Repository ${repo.id}:${owner.name}/${repo.name}> is archived`
+    }
+  }
+  if (rule.changes === "content" && repo.isMirror)
+    return { kind: "mirror", reason: "forbidden", message: "Git Repository is a mirror." }
+  return undefined
+}
+
+/** `repoRefusal` as the API's error, or nothing. */
+export const ensureAllowed = (
+  caller: Principal | undefined,
+  opened: OpenedRepo,
+  rule: RepoRule
+): Effect.Effect<void, Errors.NotFound | Errors.Forbidden | Errors.Conflict | Errors.Locked> => {
+  const refused = repoRefusal(caller, opened, rule)
+  return refused === undefined ? Effect.void : Effect.fail(Errors.refusal(refused.reason, refused.message))
+}
 
 export class RepoPolicy extends Context.Service<
   RepoPolicy,
@@ -82,13 +167,6 @@ export class RepoPolicy extends Context.Service<
       viewer: Principal | undefined,
       repo: RepoRow,
       owner: UserRow
-    ) => Effect.Effect<RepoAccess, Errors.NotFound | Errors.Forbidden>
-    /** As `ensureVisible`, then 403 unless the caller has at least `level`. */
-    readonly ensureAccess: (
-      viewer: Principal | undefined,
-      repo: RepoRow,
-      owner: UserRow,
-      level: "read" | "write" | "admin" | "owner"
     ) => Effect.Effect<RepoAccess, Errors.NotFound | Errors.Forbidden>
   }
 >()("hearth/repos/RepoPolicy") {
@@ -187,27 +265,18 @@ export class RepoPolicy extends Context.Service<
           )
         })
 
+      // The one rule (repoRefusal) for a repository reached by id (`/repositories/{id}`) or at an old name.
       const ensureVisible = (viewer: Principal | undefined, repo: RepoRow, owner: UserRow) =>
-        Effect.gen(function* () {
-          const result = yield* access(viewer, repo, owner)
-          if (!atLeast(result.mode, "read")) return yield* Errors.notFound()
-          if (viewer?.scopes?.publicOnly === true && repo.isPrivate) {
-            return yield* Errors.forbidden("token scope is limited to public repos")
-          }
-          return result
-        })
+        Effect.tap(
+          access(viewer, repo, owner),
+          (result) => ensureAllowed(viewer, { owner, repo, access: result }, { role: "read" })
+          // Without `changes` the rule refuses with 404 or 403 only.
+        ) as Effect.Effect<RepoAccess, Errors.NotFound | Errors.Forbidden>
 
       return RepoPolicy.of({
         access,
         accessMany,
-        ensureVisible,
-        ensureAccess: (viewer, repo, owner, level) =>
-          Effect.gen(function* () {
-            const result = yield* ensureVisible(viewer, repo, owner)
-            const have = level === "write" ? result.code : result.mode
-            if (!atLeast(have, level)) return yield* Errors.forbidden(REFUSALS[level])
-            return result
-          })
+        ensureVisible
       })
     })
   )

@@ -38,6 +38,7 @@ export interface RepoRow {
   readonly mirrorInterval: string
   readonly enablePrune: boolean
   readonly units: RepoUnits
+  readonly pulls: PullSettings
   /** `ready`, or `creating` while a job (a fork) is still filling its git data. */
   readonly status: "ready" | "creating" | "broken" | "pending_transfer"
   /** Topic names, most used first (kept by src/topics). */
@@ -55,6 +56,36 @@ export interface RepoUnits {
   readonly hasReleases: boolean
   readonly hasPackages: boolean
   readonly hasActions: boolean
+}
+
+/** Forgejo's merge styles (models/repo/pull.go `MergeStyle`). */
+export const MERGE_STYLES = [
+  "merge",
+  "rebase",
+  "rebase-merge",
+  "squash",
+  "fast-forward-only",
+  "manually-merged",
+  "rebase-update-only"
+] as const
+/** Forgejo's update styles (`UpdateStyle`). */
+export const UPDATE_STYLES = ["merge", "rebase"] as const
+
+/** The pull request settings (Forgejo's `PullRequestsConfig` of the pulls unit; migration 0014). */
+export interface PullSettings {
+  readonly ignoreWhitespaceConflicts: boolean
+  readonly allowMerge: boolean
+  readonly allowRebase: boolean
+  readonly allowRebaseMerge: boolean
+  readonly allowSquash: boolean
+  readonly allowFastForwardOnly: boolean
+  readonly allowManualMerge: boolean
+  readonly autodetectManualMerge: boolean
+  readonly allowRebaseUpdate: boolean
+  readonly defaultDeleteBranchAfterMerge: boolean
+  readonly defaultMergeStyle: string
+  readonly defaultUpdateStyle: string
+  readonly defaultAllowMaintainerEdit: boolean
 }
 
 /** Columns PATCH /repos/{o}/{r} may change. */
@@ -76,6 +107,19 @@ export interface RepoChanges {
   readonly has_releases?: boolean
   readonly has_packages?: boolean
   readonly has_actions?: boolean
+  readonly ignore_whitespace_conflicts?: boolean
+  readonly allow_merge_commits?: boolean
+  readonly allow_rebase?: boolean
+  readonly allow_rebase_explicit?: boolean
+  readonly allow_squash_merge?: boolean
+  readonly allow_fast_forward_only_merge?: boolean
+  readonly allow_manual_merge?: boolean
+  readonly autodetect_manual_merge?: boolean
+  readonly allow_rebase_update?: boolean
+  readonly default_delete_branch_after_merge?: boolean
+  readonly default_merge_style?: string
+  readonly default_update_style?: string
+  readonly default_allow_maintainer_edit?: boolean
 }
 
 /** A collaborator: the user row and its level. */
@@ -258,6 +302,21 @@ export const toRepoRow = (r: Row): RepoRow => ({
     hasReleases: r.has_releases ?? true,
     hasPackages: r.has_packages ?? true,
     hasActions: r.has_actions ?? false
+  },
+  pulls: {
+    ignoreWhitespaceConflicts: r.ignore_whitespace_conflicts ?? false,
+    allowMerge: r.allow_merge_commits ?? true,
+    allowRebase: r.allow_rebase ?? true,
+    allowRebaseMerge: r.allow_rebase_explicit ?? true,
+    allowSquash: r.allow_squash_merge ?? true,
+    allowFastForwardOnly: r.allow_fast_forward_only_merge ?? true,
+    allowManualMerge: r.allow_manual_merge ?? false,
+    autodetectManualMerge: r.autodetect_manual_merge ?? false,
+    allowRebaseUpdate: r.allow_rebase_update ?? true,
+    defaultDeleteBranchAfterMerge: r.default_delete_branch_after_merge ?? false,
+    defaultMergeStyle: r.default_merge_style ?? "merge",
+    defaultUpdateStyle: r.default_update_style ?? "merge",
+    defaultAllowMaintainerEdit: r.default_allow_maintainer_edit ?? false
   }
 })
 
@@ -323,6 +382,14 @@ export class ReposRepo extends Context.Service<
     readonly removeCollaborator: (repoId: number, userId: number) => Effect.Effect<boolean>
     /** One page of GET /repos/search and the total, in two queries. */
     readonly search: (search: RepoSearch, page: Page) => Effect.Effect<SearchPage>
+    /**
+     * The repositories `filter` lets a viewer see that have the issues unit on (optionally of one
+     * owner), with their owner's name: where GET /repos/issues/search looks.
+     */
+    readonly visibleWithIssues: (
+      filter: RepoFilter,
+      ownerId: number | undefined
+    ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly name: string; readonly ownerName: string }>>
     /** Runs `effect` in a transaction (the row is only kept when the disk work succeeds). */
     readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   }
@@ -435,6 +502,13 @@ export class ReposRepo extends Context.Service<
           allOwnedBy: (ownerId) =>
             Effect.map(sql`SELECT * FROM repositories WHERE owner_id = ${ownerId} ORDER BY id`, (rows) =>
               rows.map(toRepoRow)
+            ),
+          visibleWithIssues: (filter, ownerId) =>
+            Effect.map(
+              sql`SELECT r.id, r.name, o.name AS owner_name FROM repositories r JOIN users o ON o.id = r.owner_id
+              WHERE r.has_issues AND ${visibleCondition(filter)}${ownerId === undefined ? sql`` : sql` AND r.owner_id = ${ownerId}`}`,
+              (rows) =>
+                rows.map((r) => ({ id: Number(r.id), name: r.name as string, ownerName: r.owner_name as string }))
             ),
           listOwnedBy: (ownerId, filter, page) =>
             Effect.gen(function* () {

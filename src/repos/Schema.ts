@@ -123,7 +123,7 @@ export const Repository = Schema.Struct({ ...repositoryFields, parent: Schema.Nu
 })
 export type Repository = typeof Repository.Type
 
-/** PATCH /repos/{o}/{r}; fields absent are left alone. Merge and tracker settings are not kept yet. */
+/** PATCH /repos/{o}/{r}; fields absent are left alone. Tracker and wiki settings are not kept yet. */
 export const EditRepoOption = Schema.Struct({
   name: Schema.optional(BoundedName("Name", NAME_MAX.repo)),
   description: Schema.optional(Schema.String),
@@ -139,7 +139,20 @@ export const EditRepoOption = Schema.Struct({
   has_projects: Schema.optional(Schema.Boolean),
   has_releases: Schema.optional(Schema.Boolean),
   has_packages: Schema.optional(Schema.Boolean),
-  has_actions: Schema.optional(Schema.Boolean)
+  has_actions: Schema.optional(Schema.Boolean),
+  ignore_whitespace_conflicts: Schema.optional(Schema.Boolean),
+  allow_merge_commits: Schema.optional(Schema.Boolean),
+  allow_rebase: Schema.optional(Schema.Boolean),
+  allow_rebase_explicit: Schema.optional(Schema.Boolean),
+  allow_squash_merge: Schema.optional(Schema.Boolean),
+  allow_fast_forward_only_merge: Schema.optional(Schema.Boolean),
+  allow_manual_merge: Schema.optional(Schema.Boolean),
+  autodetect_manual_merge: Schema.optional(Schema.Boolean),
+  allow_rebase_update: Schema.optional(Schema.Boolean),
+  default_delete_branch_after_merge: Schema.optional(Schema.Boolean),
+  default_merge_style: Schema.optional(Schema.String),
+  default_update_style: Schema.optional(Schema.String),
+  default_allow_maintainer_edit: Schema.optional(Schema.Boolean)
 }).annotate({ identifier: "EditRepoOption" })
 export type EditRepoOption = typeof EditRepoOption.Type
 
@@ -195,6 +208,7 @@ export const toApiRepo = (
   const path = `${pathPart(owner.name)}/${pathPart(repo.name)}`
   const url = `${root}api/v1/repos/${path}`
   const wikiPath = `${pathPart(owner.name)}/${pathPart(repo.name)}.wiki`
+  const pulls = repo.units.hasPullRequests ? repo.pulls : undefined
   return {
     id: repo.id,
     owner: toApiUser(settings, owner, viewer),
@@ -250,17 +264,18 @@ export const toApiRepo = (
     has_releases: repo.units.hasReleases,
     has_packages: repo.units.hasPackages,
     has_actions: repo.units.hasActions,
-    ignore_whitespace_conflicts: false,
-    allow_merge_commits: true,
-    allow_rebase: true,
-    allow_rebase_explicit: true,
-    allow_squash_merge: true,
-    allow_fast_forward_only_merge: true,
-    allow_rebase_update: true,
-    default_delete_branch_after_merge: false,
-    default_merge_style: "merge",
-    default_allow_maintainer_edit: false,
-    default_update_style: "merge",
+    // Without the pulls unit Forgejo shows no merge settings (convert.ToRepo): all off, style "merge".
+    ignore_whitespace_conflicts: pulls?.ignoreWhitespaceConflicts ?? false,
+    allow_merge_commits: pulls?.allowMerge ?? false,
+    allow_rebase: pulls?.allowRebase ?? false,
+    allow_rebase_explicit: pulls?.allowRebaseMerge ?? false,
+    allow_squash_merge: pulls?.allowSquash ?? false,
+    allow_fast_forward_only_merge: pulls?.allowFastForwardOnly ?? false,
+    allow_rebase_update: pulls?.allowRebaseUpdate ?? false,
+    default_delete_branch_after_merge: pulls?.defaultDeleteBranchAfterMerge ?? false,
+    default_merge_style: pulls?.defaultMergeStyle ?? "merge",
+    default_allow_maintainer_edit: pulls?.defaultAllowMaintainerEdit ?? false,
+    default_update_style: pulls?.defaultUpdateStyle ?? "merge",
     avatar_url: "",
     // Public, but its owner is private: only the owner's viewers reach it.
     internal: !repo.isPrivate && owner.visibility === "private",

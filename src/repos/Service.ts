@@ -11,9 +11,11 @@ import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
 import * as Write from "../git/Write.ts"
+import type { RepoRule } from "../http/Access.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
+import { IssuesRepo } from "../issues/Repo.ts"
 import { LanguagesService } from "../languages/Service.ts"
 import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
 import { branchNameProblem, NAME_MAX, repoNameProblem } from "../lib/Names.ts"
@@ -21,11 +23,12 @@ import { SocialRepo } from "../social/Repo.ts"
 import * as Templates from "../templates/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { gitIdentity } from "../users/Schema.ts"
-import { type RepoAccess, RepoPolicy } from "./Policy.ts"
+import { ensureAllowed, type OpenedRepository, RepoPolicy } from "./Policy.ts"
 import {
   type Collaborator,
   type CollaboratorMode,
   type Listed,
+  MERGE_STYLES,
   type NewRepo,
   REPO_ORDERS,
   type RepoChanges,
@@ -34,7 +37,8 @@ import {
   type RepoRow,
   type RepoSearch,
   ReposRepo,
-  type SearchPage
+  type SearchPage,
+  UPDATE_STYLES
 } from "./Repo.ts"
 import type { CreateRepoOption, EditRepoOption } from "./Schema.ts"
 
@@ -123,6 +127,35 @@ const editChanges = (repo: RepoRow, input: EditRepoOption, minMirrorInterval: nu
     ["has_actions", input.has_actions]
   ] as const
   for (const [column, value] of units) if (value !== undefined) changes[column] = value
+  // Forgejo's PullRequestsConfig; the styles must be ones Forgejo knows.
+  if (
+    input.default_merge_style !== undefined &&
+    !(MERGE_STYLES as ReadonlyArray<string>).includes(input.default_merge_style)
+  ) {
+    return `[DefaultMergeStyle]: must be one of ${MERGE_STYLES.join(", ")}: "${input.default_merge_style}"`
+  }
+  if (
+    input.default_update_style !== undefined &&
+    !(UPDATE_STYLES as ReadonlyArray<string>).includes(input.default_update_style)
+  ) {
+    return `[DefaultUpdateStyle]: must be one of ${UPDATE_STYLES.join(", ")}: "${input.default_update_style}"`
+  }
+  const flags = [
+    ["ignore_whitespace_conflicts", input.ignore_whitespace_conflicts],
+    ["allow_merge_commits", input.allow_merge_commits],
+    ["allow_rebase", input.allow_rebase],
+    ["allow_rebase_explicit", input.allow_rebase_explicit],
+    ["allow_squash_merge", input.allow_squash_merge],
+    ["allow_fast_forward_only_merge", input.allow_fast_forward_only_merge],
+    ["allow_manual_merge", input.allow_manual_merge],
+    ["autodetect_manual_merge", input.autodetect_manual_merge],
+    ["allow_rebase_update", input.allow_rebase_update],
+    ["default_delete_branch_after_merge", input.default_delete_branch_after_merge],
+    ["default_allow_maintainer_edit", input.default_allow_maintainer_edit]
+  ] as const
+  for (const [column, value] of flags) if (value !== undefined) changes[column] = value
+  if (input.default_merge_style !== undefined) changes.default_merge_style = input.default_merge_style
+  if (input.default_update_style !== undefined) changes.default_update_style = input.default_update_style
   return changes
 }
 
@@ -140,16 +173,19 @@ export class ReposService extends Context.Service<
       name: string
     ) => Effect.Effect<{ owner: UserRow; repo: RepoRow }, Errors.NotFound>
     /**
-     * The repository as `viewer` may see it, with the viewer's access and its path on disk: what
-     * every route under /repos/{owner}/{repo} starts from. 404 when the viewer may not see it.
+     * The repository `ownerName/name` opened for `viewer` under `rule` (Policy.ts `ensureAllowed`;
+     * `undefined`: resolved only, the caller applies the rule): what the repository assignment
+     * (Assignment.ts) gives every route under /repos/{owner}/{repo}. A 307 (RepositoryMoved) at an
+     * old name the viewer may see there, 404 for what it may not see.
      */
-    readonly open: (
+    readonly assign: (
       viewer: Principal | undefined,
       ownerName: string,
-      name: string
+      name: string,
+      rule: RepoRule | undefined
     ) => Effect.Effect<
-      { owner: UserRow; repo: RepoRow; access: RepoAccess; path: string },
-      Errors.NotFound | Errors.Forbidden
+      OpenedRepository,
+      Errors.NotFound | Errors.Forbidden | Errors.Conflict | Errors.Locked | Errors.RepositoryMoved
     >
     readonly getById: (id: number) => Effect.Effect<RepoRow, Errors.NotFound>
     /** Where an old `owner/name` (renamed or transferred) is now, if the viewer may see it there. */
@@ -245,6 +281,7 @@ export class ReposService extends Context.Service<
       const settings = yield* Settings
       const sql = yield* SqlClient
       const repos = yield* ReposRepo
+      const issueRows = yield* IssuesRepo
       const users = yield* UsersRepo
       const social = yield* SocialRepo
       const policy = yield* RepoPolicy
@@ -297,19 +334,13 @@ export class ReposService extends Context.Service<
           const visible = yield* Effect.isSuccess(policy.ensureVisible(viewer, repo.value, owner.value))
           return visible
             ? Option.some(
-                new Errors.RepositoryMoved(
-                  { owner: ownerName, name },
-                  { owner: owner.value.name, name: repo.value.name }
-                )
+                new Errors.RepositoryMoved({
+                  from: { owner: ownerName, name },
+                  to: { owner: owner.value.name, name: repo.value.name }
+                })
               )
             : Option.none()
         })
-
-      /** An old name of a repository the viewer may see: the API answers the defect with a 307. */
-      const movedTo = (viewer: Principal | undefined, ownerName: string, name: string) =>
-        Effect.flatMap(redirectFor(viewer, ownerName, name), (moved) =>
-          Option.isSome(moved) ? Effect.die(moved.value) : Effect.fail(Errors.notFound())
-        )
 
       const insertRow = (owner: UserRow, values: Omit<NewRepo, "owner_id" | "lower_name">, creator: UserRow) =>
         transaction(
@@ -338,16 +369,21 @@ export class ReposService extends Context.Service<
         pathOf,
         get: (owner, name) => found(repos.findByName(owner.id, name)),
         find,
-        open: (viewer, ownerName, name) =>
+        assign: (viewer, ownerName, name, rule) =>
           Effect.gen(function* () {
             const { owner, repo } = yield* find(ownerName, name).pipe(
               Effect.catchIf(
                 (e) => e instanceof Errors.NotFound,
-                () => movedTo(viewer, ownerName, name)
+                () =>
+                  Effect.flatMap(redirectFor(viewer, ownerName, name), (moved) =>
+                    Effect.fail(Option.isSome(moved) ? moved.value : Errors.notFound())
+                  )
               )
             )
-            const access = yield* policy.ensureVisible(viewer, repo, owner)
-            return { owner, repo, access, path: pathOf(owner, repo) }
+            const access = yield* policy.access(viewer, repo, owner)
+            const opened = { owner, repo, access, path: pathOf(owner, repo), caller: viewer }
+            if (rule !== undefined) yield* ensureAllowed(viewer, opened, rule)
+            return opened
           }),
         getById: (id) => found(repos.findById(id)),
         redirectFor,
@@ -472,6 +508,19 @@ export class ReposService extends Context.Service<
                 )
               )
             )
+            // The label set named by `issue_labels` becomes the repository's labels (Forgejo's
+            // `InitializeLabels`; checked above).
+            if (input.issue_labels !== undefined && input.issue_labels.trim() !== "") {
+              for (const label of yield* Effect.orDie(Templates.labelsOf(input.issue_labels))) {
+                yield* issueRows.insertLabel({
+                  repo_id: ready.id,
+                  name: label.name,
+                  color: label.color.replace(/^#/, "").toLowerCase(),
+                  description: label.description,
+                  exclusive: label.exclusive
+                })
+              }
+            }
             return ready
           }) as Effect.Effect<
             RepoRow,

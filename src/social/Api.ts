@@ -22,8 +22,9 @@ export type WatchInfo = typeof WatchInfo.Type
 
 const starring = { signedIn: true, scopes: ["user", "repository"] } as const
 const userLists = { signedIn: true, scopes: ["user"] } as const
-const repoSignedIn = { signedIn: true, scopes: ["repository"] } as const
-const repoOpen = { signedIn: false, scopes: ["repository"] } as const
+/** The repository of the path, read by the caller (Assignment.ts). */
+const repoSignedIn = { signedIn: true, scopes: ["repository"], repo: { role: "read" } } as const
+const repoOpen = { signedIn: false, scopes: ["repository"], repo: { role: "read" } } as const
 
 const ownerRepo = { owner: Schema.String, repo: Schema.String }
 const username = { username: Schema.String }

@@ -1,15 +1,16 @@
 // Stars and watches over HTTP (Forgejo's star.go, watch.go): 204s for stars, WatchInfo for watches, and the lists.
 // An owner with `@` (`owner@host/name`) is a repository of another server: starring it sends a
 // ForgeFed Like through the federation (Hearth's addition; local names have no `@`).
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { FederatedSocial, isRemoteHandle } from "../../federation/Social.ts"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
-import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
+import { type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
+import { CurrentRepo } from "../repos/Assignment.ts"
 import { RepoPresenter } from "../repos/Present.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { UsersService } from "../users/Service.ts"
@@ -25,8 +26,6 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
     const social = yield* SocialService
     const users = yield* UsersService
     const remote = yield* FederatedSocial
-
-    const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
     const presentRepos = (rows: ReadonlyArray<Target>, viewer: Principal) => presenter.present(viewer, rows)
 
@@ -99,33 +98,32 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
       .handle("listUserSubscriptions", ({ params, query }) =>
         Effect.flatMap(signedInCaller, (me) => watchedOf(me, params.username, query))
       )
-      .handle("getSubscription", ({ params }) =>
+      .handle("getSubscription", () =>
         Effect.gen(function* () {
           const me = yield* signedInCaller
-          const target = yield* social.find(me, params.owner, params.repo)
+          const target = yield* CurrentRepo
           if (!(yield* social.isWatching(me.user, target.repo))) return yield* Errors.notFound()
           return watchInfo(target)
         })
       )
-      .handle("watch", ({ params }) =>
+      .handle("watch", () =>
         Effect.gen(function* () {
           const me = yield* signedInCaller
-          const target = yield* social.find(me, params.owner, params.repo)
+          const target = yield* CurrentRepo
           yield* social.watch(me.user, target.repo)
           return watchInfo(target)
         })
       )
-      .handle("unwatch", ({ params }) =>
+      .handle("unwatch", () =>
         Effect.gen(function* () {
           const me = yield* signedInCaller
-          const { repo } = yield* social.find(me, params.owner, params.repo)
+          const { repo } = yield* CurrentRepo
           yield* social.unwatch(me.user, repo)
         })
       )
-      .handle("listStargazers", ({ params, query }) =>
+      .handle("listStargazers", ({ query }) =>
         Effect.gen(function* () {
-          const viewer = yield* viewerOf
-          const { repo } = yield* social.find(viewer, params.owner, params.repo)
+          const { repo, caller: viewer } = yield* CurrentRepo
           const { page, window } = yield* resolveWindow(query)
           const rows = yield* social.stargazers(repo, window)
           // Forgejo counts with the repository's counter.
@@ -133,10 +131,9 @@ export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =
           return rows.map((row) => toApiUser(settings, row, viewer))
         })
       )
-      .handle("listSubscribers", ({ params, query }) =>
+      .handle("listSubscribers", ({ query }) =>
         Effect.gen(function* () {
-          const viewer = yield* viewerOf
-          const { repo } = yield* social.find(viewer, params.owner, params.repo)
+          const { repo, caller: viewer } = yield* CurrentRepo
           const { page, window } = yield* resolveWindow(query)
           const rows = yield* social.watchers(repo, window)
           yield* setListHeaders(page, repo.numWatches)

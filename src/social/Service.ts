@@ -25,12 +25,19 @@ export interface Listed<A> {
 export class SocialService extends Context.Service<
   SocialService,
   {
-    /** The repository `owner/name` as the viewer may see it, or 404 (403 for public-only tokens). */
+    /**
+     * The repository `owner/name` as the viewer may see it, or 404 (403 for public-only tokens, 307
+     * at an old name): the repository assignment's rule, for /user/starred/{owner}/{repo}, whose
+     * owner may also be a remote handle the assignment does not resolve.
+     */
     readonly find: (
       viewer: Principal | undefined,
       ownerName: string,
       name: string
-    ) => Effect.Effect<Target, Errors.NotFound | Errors.Forbidden>
+    ) => Effect.Effect<
+      Target,
+      Errors.NotFound | Errors.Forbidden | Errors.Conflict | Errors.Locked | Errors.RepositoryMoved
+    >
     /** 403 when the repository's owner has blocked the user (Forgejo's `StarRepo`). */
     readonly star: (user: UserRow, repo: RepoRow) => Effect.Effect<void, Errors.Forbidden>
     readonly unstar: (user: UserRow, repo: RepoRow) => Effect.Effect<void>
@@ -60,7 +67,8 @@ export class SocialService extends Context.Service<
       const blocks = yield* BlocksService
       const notBlocked = (user: UserRow, repo: RepoRow) => blocks.ensureNotBlocked([{ id: repo.ownerId }], user)
 
-      const find = repos.open
+      const find = (viewer: Principal | undefined, ownerName: string, name: string) =>
+        repos.assign(viewer, ownerName, name, { role: "read" })
 
       /**
        * Keeps what the viewer may read (public-only tokens: public repositories only). The lists

@@ -7,8 +7,11 @@ import { Access } from "../http/Access.ts"
 import { Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
 
-const repoOpen = { signedIn: false, scopes: ["repository"] } as const
-const repoWrite = { signedIn: true, scopes: ["repository"] } as const
+const anyone = { signedIn: false, scopes: ["repository"] } as const
+/** Forgejo's `reqAnyRepoReader` on the topics group. */
+const repoRead = { ...anyone, repo: { role: "read" } } as const
+/** Forgejo's `reqToken(), reqAdmin()`. */
+const repoAdmin = { signedIn: true, scopes: ["repository"], repo: { role: "admin", changes: "settings" } } as const
 const ownerRepo = { owner: Schema.String, repo: Schema.String }
 
 export const TopicName = Schema.Struct({ topics: Schema.Array(Schema.String) })
@@ -32,30 +35,30 @@ export class TopicsApi extends HttpApiGroup.make("topics").add(
     success: TopicName
   })
     .annotate(OpenApi.Identifier, "repoListTopics")
-    .annotate(Access, repoOpen),
+    .annotate(Access, repoRead),
   HttpApiEndpoint.put("updateTopics", "/repos/:owner/:repo/topics", {
     params: ownerRepo,
     payload: RepoTopicOptions,
     success: HttpApiSchema.NoContent
   })
     .annotate(OpenApi.Identifier, "repoUpdateTopics")
-    .annotate(Access, repoWrite),
+    .annotate(Access, repoAdmin),
   HttpApiEndpoint.put("addTopic", "/repos/:owner/:repo/topics/:topic", {
     params: { ...ownerRepo, topic: Schema.String },
     success: HttpApiSchema.NoContent
   })
     .annotate(OpenApi.Identifier, "repoAddTopic")
-    .annotate(Access, repoWrite),
+    .annotate(Access, repoAdmin),
   HttpApiEndpoint.delete("deleteTopic", "/repos/:owner/:repo/topics/:topic", {
     params: { ...ownerRepo, topic: Schema.String },
     success: HttpApiSchema.NoContent
   })
     .annotate(OpenApi.Identifier, "repoDeleteTopic")
-    .annotate(Access, repoWrite),
+    .annotate(Access, repoAdmin),
   HttpApiEndpoint.get("searchTopics", "/topics/search", {
     query: { q: Schema.optional(Schema.String), ...PageQuery },
     success: TopicSearchResults
   })
     .annotate(OpenApi.Identifier, "topicSearch")
-    .annotate(Access, repoOpen)
+    .annotate(Access, anyone)
 ) {}

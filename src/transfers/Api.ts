@@ -6,6 +6,10 @@ import { Repository } from "../repos/Schema.ts"
 
 const ownerRepo = { owner: Schema.String, repo: Schema.String }
 const signedIn = { signedIn: true, scopes: ["repository"] } as const
+/** Forgejo's `reqOwner`; not while the repository is being created (TestRepositoryReadyForTransfer). */
+const owner = { ...signedIn, repo: { role: "owner", changes: "settings" } } as const
+/** The recipient may not see a private repository yet: the service applies the rule (Assignment.ts). */
+const recipient = { ...signedIn, repo: { role: "read", checkedBy: "route" } } as const
 
 export const TransferRepoOption = Schema.Struct({
   new_owner: Schema.String,
@@ -20,17 +24,17 @@ export class TransfersApi extends HttpApiGroup.make("transfers").add(
     success: Repository.pipe(HttpApiSchema.status(202))
   })
     .annotate(OpenApi.Identifier, "repoTransfer")
-    .annotate(Access, signedIn),
+    .annotate(Access, owner),
   HttpApiEndpoint.post("acceptTransfer", "/repos/:owner/:repo/transfer/accept", {
     params: ownerRepo,
     success: Repository.pipe(HttpApiSchema.status(202))
   })
     .annotate(OpenApi.Identifier, "acceptRepoTransfer")
-    .annotate(Access, signedIn),
+    .annotate(Access, recipient),
   HttpApiEndpoint.post("rejectTransfer", "/repos/:owner/:repo/transfer/reject", {
     params: ownerRepo,
     success: Repository
   })
     .annotate(OpenApi.Identifier, "rejectRepoTransfer")
-    .annotate(Access, signedIn)
+    .annotate(Access, recipient)
 ) {}

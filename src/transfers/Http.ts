@@ -4,6 +4,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Caller.ts"
 import { respond } from "../http/Json.ts"
+import { CurrentRepo } from "../repos/Assignment.ts"
 import { RepoPolicy } from "../repos/Policy.ts"
 import { RepoPresenter } from "../repos/Present.ts"
 import { Repository } from "../repos/Schema.ts"
@@ -24,10 +25,10 @@ export const TransfersHttp = HttpApiBuilder.group(HearthApi, "transfers", (handl
       })
 
     return handlers
-      .handle("transferRepo", ({ params, payload }) =>
+      .handle("transferRepo", ({ payload }) =>
         Effect.gen(function* () {
           const caller = yield* signedInCaller
-          const result = yield* transfers.start(caller, params.owner, params.repo, {
+          const result = yield* transfers.start(caller, yield* CurrentRepo, {
             new_owner: payload.new_owner,
             team_ids: payload.team_ids ?? undefined
           })
@@ -35,11 +36,15 @@ export const TransfersHttp = HttpApiBuilder.group(HearthApi, "transfers", (handl
           return result.done ? body : respond(Repository, body, 201)
         })
       )
-      .handle("acceptTransfer", ({ params }) =>
-        Effect.flatMap(signedInCaller, (caller) => shown(transfers.accept(caller, params.owner, params.repo)))
+      .handle("acceptTransfer", () =>
+        Effect.gen(function* () {
+          return yield* shown(transfers.accept(yield* signedInCaller, yield* CurrentRepo))
+        })
       )
-      .handle("rejectTransfer", ({ params }) =>
-        Effect.flatMap(signedInCaller, (caller) => shown(transfers.reject(caller, params.owner, params.repo)))
+      .handle("rejectTransfer", () =>
+        Effect.gen(function* () {
+          return yield* shown(transfers.reject(yield* signedInCaller, yield* CurrentRepo))
+        })
       )
   })
 )

@@ -13,7 +13,7 @@ import * as Errors from "../http/Errors.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"
 import { QuotaService } from "../quota/Service.ts"
-import { ensureCreated, RepoPolicy } from "../repos/Policy.ts"
+import { ensureAllowed, type OpenedRepo } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
@@ -37,14 +37,15 @@ export interface Transferred {
 export class TransfersService extends Context.Service<
   TransfersService,
   {
+    /** `opened`: checked by the route's assignment (owner, not being created). */
     readonly start: (
       caller: Principal,
-      ownerName: string,
-      name: string,
+      opened: OpenedRepo,
       options: { readonly new_owner: string; readonly team_ids?: ReadonlyArray<number> | undefined }
     ) => Effect.Effect<Transferred, TransferError>
-    readonly accept: (caller: Principal, ownerName: string, name: string) => Effect.Effect<Transferred, TransferError>
-    readonly reject: (caller: Principal, ownerName: string, name: string) => Effect.Effect<Transferred, TransferError>
+    /** `opened` is only resolved: the recipient may not see it yet, so the rule is applied here. */
+    readonly accept: (caller: Principal, opened: OpenedRepo) => Effect.Effect<Transferred, TransferError>
+    readonly reject: (caller: Principal, opened: OpenedRepo) => Effect.Effect<Transferred, TransferError>
     /** The pending transfers of these repositories, for showing `repo_transfer`. */
     readonly pendingOf: (repoIds: ReadonlyArray<number>) => Effect.Effect<Array<PendingTransfer>>
   }
@@ -58,7 +59,6 @@ export class TransfersService extends Context.Service<
       const users = yield* UsersRepo
       const orgs = yield* OrgPolicy
       const orgRows = yield* OrgsRepo
-      const policy = yield* RepoPolicy
       const transfers = yield* TransfersRepo
       const quota = yield* QuotaService
       const blocks = yield* BlocksService
@@ -92,15 +92,10 @@ export class TransfersService extends Context.Service<
 
       const start = (
         caller: Principal,
-        ownerName: string,
-        name: string,
+        { owner, repo }: OpenedRepo,
         options: { readonly new_owner: string; readonly team_ids?: ReadonlyArray<number> | undefined }
       ) =>
         Effect.gen(function* () {
-          const { owner, repo } = yield* repos.open(caller, ownerName, name)
-          yield* policy.ensureAccess(caller, repo, owner, "owner")
-          // Forgejo's TestRepositoryReadyForTransfer: not while its git data is being made.
-          yield* ensureCreated(repo)
           const found = yield* users.findByName(options.new_owner)
           if (Option.isNone(found)) return yield* Errors.notFound()
           const recipient = found.value
@@ -157,33 +152,33 @@ export class TransfersService extends Context.Service<
        * The repository with a pending transfer, for someone who may act on it: the recipient side
        * (who may not be able to see a private repository yet) or the repository's owners.
        */
-      const pendingFor = (caller: Principal, ownerName: string, name: string) =>
+      const pendingFor = (caller: Principal, opened: OpenedRepo) =>
         Effect.gen(function* () {
-          const { owner, repo } = yield* repos.find(ownerName, name)
+          const { owner, repo } = opened
           const pending = yield* transfers.pending(repo.id)
           const recipient = Option.isSome(pending) ? yield* userById(pending.value.recipientId) : undefined
           const receiving = recipient !== undefined && (yield* mayReceive(caller.user, recipient))
-          if (!receiving) yield* policy.ensureVisible(caller, repo, owner)
+          if (!receiving) yield* ensureAllowed(caller, opened, { role: "read" })
           if (Option.isNone(pending) || recipient === undefined) return yield* Errors.notFound()
           return { owner, repo, pending: pending.value, recipient, receiving }
         })
 
-      const accept = (caller: Principal, ownerName: string, name: string) =>
+      const accept = (caller: Principal, opened: OpenedRepo) =>
         Effect.gen(function* () {
-          const { owner, repo, pending, recipient, receiving } = yield* pendingFor(caller, ownerName, name)
+          const { owner, repo, pending, recipient, receiving } = yield* pendingFor(caller, opened)
           if (!receiving) return yield* Errors.forbidden("user does not have permissions to do this")
           yield* quota.enforce(recipient, "size:repos:all")
           return yield* complete(repo, owner, recipient, pending.teamIds, caller.user)
         })
 
-      const reject = (caller: Principal, ownerName: string, name: string) =>
+      const reject = (caller: Principal, opened: OpenedRepo) =>
         Effect.gen(function* () {
-          const { owner, repo, receiving } = yield* pendingFor(caller, ownerName, name)
+          const { owner, repo, receiving } = yield* pendingFor(caller, opened)
           // The recipient declines, or the repository's owners take it back.
           if (!receiving)
-            yield* policy
-              .ensureAccess(caller, repo, owner, "owner")
-              .pipe(Effect.mapError(() => Errors.forbidden("user does not have permissions to do this")))
+            yield* ensureAllowed(caller, opened, { role: "owner" }).pipe(
+              Effect.mapError(() => Errors.forbidden("user does not have permissions to do this"))
+            )
           yield* transaction(Effect.andThen(transfers.remove(repo.id), rows.setStatus(repo.id, "ready")))
           return { repo: { ...repo, status: "ready" as const }, owner, done: true }
         })

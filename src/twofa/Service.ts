@@ -30,6 +30,11 @@ export class TwoFactor extends Context.Service<
   {
     /** Starts (or restarts) enrolment: a new secret, not required until confirmed. 422 when already enabled. */
     readonly enroll: (userId: number, accountName: string) => Effect.Effect<Enrollment, Errors.ValidationFailed>
+    /**
+     * The enrolment started and not confirmed yet, if any (the web's enrolment page shows its QR
+     * code again after a wrong first passcode, as Forgejo keeps it in the session).
+     */
+    readonly pending: (userId: number, accountName: string) => Effect.Effect<Option.Option<Enrollment>>
     /** Enables a pending enrolment with a first passcode; 422 when the code is wrong or nothing is pending. */
     readonly confirm: (userId: number, passcode: string) => Effect.Effect<void, Errors.ValidationFailed>
     readonly isEnabled: (userId: number) => Effect.Effect<boolean>
@@ -81,6 +86,12 @@ export class TwoFactor extends Context.Service<
                 ON CONFLICT (user_id) DO UPDATE SET secret = EXCLUDED.secret, enabled = false, last_used_passcode = ''
                 WHERE NOT two_factor.enabled`
               return { secret, uri: totp(secret, accountName).toString() }
+            }),
+          pending: (userId, accountName) =>
+            Effect.map(load(userId), (row) => {
+              if (Option.isNone(row) || row.value.enabled === true) return Option.none<Enrollment>()
+              const secret = open(row.value.secret as string)
+              return Option.some({ secret, uri: totp(secret, accountName).toString() })
             }),
           confirm: (userId, passcode) =>
             Effect.gen(function* () {

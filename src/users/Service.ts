@@ -50,6 +50,8 @@ export const parseSort = (value: string | undefined): UserSort =>
   sorts.includes(value as UserSort) ? (value as UserSort) : "alphabetically"
 
 export interface UserQuery {
+  /** Individual users (the default), or organizations (the web's explore page). */
+  readonly type?: "user" | "organization" | undefined
   /** Substring of the name, full name or (where the viewer may see it) e-mail. */
   readonly keyword?: string | undefined
   /** -1 and -2 answer Forgejo's Ghost and Actions users; a positive id filters by id. */
@@ -86,7 +88,10 @@ export class UsersService extends Context.Service<
      * no-reply address (`{login}@{NO_REPLY_ADDRESS}`, what Hearth writes for a hidden e-mail).
      */
     readonly byCommitEmail: (email: string) => Effect.Effect<Option.Option<UserRow>>
-    /** Individual users the viewer may see (Forgejo's user `Search`, `GET /users/search`), one page and the total. */
+    /**
+     * Individual users (or, with `type`, organizations) the viewer may see (Forgejo's user `Search`,
+     * `GET /users/search`), one page and the total.
+     */
     readonly search: (
       viewer: Principal | undefined,
       query: UserQuery,
@@ -186,7 +191,7 @@ export class UsersService extends Context.Service<
           if (query.uid === GHOST_USER_ID) return Effect.succeed({ rows: [ghostUser], total: 1 })
           if (query.uid === ACTIONS_USER_ID) return Effect.succeed({ rows: [actionsUser], total: 1 })
           return repo.search({
-            type: "user",
+            type: query.type ?? "user",
             keyword: query.keyword,
             id: query.uid !== undefined && query.uid > 0 ? query.uid : undefined,
             visibilities: policy.visibleLevels(viewer),

@@ -10,8 +10,8 @@
 // - `x-*` vendor keys and `example` are dropped; `#/definitions/X` references resolve inside the file.
 // - Properties are not required unless the definition lists them in `required`, and extra
 //   properties are allowed (Forgejo's own responses carry some, e.g. User.username).
-// - `null` is accepted where Go may encode a nil slice, map or pointer: array, object and
-//   `$ref` properties. Strings, numbers and booleans must have their type.
+// - `null` is accepted where Go may encode a nil slice, map or pointer: array, object,
+//   `$ref` and date-time properties. Other strings, numbers and booleans must have their type.
 // - Formats: int64/int32/uint64 (integers), date-time (RFC 3339), email (something@something).
 
 import { existsSync, readFileSync } from "node:fs"
@@ -52,6 +52,8 @@ const convert = (node: SchemaNode): SchemaNode => {
 const nullableIfGoReference = (schema: SchemaNode): SchemaNode => {
   if (typeof schema.$ref === "string") return { anyOf: [{ type: "null" }, schema] }
   if (schema.type === "array" || schema.type === "object") return { ...schema, type: [schema.type, "null"] }
+  // A Go `*time.Time` (an issue's `closed_at`, `due_date`) encodes nil as null.
+  if (schema.type === "string" && schema.format === "date-time") return { ...schema, type: ["string", "null"] }
   return schema
 }
 

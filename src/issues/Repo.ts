@@ -1,0 +1,658 @@
+// SQL for issues, comments, labels, milestones and assignees (tables in migration 0018_issues).
+// Rules live in Service.ts; every write takes its time (`at`) from the service, so that the
+// `updated_at` override (CONTRACT-ISSUES §4) reaches every row the request writes.
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { sqlBoundary, transaction } from "../db/Boundary.ts"
+import type { Page } from "../http/Pagination.ts"
+
+export interface IssueRow {
+  readonly id: number
+  readonly repoId: number
+  readonly index: number
+  readonly posterId: number
+  readonly title: string
+  readonly body: string
+  readonly ref: string
+  readonly isPull: boolean
+  readonly isClosed: boolean
+  readonly isLocked: boolean
+  readonly milestoneId: number | null
+  readonly numComments: number
+  readonly deadline: Date | null
+  readonly createdAt: Date
+  readonly updatedAt: Date
+  readonly closedAt: Date | null
+  /** Position among the repository's pinned issues (or pull requests); 0 when not pinned. */
+  readonly pinOrder: number
+}
+
+export interface CommentRow {
+  readonly id: number
+  readonly issueId: number
+  readonly type: number
+  readonly posterId: number
+  readonly body: string
+  readonly labelId: number | null
+  readonly oldMilestoneId: number | null
+  readonly milestoneId: number | null
+  readonly assigneeId: number | null
+  readonly removedAssignee: boolean
+  readonly oldTitle: string
+  readonly newTitle: string
+  readonly oldRef: string
+  readonly newRef: string
+  readonly refRepoId: number | null
+  readonly refIssueId: number | null
+  readonly refCommentId: number | null
+  readonly refAction: number
+  readonly refIsPull: boolean
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+export interface LabelRow {
+  readonly id: number
+  readonly repoId: number | null
+  readonly orgId: number | null
+  readonly name: string
+  readonly exclusive: boolean
+  readonly color: string
+  readonly description: string
+  readonly archivedAt: Date | null
+  readonly numIssues: number
+}
+
+export interface MilestoneRow {
+  readonly id: number
+  readonly repoId: number
+  readonly name: string
+  readonly content: string
+  readonly isClosed: boolean
+  readonly deadline: Date | null
+  readonly closedAt: Date | null
+  readonly createdAt: Date
+  readonly updatedAt: Date
+  readonly numIssues: number
+  readonly numClosedIssues: number
+}
+
+export interface Listed<A> {
+  readonly rows: ReadonlyArray<A>
+  readonly total: number
+}
+
+type Row = Record<string, any>
+const num = (v: unknown) => Number(v)
+const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v))
+
+const toIssue = (r: Row): IssueRow => ({
+  id: num(r.id),
+  repoId: num(r.repo_id),
+  index: num(r.index),
+  posterId: num(r.poster_id),
+  title: r.title,
+  body: r.body,
+  ref: r.ref,
+  isPull: r.is_pull,
+  isClosed: r.is_closed,
+  isLocked: r.is_locked,
+  milestoneId: numOrNull(r.milestone_id),
+  numComments: num(r.num_comments),
+  deadline: r.deadline ?? null,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  closedAt: r.closed_at ?? null,
+  pinOrder: num(r.pin_order ?? 0)
+})
+
+const toComment = (r: Row): CommentRow => ({
+  id: num(r.id),
+  issueId: num(r.issue_id),
+  type: num(r.type),
+  posterId: num(r.poster_id),
+  body: r.body,
+  labelId: numOrNull(r.label_id),
+  oldMilestoneId: numOrNull(r.old_milestone_id),
+  milestoneId: numOrNull(r.milestone_id),
+  assigneeId: numOrNull(r.assignee_id),
+  removedAssignee: r.removed_assignee,
+  oldTitle: r.old_title,
+  newTitle: r.new_title,
+  oldRef: r.old_ref,
+  newRef: r.new_ref,
+  refRepoId: numOrNull(r.ref_repo_id),
+  refIssueId: numOrNull(r.ref_issue_id),
+  refCommentId: numOrNull(r.ref_comment_id),
+  refAction: num(r.ref_action),
+  refIsPull: r.ref_is_pull,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at
+})
+
+const toLabel = (r: Row): LabelRow => ({
+  id: num(r.id),
+  repoId: numOrNull(r.repo_id),
+  orgId: numOrNull(r.org_id),
+  name: r.name,
+  exclusive: r.exclusive,
+  color: r.color,
+  description: r.description,
+  archivedAt: r.archived_at ?? null,
+  numIssues: num(r.num_issues ?? 0)
+})
+
+const toMilestone = (r: Row): MilestoneRow => ({
+  id: num(r.id),
+  repoId: num(r.repo_id),
+  name: r.name,
+  content: r.content,
+  isClosed: r.is_closed,
+  deadline: r.deadline ?? null,
+  closedAt: r.closed_at ?? null,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  numIssues: num(r.num_issues),
+  numClosedIssues: num(r.num_closed_issues)
+})
+
+/** `%term%` for ILIKE, with LIKE's own characters taken literally. */
+export const likePattern = (term: string) => `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+export type IssueSort =
+  | "latest"
+  | "oldest"
+  | "recentupdate"
+  | "leastupdate"
+  | "mostcomment"
+  | "leastcomment"
+  | "nearduedate"
+  | "farduedate"
+
+/** What a list of issues is narrowed to (Forgejo's `IssuesOptions`). */
+export interface IssueFilter {
+  /** The repositories searched (one for a repository's list). */
+  readonly repoIds: ReadonlyArray<number>
+  readonly state: "open" | "closed" | "all"
+  readonly isPull?: boolean | undefined
+  /** Every one of these labels (a repository's list). */
+  readonly allLabelIds?: ReadonlyArray<number> | undefined
+  /** Any label with one of these names (the instance-wide search). */
+  readonly anyLabelNames?: ReadonlyArray<string> | undefined
+  readonly milestoneIds?: ReadonlyArray<number> | undefined
+  /** Milestones by name, case-insensitively (the instance-wide search). */
+  readonly milestoneNames?: ReadonlyArray<string> | undefined
+  readonly keyword?: string | undefined
+  readonly since?: Date | undefined
+  readonly before?: Date | undefined
+  readonly posterId?: number | undefined
+  readonly assigneeId?: number | undefined
+  readonly mentionedId?: number | undefined
+  readonly priorityRepoId?: number | undefined
+  readonly sort: IssueSort
+}
+
+export type NewComment = Partial<Omit<CommentRow, "id" | "createdAt" | "updatedAt">> & {
+  readonly issueId: number
+  readonly type: number
+  readonly posterId: number
+  readonly at: Date
+}
+
+export class IssuesRepo extends Context.Service<
+  IssuesRepo,
+  {
+    readonly transaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    /** Takes the repository's next number (shared with pull requests) and inserts the issue, in the caller's transaction. */
+    readonly insertIssue: (input: {
+      readonly repoId: number
+      readonly posterId: number
+      readonly title: string
+      readonly body: string
+      readonly ref: string
+      readonly milestoneId: number | null
+      readonly deadline: Date | null
+      readonly at: Date
+    }) => Effect.Effect<IssueRow>
+    readonly issueByIndex: (repoId: number, index: number) => Effect.Effect<Option.Option<IssueRow>>
+    readonly issueById: (id: number) => Effect.Effect<Option.Option<IssueRow>>
+    readonly issuesByIds: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<IssueRow>>
+    readonly listIssues: (filter: IssueFilter, window: Page) => Effect.Effect<Listed<IssueRow>>
+    readonly updateIssue: (
+      id: number,
+      fields: Partial<Pick<IssueRow, "title" | "body" | "ref" | "milestoneId" | "deadline" | "isLocked">>,
+      at: Date
+    ) => Effect.Effect<void>
+    /** Writes `updated_at` alone. */
+    readonly touchIssue: (id: number, at: Date) => Effect.Effect<void>
+    /** Closes or reopens, keeping the repository's counters exact. */
+    readonly setClosed: (issue: IssueRow, closed: boolean, at: Date) => Effect.Effect<void>
+    /** Deletes the issue and what hangs off it, keeping the counters exact (its number is never reused). */
+    readonly deleteIssue: (issue: IssueRow) => Effect.Effect<void>
+    readonly recountComments: (issueId: number) => Effect.Effect<void>
+
+    readonly assigneesOf: (issueIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, Array<number>>>
+    readonly addAssignee: (issueId: number, userId: number) => Effect.Effect<boolean>
+    readonly removeAssignee: (issueId: number, userId: number) => Effect.Effect<boolean>
+    readonly addMentions: (issueId: number, userIds: ReadonlyArray<number>) => Effect.Effect<void>
+
+    readonly labelsOf: (issueIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, Array<LabelRow>>>
+    readonly labelsByIds: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<LabelRow>>
+    /** Labels of the repository and (for an organization's repository) of `orgId`, with these names. */
+    readonly labelsByNames: (
+      repoId: number,
+      orgId: number | null,
+      names: ReadonlyArray<string>
+    ) => Effect.Effect<ReadonlyArray<LabelRow>>
+    readonly listLabels: (
+      owner: { readonly repoId: number } | { readonly orgId: number },
+      sort: string,
+      window: Page | undefined
+    ) => Effect.Effect<Listed<LabelRow>>
+    readonly labelById: (id: number) => Effect.Effect<Option.Option<LabelRow>>
+    readonly insertLabel: (values: Record<string, unknown>) => Effect.Effect<LabelRow>
+    readonly updateLabel: (id: number, values: Record<string, unknown>) => Effect.Effect<LabelRow>
+    readonly deleteLabel: (id: number) => Effect.Effect<void>
+    readonly addIssueLabel: (issueId: number, labelId: number) => Effect.Effect<boolean>
+    readonly removeIssueLabel: (issueId: number, labelId: number) => Effect.Effect<boolean>
+
+    readonly listMilestones: (
+      repoId: number,
+      state: "open" | "closed" | "all",
+      name: string,
+      window: Page | undefined
+    ) => Effect.Effect<Listed<MilestoneRow>>
+    readonly milestonesByIds: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<MilestoneRow>>
+    readonly milestoneByName: (repoId: number, name: string) => Effect.Effect<Option.Option<MilestoneRow>>
+    readonly insertMilestone: (values: Record<string, unknown>) => Effect.Effect<MilestoneRow>
+    readonly updateMilestone: (id: number, values: Record<string, unknown>) => Effect.Effect<void>
+    /** Moves the milestone's `updated_at` to `at`, or only forward when `forwardOnly`. */
+    readonly touchMilestone: (id: number, at: Date, forwardOnly: boolean) => Effect.Effect<void>
+    readonly deleteMilestone: (id: number) => Effect.Effect<void>
+
+    readonly insertComment: (comment: NewComment) => Effect.Effect<CommentRow>
+    readonly commentById: (id: number) => Effect.Effect<Option.Option<CommentRow>>
+    /** Comments of one issue or of a repository's issues, oldest first; `types` narrows them. */
+    readonly listComments: (
+      where: { readonly issueId: number } | { readonly repoId: number; readonly pulls: boolean | undefined },
+      options: {
+        readonly types?: ReadonlyArray<number> | undefined
+        readonly excludeTypes?: ReadonlyArray<number> | undefined
+        readonly since?: Date | undefined
+        readonly before?: Date | undefined
+      },
+      window: Page | undefined
+    ) => Effect.Effect<Listed<CommentRow>>
+    readonly updateComment: (id: number, body: string, at: Date) => Effect.Effect<void>
+    readonly deleteComment: (id: number) => Effect.Effect<void>
+    /** The cross-reference comments a source (issue text or comment) has written. */
+    readonly referencesFrom: (
+      refIssueId: number,
+      refCommentId: number | null
+    ) => Effect.Effect<ReadonlyArray<CommentRow>>
+    readonly setRefAction: (commentId: number, action: number, at: Date) => Effect.Effect<void>
+  }
+>()("hearth/issues/IssuesRepo") {
+  static readonly layer = Layer.effect(
+    IssuesRepo,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const windowOf = (window: Page | undefined) =>
+        window === undefined ? sql`` : sql`LIMIT ${window.limit} OFFSET ${window.offset}`
+      const one = <A>(rows: ReadonlyArray<Row>, f: (r: Row) => A) =>
+        rows.length === 0 ? Option.none<A>() : Option.some(f(rows[0]!))
+      const withIssueCount = sql`l.*, (SELECT count(*) FROM issue_labels il WHERE il.label_id = l.id) AS num_issues`
+      const milestoneColumns = sql`m.*,
+        (SELECT count(*) FROM issues i WHERE i.milestone_id = m.id) AS num_issues,
+        (SELECT count(*) FROM issues i WHERE i.milestone_id = m.id AND i.is_closed) AS num_closed_issues`
+
+      const counterColumn = (isPull: boolean) =>
+        isPull
+          ? { all: sql`num_pulls`, closed: sql`num_closed_pulls` }
+          : { all: sql`num_issues`, closed: sql`num_closed_issues` }
+
+      const issueWhere = (f: IssueFilter) => {
+        const parts = [sql`i.repo_id IN ${sql.in(f.repoIds.length === 0 ? [0] : f.repoIds)}`]
+        if (f.state !== "all") parts.push(sql`i.is_closed = ${f.state === "closed"}`)
+        if (f.isPull !== undefined) parts.push(sql`i.is_pull = ${f.isPull}`)
+        if (f.allLabelIds !== undefined && f.allLabelIds.length > 0) {
+          const ids = [...new Set(f.allLabelIds)]
+          parts.push(
+            sql`(SELECT count(*) FROM issue_labels il WHERE il.issue_id = i.id AND il.label_id IN ${sql.in(ids)}) = ${ids.length}`
+          )
+        }
+        if (f.anyLabelNames !== undefined && f.anyLabelNames.length > 0) {
+          parts.push(sql`i.id IN (SELECT il.issue_id FROM issue_labels il JOIN labels l ON l.id = il.label_id
+            WHERE l.name IN ${sql.in(f.anyLabelNames)})`)
+        }
+        if (f.milestoneIds !== undefined && f.milestoneIds.length > 0)
+          parts.push(sql`i.milestone_id IN ${sql.in(f.milestoneIds)}`)
+        if (f.milestoneNames !== undefined && f.milestoneNames.length > 0) {
+          parts.push(sql`i.milestone_id IN (SELECT m.id FROM milestones m
+            WHERE lower(m.name) IN ${sql.in(f.milestoneNames.map((n) => n.toLowerCase()))})`)
+        }
+        if (f.keyword !== undefined && f.keyword !== "") {
+          const pattern = likePattern(f.keyword)
+          parts.push(sql`(i.title ILIKE ${pattern} OR i.body ILIKE ${pattern}
+            OR i.id IN (SELECT c.issue_id FROM comments c WHERE c.type = 0 AND c.body ILIKE ${pattern}))`)
+        }
+        if (f.since !== undefined) parts.push(sql`i.updated_at >= ${f.since}`)
+        if (f.before !== undefined) parts.push(sql`i.updated_at <= ${f.before}`)
+        if (f.posterId !== undefined) parts.push(sql`i.poster_id = ${f.posterId}`)
+        if (f.assigneeId !== undefined)
+          parts.push(sql`i.id IN (SELECT a.issue_id FROM issue_assignees a WHERE a.assignee_id = ${f.assigneeId})`)
+        if (f.mentionedId !== undefined)
+          parts.push(sql`i.id IN (SELECT m.issue_id FROM issue_mentions m WHERE m.user_id = ${f.mentionedId})`)
+        return sql.and(parts)
+      }
+
+      // Forgejo's models/issues/issue_search.go `applySorts`.
+      const dueDate = sql`LEAST(i.deadline, (SELECT m.deadline FROM milestones m WHERE m.id = i.milestone_id))`
+      const orderOf = (f: IssueFilter) => {
+        const priority =
+          f.priorityRepoId !== undefined ? sql`CASE WHEN i.repo_id = ${f.priorityRepoId} THEN 0 ELSE 1 END, ` : sql``
+        switch (f.sort) {
+          case "oldest":
+            return sql`${priority}i.created_at ASC, i.id ASC`
+          case "recentupdate":
+            return sql`${priority}i.updated_at DESC, i.created_at DESC, i.id DESC`
+          case "leastupdate":
+            return sql`${priority}i.updated_at ASC, i.created_at ASC, i.id ASC`
+          case "mostcomment":
+            return sql`${priority}i.num_comments DESC, i.created_at DESC, i.id DESC`
+          case "leastcomment":
+            return sql`${priority}i.num_comments ASC, i.created_at DESC, i.id DESC`
+          case "nearduedate":
+            return sql`${priority}${dueDate} ASC NULLS LAST, i.created_at DESC, i.id DESC`
+          case "farduedate":
+            return sql`${priority}${dueDate} DESC NULLS LAST, i.created_at DESC, i.id DESC`
+          default:
+            return sql`${priority}i.created_at DESC, i.id DESC`
+        }
+      }
+
+      return IssuesRepo.of(
+        sqlBoundary({
+          transaction: transaction(sql),
+          insertIssue: (input) =>
+            Effect.gen(function* () {
+              // One counter row per repository: the row lock holds concurrent creates back until
+              // this transaction ends, and a rollback gives the number back (no gaps, no duplicates).
+              const [counter] = yield* sql`INSERT INTO issue_index (repo_id, max_index) VALUES (${input.repoId}, 1)
+                ON CONFLICT (repo_id) DO UPDATE SET max_index = issue_index.max_index + 1 RETURNING max_index`
+              const rows = yield* sql`INSERT INTO issues ${sql.insert({
+                repo_id: input.repoId,
+                index: num(counter!.max_index),
+                poster_id: input.posterId,
+                title: input.title,
+                body: input.body,
+                ref: input.ref,
+                milestone_id: input.milestoneId,
+                deadline: input.deadline,
+                created_at: input.at,
+                updated_at: input.at
+              })} RETURNING *`
+              yield* sql`UPDATE repositories SET num_issues = num_issues + 1 WHERE id = ${input.repoId}`
+              return toIssue(rows[0]!)
+            }),
+          issueByIndex: (repoId, index) =>
+            Effect.map(sql`SELECT * FROM issues WHERE repo_id = ${repoId} AND index = ${index}`, (rows) =>
+              one(rows, toIssue)
+            ),
+          issueById: (id) => Effect.map(sql`SELECT * FROM issues WHERE id = ${id}`, (rows) => one(rows, toIssue)),
+          issuesByIds: (ids) =>
+            ids.length === 0
+              ? Effect.succeed([])
+              : Effect.map(sql`SELECT * FROM issues WHERE id IN ${sql.in(ids)}`, (rows) => rows.map(toIssue)),
+          listIssues: (filter, window) =>
+            Effect.gen(function* () {
+              const where = issueWhere(filter)
+              const [count] = yield* sql`SELECT count(*) AS n FROM issues i WHERE ${where}`
+              const rows = yield* sql`SELECT i.* FROM issues i WHERE ${where} ORDER BY ${orderOf(filter)}
+                LIMIT ${window.limit} OFFSET ${window.offset}`
+              return { rows: rows.map(toIssue), total: num(count!.n) }
+            }),
+          updateIssue: (id, fields, at) => {
+            const values: Record<string, unknown> = { updated_at: at }
+            if (fields.title !== undefined) values.title = fields.title
+            if (fields.body !== undefined) values.body = fields.body
+            if (fields.ref !== undefined) values.ref = fields.ref
+            if (fields.milestoneId !== undefined) values.milestone_id = fields.milestoneId
+            if (fields.deadline !== undefined) values.deadline = fields.deadline
+            if (fields.isLocked !== undefined) values.is_locked = fields.isLocked
+            return Effect.asVoid(sql`UPDATE issues SET ${sql.update(values)} WHERE id = ${id}`)
+          },
+          touchIssue: (id, at) => Effect.asVoid(sql`UPDATE issues SET updated_at = ${at} WHERE id = ${id}`),
+          setClosed: (issue, closed, at) =>
+            Effect.gen(function* () {
+              const changed = yield* sql`UPDATE issues SET is_closed = ${closed}, closed_at = ${closed ? at : null},
+                updated_at = ${at} WHERE id = ${issue.id} AND is_closed = ${!closed} RETURNING id`
+              if (changed.length === 0) return
+              const column = counterColumn(issue.isPull).closed
+              yield* sql`UPDATE repositories SET ${column} = ${column} + ${closed ? 1 : -1} WHERE id = ${issue.repoId}`
+            }),
+          deleteIssue: (issue) =>
+            Effect.gen(function* () {
+              const gone = yield* sql`DELETE FROM issues WHERE id = ${issue.id} RETURNING is_closed, is_pull, pin_order`
+              if (gone.length === 0) return
+              // A pinned issue is unpinned first (Forgejo): the later pins move up.
+              if (num(gone[0]!.pin_order) > 0) {
+                yield* sql`UPDATE issues SET pin_order = pin_order - 1 WHERE repo_id = ${issue.repoId}
+                  AND is_pull = ${issue.isPull} AND pin_order > ${gone[0]!.pin_order}`
+              }
+              const { all, closed } = counterColumn(issue.isPull)
+              const closedDelta = gone[0]!.is_closed ? 1 : 0
+              yield* sql`UPDATE repositories SET ${all} = ${all} - 1, ${closed} = ${closed} - ${closedDelta}
+                WHERE id = ${issue.repoId}`
+            }),
+          recountComments: (issueId) =>
+            Effect.asVoid(sql`UPDATE issues SET num_comments =
+              (SELECT count(*) FROM comments c WHERE c.issue_id = ${issueId} AND c.type IN (0, 22)) WHERE id = ${issueId}`),
+
+          assigneesOf: (issueIds) =>
+            issueIds.length === 0
+              ? Effect.succeed(new Map())
+              : Effect.map(
+                  sql`SELECT issue_id, assignee_id FROM issue_assignees WHERE issue_id IN ${sql.in(issueIds)}
+                    ORDER BY assignee_id`,
+                  (rows) => {
+                    const map = new Map<number, Array<number>>()
+                    for (const r of rows) {
+                      const list = map.get(num(r.issue_id)) ?? []
+                      list.push(num(r.assignee_id))
+                      map.set(num(r.issue_id), list)
+                    }
+                    return map
+                  }
+                ),
+          addAssignee: (issueId, userId) =>
+            Effect.map(
+              sql`INSERT INTO issue_assignees (issue_id, assignee_id) VALUES (${issueId}, ${userId})
+                ON CONFLICT DO NOTHING RETURNING issue_id`,
+              (rows) => rows.length > 0
+            ),
+          removeAssignee: (issueId, userId) =>
+            Effect.map(
+              sql`DELETE FROM issue_assignees WHERE issue_id = ${issueId} AND assignee_id = ${userId} RETURNING issue_id`,
+              (rows) => rows.length > 0
+            ),
+          addMentions: (issueId, userIds) =>
+            userIds.length === 0
+              ? Effect.void
+              : Effect.asVoid(
+                  sql`INSERT INTO issue_mentions (issue_id, user_id)
+                    SELECT ${issueId}, u.id FROM users u WHERE u.id IN ${sql.in(userIds)} ON CONFLICT DO NOTHING`
+                ),
+
+          labelsOf: (issueIds) =>
+            issueIds.length === 0
+              ? Effect.succeed(new Map())
+              : Effect.map(
+                  sql`SELECT il.issue_id AS for_issue, l.* FROM issue_labels il JOIN labels l ON l.id = il.label_id
+                    WHERE il.issue_id IN ${sql.in(issueIds)} ORDER BY l.name, l.id`,
+                  (rows) => {
+                    const map = new Map<number, Array<LabelRow>>()
+                    for (const r of rows) {
+                      const list = map.get(num(r.for_issue)) ?? []
+                      list.push(toLabel(r))
+                      map.set(num(r.for_issue), list)
+                    }
+                    return map
+                  }
+                ),
+          labelsByIds: (ids) =>
+            ids.length === 0
+              ? Effect.succeed([])
+              : Effect.map(sql`SELECT * FROM labels WHERE id IN ${sql.in(ids)} ORDER BY name, id`, (rows) =>
+                  rows.map(toLabel)
+                ),
+          labelsByNames: (repoId, orgId, names) =>
+            names.length === 0
+              ? Effect.succeed([])
+              : Effect.map(
+                  sql`SELECT * FROM labels WHERE (repo_id = ${repoId} OR org_id = ${orgId ?? -1})
+                    AND name IN ${sql.in(names)} ORDER BY name, id`,
+                  (rows) => rows.map(toLabel)
+                ),
+          listLabels: (owner, sort, window) =>
+            Effect.gen(function* () {
+              const where = "repoId" in owner ? sql`l.repo_id = ${owner.repoId}` : sql`l.org_id = ${owner.orgId}`
+              const order =
+                sort === "reversealphabetically"
+                  ? sql`l.name DESC, l.id DESC`
+                  : sort === "leastissues"
+                    ? sql`num_issues ASC, l.name, l.id`
+                    : sort === "mostissues"
+                      ? sql`num_issues DESC, l.name, l.id`
+                      : sql`l.name ASC, l.id ASC`
+              const [count] = yield* sql`SELECT count(*) AS n FROM labels l WHERE ${where}`
+              const rows =
+                yield* sql`SELECT ${withIssueCount} FROM labels l WHERE ${where} ORDER BY ${order} ${windowOf(window)}`
+              return { rows: rows.map(toLabel), total: num(count!.n) }
+            }),
+          labelById: (id) =>
+            Effect.map(sql`SELECT ${withIssueCount} FROM labels l WHERE l.id = ${id}`, (rows) => one(rows, toLabel)),
+          insertLabel: (values) =>
+            Effect.map(sql`INSERT INTO labels ${sql.insert(values)} RETURNING *`, (rows) => toLabel(rows[0]!)),
+          updateLabel: (id, values) =>
+            Effect.map(
+              sql`UPDATE labels SET ${sql.update({ ...values, updated_at: new Date() })} WHERE id = ${id} RETURNING *`,
+              (rows) => toLabel(rows[0]!)
+            ),
+          deleteLabel: (id) => Effect.asVoid(sql`DELETE FROM labels WHERE id = ${id}`),
+          addIssueLabel: (issueId, labelId) =>
+            Effect.map(
+              sql`INSERT INTO issue_labels (issue_id, label_id) VALUES (${issueId}, ${labelId})
+                ON CONFLICT DO NOTHING RETURNING issue_id`,
+              (rows) => rows.length > 0
+            ),
+          removeIssueLabel: (issueId, labelId) =>
+            Effect.map(
+              sql`DELETE FROM issue_labels WHERE issue_id = ${issueId} AND label_id = ${labelId} RETURNING issue_id`,
+              (rows) => rows.length > 0
+            ),
+
+          listMilestones: (repoId, state, name, window) =>
+            Effect.gen(function* () {
+              const parts = [sql`m.repo_id = ${repoId}`]
+              if (state !== "all") parts.push(sql`m.is_closed = ${state === "closed"}`)
+              if (name !== "") parts.push(sql`m.name ILIKE ${likePattern(name)}`)
+              const where = sql.and(parts)
+              const [count] = yield* sql`SELECT count(*) AS n FROM milestones m WHERE ${where}`
+              // Forgejo orders by deadline (none = year 9999, last), then name.
+              const rows = yield* sql`SELECT ${milestoneColumns} FROM milestones m WHERE ${where}
+                ORDER BY m.deadline ASC NULLS LAST, m.name ASC, m.id ASC ${windowOf(window)}`
+              return { rows: rows.map(toMilestone), total: num(count!.n) }
+            }),
+          milestonesByIds: (ids) =>
+            ids.length === 0
+              ? Effect.succeed([])
+              : Effect.map(sql`SELECT ${milestoneColumns} FROM milestones m WHERE m.id IN ${sql.in(ids)}`, (rows) =>
+                  rows.map(toMilestone)
+                ),
+          milestoneByName: (repoId, name) =>
+            Effect.map(
+              sql`SELECT ${milestoneColumns} FROM milestones m WHERE m.repo_id = ${repoId} AND m.name = ${name}
+                ORDER BY m.id LIMIT 1`,
+              (rows) => one(rows, toMilestone)
+            ),
+          insertMilestone: (values) =>
+            Effect.map(sql`INSERT INTO milestones ${sql.insert(values)} RETURNING id`, (rows) => ({
+              id: num(rows[0]!.id)
+            })).pipe(
+              Effect.flatMap(({ id }) => sql`SELECT ${milestoneColumns} FROM milestones m WHERE m.id = ${id}`),
+              Effect.map((rows) => toMilestone(rows[0]!))
+            ),
+          updateMilestone: (id, values) =>
+            Effect.asVoid(sql`UPDATE milestones SET ${sql.update(values)} WHERE id = ${id}`),
+          touchMilestone: (id, at, forwardOnly) =>
+            Effect.asVoid(
+              forwardOnly
+                ? sql`UPDATE milestones SET updated_at = GREATEST(updated_at, ${at}) WHERE id = ${id}`
+                : sql`UPDATE milestones SET updated_at = ${at} WHERE id = ${id}`
+            ),
+          deleteMilestone: (id) => Effect.asVoid(sql`DELETE FROM milestones WHERE id = ${id}`),
+
+          insertComment: (c) =>
+            Effect.map(
+              sql`INSERT INTO comments ${sql.insert({
+                issue_id: c.issueId,
+                type: c.type,
+                poster_id: c.posterId,
+                body: c.body ?? "",
+                label_id: c.labelId ?? null,
+                old_milestone_id: c.oldMilestoneId ?? null,
+                milestone_id: c.milestoneId ?? null,
+                assignee_id: c.assigneeId ?? null,
+                removed_assignee: c.removedAssignee ?? false,
+                old_title: c.oldTitle ?? "",
+                new_title: c.newTitle ?? "",
+                old_ref: c.oldRef ?? "",
+                new_ref: c.newRef ?? "",
+                ref_repo_id: c.refRepoId ?? null,
+                ref_issue_id: c.refIssueId ?? null,
+                ref_comment_id: c.refCommentId ?? null,
+                ref_action: c.refAction ?? 0,
+                ref_is_pull: c.refIsPull ?? false,
+                created_at: c.at,
+                updated_at: c.at
+              })} RETURNING *`,
+              (rows) => toComment(rows[0]!)
+            ),
+          commentById: (id) => Effect.map(sql`SELECT * FROM comments WHERE id = ${id}`, (rows) => one(rows, toComment)),
+          listComments: (where, options, window) =>
+            Effect.gen(function* () {
+              const parts =
+                "issueId" in where
+                  ? [sql`c.issue_id = ${where.issueId}`]
+                  : [
+                      sql`c.issue_id IN (SELECT i.id FROM issues i WHERE i.repo_id = ${where.repoId}${
+                        where.pulls === undefined ? sql`` : sql` AND i.is_pull = ${where.pulls}`
+                      })`
+                    ]
+              if (options.types !== undefined) parts.push(sql`c.type IN ${sql.in(options.types)}`)
+              if (options.excludeTypes !== undefined) parts.push(sql`c.type NOT IN ${sql.in(options.excludeTypes)}`)
+              if (options.since !== undefined) parts.push(sql`c.updated_at >= ${options.since}`)
+              if (options.before !== undefined) parts.push(sql`c.updated_at <= ${options.before}`)
+              const condition = sql.and(parts)
+              const [count] = yield* sql`SELECT count(*) AS n FROM comments c WHERE ${condition}`
+              const rows =
+                yield* sql`SELECT c.* FROM comments c WHERE ${condition} ORDER BY c.created_at, c.id ${windowOf(window)}`
+              return { rows: rows.map(toComment), total: num(count!.n) }
+            }),
+          updateComment: (id, body, at) =>
+            Effect.asVoid(sql`UPDATE comments SET body = ${body}, updated_at = ${at} WHERE id = ${id}`),
+          deleteComment: (id) => Effect.asVoid(sql`DELETE FROM comments WHERE id = ${id}`),
+          referencesFrom: (refIssueId, refCommentId) =>
+            Effect.map(
+              sql`SELECT * FROM comments WHERE ref_issue_id = ${refIssueId} AND type IN (3, 5, 6)
+                AND ${refCommentId === null ? sql`ref_comment_id IS NULL` : sql`ref_comment_id = ${refCommentId}`}`,
+              (rows) => rows.map(toComment)
+            ),
+          setRefAction: (commentId, action, at) =>
+            Effect.asVoid(sql`UPDATE comments SET ref_action = ${action}, updated_at = ${at} WHERE id = ${commentId}`)
+        })
+      )
+    })
+  )
+}

@@ -1,0 +1,363 @@
+// Notifications (Forgejo's services/uinotification and routers/api/v1/notify; CONTRACT-ISSUES
+// §16.2). An event hub subscriber turns issue activity into one thread per receiver and issue:
+// a new issue, a new comment and a close or reopen notify the issue's watchers, the repository's
+// watchers and the issue's participants (its poster and commenters), and the users the new text
+// mentions; an assignment notifies the assignee. Never the doer, never someone who blocked the
+// doer, never someone who may not read the issue (a private repository's issues notify nobody
+// outside it; the mentions the core records are already limited to readers).
+//
+// The subscriber is an in-process one: it runs inside `publish`, right after the change's commit,
+// so a thread exists when the change's request is answered. A failure is logged by the hub.
+import { Context, Effect, Layer, Option } from "effect"
+import { Settings } from "../config/Settings.ts"
+import type * as Events from "../events/Events.ts"
+import { EventHub } from "../events/Hub.ts"
+import type { Principal } from "../http/Caller.ts"
+import * as Errors from "../http/Errors.ts"
+import { formatTime } from "../http/Json.ts"
+import type { Page } from "../http/Pagination.ts"
+import { type IssueRow, IssuesRepo } from "../issues/Repo.ts"
+import { parseTime } from "../issues/Service.ts"
+import { atLeast } from "../lib/AccessMode.ts"
+import { mentionCandidates } from "../markdown/References.ts"
+import { RepoPolicy, unitEnabled } from "../repos/Policy.ts"
+import { RepoPresenter } from "../repos/Present.ts"
+import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
+import type { Repository } from "../repos/Schema.ts"
+import { type UserRow, UsersRepo } from "../users/Repo.ts"
+import { type NotificationFilter, type NotificationRow, NotificationsRepo, Source, Status } from "./Repo.ts"
+
+export interface NotificationThread {
+  readonly id: number
+  readonly repository: Repository
+  readonly subject: {
+    readonly title: string
+    readonly url: string
+    readonly latest_comment_url: string
+    readonly html_url: string
+    readonly latest_comment_html_url: string
+    readonly type: string
+    readonly state: string
+  }
+  readonly unread: boolean
+  readonly pinned: boolean
+  readonly updated_at: string
+  readonly url: string
+}
+
+/** The list and mark-read query of Forgejo's `getFindNotificationOptions` / `ReadNotifications`. */
+export interface ListQuery {
+  readonly all?: string | undefined
+  readonly statusTypes: ReadonlyArray<string>
+  readonly subjectTypes: ReadonlyArray<string>
+  readonly since?: string | undefined
+  readonly before?: string | undefined
+}
+
+const STATUS_NAMES: Record<string, number> = { unread: Status.unread, read: Status.read, pinned: Status.pinned }
+const SOURCE_NAMES: Record<string, number> = {
+  issue: Source.issue,
+  pull: Source.pull,
+  commit: Source.commit,
+  repository: Source.repository
+}
+
+/** Forgejo's `statusStringsToNotificationStatuses`: unknown names are ignored; none known gives `fallback`. */
+export const statusesOf = (names: ReadonlyArray<string>, fallback: ReadonlyArray<string>): Array<number> => {
+  const known = (list: ReadonlyArray<string>) =>
+    list.map((n) => STATUS_NAMES[n.trim().toLowerCase()]).filter((n): n is number => n !== undefined)
+  const statuses = known(names)
+  return statuses.length > 0 ? statuses : known(fallback)
+}
+
+const GO_ZERO_TIME = new Date("0001-01-01T00:00:00Z").getTime()
+
+/** Forgejo's `FormBool`: Go's `strconv.ParseBool`. */
+const formBool = (raw: string | undefined) => raw !== undefined && ["1", "t", "T", "TRUE", "true", "True"].includes(raw)
+
+export class NotificationsService extends Context.Service<
+  NotificationsService,
+  {
+    readonly list: (
+      caller: Principal,
+      repoId: number | undefined,
+      query: ListQuery,
+      window: Page
+    ) => Effect.Effect<{ readonly rows: Array<NotificationThread>; readonly total: number }, Errors.ValidationFailed>
+    readonly unreadCount: (caller: Principal) => Effect.Effect<number>
+    readonly markRead: (
+      caller: Principal,
+      repoId: number | undefined,
+      query: {
+        readonly all?: string | undefined
+        readonly statusTypes: ReadonlyArray<string>
+        readonly toStatus?: string | undefined
+        readonly lastReadAt?: string | undefined
+      }
+    ) => Effect.Effect<Array<NotificationThread>, Errors.BadRequest>
+    readonly thread: (
+      caller: Principal,
+      id: string
+    ) => Effect.Effect<NotificationThread, Errors.NotFound | Errors.Forbidden>
+    readonly markThread: (
+      caller: Principal,
+      id: string,
+      toStatus: string | undefined
+    ) => Effect.Effect<NotificationThread, Errors.NotFound | Errors.Forbidden>
+  }
+>()("hearth/notifications/NotificationsService") {
+  static readonly layer = Layer.effect(
+    NotificationsService,
+    Effect.gen(function* () {
+      const settings = yield* Settings
+      const repo = yield* NotificationsRepo
+      const issues = yield* IssuesRepo
+      const repos = yield* ReposRepo
+      const users = yield* UsersRepo
+      const policy = yield* RepoPolicy
+      const presenter = yield* RepoPresenter
+      const hub = yield* EventHub
+
+      /** Forgejo's `CheckRepoUnitUser`: the receiver may read the repository's issues (or pulls) unit. */
+      const mayRead = (user: UserRow, target: RepoRow, owner: UserRow, isPull: boolean) =>
+        Effect.gen(function* () {
+          if (user.type !== "user" || !unitEnabled(target, isPull ? "pulls" : "issues")) return false
+          const access = yield* policy.access({ user, scopes: undefined, method: "password" }, target, owner)
+          return atLeast(access.mode, "read")
+        })
+
+      /**
+       * Forgejo's `createOrUpdateIssueNotifications`. `receivers` given: exactly those (mentions,
+       * the assignee); otherwise the issue's watchers, the repository's watchers and its
+       * participants, minus the doer and whoever blocked the doer.
+       */
+      const notify = (
+        event: { readonly repo: Events.RepositoryRef; readonly doer: Events.Doer; readonly issue: Events.IssueRef },
+        commentId: number | null,
+        receivers?: ReadonlyArray<number>
+      ) =>
+        Effect.gen(function* () {
+          const issue = yield* issues.issueById(event.issue.id)
+          const target = yield* repos.findById(event.repo.id)
+          if (Option.isNone(issue) || Option.isNone(target)) return
+          const owner = yield* users.findById(target.value.ownerId)
+          if (Option.isNone(owner)) return
+          const wanted = new Set<number>()
+          if (receivers !== undefined) for (const id of receivers) wanted.add(id)
+          else {
+            // Explicit issue subscriptions (a later slice) add their watchers here and remove
+            // those who unsubscribed, as Forgejo's `GetIssueWatchersIDs(…, true/false)`.
+            for (const id of yield* repo.repoWatchers(target.value.id)) wanted.add(id)
+            for (const id of yield* repo.participants(issue.value.id, issue.value.posterId)) wanted.add(id)
+          }
+          wanted.delete(event.doer.id)
+          for (const id of yield* repo.blockersOf(event.doer.id)) wanted.delete(id)
+          if (wanted.size === 0) return
+          const found = yield* users.findByIds([...wanted])
+          const allowed: Array<number> = []
+          for (const user of found.values()) {
+            if (yield* mayRead(user, target.value, owner.value, issue.value.isPull)) allowed.push(user.id)
+          }
+          yield* repo.upsertIssue({
+            userIds: allowed,
+            repoId: target.value.id,
+            issueId: issue.value.id,
+            isPull: issue.value.isPull,
+            commentId,
+            doerId: event.doer.id
+          })
+        })
+
+      /** The users `text` mentions that the core recorded as mentioned in the issue (readers, not blocking the author). */
+      const mentionedIn = (issueId: number, text: string) =>
+        Effect.gen(function* () {
+          const ids: Array<number> = []
+          for (const name of mentionCandidates(text, 50)) {
+            const user = yield* users.findByName(name)
+            if (Option.isSome(user)) ids.push(user.value.id)
+          }
+          return yield* repo.mentionedOf(issueId, ids)
+        })
+
+      const handle = (event: Events.Event): Effect.Effect<void> => {
+        switch (event._tag) {
+          case "Issues":
+            switch (event.action) {
+              case "opened":
+                return Effect.gen(function* () {
+                  yield* notify(event, null)
+                  const issue = yield* issues.issueById(event.issue.id)
+                  if (Option.isSome(issue)) {
+                    yield* notify(event, null, yield* mentionedIn(issue.value.id, issue.value.body))
+                  }
+                })
+              case "closed":
+              case "reopened":
+                return notify(event, null)
+              case "assigned":
+                return event.assignee === undefined ? Effect.void : notify(event, null, [event.assignee.id])
+              default:
+                return Effect.void
+            }
+          case "IssueComment":
+            if (event.action !== "created") return Effect.void
+            return Effect.gen(function* () {
+              yield* notify(event, event.comment.id)
+              const comment = yield* issues.commentById(event.comment.id)
+              if (Option.isSome(comment)) {
+                yield* notify(event, event.comment.id, yield* mentionedIn(event.issue.id, comment.value.body))
+              }
+            })
+          default:
+            return Effect.void
+        }
+      }
+      yield* hub.subscribe({ name: "notifications", handle })
+
+      // --- reading them (routers/api/v1/notify) ---
+
+      const present = (caller: Principal, rows: ReadonlyArray<NotificationRow>) =>
+        Effect.gen(function* () {
+          const issueIds = rows.flatMap((r) => (r.issueId === null ? [] : [r.issueId]))
+          const issueRows = new Map<number, IssueRow>(
+            (yield* issues.issuesByIds(issueIds)).map((i) => [i.id, i] as const)
+          )
+          const lastComments = yield* repo.lastCommentIds(issueIds)
+          const repoRows = yield* repos.findByIds([...new Set(rows.map((r) => r.repoId))])
+          const owners = yield* users.findByIds([...new Set(repoRows.map((r) => r.ownerId))])
+          const items = repoRows.flatMap((r) => {
+            const owner = owners.get(r.ownerId)
+            return owner === undefined ? [] : [{ repo: r, owner, access: { mode: "read", code: "read" } as const }]
+          })
+          // Forgejo presents the repository with read access only (the receiver may read it).
+          const presented = yield* presenter.present(caller, items)
+          const byRepo = new Map(presented.map((p, i) => [items[i]!.repo.id, { json: p, item: items[i]! }] as const))
+          const threads: Array<NotificationThread> = []
+          for (const row of rows) {
+            const place = byRepo.get(row.repoId)
+            if (place === undefined) continue
+            const issue = row.issueId === null ? undefined : issueRows.get(row.issueId)
+            const repoPath = `${encodeURIComponent(place.item.owner.name)}/${encodeURIComponent(place.item.repo.name)}`
+            const last = issue === undefined ? undefined : lastComments.get(issue.id)
+            const htmlUrl =
+              issue === undefined
+                ? ""
+                : `${settings.server.ROOT_URL}${repoPath}/${issue.isPull ? "pulls" : "issues"}/${issue.index}`
+            threads.push({
+              id: row.id,
+              repository: place.json,
+              subject: {
+                title: issue?.title ?? "",
+                url:
+                  issue === undefined
+                    ? ""
+                    : `${settings.server.ROOT_URL}api/v1/repos/${repoPath}/issues/${issue.index}`,
+                latest_comment_url:
+                  last === undefined
+                    ? ""
+                    : `${settings.server.ROOT_URL}api/v1/repos/${repoPath}/issues/comments/${last}`,
+                html_url: htmlUrl,
+                latest_comment_html_url: last === undefined ? "" : `${htmlUrl}#issuecomment-${last}`,
+                type:
+                  row.source === Source.pull
+                    ? "Pull"
+                    : row.source === Source.commit
+                      ? "Commit"
+                      : row.source === Source.repository
+                        ? "Repository"
+                        : "Issue",
+                state: issue === undefined ? "" : issue.isClosed ? "closed" : "open"
+              },
+              unread: row.status === Status.unread,
+              pinned: row.status === Status.pinned,
+              updated_at: formatTime(row.updatedAt),
+              url: `${settings.server.ROOT_URL}api/v1/notifications/threads/${row.id}`
+            })
+          }
+          return threads
+        })
+
+      const filterOf = (caller: Principal, repoId: number | undefined, query: ListQuery) =>
+        Effect.gen(function* () {
+          const since = query.since === undefined || query.since === "" ? undefined : yield* parseTime(query.since)
+          const before = query.before === undefined || query.before === "" ? undefined : yield* parseTime(query.before)
+          const sources = query.subjectTypes
+            .map((t) => SOURCE_NAMES[t.trim().toLowerCase()])
+            .filter((s): s is number => s !== undefined)
+          return {
+            userId: caller.user.id,
+            repoId,
+            statuses: formBool(query.all) ? undefined : statusesOf(query.statusTypes, ["unread", "pinned"]),
+            // Subject types given but none known: nothing matches (Forgejo's empty source list).
+            sources: query.subjectTypes.length > 0 && sources.length === 0 ? [0] : sources,
+            since,
+            before
+          } satisfies NotificationFilter
+        })
+
+      const findThread = (caller: Principal, raw: string) =>
+        Effect.gen(function* () {
+          const id = /^\d{1,15}$/.test(raw) ? Number(raw) : 0
+          const row = id > 0 ? yield* repo.byId(id) : undefined
+          if (row === undefined) return yield* Errors.notFound()
+          if (row.userId !== caller.user.id && !caller.user.isAdmin) {
+            return yield* Errors.forbidden(
+              `only user itself and admin are allowed to read/change this thread ${row.id}`
+            )
+          }
+          return row
+        })
+
+      const one = (caller: Principal, row: NotificationRow) =>
+        Effect.flatMap(present(caller, [row]), (list) =>
+          list[0] === undefined ? Effect.fail(Errors.notFound()) : Effect.succeed(list[0])
+        )
+
+      return NotificationsService.of({
+        list: (caller, repoId, query, window) =>
+          Effect.gen(function* () {
+            const filter = yield* filterOf(caller, repoId, query)
+            const total = yield* repo.count(filter)
+            const rows = yield* repo.list(filter, window)
+            return { rows: yield* present(caller, rows), total }
+          }),
+        unreadCount: (caller) => repo.count({ userId: caller.user.id, statuses: [Status.unread] }),
+        markRead: (caller, repoId, query) =>
+          Effect.gen(function* () {
+            let before: Date | undefined
+            if (query.lastReadAt !== undefined && query.lastReadAt.trim() !== "") {
+              const parsed = yield* Effect.mapError(parseTime(query.lastReadAt.trim()), (e) =>
+                Errors.badRequest(e.message)
+              )
+              // Go's zero time means "no bound".
+              if (parsed.getTime() !== GO_ZERO_TIME) before = parsed
+            }
+            const rows = yield* repo.list(
+              {
+                userId: caller.user.id,
+                repoId,
+                statuses: formBool(query.all) ? undefined : statusesOf(query.statusTypes, ["unread"]),
+                before
+              },
+              undefined
+            )
+            const target = statusesOf(query.toStatus === undefined ? [] : [query.toStatus], ["read"])[0]!
+            const changed: Array<NotificationRow> = []
+            for (const row of rows) {
+              const updated = yield* repo.setStatus(row.id, target)
+              if (updated !== undefined) changed.push(updated)
+            }
+            return yield* present(caller, changed)
+          }),
+        thread: (caller, id) => Effect.flatMap(findThread(caller, id), (row) => one(caller, row)),
+        markThread: (caller, id, toStatus) =>
+          Effect.gen(function* () {
+            const row = yield* findThread(caller, id)
+            const target = statusesOf(toStatus === undefined ? [] : [toStatus], ["read"])[0]!
+            const updated = yield* repo.setStatus(row.id, target)
+            return yield* one(caller, updated ?? row)
+          })
+      })
+    })
+  )
+}
