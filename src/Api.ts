@@ -16,7 +16,10 @@ import { GpgApi } from "./gpg/Api.ts"
 import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
 import { IssuesApi, LabelsApi, MilestonesApi } from "./issues/Api.ts"
+import { IssueDepsApi } from "./issues/DepsApi.ts"
 import { IssueExtrasApi } from "./issues/ExtrasApi.ts"
+import { IssueTemplatesApi } from "./issues/TemplatesApi.ts"
+import { IssueTimesApi } from "./issues/TimesApi.ts"
 import { JobsApi } from "./jobs/Api.ts"
 import { KeysApi } from "./keys/Api.ts"
 import { LanguagesApi } from "./languages/Api.ts"
@@ -66,6 +69,9 @@ export class HearthApi extends HttpApi.make("hearth")
     QuotaApi,
     TopicsApi,
     IssueExtrasApi,
+    IssueDepsApi,
+    IssueTimesApi,
+    IssueTemplatesApi,
     IssuesApi,
     LabelsApi,
     MilestonesApi,

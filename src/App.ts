@@ -21,10 +21,15 @@ import { ForksService } from "./forks/Service.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
+import { IssueDeps } from "./issues/Deps.ts"
+import { IssueDepsRepo } from "./issues/DepsRepo.ts"
 import { IssueExtras } from "./issues/Extras.ts"
 import { IssueExtrasRepo } from "./issues/ExtrasRepo.ts"
 import { IssuesRepo } from "./issues/Repo.ts"
 import { IssuesService } from "./issues/Service.ts"
+import { IssueTemplates } from "./issues/Templates.ts"
+import { IssueTimes } from "./issues/Times.ts"
+import { IssueTimesRepo } from "./issues/TimesRepo.ts"
 import { CommandEntitiesLayer, EntitiesLayer } from "./jobs/Cluster.ts"
 import { DeliveryQueue } from "./jobs/Queue.ts"
 import { RecoveryLive } from "./jobs/Recovery.ts"
@@ -90,6 +95,8 @@ const Repos = Layer.mergeAll(
   TopicsRepo.layer,
   IssuesRepo.layer,
   IssueExtrasRepo.layer,
+  IssueDepsRepo.layer,
+  IssueTimesRepo.layer,
   LanguagesRepo.layer,
   SessionsRepo.layer,
   NotificationsRepo.layer
@@ -103,8 +110,11 @@ export const Services = Layer.mergeAll(
   AdminUsers.layer,
   MarkdownRenderer.layer,
   IssueExtras.layer,
+  IssueDeps.layer,
+  IssueTimes.layer,
   SocialService.layer,
-  ContentsService.layer,
+  // Issue templates are read from the default branch through the contents reader.
+  IssueTemplates.layer.pipe(Layer.provideMerge(ContentsService.layer)),
   ForksService.layer,
   TransfersService.layer,
   MirrorsService.layer,

@@ -38,8 +38,11 @@ import { HealthRoutes } from "./health/Http.ts"
 import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
 import { narrowGroups } from "./http/Group.ts"
 import { ErrorResponsesLive } from "./http/Middleware.ts"
+import { IssueDepsHttp } from "./issues/DepsHttp.ts"
 import { IssueExtrasHttp } from "./issues/ExtrasHttp.ts"
 import { IssuesHttp, LabelsHttp, MilestonesHttp } from "./issues/Http.ts"
+import { IssueTemplatesHttp } from "./issues/TemplatesHttp.ts"
+import { IssueTimesHttp } from "./issues/TimesHttp.ts"
 import { JobsHttp } from "./jobs/Http.ts"
 import { KeysHttp } from "./keys/Http.ts"
 import { LanguagesHttp } from "./languages/Http.ts"
@@ -176,6 +179,9 @@ export const ApiHandlers = Layer.mergeAll(
   QuotaHttp,
   TopicsHttp,
   IssueExtrasHttp,
+  IssueDepsHttp,
+  IssueTimesHttp,
+  IssueTemplatesHttp,
   IssuesHttp,
   LabelsHttp,
   MilestonesHttp,

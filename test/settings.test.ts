@@ -69,7 +69,12 @@ describe("defaults", () => {
       REQUIRE_SIGNIN_VIEW: false,
       DISABLE_REGISTRATION: false,
       NO_REPLY_ADDRESS: "noreply.localhost",
-      AUTO_WATCH_NEW_REPOS: true
+      AUTO_WATCH_NEW_REPOS: true,
+      ENABLE_TIMETRACKING: true,
+      DEFAULT_ENABLE_TIMETRACKING: true,
+      DEFAULT_ALLOW_ONLY_CONTRIBUTORS_TO_TRACK_TIME: true,
+      DEFAULT_ENABLE_DEPENDENCIES: true,
+      ALLOW_CROSS_REPOSITORY_DEPENDENCIES: true
     })
     expect(s["service.explore"]).toEqual({ REQUIRE_SIGNIN_VIEW: false, DISABLE_USERS_PAGE: false })
     expect(s.quota).toEqual({ ENABLED: false, DEFAULT_GROUPS: [] })

@@ -108,6 +108,14 @@ export interface SettingsShape {
     readonly NO_REPLY_ADDRESS: string
     /** A new repository (also a fork or a migration) is watched by whoever created it. */
     readonly AUTO_WATCH_NEW_REPOS: boolean
+    /** Time tracking on this forge at all; off: no repository tracks time (Forgejo's ENABLE_TIMETRACKING). */
+    readonly ENABLE_TIMETRACKING: boolean
+    /** The internal tracker settings of a repository that has not set them (Forgejo's DEFAULT_… keys). */
+    readonly DEFAULT_ENABLE_TIMETRACKING: boolean
+    readonly DEFAULT_ALLOW_ONLY_CONTRIBUTORS_TO_TRACK_TIME: boolean
+    readonly DEFAULT_ENABLE_DEPENDENCIES: boolean
+    /** An issue may depend on an issue of another repository. */
+    readonly ALLOW_CROSS_REPOSITORY_DEPENDENCIES: boolean
   }
   /** Forgejo's explore settings (used by the user search, `GET /users/search`). */
   readonly "service.explore": {
@@ -244,7 +252,12 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     REQUIRE_SIGNIN_VIEW: key("bool", "false"),
     DISABLE_REGISTRATION: key("bool", "false"),
     NO_REPLY_ADDRESS: key("string", undefined),
-    AUTO_WATCH_NEW_REPOS: key("bool", "true")
+    AUTO_WATCH_NEW_REPOS: key("bool", "true"),
+    ENABLE_TIMETRACKING: key("bool", "true"),
+    DEFAULT_ENABLE_TIMETRACKING: key("bool", "true"),
+    DEFAULT_ALLOW_ONLY_CONTRIBUTORS_TO_TRACK_TIME: key("bool", "true"),
+    DEFAULT_ENABLE_DEPENDENCIES: key("bool", "true"),
+    ALLOW_CROSS_REPOSITORY_DEPENDENCIES: key("bool", "true")
   },
   "service.explore": {
     REQUIRE_SIGNIN_VIEW: key("bool", "false"),

@@ -29,6 +29,7 @@ import m0017 from "./migrations/0017_web_sessions.ts"
 import m0018 from "./migrations/0018_issues.ts"
 import m0019 from "./migrations/0019_issue_extras.ts"
 import m0020 from "./migrations/0020_notifications.ts"
+import m0022 from "./migrations/0022_issue_deps_times.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -49,7 +50,8 @@ export const migrations = Migrator.fromRecord({
   "0017_web_sessions": m0017,
   "0018_issues": m0018,
   "0019_issue_extras": m0019,
-  "0020_notifications": m0020
+  "0020_notifications": m0020,
+  "0022_issue_deps_times": m0022
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

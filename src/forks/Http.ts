@@ -2,8 +2,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
-import { subject } from "../events/Events.ts"
-import { EventHub } from "../events/Hub.ts"
 import { signedInCaller } from "../http/Caller.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
@@ -16,7 +14,6 @@ export const ForksHttp = HttpApiBuilder.group(HearthApi, "forks", (handlers) =>
   Effect.gen(function* () {
     const forks = yield* ForksService
     const presenter = yield* RepoPresenter
-    const events = yield* EventHub
     return handlers
       .handle("listForks", ({ query }) =>
         Effect.gen(function* () {
@@ -33,8 +30,6 @@ export const ForksHttp = HttpApiBuilder.group(HearthApi, "forks", (handlers) =>
           const caller = yield* signedInCaller
           const opened = yield* CurrentRepo
           const { repo, owner } = yield* forks.fork(caller, opened, payload)
-          const source = { id: opened.repo.id, fullName: `${opened.owner.name}/${opened.repo.name}` }
-          yield* events.publish({ _tag: "ForkRepository", ...subject(owner, repo, caller.user), source })
           return yield* presenter.one(caller, { repo, owner, access: OWNER_ACCESS })
         })
       )

@@ -6,6 +6,8 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { WorkflowEngine } from "effect/workflow"
 import { Settings } from "../config/Settings.ts"
+import { subject } from "../events/Events.ts"
+import { EventHub } from "../events/Hub.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { JobsRepo } from "../jobs/Repo.ts"
@@ -72,6 +74,7 @@ export class ForksService extends Context.Service<
       const engine = yield* WorkflowEngine.WorkflowEngine
       const quota = yield* QuotaService
       const settings = yield* Settings
+      const events = yield* EventHub
 
       /** Where the fork goes: the caller, or an organization the caller may create repositories in. */
       const targetOwner = (caller: Principal, organization: string | null | undefined) =>
@@ -140,6 +143,11 @@ export class ForksService extends Context.Service<
             }
           }).pipe(Effect.provideService(WorkflowEngine.WorkflowEngine, engine))
           yield* Effect.timeoutOption(done, `${settings.repository.FORK_WAIT_TIMEOUT} seconds`)
+          yield* events.publish({
+            _tag: "ForkRepository",
+            ...subject(owner, repo, caller.user),
+            source: { id: source.repo.id, fullName: `${source.owner.name}/${source.repo.name}` }
+          })
           // The row as the job left it (ready, or still creating), for the answer.
           const now = yield* rows.findById(repo.id)
           return { repo: Option.getOrElse(now, () => repo), owner }

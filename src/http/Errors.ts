@@ -17,6 +17,8 @@ export class BadRequest extends make<BadRequest>()("BadRequest", 400) {}
 export class Unauthorized extends make<Unauthorized>()("Unauthorized", 401) {}
 export class Forbidden extends make<Forbidden>()("Forbidden", 403) {}
 export class Conflict extends make<Conflict>()("Conflict", 409) {}
+/** 412: the request is sound but the item's state forbids it (an issue with open dependencies). */
+export class PreconditionFailed extends make<PreconditionFailed>()("PreconditionFailed", 412) {}
 /** 413; a refusal by quota also names the account charged (`user_id`, `username`), as Forgejo's body does. */
 export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")(
   { ...body, user_id: Schema.optionalKey(Schema.Number), username: Schema.optionalKey(Schema.String) },
@@ -49,6 +51,7 @@ export const commonErrors = [
   Forbidden,
   NotFoundEmpty,
   Conflict,
+  PreconditionFailed,
   PayloadTooLarge,
   ValidationFailed,
   Locked,
@@ -63,6 +66,7 @@ export type ApiError =
   | Forbidden
   | NotFound
   | Conflict
+  | PreconditionFailed
   | PayloadTooLarge
   | ValidationFailed
   | Locked
@@ -76,6 +80,7 @@ export const unauthorized = (message: string) => new Unauthorized({ message, url
 export const forbidden = (message: string) => new Forbidden({ message, url: "" })
 export const notFound = () => new NotFound()
 export const conflict = (message: string) => new Conflict({ message, url: "" })
+export const preconditionFailed = (message: string) => new PreconditionFailed({ message, url: "" })
 export const payloadTooLarge = (message: string) => new PayloadTooLarge({ message, url: "" })
 /** The account `owner` is over its quota for what the request would store (Forgejo's `EnforceQuotaAPI`, services/context/quota.go). */
 export const quotaExceeded = (owner: { readonly id: number; readonly name: string }) =>

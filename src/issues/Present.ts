@@ -8,7 +8,8 @@ import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { ghostUser, toApiUser } from "../users/Schema.ts"
 import { type CommentRow, type IssueRow, IssuesRepo, type LabelRow, type MilestoneRow } from "./Repo.ts"
-import type { Comment, Issue, Label, Milestone, TimelineComment } from "./Schema.ts"
+import type { Comment, Issue, Label, Milestone, TimelineComment, TrackedTime } from "./Schema.ts"
+import type { TrackedTimeRow } from "./TimesRepo.ts"
 
 /** The repository an issue lives in, for its URLs and `repository` member. */
 export interface RepoPlace {
@@ -195,7 +196,9 @@ export const makePresenter = (settings: SettingsShape) =>
       issue: IssueRow,
       place: RepoPlace,
       viewer: Principal | undefined,
-      references: ReadonlyMap<number, { readonly issue: IssueRow; readonly place: RepoPlace }>
+      references: ReadonlyMap<number, { readonly issue: IssueRow; readonly place: RepoPlace }>,
+      /** The tracked times time-tracking comments record (Forgejo shows them without their issue). */
+      trackedTimes: ReadonlyArray<TrackedTimeRow> = []
     ): Effect.Effect<Array<TimelineComment>> =>
       Effect.gen(function* () {
         const people = yield* usersById(
@@ -229,6 +232,20 @@ export const makePresenter = (settings: SettingsShape) =>
             refComments.set(c.id, commentOf(source.value, ref.issue, ref.place, userOf(poster, source.value.posterId)))
           }
         }
+        const timeById = new Map(trackedTimes.map((t) => [t.id, t]))
+        const trackedTime = (id: number | null | undefined): TrackedTime | null => {
+          const t = id === null || id === undefined ? undefined : timeById.get(id)
+          if (t === undefined) return null
+          return {
+            id: t.id,
+            created: formatTime(t.createdAt),
+            time: t.time,
+            user_id: t.userId,
+            user_name: people.get(t.userId)?.name ?? "",
+            issue_id: t.issueId,
+            issue: null
+          }
+        }
         const milestone = (id: number | null) => {
           const m = id === null ? undefined : milestoneById.get(id)
           return m === undefined ? null : toMilestone(m)
@@ -250,7 +267,7 @@ export const makePresenter = (settings: SettingsShape) =>
             project_id: 0,
             old_milestone: milestone(c.oldMilestoneId),
             milestone: milestone(c.milestoneId),
-            tracked_time: null,
+            tracked_time: trackedTime(c.timeId),
             old_title: c.oldTitle,
             new_title: c.newTitle,
             old_ref: c.oldRef,
@@ -265,7 +282,10 @@ export const makePresenter = (settings: SettingsShape) =>
             assignee_team: null,
             removed_assignee: c.removedAssignee,
             resolve_doer: null,
-            dependent_issue: null
+            dependent_issue:
+              c.dependentIssueId === null || c.dependentIssueId === undefined
+                ? null
+                : (presentedById.get(c.dependentIssueId) ?? null)
           }
         })
       })

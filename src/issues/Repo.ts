@@ -47,6 +47,10 @@ export interface CommentRow {
   readonly refCommentId: number | null
   readonly refAction: number
   readonly refIsPull: boolean
+  /** The other issue of an add/remove_dependency comment (migration 0022). */
+  readonly dependentIssueId?: number | null
+  /** The tracked time a time-tracking comment records (migration 0022). */
+  readonly timeId?: number | null
   readonly createdAt: Date
   readonly updatedAt: Date
 }
@@ -126,6 +130,8 @@ const toComment = (r: Row): CommentRow => ({
   refCommentId: numOrNull(r.ref_comment_id),
   refAction: num(r.ref_action),
   refIsPull: r.ref_is_pull,
+  dependentIssueId: numOrNull(r.dependent_issue_id),
+  timeId: numOrNull(r.time_id),
   createdAt: r.created_at,
   updatedAt: r.updated_at
 })

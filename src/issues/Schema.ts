@@ -83,6 +83,18 @@ export const Comment = Schema.Struct({
 }).annotate({ identifier: "Comment" })
 export type Comment = typeof Comment.Type
 
+/** Forgejo's TrackedTime (services/convert `ToTrackedTime`); `issue` and `user_name` only when loaded. */
+export const TrackedTime = Schema.Struct({
+  id: Id,
+  created: Time,
+  time: Schema.Int,
+  user_id: Id,
+  user_name: Schema.String,
+  issue_id: Id,
+  issue: Schema.NullOr(Issue)
+}).annotate({ identifier: "TrackedTime" })
+export type TrackedTime = typeof TrackedTime.Type
+
 export const TimelineComment = Schema.Struct({
   id: Id,
   type: Schema.String,
@@ -97,7 +109,7 @@ export const TimelineComment = Schema.Struct({
   project_id: Schema.Int,
   old_milestone: Schema.NullOr(Milestone),
   milestone: Schema.NullOr(Milestone),
-  tracked_time: Schema.Null,
+  tracked_time: Schema.NullOr(TrackedTime),
   old_title: Schema.String,
   new_title: Schema.String,
   old_ref: Schema.String,

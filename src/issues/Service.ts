@@ -16,9 +16,11 @@ import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo } from "../orgs/Repo.ts"
 import { type OpenedRepository, RepoPolicy, searchFilter, unitEnabled } from "../repos/Policy.ts"
 import { ReposRepo } from "../repos/Repo.ts"
+import { trackerSettings } from "../repos/Schema.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
+import { IssueDepsRepo } from "./DepsRepo.ts"
 import {
   isRepoAdmin,
   isWriter,
@@ -52,6 +54,7 @@ import type {
   Milestone,
   TimelineComment
 } from "./Schema.ts"
+import { IssueTimesRepo } from "./TimesRepo.ts"
 
 const T = {
   comment: commentType("comment"),
@@ -366,6 +369,8 @@ export class IssuesService extends Context.Service<
     Effect.gen(function* () {
       const settings = yield* Settings
       const repo = yield* IssuesRepo
+      const deps = yield* IssueDepsRepo
+      const times = yield* IssueTimesRepo
       const users = yield* UsersRepo
       const repos = yield* ReposRepo
       const policy = yield* RepoPolicy
@@ -1045,7 +1050,19 @@ export class IssuesService extends Context.Service<
             if (input.state !== undefined && input.state !== null) {
               const close = input.state === "closed"
               if (close !== issue.isClosed) {
+                // Forgejo's ErrDependenciesLeft (reopening is never checked).
+                if (
+                  close &&
+                  trackerSettings(settings, opened.repo).enable_issue_dependencies &&
+                  (yield* deps.hasOpenBlockers(issue.id))
+                ) {
+                  return yield* Errors.preconditionFailed(
+                    "cannot close this issue because it still has open dependencies"
+                  )
+                }
                 yield* repo.setClosed(issue, close, at)
+                // Closing stops the doer's stopwatch on it (Forgejo's FinishIssueStopwatchIfPossible).
+                if (close) yield* times.finish(doer.id, issue.id, new Date())
                 yield* repo.insertComment({
                   issueId: issue.id,
                   type: close ? T.close : T.reopen,
@@ -1248,8 +1265,13 @@ export class IssuesService extends Context.Service<
               window
             )
             // Cross-references from repositories the reader may not read are left out.
+            // So are the issues of dependency comments (`dependent_issue` stays null for them).
             const sources = yield* repo.issuesByIds([
-              ...new Set(found.rows.flatMap((c) => (c.refIssueId === null ? [] : [c.refIssueId])))
+              ...new Set(
+                found.rows.flatMap((c) =>
+                  [c.refIssueId, c.dependentIssueId].filter((id) => id !== null && id !== undefined)
+                )
+              )
             ])
             const references = new Map<number, { issue: IssueRow; place: RepoPlace }>()
             for (const source of sources) {
@@ -1271,7 +1293,14 @@ export class IssuesService extends Context.Service<
             const rows = found.rows.filter((c) => c.refIssueId === null || references.has(c.refIssueId))
             const hidden = found.rows.length - rows.length
             return {
-              rows: yield* present.timeline(rows, issue, placeOf(opened), opened.caller, references),
+              rows: yield* present.timeline(
+                rows,
+                issue,
+                placeOf(opened),
+                opened.caller,
+                references,
+                yield* times.byIds(rows.flatMap((c) => (c.timeId === null || c.timeId === undefined ? [] : [c.timeId])))
+              ),
               total: found.total - hidden
             }
           }),

@@ -114,6 +114,11 @@ export class OrgsService extends Context.Service<
     /** Deletes the organization; refused (422) while it still owns repositories. */
     readonly remove: (org: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
     readonly list: (filter: OrgFilter, page: Page) => Effect.Effect<Listed<UserRow>>
+    /**
+     * The organizations `user` may create repositories in (member of a team that may, or an owner:
+     * Forgejo's `CanCreateOrgRepo`), by name: the owners a web form offers besides the user.
+     */
+    readonly repoOwnersFor: (user: UserRow) => Effect.Effect<ReadonlyArray<UserRow>>
     readonly listOfUser: (
       user: UserRow,
       publicOnly: boolean,
@@ -311,6 +316,17 @@ export class OrgsService extends Context.Service<
           }),
 
         list: (filter, page) => repo.listOrgs(filter, page),
+        repoOwnersFor: (user) =>
+          Effect.gen(function* () {
+            const { rows } = yield* repo.listOrgsOfUser(
+              user.id,
+              false,
+              { visibilities: [], all: true },
+              { limit: 1000, offset: 0 }
+            )
+            const allowed = yield* Effect.forEach(rows, (org) => policy.canCreateOrgRepo(org, user))
+            return rows.filter((_, i) => allowed[i])
+          }),
         listOfUser: (user, publicOnly, filter, page) => repo.listOrgsOfUser(user.id, publicOnly, filter, page),
         members: (org, options, page) => repo.listMembers(org.id, options, page),
         visibleMembers: (org, viewer, page) =>

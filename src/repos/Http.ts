@@ -13,7 +13,6 @@ import { searchOrFailure } from "../http/SearchFailure.ts"
 import { atLeast } from "../lib/AccessMode.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsService } from "../orgs/Service.ts"
-import { QuotaService } from "../quota/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
@@ -48,7 +47,6 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const users = yield* UsersRepo
     const repoRows = yield* ReposRepo
     const events = yield* EventHub
-    const quota = yield* QuotaService
     const addCollaborator = yield* makeAddCollaborator
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
@@ -106,9 +104,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     /** A new repository of `owner` (charged to its quota: 413 when over), as the caller sees it. */
     const create = (owner: UserRow, caller: Principal, payload: CreateRepoOption) =>
       Effect.gen(function* () {
-        yield* quota.enforce(owner, "size:repos:all")
         const repo = yield* repos.create(owner, payload, caller.user)
-        yield* events.publish({ _tag: "CreateRepository", ...subject(owner, repo, caller.user) })
         return yield* presenter.one(caller, { repo, owner, access: OWNER_ACCESS })
       })
 

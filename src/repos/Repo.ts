@@ -39,6 +39,8 @@ export interface RepoRow {
   readonly enablePrune: boolean
   readonly units: RepoUnits
   readonly pulls: PullSettings
+  /** The internal tracker's settings; null: not set, the `[service]` default applies (migration 0022). */
+  readonly tracker: TrackerSettings
   /** `ready`, or `creating` while a job (a fork) is still filling its git data. */
   readonly status: "ready" | "creating" | "broken" | "pending_transfer"
   /** Topic names, most used first (kept by src/topics). */
@@ -70,6 +72,13 @@ export const MERGE_STYLES = [
 ] as const
 /** Forgejo's update styles (`UpdateStyle`). */
 export const UPDATE_STYLES = ["merge", "rebase"] as const
+
+/** Forgejo's `IssuesConfig` of the issues unit (InternalTracker); null: the `[service]` default. */
+export interface TrackerSettings {
+  readonly enableTimeTracker: boolean | null
+  readonly allowOnlyContributorsToTrackTime: boolean | null
+  readonly enableIssueDependencies: boolean | null
+}
 
 /** The pull request settings (Forgejo's `PullRequestsConfig` of the pulls unit; migration 0014). */
 export interface PullSettings {
@@ -120,6 +129,9 @@ export interface RepoChanges {
   readonly default_merge_style?: string
   readonly default_update_style?: string
   readonly default_allow_maintainer_edit?: boolean
+  readonly enable_time_tracker?: boolean
+  readonly allow_only_contributors_to_track_time?: boolean
+  readonly enable_issue_dependencies?: boolean
 }
 
 /** A collaborator: the user row and its level. */
@@ -317,6 +329,11 @@ export const toRepoRow = (r: Row): RepoRow => ({
     defaultMergeStyle: r.default_merge_style ?? "merge",
     defaultUpdateStyle: r.default_update_style ?? "merge",
     defaultAllowMaintainerEdit: r.default_allow_maintainer_edit ?? false
+  },
+  tracker: {
+    enableTimeTracker: r.enable_time_tracker ?? null,
+    allowOnlyContributorsToTrackTime: r.allow_only_contributors_to_track_time ?? null,
+    enableIssueDependencies: r.enable_issue_dependencies ?? null
   }
 })
 

@@ -152,7 +152,15 @@ export const EditRepoOption = Schema.Struct({
   default_delete_branch_after_merge: Schema.optional(Schema.Boolean),
   default_merge_style: Schema.optional(Schema.String),
   default_update_style: Schema.optional(Schema.String),
-  default_allow_maintainer_edit: Schema.optional(Schema.Boolean)
+  default_allow_maintainer_edit: Schema.optional(Schema.Boolean),
+  /** Fields left out keep their value. */
+  internal_tracker: Schema.optional(
+    Schema.Struct({
+      enable_time_tracker: Schema.optional(Schema.Boolean),
+      allow_only_contributors_to_track_time: Schema.optional(Schema.Boolean),
+      enable_issue_dependencies: Schema.optional(Schema.Boolean)
+    })
+  )
 }).annotate({ identifier: "EditRepoOption" })
 export type EditRepoOption = typeof EditRepoOption.Type
 
@@ -186,6 +194,16 @@ export const sshUrl = (settings: SettingsShape, owner: string, name: string) => 
     ? `${user}@${host}:${path}`
     : `ssh://${user}@${host}:${settings.server.SSH_PORT}/${path}`
 }
+
+/** The internal tracker's settings in effect: the repository's own, else the `[service]` defaults. */
+export const trackerSettings = (settings: SettingsShape, repo: Pick<RepoRow, "tracker">) => ({
+  enable_time_tracker: settings.service.ENABLE_TIMETRACKING
+    ? (repo.tracker.enableTimeTracker ?? settings.service.DEFAULT_ENABLE_TIMETRACKING)
+    : false,
+  allow_only_contributors_to_track_time:
+    repo.tracker.allowOnlyContributorsToTrackTime ?? settings.service.DEFAULT_ALLOW_ONLY_CONTRIBUTORS_TO_TRACK_TIME,
+  enable_issue_dependencies: repo.tracker.enableIssueDependencies ?? settings.service.DEFAULT_ENABLE_DEPENDENCIES
+})
 
 /** A repository as a viewer sees it, with the viewer's permissions. */
 export const toApiRepo = (
@@ -248,11 +266,7 @@ export const toApiRepo = (
       pull: atLeast(access.code, "read")
     },
     has_issues: repo.units.hasIssues,
-    internal_tracker: {
-      enable_time_tracker: true,
-      allow_only_contributors_to_track_time: true,
-      enable_issue_dependencies: true
-    },
+    internal_tracker: trackerSettings(settings, repo),
     has_wiki: repo.units.hasWiki,
     has_wiki_contents: false,
     wiki_branch: repo.defaultBranch,

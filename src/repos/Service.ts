@@ -7,6 +7,7 @@ import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Settings } from "../config/Settings.ts"
 import { onAlreadyExists, transaction as sqlTransaction } from "../db/Boundary.ts"
+import { subject } from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
@@ -19,6 +20,7 @@ import { IssuesRepo } from "../issues/Repo.ts"
 import { LanguagesService } from "../languages/Service.ts"
 import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
 import { branchNameProblem, NAME_MAX, repoNameProblem } from "../lib/Names.ts"
+import { QuotaService } from "../quota/Service.ts"
 import { SocialRepo } from "../social/Repo.ts"
 import * as Templates from "../templates/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
@@ -156,6 +158,15 @@ const editChanges = (repo: RepoRow, input: EditRepoOption, minMirrorInterval: nu
   for (const [column, value] of flags) if (value !== undefined) changes[column] = value
   if (input.default_merge_style !== undefined) changes.default_merge_style = input.default_merge_style
   if (input.default_update_style !== undefined) changes.default_update_style = input.default_update_style
+  // Forgejo's IssuesConfig of the issues unit (`internal_tracker`).
+  const tracker = input.internal_tracker
+  if (tracker?.enable_time_tracker !== undefined) changes.enable_time_tracker = tracker.enable_time_tracker
+  if (tracker?.allow_only_contributors_to_track_time !== undefined) {
+    changes.allow_only_contributors_to_track_time = tracker.allow_only_contributors_to_track_time
+  }
+  if (tracker?.enable_issue_dependencies !== undefined) {
+    changes.enable_issue_dependencies = tracker.enable_issue_dependencies
+  }
   return changes
 }
 
@@ -205,7 +216,10 @@ export class ReposService extends Context.Service<
       repo: RepoRow,
       options?: { readonly maintain?: boolean }
     ) => Effect.Effect<void>
-    /** Creates the row and the bare repository; a failure of either leaves neither. */
+    /**
+     * A new repository of `owner`, charged to its quota (413 when over): the row and the bare
+     * repository (a failure of either leaves neither), then the CreateRepository event.
+     */
     readonly create: (
       owner: UserRow,
       input: CreateRepoOption,
@@ -213,7 +227,12 @@ export class ReposService extends Context.Service<
       doer: UserRow
     ) => Effect.Effect<
       RepoRow,
-      Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError | Errors.NotFound
+      | Errors.ValidationFailed
+      | Errors.Conflict
+      | Errors.BadRequest
+      | Errors.InternalError
+      | Errors.NotFound
+      | Errors.PayloadTooLarge
     >
     /** Deletes the row and the directory. */
     readonly remove: (owner: UserRow, repo: RepoRow) => Effect.Effect<void>
@@ -288,6 +307,7 @@ export class ReposService extends Context.Service<
       const writer = yield* RepositoryWriter
       const languages = yield* LanguagesService
       const events = yield* EventHub
+      const quota = yield* QuotaService
 
       const find = (ownerName: string, name: string) =>
         Effect.gen(function* () {
@@ -432,6 +452,7 @@ export class ReposService extends Context.Service<
           ),
         create: (owner, input, doer) =>
           Effect.gen(function* () {
+            yield* quota.enforce(owner, "size:repos:all")
             const problem = createProblem(input)
             if (problem !== undefined) return yield* Errors.validationFailed(problem)
             if (Option.isSome(yield* repos.findByName(owner.id, input.name))) {
@@ -521,10 +542,16 @@ export class ReposService extends Context.Service<
                 })
               }
             }
+            yield* events.publish({ _tag: "CreateRepository", ...subject(owner, ready, doer) })
             return ready
           }) as Effect.Effect<
             RepoRow,
-            Errors.ValidationFailed | Errors.Conflict | Errors.BadRequest | Errors.InternalError | Errors.NotFound
+            | Errors.ValidationFailed
+            | Errors.Conflict
+            | Errors.BadRequest
+            | Errors.InternalError
+            | Errors.NotFound
+            | Errors.PayloadTooLarge
           >,
         remove: (owner, repo) => Effect.andThen(deleteRow(owner, repo), removeDir(owner, repo)),
         insertRow,

@@ -169,6 +169,8 @@ export class UsersRepo extends Context.Service<
       offset: number
     ) => Effect.Effect<{ rows: Array<UserRow>; total: number }>
     readonly countAdmins: Effect.Effect<number>
+    /** Individual accounts (organizations not counted). */
+    readonly countUsers: Effect.Effect<number>
     readonly touchLastLogin: (id: number) => Effect.Effect<void>
     /** Lowers the starred-repository count of everyone who starred `repoId` (before it is deleted). */
     readonly releaseStarsOfRepository: (repoId: number) => Effect.Effect<void>
@@ -324,6 +326,7 @@ export class UsersRepo extends Context.Service<
           countAdmins: Effect.map(sql`SELECT count(*) AS n FROM users WHERE is_admin AND type = 0`, (rows) =>
             Number(rows[0]!.n)
           ),
+          countUsers: Effect.map(sql`SELECT count(*) AS n FROM users WHERE type = 0`, (rows) => Number(rows[0]!.n)),
           touchLastLogin: (id) => written(Effect.asVoid(sql`UPDATE users SET last_login = now() WHERE id = ${id}`)),
           releaseStarsOfRepository: (repoId) =>
             written(

@@ -26,6 +26,9 @@ const account = (ctx: WebContext) => {
   }
   const name = viewer.user.name
   return html`<div class="Header-item">
+      <a class="Header-link" href="/repo/create" data-testid="new-repository">${icon("plus")} New repository</a>
+    </div>
+    <div class="Header-item">
       <a class="Header-link" href="/${name}" data-testid="signed-in-as">${icon("person")} ${name}</a>
     </div>
     <div class="Header-item mr-0">

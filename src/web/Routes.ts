@@ -17,6 +17,7 @@ import { RepoCommitPages } from "./pages/RepoCommit.ts"
 import { RepoCommitsPages } from "./pages/RepoCommits.ts"
 import { RepoComparePages } from "./pages/RepoCompare.ts"
 import { RepoHomePages } from "./pages/RepoHome.ts"
+import { RepoNewPages } from "./pages/RepoNew.ts"
 import { RepoRawPages } from "./pages/RepoRaw.ts"
 import { RepoSettingsPages } from "./pages/RepoSettings.ts"
 import { RepoSettingsAccessPages } from "./pages/RepoSettingsAccess.ts"
@@ -70,6 +71,7 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* KeySettingsPages(web)),
       ...(yield* ApplicationSettingsPages(web)),
       ...(yield* SecuritySettingsPages(web)),
+      ...(yield* RepoNewPages(web)),
       ...(yield* RepoHomePages(web, repo)),
       ...(yield* RepoSrcPages(web, repo)),
       ...(yield* RepoRawPages(web, repo)),

@@ -2,17 +2,19 @@
 // dir by default; a fresh PostgreSQL database when TEST_DATABASE_URL is set), real HTTP on a
 // free loopback port. `run` executes an effect against the running app's services.
 
-import { mkdtempSync, rmSync } from "node:fs"
+import { cpSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
+import { type Context, Effect, Exit, Layer, Scope } from "effect"
+import { inject } from "vitest"
 import * as Settings from "../../src/config/Settings.ts"
 import { ServeLayer } from "../../src/main.ts"
 import type { NewAccount } from "../../src/users/Service.ts"
 import { UsersService } from "../../src/users/Service.ts"
+import { freshPostgresDatabase } from "./postgres.ts"
+
+export { freshPostgresDatabase }
 
 export interface Hearth {
   /** e.g. http://127.0.0.1:40123 (no trailing slash) */
@@ -35,43 +37,35 @@ export const freePort = () =>
     })
   })
 
-/** A fresh PostgreSQL database on TEST_DATABASE_URL's server, dropped when the scope closes. */
-/**
- * A database of its own on the server at `adminUrl`, dropped when the scope closes; with
- * `create: false`, only a fresh name (for a test that has Hearth create it), dropped all the same.
- */
-export const freshPostgresDatabase = (adminUrl: string, options: { readonly create?: boolean } = {}) =>
-  Effect.gen(function* () {
-    const name = `hearth_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-    const admin = (statement: (sql: SqlClient) => Effect.Effect<unknown, unknown>) =>
-      Effect.scoped(
-        Effect.gen(function* () {
-          const context = yield* Layer.build(PgClient.layer({ url: Redacted.make(adminUrl), maxConnections: 1 }))
-          yield* statement(Context.get(context, SqlClient))
-        })
-      )
-    yield* Effect.acquireRelease(
-      options.create === false ? Effect.void : admin((sql) => sql`CREATE DATABASE ${sql(name)}`),
-      () => admin((sql) => sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`).pipe(Effect.ignore)
-    )
-    const url = new URL(adminUrl)
-    url.pathname = `/${name}`
-    return url.toString()
-  })
+/** The run's migrated database to start from (test/support/globalSetup.ts), if there is one. */
+const templateOf = (key: "embeddedTemplate" | "postgresTemplate") => {
+  try {
+    const value = inject(key)
+    return value === undefined || value === "" ? undefined : value
+  } catch {
+    return undefined // outside a vitest worker (a benchmark using this file)
+  }
+}
 
 export const startHearth = async (overrides: Settings.RawSettings = {}): Promise<Hearth> => {
   const port = await freePort()
   const dataDir = mkdtempSync(join(tmpdir(), "hearth-test-"))
   const scope = Effect.runSync(Scope.make())
   const testDatabaseUrl = process.env.TEST_DATABASE_URL
+  // A file that chooses its own database or data directory starts from nothing, as a new forge does.
+  const fromTemplate = overrides.database === undefined && overrides.server?.APP_DATA_PATH === undefined
   try {
-    const database =
-      testDatabaseUrl !== undefined && testDatabaseUrl !== ""
-        ? {
-            DB_TYPE: "postgres",
-            DATABASE_URL: await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl), scope))
-          }
-        : { DB_TYPE: "embedded" }
+    const postgres = testDatabaseUrl !== undefined && testDatabaseUrl !== ""
+    const template = fromTemplate ? templateOf(postgres ? "postgresTemplate" : "embeddedTemplate") : undefined
+    if (!postgres && template !== undefined) cpSync(join(template, "db"), join(dataDir, "db"), { recursive: true })
+    const database = postgres
+      ? {
+          DB_TYPE: "postgres",
+          DATABASE_URL: await Effect.runPromise(
+            Scope.provide(freshPostgresDatabase(testDatabaseUrl, template === undefined ? {} : { template }), scope)
+          )
+        }
+      : { DB_TYPE: "embedded" }
     const raw: Settings.RawSettings = {
       ...overrides,
       server: {

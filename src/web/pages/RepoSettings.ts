@@ -26,7 +26,8 @@ const NOTICES: Readonly<Record<string, string>> = {
   updated: "The repository's settings have been updated.",
   archived: "The repository has been archived. It is read-only now.",
   unarchived: "The repository has been unarchived.",
-  "transfer-pending": "The transfer has been started; it completes when the new owner accepts it."
+  "transfer-pending": "The transfer has been started; it completes when the new owner accepts it.",
+  "transfer-cancelled": "The transfer has been cancelled; the repository stays where it is."
 }
 
 /** The units, as EditRepoOption names them. */
@@ -131,22 +132,37 @@ export const RepoSettingsPages = (web: Web, frame: RepoFrame) =>
         const [pending] = yield* transfers.pendingOf([repo.id])
         const recipient =
           pending === undefined ? undefined : Option.getOrUndefined(yield* users.findById(pending.recipientId))
+        // The default branch is chosen among the branches (typed while there are none yet).
+        const branches = repo.isEmpty ? [] : (yield* frame.data.refsOf(view.handle)).branches
         const basic = html`<form method="post" action="${view.base}/settings" data-testid="settings-update-form">
   ${csrfField(ctx)}
   <input type="hidden" name="action" value="update">
   ${field({ name: "repo_name", label: "Repository name", value: value("repo_name", repo.name), required: true, autocomplete: "off" }, errors)}
   ${textArea({ name: "description", label: "Description", value: value("description", repo.description), rows: 3 }, errors)}
   ${field({ name: "website", label: "Website", value: value("website", repo.website), autocomplete: "url" }, errors)}
-  ${field(
-    {
-      name: "default_branch",
-      label: "Default branch",
-      value: value("default_branch", repo.defaultBranch),
-      autocomplete: "off",
-      hint: repo.isEmpty ? "The repository is empty: any valid branch name." : "A branch of the repository."
-    },
-    errors
-  )}
+  ${
+    branches.length === 0
+      ? field(
+          {
+            name: "default_branch",
+            label: "Default branch",
+            value: value("default_branch", repo.defaultBranch),
+            autocomplete: "off",
+            hint: "The repository is empty: any valid branch name."
+          },
+          errors
+        )
+      : select(
+          {
+            name: "default_branch",
+            label: "Default branch",
+            value: value("default_branch", repo.defaultBranch),
+            choices: branches.map((branch) => [branch, branch] as const),
+            hint: "The branch pull requests and commits go to by default, and the one visitors see first."
+          },
+          errors
+        )
+  }
   ${checkbox({ name: "private", label: "Private", checked: checked("update", "private", repo.isPrivate), hint: "Only the owner, collaborators and teams with access see a private repository." })}
   <button class="btn btn-primary" type="submit">Update settings</button>
 </form>`
@@ -173,29 +189,37 @@ export const RepoSettingsPages = (web: Web, frame: RepoFrame) =>
         const danger = html`<section class="Box Box--danger mb-4" data-testid="danger-zone">
   <div class="Box-header"><h2 class="Box-title">Danger zone</h2></div>
   ${
-    isOwner
-      ? dangerForm(
-          view,
-          "transfer",
-          "Transfer ownership",
-          recipient === undefined
-            ? "Move the repository to another user or an organization you may create repositories in. Someone who may not receive it for you must accept the transfer."
-            : html`A transfer to <strong>${recipient.name}</strong> is waiting for its recipient.`,
-          "Transfer this repository",
-          typed,
-          errors,
-          field(
-            {
-              name: "new_owner_name",
-              label: "New owner",
-              value: typed.new_owner_name ?? "",
-              autocomplete: "off",
-              required: true
-            },
-            errors
+    !isOwner
+      ? empty
+      : recipient !== undefined
+        ? html`<div class="Box-row" data-testid="danger-cancel_transfer">
+  <h3 class="h4">Transfer ownership</h3>
+  <p class="color-fg-muted">A transfer to <strong>${recipient.name}</strong> is waiting for its recipient.</p>
+  <form method="post" action="${view.base}/settings">
+    ${csrfField(view.ctx)}
+    <input type="hidden" name="action" value="cancel_transfer">
+    <button class="btn btn-danger" type="submit">Cancel the transfer</button>
+  </form>
+</div>`
+        : dangerForm(
+            view,
+            "transfer",
+            "Transfer ownership",
+            "Move the repository to another user or an organization you may create repositories in. Someone who may not receive it for you must accept the transfer.",
+            "Transfer this repository",
+            typed,
+            errors,
+            field(
+              {
+                name: "new_owner_name",
+                label: "New owner",
+                value: typed.new_owner_name ?? "",
+                autocomplete: "off",
+                required: true
+              },
+              errors
+            )
           )
-        )
-      : empty
   }
   ${
     repo.isMirror
@@ -323,6 +347,12 @@ ${danger}`
               return done
                 ? web.redirect(view.ctx, repoBase(owner.name, repo.name))
                 : web.redirect(view.ctx, `${view.base}/settings?done=transfer-pending`)
+            }
+            case "cancel_transfer": {
+              if (!atLeast(view.access.mode, "owner")) return onlyOwner(view)
+              const result = yield* Effect.result(transfers.reject(view.ctx.viewer!, view))
+              if (result._tag === "Failure") return yield* optionsPage(view, typed, {}, result.failure.message)
+              return web.redirect(view.ctx, `${view.base}/settings?done=transfer-cancelled`)
             }
             case "delete": {
               if (!atLeast(view.access.mode, "owner")) return onlyOwner(view)

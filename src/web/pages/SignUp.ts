@@ -1,8 +1,11 @@
 // Creating an account (Forgejo's routers/web/auth `SignUp`): a name, an e-mail address and a
 // password typed twice, checked by the same UsersService rules as the admin API and the CLI; the
 // new account is signed in. `[service] DISABLE_REGISTRATION`: the page says that registration is
-// off and the form is refused (403).
+// off and the form is refused (403). The first account of a new forge becomes its administrator
+// (Forgejo's `handleUserCreated`: "auto-set admin for the only user"), so that whoever sets Hearth
+// up and signs up first can manage it without the CLI.
 import { Effect } from "effect"
+import { UsersRepo } from "../../users/Repo.ts"
 import { UsersService } from "../../users/Service.ts"
 import { type FieldErrors, field, fieldOfMessage, formError } from "../Form.ts"
 import { html } from "../Html.ts"
@@ -17,6 +20,7 @@ const FIELDS = { username: "user_name", email: "email", password: "password" }
 export const SignUpPages = (web: Web) =>
   Effect.gen(function* () {
     const users = yield* UsersService
+    const usersRepo = yield* UsersRepo
 
     const disabledPage = (ctx: WebContext, status: number) =>
       web.page(
@@ -87,7 +91,12 @@ export const SignUpPages = (web: Web) =>
               ? signUpPage(ctx, values, {}, message, 422)
               : signUpPage(ctx, values, { [name]: message }, undefined, 422)
           }
-          yield* web.openSession(ctx, created.success, "signed-in")
+          let user = created.success
+          if (!user.isAdmin && (yield* usersRepo.countUsers) === 1) {
+            user = yield* users.update(user, { is_admin: true }).pipe(Effect.orDie)
+            yield* Effect.logInfo(`${user.name} is the first account and has been made an administrator`)
+          }
+          yield* web.openSession(ctx, user, "signed-in")
           return web.redirect(ctx, "/")
         })
       )
