@@ -36,6 +36,7 @@ import { GpgExportRoutes, GpgHttp } from "./gpg/Http.ts"
 import { answerOutage } from "./health/Database.ts"
 import { HealthRoutes } from "./health/Http.ts"
 import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
+import { narrowGroups } from "./http/Group.ts"
 import { ErrorResponsesLive } from "./http/Middleware.ts"
 import { AttachmentDownloadRoutes, IssueAttachmentsHttp } from "./issues/AttachmentsHttp.ts"
 import { IssueDepsHttp } from "./issues/DepsHttp.ts"
@@ -200,7 +201,8 @@ export const ApiHandlers = Layer.mergeAll(
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
-  Layer.provide(ApiHandlers),
+  // Handlers read Settings while they run (paging: src/http/Pagination.ts); every other service at build.
+  Layer.provide(narrowGroups(HearthApi, ApiHandlers, [Settings])),
   Layer.provide([JsonBodyCheckLive, RepoAssignmentLive, AuthenticationLive, ErrorResponsesLive])
 )
 
@@ -380,8 +382,8 @@ export interface ListenOptions {
 }
 
 // Every request's fiber starts from the context the server was started in, and effect copies that
-// context each time it adds to it (the request, the route, the API group's services): twice per
-// request at least. The routes captured the application services they use when they were built,
+// context each time it merges into it (an API route merges its group's few per-request services,
+// src/http/Group.ts). The routes captured the application services they use when they were built,
 // so the requests start from the HTTP machinery's services only, not the ~55 of the application.
 const requestContext = <A>(context: Context.Context<A>): Context.Context<A> =>
   Context.makeUnsafe(new Map([...context.mapUnsafe].filter(([key]) => !key.startsWith("hearth/"))))

@@ -5,7 +5,10 @@ import { enableCompileCache } from "node:module"
 // - A small young generation. V8 sizes it from the machine's memory (up to 64 MB per semi-space on
 //   a large host), which becomes most of a server's resident memory and buys little for requests
 //   that allocate a few kilobytes each: 16 MB semi-spaces measured ≈ 90 MB less RSS under load
-//   (infra/bench/README.md); 8 MB saves 15 MB more but costs CPU in scavenges.
+//   than the default, 8 MB another 16–25 MB less (PostgreSQL: 170 against 195 MB after 135,000
+//   requests) for twice as many scavenges, each half as long now that nothing is pretenured
+//   (below): +0.6 µs of scavenging per request, ≈ 1 % of the CPU (infra/bench/README.md, issue 16
+//   item 6).
 // - No allocation-site pretenuring. While the modules load and the layers are built nearly every
 //   object survives, so V8 marks some object and array literals of effect's request path as
 //   long-lived and from then on allocates them in the old generation, where each keeps the
@@ -27,7 +30,7 @@ import { enableCompileCache } from "node:module"
 //   serve` brings the optimizing compiler back.
 // So `serve` replaces its own process (process.execve: same pid, no child) with one started with
 // them, unless they were given already (on the command line or in NODE_OPTIONS).
-const SERVER_FLAGS = ["--max-semi-space-size=16", "--no-allocation-site-pretenuring", "--liftoff-only"]
+const SERVER_FLAGS = ["--max-semi-space-size=8", "--no-allocation-site-pretenuring", "--liftoff-only"]
 
 // Node's compile cache keeps the type-stripped and compiled modules between runs (in the OS temp
 // dir, or NODE_COMPILE_CACHE), which takes about a third off start-up and, once warm, spares the

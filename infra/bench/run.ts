@@ -57,7 +57,14 @@ const config = {
   output: process.env.BENCH_OUTPUT
 }
 
-const TARGETS = { version: 0.5, user: 0.3, rssMb: 200, embeddedIdleMb: 300, startMs: 1500 } as const
+// Issue 16 item 6 (issue 2's were 50 % / 30 %, 200 MB and 1.5 s for both databases).
+const TARGETS = {
+  version: 0.6,
+  user: 0.4,
+  rssMb: 160,
+  embeddedIdleMb: 300,
+  startMs: { postgres: 1000, embedded: 1500 }
+} as const
 const USERNAME = "bench"
 const PASSWORD = "bench-password-123"
 const ACCOUNT = { username: USERNAME, password: PASSWORD }
@@ -281,10 +288,11 @@ const main = async () => {
   out("|---|---:|---:|---:|---|")
   for (const [name, times] of startup) {
     const m = median(times)
-    const met = m <= TARGETS.startMs
+    const limit = TARGETS.startMs[name]
+    const met = m <= limit
     if (!met) missed++
     out(
-      `| ${name} | ${fmt(m)} ms | ${fmt(Math.min(...times))} – ${fmt(Math.max(...times))} ms | ≤ ${fmt(TARGETS.startMs)} ms | ${met ? "yes" : "NO"} |`
+      `| ${name} | ${fmt(m)} ms | ${fmt(Math.min(...times))} – ${fmt(Math.max(...times))} ms | ≤ ${fmt(limit)} ms | ${met ? "yes" : "NO"} |`
     )
     results[`${name}/startup`] = times
   }

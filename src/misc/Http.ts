@@ -5,8 +5,9 @@ import { respond } from "../http/Json.ts"
 import { VERSION } from "../version.ts"
 import { ServerVersion } from "./Api.ts"
 
-export const MiscHttp = HttpApiBuilder.group(HearthApi, "misc", (handlers) =>
-  Effect.succeed(
-    handlers.handle("getVersion", () => Effect.succeed(respond(ServerVersion, { version: VERSION, Version: VERSION })))
-  )
-)
+export const MiscHttp = HttpApiBuilder.group(HearthApi, "misc", (handlers) => {
+  // The answer never changes while the server runs: encoded once, not on every request (clients
+  // ask for it on every connection).
+  const version = Effect.succeed(respond(ServerVersion, { version: VERSION, Version: VERSION }))
+  return Effect.succeed(handlers.handle("getVersion", () => version))
+})

@@ -1,0 +1,105 @@
+// What an API request's context holds (issue 16 item 6): only the API's middlewares and the
+// services its handlers read while they run, not every service the group was built with
+// (src/http/Group.ts). A small API served on a real port shows the context itself; Hearth's own
+// routes show that what they read per request (Settings, for paging) is still there.
+import { createServer } from "node:http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware } from "effect/http-api"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { narrowGroups } from "../src/http/Group.ts"
+import { basic, createUser, freePort, type Hearth, request, startHearth } from "./support/hearth.ts"
+
+/** A service the group reads once, when it is built. */
+class Greeter extends Context.Service<Greeter, { readonly greeting: string }>()("test/Greeter") {}
+/** A service a handler reads while a request runs. */
+class Clock extends Context.Service<Clock, { readonly now: string }>()("test/Clock") {}
+
+class Stamp extends HttpApiMiddleware.Service<Stamp>()("test/Stamp") {}
+const StampLive = Layer.succeed(
+  Stamp,
+  Stamp.of((effect) => Effect.map(effect, (response) => HttpServerResponse.setHeader(response, "x-stamp", "yes")))
+)
+
+class ProbeApi extends HttpApi.make("probe")
+  .add(
+    HttpApiGroup.make("probe").add(
+      HttpApiEndpoint.get("keys", "/keys", { success: Schema.Array(Schema.String) }),
+      HttpApiEndpoint.get("greet", "/greet", { success: Schema.String }),
+      HttpApiEndpoint.get("time", "/time", { success: Schema.String })
+    )
+  )
+  .middleware(Stamp) {}
+
+const ProbeHttp = HttpApiBuilder.group(ProbeApi, "probe", (handlers) =>
+  Effect.gen(function* () {
+    const greeter = yield* Greeter
+    return handlers
+      .handle("keys", () => Effect.withFiber((fiber) => Effect.succeed([...fiber.context.mapUnsafe.keys()])))
+      .handle("greet", () => Effect.succeed(greeter.greeting))
+      .handle("time", () =>
+        Effect.gen(function* () {
+          return (yield* Clock).now
+        })
+      )
+  })
+)
+
+let base: string
+const scope = Effect.runSync(Scope.make())
+let hearth: Hearth
+beforeAll(async () => {
+  const port = await freePort()
+  // The services reach the routes only through the group, as in Hearth, whose server starts each
+  // request from the HTTP machinery's services alone (src/Server.ts `requestContext`).
+  const groups = narrowGroups(ProbeApi, ProbeHttp, [Clock]).pipe(
+    Layer.provide([Layer.succeed(Greeter, { greeting: "hello" }), Layer.succeed(Clock, { now: "noon" })])
+  )
+  const routes = HttpApiBuilder.layer(ProbeApi).pipe(Layer.provide(groups), Layer.provide(StampLive))
+  const served = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
+  )
+  await Effect.runPromise(Layer.buildWithScope(served, scope))
+  base = `http://127.0.0.1:${port}`
+  hearth = await startHearth()
+  await createUser(hearth, { username: "alice" })
+  await createUser(hearth, { username: "alicia" })
+})
+afterAll(async () => {
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  await hearth?.close()
+})
+
+describe("an API request's context", () => {
+  it("holds the services read per request, not those the group was built with", async () => {
+    const res = await fetch(`${base}/keys`)
+    expect(res.status).toBe(200)
+    const keys = (await res.json()) as Array<string>
+    expect(keys).toContain("test/Clock")
+    expect(keys).not.toContain("test/Greeter")
+    // The middleware, looked up from the same context when the route is built, still applies.
+    expect(res.headers.get("x-stamp")).toBe("yes")
+  })
+
+  it("answers from services resolved at build and read per request", async () => {
+    const greet = await fetch(`${base}/greet`)
+    expect([greet.status, await greet.json(), greet.headers.get("x-stamp")]).toEqual([200, "hello", "yes"])
+    const time = await fetch(`${base}/time`)
+    expect([time.status, await time.json()]).toEqual([200, "noon"])
+  })
+
+  it("is checked when compiled: a service read per request and not listed is a type error", () => {
+    // \`npm run typecheck\` fails if this line compiles.
+    // @ts-expect-error Clock is read per request and not listed
+    const unlisted = narrowGroups(ProbeApi, ProbeHttp, [])
+    expect(Layer.isLayer(unlisted)).toBe(true)
+  })
+
+  it("still has what Hearth's handlers read per request: a paged list reads Settings", async () => {
+    const res = await request(hearth, "GET", "/users/search?q=ali&limit=1", basic("alice"))
+    expect(res.status).toBe(200)
+    expect(res.headers.get("x-total-count")).toBe("2")
+    expect(res.headers.get("link")).toContain(`<${hearth.base}/api/v1/users/search?limit=1&page=2&q=ali>; rel="next"`)
+  })
+})
