@@ -8,7 +8,7 @@ import { Settings } from "../config/Settings.ts"
 import { signedInCaller } from "../http/Caller.ts"
 import { resolvePage, resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
-import { orgLevel, webhooksEnabled } from "./Policy.ts"
+import { makeOrgLevel, webhooksEnabled } from "./Policy.ts"
 import type { HookLevel } from "./Repo.ts"
 import { WebhooksService } from "./Service.ts"
 
@@ -16,6 +16,7 @@ type PageQuery = { readonly page?: string | undefined; readonly limit?: string |
 
 export const WebhooksHttp = HttpApiBuilder.group(HearthApi, "webhooks", (handlers) =>
   Effect.gen(function* () {
+    const orgLevel = yield* makeOrgLevel
     const hooks = yield* WebhooksService
     const settings = yield* Settings
 

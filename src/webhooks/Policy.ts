@@ -23,13 +23,17 @@ export const webhooksEnabled = Effect.gen(function* () {
 })
 
 /** The hooks of an organization, for its owners (and site admins); 404 for an unknown organization. */
-export const orgLevel = (caller: Principal, name: string) =>
-  Effect.gen(function* () {
-    const org = yield* (yield* OrgsService).get(name)
-    yield* (yield* OrgPolicy).ensureOwner(caller, org)
-    yield* webhooksEnabled
-    return { kind: "owner", ownerId: org.id } as HookLevel
-  })
+export const makeOrgLevel = Effect.gen(function* () {
+  const orgs = yield* OrgsService
+  const policy = yield* OrgPolicy
+  return (caller: Principal, name: string) =>
+    Effect.gen(function* () {
+      const org = yield* orgs.get(name)
+      yield* policy.ensureOwner(caller, org)
+      yield* webhooksEnabled
+      return { kind: "owner", ownerId: org.id } as HookLevel
+    })
+})
 
 const GO_TRUE = ["1", "t", "T", "TRUE", "true", "True"]
 const GO_FALSE = ["0", "f", "F", "FALSE", "false", "False"]
