@@ -559,6 +559,8 @@ export class ProtectionService extends Context.Service<
           Effect.gen(function* () {
             const name = (input.rule_name ?? "") !== "" ? input.rule_name! : (input.branch_name ?? "")
             if (name === "") return yield* Errors.badRequest("both rule_name and branch_name are empty")
+            // Forgejo's column is a VARCHAR(255) (there a longer name is a database error, a 500).
+            if (name.length > 255) return yield* Errors.validationFailed("[RuleName]: MaxSize (255)")
             if (Option.isSome(yield* repo.branchRule(at.repo.id, name)))
               return yield* Errors.forbidden("Branch protection already exist")
             const values = yield* applyInput(at, EMPTY, input, true)
