@@ -519,8 +519,15 @@ describe("a migration and SIGKILL", () => {
       await sleep(50)
     }
     expect(repo).toMatchObject({ empty: false, mirror: true, full_name: "alice/resumed" })
-    const jobs = (await api("GET", "/repos/alice/resumed/jobs")).body as Array<any>
-    expect(jobs.filter((j) => j.kind === "migrate").map((j) => j.state)).toEqual(["succeeded"])
+    // The job is marked done just after the repository is: wait (bounded) for it to settle.
+    let states: Array<string> = []
+    for (let i = 0; i < 600; i++) {
+      const jobs = (await api("GET", "/repos/alice/resumed/jobs")).body as Array<any>
+      states = jobs.filter((j) => j.kind === "migrate").map((j) => j.state)
+      if (!states.includes("running")) break
+      await sleep(50)
+    }
+    expect(states).toEqual(["succeeded"])
     expect(await refs(repoDir("resumed"))).toBe(await refs(repoDir("src")))
     // It syncs like any mirror made without a crash.
     expect((await api("POST", "/repos/alice/resumed/mirror-sync")).status).toBe(200)
