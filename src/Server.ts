@@ -56,6 +56,7 @@ import { OrgsHttp } from "./orgs/Http.ts"
 import { ProtectionHttp } from "./protection/Http.ts"
 import { PullsHttp } from "./pulls/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
+import { ReleasesHttp } from "./releases/Http.ts"
 import { RepoAssignmentLive } from "./repos/Assignment.ts"
 import { GitHttpRoutes } from "./repos/GitHttp.ts"
 import { ReposHttp } from "./repos/Http.ts"
@@ -197,7 +198,8 @@ export const ApiHandlers = Layer.mergeAll(
   ProtectionHttp,
   WikiHttp,
   PullsHttp,
-  WebhooksHttp
+  WebhooksHttp,
+  ReleasesHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
