@@ -64,6 +64,8 @@ import { PullsRepo } from "./pulls/Repo.ts"
 import { PullsService } from "./pulls/Service.ts"
 import { QuotaRepo } from "./quota/Repo.ts"
 import { QuotaService } from "./quota/Service.ts"
+import { ReleaseAssets } from "./releases/Assets.ts"
+import { AssetsRepo } from "./releases/AssetsRepo.ts"
 import { ReleasesRepo } from "./releases/Repo.ts"
 import { ReleasesService } from "./releases/Service.ts"
 import { RepoPolicy } from "./repos/Policy.ts"
@@ -120,7 +122,8 @@ const Repos = Layer.mergeAll(
   ProtectionRepo.layer,
   PullsRepo.layer,
   WebhooksRepo.layer,
-  ReleasesRepo.layer
+  ReleasesRepo.layer,
+  AssetsRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -145,6 +148,7 @@ export const Services = Layer.mergeAll(
   KeysService.layer,
   TopicsService.layer,
   ReleasesService.layer,
+  ReleaseAssets.layer,
   StatusesService.layer,
   PushGate.layer,
   WikiService.layer,

@@ -56,6 +56,7 @@ import { OrgsHttp } from "./orgs/Http.ts"
 import { ProtectionHttp } from "./protection/Http.ts"
 import { PullsHttp } from "./pulls/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
+import { ReleaseDownloadRoutes } from "./releases/Download.ts"
 import { ReleasesHttp } from "./releases/Http.ts"
 import { RepoAssignmentLive } from "./repos/Assignment.ts"
 import { GitHttpRoutes } from "./repos/GitHttp.ts"
@@ -215,6 +216,7 @@ export const AppRoutes = Layer.mergeAll(
   GitHttpRoutes,
   GpgExportRoutes,
   AttachmentDownloadRoutes,
+  ReleaseDownloadRoutes,
   FederationRoutes,
   WebRoutes,
   RequestTargetCheck

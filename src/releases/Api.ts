@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/ht
 import { Access, type AccessRule } from "../http/Access.ts"
 import { Id, Timestamp } from "../http/Json.ts"
 import { PageQuery } from "../http/Pagination.ts"
-import { Attachment } from "../issues/AttachmentsSchema.ts"
+import { Attachment, EditAttachmentOptions } from "../issues/AttachmentsSchema.ts"
 import { User } from "../users/Schema.ts"
 
 const read = {
@@ -27,7 +27,29 @@ const remove = {
   repo: { role: "write", unit: "releases" }
 } as const satisfies AccessRule
 
+/** Uploads also need `[attachment] ENABLED` (Forgejo: 404 "Attachment is not enabled"). */
+const upload = { ...write, enabled: (settings) => settings.attachment.ENABLED } as const satisfies AccessRule
+/** Asset edits and deletes: Forgejo has no archived gate on them. */
+const assetWrite = remove
+
 const ownerRepo = { owner: Schema.String, repo: Schema.String }
+const withAsset = { ...ownerRepo, id: Schema.String, attachment_id: Schema.String }
+
+/** The upload's body as Forgejo documents it (the handler reads it as a stream, undeclared). */
+const uploadBody = {
+  requestBody: {
+    required: false,
+    content: {
+      "multipart/form-data": {
+        schema: {
+          type: "object",
+          properties: { attachment: { type: "string", format: "binary", description: "attachment to upload" } }
+        }
+      },
+      "application/octet-stream": { schema: { type: "string", format: "binary" } }
+    }
+  }
+}
 const withId = { ...ownerRepo, id: Schema.String }
 const withTag = { ...ownerRepo, tag: Schema.String }
 
@@ -129,5 +151,39 @@ export class ReleasesApi extends HttpApiGroup.make("releases").add(
     success: HttpApiSchema.NoContent
   })
     .annotate(OpenApi.Identifier, "repoDeleteRelease")
-    .annotate(Access, remove)
+    .annotate(Access, remove),
+  HttpApiEndpoint.get("listReleaseAssets", "/repos/:owner/:repo/releases/:id/assets", {
+    params: withId,
+    success: Schema.Array(Attachment)
+  })
+    .annotate(OpenApi.Identifier, "repoListReleaseAttachments")
+    .annotate(Access, read),
+  HttpApiEndpoint.post("createReleaseAsset", "/repos/:owner/:repo/releases/:id/assets", {
+    params: withId,
+    query: { name: Schema.optional(Schema.String), external_url: Schema.optional(Schema.String) },
+    success: Attachment.pipe(HttpApiSchema.status(201))
+  })
+    .annotate(OpenApi.Identifier, "repoCreateReleaseAttachment")
+    .annotate(OpenApi.Override, uploadBody)
+    .annotate(Access, upload),
+  HttpApiEndpoint.get("getReleaseAsset", "/repos/:owner/:repo/releases/:id/assets/:attachment_id", {
+    params: withAsset,
+    success: Attachment
+  })
+    .annotate(OpenApi.Identifier, "repoGetReleaseAttachment")
+    .annotate(Access, read),
+  HttpApiEndpoint.patch("editReleaseAsset", "/repos/:owner/:repo/releases/:id/assets/:attachment_id", {
+    params: withAsset,
+    payload: EditAttachmentOptions,
+    // Forgejo answers an edit with 201.
+    success: Attachment.pipe(HttpApiSchema.status(201))
+  })
+    .annotate(OpenApi.Identifier, "repoEditReleaseAttachment")
+    .annotate(Access, assetWrite),
+  HttpApiEndpoint.delete("deleteReleaseAsset", "/repos/:owner/:repo/releases/:id/assets/:attachment_id", {
+    params: withAsset,
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(OpenApi.Identifier, "repoDeleteReleaseAttachment")
+    .annotate(Access, assetWrite)
 ) {}

@@ -8,11 +8,13 @@ import { Settings } from "../config/Settings.ts"
 import { signedInCaller } from "../http/Caller.ts"
 import { formatTime, respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { Attachment } from "../issues/AttachmentsSchema.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { CurrentRepo, type OpenedRepository } from "../repos/Assignment.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { ghostUser, toApiUser } from "../users/Schema.ts"
 import { Release } from "./Api.ts"
+import { ReleaseAssets } from "./Assets.ts"
 import type { ReleaseRow } from "./Repo.ts"
 import { ReleasesService } from "./Service.ts"
 
@@ -33,6 +35,7 @@ export const ReleasesHttp = HttpApiBuilder.group(HearthApi, "releases", (handler
     const service = yield* ReleasesService
     const users = yield* UsersRepo
     const quota = yield* QuotaService
+    const assets = yield* ReleaseAssets
     const root = settings.server.ROOT_URL
 
     /** Forgejo's `ToAPIRelease`, for the viewer of `opened`. */
@@ -42,6 +45,7 @@ export const ReleasesHttp = HttpApiBuilder.group(HearthApi, "releases", (handler
         const github = (request.headers["accept"] ?? "").includes("application/vnd.github+json")
         const ids = rows.flatMap((r) => (r.publisherId === null ? [] : [r.publisherId]))
         const people = yield* users.findByIds(ids)
+        const assetsOf = yield* assets.ofReleases(rows.map((r) => r.id))
         const repoApi = `${root}api/v1/repos/${opened.owner.name}/${opened.repo.name}`
         const repoHtml = `${root}${opened.owner.name}/${opened.repo.name}`
         return rows.map((row): Release => {
@@ -69,7 +73,7 @@ export const ReleasesHttp = HttpApiBuilder.group(HearthApi, "releases", (handler
               (row.publisherId === null ? undefined : people.get(row.publisherId)) ?? ghostUser,
               opened.caller
             ),
-            assets: [],
+            assets: assetsOf.get(row.id) ?? [],
             archive_download_count: { zip: 0, tar_gz: 0 }
           }
         })
@@ -146,6 +150,29 @@ export const ReleasesHttp = HttpApiBuilder.group(HearthApi, "releases", (handler
           const opened = yield* CurrentRepo
           yield* service.remove(opened, yield* service.get(opened, params.id))
         })
+      )
+      .handle("listReleaseAssets", ({ params }) =>
+        Effect.flatMap(CurrentRepo, (opened) => assets.list(opened, params.id))
+      )
+      .handle("createReleaseAsset", ({ params, query }) =>
+        Effect.gen(function* () {
+          const caller = yield* signedInCaller
+          const opened = yield* CurrentRepo
+          const request = yield* HttpServerRequest.HttpServerRequest
+          return respond(Attachment, yield* assets.create(opened, caller, params.id, request, query), 201)
+        })
+      )
+      .handle("getReleaseAsset", ({ params }) =>
+        Effect.flatMap(CurrentRepo, (opened) => assets.get(opened, params.id, params.attachment_id))
+      )
+      .handle("editReleaseAsset", ({ params, payload }) =>
+        Effect.gen(function* () {
+          const opened = yield* CurrentRepo
+          return respond(Attachment, yield* assets.edit(opened, params.id, params.attachment_id, payload), 201)
+        })
+      )
+      .handle("deleteReleaseAsset", ({ params }) =>
+        Effect.flatMap(CurrentRepo, (opened) => assets.remove(opened, params.id, params.attachment_id))
       )
   })
 )
