@@ -62,8 +62,6 @@ export type Download =
 export class ReleaseAssets extends Context.Service<
   ReleaseAssets,
   {
-    /** The assets of these releases (for the Release object), by release. */
-    readonly ofReleases: (releaseIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, Array<Attachment>>>
     readonly list: (opened: OpenedRepository, releaseId: string) => Effect.Effect<Array<Attachment>, Errors.NotFound>
     readonly get: (
       opened: OpenedRepository,
@@ -173,11 +171,6 @@ export class ReleaseAssets extends Context.Service<
         )
 
       return ReleaseAssets.of({
-        ofReleases: (ids) =>
-          Effect.map(
-            assets.ofReleases(ids),
-            (byRelease) => new Map([...byRelease].map(([id, rows]) => [id, rows.map(json)] as const))
-          ),
         list: (opened, releaseId) =>
           Effect.gen(function* () {
             const release = yield* visibleRelease(opened, releaseId)

@@ -6,15 +6,14 @@ import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { signedInCaller } from "../http/Caller.ts"
-import { formatTime, respond } from "../http/Json.ts"
+import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { Attachment } from "../issues/AttachmentsSchema.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { CurrentRepo, type OpenedRepository } from "../repos/Assignment.ts"
-import { UsersRepo } from "../users/Repo.ts"
-import { ghostUser, toApiUser } from "../users/Schema.ts"
 import { Release } from "./Api.ts"
 import { ReleaseAssets } from "./Assets.ts"
+import { makeReleasePresenter } from "./Present.ts"
 import type { ReleaseRow } from "./Repo.ts"
 import { ReleasesService } from "./Service.ts"
 
@@ -26,56 +25,20 @@ const formOptionalBool = (value: string | undefined): boolean | undefined => {
   return undefined
 }
 
-/** A path, each segment escaped (Forgejo's `util.PathEscapeSegments`). */
-const escapeSegments = (path: string) => path.split("/").map(encodeURIComponent).join("/")
-
 export const ReleasesHttp = HttpApiBuilder.group(HearthApi, "releases", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const service = yield* ReleasesService
-    const users = yield* UsersRepo
     const quota = yield* QuotaService
     const assets = yield* ReleaseAssets
-    const root = settings.server.ROOT_URL
 
+    const presenter = yield* makeReleasePresenter(settings)
     /** Forgejo's `ToAPIRelease`, for the viewer of `opened`. */
     const present = (opened: OpenedRepository, rows: ReadonlyArray<ReleaseRow>) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const github = (request.headers["accept"] ?? "").includes("application/vnd.github+json")
-        const ids = rows.flatMap((r) => (r.publisherId === null ? [] : [r.publisherId]))
-        const people = yield* users.findByIds(ids)
-        const assetsOf = yield* assets.ofReleases(rows.map((r) => r.id))
-        const repoApi = `${root}api/v1/repos/${opened.owner.name}/${opened.repo.name}`
-        const repoHtml = `${root}${opened.owner.name}/${opened.repo.name}`
-        return rows.map((row): Release => {
-          const url = `${repoApi}/releases/${row.id}`
-          return {
-            id: row.id,
-            tag_name: row.tagName,
-            target_commitish: row.target,
-            name: row.title,
-            body: row.note,
-            url,
-            html_url: `${repoHtml}/releases/tag/${escapeSegments(row.tagName)}`,
-            // Always present, even with hide_archive_links (which only hides them in the web UI).
-            tarball_url: `${repoHtml}/archive/${row.tagName}.tar.gz`,
-            zipball_url: `${repoHtml}/archive/${row.tagName}.zip`,
-            hide_archive_links: row.hideArchiveLinks,
-            upload_url: github ? `${url}/assets{?name,label}` : `${url}/assets`,
-            draft: row.isDraft,
-            prerelease: row.isPrerelease,
-            // Both are the stored creation time, as Forgejo.
-            created_at: formatTime(row.createdAt),
-            published_at: formatTime(row.createdAt),
-            author: toApiUser(
-              settings,
-              (row.publisherId === null ? undefined : people.get(row.publisherId)) ?? ghostUser,
-              opened.caller
-            ),
-            assets: assetsOf.get(row.id) ?? [],
-            archive_download_count: { zip: 0, tar_gz: 0 }
-          }
+        return yield* presenter({ ownerName: opened.owner.name, repoName: opened.repo.name }, rows, opened.caller, {
+          githubFormat: (request.headers["accept"] ?? "").includes("application/vnd.github+json")
         })
       })
     const presentOne = (opened: OpenedRepository, row: ReleaseRow) =>
@@ -128,8 +91,9 @@ export const ReleasesHttp = HttpApiBuilder.group(HearthApi, "releases", (handler
       )
       .handle("deleteReleaseByTag", ({ params }) =>
         Effect.gen(function* () {
+          const caller = yield* signedInCaller
           const opened = yield* CurrentRepo
-          yield* service.remove(opened, yield* service.byTag(opened, params.tag))
+          yield* service.remove(opened, caller, yield* service.byTag(opened, params.tag))
         })
       )
       .handle("getRelease", ({ params }) =>
@@ -147,8 +111,9 @@ export const ReleasesHttp = HttpApiBuilder.group(HearthApi, "releases", (handler
       )
       .handle("deleteRelease", ({ params }) =>
         Effect.gen(function* () {
+          const caller = yield* signedInCaller
           const opened = yield* CurrentRepo
-          yield* service.remove(opened, yield* service.get(opened, params.id))
+          yield* service.remove(opened, caller, yield* service.get(opened, params.id))
         })
       )
       .handle("listReleaseAssets", ({ params }) =>

@@ -5,7 +5,7 @@
 // invalid tag name), Hearth answers the 4xx that create gives.
 import { Context, Effect, Layer, Option } from "effect"
 import * as Reader from "../branches/Service.ts"
-import { created, pushed } from "../events/Events.ts"
+import { created, pushed, type ReleaseAction, subject } from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import { RepositoryWriter, toApiError } from "../git/Repository.ts"
@@ -66,7 +66,11 @@ export class ReleasesService extends Context.Service<
       options: EditReleaseOption
     ) => Effect.Effect<Saved, Errors.ApiError>
     /** Deletes the release (its assets with it) and keeps its git tag; the deleted row. */
-    readonly remove: (opened: OpenedRepository, release: ReleaseRow) => Effect.Effect<ReleaseRow, Errors.NotFound>
+    readonly remove: (
+      opened: OpenedRepository,
+      caller: Writer,
+      release: ReleaseRow
+    ) => Effect.Effect<ReleaseRow, Errors.NotFound>
     /** Whether a release (a draft too) uses the tag: the tag cannot be deleted then (Forgejo's DeleteTag: 409). */
     readonly tagInUse: (repoId: number, tag: string) => Effect.Effect<boolean>
   }
@@ -126,6 +130,26 @@ export class ReleasesService extends Context.Service<
 
       const repoIsEmpty = (path: string) => Effect.orDie(Git.isEmpty(path))
 
+      /** The release event (Forgejo's `sendReleaseHook`; never for a draft), with the release as it is now. */
+      const announce = (opened: OpenedRepository, caller: Writer, action: ReleaseAction, release: ReleaseRow) =>
+        events.publish({
+          _tag: "Release",
+          ...subject(opened.owner, opened.repo, caller.user),
+          action,
+          release: {
+            id: release.id,
+            tagName: release.tagName,
+            target: release.target,
+            title: release.title,
+            note: release.note,
+            isDraft: release.isDraft,
+            isPrerelease: release.isPrerelease,
+            hideArchiveLinks: release.hideArchiveLinks,
+            publisherId: release.publisherId,
+            createdAt: release.createdAt.toISOString()
+          }
+        })
+
       return ReleasesService.of({
         list: (opened, filter, window) =>
           releases.list(opened.repo.id, { ...filter, withDrafts: canWriteReleases(opened) }, window),
@@ -166,6 +190,7 @@ export class ReleasesService extends Context.Service<
             })
             // Another request made a release of this tag meanwhile.
             if (Option.isNone(inserted)) return yield* Errors.conflict("Release has no Tag")
+            if (!isDraft) yield* announce(opened, caller, "published", inserted.value)
             return { release: inserted.value, action: isDraft ? undefined : "published" } satisfies Saved
           }),
         edit: (opened, caller, id, options) =>
@@ -201,13 +226,17 @@ export class ReleasesService extends Context.Service<
               touch: isDraft || made
             })
             if (Option.isNone(updated)) return yield* Errors.conflict(`a release of the tag "${tag}" exists already`)
+            // Forgejo: `published` when this edit made the tag, else `updated`; nothing for a draft.
             const action: Saved["action"] = isDraft ? undefined : made ? "published" : "updated"
+            if (action !== undefined) yield* announce(opened, caller, action, updated.value)
             return { release: updated.value, action } satisfies Saved
           }),
-        remove: (opened, release) =>
-          Effect.flatMap(releases.remove(opened.repo.id, release.id), (removed) =>
-            removed ? Effect.succeed(release) : Effect.fail(Errors.notFound())
-          ),
+        remove: (opened, caller, release) =>
+          Effect.gen(function* () {
+            if (!(yield* releases.remove(opened.repo.id, release.id))) return yield* Errors.notFound()
+            if (!release.isDraft) yield* announce(opened, caller, "deleted", release)
+            return release
+          }),
         tagInUse: releases.tagInUse
       })
     })
