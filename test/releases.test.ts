@@ -52,7 +52,8 @@ beforeAll(async () => {
     ["secret", true],
     ["empty", false],
     ["nounit", false],
-    ["guarded", false]
+    ["guarded", false],
+    ["arch", false]
   ] as const) {
     expect((await call("POST", "/user/repos", "alice", { name, private: priv })).status).toBe(201)
   }
@@ -68,7 +69,7 @@ beforeAll(async () => {
   await gitIn(local, ["branch", "old", shas.c1])
   // An annotated tag pushed before any release names it.
   await gitIn(local, ["tag", "-a", "-m", "pushed", "v0.9", shas.c1])
-  for (const repo of ["proj", "secret", "nounit", "guarded"])
+  for (const repo of ["proj", "secret", "nounit", "guarded", "arch"])
     await gitIn(local, ["push", "--quiet", url(`alice/${repo}`), "main", "old", "v0.9"])
   for (const repo of ["proj", "secret", "guarded"]) {
     for (const [who, permission] of [
@@ -80,6 +81,8 @@ beforeAll(async () => {
     }
   }
   expect((await call("PATCH", "/repos/alice/nounit", "alice", { has_releases: false })).status).toBe(200)
+  expect((await create("alice/arch", { tag_name: "before" })).status).toBe(201)
+  expect((await call("PATCH", "/repos/alice/arch", "alice", { archived: true })).status).toBe(200)
   const rule = await call("POST", "/repos/alice/guarded/tag_protections", "alice", {
     name_pattern: "v*",
     whitelist_usernames: ["ada"]
@@ -356,6 +359,17 @@ describe("who may do what", () => {
     expect((await call("GET", "/repos/alice/secret/releases/tags/s1", "rita")).status).toBe(200)
     expect((await call("GET", "/repos/alice/secret/releases/tags/s1", "root")).status).toBe(200)
     expect((await call("GET", "/repos/alice/secret/releases/tags/s3", "root")).status).toBe(200)
+  })
+
+  it("an archived repository: no new or edited releases (423, Forgejo answers 500); reading and deleting work", async () => {
+    const refused = await create("alice/arch", { tag_name: "after" })
+    expect(refused.status).toBe(423)
+    expect((await remoteTags("alice/arch")).after).toBeUndefined()
+    const before = await json(await call("GET", "/repos/alice/arch/releases/tags/before", "rita"))
+    expect((await call("PATCH", `/repos/alice/arch/releases/${before.id}`, "alice", { name: "x" })).status).toBe(423)
+    expect((await call("GET", "/repos/alice/arch/releases/latest", undefined)).status).toBe(200)
+    expect((await call("DELETE", `/repos/alice/arch/releases/${before.id}`, "alice")).status).toBe(204)
+    expect((await remoteTags("alice/arch")).before).toBeDefined()
   })
 
   it("a repository with its releases unit off answers 404 to everyone", async () => {
