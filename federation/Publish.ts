@@ -15,6 +15,14 @@ export type RepositoryEvent =
       readonly source: string
     }
   | { readonly kind: "pushed"; readonly doer: UserRow; readonly owner: UserRow; readonly repo: RepoRow }
+  | {
+      readonly kind: "released"
+      readonly doer: UserRow
+      readonly owner: UserRow
+      readonly repo: RepoRow
+      readonly tag: string
+      readonly title: string
+    }
 
 export const repositoryNote = (
   paths: Paths,
@@ -23,6 +31,13 @@ export const repositoryNote = (
   const { owner, repo, doer } = event
   if (repo.isPrivate || owner.visibility !== "public") return undefined
   const name = `${owner.name}/${repo.name}`
+  if (event.kind === "released") {
+    const title = event.title === event.tag ? event.tag : `${event.title} (${event.tag})`
+    return {
+      text: `${doer.name} published the release ${title} of ${name}`,
+      url: `${paths.repositoryPage(owner, repo)}/releases/tag/${event.tag.split("/").map(encodeURIComponent).join("/")}`
+    }
+  }
   const text =
     event.kind === "created"
       ? `${doer.name} created the repository ${name}`

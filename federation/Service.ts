@@ -350,7 +350,8 @@ export class Federation extends Context.Service<
             !event.repo.private &&
             (event._tag === "CreateRepository" ||
               event._tag === "ForkRepository" ||
-              (event._tag === "PushCommits" && (event.via === "http" || event.via === "ssh"))),
+              (event._tag === "PushCommits" && (event.via === "http" || event.via === "ssh")) ||
+              (event._tag === "Release" && event.action === "published")),
           handle: (event: Event, key: string) =>
             Effect.gen(function* () {
               // As they are now: a repository deleted or made private since makes no note.
@@ -363,7 +364,9 @@ export class Federation extends Context.Service<
               yield* announce(
                 event._tag === "ForkRepository"
                   ? { kind: "forked", ...about, source: event.source.fullName }
-                  : { kind: event._tag === "CreateRepository" ? "created" : "pushed", ...about },
+                  : event._tag === "Release"
+                    ? { kind: "released", ...about, tag: event.release.tagName, title: event.release.title }
+                    : { kind: event._tag === "CreateRepository" ? "created" : "pushed", ...about },
                 key
               )
             }),

@@ -33,6 +33,7 @@ import { OrgsApi } from "./orgs/Api.ts"
 import { ProtectionApi } from "./protection/Api.ts"
 import { PullsApi } from "./pulls/Api.ts"
 import { QuotaApi } from "./quota/Api.ts"
+import { ReleasesApi } from "./releases/Api.ts"
 import { ReposApi } from "./repos/Api.ts"
 import { RepoAssignment } from "./repos/Assignment.ts"
 import { SocialApi } from "./social/Api.ts"
@@ -87,7 +88,8 @@ export class HearthApi extends HttpApi.make("hearth")
     ProtectionApi,
     WikiApi,
     PullsApi,
-    WebhooksApi
+    WebhooksApi,
+    ReleasesApi
   )
   .prefix("/api/v1")
   // Applied inside out: the repository of the path is resolved after authentication (before the

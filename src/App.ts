@@ -64,6 +64,10 @@ import { PullsRepo } from "./pulls/Repo.ts"
 import { PullsService } from "./pulls/Service.ts"
 import { QuotaRepo } from "./quota/Repo.ts"
 import { QuotaService } from "./quota/Service.ts"
+import { ReleaseAssets } from "./releases/Assets.ts"
+import { AssetsRepo } from "./releases/AssetsRepo.ts"
+import { ReleasesRepo } from "./releases/Repo.ts"
+import { ReleasesService } from "./releases/Service.ts"
 import { RepoPolicy } from "./repos/Policy.ts"
 import { RepoPresenter } from "./repos/Present.ts"
 import { ReposRepo } from "./repos/Repo.ts"
@@ -117,7 +121,9 @@ const Repos = Layer.mergeAll(
   StatusesRepo.layer,
   ProtectionRepo.layer,
   PullsRepo.layer,
-  WebhooksRepo.layer
+  WebhooksRepo.layer,
+  ReleasesRepo.layer,
+  AssetsRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -141,6 +147,8 @@ export const Services = Layer.mergeAll(
   MirrorsService.layer,
   KeysService.layer,
   TopicsService.layer,
+  ReleasesService.layer,
+  ReleaseAssets.layer,
   StatusesService.layer,
   PushGate.layer,
   WikiService.layer,

@@ -56,6 +56,8 @@ import { OrgsHttp } from "./orgs/Http.ts"
 import { ProtectionHttp } from "./protection/Http.ts"
 import { PullsHttp } from "./pulls/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
+import { ReleaseDownloadRoutes } from "./releases/Download.ts"
+import { ReleasesHttp } from "./releases/Http.ts"
 import { RepoAssignmentLive } from "./repos/Assignment.ts"
 import { GitHttpRoutes } from "./repos/GitHttp.ts"
 import { ReposHttp } from "./repos/Http.ts"
@@ -197,7 +199,8 @@ export const ApiHandlers = Layer.mergeAll(
   ProtectionHttp,
   WikiHttp,
   PullsHttp,
-  WebhooksHttp
+  WebhooksHttp,
+  ReleasesHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
@@ -213,6 +216,7 @@ export const AppRoutes = Layer.mergeAll(
   GitHttpRoutes,
   GpgExportRoutes,
   AttachmentDownloadRoutes,
+  ReleaseDownloadRoutes,
   FederationRoutes,
   WebRoutes,
   RequestTargetCheck

@@ -14,6 +14,7 @@ import { atLeast } from "../lib/AccessMode.ts"
 import { branchNameProblem, NAME_MAX, refNameProblem } from "../lib/Names.ts"
 import { ProtectionService } from "../protection/Service.ts"
 import { QuotaService } from "../quota/Service.ts"
+import { ReleasesService } from "../releases/Service.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import type { RepoAccess } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
@@ -44,6 +45,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const writer = yield* RepositoryWriter
     const quota = yield* QuotaService
     const protection = yield* ProtectionService
+    const releases = yield* ReleasesService
     const root = settings.server.ROOT_URL
 
     /** The repository of the path, opened by the assignment (Assignment.ts), and the viewer. */
@@ -276,6 +278,9 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
         // The ref's own value (a tag object for an annotated tag), for the compare-and-swap.
         const sha = yield* Effect.orDie(Git.revParse(path, `refs/tags/${name}`))
         if (Option.isNone(sha)) return yield* Errors.notFound()
+        // A release (a draft too) stands on the tag (Forgejo's DeleteTag: 409, before protection).
+        if (yield* releases.tagInUse(repo.id, name))
+          return yield* Errors.conflict("a tag attached to a release cannot be deleted directly")
         // Tag protection (Forgejo's DeleteTag: 422).
         if (!(yield* protection.mayControlTag({ owner, repo }, caller.user, name)))
           return yield* Errors.validationFailed("user not allowed to delete protected tag")

@@ -96,6 +96,8 @@ export interface SettingsShape {
   }
   /** Forgejo's [repository.issue]: MAX_PINNED pinned issues (and, apart, pull requests) per repository. */
   readonly "repository.issue": { readonly MAX_PINNED: number }
+  /** Forgejo's [repository.release]: ALLOWED_TYPES of release assets (empty: anything); FILE_MAX_SIZE in MB. */
+  readonly "repository.release": { readonly ALLOWED_TYPES: string; readonly FILE_MAX_SIZE: number }
   /**
    * Forgejo's [attachment]: files on issues and comments. MAX_SIZE in MB (MiB); ALLOWED_TYPES
    * comma-separated extensions (`.zip`), MIME types (`image/png`) or wildcards (`image/` + `*`);
@@ -275,6 +277,7 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     REACTIONS: key("string", "+1, -1, laugh, hooray, confused, heart, rocket, eyes")
   },
   "repository.issue": { MAX_PINNED: key("int", "3") },
+  "repository.release": { ALLOWED_TYPES: key("string", ""), FILE_MAX_SIZE: key("int", "2048") },
   attachment: {
     ENABLED: key("bool", "true"),
     MAX_SIZE: key("int", "2048"),

@@ -34,6 +34,7 @@ import m0022 from "./migrations/0022_issue_deps_times.ts"
 import m0023 from "./migrations/0023_pulls.ts"
 import m0024 from "./migrations/0024_protection_statuses.ts"
 import m0025 from "./migrations/0025_webhooks.ts"
+import m0026 from "./migrations/0026_releases.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -59,7 +60,8 @@ export const migrations = Migrator.fromRecord({
   "0022_issue_deps_times": m0022,
   "0023_pulls": m0023,
   "0024_protection_statuses": m0024,
-  "0025_webhooks": m0025
+  "0025_webhooks": m0025,
+  "0026_releases": m0026
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

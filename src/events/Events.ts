@@ -25,6 +25,7 @@
 // | CommitStatus                 | a commit status was posted (`sha`, `context`, `state`, `index`) | status (Forgejo's `HookEventStatus`) |
 // | Wiki                         | a wiki page was created, edited, renamed or deleted (`action`, `page`: its web path, `oldPage` when renamed, `comment`: the commit message), by the API or a git push to the wiki (`via`) | wiki / created, edited, renamed, deleted (Forgejo sends `edited` for a rename and nothing for a git push) |
 // | PullRequestSynchronized      | a push moved a pull request's head (`before`, `after`) | pull_request_sync / synchronized |
+// | Release                      | a release was published, updated or deleted (`action`; Forgejo's NewRelease, UpdateRelease, DeleteRelease; never for a draft) with the release as it then was (`release`) | release / published, updated, deleted |
 //
 // A pull request is an issue: its opening, edits (`changes.ref.from` when its base branch changed),
 // closing, reopening, labels, milestone and assignees are `Issues` events (`issue.isPull`); its
@@ -155,6 +156,27 @@ export const PullRequestSynchronized = Schema.TaggedStruct("PullRequestSynchroni
   after: Schema.String
 })
 
+export const ReleaseAction = Schema.Literals(["published", "updated", "deleted"])
+export type ReleaseAction = typeof ReleaseAction.Type
+
+/** A release as it was when the event happened (a deleted one is described from this). */
+export const ReleaseSnapshot = Schema.Struct({
+  id: Schema.Number,
+  tagName: Schema.String,
+  target: Schema.String,
+  title: Schema.String,
+  note: Schema.String,
+  isDraft: Schema.Boolean,
+  isPrerelease: Schema.Boolean,
+  hideArchiveLinks: Schema.Boolean,
+  publisherId: Schema.NullOr(Schema.Number),
+  /** ISO 8601. */
+  createdAt: Schema.String
+})
+export type ReleaseSnapshot = typeof ReleaseSnapshot.Type
+
+export const Release = Schema.TaggedStruct("Release", { ...about, action: ReleaseAction, release: ReleaseSnapshot })
+
 export const Event = Schema.Union([
   CreateRepository,
   MigrateRepository,
@@ -169,7 +191,8 @@ export const Event = Schema.Union([
   IssueComment,
   CommitStatus,
   Wiki,
-  PullRequestSynchronized
+  PullRequestSynchronized,
+  Release
 ])
 export type Event = typeof Event.Type
 export type EventName = Event["_tag"]

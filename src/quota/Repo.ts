@@ -37,7 +37,7 @@ const toUsed = (r: Row | undefined): Used =>
     : {
         ...NOTHING_USED,
         repos: { public: Number(r.public_size), private: Number(r.private_size) },
-        attachments: { issues: Number(r.issue_attachments ?? 0), releases: 0 }
+        attachments: { issues: Number(r.issue_attachments ?? 0), releases: Number(r.release_attachments ?? 0) }
       }
 
 export class QuotaRepo extends Context.Service<
@@ -173,7 +173,9 @@ export class QuotaRepo extends Context.Service<
               sql`SELECT coalesce(sum(size) FILTER (WHERE NOT is_private), 0) AS public_size,
                 coalesce(sum(size) FILTER (WHERE is_private), 0) AS private_size,
                 (SELECT coalesce(sum(a.size), 0) FROM attachments a JOIN repositories ar ON ar.id = a.repo_id
-                  WHERE ar.owner_id = ${userId}) AS issue_attachments
+                  WHERE ar.owner_id = ${userId}) AS issue_attachments,
+                (SELECT coalesce(sum(ra.size), 0) FROM release_assets ra JOIN repositories rr ON rr.id = ra.repo_id
+                  WHERE rr.owner_id = ${userId}) AS release_attachments
               FROM repositories WHERE owner_id = ${userId}`,
               (rows) => toUsed(rows[0])
             )

@@ -57,7 +57,8 @@ export const HOOK_EVENTS: Table = {
     { type: e.issue.isPull ? "pull_request_comment" : "issue_comment", build: (p) => p.issueComment(e) }
   ],
   PullRequestSynchronized: (e) => [{ type: "pull_request_sync", build: (p) => p.pullSync(e) }],
-  Wiki: (e) => [{ type: "wiki", build: (p) => p.wiki(e) }]
+  Wiki: (e) => [{ type: "wiki", build: (p) => p.wiki(e) }],
+  Release: (e) => [{ type: "release", build: (p) => p.release(e) }]
 }
 
 /** The hook events of a hub event (none for events webhooks do not hear). */

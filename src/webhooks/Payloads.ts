@@ -10,6 +10,7 @@ import * as Git from "../git/Git.ts"
 import { formatTime } from "../http/Json.ts"
 import { makePresenter } from "../issues/Present.ts"
 import { IssuesRepo } from "../issues/Repo.ts"
+import { makeReleasePresenter } from "../releases/Present.ts"
 import { RepoPresenter } from "../repos/Present.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
@@ -41,6 +42,7 @@ export const makePayloads = (settings: SettingsShape) =>
     const presenter = yield* RepoPresenter
     const issueRows = yield* IssuesRepo
     const issuePresenter = yield* makePresenter(settings)
+    const releasePresenter = yield* makeReleasePresenter(settings)
     const root = settings.server.ROOT_URL
 
     const user = (id: number, fallbackName: string) =>
@@ -305,7 +307,20 @@ export const makePayloads = (settings: SettingsShape) =>
         comment: event.comment
       }))
 
-    return { push, testPush, refEvent, repositoryEvent, fork, issues, issueComment, pullSync, wiki, current }
+    /** Forgejo's ReleasePayload: the release as the event saw it, with the assets it has now. */
+    const release = (event: Events.Event & { readonly _tag: "Release" }) =>
+      Effect.gen(function* () {
+        const { repository, sender } = yield* about(event)
+        const snapshot = event.release
+        const [shown] = yield* releasePresenter(
+          { ownerName: event.repo.ownerName, repoName: event.repo.name },
+          [{ ...snapshot, createdAt: new Date(snapshot.createdAt) }],
+          undefined
+        )
+        return { action: event.action, release: shown, repository, sender }
+      })
+
+    return { push, testPush, refEvent, repositoryEvent, fork, issues, issueComment, pullSync, wiki, release, current }
   })
 
 const Events_ZERO = "0000000000000000000000000000000000000000"
