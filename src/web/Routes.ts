@@ -21,6 +21,7 @@ import { RepoNewPages } from "./pages/RepoNew.ts"
 import { RepoRawPages } from "./pages/RepoRaw.ts"
 import { RepoSettingsPages } from "./pages/RepoSettings.ts"
 import { RepoSettingsAccessPages } from "./pages/RepoSettingsAccess.ts"
+import { RepoSettingsProtectionPages } from "./pages/RepoSettingsProtection.ts"
 import { RepoSrcPages } from "./pages/RepoSrc.ts"
 import { RepoTagsPages } from "./pages/RepoTags.ts"
 import { SignInPages } from "./pages/SignIn.ts"
@@ -83,7 +84,8 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoComparePages(web, repo)),
       ...(yield* RepoActionPages(web, repo)),
       ...(yield* RepoSettingsPages(web, repo)),
-      ...(yield* RepoSettingsAccessPages(web, repo))
+      ...(yield* RepoSettingsAccessPages(web, repo)),
+      ...(yield* RepoSettingsProtectionPages(web, repo))
     ]
     return Layer.mergeAll(HttpRouter.addAll(routes), AssetRoutes, notFoundPages(web))
   })
