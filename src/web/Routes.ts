@@ -9,6 +9,7 @@ import { AssetRoutes } from "./Assets.ts"
 import { ChangePasswordPages } from "./pages/ChangePassword.ts"
 import { ExplorePages } from "./pages/Explore.ts"
 import { HomePages } from "./pages/Home.ts"
+import { HookSettingsPages } from "./pages/HookSettings.ts"
 import { ProfilePages } from "./pages/Profile.ts"
 import { RepoActionPages } from "./pages/RepoActions.ts"
 import { RepoBlamePages } from "./pages/RepoBlame.ts"
@@ -85,7 +86,8 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoActionPages(web, repo)),
       ...(yield* RepoSettingsPages(web, repo)),
       ...(yield* RepoSettingsAccessPages(web, repo)),
-      ...(yield* RepoSettingsProtectionPages(web, repo))
+      ...(yield* RepoSettingsProtectionPages(web, repo)),
+      ...(yield* HookSettingsPages(web, repo))
     ]
     return Layer.mergeAll(HttpRouter.addAll(routes), AssetRoutes, notFoundPages(web))
   })

@@ -12,7 +12,8 @@ const MENU: ReadonlyArray<readonly [string, string, string]> = [
   ["/user/settings/account", "Account", "gear"],
   ["/user/settings/security", "Security", "shield-lock"],
   ["/user/settings/applications", "Applications", "apps"],
-  ["/user/settings/keys", "SSH / GPG keys", "key"]
+  ["/user/settings/keys", "SSH / GPG keys", "key"],
+  ["/user/settings/hooks", "Webhooks", "webhook"]
 ]
 
 /** A settings page: `path` is the menu entry it belongs to. */
