@@ -504,15 +504,15 @@ export const makeHookPages = (web: Web) =>
           ? html`<p class="color-fg-muted">Not sent yet.</p>`
           : html`<h3 class="h5">Request</h3>
       <p class="f6 mb-1"><span class="text-bold">${task.request.http_method}</span> <span class="wb-break-all" data-testid="delivery-request-url">${task.request.url}</span></p>
-      <pre class="hearth-hook-pre f6 p-2 mb-2 color-bg-subtle rounded-2" data-testid="delivery-request-headers">${headers(task.request.headers)}</pre>
-      <pre class="hearth-hook-pre f6 p-2 mb-3 color-bg-subtle rounded-2" data-testid="delivery-request-body">${task.request.body}</pre>`
+      <pre tabindex="0" class="hearth-hook-pre f6 p-2 mb-2 color-bg-subtle rounded-2" data-testid="delivery-request-headers">${headers(task.request.headers)}</pre>
+      <pre tabindex="0" class="hearth-hook-pre f6 p-2 mb-3 color-bg-subtle rounded-2" data-testid="delivery-request-body">${task.request.body}</pre>`
       }
       ${
         task.response === null
           ? empty
           : html`<h3 class="h5">Response <span class="Label" data-testid="delivery-response-status">${task.response.status === 0 ? "no answer" : String(task.response.status)}</span></h3>
-      <pre class="hearth-hook-pre f6 p-2 mb-2 color-bg-subtle rounded-2" data-testid="delivery-response-headers">${headers(task.response.headers)}</pre>
-      <pre class="hearth-hook-pre f6 p-2 mb-3 color-bg-subtle rounded-2" data-testid="delivery-response-body">${task.response.body}</pre>`
+      <pre tabindex="0" class="hearth-hook-pre f6 p-2 mb-2 color-bg-subtle rounded-2" data-testid="delivery-response-headers">${headers(task.response.headers)}</pre>
+      <pre tabindex="0" class="hearth-hook-pre f6 p-2 mb-3 color-bg-subtle rounded-2" data-testid="delivery-response-body">${task.response.body}</pre>`
       }
       <form method="post" action="${scope.base}/${String(hook.id)}/replay/${String(task.id)}">
         ${csrfField(scope.ctx)}
