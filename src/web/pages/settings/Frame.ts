@@ -30,7 +30,7 @@ export const settingsPage = (
   <nav class="col-md-3 pr-md-4 mb-4" aria-label="Settings">
     <div class="menu">
       <span class="menu-heading">Settings</span>
-      ${MENU.map(
+      ${MENU.filter(([path]) => path !== "/user/settings/hooks" || !web.settings.security.DISABLE_WEBHOOKS).map(
         ([path, label, name]) =>
           html`<a class="menu-item" href="${path}"${path === options.path ? html` aria-current="page"` : html``}>${icon(name)} ${label}</a>`
       )}
