@@ -353,6 +353,11 @@ describe("repository hooks", () => {
       url: "https://api.telegram.org/bot123:abc/sendMessage?chat_id=-42",
       metadata: { chat_id: "-42" }
     })
+    // The bot token in the URL is not shown.
+    const list = await client.get(base)
+    expect(list.text).toContain("https://api.telegram.org/bot******/sendMessage?chat_id=-42")
+    expect(list.text).not.toContain("123:abc")
+    expect((await client.get(`${base}/${t.id}`)).text).not.toContain("123:abc")
     // Edited with the tokens left empty: kept.
     const page = await client.get(`${base}/${m.id}`)
     expect(page.text).not.toContain("mx-token")

@@ -268,6 +268,10 @@ const tokenInUrl = (hook: HookRow, name: string) => {
   return undefined
 }
 
+/** A hook or request URL as the pages show it: the tokens telegram and packagist URLs carry masked. */
+const shownUrl = (url: string) =>
+  url.replace(/\/bot[^/]+\/sendMessage/, "/bot******/sendMessage").replace(/([?&]apiToken=)[^&]*/, "$1******")
+
 export const makeHookPages = (web: Web) =>
   Effect.gen(function* () {
     const hooks = yield* WebhooksService
@@ -292,7 +296,7 @@ export const makeHookPages = (web: Web) =>
       html`<details class="details-reset d-inline-block" data-testid="delete-hook">
   <summary class="btn btn-danger">${icon("trash")} Delete this webhook</summary>
   <div class="Box p-3 mt-2">
-    <p class="mb-2">Delete the webhook to ${hook.url}? Its delivery history goes with it. This cannot be undone.</p>
+    <p class="mb-2">Delete the webhook to ${shownUrl(hook.url)}? Its delivery history goes with it. This cannot be undone.</p>
     <form method="post" action="${scope.base}/${String(hook.id)}/delete">
       ${csrfField(scope.ctx)}
       <button class="btn btn-sm btn-danger" type="submit">Delete the webhook</button>
@@ -317,12 +321,12 @@ export const makeHookPages = (web: Web) =>
             : html`<ul>${rows.map(
                 (hook) => html`<li class="Box-row d-flex flex-items-center flex-wrap" data-testid="hook">
   <div class="flex-auto min-width-0 mr-2">
-    <a class="text-bold wb-break-all" href="${scope.base}/${String(hook.id)}" data-testid="hook-url">${hook.url}</a>
+    <a class="text-bold wb-break-all" href="${scope.base}/${String(hook.id)}" data-testid="hook-url">${shownUrl(hook.url)}</a>
     <div class="f6 mt-1"><span class="Label mr-1">${TYPE_NAMES[hook.type as HookType] ?? hook.type}</span>${
       hook.active ? empty : html`<span class="Label Label--attention mr-1">Inactive</span>`
     }${status(hook)}</div>
   </div>
-  <a class="btn btn-sm" href="${scope.base}/${String(hook.id)}" aria-label="Edit the webhook to ${hook.url}">${icon("pencil")} Edit</a>
+  <a class="btn btn-sm" href="${scope.base}/${String(hook.id)}" aria-label="Edit the webhook to ${shownUrl(hook.url)}">${icon("pencil")} Edit</a>
 </li>`
               )}</ul>`
         return yield* scope.page(
@@ -503,7 +507,7 @@ export const makeHookPages = (web: Web) =>
         task.request === null
           ? html`<p class="color-fg-muted">Not sent yet.</p>`
           : html`<h3 class="h5">Request</h3>
-      <p class="f6 mb-1"><span class="text-bold">${task.request.http_method}</span> <span class="wb-break-all" data-testid="delivery-request-url">${task.request.url}</span></p>
+      <p class="f6 mb-1"><span class="text-bold">${task.request.http_method}</span> <span class="wb-break-all" data-testid="delivery-request-url">${shownUrl(task.request.url)}</span></p>
       <pre tabindex="0" class="hearth-hook-pre f6 p-2 mb-2 color-bg-subtle rounded-2" data-testid="delivery-request-headers">${headers(task.request.headers)}</pre>
       <pre tabindex="0" class="hearth-hook-pre f6 p-2 mb-3 color-bg-subtle rounded-2" data-testid="delivery-request-body">${task.request.body}</pre>`
       }

@@ -140,7 +140,9 @@ export const RepoSettingsProtectionPages = (web: Web, frame: RepoFrame) =>
     const summary = (r: BranchProtection) => {
       const labels = [
         r.enable_push ? (r.enable_push_whitelist ? "Push: whitelist" : "Push: writers") : "Push: nobody",
-        ...(r.required_approvals > 0 ? [`${r.required_approvals} approvals`] : []),
+        ...(r.required_approvals > 0
+          ? [`${r.required_approvals} approval${r.required_approvals === 1 ? "" : "s"}`]
+          : []),
         ...(r.enable_status_check ? ["Status checks"] : []),
         ...(r.enable_merge_whitelist ? ["Merge whitelist"] : []),
         ...(r.require_signed_commits ? ["Signed commits"] : []),
