@@ -240,7 +240,7 @@ describe("branch rules", () => {
     expect(unknown.status).toBe(422)
     expect(unknown.text).toMatch(/data-testid="error-merge_whitelist_users">There is no user named nobody-at-all./)
     expect(unknown.text).toContain('value="nobody-at-all"')
-    expect(unknown.text).toContain(">typed;kept</textarea>")
+    expect(unknown.text).toContain('value="typed;kept"')
     expect(unknown.text).toMatch(/id="field-enable_push-all" name="enable_push" value="all" checked/)
     expect(unknown.text).toMatch(
       /id="field-block_on_rejected_reviews" name="block_on_rejected_reviews" value="on" checked/

@@ -277,8 +277,8 @@ export const RepoSettingsProtectionPages = (web: Web, frame: RepoFrame) =>
   ${whitelist(0, "Push whitelist")}
   ${checkbox({ name: "whitelist_deploy_keys", label: "Deploy keys with write access may push", checked: checked("whitelist_deploy_keys", rule?.push_whitelist_deploy_keys ?? false) })}
   ${checkbox({ name: "require_signed_commits", label: "Require signed commits", checked: checked("require_signed_commits", rule?.require_signed_commits ?? false), hint: "Pushes of commits that are not signed and verified are refused." })}
-  ${textArea({ name: "protected_file_patterns", label: "Protected file patterns", value: value("protected_file_patterns", rule?.protected_file_patterns ?? ""), rows: 2, code: true, hint: "Files that may not be changed, even by those who may push; patterns separated by semicolons (docs/*.md;.forgejo/**)." }, errors)}
-  ${textArea({ name: "unprotected_file_patterns", label: "Unprotected file patterns", value: value("unprotected_file_patterns", rule?.unprotected_file_patterns ?? ""), rows: 2, code: true, hint: "Files anyone with write access may change directly, bypassing the push restriction; patterns separated by semicolons." }, errors)}
+  ${field({ name: "protected_file_patterns", label: "Protected file patterns", value: value("protected_file_patterns", rule?.protected_file_patterns ?? ""), autocomplete: "off", hint: "Files that may not be changed, even by those who may push; patterns separated by semicolons (docs/*.md;.forgejo/**)." }, errors)}
+  ${field({ name: "unprotected_file_patterns", label: "Unprotected file patterns", value: value("unprotected_file_patterns", rule?.unprotected_file_patterns ?? ""), autocomplete: "off", hint: "Files anyone with write access may change directly, bypassing the push restriction; patterns separated by semicolons." }, errors)}
   </section>
   <section class="mb-4"><h2 class="h4 border-bottom pb-2 mb-3">Merging</h2>
   ${checkbox({ name: "enable_merge_whitelist", label: "Only the users and teams listed may merge pull requests", checked: checked("enable_merge_whitelist", rule?.enable_merge_whitelist ?? false) })}
