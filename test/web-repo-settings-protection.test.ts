@@ -218,6 +218,38 @@ describe("branch rules", () => {
     expect((await client.post(`${base}/delete`, { rule_name: "release/*" }, csrfOf(both.text))).status).toBe(404)
   })
 
+  it("moves pattern rules up and down; a rule for a name stays first", async () => {
+    const { user, client } = await signedIn()
+    const name = await makeRepo(user.name)
+    const base = `/${user.name}/${name}/settings/branches`
+    for (const rule of ["main", "release/*", "feature/*", "**"])
+      expect((await client.submit(`${base}/edit`, { rule_name: rule, enable_push: "all" })).status).toBe(303)
+    const order = async () =>
+      (
+        (await json(await api("GET", `/repos/${user.name}/${name}/branch_protections`, user.name))) as Array<{
+          rule_name: string
+        }>
+      ).map((r) => r.rule_name)
+    expect(await order()).toEqual(["main", "release/*", "feature/*", "**"])
+    const page = await client.get(base)
+    expect(page.text).not.toContain('aria-label="Move the rule main up"')
+    expect(page.text).not.toContain('aria-label="Move the rule release/* up"')
+    expect(page.text).toContain('aria-label="Move the rule ** up"')
+    expect(page.text).not.toContain('aria-label="Move the rule ** down"')
+    const moved = await client.post(`${base}/priority`, { rule_name: "**", direction: "up" }, csrfOf(page.text))
+    expect(moved.status).toBe(303)
+    expect(moved.location).toBe(`${base}?done=rule-moved`)
+    expect(await order()).toEqual(["main", "release/*", "**", "feature/*"])
+    await client.post(`${base}/priority`, { rule_name: "release/*", direction: "down" }, csrfOf(page.text))
+    expect(await order()).toEqual(["main", "**", "release/*", "feature/*"])
+    // A pattern never goes above a name.
+    await client.post(`${base}/priority`, { rule_name: "**", direction: "up" }, csrfOf(page.text))
+    expect(await order()).toEqual(["main", "**", "release/*", "feature/*"])
+    expect(
+      (await client.post(`${base}/priority`, { rule_name: "nope", direction: "up" }, csrfOf(page.text))).status
+    ).toBe(404)
+  })
+
   it("shows refusals next to their field, keeps what was typed, and names whom it dropped", async () => {
     const { user, client } = await signedIn()
     const name = await makeRepo(user.name)

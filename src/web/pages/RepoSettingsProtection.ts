@@ -10,7 +10,7 @@
 // (Forgejo drops them silently; the page says whom).
 import { Effect } from "effect"
 import * as Errors from "../../http/Errors.ts"
-import { globMatch } from "../../lib/Glob.ts"
+import { globMatch, isGlob } from "../../lib/Glob.ts"
 import type { BranchProtection, CreateBranchProtectionOption, TagProtection } from "../../protection/Api.ts"
 import { ProtectionService } from "../../protection/Service.ts"
 import { repoRefusal } from "../../repos/Policy.ts"
@@ -22,10 +22,12 @@ import { csrfField } from "../Layout.ts"
 import type { RepoFrame, RepoView } from "../RepoFrame.ts"
 import { makeRepoSettingsFrame } from "../RepoSettingsFrame.ts"
 import type { Form, Web } from "../Web.ts"
+import { buttonForm } from "./settings/Frame.ts"
 
 const NOTICES: Readonly<Record<string, string>> = {
   "rule-saved": "The branch protection rule has been saved.",
   "rule-deleted": "The branch protection rule has been deleted.",
+  "rule-moved": "The order of the rules has been changed.",
   "tag-saved": "The tag protection rule has been saved.",
   "tag-deleted": "The tag protection rule has been deleted."
 }
@@ -155,6 +157,18 @@ export const RepoSettingsProtectionPages = (web: Web, frame: RepoFrame) =>
       Effect.gen(function* () {
         const { base } = view
         const rules = yield* protection.listBranchRules(view)
+        // Patterns are tried in their order (a name comes first whatever its place): they move.
+        const movable = (i: number) => i >= 0 && i < rules.length && isGlob(rules[i]!.rule_name)
+        const move = (r: BranchProtection, i: number, direction: "up" | "down") =>
+          movable(i) && movable(direction === "up" ? i - 1 : i + 1)
+            ? buttonForm(
+                view.ctx,
+                `${base}/settings/branches/priority`,
+                { rule_name: r.rule_name, direction },
+                icon(direction === "up" ? "arrow-up" : "arrow-down"),
+                { accessibleName: `Move the rule ${r.rule_name} ${direction}` }
+              )
+            : empty
         const list =
           rules.length === 0
             ? html`<div class="Box-body color-fg-muted">No branch is protected.</div>`
@@ -165,6 +179,7 @@ export const RepoSettingsProtectionPages = (web: Web, frame: RepoFrame) =>
     <code class="text-bold wb-break-all" data-testid="branch-rule-name">${r.rule_name}</code>
     <div class="mt-1">${summary(r)}</div>
   </div>
+  <span class="mr-2">${move(r, i, "up")}${move(r, i, "down")}</span>
   <a class="btn btn-sm" href="${base}/settings/branches/edit?rule_name=${encodeURIComponent(r.rule_name)}" aria-label="Edit the rule ${r.rule_name}">${icon("pencil")} Edit</a>
   ${confirmDelete(view, `${base}/settings/branches/delete`, { rule_name: r.rule_name }, `the rule ${r.rule_name}`)}
 </li>`
@@ -534,6 +549,21 @@ export const RepoSettingsProtectionPages = (web: Web, frame: RepoFrame) =>
         })
       ),
       settings.adminRoute("POST", "/:owner/:repo/settings/branches/edit", saveRule),
+      settings.adminRoute("POST", "/:owner/:repo/settings/branches/priority", (view, form) =>
+        Effect.gen(function* () {
+          const order = yield* protection.branchRuleOrder(view)
+          const at = order.findIndex((r) => r.ruleName === form.get("rule_name"))
+          if (at < 0) return web.notFound(view.ctx)
+          const other = form.get("direction") === "up" ? at - 1 : at + 1
+          // Only patterns change places (a rule for a name is tried first wherever it stands).
+          if (other >= 0 && other < order.length && isGlob(order[at]!.ruleName) && isGlob(order[other]!.ruleName)) {
+            const ids = order.map((r) => r.id)
+            ;[ids[at], ids[other]] = [ids[other]!, ids[at]!]
+            yield* protection.setPriorities(view, ids)
+          }
+          return web.redirect(view.ctx, `${view.base}/settings/branches?done=rule-moved`)
+        })
+      ),
       settings.adminRoute("POST", "/:owner/:repo/settings/branches/delete", (view, form) =>
         Effect.gen(function* () {
           yield* protection.deleteBranchRule(view, form.get("rule_name") ?? "")
