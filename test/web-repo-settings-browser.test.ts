@@ -1,9 +1,13 @@
 // Issue 17 item 3's repository settings in a real browser (Chromium through playwright-core,
 // test/support/browser.ts): the owner renames a repository, adds a collaborator, adds a deploy
-// key, archives it and deletes it with the typed confirmation. Every page is screenshotted and
-// audited with axe-core (no serious or critical violation), and no page may log a console error.
+// key, archives it and deletes it with the typed confirmation; protects a branch and tags; adds a
+// webhook, sends a test delivery to a real receiver and reads its history. Every page is
+// screenshotted and audited with axe-core (no serious or critical violation), and no page may log
+// a console error.
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
@@ -14,22 +18,34 @@ import { basic, createUser, type Hearth, json, request, startHearth } from "./su
 let hearth: Hearth
 let chrome: TestBrowser
 let work: string
+let receiver: Server
+let receiverUrl: string
 
 const url = (path: string) => `${hearth.base}${path}`
 
 beforeAll(async () => {
-  hearth = await startHearth()
+  receiver = createServer((req, res) => {
+    req.resume()
+    req.on("end", () => res.writeHead(200, { "content-type": "text/plain" }).end("received"))
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
+  hearth = await startHearth({ webhook: { ALLOWED_HOST_LIST: "loopback" } })
   chrome = await launchBrowser("web-repo-settings-browser")
   work = mkdtempSync(join(tmpdir(), "hearth-web-reposettings-browser-"))
   for (const username of ["cora", "dan"]) await createUser(hearth, { username })
   expect(
     (await request(hearth, "POST", "/user/repos", basic("cora"), { name: "garden", auto_init: true })).status
   ).toBe(201)
+  expect(
+    (await request(hearth, "POST", "/user/repos", basic("cora"), { name: "orchard", auto_init: true })).status
+  ).toBe(201)
 }, 180_000)
 
 afterAll(async () => {
   await chrome?.close()
   await hearth?.close()
+  await new Promise<void>((resolve) => (receiver === undefined ? resolve() : receiver.close(() => resolve())))
   if (work !== undefined) rmSync(work, { recursive: true, force: true })
 })
 
@@ -107,7 +123,90 @@ describe("repository settings", () => {
     await expect.poll(() => page.url()).toBe(url("/cora"))
     await chrome.check(page, "deleted")
     expect((await request(hearth, "GET", "/repos/cora/meadow", basic("cora"))).status).toBe(404)
-    expect(await json(await request(hearth, "GET", "/users/cora/repos", basic("cora")))).toEqual([])
+    const left = (await json(await request(hearth, "GET", "/users/cora/repos", basic("cora")))) as Array<{
+      name: string
+    }>
+    expect(left.map((repo) => repo.name)).toEqual(["orchard"])
     chrome.assertNoErrors()
-  })
+  }, 120_000)
+})
+
+describe("branch protection and webhooks", () => {
+  it("protect a branch and tags, add a webhook, test it and read its delivery", async () => {
+    const { page } = await chrome.person()
+    await signIn(page, "cora")
+    await page.goto(url("/cora/orchard/settings"))
+
+    // Branch protection: the list, a refused rule, the rule saved.
+    await page.getByRole("link", { name: "Branches", exact: true }).click()
+    await expect.poll(() => page.url()).toBe(url("/cora/orchard/settings/branches"))
+    await chrome.check(page, "branches-empty")
+    await page.getByRole("link", { name: "Add rule" }).click()
+    await page.getByLabel("Branch name or pattern").fill("main")
+    await page.getByLabel("Only the users and teams listed", { exact: true }).check()
+    await page.getByLabel("Push whitelist: users").fill("cora")
+    await page.getByLabel("Only the users and teams listed may merge pull requests").check()
+    await page.getByLabel("Merge whitelist: users").fill("nobody-here")
+    await page.getByLabel("Required approvals").fill("1")
+    await chrome.check(page, "branch-rule-new")
+    await page.getByRole("button", { name: "Add rule" }).click()
+    await page.waitForLoadState()
+    expect(await page.getByTestId("error-merge_whitelist_users").textContent()).toContain("no user named nobody-here")
+    await chrome.check(page, "branch-rule-refused")
+    await page.getByLabel("Merge whitelist: users").fill("cora")
+    await page.getByRole("button", { name: "Add rule" }).click()
+    await expect.poll(() => page.url()).toBe(url("/cora/orchard/settings/branches?done=rule-saved"))
+    expect(await page.getByTestId("branch-rule-name").textContent()).toBe("main")
+    await chrome.check(page, "branches")
+    const rule = await json(await request(hearth, "GET", "/repos/cora/orchard/branch_protections/main", basic("cora")))
+    expect(rule).toMatchObject({
+      enable_push_whitelist: true,
+      push_whitelist_usernames: ["cora"],
+      merge_whitelist_usernames: ["cora"],
+      required_approvals: 1
+    })
+    await page.getByRole("link", { name: "Edit the rule main" }).click()
+    await page.waitForLoadState()
+    await chrome.check(page, "branch-rule-edit")
+
+    // Tags.
+    await page.getByRole("link", { name: "Tags", exact: true }).click()
+    await page.getByLabel("Tag name or pattern").fill("v*")
+    await page.getByRole("button", { name: "Add tag rule" }).click()
+    await expect.poll(() => page.url()).toBe(url("/cora/orchard/settings/tags?done=tag-saved"))
+    expect(await page.getByTestId("tag-rule-pattern").textContent()).toBe("v*")
+    await chrome.check(page, "tags")
+
+    // A webhook: the type menu, the form, the list, a test delivery and its history.
+    await page.getByRole("link", { name: "Webhooks", exact: true }).click()
+    await chrome.check(page, "hooks-empty")
+    await page.getByText("Add webhook").click()
+    await page.getByRole("link", { name: "Forgejo", exact: true }).click()
+    await expect.poll(() => page.url()).toBe(url("/cora/orchard/settings/hooks/forgejo/new"))
+    await page.getByLabel("Target URL").fill(receiverUrl)
+    await page.getByLabel("Secret").fill("a-secret")
+    await page.getByLabel("The events chosen below").check()
+    await page.getByLabel("Push: commits are pushed").check()
+    await page.getByLabel("Release: published, updated or deleted").check()
+    await chrome.check(page, "hook-new")
+    await page.getByRole("button", { name: "Add webhook" }).click()
+    await expect.poll(() => page.url()).toBe(url("/cora/orchard/settings/hooks?done=added"))
+    await chrome.check(page, "hooks")
+    const [hook] = await json(await request(hearth, "GET", "/repos/cora/orchard/hooks", basic("cora")))
+    expect(hook).toMatchObject({ url: receiverUrl, events: ["push", "release"], active: true })
+    await page.getByTestId("hook-url").click()
+    await page.getByRole("button", { name: "Test delivery" }).click()
+    await expect.poll(() => page.url()).toBe(url(`/cora/orchard/settings/hooks/${hook.id}?done=tested`))
+    // Reloaded until the delivery is recorded (bounded by the poll's time-out).
+    await expect
+      .poll(async () => {
+        await page.reload()
+        return page.getByTestId("delivery-response-status").count()
+      })
+      .toBe(1)
+    await page.getByTestId("delivery-uuid").click()
+    expect(await page.getByTestId("delivery-response-body").textContent()).toBe("received")
+    await chrome.check(page, "hook-delivery")
+    chrome.assertNoErrors()
+  }, 120_000)
 })

@@ -108,6 +108,8 @@ export class ProtectionService extends Context.Service<
     ) => Effect.Effect<BranchProtection, Errors.NotFound | Errors.ValidationFailed>
     readonly deleteBranchRule: (at: RepoOf, name: string) => Effect.Effect<void, Errors.NotFound>
     readonly setPriorities: (at: RepoOf, ids: ReadonlyArray<number>) => Effect.Effect<void, Errors.ValidationFailed>
+    /** The rules' ids and names in the order they are tried (the web settings page reorders them). */
+    readonly branchRuleOrder: (at: RepoOf) => Effect.Effect<Array<{ readonly id: number; readonly ruleName: string }>>
     readonly listTagRules: (at: RepoOf) => Effect.Effect<Array<TagProtection>>
     readonly getTagRule: (at: RepoOf, id: string) => Effect.Effect<TagProtection, Errors.NotFound>
     readonly createTagRule: (
@@ -588,6 +590,10 @@ export class ProtectionService extends Context.Service<
             if (uniq(ids).length !== ids.length) return yield* Errors.validationFailed("[IDs]: each rule at most once")
             yield* repo.setPriorities(at.repo.id, ids)
           }),
+        branchRuleOrder: (at) =>
+          Effect.map(repo.branchRules(at.repo.id), (rules) =>
+            listOrder(rules).map((r) => ({ id: r.id, ruleName: r.ruleName }))
+          ),
         listTagRules: (at) =>
           Effect.flatMap(repo.tagRules(at.repo.id), (rules) => Effect.forEach(rules, (r) => tagJson(at, r))),
         getTagRule: (at, id) => Effect.flatMap(tagRuleOf(at, id), (r) => tagJson(at, r)),

@@ -57,6 +57,8 @@ export class StatusesRepo extends Context.Service<
       sha: string,
       page: Page | undefined
     ) => Effect.Effect<{ readonly rows: Array<StatusRow>; readonly total: number }>
+    /** The contexts of the repository's statuses updated since `since`, sorted. */
+    readonly recentContexts: (repoId: number, since: Date) => Effect.Effect<Array<string>>
   }
 >()("hearth/statuses/StatusesRepo") {
   static readonly layer = Layer.effect(
@@ -116,7 +118,13 @@ export class StatusesRepo extends Context.Service<
                   WHERE repo_id = ${repoId} AND sha = ${sha} ORDER BY context, idx DESC
                 ) latest ORDER BY idx DESC ${window}`
               return { rows: rows.map(toRow), total: Number(count!.n) }
-            })
+            }),
+          recentContexts: (repoId, since) =>
+            Effect.map(
+              sql<{ context: string }>`SELECT DISTINCT context FROM commit_statuses
+                WHERE repo_id = ${repoId} AND updated_at > ${since} ORDER BY context`,
+              (rows) => rows.map((r) => r.context)
+            )
         })
       )
     })

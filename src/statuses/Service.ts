@@ -100,6 +100,9 @@ const validated = (input: StatusInput) => {
   return { state, targetUrl, description, context }
 }
 
+/** How far back the branch protection form looks for status contexts (Forgejo: one week). */
+const RECENT_CONTEXTS_MS = 7 * 24 * 60 * 60 * 1000
+
 export class StatusesService extends Context.Service<
   StatusesService,
   {
@@ -122,6 +125,11 @@ export class StatusesService extends Context.Service<
       sha: string,
       page: Page | undefined
     ) => Effect.Effect<{ readonly rows: Array<StatusRow>; readonly total: number }>
+    /**
+     * The contexts posted to the repository in the last week, for the branch protection form
+     * (Forgejo's `FindRepoRecentCommitStatusContexts`).
+     */
+    readonly recentContexts: (repoId: number) => Effect.Effect<Array<string>>
   }
 >()("hearth/statuses/StatusesService") {
   static readonly layer = Layer.effect(
@@ -146,7 +154,8 @@ export class StatusesService extends Context.Service<
             return row
           }),
         list: (repoId, sha, options, page) => repo.list(repoId, sha, options, page),
-        latest: (repoId, sha, page) => repo.latest(repoId, sha, page)
+        latest: (repoId, sha, page) => repo.latest(repoId, sha, page),
+        recentContexts: (repoId) => repo.recentContexts(repoId, new Date(Date.now() - RECENT_CONTEXTS_MS))
       })
     })
   )

@@ -144,3 +144,22 @@ export const formNotice = (message: string | undefined): Html =>
   message === undefined
     ? empty
     : html`<div class="flash flash-success mb-3" role="status" data-testid="form-notice">${message}</div>`
+
+/** A group of radio buttons (a fieldset with its legend); `choices` are value, label and an optional hint. */
+export const radios = (options: {
+  readonly name: string
+  readonly legend: string
+  readonly value: string
+  readonly choices: ReadonlyArray<readonly [string, string, string?]>
+}): Html => html`<fieldset class="form-group" data-testid="radios-${options.name}">
+  <legend class="text-bold mb-2">${options.legend}</legend>
+  ${options.choices.map(([value, label, hint]) => {
+    const id = `field-${options.name}-${value}`
+    return html`<div class="form-checkbox">
+    <label for="${id}"><input type="radio" id="${id}" name="${options.name}" value="${value}"${
+      value === options.value ? html` checked` : empty
+    }${hint === undefined ? empty : html` aria-describedby="${id}-hint"`}> ${label}</label>
+    ${hint === undefined ? empty : html`<p class="note" id="${id}-hint">${hint}</p>`}
+  </div>`
+  })}
+</fieldset>`

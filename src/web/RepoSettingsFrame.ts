@@ -3,7 +3,7 @@
 // settings route is an `adminRoute`: the repository is opened as every repository page opens it
 // (RepoFrame's `route`: the 404 page when the viewer may not see it, a redirect after a rename),
 // then the viewer must administer it (Forgejo's `reqRepoAdmin`, the API's `role: "admin"`): a 403
-// page otherwise. Branch protection and webhooks join the menu with their issues (19, 20).
+// page otherwise.
 import { Effect } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { atLeast } from "../lib/AccessMode.ts"
@@ -12,11 +12,14 @@ import { icon } from "./Icons.ts"
 import type { RepoFrame, RepoView } from "./RepoFrame.ts"
 import type { Form, Web } from "./Web.ts"
 
-export type SettingsMenu = "options" | "collaboration" | "keys"
+export type SettingsMenu = "options" | "collaboration" | "branches" | "tags" | "hooks" | "keys"
 
 const MENU: ReadonlyArray<readonly [SettingsMenu, string, string, string]> = [
   ["options", "", "Options", "gear"],
   ["collaboration", "/collaboration", "Collaborators", "people"],
+  ["branches", "/branches", "Branches", "git-branch"],
+  ["tags", "/tags", "Tags", "tag"],
+  ["hooks", "/hooks", "Webhooks", "webhook"],
   ["keys", "/keys", "Deploy keys", "key"]
 ]
 
@@ -38,7 +41,7 @@ export const makeRepoSettingsFrame = (web: Web, frame: RepoFrame) => {
   <nav class="col-md-3 pr-md-4 mb-4" aria-label="Repository settings">
     <div class="menu">
       <span class="menu-heading">Settings</span>
-      ${MENU.map(
+      ${MENU.filter(([name]) => name !== "hooks" || !web.settings.security.DISABLE_WEBHOOKS).map(
         ([name, path, label, glyph]) =>
           html`<a class="menu-item" href="${view.base}/settings${path}"${
             name === options.menu ? html` aria-current="page"` : html``

@@ -5,6 +5,8 @@ export const REPO_CSS = `
 .hearth-repo-head { border-bottom: 1px solid var(--borderColor-muted); background: var(--bgColor-muted); }
 .hearth-repo-tabs { box-shadow: none; }
 .hearth-ref-list { max-height: 60vh; overflow-y: auto; min-width: 16rem; }
+.hearth-hook-pre { white-space: pre-wrap; word-break: break-all; max-height: 24rem; overflow: auto; }
+.hearth-hook-types { z-index: 99; min-width: 14rem; }
 .hearth-files td { padding: 6px 12px; border-top: 1px solid var(--borderColor-muted); vertical-align: top; }
 .hearth-files tr:first-child td { border-top: 0; }
 .hearth-files .hearth-files-name { width: 30%; }

@@ -9,6 +9,7 @@ import { AssetRoutes } from "./Assets.ts"
 import { ChangePasswordPages } from "./pages/ChangePassword.ts"
 import { ExplorePages } from "./pages/Explore.ts"
 import { HomePages } from "./pages/Home.ts"
+import { HookSettingsPages } from "./pages/HookSettings.ts"
 import { ProfilePages } from "./pages/Profile.ts"
 import { RepoActionPages } from "./pages/RepoActions.ts"
 import { RepoBlamePages } from "./pages/RepoBlame.ts"
@@ -21,6 +22,7 @@ import { RepoNewPages } from "./pages/RepoNew.ts"
 import { RepoRawPages } from "./pages/RepoRaw.ts"
 import { RepoSettingsPages } from "./pages/RepoSettings.ts"
 import { RepoSettingsAccessPages } from "./pages/RepoSettingsAccess.ts"
+import { RepoSettingsProtectionPages } from "./pages/RepoSettingsProtection.ts"
 import { RepoSrcPages } from "./pages/RepoSrc.ts"
 import { RepoTagsPages } from "./pages/RepoTags.ts"
 import { SignInPages } from "./pages/SignIn.ts"
@@ -83,7 +85,9 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoComparePages(web, repo)),
       ...(yield* RepoActionPages(web, repo)),
       ...(yield* RepoSettingsPages(web, repo)),
-      ...(yield* RepoSettingsAccessPages(web, repo))
+      ...(yield* RepoSettingsAccessPages(web, repo)),
+      ...(yield* RepoSettingsProtectionPages(web, repo)),
+      ...(yield* HookSettingsPages(web, repo))
     ]
     return Layer.mergeAll(HttpRouter.addAll(routes), AssetRoutes, notFoundPages(web))
   })

@@ -111,8 +111,12 @@ const checkBranchFilter = (filter: string | undefined) => {
 const checkAuthorization = (header: string) =>
   /[\r\n\0]/.test(header) ? invalid("Invalid authorization_header: it must be one line") : Effect.void
 
-/** A new hook from CreateHookOption, checked in Forgejo's order. */
-export const validateCreate = (level: HookLevel, input: CreateInput) =>
+/**
+ * A new hook from CreateHookOption, checked in Forgejo's order. `events`, from the web settings
+ * form, replaces the API's event list (Forgejo's web form stores push_only, send_everything or
+ * choose_events as chosen; the API always choose_events).
+ */
+export const validateCreate = (level: HookLevel, input: CreateInput, events?: HookEvents) =>
   Effect.gen(function* () {
     if (input.type === "") return yield* invalid("[Type]: Required")
     yield* checkBranchFilter(input.branch_filter)
@@ -132,7 +136,7 @@ export const validateCreate = (level: HookLevel, input: CreateInput) =>
     const { meta, authorization } = yield* metadataOf(input.type, config)
     const header = input.authorization_header ?? authorization ?? ""
     yield* checkAuthorization(header)
-    const events: HookEvents = {
+    events ??= {
       push_only: false,
       send_everything: false,
       choose_events: true,
@@ -158,8 +162,11 @@ export const validateCreate = (level: HookLevel, input: CreateInput) =>
 // Forgejo keeps these flags whatever an edit's `events` says.
 const KEPT_ON_EDIT: ReadonlyArray<Flag> = ["package", "action_run_failure", "action_run_recover", "action_run_success"]
 
-/** An edited hook from EditHookOption, as Forgejo's `editHook` (its quirks noted in CONTRACT-WEBHOOKS §1.4). */
-export const validateEdit = (hook: HookRow, input: EditInput) =>
+/**
+ * An edited hook from EditHookOption, as Forgejo's `editHook` (its quirks noted in CONTRACT-WEBHOOKS
+ * §1.4); `events` from the web settings form replaces them all, as Forgejo's web form does.
+ */
+export const validateEdit = (hook: HookRow, input: EditInput, events?: HookEvents) =>
   Effect.gen(function* () {
     let url = hook.url
     let contentType = hook.contentType
@@ -206,7 +213,7 @@ export const validateEdit = (hook: HookRow, input: EditInput) =>
       httpMethod: hook.httpMethod,
       contentType,
       authorizationHeader: header,
-      events: { push_only: false, send_everything: false, choose_events: true, events: flags },
+      events: events ?? { push_only: false, send_everything: false, choose_events: true, events: flags },
       branchFilter: input.branch_filter ?? "",
       meta,
       active: input.active === undefined || input.active === null ? hook.active : input.active

@@ -135,9 +135,10 @@ export class WebhooksRepo extends Context.Service<
     readonly find: (level: HookLevel, id: number) => Effect.Effect<Option.Option<HookRow>>
     readonly byId: (id: number) => Effect.Effect<Option.Option<HookRow>>
     readonly insert: (hook: NewHook) => Effect.Effect<HookRow>
+    /** Updates a hook; its secret only when one is given (the web form's). */
     readonly update: (
       id: number,
-      hook: Omit<NewHook, "repoId" | "ownerId" | "isSystem" | "type" | "secret">
+      hook: Omit<NewHook, "repoId" | "ownerId" | "isSystem" | "type" | "secret"> & { readonly secret?: string }
     ) => Effect.Effect<void>
     readonly remove: (id: number) => Effect.Effect<void>
     /** The active hooks an event of this repository reaches: its own, its owner's, then the system hooks. */
@@ -201,6 +202,7 @@ export class WebhooksRepo extends Context.Service<
               content_type = ${hook.contentType}, authorization_header = ${hook.authorizationHeader},
               events = ${JSON.stringify(hook.events)}::jsonb, branch_filter = ${hook.branchFilter},
               meta = ${JSON.stringify(hook.meta)}::jsonb, active = ${hook.active}, updated_at = now()
+              ${hook.secret === undefined ? sql`` : sql`, secret = ${hook.secret}`}
               WHERE id = ${id}`),
           remove: (id) => Effect.asVoid(sql`DELETE FROM webhooks WHERE id = ${id}`),
           firing: (repoId, ownerId) =>

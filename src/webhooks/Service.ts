@@ -34,7 +34,7 @@ import { ReposService } from "../repos/Service.ts"
 import type { Hook, HookDelivery } from "./Api.ts"
 import { buildRequest, CannotConvert, manifestNeeded } from "./Convert.ts"
 import { hookEventsOf } from "./HookEvents.ts"
-import { coarseEvent, eventsArray, type HookType, receives } from "./Kinds.ts"
+import { coarseEvent, eventsArray, type HookEvents, type HookType, receives } from "./Kinds.ts"
 import { makePayloads } from "./Payloads.ts"
 import { type CreateInput, type EditInput, validateCreate, validateEdit } from "./Policy.ts"
 import { type HookLevel, type HookRow, type TaskRow, WebhooksRepo } from "./Repo.ts"
@@ -60,6 +60,16 @@ const redact = (header: string) => {
 const CONTENT_TYPES: Record<number, string> = { 1: "json", 2: "form" }
 const PAYLOAD_TYPES: ReadonlySet<string> = new Set(["forgejo", "gitea", "gogs"])
 
+/**
+ * What the web settings form sets beyond the API's options (Forgejo's web form): the event mode as
+ * chosen, a new secret (none: kept), and keeping the stored authorization header when none is sent.
+ */
+export interface HookForm {
+  readonly events: HookEvents
+  readonly secret?: string | undefined
+  readonly keepAuthorization?: boolean | undefined
+}
+
 export class WebhooksService extends Context.Service<
   WebhooksService,
   {
@@ -69,13 +79,15 @@ export class WebhooksService extends Context.Service<
     readonly get: (level: HookLevel, id: string) => Effect.Effect<HookRow, Errors.NotFound>
     readonly create: (
       level: HookLevel,
-      input: CreateInput
+      input: CreateInput,
+      form?: HookForm
     ) => Effect.Effect<HookRow, Errors.ValidationFailed | Errors.BadRequest>
     readonly edit: (
       level: HookLevel,
       id: string,
-      input: EditInput
-    ) => Effect.Effect<HookRow, Errors.NotFound | Errors.ValidationFailed>
+      input: EditInput,
+      form?: HookForm
+    ) => Effect.Effect<HookRow, Errors.NotFound | Errors.ValidationFailed | Errors.BadRequest>
     readonly remove: (level: HookLevel, id: string) => Effect.Effect<void, Errors.NotFound>
     readonly deliveries: (
       level: HookLevel,
@@ -405,9 +417,9 @@ export class WebhooksService extends Context.Service<
       // ---------------------------------------------------------------------------------------
       // CRUD
 
-      const create = (level: HookLevel, input: CreateInput) =>
+      const create = (level: HookLevel, input: CreateInput, form?: HookForm) =>
         Effect.gen(function* () {
-          const valid = yield* validateCreate(level, input)
+          const valid = yield* validateCreate(level, input, form?.events)
           const created = yield* repo.insert({
             ...valid,
             secret: secrets.seal(valid.secret),
@@ -417,11 +429,16 @@ export class WebhooksService extends Context.Service<
           return created
         })
 
-      const edit = (level: HookLevel, id: string, input: EditInput) =>
+      const edit = (level: HookLevel, id: string, input: EditInput, form?: HookForm) =>
         Effect.gen(function* () {
           const hook = yield* get(level, id)
-          const valid = yield* validateEdit(hook, input)
-          yield* repo.update(hook.id, { ...valid, authorizationHeader: secrets.seal(valid.authorizationHeader) })
+          const valid = yield* validateEdit(hook, input, form?.events)
+          const keep = form?.keepAuthorization === true && valid.authorizationHeader === ""
+          yield* repo.update(hook.id, {
+            ...valid,
+            authorizationHeader: keep ? hook.authorizationHeader : secrets.seal(valid.authorizationHeader),
+            ...(form?.secret === undefined ? {} : { secret: secrets.seal(form.secret) })
+          })
           yield* refreshTargets
           return yield* get(level, id)
         })

@@ -12,7 +12,8 @@ const MENU: ReadonlyArray<readonly [string, string, string]> = [
   ["/user/settings/account", "Account", "gear"],
   ["/user/settings/security", "Security", "shield-lock"],
   ["/user/settings/applications", "Applications", "apps"],
-  ["/user/settings/keys", "SSH / GPG keys", "key"]
+  ["/user/settings/keys", "SSH / GPG keys", "key"],
+  ["/user/settings/hooks", "Webhooks", "webhook"]
 ]
 
 /** A settings page: `path` is the menu entry it belongs to. */
@@ -29,7 +30,7 @@ export const settingsPage = (
   <nav class="col-md-3 pr-md-4 mb-4" aria-label="Settings">
     <div class="menu">
       <span class="menu-heading">Settings</span>
-      ${MENU.map(
+      ${MENU.filter(([path]) => path !== "/user/settings/hooks" || !web.settings.security.DISABLE_WEBHOOKS).map(
         ([path, label, name]) =>
           html`<a class="menu-item" href="${path}"${path === options.path ? html` aria-current="page"` : html``}>${icon(name)} ${label}</a>`
       )}
