@@ -12,6 +12,7 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AutoMerge } from "../src/pulls/AutoMerge.ts"
+import { AutoMergeStore } from "../src/pulls/AutoMergeStore.ts"
 import { eventually } from "./support/federation.ts"
 import { gitIn } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
@@ -260,6 +261,35 @@ describe("firing", () => {
     } finally {
       expect((await api("PATCH", "/branch_protections/main", "alice", { enable_status_check: true })).status).toBe(200)
     }
+  })
+})
+
+describe("exactly once", () => {
+  it("a merge a crash cut off after the base branch moved is finished, not made again", async () => {
+    const head = await branch("j1", "j1.txt", "j\n")
+    const { index, id } = await openPull("j1")
+    expect((await schedule(index)).status).toBe(201)
+    await settled()
+    // What a crash leaves between moving the base branch and recording the merge: the commit
+    // written on the schedule, the base branch at it, the pull request not merged.
+    const before = await mainSha()
+    const tree = (await inBare(["merge-tree", "--write-tree", before, head])).split("\n")[0]!
+    const commit = await inBare(["commit-tree", tree, "-p", before, "-p", head, "-m", "The cut-off merge"])
+    await hearth.run(
+      Effect.gen(function* () {
+        yield* (yield* AutoMergeStore).setIntent(id, commit, before)
+      })
+    )
+    await inBare(["update-ref", "refs/heads/main", commit, before])
+    await hearth.run(
+      Effect.gen(function* () {
+        yield* (yield* AutoMerge).reconsider(id)
+      })
+    )
+    await merged(index)
+    expect(await mainSha()).toBe(commit)
+    expect(await pull(index)).toMatchObject({ merge_commit_sha: commit, merged_by: { login: "carol" } })
+    expect((await types(index)).filter((t) => t === "merge_pull")).toHaveLength(1)
   })
 })
 
