@@ -13,6 +13,9 @@
 // - Merging: the new commit is made without a work tree (src/git/Merge.ts) and the base branch
 //   moved by compare-and-swap through the Repository entity: a push to the base meanwhile fails
 //   the merge with 409 and loses nothing.
+// - Scheduling (`merge_when_checks_succeed`, §9): after the merge's own checks, minus the rule's
+//   blockers (what a schedule waits for), the schedule is recorded through AutoMergeStore;
+//   AutoMerge.ts fires it through `merge`, as the user who scheduled it.
 import { Context, Effect, Layer, Option } from "effect"
 import * as Reader from "../branches/Service.ts"
 import { Settings } from "../config/Settings.ts"
