@@ -106,13 +106,6 @@ export class AutoMerge extends Context.Service<
           if (Option.isNone(cancelled)) return yield* Errors.notFound()
         })
 
-      const reconsider = (pullId: number) =>
-        Effect.gen(function* () {
-          if (Option.isNone(yield* store.find(pullId))) return
-          const pull = yield* pullRows.byId(pullId)
-          if (Option.isSome(pull)) yield* store.evaluate([pull.value])
-        })
-
       /** A failed scheduled merge: cancelled with the reason on the timeline, and its scheduler told. */
       const fail = (row: AutoMergeRow, opened: OpenedRepository, issueId: number, index: number, reason: string) =>
         Effect.gen(function* () {
@@ -284,7 +277,7 @@ export class AutoMerge extends Context.Service<
         )
       })
 
-      return AutoMerge.of({ cancel, reconsider, evaluate, start })
+      return AutoMerge.of({ cancel, reconsider: store.reconsider, evaluate, start })
     })
   )
 }

@@ -82,6 +82,12 @@ export class AutoMergeStore extends Context.Service<
     readonly remove: (pullId: number) => Effect.Effect<void>
     readonly setIntent: (pullId: number, commit: string, base: string) => Effect.Effect<void>
     readonly clearIntent: (pullId: number) => Effect.Effect<void>
+    /**
+     * Queues an evaluation of the pull request's schedule, if it has one: what reviews call when
+     * approvals change (this store depends on nothing of the pull requests' service, so any slice
+     * may; `AutoMerge.reconsider` is the same).
+     */
+    readonly reconsider: (pullId: number) => Effect.Effect<void>
     /** Queues an evaluation of each pull request's schedule (on the caller's connection). */
     readonly evaluate: (
       pulls: ReadonlyArray<{ readonly id: number; readonly baseRepoId: number }>
@@ -185,6 +191,10 @@ export class AutoMergeStore extends Context.Service<
               sql`UPDATE pull_auto_merges SET merging_commit = NULL, merging_base = NULL WHERE pull_id = ${pullId}`
             ),
           evaluate,
+          reconsider: (pullId) =>
+            Effect.flatMap(sql`${scheduled} WHERE p.id = ${pullId} AND NOT p.has_merged`, (rows) =>
+              evaluate(pullsOf(rows))
+            ),
           withHeadSha: (baseRepoId, sha) =>
             Effect.map(
               sql`${scheduled} WHERE p.base_repo_id = ${baseRepoId} AND p.head_sha = ${sha} AND NOT p.has_merged`,
