@@ -59,6 +59,8 @@ import { OrgsService } from "./orgs/Service.ts"
 import { PushGate } from "./protection/Push.ts"
 import { ProtectionRepo } from "./protection/Repo.ts"
 import { ProtectionService } from "./protection/Service.ts"
+import { AutoMerge } from "./pulls/AutoMerge.ts"
+import { AutoMergeStore } from "./pulls/AutoMergeStore.ts"
 import { PullPresenter } from "./pulls/Present.ts"
 import { PullsRepo } from "./pulls/Repo.ts"
 import { PullsService } from "./pulls/Service.ts"
@@ -134,7 +136,12 @@ export const Services = Layer.mergeAll(
   AdminUsers.layer,
   WebhooksService.layer,
   MarkdownRenderer.layer,
-  PullPresenter.layer.pipe(Layer.provideMerge(PullsService.layer)),
+  // Scheduled merges merge through the pull requests' service, which schedules through their store.
+  AutoMerge.layer.pipe(
+    Layer.provideMerge(PullPresenter.layer),
+    Layer.provideMerge(PullsService.layer),
+    Layer.provideMerge(AutoMergeStore.layer)
+  ),
   IssueExtras.layer,
   IssueDeps.layer,
   IssueTimes.layer,

@@ -9,6 +9,7 @@ import { isMissingDatabase } from "./db/Database.ts"
 import { EventHub, publishLeftoverPushes } from "./events/Hub.ts"
 import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
 import { OutageLogsLayer } from "./health/Database.ts"
+import { AutoMerge } from "./pulls/AutoMerge.ts"
 import { PullsService } from "./pulls/Service.ts"
 import { serverLayer } from "./Server.ts"
 import { highlighter } from "./web/code/Highlight.ts"
@@ -44,6 +45,8 @@ const announce = Effect.gen(function* () {
   yield* (yield* EventHub).start
   // Pull requests' mergeability checks (a queue of their own), likewise.
   yield* (yield* PullsService).start
+  // Scheduled merges' evaluations (a queue of their own), likewise.
+  yield* (yield* AutoMerge).start
   // Webhook deliveries (a queue of their own).
   yield* (yield* WebhooksService).start
 })

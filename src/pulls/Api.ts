@@ -109,6 +109,12 @@ export class PullsApi extends HttpApiGroup.make("pulls").add(
   })
     .annotate(OpenApi.Identifier, "repoMergePullRequest")
     .annotate(Access, writeUnarchived),
+  HttpApiEndpoint.delete("cancelScheduledMerge", "/repos/:owner/:repo/pulls/:index/merge", {
+    params: withIndex,
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(OpenApi.Identifier, "repoCancelScheduledAutoMerge")
+    .annotate(Access, writeUnarchived),
   HttpApiEndpoint.post("updatePull", "/repos/:owner/:repo/pulls/:index/update", {
     params: withIndex,
     query: { style: Schema.optional(Schema.String) },

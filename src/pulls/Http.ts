@@ -12,6 +12,7 @@ import * as Errors from "../http/Errors.ts"
 import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo, type OpenedRepository } from "../repos/Assignment.ts"
+import { AutoMerge } from "./AutoMerge.ts"
 import { PullPresenter } from "./Present.ts"
 import { type ChangedFile, mergeOptionOf, PullRequest } from "./Schema.ts"
 import { type Loaded, PullsService, parseMergeRequest, pullRef } from "./Service.ts"
@@ -69,6 +70,7 @@ export const PullsHttp = HttpApiBuilder.group(HearthApi, "pulls", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const pulls = yield* PullsService
+    const autoMerge = yield* AutoMerge
     const presenter = yield* PullPresenter
     const { toCommits } = yield* makeCommitPresenter
 
@@ -259,8 +261,15 @@ export const PullsHttp = HttpApiBuilder.group(HearthApi, "pulls", (handlers) =>
         Effect.gen(function* () {
           const opened = yield* CurrentRepo
           const request = yield* parseMergeRequest(yield* mergeBody)
-          yield* pulls.merge(opened, params.index, request)
-          return ok
+          const outcome = yield* pulls.merge(opened, params.index, request)
+          // Forgejo: 201 (empty) when the merge was scheduled for when checks succeed.
+          return outcome === "scheduled" ? HttpServerResponse.empty({ status: 201 }) : ok
+        })
+      )
+      .handle("cancelScheduledMerge", ({ params }) =>
+        Effect.gen(function* () {
+          yield* autoMerge.cancel(yield* CurrentRepo, params.index)
+          return HttpServerResponse.empty({ status: 204 })
         })
       )
       .handle("updatePull", ({ params, query }) =>

@@ -13,6 +13,9 @@
 // - Merging: the new commit is made without a work tree (src/git/Merge.ts) and the base branch
 //   moved by compare-and-swap through the Repository entity: a push to the base meanwhile fails
 //   the merge with 409 and loses nothing.
+// - Scheduling (`merge_when_checks_succeed`, §9): after the merge's own checks, minus the rule's
+//   blockers (what a schedule waits for), the schedule is recorded through AutoMergeStore;
+//   AutoMerge.ts fires it through `merge`, as the user who scheduled it.
 import { Context, Effect, Layer, Option } from "effect"
 import * as Reader from "../branches/Service.ts"
 import { Settings } from "../config/Settings.ts"
@@ -41,7 +44,8 @@ import { StatusesRepo } from "../statuses/Repo.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { gitIdentity } from "../users/Schema.ts"
-import { type MethodNotAllowed, methodNotAllowed } from "./Errors.ts"
+import { AutoMergeStore } from "./AutoMergeStore.ts"
+import { MethodNotAllowed, methodNotAllowed } from "./Errors.ts"
 import { mayMerge, mayPushTo } from "./Policy.ts"
 import { type CheckResult, type PullFilter, type PullRow, type PullSort, PullStatus, PullsRepo } from "./Repo.ts"
 import { type CreatePullRequestOption, type EditPullRequestOption, MERGE_DO, type MergeDo } from "./Schema.ts"
@@ -107,6 +111,34 @@ export interface MergeRequest {
   readonly whenChecksSucceed: boolean
   readonly deleteBranch: boolean | undefined
 }
+
+/** What a scheduled merge (AutoMerge.ts) asks of a merge besides the request. */
+export interface MergeHooks {
+  /** Runs with the merge's commit just before the base branch moves to it. */
+  readonly beforeMove?: ((commit: string, baseSha: string) => Effect.Effect<void>) | undefined
+}
+
+/** Texts of the merge's refusals that time may lift; a scheduled merge waits on them (AutoMerge.ts). */
+const WAIT = {
+  closed: "the pull request is closed: reopen it before merging",
+  wip: "Work in progress PRs cannot be merged",
+  later: "Please try again later",
+  blocked: "not allowed to merge [reason: ",
+  baseMoved: "moved while the pull request was being merged"
+}
+
+/**
+ * Whether a merge's refusal is one a scheduled merge waits on (closed, work in progress, not yet
+ * checked, blocked by the base branch's rule — statuses, approvals, an outdated head —, or its
+ * base pushed meanwhile) rather than one that makes it fail.
+ */
+export const mayLiftLater = (error: ServiceError): boolean =>
+  (error instanceof MethodNotAllowed &&
+    (error.message === WAIT.closed ||
+      error.message === WAIT.wip ||
+      error.message === WAIT.later ||
+      error.message.startsWith(WAIT.blocked))) ||
+  (error instanceof Errors.Conflict && error.message.includes(WAIT.baseMoved))
 
 const bool = (value: unknown) => value === true || value === "true" || value === "on" || value === "1"
 const str = (value: unknown) =>
@@ -174,10 +206,23 @@ export class PullsService extends Context.Service<
       input: EditPullRequestOption
     ) => Effect.Effect<Loaded, ServiceError>
     readonly isMerged: (opened: OpenedRepository, index: string) => Effect.Effect<boolean, ServiceError>
+    /** Merges now, or schedules the merge (`merge_when_checks_succeed`, §9: "scheduled"). */
     readonly merge: (
       opened: OpenedRepository,
       index: string,
-      request: MergeRequest
+      request: MergeRequest,
+      hooks?: MergeHooks
+    ) => Effect.Effect<"merged" | "scheduled", ServiceError>
+    /**
+     * Finishes a merge whose base branch already moved from `baseSha` to `commit` (one a crash cut
+     * off before it was recorded): recorded, its events, the head branch deleted if asked.
+     */
+    readonly completeMerge: (
+      loaded: Loaded,
+      doer: Principal,
+      commit: string,
+      baseSha: string,
+      deleteBranch: boolean
     ) => Effect.Effect<void, ServiceError>
     readonly update: (opened: OpenedRepository, index: string, style: string) => Effect.Effect<void, ServiceError>
     /**
@@ -218,6 +263,7 @@ export class PullsService extends Context.Service<
       const writer = yield* RepositoryWriter
       const protection = yield* ProtectionService
       const statuses = yield* StatusesRepo
+      const autoMerges = yield* AutoMergeStore
       const context = yield* Effect.context<never>()
 
       const refOf = (side: Side): RepositoryRef => ({ id: side.repo.id, dir: side.path })
@@ -865,6 +911,8 @@ export class PullsService extends Context.Service<
           Effect.gen(function* () {
             const first = yield* pulls.markMerged(loaded.pull.id, { by: doer.id, at, commit, status })
             if (!first) return false
+            // Forgejo deletes a scheduled merge of a merged pull request silently.
+            yield* autoMerges.remove(loaded.pull.id)
             const issue = Option.getOrThrow(yield* issueRows.issueById(loaded.issue.id))
             if (!issue.isClosed) yield* issueRows.setClosed(issue, true, at)
             yield* issueRows.insertComment({ issueId: issue.id, type: T.mergePull, posterId: doer.id, at })
@@ -935,22 +983,35 @@ export class PullsService extends Context.Service<
             return yield* methodNotAllowed("the pull request has already been merged")
           }
           yield* publishMerged(loaded, doer.user)
+          return "merged" as const
         })
 
-      const merge = (opened: OpenedRepository, index: string, request: MergeRequest) =>
+      /** After the base branch moved from `baseSha` to `commit`: the merge recorded, its events, the head branch deleted if asked (§8.4, §8.5). */
+      const afterMove = (loaded: Loaded, doer: Principal, commit: string, baseSha: string, deleteBranch: boolean) =>
+        Effect.gen(function* () {
+          const { base, pull } = loaded
+          const at = new Date()
+          const first = yield* recordMerge(loaded, doer.user, commit, at)
+          yield* hub.publish(
+            Events.pushed(base.owner, base.repo, doer.user, "api", [
+              { ref: headsRef(pull.baseBranch), before: baseSha, after: commit }
+            ])
+          )
+          if (!first) return yield* Errors.conflict("the pull request was merged by someone else meanwhile")
+          yield* publishMerged(loaded, doer.user)
+          if (deleteBranch) yield* deleteHeadBranch(yield* reload(loaded), doer)
+        })
+
+      const merge = (opened: OpenedRepository, index: string, request: MergeRequest, hooks?: MergeHooks) =>
         Effect.gen(function* () {
           const caller = opened.caller
           if (caller === undefined) return yield* Errors.unauthorized("token is required")
           let loaded = yield* findPull(opened, index)
           if (loaded.pull.hasMerged) return yield* methodNotAllowed("the pull request has already been merged")
-          if (loaded.issue.isClosed) {
-            return yield* methodNotAllowed("the pull request is closed: reopen it before merging")
-          }
+          if (loaded.issue.isClosed) return yield* methodNotAllowed(WAIT.closed)
           if (!mayMerge(opened)) return yield* methodNotAllowed("User not allowed to merge PR")
           if (request.style === "manually-merged") return yield* manualMerge(loaded, request, caller)
-          if (isWorkInProgress(loaded.issue.title)) {
-            return yield* methodNotAllowed("Work in progress PRs cannot be merged")
-          }
+          if (isWorkInProgress(loaded.issue.title)) return yield* methodNotAllowed(WAIT.wip)
           loaded = yield* ensureChecked(loaded)
           switch (loaded.pull.status) {
             case PullStatus.conflict:
@@ -967,7 +1028,7 @@ export class PullsService extends Context.Service<
             case PullStatus.empty:
               break
             default:
-              return yield* methodNotAllowed("Please try again later")
+              return yield* methodNotAllowed(WAIT.later)
           }
           // The base branch's protection rule (Forgejo's `CheckPullBranchProtections`): the merge
           // whitelist, required status contexts of the head commit, an outdated head, approvals
@@ -979,12 +1040,22 @@ export class PullsService extends Context.Service<
             statuses: latest.rows.map((row) => ({ context: row.context, state: row.state })),
             outdated: loaded.pull.commitsBehind > 0
           })
-          const refused = mergeRefusal(decision, request.forceMerge)
+          // A schedule (§9) ignores the rule's blockers (they are what it waits for), not who may merge.
+          const refused =
+            request.whenChecksSucceed && decision.userMayMerge ? undefined : mergeRefusal(decision, request.forceMerge)
           if (refused !== undefined) return yield* methodNotAllowed(refused)
-          if (request.whenChecksSucceed) {
-            return yield* Errors.validationFailed("scheduled merges (merge_when_checks_succeed) are not supported yet")
-          }
           const { base, pull } = loaded
+          if (request.whenChecksSucceed) {
+            yield* autoMerges.schedule({
+              pull,
+              doerId: caller.user.id,
+              style: request.style,
+              title: request.title !== "" ? request.title : defaultTitle(loaded, request.style),
+              message: request.message,
+              deleteBranch: request.deleteBranch ?? base.repo.pulls.defaultDeleteBranchAfterMerge
+            })
+            return "scheduled" as const
+          }
           if (request.headCommitId !== "") {
             const tip = loaded.head === undefined ? undefined : yield* branchSha(loaded.head.path, pull.headBranch)
             if (request.headCommitId !== (tip ?? pull.headSha)) return yield* Errors.conflict("head out of date")
@@ -994,6 +1065,7 @@ export class PullsService extends Context.Service<
           }
           const baseSha = loaded.pull.checkedBaseSha
           const commit = yield* mergeCommit(loaded, request, baseSha, caller.user)
+          if (hooks?.beforeMove !== undefined) yield* hooks.beforeMove(commit, baseSha)
           // Compare-and-swap: a push to the base since the check refuses the merge, nothing lost.
           yield* writer
             .updateRefs(refOf(base), [{ ref: headsRef(pull.baseBranch), newSha: commit, oldSha: baseSha }])
@@ -1002,23 +1074,15 @@ export class PullsService extends Context.Service<
                 Effect.fail(
                   e.reason === "conflict"
                     ? Errors.conflict(
-                        `the base branch ${pull.baseBranch} moved while the pull request was being merged (a push?): nothing was merged, try again`
+                        `the base branch ${pull.baseBranch} ${WAIT.baseMoved} (a push?): nothing was merged, try again`
                       )
                     : Errors.refusal(e.reason, e.message)
                 )
               )
             )
-          const at = new Date()
-          const first = yield* recordMerge(loaded, caller.user, commit, at)
-          yield* hub.publish(
-            Events.pushed(base.owner, base.repo, caller.user, "api", [
-              { ref: headsRef(pull.baseBranch), before: baseSha, after: commit }
-            ])
-          )
-          if (!first) return yield* Errors.conflict("the pull request was merged by someone else meanwhile")
-          yield* publishMerged(loaded, caller.user)
           const deleteBranch = request.deleteBranch ?? base.repo.pulls.defaultDeleteBranchAfterMerge
-          if (deleteBranch) yield* deleteHeadBranch(yield* reload(loaded), caller)
+          yield* afterMove(loaded, caller, commit, baseSha, deleteBranch)
+          return "merged" as const
         })
 
       // --- update branch (§10) ---
@@ -1131,6 +1195,7 @@ export class PullsService extends Context.Service<
         edit,
         isMerged: (opened, index) => Effect.map(findPull(opened, index), (l) => l.pull.hasMerged),
         merge,
+        completeMerge: afterMove,
         update,
         check,
         reload,
