@@ -72,6 +72,8 @@ import { RepoPolicy } from "./repos/Policy.ts"
 import { RepoPresenter } from "./repos/Present.ts"
 import { ReposRepo } from "./repos/Repo.ts"
 import { ReposService } from "./repos/Service.ts"
+import { ReviewsRepo } from "./reviews/Repo.ts"
+import { ReviewsService } from "./reviews/Service.ts"
 import { SessionsRepo } from "./sessions/Repo.ts"
 import { Sessions } from "./sessions/Service.ts"
 import { SocialRepo } from "./social/Repo.ts"
@@ -121,6 +123,7 @@ const Repos = Layer.mergeAll(
   StatusesRepo.layer,
   ProtectionRepo.layer,
   PullsRepo.layer,
+  ReviewsRepo.layer,
   WebhooksRepo.layer,
   ReleasesRepo.layer,
   AssetsRepo.layer
@@ -134,7 +137,8 @@ export const Services = Layer.mergeAll(
   AdminUsers.layer,
   WebhooksService.layer,
   MarkdownRenderer.layer,
-  PullPresenter.layer.pipe(Layer.provideMerge(PullsService.layer)),
+  // Reviews act on pull requests: built on their service.
+  Layer.mergeAll(PullPresenter.layer, ReviewsService.layer).pipe(Layer.provideMerge(PullsService.layer)),
   IssueExtras.layer,
   IssueDeps.layer,
   IssueTimes.layer,

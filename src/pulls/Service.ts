@@ -37,6 +37,8 @@ import { mergeRefusal, ProtectionService } from "../protection/Service.ts"
 import { type OpenedRepository, type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
+import { reviewFacts } from "../reviews/Policy.ts"
+import { ReviewsRepo } from "../reviews/Repo.ts"
 import { StatusesRepo } from "../statuses/Repo.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
@@ -218,6 +220,7 @@ export class PullsService extends Context.Service<
       const writer = yield* RepositoryWriter
       const protection = yield* ProtectionService
       const statuses = yield* StatusesRepo
+      const reviews = yield* ReviewsRepo
       const context = yield* Effect.context<never>()
 
       const refOf = (side: Side): RepositoryRef => ({ id: side.repo.id, dir: side.path })
@@ -970,12 +973,13 @@ export class PullsService extends Context.Service<
               return yield* methodNotAllowed("Please try again later")
           }
           // The base branch's protection rule (Forgejo's `CheckPullBranchProtections`): the merge
-          // whitelist, required status contexts of the head commit, an outdated head, approvals
-          // (none until reviews exist), `apply_to_admins`; `force_merge` for admins it allows.
+          // whitelist, required status contexts of the head commit, an outdated head, approvals,
+          // rejections and official review requests (src/reviews), `apply_to_admins`;
+          // `force_merge` for admins it allows.
           const latest = yield* statuses.latest(loaded.base.repo.id, loaded.pull.headSha, undefined)
           const decision = yield* protection.mergeBlockers(loaded.base, loaded.pull.baseBranch, {
             doer: caller.user,
-            approvals: [],
+            ...reviewFacts(yield* reviews.ofIssue(loaded.issue.id)),
             statuses: latest.rows.map((row) => ({ context: row.context, state: row.state })),
             outdated: loaded.pull.commitsBehind > 0
           })
