@@ -131,7 +131,8 @@ describe("POST /pulls/{index}/reviews", () => {
     expect(newSide.html_url).toBe(`${hearth.base}/alice/app/pulls/${index}#issuecomment-${newSide.id}`)
     const one = await call("GET", reviews(`/${approval.id}/comments/${newSide.id}`), "carol")
     expect(one.status).toBe(200)
-    expect(await json(one)).toEqual(newSide)
+    const { user: _user, ...rest } = newSide
+    expect(await json(one)).toMatchObject(rest)
   })
 
   it("refuses lines and paths that are not in the diff (422) and stores nothing", async () => {
@@ -413,5 +414,81 @@ describe("the pull request and its timeline", () => {
     expect(entries.map((c: any) => c.review_id).sort()).toEqual(submitted.map((r: any) => r.id).sort())
     // Inline comments are not timeline entries.
     expect(timeline.some((c: any) => c.type === "code")).toBe(false)
+  })
+})
+
+describe("team review requests (an organisation's repository)", () => {
+  const ORG_PULL = "/repos/acme/code/pulls/1"
+
+  beforeAll(async () => {
+    expect((await call("POST", "/orgs", "alice", { username: "acme" })).status).toBe(201)
+    expect(
+      (await call("POST", "/orgs/acme/repos", "alice", { name: "code", auto_init: true, private: true })).status
+    ).toBe(201)
+    for (const [name, includesAll] of [
+      ["reviewers", true],
+      ["outsiders", false]
+    ] as const) {
+      const res = await call("POST", "/orgs/acme/teams", "alice", {
+        name,
+        permission: "write",
+        units: ["repo.code", "repo.pulls"],
+        includes_all_repositories: includesAll
+      })
+      expect(res.status, await res.clone().text()).toBe(201)
+      const team = await json(res)
+      for (const user of name === "reviewers" ? ["wendy", "carol"] : ["erin"]) {
+        expect((await call("PUT", `/teams/${team.id}/members/${user}`, "alice")).status).toBe(204)
+      }
+    }
+    const res = await call("POST", "/repos/acme/code/contents/c.txt", "alice", {
+      content: Buffer.from("c\n").toString("base64"),
+      branch: "main",
+      new_branch: "change",
+      message: "c"
+    })
+    expect(res.status).toBe(201)
+    expect(
+      (await call("POST", "/repos/acme/code/pulls", "alice", { head: "change", base: "main", title: "Org pull" }))
+        .status
+    ).toBe(201)
+  })
+
+  it("requests a team (201, a REQUEST_REVIEW row with the team and no user) and notifies its members", async () => {
+    const res = await call("POST", `${ORG_PULL}/requested_reviewers`, "alice", { team_reviewers: ["reviewers"] })
+    expect(res.status, await res.clone().text()).toBe(201)
+    const [made] = await json(res)
+    expect(made).toMatchObject({ state: "REQUEST_REVIEW", user: null, team: { name: "reviewers" }, official: false })
+    const pull = await json(await call("GET", ORG_PULL, "alice"))
+    expect(pull.requested_reviewers_teams.map((t: any) => t.name)).toEqual(["reviewers"])
+    const notes = await json(await call("GET", "/notifications?all=true", "wendy"))
+    expect(notes.map((n: any) => n.subject.title)).toContain("Org pull")
+  })
+
+  it("refuses unknown teams (404) and teams that cannot read the private repository (422)", async () => {
+    expect(
+      (await call("POST", `${ORG_PULL}/requested_reviewers`, "alice", { team_reviewers: ["ghosts"] })).status
+    ).toBe(404)
+    const res = await call("POST", `${ORG_PULL}/requested_reviewers`, "alice", { team_reviewers: ["outsiders"] })
+    expect(res.status).toBe(422)
+    expect((await json(res)).message).toMatch(/^Reviewing team can't read repo/)
+  })
+
+  it("answers a team's request with a member's approval, and takes a request back (204)", async () => {
+    expect((await call("POST", "/repos/acme/code/pulls/1/reviews", "wendy", { event: "APPROVED" })).status).toBe(200)
+    expect((await json(await call("GET", ORG_PULL, "alice"))).requested_reviewers_teams).toEqual([])
+    expect(
+      (await call("POST", `${ORG_PULL}/requested_reviewers`, "alice", { team_reviewers: ["reviewers"] })).status
+    ).toBe(201)
+    expect(
+      (await call("DELETE", `${ORG_PULL}/requested_reviewers`, "alice", { team_reviewers: ["reviewers"] })).status
+    ).toBe(204)
+    expect((await json(await call("GET", ORG_PULL, "alice"))).requested_reviewers_teams).toEqual([])
+  })
+
+  it("ignores team_reviewers outside organisations", async () => {
+    const res = await call("POST", `${PULL}/${index}/requested_reviewers`, "bob", { team_reviewers: ["reviewers"] })
+    expect(res.status).toBe(201)
+    expect(await json(res)).toEqual([])
   })
 })
