@@ -158,10 +158,15 @@ export class ReviewsService extends Context.Service<
           return Option.getOrElse(yield* Merge.mergeBase(loaded.base.path, base, head), () => base)
         })
 
+      // The path is the client's: taken literally (no pathspec magic), its diff read up to a bound.
+      const literal = { GIT_LITERAL_PATHSPECS: "1" }
       const fileDiff = (path: string, from: string, to: string, file: string) =>
         Effect.map(
           Effect.orDie(
-            Git.inRepo(path, ["diff", "--no-color", "--no-ext-diff", "-M", "--end-of-options", from, to, "--", file])
+            Git.inRepo(path, ["diff", "--no-color", "--no-ext-diff", "-M", "--end-of-options", from, to, "--", file], {
+              env: literal,
+              maxOutput: 16 * 1024 * 1024
+            })
           ),
           (r) => r.stdout.toString("utf8")
         )
@@ -247,15 +252,11 @@ export class ReviewsService extends Context.Service<
           // The commit that last changed the line (Forgejo's `LineBlame` at the pull request's head).
           let commitSha = head
           if (!old) {
-            const blame = yield* Git.inRepo(loaded.base.path, [
-              "blame",
-              "--porcelain",
-              "-L",
-              `${line},${line}`,
-              head,
-              "--",
-              path
-            ]).pipe(Effect.option)
+            const blame = yield* Git.inRepo(
+              loaded.base.path,
+              ["blame", "--porcelain", "-L", `${line},${line}`, head, "--", path],
+              { env: literal }
+            ).pipe(Effect.option)
             const first = Option.isSome(blame) ? blame.value.stdout.toString("utf8").split(" ", 1)[0] : undefined
             if (first !== undefined && Git.isSha(first)) commitSha = first
           }
