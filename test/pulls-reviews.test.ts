@@ -312,6 +312,18 @@ describe("dismissals", () => {
     expect(await json(back)).toMatchObject({ dismissed: false })
   })
 
+  it("with `priors`, dismisses the reviewer's earlier approvals and rejections too", async () => {
+    const first = await json(await call("POST", reviews(), "wendy", { event: "APPROVED", body: "first" }))
+    const second = await json(await call("POST", reviews(), "wendy", { event: "APPROVED", body: "second" }))
+    // Only the latest one is official.
+    expect((await json(await call("GET", reviews(`/${first.id}`), "alice"))).official).toBe(false)
+    expect(second.official).toBe(true)
+    const res = await call("POST", reviews(`/${second.id}/dismissals`), "alice", { message: "all", priors: true })
+    expect(res.status).toBe(200)
+    expect((await json(await call("GET", reviews(`/${first.id}`), "alice"))).dismissed).toBe(true)
+    expect((await json(await call("GET", reviews(`/${approval.id}`), "alice"))).dismissed).toBe(true)
+  })
+
   it("refuses to dismiss a review that neither approves nor requests changes (403)", async () => {
     const comment = await json(await call("POST", reviews(), "wendy", { event: "COMMENT", body: "meh" }))
     const res = await call("POST", reviews(`/${comment.id}/dismissals`), "alice", { message: "x" })
