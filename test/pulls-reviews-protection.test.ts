@@ -215,6 +215,21 @@ describe("stale approvals after a push to the head", () => {
     await expectMerged(index)
   })
 
+  it("keeps an approval fresh when the push leaves the diff as it was (the base merged into the head)", async () => {
+    const index = await openPull("same-diff")
+    const approval = await review(index, "wendy", "APPROVED")
+    // The base moves on (another pull request merged), and the head takes it in.
+    const other = await openPull("moves-base")
+    await review(other, "wendy", "APPROVED")
+    await expectMerged(other)
+    await git(["checkout", "-q", "same-diff"])
+    await git(["fetch", "-q", "origin", "main"])
+    await git(["merge", "-q", "--no-edit", "origin/main"])
+    await git(["push", "-q", "origin", "same-diff:same-diff"])
+    const reread = await json(await call("GET", `/repos/alice/app/pulls/${index}/reviews/${approval.id}`, "alice"))
+    expect(reread.stale).toBe(false)
+  })
+
   it("dismisses the approvals with dismiss_stale_approvals, with Forgejo's timeline entry", async () => {
     await rule({ dismiss_stale_approvals: true })
     const index = await openPull("dismiss-stale")
