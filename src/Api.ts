@@ -36,6 +36,7 @@ import { QuotaApi } from "./quota/Api.ts"
 import { ReleasesApi } from "./releases/Api.ts"
 import { ReposApi } from "./repos/Api.ts"
 import { RepoAssignment } from "./repos/Assignment.ts"
+import { ReviewsApi } from "./reviews/Api.ts"
 import { SocialApi } from "./social/Api.ts"
 import { StatusesApi } from "./statuses/Api.ts"
 import { TemplatesApi } from "./templates/Api.ts"
@@ -88,6 +89,7 @@ export class HearthApi extends HttpApi.make("hearth")
     ProtectionApi,
     WikiApi,
     PullsApi,
+    ReviewsApi,
     WebhooksApi,
     ReleasesApi
   )

@@ -74,6 +74,8 @@ import { RepoPolicy } from "./repos/Policy.ts"
 import { RepoPresenter } from "./repos/Present.ts"
 import { ReposRepo } from "./repos/Repo.ts"
 import { ReposService } from "./repos/Service.ts"
+import { ReviewsRepo } from "./reviews/Repo.ts"
+import { ReviewsService } from "./reviews/Service.ts"
 import { SessionsRepo } from "./sessions/Repo.ts"
 import { Sessions } from "./sessions/Service.ts"
 import { SocialRepo } from "./social/Repo.ts"
@@ -123,6 +125,7 @@ const Repos = Layer.mergeAll(
   StatusesRepo.layer,
   ProtectionRepo.layer,
   PullsRepo.layer,
+  ReviewsRepo.layer,
   WebhooksRepo.layer,
   ReleasesRepo.layer,
   AssetsRepo.layer
@@ -136,8 +139,9 @@ export const Services = Layer.mergeAll(
   AdminUsers.layer,
   WebhooksService.layer,
   MarkdownRenderer.layer,
-  // Scheduled merges merge through the pull requests' service, which schedules through their store.
-  AutoMerge.layer.pipe(
+  // Scheduled merges and reviews act on pull requests: built on their service, which schedules
+  // through the scheduled merges' store.
+  Layer.mergeAll(AutoMerge.layer, ReviewsService.layer).pipe(
     Layer.provideMerge(PullPresenter.layer),
     Layer.provideMerge(PullsService.layer),
     Layer.provideMerge(AutoMergeStore.layer)

@@ -61,6 +61,7 @@ import { ReleasesHttp } from "./releases/Http.ts"
 import { RepoAssignmentLive } from "./repos/Assignment.ts"
 import { GitHttpRoutes } from "./repos/GitHttp.ts"
 import { ReposHttp } from "./repos/Http.ts"
+import { ReviewsHttp } from "./reviews/Http.ts"
 import { SocialHttp } from "./social/Http.ts"
 import { StatusesHttp } from "./statuses/Http.ts"
 import { TemplatesHttp } from "./templates/Http.ts"
@@ -199,6 +200,7 @@ export const ApiHandlers = Layer.mergeAll(
   ProtectionHttp,
   WikiHttp,
   PullsHttp,
+  ReviewsHttp,
   WebhooksHttp,
   ReleasesHttp
 )

@@ -128,7 +128,21 @@ describe("operation ids", () => {
         "repoGetPullRequestFiles",
         "repoPullRequestIsMerged",
         "repoMergePullRequest",
-        "repoUpdatePullRequest"
+        "repoUpdatePullRequest",
+        // Reviews (issue 19 item 5).
+        "repoListPullReviews",
+        "repoCreatePullReview",
+        "repoGetPullReview",
+        "repoSubmitPullReview",
+        "repoDeletePullReview",
+        "repoGetPullReviewComments",
+        "repoCreatePullReviewComment",
+        "repoGetPullReviewComment",
+        "repoDeletePullReviewComment",
+        "repoDismissPullReview",
+        "repoUnDismissPullReview",
+        "repoCreatePullReviewRequests",
+        "repoDeletePullReviewRequests"
       ])
     )
   })

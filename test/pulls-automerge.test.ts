@@ -4,7 +4,7 @@
 // it nor may merge, 404 for who cannot see the repository); it fires when the base branch's
 // required status succeeds on the head commit — as the user who scheduled it, with their
 // permissions then, the stored title, message and branch deletion —, at once when nothing blocks
-// it, on the new head after a push to the head, on `AutoMerge.reconsider`; a conflict (or a
+// it, on the new head after a push to the head, on an approval, on `AutoMerge.reconsider`; a conflict (or a
 // scheduler no longer allowed to merge) cancels it with a timeline entry and a notification.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -260,6 +260,25 @@ describe("firing", () => {
       await merged(index)
     } finally {
       expect((await api("PATCH", "/branch_protections/main", "alice", { enable_status_check: true })).status).toBe(200)
+    }
+  })
+
+  it("an approval the rule waits for fires it (a submitted review); a dismissal does not", async () => {
+    const sha = await branch("j1", "j1.txt", "j\n")
+    const { index } = await openPull("j1")
+    expect((await api("PATCH", "/branch_protections/main", "alice", { required_approvals: 1 })).status).toBe(200)
+    try {
+      expect((await status(sha, "success")).status).toBe(201)
+      expect((await schedule(index)).status).toBe(201)
+      await settled()
+      // `ci` succeeded, the approval is missing.
+      expect((await pull(index)).merged).toBe(false)
+      const review = await api("POST", `/pulls/${index}/reviews`, "carol", { event: "APPROVED", body: "ok" })
+      expect(review.status, await review.clone().text()).toBe(200)
+      await merged(index)
+      expect((await pull(index)).merged_by.login).toBe("carol")
+    } finally {
+      expect((await api("PATCH", "/branch_protections/main", "alice", { required_approvals: 0 })).status).toBe(200)
     }
   })
 })

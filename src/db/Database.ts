@@ -35,6 +35,7 @@ import m0023 from "./migrations/0023_pulls.ts"
 import m0024 from "./migrations/0024_protection_statuses.ts"
 import m0025 from "./migrations/0025_webhooks.ts"
 import m0026 from "./migrations/0026_releases.ts"
+import m0027 from "./migrations/0027_reviews.ts"
 import m0029 from "./migrations/0029_automerge.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -63,6 +64,7 @@ export const migrations = Migrator.fromRecord({
   "0024_protection_statuses": m0024,
   "0025_webhooks": m0025,
   "0026_releases": m0026,
+  "0027_reviews": m0027,
   "0029_automerge": m0029
 })
 

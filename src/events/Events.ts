@@ -25,6 +25,9 @@
 // | CommitStatus                 | a commit status was posted (`sha`, `context`, `state`, `index`) | status (Forgejo's `HookEventStatus`) |
 // | Wiki                         | a wiki page was created, edited, renamed or deleted (`action`, `page`: its web path, `oldPage` when renamed, `comment`: the commit message), by the API or a git push to the wiki (`via`) | wiki / created, edited, renamed, deleted (Forgejo sends `edited` for a rename and nothing for a git push) |
 // | PullRequestSynchronized      | a push moved a pull request's head (`before`, `after`) | pull_request_sync / synchronized |
+// | PullRequestReview            | a review was submitted (`review.type` approved, rejected or comment; never a pending one) | pull_request_review_approved / _rejected / _comment, action reviewed |
+// | PullRequestReviewRequest     | a user was requested (or no longer) to review (`requested`), each member of a requested team too | pull_request_review_request / review_requested, review_request_removed |
+// | PullRequestReviewDismiss     | a review was dismissed (by an admin, or a push with `dismiss_stale_approvals`) | (none in Forgejo) |
 // | Release                      | a release was published, updated or deleted (`action`; Forgejo's NewRelease, UpdateRelease, DeleteRelease; never for a draft) with the release as it then was (`release`) | release / published, updated, deleted |
 //
 // A pull request is an issue: its opening, edits (`changes.ref.from` when its base branch changed),
@@ -156,6 +159,34 @@ export const PullRequestSynchronized = Schema.TaggedStruct("PullRequestSynchroni
   after: Schema.String
 })
 
+/** A submitted review: its id, Forgejo's review type name and the timeline comment it made. */
+export const PullRequestReview = Schema.TaggedStruct("PullRequestReview", {
+  ...about,
+  issue: IssueRef,
+  review: Schema.Struct({
+    id: Schema.Number,
+    type: Schema.Literals(["approved", "rejected", "comment"]),
+    content: Schema.String
+  }),
+  commentId: Schema.Number
+})
+
+export const PullRequestReviewRequest = Schema.TaggedStruct("PullRequestReviewRequest", {
+  ...about,
+  issue: IssueRef,
+  reviewer: Doer,
+  /** false when the request was taken back. */
+  requested: Schema.Boolean,
+  commentId: Schema.Number
+})
+
+export const PullRequestReviewDismiss = Schema.TaggedStruct("PullRequestReviewDismiss", {
+  ...about,
+  issue: IssueRef,
+  review: Schema.Struct({ id: Schema.Number }),
+  commentId: Schema.Number
+})
+
 export const ReleaseAction = Schema.Literals(["published", "updated", "deleted"])
 export type ReleaseAction = typeof ReleaseAction.Type
 
@@ -192,6 +223,9 @@ export const Event = Schema.Union([
   CommitStatus,
   Wiki,
   PullRequestSynchronized,
+  PullRequestReview,
+  PullRequestReviewRequest,
+  PullRequestReviewDismiss,
   Release
 ])
 export type Event = typeof Event.Type

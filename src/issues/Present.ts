@@ -306,7 +306,7 @@ export const makePresenter = (settings: SettingsShape) =>
             ref_comment: refComments.get(c.id) ?? null,
             ref_action: REF_ACTIONS[c.refAction] ?? "none",
             ref_commit_sha: "",
-            review_id: 0,
+            review_id: c.reviewId ?? 0,
             label: label === undefined ? null : toLabel(settings, label, place.ownerName, place.name),
             assignee: c.assigneeId === null ? null : toApiUser(settings, userOf(people, c.assigneeId), undefined),
             assignee_team: null,

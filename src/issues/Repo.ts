@@ -51,6 +51,8 @@ export interface CommentRow {
   readonly dependentIssueId?: number | null
   /** The tracked time a time-tracking comment records (migration 0022). */
   readonly timeId?: number | null
+  /** The review a review, code or dismiss_review comment belongs to (migration 0027). */
+  readonly reviewId?: number | null
   readonly createdAt: Date
   readonly updatedAt: Date
 }
@@ -132,6 +134,7 @@ const toComment = (r: Row): CommentRow => ({
   refIsPull: r.ref_is_pull,
   dependentIssueId: numOrNull(r.dependent_issue_id),
   timeId: numOrNull(r.time_id),
+  reviewId: numOrNull(r.review_id),
   createdAt: r.created_at,
   updatedAt: r.updated_at
 })

@@ -212,6 +212,13 @@ export class NotificationsService extends Context.Service<
                 yield* notify(event, event.comment.id, yield* mentionedIn(event.issue.id, comment.value.body))
               }
             })
+          // Reviews (Forgejo's `PullRequestReview`, `PullReviewDismiss`): the pull request's
+          // watchers and participants, the poster among them; a request only the requested user.
+          case "PullRequestReview":
+          case "PullRequestReviewDismiss":
+            return notify(event, event.commentId)
+          case "PullRequestReviewRequest":
+            return event.requested ? notify(event, event.commentId, [event.reviewer.id]) : Effect.void
           default:
             return Effect.void
         }

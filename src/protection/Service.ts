@@ -12,7 +12,7 @@ import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
 import { atLeast } from "../lib/AccessMode.ts"
 import { isGlob } from "../lib/Glob.ts"
-import { OrgsRepo } from "../orgs/Repo.ts"
+import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"
 import { RepoPolicy } from "../repos/Policy.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import { requiredContextsState } from "../statuses/Service.ts"
@@ -155,6 +155,13 @@ export class ProtectionService extends Context.Service<
     readonly mayControlTag: (at: RepoOf, user: UserRow | undefined, tag: string) => Effect.Effect<boolean>
     /** What stands between a pull request into `branch` and its merge (Forgejo's `CheckPullBranchProtections`). */
     readonly mergeBlockers: (at: RepoOf, branch: string, facts: MergeFacts) => Effect.Effect<MergeDecision>
+    /**
+     * Whether a review by `user` of a pull request into `branch` is official (Forgejo's
+     * `IsOfficialReviewer`): on the rule's approvals whitelist when it has one, else code write.
+     */
+    readonly isOfficialReviewer: (at: RepoOf, branch: string, user: UserRow) => Effect.Effect<boolean>
+    /** The same for a team's review request (Forgejo's `IsOfficialReviewerTeam`): never without a rule. */
+    readonly isOfficialReviewerTeam: (at: RepoOf, branch: string, team: TeamRow) => Effect.Effect<boolean>
   }
 >()("hearth/protection/ProtectionService") {
   static readonly layer = Layer.effect(
@@ -687,6 +694,22 @@ export class ProtectionService extends Context.Service<
             if (Option.isSome(yield* ruleFor(at.repo.id, branch))) return yield* Errors.forbidden("branch protected")
           }),
         mayControlTag,
+        isOfficialReviewer: (at, branch, user) =>
+          Effect.gen(function* () {
+            const rule = yield* ruleFor(at.repo.id, branch)
+            if (Option.isNone(rule) || !rule.value.enableApprovalsWhitelist) return yield* canWriteCode(at, user)
+            return yield* inWhitelist(rule.value.approvalsWhitelistUserIds, rule.value.approvalsWhitelistTeamIds, user)
+          }),
+        isOfficialReviewerTeam: (at, branch, team) =>
+          Effect.gen(function* () {
+            const rule = yield* ruleFor(at.repo.id, branch)
+            if (Option.isNone(rule)) return false
+            if (rule.value.enableApprovalsWhitelist) return rule.value.approvalsWhitelistTeamIds.includes(team.id)
+            const level = ["admin", "owner"].includes(team.permission)
+              ? team.permission
+              : (team.units["repo.code"] ?? "none")
+            return atLeast(level, "write")
+          }),
         mergeBlockers: (at, branch, facts) =>
           Effect.gen(function* () {
             const found = yield* ruleFor(at.repo.id, branch)

@@ -224,6 +224,10 @@ export class AutoMerge extends Context.Service<
               return event.state === "success"
                 ? Effect.flatMap(store.withHeadSha(event.repo.id, event.sha), store.evaluate)
                 : Effect.void
+            // Approvals given or taken back (a dismissed rejection may unblock a merge too).
+            case "PullRequestReview":
+            case "PullRequestReviewDismiss":
+              return Effect.flatMap(store.ofIssue(event.issue.id), store.evaluate)
             case "PushCommits":
               return Effect.gen(function* () {
                 const found: Array<{ readonly id: number; readonly baseRepoId: number }> = []

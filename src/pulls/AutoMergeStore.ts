@@ -92,6 +92,10 @@ export class AutoMergeStore extends Context.Service<
     readonly evaluate: (
       pulls: ReadonlyArray<{ readonly id: number; readonly baseRepoId: number }>
     ) => Effect.Effect<void>
+    /** The schedule of the pull request of issue `issueId`, if it has one and is unmerged. */
+    readonly ofIssue: (
+      issueId: number
+    ) => Effect.Effect<ReadonlyArray<{ readonly id: number; readonly baseRepoId: number }>>
     /** Scheduled, unmerged pull requests of the base repository whose head is at `sha`. */
     readonly withHeadSha: (
       baseRepoId: number,
@@ -195,6 +199,8 @@ export class AutoMergeStore extends Context.Service<
             Effect.flatMap(sql`${scheduled} WHERE p.id = ${pullId} AND NOT p.has_merged`, (rows) =>
               evaluate(pullsOf(rows))
             ),
+          ofIssue: (issueId) =>
+            Effect.map(sql`${scheduled} WHERE p.issue_id = ${issueId} AND NOT p.has_merged`, pullsOf),
           withHeadSha: (baseRepoId, sha) =>
             Effect.map(
               sql`${scheduled} WHERE p.base_repo_id = ${baseRepoId} AND p.head_sha = ${sha} AND NOT p.has_merged`,

@@ -10,10 +10,13 @@ import { formatTime } from "../http/Json.ts"
 import { isWorkInProgress, makePresenter } from "../issues/Present.ts"
 import type { Issue } from "../issues/Schema.ts"
 import { atLeast } from "../lib/AccessMode.ts"
+import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"
+import { toApiTeam } from "../orgs/Schema.ts"
 import { type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
 import { RepoPresenter } from "../repos/Present.ts"
 import type { Repository } from "../repos/Schema.ts"
-import { UsersRepo } from "../users/Repo.ts"
+import { ReviewsRepo } from "../reviews/Repo.ts"
+import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { PullStatus } from "./Repo.ts"
 import type { PRBranchInfo, PullRequest } from "./Schema.ts"
@@ -38,6 +41,8 @@ export class PullPresenter extends Context.Service<
       const repoPresenter = yield* RepoPresenter
       const policy = yield* RepoPolicy
       const users = yield* UsersRepo
+      const reviews = yield* ReviewsRepo
+      const orgs = yield* OrgsRepo
 
       const resolve = (path: string, ref: string) =>
         Effect.map(Effect.orDie(Git.revParse(path, ref)), Option.getOrUndefined)
@@ -47,7 +52,12 @@ export class PullPresenter extends Context.Service<
         loaded: Loaded,
         issueJson: Issue,
         repoOf: (side: Side) => Effect.Effect<{ readonly access: RepoAccess; readonly json: Repository }>,
-        tipOf: (path: string, ref: string) => Effect.Effect<string | undefined>
+        tipOf: (path: string, ref: string) => Effect.Effect<string | undefined>,
+        review: {
+          readonly reviewers: ReadonlyArray<UserRow>
+          readonly teams: ReadonlyArray<TeamRow>
+          readonly comments: number
+        }
       ) =>
         Effect.gen(function* () {
           const { pull, issue, base, head } = loaded
@@ -89,13 +99,14 @@ export class PullPresenter extends Context.Service<
             milestone: issueJson.milestone,
             assignee: issueJson.assignee,
             assignees: issueJson.assignees,
-            requested_reviewers: [],
-            requested_reviewers_teams: [],
+            // Users as an anonymous viewer sees them, teams without their organization (Forgejo).
+            requested_reviewers: review.reviewers.map((u) => toApiUser(settings, u, undefined)),
+            requested_reviewers_teams: review.teams.map((t) => toApiTeam(t, null)),
             state: issueJson.state,
             draft: isWorkInProgress(issue.title),
             is_locked: issue.isLocked,
             comments: issueJson.comments,
-            review_comments: 0,
+            review_comments: review.comments,
             additions: stat.additions,
             deletions: stat.deletions,
             changed_files: stat.files,
@@ -160,9 +171,34 @@ export class PullPresenter extends Context.Service<
               tips.set(key, sha)
               return sha
             })
+          // Requested reviewers and review counts of the whole page in a few queries.
+          const issueIds = rows.map((r) => r.issue.id)
+          const [requested, reviewCounts] = yield* Effect.all([
+            reviews.requestedOf(issueIds),
+            reviews.reviewCommentCounts(issueIds)
+          ])
+          const people = yield* users.findByIds([...new Set([...requested.values()].flatMap((r) => r.userIds))])
+          const teams = new Map<number, TeamRow>()
+          for (const id of new Set([...requested.values()].flatMap((r) => r.teamIds))) {
+            const team = yield* orgs.findTeam(id)
+            if (Option.isSome(team)) teams.set(id, team.value)
+          }
           const out: Array<PullRequest> = []
           for (const [i, loaded] of rows.entries()) {
-            out.push(yield* one(viewer, loaded, issueJsons[i]!, repoOf, tipOf))
+            const asked = requested.get(loaded.issue.id)
+            out.push(
+              yield* one(viewer, loaded, issueJsons[i]!, repoOf, tipOf, {
+                reviewers: (asked?.userIds ?? []).flatMap((id) => {
+                  const user = people.get(id)
+                  return user === undefined ? [] : [user]
+                }),
+                teams: (asked?.teamIds ?? []).flatMap((id) => {
+                  const team = teams.get(id)
+                  return team === undefined ? [] : [team]
+                }),
+                comments: reviewCounts.get(loaded.issue.id) ?? 0
+              })
+            )
           }
           return out
         })

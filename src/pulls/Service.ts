@@ -40,6 +40,8 @@ import { mergeRefusal, ProtectionService } from "../protection/Service.ts"
 import { type OpenedRepository, type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
+import { reviewFacts } from "../reviews/Policy.ts"
+import { ReviewsRepo } from "../reviews/Repo.ts"
 import { StatusesRepo } from "../statuses/Repo.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { UsersRepo } from "../users/Repo.ts"
@@ -264,6 +266,7 @@ export class PullsService extends Context.Service<
       const protection = yield* ProtectionService
       const statuses = yield* StatusesRepo
       const autoMerges = yield* AutoMergeStore
+      const reviews = yield* ReviewsRepo
       const context = yield* Effect.context<never>()
 
       const refOf = (side: Side): RepositoryRef => ({ id: side.repo.id, dir: side.path })
@@ -1031,12 +1034,13 @@ export class PullsService extends Context.Service<
               return yield* methodNotAllowed(WAIT.later)
           }
           // The base branch's protection rule (Forgejo's `CheckPullBranchProtections`): the merge
-          // whitelist, required status contexts of the head commit, an outdated head, approvals
-          // (none until reviews exist), `apply_to_admins`; `force_merge` for admins it allows.
+          // whitelist, required status contexts of the head commit, an outdated head, approvals,
+          // rejections and official review requests (src/reviews), `apply_to_admins`;
+          // `force_merge` for admins it allows.
           const latest = yield* statuses.latest(loaded.base.repo.id, loaded.pull.headSha, undefined)
           const decision = yield* protection.mergeBlockers(loaded.base, loaded.pull.baseBranch, {
             doer: caller.user,
-            approvals: [],
+            ...reviewFacts(yield* reviews.ofIssue(loaded.issue.id)),
             statuses: latest.rows.map((row) => ({ context: row.context, state: row.state })),
             outdated: loaded.pull.commitsBehind > 0
           })

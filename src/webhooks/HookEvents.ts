@@ -57,6 +57,8 @@ export const HOOK_EVENTS: Table = {
     { type: e.issue.isPull ? "pull_request_comment" : "issue_comment", build: (p) => p.issueComment(e) }
   ],
   PullRequestSynchronized: (e) => [{ type: "pull_request_sync", build: (p) => p.pullSync(e) }],
+  PullRequestReview: (e) => [{ type: `pull_request_review_${e.review.type}`, build: (p) => p.pullReview(e) }],
+  PullRequestReviewRequest: (e) => [{ type: "pull_request_review_request", build: (p) => p.pullReviewRequest(e) }],
   Wiki: (e) => [{ type: "wiki", build: (p) => p.wiki(e) }],
   Release: (e) => [{ type: "release", build: (p) => p.release(e) }]
 }

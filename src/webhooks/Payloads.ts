@@ -297,6 +297,43 @@ export const makePayloads = (settings: SettingsShape) =>
         }
       })
 
+    /**
+     * Forgejo's PullRequestPayload of a submitted review (action `reviewed`): `review.type` is the
+     * hook event type, the sender and `requested_reviewer` the reviewer.
+     */
+    const pullReview = (event: Events.Event & { readonly _tag: "PullRequestReview" }) =>
+      Effect.gen(function* () {
+        const base = yield* about(event)
+        const found = yield* issueJson(event.repo, event.issue.id)
+        return {
+          action: "reviewed",
+          number: event.issue.index,
+          pull_request: found?.issue ?? { id: event.issue.id, number: event.issue.index },
+          requested_reviewer: base.sender,
+          review: { type: `pull_request_review_${event.review.type}`, content: event.review.content },
+          repository: base.repository,
+          sender: base.sender,
+          commit_id: ""
+        }
+      })
+
+    /** Forgejo's PullRequestPayload of a review request (`review_requested` / `review_request_removed`). */
+    const pullReviewRequest = (event: Events.Event & { readonly _tag: "PullRequestReviewRequest" }) =>
+      Effect.gen(function* () {
+        const base = yield* about(event)
+        const found = yield* issueJson(event.repo, event.issue.id)
+        return {
+          action: event.requested ? "review_requested" : "review_request_removed",
+          number: event.issue.index,
+          pull_request: found?.issue ?? { id: event.issue.id, number: event.issue.index },
+          requested_reviewer: yield* user(event.reviewer.id, event.reviewer.name),
+          review: null,
+          repository: base.repository,
+          sender: base.sender,
+          commit_id: ""
+        }
+      })
+
     /** Forgejo's WikiPayload (`renamed` as the SPEC names it; Forgejo sends `edited`). */
     const wiki = (event: Events.Event & { readonly _tag: "Wiki" }) =>
       Effect.map(about(event), ({ repository, sender }) => ({
@@ -320,7 +357,21 @@ export const makePayloads = (settings: SettingsShape) =>
         return { action: event.action, release: shown, repository, sender }
       })
 
-    return { push, testPush, refEvent, repositoryEvent, fork, issues, issueComment, pullSync, wiki, release, current }
+    return {
+      push,
+      testPush,
+      refEvent,
+      repositoryEvent,
+      fork,
+      issues,
+      issueComment,
+      pullSync,
+      pullReview,
+      pullReviewRequest,
+      wiki,
+      release,
+      current
+    }
   })
 
 const Events_ZERO = "0000000000000000000000000000000000000000"
