@@ -19,6 +19,7 @@ import { RepoComparePages } from "./pages/RepoCompare.ts"
 import { RepoHomePages } from "./pages/RepoHome.ts"
 import { RepoNewPages } from "./pages/RepoNew.ts"
 import { RepoRawPages } from "./pages/RepoRaw.ts"
+import { RepoReleasesPages } from "./pages/RepoReleases.ts"
 import { RepoSettingsPages } from "./pages/RepoSettings.ts"
 import { RepoSettingsAccessPages } from "./pages/RepoSettingsAccess.ts"
 import { RepoSrcPages } from "./pages/RepoSrc.ts"
@@ -80,6 +81,7 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoCommitPages(web, repo)),
       ...(yield* RepoBranchesPages(web, repo)),
       ...(yield* RepoTagsPages(web, repo)),
+      ...(yield* RepoReleasesPages(web, repo)),
       ...(yield* RepoComparePages(web, repo)),
       ...(yield* RepoActionPages(web, repo)),
       ...(yield* RepoSettingsPages(web, repo)),
