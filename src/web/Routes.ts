@@ -24,6 +24,7 @@ import { RepoSettingsPages } from "./pages/RepoSettings.ts"
 import { RepoSettingsAccessPages } from "./pages/RepoSettingsAccess.ts"
 import { RepoSrcPages } from "./pages/RepoSrc.ts"
 import { RepoTagsPages } from "./pages/RepoTags.ts"
+import { RepoWikiPages } from "./pages/RepoWiki.ts"
 import { SignInPages } from "./pages/SignIn.ts"
 import { SignUpPages } from "./pages/SignUp.ts"
 import { AccountSettingsPages } from "./pages/settings/Account.ts"
@@ -82,6 +83,7 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoBranchesPages(web, repo)),
       ...(yield* RepoTagsPages(web, repo)),
       ...(yield* RepoReleasesPages(web, repo)),
+      ...(yield* RepoWikiPages(web, repo)),
       ...(yield* RepoComparePages(web, repo)),
       ...(yield* RepoActionPages(web, repo)),
       ...(yield* RepoSettingsPages(web, repo)),

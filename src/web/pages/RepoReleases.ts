@@ -20,7 +20,6 @@ import type { Release } from "../../releases/Api.ts"
 import { ReleaseAssets } from "../../releases/Assets.ts"
 import { makeReleasePresenter } from "../../releases/Present.ts"
 import { canWriteReleases, ReleasesService } from "../../releases/Service.ts"
-import { repoRefusal } from "../../repos/Policy.ts"
 import { checkbox, type FieldErrors, field, formError, formNotice, textArea } from "../Form.ts"
 import { empty, html, raw } from "../Html.ts"
 import { icon } from "../Icons.ts"
@@ -28,6 +27,7 @@ import { csrfField } from "../Layout.ts"
 import { shortSha } from "../RepoData.ts"
 import type { RepoFrame, RepoView } from "../RepoFrame.ts"
 import { urlPath } from "../RepoFrame.ts"
+import { refusalPage } from "../RepoRefusal.ts"
 import { formatBytes, when } from "../RepoViews.ts"
 import type { Form, Web } from "../Web.ts"
 import { pageOf, pager } from "./Explore.ts"
@@ -94,26 +94,7 @@ export const RepoReleasesPages = (web: Web, frame: RepoFrame) =>
     const present = (view: RepoView, rows: Parameters<typeof presenter>[1]) =>
       presenter({ ownerName: view.owner.name, repoName: view.repo.name }, rows, view.caller)
 
-    /** A refusal of `rule` as a page (403 for a reader, 423 when archived), or undefined when allowed. */
-    const refused = (view: RepoView, rule: RepoRule) => {
-      const refusal = repoRefusal(view.caller, view, rule)
-      if (refusal === undefined) return undefined
-      switch (refusal.reason) {
-        case "not-found":
-          return web.notFound(view.ctx)
-        case "forbidden":
-          return web.errorPage(
-            view.ctx,
-            403,
-            "Forbidden",
-            "Only the repository's writers may make and change its releases. Ask its owner for write access."
-          )
-        case "locked":
-          return web.errorPage(view.ctx, 423, "Archived", "The repository is archived: its releases cannot change.")
-        default:
-          return web.errorPage(view.ctx, Errors.REASON_STATUS[refusal.reason], "Not now", refusal.message)
-      }
-    }
+    const refused = (view: RepoView, rule: RepoRule) => refusalPage(web, view, rule, "make and change its releases")
 
     /** The notes as HTML (markdown with the repository's references), plain text when too large. */
     const notes = (view: RepoView, text: string) =>
