@@ -6,7 +6,11 @@
 // reader (403 on the forms) and a writer; the unit switched off (404); the forms with CSRF —
 // create, edit (and rename), delete — through WikiService (read back through the API), refusals
 // next to their field with the input kept; the XSS corpus in page names and contents.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { gitIn } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { executableInRendered } from "./support/rendered.ts"
 import { csrfOf, WebClient } from "./support/web.ts"
@@ -59,6 +63,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await hearth?.close()
 })
+
+/** A 1×1 PNG. */
+const PNG = Buffer.from(
+  "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082",
+  "hex"
+)
 
 describe("reading the wiki", () => {
   it("shows the Home page at /wiki, rendered, with its sidebar and footer, and [[links]] that land on their page", async () => {
@@ -115,6 +125,47 @@ describe("reading the wiki", () => {
     const subjects = [...page.text.matchAll(/<span class="text-bold wb-break-word">([^<]*)<\/span>/g)].map((m) => m[1])
     expect(subjects).toEqual(["Second thoughts", "Add &quot;Other Page&quot;"])
     expect((await web().get("/alice/garden/wiki/Nope?action=_revision")).status).toBe(404)
+  })
+
+  it("serves the wiki's files at /wiki/raw: the images its pages show, and the pages' text", async () => {
+    await api("POST", "/user/repos", "alice", { name: "pictures", auto_init: true, readme: "Default" })
+    await newPage("alice/pictures", "Home", "Our logo: ![logo](images/logo.png)\n")
+    // The image is pushed to the wiki with git.
+    const work = mkdtempSync(join(tmpdir(), "hearth-web-wiki-"))
+    try {
+      const remote = new URL(`${hearth.base}/alice/pictures.wiki.git`)
+      remote.username = "alice"
+      remote.password = "password123"
+      const local = join(work, "wiki")
+      await gitIn(work, ["clone", "--quiet", remote.toString(), local])
+      mkdirSync(join(local, "images"))
+      writeFileSync(join(local, "images", "logo.png"), PNG)
+      writeFileSync(
+        join(local, "images", "evil.svg"),
+        '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'
+      )
+      await gitIn(local, ["add", "--all"])
+      await gitIn(local, ["commit", "--quiet", "-m", "Add the logo"])
+      await gitIn(local, ["push", "--quiet", "origin", "HEAD"])
+    } finally {
+      rmSync(work, { recursive: true, force: true })
+    }
+    const page = await web().get("/alice/pictures/wiki")
+    const src = /<img src="([^"]+)"/.exec(page.text)![1]!
+    expect(src).toBe(`${hearth.base}/alice/pictures/wiki/raw/images/logo.png`)
+    const image = await fetch(src)
+    expect(image.status).toBe(200)
+    expect(image.headers.get("content-type")).toBe("image/png")
+    expect(image.headers.get("x-content-type-options")).toBe("nosniff")
+    expect(Buffer.from(await image.arrayBuffer()).equals(PNG)).toBe(true)
+    // A page's text by its name; an SVG under the sandbox; nothing else.
+    const text = await fetch(`${hearth.base}/alice/pictures/wiki/raw/Home`)
+    expect(text.status).toBe(200)
+    expect(await text.text()).toBe("Our logo: ![logo](images/logo.png)\n")
+    const svg = await fetch(`${hearth.base}/alice/pictures/wiki/raw/images/evil.svg`)
+    expect(svg.headers.get("content-security-policy")).toContain("sandbox")
+    expect((await web().get("/alice/pictures/wiki/raw/images/nope.png")).status).toBe(404)
+    expect((await web().get("/alice/vault/wiki/raw/Home")).status).toBe(404)
   })
 
   it("an empty wiki shows its start page, with the first page's button for writers only", async () => {

@@ -3,13 +3,15 @@
 // a start page offering writers the first page), `/wiki/{page}` (rendered, `[[Page]]` links
 // resolved, with the `_Sidebar` and `_Footer` pages), and the `action` query of Forgejo's forms:
 // `?action=_pages` (also `/wiki/_pages`), `{page}?action=_revision` (the page's history),
-// `?action=_new` (also `/wiki/_new`) and `{page}?action=_edit` for writers. A POST with
+// `?action=_new` (also `/wiki/_new`) and `{page}?action=_edit` for writers, and `/wiki/raw/{path}`
+// (a file as it is: the images pages show). A POST with
 // `action=_new` creates, `_delete` deletes, anything else edits the page of the path (Forgejo's
 // `WikiPost`). Every change goes through WikiService, with the API's rules and messages.
 //
 // Access, as the API's wiki routes: reading needs the wiki unit (off: the 404 page); changing
 // needs write on it in a repository that is neither archived nor a mirror (403/423 pages).
 import { Effect, Option } from "effect"
+import { HttpServerResponse } from "effect/http"
 import type { RepoRule } from "../../http/Access.ts"
 import * as Errors from "../../http/Errors.ts"
 import { MarkdownRenderer } from "../../markdown/Service.ts"
@@ -27,6 +29,7 @@ import { refusalPage } from "../RepoRefusal.ts"
 import { cloneBox, when } from "../RepoViews.ts"
 import type { Form, Web } from "../Web.ts"
 import { pageOf, pager } from "./Explore.ts"
+import { RAW_CSP, rawContentType } from "./RepoRaw.ts"
 
 const READ: RepoRule = { role: "read", unit: "wiki" }
 const WRITE: RepoRule = { role: "write", unit: "wiki", changes: "content" }
@@ -271,8 +274,31 @@ ${formError(message)}
       )
     }
 
+    /** `/wiki/raw/{path}`: a file of the wiki as it is, served as the code's raw files are. */
+    const rawFile = (view: RepoView) =>
+      Effect.gen(function* () {
+        const rest = (view.ctx.request.url.split("?")[0] ?? "").split("/").slice(5).join("/")
+        if (rest === "") return web.notFound(view.ctx)
+        const found = yield* Effect.option(wiki.raw(view, webPathFromRequest(rest)))
+        if (Option.isNone(found)) return web.notFound(view.ctx)
+        const { path, bytes } = found.value
+        const name = path.slice(path.lastIndexOf("/") + 1)
+        const contentType = rawContentType(name, bytes)
+        const disposition = contentType === "application/octet-stream" ? "attachment" : "inline"
+        return HttpServerResponse.uint8Array(bytes, {
+          contentType,
+          headers: {
+            "content-security-policy": RAW_CSP,
+            "x-content-type-options": "nosniff",
+            "content-disposition": `${disposition}; filename*=UTF-8''${encodeURIComponent(name)}`,
+            "cache-control": "private, max-age=300"
+          }
+        })
+      })
+
     const get = (view: RepoView) =>
       Effect.gen(function* () {
+        if (view.rest[1] === "raw") return yield* rawFile(view)
         const params = view.ctx.url.searchParams
         const action = params.get("action") ?? ""
         const webPath = webPathOf(view)
