@@ -10,6 +10,7 @@
 // Access, as the API's release routes: reading needs the releases unit (off: the 404 page);
 // create and edit need write on it and a repository that is not archived (Forgejo's
 // `reqRepoReleaseWriter`, 403/423 pages); delete and removing an asset need write only.
+import { createHash } from "node:crypto"
 import { Effect, Option } from "effect"
 import type { RepoRule } from "../../http/Access.ts"
 import * as Errors from "../../http/Errors.ts"
@@ -99,7 +100,16 @@ export const RepoReleasesPages = (web: Web, frame: RepoFrame) =>
     /** The notes as HTML (markdown with the repository's references), plain text when too large. */
     const notes = (view: RepoView, text: string) =>
       Effect.map(
-        Effect.option(markdown.render({ text, mode: "gfm", context: view.base, viewer: view.caller?.user })),
+        Effect.option(
+          markdown.render({
+            text,
+            mode: "gfm",
+            context: view.base,
+            viewer: view.caller?.user,
+            // Kept by the renderer: the same text is rendered once (the list is shown again and again).
+            cacheKey: createHash("sha256").update(text).digest("base64url")
+          })
+        ),
         (rendered) =>
           Option.isSome(rendered)
             ? html`<div class="markdown-body">${raw(rendered.value)}</div>`

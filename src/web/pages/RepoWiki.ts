@@ -10,6 +10,7 @@
 //
 // Access, as the API's wiki routes: reading needs the wiki unit (off: the 404 page); changing
 // needs write on it in a repository that is neither archived nor a mirror (403/423 pages).
+import { createHash } from "node:crypto"
 import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { RepoRule } from "../../http/Access.ts"
@@ -76,7 +77,16 @@ export const RepoWikiPages = (web: Web, frame: RepoFrame) =>
     /** A wiki text as HTML: links resolve under `/wiki`, `[[Page]]` links to pages. */
     const render = (view: RepoView, text: string) =>
       Effect.map(
-        Effect.option(markdown.render({ text, mode: "wiki", context: view.base, viewer: view.caller?.user })),
+        Effect.option(
+          markdown.render({
+            text,
+            mode: "wiki",
+            context: view.base,
+            viewer: view.caller?.user,
+            // Kept by the renderer: the same text is rendered once (the list is shown again and again).
+            cacheKey: createHash("sha256").update(text).digest("base64url")
+          })
+        ),
         (rendered) =>
           Option.isSome(rendered) ? raw(rendered.value) : html`<pre class="hearth-commit-message">${text}</pre>`
       )
