@@ -47,7 +47,6 @@ const CSRF_REFUSED =
   "The form's security token (CSRF) is missing or out of date. Go back, reload the page and try again."
 
 const NOTICES: Readonly<Record<string, string>> = {
-  saved: "The release has been saved.",
   uploaded: "The file has been added to the release.",
   removed: "The file has been removed from the release."
 }
@@ -275,7 +274,9 @@ ${releaseForm(view, undefined, typed, errors)}
       : release.assets.map(
           (asset) => html`<div class="Box-row d-flex flex-items-center" data-testid="asset">
     ${icon(asset.type === "external" ? "link-external" : "package")}
-    <a class="ml-2 flex-auto wb-break-word" href="${asset.browser_download_url}">${asset.name}</a>
+    <a class="ml-2 flex-auto wb-break-word" href="${asset.browser_download_url}"${
+      asset.type === "external" ? html` rel="nofollow noopener noreferrer"` : empty
+    }>${asset.name}</a>
     ${asset.type === "external" ? empty : html`<span class="color-fg-muted f6 mx-2">${formatBytes(asset.size)}</span>`}
     <form method="post" action="${action}/remove">
       ${csrfField(ctx)}

@@ -12,7 +12,6 @@
 // needs write on it in a repository that is neither archived nor a mirror (403/423 pages).
 import { createHash } from "node:crypto"
 import { Effect, Option } from "effect"
-import { HttpServerResponse } from "effect/http"
 import type { RepoRule } from "../../http/Access.ts"
 import * as Errors from "../../http/Errors.ts"
 import { MarkdownRenderer } from "../../markdown/Service.ts"
@@ -30,7 +29,7 @@ import { refusalPage } from "../RepoRefusal.ts"
 import { cloneBox, when } from "../RepoViews.ts"
 import type { Form, Web } from "../Web.ts"
 import { pageOf, pager } from "./Explore.ts"
-import { RAW_CSP, rawContentType } from "./RepoRaw.ts"
+import { rawFileResponse } from "./RepoRaw.ts"
 
 const READ: RepoRule = { role: "read", unit: "wiki" }
 const WRITE: RepoRule = { role: "write", unit: "wiki", changes: "content" }
@@ -292,18 +291,7 @@ ${formError(message)}
         const found = yield* Effect.option(wiki.raw(view, webPathFromRequest(rest)))
         if (Option.isNone(found)) return web.notFound(view.ctx)
         const { path, bytes } = found.value
-        const name = path.slice(path.lastIndexOf("/") + 1)
-        const contentType = rawContentType(name, bytes)
-        const disposition = contentType === "application/octet-stream" ? "attachment" : "inline"
-        return HttpServerResponse.uint8Array(bytes, {
-          contentType,
-          headers: {
-            "content-security-policy": RAW_CSP,
-            "x-content-type-options": "nosniff",
-            "content-disposition": `${disposition}; filename*=UTF-8''${encodeURIComponent(name)}`,
-            "cache-control": "private, max-age=300"
-          }
-        })
+        return rawFileResponse(path.slice(path.lastIndexOf("/") + 1), bytes, "private, max-age=300")
       })
 
     const get = (view: RepoView) =>
