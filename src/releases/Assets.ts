@@ -73,7 +73,12 @@ export class ReleaseAssets extends Context.Service<
       caller: Principal,
       releaseId: string,
       request: HttpServerRequest.HttpServerRequest,
-      query: { readonly name?: string | undefined; readonly external_url?: string | undefined }
+      query: { readonly name?: string | undefined; readonly external_url?: string | undefined },
+      /**
+       * A multipart form's fields checked before anything is stored or saved (once before the
+       * file, with the fields sent before it, and once after the whole form): the web form's CSRF token.
+       */
+      checkFields?: (fields: ReadonlyMap<string, string>) => Effect.Effect<void, Errors.ApiError>
     ) => Effect.Effect<Attachment, Errors.ApiError>
     readonly edit: (
       opened: OpenedRepository,
@@ -182,7 +187,7 @@ export class ReleaseAssets extends Context.Service<
             Effect.flatMap(visibleRelease(opened, releaseId), (release) => findAsset(release, assetId)),
             json
           ),
-        create: (opened, caller, releaseId, request, query) =>
+        create: (opened, caller, releaseId, request, query, checkFields) =>
           Effect.gen(function* () {
             const release = yield* findRelease(opened, releaseId)
             yield* quota.enforce(opened.owner, "size:assets:attachments:releases")
@@ -201,6 +206,7 @@ export class ReleaseAssets extends Context.Service<
                   accept: (incoming) =>
                     Effect.gen(function* () {
                       // Refused before the file is stored.
+                      if (checkFields !== undefined) yield* checkFields(incoming.fields)
                       const formUrl = incoming.fields.get("external_url")
                       if (externalUrl !== undefined || (formUrl !== undefined && formUrl !== ""))
                         return yield* Errors.badRequest("'attachment' and 'external_url' are mutually exclusive")
@@ -212,6 +218,7 @@ export class ReleaseAssets extends Context.Service<
                 BlobStorage,
                 storage
               )
+              if (checkFields !== undefined) yield* checkFields(upload.fields)
               file = upload.file
               formName = upload.fields.get("name")
               const formUrl = upload.fields.get("external_url")

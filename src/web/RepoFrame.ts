@@ -206,36 +206,46 @@ ${
     const route = (
       method: "GET" | "POST",
       path: string,
-      options: { readonly access?: Access },
+      options: {
+        readonly access?: Access
+        /** What the page needs of the repository instead of read on code (the releases or wiki unit). */
+        readonly rule?: RepoRule
+        /** An upload form (Web.ts `RouteOptions.multipart`). */
+        readonly multipart?: boolean
+      },
       handler: (view: RepoView, form: Form) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>
     ) =>
-      web.route(method, path, { access: options.access ?? "view" }, (ctx, form) =>
-        Effect.gen(function* () {
-          // The path as sent: a `..` in it is a name that resolves to nothing, not a way elsewhere.
-          const pathname = ctx.request.url.split("?")[0]!
-          const segments = segmentsOf(pathname)
-          if (segments === undefined || segments.length < 2) return web.notFound(ctx)
-          const [ownerName, repoName] = segments as [string, string]
-          // The API's and the assets' unknown paths stay the empty 404s they are (Routes.ts).
-          if (MACHINE_PATHS.has(ownerName)) return HttpServerResponse.empty({ status: 404 })
-          const opened = yield* repos.assign(ctx.viewer, ownerName, repoName, READ_CODE).pipe(
-            Effect.map((opened) => ({ opened })),
-            Effect.catch((error) =>
-              error instanceof Errors.RepositoryMoved
-                ? Effect.succeed({ moved: error })
-                : Effect.fail(error as Exclude<typeof error, Errors.RepositoryMoved>)
+      web.route(
+        method,
+        path,
+        { access: options.access ?? "view", multipart: options.multipart ?? false },
+        (ctx, form) =>
+          Effect.gen(function* () {
+            // The path as sent: a `..` in it is a name that resolves to nothing, not a way elsewhere.
+            const pathname = ctx.request.url.split("?")[0]!
+            const segments = segmentsOf(pathname)
+            if (segments === undefined || segments.length < 2) return web.notFound(ctx)
+            const [ownerName, repoName] = segments as [string, string]
+            // The API's and the assets' unknown paths stay the empty 404s they are (Routes.ts).
+            if (MACHINE_PATHS.has(ownerName)) return HttpServerResponse.empty({ status: 404 })
+            const opened = yield* repos.assign(ctx.viewer, ownerName, repoName, options.rule ?? READ_CODE).pipe(
+              Effect.map((opened) => ({ opened })),
+              Effect.catch((error) =>
+                error instanceof Errors.RepositoryMoved
+                  ? Effect.succeed({ moved: error })
+                  : Effect.fail(error as Exclude<typeof error, Errors.RepositoryMoved>)
+              )
             )
-          )
-          if ("moved" in opened) return web.redirect(ctx, opened.moved.relocate(pathname) + ctx.url.search)
-          const view: RepoView = {
-            ...opened.opened,
-            ctx,
-            handle: contents.handle(opened.opened),
-            base: repoBase(opened.opened.owner.name, opened.opened.repo.name),
-            rest: segments.slice(2)
-          }
-          return yield* handler(view, form)
-        })
+            if ("moved" in opened) return web.redirect(ctx, opened.moved.relocate(pathname) + ctx.url.search)
+            const view: RepoView = {
+              ...opened.opened,
+              ctx,
+              handle: contents.handle(opened.opened),
+              base: repoBase(opened.opened.owner.name, opened.opened.repo.name),
+              rest: segments.slice(2)
+            }
+            return yield* handler(view, form)
+          })
       )
 
     /** A fragment of a page (for htmx), with the pages' headers. */

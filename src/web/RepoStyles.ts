@@ -1,6 +1,7 @@
 // The few rules the repository pages need beyond Primer's classes: code and diff tables (line
 // numbers, the anchored line, added and deleted lines in Primer's own diff colours), the branch
-// menu's height and the languages bar. Served in the one stylesheet (Assets.ts).
+// menu's height and the languages bar; links inside rendered text underlined (in dark mode Primer's
+// link colour alone is too close to the text's: axe's link-in-text-block). Served in the one stylesheet (Assets.ts).
 export const REPO_CSS = `
 .hearth-repo-head { border-bottom: 1px solid var(--borderColor-muted); background: var(--bgColor-muted); }
 .hearth-repo-tabs { box-shadow: none; }
@@ -31,5 +32,6 @@ export const REPO_CSS = `
 .hearth-langbar { display: block; border-radius: 6px; overflow: hidden; }
 .hearth-clone input { font-size: 12px; }
 .hearth-image { max-width: 100%; }
+.markdown-body p a, .markdown-body li a, .markdown-body td a { text-decoration: underline; text-underline-offset: .2rem; }
 .hearth-commit-message { white-space: pre-wrap; font-family: var(--fontStack-monospace); font-size: 12px; }
 `

@@ -138,13 +138,16 @@ const copyInput = (
   <span class="input-group-button"><button class="btn btn-sm" type="button" data-copy="${id}">${icon("copy")} <span data-copy-label>Copy</span></button></span>
 </div>`
 
-/** The clone URLs (HTTP, and SSH when the built-in server runs), each with a copy button. */
-export const cloneBox = (view: RepoView) => {
+/**
+ * The clone URLs (HTTP, and SSH when the built-in server runs), each with a copy button; `name` is
+ * the git repository's (the wiki's is `{repo}.wiki`).
+ */
+export const cloneBox = (view: RepoView, name = view.repo.name) => {
   const settings = view.ctx.settings
-  const http = `${settings.server.ROOT_URL}${urlPath(view.owner.name)}/${urlPath(view.repo.name)}.git`
+  const http = `${settings.server.ROOT_URL}${urlPath(view.owner.name)}/${urlPath(name)}.git`
   return html`<div class="hearth-clone" data-testid="clone">
 ${copyInput("clone-http", "Clone with HTTP", http)}
-${settings.server.START_SSH_SERVER ? copyInput("clone-ssh", "Clone with SSH", sshUrl(settings, view.owner.name, view.repo.name)) : empty}
+${settings.server.START_SSH_SERVER ? copyInput("clone-ssh", "Clone with SSH", sshUrl(settings, view.owner.name, name)) : empty}
 <script src="${assetUrl("copy.js")}" defer></script>
 </div>`
 }

@@ -20,11 +20,13 @@ import { RepoComparePages } from "./pages/RepoCompare.ts"
 import { RepoHomePages } from "./pages/RepoHome.ts"
 import { RepoNewPages } from "./pages/RepoNew.ts"
 import { RepoRawPages } from "./pages/RepoRaw.ts"
+import { RepoReleasesPages } from "./pages/RepoReleases.ts"
 import { RepoSettingsPages } from "./pages/RepoSettings.ts"
 import { RepoSettingsAccessPages } from "./pages/RepoSettingsAccess.ts"
 import { RepoSettingsProtectionPages } from "./pages/RepoSettingsProtection.ts"
 import { RepoSrcPages } from "./pages/RepoSrc.ts"
 import { RepoTagsPages } from "./pages/RepoTags.ts"
+import { RepoWikiPages } from "./pages/RepoWiki.ts"
 import { SignInPages } from "./pages/SignIn.ts"
 import { SignUpPages } from "./pages/SignUp.ts"
 import { AccountSettingsPages } from "./pages/settings/Account.ts"
@@ -82,6 +84,8 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoCommitPages(web, repo)),
       ...(yield* RepoBranchesPages(web, repo)),
       ...(yield* RepoTagsPages(web, repo)),
+      ...(yield* RepoReleasesPages(web, repo)),
+      ...(yield* RepoWikiPages(web, repo)),
       ...(yield* RepoComparePages(web, repo)),
       ...(yield* RepoActionPages(web, repo)),
       ...(yield* RepoSettingsPages(web, repo)),

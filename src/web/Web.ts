@@ -125,7 +125,16 @@ export interface RouteOptions {
   readonly access: Access
   /** Open to an account that must change its password first (the change page itself, sign-out). */
   readonly whileMustChangePassword?: boolean
+  /**
+   * A POST may be `multipart/form-data` (an upload): its body is left unread for the handler, which
+   * must check the form's `_csrf` field (`csrfMatches`) before it keeps anything.
+   */
+  readonly multipart?: boolean
 }
+
+/** Whether a request's body is `multipart/form-data`. */
+export const isMultipart = (request: HttpServerRequest.HttpServerRequest) =>
+  /^multipart\/form-data\s*;/i.test(request.headers["content-type"] ?? "")
 
 export type Form = URLSearchParams
 
@@ -303,7 +312,7 @@ export const makeWeb = Effect.gen(function* () {
           return redirect(ctx, "/user/change_password")
         }
         let form: Form = new URLSearchParams()
-        if (method === "POST") {
+        if (method === "POST" && !(options.multipart === true && isMultipart(ctx.request))) {
           form = yield* readForm(ctx.request)
           if (!csrfMatches(ctx, form.get("_csrf"))) {
             return errorPage(
@@ -318,7 +327,19 @@ export const makeWeb = Effect.gen(function* () {
       })
     )
 
-  return { settings, context, page, redirect, errorPage, notFound, openSession, endSession, route, loginUrl }
+  return {
+    settings,
+    context,
+    page,
+    redirect,
+    errorPage,
+    notFound,
+    openSession,
+    endSession,
+    route,
+    loginUrl,
+    csrfMatches
+  }
 })
 
 export type Web = Effect.Success<typeof makeWeb>

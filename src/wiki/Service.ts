@@ -113,6 +113,14 @@ export class WikiService extends Context.Service<
       doer: Principal,
       webPath: string
     ) => Effect.Effect<void, Errors.ApiError>
+    /**
+     * A file of the wiki by its web path (Forgejo's `WikiRaw`, `/wiki/raw/{path}`): a page's file,
+     * else the file of that name (an image a page shows); its git path and bytes.
+     */
+    readonly raw: (
+      opened: OpenedRepository,
+      webPath: string
+    ) => Effect.Effect<{ readonly path: string; readonly bytes: Buffer }, Errors.NotFound>
   }
 >()("hearth/wiki/WikiService") {
   static readonly layer = Layer.effect(
@@ -146,15 +154,18 @@ export class WikiService extends Context.Service<
               return entry?.type === "blob" ? ({ path, sha: entry.sha } satisfies Found) : undefined
             })
 
-      /** The file of a page to read (Forgejo's `findEntryForFile`: the git path, else its unescaped form). */
-      const findPage = (dir: string, commit: string, webPath: string) =>
+      /** A file to read (Forgejo's `findEntryForFile`: the git path, else its unescaped form). */
+      const findFile = (dir: string, commit: string, target: string) =>
         Effect.gen(function* () {
-          const target = Paths.webPathToGitPath(webPath)
           const found = yield* entryAt(dir, commit, target)
           if (found !== undefined) return found
           const unescaped = Paths.queryUnescape(target)
           return unescaped === undefined ? undefined : yield* entryAt(dir, commit, unescaped)
         })
+
+      /** The file of a page to read. */
+      const findPage = (dir: string, commit: string, webPath: string) =>
+        findFile(dir, commit, Paths.webPathToGitPath(webPath))
 
       /**
        * The file a write of a page uses (Forgejo's `prepareGitPath`): an existing file named by the
@@ -422,6 +433,19 @@ export class WikiService extends Context.Service<
             yield* commit(opened, doer, head, files, message)
             yield* publish(opened, doer, action, webPath, message, action === "renamed" ? oldWebPath : undefined)
             return yield* page(opened, webPath)
+          }),
+        raw: (opened, webPath) =>
+          Effect.gen(function* () {
+            const { dir } = refOf(opened)
+            const head = yield* headOf(opened)
+            if (head.commit === undefined) return yield* Errors.notFound()
+            const target = Paths.webPathToGitPath(webPath)
+            const found =
+              (yield* findFile(dir, head.commit, target)) ??
+              (yield* findFile(dir, head.commit, target.replace(/\.md$/, "")))
+            if (found === undefined) return yield* Errors.notFound()
+            const blob = yield* git(Git.inRepo(dir, ["cat-file", "blob", found.sha]))
+            return { path: found.path, bytes: blob.stdout }
           }),
         remove: (opened, doer, webPath) =>
           Effect.gen(function* () {

@@ -29,6 +29,22 @@ export const rawContentType = (name: string, bytes: Uint8Array) => {
   return sniffed
 }
 
+/** A file's bytes as served from the forge's origin (also the wiki's files, RepoWiki.ts). */
+export const rawFileResponse = (name: string, bytes: Uint8Array, cacheControl: string) => {
+  const contentType = rawContentType(name, bytes)
+  const disposition = contentType === "application/octet-stream" ? "attachment" : "inline"
+  return HttpServerResponse.uint8Array(bytes, {
+    contentType,
+    headers: {
+      "content-security-policy": RAW_CSP,
+      "x-content-type-options": "nosniff",
+      "content-disposition": `${disposition}; filename*=UTF-8''${encodeURIComponent(name)}`,
+      "cache-control": cacheControl,
+      "x-service-object-type": "blob"
+    }
+  })
+}
+
 export const RepoRawPages = (web: Web, frame: RepoFrame) =>
   Effect.gen(function* () {
     const { contents, data } = frame
@@ -41,19 +57,12 @@ export const RepoRawPages = (web: Web, frame: RepoFrame) =>
         if (Option.isNone(entry) || entry.value.type !== "blob") return web.notFound(view.ctx)
         const { bytes } = yield* contents.blob(view.handle, entry.value.sha)
         const name = ref.value.path.slice(ref.value.path.lastIndexOf("/") + 1)
-        const contentType = rawContentType(name, bytes)
-        const disposition = contentType === "application/octet-stream" ? "attachment" : "inline"
-        return HttpServerResponse.uint8Array(bytes, {
-          contentType,
-          headers: {
-            "content-security-policy": RAW_CSP,
-            "x-content-type-options": "nosniff",
-            "content-disposition": `${disposition}; filename*=UTF-8''${encodeURIComponent(name)}`,
-            // A commit's file never changes; a branch's or tag's may.
-            "cache-control": kind === "commit" ? "private, max-age=86400, immutable" : "private, max-age=300",
-            "x-service-object-type": "blob"
-          }
-        })
+        // A commit's file never changes; a branch's or tag's may.
+        return rawFileResponse(
+          name,
+          bytes,
+          kind === "commit" ? "private, max-age=86400, immutable" : "private, max-age=300"
+        )
       })
 
     return KINDS.map((kind) => frame.route("GET", `/:owner/:repo/raw/${kind}/*`, {}, serve(kind)))
