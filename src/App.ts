@@ -59,6 +59,7 @@ import { OrgsService } from "./orgs/Service.ts"
 import { PushGate } from "./protection/Push.ts"
 import { ProtectionRepo } from "./protection/Repo.ts"
 import { ProtectionService } from "./protection/Service.ts"
+import { AgitReceiver } from "./pulls/Agit.ts"
 import { PullPresenter } from "./pulls/Present.ts"
 import { PullsRepo } from "./pulls/Repo.ts"
 import { PullsService } from "./pulls/Service.ts"
@@ -134,7 +135,8 @@ export const Services = Layer.mergeAll(
   AdminUsers.layer,
   WebhooksService.layer,
   MarkdownRenderer.layer,
-  PullPresenter.layer.pipe(Layer.provideMerge(PullsService.layer)),
+  // AGit pushes open pull requests (asked by git over HTTP and SSH).
+  AgitReceiver.layer.pipe(Layer.provideMerge(PullPresenter.layer), Layer.provideMerge(PullsService.layer)),
   IssueExtras.layer,
   IssueDeps.layer,
   IssueTimes.layer,
