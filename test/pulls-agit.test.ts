@@ -254,18 +254,26 @@ describe("git push HEAD:refs/for/<base> over HTTP", () => {
     expect(await refsOf("alice/app")).toBe(before)
   }, 60_000)
 
-  it("is not an update: POST /pulls/{n}/update is refused (403), and a merge keeps every branch", async () => {
+  it("is no branch: a branch named like its head neither moves it nor is deleted by its merge", async () => {
+    // alice (a writer) pushes a branch named as the pull request's head shows itself.
+    const owner = await cloneAs("alice/app", "alice", "alice-app")
+    await commit(owner, "other.txt", "Someone else's branch")
+    const pushed = await push(owner, ["origin", "HEAD:refs/heads/carol/feature"])
+    expect(pushed.code, pushed.stderr).toBe(0)
+    const branchSha = await gitIn(owner, ["rev-parse", "HEAD"])
+    expect((await pullOf("alice/app", 1)).head).toMatchObject({ sha: first, ref: "refs/pull/1/head" })
+    expect(seen.filter((e) => e._tag === "PullRequestSynchronized")).toEqual([])
     expect((await request(hearth, "POST", "/repos/alice/app/pulls/1/update", basic("alice"))).status).toBe(403)
     const merged = await request(hearth, "POST", "/repos/alice/app/pulls/1/merge", basic("alice"), {
       Do: "merge",
       delete_branch_after_merge: true
     })
     expect(merged.status, await merged.clone().text()).toBe(200)
-    const pull = await pullOf("alice/app", 1)
-    expect(pull).toMatchObject({ merged: true, head: { ref: "refs/pull/1/head", sha: first } })
-    const heads = (await refsOf("alice/app")).split("\n").filter((l) => l.startsWith("refs/heads/"))
-    expect(heads.map((l) => l.split(" ")[0])).toEqual(["refs/heads/main"])
-    // After the merge the topic opens a new pull request.
+    expect(await refsOf("alice/app")).toContain(`refs/heads/carol/feature ${branchSha}`)
+    expect(await pullOf("alice/app", 1)).toMatchObject({ merged: true, head: { ref: "refs/pull/1/head", sha: first } })
+  }, 60_000)
+
+  it("after the merge, the same topic opens a new pull request", async () => {
     const sha = await commit(dir, "after.txt", "After the merge")
     const pushed = await push(dir, ["origin", "HEAD:refs/for/main", "-o", "topic=feature"])
     expect(pushed.code, pushed.stderr).toBe(0)
