@@ -59,6 +59,7 @@ import { OrgsService } from "./orgs/Service.ts"
 import { PushGate } from "./protection/Push.ts"
 import { ProtectionRepo } from "./protection/Repo.ts"
 import { ProtectionService } from "./protection/Service.ts"
+import { AgitReceiver } from "./pulls/Agit.ts"
 import { AutoMerge } from "./pulls/AutoMerge.ts"
 import { AutoMergeStore } from "./pulls/AutoMergeStore.ts"
 import { PullPresenter } from "./pulls/Present.ts"
@@ -139,9 +140,9 @@ export const Services = Layer.mergeAll(
   AdminUsers.layer,
   WebhooksService.layer,
   MarkdownRenderer.layer,
-  // Scheduled merges and reviews act on pull requests: built on their service, which schedules
-  // through the scheduled merges' store.
-  Layer.mergeAll(AutoMerge.layer, ReviewsService.layer).pipe(
+  // Scheduled merges, reviews and AGit pushes (asked by git over HTTP and SSH) act on pull
+  // requests: built on their service, which schedules through the scheduled merges' store.
+  Layer.mergeAll(AutoMerge.layer, ReviewsService.layer, AgitReceiver.layer).pipe(
     Layer.provideMerge(PullPresenter.layer),
     Layer.provideMerge(PullsService.layer),
     Layer.provideMerge(AutoMergeStore.layer)

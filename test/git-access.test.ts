@@ -3,7 +3,9 @@
 // exactly the API's rules, in its order: the account's state, the token's `repository` scope at
 // the level of the operation (read to clone, write to push), then the repository as the API sees
 // it (404 when the caller may not read it, 403 "token scope is limited to public repos" for a
-// public-only token on a private one, 403 without write access). Over HTTP a token counts the
+// public-only token on a private one, 403 without write access). Readers who may open pull
+// requests reach git, whose pre-receive hook refuses them every ref but AGit's refs/for/… with
+// Forgejo's message (test/pulls-agit.test.ts). Over HTTP a token counts the
 // same sent as git sends it (Basic password) or as `Authorization: token X`. SSH takes keys only:
 // user keys act as the account's password would, deploy keys reach only their repository.
 
@@ -21,12 +23,11 @@ type Op = "clone" | "push"
 type Visibility = "public" | "private"
 
 /** What a cell answers: allowed, or refused with this HTTP status and the message git shows. */
-type Cell = "ok" | { readonly status: 401 | 403 | 404; readonly message: string }
+type Cell = "ok" | { readonly status: 200 | 401 | 403 | 404; readonly message: string }
 
 const OK = "ok" as const
 const ASK = { status: 401, message: "" } as const // git is asked for (other) credentials
 const NOT_FOUND = { status: 404, message: "Repository not found" } as const
-const NO_WRITE = { status: 403, message: "user should have a permission to write to a repo" } as const
 const PUBLIC_ONLY = { status: 403, message: "token scope is limited to public repos" } as const
 const NO_READ_SCOPE = {
   status: 403,
@@ -41,6 +42,9 @@ const PROHIBITED = {
   message: "This account is prohibited from signing in, please contact your site administrator."
 } as const
 const CHANGE_PASSWORD = { status: 403, message: "You must change your password. Change it at: " } as const
+/** A reader's push: git runs, and the pre-receive hook refuses the branch (Forgejo's message). */
+const hooked = (user: string) =>
+  ({ status: 200, message: `Hearth: User '${user}' is not allowed to push to branch 'cell-` }) as const
 
 /**
  * The HTTP credentials. alice owns both repositories; bob is a read-only collaborator on both;
@@ -103,10 +107,10 @@ const HTTP: ReadonlyArray<
   ["owner token public-only,read:repository", OK, NO_WRITE_SCOPE, PUBLIC_ONLY, NO_WRITE_SCOPE],
   ["owner token read:user", NO_READ_SCOPE, NO_WRITE_SCOPE, NO_READ_SCOPE, NO_WRITE_SCOPE],
   ["unknown token", ASK, ASK, ASK, ASK],
-  ["read collaborator password", OK, NO_WRITE, OK, NO_WRITE],
-  ["read collaborator token write:repository", OK, NO_WRITE, OK, NO_WRITE],
-  ["stranger password", OK, NO_WRITE, NOT_FOUND, NOT_FOUND],
-  ["stranger token public-only,write:repository", OK, NO_WRITE, NOT_FOUND, NOT_FOUND],
+  ["read collaborator password", OK, hooked("bob"), OK, hooked("bob")],
+  ["read collaborator token write:repository", OK, hooked("bob"), OK, hooked("bob")],
+  ["stranger password", OK, hooked("carol"), NOT_FOUND, NOT_FOUND],
+  ["stranger token public-only,write:repository", OK, hooked("carol"), NOT_FOUND, NOT_FOUND],
   ["prohibited account token all", PROHIBITED, PROHIBITED, PROHIBITED, PROHIBITED],
   ["password of an account that must change it", CHANGE_PASSWORD, CHANGE_PASSWORD, CHANGE_PASSWORD, CHANGE_PASSWORD]
 ]
@@ -119,8 +123,8 @@ const SSH: ReadonlyArray<
   readonly [credential: string, publicClone: SshCell, publicPush: SshCell, privateClone: SshCell, privatePush: SshCell]
 > = [
   ["owner key", OK, OK, OK, OK],
-  ["read collaborator key", OK, NO_WRITE, OK, NO_WRITE],
-  ["stranger key", OK, NO_WRITE, NO_ACCESS, NO_ACCESS],
+  ["read collaborator key", OK, hooked("bob"), OK, hooked("bob")],
+  ["stranger key", OK, hooked("carol"), NO_ACCESS, NO_ACCESS],
   ["unregistered key", DENIED_KEY, DENIED_KEY, DENIED_KEY, DENIED_KEY],
   ["prohibited account key", PROHIBITED, PROHIBITED, PROHIBITED, PROHIBITED],
   // Deploy keys are on the private repository only: they reach no other, not even a public one.
@@ -349,7 +353,7 @@ describe("git over HTTP", () => {
         expect(advertised.status, body).toBe(200)
       } else {
         expect(advertised.status, body).toBe(expected.status)
-        expect(body).toContain(expected.message)
+        if (expected.status !== 200) expect(body).toContain(expected.message)
         if (expected.status === 401) expect(advertised.headers.get("www-authenticate")).toMatch(/^Basic realm=/)
       }
 
@@ -368,7 +372,10 @@ describe("git over HTTP", () => {
           if (gitExpected === "ok") return
           if (gitExpected.status === 401) expect(stderr).toMatch(/Authentication failed|could not read Username/)
           else if (gitExpected.status === 404) expect(stderr).toContain("not found")
-          else {
+          else if (gitExpected.status === 200) {
+            expect(stderr).toContain(`remote: ${gitExpected.message}`)
+            expect(stderr).toContain("pre-receive hook declined")
+          } else {
             // git prints a text/plain refusal as "remote: …" before its own line.
             expect(stderr).toContain(`remote: ${gitExpected.message}`)
             expect(stderr).toContain("403")

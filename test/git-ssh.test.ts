@@ -208,7 +208,8 @@ describe("git over SSH", () => {
     expect(read.code, read.stderr).toBe(0)
     const push = await commitAndPush(bob.file, "alice/secret", "bob.txt")
     expect(push.code).not.toBe(0)
-    expect(push.stderr).toContain("user should have a permission to write to a repo")
+    // A reader reaches git, whose pre-receive hook refuses the branch (AGit's refs/for/… would pass).
+    expect(push.stderr).toContain("User 'bob' is not allowed to push to branch")
     const hidden = await gitWith(carol.file, ["ls-remote", url("alice/secret.git")])
     expect(hidden.code).not.toBe(0)
     expect(hidden.stderr).toContain("does not exist, or you do not have access to it")

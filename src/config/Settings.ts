@@ -99,6 +99,12 @@ export interface SettingsShape {
   /** Forgejo's [repository.release]: ALLOWED_TYPES of release assets (empty: anything); FILE_MAX_SIZE in MB. */
   readonly "repository.release": { readonly ALLOWED_TYPES: string; readonly FILE_MAX_SIZE: number }
   /**
+   * Forgejo's [repository.pull-request]: RETARGET_CHILDREN_ON_MERGE moves the open pull requests
+   * based on a merged pull request's head branch to its base when that branch is deleted after the
+   * merge (each repository may also switch it off, `retarget_children_on_merge`).
+   */
+  readonly "repository.pull-request": { readonly RETARGET_CHILDREN_ON_MERGE: boolean }
+  /**
    * Forgejo's [attachment]: files on issues and comments. MAX_SIZE in MB (MiB); ALLOWED_TYPES
    * comma-separated extensions (`.zip`), MIME types (`image/png`) or wildcards (`image/` + `*`);
    * empty, or the wildcard of every type, allows any file.
@@ -278,6 +284,7 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
   },
   "repository.issue": { MAX_PINNED: key("int", "3") },
   "repository.release": { ALLOWED_TYPES: key("string", ""), FILE_MAX_SIZE: key("int", "2048") },
+  "repository.pull-request": { RETARGET_CHILDREN_ON_MERGE: key("bool", "true") },
   attachment: {
     ENABLED: key("bool", "true"),
     MAX_SIZE: key("int", "2048"),

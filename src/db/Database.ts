@@ -36,6 +36,7 @@ import m0024 from "./migrations/0024_protection_statuses.ts"
 import m0025 from "./migrations/0025_webhooks.ts"
 import m0026 from "./migrations/0026_releases.ts"
 import m0027 from "./migrations/0027_reviews.ts"
+import m0028 from "./migrations/0028_agit.ts"
 import m0029 from "./migrations/0029_automerge.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -65,6 +66,7 @@ export const migrations = Migrator.fromRecord({
   "0025_webhooks": m0025,
   "0026_releases": m0026,
   "0027_reviews": m0027,
+  "0028_agit": m0028,
   "0029_automerge": m0029
 })
 

@@ -257,8 +257,12 @@ export const pushEvent = (header: unknown, refs: ReadonlyArray<RefUpdate>): Even
   if (refs.length === 0 || header === null || typeof header !== "object") return undefined
   // A push to a wiki is no push to the code repository: its pages' events come from src/wiki.
   if ("wiki" in header && header.wiki === true) return undefined
+  // `refs/pull/{n}/head` moved by an AGit push is the pull request's (src/pulls/Agit.ts publishes
+  // its events); pushes can move no other ref there (receive.hideRefs).
+  const moved = refs.filter((r) => !r.ref.startsWith("refs/pull/"))
+  if (moved.length === 0) return undefined
   try {
-    return decodeEvent({ ...header, _tag: "PushCommits", refs })
+    return decodeEvent({ ...header, _tag: "PushCommits", refs: moved })
   } catch {
     return undefined
   }

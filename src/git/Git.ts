@@ -68,6 +68,11 @@ export const HEARTH_GIT_CONFIG: ReadonlyArray<readonly [key: string, value: stri
   // A pull request's head (`refs/pull/{n}/head`) is Hearth's to move: pushes can neither update
   // nor delete it, nor see it advertised (Forgejo's `receive.hideRefs=refs/pull/`); fetching it works.
   ["receive.hideRefs", "refs/pull/"],
+  // AGit: a push to `refs/for/<branch>` opens or updates a pull request instead of making that ref
+  // (the proc-receive hook, src/git/ProcReceive.ts), with options (`git push -o topic=…`) — git
+  // refuses push options unless the server advertises them.
+  ["receive.procReceiveRefs", "refs/for/"],
+  ["receive.advertisePushOptions", "true"],
   ["receive.fsckObjects", "true"],
   ["receive.fsck.badTimezone", "ignore"],
   ["receive.fsck.missingSpaceBeforeDate", "ignore"],

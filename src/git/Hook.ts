@@ -49,12 +49,24 @@ export interface HookServer<S> {
 
 const MAX_INPUT = 4 * 1024 * 1024
 
+/** One hook's call: its session, its input, and git's environment for the repository. */
+export interface SessionCall<S> {
+  readonly session: S
+  readonly body: string
+  /** For git run on the repository: GIT_DIR and the quarantine's object directories. */
+  readonly gitEnv: (repoPath: string) => Record<string, string>
+}
+
 /**
- * Starts the loopback server; `decide` answers each push with the refusal to print, or undefined.
- * `decide` may throw: the push is then refused with a message saying the check failed.
+ * Starts a loopback server for hooks that carry a sealed session (`envFor`'s variables under
+ * `names`): `answer` turns each call into the text the hook prints; if it throws, the hook gets a
+ * 500 with the error's message. Shared by the pre-receive decision below and AGit's proc-receive
+ * hook (src/git/ProcReceive.ts).
  */
-export const startHookServer = async <S>(
-  decide: (request: HookRequest<S>) => Promise<string | undefined>
+export const startSessionServer = async <S>(
+  path: string,
+  names: { readonly url: string; readonly session: string },
+  answer: (call: SessionCall<S>) => Promise<string>
 ): Promise<HookServer<S>> => {
   const key = randomBytes(32)
   const sign = (payload: string) => createHmac("sha256", key).update(payload).digest("base64url")
@@ -68,12 +80,12 @@ export const startHookServer = async <S>(
   }
 
   const server: Server = createServer((req, res) => {
-    const answer = (status: number, body: string) => {
+    const reply = (status: number, body: string) => {
       res.writeHead(status, { "content-type": "text/plain; charset=utf-8" })
       res.end(body)
     }
     const session = open(String(req.headers["x-hearth-session"] ?? ""))
-    if (req.method !== "POST" || session === undefined) return answer(403, "")
+    if (req.method !== "POST" || req.url !== path || session === undefined) return reply(403, "")
     const chunks: Array<Buffer> = []
     let size = 0
     req.on("data", (chunk: Buffer) => {
@@ -97,9 +109,9 @@ export const startHookServer = async <S>(
         if (quarantine !== "") env.GIT_QUARANTINE_PATH = quarantine
         return env
       }
-      decide({ session, refs: parseHookInput(Buffer.concat(chunks).toString("utf8")), gitEnv }).then(
-        (refusal) => answer(200, refusal === undefined ? "" : `Hearth: ${refusal}\n`),
-        (error) => answer(500, `could not check the push: ${(error as Error).message}`)
+      answer({ session, body: Buffer.concat(chunks).toString("utf8"), gitEnv }).then(
+        (text) => reply(200, text),
+        (error) => reply(500, `could not check the push: ${(error as Error).message}`)
       )
     })
   })
@@ -108,11 +120,11 @@ export const startHookServer = async <S>(
     server.listen(0, "127.0.0.1", () => resolve())
   })
   server.unref()
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/pre-receive`
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`
   return {
     envFor: (session) => {
       const payload = Buffer.from(JSON.stringify(session)).toString("base64url")
-      return { HEARTH_HOOK_URL: url, HEARTH_HOOK_SESSION: `${payload}.${sign(payload)}` }
+      return { [names.url]: url, [names.session]: `${payload}.${sign(payload)}` }
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -121,3 +133,19 @@ export const startHookServer = async <S>(
       })
   }
 }
+
+/**
+ * Starts the loopback server; `decide` answers each push with the refusal to print, or undefined.
+ * `decide` may throw: the push is then refused with a message saying the check failed.
+ */
+export const startHookServer = <S>(
+  decide: (request: HookRequest<S>) => Promise<string | undefined>
+): Promise<HookServer<S>> =>
+  startSessionServer<S>(
+    "/pre-receive",
+    { url: "HEARTH_HOOK_URL", session: "HEARTH_HOOK_SESSION" },
+    async ({ session, body, gitEnv }) => {
+      const refusal = await decide({ session, refs: parseHookInput(body), gitEnv })
+      return refusal === undefined ? "" : `Hearth: ${refusal}\n`
+    }
+  )

@@ -5,8 +5,10 @@
 //
 // The hook lives in the directory every push's `core.hooksPath` points at (beside PushLog.ts's
 // post-receive hook) and refuses only when `$HEARTH_PUSH_REFUSED` is set: `refusingEnv` sets it
-// for a push that is to be refused. Otherwise, when `$HEARTH_HOOK_URL` is set, it asks the server
-// about each ref (src/git/Hook.ts: branch and tag protection).
+// for a push that is to be refused. With `$HEARTH_PUSH_READER` (a pusher who may only read; see
+// src/repos/GitHttp.ts) it refuses every ref but AGit's `refs/for/…` (src/git/ProcReceive.ts).
+// Otherwise, when `$HEARTH_HOOK_URL` is set, it asks the server about each ref (src/git/Hook.ts:
+// branch and tag protection).
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 
@@ -22,8 +24,29 @@ if [ -n "$HEARTH_PUSH_REFUSED" ]; then
   exit 0
 fi
 # The default branch cannot be deleted by a push ($HEARTH_DEFAULT_BRANCH; Forgejo's message).
-[ -n "$HEARTH_HOOK_URL" ] || [ -n "$HEARTH_DEFAULT_BRANCH" ] || exit 0
+[ -n "$HEARTH_HOOK_URL" ] || [ -n "$HEARTH_DEFAULT_BRANCH" ] || [ -n "$HEARTH_PUSH_READER" ] || exit 0
 input=$(cat)
+# A pusher who may read the repository but not write its code may only open pull requests
+# (refs/for/…, AGit): any other ref is refused, with Forgejo's messages ($HEARTH_PUSH_READER is the
+# pusher's name, $HEARTH_PUSH_REPO the repository's owner/name).
+if [ -n "$HEARTH_PUSH_READER" ]; then
+  while read old new ref; do
+    case "$ref" in
+      refs/for/*|"") ;;
+      refs/heads/*)
+        branch=\${ref#refs/heads/}
+        printf "Hearth: User '%s' is not allowed to push to branch '%s' in '%s'.\\n" "$HEARTH_PUSH_READER" "$branch" "$HEARTH_PUSH_REPO" >&2
+        printf "If you instead wanted to create a pull request to the branch '%s', please use:\\n" "$branch" >&2
+        printf 'git push origin HEAD:refs/for/%s/choose-a-descriptor\\n' "$branch" >&2
+        echo "You might want to replace 'origin' with the name of your Git remote if it is different from origin. You can freely choose the descriptor to set it to a topic." >&2
+        echo "You can learn about creating pull requests with AGit in the docs: https://forgejo.org/docs/latest/user/git-cli/agit-support/" >&2
+        exit 1 ;;
+      *) echo "Hearth: User permission denied for writing." >&2; exit 1 ;;
+    esac
+  done <<EOF
+$input
+EOF
+fi
 if [ -n "$HEARTH_DEFAULT_BRANCH" ]; then
   while read old new ref; do
     [ "$ref" = "refs/heads/$HEARTH_DEFAULT_BRANCH" ] || continue

@@ -67,6 +67,9 @@ export class PullPresenter extends Context.Service<
           let headInfo: PRBranchInfo
           if (head === undefined) {
             headInfo = { label: pull.headBranch, ref: pullRef(issue.index), sha: pulledSha, repo_id: -1, repo: null }
+          } else if (pull.flow === 1) {
+            // AGit: no branch, only the ref (CONTRACT-PULLS §3.2).
+            headInfo = { label: "", ref: pullRef(issue.index), sha: pulledSha, repo_id: base.repo.id, repo: baseRepo }
           } else {
             const headRepo = yield* repoOf(head)
             const branchSha = yield* tipOf(head.path, `refs/heads/${pull.headBranch}`)
@@ -80,7 +83,8 @@ export class PullPresenter extends Context.Service<
             }
           }
           const stat =
-            head !== undefined && pull.mergeBase !== "" && pulledSha !== ""
+            // Forgejo counts them for normal-flow pull requests only.
+            head !== undefined && pull.flow === 0 && pull.mergeBase !== "" && pulledSha !== ""
               ? yield* Merge.shortStat(base.path, pull.mergeBase, pulledSha)
               : { files: 0, additions: 0, deletions: 0 }
           const mergedBy =

@@ -123,6 +123,8 @@ export class PullsRepo extends Context.Service<
       readonly headBranch: string
       readonly headSha: string
       readonly mergeBase: string
+      /** 1 for an AGit pull request (its head only in `refs/pull/{n}/head`); 0 unless told. */
+      readonly flow?: number | undefined
     }) => Effect.Effect<PullRow>
     readonly byIndex: (baseRepoId: number, index: number) => Effect.Effect<Option.Option<PullRow>>
     readonly byId: (id: number) => Effect.Effect<Option.Option<PullRow>>
@@ -134,6 +136,8 @@ export class PullsRepo extends Context.Service<
       headRepoId: number,
       headBranch: string
     ) => Effect.Effect<Option.Option<PullRow>>
+    /** The open, unmerged AGit pull request of `headBranch` (`{user}/{topic}`) into the base branch. */
+    readonly openAgit: (repoId: number, baseBranch: string, headBranch: string) => Effect.Effect<Option.Option<PullRow>>
     /** The first pull request (any state) with that base and head, oldest first. */
     readonly anyBetween: (
       baseRepoId: number,
@@ -214,7 +218,8 @@ export class PullsRepo extends Context.Service<
                 head_repo_id: input.headRepoId,
                 head_branch: input.headBranch,
                 head_sha: input.headSha,
-                merge_base: input.mergeBase
+                merge_base: input.mergeBase,
+                flow: input.flow ?? 0
               })} RETURNING id`
               return Option.getOrThrow(one(yield* sql`${select} WHERE p.id = ${row!.id}`))
             }),
@@ -233,6 +238,13 @@ export class PullsRepo extends Context.Service<
               sql`${select} WHERE p.base_repo_id = ${baseRepoId} AND p.base_branch = ${baseBranch}
                 AND p.head_repo_id = ${headRepoId} AND p.head_branch = ${headBranch}
                 AND p.flow = 0 AND NOT p.has_merged AND NOT i.is_closed ORDER BY p.id LIMIT 1`,
+              one
+            ),
+          openAgit: (repoId, baseBranch, headBranch) =>
+            Effect.map(
+              sql`${select} WHERE p.base_repo_id = ${repoId} AND p.head_repo_id = ${repoId}
+                AND p.base_branch = ${baseBranch} AND p.head_branch = ${headBranch}
+                AND p.flow = 1 AND NOT p.has_merged AND NOT i.is_closed ORDER BY p.id LIMIT 1`,
               one
             ),
           anyBetween: (baseRepoId, baseBranch, headRepoId, headBranch) =>

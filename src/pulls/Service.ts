@@ -142,6 +142,15 @@ export const mayLiftLater = (error: ServiceError): boolean =>
       error.message.startsWith(WAIT.blocked))) ||
   (error instanceof Errors.Conflict && error.message.includes(WAIT.baseMoved))
 
+/** What an AGit push opens a pull request with. */
+export interface AgitInput {
+  readonly baseBranch: string
+  readonly headBranch: string
+  readonly headSha: string
+  readonly title: string
+  readonly body: string
+}
+
 const bool = (value: unknown) => value === true || value === "true" || value === "on" || value === "1"
 const str = (value: unknown) =>
   typeof value === "string" ? value : value === undefined || value === null ? "" : String(value)
@@ -236,6 +245,19 @@ export class PullsService extends Context.Service<
       opened: OpenedRepository,
       basehead: string
     ) => Effect.Effect<{ readonly base: string; readonly head: string }, ServiceError>
+    /** The open AGit pull request of `headBranch` (`{user}/{topic}`) into `baseBranch`, if any. */
+    readonly findAgit: (
+      opened: OpenedRepository,
+      baseBranch: string,
+      headBranch: string
+    ) => Effect.Effect<Option.Option<Loaded>>
+    /**
+     * Opens an AGit pull request (Forgejo's services/agit `ProcReceive`) by the caller: its head
+     * `headSha` lives only in `refs/pull/{n}/head`, `headBranch` is the name it shows.
+     */
+    readonly openAgit: (opened: OpenedRepository, input: AgitInput) => Effect.Effect<Loaded, ServiceError>
+    /** An AGit pull request's head moved to `after` by `doer`'s push: as a push to a head branch. */
+    readonly pushAgit: (loaded: Loaded, doer: UserRow, after: string) => Effect.Effect<{ readonly forced: boolean }>
     /** Runs the mergeability check of a pull request now (the job's work). */
     readonly check: (pullId: number) => Effect.Effect<void>
     /** Re-reads a pull request with its repositories (after a change). */
@@ -451,6 +473,38 @@ export class PullsService extends Context.Service<
 
       // --- pushes (the event hub) ---
 
+      /**
+       * A pull request's head moved to `after` (a push to its head branch, or an AGit push): its
+       * ref and row follow, a `pull_push` comment lists the new commits (a non-fast-forward one
+       * lists the old and new tips), and `pull_request_sync` is published. The check is the caller's.
+       */
+      const followHead = (loaded: Loaded, pushed: Side, doer: Events.Doer, after: string) =>
+        Effect.gen(function* () {
+          const { pull } = loaded
+          yield* moveHeadRef(loaded.base, pushed, loaded.issue.index, after)
+          yield* pulls.setHead(pull.id, after)
+          const previous = pull.headSha === "" ? undefined : pull.headSha
+          const forced = previous !== undefined && !(yield* Merge.isAncestor(loaded.base.path, previous, after))
+          const ids = yield* commitIds(loaded.base.path, forced ? undefined : previous, after)
+          const at = new Date()
+          yield* issueRows.insertComment({
+            issueId: pull.issueId,
+            type: T.pullPush,
+            posterId: doer.id,
+            body: JSON.stringify({ is_force_push: forced, commit_ids: forced ? [previous, after] : ids }),
+            at
+          })
+          yield* issueRows.touchIssue(pull.issueId, at)
+          yield* hub.publish({
+            _tag: "PullRequestSynchronized",
+            ...subjectOf(loaded.base, doer),
+            issue: issueRef(loaded.issue),
+            before: previous ?? Events.ZERO_ID,
+            after
+          })
+          return { forced }
+        })
+
       /** A push moved `branch` of `repo` from `before` to `after`: the pull requests it is the head or base of follow. */
       const onBranchMoved = (
         event: Events.Event & { _tag: "PushCommits" },
@@ -465,35 +519,13 @@ export class PullsService extends Context.Service<
           const pushedSide = yield* sideOf(repoRow.value)
           if (Option.isNone(pushedSide)) return
           const doer = { id: event.doer.id, name: event.doer.name }
-          for (const pull of yield* pulls.openWithHead(event.repo.id, branch)) {
+          // An AGit pull request's head is no branch, whatever the name it shows (`{user}/{topic}`).
+          const heads = (yield* pulls.openWithHead(event.repo.id, branch)).filter((p) => p.flow === 0)
+          for (const pull of heads) {
             if (pull.headSha === after) continue
-            const loaded = yield* load(pull)
-            yield* moveHeadRef(loaded.base, pushedSide.value, loaded.issue.index, after)
-            yield* pulls.setHead(pull.id, after)
-            const previous = pull.headSha === "" ? undefined : pull.headSha
-            const forced = previous !== undefined && !(yield* Merge.isAncestor(loaded.base.path, previous, after))
-            const ids = yield* commitIds(loaded.base.path, forced ? undefined : previous, after)
-            const at = new Date()
-            yield* issueRows.insertComment({
-              issueId: pull.issueId,
-              type: T.pullPush,
-              posterId: doer.id,
-              body: JSON.stringify({ is_force_push: forced, commit_ids: forced ? [previous, after] : ids }),
-              at
-            })
-            yield* issueRows.touchIssue(pull.issueId, at)
-            yield* hub.publish({
-              _tag: "PullRequestSynchronized",
-              ...subjectOf(loaded.base, doer),
-              issue: issueRef(loaded.issue),
-              before: previous ?? Events.ZERO_ID,
-              after
-            })
+            yield* followHead(yield* load(pull), pushedSide.value, doer, after)
           }
-          const affected = [
-            ...(yield* pulls.openWithHead(event.repo.id, branch)),
-            ...(yield* pulls.openWithBase(event.repo.id, branch))
-          ]
+          const affected = [...heads, ...(yield* pulls.openWithBase(event.repo.id, branch))]
           yield* pulls.markChecking(affected.map((p) => p.id))
           yield* enqueueChecks(affected)
         })
@@ -617,10 +649,7 @@ export class PullsService extends Context.Service<
           }
           // The head's commits in the base repository before anything refers to them.
           if (head.repo.id !== base.repo.id) yield* Merge.fetchCommit(base.path, head.path, headSha)
-          const mergeBase = Option.getOrElse(yield* Merge.mergeBase(base.path, baseSha, headSha), () => baseSha)
-          const ids = yield* commitIds(base.path, mergeBase, headSha)
-          let created: PullRow | undefined
-          const issue: Issue = yield* issues.create(
+          return yield* openWith(
             opened,
             {
               title: input.title ?? null,
@@ -631,34 +660,85 @@ export class PullsService extends Context.Service<
               labels: input.labels ?? null,
               due_date: input.due_date ?? null
             },
-            {
-              within: (row) =>
-                Effect.gen(function* () {
-                  created = yield* pulls.insert({
-                    issueId: row.id,
-                    baseRepoId: base.repo.id,
-                    baseBranch,
-                    headRepoId: head.repo.id,
-                    headBranch,
-                    headSha,
-                    mergeBase
-                  })
-                  if (ids.length > 0) {
-                    yield* issueRows.insertComment({
-                      issueId: row.id,
-                      type: T.pullPush,
-                      posterId: opened.caller!.user.id,
-                      body: JSON.stringify({ is_force_push: false, commit_ids: ids }),
-                      at: row.createdAt
-                    })
-                  }
-                })
-            }
+            { head, baseBranch, baseSha, headBranch, headSha, flow: 0 }
           )
+        })
+
+      /** The issue and row of a new pull request, its `pull_push` comment, its head ref and its first check. */
+      const openWith = (
+        opened: OpenedRepository,
+        issueInput: Parameters<typeof issues.create>[1],
+        at: {
+          readonly head: Side
+          readonly baseBranch: string
+          readonly baseSha: string
+          readonly headBranch: string
+          readonly headSha: string
+          readonly flow: number
+        }
+      ) =>
+        Effect.gen(function* () {
+          const base = baseOf(opened)
+          const { head, baseBranch, baseSha, headBranch, headSha } = at
+          const mergeBase = Option.getOrElse(yield* Merge.mergeBase(base.path, baseSha, headSha), () => baseSha)
+          const ids = yield* commitIds(base.path, mergeBase, headSha)
+          let created: PullRow | undefined
+          const issue: Issue = yield* issues.create(opened, issueInput, {
+            within: (row) =>
+              Effect.gen(function* () {
+                created = yield* pulls.insert({
+                  issueId: row.id,
+                  baseRepoId: base.repo.id,
+                  baseBranch,
+                  headRepoId: head.repo.id,
+                  headBranch,
+                  headSha,
+                  mergeBase,
+                  flow: at.flow
+                })
+                if (ids.length > 0) {
+                  yield* issueRows.insertComment({
+                    issueId: row.id,
+                    type: T.pullPush,
+                    posterId: opened.caller!.user.id,
+                    body: JSON.stringify({ is_force_push: false, commit_ids: ids }),
+                    at: row.createdAt
+                  })
+                }
+              })
+          })
           const pull = created!
           yield* moveHeadRef(base, head, issue.number, headSha)
           yield* enqueueChecks([pull])
           return yield* load(pull, base)
+        })
+
+      // --- AGit (Forgejo's services/agit) ---
+
+      const openAgit = (opened: OpenedRepository, input: AgitInput) =>
+        Effect.gen(function* () {
+          const base = baseOf(opened)
+          const baseSha = yield* branchSha(base.path, input.baseBranch)
+          if (baseSha === undefined) return yield* Errors.notFound()
+          return yield* openWith(
+            opened,
+            { title: input.title, body: input.body },
+            { ...input, head: base, baseSha, flow: 1 }
+          )
+        })
+
+      const findAgit = (opened: OpenedRepository, baseBranch: string, headBranch: string) =>
+        Effect.gen(function* () {
+          const found = yield* pulls.openAgit(opened.repo.id, baseBranch, headBranch)
+          return Option.isNone(found) ? Option.none<Loaded>() : Option.some(yield* load(found.value, baseOf(opened)))
+        })
+
+      const pushAgit = (loaded: Loaded, doer: UserRow, after: string) =>
+        Effect.gen(function* () {
+          const moved = yield* followHead(loaded, loaded.base, doer, after)
+          yield* pulls.markChecking([loaded.pull.id])
+          yield* enqueueChecks([loaded.pull])
+          return moved
         })
 
       // --- list and get (§5) ---
@@ -717,6 +797,68 @@ export class PullsService extends Context.Service<
           const found = yield* pulls.anyBetween(base.repo.id, baseBranch, headRepoId, branch)
           if (Option.isNone(found)) return yield* Errors.notFound()
           return yield* load(found.value, base)
+        })
+
+      /**
+       * Moves a pull request to `newBase` (Forgejo's `ChangeTargetBranch`, the checks done): a
+       * `change_target_branch` comment by `doer`, the check re-run at once, and `edited` with `ref.from`.
+       */
+      const changeBase = (loaded: Loaded, doer: UserRow, newBase: string) =>
+        Effect.gen(function* () {
+          const { pull, issue } = loaded
+          const at = new Date()
+          yield* pulls.setBase(pull.id, newBase)
+          yield* issueRows.insertComment({
+            issueId: issue.id,
+            type: T.changeTargetBranch,
+            posterId: doer.id,
+            oldRef: pull.baseBranch,
+            newRef: newBase,
+            at
+          })
+          yield* issueRows.touchIssue(issue.id, at)
+          // Forgejo re-tests at once on a base change.
+          const moved = yield* reload(loaded)
+          yield* pulls.saveCheck(pull.id, yield* compute(moved.pull, moved.base.path))
+          yield* hub.publish({
+            _tag: "Issues",
+            ...subjectOf(loaded.base, doer),
+            issue: issueRef(issue),
+            action: "edited",
+            changes: { ref: { from: pull.baseBranch } }
+          })
+        })
+
+      /**
+       * §11 (Forgejo's `RetargetChildrenOnMerge`): before the head branch of a merged pull request
+       * goes, the open pull requests of the same repository based on it move to its base. Only when
+       * the head was a branch of the base repository, and both the instance's
+       * RETARGET_CHILDREN_ON_MERGE and the repository's own switch are on. A child that cannot move
+       * (a pull request from that head into the new base is already open, or its head is the new
+       * base) is left where it is: Forgejo skips the first and fails the merge's answer with a 500
+       * on the second, after the merge; Hearth skips both and says so in the log.
+       */
+      const retargetChildren = (merged: Loaded, doer: UserRow) =>
+        Effect.gen(function* () {
+          const { pull, base } = merged
+          if (!settings["repository.pull-request"].RETARGET_CHILDREN_ON_MERGE) return
+          if (!base.repo.pulls.retargetChildrenOnMerge || pull.headRepoId !== base.repo.id) return
+          for (const child of yield* pulls.openWithBase(base.repo.id, pull.headBranch)) {
+            if (child.id === pull.id) continue
+            const blocked =
+              (child.headRepoId === base.repo.id && child.headBranch === pull.baseBranch) ||
+              (child.headRepoId !== null &&
+                Option.isSome(
+                  yield* pulls.openBetween(base.repo.id, pull.baseBranch, child.headRepoId, child.headBranch)
+                ))
+            if (blocked) {
+              yield* Effect.logInfo(
+                `pull request #${child.index} of ${base.owner.name}/${base.repo.name} stays on ${pull.headBranch}: it cannot be retargeted to ${pull.baseBranch}`
+              )
+              continue
+            }
+            yield* changeBase(yield* load(child, base), doer, pull.baseBranch)
+          }
         })
 
       // --- edit (§6) ---
@@ -785,29 +927,7 @@ export class PullsService extends Context.Service<
             yield* issues.edit(opened, index, { state: input.state === "closed" ? "closed" : "open" })
           }
           const current = yield* reload(loaded)
-          if (newBase !== undefined && !current.pull.hasMerged) {
-            const at = new Date()
-            yield* pulls.setBase(pull.id, newBase)
-            yield* issueRows.insertComment({
-              issueId: issue.id,
-              type: T.changeTargetBranch,
-              posterId: caller.user.id,
-              oldRef: pull.baseBranch,
-              newRef: newBase,
-              at
-            })
-            yield* issueRows.touchIssue(issue.id, at)
-            // Forgejo re-tests at once on a base change.
-            const moved = yield* reload(current)
-            yield* pulls.saveCheck(pull.id, yield* compute(moved.pull, moved.base.path))
-            yield* hub.publish({
-              _tag: "Issues",
-              ...subjectOf(loaded.base, caller.user),
-              issue: issueRef(issue),
-              action: "edited",
-              changes: { ref: { from: pull.baseBranch } }
-            })
-          }
+          if (newBase !== undefined && !current.pull.hasMerged) yield* changeBase(current, caller.user, newBase)
           if (input.allow_maintainer_edit !== undefined && input.allow_maintainer_edit !== null) {
             yield* pulls.setAllowMaintainerEdit(pull.id, input.allow_maintainer_edit)
           }
@@ -936,17 +1056,20 @@ export class PullsService extends Context.Service<
       const deleteHeadBranch = (loaded: Loaded, doer: Principal) =>
         Effect.gen(function* () {
           const { pull, head } = loaded
-          if (head === undefined) return
+          // An AGit pull request's head is no branch (a branch of that name is someone else's).
+          if (head === undefined || pull.flow === 1) return
           const others = (yield* pulls.openWithHead(head.repo.id, pull.headBranch)).filter((p) => p.id !== pull.id)
           if (others.length > 0) return
           if (!mayPushTo(yield* accessFor(doer, head))) {
             return yield* Errors.forbidden("insufficient permission to delete head branch")
           }
+          const sha = yield* branchSha(head.path, pull.headBranch)
+          if (sha === undefined) return
+          // Forgejo retargets the children before it refuses to delete a default branch.
+          yield* retargetChildren(loaded, doer.user)
           if (pull.headBranch === head.repo.defaultBranch) {
             return yield* Errors.forbidden("the head branch is the default branch")
           }
-          const sha = yield* branchSha(head.path, pull.headBranch)
-          if (sha === undefined) return
           yield* writer
             .updateRefs(refOf(head), [{ ref: headsRef(pull.headBranch), newSha: Git.ZERO_SHA, oldSha: sha }])
             .pipe(
@@ -1061,7 +1184,10 @@ export class PullsService extends Context.Service<
             return "scheduled" as const
           }
           if (request.headCommitId !== "") {
-            const tip = loaded.head === undefined ? undefined : yield* branchSha(loaded.head.path, pull.headBranch)
+            const tip =
+              loaded.head === undefined || pull.flow === 1
+                ? undefined
+                : yield* branchSha(loaded.head.path, pull.headBranch)
             if (request.headCommitId !== (tip ?? pull.headSha)) return yield* Errors.conflict("head out of date")
           }
           if (!styleAllowed(base.repo, request.style)) {
@@ -1100,6 +1226,9 @@ export class PullsService extends Context.Service<
           if (pull.hasMerged || loaded.issue.isClosed) {
             return yield* Errors.validationFailed("the pull request is closed or merged: its branch cannot be updated")
           }
+          // Forgejo's IsUserAllowedToUpdate: an AGit pull request has no branch to update.
+          if (pull.flow === 1)
+            return yield* Errors.forbidden("user is not allowed to update this pull request's branch")
           if (head === undefined) return yield* Errors.notFound()
           const rebase = style === "rebase"
           const onHead = yield* accessFor(caller, head)
@@ -1186,6 +1315,9 @@ export class PullsService extends Context.Service<
       return PullsService.of({
         compare: compareRefs,
         create,
+        findAgit,
+        openAgit,
+        pushAgit,
         list,
         get: findPull,
         byMergeCommit: (opened, sha) =>

@@ -12,6 +12,7 @@ import { Authenticator } from "../auth/Authenticator.ts"
 import { Settings } from "../config/Settings.ts"
 import { doerOf, pushEvent, repositoryRef } from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
+import { installProcReceiveHook } from "../git/ProcReceive.ts"
 import { installPushLogHook, newPushLog, pushLogDir, takePushLog } from "../git/PushLog.ts"
 import { installRefusingHook } from "../git/Refusal.ts"
 import { RepositoryWriter } from "../git/Repository.ts"
@@ -19,6 +20,7 @@ import * as SmartHttp from "../git/SmartHttp.ts"
 import type { Principal } from "../http/Caller.ts"
 import { RepositoryMoved } from "../http/Errors.ts"
 import { PushGate } from "../protection/Push.ts"
+import { AgitReceiver } from "../pulls/Agit.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { UsersService } from "../users/Service.ts"
 import { wikiRef } from "../wiki/Location.ts"
@@ -48,10 +50,14 @@ export const makeGitAccess = Effect.gen(function* () {
   const settings = yield* Settings
   const gate = yield* PushGate
   const writer = yield* RepositoryWriter
+  const agit = yield* AgitReceiver
   // The hooks of every push (one directory for every repository): the one that refuses pushes over
-  // quota, and the one that reports the refs a push moved (src/git/PushLog.ts).
+  // quota, the one that reports the refs a push moved (src/git/PushLog.ts), and the one that turns
+  // a push to refs/for/… into a pull request (src/git/ProcReceive.ts).
   const hooks = yield* Effect.sync(() =>
-    installPushLogHook(installRefusingHook(join(settings.server.APP_DATA_PATH, "hooks", "push")))
+    installProcReceiveHook(
+      installPushLogHook(installRefusingHook(join(settings.server.APP_DATA_PATH, "hooks", "push")))
+    )
   )
   const pushLogs = pushLogDir(settings.server.APP_DATA_PATH)
 
@@ -118,11 +124,24 @@ export const makeGitAccess = Effect.gen(function* () {
       // Then the API's rule (Policy.ts `repoRefusal`) on the code unit, in git's words: anonymous
       // callers are asked to sign in instead of being refused (git then asks for credentials); a
       // caller who sees the repository but not its code is answered as if it were not there.
-      const refused = repoRefusal(
+      const asked = repoRefusal(
         options.deploy === undefined ? caller : undefined,
         { owner, repo, access },
         { role: level, unit: wiki ? "wiki" : "code", changes: level === "write" ? "content" : undefined }
       )
+      // AGit: a user who may read the code and the pull requests but not write may still push, as
+      // in Forgejo (which delays the write check to its pre-receive hook): the hook refuses every
+      // ref but refs/for/…, which opens a pull request (src/pulls/Agit.ts).
+      const pullsOnly =
+        asked?.kind === "role" &&
+        level === "write" &&
+        !wiki &&
+        options.deploy === undefined &&
+        caller !== undefined &&
+        repoRefusal(caller, { owner, repo, access }, { role: "read", unit: "pulls" }) === undefined
+      const refused = pullsOnly
+        ? repoRefusal(caller, { owner, repo, access }, { role: "read", unit: "code", changes: "content" })
+        : asked
       if (refused !== undefined && refused.kind !== "creating") {
         if (caller === undefined && options.deploy === undefined) return yield* SmartHttp.Denied.unauthorized()
         switch (refused.kind) {
@@ -180,9 +199,17 @@ export const makeGitAccess = Effect.gen(function* () {
       })
       // Branch and tag protection is decided per ref by the pre-receive hook (src/protection/Push.ts);
       // a wiki has no protection rules.
+      const pusher = options.deploy === undefined ? caller?.user : undefined
       const gated = wiki
         ? log.env
-        : { ...log.env, ...(yield* gate.envFor(repo, options.deploy === undefined ? caller?.user : undefined)) }
+        : {
+            ...log.env,
+            ...(yield* gate.envFor(repo, pusher)),
+            ...agit.envFor(repo, pusher),
+            ...(pullsOnly && pusher !== undefined
+              ? { HEARTH_PUSH_READER: pusher.name, HEARTH_PUSH_REPO: `${owner.name}/${repo.name}` }
+              : {})
+          }
       const env = refusal === undefined ? gated : { ...gated, HEARTH_PUSH_REFUSED: refusal }
       return { path, owner, repo, env, pushLog: log.file }
     })

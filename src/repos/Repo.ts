@@ -95,6 +95,11 @@ export interface PullSettings {
   readonly defaultMergeStyle: string
   readonly defaultUpdateStyle: string
   readonly defaultAllowMaintainerEdit: boolean
+  /**
+   * Hearth's own switch beside Forgejo's: retarget the pull requests based on a merged pull
+   * request's head branch when it is deleted (the instance's RETARGET_CHILDREN_ON_MERGE too; 0028).
+   */
+  readonly retargetChildrenOnMerge: boolean
 }
 
 /** Columns PATCH /repos/{o}/{r} may change. */
@@ -129,6 +134,7 @@ export interface RepoChanges {
   readonly default_merge_style?: string
   readonly default_update_style?: string
   readonly default_allow_maintainer_edit?: boolean
+  readonly retarget_children_on_merge?: boolean
   readonly enable_time_tracker?: boolean
   readonly allow_only_contributors_to_track_time?: boolean
   readonly enable_issue_dependencies?: boolean
@@ -328,7 +334,8 @@ export const toRepoRow = (r: Row): RepoRow => ({
     defaultDeleteBranchAfterMerge: r.default_delete_branch_after_merge ?? false,
     defaultMergeStyle: r.default_merge_style ?? "merge",
     defaultUpdateStyle: r.default_update_style ?? "merge",
-    defaultAllowMaintainerEdit: r.default_allow_maintainer_edit ?? false
+    defaultAllowMaintainerEdit: r.default_allow_maintainer_edit ?? false,
+    retargetChildrenOnMerge: r.retarget_children_on_merge ?? true
   },
   tracker: {
     enableTimeTracker: r.enable_time_tracker ?? null,

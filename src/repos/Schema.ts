@@ -109,6 +109,11 @@ const repositoryFields = {
   default_merge_style: Schema.String,
   default_allow_maintainer_edit: Schema.Boolean,
   default_update_style: Schema.String,
+  /**
+   * Hearth's: this repository's own RETARGET_CHILDREN_ON_MERGE (named after that
+   * `[repository.pull-request]` key, as `default_merge_style` is after DEFAULT_MERGE_STYLE).
+   */
+  retarget_children_on_merge: Schema.Boolean,
   avatar_url: Schema.String,
   internal: Schema.Boolean,
   mirror_interval: Schema.String,
@@ -156,6 +161,7 @@ export const EditRepoOption = Schema.Struct({
   default_merge_style: Schema.optional(Schema.String),
   default_update_style: Schema.optional(Schema.String),
   default_allow_maintainer_edit: Schema.optional(Schema.Boolean),
+  retarget_children_on_merge: Schema.optional(Schema.Boolean),
   /** Fields left out keep their value. */
   internal_tracker: Schema.optional(
     Schema.Struct({
@@ -294,6 +300,7 @@ export const toApiRepo = (
     default_merge_style: pulls?.defaultMergeStyle ?? "merge",
     default_allow_maintainer_edit: pulls?.defaultAllowMaintainerEdit ?? false,
     default_update_style: pulls?.defaultUpdateStyle ?? "merge",
+    retarget_children_on_merge: pulls?.retargetChildrenOnMerge ?? false,
     avatar_url: "",
     // Public, but its owner is private: only the owner's viewers reach it.
     internal: !repo.isPrivate && owner.visibility === "private",

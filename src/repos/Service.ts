@@ -154,7 +154,8 @@ const editChanges = (repo: RepoRow, input: EditRepoOption, minMirrorInterval: nu
     ["autodetect_manual_merge", input.autodetect_manual_merge],
     ["allow_rebase_update", input.allow_rebase_update],
     ["default_delete_branch_after_merge", input.default_delete_branch_after_merge],
-    ["default_allow_maintainer_edit", input.default_allow_maintainer_edit]
+    ["default_allow_maintainer_edit", input.default_allow_maintainer_edit],
+    ["retarget_children_on_merge", input.retarget_children_on_merge]
   ] as const
   for (const [column, value] of flags) if (value !== undefined) changes[column] = value
   if (input.default_merge_style !== undefined) changes.default_merge_style = input.default_merge_style
