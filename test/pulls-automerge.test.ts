@@ -263,9 +263,9 @@ describe("firing", () => {
     }
   })
 
-  it("an approval the rule waits for fires it (a submitted review); a dismissal does not", async () => {
-    const sha = await branch("j1", "j1.txt", "j\n")
-    const { index } = await openPull("j1")
+  it("an approval the rule waits for fires it (a submitted review)", async () => {
+    const sha = await branch("approved", "approved.txt", "approved\n")
+    const { index } = await openPull("approved")
     expect((await api("PATCH", "/branch_protections/main", "alice", { required_approvals: 1 })).status).toBe(200)
     try {
       expect((await status(sha, "success")).status).toBe(201)
