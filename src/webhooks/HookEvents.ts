@@ -58,7 +58,8 @@ export const HOOK_EVENTS: Table = {
   ],
   PullRequestSynchronized: (e) => [{ type: "pull_request_sync", build: (p) => p.pullSync(e) }],
   Wiki: (e) => [{ type: "wiki", build: (p) => p.wiki(e) }],
-  Release: (e) => [{ type: "release", build: (p) => p.release(e) }]
+  Release: (e) => [{ type: "release", build: (p) => p.release(e) }],
+  CommitStatus: (e) => [{ type: "status", build: (p) => p.status(e) }]
 }
 
 /** The hook events of a hub event (none for events webhooks do not hear). */
