@@ -1,6 +1,8 @@
 // What local users do in public, as the fediverse sees it: a Note about it in their outbox, sent
 // to their remote followers (Federation.announce). Private repositories, and repositories of
-// accounts that are not public, make no note.
+// accounts that are not public, make no note. A release is the repository's news, not its
+// publisher's: its note is the owner's, for the owner's followers (issue 20). An organization has
+// no actor (only people federate), so nobody follows it and its releases make no note.
 import type { RepoRow } from "../src/repos/Repo.ts"
 import type { UserRow } from "../src/users/Repo.ts"
 import type { Paths } from "./Paths.ts"
@@ -23,6 +25,9 @@ export type RepositoryEvent =
       readonly tag: string
       readonly title: string
     }
+
+/** Whose activity the note is (and so whose followers get it): the owner's for a release, else the doer's. */
+export const noteAuthor = (event: RepositoryEvent): UserRow => (event.kind === "released" ? event.owner : event.doer)
 
 export const repositoryNote = (
   paths: Paths,

@@ -15,7 +15,7 @@ import { type UserRow, UsersRepo } from "../src/users/Repo.ts"
 import * as Activities from "./Activities.ts"
 import { type Loaded, makeFedify } from "./Fedify.ts"
 import { type Paths, pathsOf } from "./Paths.ts"
-import { type RepositoryEvent, repositoryNote } from "./Publish.ts"
+import { noteAuthor, type RepositoryEvent, repositoryNote } from "./Publish.ts"
 import { asObject, checkUrl, type Documents, fetchJson, idOf, makeDocuments, RemoteError, typeOf } from "./Remote.ts"
 import { FederationRepo, type RemoteActor } from "./Repo.ts"
 import { FEDERATION_TOPIC, SqlKvStore } from "./Store.ts"
@@ -337,7 +337,7 @@ export class Federation extends Context.Service<
 
       const announce = (event: RepositoryEvent, key?: string) => {
         const note = repositoryNote(paths, event)
-        return note === undefined ? Effect.void : publishNow(event.doer, note, key)
+        return note === undefined ? Effect.void : publishNow(noteAuthor(event), note, key)
       }
 
       // Repository events become notes of their doer (Publish.ts), through the event hub's durable

@@ -4,6 +4,7 @@ import { execFileSync } from "node:child_process"
 import { createCipheriv, createHash, randomBytes } from "node:crypto"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
+import { cronSchedule } from "../src/lib/CronSchedule.ts"
 import { formatGoDuration, parseGoDuration } from "../src/lib/Duration.ts"
 import { checkHost, type HostPolicy, hostNameRefused } from "../src/lib/HostPolicy.ts"
 import {
@@ -177,5 +178,23 @@ describe("sealed secrets", () => {
     const data = Buffer.concat([cipher.update("JBSWY3DPEHPK3PXP", "utf8"), cipher.final()])
     const stored = [iv, cipher.getAuthTag(), data].map((b) => b.toString("base64")).join(".")
     expect(sealer("secret", "totp").open(stored)).toBe("JBSWY3DPEHPK3PXP")
+  })
+})
+
+describe("cronSchedule (Forgejo's [cron.*] SCHEDULE)", () => {
+  it("reads @every, the descriptors and cron expressions; the delay is to the next run", () => {
+    const now = new Date(2026, 0, 5, 10, 30, 0)
+    expect(cronSchedule("@every 90s")!(now)).toBe(90_000)
+    expect(cronSchedule("@every 1h30m")!(now)).toBe(5_400_000)
+    expect(cronSchedule("@hourly")!(now)).toBe(30 * 60_000)
+    expect(cronSchedule("@midnight")!(now)).toBe(13.5 * 3_600_000)
+    expect(cronSchedule("@daily")!(now)).toBe(13.5 * 3_600_000)
+    expect(cronSchedule("0 11 * * *")!(now)).toBe(30 * 60_000)
+    expect(cronSchedule("*/10 * * * * *")!(now)).toBe(10_000)
+  })
+
+  it("refuses what is not a schedule", () => {
+    for (const bad of ["", "sometimes", "@every", "@every 0s", "@every 5", "@fortnightly", "61 * * * *"])
+      expect(cronSchedule(bad), bad).toBeUndefined()
   })
 })

@@ -91,6 +91,7 @@ beforeAll(async () => {
   for (const [repo, tag, draft] of [
     ["alice/proj", "v1", false],
     ["alice/proj", "v2-draft", true],
+    ["alice/proj", "release/v3", false],
     ["alice/secret", "s1", false],
     ["tight/small", "t1", false]
   ] as const) {
@@ -140,6 +141,18 @@ describe("uploading", () => {
     const release = await json(await call("GET", "/repos/alice/proj/releases/tags/v1", undefined))
     expectSwagger(release, "Release")
     expect(release.assets.map((a: any) => a.id)).toContain(asset.id)
+  })
+
+  it("downloads by tag and name when the tag has / (release/v3): the name is the last segment", async () => {
+    const asset = await json(await upload(assetsOf("alice/proj", "release/v3"), "will", "slashed\n", "notes.txt"))
+    const byName = await get(`${hearth.base}/alice/proj/releases/download/release/v3/notes.txt`)
+    expect(byName.status).toBe(200)
+    expect(await byName.text()).toBe("slashed\n")
+    expect((await get(`${hearth.base}/alice/proj/releases/download/release/v3/other.txt`)).status).toBe(404)
+    expect((await get(`${hearth.base}/alice/proj/releases/download/release/v9/notes.txt`)).status).toBe(404)
+    expect(
+      (await json(await call("GET", `${assetsOf("alice/proj", "release/v3")}/${asset.id}`, undefined))).download_count
+    ).toBe(1)
   })
 
   it("takes ?name over the file's name, and the raw body as the file", async () => {

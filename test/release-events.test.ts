@@ -2,7 +2,8 @@
 // actions — published (a new release, or an edit that made its tag), updated, deleted; never for a
 // draft — delivered to a real receiver on 127.0.0.1 with Forgejo's payload; the tag a release
 // makes fires create and push; and a published release of a public repository reaches its
-// doer's followers on a real Fedify peer as a Create of a Note.
+// owner's followers (whoever published it) on a real Fedify peer as a Create of a Note; an
+// organization's release makes none (organizations have no actor).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -29,6 +30,8 @@ beforeAll(async () => {
   ])
   work = mkdtempSync(join(tmpdir(), "hearth-release-events-"))
   await createUser(hearth, { username: "Alice" })
+  await createUser(hearth, { username: "Bob" })
+  await createUser(hearth, { username: "Root", isAdmin: true })
   for (const [name, priv] of [
     ["app", false],
     ["hidden", true]
@@ -55,6 +58,9 @@ beforeAll(async () => {
   await receiver.wait("/app", 3)
   await receiver.wait("/hidden", 3)
   receiver.received.length = 0
+  expect((await call("Alice", "PUT", "/repos/Alice/app/collaborators/Bob", { permission: "write" })).status).toBe(204)
+  expect((await call("Bob", "POST", "/orgs", { username: "Guild" })).status).toBe(201)
+  expect((await call("Bob", "POST", "/orgs/Guild/repos", { name: "tools", auto_init: true })).status).toBe(201)
 }, 120_000)
 afterAll(async () => {
   await Promise.all([hearth?.close(), receiver?.close(), peer?.close()])
@@ -161,6 +167,53 @@ describe("federation", () => {
     const fromAlice = peer.verified.filter((a) => a.type === "Create" && a.json.actor === alice)
     expect(fromAlice.map((a) => String(a.json.object?.content))).toEqual([
       expect.stringContaining("published the release Nine (v9) of Alice/app")
+    ])
+  })
+
+  it("a release is the owner's news: a collaborator's release reaches the owner's followers, not the collaborator's", async () => {
+    const actor = (name: string) => `${hearth.base}/api/v1/activitypub/user/${name}`
+    const bob = actor("Bob")
+    await peer.send(new V.Follow({ id: peer.newId("follow"), actor: new URL(peer.actor()), object: new URL(bob) }), {
+      id: bob,
+      inbox: `${bob}/inbox`
+    })
+    await eventually(
+      async () =>
+        (await json(await call("Bob", "GET", "/user/federation/followers"))).length === 1 ? true : undefined,
+      15_000,
+      "Bob's follower"
+    )
+    const before = peer.verified.length
+    // An organization has no actor: its release makes no note (nor one of Bob's).
+    expect((await call("Bob", "POST", "/repos/Guild/tools/releases", { tag_name: "g1" })).status).toBe(201)
+    expect((await call("Bob", "POST", "/repos/Alice/app/releases", { tag_name: "v10" })).status).toBe(201)
+    const note = await eventually(
+      async () =>
+        peer.verified.slice(before).find((a) => a.type === "Create" && String(a.json.object?.content).includes("v10")),
+      15_000,
+      "the Note of Bob's release"
+    )
+    expect(note.json.actor).toBe(actor("Alice"))
+    expect(note.json.object.content).toContain("Bob published the release v10 of Alice/app")
+    // Every federation job done (the events handled, the deliveries made): nothing else was sent.
+    await eventually(
+      async () => {
+        const jobs = (await json(await call("Root", "GET", "/admin/jobs?limit=50"))) as Array<{
+          kind: string
+          state: string
+        }>
+        return jobs.every(
+          (j) => !(j.kind === "events-federation" || j.kind === "federation-outbox") || j.state === "succeeded"
+        )
+          ? true
+          : undefined
+      },
+      15_000,
+      "the federation jobs"
+    )
+    const sent = peer.verified.slice(before).filter((a) => a.type === "Create")
+    expect(sent.map((a) => [a.json.actor, String(a.json.object?.content)])).toEqual([
+      [actor("Alice"), expect.stringContaining("Bob published the release v10 of Alice/app")]
     ])
   })
 })

@@ -323,6 +323,48 @@ describe("deleting a release", () => {
   })
 })
 
+describe("tags with / (Forgejo's `{tag}` takes the rest of the path)", () => {
+  it("reads and deletes a release of release/v1.0 by tag; DELETE /tags/{tag} is refused while it exists", async () => {
+    const made = await json(await create("alice/proj", { tag_name: "release/v1.0", name: "Slashed" }))
+    expect(made.tag_name).toBe("release/v1.0")
+    expect(made.html_url).toBe(`${hearth.base}/alice/proj/releases/tag/release/v1.0`)
+    expect((await remoteTags("alice/proj"))["release/v1.0"]).toBe(shas.c2)
+    for (const path of ["release/v1.0", "RELEASE/V1.0", "release%2Fv1.0"]) {
+      const got = await call("GET", `/repos/alice/proj/releases/tags/${path}`, undefined)
+      expect(got.status).toBe(200)
+      expect((await json(got)).id).toBe(made.id)
+    }
+    expect((await call("GET", "/repos/alice/proj/releases/tags/release/v1.1", undefined)).status).toBe(404)
+    expect((await call("GET", "/repos/alice/proj/releases/tags/release", undefined)).status).toBe(404)
+    // The other release routes are untouched by the longer tag route.
+    expect((await json(await call("GET", `/repos/alice/proj/releases/${made.id}`, undefined))).tag_name).toBe(
+      "release/v1.0"
+    )
+    expect((await call("GET", `/repos/alice/proj/releases/${made.id}/assets`, undefined)).status).toBe(200)
+    expect((await json(await call("GET", "/repos/alice/proj/tags/release/v1.0", undefined))).name).toBe("release/v1.0")
+
+    const refused = await call("DELETE", "/repos/alice/proj/tags/release/v1.0", "alice")
+    expect(refused.status).toBe(409)
+    expect((await json(refused)).message).toBe("a tag attached to a release cannot be deleted directly")
+    expect((await call("DELETE", "/repos/alice/proj/releases/tags/release/v1.0", "rita")).status).toBe(403)
+    expect((await call("DELETE", "/repos/alice/proj/releases/tags/release/v1.0", "will")).status).toBe(204)
+    expect((await call("DELETE", "/repos/alice/proj/releases/tags/release/v1.0", "will")).status).toBe(404)
+    expect((await call("GET", "/repos/alice/proj/releases/tags/release/v1.0", "alice")).status).toBe(404)
+    // Deleting the release kept its tag; now the tag itself can go.
+    expect((await remoteTags("alice/proj"))["release/v1.0"]).toBe(shas.c2)
+    expect((await call("DELETE", "/repos/alice/proj/tags/release/v1.0", "alice")).status).toBe(204)
+    expect((await remoteTags("alice/proj"))["release/v1.0"]).toBeUndefined()
+  })
+
+  it("a deeper tag (a/b/c) by tag, and a draft of one stays hidden from readers", async () => {
+    const draft = await json(await create("alice/proj", { tag_name: "a/b/c", draft: true }))
+    expect((await call("GET", "/repos/alice/proj/releases/tags/a/b/c", "rita")).status).toBe(404)
+    expect((await json(await call("GET", "/repos/alice/proj/releases/tags/a/b/c", "will"))).id).toBe(draft.id)
+    expect((await call("DELETE", "/repos/alice/proj/releases/tags/a/b/c", "alice")).status).toBe(204)
+    expect((await call("GET", "/repos/alice/proj/releases/tags/a/b/c", "alice")).status).toBe(404)
+  })
+})
+
 describe("who may do what", () => {
   it("readers and anonymous read a public repository's releases but cannot change them", async () => {
     expect((await call("GET", "/repos/alice/proj/releases", undefined)).status).toBe(200)

@@ -72,6 +72,13 @@ describe("defaults", () => {
       MAX_RETRIES: 3,
       RETRY_DELAY: 10
     })
+    expect(s["cron.cleanup_hook_task_table"]).toEqual({
+      ENABLED: true,
+      SCHEDULE: "@midnight",
+      CLEANUP_TYPE: "OlderThan",
+      OLDER_THAN: 168 * 3600,
+      NUMBER_TO_KEEP: 10
+    })
     expect(s.api).toEqual({ DEFAULT_PAGING_NUM: 30, MAX_RESPONSE_ITEMS: 50 })
     expect(s.ui).toEqual({
       EXPLORE_PAGING_NUM: 50,
@@ -404,6 +411,14 @@ describe("invalid values stop start-up with a message naming the key", () => {
     [
       { HEARTH__webhook__RETRY_DELAY: "soon" },
       `invalid setting [webhook] RETRY_DELAY = "soon": expected a duration such as 10s or 1m`
+    ],
+    [
+      { HEARTH__cron_0X2E_cleanup_hook_task_table__SCHEDULE: "sometimes" },
+      `invalid setting [cron.cleanup_hook_task_table] SCHEDULE = "sometimes": expected a cron schedule such as @midnight, @every 24h or "0 3 * * *"`
+    ],
+    [
+      { HEARTH__cron_0X2E_cleanup_hook_task_table__CLEANUP_TYPE: "Never" },
+      `invalid setting [cron.cleanup_hook_task_table] CLEANUP_TYPE = "Never": expected one of OlderThan, PerWebhook`
     ],
     [
       { HEARTH__mirror__MIN_INTERVAL: "10" },

@@ -488,3 +488,81 @@ describe("wiki", () => {
     ])
   })
 })
+
+describe("commit status", () => {
+  it("a posted status delivers Gitea's CommitStatusPayload (event `status`) to the hooks that chose it", async () => {
+    expect((await call("alice", "POST", "/user/repos", { name: "ci", auto_init: true })).status).toBe(201)
+    const chosen = (await json(
+      await call("alice", "POST", "/repos/alice/ci/hooks", {
+        type: "forgejo",
+        config: { url: receiver.url("/ok/status"), content_type: "json", secret: SECRET },
+        events: ["status"],
+        active: true
+      })
+    )) as { id: number; events: Array<string> }
+    expect(chosen.events).toEqual(["status"])
+    const slack = await call("alice", "POST", "/repos/alice/ci/hooks", {
+      type: "slack",
+      config: { url: receiver.url("/ok/status-slack"), content_type: "json", channel: "#ci" },
+      events: ["status"],
+      active: true
+    })
+    expect(slack.status).toBe(201)
+    // A hook that did not choose it hears nothing of it (the push below is its only delivery).
+    await addHook("alice/ci", "/ok/status-not", { events: ["push"] })
+    const branch = await json(await call("alice", "GET", "/repos/alice/ci/branches/main"))
+    const sha = branch.commit.id as string
+    const posted = await call("alice", "POST", `/repos/alice/ci/statuses/${sha}`, {
+      state: "failure",
+      context: "ci/build",
+      description: "2 tests failed",
+      target_url: "https://ci.example/build/7"
+    })
+    expect(posted.status).toBe(201)
+    const status = await json(posted)
+    const [got] = await receiver.wait("/ok/status")
+    expect(got!.headers["x-forgejo-event"]).toBe("status")
+    expect(got!.headers["x-forgejo-event-type"]).toBe("status")
+    expect(got!.headers["x-github-event"]).toBe("status")
+    verify(got!)
+    const body = JSON.parse(got!.body)
+    expect(Object.keys(body)).toEqual([
+      "commit",
+      "context",
+      "created_at",
+      "description",
+      "id",
+      "repository",
+      "sender",
+      "sha",
+      "state",
+      "target_url",
+      "updated_at"
+    ])
+    expect(body).toMatchObject({
+      commit: { id: sha, url: `${hearth.base}/alice/ci/commit/${sha}`, message: expect.any(String) },
+      context: "ci/build",
+      created_at: status.created_at,
+      description: "2 tests failed",
+      id: status.id,
+      repository: { full_name: "alice/ci" },
+      sender: { login: "alice" },
+      sha,
+      state: "failure",
+      target_url: "https://ci.example/build/7",
+      updated_at: status.created_at
+    })
+    const [chat] = await receiver.wait("/ok/status-slack")
+    expect(JSON.parse(chat!.body).text).toBe(
+      `[<${hearth.base}/alice/ci|alice/ci>] Commit Status changed: <https://ci.example/build/7|ci/build[${sha.slice(0, 10)}]: 2 tests failed> by alice`
+    )
+    // Deliveries to one receiver path arrive in order; push a commit and see that it comes alone.
+    await gitIn(work, ["clone", "-q", `${hearth.base.replace("http://", "http://alice:password123@")}/alice/ci.git`])
+    writeFileSync(join(work, "ci", "x.txt"), "x\n")
+    await gitIn(join(work, "ci"), ["add", "x.txt"])
+    await gitIn(join(work, "ci"), ["commit", "-q", "-m", "x"])
+    await gitIn(join(work, "ci"), ["push", "-q", "origin", "HEAD:main"])
+    const heard = await receiver.wait("/ok/status-not")
+    expect(heard.map((r) => r.headers["x-forgejo-event"])).toEqual(["push"])
+  })
+})

@@ -4,8 +4,9 @@
 // `url` (discord, matrix, packagist, sourcehut_builds) work when created through the API.
 import { createHash } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer as createHttpServer, type Server as HttpServer } from "node:http"
 import { createServer as createHttpsServer, type Server } from "node:https"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -21,6 +22,10 @@ let pushed = ""
 // A TLS receiver with a self-signed certificate: reached because this server sets SKIP_TLS_VERIFY.
 let tls: Server
 const overTls: Array<string> = []
+// A CONNECT proxy ([webhook] PROXY_URL) that counts the tunnels it opens, and what came through them.
+let proxy: HttpServer
+const tunnels: Array<string> = []
+const tunnelled: Array<string> = []
 const call = (method: string, path: string, body?: unknown) => request(hearth, method, path, basic("alice"), body)
 
 const TYPES: Record<string, Record<string, string>> = {
@@ -44,12 +49,34 @@ const at = (type: string) => receiver.at(`/t/${type}`)
 beforeAll(async () => {
   receiver = await startReceiver()
   tls = createHttpsServer(selfSigned(), (req, res) => {
-    overTls.push(String(req.headers["x-forgejo-event"]))
+    ;(req.url === "/tunnel" ? tunnelled : overTls).push(String(req.headers["x-forgejo-event"]))
     req.resume()
     res.writeHead(200).end()
   })
   await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve))
-  hearth = await startHearth({ webhook: { ALLOWED_HOST_LIST: "loopback", SKIP_TLS_VERIFY: "true" } })
+  proxy = createHttpServer((_req, res) => res.writeHead(502).end("only CONNECT here"))
+  proxy.on("connect", (req, client, head) => {
+    tunnels.push(req.url ?? "")
+    const [host, port] = (req.url ?? "").split(/:(?=\d+$)/)
+    const upstream = connect(Number(port), host!, () => {
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n")
+      upstream.write(head)
+      upstream.pipe(client)
+      client.pipe(upstream)
+    })
+    upstream.on("error", () => client.destroy())
+    client.on("error", () => upstream.destroy())
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
+  hearth = await startHearth({
+    webhook: {
+      ALLOWED_HOST_LIST: "loopback",
+      SKIP_TLS_VERIFY: "true",
+      PROXY_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      // Forgejo's globs match the host as the URL writes it, port included.
+      PROXY_HOSTS: "*.invalid, localhost:*"
+    }
+  })
   work = mkdtempSync(join(tmpdir(), "hearth-webhook-types-"))
   await createUser(hearth, { username: "alice" })
   expect((await call("POST", "/user/repos", { name: "code", auto_init: true })).status).toBe(201)
@@ -69,6 +96,13 @@ beforeAll(async () => {
     active: true
   })
   expect(tlsHook.status).toBe(201)
+  const tunnelHook = await call("POST", "/repos/alice/code/hooks", {
+    type: "forgejo",
+    config: { url: `https://localhost:${(tls.address() as AddressInfo).port}/tunnel`, content_type: "json" },
+    events: ["issues"],
+    active: true
+  })
+  expect(tunnelHook.status).toBe(201)
   await gitIn(work, [
     "clone",
     "-q",
@@ -89,6 +123,7 @@ afterAll(async () => {
   await hearth?.close()
   await receiver?.close()
   tls?.close()
+  proxy?.close()
   if (work !== undefined) rmSync(work, { recursive: true, force: true })
 })
 
@@ -112,6 +147,17 @@ describe("SKIP_TLS_VERIFY", () => {
   it("reaches a receiver with a self-signed certificate when set", async () => {
     const deadline = Date.now() + 20_000
     while (overTls.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    expect(overTls).toEqual(["issues"])
+  })
+})
+
+describe("PROXY_URL with an https receiver", () => {
+  it("goes through a CONNECT tunnel to host:port, TLS inside it; receivers PROXY_HOSTS does not name go direct", async () => {
+    const deadline = Date.now() + 20_000
+    while (tunnelled.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    expect(tunnelled).toEqual(["issues"])
+    expect(tunnels).toEqual([`localhost:${(tls.address() as AddressInfo).port}`])
+    // The receiver at 127.0.0.1 (not named by PROXY_HOSTS) was reached without the proxy.
     expect(overTls).toEqual(["issues"])
   })
 })

@@ -25,6 +25,7 @@ import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { Context, Data, Effect, Layer } from "effect"
+import { cronSchedule } from "../lib/CronSchedule.ts"
 import { parseGoDuration } from "../lib/Duration.ts"
 
 export interface SettingsShape {
@@ -199,6 +200,19 @@ export interface SettingsShape {
   }
   readonly log: { readonly LEVEL: "Trace" | "Debug" | "Info" | "Warning" | "Error" | "None" }
   /**
+   * Forgejo's [cron.cleanup_hook_task_table] (src/webhooks): on SCHEDULE (Forgejo's cron syntax,
+   * src/lib/CronSchedule.ts), delete delivered webhook deliveries older than OLDER_THAN seconds
+   * (CLEANUP_TYPE OlderThan) or all but the newest NUMBER_TO_KEEP of each hook (PerWebhook); never
+   * ones not yet delivered.
+   */
+  readonly "cron.cleanup_hook_task_table": {
+    readonly ENABLED: boolean
+    readonly SCHEDULE: string
+    readonly CLEANUP_TYPE: "OlderThan" | "PerWebhook"
+    readonly OLDER_THAN: number
+    readonly NUMBER_TO_KEEP: number
+  }
+  /**
    * Forgejo's [storage]: where blobs (attachments, release assets, packages, avatars) are kept.
    * STORAGE_TYPE names Forgejo's back-ends; only `local` is implemented (src/storage). PATH is the
    * directory of Hearth's one content-addressed store, absolute; default `<APP_DATA_PATH>/storage`
@@ -347,6 +361,13 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     PAYLOAD_COMMIT_LIMIT: key("int", "15"),
     MAX_RETRIES: key("int", "3"),
     RETRY_DELAY: key({ duration: "10s or 1m" }, "10s")
+  },
+  "cron.cleanup_hook_task_table": {
+    ENABLED: key("bool", "true"),
+    SCHEDULE: key("string", "@midnight"),
+    CLEANUP_TYPE: key({ oneOf: ["OlderThan", "PerWebhook"] }, "OlderThan"),
+    OLDER_THAN: key({ duration: "168h or 30m" }, "168h"),
+    NUMBER_TO_KEEP: key("int", "10")
   },
   log: {
     LEVEL: key(
@@ -664,6 +685,12 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
     if ((webhook[name] as number) < 1) {
       throw new SettingsError({ message: `invalid setting [webhook] ${name} = "${webhook[name]}": must be at least 1` })
     }
+  }
+  const hookTasks = out["cron.cleanup_hook_task_table"]!
+  if (cronSchedule(String(hookTasks.SCHEDULE)) === undefined) {
+    throw new SettingsError({
+      message: `invalid setting [cron.cleanup_hook_task_table] SCHEDULE = "${hookTasks.SCHEDULE}": expected a cron schedule such as @midnight, @every 24h or "0 3 * * *"`
+    })
   }
   const algorithms = String(federation.SIGNATURE_ALGORITHMS)
     .split(",")

@@ -52,6 +52,11 @@ const uploadBody = {
 }
 const withId = { ...ownerRepo, id: Schema.String }
 const withTag = { ...ownerRepo, tag: Schema.String }
+/**
+ * A tag with `/` (`release/v1.0`): Forgejo's `{tag}` takes the rest of the path, so the tag routes
+ * have a `/{tag}/{rest}/*` twin (as the branch and tag routes of src/branches/Api.ts).
+ */
+const withDeepTag = { ...withTag, rest: Schema.String, "*": Schema.optional(Schema.String) }
 
 export const Release = Schema.Struct({
   id: Id,
@@ -133,6 +138,18 @@ export class ReleasesApi extends HttpApiGroup.make("releases").add(
   })
     .annotate(OpenApi.Identifier, "repoDeleteReleaseByTag")
     .annotate(Access, remove),
+  HttpApiEndpoint.get("getReleaseByTagDeep", "/repos/:owner/:repo/releases/tags/:tag/:rest/*", {
+    params: withDeepTag,
+    success: Release
+  })
+    .annotate(Access, read)
+    .annotate(OpenApi.Exclude, true),
+  HttpApiEndpoint.delete("deleteReleaseByTagDeep", "/repos/:owner/:repo/releases/tags/:tag/:rest/*", {
+    params: withDeepTag,
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(Access, remove)
+    .annotate(OpenApi.Exclude, true),
   HttpApiEndpoint.get("getRelease", "/repos/:owner/:repo/releases/:id", {
     params: withId,
     success: Release

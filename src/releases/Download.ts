@@ -24,12 +24,16 @@ export const ReleaseDownloadRoutes = Layer.unwrap(
       const request = yield* HttpServerRequest.HttpServerRequest
       const params = yield* HttpRouter.params
       const viewer = yield* viewerOf(request)
+      // What follows `/releases/download/`: the name is its last segment, the tag all before it
+      // (a tag may hold `/`: release/v1.0).
+      const path = `${params.tag ?? ""}/${params["*"] ?? ""}`
+      const cut = path.lastIndexOf("/")
       const found = yield* Effect.option(
-        assets.downloadByName(viewer, params.owner ?? "", params.repo ?? "", params.tag ?? "", params.name ?? "")
+        assets.downloadByName(viewer, params.owner ?? "", params.repo ?? "", path.slice(0, cut), path.slice(cut + 1))
       )
       if (Option.isNone(found)) return HttpServerResponse.empty({ status: 404 })
       return yield* serveDownload(request, found.value)
     }).pipe(Effect.provideService(BlobStorage, storage))
-    return HttpRouter.add("GET", "/:owner/:repo/releases/download/:tag/:name", handler)
+    return HttpRouter.add("GET", "/:owner/:repo/releases/download/:tag/*", handler)
   })
 )

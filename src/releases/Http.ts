@@ -25,6 +25,10 @@ const formOptionalBool = (value: string | undefined): boolean | undefined => {
   return undefined
 }
 
+/** A tag with `/` that reached a `/{tag}/{rest}/*` route, put back together. */
+const joinTag = (params: { readonly tag: string; readonly rest: string; readonly "*"?: string | undefined }) =>
+  [params.tag, params.rest, params["*"]].filter((part) => part !== undefined && part !== "").join("/")
+
 export const ReleasesHttp = HttpApiBuilder.group(HearthApi, "releases", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
@@ -51,6 +55,18 @@ export const ReleasesHttp = HttpApiBuilder.group(HearthApi, "releases", (handler
       yield* quota.enforce(opened.owner, "size:repos:all")
       return { caller, opened }
     })
+
+    const byTag = (tag: string) =>
+      Effect.gen(function* () {
+        const opened = yield* CurrentRepo
+        return yield* presentOne(opened, yield* service.byTag(opened, tag))
+      })
+    const removeByTag = (tag: string) =>
+      Effect.gen(function* () {
+        const caller = yield* signedInCaller
+        const opened = yield* CurrentRepo
+        yield* service.remove(opened, caller, yield* service.byTag(opened, tag))
+      })
 
     return handlers
       .handle("listReleases", ({ query }) =>
@@ -83,19 +99,10 @@ export const ReleasesHttp = HttpApiBuilder.group(HearthApi, "releases", (handler
           return yield* presentOne(opened, yield* service.latest(opened))
         })
       )
-      .handle("getReleaseByTag", ({ params }) =>
-        Effect.gen(function* () {
-          const opened = yield* CurrentRepo
-          return yield* presentOne(opened, yield* service.byTag(opened, params.tag))
-        })
-      )
-      .handle("deleteReleaseByTag", ({ params }) =>
-        Effect.gen(function* () {
-          const caller = yield* signedInCaller
-          const opened = yield* CurrentRepo
-          yield* service.remove(opened, caller, yield* service.byTag(opened, params.tag))
-        })
-      )
+      .handle("getReleaseByTag", ({ params }) => byTag(params.tag))
+      .handle("getReleaseByTagDeep", ({ params }) => byTag(joinTag(params)))
+      .handle("deleteReleaseByTag", ({ params }) => removeByTag(params.tag))
+      .handle("deleteReleaseByTagDeep", ({ params }) => removeByTag(joinTag(params)))
       .handle("getRelease", ({ params }) =>
         Effect.gen(function* () {
           const opened = yield* CurrentRepo

@@ -1,5 +1,5 @@
 // SQL for commit statuses (migration 0024_protection_statuses). Rules live in Service.ts.
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { sqlBoundary } from "../db/Boundary.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -51,6 +51,8 @@ export class StatusesRepo extends Context.Service<
       options: { readonly sort: StatusSort; readonly state: string | undefined },
       page: Page
     ) => Effect.Effect<{ readonly rows: Array<StatusRow>; readonly total: number }>
+    /** One status of a commit by its index (the webhook `status` payload reads it). */
+    readonly find: (repoId: number, sha: string, index: number) => Effect.Effect<Option.Option<StatusRow>>
     /** The latest status per context (newest first); every context when `page` is undefined. */
     readonly latest: (
       repoId: number,
@@ -108,6 +110,11 @@ export class StatusesRepo extends Context.Service<
                 ORDER BY ${orderOf(options.sort)} LIMIT ${page.limit} OFFSET ${page.offset}`
               return { rows: rows.map(toRow), total: Number(count!.n) }
             }),
+          find: (repoId, sha, index) =>
+            Effect.map(
+              sql`SELECT * FROM commit_statuses WHERE repo_id = ${repoId} AND sha = ${sha} AND idx = ${index}`,
+              (rows) => Option.map(Option.fromNullishOr(rows[0]), toRow)
+            ),
           latest: (repoId, sha, page) =>
             Effect.gen(function* () {
               const window = page === undefined ? sql`` : sql`LIMIT ${page.limit} OFFSET ${page.offset}`

@@ -36,7 +36,10 @@ export const serveStored = (request: HttpServerRequest.HttpServerRequest, file: 
     const opened = yield* Effect.option(storage.open(file.sha256, range))
     if (Option.isNone(opened)) return HttpServerResponse.empty({ status: 404 })
     const blob = opened.value
-    return HttpServerResponse.stream(blob.stream, {
+    // The file's Node stream, piped to the socket by the server (a `raw` body): the Effect stream
+    // costs a fiber step per 64 KiB chunk, which held downloads to half a plain file server's speed
+    // (infra/bench/README.md, "Issue 20: release assets").
+    return HttpServerResponse.raw(blob.readable(), {
       status: range === undefined ? 200 : 206,
       contentType,
       contentLength: blob.length,

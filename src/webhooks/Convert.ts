@@ -171,6 +171,18 @@ const infoOf = (eventType: string, p: Json): Info => {
             : ["[", repo, "] Wiki page '", link, `' ${str(p.action) || "edited"}${tail}`]
       return { title, url: link.url, lines: [], color: p.action === "deleted" ? RED : YELLOW }
     }
+    case "status": {
+      // Gitea's getStatusPayloadInfo: the context, commit and description, linked to the target.
+      const sha = str(p.sha)
+      const what = `${str(p.context)}[${sha.slice(0, 10)}]: ${str(p.description)}`
+      const target = str(p.target_url) || str(p.commit?.url) || repoUrl
+      return {
+        title: ["[", repo, "] Commit Status changed: ", { text: what, url: target }, ` by ${userName(p)}`],
+        url: target,
+        lines: [],
+        color: p.state === "success" ? GREEN : p.state === "pending" ? YELLOW : p.state === "warning" ? ORANGE : RED
+      }
+    }
     case "issue_comment":
     case "pull_request_comment": {
       const issue = p.issue ?? {}

@@ -60,7 +60,8 @@ export const HOOK_EVENTS: Table = {
   PullRequestReview: (e) => [{ type: `pull_request_review_${e.review.type}`, build: (p) => p.pullReview(e) }],
   PullRequestReviewRequest: (e) => [{ type: "pull_request_review_request", build: (p) => p.pullReviewRequest(e) }],
   Wiki: (e) => [{ type: "wiki", build: (p) => p.wiki(e) }],
-  Release: (e) => [{ type: "release", build: (p) => p.release(e) }]
+  Release: (e) => [{ type: "release", build: (p) => p.release(e) }],
+  CommitStatus: (e) => [{ type: "status", build: (p) => p.status(e) }]
 }
 
 /** The hook events of a hub event (none for events webhooks do not hear). */

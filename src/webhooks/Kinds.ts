@@ -46,7 +46,9 @@ export const FLAGS = [
   "package",
   "action_run_failure",
   "action_run_recover",
-  "action_run_success"
+  "action_run_success",
+  // Gitea's HookEventStatus (a commit status posted); Forgejo v15 has no such event yet.
+  "status"
 ] as const
 export type Flag = (typeof FLAGS)[number]
 
@@ -116,7 +118,8 @@ export const EVENT_TYPES = [
   ["pull_request_review_request", "pull_request_review_request"],
   ["action_run_failure", "action_run_failure"],
   ["action_run_recover", "action_run_recover"],
-  ["action_run_success", "action_run_success"]
+  ["action_run_success", "action_run_success"],
+  ["status", "status"]
 ] as const satisfies ReadonlyArray<readonly [string, Flag]>
 export type EventType = (typeof EVENT_TYPES)[number][0]
 

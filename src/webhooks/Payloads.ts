@@ -14,6 +14,7 @@ import { makeReleasePresenter } from "../releases/Present.ts"
 import { RepoPresenter } from "../repos/Present.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
+import { StatusesRepo } from "../statuses/Repo.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
 
@@ -43,6 +44,7 @@ export const makePayloads = (settings: SettingsShape) =>
     const issueRows = yield* IssuesRepo
     const issuePresenter = yield* makePresenter(settings)
     const releasePresenter = yield* makeReleasePresenter(settings)
+    const statusRows = yield* StatusesRepo
     const root = settings.server.ROOT_URL
 
     const user = (id: number, fallbackName: string) =>
@@ -357,6 +359,39 @@ export const makePayloads = (settings: SettingsShape) =>
         return { action: event.action, release: shown, repository, sender }
       })
 
+    /**
+     * Gitea's CommitStatusPayload (services/webhook/notifier.go `CreateCommitStatus`): the status
+     * as the API shows it (`id` its index, as the CommitStatus JSON) and the commit as a push lists it.
+     */
+    const status = (event: Events.Event & { readonly _tag: "CommitStatus" }) =>
+      Effect.gen(function* () {
+        const { repository, sender } = yield* about(event)
+        const found = yield* current(event.repo.id)
+        const row = Option.getOrUndefined(yield* statusRows.find(event.repo.id, event.sha, event.index))
+        // The commit may be gone since (a force push and a gc): the payload then has none.
+        const commit =
+          found === undefined
+            ? null
+            : ((yield* commitsOf(found, Events_ZERO, event.sha, 1).pipe(
+                Effect.catchDefect(() => Effect.succeed({ commits: [], total: 0 }))
+              )).commits[0] ?? null)
+        const createdAt = row === undefined ? null : formatTime(row.createdAt)
+        return {
+          commit,
+          context: event.context,
+          created_at: createdAt,
+          description: row?.description ?? "",
+          id: event.index,
+          repository,
+          sender,
+          sha: event.sha,
+          state: event.state,
+          target_url: row?.targetUrl ?? "",
+          // As the CommitStatus JSON: the creation time (statuses are never updated).
+          updated_at: createdAt
+        }
+      })
+
     return {
       push,
       testPush,
@@ -370,6 +405,7 @@ export const makePayloads = (settings: SettingsShape) =>
       pullReviewRequest,
       wiki,
       release,
+      status,
       current
     }
   })

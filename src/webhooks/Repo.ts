@@ -159,6 +159,15 @@ export class WebhooksRepo extends Context.Service<
     readonly task: (id: number) => Effect.Effect<Option.Option<TaskRow>>
     readonly tasks: (hookId: number, page: Page) => Effect.Effect<{ rows: Array<TaskRow>; total: number }>
     readonly recordAttempt: (taskId: number, hookId: number, attempt: Attempt) => Effect.Effect<void>
+    /**
+     * Forgejo's cleanup_hook_task_table: deletes delivered tasks older than `seconds`, or all but
+     * the newest `keep` delivered tasks of each hook; never undelivered ones. How many went.
+     */
+    readonly cleanup: (
+      rule:
+        | { readonly type: "OlderThan"; readonly seconds: number }
+        | { readonly type: "PerWebhook"; readonly keep: number }
+    ) => Effect.Effect<number>
   }
 >()("hearth/webhooks/WebhooksRepo") {
   static readonly layer = Layer.effect(
@@ -264,7 +273,21 @@ export class WebhooksRepo extends Context.Service<
                 delivered_at = now() WHERE id = ${taskId}`,
               // Forgejo's HookStatus: 1 succeed, 2 fail.
               sql`UPDATE webhooks SET last_status = ${attempt.succeeded ? 1 : 2} WHERE id = ${hookId}`
-            ).pipe(Effect.asVoid)
+            ).pipe(Effect.asVoid),
+          cleanup: (rule) =>
+            Effect.map(
+              rule.type === "OlderThan"
+                ? sql`DELETE FROM hook_tasks
+                    WHERE is_delivered AND delivered_at < now() - ${rule.seconds} * interval '1 second'
+                    RETURNING id`
+                : sql`DELETE FROM hook_tasks WHERE id IN (
+                    SELECT id FROM (
+                      SELECT id, row_number() OVER (PARTITION BY hook_id ORDER BY id DESC) AS n
+                      FROM hook_tasks WHERE is_delivered
+                    ) ranked WHERE n > ${rule.keep})
+                    RETURNING id`,
+              (rows) => rows.length
+            )
         })
       )
     })

@@ -3,10 +3,13 @@
 // checked on every address the host resolves to and again on every redirect, the connection pinned
 // to the checked addresses; the whole exchange is bounded by DELIVER_TIMEOUT, and the answer's
 // body by MAX_RESPONSE (a receiver answering more is cut off and the delivery counts as failed).
-// The history keeps the first HISTORY_BODY bytes of it.
-import { request as httpRequest } from "node:http"
+// The history keeps the first HISTORY_BODY bytes of it. Receivers PROXY_HOSTS names go through
+// PROXY_URL (an http proxy): plain http as an absolute-URL request, https through a CONNECT tunnel
+// (as Go's http.Transport); the receiver is checked against the policy all the same.
+import { type ClientRequest, request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
 import { isIP } from "node:net"
+import { connect as tlsConnect } from "node:tls"
 import { Effect } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
 import { globMatch } from "../lib/Glob.ts"
@@ -42,14 +45,18 @@ const flatHeaders = (headers: Record<string, string | Array<string> | undefined>
     Object.entries(headers).flatMap(([k, v]) => (v === undefined ? [] : [[k, Array.isArray(v) ? v.join(", ") : v]]))
   )
 
-/** Whether the host goes through [webhook] PROXY_URL (PROXY_HOSTS globs; `**` all). */
-const proxied = (settings: SettingsShape, host: string) =>
+/**
+ * Whether the receiver goes through [webhook] PROXY_URL: a PROXY_HOSTS glob (comma-separated, no
+ * separators) matches its host as the URL writes it, port included (Forgejo matches `req.URL.Host`),
+ * or its bare host name (Hearth's: `example.com` then covers every port).
+ */
+const proxied = (settings: SettingsShape, url: URL) =>
   settings.webhook.PROXY_URL !== "" &&
   settings.webhook.PROXY_HOSTS.split(",").some((glob) => {
     const g = glob.trim().toLowerCase()
     if (g === "") return false
     if (g === "**") return true
-    return globMatch(g, host)
+    return globMatch(g, url.host) || globMatch(g, url.hostname.replace(/^\[|\]$/g, ""))
   })
 
 interface Step {
@@ -60,7 +67,21 @@ interface Step {
   readonly error?: string | undefined
 }
 
-/** One exchange on checked addresses (or through the proxy); never rejects. */
+/** `Proxy-Authorization` from the proxy URL's user and password (as Go's `http.ProxyURL`), if any. */
+const proxyAuthorization = (proxy: URL): Record<string, string> =>
+  proxy.username === ""
+    ? {}
+    : {
+        "Proxy-Authorization": `Basic ${Buffer.from(
+          `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`
+        ).toString("base64")}`
+      }
+
+/**
+ * One exchange on checked addresses, or through the proxy: an http receiver gets the absolute URL
+ * as the request target; an https one a CONNECT tunnel with TLS to the receiver inside it (the
+ * proxy sees only host and port). Never rejects.
+ */
 const exchange = (
   settings: SettingsShape,
   url: URL,
@@ -72,14 +93,25 @@ const exchange = (
 ): Promise<Step> =>
   new Promise((resolve) => {
     let done = false
+    const opened: Array<{ destroy: () => void }> = []
     const finish = (step: Step) => {
       if (done) return
       done = true
       clearTimeout(timer)
-      request.destroy()
+      for (const one of opened) one.destroy()
       resolve(step)
     }
-    const proxy = addresses === undefined ? new URL(settings.webhook.PROXY_URL) : undefined
+    const failed = (error: Error) => finish({ status: 0, headers: {}, body: Buffer.alloc(0), error: error.message })
+    const timer = setTimeout(
+      () =>
+        finish({
+          status: 0,
+          headers: {},
+          body: Buffer.alloc(0),
+          error: `timed out after ${settings.webhook.DELIVER_TIMEOUT} s`
+        }),
+      Math.max(0, deadline - Date.now())
+    )
     const options = {
       method,
       headers: { ...headers, ...(body === undefined ? {} : { "Content-Length": String(Buffer.byteLength(body)) }) },
@@ -95,49 +127,84 @@ const exchange = (
             }
           })
     }
-    // Through a plain-http proxy: the absolute URL as the request target (http receivers only).
-    const request =
-      proxy !== undefined
-        ? httpRequest({
-            host: proxy.hostname,
-            port: proxy.port === "" ? 80 : Number(proxy.port),
-            path: url.href,
-            ...options,
-            headers: { ...options.headers, Host: url.host }
-          })
-        : (url.protocol === "https:" ? httpsRequest : httpRequest)(url, options)
-    const timer = setTimeout(
-      () =>
-        finish({
+    const exchangeOn = (request: ClientRequest) => {
+      opened.push(request)
+      request.on("error", failed)
+      request.on("response", (response) => {
+        const chunks: Array<Buffer> = []
+        let size = 0
+        const answered = { status: response.statusCode ?? 0, headers: flatHeaders(response.headers) }
+        response.on("data", (chunk: Buffer) => {
+          size += chunk.length
+          if (size > MAX_RESPONSE) {
+            return finish({
+              ...answered,
+              body: Buffer.concat(chunks),
+              error: `the receiver answered more than ${MAX_RESPONSE / 1024} KiB`
+            })
+          }
+          if (size - chunk.length < HISTORY_BODY) chunks.push(chunk)
+        })
+        response.on("end", () =>
+          finish({ ...answered, body: Buffer.concat(chunks), location: response.headers.location })
+        )
+        response.on("error", (error) => finish({ ...answered, body: Buffer.concat(chunks), error: error.message }))
+      })
+      request.end(body)
+    }
+    if (addresses !== undefined) {
+      exchangeOn((url.protocol === "https:" ? httpsRequest : httpRequest)(url, options))
+      return
+    }
+    const proxy = new URL(settings.webhook.PROXY_URL)
+    const toProxy = {
+      host: proxy.hostname.replace(/^\[|\]$/g, ""),
+      port: proxy.port === "" ? 80 : Number(proxy.port)
+    }
+    if (url.protocol === "http:") {
+      exchangeOn(
+        httpRequest({
+          ...toProxy,
+          path: url.href,
+          ...options,
+          headers: { ...options.headers, Host: url.host, ...proxyAuthorization(proxy) }
+        })
+      )
+      return
+    }
+    const authority = `${url.hostname}:${url.port === "" ? 443 : url.port}`
+    const tunnel = httpRequest({
+      ...toProxy,
+      method: "CONNECT",
+      path: authority,
+      headers: { Host: authority, ...proxyAuthorization(proxy) }
+    })
+    opened.push(tunnel)
+    tunnel.on("error", failed)
+    tunnel.on("connect", (answer, socket) => {
+      opened.push(socket)
+      if (answer.statusCode !== 200) {
+        return finish({
           status: 0,
           headers: {},
           body: Buffer.alloc(0),
-          error: `timed out after ${settings.webhook.DELIVER_TIMEOUT} s`
-        }),
-      Math.max(0, deadline - Date.now())
-    )
-    request.on("error", (error) => finish({ status: 0, headers: {}, body: Buffer.alloc(0), error: error.message }))
-    request.on("response", (response) => {
-      const chunks: Array<Buffer> = []
-      let size = 0
-      const answered = { status: response.statusCode ?? 0, headers: flatHeaders(response.headers) }
-      response.on("data", (chunk: Buffer) => {
-        size += chunk.length
-        if (size > MAX_RESPONSE) {
-          return finish({
-            ...answered,
-            body: Buffer.concat(chunks),
-            error: `the receiver answered more than ${MAX_RESPONSE / 1024} KiB`
-          })
-        }
-        if (size - chunk.length < HISTORY_BODY) chunks.push(chunk)
-      })
-      response.on("end", () =>
-        finish({ ...answered, body: Buffer.concat(chunks), location: response.headers.location })
+          error: `the proxy ${proxy.host} did not open a tunnel to ${authority} (it answered ${answer.statusCode})`
+        })
+      }
+      const name = url.hostname.replace(/^\[|\]$/g, "")
+      exchangeOn(
+        httpsRequest(url, {
+          ...options,
+          createConnection: () =>
+            tlsConnect({
+              socket,
+              ...(isIP(name) === 0 ? { servername: name } : {}),
+              rejectUnauthorized: options.rejectUnauthorized
+            })
+        })
       )
-      response.on("error", (error) => finish({ ...answered, body: Buffer.concat(chunks), error: error.message }))
     })
-    request.end(body)
+    tunnel.end()
   })
 
 /** Sends the request, following redirects that pass the policy; the answer as the history keeps it. */
@@ -166,7 +233,7 @@ export const send = (
         }
       }
       const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase()
-      const viaProxy = url.protocol === "http:" && proxied(settings, host)
+      const viaProxy = proxied(settings, url)
       // Checked whether or not it goes through the proxy: the proxy never widens where hooks may go.
       const checked = yield* Effect.result(checkHost(webhookPolicy(settings), url.href))
       if (checked._tag === "Failure") {

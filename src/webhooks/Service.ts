@@ -27,6 +27,7 @@ import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
 import type { Page } from "../http/Pagination.ts"
 import { DeliveryQueue } from "../jobs/Queue.ts"
+import { cronSchedule } from "../lib/CronSchedule.ts"
 import { globMatch } from "../lib/Glob.ts"
 import { sealer } from "../lib/Sealer.ts"
 import type { OpenedRepository } from "../repos/Policy.ts"
@@ -104,7 +105,12 @@ export class WebhooksService extends Context.Service<
       id: string,
       ref: string | undefined
     ) => Effect.Effect<void, Errors.NotFound | Errors.Conflict>
-    /** Starts sending queued deliveries (`serve`, once it listens). */
+    /**
+     * Deletes old deliveries as [cron.cleanup_hook_task_table] says (CLEANUP_TYPE, OLDER_THAN,
+     * NUMBER_TO_KEEP); how many went. `start` runs it on its SCHEDULE.
+     */
+    readonly cleanup: Effect.Effect<number>
+    /** Starts sending queued deliveries, and the history's cleanup (`serve`, once it listens). */
     readonly start: Effect.Effect<void>
   }
 >()("hearth/webhooks/WebhooksService") {
@@ -380,6 +386,29 @@ export class WebhooksService extends Context.Service<
           return Option.isNone(out) ? undefined : out.value.stdout.toString("utf8")
         })
 
+      // ---------------------------------------------------------------------------------------
+      // History cleanup (Forgejo's cron task cleanup_hook_task_table)
+
+      const cleanupSettings = settings["cron.cleanup_hook_task_table"]
+      const cleanup = repo.cleanup(
+        cleanupSettings.CLEANUP_TYPE === "PerWebhook"
+          ? { type: "PerWebhook", keep: cleanupSettings.NUMBER_TO_KEEP }
+          : { type: "OlderThan", seconds: cleanupSettings.OLDER_THAN }
+      )
+      // Settings checked the schedule: it parses.
+      const nextCleanup = cronSchedule(cleanupSettings.SCHEDULE)!
+      const cleanupLoop = Effect.forever(
+        Effect.suspend(() => Effect.sleep(nextCleanup(new Date()))).pipe(
+          Effect.andThen(cleanup),
+          Effect.tap((removed) =>
+            removed > 0 ? Effect.logDebug(`webhooks: removed ${removed} old deliveries from the history`) : Effect.void
+          ),
+          Effect.catchCause((cause) =>
+            Effect.logWarning("webhooks: could not clean up old deliveries (tried again at the next run)", cause)
+          )
+        )
+      )
+
       let started = false
       const abort = new AbortController()
       const running: Array<Promise<void>> = []
@@ -412,6 +441,8 @@ export class WebhooksService extends Context.Service<
             }
           )
         )
+        if (cleanupSettings.ENABLED)
+          running.push(Effect.runPromiseWith(context)(cleanupLoop, { signal: abort.signal }).catch(() => undefined))
       })
 
       // ---------------------------------------------------------------------------------------
@@ -492,6 +523,7 @@ export class WebhooksService extends Context.Service<
             return Option.getOrThrow(copy)
           }),
         test,
+        cleanup,
         start
       })
     })
