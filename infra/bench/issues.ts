@@ -333,9 +333,9 @@ const baseline = async () => {
             UNION SELECT issue_id FROM comments WHERE type = 0 AND body ILIKE ${pattern}`
           const visible = sql`SELECT id FROM repositories WHERE NOT is_private OR owner_id = ${Number(owner!.id)}`
           yield* sql`SELECT count(*) FROM issues i WHERE i.id IN (${matching}) AND NOT i.is_closed
-            AND NOT i.is_pull AND i.repo_id IN (${visible})`
+            AND i.repo_id IN (${visible})`
           const rows = yield* sql<{ id: string; poster_id: string }>`SELECT i.* FROM issues i
-            WHERE i.id IN (${matching}) AND NOT i.is_closed AND NOT i.is_pull AND i.repo_id IN (${visible})
+            WHERE i.id IN (${matching}) AND NOT i.is_closed AND i.repo_id IN (${visible})
             ORDER BY i.created_at DESC, i.id DESC LIMIT 30`
           yield* sql`SELECT il.issue_id, l.* FROM issue_labels il JOIN labels l ON l.id = il.label_id
             WHERE il.issue_id IN ${sql.in(rows.map((r) => r.id))}`
