@@ -38,6 +38,7 @@ import m0026 from "./migrations/0026_releases.ts"
 import m0027 from "./migrations/0027_reviews.ts"
 import m0028 from "./migrations/0028_agit.ts"
 import m0029 from "./migrations/0029_automerge.ts"
+import m0030 from "./migrations/0030_issue_indexes.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -67,7 +68,8 @@ export const migrations = Migrator.fromRecord({
   "0026_releases": m0026,
   "0027_reviews": m0027,
   "0028_agit": m0028,
-  "0029_automerge": m0029
+  "0029_automerge": m0029,
+  "0030_issue_indexes": m0030
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

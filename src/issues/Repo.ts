@@ -331,9 +331,14 @@ export class IssuesRepo extends Context.Service<
         if (f.state !== "all") parts.push(sql`i.is_closed = ${f.state === "closed"}`)
         if (f.isPull !== undefined) parts.push(sql`i.is_pull = ${f.isPull}`)
         if (f.allLabelIds !== undefined && f.allLabelIds.length > 0) {
+          // A semi-join the planner can run either way (the label's rows first, or the issues in
+          // page order probing the label), not a count per issue of the repository (bench:issues).
           const ids = [...new Set(f.allLabelIds)]
           parts.push(
-            sql`(SELECT count(*) FROM issue_labels il WHERE il.issue_id = i.id AND il.label_id IN ${sql.in(ids)}) = ${ids.length}`
+            ids.length === 1
+              ? sql`i.id IN (SELECT il.issue_id FROM issue_labels il WHERE il.label_id = ${ids[0]!})`
+              : sql`i.id IN (SELECT il.issue_id FROM issue_labels il WHERE il.label_id IN ${sql.in(ids)}
+                  GROUP BY il.issue_id HAVING count(*) = ${ids.length})`
           )
         }
         if (f.anyLabelNames !== undefined && f.anyLabelNames.length > 0) {
@@ -348,8 +353,11 @@ export class IssuesRepo extends Context.Service<
         }
         if (f.keyword !== undefined && f.keyword !== "") {
           const pattern = likePattern(f.keyword)
-          parts.push(sql`(i.title ILIKE ${pattern} OR i.body ILIKE ${pattern}
-            OR i.id IN (SELECT c.issue_id FROM comments c WHERE c.type = 0 AND c.body ILIKE ${pattern}))`)
+          // One branch per trigram index (title, body, comment bodies), so that each is a bitmap
+          // scan of its index; an OR across them with a sub-select reads every issue.
+          parts.push(sql`i.id IN (SELECT t.id FROM issues t WHERE t.title ILIKE ${pattern}
+            UNION SELECT b.id FROM issues b WHERE b.body ILIKE ${pattern}
+            UNION SELECT c.issue_id FROM comments c WHERE c.type = 0 AND c.body ILIKE ${pattern})`)
         }
         if (f.since !== undefined) parts.push(sql`i.updated_at >= ${f.since}`)
         if (f.before !== undefined) parts.push(sql`i.updated_at <= ${f.before}`)

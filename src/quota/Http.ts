@@ -68,7 +68,46 @@ export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
         : Effect.fail(Errors.validationFailed(unrecognizedSubject(subject)))
     }
 
-    /** Hearth stores no attachments, packages or artifacts yet: every such list is empty. */
+    /**
+     * Forgejo's QuotaUsedAttachmentList (services/convert `ToQuotaUsedAttachmentList`): each file
+     * with the API and web URLs of what contains it (an issue, a comment or a release), its own
+     * API URL that container's `/assets/{id}`.
+     */
+    const attachmentsOf = (
+      owner: UserRow,
+      query: { readonly page?: string | undefined; readonly limit?: string | undefined }
+    ) =>
+      Effect.gen(function* () {
+        const page = yield* resolvePage(query)
+        const { rows, total } = yield* quota.attachments(owner.id, page)
+        yield* setListHeaders(page, total, { withLink: true })
+        const root = settings.server.ROOT_URL
+        return rows.map((row) => {
+          const repoPath = `${encodeURIComponent(owner.name)}/${encodeURIComponent(row.repoName)}`
+          const repoApi = `${root}api/v1/repos/${repoPath}`
+          const issueHtml = `${root}${repoPath}/${row.isPull ? "pulls" : "issues"}/${row.issueIndex}`
+          const container =
+            row.releaseId !== null
+              ? {
+                  api_url: `${repoApi}/releases/${row.releaseId}`,
+                  html_url: `${root}${repoPath}/releases/tag/${(row.tagName ?? "").split("/").map(encodeURIComponent).join("/")}`
+                }
+              : row.commentId !== null
+                ? {
+                    api_url: `${repoApi}/issues/comments/${row.commentId}`,
+                    html_url: `${issueHtml}#issuecomment-${row.commentId}`
+                  }
+                : { api_url: `${repoApi}/issues/${row.issueIndex}`, html_url: issueHtml }
+          return {
+            name: row.name,
+            size: row.size,
+            api_url: `${container.api_url}/assets/${row.id}`,
+            contained_in: container
+          }
+        })
+      })
+
+    /** Hearth stores no packages or artifacts yet: those lists are empty. */
     const nothingStored = (query: { readonly page?: string | undefined; readonly limit?: string | undefined }) =>
       Effect.gen(function* () {
         yield* setListHeaders(yield* resolvePage(query), 0, { withLink: true })
@@ -146,7 +185,9 @@ export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
       .handle("userCheckQuota", ({ query }) =>
         Effect.flatMap(signedInCaller, (caller) => check(caller.user, query.subject))
       )
-      .handle("userListQuotaAttachments", ({ query }) => nothingStored(query))
+      .handle("userListQuotaAttachments", ({ query }) =>
+        Effect.flatMap(signedInCaller, (caller) => attachmentsOf(caller.user, query))
+      )
       .handle("userListQuotaPackages", ({ query }) => nothingStored(query))
       .handle("userListQuotaArtifacts", ({ query }) => nothingStored(query))
       .handle("orgGetQuota", ({ params }) =>
@@ -159,7 +200,7 @@ export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
         Effect.flatMap(ownedOrg(params.org), (org) => check(org, query.subject))
       )
       .handle("orgListQuotaAttachments", ({ params, query }) =>
-        Effect.andThen(ownedOrg(params.org), nothingStored(query))
+        Effect.flatMap(ownedOrg(params.org), (org) => attachmentsOf(org, query))
       )
       .handle("orgListQuotaPackages", ({ params, query }) => Effect.andThen(ownedOrg(params.org), nothingStored(query)))
       .handle("orgListQuotaArtifacts", ({ params, query }) =>

@@ -4,6 +4,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
 import { sqlBoundary } from "../db/Boundary.ts"
+import type { Page } from "../http/Pagination.ts"
 import { toUserRow, type UserRow } from "../users/Repo.ts"
 import { type Group, isSubject, NOTHING_USED, type Rule, type Used } from "./Evaluate.ts"
 
@@ -39,6 +40,34 @@ const toUsed = (r: Row | undefined): Used =>
         repos: { public: Number(r.public_size), private: Number(r.private_size) },
         attachments: { issues: Number(r.issue_attachments ?? 0), releases: Number(r.release_attachments ?? 0) }
       }
+
+/**
+ * One stored file counted in an account's `size:assets:attachments:*`: an issue's or comment's
+ * attachment (`issueIndex` set; `commentId` for a comment's) or a release asset (`releaseId`).
+ */
+export interface QuotaAttachmentRow {
+  readonly id: number
+  readonly name: string
+  readonly size: number
+  readonly repoName: string
+  readonly issueIndex: number | null
+  readonly isPull: boolean
+  readonly commentId: number | null
+  readonly releaseId: number | null
+  readonly tagName: string | null
+}
+
+const toQuotaAttachment = (r: Row): QuotaAttachmentRow => ({
+  id: Number(r.id),
+  name: r.name,
+  size: Number(r.size),
+  repoName: r.repo_name,
+  issueIndex: r.issue_index === null ? null : Number(r.issue_index),
+  isPull: r.is_pull === true,
+  commentId: r.comment_id === null ? null : Number(r.comment_id),
+  releaseId: r.release_id === null ? null : Number(r.release_id),
+  tagName: r.tag_name ?? null
+})
 
 export class QuotaRepo extends Context.Service<
   QuotaRepo,
@@ -79,6 +108,15 @@ export class QuotaRepo extends Context.Service<
     readonly groupsOf: (userId: number, defaults: ReadonlyArray<string>) => Effect.Effect<Array<Group>>
     /** What the account stores: its repositories' recorded sizes and their issues' attachments, summed. */
     readonly usedBy: (userId: number) => Effect.Effect<Used>
+    /**
+     * The files `usedBy` sums, a page of them and how many there are: the attachments of the
+     * account's repositories' issues and comments and their release assets, oldest first
+     * (Forgejo's `GetQuotaAttachmentsForUser`, one attachment table there).
+     */
+    readonly attachmentsOf: (
+      userId: number,
+      page: Page
+    ) => Effect.Effect<{ readonly rows: Array<QuotaAttachmentRow>; readonly total: number }>
   }
 >()("hearth/quota/QuotaRepo") {
   static readonly layer = Layer.effect(
@@ -178,7 +216,23 @@ export class QuotaRepo extends Context.Service<
                   WHERE rr.owner_id = ${userId}) AS release_attachments
               FROM repositories WHERE owner_id = ${userId}`,
               (rows) => toUsed(rows[0])
-            )
+            ),
+          attachmentsOf: (userId, page) =>
+            Effect.gen(function* () {
+              const files = sql`SELECT a.id, a.name, a.size, a.created_at, 0 AS kind, r.name AS repo_name,
+                  i.index AS issue_index, i.is_pull, a.comment_id, NULL::bigint AS release_id, NULL::text AS tag_name
+                FROM attachments a JOIN repositories r ON r.id = a.repo_id JOIN issues i ON i.id = a.issue_id
+                WHERE r.owner_id = ${userId}
+                UNION ALL
+                SELECT ra.id, ra.name, ra.size, ra.created_at, 1 AS kind, r.name AS repo_name,
+                  NULL::bigint, NULL::boolean, NULL::bigint, ra.release_id, rel.tag_name
+                FROM release_assets ra JOIN repositories r ON r.id = ra.repo_id JOIN releases rel ON rel.id = ra.release_id
+                WHERE r.owner_id = ${userId}`
+              const [count] = yield* sql`SELECT count(*) AS n FROM (${files}) f`
+              const rows = yield* sql`SELECT * FROM (${files}) f ORDER BY created_at, kind, id
+                LIMIT ${page.limit} OFFSET ${page.offset}`
+              return { rows: rows.map(toQuotaAttachment), total: Number(count!.n) }
+            })
         })
       )
     })

@@ -6,6 +6,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { Settings } from "../config/Settings.ts"
 import { transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
+import type { Page } from "../http/Pagination.ts"
 import { NAME_MAX } from "../lib/Names.ts"
 import type { UserRow } from "../users/Repo.ts"
 import {
@@ -18,7 +19,7 @@ import {
   unrecognizedSubject,
   verdictWithoutUsage
 } from "./Evaluate.ts"
-import { QuotaRepo } from "./Repo.ts"
+import { type QuotaAttachmentRow, QuotaRepo } from "./Repo.ts"
 
 /** The account charged: what a 413 names. */
 export interface QuotaOwner {
@@ -63,6 +64,11 @@ export class QuotaService extends Context.Service<
     readonly pushRefusal: (owner: QuotaOwner) => Effect.Effect<string | undefined>
     /** What the account uses and the groups that apply to it (its own, else `[quota] DEFAULT_GROUPS`). */
     readonly info: (userId: number) => Effect.Effect<{ readonly used: Used; readonly groups: ReadonlyArray<Group> }>
+    /** A page of the files counted in the account's `size:assets:attachments:*`, and how many there are. */
+    readonly attachments: (
+      userId: number,
+      page: Page
+    ) => Effect.Effect<{ readonly rows: ReadonlyArray<QuotaAttachmentRow>; readonly total: number }>
 
     readonly listRules: Effect.Effect<Array<Rule>>
     readonly getRule: (name: string) => Effect.Effect<Rule, Errors.NotFound>
@@ -197,6 +203,7 @@ export class QuotaService extends Context.Service<
             { used: repo.usedBy(userId), groups: repo.groupsOf(userId, defaults) },
             { concurrency: "unbounded" }
           ),
+        attachments: repo.attachmentsOf,
 
         listRules: repo.listRules,
         getRule: (name) => found(repo.findRule(name)),

@@ -1,0 +1,650 @@
+// The issue tracker at scale (`npm run bench:issues`; issue 18, speed section). For each database
+// (PostgreSQL through infra/pg/start.sh or BENCH_DATABASE_URL, then the embedded one), one public
+// repository `bench/tracker` gets BENCH_ISSUES issues (default 100,000) and five times as many
+// comments, generated through the service layer (IssuesService.create / createComment, in a child
+// process on the server's own settings and data dir, so every rule runs: issue numbers, label
+// comments, mentions, cross-references, events, notifications), before the server is started.
+// Then, over HTTP, one request at a time, the four cases interleaved request by request:
+//   - list open issues filtered by one label, page 1 (target p50 ≤ 10 ms);
+//   - GET /repos/issues/search?q=<word> (≤ 25 ms);
+//   - one issue with its 200-comment timeline: GET the issue, then its /comments (≤ 15 ms, the two together);
+//   - POST an issue with a mention and three labels, its notifications included (≤ 15 ms).
+// Beside each, the baseline: the same question asked directly in SQL on the same database in the
+// same run (a child process on the same data dir or database, before the server starts: the
+// embedded data dir is locked while the server runs), and the ratio Hearth / SQL of the p50s.
+//
+// BENCH_TREES="before=/path/to/checkout,after=." measures several checkouts on the same generated
+// data, one after the other (the data is generated with the first one's code, and each server
+// migrates the schema forward when it starts, so list the older checkout first).
+import { type ChildProcess, spawn } from "node:child_process"
+import { writeFileSync } from "node:fs"
+import { Agent } from "node:http"
+import os from "node:os"
+import { join, resolve } from "node:path"
+import { pathToFileURL } from "node:url"
+import type * as EffectTypes from "effect/Effect"
+import {
+  type Account,
+  type Backend,
+  type BackendName,
+  children,
+  createAccount,
+  createToken,
+  fmt,
+  hearthEnv,
+  http,
+  log,
+  machineLine,
+  nodeBin,
+  positive,
+  preparePostgres,
+  quantile,
+  root,
+  runMain,
+  startHearth,
+  stopChild,
+  tempDir
+} from "./support.ts"
+
+const config = {
+  issues: Math.round(positive("BENCH_ISSUES", 100_000)),
+  /** The embedded database's own N (default BENCH_ISSUES): its generation is several times slower. */
+  issuesEmbedded: Math.round(positive("BENCH_ISSUES_EMBEDDED", positive("BENCH_ISSUES", 100_000))),
+  commentsPerIssue: positive("BENCH_COMMENTS_PER_ISSUE", 5),
+  samples: Math.round(positive("BENCH_SAMPLES", 200)),
+  warmup: Math.round(positive("BENCH_WARMUP", 20)),
+  concurrency: Math.round(positive("BENCH_GEN_CONCURRENCY", 6)),
+  backends: (process.env.BENCH_BACKENDS ?? "postgres,embedded").split(",").map((b) => {
+    if (b !== "postgres" && b !== "embedded") throw new Error(`BENCH_BACKENDS: unknown database "${b}"`)
+    return b as BackendName
+  }),
+  trees: (process.env.BENCH_TREES ?? "this=.").split(",").map((entry) => {
+    const [name, dir] = entry.includes("=") ? entry.split("=", 2) : [entry, entry]
+    return { name: name!, dir: resolve(root, dir!) }
+  }),
+  output: process.env.BENCH_OUTPUT
+}
+
+const ACCOUNT: Account = { username: "bench", password: "bench-password-123", admin: true }
+const OTHERS = ["alice", "bob", "carol"] as const
+const PASSWORD = "bench-password-123"
+const REPO = "tracker"
+const LABELS = 20
+/** The word searched for: its letters (q, k) appear in no other generated word, so no trigram is shared. */
+const WORD = "quokka"
+const BIG_COMMENTS = 200
+
+const CASES = [
+  { key: "list", name: "GET /repos/{o}/{r}/issues?state=open&labels=bug (page 1)", target: 10 },
+  { key: "search", name: `GET /repos/issues/search?q=${WORD}`, target: 25 },
+  { key: "timeline", name: "GET /issues/{n} + /issues/{n}/comments (200 comments)", target: 15 },
+  { key: "create", name: "POST /issues (a mention, 3 labels; notifications)", target: 15 }
+] as const
+type CaseKey = (typeof CASES)[number]["key"]
+
+// ---------------------------------------------------------------- what is generated
+
+/** A small deterministic PRNG (mulberry32), so that both databases get the same data. */
+const prng = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+
+const CONSONANTS = "bcdfghlmnprstvw"
+const VOWELS = "aeiou"
+/** 2,000 pronounceable words without q or k. */
+const VOCABULARY = (() => {
+  const rand = prng(7)
+  const words = new Set<string>()
+  while (words.size < 2000) {
+    let w = ""
+    const syllables = 2 + Math.floor(rand() * 2)
+    for (let s = 0; s < syllables; s++)
+      w += CONSONANTS[Math.floor(rand() * CONSONANTS.length)]! + VOWELS[Math.floor(rand() * VOWELS.length)]!
+    words.add(w)
+  }
+  return [...words]
+})()
+
+const sentence = (rand: () => number, words: number, withWord: boolean) => {
+  const out: Array<string> = []
+  for (let i = 0; i < words; i++) out.push(VOCABULARY[Math.floor(rand() * VOCABULARY.length)]!)
+  if (withWord) out[Math.floor(rand() * out.length)] = WORD
+  return out.join(" ")
+}
+
+export interface Plan {
+  readonly issues: number
+  readonly comments: number
+  /** The issues with BIG_COMMENTS comments each. */
+  readonly big: ReadonlyArray<number>
+}
+
+const planOf = (issues: number, perIssue: number): Plan => {
+  const comments = Math.round(issues * perIssue)
+  const bigCount = Math.max(1, Math.min(Math.floor(issues / 1000), Math.floor(comments / BIG_COMMENTS)))
+  const step = Math.floor(issues / bigCount)
+  return { issues, comments, big: Array.from({ length: bigCount }, (_, j) => 1 + j * step) }
+}
+
+/** Issue i (1-based): ~10 % carry `bug`, 1–2 other labels each, 30 % closed, 1 % mention WORD. */
+const issueSpec = (i: number, labelIds: ReadonlyArray<number>) => {
+  const rand = prng(1_000_003 * i)
+  const labels = new Set<number>()
+  if (i % 10 === 0) labels.add(labelIds[0]!)
+  const extra = 1 + Math.floor(rand() * 2)
+  for (let n = 0; n < extra; n++) labels.add(labelIds[1 + Math.floor(rand() * (labelIds.length - 1))]!)
+  const withWord = i % 100 === 7
+  return {
+    title: `${sentence(rand, 5, withWord && i % 200 === 7)} ${i}`,
+    body: sentence(rand, 30, withWord && i % 200 !== 7),
+    labels: [...labels],
+    closed: i % 10 === 3 || i % 10 === 6 || i % 10 === 9
+  }
+}
+
+/** Which issue each comment goes to: BIG_COMMENTS for each big issue, the rest spread at random, all shuffled. */
+const commentTargets = (plan: Plan) => {
+  const rand = prng(42)
+  const big = new Set(plan.big)
+  const targets = new Int32Array(plan.comments)
+  let k = 0
+  for (const index of plan.big) for (let n = 0; n < BIG_COMMENTS && k < plan.comments; n++) targets[k++] = index
+  while (k < plan.comments) {
+    const index = 1 + Math.floor(rand() * plan.issues)
+    if (!big.has(index)) targets[k++] = index
+  }
+  for (let i = targets.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1))
+    const t = targets[i]!
+    targets[i] = targets[j]!
+    targets[j] = t
+  }
+  return targets
+}
+
+// ---------------------------------------------------------------- child: generation
+
+interface ChildSpec {
+  readonly backend: BackendName
+  readonly src: string
+  readonly issues: number
+  readonly commentsPerIssue: number
+  readonly concurrency: number
+  readonly samples: number
+  readonly warmup: number
+}
+
+const childSpec = () => JSON.parse(process.env.BENCH_ISSUES_CHILD ?? "{}") as ChildSpec
+const srcUrl = (spec: ChildSpec, file: string) => pathToFileURL(join(spec.src, file)).href
+const stamp = (ms: number) => `${fmt(ms / 1000, 1)} s`
+
+const generate = async () => {
+  const spec = childSpec()
+  const { Effect, Layer, Option } = await import("effect")
+  const App = (await import(srcUrl(spec, "App.ts"))) as typeof import("../../src/App.ts")
+  const SettingsModule = (await import(
+    srcUrl(spec, "config/Settings.ts")
+  )) as typeof import("../../src/config/Settings.ts")
+  const { UsersRepo } = (await import(srcUrl(spec, "users/Repo.ts"))) as typeof import("../../src/users/Repo.ts")
+  const { ReposRepo } = (await import(srcUrl(spec, "repos/Repo.ts"))) as typeof import("../../src/repos/Repo.ts")
+  const { RepoPolicy } = (await import(srcUrl(spec, "repos/Policy.ts"))) as typeof import("../../src/repos/Policy.ts")
+  const { IssuesService } = (await import(
+    srcUrl(spec, "issues/Service.ts")
+  )) as typeof import("../../src/issues/Service.ts")
+  const { IssuesRepo } = (await import(srcUrl(spec, "issues/Repo.ts"))) as typeof import("../../src/issues/Repo.ts")
+  const plan = planOf(spec.issues, spec.commentsPerIssue)
+  const say = (m: string) => process.stderr.write(`[bench] ${spec.backend}: ${m}\n`)
+
+  const program = Effect.gen(function* () {
+    const users = yield* UsersRepo
+    const repos = yield* ReposRepo
+    const policy = yield* RepoPolicy
+    const issues = yield* IssuesService
+    const issuesRepo = yield* IssuesRepo
+    const owner = Option.getOrThrow(yield* users.findByName(ACCOUNT.username))
+    const repo = Option.getOrThrow(yield* repos.findByName(owner.id, REPO))
+    const openedAs = (name: string) =>
+      Effect.gen(function* () {
+        const user = Option.getOrThrow(yield* users.findByName(name))
+        const caller = { user, scopes: undefined, method: "password" as const }
+        const access = yield* policy.access(caller, repo, owner)
+        return { owner, repo, access, path: "", caller }
+      })
+    const posters = [yield* openedAs(ACCOUNT.username), ...(yield* Effect.forEach(OTHERS, openedAs))]
+    const labelRows = yield* issuesRepo.listLabels({ repoId: repo.id }, "", undefined)
+    const byName = new Map(labelRows.rows.map((l) => [l.name, l.id]))
+    const labelIds = ["bug", ...Array.from({ length: LABELS - 1 }, (_, n) => `label-${n + 1}`)].map(
+      (n) => byName.get(n)!
+    )
+
+    const progress = (what: string, total: number) => {
+      const started = performance.now()
+      let done = 0
+      const every = Math.max(1, Math.floor(total / 20))
+      return Effect.sync(() => {
+        done++
+        if (done % every === 0 || done === total) {
+          const elapsed = performance.now() - started
+          const rate = (done / elapsed) * 1000
+          say(
+            `${what} ${fmt(done)}/${fmt(total)} (${fmt((100 * done) / total)} %), ${fmt(rate)}/s, ` +
+              `${stamp(elapsed)} so far, about ${stamp((total - done) / (rate / 1000))} to go`
+          )
+        }
+      })
+    }
+
+    const t0 = performance.now()
+    const issueTick = progress("issues", plan.issues)
+    // With concurrent creates, numbers follow the order of commits, not the loop's i: each i's
+    // number is kept, for the comments and the big issues.
+    const created = new Int32Array(plan.issues + 1)
+    yield* Effect.forEach(
+      Array.from({ length: plan.issues }, (_, n) => n + 1),
+      (i) =>
+        Effect.gen(function* () {
+          const s = issueSpec(i, labelIds)
+          const issue = yield* issues.create(posters[0]!, {
+            title: s.title,
+            body: s.body,
+            labels: s.labels,
+            closed: s.closed
+          })
+          created[i] = issue.number
+          yield* issueTick
+        }),
+      { concurrency: spec.concurrency, discard: true }
+    )
+    const issuesMs = performance.now() - t0
+    const targets = commentTargets(plan)
+    const rand = prng(99)
+    const t1 = performance.now()
+    const commentTick = progress("comments", plan.comments)
+    yield* Effect.forEach(
+      Array.from(targets),
+      (i, k) =>
+        Effect.gen(function* () {
+          const poster = posters[k % posters.length]!
+          yield* issues.createComment(poster, String(created[i]), sentence(rand, 20, k % 500 === 11), undefined)
+          yield* commentTick
+        }),
+      { concurrency: spec.concurrency, discard: true }
+    )
+    const commentsMs = performance.now() - t1
+    return { issuesMs, commentsMs, big: plan.big.map((i) => created[i]!), labelIds }
+  })
+
+  const layer = App.CommandAppLayer.pipe(Layer.provide(SettingsModule.layer()))
+  const result = await Effect.runPromise(Effect.scoped(Effect.provide(program, layer)) as never)
+  process.stdout.write(`${JSON.stringify(result)}\n`)
+  process.exit(0)
+}
+
+// ---------------------------------------------------------------- child: the SQL baseline
+
+const baseline = async () => {
+  const spec = childSpec()
+  const { Effect, Layer } = await import("effect")
+  const { SqlClient } = await import("effect/sql/SqlClient")
+  const SettingsModule = (await import(
+    srcUrl(spec, "config/Settings.ts")
+  )) as typeof import("../../src/config/Settings.ts")
+  const Database = (await import(srcUrl(spec, "db/Database.ts"))) as typeof import("../../src/db/Database.ts")
+  const big = JSON.parse(process.env.BENCH_ISSUES_BIG ?? "[]") as Array<number>
+
+  const program = Effect.gen(function* () {
+    const sql = yield* SqlClient
+    yield* sql`ANALYZE`
+    const [repo] = yield* sql<{ id: string; owner_id: string }>`SELECT r.id, r.owner_id FROM repositories r
+      JOIN users u ON u.id = r.owner_id WHERE u.lower_name = ${ACCOUNT.username} AND r.lower_name = ${REPO}`
+    const repoId = Number(repo!.id)
+    const labels = yield* sql<{
+      id: string
+      name: string
+    }>`SELECT id, name FROM labels WHERE repo_id = ${repoId} ORDER BY id`
+    const bug = Number(labels.find((l) => l.name === "bug")!.id)
+    const three = labels.slice(1, 4).map((l) => Number(l.id))
+    const [alice] = yield* sql<{ id: string }>`SELECT id FROM users WHERE lower_name = 'alice'`
+    const [owner] = yield* sql<{ id: string }>`SELECT id FROM users WHERE lower_name = ${ACCOUNT.username}`
+    const pattern = `%${WORD}%`
+
+    // The same questions as the four requests, each the way one would write it by hand on these
+    // tables: the count and the page (and what the page shows of each row: labels, posters).
+    const queries: Record<CaseKey, (n: number) => EffectTypes.Effect<unknown, unknown>> = {
+      list: () =>
+        Effect.gen(function* () {
+          yield* sql`SELECT count(*) FROM issues i JOIN issue_labels il ON il.issue_id = i.id
+            WHERE i.repo_id = ${repoId} AND NOT i.is_closed AND NOT i.is_pull AND il.label_id = ${bug}`
+          const rows = yield* sql<{ id: string; poster_id: string }>`SELECT i.* FROM issues i
+            JOIN issue_labels il ON il.issue_id = i.id
+            WHERE i.repo_id = ${repoId} AND NOT i.is_closed AND NOT i.is_pull AND il.label_id = ${bug}
+            ORDER BY i.created_at DESC, i.id DESC LIMIT 30`
+          yield* sql`SELECT il.issue_id, l.* FROM issue_labels il JOIN labels l ON l.id = il.label_id
+            WHERE il.issue_id IN ${sql.in(rows.map((r) => r.id))}`
+          yield* sql`SELECT * FROM users WHERE id IN ${sql.in([...new Set(rows.map((r) => r.poster_id))])}`
+        }),
+      search: () =>
+        Effect.gen(function* () {
+          const matching = sql`SELECT id FROM issues WHERE title ILIKE ${pattern}
+            UNION SELECT id FROM issues WHERE body ILIKE ${pattern}
+            UNION SELECT issue_id FROM comments WHERE type = 0 AND body ILIKE ${pattern}`
+          const visible = sql`SELECT id FROM repositories WHERE NOT is_private OR owner_id = ${Number(owner!.id)}`
+          yield* sql`SELECT count(*) FROM issues i WHERE i.id IN (${matching}) AND NOT i.is_closed
+            AND i.repo_id IN (${visible})`
+          const rows = yield* sql<{ id: string; poster_id: string }>`SELECT i.* FROM issues i
+            WHERE i.id IN (${matching}) AND NOT i.is_closed AND i.repo_id IN (${visible})
+            ORDER BY i.created_at DESC, i.id DESC LIMIT 30`
+          yield* sql`SELECT il.issue_id, l.* FROM issue_labels il JOIN labels l ON l.id = il.label_id
+            WHERE il.issue_id IN ${sql.in(rows.map((r) => r.id))}`
+          yield* sql`SELECT * FROM users WHERE id IN ${sql.in([...new Set(rows.map((r) => r.poster_id))])}`
+        }),
+      timeline: (n) =>
+        Effect.gen(function* () {
+          const [issue] = yield* sql<{ id: string }>`SELECT * FROM issues WHERE repo_id = ${repoId}
+            AND index = ${big[n % big.length]!}`
+          yield* sql`SELECT il.issue_id, l.* FROM issue_labels il JOIN labels l ON l.id = il.label_id
+            WHERE il.issue_id = ${issue!.id}`
+          const comments = yield* sql<{ poster_id: string }>`SELECT * FROM comments WHERE issue_id = ${issue!.id}
+            AND type = 0 ORDER BY created_at, id`
+          yield* sql`SELECT * FROM users WHERE id IN ${sql.in([...new Set(comments.map((c) => c.poster_id))])}`
+        }),
+      create: (n) =>
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const [counter] = yield* sql<{ max_index: string }>`UPDATE issue_index SET max_index = max_index + 1
+              WHERE repo_id = ${repoId} RETURNING max_index`
+            const [issue] = yield* sql<{ id: string }>`INSERT INTO issues (repo_id, index, poster_id, title, body)
+              VALUES (${repoId}, ${counter!.max_index}, ${Number(owner!.id)}, ${`baseline ${n}`},
+              ${"please look, @alice"}) RETURNING id`
+            yield* sql`UPDATE repositories SET num_issues = num_issues + 1 WHERE id = ${repoId}`
+            for (const label of three) {
+              yield* sql`INSERT INTO issue_labels (issue_id, label_id) VALUES (${issue!.id}, ${label})`
+              yield* sql`INSERT INTO comments (issue_id, type, poster_id, label_id, body)
+                VALUES (${issue!.id}, 7, ${Number(owner!.id)}, ${label}, '1')`
+            }
+            yield* sql`INSERT INTO issue_mentions (issue_id, user_id) VALUES (${issue!.id}, ${Number(alice!.id)})`
+            yield* sql`INSERT INTO notifications (user_id, repo_id, status, source, issue_id, updated_by)
+              VALUES (${Number(alice!.id)}, ${repoId}, 1, 1, ${issue!.id}, ${Number(owner!.id)})`
+          })
+        )
+    }
+    const times: Record<CaseKey, Array<number>> = { list: [], search: [], timeline: [], create: [] }
+    for (let n = 0; n < spec.warmup + spec.samples; n++) {
+      for (const c of CASES) {
+        const started = performance.now()
+        yield* queries[c.key](n)
+        if (n >= spec.warmup) times[c.key].push(performance.now() - started)
+      }
+    }
+    // The baseline's own issues go again, so that the server starts from the generated data.
+    yield* sql`DELETE FROM issues WHERE repo_id = ${repoId} AND title LIKE 'baseline %'`
+    yield* sql`UPDATE repositories SET num_issues = (SELECT count(*) FROM issues WHERE repo_id = ${repoId} AND NOT is_pull)
+      WHERE id = ${repoId}`
+    return times
+  })
+  const layer = Database.clientLayer.pipe(Layer.provide(SettingsModule.layer()))
+  const result = await Effect.runPromise(Effect.scoped(Effect.provide(program, layer)) as never)
+  process.stdout.write(`${JSON.stringify(result)}\n`)
+  process.exit(0)
+}
+
+// ---------------------------------------------------------------- the parent
+
+/** Runs this file as a child in `mode`, its stderr shown (progress), its last stdout line parsed. */
+const runChild = async <A>(mode: string, backend: Backend, spec: ChildSpec, extra: Record<string, string> = {}) => {
+  const env = { ...hearthEnv(backend, 3000), BENCH_ISSUES_CHILD: JSON.stringify(spec), ...extra }
+  // BENCH_ISSUES_PROFILE=<dir>: a CPU profile of each child (where generation's time goes).
+  const profile = process.env.BENCH_ISSUES_PROFILE
+  const flags = profile === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profile}`]
+  const child: ChildProcess = spawn(nodeBin, [...flags, join(root, "infra/bench/issues.ts"), mode], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  children.add(child)
+  let out = ""
+  child.stdout!.on("data", (chunk: Buffer) => {
+    out += chunk.toString()
+  })
+  const code = await new Promise<number | null>((done) => child.once("exit", (c) => done(c)))
+  children.delete(child)
+  if (code !== 0) throw new Error(`${mode} (${backend.name}) exited with ${code}`)
+  const last = out.trim().split("\n").at(-1) ?? ""
+  return JSON.parse(last) as A
+}
+
+interface Server {
+  readonly base: string
+  readonly token: string
+  readonly agent: Agent
+}
+
+const call = async (server: Server, method: string, path: string, body?: unknown, expect = 200) => {
+  const res = await http(`${server.base}/api/v1${path}`, {
+    method,
+    agent: server.agent,
+    timeoutMs: 60_000,
+    headers: { authorization: `token ${server.token}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  if (res.status !== expect)
+    throw new Error(`${method} ${path} answered ${res.status}: ${res.body.toString().slice(0, 300)}`)
+  return res
+}
+
+/** Accounts, the repository and its labels, over the API; the tokens of `bench` and `alice`. */
+const setUp = async (backend: Backend) => {
+  await createAccount(backend, ACCOUNT)
+  const running = await startHearth(backend)
+  const agent = new Agent({ keepAlive: true })
+  try {
+    const server: Server = { base: running.base, token: await createToken(running.base, ACCOUNT, ["all"]), agent }
+    for (const name of OTHERS) {
+      await call(
+        server,
+        "POST",
+        "/admin/users",
+        { username: name, email: `${name}@example.com`, password: PASSWORD, must_change_password: false },
+        201
+      )
+    }
+    await call(server, "POST", "/user/repos", { name: REPO, private: false }, 201)
+    for (let n = 0; n < LABELS; n++) {
+      const name = n === 0 ? "bug" : `label-${n}`
+      await call(server, "POST", `/repos/${ACCOUNT.username}/${REPO}/labels`, { name, color: "#ee0701" }, 201)
+    }
+    const aliceToken = await createToken(running.base, { username: "alice", password: PASSWORD }, ["all"])
+    return { token: server.token, aliceToken }
+  } finally {
+    agent.destroy()
+    await stopChild(running.child)
+  }
+}
+
+type Times = Record<CaseKey, Array<number>>
+
+/** The four requests, interleaved one by one; each sample's time in ms. */
+const measure = async (server: Server, big: ReadonlyArray<number>, labelIds: ReadonlyArray<number>) => {
+  const path = `/repos/${ACCOUNT.username}/${REPO}`
+  let created = 0
+  const requests: Record<CaseKey, (n: number) => Promise<void>> = {
+    list: async () => {
+      await call(server, "GET", `${path}/issues?state=open&type=issues&labels=bug&page=1`)
+    },
+    search: async () => {
+      await call(server, "GET", `/repos/issues/search?q=${WORD}`)
+    },
+    timeline: async (n) => {
+      const index = big[n % big.length]!
+      await call(server, "GET", `${path}/issues/${index}`)
+      const res = await call(server, "GET", `${path}/issues/${index}/comments`)
+      if (n === 0) {
+        const count = (JSON.parse(res.body.toString()) as Array<unknown>).length
+        if (count !== BIG_COMMENTS) log(`issue ${index} has ${count} comments, not ${BIG_COMMENTS}`)
+      }
+    },
+    create: async (n) => {
+      await call(
+        server,
+        "POST",
+        `${path}/issues`,
+        { title: `measured ${n}`, body: "Please have a look, @alice.", labels: labelIds.slice(1, 4) },
+        201
+      )
+      created++
+    }
+  }
+  const times: Times = { list: [], search: [], timeline: [], create: [] }
+  for (let n = 0; n < config.warmup + config.samples; n++) {
+    for (const c of CASES) {
+      const started = performance.now()
+      await requests[c.key](n)
+      if (n >= config.warmup) times[c.key].push(performance.now() - started)
+    }
+  }
+  return { times, created }
+}
+
+const p = (values: ReadonlyArray<number>, q: number) =>
+  quantile(
+    [...values].sort((a, b) => a - b),
+    q
+  )
+
+interface BackendResult {
+  readonly backend: BackendName
+  readonly issues: number
+  readonly comments: number
+  readonly generation: { issuesMs: number; commentsMs: number }
+  readonly sql: Times
+  readonly trees: Array<{ name: string; times: Times; notified: number; created: number }>
+}
+
+const runBackend = async (name: BackendName): Promise<BackendResult> => {
+  const dataDir = tempDir(`hearth-bench-issues-${name}-`)
+  let backend: Backend = { name, dataDir, logFile: join(dataDir, "hearth.log"), env: { HEARTH__log__LEVEL: "Warn" } }
+  if (name === "postgres") backend = { ...backend, databaseUrl: (await preparePostgres()).url }
+  const first = config.trees[0]!
+  backend = { ...backend, tree: first.dir }
+  log(`${name}: setting up (accounts, repository, labels) with ${first.name}`)
+  const { token, aliceToken } = await setUp(backend)
+  const plan = planOf(name === "embedded" ? config.issuesEmbedded : config.issues, config.commentsPerIssue)
+  const spec: ChildSpec = {
+    backend: name,
+    src: join(first.dir, "src"),
+    issues: plan.issues,
+    commentsPerIssue: config.commentsPerIssue,
+    concurrency: config.concurrency,
+    samples: config.samples,
+    warmup: config.warmup
+  }
+  log(`${name}: generating ${fmt(plan.issues)} issues and ${fmt(plan.comments)} comments through the service layer`)
+  const generated = await runChild<{
+    issuesMs: number
+    commentsMs: number
+    big: Array<number>
+    labelIds: Array<number>
+  }>("generate", backend, spec)
+  log(
+    `${name}: generated in ${stamp(generated.issuesMs)} (issues) + ${stamp(generated.commentsMs)} (comments); SQL baseline`
+  )
+  const sql = await runChild<Times>("baseline", backend, spec, { BENCH_ISSUES_BIG: JSON.stringify(generated.big) })
+  const trees: BackendResult["trees"] = []
+  for (const tree of config.trees) {
+    log(`${name}: measuring ${tree.name} (${tree.dir})`)
+    const running = await startHearth({ ...backend, tree: tree.dir })
+    const agent = new Agent({ keepAlive: true })
+    try {
+      const server: Server = { base: running.base, token, agent }
+      // The mentioned account's notification threads, before and after: one more per measured issue.
+      const threads = async () => {
+        const res = await http(`${running.base}/api/v1/notifications?all=true&limit=1`, {
+          headers: { authorization: `token ${aliceToken}` }
+        })
+        return Number(res.headers["x-total-count"] ?? 0)
+      }
+      const before = await threads()
+      const { times, created } = await measure(server, generated.big, generated.labelIds)
+      const notified = (await threads()) - before
+      trees.push({ name: tree.name, times, notified, created })
+      log(
+        `${name} ${tree.name}: ` +
+          CASES.map((c) => `${c.key} p50 ${fmt(p(times[c.key], 0.5), 2)} ms (SQL ${fmt(p(sql[c.key], 0.5), 2)})`).join(
+            "; "
+          )
+      )
+    } finally {
+      agent.destroy()
+      await stopChild(running.child)
+    }
+  }
+  return { backend: name, issues: plan.issues, comments: plan.comments, generation: generated, sql, trees }
+}
+
+const main = async () => {
+  const load0 = os.loadavg()
+  const started = new Date()
+  const results: Array<BackendResult> = []
+  for (const name of config.backends) {
+    log(
+      `${name}: load average ${os
+        .loadavg()
+        .map((l) => fmt(l, 2))
+        .join(" ")}`
+    )
+    results.push(await runBackend(name))
+  }
+  let missed = 0
+  const lines = [
+    machineLine(load0),
+    `Date: ${started.toISOString()} to ${new Date().toISOString()}; Node ${process.version}`,
+    `Samples: ${config.samples} per case and server after ${config.warmup} of warm-up, one request at a time, the cases interleaved; SQL baseline the same count in a child process before the server started`,
+    "",
+    "| database | issues / comments | generated in (issues + comments) |",
+    "|---|---:|---:|"
+  ]
+  for (const r of results) {
+    lines.push(
+      `| ${r.backend} | ${fmt(r.issues)} / ${fmt(r.comments)} | ${stamp(r.generation.issuesMs)} + ${stamp(r.generation.commentsMs)} ` +
+        `(${fmt((r.issues / r.generation.issuesMs) * 1000)} + ${fmt((r.comments / r.generation.commentsMs) * 1000)} /s) |`
+    )
+  }
+  const treeNames = config.trees.map((t) => t.name)
+  lines.push(
+    "",
+    `| database | case | SQL p50 / p99 | ${treeNames.map((t) => `${t} p50 / p99 (ratio to SQL)`).join(" | ")} | target p50 | met |`,
+    `|---|---|---:|${treeNames.map(() => "---:").join("|")}|---:|---|`
+  )
+  for (const r of results) {
+    for (const c of CASES) {
+      const sqlP50 = p(r.sql[c.key], 0.5)
+      const cells = r.trees.map((t) => {
+        const p50 = p(t.times[c.key], 0.5)
+        return `${fmt(p50, 2)} / ${fmt(p(t.times[c.key], 0.99), 2)} (${fmt(p50 / sqlP50, 1)}×)`
+      })
+      const last = r.trees.at(-1)!
+      const met = p(last.times[c.key], 0.5) <= c.target
+      if (!met) missed++
+      lines.push(
+        `| ${r.backend} | ${c.name} | ${fmt(sqlP50, 2)} / ${fmt(p(r.sql[c.key], 0.99), 2)} | ${cells.join(" | ")} | ≤ ${c.target} ms | ${met ? "yes" : "NO"} |`
+      )
+    }
+  }
+  lines.push("")
+  for (const r of results)
+    for (const t of r.trees)
+      lines.push(
+        `${r.backend} ${t.name}: ${fmt(t.created)} issues created mentioning alice, ${fmt(t.notified)} new notification threads for her`
+      )
+  process.stdout.write(`${lines.join("\n")}\n`)
+  if (config.output !== undefined) writeFileSync(config.output, JSON.stringify(results, null, 2))
+  return missed
+}
+
+const mode = process.argv[2]
+if (mode === "generate") await generate()
+else if (mode === "baseline") await baseline()
+else await runMain(main)
