@@ -399,23 +399,33 @@ const STANDARD_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "Q
  * by `recording`, which every route layer registers through.
  */
 const makeRouteMethods = (config: Partial<FindMyWay.RouterConfig>) => {
-  const table = FindMyWay.make<true>(config)
-  const methods = new Set<string>()
+  // Noted while the routes are registered, put in a table of their own on the first request that
+  // needs it (no route answered it): registering every route a second time took ~35 ms of start-up.
+  const noted: Array<readonly [string, string]> = []
   const note = (method: string, path: string) => {
-    // As the router registers a trailing `/*`: for the prefix alone too.
-    for (const p of path.endsWith("/*") ? [path, path.slice(0, -2) || "/"] : [path]) {
-      try {
-        if (method === "*") {
-          for (const m of STANDARD_METHODS) methods.add(m)
-          table.all(p as FindMyWay.PathInput, true)
-        } else {
-          methods.add(method)
-          table.on(method, p as FindMyWay.PathInput, true)
+    noted.push([method, path])
+  }
+  let built: { readonly table: FindMyWay.Router<true>; readonly methods: ReadonlySet<string> } | undefined
+  const build = () => {
+    const table = FindMyWay.make<true>(config)
+    const methods = new Set<string>()
+    for (const [method, path] of noted) {
+      // As the router registers a trailing `/*`: for the prefix alone too.
+      for (const p of path.endsWith("/*") ? [path, path.slice(0, -2) || "/"] : [path]) {
+        try {
+          if (method === "*") {
+            for (const m of STANDARD_METHODS) methods.add(m)
+            table.all(p as FindMyWay.PathInput, true)
+          } else {
+            methods.add(method)
+            table.on(method, p as FindMyWay.PathInput, true)
+          }
+        } catch {
+          // Registered twice (e.g. `/x/*` and `/x`): already known.
         }
-      } catch {
-        // Registered twice (e.g. `/x/*` and `/x`): already known.
       }
     }
+    return { table, methods }
   }
   const recording = (router: HttpRouter.HttpRouter, prefix = ""): HttpRouter.HttpRouter =>
     HttpRouter.HttpRouter.of({
@@ -431,8 +441,10 @@ const makeRouteMethods = (config: Partial<FindMyWay.RouterConfig>) => {
       }) as HttpRouter.HttpRouter["addAll"]
     })
   /** The methods `url` accepts other than `method` (empty: the path is unknown). */
-  const allowed = (method: string, url: string): Array<string> =>
-    [...methods].filter((m) => m !== method && table.find(m, url) !== undefined)
+  const allowed = (method: string, url: string): Array<string> => {
+    const { table, methods } = (built ??= build())
+    return [...methods].filter((m) => m !== method && table.find(m, url) !== undefined)
+  }
   return { recording, allowed }
 }
 
