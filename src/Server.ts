@@ -386,11 +386,32 @@ export interface ListenOptions {
 }
 
 // Every request's fiber starts from the context the server was started in, and effect copies that
-// context each time it merges into it (an API route merges its group's few per-request services,
-// src/http/Group.ts). The routes captured the application services they use when they were built,
-// so the requests start from the HTTP machinery's services only, not the ~55 of the application.
-const requestContext = <A>(context: Context.Context<A>): Context.Context<A> =>
-  Context.makeUnsafe(new Map([...context.mapUnsafe].filter(([key]) => !key.startsWith("hearth/"))))
+// context, twice, each time it merges into it (an API route merges its group's few per-request
+// services, src/http/Group.ts). The routes captured the services they use when they were built
+// (the routes' types say a request needs only HttpServerRequest and Scope), so the requests start
+// without the application's (~100) or those only its layers use: the command line's, the
+// database client, the cluster and workflow engine that run durable jobs (22 → 9 entries). What
+// effect's HTTP machinery reads while a request runs stays: loggers and log level, the body limit,
+// HttpPlatform and Etag, and FileSystem and Path (multipart bodies are written to temp files).
+const BUILD_ONLY = [
+  "hearth/",
+  "effect/cli/",
+  "~effect/cli/",
+  "effect/sql/",
+  "@effect/sql-pg/",
+  "effect/cluster/",
+  "effect/workflow/",
+  "effect/process/",
+  "effect/Terminal",
+  "~effect/Stdio",
+  "effect/Layer/CurrentMemoMap"
+]
+
+/** The server's context less what only building the application needed (exported for a test). */
+export const requestContext = <A>(context: Context.Context<A>): Context.Context<A> =>
+  Context.makeUnsafe(
+    new Map([...context.mapUnsafe].filter(([key]) => !BUILD_ONLY.some((prefix) => key.startsWith(prefix))))
+  )
 
 const STANDARD_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "QUERY"] as const
 
