@@ -388,11 +388,32 @@ export interface ListenOptions {
 }
 
 // Every request's fiber starts from the context the server was started in, and effect copies that
-// context each time it merges into it (an API route merges its group's few per-request services,
-// src/http/Group.ts). The routes captured the application services they use when they were built,
-// so the requests start from the HTTP machinery's services only, not the ~55 of the application.
-const requestContext = <A>(context: Context.Context<A>): Context.Context<A> =>
-  Context.makeUnsafe(new Map([...context.mapUnsafe].filter(([key]) => !key.startsWith("hearth/"))))
+// context, twice, each time it merges into it (an API route merges its group's few per-request
+// services, src/http/Group.ts). The routes captured the services they use when they were built
+// (the routes' types say a request needs only HttpServerRequest and Scope), so the requests start
+// without the application's (~100) or those only its layers use: the command line's, the
+// database client, the cluster and workflow engine that run durable jobs (22 → 9 entries). What
+// effect's HTTP machinery reads while a request runs stays: loggers and log level, the body limit,
+// HttpPlatform and Etag, and FileSystem and Path (multipart bodies are written to temp files).
+const BUILD_ONLY = [
+  "hearth/",
+  "effect/cli/",
+  "~effect/cli/",
+  "effect/sql/",
+  "@effect/sql-pg/",
+  "effect/cluster/",
+  "effect/workflow/",
+  "effect/process/",
+  "effect/Terminal",
+  "~effect/Stdio",
+  "effect/Layer/CurrentMemoMap"
+]
+
+/** The server's context less what only building the application needed (exported for a test). */
+export const requestContext = <A>(context: Context.Context<A>): Context.Context<A> =>
+  Context.makeUnsafe(
+    new Map([...context.mapUnsafe].filter(([key]) => !BUILD_ONLY.some((prefix) => key.startsWith(prefix))))
+  )
 
 const STANDARD_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "QUERY"] as const
 
@@ -401,23 +422,33 @@ const STANDARD_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "Q
  * by `recording`, which every route layer registers through.
  */
 const makeRouteMethods = (config: Partial<FindMyWay.RouterConfig>) => {
-  const table = FindMyWay.make<true>(config)
-  const methods = new Set<string>()
+  // Noted while the routes are registered, put in a table of their own on the first request that
+  // needs it (no route answered it): registering every route a second time took ~35 ms of start-up.
+  const noted: Array<readonly [string, string]> = []
   const note = (method: string, path: string) => {
-    // As the router registers a trailing `/*`: for the prefix alone too.
-    for (const p of path.endsWith("/*") ? [path, path.slice(0, -2) || "/"] : [path]) {
-      try {
-        if (method === "*") {
-          for (const m of STANDARD_METHODS) methods.add(m)
-          table.all(p as FindMyWay.PathInput, true)
-        } else {
-          methods.add(method)
-          table.on(method, p as FindMyWay.PathInput, true)
+    noted.push([method, path])
+  }
+  let built: { readonly table: FindMyWay.Router<true>; readonly methods: ReadonlySet<string> } | undefined
+  const build = () => {
+    const table = FindMyWay.make<true>(config)
+    const methods = new Set<string>()
+    for (const [method, path] of noted) {
+      // As the router registers a trailing `/*`: for the prefix alone too.
+      for (const p of path.endsWith("/*") ? [path, path.slice(0, -2) || "/"] : [path]) {
+        try {
+          if (method === "*") {
+            for (const m of STANDARD_METHODS) methods.add(m)
+            table.all(p as FindMyWay.PathInput, true)
+          } else {
+            methods.add(method)
+            table.on(method, p as FindMyWay.PathInput, true)
+          }
+        } catch {
+          // Registered twice (e.g. `/x/*` and `/x`): already known.
         }
-      } catch {
-        // Registered twice (e.g. `/x/*` and `/x`): already known.
       }
     }
+    return { table, methods }
   }
   const recording = (router: HttpRouter.HttpRouter, prefix = ""): HttpRouter.HttpRouter =>
     HttpRouter.HttpRouter.of({
@@ -433,8 +464,10 @@ const makeRouteMethods = (config: Partial<FindMyWay.RouterConfig>) => {
       }) as HttpRouter.HttpRouter["addAll"]
     })
   /** The methods `url` accepts other than `method` (empty: the path is unknown). */
-  const allowed = (method: string, url: string): Array<string> =>
-    [...methods].filter((m) => m !== method && table.find(m, url) !== undefined)
+  const allowed = (method: string, url: string): Array<string> => {
+    const { table, methods } = (built ??= build())
+    return [...methods].filter((m) => m !== method && table.find(m, url) !== undefined)
+  }
   return { recording, allowed }
 }
 

@@ -9,6 +9,7 @@ import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware } from "effect/http-api"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { narrowGroups } from "../src/http/Group.ts"
+import { requestContext } from "../src/Server.ts"
 import { basic, createUser, freePort, type Hearth, request, startHearth } from "./support/hearth.ts"
 
 /** A service the group reads once, when it is built. */
@@ -94,6 +95,45 @@ describe("an API request's context", () => {
     // @ts-expect-error Clock is read per request and not listed
     const unlisted = narrowGroups(ProbeApi, ProbeHttp, [])
     expect(Layer.isLayer(unlisted)).toBe(true)
+  })
+
+  it("starts from the server's context less what only building the application used", () => {
+    // The keys of Hearth's server context when it serves (`serve`: the command line, the database,
+    // the cluster that runs durable jobs, the HTTP machinery), one service standing for each.
+    const keys = [
+      "hearth/users/UsersService",
+      "effect/FileSystem",
+      "effect/Path",
+      "~effect/Stdio",
+      "effect/Terminal",
+      "effect/process/ChildProcessSpawner",
+      "effect/Layer/CurrentMemoMap",
+      "effect/cli/CliOutput/Presenter",
+      "~effect/cli/Command/hearth",
+      "effect/Scope",
+      "effect/Logger/CurrentLoggers",
+      "effect/References/MinimumLogLevel",
+      "@effect/sql-pg/PgClient",
+      "effect/sql/SqlClient",
+      "effect/cluster/Sharding",
+      "effect/workflow/WorkflowEngine",
+      "effect/http/HttpPlatform",
+      "effect/http/Etag/Generator",
+      "effect/http/HttpServer",
+      "effect/http/HttpIncomingMessage/MaxBodySize"
+    ]
+    const context = Context.makeUnsafe<never>(new Map(keys.map((key) => [key, {}])))
+    expect([...requestContext(context).mapUnsafe.keys()]).toEqual([
+      "effect/FileSystem",
+      "effect/Path",
+      "effect/Scope",
+      "effect/Logger/CurrentLoggers",
+      "effect/References/MinimumLogLevel",
+      "effect/http/HttpPlatform",
+      "effect/http/Etag/Generator",
+      "effect/http/HttpServer",
+      "effect/http/HttpIncomingMessage/MaxBodySize"
+    ])
   })
 
   it("still has what Hearth's handlers read per request: a paged list reads Settings", async () => {

@@ -7,9 +7,14 @@
 // and `contact_links`; `/issue_config/validate` says what is wrong with it. Where Forgejo answers
 // `null` for no templates, Hearth answers `[]`, and an absent `ref` stays "" (Forgejo: `refs/heads/`).
 import { Context, Effect, Layer, Option } from "effect"
-import { parse as parseYaml } from "yaml"
+import type * as Yaml from "yaml"
 import { ContentsService } from "../contents/Service.ts"
+import { lazyRequire } from "../lib/LazyRequire.ts"
 import type { OpenedRepository } from "../repos/Policy.ts"
+
+// yaml is 72 modules: loaded when a repository's templates are first read, not at start-up.
+const loadYaml = lazyRequire<typeof Yaml>("yaml")
+const parseYaml = (text: string): unknown => loadYaml().parse(text)
 
 /** The directories Forgejo reads templates from, in its order. */
 export const TEMPLATE_DIRS = [

@@ -7,11 +7,15 @@
 // once a newer one has been used.
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { Secret, TOTP } from "otpauth"
+import type * as OtpAuth from "otpauth"
 import { Settings } from "../config/Settings.ts"
 import { sqlBoundary } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
+import { lazyRequire } from "../lib/LazyRequire.ts"
 import { sealer } from "../lib/Sealer.ts"
+
+// Loaded when an account first enrols or signs in with a second factor, not at start-up.
+const otpauth = lazyRequire<typeof OtpAuth>("otpauth")
 
 export interface Enrollment {
   /** The shared secret, base32 (what authenticator apps accept when typed in). */
@@ -53,7 +57,10 @@ export class TwoFactor extends Context.Service<
       const { open, seal } = sealer(settings.security.SECRET_KEY, "totp")
       const issuer = settings.server.DOMAIN
 
-      const totp = (secret: string, label = "") => new TOTP({ issuer, label, secret: Secret.fromBase32(secret) })
+      const totp = (secret: string, label = "") => {
+        const { Secret, TOTP } = otpauth()
+        return new TOTP({ issuer, label, secret: Secret.fromBase32(secret) })
+      }
       const load = (userId: number) =>
         Effect.map(sql`SELECT secret, enabled FROM two_factor WHERE user_id = ${userId}`, (rows) =>
           Option.fromNullishOr(rows[0])
@@ -81,7 +88,7 @@ export class TwoFactor extends Context.Service<
                   "two-factor authentication is already enabled: disable it first (DELETE /user/twofa)"
                 )
               }
-              const secret = new Secret({ size: 20 }).base32
+              const secret = new (otpauth().Secret)({ size: 20 }).base32
               yield* sql`INSERT INTO two_factor (user_id, secret, enabled) VALUES (${userId}, ${seal(secret)}, false)
                 ON CONFLICT (user_id) DO UPDATE SET secret = EXCLUDED.secret, enabled = false, last_used_passcode = ''
                 WHERE NOT two_factor.enabled`
