@@ -743,7 +743,8 @@ describe("[storage] settings", () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true })
     }
-  })
+    // A whole start of `hearth serve` on a loaded machine can take longer than the default 30 s.
+  }, 90_000)
 
   it("a PATH that cannot be used stops start-up naming it", async () => {
     const file = join(hearth.settings.server.APP_DATA_PATH, "not-a-directory")
