@@ -56,6 +56,9 @@ import { OAuth2Service } from "./oauth2/Service.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
 import { OrgsRepo } from "./orgs/Repo.ts"
 import { OrgsService } from "./orgs/Service.ts"
+import { PackagePolicy } from "./packages/Policy.ts"
+import { PackagesRepo } from "./packages/Repo.ts"
+import { PackagesService } from "./packages/Service.ts"
 import { PushGate } from "./protection/Push.ts"
 import { ProtectionRepo } from "./protection/Repo.ts"
 import { ProtectionService } from "./protection/Service.ts"
@@ -123,7 +126,8 @@ const Repos = Layer.mergeAll(
   PullsRepo.layer,
   WebhooksRepo.layer,
   ReleasesRepo.layer,
-  AssetsRepo.layer
+  AssetsRepo.layer,
+  PackagesRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -149,6 +153,7 @@ export const Services = Layer.mergeAll(
   TopicsService.layer,
   ReleasesService.layer,
   ReleaseAssets.layer,
+  PackagesService.layer.pipe(Layer.provideMerge(PackagePolicy.layer)),
   StatusesService.layer,
   PushGate.layer,
   WikiService.layer,

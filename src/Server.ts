@@ -53,6 +53,8 @@ import { MiscHttp } from "./misc/Http.ts"
 import { NotificationsHttp } from "./notifications/Http.ts"
 import { OAuth2Http } from "./oauth2/Http.ts"
 import { OrgsHttp } from "./orgs/Http.ts"
+import { GenericRoutes } from "./packages/generic/Routes.ts"
+import { PackagesHttp } from "./packages/Http.ts"
 import { ProtectionHttp } from "./protection/Http.ts"
 import { PullsHttp } from "./pulls/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
@@ -200,7 +202,8 @@ export const ApiHandlers = Layer.mergeAll(
   WikiHttp,
   PullsHttp,
   WebhooksHttp,
-  ReleasesHttp
+  ReleasesHttp,
+  PackagesHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
@@ -217,6 +220,7 @@ export const AppRoutes = Layer.mergeAll(
   GpgExportRoutes,
   AttachmentDownloadRoutes,
   ReleaseDownloadRoutes,
+  GenericRoutes,
   FederationRoutes,
   WebRoutes,
   RequestTargetCheck

@@ -35,6 +35,7 @@ import m0023 from "./migrations/0023_pulls.ts"
 import m0024 from "./migrations/0024_protection_statuses.ts"
 import m0025 from "./migrations/0025_webhooks.ts"
 import m0026 from "./migrations/0026_releases.ts"
+import m0032 from "./migrations/0032_packages.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -61,7 +62,8 @@ export const migrations = Migrator.fromRecord({
   "0023_pulls": m0023,
   "0024_protection_statuses": m0024,
   "0025_webhooks": m0025,
-  "0026_releases": m0026
+  "0026_releases": m0026,
+  "0032_packages": m0032
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

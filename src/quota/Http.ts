@@ -11,6 +11,7 @@ import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsService } from "../orgs/Service.ts"
+import { PackagesService } from "../packages/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
@@ -56,6 +57,7 @@ export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
     const orgs = yield* OrgsService
     const orgPolicy = yield* OrgPolicy
     const accounts = yield* AccountPolicy
+    const packages = yield* PackagesService
 
     /** A site administrator's call: 403 for anyone else. */
     const asAdmin = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.andThen(siteAdmin, effect)
@@ -68,7 +70,19 @@ export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
         : Effect.fail(Errors.validationFailed(unrecognizedSubject(subject)))
     }
 
-    /** Hearth stores no attachments, packages or artifacts yet: every such list is empty. */
+    /** The package files counted in the account's quota, a page of them. */
+    const packageList = (
+      account: UserRow,
+      query: { readonly page?: string | undefined; readonly limit?: string | undefined }
+    ) =>
+      Effect.gen(function* () {
+        const page = yield* resolvePage(query)
+        const listed = yield* packages.quotaList(account, page)
+        yield* setListHeaders(page, listed.total, { withLink: true })
+        return listed.items
+      })
+
+    /** Hearth stores no attachments or artifacts yet: every such list is empty. */
     const nothingStored = (query: { readonly page?: string | undefined; readonly limit?: string | undefined }) =>
       Effect.gen(function* () {
         yield* setListHeaders(yield* resolvePage(query), 0, { withLink: true })
@@ -147,7 +161,9 @@ export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
         Effect.flatMap(signedInCaller, (caller) => check(caller.user, query.subject))
       )
       .handle("userListQuotaAttachments", ({ query }) => nothingStored(query))
-      .handle("userListQuotaPackages", ({ query }) => nothingStored(query))
+      .handle("userListQuotaPackages", ({ query }) =>
+        Effect.flatMap(signedInCaller, (caller) => packageList(caller.user, query))
+      )
       .handle("userListQuotaArtifacts", ({ query }) => nothingStored(query))
       .handle("orgGetQuota", ({ params }) =>
         Effect.gen(function* () {
@@ -161,7 +177,9 @@ export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
       .handle("orgListQuotaAttachments", ({ params, query }) =>
         Effect.andThen(ownedOrg(params.org), nothingStored(query))
       )
-      .handle("orgListQuotaPackages", ({ params, query }) => Effect.andThen(ownedOrg(params.org), nothingStored(query)))
+      .handle("orgListQuotaPackages", ({ params, query }) =>
+        Effect.flatMap(ownedOrg(params.org), (org) => packageList(org, query))
+      )
       .handle("orgListQuotaArtifacts", ({ params, query }) =>
         Effect.andThen(ownedOrg(params.org), nothingStored(query))
       )

@@ -5,6 +5,7 @@
 // a deleted branch fires `delete`; a deleted tag a zero-commit `push` then `delete`.
 import type { Effect } from "effect"
 import type * as Events from "../events/Events.ts"
+import { packagePayload } from "../packages/Hook.ts"
 import type { EventType } from "./Kinds.ts"
 import type { Payloads } from "./Payloads.ts"
 
@@ -58,7 +59,8 @@ export const HOOK_EVENTS: Table = {
   ],
   PullRequestSynchronized: (e) => [{ type: "pull_request_sync", build: (p) => p.pullSync(e) }],
   Wiki: (e) => [{ type: "wiki", build: (p) => p.wiki(e) }],
-  Release: (e) => [{ type: "release", build: (p) => p.release(e) }]
+  Release: (e) => [{ type: "release", build: (p) => p.release(e) }],
+  Package: (e) => [{ type: "package", build: () => packagePayload(e) }]
 }
 
 /** The hook events of a hub event (none for events webhooks do not hear). */
