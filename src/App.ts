@@ -56,6 +56,7 @@ import { OAuth2Service } from "./oauth2/Service.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
 import { OrgsRepo } from "./orgs/Repo.ts"
 import { OrgsService } from "./orgs/Service.ts"
+import { PackageCleanup } from "./packages/Cleanup.ts"
 import { PackagePolicy } from "./packages/Policy.ts"
 import { PackagesRepo } from "./packages/Repo.ts"
 import { PackagesService } from "./packages/Service.ts"
@@ -154,6 +155,7 @@ export const Services = Layer.mergeAll(
   ReleasesService.layer,
   ReleaseAssets.layer,
   PackagesService.layer.pipe(Layer.provideMerge(PackagePolicy.layer)),
+  PackageCleanup.layer,
   StatusesService.layer,
   PushGate.layer,
   WikiService.layer,

@@ -54,7 +54,7 @@ import { NotificationsHttp } from "./notifications/Http.ts"
 import { OAuth2Http } from "./oauth2/Http.ts"
 import { OrgsHttp } from "./orgs/Http.ts"
 import { GenericRoutes } from "./packages/generic/Routes.ts"
-import { PackagesHttp } from "./packages/Http.ts"
+import { PackageCleanupHttp, PackagesHttp } from "./packages/Http.ts"
 import { ProtectionHttp } from "./protection/Http.ts"
 import { PullsHttp } from "./pulls/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
@@ -203,7 +203,8 @@ export const ApiHandlers = Layer.mergeAll(
   PullsHttp,
   WebhooksHttp,
   ReleasesHttp,
-  PackagesHttp
+  PackagesHttp,
+  PackageCleanupHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(

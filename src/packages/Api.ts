@@ -79,3 +79,71 @@ export class PackagesApi extends HttpApiGroup.make("packages").add(
     .annotate(OpenApi.Identifier, "unlinkPackage")
     .annotate(Access, write)
 ) {}
+
+const admin = { signedIn: true, scopes: ["admin"], enabled } as const satisfies AccessRule
+
+export const PackageCleanupRule = Schema.Struct({
+  id: Id,
+  owner: Schema.String,
+  type: Schema.String,
+  enabled: Schema.Boolean,
+  keep_count: Schema.Int,
+  keep_pattern: Schema.String,
+  remove_days: Schema.Int,
+  remove_pattern: Schema.String,
+  match_full_name: Schema.Boolean
+}).annotate({ identifier: "PackageCleanupRule" })
+
+const ruleFields = {
+  enabled: Schema.optionalKey(Schema.Boolean),
+  keep_count: Schema.optionalKey(Schema.Int),
+  keep_pattern: Schema.optionalKey(Schema.String),
+  remove_days: Schema.optionalKey(Schema.Int),
+  remove_pattern: Schema.optionalKey(Schema.String),
+  match_full_name: Schema.optionalKey(Schema.Boolean)
+}
+export const CreatePackageCleanupRuleOption = Schema.Struct({
+  owner: Schema.String,
+  type: Schema.String,
+  ...ruleFields
+}).annotate({ identifier: "CreatePackageCleanupRuleOption" })
+export const EditPackageCleanupRuleOption = Schema.Struct(ruleFields).annotate({
+  identifier: "EditPackageCleanupRuleOption"
+})
+
+/**
+ * Cleanup rules (Forgejo keeps them on web settings pages and has no API): Hearth's own admin
+ * routes, in Forgejo's naming style, and one to run every rule now (Forgejo's `cleanup_packages` cron).
+ */
+export class PackageCleanupApi extends HttpApiGroup.make("packageCleanup").add(
+  HttpApiEndpoint.get("listCleanupRules", "/admin/packages/cleanup-rules", {
+    query: { owner: Schema.optional(Schema.String) },
+    success: Schema.Array(PackageCleanupRule)
+  })
+    .annotate(OpenApi.Identifier, "adminListPackageCleanupRules")
+    .annotate(Access, admin),
+  HttpApiEndpoint.post("createCleanupRule", "/admin/packages/cleanup-rules", {
+    payload: CreatePackageCleanupRuleOption,
+    success: PackageCleanupRule.pipe(HttpApiSchema.status(201))
+  })
+    .annotate(OpenApi.Identifier, "adminCreatePackageCleanupRule")
+    .annotate(Access, admin),
+  HttpApiEndpoint.patch("editCleanupRule", "/admin/packages/cleanup-rules/:id", {
+    params: { id: Schema.String },
+    payload: EditPackageCleanupRuleOption,
+    success: PackageCleanupRule
+  })
+    .annotate(OpenApi.Identifier, "adminEditPackageCleanupRule")
+    .annotate(Access, admin),
+  HttpApiEndpoint.delete("deleteCleanupRule", "/admin/packages/cleanup-rules/:id", {
+    params: { id: Schema.String },
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(OpenApi.Identifier, "adminDeletePackageCleanupRule")
+    .annotate(Access, admin),
+  HttpApiEndpoint.post("runCleanupRules", "/admin/packages/cleanup-rules/-/run", {
+    success: Schema.Struct({ removed: Schema.Int })
+  })
+    .annotate(OpenApi.Identifier, "adminRunPackageCleanupRules")
+    .annotate(Access, admin)
+) {}
