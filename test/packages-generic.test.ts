@@ -85,6 +85,15 @@ describe("upload, download, delete with curl", () => {
       url("alice/generic/tool/1.0.0/HELLO.txt")
     )
     expect(again).toEqual({ status: 409, body: "package file already exists\n" })
+    // Other bytes under a name that exists: refused once stored, and given back at once.
+    const blobs = await blobCount()
+    const other = await fetch(url("alice/generic/tool/1.0.0/hello.txt"), {
+      method: "PUT",
+      headers: { authorization: `token ${aliceToken}` },
+      body: "other bytes"
+    })
+    expect(other.status).toBe(409)
+    expect(await blobCount()).toBe(blobs)
 
     const res = await fetch(url("alice/generic/tool/1.0.0/hello.txt"))
     expect(res.status).toBe(200)
