@@ -30,6 +30,7 @@ import { MiscApi } from "./misc/Api.ts"
 import { NotificationsApi } from "./notifications/Api.ts"
 import { OAuth2Api } from "./oauth2/Api.ts"
 import { OrgsApi } from "./orgs/Api.ts"
+import { PackageCleanupApi, PackagesApi } from "./packages/Api.ts"
 import { ProtectionApi } from "./protection/Api.ts"
 import { PullsApi } from "./pulls/Api.ts"
 import { QuotaApi } from "./quota/Api.ts"
@@ -91,7 +92,9 @@ export class HearthApi extends HttpApi.make("hearth")
     PullsApi,
     ReviewsApi,
     WebhooksApi,
-    ReleasesApi
+    ReleasesApi,
+    PackagesApi,
+    PackageCleanupApi
   )
   .prefix("/api/v1")
   // Applied inside out: the repository of the path is resolved after authentication (before the

@@ -56,6 +56,10 @@ import { OAuth2Service } from "./oauth2/Service.ts"
 import { OrgPolicy } from "./orgs/Policy.ts"
 import { OrgsRepo } from "./orgs/Repo.ts"
 import { OrgsService } from "./orgs/Service.ts"
+import { PackageCleanup } from "./packages/Cleanup.ts"
+import { PackagePolicy } from "./packages/Policy.ts"
+import { PackagesRepo } from "./packages/Repo.ts"
+import { PackagesService } from "./packages/Service.ts"
 import { PushGate } from "./protection/Push.ts"
 import { ProtectionRepo } from "./protection/Repo.ts"
 import { ProtectionService } from "./protection/Service.ts"
@@ -129,7 +133,8 @@ const Repos = Layer.mergeAll(
   ReviewsRepo.layer,
   WebhooksRepo.layer,
   ReleasesRepo.layer,
-  AssetsRepo.layer
+  AssetsRepo.layer,
+  PackagesRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -161,6 +166,8 @@ export const Services = Layer.mergeAll(
   TopicsService.layer,
   ReleasesService.layer,
   ReleaseAssets.layer,
+  PackagesService.layer.pipe(Layer.provideMerge(PackagePolicy.layer)),
+  PackageCleanup.layer,
   StatusesService.layer,
   PushGate.layer,
   WikiService.layer,

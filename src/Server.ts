@@ -53,6 +53,8 @@ import { MiscHttp } from "./misc/Http.ts"
 import { NotificationsHttp } from "./notifications/Http.ts"
 import { OAuth2Http } from "./oauth2/Http.ts"
 import { OrgsHttp } from "./orgs/Http.ts"
+import { GenericRoutes } from "./packages/generic/Routes.ts"
+import { PackageCleanupHttp, PackagesHttp } from "./packages/Http.ts"
 import { ProtectionHttp } from "./protection/Http.ts"
 import { PullsHttp } from "./pulls/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
@@ -202,7 +204,9 @@ export const ApiHandlers = Layer.mergeAll(
   PullsHttp,
   ReviewsHttp,
   WebhooksHttp,
-  ReleasesHttp
+  ReleasesHttp,
+  PackagesHttp,
+  PackageCleanupHttp
 )
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
@@ -219,6 +223,7 @@ export const AppRoutes = Layer.mergeAll(
   GpgExportRoutes,
   AttachmentDownloadRoutes,
   ReleaseDownloadRoutes,
+  GenericRoutes,
   FederationRoutes,
   WebRoutes,
   RequestTargetCheck

@@ -6,6 +6,7 @@ import { transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { OrgsService } from "../orgs/Service.ts"
+import { PackagesRepo } from "../packages/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { MIN_PASSWORD_LENGTH } from "../users/Password.ts"
 import { type UserRow, UsersRepo, type Visibility } from "../users/Repo.ts"
@@ -94,6 +95,7 @@ export class AdminUsers extends Context.Service<
       const repo = yield* AdminRepo
       const orgs = yield* OrgsService
       const repositories = yield* ReposService
+      const packages = yield* PackagesRepo
 
       const isLastAdmin = (user: UserRow) =>
         user.isAdmin ? Effect.map(usersRepo.countAdmins, (n) => n <= 1) : Effect.succeed(false)
@@ -197,6 +199,12 @@ export class AdminUsers extends Context.Service<
               return yield* Errors.validationFailed(
                 `user still has ownership of repositories [uid: ${target.id}]: ` +
                   "delete or transfer them first, or delete the user with purge"
+              )
+            }
+            // Forgejo's ErrUserOwnPackages; a purge deletes them with the account (foreign keys cascade).
+            if (!options.purge && (yield* packages.ownerHasPackages(target.id))) {
+              return yield* Errors.validationFailed(
+                `user still has ownership of packages [uid: ${target.id}]: delete them first, or delete the user with purge`
               )
             }
             // One transaction: a refusal, or a failure half-way, leaves the account as it was.

@@ -219,7 +219,48 @@ export interface SettingsShape {
    * (Forgejo's PATH is the parent of one directory per kind of file).
    */
   readonly storage: { readonly STORAGE_TYPE: "local" | "minio"; readonly PATH: string }
+  /**
+   * Forgejo's [packages] (modules/setting/packages.go): ENABLED off answers 404 on every registry
+   * route and on /api/v1/packages. Sizes in bytes, -1 for no limit (LIMIT_SIZE_<TYPE> per file of a
+   * type, LIMIT_TOTAL_OWNER_SIZE over an owner's files); LIMIT_TOTAL_OWNER_COUNT counts versions.
+   * CHUNKED_UPLOAD_PATH (absolute; default `<APP_DATA_PATH>/tmp/package-upload`) is for chunked
+   * container uploads.
+   */
+  readonly packages: {
+    readonly ENABLED: boolean
+    readonly CHUNKED_UPLOAD_PATH: string
+    readonly LIMIT_TOTAL_OWNER_COUNT: number
+    readonly LIMIT_TOTAL_OWNER_SIZE: number
+  } & { readonly [K in `LIMIT_SIZE_${Uppercase<PackageTypeName>}`]: number }
 }
+
+/** Forgejo's package types (models/packages/package.go `Type*`), each with a LIMIT_SIZE_<TYPE>. */
+export const PACKAGE_TYPES = [
+  "alpine",
+  "arch",
+  "cargo",
+  "chef",
+  "composer",
+  "conan",
+  "conda",
+  "container",
+  "cran",
+  "debian",
+  "generic",
+  "go",
+  "helm",
+  "maven",
+  "npm",
+  "nuget",
+  "pub",
+  "pypi",
+  "rpm",
+  "alt",
+  "rubygems",
+  "swift",
+  "vagrant"
+] as const
+export type PackageTypeName = (typeof PACKAGE_TYPES)[number]
 
 export type SectionName = keyof SettingsShape
 
@@ -378,7 +419,14 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
       "Info"
     )
   },
-  storage: { STORAGE_TYPE: key({ oneOf: ["local", "minio"] }, "local"), PATH: key("string", "") }
+  storage: { STORAGE_TYPE: key({ oneOf: ["local", "minio"] }, "local"), PATH: key("string", "") },
+  packages: {
+    ENABLED: key("bool", "true"),
+    CHUNKED_UPLOAD_PATH: key("string", "tmp/package-upload"),
+    LIMIT_TOTAL_OWNER_COUNT: key("string", "-1"),
+    LIMIT_TOTAL_OWNER_SIZE: key("string", "-1"),
+    ...Object.fromEntries(PACKAGE_TYPES.map((t) => [`LIMIT_SIZE_${t.toUpperCase()}`, key("string", "-1")]))
+  }
 }
 
 const unquote = (value: string): string => {
@@ -703,6 +751,27 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
     })
   }
   federation.SIGNATURE_ALGORITHMS = algorithms.join(",")
+  const packages = out.packages!
+  // Sizes as Forgejo reads them (humanize: 1000, 1 MB, 1 MiB); empty is no limit, as in Forgejo,
+  // but text that is no size stops the start instead of silently meaning "no limit".
+  for (const name of ["LIMIT_TOTAL_OWNER_SIZE", ...PACKAGE_TYPES.map((t) => `LIMIT_SIZE_${t.toUpperCase()}`)]) {
+    const text = String(packages[name]).trim()
+    const size = text === "" ? -1 : parseByteSize(text)
+    if (size === undefined) {
+      throw new SettingsError({
+        message: `invalid setting [packages] ${name} = "${text}": expected a size such as 500M, 2GiB or 1000000, or -1 for no limit`
+      })
+    }
+    packages[name] = size
+  }
+  const count = String(packages.LIMIT_TOTAL_OWNER_COUNT).trim()
+  if (count !== "" && !/^-?\d+$/.test(count)) {
+    throw new SettingsError({
+      message: `invalid setting [packages] LIMIT_TOTAL_OWNER_COUNT = "${count}": expected a whole number, or -1 for no limit`
+    })
+  }
+  packages.LIMIT_TOTAL_OWNER_COUNT = count === "" || Number(count) < 0 ? -1 : Number(count)
+  packages.CHUNKED_UPLOAD_PATH = resolve(server.APP_DATA_PATH as string, packages.CHUNKED_UPLOAD_PATH as string)
   return out as unknown as SettingsShape
 }
 

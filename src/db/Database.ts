@@ -39,6 +39,7 @@ import m0027 from "./migrations/0027_reviews.ts"
 import m0028 from "./migrations/0028_agit.ts"
 import m0029 from "./migrations/0029_automerge.ts"
 import m0030 from "./migrations/0030_issue_indexes.ts"
+import m0032 from "./migrations/0032_packages.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -69,7 +70,8 @@ export const migrations = Migrator.fromRecord({
   "0027_reviews": m0027,
   "0028_agit": m0028,
   "0029_automerge": m0029,
-  "0030_issue_indexes": m0030
+  "0030_issue_indexes": m0030,
+  "0032_packages": m0032
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

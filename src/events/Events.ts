@@ -29,6 +29,7 @@
 // | PullRequestReviewRequest     | a user was requested (or no longer) to review (`requested`), each member of a requested team too | pull_request_review_request / review_requested, review_request_removed |
 // | PullRequestReviewDismiss     | a review was dismissed (by an admin, or a push with `dismiss_stale_approvals`) | (none in Forgejo) |
 // | Release                      | a release was published, updated or deleted (`action`; Forgejo's NewRelease, UpdateRelease, DeleteRelease; never for a draft) with the release as it then was (`release`) | release / published, updated, deleted |
+// | Package                      | a package version was created or deleted (`action`; Forgejo's PackageCreate, PackageDelete; not for cleanup or purges) with Forgejo's Package and sender objects as the doer saw them then (`package`, `sender`); `repo` is the linked repository, or id 0 with the package's owner when unlinked (the owner's and system hooks hear it) | package / created, deleted |
 //
 // A pull request is an issue: its opening, edits (`changes.ref.from` when its base branch changed),
 // closing, reopening, labels, milestone and assignees are `Issues` events (`issue.isPull`); its
@@ -208,6 +209,17 @@ export type ReleaseSnapshot = typeof ReleaseSnapshot.Type
 
 export const Release = Schema.TaggedStruct("Release", { ...about, action: ReleaseAction, release: ReleaseSnapshot })
 
+export const PackageAction = Schema.Literals(["created", "deleted"])
+export type PackageAction = typeof PackageAction.Type
+
+export const Package = Schema.TaggedStruct("Package", {
+  ...about,
+  action: PackageAction,
+  /** Forgejo's Package JSON as the doer saw it (a deleted version cannot be read back later). */
+  package: Schema.Record(Schema.String, Schema.Unknown),
+  sender: Schema.Record(Schema.String, Schema.Unknown)
+})
+
 export const Event = Schema.Union([
   CreateRepository,
   MigrateRepository,
@@ -226,7 +238,8 @@ export const Event = Schema.Union([
   PullRequestReview,
   PullRequestReviewRequest,
   PullRequestReviewDismiss,
-  Release
+  Release,
+  Package
 ])
 export type Event = typeof Event.Type
 export type EventName = Event["_tag"]

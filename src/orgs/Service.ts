@@ -9,6 +9,7 @@ import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { ACCESS_MODES, type AccessMode, accessRank, isAccessMode } from "../lib/AccessMode.ts"
 import { NAME_MAX, userNameProblem } from "../lib/Names.ts"
+import { PackagesRepo } from "../packages/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo, type UserWrite } from "../users/Repo.ts"
@@ -169,6 +170,7 @@ export class OrgsService extends Context.Service<
       const repositories = yield* ReposService
       const policy = yield* OrgPolicy
       const visibility = yield* AccountPolicy
+      const packages = yield* PackagesRepo
 
       const orgValues = (input: EditOrgOption): UserWrite => {
         const values: { -readonly [K in keyof UserWrite]: UserWrite[K] } = {}
@@ -310,6 +312,12 @@ export class OrgsService extends Context.Service<
             if ((yield* repositories.countOwnedBy(org)) > 0) {
               return yield* Errors.validationFailed(
                 `organization still has ownership of repositories [uid: ${org.id}]: delete or transfer them first`
+              )
+            }
+            // Forgejo's ErrUserOwnPackages: an organization's packages are never purged with it.
+            if (yield* packages.ownerHasPackages(org.id)) {
+              return yield* Errors.validationFailed(
+                `organization still has ownership of packages [uid: ${org.id}]: delete them first`
               )
             }
             yield* accounts.remove(org)

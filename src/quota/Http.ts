@@ -11,6 +11,7 @@ import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsService } from "../orgs/Service.ts"
+import { PackagesService } from "../packages/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
@@ -56,6 +57,7 @@ export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
     const orgs = yield* OrgsService
     const orgPolicy = yield* OrgPolicy
     const accounts = yield* AccountPolicy
+    const packages = yield* PackagesService
 
     /** A site administrator's call: 403 for anyone else. */
     const asAdmin = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.andThen(siteAdmin, effect)
@@ -107,7 +109,19 @@ export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
         })
       })
 
-    /** Hearth stores no packages or artifacts yet: those lists are empty. */
+    /** The package files counted in the account's quota, a page of them. */
+    const packageList = (
+      account: UserRow,
+      query: { readonly page?: string | undefined; readonly limit?: string | undefined }
+    ) =>
+      Effect.gen(function* () {
+        const page = yield* resolvePage(query)
+        const listed = yield* packages.quotaList(account, page)
+        yield* setListHeaders(page, listed.total, { withLink: true })
+        return listed.items
+      })
+
+    /** Hearth stores no artifacts yet: those lists are empty. */
     const nothingStored = (query: { readonly page?: string | undefined; readonly limit?: string | undefined }) =>
       Effect.gen(function* () {
         yield* setListHeaders(yield* resolvePage(query), 0, { withLink: true })
@@ -188,7 +202,9 @@ export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
       .handle("userListQuotaAttachments", ({ query }) =>
         Effect.flatMap(signedInCaller, (caller) => attachmentsOf(caller.user, query))
       )
-      .handle("userListQuotaPackages", ({ query }) => nothingStored(query))
+      .handle("userListQuotaPackages", ({ query }) =>
+        Effect.flatMap(signedInCaller, (caller) => packageList(caller.user, query))
+      )
       .handle("userListQuotaArtifacts", ({ query }) => nothingStored(query))
       .handle("orgGetQuota", ({ params }) =>
         Effect.gen(function* () {
@@ -202,7 +218,9 @@ export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
       .handle("orgListQuotaAttachments", ({ params, query }) =>
         Effect.flatMap(ownedOrg(params.org), (org) => attachmentsOf(org, query))
       )
-      .handle("orgListQuotaPackages", ({ params, query }) => Effect.andThen(ownedOrg(params.org), nothingStored(query)))
+      .handle("orgListQuotaPackages", ({ params, query }) =>
+        Effect.flatMap(ownedOrg(params.org), (org) => packageList(org, query))
+      )
       .handle("orgListQuotaArtifacts", ({ params, query }) =>
         Effect.andThen(ownedOrg(params.org), nothingStored(query))
       )

@@ -38,7 +38,9 @@ const toUsed = (r: Row | undefined): Used =>
     : {
         ...NOTHING_USED,
         repos: { public: Number(r.public_size), private: Number(r.private_size) },
-        attachments: { issues: Number(r.issue_attachments ?? 0), releases: Number(r.release_attachments ?? 0) }
+        attachments: { issues: Number(r.issue_attachments ?? 0), releases: Number(r.release_attachments ?? 0) },
+        // Forgejo's rule: packages linked to a repository count for the repository's owner.
+        packages: Number(r.packages ?? 0)
       }
 
 /**
@@ -213,7 +215,11 @@ export class QuotaRepo extends Context.Service<
                 (SELECT coalesce(sum(a.size), 0) FROM attachments a JOIN repositories ar ON ar.id = a.repo_id
                   WHERE ar.owner_id = ${userId}) AS issue_attachments,
                 (SELECT coalesce(sum(ra.size), 0) FROM release_assets ra JOIN repositories rr ON rr.id = ra.repo_id
-                  WHERE rr.owner_id = ${userId}) AS release_attachments
+                  WHERE rr.owner_id = ${userId}) AS release_attachments,
+                (SELECT coalesce(sum(pf.size), 0) FROM package_files pf
+                  JOIN package_versions pv ON pv.id = pf.version_id JOIN packages pp ON pp.id = pv.package_id
+                  WHERE (pp.owner_id = ${userId} AND pp.repo_id IS NULL)
+                    OR pp.repo_id IN (SELECT id FROM repositories WHERE owner_id = ${userId})) AS packages
               FROM repositories WHERE owner_id = ${userId}`,
               (rows) => toUsed(rows[0])
             ),

@@ -5,6 +5,7 @@
 // a deleted branch fires `delete`; a deleted tag a zero-commit `push` then `delete`.
 import type { Effect } from "effect"
 import type * as Events from "../events/Events.ts"
+import { packagePayload } from "../packages/Hook.ts"
 import type { EventType } from "./Kinds.ts"
 import type { Payloads } from "./Payloads.ts"
 
@@ -61,7 +62,8 @@ export const HOOK_EVENTS: Table = {
   PullRequestReviewRequest: (e) => [{ type: "pull_request_review_request", build: (p) => p.pullReviewRequest(e) }],
   Wiki: (e) => [{ type: "wiki", build: (p) => p.wiki(e) }],
   Release: (e) => [{ type: "release", build: (p) => p.release(e) }],
-  CommitStatus: (e) => [{ type: "status", build: (p) => p.status(e) }]
+  CommitStatus: (e) => [{ type: "status", build: (p) => p.status(e) }],
+  Package: (e) => [{ type: "package", build: () => packagePayload(e) }]
 }
 
 /** The hook events of a hub event (none for events webhooks do not hear). */
