@@ -155,6 +155,7 @@ export const coarseEvent = (type: string): string => {
   if (type === "pull_request_review_approved") return "pull_request_approved"
   if (type === "pull_request_review_rejected") return "pull_request_rejected"
   if (type === "pull_request_review_comment") return "pull_request_comment"
-  if (type === "package") return ""
+  // Forgejo sends an empty X-Forgejo-Event for `package` (a quirk, CONTRACT-WEBHOOKS §1.8): a
+  // receiver routing on that header would drop it, so Hearth names it.
   return type
 }
