@@ -7,18 +7,14 @@
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, type TestBrowser } from "./support/browser.ts"
-import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { apiAs, basic, createUser, type Hearth, request, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
 let chrome: TestBrowser
 
 const url = (path: string) => `${hearth.base}${path}`
 
-const api = async (method: string, path: string, body?: unknown) => {
-  const res = await request(hearth, method, path, basic("ann"), body)
-  expect(res.status, `${method} ${path}: ${await res.clone().text()}`).toBeLessThan(300)
-  return res.status === 204 ? undefined : json(res)
-}
+const api = (method: string, path: string, body?: unknown) => apiAs(hearth, method, path, "ann", body)
 const b64 = (text: string) => Buffer.from(text).toString("base64")
 
 beforeAll(async () => {

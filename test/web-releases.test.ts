@@ -8,25 +8,17 @@
 // (read back through the API), refusals next to their field with the input kept; the XSS corpus
 // in titles and notes.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { apiAs, basic, createUser, type Hearth, request, startHearth } from "./support/hearth.ts"
 import { executableInRendered } from "./support/rendered.ts"
-import { csrfOf, WebClient } from "./support/web.ts"
+import { csrfOf, signedIn, WebClient } from "./support/web.ts"
 import { corpus } from "./support/xss.ts"
 
 let hearth: Hearth
 const web = () => new WebClient(hearth.base)
 
-const as = async (username: string) => {
-  const client = web()
-  expect((await client.signIn(username)).status).toBe(303)
-  return client
-}
+const as = (username: string) => signedIn(hearth.base, username)
 
-const api = async (method: string, path: string, user: string, body?: unknown) => {
-  const res = await request(hearth, method, path, basic(user), body)
-  expect(res.status, `${method} ${path}: ${await res.clone().text()}`).toBeLessThan(300)
-  return res.status === 204 ? undefined : json(res)
-}
+const api = (method: string, path: string, user: string, body?: unknown) => apiAs(hearth, method, path, user, body)
 
 const release = (repo: string, body: Record<string, unknown>) => api("POST", `/repos/${repo}/releases`, "alice", body)
 

@@ -17,7 +17,7 @@ import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitIn } from "./support/git.ts"
 import { basic, createUser, type Hearth, request, startHearth } from "./support/hearth.ts"
-import { csrfOf, WebClient } from "./support/web.ts"
+import { csrfOf, signedIn, WebClient } from "./support/web.ts"
 import { corpus, JS } from "./support/xss.ts"
 
 let hearth: Hearth
@@ -137,11 +137,7 @@ afterAll(async () => {
 })
 
 /** A signed-in client. */
-const as = async (username: string) => {
-  const client = web()
-  expect((await client.signIn(username)).status).toBe(303)
-  return client
-}
+const as = (username: string) => signedIn(hearth.base, username)
 
 /** The raw response: status, headers and the bytes as sent (compressed or not). */
 const rawGet = (path: string, headers: Record<string, string> = {}) =>

@@ -139,6 +139,16 @@ export const createToken = async (
 /** The JSON body of a response, untyped (tests assert on its shape). */
 export const json = async (res: Response): Promise<any> => res.json()
 
+/**
+ * An API request as `user` (password auth) that must succeed (status < 300): its JSON, or undefined
+ * for a 204. Any other answer fails the test with the method, path, status and body.
+ */
+export const apiAs = async (hearth: Hearth, method: string, path: string, user: string, body?: unknown) => {
+  const res = await request(hearth, method, path, basic(user), body)
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`)
+  return res.status === 204 ? undefined : json(res)
+}
+
 /** One API request: `auth` is the Authorization header value; a non-string body is sent as JSON. */
 export const request = (hearth: Hearth, method: string, path: string, auth?: string, body?: unknown) =>
   fetch(hearth.api(path), {

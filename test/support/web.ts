@@ -78,3 +78,11 @@ export class WebClient {
     return this.submit("/user/login", { user_name: login, password })
   }
 }
+
+/** A client signed in as `login` through the login form (fails the test when the form does not redirect). */
+export const signedIn = async (base: string, login: string, password = "password123") => {
+  const client = new WebClient(base)
+  const res = await client.signIn(login, password)
+  if (res.status !== 303) throw new Error(`signing in as ${login}: ${res.status}`)
+  return client
+}
