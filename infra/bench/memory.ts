@@ -17,12 +17,13 @@
 
 import { readFileSync, writeFileSync } from "node:fs"
 import os from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import autocannon from "autocannon"
 import {
   type Backend,
   type BackendName,
+  type BenchServer,
   cpuSeconds,
   createAccount,
   createToken,
@@ -33,40 +34,17 @@ import {
   machineLine,
   median,
   nodeBin,
+  parseServers,
   positive,
   preparePostgres,
   type Running,
-  root,
   runMain,
   startHearth,
   stopChild,
   tempDir
 } from "./support.ts"
 
-interface Server {
-  readonly label: string
-  readonly tree: string
-  readonly nodeArgs: ReadonlyArray<string>
-  readonly env: Readonly<Record<string, string>>
-}
-
-/**
- * `label=dir[:word word…]`, comma-separated; dir relative to this checkout; each word a Node flag
- * for `serve`, or a setting `HEARTH__<section>__<KEY>=value`.
- */
-const parseServers = (text: string): Array<Server> =>
-  text.split(",").map((item) => {
-    const m = /^([^=]+)=([^:]*)(?::(.*))?$/.exec(item.trim())
-    if (m === null) throw new Error(`BENCH_SERVERS: expected label=dir[:flags], got "${item}"`)
-    const words = (m[3] ?? "").split(" ").filter((f) => f !== "")
-    const settings = words.filter((w) => /^HEARTH__\w+=/.test(w))
-    return {
-      label: m[1]!,
-      tree: resolve(root, m[2] === "" ? "." : m[2]!),
-      nodeArgs: words.filter((w) => !settings.includes(w)),
-      env: Object.fromEntries(settings.map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]))
-    }
-  })
+type Server = BenchServer
 
 const describeServer = (s: Server) => [...s.nodeArgs, ...Object.entries(s.env).map(([k, v]) => `${k}=${v}`)].join(" ")
 

@@ -11,47 +11,28 @@
 
 import { readFileSync, writeFileSync } from "node:fs"
 import os from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import {
   type Backend,
   type BackendName,
+  type BenchServer,
   cpuSeconds,
   createAccount,
   fmt,
   log,
   machineLine,
   median,
+  parseServers,
   positive,
   preparePostgres,
-  root,
   runMain,
   startHearth,
   stopChild,
   tempDir
 } from "./support.ts"
 
-interface Server {
-  readonly label: string
-  readonly tree: string
-  readonly nodeArgs: ReadonlyArray<string>
-  readonly env: Readonly<Record<string, string>>
-}
-
-/** `label=dir[:word word…]`, comma-separated (as memory.ts). */
-const parseServers = (text: string): Array<Server> =>
-  text.split(",").map((item) => {
-    const m = /^([^=]+)=([^:]*)(?::(.*))?$/.exec(item.trim())
-    if (m === null) throw new Error(`BENCH_SERVERS: expected label=dir[:flags], got "${item}"`)
-    const words = (m[3] ?? "").split(" ").filter((f) => f !== "")
-    const settings = words.filter((w) => /^[A-Z_]+\w*=/.test(w))
-    return {
-      label: m[1]!,
-      tree: resolve(root, m[2] === "" ? "." : m[2]!),
-      nodeArgs: words.filter((w) => !settings.includes(w)),
-      env: Object.fromEntries(settings.map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]))
-    }
-  })
+type Server = BenchServer
 
 const config = {
   servers: parseServers(process.env.BENCH_SERVERS ?? "this=."),

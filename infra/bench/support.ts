@@ -489,3 +489,29 @@ export const machineLine = (load0: ReadonlyArray<number>) =>
     .loadavg()
     .map((l) => fmt(l, 2))
     .join(" ")} at end`
+
+/** A server to benchmark side by side: a checkout, the Node flags for `serve`, settings as env. */
+export interface BenchServer {
+  readonly label: string
+  readonly tree: string
+  readonly nodeArgs: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
+}
+
+/**
+ * `BENCH_SERVERS`: `label=dir[:word word…]`, comma-separated; dir relative to this checkout; each
+ * word a Node flag for `serve`, or an environment setting `NAME=value` (`HEARTH__<section>__<KEY>=…`).
+ */
+export const parseServers = (text: string): Array<BenchServer> =>
+  text.split(",").map((item) => {
+    const m = /^([^=]+)=([^:]*)(?::(.*))?$/.exec(item.trim())
+    if (m === null) throw new Error(`BENCH_SERVERS: expected label=dir[:flags], got "${item}"`)
+    const words = (m[3] ?? "").split(" ").filter((f) => f !== "")
+    const settings = words.filter((w) => /^[A-Z_]+\w*=/.test(w))
+    return {
+      label: m[1]!,
+      tree: resolve(root, m[2] === "" ? "." : m[2]!),
+      nodeArgs: words.filter((w) => !settings.includes(w)),
+      env: Object.fromEntries(settings.map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]))
+    }
+  })
