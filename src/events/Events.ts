@@ -27,6 +27,7 @@
 // | PullRequestSynchronized      | a push moved a pull request's head (`before`, `after`) | pull_request_sync / synchronized |
 // | PullRequestReview            | a review was submitted (`review.type` approved, rejected or comment; never a pending one) | pull_request_review_approved / _rejected / _comment, action reviewed |
 // | PullRequestReviewRequest     | a user was requested (or no longer) to review (`requested`), each member of a requested team too | pull_request_review_request / review_requested, review_request_removed |
+// | PullAutoMergeFailed          | a scheduled merge failed and was cancelled (`doer`: its scheduler, who is told) | (none) |
 // | PullRequestReviewDismiss     | a review was dismissed (by an admin, or a push with `dismiss_stale_approvals`) | (none in Forgejo) |
 // | Release                      | a release was published, updated or deleted (`action`; Forgejo's NewRelease, UpdateRelease, DeleteRelease; never for a draft) with the release as it then was (`release`) | release / published, updated, deleted |
 // | Package                      | a package version was created or deleted (`action`; Forgejo's PackageCreate, PackageDelete; not for cleanup or purges) with Forgejo's Package and sender objects as the doer saw them then (`package`, `sender`); `repo` is the linked repository, or id 0 with the package's owner when unlinked (the owner's and system hooks hear it) | package / created, deleted |
@@ -181,6 +182,13 @@ export const PullRequestReviewRequest = Schema.TaggedStruct("PullRequestReviewRe
   commentId: Schema.Number
 })
 
+/** A scheduled merge that failed, cancelled with the timeline entry `commentId` in its scheduler's name. */
+export const PullAutoMergeFailed = Schema.TaggedStruct("PullAutoMergeFailed", {
+  ...about,
+  issue: IssueRef,
+  commentId: Schema.Number
+})
+
 export const PullRequestReviewDismiss = Schema.TaggedStruct("PullRequestReviewDismiss", {
   ...about,
   issue: IssueRef,
@@ -238,6 +246,7 @@ export const Event = Schema.Union([
   PullRequestReview,
   PullRequestReviewRequest,
   PullRequestReviewDismiss,
+  PullAutoMergeFailed,
   Release,
   Package
 ])

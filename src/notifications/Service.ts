@@ -137,7 +137,8 @@ export class NotificationsService extends Context.Service<
       const notify = (
         event: { readonly repo: Events.RepositoryRef; readonly doer: Events.Doer; readonly issue: Events.IssueRef },
         commentId: number | null,
-        receivers?: ReadonlyArray<number>
+        receivers?: ReadonlyArray<number>,
+        options: { readonly toDoer?: boolean } = {}
       ) =>
         Effect.gen(function* () {
           const issue = yield* issues.issueById(event.issue.id)
@@ -154,7 +155,7 @@ export class NotificationsService extends Context.Service<
             // Who unsubscribed from the issue hears nothing of it but what names them.
             for (const id of yield* watches.explicitWatchers(issue.value.id, false)) wanted.delete(id)
           }
-          wanted.delete(event.doer.id)
+          if (options.toDoer !== true) wanted.delete(event.doer.id)
           for (const id of yield* repo.blockersOf(event.doer.id)) wanted.delete(id)
           if (wanted.size === 0) return
           const found = yield* users.findByIds([...wanted])
@@ -219,6 +220,9 @@ export class NotificationsService extends Context.Service<
             return notify(event, event.commentId)
           case "PullRequestReviewRequest":
             return event.requested ? notify(event, event.commentId, [event.reviewer.id]) : Effect.void
+          // The scheduler hears that their scheduled merge failed, though the entry is in their name.
+          case "PullAutoMergeFailed":
+            return notify(event, event.commentId, [event.doer.id], { toDoer: true })
           default:
             return Effect.void
         }

@@ -29,13 +29,11 @@ import type { RepoRule } from "../http/Access.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { DeliveryQueue } from "../jobs/Queue.ts"
-import { atLeast } from "../lib/AccessMode.ts"
-import { NotificationsRepo } from "../notifications/Repo.ts"
 import { ProtectionService } from "../protection/Service.ts"
 import { type OpenedRepository, RepoPolicy, repoRefusal } from "../repos/Policy.ts"
 import { ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
-import { UsersRepo } from "../users/Repo.ts"
+import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { AUTOMERGE_TOPIC, type AutoMergeRow, AutoMergeStore } from "./AutoMergeStore.ts"
 import type { MethodNotAllowed } from "./Errors.ts"
 import { PullsRepo } from "./Repo.ts"
@@ -79,7 +77,6 @@ export class AutoMerge extends Context.Service<
       const users = yield* UsersRepo
       const policy = yield* RepoPolicy
       const protection = yield* ProtectionService
-      const notifications = yield* NotificationsRepo
       const hub = yield* EventHub
       const queue = yield* DeliveryQueue
       const context = yield* Effect.context<never>()
@@ -107,20 +104,25 @@ export class AutoMerge extends Context.Service<
         })
 
       /** A failed scheduled merge: cancelled with the reason on the timeline, and its scheduler told. */
-      const fail = (row: AutoMergeRow, opened: OpenedRepository, issueId: number, index: number, reason: string) =>
+      const fail = (
+        row: AutoMergeRow,
+        scheduler: UserRow,
+        opened: OpenedRepository,
+        issueId: number,
+        index: number,
+        reason: string
+      ) =>
         Effect.gen(function* () {
           yield* Effect.logWarning(
             `the scheduled merge of ${opened.owner.name}/${opened.repo.name}#${index} failed and was cancelled: ${reason}`
           )
           const comment = yield* store.cancel(row.pullId, issueId, row.doerId, `The scheduled merge failed: ${reason}`)
-          if (Option.isNone(comment) || !atLeast(opened.access.mode, "read")) return
-          yield* notifications.upsertIssue({
-            userIds: [row.doerId],
-            repoId: opened.repo.id,
-            issueId,
-            isPull: true,
-            commentId: comment.value,
-            doerId: row.doerId
+          if (Option.isNone(comment)) return
+          yield* hub.publish({
+            _tag: "PullAutoMergeFailed",
+            ...Events.subject(opened.owner, opened.repo, scheduler),
+            issue: { id: issueId, index, isPull: true },
+            commentId: comment.value
           })
         })
 
@@ -146,7 +148,14 @@ export class AutoMerge extends Context.Service<
             caller: principal
           }
           if (!scheduler.isActive || scheduler.prohibitLogin) {
-            return yield* fail(row, opened, pull.issueId, pull.index, `${scheduler.name} can no longer sign in`)
+            return yield* fail(
+              row,
+              scheduler,
+              opened,
+              pull.issueId,
+              pull.index,
+              `${scheduler.name} can no longer sign in`
+            )
           }
           const refused = repoRefusal(principal, opened, MERGE_RULE)
           if (refused !== undefined) {
@@ -154,7 +163,7 @@ export class AutoMerge extends Context.Service<
               refused.kind === "archived"
                 ? "the repository is archived"
                 : `${scheduler.name} may no longer merge pull requests of this repository`
-            return yield* fail(row, opened, pull.issueId, pull.index, why)
+            return yield* fail(row, scheduler, opened, pull.issueId, pull.index, why)
           }
           const loaded = yield* Effect.orDie(pulls.get(opened, String(pull.index)))
           // A merge a crash cut off after the base branch moved: finished, not made again.
@@ -207,7 +216,7 @@ export class AutoMerge extends Context.Service<
             )
           }
           if (mayLiftLater(error)) return
-          yield* fail(row, opened, pull.issueId, pull.index, messageOf(error))
+          yield* fail(row, scheduler, opened, pull.issueId, pull.index, messageOf(error))
         })
 
       // --- triggers ---
