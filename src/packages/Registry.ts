@@ -8,7 +8,7 @@
 // credentials do not allow what it asks (a token without the package scope, a reader writing),
 // and 404 for an owner the caller may not see at all (Forgejo: 401 for all of these).
 import { Data, Effect, Option } from "effect"
-import { type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { accountRefusal } from "../auth/AccountState.ts"
 import { parseAuthorization } from "../auth/Authentication.ts"
 import { Authenticator } from "../auth/Authenticator.ts"
@@ -129,6 +129,39 @@ export const makeRegistryGate = Effect.gen(function* () {
       return { owner, caller, mode }
     })
 })
+
+/** How a registry answers a refusal or an error, in its own format (plain text, Pub's or npm's JSON, OCI's errors…). */
+export type RenderError = (status: number, message: string) => HttpServerResponse.HttpServerResponse
+
+/** A registry route's work, given the request, the allowed caller and the path's parameters. */
+export type RegistryWork = (
+  request: HttpServerRequest.HttpServerRequest,
+  allowed: RegistryCaller,
+  params: Readonly<Record<string, string | undefined>>
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, BlobStorage>
+
+/**
+ * The one wrapper of every registry route: the gate (`need` on the path's `:owner`), then the work;
+ * the gate's refusals and the services' errors are rendered by the registry's `render`.
+ */
+export const makeRegistryRoute = (render: RenderError) =>
+  Effect.gen(function* () {
+    const gate = yield* makeRegistryGate
+    const storage = yield* BlobStorage
+    return (need: "read" | "write", work: RegistryWork) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const params = yield* HttpRouter.params
+        const allowed = yield* gate(request, params.owner ?? "", need)
+        return yield* work(request, allowed, params)
+      }).pipe(
+        Effect.catch((error) => {
+          const { status, message } = error instanceof RegistryDenied ? error : statusAndMessage(error)
+          return Effect.succeed(render(status, message))
+        }),
+        Effect.provideService(BlobStorage, storage)
+      )
+  })
 
 /** An HTTP date, as Last-Modified and If-Modified-Since carry it (whole seconds). */
 const httpDate = (date: Date) => new Date(Math.floor(date.getTime() / 1000) * 1000).toUTCString()

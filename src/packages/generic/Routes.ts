@@ -3,11 +3,11 @@
 // curl. PUT 201 (409 for a file that exists), GET/HEAD the file (§2.7), DELETE a file (the last
 // one takes its version) or a whole version, 204. Errors are plain text, as Forgejo's.
 import { Effect, Layer } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Settings } from "../../config/Settings.ts"
 import { contentLength, requestBody } from "../../storage/Http.ts"
-import { BlobStorage } from "../../storage/Service.ts"
-import { makeRegistryGate, plainText, type RegistryCaller, servePackageFile, statusAndMessage } from "../Registry.ts"
+import type { BlobStorage } from "../../storage/Service.ts"
+import { makeRegistryRoute, plainText, type RegistryCaller, servePackageFile } from "../Registry.ts"
 import { PackagesService } from "../Service.ts"
 
 const TYPE = "generic"
@@ -35,11 +35,10 @@ export const GenericRoutes = Layer.unwrap(
   Effect.gen(function* () {
     const settings = yield* Settings
     if (!settings.packages.ENABLED) return Layer.empty
-    const gate = yield* makeRegistryGate
     const packages = yield* PackagesService
-    const storage = yield* BlobStorage
+    const registryRoute = yield* makeRegistryRoute(plainText)
 
-    /** The route's work for an allowed caller; refusals and errors as plain text. */
+    /** A route on `{name}/{version}[/{file}]`: the parameters checked first (400 as plain text). */
     const route = (
       need: "read" | "write",
       withFile: boolean,
@@ -49,27 +48,11 @@ export const GenericRoutes = Layer.unwrap(
         p: { readonly name: string; readonly version: string; readonly file: string }
       ) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, BlobStorage>
     ) =>
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const params = yield* HttpRouter.params
+      registryRoute(need, (request, allowed, params) => {
         const p = { name: params.name ?? "", version: params.version ?? "", file: params.file ?? "" }
-        const allowed = yield* gate(request, params.owner ?? "", need)
         const invalid = invalidParameter(p.name, p.version, withFile ? p.file : undefined)
-        if (invalid !== undefined) return plainText(400, invalid)
-        return yield* work(request, allowed, p)
-      }).pipe(
-        Effect.catch((error) =>
-          Effect.succeed(
-            error !== null && typeof error === "object" && (error as { _tag?: unknown })._tag === "RegistryDenied"
-              ? plainText((error as { status: number }).status, (error as { message: string }).message)
-              : (() => {
-                  const { status, message } = statusAndMessage(error)
-                  return plainText(status, message)
-                })()
-          )
-        ),
-        Effect.provideService(BlobStorage, storage)
-      )
+        return invalid !== undefined ? Effect.succeed(plainText(400, invalid)) : work(request, allowed, p)
+      })
 
     const download = route("read", true, (request, { owner }, p) =>
       Effect.gen(function* () {
