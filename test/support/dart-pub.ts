@@ -127,18 +127,18 @@ export class DartPub {
   token: string | undefined
   readonly cache = mkdtempSync(join(tmpdir(), "hearth-pub-cache-"))
 
-  constructor(
-    /** The hosted URL, as the user configures it (`…/api/packages/{owner}/pub`). */
-    readonly hostedUrl: string,
-    token?: string
-  ) {
+  /** The hosted URL, as the user configures it (`…/api/packages/{owner}/pub`). */
+  readonly hostedUrl: string
+
+  constructor(hostedUrl: string, token?: string) {
+    this.hostedUrl = hostedUrl
     this.token = token
   }
 
   private async send(
     method: string,
     url: string,
-    options: { api: boolean; body?: Buffer; contentType?: string; redirect?: RequestRedirect }
+    options: { api: boolean; body?: Buffer; contentType?: string; redirect?: "follow" | "manual" }
   ) {
     const headers: Record<string, string> = { "user-agent": USER_AGENT }
     if (options.api) headers.accept = ACCEPT
