@@ -6,7 +6,8 @@
 // packages, the size limit and the owner's quota.
 import { execFile } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -381,5 +382,43 @@ describe("limits and quota", () => {
     const outcome = await new DartPub(hosted("tight"), token).publish(archive("q_pkg", "1.0.0", "tight"))
     expect(outcome).toMatchObject({ ok: false, status: 413, contentType: MEDIA })
     expect(await stored()).toEqual(before)
+  })
+})
+
+describe("an aborted upload", () => {
+  it("leaves no version, no blob and no temporary file", async () => {
+    const before = await stored()
+    const body = archive("aborted_pkg", "1.0.0", "alice", { "lib/blob.bin": randomBytes(40 * 1024) })
+    const boundary = "dart-http-boundary-aborted"
+    const head = Buffer.from(
+      `--${boundary}\r\ncontent-type: application/octet-stream\r\n` +
+        `content-disposition: form-data; name="file"; filename="package.tar.gz"\r\n\r\n`
+    )
+    const length = head.length + body.length + boundary.length + 8
+    const port = Number(new URL(hearth.base).port)
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(port, "127.0.0.1", () => {
+        socket.write(
+          `POST /api/packages/alice/pub/api/packages/versions/new/upload HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+            `Authorization: Bearer ${aliceToken}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n` +
+            `Content-Length: ${length}\r\n\r\n`
+        )
+        socket.write(Buffer.concat([head, body.subarray(0, body.length / 2)]), () => {
+          setTimeout(() => {
+            socket.destroy()
+            resolve()
+          }, 100)
+        })
+      })
+      socket.on("error", reject)
+    })
+    // Bounded wait for the server to notice the closed connection and clean up.
+    const tmp = join(hearth.settings.storage.PATH, "tmp")
+    const list = (path: string) => (existsSync(path) ? readdirSync(path) : [])
+    const deadline = Date.now() + 10_000
+    while (Date.now() < deadline && list(tmp).length > 0) await new Promise((r) => setTimeout(r, 50))
+    expect(list(tmp)).toEqual([])
+    expect(await stored()).toEqual(before)
+    expect((await fetch(`${hosted("alice")}/api/packages/aborted_pkg`)).status).toBe(404)
   })
 })

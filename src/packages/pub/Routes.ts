@@ -198,9 +198,8 @@ export const PubRoutes = Layer.unwrap(
             )
             // The highest release, or the highest pre-release when there is no release (pub.dev's `latest`).
             const releases = listed.filter((v) => v.semver !== undefined && v.semver.prerelease.length === 0)
-            const latest = (releases.length > 0 ? releases : listed)[
-              (releases.length > 0 ? releases : listed).length - 1
-            ]!
+            const pool = releases.length > 0 ? releases : listed
+            const latest = pool[pool.length - 1]!
             const at = baseOf(owner)
             return pubJson(200, {
               name: rows[0]!.pkg.name,
