@@ -16,6 +16,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compareSemver, parseSemver } from "../src/lib/Semver.ts"
+import { scanTarGz } from "../src/packages/TarGz.ts"
 import { DartPub, pubspec, SDK_VERSION, tarGz } from "./support/dart-pub.ts"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
@@ -239,6 +240,74 @@ describe("archives and versions as other tools make them", () => {
       )
     )
     expect(readme).toBe("made by tar\n")
+  })
+})
+
+describe("the tar.gz reader", () => {
+  /** One raw tar entry: a ustar header (checksum right unless `badSum`), the body, its padding. */
+  const entry = (name: string, body: string | Buffer, type = "0", badSum = false) => {
+    const bytes = typeof body === "string" ? Buffer.from(body) : body
+    const h = Buffer.alloc(512)
+    h.write(name, 0, 100)
+    h.write("0000644\0", 100)
+    h.write(`${bytes.length.toString(8).padStart(11, "0")}\0`, 124)
+    h.write("        ", 148)
+    h.write(type, 156)
+    h.write("ustar\0", 257)
+    h.write("00", 263)
+    let sum = badSum ? 1 : 0
+    for (const b of h) sum += b
+    h.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148)
+    return Buffer.concat([h, bytes, Buffer.alloc((512 - (bytes.length % 512)) % 512)])
+  }
+  const pax = (path: string) => {
+    const record = ` path=${path}\n`
+    let length = record.length
+    length += String(length + String(length).length).length
+    return `${length}${record}`
+  }
+  const scan = async (archive: Buffer, maxUnpacked = 1024 * 1024, chunk = archive.length) => {
+    const reader = scanTarGz({
+      want: (path) => (path === "pubspec.yaml" || path === "readme.md" ? 64 : undefined),
+      maxUnpacked
+    })
+    for (let at = 0; at < archive.length; at += chunk) await reader.write(archive.subarray(at, at + chunk))
+    return reader.end()
+  }
+  const gz = (...entries: Array<Buffer>) => gzipSync(Buffer.concat([...entries, Buffer.alloc(1024)]))
+
+  it("takes names from PAX and GNU long-name headers, and bytes in any chunks", async () => {
+    const archive = gz(
+      entry("PaxHeaders/x", pax("pubspec.yaml"), "x"),
+      entry("junk", "name: a\n"),
+      entry("././@LongLink", "readme.md\0", "L"),
+      entry("other", "# read me\n"),
+      entry("lib/", "", "5"),
+      entry("big.bin", randomBytes(3000))
+    )
+    for (const chunk of [archive.length, 7, 1]) {
+      const result = await scan(archive, 1024 * 1024, chunk)
+      expect(result.ok, String(chunk)).toBe(true)
+      if (!result.ok) continue
+      expect(Object.fromEntries([...result.files].map(([k, v]) => [k, v.toString()]))).toEqual({
+        "pubspec.yaml": "name: a\n",
+        "readme.md": "# read me\n"
+      })
+    }
+  })
+
+  it("refuses a wrong checksum, a bomb, a cut archive; marks a wanted file over its bound", async () => {
+    expect(await scan(gz(entry("pubspec.yaml", "x", "0", true)))).toMatchObject({ ok: false, reason: /checksum/ })
+    expect(await scan(gz(entry("a.bin", Buffer.alloc(200_000))), 100_000)).toMatchObject({
+      ok: false,
+      reason: /unpacks to more than/
+    })
+    expect(await scan(gzipSync(entry("pubspec.yaml", "name: a\n").subarray(0, 600)))).toMatchObject({
+      ok: false,
+      reason: /ends in the middle/
+    })
+    const over = await scan(gz(entry("pubspec.yaml", "x".repeat(65))))
+    expect(over.ok && [...over.tooLarge]).toEqual(["pubspec.yaml"])
   })
 })
 
