@@ -361,7 +361,7 @@ describe("bad archives and pubspecs: 400 in Pub's format, nothing stored", () =>
     // The refused uploads' blobs are gone from the disk too (only what is stored is left).
   })
 
-  it("a body that is not multipart, or has no file part: 400", async () => {
+  it("a body that is not multipart (400), has no file part (400), or a second file (422): nothing kept", async () => {
     const before = await stored()
     const url = `${hosted("alice")}/api/packages/versions/new/upload`
     const plain = await fetch(url, {
@@ -377,6 +377,18 @@ describe("bad archives and pubspecs: 400 in Pub's format, nothing stored", () =>
     const noFile = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${aliceToken}` }, body: form })
     expect(noFile.status).toBe(400)
     expect((await json(noFile)).error.message).toMatch(/no "file" part/)
+    // A second file after the archive: refused once the archive is stored, which is given back.
+    const twoFiles = new FormData()
+    twoFiles.set("file", new Blob([archive("two_files", "1.0.0")]), "package.tar.gz")
+    twoFiles.set("extra", new Blob(["more"]), "extra.bin")
+    const refused = await fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${aliceToken}` },
+      body: twoFiles
+    })
+    expect(refused.status).toBe(422)
+    expect(refused.headers.get("content-type")).toBe(MEDIA)
+    expect((await json(refused)).error.message).toMatch(/only one file/)
     expect(await stored()).toEqual(before)
   })
 })

@@ -122,7 +122,7 @@ export const PubRoutes = Layer.unwrap(
             })()
             stored = yield* packages
               .store({ owner, caller, type: TYPE }, teed, undefined)
-              .pipe(Effect.tapError(() => Effect.promise(() => scan.end())))
+              .pipe(Effect.onError(() => Effect.promise(() => scan.end())))
             scanned = yield* Effect.promise(() => scan.end())
             return stored.blob
           })
@@ -131,7 +131,10 @@ export const PubRoutes = Layer.unwrap(
           maxSize: Number.MAX_SAFE_INTEGER,
           accept: () => Effect.void,
           put
-        }).pipe(Effect.tapError(() => (stored === undefined ? Effect.void : stored.discard)))
+        }).pipe(
+          // Refused or cut off after the file was stored (a later part, the client gone): give it back.
+          Effect.onError(() => (stored === undefined ? Effect.void : stored.discard))
+        )
         if (form.file === undefined || stored === undefined || scanned === undefined)
           return renderPubError(400, 'the upload has no "file" part (the package archive)')
         const metadata = readPubMetadata(scanned)
