@@ -292,8 +292,9 @@ const watchStalledClients = (server: Server, idleMs: number) => {
     const now = Date.now()
     for (const entry of inFlight) {
       const { request, response } = entry
-      const socket = request.socket
-      if (socket.destroyed || (request.complete && response.writableFinished)) {
+      // Node drops a request's socket (null) once its connection has moved on without the body read.
+      const socket = request.socket as typeof request.socket | null
+      if (socket === null || socket.destroyed || (request.complete && response.writableFinished)) {
         inFlight.delete(entry)
         continue
       }
