@@ -198,7 +198,7 @@ describe("with the npm CLI", () => {
     // The management API sees the versions, as npm packages of alice.
     const listed = await json(await request(hearth, "GET", "/packages/alice?type=npm", basic("alice")))
     expect(listed.map((p: any) => p.version).sort()).toEqual(["1.0.0", "1.1.0"])
-  }, 60_000)
+  }, 120_000)
 
   it("installs the latest version from the abbreviated document, tarball integrity checked by npm", async () => {
     if (!npmWorks) return
@@ -224,7 +224,7 @@ describe("with the npm CLI", () => {
     expect(JSON.parse(readFileSync(join(consumer, "node_modules/hello-hearth/package.json"), "utf8")).version).toBe(
       "1.0.0"
     )
-  }, 60_000)
+  }, 120_000)
 
   it("publishes and installs a scoped package (@scope%2fname and @scope/name both answer)", async () => {
     if (!npmWorks) return
@@ -240,7 +240,7 @@ describe("with the npm CLI", () => {
     writeFileSync(join(consumer, "package.json"), JSON.stringify({ name: "c2", version: "0.0.0", private: true }))
     await npm(consumer, "alice", "install", "@hearth/util")
     expect(readFileSync(join(consumer, "node_modules/@hearth/util/index.js"), "utf8")).toContain("@hearth/util@0.1.0")
-  }, 60_000)
+  }, 120_000)
 
   it("publishes with --tag, adds and removes dist-tags; latest stays where it was", async () => {
     if (!npmWorks) return
@@ -257,7 +257,7 @@ describe("with the npm CLI", () => {
       await getDoc("alice/npm/-/package/hello-hearth/dist-tags", "application/json", aliceToken)
     )
     expect(listed).toEqual({ latest: "1.1.0", beta: "2.0.0-beta.1" })
-  }, 60_000)
+  }, 120_000)
 
   it("searches the owner's packages (npm search and /-/v1/search)", async () => {
     if (!npmWorks) return
@@ -267,7 +267,7 @@ describe("with the npm CLI", () => {
     const res = await json(await getDoc("alice/npm/-/v1/search?text=util&size=5", "application/json", aliceToken))
     expect(res.total).toBe(1)
     expect(res.objects[0].package).toMatchObject({ name: "@hearth/util", version: "0.1.0", scope: "hearth" })
-  }, 60_000)
+  }, 120_000)
 
   it("unpublishes one version, then the whole package", async () => {
     if (!npmWorks) return
@@ -289,7 +289,7 @@ describe("with the npm CLI", () => {
     const after = await getDoc("alice/npm/gone-soon", "application/json", aliceToken)
     expect(after.status).toBe(404)
     expect(await json(after)).toEqual({ error: 'package "gone-soon" does not exist' })
-  }, 60_000)
+  }, 120_000)
 })
 
 describe("the cached document follows every change", () => {
@@ -321,6 +321,16 @@ describe("the cached document follows every change", () => {
       latest: "1.0.0",
       next: "1.0.0"
     })
+  })
+})
+
+describe("addresses", () => {
+  it("an owner named npm has its registry at /api/packages/npm/npm/", async () => {
+    await createUser(hearth, { username: "npm" })
+    const token = await createToken(hearth, "npm", ["write:package"])
+    expect((await publishRaw("npm/npm/tool", document("tool", "1.0.0", randomBytes(10)), token)).status).toBe(201)
+    const doc = await json(await getDoc("npm/npm/tool", "application/json", token))
+    expect(doc.versions["1.0.0"].dist.tarball).toBe(`${registry("npm")}tool/-/tool-1.0.0.tgz`)
   })
 })
 

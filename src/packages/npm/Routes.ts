@@ -97,11 +97,10 @@ type Target =
   | { readonly kind: "tarball"; readonly name: string; readonly file: string; readonly revision: boolean }
   | { readonly kind: "invalid"; readonly message: string }
 
-/** Reads the path after `/npm/` (raw, as sent: a `%2f` inside a name is not a separator). */
+/** Reads the path after `/api/packages/{owner}/npm/` (raw, as sent: a `%2f` inside a name is not a separator). */
 export const parseTarget = (url: string): Target | undefined => {
-  const path = url.split("?")[0]!
-  const at = path.indexOf("/npm/")
-  const raw = path.slice(at + "/npm/".length).split("/")
+  // "", "api", "packages", owner, "npm", then the registry's own path (an owner may be named npm).
+  const raw = url.split("?")[0]!.split("/").slice(5)
   let segments: Array<string>
   try {
     segments = raw.map(decodeURIComponent)
@@ -155,10 +154,14 @@ const smallBody = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.promise(async () => {
     const chunks: Array<Buffer> = []
     let size = 0
-    for await (const chunk of requestBody(request)) {
-      size += (chunk as Buffer).length
-      if (size > SMALL_BODY) return undefined
-      chunks.push(chunk as Buffer)
+    try {
+      for await (const chunk of requestBody(request)) {
+        size += (chunk as Buffer).length
+        if (size > SMALL_BODY) return undefined
+        chunks.push(chunk as Buffer)
+      }
+    } catch {
+      return undefined // the client went away
     }
     return Buffer.concat(chunks).toString("utf8")
   })
@@ -311,8 +314,12 @@ export const NpmRoutes = Layer.unwrap(
       Effect.gen(function* () {
         const target = parseTarget(request.url) as { readonly name: string }
         yield* Effect.promise(async () => {
-          for await (const _ of requestBody(request)) {
-            // Drained: the answer does not depend on it.
+          try {
+            for await (const _ of requestBody(request)) {
+              // Drained: the answer does not depend on it.
+            }
+          } catch {
+            // The client went away: nothing to answer.
           }
         })
         return yield* HttpServerResponse.json({ ok: true, id: target.name })
