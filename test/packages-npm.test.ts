@@ -5,8 +5,9 @@
 // are refused in npm's `{"error"}` format and store nothing; a private owner's packages are unseen.
 import { execFile } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
+import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -14,7 +15,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { scanPublish } from "../src/packages/npm/Publish.ts"
-import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { apiAs, basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
 const run = promisify(execFile)
 let hearth: Hearth
@@ -334,6 +335,35 @@ describe("addresses", () => {
   })
 })
 
+describe("the manifest's repository", () => {
+  it("links the package to the owner's repository it names (Forgejo does so); another forge's is ignored", async () => {
+    await apiAs(hearth, "POST", "/user/repos", "alice", { name: "lib" })
+    const withRepository = (url: string) => (d: any) => {
+      d.versions["1.0.0"].repository = { type: "git", url }
+    }
+    expect(
+      (
+        await publishRaw(
+          "alice/npm/linked",
+          document("linked", "1.0.0", randomBytes(10), withRepository(`git+${hearth.base}/alice/lib.git`))
+        )
+      ).status
+    ).toBe(201)
+    const linked = await json(await request(hearth, "GET", "/packages/alice/npm/linked/1.0.0", basic("alice")))
+    expect(linked.repository?.full_name).toBe("alice/lib")
+    expect(
+      (
+        await publishRaw(
+          "alice/npm/elsewhere",
+          document("elsewhere", "1.0.0", randomBytes(10), withRepository("git+https://github.com/alice/lib.git"))
+        )
+      ).status
+    ).toBe(201)
+    const other = await json(await request(hearth, "GET", "/packages/alice/npm/elsewhere/1.0.0", basic("alice")))
+    expect(other.repository).toBeNull()
+  })
+})
+
 describe("bad publishes are refused in npm's format and store nothing", () => {
   const tarball = randomBytes(1000)
   const refused = async (path: string, body: unknown, status: number, error: RegExp, token = aliceToken) => {
@@ -433,6 +463,34 @@ describe("bad publishes are refused in npm's format and store nothing", () => {
     )
     expect((await publishRaw("alice/npm/twice", document("twice", "1.0.0", tarball))).status).toBe(201)
     await refused("alice/npm/twice", document("twice", "1.0.0", randomBytes(10)), 409, /already exists/)
+  })
+
+  it("a publish cut off half-way through its tarball leaves no version, no blob, no temp file", async () => {
+    const before = await stored()
+    const text = JSON.stringify(document("cutoff", "1.0.0", randomBytes(150 * KiB)))
+    const port = Number(new URL(hearth.base).port)
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(port, "127.0.0.1", () => {
+        socket.write(
+          `PUT /api/packages/alice/npm/cutoff HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+            `Authorization: Bearer ${aliceToken}\r\nContent-Length: ${text.length}\r\n\r\n`
+        )
+        socket.write(text.slice(0, text.length / 2), () => {
+          setTimeout(() => {
+            socket.destroy()
+            resolve()
+          }, 100)
+        })
+      })
+      socket.on("error", reject)
+    })
+    // Bounded wait for the server to notice the closed connection and clean up its temp file.
+    const tmp = join(hearth.settings.storage.PATH, "tmp")
+    const deadline = Date.now() + 10_000
+    while (Date.now() < deadline && readdirSync(tmp).length > 0) await new Promise((r) => setTimeout(r, 50))
+    expect(readdirSync(tmp)).toEqual([])
+    expect(await stored()).toEqual(before)
+    expect((await getDoc("alice/npm/cutoff", "application/json", aliceToken)).status).toBe(404)
   })
 
   it("a reader may not publish (403), an anonymous caller must sign in (401)", async () => {

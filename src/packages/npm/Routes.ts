@@ -8,6 +8,7 @@
 //   DELETE /{name}/-/{file}/-rev/{rev}      unpublish one version (what follows that rewrite)
 //   GET    /-/package/{name}/dist-tags      PUT/DELETE …/dist-tags/{tag}
 //   GET    /-/v1/search?text=&size=&from=
+// A publish whose manifest names a repository of the owner here links the package to it (Forgejo).
 // A scoped name comes as `@scope%2fname` (npm's escaping) or `@scope/name`. Errors are npm's
 // `{"error": "…"}`. Where Forgejo answers 400 to a version published twice, Hearth answers 409.
 //
@@ -147,6 +148,24 @@ export const parseTarget = (url: string): Target | undefined => {
 /** Whether the client asks for the abbreviated document (npm install's Accept). */
 const wantsAbbreviated = (accept: string | undefined) => accept?.includes(ABBREVIATED_TYPE) === true
 
+/**
+ * The name of the owner's repository on this forge that a manifest's `repository` names
+ * (`git+https://forge/owner/repo.git`, `https://forge/owner/repo`, or `{ url }`), if it names one.
+ */
+export const repositoryOf = (repository: unknown, root: string, ownerName: string): string | undefined => {
+  const raw =
+    typeof repository === "string"
+      ? repository
+      : typeof repository === "object" && repository !== null
+        ? (repository as { url?: unknown }).url
+        : undefined
+  if (typeof raw !== "string") return undefined
+  const url = raw.replace(/^git\+/, "")
+  if (!url.toLowerCase().startsWith(root.toLowerCase())) return undefined
+  const m = /^([^/]+)\/([^/]+?)(?:\.git)?\/?$/.exec(url.slice(root.length))
+  return m !== null && m[1]!.toLowerCase() === ownerName.toLowerCase() ? m[2] : undefined
+}
+
 const SMALL_BODY = 4096
 
 /** A short request body as text (a dist-tag's version), or undefined past SMALL_BODY bytes. */
@@ -263,6 +282,11 @@ export const NpmRoutes = Layer.unwrap(
           stored
         )
         for (const tag of checked.tags) yield* repo.setTag(row.pkg.id, row.version.id, tag)
+        // Forgejo links the package to the repository its manifest names, when that is one of the
+        // owner's here; where the link is not allowed (or exists already) the publish still stands.
+        const linked = repositoryOf(checked.manifest.repository, root, owner.name)
+        if (linked !== undefined && row.pkg.repoId === null)
+          yield* Effect.ignore(packages.link(caller!, owner, TYPE, checked.name, linked))
         cache.drop(keyOf(owner, checked.name))
         return yield* HttpServerResponse.json({ ok: true, id: checked.name, rev: row.version.id }, { status: 201 })
       })
