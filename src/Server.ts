@@ -55,6 +55,7 @@ import { OAuth2Http } from "./oauth2/Http.ts"
 import { OrgsHttp } from "./orgs/Http.ts"
 import { GenericRoutes } from "./packages/generic/Routes.ts"
 import { PackageCleanupHttp, PackagesHttp } from "./packages/Http.ts"
+import { NpmRoutes } from "./packages/npm/Routes.ts"
 import { PubRoutes } from "./packages/pub/Routes.ts"
 import { ProtectionHttp } from "./protection/Http.ts"
 import { PullsHttp } from "./pulls/Http.ts"
@@ -226,6 +227,7 @@ export const AppRoutes = Layer.mergeAll(
   ReleaseDownloadRoutes,
   GenericRoutes,
   PubRoutes,
+  NpmRoutes,
   FederationRoutes,
   WebRoutes,
   RequestTargetCheck
@@ -292,8 +294,9 @@ const watchStalledClients = (server: Server, idleMs: number) => {
     const now = Date.now()
     for (const entry of inFlight) {
       const { request, response } = entry
-      const socket = request.socket
-      if (socket.destroyed || (request.complete && response.writableFinished)) {
+      // Node drops a request's socket (null) once its connection has moved on without the body read.
+      const socket = request.socket as typeof request.socket | null
+      if (socket === null || socket.destroyed || (request.complete && response.writableFinished)) {
         inFlight.delete(entry)
         continue
       }

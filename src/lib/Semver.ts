@@ -1,6 +1,7 @@
 // Semantic versions (semver.org 2.0.0): the strict grammar (MAJOR.MINOR.PATCH, an optional
 // `-pre.release` and `+build`, no leading zeros, no `v`) and the precedence order. Used where a
-// registry's client requires semver (Pub's pub_semver) and ranks versions (Pub's `latest`).
+// registry's client requires semver (Pub's pub_semver, npm's registry in strict mode) and ranks
+// versions (Pub's `latest`, npm's stand-in `latest`). Forgejo's go-version is laxer ("1.0", "v1").
 
 export interface Semver {
   readonly major: number
@@ -21,6 +22,7 @@ const GRAMMAR = new RegExp(
 
 /** The version, or undefined when `text` is not a strict semantic version. */
 export const parseSemver = (text: string): Semver | undefined => {
+  if (text.length > 256) return undefined
   const m = GRAMMAR.exec(text)
   if (m === null) return undefined
   const parts = [Number(m[1]), Number(m[2]), Number(m[3])]
