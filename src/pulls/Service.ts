@@ -530,6 +530,27 @@ export class PullsService extends Context.Service<
           yield* enqueueChecks(affected)
         })
 
+      /**
+       * §11 (Forgejo's `CloseBranchPulls`, run by the push processing for a deleted branch): the open
+       * pull requests whose head (a branch, not an AGit name) or base was `branch` of the repository
+       * are closed in the deleter's name, a `close` comment and `pull_request`/`closed` each. A merge
+       * that deletes its head branch retargets the children first (§8.5), so only those it skipped,
+       * or all of them with retargeting off, are closed here. One with open dependencies stays open,
+       * as in Forgejo.
+       */
+      const onBranchDeleted = (event: Events.Event & { _tag: "PushCommits" }, branch: string) =>
+        Effect.gen(function* () {
+          const heads = (yield* pulls.openWithHead(event.repo.id, branch)).filter((p) => p.flow === 0)
+          const bases = yield* pulls.openWithBase(event.repo.id, branch)
+          const done = new Set<number>()
+          for (const pull of [...heads, ...bases]) {
+            if (done.has(pull.id)) continue
+            done.add(pull.id)
+            const loaded = yield* load(pull)
+            yield* issues.closeAs(loaded.base, loaded.issue, event.doer)
+          }
+        })
+
       yield* hub.subscribe({
         name: "pull requests",
         handle: (event) =>
@@ -537,7 +558,13 @@ export class PullsService extends Context.Service<
             ? Effect.void
             : Effect.forEach(
                 event.refs.filter((r) => r.ref.startsWith("refs/heads/")),
-                (r) => onBranchMoved(event, r.ref.slice("refs/heads/".length), r.before, r.after),
+                (r) => {
+                  const branch = r.ref.slice("refs/heads/".length)
+                  // A mirror's sync closes nothing (Forgejo's SyncDeleteRef); a mirror takes no pull requests.
+                  if (r.after === Events.ZERO_ID)
+                    return event.via === "mirror" ? Effect.void : onBranchDeleted(event, branch)
+                  return onBranchMoved(event, branch, r.before, r.after)
+                },
                 { discard: true }
               )
       })
