@@ -354,6 +354,18 @@ export class IssuesService extends Context.Service<
      * `owner/repo#index` (lower-cased): the markdown renderer links only those.
      */
     /**
+     * Records whom `text` (written by `doer` in an issue or pull request of `place`) mentions, as
+     * issue comments do: only readers of the repository, never one who blocked `doer`; the
+     * notifications of a text name those (reviews and their inline comments use it too).
+     */
+    readonly recordMentions: (
+      place: { readonly owner: UserRow; readonly repo: RepoRow },
+      doer: UserRow,
+      issueId: number,
+      text: string
+    ) => Effect.Effect<void>
+
+    /**
      * Closes `issue` in `doer`'s name, as the forge itself does (Forgejo's `issue_service.ChangeStatus`
      * from `CloseBranchPulls`): no permission asked; a `close` comment and `Issues`/`closed`.
      * False, changing nothing, when it is closed already or still has open dependencies.
@@ -420,7 +432,12 @@ export class IssuesService extends Context.Service<
        * Forgejo's `ResolveIssueMentionsByVisibility`, only those who may read the repository, and
        * never one who blocked the author.
        */
-      const recordMentions = (opened: OpenedRepository, doer: UserRow, issueId: number, text: string) =>
+      const recordMentions = (
+        opened: { readonly owner: UserRow; readonly repo: RepoRow },
+        doer: UserRow,
+        issueId: number,
+        text: string
+      ) =>
         Effect.gen(function* () {
           const ids: Array<number> = []
           for (const name of mentionCandidates(text, 50)) {
@@ -750,6 +767,7 @@ export class IssuesService extends Context.Service<
         })
 
       return IssuesService.of({
+        recordMentions,
         closeAs: (place, issue, doer) =>
           Effect.gen(function* () {
             const current = yield* repo.issueById(issue.id)
