@@ -754,10 +754,26 @@ export class PullsService extends Context.Service<
           )
         })
 
+      /**
+       * The caller's open AGit pull request into `baseBranch` for `headBranch` (`{caller}/{topic}`):
+       * found by its poster and topic, so that a poster who renamed their account updates the same
+       * pull request, whose head branch then takes the new name (Forgejo's agit.UserNameChanged
+       * rewrites it at the rename; Hearth at the next push). Another account that took the old
+       * name never reaches it.
+       */
       const findAgit = (opened: OpenedRepository, baseBranch: string, headBranch: string) =>
         Effect.gen(function* () {
-          const found = yield* pulls.openAgit(opened.repo.id, baseBranch, headBranch)
-          return Option.isNone(found) ? Option.none<Loaded>() : Option.some(yield* load(found.value, baseOf(opened)))
+          const poster = opened.caller?.user
+          const cut = headBranch.indexOf("/")
+          if (poster === undefined || cut < 0) return Option.none<Loaded>()
+          const found = yield* pulls.openAgit(opened.repo.id, baseBranch, poster.id, headBranch.slice(cut + 1))
+          if (Option.isNone(found)) return Option.none<Loaded>()
+          let row = found.value
+          if (row.headBranch !== headBranch) {
+            yield* pulls.setHeadBranch(row.id, headBranch)
+            row = { ...row, headBranch }
+          }
+          return Option.some(yield* load(row, baseOf(opened)))
         })
 
       const pushAgit = (loaded: Loaded, doer: UserRow, after: string) =>
