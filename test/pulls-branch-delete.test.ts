@@ -3,7 +3,9 @@
 // client over HTTP) closes every open pull request of that repository whose head or base it was,
 // in the deleter's name — a `close` timeline entry, `pull_request`/`closed` on the hub, and the
 // notification that follows for the poster. A fork's head branch deleted in the fork closes the
-// pull request into the base repository. Another repository's branch of the same name is left alone.
+// pull request into the base repository. Left alone: another repository's branch of the same name,
+// an AGit pull request whose shown head (`{user}/{topic}`) is named like the branch, and a pull
+// request with open dependencies (Forgejo's ErrDependenciesLeft, skipped).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -80,7 +82,7 @@ beforeAll(async () => {
   ).toBe(204)
   main = join(work, "main")
   await gitIn(work, ["clone", "-q", url("alice", "alice"), main])
-  for (const name of ["f1", "f2", "f3", "f4", "f5"]) await branch(main, name, "origin/main")
+  for (const name of ["f1", "f2", "f3", "f4", "f5", "f6"]) await branch(main, name, "origin/main")
   await branch(main, "f1-child", "origin/f1")
   expect((await request(hearth, "POST", "/repos/alice/app/forks", basic("bob"), {})).status).toBe(202)
   for (let i = 0; i < 400; i++) {
@@ -144,6 +146,40 @@ describe("deleting a branch closes the open pull requests of that repository who
     await gitIn(fork, ["push", "-q", "origin", "--delete", "f3"])
     expect((await pull(sameName)).state).toBe("open")
     expect(closedEvents(sameName)).toEqual([])
+  }, 120_000)
+
+  it("leaves open a pull request with open dependencies (Forgejo skips it)", async () => {
+    const index = await open("alice/app", "f6", "main", "carol")
+    const blocker = await json(
+      await request(hearth, "POST", "/repos/alice/app/issues", basic("alice"), { title: "first this" })
+    )
+    const depends = await request(hearth, "POST", `/repos/alice/app/issues/${index}/dependencies`, basic("alice"), {
+      owner: "alice",
+      repo: "app",
+      index: blocker.number
+    })
+    expect(depends.status).toBe(201)
+    expect((await request(hearth, "DELETE", "/repos/alice/app/branches/f6", basic("alice"))).status).toBe(204)
+    expect((await pull(index)).state).toBe("open")
+    expect(await closes(index)).toEqual([])
+  }, 120_000)
+
+  it("leaves alone an AGit pull request whose shown head is named like the deleted branch", async () => {
+    await gitIn(main, ["checkout", "-q", "-B", "agit", "origin/main"])
+    writeFileSync(join(main, "agit.txt"), "agit\n")
+    await gitIn(main, ["add", "agit.txt"])
+    await gitIn(main, ["commit", "-q", "-m", "agit"])
+    await gitIn(main, ["push", "-q", "origin", "HEAD:refs/for/main", "-o", "topic=t"])
+    const agit = (
+      (await json(await request(hearth, "GET", "/repos/alice/app/pulls?state=open", basic("alice")))) as Array<{
+        number: number
+        flow: number
+      }>
+    ).find((p) => p.flow === 1)!
+    // A branch of the name it shows, made and deleted.
+    await gitIn(main, ["push", "-q", "origin", "HEAD:refs/heads/alice/t"])
+    await gitIn(main, ["push", "-q", "origin", "--delete", "alice/t"])
+    expect((await pull(agit.number)).state).toBe("open")
   }, 120_000)
 
   it("leaves closed pull requests and a merge's own head alone (no second close)", async () => {
