@@ -4,7 +4,9 @@
 //
 // - Head commits: `refs/pull/{n}/head` follows the head branch. A push to the head (the event hub's
 //   PushCommits) moves it, for a fork after fetching the commits into the base repository, so that
-//   everything about a pull request (diff, commits, merge) reads the base repository alone.
+//   everything about a pull request (diff, commits, merge) reads the base repository alone. A
+//   branch deleted (PushCommits with a zero `after`) closes the open pull requests it was the head
+//   or base of (§11, `CloseBranchPulls`).
 // - Mergeability: a job per pull request on the durable queue (topic `pulls:check`, one at a time
 //   per pull request), queued on creation and after every push to its head or base; it runs
 //   `git merge-tree --write-tree` and stores the result with the two commits it compared, so a
