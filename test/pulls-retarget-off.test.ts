@@ -1,6 +1,6 @@
 // [repository.pull-request] RETARGET_CHILDREN_ON_MERGE = false (issue 19 item 9): with the
 // instance's switch off, a pull request based on a merged pull request's head branch stays on it
-// when that branch is deleted after the merge, whatever the repository's own switch says
+// when that branch is deleted after the merge (and is closed, its base gone), whatever the repository's own switch says
 // (test/pulls-retarget.test.ts covers the rule itself). A server of its own for the setting.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -57,6 +57,8 @@ it("leaves the children on the deleted branch", async () => {
   ).toBe(true)
   const pull = await json(await request(hearth, "GET", `/repos/alice/app/pulls/${child}`, basic("alice")))
   expect(pull.base.ref).toBe("parent")
+  // Its base branch is gone: it is closed (Forgejo's CloseBranchPulls).
+  expect(pull.state).toBe("closed")
   const timeline = await json(await request(hearth, "GET", `/repos/alice/app/issues/${child}/timeline`, basic("alice")))
   expect(timeline.map((c: { type: string }) => c.type)).not.toContain("change_target_branch")
 }, 120_000)

@@ -143,6 +143,8 @@ describe("merging a pull request and deleting its head branch", () => {
     expect(await branchExists("alice/app", "p3")).toBe(false)
     expect((await pull("alice/app", child)).base.ref).toBe("p3")
     expect((await timeline(child)).map((c) => c.type)).not.toContain("change_target_branch")
+    // Its base branch is gone: it is closed (CloseBranchPulls), as in Forgejo.
+    expect((await pull("alice/app", child)).state).toBe("closed")
   }, 120_000)
 
   it("retargets nothing after a pull request from a fork", async () => {
@@ -172,6 +174,7 @@ describe("merging a pull request and deleting its head branch", () => {
       expect(await branchExists("alice/app", "p4")).toBe(false)
       expect((await pull("alice/app", child)).base.ref).toBe("p4")
       expect((await timeline(child)).map((c) => c.type)).not.toContain("change_target_branch")
+      expect((await pull("alice/app", child)).state).toBe("closed")
       expect(retargeted(child)).toEqual([])
     } finally {
       await request(hearth, "PATCH", "/repos/alice/app", basic("alice"), { retarget_children_on_merge: true })

@@ -170,7 +170,9 @@ export const PullRequestReview = Schema.TaggedStruct("PullRequestReview", {
     type: Schema.Literals(["approved", "rejected", "comment"]),
     content: Schema.String
   }),
-  commentId: Schema.Number
+  commentId: Schema.Number,
+  /** The review's inline comments (their mentions are notified each). */
+  codeCommentIds: Schema.optionalKey(Schema.Array(Schema.Number))
 })
 
 export const PullRequestReviewRequest = Schema.TaggedStruct("PullRequestReviewRequest", {

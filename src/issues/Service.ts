@@ -15,7 +15,7 @@ import { mentionCandidates } from "../markdown/References.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsRepo } from "../orgs/Repo.ts"
 import { type OpenedRepository, RepoPolicy, searchFilter, unitEnabled } from "../repos/Policy.ts"
-import { ReposRepo } from "../repos/Repo.ts"
+import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { trackerSettings } from "../repos/Schema.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import type { UserRow } from "../users/Repo.ts"
@@ -353,6 +353,29 @@ export class IssuesService extends Context.Service<
      * Which of `refs` exist and the account `viewerId` (anonymous when undefined) may read, as
      * `owner/repo#index` (lower-cased): the markdown renderer links only those.
      */
+    /**
+     * Records whom `text` (written by `doer` in an issue or pull request of `place`) mentions, as
+     * issue comments do: only readers of the repository, never one who blocked `doer`; the
+     * notifications of a text name those (reviews and their inline comments use it too).
+     */
+    readonly recordMentions: (
+      place: { readonly owner: UserRow; readonly repo: RepoRow },
+      doer: UserRow,
+      issueId: number,
+      text: string
+    ) => Effect.Effect<void>
+
+    /**
+     * Closes `issue` in `doer`'s name, as the forge itself does (Forgejo's `issue_service.ChangeStatus`
+     * from `CloseBranchPulls`): no permission asked; a `close` comment and `Issues`/`closed`.
+     * False, changing nothing, when it is closed already or still has open dependencies.
+     */
+    readonly closeAs: (
+      place: { readonly owner: UserRow; readonly repo: RepoRow },
+      issue: IssueRow,
+      doer: Pick<UserRow, "id" | "name">
+    ) => Effect.Effect<boolean>
+
     readonly visibleReferences: (
       viewerId: number | undefined,
       refs: ReadonlyArray<{ readonly owner: string; readonly repo: string; readonly index: number }>
@@ -409,7 +432,12 @@ export class IssuesService extends Context.Service<
        * Forgejo's `ResolveIssueMentionsByVisibility`, only those who may read the repository, and
        * never one who blocked the author.
        */
-      const recordMentions = (opened: OpenedRepository, doer: UserRow, issueId: number, text: string) =>
+      const recordMentions = (
+        opened: { readonly owner: UserRow; readonly repo: RepoRow },
+        doer: UserRow,
+        issueId: number,
+        text: string
+      ) =>
         Effect.gen(function* () {
           const ids: Array<number> = []
           for (const name of mentionCandidates(text, 50)) {
@@ -726,7 +754,41 @@ export class IssuesService extends Context.Service<
       const milestoneIssueTouch = (milestoneId: number | null, at: Date, forwardOnly: boolean) =>
         milestoneId === null ? Effect.void : repo.touchMilestone(milestoneId, at, forwardOnly)
 
+      /** Closes or reopens `issue` (the checks done): its comment by `doer`, the doer's stopwatch, the milestone's counts. */
+      const changeState = (issue: IssueRow, close: boolean, doer: Pick<UserRow, "id">, at: Date) =>
+        Effect.gen(function* () {
+          yield* repo.setClosed(issue, close, at)
+          // Closing stops the doer's stopwatch on it (Forgejo's FinishIssueStopwatchIfPossible).
+          if (close) yield* times.finish(doer.id, issue.id, new Date())
+          yield* repo.insertComment({ issueId: issue.id, type: close ? T.close : T.reopen, posterId: doer.id, at })
+          const after = yield* repo.issueById(issue.id)
+          const milestoneId = Option.isSome(after) ? after.value.milestoneId : issue.milestoneId
+          yield* milestoneIssueTouch(milestoneId, at, false)
+        })
+
       return IssuesService.of({
+        recordMentions,
+        closeAs: (place, issue, doer) =>
+          Effect.gen(function* () {
+            const current = yield* repo.issueById(issue.id)
+            if (Option.isNone(current) || current.value.isClosed) return false
+            // Forgejo's ErrDependenciesLeft: such an issue stays open (CloseBranchPulls skips it).
+            if (
+              trackerSettings(settings, place.repo).enable_issue_dependencies &&
+              (yield* deps.hasOpenBlockers(issue.id))
+            ) {
+              return false
+            }
+            yield* changeState(current.value, true, doer, new Date())
+            yield* hub.publish({
+              _tag: "Issues",
+              ...Events.subject(place.owner, place.repo, doer),
+              issue: issueRef(current.value),
+              action: "closed"
+            })
+            return true
+          }),
+
         list: (opened, query, page) =>
           Effect.gen(function* () {
             const filter = yield* listFilter(opened, query)
@@ -1032,18 +1094,7 @@ export class IssuesService extends Context.Service<
                     "cannot close this issue because it still has open dependencies"
                   )
                 }
-                yield* repo.setClosed(issue, close, at)
-                // Closing stops the doer's stopwatch on it (Forgejo's FinishIssueStopwatchIfPossible).
-                if (close) yield* times.finish(doer.id, issue.id, new Date())
-                yield* repo.insertComment({
-                  issueId: issue.id,
-                  type: close ? T.close : T.reopen,
-                  posterId: doer.id,
-                  at
-                })
-                const after = yield* repo.issueById(issue.id)
-                const milestoneId = Option.isSome(after) ? after.value.milestoneId : issue.milestoneId
-                yield* milestoneIssueTouch(milestoneId, at, false)
+                yield* changeState(issue, close, doer, at)
                 events.push({ ...about, action: close ? "closed" : "reopened" })
               }
             }

@@ -216,6 +216,18 @@ export class NotificationsService extends Context.Service<
           // Reviews (Forgejo's `PullRequestReview`, `PullReviewDismiss`): the pull request's
           // watchers and participants, the poster among them; a request only the requested user.
           case "PullRequestReview":
+            // Then who the body mentions, and who each inline comment mentions (Forgejo's
+            // PullRequestReview and PullRequestCodeComment with their mentions).
+            return Effect.gen(function* () {
+              yield* notify(event, event.commentId)
+              yield* notify(event, event.commentId, yield* mentionedIn(event.issue.id, event.review.content))
+              for (const id of event.codeCommentIds ?? []) {
+                const comment = yield* issues.commentById(id)
+                if (Option.isSome(comment)) {
+                  yield* notify(event, id, yield* mentionedIn(event.issue.id, comment.value.body))
+                }
+              }
+            })
           case "PullRequestReviewDismiss":
             return notify(event, event.commentId)
           case "PullRequestReviewRequest":

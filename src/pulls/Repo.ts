@@ -136,8 +136,18 @@ export class PullsRepo extends Context.Service<
       headRepoId: number,
       headBranch: string
     ) => Effect.Effect<Option.Option<PullRow>>
-    /** The open, unmerged AGit pull request of `headBranch` (`{user}/{topic}`) into the base branch. */
-    readonly openAgit: (repoId: number, baseBranch: string, headBranch: string) => Effect.Effect<Option.Option<PullRow>>
+    /**
+     * The open, unmerged AGit pull request of `posterId` into the base branch whose head branch
+     * (`{user}/{topic}`) shows `topic` after the poster's name, whatever that name was then.
+     */
+    readonly openAgit: (
+      repoId: number,
+      baseBranch: string,
+      posterId: number,
+      topic: string
+    ) => Effect.Effect<Option.Option<PullRow>>
+    /** An AGit pull request's shown head branch (its poster renamed). */
+    readonly setHeadBranch: (id: number, headBranch: string) => Effect.Effect<void>
     /** The first pull request (any state) with that base and head, oldest first. */
     readonly anyBetween: (
       baseRepoId: number,
@@ -240,13 +250,16 @@ export class PullsRepo extends Context.Service<
                 AND p.flow = 0 AND NOT p.has_merged AND NOT i.is_closed ORDER BY p.id LIMIT 1`,
               one
             ),
-          openAgit: (repoId, baseBranch, headBranch) =>
+          openAgit: (repoId, baseBranch, posterId, topic) =>
             Effect.map(
               sql`${select} WHERE p.base_repo_id = ${repoId} AND p.head_repo_id = ${repoId}
-                AND p.base_branch = ${baseBranch} AND p.head_branch = ${headBranch}
+                AND p.base_branch = ${baseBranch} AND i.poster_id = ${posterId}
+                AND substr(p.head_branch, strpos(p.head_branch, '/') + 1) = ${topic}
                 AND p.flow = 1 AND NOT p.has_merged AND NOT i.is_closed ORDER BY p.id LIMIT 1`,
               one
             ),
+          setHeadBranch: (id, headBranch) =>
+            Effect.asVoid(sql`UPDATE pull_requests SET head_branch = ${headBranch} WHERE id = ${id}`),
           anyBetween: (baseRepoId, baseBranch, headRepoId, headBranch) =>
             Effect.map(
               sql`${select} WHERE p.base_repo_id = ${baseRepoId} AND p.base_branch = ${baseBranch}

@@ -4,7 +4,9 @@
 //
 // - Head commits: `refs/pull/{n}/head` follows the head branch. A push to the head (the event hub's
 //   PushCommits) moves it, for a fork after fetching the commits into the base repository, so that
-//   everything about a pull request (diff, commits, merge) reads the base repository alone.
+//   everything about a pull request (diff, commits, merge) reads the base repository alone. A
+//   branch deleted (PushCommits with a zero `after`) closes the open pull requests it was the head
+//   or base of (§11, `CloseBranchPulls`).
 // - Mergeability: a job per pull request on the durable queue (topic `pulls:check`, one at a time
 //   per pull request), queued on creation and after every push to its head or base; it runs
 //   `git merge-tree --write-tree` and stores the result with the two commits it compared, so a
@@ -530,6 +532,27 @@ export class PullsService extends Context.Service<
           yield* enqueueChecks(affected)
         })
 
+      /**
+       * §11 (Forgejo's `CloseBranchPulls`, run by the push processing for a deleted branch): the open
+       * pull requests whose head (a branch, not an AGit name) or base was `branch` of the repository
+       * are closed in the deleter's name, a `close` comment and `pull_request`/`closed` each. A merge
+       * that deletes its head branch retargets the children first (§8.5), so only those it skipped,
+       * or all of them with retargeting off, are closed here. One with open dependencies stays open,
+       * as in Forgejo.
+       */
+      const onBranchDeleted = (event: Events.Event & { _tag: "PushCommits" }, branch: string) =>
+        Effect.gen(function* () {
+          const heads = (yield* pulls.openWithHead(event.repo.id, branch)).filter((p) => p.flow === 0)
+          const bases = yield* pulls.openWithBase(event.repo.id, branch)
+          const done = new Set<number>()
+          for (const pull of [...heads, ...bases]) {
+            if (done.has(pull.id)) continue
+            done.add(pull.id)
+            const loaded = yield* load(pull)
+            yield* issues.closeAs(loaded.base, loaded.issue, event.doer)
+          }
+        })
+
       yield* hub.subscribe({
         name: "pull requests",
         handle: (event) =>
@@ -537,7 +560,13 @@ export class PullsService extends Context.Service<
             ? Effect.void
             : Effect.forEach(
                 event.refs.filter((r) => r.ref.startsWith("refs/heads/")),
-                (r) => onBranchMoved(event, r.ref.slice("refs/heads/".length), r.before, r.after),
+                (r) => {
+                  const branch = r.ref.slice("refs/heads/".length)
+                  // A mirror's sync closes nothing (Forgejo's SyncDeleteRef); a mirror takes no pull requests.
+                  if (r.after === Events.ZERO_ID)
+                    return event.via === "mirror" ? Effect.void : onBranchDeleted(event, branch)
+                  return onBranchMoved(event, branch, r.before, r.after)
+                },
                 { discard: true }
               )
       })
@@ -727,10 +756,26 @@ export class PullsService extends Context.Service<
           )
         })
 
+      /**
+       * The caller's open AGit pull request into `baseBranch` for `headBranch` (`{caller}/{topic}`):
+       * found by its poster and topic, so that a poster who renamed their account updates the same
+       * pull request, whose head branch then takes the new name (Forgejo's agit.UserNameChanged
+       * rewrites it at the rename; Hearth at the next push). Another account that took the old
+       * name never reaches it.
+       */
       const findAgit = (opened: OpenedRepository, baseBranch: string, headBranch: string) =>
         Effect.gen(function* () {
-          const found = yield* pulls.openAgit(opened.repo.id, baseBranch, headBranch)
-          return Option.isNone(found) ? Option.none<Loaded>() : Option.some(yield* load(found.value, baseOf(opened)))
+          const poster = opened.caller?.user
+          const cut = headBranch.indexOf("/")
+          if (poster === undefined || cut < 0) return Option.none<Loaded>()
+          const found = yield* pulls.openAgit(opened.repo.id, baseBranch, poster.id, headBranch.slice(cut + 1))
+          if (Option.isNone(found)) return Option.none<Loaded>()
+          let row = found.value
+          if (row.headBranch !== headBranch) {
+            yield* pulls.setHeadBranch(row.id, headBranch)
+            row = { ...row, headBranch }
+          }
+          return Option.some(yield* load(row, baseOf(opened)))
         })
 
       const pushAgit = (loaded: Loaded, doer: UserRow, after: string) =>

@@ -25,6 +25,7 @@ import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { isRepoAdmin, isWriter } from "../issues/Policy.ts"
 import { IssuesRepo } from "../issues/Repo.ts"
+import { IssuesService } from "../issues/Service.ts"
 import { atLeast } from "../lib/AccessMode.ts"
 import { OrgsRepo, type TeamRow } from "../orgs/Repo.ts"
 import { ProtectionService } from "../protection/Service.ts"
@@ -134,6 +135,7 @@ export class ReviewsService extends Context.Service<
       const pulls = yield* PullsService
       const pullRows = yield* PullsRepo
       const issueRows = yield* IssuesRepo
+      const issues = yield* IssuesService
       const users = yield* UsersRepo
       const orgs = yield* OrgsRepo
       const repoRows = yield* ReposRepo
@@ -373,12 +375,19 @@ export class ReviewsService extends Context.Service<
           )
           const name = submittedName(type)
           if (name !== undefined && result.commentId !== undefined) {
+            // Forgejo's SubmitReview: the body's mentions, then each inline comment's
+            // (FindAndUpdateIssueMentions), for the notifications of PullRequestReview.
+            const inline = yield* repo.codeComments(result.review.id)
+            for (const text of [body, ...inline.map((c) => c.body)]) {
+              yield* issues.recordMentions(at(loaded), doer, loaded.issue.id, text)
+            }
             yield* hub.publish({
               _tag: "PullRequestReview",
               ...subjectOf(loaded, doer),
               issue: issueRef(loaded),
               review: { id: result.review.id, type: name, content: body },
-              commentId: result.commentId
+              commentId: result.commentId,
+              codeCommentIds: inline.map((c) => c.id)
             })
           }
           return result.review
