@@ -107,7 +107,22 @@ interface Answer {
   readonly networkError?: string
 }
 
-const send = (method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Answer> =>
+/**
+ * One request. A kept-alive socket the server closes (KEEP_ALIVE_TIMEOUT) just as the agent reuses
+ * it resets the request before the server read it: that one is sent again, as Node's documentation
+ * advises (`request.reusedSocket`); a reset on a fresh connection is the server's and counts.
+ */
+const send = async (method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Answer> => {
+  const first = await sendOnce(method, path, headers, body)
+  return first.resetOnReusedSocket ? sendOnce(method, path, headers, body) : first
+}
+
+const sendOnce = (
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: Buffer
+): Promise<Answer & { readonly resetOnReusedSocket?: boolean }> =>
   new Promise((resolve) => {
     const req = httpRequest(
       {
@@ -125,7 +140,14 @@ const send = (method: string, path: string, headers: Record<string, string>, bod
         res.on("error", (e) => resolve({ status: 0, body: "", networkError: String(e) }))
       }
     )
-    req.on("error", (e) => resolve({ status: 0, body: "", networkError: String(e) }))
+    req.on("error", (e: NodeJS.ErrnoException) =>
+      resolve({
+        status: 0,
+        body: "",
+        networkError: String(e),
+        resetOnReusedSocket: req.reusedSocket && e.code === "ECONNRESET"
+      })
+    )
     req.end(body)
   })
 
