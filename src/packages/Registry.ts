@@ -62,8 +62,17 @@ export const statusAndMessage = (error: unknown): { readonly status: number; rea
   return { status, message }
 }
 
+/**
+ * A registry's own bearer tokens (the container registry's `/v2/token`): the caller a token names
+ * (undefined: anonymous), or `undefined` instead of an effect when the token is not one of its own
+ * (then it is an access token).
+ */
+export type BearerResolver = (
+  token: string
+) => Effect.Effect<Principal | undefined, Errors.Unauthorized> | undefined
+
 /** Builds the gate once the services are at hand. */
-export const makeRegistryGate = Effect.gen(function* () {
+export const makeRegistryGate = (bearer?: BearerResolver) => Effect.gen(function* () {
   const settings = yield* Settings
   const authenticator = yield* Authenticator
   const users = yield* UsersRepo
@@ -75,7 +84,7 @@ export const makeRegistryGate = Effect.gen(function* () {
       credentials.kind === "none"
         ? Effect.succeed(undefined)
         : credentials.kind === "token"
-          ? authenticator.byToken(credentials.token)
+          ? (bearer?.(credentials.token) ?? authenticator.byToken(credentials.token))
           : authenticator.byBasic(
               credentials.username,
               credentials.password,
@@ -144,9 +153,9 @@ export type RegistryWork = (
  * The one wrapper of every registry route: the gate (`need` on the path's `:owner`), then the work;
  * the gate's refusals and the services' errors are rendered by the registry's `render`.
  */
-export const makeRegistryRoute = (render: RenderError) =>
+export const makeRegistryRoute = (render: RenderError, bearer?: BearerResolver) =>
   Effect.gen(function* () {
-    const gate = yield* makeRegistryGate
+    const gate = yield* makeRegistryGate(bearer)
     const storage = yield* BlobStorage
     return (need: "read" | "write", work: RegistryWork) =>
       Effect.gen(function* () {
