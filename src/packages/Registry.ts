@@ -67,18 +67,16 @@ export const statusAndMessage = (error: unknown): { readonly status: number; rea
  * (undefined: anonymous), or `undefined` instead of an effect when the token is not one of its own
  * (then it is an access token).
  */
-export type BearerResolver = (
-  token: string
-) => Effect.Effect<Principal | undefined, Errors.Unauthorized> | undefined
+export type BearerResolver = (token: string) => Effect.Effect<Principal | undefined, Errors.Unauthorized> | undefined
 
 /** Builds the gate once the services are at hand. */
-export const makeRegistryGate = (bearer?: BearerResolver) => Effect.gen(function* () {
+export const makeRegistryGate = Effect.gen(function* () {
   const settings = yield* Settings
   const authenticator = yield* Authenticator
   const users = yield* UsersRepo
   const policy = yield* PackagePolicy
 
-  const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
+  const callerOf = (request: HttpServerRequest.HttpServerRequest, bearer: BearerResolver | undefined) => {
     const credentials = parseAuthorization(request.headers["authorization"])
     const resolved: Effect.Effect<Principal | undefined, Errors.Unauthorized | Errors.TooManyRequests> =
       credentials.kind === "none"
@@ -104,10 +102,11 @@ export const makeRegistryGate = (bearer?: BearerResolver) => Effect.gen(function
   return (
     request: HttpServerRequest.HttpServerRequest,
     ownerName: string,
-    need: "read" | "write"
+    need: "read" | "write",
+    bearer?: BearerResolver
   ): Effect.Effect<RegistryCaller, RegistryDenied> =>
     Effect.gen(function* () {
-      const caller = yield* callerOf(request)
+      const caller = yield* callerOf(request, bearer)
       if (caller !== undefined) {
         const refused = accountRefusal(caller.user, settings.server.ROOT_URL)
         if (refused !== undefined) return yield* new RegistryDenied({ status: 403, message: refused })
@@ -155,13 +154,13 @@ export type RegistryWork = (
  */
 export const makeRegistryRoute = (render: RenderError, bearer?: BearerResolver) =>
   Effect.gen(function* () {
-    const gate = yield* makeRegistryGate(bearer)
+    const gate = yield* makeRegistryGate
     const storage = yield* BlobStorage
     return (need: "read" | "write", work: RegistryWork) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         const params = yield* HttpRouter.params
-        const allowed = yield* gate(request, params.owner ?? "", need)
+        const allowed = yield* gate(request, params.owner ?? "", need, bearer)
         return yield* work(request, allowed, params)
       }).pipe(
         Effect.catch((error) => {

@@ -81,8 +81,7 @@ export const makeContainerRepo = Effect.gen(function* () {
         WHERE ${inImage(ownerId, image)} AND NOT v.is_internal AND f.lower_name = ${MANIFEST_FILE}
           AND f.sha256 = ${sha256}
         ORDER BY v.id LIMIT 1`,
-        (rows) =>
-          first(rows, (r) => ({ ...toBlob(r), versionId: Number(r.version_id), metadataJson: r.metadata_json }))
+        (rows) => first(rows, (r) => ({ ...toBlob(r), versionId: Number(r.version_id), metadataJson: r.metadata_json }))
       ),
     /** A manifest of the image by tag. */
     manifestByTag: (ownerId: number, image: string, tag: string) =>
@@ -91,8 +90,7 @@ export const makeContainerRepo = Effect.gen(function* () {
         JOIN package_versions v ON v.id = f.version_id JOIN packages p ON p.id = v.package_id
         WHERE ${inImage(ownerId, image)} AND NOT v.is_internal AND v.lower_version = ${tag.toLowerCase()}
           AND f.lower_name = ${MANIFEST_FILE}`,
-        (rows) =>
-          first(rows, (r) => ({ ...toBlob(r), versionId: Number(r.version_id), metadataJson: r.metadata_json }))
+        (rows) => first(rows, (r) => ({ ...toBlob(r), versionId: Number(r.version_id), metadataJson: r.metadata_json }))
       ),
     /** The versions (tags, or the digest of an untagged manifest) whose manifest has that sha256. */
     versionsOfManifest: (ownerId: number, image: string, sha256: string) =>

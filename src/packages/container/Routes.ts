@@ -200,7 +200,7 @@ export const ContainerRoutes = Layer.unwrap(
     const render = (status: number, message: string) =>
       ociError(status, codeOf(status), message, null, status === 401 ? { "www-authenticate": challenge } : {})
     const registryRoute = yield* makeRegistryRoute(render, tokens.resolve)
-    const gate = yield* makeRegistryGate(tokens.resolve)
+    const gate = yield* makeRegistryGate
 
     const base = (owner: UserRow, image: string) => `/v2/${owner.name.toLowerCase()}/${image}`
     const sessionFile = (id: string) => join(chunkDir, id)
@@ -208,9 +208,7 @@ export const ContainerRoutes = Layer.unwrap(
     /** Gives a held blob back (a refused or abandoned upload): nothing is left behind. */
     const giveBack = (sha256: string, hold: number) =>
       packagesRepo
-        .transaction(
-          Effect.andThen(storage.acquire({ sha256, hold } as StoredBlob), storage.release(sha256))
-        )
+        .transaction(Effect.andThen(storage.acquire({ sha256, hold } as StoredBlob), storage.release(sha256)))
         .pipe(Effect.ignoreCause({ log: "Warn", message: "could not give back a refused container blob" }))
 
     /**
@@ -337,7 +335,7 @@ export const ContainerRoutes = Layer.unwrap(
           // Cross-repository mount: only from an image the caller may read.
           const [fromOwner, ...rest] = from.split("/")
           const fromImage = rest.join("/")
-          const source = yield* Effect.option(gate(request, fromOwner!, "read"))
+          const source = yield* Effect.option(gate(request, fromOwner!, "read", tokens.resolve))
           if (Option.isSome(source) && IMAGE.test(fromImage)) {
             const found = yield* repo.blob(source.value.owner.id, fromImage, mount.slice(7))
             if (Option.isSome(found)) {
@@ -714,7 +712,9 @@ export const ContainerRoutes = Layer.unwrap(
     const route = (need: "read" | "write", work: Work) =>
       registryRoute(need, (request, allowed, params) => {
         const op = parseOp(params["*"] ?? "")
-        return op === undefined ? Effect.succeed(ociError(404, "NAME_UNKNOWN", "no such route")) : work(request, allowed, op)
+        return op === undefined
+          ? Effect.succeed(ociError(404, "NAME_UNKNOWN", "no such route"))
+          : work(request, allowed, op)
       })
     const table: Record<string, Record<Op["kind"], ReturnType<typeof route> | undefined>> = {
       GET: {
@@ -810,7 +810,8 @@ export const ContainerRoutes = Layer.unwrap(
 
     const withErrors = <E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
       Effect.catch(effect, (error) => {
-        const { status, message } = error instanceof Errors.TooManyRequests ? { status: 429, message: error.message } : statusAndMessage(error)
+        const { status, message } =
+          error instanceof Errors.TooManyRequests ? { status: 429, message: error.message } : statusAndMessage(error)
         return Effect.succeed(render(status, message))
       })
 
