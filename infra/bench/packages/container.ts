@@ -1,0 +1,123 @@
+// Container registry benchmark (part of `npm run bench:packages`; issue 21 "Speed"): Debian's
+// skopeo copying an image with one BENCH_CONTAINER_MIB layer (default 200 MiB; random bytes in a
+// stored gzip stream) from an OCI layout directory to Hearth (`docker://`, a new image name each
+// round, the blob info cache in a fresh HOME, so that every byte is sent: no mount, no skip) and
+// back into a new OCI layout directory, side by side with the same copy between two OCI layout
+// directories on disk, in the same run. Per round, in an order that alternates between rounds:
+//   disk   skopeo copy oci:SRC:v1 oci:DST:v1
+//   push   skopeo copy oci:SRC:v1 docker://HEARTH/bench/imgN:v1   (Basic credentials → token)
+//   pull   skopeo copy docker://HEARTH/bench/imgN:v1 oci:BACK:v1
+// Columns are medians over the rounds; each ratio is the median of the per-round ratios.
+// Target: push and pull each within 1.3× of the disk copy (so the round trip within 1.3× of two).
+import { execFile } from "node:child_process"
+import { writeFileSync } from "node:fs"
+import os from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { layoutTag, writeImage, writeLayout, writeRandomLayer } from "../../../test/support/oci.ts"
+import {
+  type Backend,
+  createAccount,
+  createToken,
+  fmt,
+  log,
+  machineLine,
+  median,
+  positive,
+  preparePostgres,
+  runMain,
+  startHearth,
+  tempDir
+} from "../support.ts"
+
+const run = promisify(execFile)
+const config = {
+  mib: Math.round(positive("BENCH_CONTAINER_MIB", 200)),
+  rounds: Math.max(1, Math.round(positive("BENCH_ROUNDS", 3))),
+  database: (process.env.BENCH_DATABASE ?? "postgres") as "embedded" | "postgres",
+  output: process.env.BENCH_OUTPUT
+}
+const TARGET = 1.3
+
+/** One skopeo copy with a fresh HOME (no blob info cache, no stored credentials); seconds. */
+const copy = async (args: ReadonlyArray<string>) => {
+  const home = tempDir("hearth-bench-skopeo-home-")
+  const started = performance.now()
+  await run("skopeo", ["copy", "--quiet", ...args], {
+    env: { ...process.env, HOME: home, XDG_RUNTIME_DIR: home, REGISTRY_AUTH_FILE: join(home, "auth.json") },
+    maxBuffer: 16 * 1024 * 1024
+  })
+  return (performance.now() - started) / 1000
+}
+
+const main = async () => {
+  const load0 = os.loadavg()
+  await run("skopeo", ["--version"]).catch(() => {
+    throw new Error("skopeo is not installed (apt-get install skopeo)")
+  })
+  const src = tempDir("hearth-bench-oci-src-")
+  log(`writing an OCI layout with a ${config.mib} MiB layer`)
+  const layer = await writeRandomLayer(src, config.mib * 1024 * 1024)
+  writeLayout(src, { v1: writeImage(src, { arch: "amd64", layers: [layer] }) })
+
+  const backend: Backend = {
+    name: config.database,
+    dataDir: tempDir("hearth-bench-container-"),
+    logFile: join(tempDir("hearth-bench-container-log-"), "hearth.log"),
+    ...(config.database === "postgres" ? { databaseUrl: (await preparePostgres()).url } : {})
+  }
+  const account = { username: "bench", password: "bench-password-1" }
+  await createAccount(backend, account)
+  const hearth = await startHearth(backend)
+  const token = await createToken(hearth.base, account, ["write:package"])
+  const host = hearth.base.replace(/^http:\/\//, "")
+  const creds = `${account.username}:${token}`
+
+  const rows: Array<{ disk: number; push: number; pull: number }> = []
+  for (let round = 0; round < config.rounds; round++) {
+    const image = `docker://${host}/bench/img${round}:v1`
+    const disk = async () => copy([`oci:${src}:v1`, `oci:${tempDir("hearth-bench-oci-dst-")}:v1`])
+    const hearthTrip = async () => {
+      const push = await copy(["--dest-creds", creds, "--dest-tls-verify=false", `oci:${src}:v1`, image])
+      const back = tempDir("hearth-bench-oci-back-")
+      const pull = await copy(["--src-creds", creds, "--src-tls-verify=false", image, `oci:${back}:v1`])
+      if (layoutTag(back, "v1").digest !== layoutTag(src, "v1").digest)
+        throw new Error("the image copied back from Hearth is not the image pushed")
+      return { push, pull }
+    }
+    let row: { disk: number; push: number; pull: number }
+    if (round % 2 === 0) {
+      const d = await disk()
+      row = { disk: d, ...(await hearthTrip()) }
+    } else {
+      const h = await hearthTrip()
+      row = { disk: await disk(), ...h }
+    }
+    rows.push(row)
+    log(`round ${round + 1}: disk ${fmt(row.disk, 2)} s, push ${fmt(row.push, 2)} s, pull ${fmt(row.pull, 2)} s`)
+  }
+
+  const pushRatio = median(rows.map((r) => r.push / r.disk))
+  const pullRatio = median(rows.map((r) => r.pull / r.disk))
+  const tripRatio = median(rows.map((r) => (r.push + r.pull) / (2 * r.disk)))
+  const mibps = (s: number) => fmt((config.mib / s) * 1, 0)
+  const verdict = (ratio: number) => (ratio <= TARGET ? "ok" : "MISSED")
+  const lines = [
+    `## Container registry: skopeo copy of a ${config.mib} MiB image (${config.rounds} rounds, ${config.database})`,
+    "",
+    "| copy | median time | MiB/s | ratio to disk (median) | target ≤ 1.3× |",
+    "|---|---|---|---|---|",
+    `| OCI dir → OCI dir (disk) | ${fmt(median(rows.map((r) => r.disk)), 2)} s | ${mibps(median(rows.map((r) => r.disk)))} | 1.00 | |`,
+    `| OCI dir → Hearth (push) | ${fmt(median(rows.map((r) => r.push)), 2)} s | ${mibps(median(rows.map((r) => r.push)))} | ${fmt(pushRatio, 2)} | ${verdict(pushRatio)} |`,
+    `| Hearth → OCI dir (pull) | ${fmt(median(rows.map((r) => r.pull)), 2)} s | ${mibps(median(rows.map((r) => r.pull)))} | ${fmt(pullRatio, 2)} | ${verdict(pullRatio)} |`,
+    `| round trip vs two disk copies | | | ${fmt(tripRatio, 2)} | ${verdict(tripRatio)} |`,
+    "",
+    machineLine(load0)
+  ]
+  const report = lines.join("\n")
+  process.stdout.write(`${report}\n`)
+  if (config.output !== undefined) writeFileSync(config.output, `${report}\n`)
+  return [pushRatio, pullRatio, tripRatio].filter((r) => r > TARGET).length
+}
+
+await runMain(main)
