@@ -1,8 +1,9 @@
 // Container registry benchmark (part of `npm run bench:packages`; issue 21 "Speed"): Debian's
 // skopeo copying an image with one BENCH_CONTAINER_MIB layer (default 200 MiB; random bytes in a
-// stored gzip stream) from an OCI layout directory to Hearth (`docker://`, a new image name each
-// round, the blob info cache in a fresh HOME, so that every byte is sent: no mount, no skip) and
-// back into a new OCI layout directory, side by side with the same copy between two OCI layout
+// stored gzip stream, new each round: skopeo's blob info cache, /var/lib/containers/cache when run
+// as root, would otherwise have it mounted from the image of an earlier round instead of sent) from
+// an OCI layout directory to Hearth (`docker://`, a new image name each round) and back into a new
+// OCI layout directory, side by side with the same copy between two OCI layout
 // directories on disk, in the same run. Per round, in an order that alternates between rounds:
 //   disk   skopeo copy oci:SRC:v1 oci:DST:v1
 //   push   skopeo copy oci:SRC:v1 docker://HEARTH/bench/imgN:v1   (Basic credentials → token)
@@ -10,7 +11,7 @@
 // Columns are medians over the rounds; each ratio is the median of the per-round ratios.
 // Target: push and pull each within 1.3× of the disk copy (so the round trip within 1.3× of two).
 import { execFile } from "node:child_process"
-import { writeFileSync } from "node:fs"
+import { rmSync, writeFileSync } from "node:fs"
 import os from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -55,11 +56,6 @@ const main = async () => {
   await run("skopeo", ["--version"]).catch(() => {
     throw new Error("skopeo is not installed (apt-get install skopeo)")
   })
-  const src = tempDir("hearth-bench-oci-src-")
-  log(`writing an OCI layout with a ${config.mib} MiB layer`)
-  const layer = await writeRandomLayer(src, config.mib * 1024 * 1024)
-  writeLayout(src, { v1: writeImage(src, { arch: "amd64", layers: [layer] }) })
-
   const backend: Backend = {
     name: config.database,
     dataDir: tempDir("hearth-bench-container-"),
@@ -75,11 +71,16 @@ const main = async () => {
 
   const rows: Array<{ disk: number; push: number; pull: number }> = []
   for (let round = 0; round < config.rounds; round++) {
+    const src = tempDir("hearth-bench-oci-src-")
+    const dst = tempDir("hearth-bench-oci-dst-")
+    const back = tempDir("hearth-bench-oci-back-")
+    log(`round ${round + 1}: writing an OCI layout with a new ${config.mib} MiB layer`)
+    const layer = await writeRandomLayer(src, config.mib * 1024 * 1024)
+    writeLayout(src, { v1: writeImage(src, { arch: "amd64", layers: [layer] }) })
     const image = `docker://${host}/bench/img${round}:v1`
-    const disk = async () => copy([`oci:${src}:v1`, `oci:${tempDir("hearth-bench-oci-dst-")}:v1`])
+    const disk = async () => copy([`oci:${src}:v1`, `oci:${dst}:v1`])
     const hearthTrip = async () => {
       const push = await copy(["--dest-creds", creds, "--dest-tls-verify=false", `oci:${src}:v1`, image])
-      const back = tempDir("hearth-bench-oci-back-")
       const pull = await copy(["--src-creds", creds, "--src-tls-verify=false", image, `oci:${back}:v1`])
       if (layoutTag(back, "v1").digest !== layoutTag(src, "v1").digest)
         throw new Error("the image copied back from Hearth is not the image pushed")
@@ -94,6 +95,7 @@ const main = async () => {
       row = { disk: await disk(), ...h }
     }
     rows.push(row)
+    for (const dir of [src, dst, back]) rmSync(dir, { recursive: true, force: true })
     log(`round ${round + 1}: disk ${fmt(row.disk, 2)} s, push ${fmt(row.push, 2)} s, pull ${fmt(row.pull, 2)} s`)
   }
 
