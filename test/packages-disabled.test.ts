@@ -27,3 +27,15 @@ it("answers 404 on the registries and on /api/v1/packages, and stores nothing", 
     expect((await request(hearth, method, path, basic("alice"))).status, `${method} ${path}`).toBe(404)
   }
 })
+
+it("answers 404 on the container registry at /v2/", async () => {
+  for (const [method, path] of [
+    ["GET", "/v2/"],
+    ["GET", "/v2/token"],
+    ["POST", "/v2/alice/app/blobs/uploads/"],
+    ["GET", "/v2/alice/app/tags/list"]
+  ] as const) {
+    const res = await fetch(`${hearth.base}${path}`, { method, headers: { authorization: basic("alice") } })
+    expect(res.status, `${method} ${path}`).toBe(404)
+  }
+})
