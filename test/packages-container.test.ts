@@ -450,6 +450,16 @@ describe("blob uploads", () => {
     const path = (await v2("POST", "alice/big/blobs/uploads/", alice())).headers.get("location")!.slice(4)
     const chunk = await v2("PATCH", path, alice(), big)
     expect(chunk.status).toBe(403)
+    // In pieces: the second piece, which goes to the session's file, passes the limit.
+    const pieces = (await v2("POST", "alice/big/blobs/uploads/", alice())).headers.get("location")!.slice(4)
+    expect((await v2("PATCH", pieces, alice(), big.subarray(0, MiB), { "content-range": `0-${MiB - 1}` })).status).toBe(
+      202
+    )
+    const second = await v2("PATCH", pieces, alice(), big.subarray(MiB), { "content-range": `${MiB}-${3 * MiB - 1}` })
+    expect(second.status).toBe(403)
+    expect(await errorCode(second)).toBe("DENIED")
+    expect((await v2("GET", pieces, alice())).status).toBe(404)
+    expect(readdirSync(hearth.settings.packages.CHUNKED_UPLOAD_PATH)).toEqual([])
     expect({ blobs: await blobs(), sessions: await sessions() }).toEqual(before)
   })
 })

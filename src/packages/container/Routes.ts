@@ -14,7 +14,7 @@ import { createHash, randomUUID } from "node:crypto"
 import { createReadStream, createWriteStream } from "node:fs"
 import { mkdir, rm } from "node:fs/promises"
 import { join } from "node:path"
-import { Readable } from "node:stream"
+import { Readable, Transform } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -29,7 +29,7 @@ import { BlobStorage, type StoredBlob } from "../../storage/Service.ts"
 import type { UserRow } from "../../users/Repo.ts"
 import { makeRegistryGate, makeRegistryRoute, type RegistryCaller, statusAndMessage } from "../Registry.ts"
 import { PackagesRepo } from "../Repo.ts"
-import { PackagesService, type Stored } from "../Service.ts"
+import { PackagesService, type Stored, TYPE_SIZE_EXCEEDED } from "../Service.ts"
 import { MANIFEST_FILE, makeContainerRepo, TYPE, type UploadSession } from "./Repo.ts"
 import { makeContainerTokens, TOKEN_LIFETIME_SECONDS } from "./Token.ts"
 
@@ -308,12 +308,23 @@ export const ContainerRoutes = Layer.unwrap(
           if (session.hold !== null) yield* giveBack(sha256, session.hold)
           yield* repo.updateSession(session.id, session.size, null, null)
         }
+        // The file is bounded as the blob will be (LIMIT_SIZE_CONTAINER; site admins are not limited).
+        const limit = caller!.user.isAdmin ? -1 : settings.packages.LIMIT_SIZE_CONTAINER
         let written = 0
-        const counted = requestBody(request)
-        counted.on("data", (chunk: Buffer) => {
-          written += chunk.length
+        const bounded = new Transform({
+          transform(chunk: Buffer, _encoding, next) {
+            written += chunk.length
+            if (limit > -1 && session.size + written > limit) next(new Error(TYPE_SIZE_EXCEEDED))
+            else next(null, chunk)
+          }
         })
-        yield* Effect.promise(() => pipeline(counted, createWriteStream(path, { flags: "a" })))
+        yield* Effect.tryPromise({
+          try: () => pipeline(requestBody(request), bounded, createWriteStream(path, { flags: "a" })),
+          catch: (e) =>
+            (e as Error).message === TYPE_SIZE_EXCEEDED
+              ? Errors.forbidden(TYPE_SIZE_EXCEEDED)
+              : Errors.badRequest(`the chunk stopped part-way: ${(e as Error).message}`)
+        })
         const size = session.size + written
         yield* repo.updateSession(session.id, size, null, null)
         return { ...session, size, sha256: null, hold: null }
