@@ -292,8 +292,9 @@ const watchStalledClients = (server: Server, idleMs: number) => {
     const now = Date.now()
     for (const entry of inFlight) {
       const { request, response } = entry
-      const socket = request.socket
-      if (socket.destroyed || (request.complete && response.writableFinished)) {
+      // Node sets `socket` to null once the connection is released (typed non-null, it is not).
+      const socket = request.socket as typeof request.socket | null
+      if (socket === null || socket.destroyed || (request.complete && response.writableFinished)) {
         inFlight.delete(entry)
         continue
       }
