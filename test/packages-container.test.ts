@@ -78,12 +78,25 @@ const alice = () => basic("alice", aliceToken)
 const errorCode = async (res: Response) => (await json(res)).errors[0].code as string
 
 beforeAll(async () => {
-  hearth = await startHearth({ packages: { LIMIT_SIZE_CONTAINER: "2 MiB" } })
+  hearth = await startHearth({ packages: { LIMIT_SIZE_CONTAINER: "2 MiB" }, quota: { ENABLED: "true" } })
   host = hearth.base.replace(/^http:\/\//, "")
   await createUser(hearth, { username: "root", isAdmin: true })
   await createUser(hearth, { username: "alice" })
   await createUser(hearth, { username: "bob" })
   await createUser(hearth, { username: "carol", visibility: "private" })
+  await createUser(hearth, { username: "tight" })
+  // `tight` may store no package bytes at all.
+  expect(
+    (
+      await request(hearth, "POST", "/admin/quota/groups", basic("root"), {
+        name: "nopackages",
+        rules: [{ name: "nopackages", limit: 0, subjects: ["size:assets:packages:all"] }]
+      })
+    ).status
+  ).toBe(201)
+  expect(
+    (await request(hearth, "POST", "/admin/users/tight/quota/groups", basic("root"), { groups: ["nopackages"] })).status
+  ).toBe(204)
   aliceToken = await createToken(hearth, "alice", ["write:package"])
   readOnlyToken = await createToken(hearth, "alice", ["read:package"])
 }, 60_000)
@@ -460,6 +473,16 @@ describe("blob uploads", () => {
     expect(await errorCode(second)).toBe("DENIED")
     expect((await v2("GET", pieces, alice())).status).toBe(404)
     expect(readdirSync(hearth.settings.packages.CHUNKED_UPLOAD_PATH)).toEqual([])
+    expect({ blobs: await blobs(), sessions: await sessions() }).toEqual(before)
+  })
+
+  it("refuses uploads of an owner over its quota (413 DENIED), storing nothing", async () => {
+    const before = { blobs: await blobs(), sessions: await sessions() }
+    const mono = await pushBlob("tight/app", randomBytes(10), basic("tight"))
+    expect(mono.status).toBe(413)
+    expect(await errorCode(mono)).toBe("DENIED")
+    const path = (await v2("POST", "tight/app/blobs/uploads/", basic("tight"))).headers.get("location")!.slice(4)
+    expect((await v2("PATCH", path, basic("tight"), randomBytes(10))).status).toBe(413)
     expect({ blobs: await blobs(), sessions: await sessions() }).toEqual(before)
   })
 })
