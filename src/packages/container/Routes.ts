@@ -623,15 +623,16 @@ export const ContainerRoutes = Layer.unwrap(
             "content-length": "0"
           }
         })
-        // The same manifest again: nothing to do. Another one under the tag: the tag moves.
+        // The same manifest again: nothing to do. Another one under the tag: the tag moves (once
+        // the new manifest is stored, so that a refused one leaves the tag where it was).
         const existing = yield* findManifest(owner, op.image, reference)
-        if (Option.isSome(existing)) {
-          if (existing.value.sha256 === sha256) return created
-          const old = yield* packages.version(owner, TYPE, op.image, reference)
-          yield* packages.removeVersion(caller!, owner, old)
-        }
+        if (Option.isSome(existing) && existing.value.sha256 === sha256) return created
         const stored = yield* Effect.result(store(owner, caller!, Readable.from([bytes]), bytes.length))
         if (stored._tag === "Failure") return refusedUpload(stored.failure)
+        if (Option.isSome(existing)) {
+          const old = yield* Effect.option(packages.version(owner, TYPE, op.image, reference))
+          if (Option.isSome(old)) yield* packages.removeVersion(caller!, owner, old.value)
+        }
         const saved = yield* Effect.result(
           packages.create(
             {
