@@ -56,6 +56,7 @@ import { OrgsHttp } from "./orgs/Http.ts"
 import { ContainerRoutes } from "./packages/container/Routes.ts"
 import { GenericRoutes } from "./packages/generic/Routes.ts"
 import { PackageCleanupHttp, PackagesHttp } from "./packages/Http.ts"
+import { PubRoutes } from "./packages/pub/Routes.ts"
 import { ProtectionHttp } from "./protection/Http.ts"
 import { PullsHttp } from "./pulls/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
@@ -226,6 +227,7 @@ export const AppRoutes = Layer.mergeAll(
   ReleaseDownloadRoutes,
   GenericRoutes,
   ContainerRoutes,
+  PubRoutes,
   FederationRoutes,
   WebRoutes,
   RequestTargetCheck

@@ -39,3 +39,15 @@ it("answers 404 on the container registry at /v2/", async () => {
     expect(res.status, `${method} ${path}`).toBe(404)
   }
 })
+
+it("Pub: publishing and the version list answer 404", async () => {
+  const pub = `${hearth.base}/api/packages/alice/pub/api/packages`
+  for (const url of [`${pub}/versions/new`, `${pub}/some_pkg`, `${pub}/some_pkg/files/1.0.0.tar.gz`])
+    expect((await fetch(url, { headers: { authorization: basic("alice") } })).status, url).toBe(404)
+  const post = await fetch(`${pub}/versions/new/upload`, {
+    method: "POST",
+    headers: { authorization: basic("alice"), "content-type": "multipart/form-data; boundary=x" },
+    body: "--x--\r\n"
+  })
+  expect(post.status).toBe(404)
+})

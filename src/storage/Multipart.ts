@@ -59,17 +59,19 @@ const isMultipartError = (error: unknown): error is MultipartError =>
  * `maxSize` bytes; the stored blob is held until the caller's `acquire(blob)`. Fields after the file
  * are read too. No file: `file` is undefined.
  */
-export const readMultipartUpload = <E, R>(
+export const readMultipartUpload = <E, R, PE = never, PR = never>(
   request: HttpServerRequest.HttpServerRequest,
   options: {
     readonly fileField: string
     readonly maxSize: number
     readonly accept: (file: IncomingFile) => Effect.Effect<void, E, R>
+    /** Stores the file's bytes instead of `BlobStorage.put` with `maxSize` (a registry's own limits, or reading it on the way). */
+    readonly put?: (body: Readable) => Effect.Effect<StoredBlob, PE | Errors.PayloadTooLarge | Errors.BadRequest, PR>
   }
 ): Effect.Effect<
   MultipartUpload,
-  E | Errors.PayloadTooLarge | Errors.BadRequest | Errors.ValidationFailed,
-  R | BlobStorage
+  E | PE | Errors.PayloadTooLarge | Errors.BadRequest | Errors.ValidationFailed,
+  R | PR | BlobStorage
 > =>
   Effect.gen(function* () {
     const type = request.headers["content-type"] ?? ""
@@ -162,9 +164,8 @@ export const readMultipartUpload = <E, R>(
         )
         // A body the parser gave up on is refused for the parser's reason.
         const blob: StoredBlob = yield* Effect.mapError(
-          storage.put(body, { maxSize: options.maxSize }),
-          (error): Errors.PayloadTooLarge | Errors.BadRequest =>
-            error instanceof Errors.BadRequest && failure !== undefined ? refusal(failure) : error
+          options.put === undefined ? storage.put(body, { maxSize: options.maxSize }) : options.put(body),
+          (error) => (error instanceof Errors.BadRequest && failure !== undefined ? refusal(failure) : error)
         )
         file = { filename, head: first, blob }
       }
