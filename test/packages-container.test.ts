@@ -426,6 +426,29 @@ describe("blob uploads", () => {
     expect((await v2("GET", path, alice())).status).toBe(404)
   })
 
+  it("drops pushed blobs no manifest took within a day, with the package cleanup; referenced ones stay", async () => {
+    const loose = randomBytes(400)
+    const config = Buffer.from('{"stale":true}')
+    for (const blob of [loose, config]) expect((await pushBlob("alice/stale", blob)).status).toBe(201)
+    expect((await pushManifest("alice/stale", "v1", [config])).res.status).toBe(201)
+    await sql(
+      (s) => s`UPDATE package_files SET created_at = now() - interval '2 days'
+        WHERE version_id IN (SELECT v.id FROM package_versions v JOIN packages p ON p.id = v.package_id
+          WHERE p.lower_name = 'stale' AND v.is_internal)`
+    )
+    expect((await request(hearth, "POST", "/admin/packages/cleanup-rules/-/run", basic("root"))).status).toBe(200)
+    expect((await v2("HEAD", `alice/stale/blobs/${digestOf(loose)}`, alice())).status).toBe(404)
+    expect((await v2("HEAD", `alice/stale/blobs/${digestOf(config)}`, alice())).status).toBe(200)
+    expect((await v2("GET", "alice/stale/manifests/v1", alice())).status).toBe(200)
+    // Nothing refers to the loose blob any more: the storage's sweep removes it.
+    const refcount = (digest: string) =>
+      sql((s) =>
+        Effect.map(s`SELECT refcount FROM blobs WHERE sha256 = ${digest.slice(7)}`, (rows) => Number(rows[0]!.refcount))
+      )
+    expect(await refcount(digestOf(loose))).toBe(0)
+    expect(await refcount(digestOf(config))).toBeGreaterThan(0)
+  })
+
   it("mounts a blob from another image the caller may read; from one it may not, it starts an upload", async () => {
     const bytes = randomBytes(900)
     expect((await pushBlob("alice/source", bytes)).status).toBe(201)
