@@ -53,6 +53,7 @@ import { MiscHttp } from "./misc/Http.ts"
 import { NotificationsHttp } from "./notifications/Http.ts"
 import { OAuth2Http } from "./oauth2/Http.ts"
 import { OrgsHttp } from "./orgs/Http.ts"
+import { ContainerRoutes } from "./packages/container/Routes.ts"
 import { GenericRoutes } from "./packages/generic/Routes.ts"
 import { PackageCleanupHttp, PackagesHttp } from "./packages/Http.ts"
 import { NpmRoutes } from "./packages/npm/Routes.ts"
@@ -226,6 +227,7 @@ export const AppRoutes = Layer.mergeAll(
   AttachmentDownloadRoutes,
   ReleaseDownloadRoutes,
   GenericRoutes,
+  ContainerRoutes,
   PubRoutes,
   NpmRoutes,
   FederationRoutes,

@@ -28,6 +28,18 @@ it("answers 404 on the registries and on /api/v1/packages, and stores nothing", 
   }
 })
 
+it("answers 404 on the container registry at /v2/", async () => {
+  for (const [method, path] of [
+    ["GET", "/v2/"],
+    ["GET", "/v2/token"],
+    ["POST", "/v2/alice/app/blobs/uploads/"],
+    ["GET", "/v2/alice/app/tags/list"]
+  ] as const) {
+    const res = await fetch(`${hearth.base}${path}`, { method, headers: { authorization: basic("alice") } })
+    expect(res.status, `${method} ${path}`).toBe(404)
+  }
+})
+
 it("Pub: publishing and the version list answer 404", async () => {
   const pub = `${hearth.base}/api/packages/alice/pub/api/packages`
   for (const url of [`${pub}/versions/new`, `${pub}/some_pkg`, `${pub}/some_pkg/files/1.0.0.tar.gz`])

@@ -13,6 +13,7 @@
 import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { PACKAGE_TYPES } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
+import { makeContainerCleanup } from "./container/Cleanup.ts"
 import { type CleanupRuleRow, PackagesRepo } from "./Repo.ts"
 
 export interface RuleInput {
@@ -79,6 +80,7 @@ export class PackageCleanup extends Context.Service<
     PackageCleanup,
     Effect.gen(function* () {
       const repo = yield* PackagesRepo
+      const containerCleanup = yield* makeContainerCleanup
 
       const problem = (rule: Omit<CleanupRuleRow, "id" | "ownerId">): string | undefined => {
         if (!(PACKAGE_TYPES as ReadonlyArray<string>).includes(rule.type)) return `unknown package type "${rule.type}"`
@@ -120,6 +122,7 @@ export class PackageCleanup extends Context.Service<
             for (const target of targets) if (yield* repo.transaction(repo.deleteVersion(target.id))) removed++
           }
         }
+        yield* containerCleanup
         yield* repo.deleteEmptyPackages
         return removed
       })

@@ -62,6 +62,13 @@ export const statusAndMessage = (error: unknown): { readonly status: number; rea
   return { status, message }
 }
 
+/**
+ * A registry's own bearer tokens (the container registry's `/v2/token`): the caller a token names
+ * (undefined: anonymous), or `undefined` instead of an effect when the token is not one of its own
+ * (then it is an access token).
+ */
+export type BearerResolver = (token: string) => Effect.Effect<Principal | undefined, Errors.Unauthorized> | undefined
+
 /** Builds the gate once the services are at hand. */
 export const makeRegistryGate = Effect.gen(function* () {
   const settings = yield* Settings
@@ -69,13 +76,13 @@ export const makeRegistryGate = Effect.gen(function* () {
   const users = yield* UsersRepo
   const policy = yield* PackagePolicy
 
-  const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
+  const callerOf = (request: HttpServerRequest.HttpServerRequest, bearer: BearerResolver | undefined) => {
     const credentials = parseAuthorization(request.headers["authorization"])
     const resolved: Effect.Effect<Principal | undefined, Errors.Unauthorized | Errors.TooManyRequests> =
       credentials.kind === "none"
         ? Effect.succeed(undefined)
         : credentials.kind === "token"
-          ? authenticator.byToken(credentials.token)
+          ? (bearer?.(credentials.token) ?? authenticator.byToken(credentials.token))
           : authenticator.byBasic(
               credentials.username,
               credentials.password,
@@ -95,10 +102,11 @@ export const makeRegistryGate = Effect.gen(function* () {
   return (
     request: HttpServerRequest.HttpServerRequest,
     ownerName: string,
-    need: "read" | "write"
+    need: "read" | "write",
+    bearer?: BearerResolver
   ): Effect.Effect<RegistryCaller, RegistryDenied> =>
     Effect.gen(function* () {
-      const caller = yield* callerOf(request)
+      const caller = yield* callerOf(request, bearer)
       if (caller !== undefined) {
         const refused = accountRefusal(caller.user, settings.server.ROOT_URL)
         if (refused !== undefined) return yield* new RegistryDenied({ status: 403, message: refused })
@@ -144,7 +152,7 @@ export type RegistryWork = (
  * The one wrapper of every registry route: the gate (`need` on the path's `:owner`), then the work;
  * the gate's refusals and the services' errors are rendered by the registry's `render`.
  */
-export const makeRegistryRoute = (render: RenderError) =>
+export const makeRegistryRoute = (render: RenderError, bearer?: BearerResolver) =>
   Effect.gen(function* () {
     const gate = yield* makeRegistryGate
     const storage = yield* BlobStorage
@@ -152,7 +160,7 @@ export const makeRegistryRoute = (render: RenderError) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         const params = yield* HttpRouter.params
-        const allowed = yield* gate(request, params.owner ?? "", need)
+        const allowed = yield* gate(request, params.owner ?? "", need, bearer)
         return yield* work(request, allowed, params)
       }).pipe(
         Effect.catch((error) => {

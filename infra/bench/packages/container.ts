@@ -1,0 +1,156 @@
+// Container registry benchmark (part of `npm run bench:packages`; issue 21 "Speed"): Debian's
+// skopeo copying an image with one BENCH_CONTAINER_MIB layer (default 200 MiB; random bytes in a
+// stored gzip stream, new each round: skopeo's blob info cache, /var/lib/containers/cache when run
+// as root, would otherwise have it mounted from the image of an earlier round instead of sent) from
+// an OCI layout directory to Hearth (`docker://`, a new image name each round) and back into a new
+// OCI layout directory, side by side with the same copy between two OCI layout
+// directories on disk, in the same run. Per round, in an order that alternates between rounds:
+//   disk   skopeo copy oci:SRC:v1 oci:DST:v1
+//   push   skopeo copy oci:SRC:v1 docker://HEARTH/bench/imgN:v1   (Basic credentials → token)
+//   pull   skopeo copy docker://HEARTH/bench/imgN:v1 oci:BACK:v1
+// Also shown, to tell Hearth's share from skopeo's: the same layer sent by curl in one monolithic
+// `POST …/blobs/uploads/?digest=` (Hearth receiving it, computing its digests and storing it).
+// Columns are medians over the rounds; each ratio is the median of the per-round ratios.
+// Target: push and pull each within 1.3× of the disk copy (so the round trip within 1.3× of two).
+import { execFile } from "node:child_process"
+import { rmSync, writeFileSync } from "node:fs"
+import os from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { layoutTag, writeImage, writeLayout, writeRandomLayer } from "../../../test/support/oci.ts"
+import {
+  type Backend,
+  createAccount,
+  createToken,
+  fmt,
+  log,
+  machineLine,
+  median,
+  positive,
+  preparePostgres,
+  runMain,
+  startHearth,
+  tempDir
+} from "../support.ts"
+
+const run = promisify(execFile)
+const config = {
+  mib: Math.round(positive("BENCH_CONTAINER_MIB", 200)),
+  rounds: Math.max(1, Math.round(positive("BENCH_ROUNDS", 3))),
+  database: (process.env.BENCH_DATABASE ?? "postgres") as "embedded" | "postgres",
+  output: process.env.BENCH_OUTPUT
+}
+const TARGET = 1.3
+
+/** One skopeo copy with a fresh HOME (no blob info cache, no stored credentials); seconds. */
+const copy = async (args: ReadonlyArray<string>) => {
+  const home = tempDir("hearth-bench-skopeo-home-")
+  const started = performance.now()
+  await run("skopeo", ["copy", "--quiet", ...args], {
+    env: { ...process.env, HOME: home, XDG_RUNTIME_DIR: home, REGISTRY_AUTH_FILE: join(home, "auth.json") },
+    maxBuffer: 16 * 1024 * 1024
+  })
+  return (performance.now() - started) / 1000
+}
+
+const main = async () => {
+  const load0 = os.loadavg()
+  await run("skopeo", ["--version"]).catch(() => {
+    throw new Error("skopeo is not installed (apt-get install skopeo)")
+  })
+  const backend: Backend = {
+    name: config.database,
+    dataDir: tempDir("hearth-bench-container-"),
+    logFile: join(tempDir("hearth-bench-container-log-"), "hearth.log"),
+    ...(config.database === "postgres" ? { databaseUrl: (await preparePostgres()).url } : {})
+  }
+  const account = { username: "bench", password: "bench-password-1" }
+  await createAccount(backend, account)
+  const hearth = await startHearth(backend)
+  const token = await createToken(hearth.base, account, ["write:package"])
+  const host = hearth.base.replace(/^http:\/\//, "")
+  const creds = `${account.username}:${token}`
+
+  /** curl sending the layer in one POST; seconds. */
+  const curlPost = async (file: string, digest: string, image: string) => {
+    const started = performance.now()
+    const { stdout } = await run("curl", [
+      "-s",
+      "-o",
+      "/dev/null",
+      "-w",
+      "%{http_code}",
+      "-u",
+      creds,
+      "-X",
+      "POST",
+      "-H",
+      "content-type: application/octet-stream",
+      "-T",
+      file,
+      `${hearth.base}/v2/bench/${image}/blobs/uploads?digest=${digest}`
+    ])
+    if (stdout !== "201") throw new Error(`curl POST of the layer answered ${stdout}`)
+    return (performance.now() - started) / 1000
+  }
+
+  const rows: Array<{ disk: number; push: number; pull: number; curl: number }> = []
+  for (let round = 0; round < config.rounds; round++) {
+    const src = tempDir("hearth-bench-oci-src-")
+    const dst = tempDir("hearth-bench-oci-dst-")
+    const back = tempDir("hearth-bench-oci-back-")
+    log(`round ${round + 1}: writing an OCI layout with a new ${config.mib} MiB layer`)
+    const layer = await writeRandomLayer(src, config.mib * 1024 * 1024)
+    writeLayout(src, { v1: writeImage(src, { arch: "amd64", layers: [layer] }) })
+    const image = `docker://${host}/bench/img${round}:v1`
+    const disk = async () => copy([`oci:${src}:v1`, `oci:${dst}:v1`])
+    const hearthTrip = async () => {
+      const push = await copy(["--dest-creds", creds, "--dest-tls-verify=false", `oci:${src}:v1`, image])
+      const pull = await copy(["--src-creds", creds, "--src-tls-verify=false", image, `oci:${back}:v1`])
+      if (layoutTag(back, "v1").digest !== layoutTag(src, "v1").digest)
+        throw new Error("the image copied back from Hearth is not the image pushed")
+      return { push, pull }
+    }
+    const curl = () => curlPost(join(src, "blobs", "sha256", layer.digest.slice(7)), layer.digest, `curl${round}`)
+    let row: { disk: number; push: number; pull: number; curl: number }
+    if (round % 2 === 0) {
+      const d = await disk()
+      const h = await hearthTrip()
+      row = { disk: d, ...h, curl: await curl() }
+    } else {
+      const c = await curl()
+      const h = await hearthTrip()
+      row = { disk: await disk(), ...h, curl: c }
+    }
+    rows.push(row)
+    for (const dir of [src, dst, back]) rmSync(dir, { recursive: true, force: true })
+    log(
+      `round ${round + 1}: disk ${fmt(row.disk, 2)} s, push ${fmt(row.push, 2)} s, pull ${fmt(row.pull, 2)} s, curl POST ${fmt(row.curl, 2)} s`
+    )
+  }
+
+  const pushRatio = median(rows.map((r) => r.push / r.disk))
+  const pullRatio = median(rows.map((r) => r.pull / r.disk))
+  const tripRatio = median(rows.map((r) => (r.push + r.pull) / (2 * r.disk)))
+  const mibps = (s: number) => fmt((config.mib / s) * 1, 0)
+  const verdict = (ratio: number) => (ratio <= TARGET ? "ok" : "MISSED")
+  const lines = [
+    `## Container registry: skopeo copy of a ${config.mib} MiB image (${config.rounds} rounds, ${config.database})`,
+    "",
+    "| copy | median time | MiB/s | ratio to disk (median) | target ≤ 1.3× |",
+    "|---|---|---|---|---|",
+    `| OCI dir → OCI dir (disk) | ${fmt(median(rows.map((r) => r.disk)), 2)} s | ${mibps(median(rows.map((r) => r.disk)))} | 1.00 | |`,
+    `| OCI dir → Hearth (push) | ${fmt(median(rows.map((r) => r.push)), 2)} s | ${mibps(median(rows.map((r) => r.push)))} | ${fmt(pushRatio, 2)} | ${verdict(pushRatio)} |`,
+    `| Hearth → OCI dir (pull) | ${fmt(median(rows.map((r) => r.pull)), 2)} s | ${mibps(median(rows.map((r) => r.pull)))} | ${fmt(pullRatio, 2)} | ${verdict(pullRatio)} |`,
+    `| round trip vs two disk copies | | | ${fmt(tripRatio, 2)} | ${verdict(tripRatio)} |`,
+    `| (curl: the layer in one POST to Hearth) | ${fmt(median(rows.map((r) => r.curl)), 2)} s | ${mibps(median(rows.map((r) => r.curl)))} | ${fmt(median(rows.map((r) => r.curl / r.disk)), 2)} | |`,
+    "",
+    machineLine(load0)
+  ]
+  const report = lines.join("\n")
+  process.stdout.write(`${report}\n`)
+  if (config.output !== undefined) writeFileSync(config.output, `${report}\n`)
+  return [pushRatio, pullRatio, tripRatio].filter((r) => r > TARGET).length
+}
+
+await runMain(main)

@@ -1,0 +1,166 @@
+// SQL of the container registry, beside the common package tables (src/packages/Repo.ts) and its
+// own upload sessions (migration 0035_container_uploads). An image is a package of type
+// `container`; each tag is a version (an untagged manifest: a version named by its digest) whose
+// lead file `manifest.json` is the manifest and whose other files, named by digest, are the blobs
+// it references. Blobs pushed but not yet referenced are files of the package's internal version
+// UPLOAD_VERSION (Forgejo's `_sha256` upload version), removed by the cleanup after a day.
+import { Effect, Option } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import { sqlBoundary } from "../../db/Boundary.ts"
+
+export const TYPE = "container"
+export const MANIFEST_FILE = "manifest.json"
+/** The internal version holding pushed blobs (":" cannot be in a tag, nor start a digest). */
+export const UPLOAD_VERSION = "_upload:"
+
+export interface UploadSession {
+  readonly id: string
+  readonly ownerId: number
+  readonly image: string
+  readonly size: number
+  readonly sha256: string | null
+  readonly hold: number | null
+}
+
+export interface FoundBlob {
+  readonly sha256: string
+  readonly size: number
+  readonly createdAt: Date
+}
+
+export interface FoundManifest extends FoundBlob {
+  readonly versionId: number
+  readonly metadataJson: string
+}
+
+type Row = Record<string, any>
+
+const toSession = (r: Row): UploadSession => ({
+  id: r.id,
+  ownerId: Number(r.owner_id),
+  image: r.image,
+  size: Number(r.size),
+  sha256: r.sha256 ?? null,
+  hold: r.hold === null || r.hold === undefined ? null : Number(r.hold)
+})
+
+const toBlob = (r: Row): FoundBlob => ({ sha256: r.sha256, size: Number(r.size), createdAt: r.created_at })
+
+export const makeContainerRepo = Effect.gen(function* () {
+  const sql = yield* SqlClient
+  const first = <A>(rows: ReadonlyArray<Row>, map: (r: Row) => A) =>
+    rows.length === 0 ? Option.none<A>() : Option.some(map(rows[0]!))
+  /** The image's package rows (owner, type, lower-cased name). */
+  const inImage = (ownerId: number, image: string) =>
+    sql`p.owner_id = ${ownerId} AND p.type = ${TYPE} AND p.lower_name = ${image}`
+
+  const methods = {
+    /** The internal upload version of a package (created if missing); its id. */
+    uploadVersion: (packageId: number) =>
+      Effect.map(
+        sql`INSERT INTO package_versions (package_id, version, lower_version, is_internal)
+        VALUES (${packageId}, ${UPLOAD_VERSION}, ${UPLOAD_VERSION}, true)
+        ON CONFLICT (package_id, lower_version) DO UPDATE SET version = package_versions.version
+        RETURNING id`,
+        (rows) => Number(rows[0]!.id)
+      ),
+    /** A blob any version of the image references (a layer, a config, a manifest), by sha256. */
+    blob: (ownerId: number, image: string, sha256: string) =>
+      Effect.map(
+        sql`SELECT f.sha256, f.size, f.created_at FROM package_files f
+        JOIN package_versions v ON v.id = f.version_id JOIN packages p ON p.id = v.package_id
+        WHERE ${inImage(ownerId, image)} AND f.sha256 = ${sha256} LIMIT 1`,
+        (rows) => first(rows, toBlob)
+      ),
+    /** A manifest of the image by digest, with its version's metadata (the media type). */
+    manifestByDigest: (ownerId: number, image: string, sha256: string) =>
+      Effect.map(
+        sql`SELECT f.sha256, f.size, f.created_at, v.id AS version_id, v.metadata_json FROM package_files f
+        JOIN package_versions v ON v.id = f.version_id JOIN packages p ON p.id = v.package_id
+        WHERE ${inImage(ownerId, image)} AND NOT v.is_internal AND f.lower_name = ${MANIFEST_FILE}
+          AND f.sha256 = ${sha256}
+        ORDER BY v.id LIMIT 1`,
+        (rows) => first(rows, (r) => ({ ...toBlob(r), versionId: Number(r.version_id), metadataJson: r.metadata_json }))
+      ),
+    /** A manifest of the image by tag. */
+    manifestByTag: (ownerId: number, image: string, tag: string) =>
+      Effect.map(
+        sql`SELECT f.sha256, f.size, f.created_at, v.id AS version_id, v.metadata_json FROM package_files f
+        JOIN package_versions v ON v.id = f.version_id JOIN packages p ON p.id = v.package_id
+        WHERE ${inImage(ownerId, image)} AND NOT v.is_internal AND v.lower_version = ${tag.toLowerCase()}
+          AND f.lower_name = ${MANIFEST_FILE}`,
+        (rows) => first(rows, (r) => ({ ...toBlob(r), versionId: Number(r.version_id), metadataJson: r.metadata_json }))
+      ),
+    /** The versions (tags, or the digest of an untagged manifest) whose manifest has that sha256. */
+    versionsOfManifest: (ownerId: number, image: string, sha256: string) =>
+      Effect.map(
+        sql`SELECT DISTINCT v.lower_version FROM package_files f
+        JOIN package_versions v ON v.id = f.version_id JOIN packages p ON p.id = v.package_id
+        WHERE ${inImage(ownerId, image)} AND NOT v.is_internal AND f.lower_name = ${MANIFEST_FILE}
+          AND f.sha256 = ${sha256}`,
+        (rows) => rows.map((r) => String(r.lower_version))
+      ),
+    /** The image's tags in byte order (untagged manifests are no tags), `n` after `last`. */
+    tags: (ownerId: number, image: string, last: string, n: number) =>
+      Effect.map(
+        sql`SELECT v.version FROM package_versions v JOIN packages p ON p.id = v.package_id
+        WHERE ${inImage(ownerId, image)} AND NOT v.is_internal AND v.version NOT LIKE 'sha256:%'
+          AND v.version COLLATE "C" > ${last}
+        ORDER BY v.version COLLATE "C" LIMIT ${n}`,
+        (rows) => rows.map((r) => String(r.version))
+      ),
+    /** Whether the image has any manifest (a package with a non-internal version). */
+    imageExists: (ownerId: number, image: string) =>
+      Effect.map(
+        sql`SELECT 1 FROM package_versions v JOIN packages p ON p.id = v.package_id
+        WHERE ${inImage(ownerId, image)} AND NOT v.is_internal LIMIT 1`,
+        (rows) => rows.length > 0
+      ),
+    /** Removes a pushed, unreferenced blob from the image's upload version; whether there was one. */
+    deleteUploadedBlob: (ownerId: number, image: string, sha256: string) =>
+      Effect.map(
+        sql`DELETE FROM package_files f USING package_versions v, packages p
+        WHERE v.id = f.version_id AND p.id = v.package_id AND ${inImage(ownerId, image)}
+          AND v.is_internal AND v.lower_version = ${UPLOAD_VERSION} AND f.sha256 = ${sha256}
+        RETURNING f.id`,
+        (rows) => rows.length > 0
+      ),
+    /** Pushed blobs no manifest took within the cutoff (they go; a manifest holds its own references). */
+    deleteStaleUploadedBlobs: (before: Date) =>
+      Effect.map(
+        sql`DELETE FROM package_files f USING package_versions v, packages p
+        WHERE v.id = f.version_id AND p.id = v.package_id AND p.type = ${TYPE}
+          AND v.is_internal AND v.lower_version = ${UPLOAD_VERSION} AND f.created_at < ${before}
+        RETURNING f.id`,
+        (rows) => rows.length
+      ),
+    insertSession: (id: string, ownerId: number, image: string) =>
+      Effect.asVoid(sql`INSERT INTO container_uploads (id, owner_id, image) VALUES (${id}, ${ownerId}, ${image})`),
+    session: (id: string, ownerId: number, image: string) =>
+      Effect.map(
+        sql`SELECT * FROM container_uploads WHERE id = ${id} AND owner_id = ${ownerId} AND image = ${image}`,
+        (rows) => first(rows, toSession)
+      ),
+    updateSession: (id: string, size: number, sha256: string | null, hold: number | null) =>
+      Effect.asVoid(
+        sql`UPDATE container_uploads SET size = ${size}, sha256 = ${sha256}, hold = ${hold}, updated_at = now()
+        WHERE id = ${id}`
+      ),
+    /** Deletes the session row; whether it was there (only one request gets true). */
+    deleteSession: (id: string) =>
+      Effect.map(sql`DELETE FROM container_uploads WHERE id = ${id} RETURNING id`, (rows) => rows.length > 0),
+    staleSessions: (before: Date) =>
+      Effect.map(sql`SELECT * FROM container_uploads WHERE updated_at < ${before}`, (rows) => rows.map(toSession))
+  }
+  return sqlBoundary<Bounded<typeof methods>>(methods as never)
+})
+
+/** The methods with their SQL errors turned into defects (src/db/Boundary.ts). */
+type Bounded<M> = {
+  readonly [K in keyof M]: M[K] extends (...args: infer P) => Effect.Effect<infer A, infer E, infer R>
+    ? (...args: P) => Effect.Effect<A, Exclude<E, SqlError>, R>
+    : never
+}
+
+export type ContainerRepo = Effect.Success<typeof makeContainerRepo>
