@@ -55,6 +55,7 @@ import { OAuth2Http } from "./oauth2/Http.ts"
 import { OrgsHttp } from "./orgs/Http.ts"
 import { GenericRoutes } from "./packages/generic/Routes.ts"
 import { PackageCleanupHttp, PackagesHttp } from "./packages/Http.ts"
+import { VagrantRoutes } from "./packages/vagrant/Routes.ts"
 import { ProtectionHttp } from "./protection/Http.ts"
 import { PullsHttp } from "./pulls/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
@@ -224,6 +225,7 @@ export const AppRoutes = Layer.mergeAll(
   AttachmentDownloadRoutes,
   ReleaseDownloadRoutes,
   GenericRoutes,
+  VagrantRoutes,
   FederationRoutes,
   WebRoutes,
   RequestTargetCheck

@@ -69,8 +69,29 @@ export const makeRegistryGate = Effect.gen(function* () {
   const users = yield* UsersRepo
   const policy = yield* PackagePolicy
 
+  /** `?token=` or `?access_token=` (Forgejo takes them on registries too; Vagrant sends the latter). */
+  const queryToken = (request: HttpServerRequest.HttpServerRequest): string => {
+    const at = request.url.indexOf("?")
+    if (at < 0) return ""
+    const query = new URLSearchParams(request.url.slice(at + 1))
+    return query.get("token") || query.get("access_token") || ""
+  }
+
   const callerOf = (request: HttpServerRequest.HttpServerRequest) => {
-    const credentials = parseAuthorization(request.headers["authorization"])
+    let credentials = parseAuthorization(request.headers["authorization"])
+    if (credentials.kind === "none") {
+      const token = queryToken(request)
+      if (token !== "" && settings.security.DISABLE_QUERY_AUTH_TOKEN)
+        return Effect.fail(
+          new RegistryDenied({
+            status: 401,
+            message:
+              "tokens in the query string are disabled on this server ([security] DISABLE_QUERY_AUTH_TOKEN): " +
+              "send the token in the Authorization header instead"
+          })
+        )
+      if (token !== "") credentials = { kind: "token", token }
+    }
     const resolved: Effect.Effect<Principal | undefined, Errors.Unauthorized | Errors.TooManyRequests> =
       credentials.kind === "none"
         ? Effect.succeed(undefined)
