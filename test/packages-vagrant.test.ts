@@ -314,7 +314,14 @@ describe("bad input: a 400 in Vagrant's JSON, and nothing stored", () => {
       ["info.json not JSON", (await makeBox({ info: "{nope" })).bytes, /info\.json is not valid JSON/],
       ["info.json not strings", (await makeBox({ info: { description: 3 } })).bytes, /only strings/],
       ["info.json an array", (await makeBox({ info: ["a"] })).bytes, /must be a JSON object/],
-      ["a form", good.bytes, /not as a form/, { "content-type": "multipart/form-data; boundary=x" }]
+      ["a form without a boundary", good.bytes, /no multipart boundary/, { "content-type": "multipart/form-data" }],
+      [
+        "a form with no file",
+        '--x\r\ncontent-disposition: form-data; name="a"\r\n\r\nb\r\n--x--\r\n',
+        /has no file/,
+        { "content-type": "multipart/form-data; boundary=x" }
+      ],
+      ["a urlencoded form", "a=b", /request body/, { "content-type": "application/x-www-form-urlencoded" }]
     ]
     for (const [what, body, message, headers] of cases) {
       const res = await put(
@@ -328,6 +335,28 @@ describe("bad input: a 400 in Vagrant's JSON, and nothing stored", () => {
     }
     expect(await stored()).toEqual(before)
     expect((await fetch(url("alice/vagrant/broken"))).status).toBe(404)
+  })
+
+  it("takes the box as the file of a multipart form (curl -F), as Forgejo", async () => {
+    const box = await makeBox({ info: { description: "from a form" } })
+    const { stdout } = await run("curl", [
+      "-s",
+      "-w",
+      "%{http_code}",
+      "-X",
+      "PUT",
+      "-F",
+      "note=first a field",
+      "-F",
+      `box=@${box.file}`,
+      "-H",
+      `Authorization: token ${aliceToken}`,
+      url("alice/vagrant/formed/1.0.0/virtualbox.box")
+    ])
+    expect(stdout).toBe("201")
+    const metadata = await json(await fetch(url("alice/vagrant/formed")))
+    expect(metadata.description).toBe("from a form")
+    expect(metadata.versions[0].providers[0].checksum).toBe(sha512(box.bytes))
   })
 
   it("takes a plain tar too (Vagrant unpacks both); refuses a box over LIMIT_SIZE_VAGRANT (403)", async () => {

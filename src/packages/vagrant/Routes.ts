@@ -4,12 +4,14 @@
 // boxes are published with a plain PUT of the file (curl --upload-file). Errors are Vagrant
 // Cloud's `{"errors":["…"]}`.
 //
-// Where Forgejo answers 500 (a box that is not a gzip-compressed tar, a broken info.json, a form
-// body) or an empty message, Hearth answers 400 with the reason. Versions are those Vagrant itself
+// Where Forgejo answers 500 (a box that is not a gzip-compressed tar, a broken info.json, a
+// urlencoded form) or an empty message, Hearth answers 400 with the reason. Versions are those Vagrant itself
 // can read (Metadata.ts), and the name `authenticate` (the sign-in check's path, whose metadata
 // could never be fetched) is refused.
+import type { Readable } from "node:stream"
+import { type MultipartStream, make as makeParser, type Part } from "@effect/platform-node/NodeMultipartParser"
 import { Effect, Layer, Option } from "effect"
-import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Settings } from "../../config/Settings.ts"
 import { contentLength, requestBody } from "../../storage/Http.ts"
 import { BlobStorage } from "../../storage/Service.ts"
@@ -50,6 +52,43 @@ const metadataOf = (json: string): BoxMetadata => {
     return {}
   }
 }
+
+/**
+ * The first file of a multipart form, as a stream (the form is parsed as it arrives), or why
+ * there is none. `release` stops reading the form.
+ */
+const formFile = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function* () {
+    if (!/;\s*boundary=/i.test(request.headers["content-type"] ?? ""))
+      return "the form has no multipart boundary in its Content-Type"
+    let parser: MultipartStream
+    try {
+      parser = makeParser({ headers: request.headers, maxParts: 32, maxFieldSize: 64 * 1024 })
+    } catch {
+      return "the form has no multipart boundary in its Content-Type"
+    }
+    const source = requestBody(request)
+    source.pipe(parser)
+    parser.on("error", () => {})
+    const release = () => {
+      source.unpipe(parser)
+      parser.destroy()
+    }
+    const parts = parser[Symbol.asyncIterator]()
+    for (;;) {
+      const step = yield* Effect.promise(() =>
+        parts.next().then(
+          (next) => next,
+          () => undefined
+        )
+      )
+      if (step === undefined || step.done === true) {
+        release()
+        return step === undefined ? "the body is not a readable multipart form" : "the form has no file (the box)"
+      }
+      if ((step.value as Part)._tag === "File") return { body: step.value as Readable, release }
+    }
+  })
 
 export const VagrantRoutes = Layer.unwrap(
   Effect.gen(function* () {
@@ -117,16 +156,21 @@ export const VagrantRoutes = Layer.unwrap(
         const invalid = invalidName(name) ?? invalidVersion(version) ?? invalidProvider(provider)
         if (invalid !== undefined) return vagrantError(400, invalid)
         const type = (request.headers["content-type"] ?? "").toLowerCase()
-        if (type.startsWith("multipart/form-data") || type.startsWith("application/x-www-form-urlencoded"))
+        if (type.startsWith("application/x-www-form-urlencoded"))
           return vagrantError(
             400,
-            "send the box itself as the request body (curl --upload-file my.box <url>), not as a form"
+            "send the box itself as the request body (curl --upload-file my.box <url>), or as a file of a multipart form"
           )
-        const stored = yield* packages.store(
-          { owner, caller: caller!, type: TYPE },
-          requestBody(request),
-          contentLength(request)
-        )
+        // A form (Forgejo's too): the first file of any field is the box.
+        const form = type.startsWith("multipart/form-data") ? yield* formFile(request) : undefined
+        if (typeof form === "string") return vagrantError(400, form)
+        const stored = yield* packages
+          .store(
+            { owner, caller: caller!, type: TYPE },
+            form?.body ?? requestBody(request),
+            form === undefined ? contentLength(request) : undefined
+          )
+          .pipe(Effect.ensuring(Effect.sync(() => form?.release())))
         const storage = yield* BlobStorage
         const read = yield* storage.open(stored.blob.sha256).pipe(
           Effect.flatMap((opened) =>
