@@ -234,7 +234,10 @@ export const servePackageFile = (
         headers: { ...headers, "content-type": "application/octet-stream", "content-length": String(blob.length) }
       })
     }
-    return HttpServerResponse.stream(blob.stream, {
+    // The file's Node stream piped to the socket (a `raw` body), as src/storage/Serve.ts: the
+    // Effect stream cost a fiber step per 64 KiB chunk, more than twice a bare server's CPU
+    // (infra/bench/README.md, "Issue 21: bench:packages").
+    return HttpServerResponse.raw(blob.readable(), {
       status: range === undefined ? 200 : 206,
       contentType: "application/octet-stream",
       contentLength: blob.length,

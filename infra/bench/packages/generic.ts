@@ -148,7 +148,9 @@ const main = async () => {
     dataDir: join(work, "data"),
     logFile: join(work, "hearth.log"),
     ...(config.database === "postgres" ? { databaseUrl: (await preparePostgres()).url } : {}),
-    env: { HEARTH__log__LEVEL: "Warn" }
+    env: { HEARTH__log__LEVEL: "Warn" },
+    // BENCH_NODE_ARGS: Node flags for Hearth (a profile: `--cpu-prof --cpu-prof-dir=DIR`).
+    nodeArgs: (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "")
   }
   const account = { username: "bench", password: "bench-password-1" }
   await createAccount(backend, account)
