@@ -5,7 +5,7 @@
 // `vagrant box add` installing a box from Hearth with a token (Bearer, and in the query).
 import { execFile } from "node:child_process"
 import { createHash, randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Readable } from "node:stream"
@@ -89,7 +89,10 @@ beforeAll(async () => {
   carolToken = await createToken(hearth, "carol", ["write:package"])
   readToken = await createToken(hearth, "bob", ["read:package"])
 }, 60_000)
-afterAll(() => hearth?.close())
+afterAll(async () => {
+  await hearth?.close()
+  rmSync(dir, { recursive: true, force: true })
+})
 
 describe("versions", () => {
   it("takes what both go-version and Vagrant's Gem::Version read, and orders them as semver", () => {
