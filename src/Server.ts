@@ -58,6 +58,7 @@ import { GenericRoutes } from "./packages/generic/Routes.ts"
 import { PackageCleanupHttp, PackagesHttp } from "./packages/Http.ts"
 import { NpmRoutes } from "./packages/npm/Routes.ts"
 import { PubRoutes } from "./packages/pub/Routes.ts"
+import { VagrantRoutes } from "./packages/vagrant/Routes.ts"
 import { ProtectionHttp } from "./protection/Http.ts"
 import { PullsHttp } from "./pulls/Http.ts"
 import { QuotaHttp } from "./quota/Http.ts"
@@ -230,6 +231,7 @@ export const AppRoutes = Layer.mergeAll(
   ContainerRoutes,
   PubRoutes,
   NpmRoutes,
+  VagrantRoutes,
   FederationRoutes,
   WebRoutes,
   RequestTargetCheck

@@ -150,7 +150,7 @@ describe("start-up", () => {
 })
 
 describe("put", () => {
-  it("computes size, md5, sha1, sha256 and sha512 equal to node:crypto's over the same bytes, and stores the bytes under their sha256", async () => {
+  it("computes size, md5, sha1, sha256, sha512 and blake2b equal to node:crypto's over the same bytes, and stores the bytes under their sha256", async () => {
     for (const bytes of [randomBytes(3 * 1024 * 1024 + 17), Buffer.from("hello blob\n")]) {
       const blob = await put(bytes)
       expect(blob).toMatchObject({
@@ -159,6 +159,7 @@ describe("put", () => {
         sha1: digest("sha1", bytes),
         sha256: digest("sha256", bytes),
         sha512: digest("sha512", bytes),
+        blake2b: digest("blake2b512", bytes),
         created: true
       })
       expect(readFileSync(fileOf(blob.sha256)).equals(bytes)).toBe(true)
@@ -168,6 +169,7 @@ describe("put", () => {
         md5: blob.md5,
         sha1: blob.sha1,
         sha512: blob.sha512,
+        blake2b: blob.blake2b,
         refcount: 0
       })
       expect(await run(storage.exists(blob.sha256))).toBe(true)
@@ -185,7 +187,8 @@ describe("put", () => {
           md5: digest("md5", bytes),
           sha1: digest("sha1", bytes),
           sha256: digest("sha256", bytes),
-          sha512: digest("sha512", bytes)
+          sha512: digest("sha512", bytes),
+          blake2b: digest("blake2b512", bytes)
         })
         expect(readFileSync(fileOf(blob.sha256)).equals(bytes)).toBe(true)
       }
@@ -211,7 +214,8 @@ describe("put", () => {
       md5: digest("md5", data),
       sha1: digest("sha1", data),
       sha256: digest("sha256", data),
-      sha512: digest("sha512", data)
+      sha512: digest("sha512", data),
+      blake2b: digest("blake2b512", data)
     })
     await threads.close()
   })
@@ -243,9 +247,35 @@ describe("put", () => {
       sha1: "da39a3ee5e6b4b0d3255bfef95601890afd80709",
       sha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
       sha512:
-        "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e"
+        "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e",
+      blake2b:
+        "786a02f742015903c6c6fd852552d272912f4740e15847618a86e217f71f5419d25e1031afee585313896444934eb04b903a685b1448b755d56f701afe9be2ce"
     })
     expect(statSync(fileOf(blob.sha256)).size).toBe(0)
+  })
+
+  it("BLAKE2b-512 is RFC 7693's (the 'abc' vector), recorded; a blob from before 0034 gets it when put again", async () => {
+    const abc = await run(storage.put(Readable.from([Buffer.from("abc")]), { maxSize: 10 }))
+    const vector =
+      "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923"
+    expect(abc.blake2b).toBe(vector)
+    expect(Option.getOrThrow(await run(storage.stat(abc.sha256))).blake2b).toBe(vector)
+    // As migration 0034 leaves an older row: no blake2b, until the same bytes come again.
+    await sql`UPDATE blobs SET blake2b = NULL WHERE sha256 = ${abc.sha256}`
+    expect(Option.getOrThrow(await run(storage.stat(abc.sha256))).blake2b).toBeNull()
+    const again = await run(storage.put(Readable.from([Buffer.from("abc")]), { maxSize: 10 }))
+    expect(again.created).toBe(false)
+    expect(Option.getOrThrow(await run(storage.stat(abc.sha256))).blake2b).toBe(vector)
+  })
+
+  it("dedup compares every digest: a stored row whose blake2b differs is not taken as the same content", async () => {
+    const bytes = Buffer.from(`blake2b-mismatch ${Math.random()}`)
+    const first = await run(storage.put(Readable.from([bytes]), { maxSize: 100 }))
+    await sql`UPDATE blobs SET blake2b = ${"0".repeat(128)} WHERE sha256 = ${first.sha256}`
+    const exit = await runExit(storage.put(Readable.from([bytes]), { maxSize: 100 }))
+    expect(Exit.isFailure(exit)).toBe(true)
+    expect(String(Exit.isFailure(exit) ? exit.cause : "")).toMatch(/does not match its content/)
+    await sql`UPDATE blobs SET blake2b = ${first.blake2b} WHERE sha256 = ${first.sha256}`
   })
 
   it("accepts any async iterable of chunks (strings too)", async () => {

@@ -76,8 +76,29 @@ export const makeRegistryGate = Effect.gen(function* () {
   const users = yield* UsersRepo
   const policy = yield* PackagePolicy
 
+  /** `?token=` or `?access_token=` (Forgejo takes them on registries too; Vagrant sends the latter). */
+  const queryToken = (request: HttpServerRequest.HttpServerRequest): string => {
+    const at = request.url.indexOf("?")
+    if (at < 0) return ""
+    const query = new URLSearchParams(request.url.slice(at + 1))
+    return query.get("token") || query.get("access_token") || ""
+  }
+
   const callerOf = (request: HttpServerRequest.HttpServerRequest, bearer: BearerResolver | undefined) => {
-    const credentials = parseAuthorization(request.headers["authorization"])
+    let credentials = parseAuthorization(request.headers["authorization"])
+    if (credentials.kind === "none") {
+      const token = queryToken(request)
+      if (token !== "" && settings.security.DISABLE_QUERY_AUTH_TOKEN)
+        return Effect.fail(
+          new RegistryDenied({
+            status: 401,
+            message:
+              "tokens in the query string are disabled on this server ([security] DISABLE_QUERY_AUTH_TOKEN): " +
+              "send the token in the Authorization header instead"
+          })
+        )
+      if (token !== "") credentials = { kind: "token", token }
+    }
     const resolved: Effect.Effect<Principal | undefined, Errors.Unauthorized | Errors.TooManyRequests> =
       credentials.kind === "none"
         ? Effect.succeed(undefined)
@@ -221,7 +242,10 @@ export const servePackageFile = (
         headers: { ...headers, "content-type": "application/octet-stream", "content-length": String(blob.length) }
       })
     }
-    return HttpServerResponse.stream(blob.stream, {
+    // The file's Node stream piped to the socket (a `raw` body), as src/storage/Serve.ts: the
+    // Effect stream cost a fiber step per 64 KiB chunk, more than twice a bare server's CPU
+    // (infra/bench/README.md, "Issue 21: bench:packages").
+    return HttpServerResponse.raw(blob.readable(), {
       status: range === undefined ? 200 : 206,
       contentType: "application/octet-stream",
       contentLength: blob.length,

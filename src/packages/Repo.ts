@@ -195,6 +195,8 @@ export class PackagesRepo extends Context.Service<
     /** Non-internal versions of a package, oldest first. */
     readonly versionsOf: (packageId: number) => Effect.Effect<Array<VersionRow>>
     readonly files: (versionId: number) => Effect.Effect<Array<FileRow>>
+    /** The files of several versions at once, by version then id. */
+    readonly filesOf: (versionIds: ReadonlyArray<number>) => Effect.Effect<Array<FileRow>>
     readonly fileByName: (
       versionId: number,
       lowerName: string,
@@ -338,6 +340,14 @@ export class PackagesRepo extends Context.Service<
               WHERE f.version_id = ${versionId} ORDER BY f.id`,
               (rows) => rows.map(toFile)
             ),
+          filesOf: (versionIds) =>
+            versionIds.length === 0
+              ? Effect.succeed([])
+              : Effect.map(
+                  sql`SELECT f.*, b.md5, b.sha1, b.sha512 FROM package_files f JOIN blobs b ON b.sha256 = f.sha256
+                  WHERE f.version_id IN ${sql.in(versionIds)} ORDER BY f.version_id, f.id`,
+                  (rows) => rows.map(toFile)
+                ),
           fileByName: (versionId, lowerName, compositeKey = "") =>
             Effect.map(
               sql`SELECT f.*, b.md5, b.sha1, b.sha512 FROM package_files f JOIN blobs b ON b.sha256 = f.sha256

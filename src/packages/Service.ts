@@ -23,12 +23,14 @@ import { makePackagePresenter, type PackageJson, packageHtmlUrl } from "./Presen
 import {
   type FileRow,
   type ListFilter,
+  type PackageRow,
   PackagesRepo,
   type PackageVersion,
   PROPERTY_FILE,
   PROPERTY_PACKAGE,
   PROPERTY_VERSION,
-  type PropertyInput
+  type PropertyInput,
+  type VersionRow
 } from "./Repo.ts"
 
 /** Forgejo's messages (services/packages/packages.go). */
@@ -57,6 +59,16 @@ export interface Upload {
     readonly isLead: boolean
     readonly properties?: ReadonlyArray<PropertyInput>
   }
+}
+
+/** A package's versions with their files and each file's properties: what a registry's index shows. */
+export interface PackageIndex {
+  readonly pkg: PackageRow
+  /** Non-internal versions, oldest first. */
+  readonly versions: ReadonlyArray<{
+    readonly version: VersionRow
+    readonly files: ReadonlyArray<FileRow & { readonly properties: ReadonlyMap<string, string> }>
+  }>
 }
 
 export type UploadError = Errors.Forbidden | Errors.Conflict | Errors.PayloadTooLarge | Errors.BadRequest
@@ -105,6 +117,8 @@ export class PackagesService extends Context.Service<
       name: string
     ) => Effect.Effect<Array<PackageVersion>, Errors.NotFound>
     readonly files: (row: PackageVersion) => Effect.Effect<Array<FileRow>>
+    /** The package's versions, files and file properties; 404 when it has no version. */
+    readonly index: (owner: UserRow, type: string, name: string) => Effect.Effect<PackageIndex, Errors.NotFound>
     readonly file: (row: PackageVersion, name: string, compositeKey?: string) => Effect.Effect<FileRow, Errors.NotFound>
     /** Deletes a version and announces it (webhook `deleted`). */
     readonly removeVersion: (caller: Principal, owner: UserRow, row: PackageVersion) => Effect.Effect<void>
@@ -349,6 +363,31 @@ export class PackagesService extends Context.Service<
             return rows.map((version) => ({ pkg, version }))
           }),
         files: (row) => repo.files(row.version.id),
+        index: (owner, type, name) =>
+          Effect.gen(function* () {
+            const pkg = yield* findPackage(owner, type, name)
+            const versions = yield* repo.versionsOf(pkg.id)
+            if (versions.length === 0) return yield* Errors.notFound()
+            const files = yield* repo.filesOf(versions.map((v) => v.id))
+            const properties = new Map<number, Map<string, string>>()
+            for (const row of yield* repo.properties(
+              PROPERTY_FILE,
+              files.map((f) => f.id)
+            )) {
+              const id = Number(row.ref_id)
+              if (!properties.has(id)) properties.set(id, new Map())
+              properties.get(id)!.set(row.name as string, row.value as string)
+            }
+            return {
+              pkg,
+              versions: versions.map((version) => ({
+                version,
+                files: files
+                  .filter((f) => f.versionId === version.id)
+                  .map((f) => ({ ...f, properties: properties.get(f.id) ?? new Map<string, string>() }))
+              }))
+            }
+          }),
         file: (row, name, compositeKey) =>
           Effect.flatMap(repo.fileByName(row.version.id, name.toLowerCase(), compositeKey), (found) =>
             Option.isNone(found) ? Effect.fail(Errors.notFound()) : Effect.succeed(found.value)

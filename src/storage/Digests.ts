@@ -1,11 +1,12 @@
 // The digests Forgejo records for every stored blob (`package_blob`: hash_md5, hash_sha1,
-// hash_sha256, hash_sha512), computed in one pass over the bytes as they stream by.
+// hash_sha256, hash_sha512, hash_blake2b — BLAKE2b-512), computed in one pass over the bytes as
+// they stream by.
 //
-// The four together cost about 4.3 s of CPU per GiB on one core (md5 and sha512 two thirds of
-// it), several times what writing the bytes costs. So a large body is hashed on two threads: the
-// main thread computes sha1 and sha256 (fast with the CPU's SHA instructions) on each block
-// before writing it, and a worker thread, once the block is written, md5 and sha512 — the block
-// is handed over, not copied. Small bodies (under one block) are hashed on the main thread alone.
+// The five together cost several seconds of CPU per GiB on one core, several times what writing
+// the bytes costs. So a large body is hashed on two threads: the main thread computes sha1 and
+// sha256 (fast with the CPU's SHA instructions) and blake2b on each block before writing it, and a
+// worker thread, once the block is written, md5 and sha512 (about the same cost) — the block is
+// handed over, not copied. Small bodies (under one block) are hashed on the main thread alone.
 import { createHash, type Hash } from "node:crypto"
 import { Worker } from "node:worker_threads"
 
@@ -15,11 +16,13 @@ export interface Digests {
   readonly sha1: string
   readonly sha256: string
   readonly sha512: string
+  /** BLAKE2b-512 (Node's and OpenSSL's `blake2b512`). */
+  readonly blake2b: string
 }
 
-export const ALGORITHMS = ["md5", "sha1", "sha256", "sha512"] as const
+export const ALGORITHMS = ["md5", "sha1", "sha256", "sha512", "blake2b512"] as const
 
-/** Feeds every chunk to the four hashes on this thread; `digest` once at the end. */
+/** Feeds every chunk to the five hashes on this thread; `digest` once at the end. */
 export class Hasher {
   private readonly hashes: ReadonlyArray<Hash> = ALGORITHMS.map((algorithm) => createHash(algorithm))
 
@@ -28,8 +31,8 @@ export class Hasher {
   }
 
   digest(): Digests {
-    const [md5, sha1, sha256, sha512] = this.hashes.map((hash) => hash.digest("hex"))
-    return { md5: md5!, sha1: sha1!, sha256: sha256!, sha512: sha512! }
+    const [md5, sha1, sha256, sha512, blake2b] = this.hashes.map((hash) => hash.digest("hex"))
+    return { md5: md5!, sha1: sha1!, sha256: sha256!, sha512: sha512!, blake2b: blake2b! }
   }
 }
 
@@ -90,14 +93,14 @@ interface Job {
 
 /** One body hashed on two threads. */
 export interface SplitHasher {
-  /** sha1 and sha256 of the next `length` bytes of `block`, here and now. */
+  /** sha1, sha256 and blake2b of the next `length` bytes of `block`, here and now. */
   readonly update: (block: Buffer, length: number) => void
   /**
    * Hands the block (the same, once written) to the worker for md5 and sha512; it comes back to
    * the free blocks once hashed. Waits while too many blocks are in flight.
    */
   readonly send: (block: Buffer, length: number) => Promise<void>
-  /** All four digests, once the worker has hashed every block sent. */
+  /** All five digests, once the worker has hashed every block sent. */
   readonly digest: () => Promise<Digests>
   /** Gives the job up (the body was refused or failed). */
   readonly drop: () => void
@@ -195,6 +198,7 @@ export class DigestThreads {
     worker.postMessage(["begin", id])
     const sha1 = createHash("sha1")
     const sha256 = createHash("sha256")
+    const blake2b = createHash("blake2b512")
     let failed: Error | undefined
     /** No more blocks: a `send` waiting for room fails instead of waiting forever. */
     const stop = (error: Error) => {
@@ -208,6 +212,7 @@ export class DigestThreads {
         const bytes = block.subarray(0, length)
         sha1.update(bytes)
         sha256.update(bytes)
+        blake2b.update(bytes)
       },
       send: async (block, length) => {
         while (job.inFlight >= MAX_IN_FLIGHT && failed === undefined)
@@ -220,7 +225,7 @@ export class DigestThreads {
       digest: async () => {
         worker.postMessage(["end", id])
         const { md5, sha512 } = await result
-        return { md5, sha1: sha1.digest("hex"), sha256: sha256.digest("hex"), sha512 }
+        return { md5, sha1: sha1.digest("hex"), sha256: sha256.digest("hex"), sha512, blake2b: blake2b.digest("hex") }
       },
       drop: () => {
         stop(new Error("the body was given up"))

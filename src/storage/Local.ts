@@ -3,7 +3,7 @@
 // `<PATH>/tmp` (uploads being received) and `<PATH>/trash` (files being removed).
 //
 // A put streams the body into a new temp file in `tmp` (the same filesystem, so the final rename
-// is atomic), computing the size and the four digests on the way (on two threads for large
+// is atomic), computing the size and the five digests on the way (on two threads for large
 // bodies: src/storage/Digests.ts) and stopping at the size limit; fsyncs it; then, in one short transaction holding the blob's row lock, records the row (or finds
 // it), adds the put's hold and — when the file is not there yet — renames the temp file into place
 // and fsyncs its directory. A removal takes the row lock the same way (deleting the row) and moves
@@ -183,7 +183,7 @@ const receive = async (
     if (options.length !== undefined && size !== options.length) throw new WrongLength()
     let digests: Digests
     if (split === undefined) {
-      // Under one block: all four digests here.
+      // Under one block: all five digests here.
       const hasher = new Hasher()
       const bytes = block.subarray(0, filled)
       hasher.update(bytes)
@@ -326,11 +326,14 @@ export const make = (root: string, options: LocalOptions = {}) =>
         const stored = yield* transaction(
           Effect.gen(function* () {
             const { created, hold, row } = yield* repo.upsert({ ...digests, size }, holdSeconds)
+            // The same content is the same size and every digest (Forgejo's GetOrInsertBlob);
+            // a row from before blake2b was recorded has none to compare (it gets this one).
             if (
               row.size !== size ||
               row.md5 !== digests.md5 ||
               row.sha1 !== digests.sha1 ||
-              row.sha512 !== digests.sha512
+              row.sha512 !== digests.sha512 ||
+              (row.blake2b !== null && row.blake2b !== digests.blake2b)
             ) {
               return yield* Effect.die(
                 new Error(`blob storage: the row of ${digests.sha256} does not match its content`)

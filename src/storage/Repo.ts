@@ -12,12 +12,18 @@ export interface BlobRow extends Digests {
   readonly size: number
 }
 
+/** A row as stored: `blake2b` is null for blobs stored before migration 0034 until they are put again. */
+export interface StoredRow extends Omit<BlobRow, "blake2b"> {
+  readonly blake2b: string | null
+}
+
 const toInfo = (row: Record<string, unknown>): BlobInfo => ({
   sha256: row.sha256 as string,
   size: Number(row.size),
   md5: row.md5 as string,
   sha1: row.sha1 as string,
   sha512: row.sha512 as string,
+  blake2b: (row.blake2b as string | null) ?? null,
   refcount: Number(row.refcount),
   createdAt: row.created_at as Date
 })
@@ -32,7 +38,7 @@ export class BlobsRepo extends Context.Service<
     readonly upsert: (
       blob: BlobRow,
       holdSeconds: number
-    ) => Effect.Effect<{ created: boolean; row: BlobRow; hold: number }>
+    ) => Effect.Effect<{ created: boolean; row: StoredRow; hold: number }>
     /** +1 reference, and the put's hold ended; false when there is no such blob. */
     readonly acquire: (sha256: string, hold: number | undefined) => Effect.Effect<boolean>
     /** -1 reference; the count left, or none when the blob has no reference to give back. */
@@ -60,10 +66,13 @@ export class BlobsRepo extends Context.Service<
           upsert: (blob, holdSeconds) =>
             Effect.gen(function* () {
               // The no-op update takes the row lock; xmax = 0 only on a row this statement inserted.
-              const [row] = yield* sql`INSERT INTO blobs (sha256, size, md5, sha1, sha512)
-              VALUES (${blob.sha256}, ${blob.size}, ${blob.md5}, ${blob.sha1}, ${blob.sha512})
+              // The row's blake2b as it was (null before 0034), then filled in from this put.
+              const [row] = yield* sql`INSERT INTO blobs (sha256, size, md5, sha1, sha512, blake2b)
+              VALUES (${blob.sha256}, ${blob.size}, ${blob.md5}, ${blob.sha1}, ${blob.sha512}, ${blob.blake2b})
               ON CONFLICT (sha256) DO UPDATE SET refcount = blobs.refcount
-              RETURNING (xmax = 0) AS created, sha256, size, md5, sha1, sha512`
+              RETURNING (xmax = 0) AS created, sha256, size, md5, sha1, sha512, blake2b`
+              if (row!.blake2b === null)
+                yield* sql`UPDATE blobs SET blake2b = ${blob.blake2b} WHERE sha256 = ${blob.sha256}`
               const [hold] = yield* sql`INSERT INTO blob_holds (sha256, expires_at)
               VALUES (${blob.sha256}, now() + make_interval(secs => ${holdSeconds})) RETURNING id`
               return {
@@ -73,7 +82,8 @@ export class BlobsRepo extends Context.Service<
                   size: Number(row!.size),
                   md5: row!.md5 as string,
                   sha1: row!.sha1 as string,
-                  sha512: row!.sha512 as string
+                  sha512: row!.sha512 as string,
+                  blake2b: (row!.blake2b as string | null) ?? null
                 },
                 hold: Number(hold!.id)
               }
@@ -108,7 +118,7 @@ export class BlobsRepo extends Context.Service<
             Effect.map(sql`SELECT sha256 FROM blobs WHERE sha256 = ${sha256} FOR UPDATE`, (rows) => rows.length > 0),
           find: (sha256) =>
             Effect.map(
-              sql`SELECT sha256, size, md5, sha1, sha512, refcount, created_at FROM blobs WHERE sha256 = ${sha256}`,
+              sql`SELECT sha256, size, md5, sha1, sha512, blake2b, refcount, created_at FROM blobs WHERE sha256 = ${sha256}`,
               (rows) => (rows.length === 0 ? Option.none() : Option.some(toInfo(rows[0]!)))
             ),
           deleteExpiredHolds: Effect.map(

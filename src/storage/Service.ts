@@ -43,7 +43,9 @@ export interface StoredBlob extends Digests {
   readonly hold: number
 }
 
-export interface BlobInfo extends Digests {
+export interface BlobInfo extends Omit<Digests, "blake2b"> {
+  /** Null for a blob stored before Hearth recorded it (filled in when the same bytes are put again). */
+  readonly blake2b: string | null
   readonly size: number
   /** References held (rows that use the blob). */
   readonly refcount: number

@@ -431,14 +431,15 @@ export const ContainerRoutes = Layer.unwrap(
           }
           session = appended.success
         }
-        let stored: StoredBlob | Stored
+        // A blob the session already holds (its first chunk went straight to storage), or one stored now.
+        let stored: { readonly sha256: string; readonly size: number } | Stored
         if (session.sha256 !== null && session.hold !== null) {
           const info = yield* storage.stat(session.sha256)
           if (Option.isNone(info)) {
             yield* dropSession(session)
             return uploadUnknown()
           }
-          stored = { ...info.value, sha256: session.sha256, created: false, hold: session.hold }
+          stored = { sha256: session.sha256, size: info.value.size }
         } else {
           const path = sessionFile(session.id)
           const body = session.size === 0 ? Readable.from([]) : createReadStream(path)
