@@ -40,6 +40,7 @@ import m0028 from "./migrations/0028_agit.ts"
 import m0029 from "./migrations/0029_automerge.ts"
 import m0030 from "./migrations/0030_issue_indexes.ts"
 import m0032 from "./migrations/0032_packages.ts"
+import m0033 from "./migrations/0033_pull_stats.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -71,7 +72,8 @@ export const migrations = Migrator.fromRecord({
   "0028_agit": m0028,
   "0029_automerge": m0029,
   "0030_issue_indexes": m0030,
-  "0032_packages": m0032
+  "0032_packages": m0032,
+  "0033_pull_stats": m0033
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })
