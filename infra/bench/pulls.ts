@@ -17,7 +17,7 @@
 // true can only come from a check against the pushed commit (the API shows no other sign of it).
 // Progress on stderr, the tables on stdout; only what it started is stopped, also on Ctrl-C.
 import { spawn } from "node:child_process"
-import { cpSync, readFileSync, writeFileSync } from "node:fs"
+import { appendFileSync, cpSync, readFileSync, writeFileSync } from "node:fs"
 import { Agent, request } from "node:http"
 import os from "node:os"
 import { join } from "node:path"
@@ -67,7 +67,9 @@ const config = {
       throw new Error(`BENCH_PARTS: unknown part "${p}" (known: ${PARTS.join(", ")})`)
     return p as Part
   }),
-  output: process.env.BENCH_OUTPUT
+  output: process.env.BENCH_OUTPUT,
+  /** A file to append each merge's start and end to (microseconds of the monotonic clock, as V8's profiles). */
+  marks: process.env.BENCH_PULLS_MARKS
 }
 if (config.files < config.pulls + config.merges + 1)
   throw new Error("BENCH_GIT_FILES must exceed BENCH_PULLS + BENCH_PULLS_MERGES")
@@ -446,7 +448,11 @@ const runBackend = async (name: BackendName, tmp: string, generated: string, out
             results.merge.baseline.push(await byHand(j))
             continue
           }
+          const from = process.hrtime.bigint() / 1000n
           const res = await must(w, "POST", `/pulls/${w.numbers.get(`mg-${j}`)}/merge`, 200, { Do: "merge" })
+          // For a CPU profile of the server (`--cpu-prof`): its samples within each merge.
+          if (config.marks !== undefined)
+            appendFileSync(config.marks, `${w.spec.label} merge ${from} ${process.hrtime.bigint() / 1000n}\n`)
           results.merge[w.spec.label]!.push(res.ms)
         }
         log(
