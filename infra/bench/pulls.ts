@@ -442,8 +442,10 @@ const runBackend = async (name: BackendName, tmp: string, generated: string, out
       }
       const who: Array<Server | "baseline"> = [...servers, "baseline"]
       for (let j = 0; j < config.merges; j++) {
-        for (const s of servers) await waitIdle(s)
         for (const w of rotate(who, j)) {
+          // Every server idle: a merge queues the checks of the other pull requests into main, which
+          // must not run beside the next server's merge.
+          for (const s of servers) await waitIdle(s)
           if (w === "baseline") {
             results.merge.baseline.push(await byHand(j))
             continue
@@ -474,7 +476,7 @@ const runBackend = async (name: BackendName, tmp: string, generated: string, out
       }
       for (let r = 0; r < config.diffs; r++) {
         for (const s of rotate(servers, r)) {
-          await waitIdle(s)
+          for (const o of servers) await waitIdle(o)
           const d = await getDiff(s, s.numbers.get("wide")!)
           results.diff[s.spec.label]!.push(d)
           log(
