@@ -40,6 +40,7 @@ import m0028 from "./migrations/0028_agit.ts"
 import m0029 from "./migrations/0029_automerge.ts"
 import m0030 from "./migrations/0030_issue_indexes.ts"
 import m0032 from "./migrations/0032_packages.ts"
+import m0033 from "./migrations/0033_pull_stats.ts"
 import m0034 from "./migrations/0034_blob_blake2b.ts"
 import m0035 from "./migrations/0035_container_uploads.ts"
 
@@ -74,6 +75,7 @@ export const migrations = Migrator.fromRecord({
   "0029_automerge": m0029,
   "0030_issue_indexes": m0030,
   "0032_packages": m0032,
+  "0033_pull_stats": m0033,
   "0034_blob_blake2b": m0034,
   "0035_container_uploads": m0035
 })

@@ -22,6 +22,26 @@ import { PullStatus } from "./Repo.ts"
 import type { PRBranchInfo, PullRequest } from "./Schema.ts"
 import { type Loaded, pullRef, type Side } from "./Service.ts"
 
+/**
+ * Where each of `refs` (full names) points, in one `git for-each-ref`; absent refs are missing from
+ * the map. A pattern also matches the refs below it (`refs/heads/a` matches `refs/heads/a/b`), so
+ * only exact names are kept; branch names cannot hold glob characters (`git check-ref-format`).
+ */
+const refTips = (path: string, refs: ReadonlyArray<string>) =>
+  Effect.map(
+    Effect.orDie(Git.inRepo(path, ["for-each-ref", "--format=%(objectname) %(refname)", "--", ...refs])),
+    (result) => {
+      const asked = new Set(refs)
+      const found = new Map<string, string>()
+      for (const line of result.stdout.toString("utf8").split("\n")) {
+        const space = line.indexOf(" ")
+        const ref = line.slice(space + 1)
+        if (space > 0 && asked.has(ref)) found.set(ref, line.slice(0, space))
+      }
+      return found
+    }
+  )
+
 /** Forgejo's `mergeable`: not while checking, conflicting or failed, nor for a work-in-progress title. */
 export const isMergeable = (loaded: Loaded) =>
   ![PullStatus.checking, PullStatus.conflict, PullStatus.error].includes(loaded.pull.status as 0 | 1 | 4) &&
@@ -63,7 +83,7 @@ export class PullPresenter extends Context.Service<
           const { pull, issue, base, head } = loaded
           const { json: baseRepo } = yield* repoOf(base)
           const baseSha = (yield* tipOf(base.path, `refs/heads/${pull.baseBranch}`)) ?? ""
-          const pulledSha = (yield* resolve(base.path, pullRef(issue.index))) ?? pull.headSha
+          const pulledSha = (yield* tipOf(base.path, pullRef(issue.index))) ?? pull.headSha
           let headInfo: PRBranchInfo
           if (head === undefined) {
             headInfo = { label: pull.headBranch, ref: pullRef(issue.index), sha: pulledSha, repo_id: -1, repo: null }
@@ -85,7 +105,10 @@ export class PullPresenter extends Context.Service<
           const stat =
             // Forgejo counts them for normal-flow pull requests only.
             head !== undefined && pull.flow === 0 && pull.mergeBase !== "" && pulledSha !== ""
-              ? yield* Merge.shortStat(base.path, pull.mergeBase, pulledSha)
+              ? pull.stats.mergeBase === pull.mergeBase && pull.stats.headSha === pulledSha
+                ? pull.stats
+                : // Not counted yet for these commits (the check is queued): counted here, as Forgejo does.
+                  yield* Merge.shortStat(base.path, pull.mergeBase, pulledSha)
               : { files: 0, additions: 0, deletions: 0 }
           const mergedBy =
             pull.hasMerged && pull.mergedBy !== null
@@ -166,15 +189,27 @@ export class PullPresenter extends Context.Service<
               repoJsons.set(side.repo.id, made)
               return made
             })
+          // Every branch tip and `refs/pull/{n}/head` of the page: one `git for-each-ref` per repository.
+          const wanted = new Map<string, Set<string>>()
+          const want = (path: string, ref: string) => {
+            const refs = wanted.get(path) ?? new Set<string>()
+            refs.add(ref)
+            wanted.set(path, refs)
+          }
+          for (const { pull, issue, base, head } of rows) {
+            want(base.path, `refs/heads/${pull.baseBranch}`)
+            want(base.path, pullRef(issue.index))
+            if (head !== undefined && pull.flow !== 1) want(head.path, `refs/heads/${pull.headBranch}`)
+          }
           const tips = new Map<string, string | undefined>()
-          const tipOf = (path: string, ref: string) =>
-            Effect.gen(function* () {
-              const key = `${path}\0${ref}`
-              if (tips.has(key)) return tips.get(key)
-              const sha = yield* resolve(path, ref)
-              tips.set(key, sha)
-              return sha
-            })
+          for (const [path, refs] of wanted) {
+            const found = yield* refTips(path, [...refs])
+            for (const ref of refs) tips.set(`${path}\0${ref}`, found.get(ref))
+          }
+          const tipOf = (path: string, ref: string) => {
+            const key = `${path}\0${ref}`
+            return tips.has(key) ? Effect.succeed(tips.get(key)) : resolve(path, ref)
+          }
           // Requested reviewers and review counts of the whole page in a few queries.
           const issueIds = rows.map((r) => r.issue.id)
           const [requested, reviewCounts] = yield* Effect.all([

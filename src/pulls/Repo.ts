@@ -17,6 +17,15 @@ export const PullStatus = {
 } as const
 export type PullStatus = (typeof PullStatus)[keyof typeof PullStatus]
 
+/** `git diff --shortstat {mergeBase}...{headSha}` (Forgejo's additions, deletions, changed_files), with the commits counted. */
+export interface PullStats {
+  readonly mergeBase: string
+  readonly headSha: string
+  readonly files: number
+  readonly additions: number
+  readonly deletions: number
+}
+
 export interface PullRow {
   readonly id: number
   readonly issueId: number
@@ -33,6 +42,8 @@ export interface PullRow {
   readonly commitsBehind: number
   readonly checkedBaseSha: string
   readonly checkedHeadSha: string
+  /** Stored by the mergeability check (0033); for other commits than the pull request's now, stale. */
+  readonly stats: PullStats
   readonly allowMaintainerEdit: boolean
   readonly hasMerged: boolean
   readonly mergedAt: Date | null
@@ -71,6 +82,13 @@ const toPull = (r: Row): PullRow => ({
   commitsBehind: num(r.commits_behind),
   checkedBaseSha: r.checked_base_sha,
   checkedHeadSha: r.checked_head_sha,
+  stats: {
+    mergeBase: r.stats_merge_base,
+    headSha: r.stats_head_sha,
+    files: num(r.changed_files),
+    additions: num(r.additions),
+    deletions: num(r.deletions)
+  },
   allowMaintainerEdit: r.allow_maintainer_edit,
   hasMerged: r.has_merged,
   mergedAt: r.merged_at ?? null,
@@ -89,6 +107,8 @@ export interface CheckResult {
   readonly commitsBehind: number
   readonly baseSha: string
   readonly headSha: string
+  /** Counted for the merge base and head (kept as stored when absent). */
+  readonly stats?: PullStats | undefined
 }
 
 export type PullSort =
@@ -314,7 +334,13 @@ export class PullsRepo extends Context.Service<
               sql`UPDATE pull_requests SET status = ${result.status}, merge_base = ${result.mergeBase},
                   conflicted_files = ${JSON.stringify(result.conflictedFiles)},
                   commits_ahead = ${result.commitsAhead}, commits_behind = ${result.commitsBehind},
-                  checked_base_sha = ${result.baseSha}, checked_head_sha = ${result.headSha}
+                  checked_base_sha = ${result.baseSha}, checked_head_sha = ${result.headSha}${
+                    result.stats === undefined
+                      ? sql``
+                      : sql`, stats_merge_base = ${result.stats.mergeBase}, stats_head_sha = ${result.stats.headSha},
+                        additions = ${result.stats.additions}, deletions = ${result.stats.deletions},
+                        changed_files = ${result.stats.files}`
+                  }
                 WHERE id = ${id} AND head_sha = ${result.headSha} AND NOT has_merged RETURNING id`,
               (rows) => rows.length > 0
             ),

@@ -51,7 +51,15 @@ import { gitIdentity } from "../users/Schema.ts"
 import { AutoMergeStore } from "./AutoMergeStore.ts"
 import { MethodNotAllowed, methodNotAllowed } from "./Errors.ts"
 import { mayMerge, mayPushTo } from "./Policy.ts"
-import { type CheckResult, type PullFilter, type PullRow, type PullSort, PullStatus, PullsRepo } from "./Repo.ts"
+import {
+  type CheckResult,
+  type PullFilter,
+  type PullRow,
+  type PullSort,
+  type PullStats,
+  PullStatus,
+  PullsRepo
+} from "./Repo.ts"
 import { type CreatePullRequestOption, type EditPullRequestOption, MERGE_DO, type MergeDo } from "./Schema.ts"
 
 type ServiceError = Errors.ApiError | MethodNotAllowed
@@ -395,7 +403,14 @@ export class PullsService extends Context.Service<
           }
           const mergeBase = Option.getOrElse(yield* Merge.mergeBase(basePath, baseSha, headSha), () => baseSha)
           const { ahead, behind } = yield* Merge.aheadBehind(basePath, baseSha, headSha)
-          const result = { mergeBase, commitsAhead: ahead, commitsBehind: behind, baseSha, headSha }
+          // The list shows these stored (Present.ts); counted again only when the merge base or head moved.
+          const stats: PullStats =
+            headSha === mergeBase
+              ? { mergeBase, headSha, files: 0, additions: 0, deletions: 0 }
+              : pull.stats.mergeBase === mergeBase && pull.stats.headSha === headSha
+                ? pull.stats
+                : { mergeBase, headSha, ...(yield* Merge.shortStat(basePath, mergeBase, headSha)) }
+          const result = { mergeBase, commitsAhead: ahead, commitsBehind: behind, baseSha, headSha, stats }
           if (headSha === mergeBase) return { ...result, status: PullStatus.ancestor, conflictedFiles: [] }
           const merged = yield* Merge.mergeTrees(basePath, baseSha, headSha)
           if (merged._tag === "Conflict")
@@ -421,7 +436,9 @@ export class PullsService extends Context.Service<
           if (Option.isNone(baseRepo)) return
           const base = yield* sideOf(baseRepo.value)
           if (Option.isNone(base)) return
-          if (yield* checkIsCurrent(row.value, base.value.path)) return
+          const { stats, headSha, mergeBase } = row.value
+          const statsCurrent = stats.headSha === headSha && stats.mergeBase === mergeBase
+          if (statsCurrent && (yield* checkIsCurrent(row.value, base.value.path))) return
           yield* pulls.saveCheck(pullId, yield* compute(row.value, base.value.path))
         })
 
