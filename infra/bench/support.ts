@@ -515,3 +515,11 @@ export const parseServers = (text: string): Array<BenchServer> =>
       env: Object.fromEntries(settings.map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]))
     }
   })
+
+/** A PostgreSQL client program (pg_dump, pg_restore): from PG_BIN, PostgreSQL 15's directory, or the PATH. */
+export const pgTool = (name: string) => {
+  for (const dir of [process.env.PG_BIN, "/usr/lib/postgresql/15/bin"]) {
+    if (dir !== undefined && dir !== "" && existsSync(join(dir, name))) return join(dir, name)
+  }
+  return name
+}
