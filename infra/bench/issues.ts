@@ -59,6 +59,8 @@ const config = {
   concurrency: Math.round(positive("BENCH_GEN_CONCURRENCY", 6)),
   /** Generating processes on PostgreSQL (the embedded data dir admits one). */
   processes: Math.round(positive("BENCH_GEN_PROCESSES", 2)),
+  /** Comments between two checkpoints of the generation (a resumed run starts from the last). */
+  checkpoint: Math.round(positive("BENCH_ISSUES_CHECKPOINT", 100_000)),
   backends: (process.env.BENCH_BACKENDS ?? "postgres,embedded").split(",").map((b) => {
     if (b !== "postgres" && b !== "embedded") throw new Error(`BENCH_BACKENDS: unknown database "${b}"`)
     return b as BackendName
@@ -183,6 +185,9 @@ interface ChildSpec {
   /** This generating child's share: the issues (or comments) i with i % parts === part. */
   readonly part?: number
   readonly parts?: number
+  /** What this child makes: comments from ≤ k < to (in the order of commentTargets), or issues from + 1 … to. */
+  readonly from?: number
+  readonly to?: number
 }
 
 const childSpec = () => JSON.parse(process.env.BENCH_ISSUES_CHILD ?? "{}") as ChildSpec
@@ -255,7 +260,10 @@ const generate = async (what: "issues" | "comments") => {
     const mine = (n: number) => n % parts === part
 
     if (what === "issues") {
-      const indexes = Array.from({ length: plan.issues }, (_, n) => n + 1).filter(mine)
+      // Issues from + 1 … to (1-based).
+      const from = spec.from ?? 0
+      const to = spec.to ?? plan.issues
+      const indexes = Array.from({ length: to - from }, (_, n) => from + n + 1).filter(mine)
       const tick = progress("issues", indexes.length)
       // With concurrent creates, numbers follow the order of commits, not the loop's i: each i's
       // number is kept, for the comments and the big issues.
@@ -280,7 +288,9 @@ const generate = async (what: "issues" | "comments") => {
     }
     const created = JSON.parse(readFileSync(process.env.BENCH_ISSUES_CREATED!, "utf8")) as Array<number>
     const targets = commentTargets(plan)
-    const mineK = Array.from({ length: targets.length }, (_, k) => k).filter(mine)
+    const from = spec.from ?? 0
+    const to = spec.to ?? targets.length
+    const mineK = Array.from({ length: to - from }, (_, n) => from + n).filter(mine)
     const tick = progress("comments", mineK.length)
     yield* Effect.forEach(
       mineK,
@@ -576,15 +586,30 @@ const cacheDir = (name: BackendName, plan: Plan, tree: string) => {
   return join(base, `issues-${name}-${plan.issues}-${hash.digest("hex").slice(0, 12)}`)
 }
 
-/** The data dir as a tar file and, on PostgreSQL, the database as a pg_dump archive; meta.json last. */
-const saveGenerated = async (backend: Backend, cache: string, generated: Generated) => {
+/** A generation under way: what a resumed run needs. */
+interface Checkpoint {
+  readonly token: string
+  readonly aliceToken: string
+  readonly labelIds: Array<number>
+  /** The number issue i got, by i. */
+  readonly created: Array<number>
+  readonly issuesMs: number
+  /** Issues 1 … issuesDone are made. */
+  readonly issuesDone: number
+  readonly commentsMs: number
+  /** Comments 0 … commentsDone − 1 (in the order of commentTargets) are made. */
+  readonly commentsDone: number
+}
+
+/** The data dir as a tar file and, on PostgreSQL, the database as a pg_dump archive; `file` (the JSON) last. */
+const saveGenerated = async (backend: Backend, cache: string, file: string, json: unknown) => {
   const partial = `${cache}.partial`
   rmSync(partial, { recursive: true, force: true })
   mkdirSync(partial, { recursive: true })
   await execFileP("tar", ["-C", backend.dataDir, "-cf", join(partial, "data.tar"), "."], { maxBuffer: 1 << 26 })
   if (backend.databaseUrl !== undefined)
     await execFileP(pgTool("pg_dump"), ["-Fc", "-Z1", "-f", join(partial, "db.dump"), backend.databaseUrl])
-  writeFileSync(join(partial, "meta.json"), JSON.stringify(generated))
+  writeFileSync(join(partial, file), JSON.stringify(json))
   rmSync(cache, { recursive: true, force: true })
   renameSync(partial, cache)
 }
@@ -598,7 +623,14 @@ const restoreGenerated = async (backend: Backend, cache: string) => {
 const runBackend = async (name: BackendName): Promise<BackendResult> => {
   const dataDir = tempDir(`hearth-bench-issues-${name}-`)
   let backend: Backend = { name, dataDir, logFile: join(dataDir, "hearth.log"), env: { HEARTH__log__LEVEL: "Warn" } }
-  if (name === "postgres") backend = { ...backend, databaseUrl: (await preparePostgres()).url }
+  // The generating children reach PostgreSQL over its unix socket when there is one: a statement
+  // over loopback TCP cost them more CPU in the kernel's socket writes than anything else.
+  let generationEnv: Record<string, string> = {}
+  if (name === "postgres") {
+    const prepared = await preparePostgres()
+    backend = { ...backend, databaseUrl: prepared.url }
+    if (prepared.socketUrl !== undefined) generationEnv = { DATABASE_URL: prepared.socketUrl }
+  }
   const first = config.trees[0]!
   backend = { ...backend, tree: first.dir }
   const plan = planOf(name === "embedded" ? config.issuesEmbedded : config.issues, config.commentsPerIssue)
@@ -622,44 +654,104 @@ const runBackend = async (name: BackendName): Promise<BackendResult> => {
     restored = true
     log(`${name}: restored in ${stamp(performance.now() - restoreStarted)}`)
   } else {
-    log(`${name}: setting up (accounts, repository, labels) with ${first.name}`)
-    const { token, aliceToken } = await setUp(backend)
     // The embedded data dir is locked by the process that opens it: one generating child there.
     const parts = name === "postgres" ? config.processes : 1
-    log(
-      `${name}: generating ${fmt(plan.issues)} issues and ${fmt(plan.comments)} comments through the service layer ` +
-        `(${parts} process${parts > 1 ? "es" : ""} × ${config.concurrency} at a time)`
-    )
     const shares = Array.from({ length: parts }, (_, part) => ({ ...spec, part, parts }))
-    const t0 = performance.now()
-    const issueParts = await Promise.all(
-      shares.map((share) =>
-        runChild<{ created: Array<[number, number]>; labelIds: Array<number> }>("generate-issues", backend, share)
+    const checkpoint = cache === undefined ? undefined : `${cache}.checkpoint`
+    let state: Checkpoint
+    if (checkpoint !== undefined && existsSync(join(checkpoint, "state.json"))) {
+      await restoreGenerated(backend, checkpoint)
+      state = JSON.parse(readFileSync(join(checkpoint, "state.json"), "utf8")) as Checkpoint
+      log(
+        `${name}: resuming the generation from ${checkpoint}: ${fmt(state.issuesDone)} of ${fmt(plan.issues)} issues and ` +
+          `${fmt(state.commentsDone)} of ${fmt(plan.comments)} comments made`
       )
-    )
-    const issuesMs = performance.now() - t0
-    const created = new Array<number>(plan.issues + 1).fill(0)
-    for (const share of issueParts) for (const [i, number] of share.created) created[i] = number
-    const createdFile = join(dataDir, "bench-created.json")
-    writeFileSync(createdFile, JSON.stringify(created))
-    const t1 = performance.now()
-    await Promise.all(
-      shares.map((share) => runChild("generate-comments", backend, share, { BENCH_ISSUES_CREATED: createdFile }))
-    )
-    const commentsMs = performance.now() - t1
+    } else {
+      log(`${name}: setting up (accounts, repository, labels) with ${first.name}`)
+      const { token, aliceToken } = await setUp(backend)
+      log(
+        `${name}: generating ${fmt(plan.issues)} issues and ${fmt(plan.comments)} comments through the service layer ` +
+          `(${parts} process${parts > 1 ? "es" : ""} × ${config.concurrency} at a time)`
+      )
+      state = {
+        token,
+        aliceToken,
+        labelIds: [],
+        created: new Array<number>(plan.issues + 1).fill(0),
+        issuesMs: 0,
+        issuesDone: 0,
+        commentsMs: 0,
+        commentsDone: 0
+      }
+    }
+    // The issues, then the comments, in chunks, a checkpoint after each: an interrupted run resumes from the last.
+    while (state.issuesDone < plan.issues) {
+      const from = state.issuesDone
+      const to = Math.min(plan.issues, from + Math.ceil(config.checkpoint / 5))
+      const t0 = performance.now()
+      const issueParts = await Promise.all(
+        shares.map((share) =>
+          runChild<{ created: Array<[number, number]>; labelIds: Array<number> }>(
+            "generate-issues",
+            backend,
+            { ...share, from, to },
+            generationEnv
+          )
+        )
+      )
+      const created = [...state.created]
+      for (const share of issueParts) for (const [i, number] of share.created) created[i] = number
+      state = {
+        ...state,
+        labelIds: issueParts[0]!.labelIds,
+        created,
+        issuesMs: state.issuesMs + performance.now() - t0,
+        issuesDone: to
+      }
+      if (checkpoint !== undefined) {
+        log(`${name}: ${fmt(to)} issues made; checkpoint in ${checkpoint}`)
+        await saveGenerated(backend, checkpoint, "state.json", state)
+      }
+    }
+    const createdFile = join(tempDir("hearth-bench-issues-created-"), "created.json")
+    writeFileSync(createdFile, JSON.stringify(state.created))
+    while (state.commentsDone < plan.comments) {
+      const from = state.commentsDone
+      const to = Math.min(plan.comments, from + config.checkpoint)
+      const t1 = performance.now()
+      await Promise.all(
+        shares.map((share) =>
+          runChild(
+            "generate-comments",
+            backend,
+            { ...share, from, to },
+            {
+              ...generationEnv,
+              BENCH_ISSUES_CREATED: createdFile
+            }
+          )
+        )
+      )
+      state = { ...state, commentsMs: state.commentsMs + performance.now() - t1, commentsDone: to }
+      if (checkpoint !== undefined && to < plan.comments) {
+        log(`${name}: ${fmt(to)} comments made; checkpoint in ${checkpoint}`)
+        await saveGenerated(backend, checkpoint, "state.json", state)
+      }
+    }
     rmSync(createdFile)
     generated = {
-      issuesMs,
-      commentsMs,
-      big: plan.big.map((i) => created[i]!),
-      labelIds: issueParts[0]!.labelIds,
-      token,
-      aliceToken,
+      issuesMs: state.issuesMs,
+      commentsMs: state.commentsMs,
+      big: plan.big.map((i) => state.created[i]!),
+      labelIds: state.labelIds,
+      token: state.token,
+      aliceToken: state.aliceToken,
       processes: parts
     }
     if (cache !== undefined) {
       log(`${name}: keeping the generated data in ${cache} (BENCH_ISSUES_CACHE=off not to)`)
-      await saveGenerated(backend, cache, generated)
+      await saveGenerated(backend, cache, "meta.json", generated)
+      if (checkpoint !== undefined) rmSync(checkpoint, { recursive: true, force: true })
     }
   }
   const { token, aliceToken } = generated

@@ -433,7 +433,15 @@ export const preparePostgres = async () => {
   benchDatabases.push({ adminUrl, name })
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
-  return { url: url.toString(), server }
+  // The same database over the server's unix socket, when this benchmark started the server (a
+  // socket in its directory; infra/pg/start.sh makes none when the path would be too long).
+  let socketUrl: string | undefined
+  if (pgDir !== undefined && existsSync(join(pgDir, `.s.PGSQL.${url.port}`))) {
+    const socket = new URL(url)
+    socket.searchParams.set("host", pgDir)
+    socketUrl = socket.toString()
+  }
+  return { url: url.toString(), server, socketUrl }
 }
 
 export const cleanup = async () => {
