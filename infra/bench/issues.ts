@@ -1,9 +1,12 @@
 // The issue tracker at scale (`npm run bench:issues`; issue 18, speed section). For each database
 // (PostgreSQL through infra/pg/start.sh or BENCH_DATABASE_URL, then the embedded one), one public
 // repository `bench/tracker` gets BENCH_ISSUES issues (default 100,000) and five times as many
-// comments, generated through the service layer (IssuesService.create / createComment, in a child
-// process on the server's own settings and data dir, so every rule runs: issue numbers, label
-// comments, mentions, cross-references, events, notifications), before the server is started.
+// comments, generated through the service layer (IssuesService.create / createComment, in child
+// processes on the server's own settings and data dir — BENCH_GEN_PROCESSES at once on PostgreSQL,
+// one embedded — so every rule runs: issue numbers, label comments, mentions, cross-references,
+// events, notifications), before the server is started. The generated data is kept between runs
+// (BENCH_ISSUES_CACHE, keyed by the scale and the migrations), with checkpoints while it is made
+// (BENCH_ISSUES_CHECKPOINT comments), so that a re-run restores it and an interrupted one resumes.
 // Then, over HTTP, one request at a time, the four cases interleaved request by request:
 //   - list open issues filtered by one label, page 1 (target p50 ≤ 10 ms);
 //   - GET /repos/issues/search?q=<word> (≤ 25 ms);
