@@ -1,9 +1,12 @@
 // The issue tracker at scale (`npm run bench:issues`; issue 18, speed section). For each database
 // (PostgreSQL through infra/pg/start.sh or BENCH_DATABASE_URL, then the embedded one), one public
 // repository `bench/tracker` gets BENCH_ISSUES issues (default 100,000) and five times as many
-// comments, generated through the service layer (IssuesService.create / createComment, in a child
-// process on the server's own settings and data dir, so every rule runs: issue numbers, label
-// comments, mentions, cross-references, events, notifications), before the server is started.
+// comments, generated through the service layer (IssuesService.create / createComment, in child
+// processes on the server's own settings and data dir — BENCH_GEN_PROCESSES at once on PostgreSQL,
+// one embedded — so every rule runs: issue numbers, label comments, mentions, cross-references,
+// events, notifications), before the server is started. The generated data is kept between runs
+// (BENCH_ISSUES_CACHE, keyed by the scale and the migrations), with checkpoints while it is made
+// (BENCH_ISSUES_CHECKPOINT comments), so that a re-run restores it and an interrupted one resumes.
 // Then, over HTTP, one request at a time, the four cases interleaved request by request:
 //   - list open issues filtered by one label, page 1 (target p50 ≤ 10 ms);
 //   - GET /repos/issues/search?q=<word> (≤ 25 ms);
@@ -17,7 +20,8 @@
 // data, one after the other (the data is generated with the first one's code, and each server
 // migrates the schema forward when it starts, so list the older checkout first).
 import { type ChildProcess, spawn } from "node:child_process"
-import { writeFileSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { Agent } from "node:http"
 import os from "node:os"
 import { join, resolve } from "node:path"
@@ -30,12 +34,14 @@ import {
   children,
   createAccount,
   createToken,
+  execFileP,
   fmt,
   hearthEnv,
   http,
   log,
   machineLine,
   nodeBin,
+  pgTool,
   positive,
   preparePostgres,
   quantile,
@@ -54,6 +60,10 @@ const config = {
   samples: Math.round(positive("BENCH_SAMPLES", 200)),
   warmup: Math.round(positive("BENCH_WARMUP", 20)),
   concurrency: Math.round(positive("BENCH_GEN_CONCURRENCY", 6)),
+  /** Generating processes on PostgreSQL (the embedded data dir admits one). */
+  processes: Math.round(positive("BENCH_GEN_PROCESSES", 2)),
+  /** Comments between two checkpoints of the generation (a resumed run starts from the last). */
+  checkpoint: Math.round(positive("BENCH_ISSUES_CHECKPOINT", 100_000)),
   backends: (process.env.BENCH_BACKENDS ?? "postgres,embedded").split(",").map((b) => {
     if (b !== "postgres" && b !== "embedded") throw new Error(`BENCH_BACKENDS: unknown database "${b}"`)
     return b as BackendName
@@ -175,14 +185,27 @@ interface ChildSpec {
   readonly concurrency: number
   readonly samples: number
   readonly warmup: number
+  /** This generating child's share: the issues (or comments) i with i % parts === part. */
+  readonly part?: number
+  readonly parts?: number
+  /** What this child makes: comments from ≤ k < to (in the order of commentTargets), or issues from + 1 … to. */
+  readonly from?: number
+  readonly to?: number
 }
 
 const childSpec = () => JSON.parse(process.env.BENCH_ISSUES_CHILD ?? "{}") as ChildSpec
 const srcUrl = (spec: ChildSpec, file: string) => pathToFileURL(join(spec.src, file)).href
 const stamp = (ms: number) => `${fmt(ms / 1000, 1)} s`
 
-const generate = async () => {
+/**
+ * A generating child: `issues` creates its share of the issues (IssuesService.create) and prints
+ * the number each i got; `comments` creates its share of the comments (IssuesService.createComment)
+ * on the numbers of BENCH_ISSUES_CREATED (a file). Several children run at once on PostgreSQL.
+ */
+const generate = async (what: "issues" | "comments") => {
   const spec = childSpec()
+  const part = spec.part ?? 0
+  const parts = spec.parts ?? 1
   const { Effect, Layer, Option } = await import("effect")
   const App = (await import(srcUrl(spec, "App.ts"))) as typeof import("../../src/App.ts")
   const SettingsModule = (await import(
@@ -196,7 +219,8 @@ const generate = async () => {
   )) as typeof import("../../src/issues/Service.ts")
   const { IssuesRepo } = (await import(srcUrl(spec, "issues/Repo.ts"))) as typeof import("../../src/issues/Repo.ts")
   const plan = planOf(spec.issues, spec.commentsPerIssue)
-  const say = (m: string) => process.stderr.write(`[bench] ${spec.backend}: ${m}\n`)
+  const say = (m: string) =>
+    process.stderr.write(`[bench] ${spec.backend}${parts > 1 ? ` (${part + 1}/${parts})` : ""}: ${m}\n`)
 
   const program = Effect.gen(function* () {
     const users = yield* UsersRepo
@@ -220,7 +244,7 @@ const generate = async () => {
       (n) => byName.get(n)!
     )
 
-    const progress = (what: string, total: number) => {
+    const progress = (label: string, total: number) => {
       const started = performance.now()
       let done = 0
       const every = Math.max(1, Math.floor(total / 20))
@@ -230,51 +254,60 @@ const generate = async () => {
           const elapsed = performance.now() - started
           const rate = (done / elapsed) * 1000
           say(
-            `${what} ${fmt(done)}/${fmt(total)} (${fmt((100 * done) / total)} %), ${fmt(rate)}/s, ` +
+            `${label} ${fmt(done)}/${fmt(total)} (${fmt((100 * done) / total)} %), ${fmt(rate)}/s, ` +
               `${stamp(elapsed)} so far, about ${stamp((total - done) / (rate / 1000))} to go`
           )
         }
       })
     }
+    const mine = (n: number) => n % parts === part
 
-    const t0 = performance.now()
-    const issueTick = progress("issues", plan.issues)
-    // With concurrent creates, numbers follow the order of commits, not the loop's i: each i's
-    // number is kept, for the comments and the big issues.
-    const created = new Int32Array(plan.issues + 1)
-    yield* Effect.forEach(
-      Array.from({ length: plan.issues }, (_, n) => n + 1),
-      (i) =>
-        Effect.gen(function* () {
-          const s = issueSpec(i, labelIds)
-          const issue = yield* issues.create(posters[0]!, {
-            title: s.title,
-            body: s.body,
-            labels: s.labels,
-            closed: s.closed
-          })
-          created[i] = issue.number
-          yield* issueTick
-        }),
-      { concurrency: spec.concurrency, discard: true }
-    )
-    const issuesMs = performance.now() - t0
+    if (what === "issues") {
+      // Issues from + 1 … to (1-based).
+      const from = spec.from ?? 0
+      const to = spec.to ?? plan.issues
+      const indexes = Array.from({ length: to - from }, (_, n) => from + n + 1).filter(mine)
+      const tick = progress("issues", indexes.length)
+      // With concurrent creates, numbers follow the order of commits, not the loop's i: each i's
+      // number is kept, for the comments and the big issues.
+      const created: Array<[number, number]> = []
+      yield* Effect.forEach(
+        indexes,
+        (i) =>
+          Effect.gen(function* () {
+            const s = issueSpec(i, labelIds)
+            const issue = yield* issues.create(posters[0]!, {
+              title: s.title,
+              body: s.body,
+              labels: s.labels,
+              closed: s.closed
+            })
+            created.push([i, issue.number])
+            yield* tick
+          }),
+        { concurrency: spec.concurrency, discard: true }
+      )
+      return { created, labelIds }
+    }
+    const created = JSON.parse(readFileSync(process.env.BENCH_ISSUES_CREATED!, "utf8")) as Array<number>
     const targets = commentTargets(plan)
-    const rand = prng(99)
-    const t1 = performance.now()
-    const commentTick = progress("comments", plan.comments)
+    const from = spec.from ?? 0
+    const to = spec.to ?? targets.length
+    const mineK = Array.from({ length: to - from }, (_, n) => from + n).filter(mine)
+    const tick = progress("comments", mineK.length)
     yield* Effect.forEach(
-      Array.from(targets),
-      (i, k) =>
+      mineK,
+      (k) =>
         Effect.gen(function* () {
           const poster = posters[k % posters.length]!
-          yield* issues.createComment(poster, String(created[i]), sentence(rand, 20, k % 500 === 11), undefined)
-          yield* commentTick
+          // Each comment's words from its own k: the same text however the comments are shared out.
+          const body = sentence(prng(7_919 * k + 1), 20, k % 500 === 11)
+          yield* issues.createComment(poster, String(created[targets[k]!]), body, undefined)
+          yield* tick
         }),
       { concurrency: spec.concurrency, discard: true }
     )
-    const commentsMs = performance.now() - t1
-    return { issuesMs, commentsMs, big: plan.big.map((i) => created[i]!), labelIds }
+    return { created: [], labelIds }
   })
 
   const layer = App.CommandAppLayer.pipe(Layer.provide(SettingsModule.layer()))
@@ -518,19 +551,91 @@ interface BackendResult {
   readonly backend: BackendName
   readonly issues: number
   readonly comments: number
-  readonly generation: { issuesMs: number; commentsMs: number }
+  readonly generation: Generated
+  /** The generated data came from the cache (generated by an earlier run). */
+  readonly restored: boolean
   readonly sql: Times
   readonly trees: Array<{ name: string; times: Times; notified: number; created: number }>
+}
+
+interface Generated {
+  readonly issuesMs: number
+  readonly commentsMs: number
+  readonly big: Array<number>
+  readonly labelIds: Array<number>
+  readonly token: string
+  readonly aliceToken: string
+  /** Generating processes (PostgreSQL: several at once; embedded: one). */
+  readonly processes: number
+}
+
+/** Bump when what is generated changes, so that older caches are not used. */
+const GENERATOR_VERSION = 2
+
+/**
+ * Where the data generated for `name` at this scale is kept between runs (BENCH_ISSUES_CACHE, by
+ * default ~/.cache/hearth-bench; "off" keeps nothing): a directory named by the scale and a hash
+ * of the generator's version, the scale and the migrations (names and contents) of the checkout
+ * that generates, so that a new migration or another scale generates afresh.
+ */
+const cacheDir = (name: BackendName, plan: Plan, tree: string) => {
+  const base = process.env.BENCH_ISSUES_CACHE ?? join(os.homedir(), ".cache/hearth-bench")
+  if (base === "off") return undefined
+  const migrations = join(tree, "src/db/migrations")
+  const hash = createHash("sha256").update(
+    JSON.stringify({ GENERATOR_VERSION, name, plan, LABELS, BIG_COMMENTS, perIssue: config.commentsPerIssue })
+  )
+  for (const file of readdirSync(migrations).sort()) hash.update(file).update(readFileSync(join(migrations, file)))
+  return join(base, `issues-${name}-${plan.issues}-${hash.digest("hex").slice(0, 12)}`)
+}
+
+/** A generation under way: what a resumed run needs. */
+interface Checkpoint {
+  readonly token: string
+  readonly aliceToken: string
+  readonly labelIds: Array<number>
+  /** The number issue i got, by i. */
+  readonly created: Array<number>
+  readonly issuesMs: number
+  /** Issues 1 … issuesDone are made. */
+  readonly issuesDone: number
+  readonly commentsMs: number
+  /** Comments 0 … commentsDone − 1 (in the order of commentTargets) are made. */
+  readonly commentsDone: number
+}
+
+/** The data dir as a tar file and, on PostgreSQL, the database as a pg_dump archive; `file` (the JSON) last. */
+const saveGenerated = async (backend: Backend, cache: string, file: string, json: unknown) => {
+  const partial = `${cache}.partial`
+  rmSync(partial, { recursive: true, force: true })
+  mkdirSync(partial, { recursive: true })
+  await execFileP("tar", ["-C", backend.dataDir, "-cf", join(partial, "data.tar"), "."], { maxBuffer: 1 << 26 })
+  if (backend.databaseUrl !== undefined)
+    await execFileP(pgTool("pg_dump"), ["-Fc", "-Z1", "-f", join(partial, "db.dump"), backend.databaseUrl])
+  writeFileSync(join(partial, file), JSON.stringify(json))
+  rmSync(cache, { recursive: true, force: true })
+  renameSync(partial, cache)
+}
+
+const restoreGenerated = async (backend: Backend, cache: string) => {
+  await execFileP("tar", ["-C", backend.dataDir, "-xf", join(cache, "data.tar")], { maxBuffer: 1 << 26 })
+  if (backend.databaseUrl !== undefined)
+    await execFileP(pgTool("pg_restore"), ["--no-owner", "-j", "2", "-d", backend.databaseUrl, join(cache, "db.dump")])
 }
 
 const runBackend = async (name: BackendName): Promise<BackendResult> => {
   const dataDir = tempDir(`hearth-bench-issues-${name}-`)
   let backend: Backend = { name, dataDir, logFile: join(dataDir, "hearth.log"), env: { HEARTH__log__LEVEL: "Warn" } }
-  if (name === "postgres") backend = { ...backend, databaseUrl: (await preparePostgres()).url }
+  // The generating children reach PostgreSQL over its unix socket when there is one: a statement
+  // over loopback TCP cost them more CPU in the kernel's socket writes than anything else.
+  let generationEnv: Record<string, string> = {}
+  if (name === "postgres") {
+    const prepared = await preparePostgres()
+    backend = { ...backend, databaseUrl: prepared.url }
+    if (prepared.socketUrl !== undefined) generationEnv = { DATABASE_URL: prepared.socketUrl }
+  }
   const first = config.trees[0]!
   backend = { ...backend, tree: first.dir }
-  log(`${name}: setting up (accounts, repository, labels) with ${first.name}`)
-  const { token, aliceToken } = await setUp(backend)
   const plan = planOf(name === "embedded" ? config.issuesEmbedded : config.issues, config.commentsPerIssue)
   const spec: ChildSpec = {
     backend: name,
@@ -541,13 +646,118 @@ const runBackend = async (name: BackendName): Promise<BackendResult> => {
     samples: config.samples,
     warmup: config.warmup
   }
-  log(`${name}: generating ${fmt(plan.issues)} issues and ${fmt(plan.comments)} comments through the service layer`)
-  const generated = await runChild<{
-    issuesMs: number
-    commentsMs: number
-    big: Array<number>
-    labelIds: Array<number>
-  }>("generate", backend, spec)
+  const cache = cacheDir(name, plan, first.dir)
+  let generated: Generated
+  let restored = false
+  if (cache !== undefined && existsSync(join(cache, "meta.json"))) {
+    log(`${name}: restoring the generated data from ${cache}`)
+    const restoreStarted = performance.now()
+    await restoreGenerated(backend, cache)
+    generated = JSON.parse(readFileSync(join(cache, "meta.json"), "utf8")) as Generated
+    restored = true
+    log(`${name}: restored in ${stamp(performance.now() - restoreStarted)}`)
+  } else {
+    // The embedded data dir is locked by the process that opens it: one generating child there.
+    const parts = name === "postgres" ? config.processes : 1
+    const shares = Array.from({ length: parts }, (_, part) => ({ ...spec, part, parts }))
+    const checkpoint = cache === undefined ? undefined : `${cache}.checkpoint`
+    let state: Checkpoint
+    if (checkpoint !== undefined && existsSync(join(checkpoint, "state.json"))) {
+      await restoreGenerated(backend, checkpoint)
+      state = JSON.parse(readFileSync(join(checkpoint, "state.json"), "utf8")) as Checkpoint
+      log(
+        `${name}: resuming the generation from ${checkpoint}: ${fmt(state.issuesDone)} of ${fmt(plan.issues)} issues and ` +
+          `${fmt(state.commentsDone)} of ${fmt(plan.comments)} comments made`
+      )
+    } else {
+      log(`${name}: setting up (accounts, repository, labels) with ${first.name}`)
+      const { token, aliceToken } = await setUp(backend)
+      log(
+        `${name}: generating ${fmt(plan.issues)} issues and ${fmt(plan.comments)} comments through the service layer ` +
+          `(${parts} process${parts > 1 ? "es" : ""} × ${config.concurrency} at a time)`
+      )
+      state = {
+        token,
+        aliceToken,
+        labelIds: [],
+        created: new Array<number>(plan.issues + 1).fill(0),
+        issuesMs: 0,
+        issuesDone: 0,
+        commentsMs: 0,
+        commentsDone: 0
+      }
+    }
+    // The issues, then the comments, in chunks, a checkpoint after each: an interrupted run resumes from the last.
+    while (state.issuesDone < plan.issues) {
+      const from = state.issuesDone
+      const to = Math.min(plan.issues, from + Math.ceil(config.checkpoint / 5))
+      const t0 = performance.now()
+      const issueParts = await Promise.all(
+        shares.map((share) =>
+          runChild<{ created: Array<[number, number]>; labelIds: Array<number> }>(
+            "generate-issues",
+            backend,
+            { ...share, from, to },
+            generationEnv
+          )
+        )
+      )
+      const created = [...state.created]
+      for (const share of issueParts) for (const [i, number] of share.created) created[i] = number
+      state = {
+        ...state,
+        labelIds: issueParts[0]!.labelIds,
+        created,
+        issuesMs: state.issuesMs + performance.now() - t0,
+        issuesDone: to
+      }
+      if (checkpoint !== undefined) {
+        log(`${name}: ${fmt(to)} issues made; checkpoint in ${checkpoint}`)
+        await saveGenerated(backend, checkpoint, "state.json", state)
+      }
+    }
+    const createdFile = join(tempDir("hearth-bench-issues-created-"), "created.json")
+    writeFileSync(createdFile, JSON.stringify(state.created))
+    while (state.commentsDone < plan.comments) {
+      const from = state.commentsDone
+      const to = Math.min(plan.comments, from + config.checkpoint)
+      const t1 = performance.now()
+      await Promise.all(
+        shares.map((share) =>
+          runChild(
+            "generate-comments",
+            backend,
+            { ...share, from, to },
+            {
+              ...generationEnv,
+              BENCH_ISSUES_CREATED: createdFile
+            }
+          )
+        )
+      )
+      state = { ...state, commentsMs: state.commentsMs + performance.now() - t1, commentsDone: to }
+      if (checkpoint !== undefined && to < plan.comments) {
+        log(`${name}: ${fmt(to)} comments made; checkpoint in ${checkpoint}`)
+        await saveGenerated(backend, checkpoint, "state.json", state)
+      }
+    }
+    rmSync(createdFile)
+    generated = {
+      issuesMs: state.issuesMs,
+      commentsMs: state.commentsMs,
+      big: plan.big.map((i) => state.created[i]!),
+      labelIds: state.labelIds,
+      token: state.token,
+      aliceToken: state.aliceToken,
+      processes: parts
+    }
+    if (cache !== undefined) {
+      log(`${name}: keeping the generated data in ${cache} (BENCH_ISSUES_CACHE=off not to)`)
+      await saveGenerated(backend, cache, "meta.json", generated)
+      if (checkpoint !== undefined) rmSync(checkpoint, { recursive: true, force: true })
+    }
+  }
+  const { token, aliceToken } = generated
   log(
     `${name}: generated in ${stamp(generated.issuesMs)} (issues) + ${stamp(generated.commentsMs)} (comments); SQL baseline`
   )
@@ -581,7 +791,15 @@ const runBackend = async (name: BackendName): Promise<BackendResult> => {
       await stopChild(running.child)
     }
   }
-  return { backend: name, issues: plan.issues, comments: plan.comments, generation: generated, sql, trees }
+  return {
+    backend: name,
+    issues: plan.issues,
+    comments: plan.comments,
+    generation: generated,
+    restored,
+    sql,
+    trees
+  }
 }
 
 const main = async () => {
@@ -609,7 +827,8 @@ const main = async () => {
   for (const r of results) {
     lines.push(
       `| ${r.backend} | ${fmt(r.issues)} / ${fmt(r.comments)} | ${stamp(r.generation.issuesMs)} + ${stamp(r.generation.commentsMs)} ` +
-        `(${fmt((r.issues / r.generation.issuesMs) * 1000)} + ${fmt((r.comments / r.generation.commentsMs) * 1000)} /s) |`
+        `(${fmt((r.issues / r.generation.issuesMs) * 1000)} + ${fmt((r.comments / r.generation.commentsMs) * 1000)} /s; ` +
+        `${r.generation.processes} process${r.generation.processes > 1 ? "es" : ""}${r.restored ? "; kept from an earlier run" : ""}) |`
     )
   }
   const treeNames = config.trees.map((t) => t.name)
@@ -645,6 +864,7 @@ const main = async () => {
 }
 
 const mode = process.argv[2]
-if (mode === "generate") await generate()
+if (mode === "generate-issues") await generate("issues")
+else if (mode === "generate-comments") await generate("comments")
 else if (mode === "baseline") await baseline()
 else await runMain(main)

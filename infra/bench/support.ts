@@ -433,7 +433,15 @@ export const preparePostgres = async () => {
   benchDatabases.push({ adminUrl, name })
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
-  return { url: url.toString(), server }
+  // The same database over the server's unix socket, when this benchmark started the server (a
+  // socket in its directory; infra/pg/start.sh makes none when the path would be too long).
+  let socketUrl: string | undefined
+  if (pgDir !== undefined && existsSync(join(pgDir, `.s.PGSQL.${url.port}`))) {
+    const socket = new URL(url)
+    socket.searchParams.set("host", pgDir)
+    socketUrl = socket.toString()
+  }
+  return { url: url.toString(), server, socketUrl }
 }
 
 export const cleanup = async () => {
@@ -515,3 +523,11 @@ export const parseServers = (text: string): Array<BenchServer> =>
       env: Object.fromEntries(settings.map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]))
     }
   })
+
+/** A PostgreSQL client program (pg_dump, pg_restore): from PG_BIN, PostgreSQL 15's directory, or the PATH. */
+export const pgTool = (name: string) => {
+  for (const dir of [process.env.PG_BIN, "/usr/lib/postgresql/15/bin"]) {
+    if (dir !== undefined && dir !== "" && existsSync(join(dir, name))) return join(dir, name)
+  }
+  return name
+}

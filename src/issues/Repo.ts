@@ -1,7 +1,7 @@
 // SQL for issues, comments, labels, milestones and assignees (tables in migration 0018_issues).
 // Rules live in Service.ts; every write takes its time (`at`) from the service, so that the
 // `updated_at` override (CONTRACT-ISSUES §4) reaches every row the request writes.
-import { Context, Effect, Layer, Option } from "effect"
+import { Array as Arr, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { sqlBoundary, transaction } from "../db/Boundary.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -208,6 +208,30 @@ export type NewComment = Partial<Omit<CommentRow, "id" | "createdAt" | "updatedA
   readonly at: Date
 }
 
+/** A new comment as its row. */
+const commentRow = (c: NewComment) => ({
+  issue_id: c.issueId,
+  type: c.type,
+  poster_id: c.posterId,
+  body: c.body ?? "",
+  label_id: c.labelId ?? null,
+  old_milestone_id: c.oldMilestoneId ?? null,
+  milestone_id: c.milestoneId ?? null,
+  assignee_id: c.assigneeId ?? null,
+  removed_assignee: c.removedAssignee ?? false,
+  old_title: c.oldTitle ?? "",
+  new_title: c.newTitle ?? "",
+  old_ref: c.oldRef ?? "",
+  new_ref: c.newRef ?? "",
+  ref_repo_id: c.refRepoId ?? null,
+  ref_issue_id: c.refIssueId ?? null,
+  ref_comment_id: c.refCommentId ?? null,
+  ref_action: c.refAction ?? 0,
+  ref_is_pull: c.refIsPull ?? false,
+  created_at: c.at,
+  updated_at: c.at
+})
+
 export class IssuesRepo extends Context.Service<
   IssuesRepo,
   {
@@ -269,6 +293,8 @@ export class IssuesRepo extends Context.Service<
     readonly updateLabel: (id: number, values: Record<string, unknown>) => Effect.Effect<LabelRow>
     readonly deleteLabel: (id: number) => Effect.Effect<void>
     readonly addIssueLabel: (issueId: number, labelId: number) => Effect.Effect<boolean>
+    /** Several labels of one issue in one statement (a new issue's: one round trip, not one per label). */
+    readonly addIssueLabels: (issueId: number, labelIds: ReadonlyArray<number>) => Effect.Effect<void>
     readonly removeIssueLabel: (issueId: number, labelId: number) => Effect.Effect<boolean>
 
     readonly listMilestones: (
@@ -286,6 +312,8 @@ export class IssuesRepo extends Context.Service<
     readonly deleteMilestone: (id: number) => Effect.Effect<void>
 
     readonly insertComment: (comment: NewComment) => Effect.Effect<CommentRow>
+    /** Several comments in one statement; their ids follow the order given. */
+    readonly insertComments: (comments: ReadonlyArray<NewComment>) => Effect.Effect<void>
     readonly commentById: (id: number) => Effect.Effect<Option.Option<CommentRow>>
     /** Comments of one issue or of a repository's issues, oldest first; `types` narrows them. */
     readonly listComments: (
@@ -578,6 +606,15 @@ export class IssuesRepo extends Context.Service<
               (rows) => toLabel(rows[0]!)
             ),
           deleteLabel: (id) => Effect.asVoid(sql`DELETE FROM labels WHERE id = ${id}`),
+          addIssueLabels: (issueId, labelIds) => {
+            const rows: Array<Record<string, unknown>> = labelIds.map((labelId) => ({
+              issue_id: issueId,
+              label_id: labelId
+            }))
+            return Arr.isReadonlyArrayNonEmpty(rows)
+              ? Effect.asVoid(sql`INSERT INTO issue_labels ${sql.insert(rows)} ON CONFLICT DO NOTHING`)
+              : Effect.void
+          },
           addIssueLabel: (issueId, labelId) =>
             Effect.map(
               sql`INSERT INTO issue_labels (issue_id, label_id) VALUES (${issueId}, ${labelId})
@@ -632,31 +669,15 @@ export class IssuesRepo extends Context.Service<
           deleteMilestone: (id) => Effect.asVoid(sql`DELETE FROM milestones WHERE id = ${id}`),
 
           insertComment: (c) =>
-            Effect.map(
-              sql`INSERT INTO comments ${sql.insert({
-                issue_id: c.issueId,
-                type: c.type,
-                poster_id: c.posterId,
-                body: c.body ?? "",
-                label_id: c.labelId ?? null,
-                old_milestone_id: c.oldMilestoneId ?? null,
-                milestone_id: c.milestoneId ?? null,
-                assignee_id: c.assigneeId ?? null,
-                removed_assignee: c.removedAssignee ?? false,
-                old_title: c.oldTitle ?? "",
-                new_title: c.newTitle ?? "",
-                old_ref: c.oldRef ?? "",
-                new_ref: c.newRef ?? "",
-                ref_repo_id: c.refRepoId ?? null,
-                ref_issue_id: c.refIssueId ?? null,
-                ref_comment_id: c.refCommentId ?? null,
-                ref_action: c.refAction ?? 0,
-                ref_is_pull: c.refIsPull ?? false,
-                created_at: c.at,
-                updated_at: c.at
-              })} RETURNING *`,
-              (rows) => toComment(rows[0]!)
+            Effect.map(sql`INSERT INTO comments ${sql.insert(commentRow(c))} RETURNING *`, (rows) =>
+              toComment(rows[0]!)
             ),
+          insertComments: (comments) => {
+            const rows: Array<Record<string, unknown>> = comments.map(commentRow)
+            return Arr.isReadonlyArrayNonEmpty(rows)
+              ? Effect.asVoid(sql`INSERT INTO comments ${sql.insert(rows)}`)
+              : Effect.void
+          },
           commentById: (id) => Effect.map(sql`SELECT * FROM comments WHERE id = ${id}`, (rows) => one(rows, toComment)),
           listComments: (where, options, window) =>
             Effect.gen(function* () {

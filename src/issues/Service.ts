@@ -497,12 +497,14 @@ export class IssuesService extends Context.Service<
         source: IssueRow,
         comment: CommentRow | undefined,
         text: string,
-        at: Date
+        at: Date,
+        fresh = false
       ) =>
         Effect.gen(function* () {
           if (doer === undefined) return
           const targets = yield* referencedIssues(opened, doer, source, text)
-          const existing = yield* repo.referencesFrom(source.id, comment?.id ?? null)
+          // A source written just now (`fresh`) has made no reference yet: nothing to read.
+          const existing = fresh ? [] : yield* repo.referencesFrom(source.id, comment?.id ?? null)
           const wanted = new Set(targets.map((t) => t.id))
           for (const ref of existing) {
             if (!wanted.has(ref.issueId) && ref.refAction !== REF_NEUTERED)
@@ -888,18 +890,22 @@ export class IssuesService extends Context.Service<
                   isPull: pull !== undefined
                 })
                 if (pull !== undefined) yield* pull.within(issue)
-                // No exclusive-scope de-duplication at creation, as Forgejo.
-                for (const label of labels) {
-                  yield* repo.addIssueLabel(issue.id, label.id)
-                  yield* repo.insertComment({
+                // No exclusive-scope de-duplication at creation, as Forgejo. The labels and their
+                // comments in one statement each (issue 18: a create's round trips).
+                yield* repo.addIssueLabels(
+                  issue.id,
+                  labels.map((label) => label.id)
+                )
+                yield* repo.insertComments(
+                  labels.map((label) => ({
                     issueId: issue.id,
                     type: T.label,
                     posterId: doer.id,
                     labelId: label.id,
                     body: "1",
                     at
-                  })
-                }
+                  }))
+                )
                 if (milestone !== undefined) {
                   yield* repo.insertComment({
                     issueId: issue.id,
@@ -929,7 +935,7 @@ export class IssuesService extends Context.Service<
                 return issue
               })
             )
-            yield* syncReferences(opened, opened.caller, issue, undefined, `${title}\n${body}`, at)
+            yield* syncReferences(opened, opened.caller, issue, undefined, `${title}\n${body}`, at, true)
             const about = { _tag: "Issues" as const, ...subjectOf(opened, doer), issue: issueRef(issue) }
             yield* publishAll([
               { ...about, action: "opened" },
@@ -940,7 +946,10 @@ export class IssuesService extends Context.Service<
               ...assignmentEvents(opened, issue, doer, assignees, []),
               ...(input.closed === true ? [{ ...about, action: "closed" as const }] : [])
             ])
-            return yield* reread(opened, issue)
+            // The row as inserted is the row, unless closing or the pull request changed it.
+            return input.closed === true || pull !== undefined
+              ? yield* reread(opened, issue)
+              : yield* presentOne(opened, issue)
           }),
 
         edit: (opened, index, input) =>
