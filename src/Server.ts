@@ -293,15 +293,16 @@ interface InFlight {
  * what is really in flight.
  */
 const watchStalledClients = (server: Server, idleMs: number) => {
-  const inFlight = new Set<InFlight>()
+  // Keyed by the response, so that its one `finish` listener, shared by all (`sent`), finds its entry.
+  const inFlight = new Map<ServerResponse, InFlight>()
   const sweep = () => {
     const now = Date.now()
-    for (const entry of inFlight) {
+    for (const entry of inFlight.values()) {
       const { request, response } = entry
       // Node drops a request's socket (null) once its connection has moved on without the body read.
       const socket = request.socket as typeof request.socket | null
       if (socket === null || socket.destroyed || (request.complete && response.writableFinished)) {
-        inFlight.delete(entry)
+        inFlight.delete(response)
         continue
       }
       const seen = movement(socket)
@@ -314,7 +315,7 @@ const watchStalledClients = (server: Server, idleMs: number) => {
         entry.seen = seen
         entry.since = now
       } else if (now - entry.since >= idleMs) {
-        inFlight.delete(entry)
+        inFlight.delete(response)
         socket.destroy()
       }
     }
@@ -324,14 +325,12 @@ const watchStalledClients = (server: Server, idleMs: number) => {
   server.once("close", () => clearInterval(timer))
   return {
     /** Watches a request from its start (the sweep takes its first measure). */
-    track: (request: IncomingMessage, response: ServerResponse): InFlight => {
-      const entry = { request, response, seen: "", since: 0 }
-      inFlight.add(entry)
-      return entry
+    track: (request: IncomingMessage, response: ServerResponse): void => {
+      inFlight.set(response, { request, response, seen: "", since: 0 })
     },
     /** Its response was sent: done, unless the client has still not finished sending its body. */
-    sent: (entry: InFlight) => {
-      if (entry.request.complete) inFlight.delete(entry)
+    sent: (response: ServerResponse) => {
+      if (response.req.complete) inFlight.delete(response)
     }
   }
 }
@@ -367,14 +366,18 @@ export const makeNodeServer = (limits: ClientLimits = clientLimits(resolveSettin
     closing = true
     return close(callback)
   }) as typeof server.close
+  // One listener for every response's `finish` (`this` is the response), not a closure and a
+  // `once` wrapper per request: a few per cent of the CPU of the cheapest requests
+  // (infra/bench/README.md, "Issue 16: the bundle (session 28)").
+  function finished(this: ServerResponse) {
+    stalled.sent(this)
+    if (closing) setImmediate(() => server.closeIdleConnections())
+  }
   server.on("request", (request: IncomingMessage, response: ServerResponse) => {
     // On every response, errors and 404s included; Node merges it with the headers written later.
     response.setHeader("x-content-type-options", "nosniff")
-    const watched = stalled.track(request, response)
-    response.once("finish", () => {
-      stalled.sent(watched)
-      if (closing) setImmediate(() => server.closeIdleConnections())
-    })
+    stalled.track(request, response)
+    response.on("finish", finished)
   })
   const early: Array<readonly [IncomingMessage, ServerResponse]> = []
   let handler: ((request: IncomingMessage, response: ServerResponse) => void) | undefined

@@ -1,4 +1,4 @@
 // The running version: package.json's, read once at start.
-import { readFileSync } from "node:fs"
+import { PACKAGE_JSON } from "./lib/PackageRoot.ts"
 
-export const VERSION: string = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version
+export const VERSION: string = PACKAGE_JSON.version

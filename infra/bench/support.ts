@@ -225,7 +225,9 @@ export const startHearth = async (backend: Backend): Promise<Running> => {
   const out = openSync(backend.logFile, "a")
   const started = performance.now()
   const tree = treeOf(backend)
-  const [command, argv] = serverCommand([...(backend.nodeArgs ?? []), "src/cli.ts", "serve"], tree.node)
+  // A checkout with a bundle (`npm run build`) serves through `hearth`, which runs it while it is up to date.
+  const entry = existsSync(join(tree.dir, "bin/entry.js")) ? "bin/hearth.js" : "src/cli.ts"
+  const [command, argv] = serverCommand([...(backend.nodeArgs ?? []), entry, "serve"], tree.node)
   const child = spawn(command, argv, {
     cwd: tree.dir,
     env: hearthEnv(backend, port),

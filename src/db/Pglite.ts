@@ -46,7 +46,6 @@
 
 import { execFile } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as PgTypes from "@effect/sql-pg/PgTypes"
 import { PGlite, types } from "@electric-sql/pglite"
@@ -70,6 +69,7 @@ import {
   UniqueViolation,
   UnknownError
 } from "effect/sql/SqlError"
+import { packagePath } from "../lib/PackageRoot.ts"
 
 /** "HH:MM:SS[.ffffff]" → microseconds since midnight, as sql-pg decodes `time`. */
 const timeToMicros = (x: string): bigint => {
@@ -227,7 +227,8 @@ export interface PgliteOptions {
 /** `[database] EMBEDDED_SHARED_BUFFERS`'s default (src/config/Settings.ts). */
 export const DEFAULT_SHARED_BUFFERS = "16MB"
 
-const INITDB_SCRIPT = fileURLToPath(new URL("./PgliteInitdb.ts", import.meta.url))
+// Run from the sources also when the server runs from the bundle (one small module, once per data dir).
+const INITDB_SCRIPT = packagePath("src/db/PgliteInitdb.ts")
 
 /**
  * Creates the database files of a new data dir in a child process (see the memory notes above):

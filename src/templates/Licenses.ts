@@ -1,9 +1,7 @@
 // License templates: the exact SPDX texts shipped by the `spdx-license-list` package (never typed
 // by hand), for a curated list of common licenses keyed by SPDX id as Forgejo keys them. Texts are
 // read from the package on first use and kept; only the curated ones are ever loaded.
-import { createRequire } from "node:module"
-
-const require = createRequire(import.meta.url)
+import { packageRequire as require } from "../lib/PackageRoot.ts"
 
 /** Forgejo's default `[repository] PREFERRED_LICENSES` come first; the rest alphabetically. */
 export const licenseKeys: ReadonlyArray<string> = [

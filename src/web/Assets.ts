@@ -7,16 +7,15 @@
 // (`immutable`); a new version of a package gives a new URL. Brotli and gzip are made once per file.
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { createRequire } from "node:module"
 import { brotliCompressSync, gzipSync, constants as zlib } from "node:zlib"
 import { Effect } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { packagePath, packageRequire } from "../lib/PackageRoot.ts"
 import { HIGHLIGHT_CSS } from "./code/Highlight.ts"
 import { iconDocument } from "./Icons.ts"
 import { REPO_CSS } from "./RepoStyles.ts"
 
-const require = createRequire(import.meta.url)
-const packageFile = (specifier: string) => readFileSync(require.resolve(specifier), "utf8")
+const packageFile = (specifier: string) => readFileSync(packageRequire.resolve(specifier), "utf8")
 
 // Hearth's own rules: only what Primer's classes do not say.
 const HEARTH_CSS = `
@@ -58,7 +57,7 @@ const build = (): Catalog => {
     ["hearth.css", css, "text/css; charset=utf-8"],
     ["htmx.js", packageFile("htmx.org/dist/htmx.min.js"), "text/javascript; charset=utf-8"],
     ["favicon.svg", iconDocument("flame", "#e16f24"), "image/svg+xml"],
-    ["copy.js", readFileSync(new URL("./static/copy.js", import.meta.url), "utf8"), "text/javascript; charset=utf-8"]
+    ["copy.js", readFileSync(packagePath("src/web/static/copy.js"), "utf8"), "text/javascript; charset=utf-8"]
   ]
   const urls = new Map<string, string>()
   const files = new Map<string, Asset>()

@@ -1,13 +1,12 @@
 // Octicons (`@primer/octicons`), inline as SVG so that they take the text's colour; each icon's
 // markup is built once from the package's data and kept.
-import { createRequire } from "node:module"
+import { packageRequire as require } from "../lib/PackageRoot.ts"
 import { type Html, raw } from "./Html.ts"
 
 interface IconData {
   readonly heights: Readonly<Record<string, { readonly width: number; readonly path: string }>>
 }
 
-const require = createRequire(import.meta.url)
 let data: Readonly<Record<string, IconData>> | undefined
 const built = new Map<string, Html>()
 

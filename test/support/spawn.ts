@@ -24,16 +24,20 @@ export const killAll = () => {
   for (const child of running) child.kill("SIGKILL")
 }
 
-/** Spawns `hearth <args>` with only the given HEARTH__ settings (the test's own env stripped of them). */
+/**
+ * Spawns `hearth <args>` with only the given HEARTH__ settings (the test's own env stripped of them),
+ * from the sources or from `entry` (a bundle: test/bundle.test.ts).
+ */
 export const spawnHearth = (
   env: Record<string, string>,
   args: ReadonlyArray<string> = ["serve"],
-  port = 0
+  port = 0,
+  entry = "src/cli.ts"
 ): HearthProcess => {
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith("HEARTH__") && k !== "DATABASE_URL")
   )
-  const child = spawn(nodeBin, ["src/cli.ts", ...args], {
+  const child = spawn(nodeBin, [entry, ...args], {
     cwd: root,
     env: { ...inherited, HEARTH__server__HTTP_ADDR: "127.0.0.1", HEARTH__server__HTTP_PORT: String(port), ...env },
     stdio: ["ignore", "pipe", "pipe"]

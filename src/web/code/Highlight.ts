@@ -12,10 +12,10 @@
 // costs a map lookup.
 import { createHash } from "node:crypto"
 import { readdirSync } from "node:fs"
-import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import { type LinguistLanguage, linguistLanguage } from "../../languages/Detect.ts"
 import { lazyRequire } from "../../lib/LazyRequire.ts"
+import { packageRequire as require } from "../../lib/PackageRoot.ts"
 
 /** Forgejo highlights nothing above 1 MiB (`modules/highlight`, `sizeLimit`); the plain text is shown. */
 export const MAX_HIGHLIGHT_BYTES = 1024 * 1024
@@ -117,7 +117,6 @@ interface Hljs {
   highlight(code: string, options: { readonly language: string; readonly ignoreIllegals: boolean }): { value: string }
 }
 
-const require = createRequire(import.meta.url)
 const loadCore = lazyRequire<{ newInstance(): Hljs }>("highlight.js/lib/core")
 
 let modules: ReadonlySet<string> | undefined
