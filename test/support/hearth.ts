@@ -6,6 +6,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { inspect } from "node:util"
 import { type Context, Effect, Exit, Layer, Scope } from "effect"
 import { inject } from "vitest"
 import * as Settings from "../../src/config/Settings.ts"
@@ -47,8 +48,20 @@ const templateOf = (key: "embeddedTemplate" | "postgresTemplate") => {
   }
 }
 
+/** Another process may take the free port before the server listens on it: then a new port. */
+const addressInUse = (e: unknown) => /EADDRINUSE/.test(inspect(e, { depth: 6 }))
+
 export const startHearth = async (overrides: Settings.RawSettings = {}): Promise<Hearth> => {
-  const port = await freePort()
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startHearthOn(await freePort(), overrides)
+    } catch (e) {
+      if (attempt >= 5 || !addressInUse(e)) throw e
+    }
+  }
+}
+
+const startHearthOn = async (port: number, overrides: Settings.RawSettings): Promise<Hearth> => {
   const dataDir = mkdtempSync(join(tmpdir(), "hearth-test-"))
   const scope = Effect.runSync(Scope.make())
   const testDatabaseUrl = process.env.TEST_DATABASE_URL
