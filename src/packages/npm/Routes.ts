@@ -92,6 +92,7 @@ class DocumentCache {
 /** What a path under `/api/packages/{owner}/npm/` asks for. */
 type Target =
   | { readonly kind: "search" }
+  | { readonly kind: "whoami" }
   | { readonly kind: "tags"; readonly name: string; readonly tag: string | undefined }
   | { readonly kind: "package"; readonly name: string }
   | { readonly kind: "revision"; readonly name: string }
@@ -124,6 +125,7 @@ export const parseTarget = (url: string): Target | undefined => {
   }
   if (segments[0] === "-") {
     if (segments.length === 3 && segments[1] === "v1" && segments[2] === "search") return { kind: "search" }
+    if (segments.length === 2 && segments[1] === "whoami") return { kind: "whoami" }
     if (segments[1] !== "package") return undefined
     const named = nameAt(2)
     if (named === undefined || segments[named.next] !== "dist-tags") return undefined
@@ -417,6 +419,13 @@ export const NpmRoutes = Layer.unwrap(
       listTags: registryRoute("read", listTags),
       changeTag: registryRoute("write", changeTag),
       search: registryRoute("read", search),
+      // `npm whoami` (npm-registry-fetch GET /-/whoami): the signed-in user's name. Forgejo has no
+      // such route (npm reports a 404 as a failure), so the CLI could not check its credentials.
+      whoami: registryRoute("read", (_request, { caller }) =>
+        caller === undefined
+          ? Effect.succeed(npmError(401, "sign in (a token with read:package) to see who you are"))
+          : HttpServerResponse.json({ username: caller.user.name })
+      ),
       invalid: registryRoute("read", (request) =>
         Effect.succeed(npmError(400, (parseTarget(request.url) as { readonly message: string }).message))
       )
@@ -451,6 +460,8 @@ export const NpmRoutes = Layer.unwrap(
                 : undefined
           case "search":
             return read ? routes.search : undefined
+          case "whoami":
+            return read ? routes.whoami : undefined
           case "invalid":
             return routes.invalid
           default:
