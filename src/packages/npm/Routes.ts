@@ -293,29 +293,33 @@ export const NpmRoutes = Layer.unwrap(
         return yield* HttpServerResponse.json({ ok: true, id: checked.name, rev: row.version.id }, { status: 201 })
       })
 
-    const tarball: RegistryWork = (request, { owner }) =>
+    /** The version a tarball's address names (by its file: npm's names need not hold the version), or the 404. */
+    const tarballVersion = (request: HttpServerRequest.HttpServerRequest, owner: UserRow) =>
       Effect.gen(function* () {
         const target = parseTarget(request.url) as { readonly name: string; readonly file: string }
         const found = yield* repo.stamp(owner.id, target.name.toLowerCase())
-        if (Option.isNone(found)) return missing(target.name)
+        if (Option.isNone(found)) return { refused: missing(target.name) } as const
         const version = yield* repo.versionOfFile(found.value.packageId, target.file.toLowerCase())
-        if (Option.isNone(version)) return npmError(404, `"${target.file}" is not a tarball of ${target.name}`)
-        const row = yield* packages.version(owner, TYPE, target.name, version.value)
-        const file = yield* packages.file(row, target.file)
-        return yield* servePackageFile(request, file, packages.countDownload(row))
+        if (Option.isNone(version))
+          return { refused: npmError(404, `"${target.file}" is not a tarball of ${target.name}`) } as const
+        return { target, row: yield* packages.version(owner, TYPE, target.name, version.value) } as const
+      })
+
+    const tarball: RegistryWork = (request, { owner }) =>
+      Effect.gen(function* () {
+        const found = yield* tarballVersion(request, owner)
+        if ("refused" in found) return found.refused
+        const file = yield* packages.file(found.row, found.target.file)
+        return yield* servePackageFile(request, file, packages.countDownload(found.row))
       })
 
     /** Unpublish of one version: the DELETE of its tarball (with a revision, as npm sends it). */
     const unpublishVersion: RegistryWork = (request, { owner, caller }) =>
       Effect.gen(function* () {
-        const target = parseTarget(request.url) as { readonly name: string; readonly file: string }
-        const found = yield* repo.stamp(owner.id, target.name.toLowerCase())
-        if (Option.isNone(found)) return missing(target.name)
-        const version = yield* repo.versionOfFile(found.value.packageId, target.file.toLowerCase())
-        if (Option.isNone(version)) return npmError(404, `"${target.file}" is not a tarball of ${target.name}`)
-        const row = yield* packages.version(owner, TYPE, target.name, version.value)
-        yield* packages.removeVersion(caller!, owner, row)
-        cache.drop(keyOf(owner, target.name))
+        const found = yield* tarballVersion(request, owner)
+        if ("refused" in found) return found.refused
+        yield* packages.removeVersion(caller!, owner, found.row)
+        cache.drop(keyOf(owner, found.target.name))
         return yield* HttpServerResponse.json({ ok: true })
       })
 
