@@ -293,6 +293,33 @@ describe("with the npm CLI", () => {
   }, 120_000)
 })
 
+describe("npm whoami and HEAD", () => {
+  it("npm whoami names the token's user; anonymous, it is asked to sign in (401)", async () => {
+    if (!npmWorks) return
+    const { stdout } = await npm(dir, "alice", "whoami")
+    expect(stdout.trim()).toBe("alice")
+    const anonymous = await fetch(url("alice/npm/-/whoami"))
+    expect(anonymous.status).toBe(401)
+    expect(anonymous.headers.get("www-authenticate")).toMatch(/^Basic /)
+    expect(((await anonymous.json()) as { error: string }).error).toMatch(/sign in/)
+    expect((await fetch(url("alice/npm/-/whoami"), { method: "PUT" })).status).toBe(405)
+  })
+
+  it("answers HEAD on the document and the tarball with GET's headers and no body", async () => {
+    const auth = { authorization: `Bearer ${aliceToken}` }
+    const tarball = randomBytes(1000)
+    expect((await publishRaw("alice/npm/headed", document("headed", "1.0.0", tarball))).status).toBe(201)
+    for (const path of ["alice/npm/headed", "alice/npm/headed/-/headed-1.0.0.tgz"]) {
+      const get = await fetch(url(path), { headers: auth })
+      const head = await fetch(url(path), { method: "HEAD", headers: auth })
+      expect(head.status, path).toBe(200)
+      expect(head.headers.get("content-type"), path).toBe(get.headers.get("content-type"))
+      expect(head.headers.get("content-length"), path).toBe(String((await get.arrayBuffer()).byteLength))
+      expect(await head.text(), path).toBe("")
+    }
+  })
+})
+
 describe("the cached document follows every change", () => {
   it("a version deleted through the management API, and a tag set over HTTP, show at once", async () => {
     const tarball = randomBytes(2000)

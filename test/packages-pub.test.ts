@@ -133,6 +133,23 @@ describe("dart pub publish, then dart pub get", () => {
     expect(Buffer.from(await res.arrayBuffer())).toEqual(got.archive)
     expect(res.headers.get("content-type")).toBe("application/octet-stream")
     expect(res.headers.get("content-disposition")).toMatch(/filename="1\.1\.0\.tar\.gz"/)
+    // HEAD on every read route (a download manager, a proxy's check): GET's headers, no body.
+    for (const path of [
+      "api/packages/hearth_demo/files/1.1.0.tar.gz",
+      "packages/hearth_demo/versions/1.1.0.tar.gz",
+      "api/packages/hearth_demo",
+      "api/packages/hearth_demo/1.1.0"
+    ]) {
+      const get = await fetch(`${hosted("alice")}/${path}`)
+      const head = await fetch(`${hosted("alice")}/${path}`, { method: "HEAD" })
+      expect(head.status, path).toBe(200)
+      expect(head.headers.get("content-type"), path).toBe(get.headers.get("content-type"))
+      expect(head.headers.get("content-length"), path).toBe(String((await get.arrayBuffer()).byteLength))
+      expect(await head.text(), path).toBe("")
+    }
+    expect(
+      (await fetch(`${hosted("alice")}/api/packages/hearth_demo/files/9.9.9.tar.gz`, { method: "HEAD" })).status
+    ).toBe(404)
     // A pre-release only when asked for one and no release matches.
     const dev = await new DartPub(hosted("alice")).get("hearth_demo", "^2.0.0-dev.1")
     expect(dev.ok && dev.version).toBe("2.0.0-dev.1")

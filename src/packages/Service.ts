@@ -110,14 +110,11 @@ export class PackagesService extends Context.Service<
       name: string,
       version: string
     ) => Effect.Effect<PackageVersion, Errors.NotFound>
-    /** The non-internal versions of a package, oldest first; 404 when it has none (a registry's version list). */
-    readonly versions: (
-      owner: UserRow,
-      type: string,
-      name: string
-    ) => Effect.Effect<Array<PackageVersion>, Errors.NotFound>
     readonly files: (row: PackageVersion) => Effect.Effect<Array<FileRow>>
-    /** The package's versions, files and file properties; 404 when it has no version. */
+    /**
+     * The package's non-internal versions (oldest first) with their files and file properties, in
+     * three queries whatever their number (a registry's version list); 404 when it has no version.
+     */
     readonly index: (owner: UserRow, type: string, name: string) => Effect.Effect<PackageIndex, Errors.NotFound>
     readonly file: (row: PackageVersion, name: string, compositeKey?: string) => Effect.Effect<FileRow, Errors.NotFound>
     /** Deletes a version and announces it (webhook `deleted`). */
@@ -355,13 +352,6 @@ export class PackagesService extends Context.Service<
         upload: (upload, body, length) =>
           Effect.flatMap(store(upload, body, length), (stored) => create(upload, stored)),
         version: findVersion,
-        versions: (owner, type, name) =>
-          Effect.gen(function* () {
-            const pkg = yield* findPackage(owner, type, name)
-            const rows = yield* repo.versionsOf(pkg.id)
-            if (rows.length === 0) return yield* Errors.notFound()
-            return rows.map((version) => ({ pkg, version }))
-          }),
         files: (row) => repo.files(row.version.id),
         index: (owner, type, name) =>
           Effect.gen(function* () {

@@ -1,8 +1,9 @@
-// Reading a few files out of a `.tar.gz` package while it streams to storage (a Pub archive's
-// `pubspec.yaml` and README, a box's `info.json`): the bytes are fed as they arrive, gunzipped and
-// walked entry by entry; only the files asked for are kept (each up to its own bound), the rest is
-// skipped, and nothing is held whole. Understands ustar/GNU/PAX headers (long names), checks each
-// header's checksum, and refuses what is not gzip, not tar, cut short, or unpacks past a bound.
+// The one tar reader of the package registries: a few files out of a `.tar.gz` package as it
+// streams (a Pub archive's `pubspec.yaml` and README, a Vagrant box's `info.json`): the bytes are
+// fed as they arrive, gunzipped and walked entry by entry; only the files asked for are kept (each
+// up to its own bound), the rest is skipped, and nothing is held whole. Understands ustar/GNU/PAX
+// headers (long names), checks each header's checksum, and refuses what is not gzip (unless a
+// plain tar is allowed), not tar, cut short, or unpacks past a bound.
 import { createGunzip } from "node:zlib"
 
 const BLOCK = 512
@@ -12,6 +13,13 @@ export interface TarScanOptions {
   readonly want: (path: string) => number | undefined
   /** Unpacked bytes past which the archive is refused (a gzip bomb). */
   readonly maxUnpacked: number
+  /** Take an uncompressed tar too (Vagrant unpacks both); else what is not gzip is refused. */
+  readonly plain?: boolean
+  /**
+   * Read to the end of the compressed stream, past the end-of-archive marker, so that a stream cut
+   * short or damaged there (its CRC is last) is refused, as the client unpacking it would.
+   */
+  readonly whole?: boolean
 }
 
 export type TarScanResult =
@@ -81,6 +89,10 @@ export const scanTarGz = (options: TarScanOptions): TarScan => {
   let failure: string | undefined
   let unpacked = 0
   let done = false
+  const whole = options.whole === true
+  /** Whether the bytes are gzip: undefined until the first two have come. */
+  let gzipped: boolean | undefined
+  let head = Buffer.alloc(0)
 
   // The entry being read: its bytes left, its padding, and what to do with them.
   let pending = Buffer.alloc(0)
@@ -145,7 +157,10 @@ export const scanTarGz = (options: TarScanOptions): TarScan => {
   const consume = (chunk: Buffer) => {
     unpacked += chunk.length
     if (unpacked > options.maxUnpacked)
-      return fail(`it unpacks to more than ${Math.round(options.maxUnpacked / (1024 * 1024))} MiB`)
+      return fail(
+        `it unpacks to more than ${Math.round(options.maxUnpacked / (1024 * 1024))} MiB (refused as a decompression bomb)`
+      )
+    if (done) return // past the end-of-archive marker (read only with `whole`): counted, not parsed
     let data = pending.length === 0 ? chunk : Buffer.concat([pending, chunk])
     pending = Buffer.alloc(0)
     while (data.length > 0 && failure === undefined && !done) {
@@ -176,7 +191,7 @@ export const scanTarGz = (options: TarScanOptions): TarScan => {
   const gunzip = createGunzip()
   const finished = new Promise<void>((resolve) => {
     gunzip.on("data", (chunk: Buffer) => {
-      if (failure === undefined && !done) consume(chunk)
+      if (failure === undefined && (whole || !done)) consume(chunk)
     })
     gunzip.on("error", () => {
       fail("it is not a gzip-compressed file (or it is damaged)")
@@ -185,11 +200,28 @@ export const scanTarGz = (options: TarScanOptions): TarScan => {
     gunzip.on("end", () => resolve())
   })
 
+  /** The first bytes decide between gzip and a plain tar; a plain tar is walked as it comes. */
+  const feed = (chunk: Uint8Array): Uint8Array | undefined => {
+    if (gzipped === undefined) {
+      head = Buffer.concat([head, chunk])
+      if (head.length < 2) return undefined
+      gzipped = head[0] === 0x1f && head[1] === 0x8b
+      if (!gzipped && options.plain !== true) fail("it is not a gzip-compressed file (or it is damaged)")
+      chunk = head
+      head = Buffer.alloc(0)
+    }
+    if (gzipped) return chunk
+    if (failure === undefined && (whole || !done)) consume(Buffer.from(chunk))
+    return undefined
+  }
+
   return {
     write: (chunk) =>
       new Promise<void>((resolve) => {
-        if (failure !== undefined || done || gunzip.destroyed) return resolve()
-        if (gunzip.write(chunk)) return resolve()
+        if (failure !== undefined || (done && !whole) || gunzip.destroyed) return resolve()
+        const gz = feed(chunk)
+        if (gz === undefined || failure !== undefined) return resolve()
+        if (gunzip.write(gz)) return resolve()
         // Wait for the gunzip to take it, or to fail.
         const settle = () => {
           gunzip.off("drain", settle)
@@ -200,10 +232,17 @@ export const scanTarGz = (options: TarScanOptions): TarScan => {
         gunzip.once("error", settle)
       }),
     end: async () => {
-      if (failure === undefined && !done) {
+      if (gzipped === undefined && head.length > 0) {
+        // One byte in all: not gzip; as a plain tar, an archive cut short.
+        gzipped = false
+        if (options.plain !== true) fail("it is not a gzip-compressed file (or it is damaged)")
+        else consume(head)
+      } else if (gzipped === undefined && options.plain !== true)
+        fail("it is not a gzip-compressed file (or it is damaged)")
+      if (gzipped === true && failure === undefined && (whole || !done)) {
         gunzip.end()
         await finished
-      } else gunzip.destroy() // refused, or past the end-of-archive marker: the rest is not read
+      } else gunzip.destroy() // refused, plain, or past the end-of-archive marker: the rest is not read
       if (failure !== undefined) return { ok: false, reason: failure }
       const cut = entry !== undefined && (entry.remaining > 0 || entry.padding > 0)
       if (!done && (cut || pending.length > 0 || unpacked === 0))

@@ -92,6 +92,7 @@ class DocumentCache {
 /** What a path under `/api/packages/{owner}/npm/` asks for. */
 type Target =
   | { readonly kind: "search" }
+  | { readonly kind: "whoami" }
   | { readonly kind: "tags"; readonly name: string; readonly tag: string | undefined }
   | { readonly kind: "package"; readonly name: string }
   | { readonly kind: "revision"; readonly name: string }
@@ -124,6 +125,7 @@ export const parseTarget = (url: string): Target | undefined => {
   }
   if (segments[0] === "-") {
     if (segments.length === 3 && segments[1] === "v1" && segments[2] === "search") return { kind: "search" }
+    if (segments.length === 2 && segments[1] === "whoami") return { kind: "whoami" }
     if (segments[1] !== "package") return undefined
     const named = nameAt(2)
     if (named === undefined || segments[named.next] !== "dist-tags") return undefined
@@ -291,29 +293,33 @@ export const NpmRoutes = Layer.unwrap(
         return yield* HttpServerResponse.json({ ok: true, id: checked.name, rev: row.version.id }, { status: 201 })
       })
 
-    const tarball: RegistryWork = (request, { owner }) =>
+    /** The version a tarball's address names (by its file: npm's names need not hold the version), or the 404. */
+    const tarballVersion = (request: HttpServerRequest.HttpServerRequest, owner: UserRow) =>
       Effect.gen(function* () {
         const target = parseTarget(request.url) as { readonly name: string; readonly file: string }
         const found = yield* repo.stamp(owner.id, target.name.toLowerCase())
-        if (Option.isNone(found)) return missing(target.name)
+        if (Option.isNone(found)) return { refused: missing(target.name) } as const
         const version = yield* repo.versionOfFile(found.value.packageId, target.file.toLowerCase())
-        if (Option.isNone(version)) return npmError(404, `"${target.file}" is not a tarball of ${target.name}`)
-        const row = yield* packages.version(owner, TYPE, target.name, version.value)
-        const file = yield* packages.file(row, target.file)
-        return yield* servePackageFile(request, file, packages.countDownload(row))
+        if (Option.isNone(version))
+          return { refused: npmError(404, `"${target.file}" is not a tarball of ${target.name}`) } as const
+        return { target, row: yield* packages.version(owner, TYPE, target.name, version.value) } as const
+      })
+
+    const tarball: RegistryWork = (request, { owner }) =>
+      Effect.gen(function* () {
+        const found = yield* tarballVersion(request, owner)
+        if ("refused" in found) return found.refused
+        const file = yield* packages.file(found.row, found.target.file)
+        return yield* servePackageFile(request, file, packages.countDownload(found.row))
       })
 
     /** Unpublish of one version: the DELETE of its tarball (with a revision, as npm sends it). */
     const unpublishVersion: RegistryWork = (request, { owner, caller }) =>
       Effect.gen(function* () {
-        const target = parseTarget(request.url) as { readonly name: string; readonly file: string }
-        const found = yield* repo.stamp(owner.id, target.name.toLowerCase())
-        if (Option.isNone(found)) return missing(target.name)
-        const version = yield* repo.versionOfFile(found.value.packageId, target.file.toLowerCase())
-        if (Option.isNone(version)) return npmError(404, `"${target.file}" is not a tarball of ${target.name}`)
-        const row = yield* packages.version(owner, TYPE, target.name, version.value)
-        yield* packages.removeVersion(caller!, owner, row)
-        cache.drop(keyOf(owner, target.name))
+        const found = yield* tarballVersion(request, owner)
+        if ("refused" in found) return found.refused
+        yield* packages.removeVersion(caller!, owner, found.row)
+        cache.drop(keyOf(owner, found.target.name))
         return yield* HttpServerResponse.json({ ok: true })
       })
 
@@ -417,6 +423,13 @@ export const NpmRoutes = Layer.unwrap(
       listTags: registryRoute("read", listTags),
       changeTag: registryRoute("write", changeTag),
       search: registryRoute("read", search),
+      // `npm whoami` (npm-registry-fetch GET /-/whoami): the signed-in user's name. Forgejo has no
+      // such route (npm reports a 404 as a failure), so the CLI could not check its credentials.
+      whoami: registryRoute("read", (_request, { caller }) =>
+        caller === undefined
+          ? Effect.succeed(npmError(401, "sign in (a token with read:package) to see who you are"))
+          : HttpServerResponse.json({ username: caller.user.name })
+      ),
       invalid: registryRoute("read", (request) =>
         Effect.succeed(npmError(400, (parseTarget(request.url) as { readonly message: string }).message))
       )
@@ -451,6 +464,8 @@ export const NpmRoutes = Layer.unwrap(
                 : undefined
           case "search":
             return read ? routes.search : undefined
+          case "whoami":
+            return read ? routes.whoami : undefined
           case "invalid":
             return routes.invalid
           default:

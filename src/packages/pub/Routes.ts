@@ -189,10 +189,13 @@ export const PubRoutes = Layer.unwrap(
         `${api}/:name`,
         route("read", (_request, { owner }, params) =>
           Effect.gen(function* () {
-            const rows = yield* packages.versions(owner, TYPE, params.name ?? "")
-            const listed = yield* Effect.forEach(rows, (row) =>
-              Effect.map(archiveSha256(row), (sha256) => ({ row, sha256, semver: parseSemver(row.version.version) }))
-            )
+            // The versions with their files in one go (not a query per version).
+            const index = yield* packages.index(owner, TYPE, params.name ?? "")
+            const listed = index.versions.map(({ version, files }) => ({
+              row: { pkg: index.pkg, version },
+              sha256: files[0]?.sha256,
+              semver: parseSemver(version.version)
+            }))
             // Ascending by semver precedence; a version that is not semver (none is stored by this registry) first.
             listed.sort((a, b) =>
               a.semver === undefined || b.semver === undefined
@@ -205,7 +208,7 @@ export const PubRoutes = Layer.unwrap(
             const latest = pool[pool.length - 1]!
             const at = baseOf(owner)
             return pubJson(200, {
-              name: rows[0]!.pkg.name,
+              name: index.pkg.name,
               latest: versionJson(at, latest.row, latest.sha256),
               versions: listed.map((v) => versionJson(at, v.row, v.sha256))
             })

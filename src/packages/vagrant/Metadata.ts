@@ -1,13 +1,13 @@
 // What the Vagrant registry reads and checks (Forgejo's modules/packages/vagrant/metadata.go;
 // CONTRACT-PACKAGES §3.4): box versions, provider names, and the box's `info.json`, read by
-// streaming through the gzip and the tar (never the whole box in memory).
+// streaming through the gzip and the tar (../TarGz.ts; never the whole box in memory).
 //
 // Versions: Forgejo takes hashicorp/go-version's semver (an optional `v`, `+build`), but Vagrant
 // reads every version of a box's metadata with Ruby's Gem::Version, which refuses both, and one
 // unreadable version makes `vagrant box add` fail for every version of the box. So only what both
 // read is taken: `1.2.3`, `1.2.3-beta.1` (any number of numeric segments, as both allow).
-import { pipeline, Readable } from "node:stream"
-import { createGunzip } from "node:zlib"
+import type { Readable } from "node:stream"
+import { scanTarGz } from "../TarGz.ts"
 
 const VERSION = /^[0-9]+(\.[0-9]+)*(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$/
 
@@ -146,215 +146,49 @@ export const parseInfoFile = (text: string): BoxMetadata => {
 const UNPACK_RATIO = 200
 /** The largest `info.json` read (a description, a few URLs). */
 const MAX_INFO_BYTES = 1 << 20
-const BLOCK = 512
-
-const octal = (field: Buffer): number => {
-  // GNU base-256 for large sizes: the high bit of the first byte set.
-  if ((field[0]! & 0x80) !== 0) {
-    let n = field[0]! & 0x7f
-    for (let i = 1; i < field.length; i++) n = n * 256 + field[i]!
-    return n
-  }
-  const text = field.toString("latin1").replace(/\0.*$/s, "").trim()
-  if (!/^[0-7]*$/.test(text)) return Number.NaN
-  return text === "" ? 0 : Number.parseInt(text, 8)
-}
-
-const checksumOk = (header: Buffer): boolean => {
-  const stored = octal(header.subarray(148, 156))
-  let sum = 0
-  for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : header[i]!
-  return stored === sum
-}
-
-const cString = (field: Buffer): string => {
-  const end = field.indexOf(0)
-  return field.subarray(0, end < 0 ? field.length : end).toString("utf8")
-}
-
-/** A pax extended header's `path`, if it sets one. */
-const paxPath = (data: Buffer): string | undefined => {
-  let path: string | undefined
-  let offset = 0
-  while (offset < data.length) {
-    const space = data.indexOf(0x20, offset)
-    if (space < 0) break
-    const length = Number(data.subarray(offset, space).toString("latin1"))
-    if (!Number.isInteger(length) || length <= 0) break
-    const record = data.subarray(space + 1, offset + length - 1).toString("utf8")
-    const eq = record.indexOf("=")
-    if (eq > 0 && record.slice(0, eq) === "path") path = record.slice(eq + 1)
-    offset += length
-  }
-  return path
-}
-
-/** Reads exactly what it is asked for from a stream of chunks; undefined at a clean end. */
-class ChunkReader {
-  private readonly iterator: AsyncIterator<Buffer>
-  private pending: Buffer = Buffer.alloc(0)
-  private done = false
-  private total = 0
-  private readonly limit: number
-  constructor(source: AsyncIterable<Buffer>, limit: number) {
-    this.iterator = source[Symbol.asyncIterator]()
-    this.limit = limit
-  }
-  private async pull(): Promise<boolean> {
-    const step = await this.iterator.next()
-    if (step.done === true) {
-      this.done = true
-      return false
-    }
-    this.total += step.value.length
-    if (this.total > this.limit)
-      throw new UnreadableBox(
-        `the box unpacks to more than ${Math.round(this.limit / 2 ** 20)} MiB, far more than a disk image does: ` +
-          "it is refused as a decompression bomb"
-      )
-    this.pending = step.value
-    return true
-  }
-  /** Reads (and drops) whatever is left: a compressed stream checks its own end. */
-  async drain(): Promise<void> {
-    this.pending = Buffer.alloc(0)
-    while (!this.done && (await this.pull())) this.pending = Buffer.alloc(0)
-  }
-  /** `n` bytes, or fewer only when the stream ends first. */
-  async read(n: number): Promise<Buffer> {
-    const parts: Array<Buffer> = []
-    let have = 0
-    while (have < n) {
-      if (this.pending.length === 0) {
-        if (this.done || !(await this.pull())) break
-        continue
-      }
-      const take = this.pending.subarray(0, n - have)
-      this.pending = this.pending.subarray(take.length)
-      parts.push(take)
-      have += take.length
-    }
-    return parts.length === 1 ? parts[0]! : Buffer.concat(parts, have)
-  }
-  /** Skips `n` bytes; whether they were all there. */
-  async skip(n: number): Promise<boolean> {
-    let left = n
-    while (left > 0) {
-      if (this.pending.length === 0) {
-        if (this.done || !(await this.pull())) return false
-        continue
-      }
-      const take = Math.min(left, this.pending.length)
-      this.pending = this.pending.subarray(take)
-      left -= take
-    }
-    return true
-  }
-  close(): void {
-    void this.iterator.return?.()
-  }
-}
-
-const padded = (size: number) => Math.ceil(size / BLOCK) * BLOCK
 
 /**
- * The contents of the tar's first regular file named `info.json` (or `./info.json`), or undefined
- * when the archive has none. The whole archive is read (Forgejo stops at info.json): a box whose
- * tar is damaged or cut short, or whose compressed stream is (its checksum is at the end), is an
- * UnreadableBox, as Vagrant could not unpack it. At most `limit` bytes are unpacked.
+ * The contents of the box's `info.json` (or `./info.json`; the last one, as tar extracts), or
+ * undefined when it has none. The box is a gzip-compressed tar, as Forgejo takes, or a plain tar,
+ * as Vagrant unpacks both. The whole archive is read (Forgejo stops at info.json): a box whose tar
+ * is damaged or cut short, or whose compressed stream is (its checksum is at the end), is an
+ * UnreadableBox, as Vagrant could not unpack it. At most `maxUnpacked` bytes are unpacked.
  */
-export const findInTar = async (source: AsyncIterable<Buffer>, limit: number): Promise<Buffer | undefined> => {
-  const reader = new ChunkReader(source, limit)
-  let info: Buffer | undefined
-  try {
-    let longName: string | undefined
-    for (let first = true; ; first = false) {
-      const header = await reader.read(BLOCK)
-      // The end: two zero blocks (or, leniently, the end of the stream between entries).
-      if (header.length === 0 && !first) break
-      if (header.length === BLOCK && header.every((byte) => byte === 0)) break
-      if (header.length < BLOCK || !checksumOk(header))
-        throw new UnreadableBox(
-          first
-            ? "the box is not a tar archive"
-            : header.length < BLOCK
-              ? "the box's tar archive ends in the middle of a header"
-              : "the box's tar archive is damaged (a header's checksum is wrong)"
-        )
-      const size = octal(header.subarray(124, 136))
-      if (!Number.isSafeInteger(size) || size < 0)
-        throw new UnreadableBox("the box's tar archive has an entry of unreadable size")
-      const type = String.fromCharCode(header[156]!)
-      const ustar = header.subarray(257, 262).toString("latin1") === "ustar"
-      const prefix = ustar ? cString(header.subarray(345, 500)) : ""
-      const plain = cString(header.subarray(0, 100))
-      const name = longName ?? (prefix === "" ? plain : `${prefix}/${plain}`)
-      if (type === "L" || type === "x") {
-        // A GNU long name or a pax header: for the entry that follows.
-        if (size > MAX_INFO_BYTES) throw new UnreadableBox("the box's tar archive has an oversized extended header")
-        const data = await reader.read(padded(size))
-        if (data.length < padded(size)) throw new UnreadableBox("the box's tar archive ends in the middle of an entry")
-        longName = type === "L" ? cString(data.subarray(0, size)) : (paxPath(data.subarray(0, size)) ?? longName)
-        continue
-      }
-      longName = undefined
-      const regular = type === "0" || type === "\0" || type === "7"
-      if (info === undefined && regular && (name === "info.json" || name === "./info.json")) {
-        if (size > MAX_INFO_BYTES) throw new UnreadableBox("the box's info.json is larger than 1 MiB")
-        const data = await reader.read(padded(size))
-        if (data.length < padded(size)) throw new UnreadableBox("the box's tar archive ends in the middle of info.json")
-        info = Buffer.from(data.subarray(0, size))
-        continue
-      }
-      if (!(await reader.skip(padded(size))))
-        throw new UnreadableBox("the box's tar archive ends in the middle of an entry")
-    }
-    await reader.drain()
-    return info
-  } finally {
-    reader.close()
+export const readBoxInfo = async (
+  source: AsyncIterable<Uint8Array>,
+  maxUnpacked: number
+): Promise<Buffer | undefined> => {
+  const scan = scanTarGz({
+    want: (path) => (path === "info.json" ? MAX_INFO_BYTES : undefined),
+    maxUnpacked,
+    plain: true,
+    whole: true
+  })
+  let first: Uint8Array | undefined
+  for await (const chunk of source) {
+    if (chunk.length === 0) continue
+    first ??= chunk
+    await scan.write(chunk)
   }
+  const result = await scan.end()
+  if (first === undefined) throw new UnreadableBox("the box is empty")
+  if (!result.ok)
+    throw new UnreadableBox(
+      first[0] === 0x1f && first[1] === 0x8b
+        ? `the box is not a readable gzip-compressed tar archive: ${result.reason}`
+        : `the box is not a tar archive nor a gzip-compressed one: ${result.reason}`
+    )
+  if (result.tooLarge.has("info.json")) throw new UnreadableBox("the box's info.json is larger than 1 MiB")
+  return result.files.get("info.json")
 }
 
-/**
- * The metadata of a box read from `bytes` (a gzip-compressed tar, as Forgejo takes; a plain tar
- * is taken too, as Vagrant unpacks both). Throws UnreadableBox for anything else.
- */
+/** The metadata of a box read from `bytes` of `size` bytes; throws UnreadableBox for anything but a box. */
 export const readBoxMetadata = async (bytes: Readable, size: number): Promise<BoxMetadata> => {
-  const iterator = bytes[Symbol.asyncIterator]() as AsyncIterator<Buffer>
-  const first = await iterator.next()
-  if (first.done === true) throw new UnreadableBox("the box is empty")
-  const head = first.value
-  const rest = (async function* () {
-    yield head
-    for (;;) {
-      const step = await iterator.next()
-      if (step.done === true) return
-      yield step.value
-    }
-  })()
-  const gzipped = head[0] === 0x1f && head[1] === 0x8b
-  let unpacked: AsyncIterable<Buffer> = rest
-  let gunzip: ReturnType<typeof createGunzip> | undefined
-  if (gzipped) {
-    gunzip = createGunzip()
-    // pipeline: a failing read of the box fails the gunzip too (pipe would not pass it on).
-    unpacked = gunzip
-    pipeline(Readable.from(rest), gunzip, () => {})
-  }
   try {
     // Disk images compress a few times over; hundreds of times is a bomb (a GiB at least is read).
-    const info = await findInTar(unpacked, Math.max(2 ** 30, size * UNPACK_RATIO))
+    const info = await readBoxInfo(bytes, Math.max(2 ** 30, size * UNPACK_RATIO))
     return info === undefined ? {} : parseInfoFile(info.toString("utf8"))
-  } catch (error) {
-    if (error instanceof UnreadableBox) throw error
-    throw new UnreadableBox(
-      gzipped
-        ? `the box is not a readable gzip-compressed tar archive (${(error as Error).message})`
-        : `the box is not a gzip-compressed tar archive (${(error as Error).message})`
-    )
   } finally {
-    gunzip?.destroy()
     bytes.destroy()
   }
 }
