@@ -18,6 +18,8 @@ import { RepoCommitPages } from "./pages/RepoCommit.ts"
 import { RepoCommitsPages } from "./pages/RepoCommits.ts"
 import { RepoComparePages } from "./pages/RepoCompare.ts"
 import { RepoHomePages } from "./pages/RepoHome.ts"
+import { RepoLabelsPages } from "./pages/RepoLabels.ts"
+import { RepoMilestonesPages } from "./pages/RepoMilestones.ts"
 import { RepoNewPages } from "./pages/RepoNew.ts"
 import { RepoRawPages } from "./pages/RepoRaw.ts"
 import { RepoReleasesPages } from "./pages/RepoReleases.ts"
@@ -85,6 +87,8 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoBranchesPages(web, repo)),
       ...(yield* RepoTagsPages(web, repo)),
       ...(yield* RepoReleasesPages(web, repo)),
+      ...(yield* RepoLabelsPages(web, repo)),
+      ...(yield* RepoMilestonesPages(web, repo)),
       ...(yield* RepoWikiPages(web, repo)),
       ...(yield* RepoComparePages(web, repo)),
       ...(yield* RepoActionPages(web, repo)),
