@@ -159,7 +159,7 @@ export const RepoLabelsPages = (web: Web, frame: RepoFrame) =>
 ${
   writer
     ? html`<details class="details-reset mb-4"${newShown === undefined ? empty : html` open`} data-testid="new-label">
-  <summary class="btn btn-primary">New label</summary>
+  <summary class="btn">${icon("plus")} New label</summary>
   <div class="Box mt-2 p-3">
     ${formError(newShown?.message)}
     <form method="post" action="${view.base}/labels/new" data-testid="new-label-form">
