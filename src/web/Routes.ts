@@ -10,6 +10,7 @@ import { ChangePasswordPages } from "./pages/ChangePassword.ts"
 import { ExplorePages } from "./pages/Explore.ts"
 import { HomePages } from "./pages/Home.ts"
 import { HookSettingsPages } from "./pages/HookSettings.ts"
+import { NotificationPages } from "./pages/Notifications.ts"
 import { ProfilePages } from "./pages/Profile.ts"
 import { RepoActionPages } from "./pages/RepoActions.ts"
 import { RepoBlamePages } from "./pages/RepoBlame.ts"
@@ -77,6 +78,7 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* KeySettingsPages(web)),
       ...(yield* ApplicationSettingsPages(web)),
       ...(yield* SecuritySettingsPages(web)),
+      ...(yield* NotificationPages(web)),
       ...(yield* RepoNewPages(web)),
       ...(yield* RepoHomePages(web, repo)),
       ...(yield* RepoSrcPages(web, repo)),
