@@ -2,7 +2,8 @@
 // test/support/browser.ts): a writer creates a label with the form (a refused colour first, shown
 // next to its field), edits it, and creates, closes and reopens a milestone whose progress comes
 // from its issues. Every page is screenshotted and audited with axe-core (no serious or critical
-// violation), in light and dark, and no page may log a console error (a CSP refusal is one).
+// violation), in light and dark; someone mentioned in an issue sees the header's unread count
+// drop after reading the notification, and no page may log a console error (a CSP refusal is one).
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, type TestBrowser } from "./support/browser.ts"
@@ -17,7 +18,7 @@ const api = (method: string, path: string, body?: unknown) => apiAs(hearth, meth
 beforeAll(async () => {
   hearth = await startHearth()
   chrome = await launchBrowser("web-labels-browser")
-  await createUser(hearth, { username: "ann" })
+  for (const username of ["ann", "ben"]) await createUser(hearth, { username })
   await api("POST", "/user/repos", { name: "orchard", auto_init: true, readme: "Default" })
   await api("POST", "/repos/ann/orchard/labels", { name: "bug", color: "ee0701", description: "Something is broken" })
   await api("POST", "/repos/ann/orchard/labels", { name: "old", color: "cccccc", is_archived: true })
@@ -86,4 +87,24 @@ describe("labels and milestones", () => {
       expect(await page.locator(`#milestone-${made.id}`).count()).toBe(1)
     }
   }, 180_000)
+
+  it("a notification's count drops after reading it", async () => {
+    await api("POST", "/repos/ann/orchard/issues", { title: "Ladders needed", body: "Can you bring some, @ben?" })
+    const { page } = await chrome.person({ colorScheme: "light" })
+    await signIn(page, "ben")
+    await page.goto(url("/ann/orchard"))
+    expect(await page.getByTestId("unread-count").textContent()).toBe("1")
+    await page.getByTestId("notifications-link").click()
+    await expect.poll(() => page.url()).toBe(url("/notifications"))
+    expect(await page.getByTestId("notification-title").textContent()).toContain("Ladders needed")
+    await chrome.check(page, "notifications-light")
+    await page.getByRole("button", { name: "Mark read: Ladders needed" }).click()
+    await expect.poll(() => page.url()).toBe(url("/notifications"))
+    expect(await page.getByTestId("unread-count").count()).toBe(0)
+    expect(await page.getByTestId("no-notifications").count()).toBe(1)
+    await page.getByTestId("tab-read").click()
+    await expect.poll(() => page.url()).toBe(url("/notifications?type=read"))
+    expect(await page.getByTestId("notification").count()).toBe(1)
+    await chrome.check(page, "notifications-read-light")
+  }, 120_000)
 })
