@@ -8,17 +8,19 @@ export type FieldErrors = Readonly<Record<string, string>>
 export interface FieldOptions {
   readonly name: string
   readonly label: string
-  readonly type?: "text" | "email" | "password"
+  readonly type?: "text" | "email" | "password" | "date"
   readonly value?: string
   readonly autocomplete?: string
   readonly required?: boolean
   readonly autofocus?: boolean
   readonly inputmode?: "numeric"
   readonly hint?: string
+  /** The element's id when several forms on a page have a field of this name. */
+  readonly id?: string
 }
 
 export const field = (options: FieldOptions, errors: FieldErrors): Html => {
-  const id = `field-${options.name}`
+  const id = options.id ?? `field-${options.name}`
   const error = errors[options.name]
   const describedBy = [error === undefined ? "" : `${id}-error`, options.hint === undefined ? "" : `${id}-hint`]
     .filter((s) => s !== "")
@@ -102,8 +104,9 @@ export const checkbox = (options: {
   readonly checked: boolean
   readonly value?: string
   readonly hint?: string
+  readonly id?: string
 }): Html => {
-  const id = `field-${options.name}${options.value === undefined ? "" : `-${options.value}`}`
+  const id = options.id ?? `field-${options.name}${options.value === undefined ? "" : `-${options.value}`}`
   return html`<div class="form-checkbox">
   <label for="${id}"><input type="checkbox" id="${id}" name="${options.name}" value="${options.value ?? "on"}"${
     options.checked ? html` checked` : empty

@@ -26,6 +26,11 @@ const account = (ctx: WebContext) => {
   }
   const name = viewer.user.name
   return html`<div class="Header-item">
+      <a class="Header-link" href="/notifications" data-testid="notifications-link" aria-label="${
+        ctx.unread === 0 ? "Notifications" : `Notifications: ${ctx.unread} unread`
+      }">${icon("bell")}${ctx.unread === 0 ? empty : html`<span class="Counter ml-1" data-testid="unread-count">${ctx.unread}</span>`}</a>
+    </div>
+    <div class="Header-item">
       <a class="Header-link" href="/repo/create" data-testid="new-repository">${icon("plus")} New repository</a>
     </div>
     <div class="Header-item">

@@ -10,6 +10,7 @@ import { ChangePasswordPages } from "./pages/ChangePassword.ts"
 import { ExplorePages } from "./pages/Explore.ts"
 import { HomePages } from "./pages/Home.ts"
 import { HookSettingsPages } from "./pages/HookSettings.ts"
+import { NotificationPages } from "./pages/Notifications.ts"
 import { ProfilePages } from "./pages/Profile.ts"
 import { RepoActionPages } from "./pages/RepoActions.ts"
 import { RepoBlamePages } from "./pages/RepoBlame.ts"
@@ -18,6 +19,8 @@ import { RepoCommitPages } from "./pages/RepoCommit.ts"
 import { RepoCommitsPages } from "./pages/RepoCommits.ts"
 import { RepoComparePages } from "./pages/RepoCompare.ts"
 import { RepoHomePages } from "./pages/RepoHome.ts"
+import { RepoLabelsPages } from "./pages/RepoLabels.ts"
+import { RepoMilestonesPages } from "./pages/RepoMilestones.ts"
 import { RepoNewPages } from "./pages/RepoNew.ts"
 import { RepoRawPages } from "./pages/RepoRaw.ts"
 import { RepoReleasesPages } from "./pages/RepoReleases.ts"
@@ -75,6 +78,7 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* KeySettingsPages(web)),
       ...(yield* ApplicationSettingsPages(web)),
       ...(yield* SecuritySettingsPages(web)),
+      ...(yield* NotificationPages(web)),
       ...(yield* RepoNewPages(web)),
       ...(yield* RepoHomePages(web, repo)),
       ...(yield* RepoSrcPages(web, repo)),
@@ -85,6 +89,8 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoBranchesPages(web, repo)),
       ...(yield* RepoTagsPages(web, repo)),
       ...(yield* RepoReleasesPages(web, repo)),
+      ...(yield* RepoLabelsPages(web, repo)),
+      ...(yield* RepoMilestonesPages(web, repo)),
       ...(yield* RepoWikiPages(web, repo)),
       ...(yield* RepoComparePages(web, repo)),
       ...(yield* RepoActionPages(web, repo)),

@@ -20,6 +20,7 @@ import { Settings, type SettingsShape } from "../config/Settings.ts"
 import { answerOutage } from "../health/Database.ts"
 import { type Principal, setCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { NotificationsService } from "../notifications/Service.ts"
 import type { Session } from "../sessions/Service.ts"
 import { Sessions } from "../sessions/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
@@ -110,6 +111,8 @@ export interface WebContext {
   readonly settings: SettingsShape
   /** Cookies every response to this request sets (a new CSRF cookie, a session). */
   readonly cookies: Array<readonly [string, string, { readonly maxAge?: number }]>
+  /** The signed-in viewer's unread notifications (the header's count); one count query per page. */
+  readonly unread: number
 }
 
 /** Who may open a page. */
@@ -159,6 +162,7 @@ const loginUrl = (ctx: WebContext) => {
 export const makeWeb = Effect.gen(function* () {
   const settings = yield* Settings
   const sessions = yield* Sessions
+  const notifications = yield* NotificationsService
   const secure = settings.server.ROOT_URL.startsWith("https:")
   const origin = new URL(settings.server.ROOT_URL).origin
   const secret = settings.security.SECRET_KEY
@@ -194,7 +198,8 @@ export const makeWeb = Effect.gen(function* () {
       viewer,
       csrf: csrfOf(basis),
       settings,
-      cookies
+      cookies,
+      unread: viewer === undefined ? 0 : yield* notifications.unreadCount(viewer)
     }
   })
 
