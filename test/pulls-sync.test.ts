@@ -329,5 +329,7 @@ describe("updating a fork's head branch (POST /pulls/{index}/update)", () => {
     const pull = await settled(index)
     expect(pull.head.sha).toBe(tip)
     expect(pull.mergeable).toBe(true)
-  })
+    // Two pushes, a fetch, an update merge and two mergeability checks: more than the default bound
+    // on a loaded machine.
+  }, 90_000)
 })
