@@ -166,6 +166,36 @@ describe("the delivery queue", () => {
     }
   })
 
+  it("wakes its listener when a transaction that queued a row commits, not before (and not at a later poll)", async () => {
+    const seen: Array<string> = []
+    const stop = await listening("commit", async (claimed) => {
+      seen.push(claimed.payload)
+      return {}
+    })
+    try {
+      // Queued inside a transaction that stays open past the listener's few seconds of quick looks
+      // after a wake: woken before the commit, it would find nothing and settle into its long
+      // (30 s) wait; woken by the commit, it takes the row at once.
+      await hearth.run(
+        Effect.flatMap(Effect.service(SqlClient), (sql) =>
+          Effect.orDie(
+            sql.withTransaction(
+              Effect.andThen(
+                Effect.flatMap(Effect.service(DeliveryQueue), (q) =>
+                  q.enqueue("commit", [{ payload: "late", orderingKey: "k", kind: "test-commit" }])
+                ),
+                Effect.sleep("5500 millis")
+              )
+            )
+          )
+        )
+      )
+      await eventually(async () => (seen.length === 1 ? true : undefined), 10_000, "the committed row handled")
+    } finally {
+      await stop()
+    }
+  }, 30_000)
+
   it("takes a row leased by a node that died once its lease ends, and not before", async () => {
     await enqueue("lease", ["orphan"])
     // As a node that claimed the row and was killed would leave it: leased, one attempt counted.

@@ -96,13 +96,18 @@ export class DeliveryQueue extends Context.Service<
       const context = yield* Effect.context<never>()
       const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromiseWith(context)(effect)
 
-      // The listeners of each topic in this process, woken when something is queued. A row queued
-      // inside a transaction is visible only once it commits, so a woken listener that finds
-      // nothing looks again soon for a few seconds before it settles into its long wait.
+      // The listeners of each topic in this process, woken when something queued is committed
+      // (`afterCommit`: a row queued inside a transaction is invisible until then, and a listener
+      // woken before would find nothing and wait for its next look). `wakes` counts the wake-ups,
+      // so that one arriving while a listener is claiming (not waiting) is not lost. Polling stays
+      // as the fallback for rows other nodes queue and rows that become due later: after a wake a
+      // listener that finds nothing looks again soon for a few seconds before its long wait.
       const waiters = new Map<string, Set<() => void>>()
       const wokenAt = new Map<string, number>()
+      const wakes = new Map<string, number>()
       const wake = (topic: string) => {
         wokenAt.set(topic, Date.now())
+        wakes.set(topic, (wakes.get(topic) ?? 0) + 1)
         for (const waiter of [...(waiters.get(topic) ?? [])]) waiter()
       }
 
@@ -123,7 +128,7 @@ export class DeliveryQueue extends Context.Service<
                 VALUES (${topic}, ${item.payload}, ${item.orderingKey ?? null}, ${key}, ${at})`
             }),
           { discard: true }
-        ).pipe(Effect.ensuring(Effect.sync(() => wake(topic))), Effect.orDie)
+        ).pipe(Effect.andThen(sql.afterCommit(Effect.sync(() => wake(topic)))), Effect.orDie)
 
       /** One due row whose ordering key has no earlier row left, leased to this node. */
       const claim = (topic: string) =>
@@ -216,8 +221,11 @@ export class DeliveryQueue extends Context.Service<
         const own = new Set<() => void>()
         while (signal?.aborted !== true) {
           let claimed: ReadonlyArray<Claimed> = []
+          const woken = wakes.get(topic) ?? 0
           if (running.size < limit) {
             claimed = await claim(topic).catch(() => []) // the database may be closing, or briefly away
+            // Something was committed while this claim ran (and may have missed it): look again.
+            if (claimed.length === 0 && (wakes.get(topic) ?? 0) !== woken) continue
           }
           if (claimed.length > 0) {
             const handled: Promise<void> = handle(claimed[0]!, handler, options)
