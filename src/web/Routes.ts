@@ -18,6 +18,7 @@ import { RepoCommitPages } from "./pages/RepoCommit.ts"
 import { RepoCommitsPages } from "./pages/RepoCommits.ts"
 import { RepoComparePages } from "./pages/RepoCompare.ts"
 import { RepoHomePages } from "./pages/RepoHome.ts"
+import { RepoIssuesPages } from "./pages/RepoIssues.ts"
 import { RepoNewPages } from "./pages/RepoNew.ts"
 import { RepoRawPages } from "./pages/RepoRaw.ts"
 import { RepoReleasesPages } from "./pages/RepoReleases.ts"
@@ -86,6 +87,7 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoTagsPages(web, repo)),
       ...(yield* RepoReleasesPages(web, repo)),
       ...(yield* RepoWikiPages(web, repo)),
+      ...(yield* RepoIssuesPages(web, repo)),
       ...(yield* RepoComparePages(web, repo)),
       ...(yield* RepoActionPages(web, repo)),
       ...(yield* RepoSettingsPages(web, repo)),
