@@ -102,7 +102,7 @@ export const RepoIssuesPages = (web: Web, frame: RepoFrame) =>
 
     const issueRow = (view: RepoView, issue: Issue) =>
       html`<li class="Box-row d-flex flex-items-start" data-testid="issue-row">
-  <span class="mr-2 ${issue.state === "open" ? "color-fg-success" : "color-fg-done"}" aria-label="${issue.state === "open" ? "Open" : "Closed"}">${icon(issue.state === "open" ? "issue-opened" : "issue-closed")}</span>
+  <span class="mr-2 ${issue.state === "open" ? "color-fg-success" : "color-fg-done"}" role="img" aria-label="${issue.state === "open" ? "Open" : "Closed"}">${icon(issue.state === "open" ? "issue-opened" : "issue-closed")}</span>
   <div class="flex-auto min-width-0">
     <a class="Link--primary text-bold wb-break-word" href="${issueUrl(view, issue.number)}" data-testid="issue-title">${issue.title}</a>
     ${issue.labels.map((l) => labelChip(l, `${view.base}/issues?labels=${l.id}`))}
@@ -291,7 +291,7 @@ ${pager(view.ctx, window, listed.total)}`
     const commentForm = (view: RepoView, issue: Issue, typed: Typed, errors: FieldErrors, message?: string) => {
       const ctx = view.ctx
       if (ctx.viewer === undefined) {
-        return html`<p class="mt-4" data-testid="sign-in-to-comment"><a href="/user/login?redirect_to=${encodeURIComponent(issueUrl(view, issue.number))}">Sign in</a> to join this conversation.</p>`
+        return html`<p class="mt-4" data-testid="sign-in-to-comment"><a class="btn btn-sm mr-2" href="/user/login?redirect_to=${encodeURIComponent(issueUrl(view, issue.number))}">Sign in</a> to join this conversation.</p>`
       }
       const mayState = isWriter(view) || isPoster(view.caller, { posterId: issue.user.id })
       const action = `${issueUrl(view, issue.number)}/comments`
@@ -299,7 +299,7 @@ ${pager(view.ctx, window, listed.total)}`
   ${csrfField(ctx)}
   ${formError(message)}
   ${textArea({ name: "content", label: "Add a comment", value: typed.content ?? "", rows: 6, hint: "Markdown: #1 links an issue, @name mentions someone." }, errors)}
-  <div class="Box p-2 mb-2" id="comment-preview" data-testid="comment-preview" aria-live="polite"></div>
+  <div class="mb-2" id="comment-preview" data-testid="comment-preview" aria-live="polite"></div>
   <div class="d-flex flex-items-center flex-wrap">
     <button class="btn mr-2" type="button" hx-post="${view.base}/markup" hx-include="closest form" hx-target="#comment-preview" hx-swap="innerHTML" data-testid="preview">Preview</button>
     ${
@@ -309,7 +309,7 @@ ${pager(view.ctx, window, listed.total)}`
           : html`<button class="btn mr-2" type="submit" name="status" value="reopen" data-testid="reopen">${icon("issue-reopened")} Reopen issue</button>`
         : empty
     }
-    <button class="btn btn-primary" type="submit" name="status" value="" data-testid="comment">Comment</button>
+    <button class="btn btn-primary" type="submit" name="status" value="" data-testid="comment-button">Comment</button>
   </div>
 </form>`
     }
@@ -454,8 +454,11 @@ ${pager(view.ctx, window, listed.total)}`
         Effect.gen(function* () {
           const text = form.get("content") ?? form.get("text") ?? ""
           if (text.trim() === "")
-            return frame.fragment(view.ctx, html`<p class="color-fg-muted">Nothing to preview.</p>`)
-          return frame.fragment(view.ctx, yield* rendered(view, text))
+            return frame.fragment(
+              view.ctx,
+              html`<div class="Box p-2"><p class="color-fg-muted">Nothing to preview.</p></div>`
+            )
+          return frame.fragment(view.ctx, html`<div class="Box p-2">${yield* rendered(view, text)}</div>`)
         })
       )
     ]
