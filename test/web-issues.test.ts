@@ -4,8 +4,9 @@
 // milestone, assignee, title, close/reopen and reference events, reaction counts), the comment
 // form (kept input and the error next to the field, close/reopen for the poster and writers only,
 // 403 for others, CSRF), the htmx preview, a pull request's index redirecting to /pulls/{index};
-// who sees what (a private repository's stranger, a disabled issues unit: 404); the XSS corpus in
-// titles and comments.
+// the new-issue form (title required, markdown templates, YAML forms as fields, an archived
+// repository: 423); who sees what (a private repository's stranger, a disabled issues unit:
+// 404); the XSS corpus in titles and comments.
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { apiAs, createUser, type Hearth, startHearth } from "./support/hearth.ts"
 import { executableInRendered } from "./support/rendered.ts"
@@ -262,6 +263,129 @@ describe("the comment form", () => {
     expect(res.text).toContain("<strong>world</strong>")
     expect(res.text).toMatch(/href="[^"]*\/alice\/garden\/issues\/1"/)
     expect(res.text).not.toContain("<html")
+  })
+})
+
+const BUG = `---
+name: Bug report
+about: Something is broken
+title: "[bug] "
+---
+## What happened?
+`
+const FORM = `name: Feature
+description: Ask for something new
+body:
+  - type: markdown
+    attributes:
+      value: Thanks for asking!
+  - type: textarea
+    id: wish
+    attributes:
+      label: What do you wish for?
+    validations:
+      required: true
+  - type: dropdown
+    id: area
+    attributes:
+      label: Area
+      options: [api, web]
+  - type: checkboxes
+    id: terms
+    attributes:
+      label: Terms
+      options:
+        - label: I searched first
+`
+
+describe("a new issue", () => {
+  beforeAll(async () => {
+    await api("POST", "/user/repos", "alice", { name: "tpl", auto_init: true, readme: "Default" })
+    for (const [path, text] of [
+      [".forgejo/issue_template/bug.md", BUG],
+      [".forgejo/issue_template/feature.yaml", FORM]
+    ] as const) {
+      await api("POST", `/repos/alice/tpl/contents/${path}`, "alice", {
+        content: Buffer.from(text).toString("base64"),
+        message: `add ${path}`
+      })
+    }
+  }, 60_000)
+
+  it("is a title and a description where there are no templates; creating redirects to the issue", async () => {
+    const dave = await as("dave")
+    const page = await dave.get("/alice/garden/issues/new")
+    expect(page.status).toBe(200)
+    expect(page.text).toContain('data-testid="new-issue-form"')
+    // No title: the error next to it, the description kept, nothing made.
+    const before = (await api("GET", "/repos/alice/garden/issues?state=all&type=issues&limit=50", "alice")).length
+    const refused = await dave.post(
+      "/alice/garden/issues/new",
+      { title: " ", content: "Kept *text*" },
+      csrfOf(page.text)
+    )
+    expect(refused.status).toBe(422)
+    expect(refused.text).toContain('data-testid="error-title"')
+    expect(refused.text).toMatch(/<textarea[^>]*name="content"[^>]*>Kept \*text\*<\/textarea>/)
+    expect((await api("GET", "/repos/alice/garden/issues?state=all&type=issues&limit=50", "alice")).length).toBe(before)
+    const made = await dave.post(
+      "/alice/garden/issues/new",
+      { title: "Weeds", content: "Too **many**" },
+      csrfOf(page.text)
+    )
+    expect(made.status).toBe(303)
+    const index = Number(/\/alice\/garden\/issues\/(\d+)$/.exec(made.location ?? "")?.[1])
+    const issue = await api("GET", `/repos/alice/garden/issues/${index}`, "alice")
+    expect([issue.title, issue.body, issue.user.login]).toEqual(["Weeds", "Too **many**", "dave"])
+  })
+
+  it("is for signed-in readers only: anonymous is sent to sign in, a stranger to a private repository gets 404", async () => {
+    const anon = await web().get("/alice/garden/issues/new")
+    expect([302, 303]).toContain(anon.status)
+    expect(anon.location).toContain("/user/login")
+    expect((await (await as("dave")).get("/alice/vault/issues/new")).status).toBe(404)
+    expect((await (await as("alice")).get("/alice/quiet/issues/new")).status).toBe(404)
+  })
+
+  it("offers the repository's templates; a markdown template fills the form, a YAML form shows its fields", async () => {
+    const bob = await as("bob")
+    const choose = await bob.get("/alice/tpl/issues/new")
+    expect(choose.text).toContain('data-testid="template-list"')
+    expect(choose.text).toContain('href="/alice/tpl/issues/new?template=bug.md"')
+    expect(choose.text).toContain('href="/alice/tpl/issues/new?template=feature.yaml"')
+    const bug = await bob.get("/alice/tpl/issues/new?template=bug.md")
+    expect(bug.text).toMatch(/name="title"[^>]*value="\[bug\] "/)
+    expect(bug.text).toMatch(/<textarea[^>]*name="content"[^>]*>## What happened\?\n<\/textarea>/)
+    const feature = await bob.get("/alice/tpl/issues/new?template=feature.yaml")
+    expect(feature.text).toContain("Thanks for asking!")
+    expect(feature.text).toMatch(/<textarea[^>]*name="form-field-wish"[^>]*required/)
+    expect(feature.text).toContain('<option value="web">web</option>')
+    expect(feature.text).toContain('name="form-field-terms-0"')
+    const made = await bob.post(
+      "/alice/tpl/issues/new?template=feature.yaml",
+      { title: "Dark mode", "form-field-wish": "A dark theme", "form-field-area": "web", "form-field-terms-0": "on" },
+      csrfOf(feature.text)
+    )
+    expect(made.status).toBe(303)
+    const issue = await api("GET", `/repos/alice/tpl/issues/${made.location!.split("/").pop()}`, "alice")
+    expect(issue.body).toBe(
+      "### What do you wish for?\n\nA dark theme\n\n### Area\n\nweb\n\n### Terms\n\n- [x] I searched first"
+    )
+    // A blank issue stays possible.
+    expect((await bob.get("/alice/tpl/issues/new?template=")).text).toContain('name="content"')
+  })
+
+  it("is refused in an archived repository (423), as are comments", async () => {
+    await api("POST", "/user/repos", "alice", { name: "attic", auto_init: true, readme: "Default" })
+    await issue("alice/attic", "alice", { title: "Old" })
+    const alice = await as("alice")
+    const page = await alice.get("/alice/attic/issues/1")
+    await api("PATCH", "/repos/alice/attic", "alice", { archived: true })
+    expect((await alice.get("/alice/attic/issues/new")).status).toBe(423)
+    expect((await alice.post("/alice/attic/issues/1/comments", { content: "late" }, csrfOf(page.text))).status).toBe(
+      423
+    )
+    expect(await api("GET", "/repos/alice/attic/issues/1/comments", "alice")).toEqual([])
   })
 })
 

@@ -3,12 +3,15 @@
 // milestone, assignee, poster, q, sort, page), `/issues/{index}` (the issue and its whole timeline,
 // a comment form with a markdown preview through htmx, close/reopen), `POST /issues/{index}/comments`
 // (Forgejo's NewComment: the comment, and `status=close|reopen` for "Close with comment"), and
-// `POST /markup` (the preview: markdown in, HTML out, Forgejo's misc.Markup). A pull request's
+// `POST /markup` (the preview: markdown in, HTML out, Forgejo's misc.Markup), and `/issues/new`
+// (the repository's templates to choose from; a markdown template fills the form, a YAML form
+// shows its fields, whose answers make the body as Forgejo writes them). A pull request's
 // index redirects to `/pulls/{index}`. Everything goes through IssuesService and IssueExtras, the
 // API's services, with their rules.
 //
 // Access, as the API's issue routes: reading needs the issues unit (off: the 404 page);
-// commenting needs a signed-in reader (the service refuses a locked issue to non-writers);
+// opening one and commenting need a signed-in reader and a repository that is not archived (the
+// service refuses a locked issue to non-writers);
 // closing and reopening, the poster or a writer (Forgejo's `CanWriteIssuesOrPulls` or poster).
 import { Effect, Option } from "effect"
 import type { RepoRule } from "../../http/Access.ts"
@@ -19,14 +22,16 @@ import { IssueExtras } from "../../issues/Extras.ts"
 import { isPoster, isWriter } from "../../issues/Policy.ts"
 import type { Issue, Label, TimelineComment } from "../../issues/Schema.ts"
 import { IssuesService } from "../../issues/Service.ts"
+import { type IssueFormField, type IssueTemplate, IssueTemplates } from "../../issues/Templates.ts"
 import { MarkdownRenderer } from "../../markdown/Service.ts"
 import { UsersRepo } from "../../users/Repo.ts"
-import { type FieldErrors, formError, textArea } from "../Form.ts"
+import { type FieldErrors, field, formError, textArea } from "../Form.ts"
 import { empty, type Html, html, raw } from "../Html.ts"
 import { icon } from "../Icons.ts"
 import { csrfField } from "../Layout.ts"
 import type { RepoFrame, RepoView } from "../RepoFrame.ts"
 import { segment } from "../RepoFrame.ts"
+import { refusalPage } from "../RepoRefusal.ts"
 import { when } from "../RepoViews.ts"
 import type { Web } from "../Web.ts"
 import { pageOf, pager } from "./Explore.ts"
@@ -43,6 +48,48 @@ const SORTS: Readonly<Record<string, { readonly sort: string; readonly label: st
 }
 
 const READ: RepoRule = { role: "read", unit: "issues" }
+/** Forgejo's `mustNotBeArchived` on issue and comment creation (the API's rule). */
+const WRITE: RepoRule = { role: "read", unit: "issues", changes: "mirrors" }
+
+/** A YAML form field's attribute as text. */
+const attr = (f: IssueFormField, name: string) => {
+  const value = f.attributes[name]
+  return typeof value === "string" ? value : ""
+}
+const hintOf = (f: IssueFormField) => (attr(f, "description") === "" ? {} : { hint: attr(f, "description") })
+const fieldName = (f: IssueFormField, i: number) => `form-field-${f.id === "" ? String(i) : f.id}`
+
+/**
+ * A YAML form's answers as the issue's markdown (Forgejo's `renderIssueFormValues`): each field's
+ * label as a heading and its value; the markdown fields are not part of the issue.
+ */
+const formBody = (template: IssueTemplate, form: URLSearchParams) =>
+  template.body
+    .map((f, i) => {
+      const name = fieldName(f, i)
+      const label = attr(f, "label")
+      switch (f.type) {
+        case "input":
+        case "textarea":
+          return `### ${label}\n\n${(form.get(name) ?? "").trim() || "_No response_"}\n\n`
+        case "dropdown":
+          return `### ${label}\n\n${form.getAll(name).join(", ") || "_No response_"}\n\n`
+        case "checkboxes": {
+          const options = Array.isArray(f.attributes.options)
+            ? (f.attributes.options as Array<{ label?: unknown }>)
+            : []
+          const lines = options.map(
+            (o, j) =>
+              `- [${form.get(`${name}-${j}`) === "on" ? "x" : " "}] ${typeof o.label === "string" ? o.label : ""}`
+          )
+          return `### ${label}\n\n${lines.join("\n")}\n\n`
+        }
+        default:
+          return ""
+      }
+    })
+    .join("")
+    .trim()
 
 /** A label's colour as the API gives it (`rrggbb`), or grey when it is anything else. */
 const colorOf = (label: Pick<Label, "color">) =>
@@ -72,6 +119,7 @@ export const RepoIssuesPages = (web: Web, frame: RepoFrame) =>
     const extras = yield* IssueExtras
     const markdown = yield* MarkdownRenderer
     const users = yield* UsersRepo
+    const templates = yield* IssueTemplates
 
     const title = (view: RepoView, what: string) => `${what} · ${view.owner.name}/${view.repo.name}`
     const issueUrl = (view: RepoView, index: number) => `${view.base}/issues/${index}`
@@ -387,6 +435,126 @@ ${pager(view.ctx, window, listed.total)}`
         )
       })
 
+    // ---- A new issue -----------------------------------------------------------------------
+
+    /** A YAML form's fields, with what was typed. */
+    const formFields = (template: IssueTemplate, form: URLSearchParams | undefined, errors: FieldErrors) =>
+      template.body.map((f, i) => {
+        const name = fieldName(f, i)
+        const label = attr(f, "label")
+        const required = f.validations.required === true
+        switch (f.type) {
+          case "markdown":
+            return html`<div class="mb-3" data-testid="form-markdown">${attr(f, "value")}</div>`
+          case "input":
+            return field({ name, label, value: form?.get(name) ?? attr(f, "value"), required, ...hintOf(f) }, errors)
+          case "textarea":
+            return textArea(
+              { name, label, value: form?.get(name) ?? attr(f, "value"), rows: 5, required, ...hintOf(f) },
+              errors
+            )
+          case "dropdown": {
+            const options = Array.isArray(f.attributes.options)
+              ? (f.attributes.options as Array<unknown>).map(String)
+              : []
+            const chosen = form?.getAll(name) ?? []
+            return html`<div class="form-group"><div class="form-group-header"><label for="field-${name}">${label}</label></div>
+  <div class="form-group-body"><select class="form-select" id="field-${name}" name="${name}"${f.attributes.multiple === true ? html` multiple` : empty}${required ? html` required` : empty}>
+    ${options.map((o) => html`<option value="${o}"${chosen.includes(o) ? html` selected` : empty}>${o}</option>`)}
+  </select></div></div>`
+          }
+          case "checkboxes": {
+            const options = Array.isArray(f.attributes.options)
+              ? (f.attributes.options as Array<{ label?: unknown }>)
+              : []
+            return html`<fieldset class="form-group"><legend class="text-bold mb-1">${label}</legend>${options.map(
+              (o, j) =>
+                html`<div class="form-checkbox my-1"><label><input type="checkbox" name="${name}-${j}"${
+                  form?.get(`${name}-${j}`) === "on" ? html` checked` : empty
+                }> ${typeof o.label === "string" ? o.label : ""}</label></div>`
+            )}</fieldset>`
+          }
+          default:
+            return empty
+        }
+      })
+
+    const newIssuePage = (
+      view: RepoView,
+      template: IssueTemplate | undefined,
+      state: {
+        readonly form?: URLSearchParams
+        readonly errors?: FieldErrors
+        readonly message?: string
+        readonly status?: number
+      } = {}
+    ) => {
+      const form = state.form
+      const errors = state.errors ?? {}
+      const isForm = template !== undefined && template.body.length > 0
+      const action = `${view.base}/issues/new${template === undefined ? "" : `?template=${encodeURIComponent(template.file_name)}`}`
+      return frame.page(
+        view,
+        {
+          title: title(view, "New issue"),
+          tab: "issues",
+          ...(state.status === undefined ? {} : { status: state.status })
+        },
+        html`<div class="container-md">
+<h1 class="h2 mb-3">New issue</h1>
+${template === undefined ? empty : html`<p class="color-fg-muted mb-3" data-testid="template-about">${template.name}${template.about === "" ? empty : html` — ${template.about}`}</p>`}
+${formError(state.message)}
+<form method="post" action="${action}" data-testid="new-issue-form">
+  ${csrfField(view.ctx)}
+  ${field({ name: "title", label: "Title", value: form?.get("title") ?? template?.title ?? "", required: true, autocomplete: "off" }, errors)}
+  ${
+    isForm
+      ? formFields(template, form, errors)
+      : textArea(
+          {
+            name: "content",
+            label: "Description",
+            value: form?.get("content") ?? template?.content ?? "",
+            rows: 10,
+            hint: "Markdown."
+          },
+          errors
+        )
+  }
+  <button class="btn btn-primary" type="submit">Create issue</button>
+</form>
+</div>`
+      )
+    }
+
+    /** The chooser of the repository's templates (Forgejo's `/issues/new/choose`). */
+    const choosePage = (view: RepoView, list: ReadonlyArray<IssueTemplate>) =>
+      frame.page(
+        view,
+        { title: title(view, "New issue"), tab: "issues" },
+        html`<div class="container-md">
+<h1 class="h2 mb-3">New issue</h1>
+<ul class="Box" data-testid="template-list">
+  ${list.map(
+    (
+      t
+    ) => html`<li class="Box-row d-flex flex-items-center"><div class="flex-auto"><strong>${t.name}</strong><p class="color-fg-muted mb-0">${t.about}</p></div>
+    <a class="btn btn-primary btn-sm" href="${view.base}/issues/new?template=${encodeURIComponent(t.file_name)}">Get started</a></li>`
+  )}
+  <li class="Box-row"><a href="${view.base}/issues/new?template=" data-testid="blank-issue">Open a blank issue</a></li>
+</ul>
+</div>`
+      )
+
+    /** The template of `?template=`: undefined for none (blank), null when the file is not a template. */
+    const templateOf = (view: RepoView) =>
+      Effect.gen(function* () {
+        const name = view.ctx.url.searchParams.get("template")
+        const list = yield* templates.templates(view)
+        if (name === null) return { list, chosen: undefined as IssueTemplate | undefined, asked: false }
+        return { list, chosen: list.find((t) => t.file_name === name), asked: true }
+      })
+
     /** The issue of the URL (`/issues/{index}`); none for what the viewer may not see. */
     const issueOf = (view: RepoView) =>
       Effect.gen(function* () {
@@ -398,6 +566,42 @@ ${pager(view.ctx, window, listed.total)}`
 
     return [
       frame.route("GET", "/:owner/:repo/issues", { rule: READ }, (view) => listPage(view)),
+      frame.route("GET", "/:owner/:repo/issues/new", { access: "signed-in", rule: READ }, (view) =>
+        Effect.gen(function* () {
+          const refusal = refusalPage(web, view, WRITE, "open issues")
+          if (refusal !== undefined) return refusal
+          const { list, chosen, asked } = yield* templateOf(view)
+          if (!asked && list.length > 0) return yield* choosePage(view, list)
+          return yield* newIssuePage(view, chosen)
+        })
+      ),
+      frame.route("POST", "/:owner/:repo/issues/new", { access: "signed-in", rule: READ }, (view, form) =>
+        Effect.gen(function* () {
+          const refusal = refusalPage(web, view, WRITE, "open issues")
+          if (refusal !== undefined) return refusal
+          const { chosen } = yield* templateOf(view)
+          const titleText = (form.get("title") ?? "").trim()
+          if (titleText === "") {
+            return yield* newIssuePage(view, chosen, {
+              form,
+              errors: { title: "Give the issue a title." },
+              status: 422
+            })
+          }
+          const body =
+            chosen !== undefined && chosen.body.length > 0 ? formBody(chosen, form) : (form.get("content") ?? "")
+          const result = yield* Effect.result(issues.create(view, { title: titleText, body }))
+          if (result._tag === "Failure") {
+            const failure = result.failure
+            return yield* newIssuePage(view, chosen, {
+              form,
+              message: failure.message ?? "The issue could not be created.",
+              status: Errors.statusOf(failure) ?? 400
+            })
+          }
+          return web.redirect(view.ctx, issueUrl(view, result.success.number))
+        })
+      ),
       frame.route("GET", "/:owner/:repo/issues/:index", { rule: READ }, (view) =>
         Effect.gen(function* () {
           const issue = yield* issueOf(view)
@@ -408,6 +612,8 @@ ${pager(view.ctx, window, listed.total)}`
       ),
       frame.route("POST", "/:owner/:repo/issues/:index/comments", { access: "signed-in", rule: READ }, (view, form) =>
         Effect.gen(function* () {
+          const refusal = refusalPage(web, view, WRITE, "comment")
+          if (refusal !== undefined) return refusal
           const issue = yield* issueOf(view)
           if (issue === undefined) return web.notFound(view.ctx)
           if (issue.pull_request !== null) return web.redirect(view.ctx, `${view.base}/pulls/${issue.number}`)
