@@ -19,6 +19,7 @@ import { RepoCommitPages } from "./pages/RepoCommit.ts"
 import { RepoCommitsPages } from "./pages/RepoCommits.ts"
 import { RepoComparePages } from "./pages/RepoCompare.ts"
 import { RepoHomePages } from "./pages/RepoHome.ts"
+import { RepoIssuesPages } from "./pages/RepoIssues.ts"
 import { RepoLabelsPages } from "./pages/RepoLabels.ts"
 import { RepoMilestonesPages } from "./pages/RepoMilestones.ts"
 import { RepoNewPages } from "./pages/RepoNew.ts"
@@ -92,6 +93,7 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoLabelsPages(web, repo)),
       ...(yield* RepoMilestonesPages(web, repo)),
       ...(yield* RepoWikiPages(web, repo)),
+      ...(yield* RepoIssuesPages(web, repo)),
       ...(yield* RepoComparePages(web, repo)),
       ...(yield* RepoActionPages(web, repo)),
       ...(yield* RepoSettingsPages(web, repo)),
