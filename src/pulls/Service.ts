@@ -386,10 +386,11 @@ export class PullsService extends Context.Service<
             )
 
       /** The mergeability of `pull` for the base branch's tip and its head now (Forgejo's `testPatch`). */
-      const compute = (pull: PullRow, basePath: string) =>
+      const compute = (pull: PullRow, basePath: string, baseTip?: { readonly sha: string | undefined }) =>
         Effect.gen(function* () {
           const headSha = pull.headSha
-          const baseSha = yield* branchSha(basePath, pull.baseBranch)
+          // The base tip as the caller just read it (`checkIsCurrent`), else read here: once per check.
+          const baseSha = baseTip !== undefined ? baseTip.sha : yield* branchSha(basePath, pull.baseBranch)
           if (baseSha === undefined || headSha === "") {
             return {
               status: PullStatus.error,
@@ -420,12 +421,18 @@ export class PullsService extends Context.Service<
           return { ...result, status: empty ? PullStatus.empty : PullStatus.mergeable, conflictedFiles: [] }
         })
 
-      /** Whether the stored check is for the commits the base branch and head are at now. */
+      /**
+       * Whether the stored check is for the commits the base branch and head are at now, with the
+       * base tip it read (for `compute`, so that a check reads it once).
+       */
       const checkIsCurrent = (pull: PullRow, basePath: string) =>
         Effect.gen(function* () {
-          if (pull.status === PullStatus.checking) return false
           const baseSha = yield* branchSha(basePath, pull.baseBranch)
-          return pull.checkedBaseSha === (baseSha ?? "") && pull.checkedHeadSha === pull.headSha
+          const current =
+            pull.status !== PullStatus.checking &&
+            pull.checkedBaseSha === (baseSha ?? "") &&
+            pull.checkedHeadSha === pull.headSha
+          return { current, baseTip: { sha: baseSha } }
         })
 
       const check = (pullId: number) =>
@@ -438,15 +445,17 @@ export class PullsService extends Context.Service<
           if (Option.isNone(base)) return
           const { stats, headSha, mergeBase } = row.value
           const statsCurrent = stats.headSha === headSha && stats.mergeBase === mergeBase
-          if (statsCurrent && (yield* checkIsCurrent(row.value, base.value.path))) return
-          yield* pulls.saveCheck(pullId, yield* compute(row.value, base.value.path))
+          const known = statsCurrent ? yield* checkIsCurrent(row.value, base.value.path) : undefined
+          if (known?.current === true) return
+          yield* pulls.saveCheck(pullId, yield* compute(row.value, base.value.path, known?.baseTip))
         })
 
       /** The check run in a request that needs its answer (a merge): stored, and returned re-read. */
       const ensureChecked = (loaded: Loaded) =>
         Effect.gen(function* () {
-          if (yield* checkIsCurrent(loaded.pull, loaded.base.path)) return loaded
-          yield* pulls.saveCheck(loaded.pull.id, yield* compute(loaded.pull, loaded.base.path))
+          const known = yield* checkIsCurrent(loaded.pull, loaded.base.path)
+          if (known.current) return loaded
+          yield* pulls.saveCheck(loaded.pull.id, yield* compute(loaded.pull, loaded.base.path, known.baseTip))
           return yield* reload(loaded)
         })
 
@@ -1046,7 +1055,16 @@ export class PullsService extends Context.Service<
               )
             )
           )
-          const upToDate = yield* Merge.isAncestor(path, baseSha, headSha)
+          // Whether the base is in the head (a fast-forward): from the stored check when it is for
+          // these two commits (its merge base is the base tip exactly then), else asked of git; only
+          // the styles that need it ask.
+          const checked =
+            pull.checkedBaseSha === baseSha &&
+            pull.checkedHeadSha === headSha &&
+            (pull.status === PullStatus.mergeable || pull.status === PullStatus.empty)
+          const isUpToDate = checked
+            ? Effect.succeed(pull.mergeBase === baseSha)
+            : Merge.isAncestor(path, baseSha, headSha)
           switch (request.style) {
             case "merge": {
               const tree = yield* mergeWith(headSha)
@@ -1065,7 +1083,7 @@ export class PullsService extends Context.Service<
               return yield* Merge.commitTree(path, { tree, parents: [baseSha], message, author, committer: doerSig })
             }
             case "fast-forward-only":
-              if (!upToDate) {
+              if (!(yield* isUpToDate)) {
                 return yield* Errors.conflict(
                   "the base branch has commits the head branch does not have: a fast-forward-only merge is not possible; update the branch first"
                 )
@@ -1073,9 +1091,9 @@ export class PullsService extends Context.Service<
               return headSha
             case "rebase":
               // Nothing to replay onto: the head is fast-forwarded, its commits unchanged (as `git rebase`).
-              return upToDate ? headSha : yield* rebased
+              return (yield* isUpToDate) ? headSha : yield* rebased
             case "rebase-merge": {
-              const tip = upToDate ? headSha : yield* rebased
+              const tip = (yield* isUpToDate) ? headSha : yield* rebased
               const tree = yield* Merge.treeOf(path, tip)
               return yield* Merge.commitTree(path, {
                 tree,

@@ -7,7 +7,7 @@ import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Settings } from "../config/Settings.ts"
 import { onAlreadyExists, transaction as sqlTransaction } from "../db/Boundary.ts"
-import { subject } from "../events/Events.ts"
+import { subject, ZERO_ID } from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
@@ -211,12 +211,13 @@ export class ReposService extends Context.Service<
      * After the git data changed (a push, an API commit, a branch removed): what the database knows
      * of it — emptiness, size, updated_at, and, while the default branch does not exist, the first
      * branch (main or master preferred) as default. `maintain` also rewrites the commit-graph, in the
-     * background.
+     * background. `branchesUnchanged`: the change only moved existing branches (or tags), so a
+     * repository that was not empty keeps its branches and default branch (not listed again).
      */
     readonly recordGitChange: (
       owner: UserRow,
       repo: RepoRow,
-      options?: { readonly maintain?: boolean }
+      options?: { readonly maintain?: boolean; readonly branchesUnchanged?: boolean }
     ) => Effect.Effect<void>
     /**
      * A new repository of `owner`, charged to its quota (413 when over): the row and the bare
@@ -423,26 +424,27 @@ export class ReposService extends Context.Service<
         recordGitChange: (owner, repo, options) =>
           Effect.gen(function* () {
             const target = { id: repo.id, dir: pathOf(owner, repo) }
+            // Only a branch created or removed changes emptiness and the default branch: a merge or
+            // a push to existing branches starts no `git for-each-ref` (the size is read from disk).
+            const listed = options?.branchesUnchanged === true && !repo.isEmpty
             const [refs, sizeKiB] = yield* Effect.all(
-              [Git.listRefs(target.dir, "refs/heads/"), Git.sizeKiB(target.dir)],
-              {
-                concurrency: 2
-              }
+              [listed ? Effect.succeed(undefined) : Git.listRefs(target.dir, "refs/heads/"), Git.sizeKiB(target.dir)],
+              { concurrency: 2 }
             )
-            const branches = refs.map((ref) => ref.ref.slice("refs/heads/".length))
+            let isEmpty = repo.isEmpty
             let defaultBranch = repo.defaultBranch
-            if (branches.length > 0 && !branches.includes(defaultBranch)) {
-              defaultBranch = ["main", "master"].find((b) => branches.includes(b)) ?? branches.sort()[0]!
-              yield* writer.setHead(target, defaultBranch)
+            if (refs !== undefined) {
+              const branches = refs.map((ref) => ref.ref.slice("refs/heads/".length))
+              isEmpty = branches.length === 0
+              if (branches.length > 0 && !branches.includes(defaultBranch)) {
+                defaultBranch = ["main", "master"].find((b) => branches.includes(b)) ?? branches.sort()[0]!
+                yield* writer.setHead(target, defaultBranch)
+              }
             }
-            yield* repos.recordPush(repo.id, {
-              isEmpty: branches.length === 0,
-              sizeBytes: sizeKiB * 1024,
-              defaultBranch
-            })
+            yield* repos.recordPush(repo.id, { isEmpty, sizeBytes: sizeKiB * 1024, defaultBranch })
             // Languages are counted again after the answer, as Forgejo's stats indexer after a push.
             yield* Effect.forkDetach(
-              languages.refresh({ ...repo, isEmpty: branches.length === 0, defaultBranch }, target.dir).pipe(
+              languages.refresh({ ...repo, isEmpty, defaultBranch }, target.dir).pipe(
                 Effect.ignoreCause({
                   log: "Warn",
                   message: `could not count the languages of ${owner.name}/${repo.name}`
@@ -450,7 +452,7 @@ export class ReposService extends Context.Service<
               )
             )
             // The commit-graph only speeds later reads: written after the pusher has its answer.
-            if (options?.maintain === true && branches.length > 0) {
+            if (options?.maintain === true && !isEmpty) {
               yield* Effect.forkDetach(
                 writer.maintain(target).pipe(
                   Effect.ignoreCause({
@@ -703,17 +705,25 @@ export class ReposService extends Context.Service<
       // few records, not 50, and an older reading never overwrites a newer one).
       const recording = new Map<
         number,
-        { semaphore: Semaphore.Semaphore; asked: number; done: number; users: number }
+        {
+          semaphore: Semaphore.Semaphore
+          asked: number
+          done: number
+          users: number
+          /** Whether a change not yet recorded created or removed a branch. */
+          branchesMoved: boolean
+        }
       >()
-      const record = (repoId: number, maintain: boolean) =>
+      const record = (repoId: number, maintain: boolean, branchesMoved: boolean) =>
         Effect.suspend(() => {
           let state = recording.get(repoId)
           if (state === undefined) {
-            state = { semaphore: Semaphore.makeUnsafe(1), asked: 0, done: 0, users: 0 }
+            state = { semaphore: Semaphore.makeUnsafe(1), asked: 0, done: 0, users: 0, branchesMoved: false }
             recording.set(repoId, state)
           }
           const current = state
           const ticket = ++current.asked
+          current.branchesMoved ||= branchesMoved
           current.users++
           return current.semaphore
             .withPermits(1)(
@@ -721,10 +731,15 @@ export class ReposService extends Context.Service<
                 if (current.done >= ticket) return
                 const upTo = current.asked
                 current.done = upTo
+                // Taken with the tickets this record answers for.
+                const branchesUnchanged = !current.branchesMoved
+                current.branchesMoved = false
                 const repo = yield* Effect.orDie(repos.findById(repoId))
                 if (Option.isNone(repo)) return
                 const owner = yield* Effect.orDie(users.findById(repo.value.ownerId))
-                if (Option.isSome(owner)) yield* service.recordGitChange(owner.value, repo.value, { maintain })
+                if (Option.isSome(owner)) {
+                  yield* service.recordGitChange(owner.value, repo.value, { maintain, branchesUnchanged })
+                }
               })
             )
             .pipe(
@@ -737,7 +752,14 @@ export class ReposService extends Context.Service<
         })
       yield* events.subscribe({
         name: "repository size and branches",
-        handle: (event) => (event._tag === "PushCommits" ? record(event.repo.id, event.via !== "api") : Effect.void)
+        handle: (event) =>
+          event._tag === "PushCommits"
+            ? record(
+                event.repo.id,
+                event.via !== "api",
+                event.refs.some((r) => r.ref.startsWith("refs/heads/") && (r.before === ZERO_ID || r.after === ZERO_ID))
+              )
+            : Effect.void
       })
       return service
     })

@@ -1,0 +1,161 @@
+// Fewer git processes per merge and per mergeability check (issue 19, "Speed"): a `git` wrapper
+// first on this process's PATH (the server runs in it) records every git command, and the tests
+// say which the server no longer starts — the size of a repository read from its object directory
+// (the same number as `git count-objects -v`), no branch listing after a change that moved only
+// existing branches, the base tip read once per check, no ancestor test in a merge that needs none.
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Git from "../src/git/Git.ts"
+import { gitIn } from "./support/git.ts"
+import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+
+let hearth: Hearth
+let work: string
+let clone: string
+let log: string
+let savedPath: string | undefined
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** The git commands started since `from` (a length of the log), one line each: `cwd|args`. */
+const commandsSince = (from: number) => readFileSync(log, "utf8").slice(from).split("\n").filter(Boolean)
+const logLength = () => readFileSync(log, "utf8").length
+
+const url = () => {
+  const u = new URL(`${hearth.base}/alice/app.git`)
+  u.username = "alice"
+  u.password = "password123"
+  return u.toString()
+}
+const bare = () => join(hearth.settings.repository.ROOT, "alice", "app.git")
+
+const commitFile = async (file: string, text: string) => {
+  writeFileSync(join(clone, file), text)
+  await gitIn(clone, ["add", file])
+  await gitIn(clone, ["commit", "-q", "-m", file])
+  return gitIn(clone, ["rev-parse", "HEAD"])
+}
+
+const sql = <A>(f: (sql: SqlClient) => Effect.Effect<A, unknown>) => hearth.run(Effect.flatMap(SqlClient, f))
+
+/** Waits (bounded) until every open pull request of alice/app has a check for the base tip `sha`. */
+const checkedAgainst = async (sha: string, count: number) => {
+  for (let i = 0; i < 800; i++) {
+    const rows = (await sql(
+      (s) => s`SELECT p.checked_base_sha, p.status FROM pull_requests p WHERE NOT p.has_merged`
+    )) as ReadonlyArray<Record<string, any>>
+    if (rows.length === count && rows.every((r) => r.checked_base_sha === sha && Number(r.status) !== 1)) return
+    await sleep(25)
+  }
+  throw new Error(`the checks against ${sha} never ran`)
+}
+
+const openPull = async (branch: string, file: string) => {
+  await gitIn(clone, ["checkout", "-q", "-b", branch, "main"])
+  await commitFile(file, `${branch}\n`)
+  await gitIn(clone, ["push", "-q", "origin", `HEAD:refs/heads/${branch}`])
+  await gitIn(clone, ["checkout", "-q", "main"])
+  const res = await request(hearth, "POST", "/repos/alice/app/pulls", basic("alice"), {
+    head: branch,
+    base: "main",
+    title: branch
+  })
+  expect(res.status).toBe(201)
+  return (await json(res)).number as number
+}
+
+const countObjectsKiB = async (dir: string) => {
+  let total = 0
+  for (const line of (await gitIn(dir, ["count-objects", "-v"])).split("\n")) {
+    const [key, value] = line.split(": ")
+    if (key === "size" || key === "size-pack") total += Number(value)
+  }
+  return total
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), "hearth-pulls-git-"))
+  const bin = join(work, "bin")
+  mkdirSync(bin)
+  log = join(work, "git.log")
+  writeFileSync(log, "")
+  writeFileSync(join(bin, "git"), `#!/bin/sh\nprintf '%s|%s\\n' "$PWD" "$*" >> '${log}'\nexec /usr/bin/git "$@"\n`)
+  chmodSync(join(bin, "git"), 0o755)
+  savedPath = process.env.PATH
+  process.env.PATH = `${bin}:${process.env.PATH}`
+  hearth = await startHearth()
+  await createUser(hearth, { username: "alice" })
+  expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "app", auto_init: true })).status).toBe(
+    201
+  )
+  clone = join(work, "app")
+  await gitIn(work, ["clone", "-q", url(), clone])
+})
+afterAll(async () => {
+  await hearth?.close()
+  process.env.PATH = savedPath
+  rmSync(work, { recursive: true, force: true })
+})
+
+describe("git processes per merge and per mergeability check", () => {
+  it("the size is git count-objects' (loose and packed), read without starting git", async () => {
+    const from = logLength()
+    for (let i = 0; i < 5; i++) await commitFile(`f${i}.txt`, `${"x".repeat(5000 + i)}\n`)
+    await gitIn(clone, ["push", "-q", "origin", "HEAD:refs/heads/main"])
+    const repo = await json(await request(hearth, "GET", "/repos/alice/app", basic("alice")))
+    expect(commandsSince(from).filter((c) => c.includes("|count-objects"))).toEqual([])
+    const loose = await countObjectsKiB(bare())
+    expect(await Effect.runPromise(Git.sizeKiB(bare()))).toBe(loose)
+    expect(repo.size).toBe(loose)
+    // Packed, with loose objects besides.
+    await gitIn(bare(), ["repack", "-a", "-d", "-q"])
+    await commitFile("g.txt", `${"y".repeat(9000)}\n`)
+    await gitIn(clone, ["push", "-q", "origin", "HEAD:refs/heads/main"])
+    const both = await countObjectsKiB(bare())
+    expect(both).toBeGreaterThan(0)
+    expect(await Effect.runPromise(Git.sizeKiB(bare()))).toBe(both)
+  })
+
+  it("a merge (Do: merge) starts no ancestor test, no size count and no branch listing", async () => {
+    const index = await openPull("one", "one.txt")
+    await checkedAgainst(await gitIn(clone, ["rev-parse", "main"]), 1)
+    const from = logLength()
+    const res = await request(hearth, "POST", `/repos/alice/app/pulls/${index}/merge`, basic("alice"), { Do: "merge" })
+    expect(res.status).toBe(200)
+    const started = commandsSince(from).map((c) => c.slice(c.indexOf("|") + 1))
+    expect(started.filter((c) => c.startsWith("merge-base --is-ancestor"))).toEqual([])
+    expect(started.filter((c) => c.startsWith("count-objects"))).toEqual([])
+    expect(started.filter((c) => c.startsWith("for-each-ref") && c.endsWith("refs/heads/"))).toEqual([])
+    expect(started.filter((c) => c.startsWith("merge-tree"))).toHaveLength(1)
+    // The branches did not change: the repository is still what it was.
+    const repo = await json(await request(hearth, "GET", "/repos/alice/app", basic("alice")))
+    expect([repo.empty, repo.default_branch, repo.size]).toEqual([false, "main", await countObjectsKiB(bare())])
+  })
+
+  it("a merge whose check is out of date reads the base tip once", async () => {
+    const index = await openPull("two", "two.txt")
+    await checkedAgainst(await gitIn(bare(), ["rev-parse", "main"]), 1)
+    // As after a push to the base whose check has not run yet.
+    await sql((s) => s`UPDATE pull_requests SET checked_base_sha = '' WHERE NOT has_merged`)
+    const from = logLength()
+    const res = await request(hearth, "POST", `/repos/alice/app/pulls/${index}/merge`, basic("alice"), {
+      Do: "fast-forward-only"
+    })
+    // main has the merge of `one`, which `two` lacks: the stored check (made again) says so.
+    expect(res.status).toBe(409)
+    const reads = commandsSince(from).filter((c) =>
+      c.endsWith("|rev-parse --verify --quiet --end-of-options refs/heads/main")
+    )
+    expect(reads).toHaveLength(1)
+  })
+
+  it("a push that creates or removes a branch still lists the branches", async () => {
+    const from = logLength()
+    await gitIn(clone, ["push", "-q", "origin", "main:refs/heads/other", ":refs/heads/two"])
+    const started = commandsSince(from).map((c) => c.slice(c.indexOf("|") + 1))
+    expect(started.filter((c) => c.startsWith("for-each-ref") && c.endsWith("refs/heads/")).length).toBe(1)
+  })
+})
