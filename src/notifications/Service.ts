@@ -11,7 +11,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { Settings } from "../config/Settings.ts"
 import type * as Events from "../events/Events.ts"
-import { EventHub } from "../events/Hub.ts"
+import { EventHub, type Known } from "../events/Hub.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
@@ -136,6 +136,7 @@ export class NotificationsService extends Context.Service<
        */
       const notify = (
         event: { readonly repo: Events.RepositoryRef; readonly doer: Events.Doer; readonly issue: Events.IssueRef },
+        known: Known,
         commentId: number | null,
         who: {
           readonly watchers?: boolean
@@ -145,10 +146,16 @@ export class NotificationsService extends Context.Service<
         }
       ) =>
         Effect.gen(function* () {
-          const issue = yield* issues.issueById(event.issue.id)
-          const target = yield* repos.findById(event.repo.id)
+          // What the producer handed over is not read again.
+          const issue =
+            known.issue?.id === event.issue.id ? Option.some(known.issue) : yield* issues.issueById(event.issue.id)
+          const target =
+            known.repo?.id === event.repo.id ? Option.some(known.repo) : yield* repos.findById(event.repo.id)
           if (Option.isNone(issue) || Option.isNone(target)) return
-          const owner = yield* users.findById(target.value.ownerId)
+          const owner =
+            known.owner?.id === target.value.ownerId
+              ? Option.some(known.owner)
+              : yield* users.findById(target.value.ownerId)
           if (Option.isNone(owner)) return
           const text = who.text === undefined ? undefined : yield* who.text(issue.value)
           const found = yield* repo.receivers({
@@ -179,46 +186,48 @@ export class NotificationsService extends Context.Service<
       const commentText = (id: number) => () =>
         Effect.map(issues.commentById(id), (comment) => (Option.isSome(comment) ? comment.value.body : undefined))
 
-      const handle = (event: Events.Event): Effect.Effect<void> => {
+      const handle = (event: Events.Event, known: Known): Effect.Effect<void> => {
         switch (event._tag) {
           case "Issues":
             switch (event.action) {
               case "opened":
-                return notify(event, null, { watchers: true, text: (issue) => Effect.succeed(issue.body) })
+                return notify(event, known, null, { watchers: true, text: (issue) => Effect.succeed(issue.body) })
               case "closed":
               case "reopened":
-                return notify(event, null, { watchers: true })
+                return notify(event, known, null, { watchers: true })
               case "assigned":
                 return event.assignee === undefined
                   ? Effect.void
-                  : notify(event, null, { receivers: [event.assignee.id] })
+                  : notify(event, known, null, { receivers: [event.assignee.id] })
               default:
                 return Effect.void
             }
           case "IssueComment":
             if (event.action !== "created") return Effect.void
-            return notify(event, event.comment.id, { watchers: true, text: commentText(event.comment.id) })
+            return notify(event, known, event.comment.id, { watchers: true, text: commentText(event.comment.id) })
           // Reviews (Forgejo's `PullRequestReview`, `PullReviewDismiss`): the pull request's
           // watchers and participants, the poster among them; a request only the requested user.
           case "PullRequestReview":
             // Then who the body mentions, and who each inline comment mentions (Forgejo's
             // PullRequestReview and PullRequestCodeComment with their mentions).
             return Effect.gen(function* () {
-              yield* notify(event, event.commentId, {
+              yield* notify(event, known, event.commentId, {
                 watchers: true,
                 text: () => Effect.succeed(event.review.content)
               })
               for (const id of event.codeCommentIds ?? []) {
-                yield* notify(event, id, { text: commentText(id) })
+                yield* notify(event, known, id, { text: commentText(id) })
               }
             })
           case "PullRequestReviewDismiss":
-            return notify(event, event.commentId, { watchers: true })
+            return notify(event, known, event.commentId, { watchers: true })
           case "PullRequestReviewRequest":
-            return event.requested ? notify(event, event.commentId, { receivers: [event.reviewer.id] }) : Effect.void
+            return event.requested
+              ? notify(event, known, event.commentId, { receivers: [event.reviewer.id] })
+              : Effect.void
           // The scheduler hears that their scheduled merge failed, though the entry is in their name.
           case "PullAutoMergeFailed":
-            return notify(event, event.commentId, { receivers: [event.doer.id], toDoer: true })
+            return notify(event, known, event.commentId, { receivers: [event.doer.id], toDoer: true })
           default:
             return Effect.void
         }
