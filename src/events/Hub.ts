@@ -39,13 +39,27 @@
 import { Context, Effect, Layer, Semaphore } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { leftoverPushLogs, parsePushLog, pushLogDir } from "../git/PushLog.ts"
+import type { IssueRow } from "../issues/Repo.ts"
 import { DeliveryQueue } from "../jobs/Queue.ts"
+import type { RepoRow } from "../repos/Repo.ts"
+import type { UserRow } from "../users/Repo.ts"
 import { decodeEvent, type Event, pushEvent } from "./Events.ts"
+
+/**
+ * Rows the producer holds as they are right after its change (the issue, its repository and the
+ * repository's owner), handed to the in-process subscribers so that they need not read them again;
+ * never queued (the durable subscribers get the event alone).
+ */
+export interface Known {
+  readonly issue?: IssueRow | undefined
+  readonly repo?: RepoRow | undefined
+  readonly owner?: UserRow | undefined
+}
 
 export interface Subscriber {
   /** For the log, when it fails. */
   readonly name: string
-  readonly handle: (event: Event) => Effect.Effect<void, unknown>
+  readonly handle: (event: Event, known: Known) => Effect.Effect<void, unknown>
 }
 
 export interface DurableSubscriber {
@@ -67,6 +81,8 @@ export class EventHub extends Context.Service<
   EventHub,
   {
     readonly publish: (event: Event) => Effect.Effect<void>
+    /** `publish`, with the rows the producer holds for the in-process subscribers (`Known`). */
+    readonly publishKnown: (event: Event, known: Known) => Effect.Effect<void>
     readonly subscribe: (subscriber: Subscriber) => Effect.Effect<void>
     readonly subscribeDurable: (subscriber: DurableSubscriber) => Effect.Effect<void>
     /** Starts handling the durable subscribers' queued events (`serve`, once it listens). */
@@ -129,11 +145,11 @@ export class EventHub extends Context.Service<
           )
       }
 
-      const dispatch = (event: Event) =>
+      const dispatch = (event: Event, known: Known) =>
         Effect.forEach(
           subscribers,
           (subscriber) =>
-            Effect.suspend(() => subscriber.handle(event)).pipe(
+            Effect.suspend(() => subscriber.handle(event, known)).pipe(
               Effect.catchCause((cause) =>
                 Effect.logWarning(
                   `${subscriber.name} failed on the ${event._tag} event of ${event.repo.ownerName}/${event.repo.name}`,
@@ -144,8 +160,8 @@ export class EventHub extends Context.Service<
           { discard: true }
         )
 
-      const publish = (event: Event) =>
-        Effect.andThen(oneAtATime(event.repo.id, record(event)), dispatch(event)).pipe(Effect.uninterruptible)
+      const publish = (event: Event, known: Known = {}) =>
+        Effect.andThen(oneAtATime(event.repo.id, record(event)), dispatch(event, known)).pipe(Effect.uninterruptible)
 
       const abort = new AbortController()
       const listening: Array<Promise<void>> = []
@@ -182,7 +198,8 @@ export class EventHub extends Context.Service<
         )
 
       return EventHub.of({
-        publish,
+        publish: (event) => publish(event),
+        publishKnown: publish,
         subscribe: (subscriber) => Effect.sync(() => void subscribers.push(subscriber)),
         subscribeDurable: (subscriber) =>
           Effect.sync(() => {

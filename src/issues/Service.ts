@@ -6,7 +6,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { BlocksService } from "../blocks/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import * as Events from "../events/Events.ts"
-import { EventHub } from "../events/Hub.ts"
+import { EventHub, type Known } from "../events/Hub.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -406,7 +406,8 @@ export class IssuesService extends Context.Service<
         index: issue.index,
         isPull: issue.isPull
       })
-      const publishAll = (events: ReadonlyArray<Events.Event>) => Effect.forEach(events, hub.publish, { discard: true })
+      const publishAll = (events: ReadonlyArray<Events.Event>, known?: Known) =>
+        Effect.forEach(events, (event) => hub.publishKnown(event, known ?? {}), { discard: true })
 
       const doerOf = (opened: OpenedRepository) =>
         opened.caller === undefined
@@ -937,15 +938,19 @@ export class IssuesService extends Context.Service<
             )
             yield* syncReferences(opened, opened.caller, issue, undefined, `${title}\n${body}`, at, true)
             const about = { _tag: "Issues" as const, ...subjectOf(opened, doer), issue: issueRef(issue) }
-            yield* publishAll([
-              { ...about, action: "opened" },
-              ...(labels.length > 0 ? [{ ...about, action: "label_updated" as const }] : []),
-              ...(milestone !== undefined
-                ? [{ ...about, action: "milestoned" as const, milestoneId: milestone.id }]
-                : []),
-              ...assignmentEvents(opened, issue, doer, assignees, []),
-              ...(input.closed === true ? [{ ...about, action: "closed" as const }] : [])
-            ])
+            yield* publishAll(
+              [
+                { ...about, action: "opened" },
+                ...(labels.length > 0 ? [{ ...about, action: "label_updated" as const }] : []),
+                ...(milestone !== undefined
+                  ? [{ ...about, action: "milestoned" as const, milestoneId: milestone.id }]
+                  : []),
+                ...assignmentEvents(opened, issue, doer, assignees, []),
+                ...(input.closed === true ? [{ ...about, action: "closed" as const }] : [])
+              ],
+              // The new issue as inserted (closing it changes nothing the subscribers use).
+              { issue, repo: opened.repo, owner: opened.owner }
+            )
             // The row as inserted is the row, unless closing or the pull request changed it.
             return input.closed === true || pull !== undefined
               ? yield* reread(opened, issue)

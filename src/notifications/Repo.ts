@@ -4,6 +4,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { sqlBoundary } from "../db/Boundary.ts"
 import type { Page } from "../http/Pagination.ts"
+import { toUserRow, type UserRow } from "../users/Repo.ts"
 
 /** Forgejo's NotificationStatus. */
 export const Status = { unread: 1, read: 2, pinned: 3 } as const
@@ -70,14 +71,24 @@ export class NotificationsRepo extends Context.Service<
       readonly commentId: number | null
       readonly doerId: number
     }) => Effect.Effect<void>
-    /** Watchers of the repository (Forgejo's `GetRepoWatchersIDs`: normal and auto watches). */
-    readonly repoWatchers: (repoId: number) => Effect.Effect<Array<number>>
-    /** The issue's poster and everyone who commented on it. */
-    readonly participants: (issueId: number, posterId: number) => Effect.Effect<Array<number>>
-    /** Those of `mentioned` the issue's texts mention (recorded by the issues core, already filtered by visibility and blocks). */
-    readonly mentionedOf: (issueId: number, userIds: ReadonlyArray<number>) => Effect.Effect<Array<number>>
-    /** Who blocked `doerId`. */
-    readonly blockersOf: (doerId: number) => Effect.Effect<Array<number>>
+    /**
+     * The accounts one event may notify, in one statement: with `watchers`, who subscribed to the
+     * issue, the repository's watchers (Forgejo's `GetRepoWatchersIDs`: normal and auto watches)
+     * and the participants (the poster, who commented), minus who unsubscribed from the issue;
+     * then `userIds`, and those named in `mentionedNames` (lower-case) whom the issues core
+     * recorded as mentioned in the issue (already limited to readers not blocking the author);
+     * never the doer (unless `toDoer`), never whoever blocked the doer.
+     */
+    readonly receivers: (input: {
+      readonly issueId: number
+      readonly repoId: number
+      readonly posterId: number
+      readonly doerId: number
+      readonly watchers: boolean
+      readonly userIds: ReadonlyArray<number>
+      readonly mentionedNames: ReadonlyArray<string>
+      readonly toDoer: boolean
+    }) => Effect.Effect<Array<UserRow>>
     /** The issue's last plain comment, for `latest_comment_url`. */
     readonly lastCommentIds: (issueIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, number>>
   }
@@ -95,7 +106,6 @@ export class NotificationsRepo extends Context.Service<
         if (f.before !== undefined) parts.push(sql`updated_at <= ${f.before}`)
         return sql.and(parts)
       }
-      const ids = (rows: ReadonlyArray<Record<string, unknown>>, column = "id") => rows.map((r) => Number(r[column]))
 
       return NotificationsRepo.of(
         sqlBoundary({
@@ -130,27 +140,30 @@ export class NotificationsRepo extends Context.Service<
                     comment_id = CASE WHEN notifications.status = ${Status.read} THEN excluded.comment_id ELSE notifications.comment_id END,
                     status = CASE WHEN notifications.status = ${Status.read} THEN ${Status.unread} ELSE notifications.status END`
                 ),
-          repoWatchers: (repoId) =>
-            Effect.map(
-              sql`SELECT user_id FROM watches WHERE repo_id = ${repoId} AND mode IN ('normal', 'auto')`,
-              (rows) => ids(rows, "user_id")
-            ),
-          participants: (issueId, posterId) =>
-            Effect.map(
-              sql`SELECT DISTINCT poster_id FROM comments WHERE issue_id = ${issueId} AND type IN ${sql.in(PARTICIPATING_TYPES)}`,
-              (rows) => [posterId, ...ids(rows, "poster_id")]
-            ),
-          mentionedOf: (issueId, userIds) =>
-            userIds.length === 0
-              ? Effect.succeed([])
-              : Effect.map(
-                  sql`SELECT user_id FROM issue_mentions WHERE issue_id = ${issueId} AND user_id IN ${sql.in(userIds)}`,
-                  (rows) => ids(rows, "user_id")
-                ),
-          blockersOf: (doerId) =>
-            Effect.map(sql`SELECT user_id FROM blocked_users WHERE block_id = ${doerId}`, (rows) =>
-              ids(rows, "user_id")
-            ),
+          receivers: ({ issueId, repoId, posterId, doerId, watchers, userIds, mentionedNames, toDoer }) => {
+            const parts = []
+            if (watchers) {
+              // Who unsubscribed from the issue hears nothing of it but what names them.
+              parts.push(sql`(SELECT user_id AS id FROM issue_watches WHERE issue_id = ${issueId} AND is_watching
+                UNION SELECT user_id FROM watches WHERE repo_id = ${repoId} AND mode IN ('normal', 'auto')
+                UNION SELECT poster_id FROM comments WHERE issue_id = ${issueId} AND type IN ${sql.in(PARTICIPATING_TYPES)}
+                UNION SELECT ${posterId}::bigint
+                EXCEPT SELECT user_id FROM issue_watches WHERE issue_id = ${issueId} AND NOT is_watching)`)
+            }
+            if (userIds.length > 0) parts.push(sql`(SELECT id FROM users WHERE id IN ${sql.in(userIds)})`)
+            if (mentionedNames.length > 0) {
+              parts.push(sql`(SELECT m.user_id FROM issue_mentions m JOIN users mu ON mu.id = m.user_id
+                WHERE m.issue_id = ${issueId} AND mu.lower_name IN ${sql.in(mentionedNames)})`)
+            }
+            if (parts.length === 0) return Effect.succeed([])
+            return Effect.map(
+              sql`SELECT u.* FROM users u WHERE u.id IN (${sql.join(" UNION ", false)(parts)})
+                ${toDoer ? sql`` : sql`AND u.id <> ${doerId}`}
+                AND NOT EXISTS (SELECT 1 FROM blocked_users b WHERE b.user_id = u.id AND b.block_id = ${doerId})
+                ORDER BY u.id`,
+              (rows) => rows.map(toUserRow)
+            )
+          },
           lastCommentIds: (issueIds) =>
             issueIds.length === 0
               ? Effect.succeed(new Map())

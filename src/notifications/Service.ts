@@ -11,12 +11,11 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { Settings } from "../config/Settings.ts"
 import type * as Events from "../events/Events.ts"
-import { EventHub } from "../events/Hub.ts"
+import { EventHub, type Known } from "../events/Hub.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
 import type { Page } from "../http/Pagination.ts"
-import { IssueExtrasRepo } from "../issues/ExtrasRepo.ts"
 import { type IssueRow, IssuesRepo } from "../issues/Repo.ts"
 import { parseTime } from "../issues/Service.ts"
 import { atLeast } from "../lib/AccessMode.ts"
@@ -113,7 +112,6 @@ export class NotificationsService extends Context.Service<
       const settings = yield* Settings
       const repo = yield* NotificationsRepo
       const issues = yield* IssuesRepo
-      const watches = yield* IssueExtrasRepo
       const repos = yield* ReposRepo
       const users = yield* UsersRepo
       const policy = yield* RepoPolicy
@@ -129,38 +127,49 @@ export class NotificationsService extends Context.Service<
         })
 
       /**
-       * Forgejo's `createOrUpdateIssueNotifications`. `receivers` given: exactly those (mentions,
-       * the assignee); otherwise who explicitly subscribed to the issue, the repository's watchers
-       * and the issue's participants, minus who explicitly unsubscribed from it; then minus the doer
-       * and whoever blocked the doer.
+       * Forgejo's `createOrUpdateIssueNotifications`, once per event: with `watchers`, who
+       * explicitly subscribed to the issue, the repository's watchers and the issue's participants,
+       * minus who explicitly unsubscribed from it; then `receivers` (the assignee, a reviewer) and
+       * the users `text(issue)` mentions; minus the doer and whoever blocked the doer; those who
+       * may read the issue get their thread in one statement. (Forgejo notifies the watchers, then
+       * the mentioned: one upsert of both is the same, the second would only touch the first's row.)
        */
       const notify = (
         event: { readonly repo: Events.RepositoryRef; readonly doer: Events.Doer; readonly issue: Events.IssueRef },
+        known: Known,
         commentId: number | null,
-        receivers?: ReadonlyArray<number>,
-        options: { readonly toDoer?: boolean } = {}
+        who: {
+          readonly watchers?: boolean
+          readonly receivers?: ReadonlyArray<number>
+          readonly text?: (issue: IssueRow) => Effect.Effect<string | undefined>
+          readonly toDoer?: boolean
+        }
       ) =>
         Effect.gen(function* () {
-          const issue = yield* issues.issueById(event.issue.id)
-          const target = yield* repos.findById(event.repo.id)
+          // What the producer handed over is not read again.
+          const issue =
+            known.issue?.id === event.issue.id ? Option.some(known.issue) : yield* issues.issueById(event.issue.id)
+          const target =
+            known.repo?.id === event.repo.id ? Option.some(known.repo) : yield* repos.findById(event.repo.id)
           if (Option.isNone(issue) || Option.isNone(target)) return
-          const owner = yield* users.findById(target.value.ownerId)
+          const owner =
+            known.owner?.id === target.value.ownerId
+              ? Option.some(known.owner)
+              : yield* users.findById(target.value.ownerId)
           if (Option.isNone(owner)) return
-          const wanted = new Set<number>()
-          if (receivers !== undefined) for (const id of receivers) wanted.add(id)
-          else {
-            for (const id of yield* watches.explicitWatchers(issue.value.id, true)) wanted.add(id)
-            for (const id of yield* repo.repoWatchers(target.value.id)) wanted.add(id)
-            for (const id of yield* repo.participants(issue.value.id, issue.value.posterId)) wanted.add(id)
-            // Who unsubscribed from the issue hears nothing of it but what names them.
-            for (const id of yield* watches.explicitWatchers(issue.value.id, false)) wanted.delete(id)
-          }
-          if (options.toDoer !== true) wanted.delete(event.doer.id)
-          for (const id of yield* repo.blockersOf(event.doer.id)) wanted.delete(id)
-          if (wanted.size === 0) return
-          const found = yield* users.findByIds([...wanted])
+          const text = who.text === undefined ? undefined : yield* who.text(issue.value)
+          const found = yield* repo.receivers({
+            issueId: issue.value.id,
+            repoId: target.value.id,
+            posterId: issue.value.posterId,
+            doerId: event.doer.id,
+            watchers: who.watchers === true,
+            userIds: who.receivers ?? [],
+            mentionedNames: text === undefined ? [] : mentionCandidates(text, 50).map((name) => name.toLowerCase()),
+            toDoer: who.toDoer === true
+          })
           const allowed: Array<number> = []
-          for (const user of found.values()) {
+          for (const user of found) {
             if (yield* mayRead(user, target.value, owner.value, issue.value.isPull)) allowed.push(user.id)
           }
           yield* repo.upsertIssue({
@@ -173,68 +182,52 @@ export class NotificationsService extends Context.Service<
           })
         })
 
-      /** The users `text` mentions that the core recorded as mentioned in the issue (readers, not blocking the author). */
-      const mentionedIn = (issueId: number, text: string) =>
-        Effect.gen(function* () {
-          const ids: Array<number> = []
-          for (const name of mentionCandidates(text, 50)) {
-            const user = yield* users.findByName(name)
-            if (Option.isSome(user)) ids.push(user.value.id)
-          }
-          return yield* repo.mentionedOf(issueId, ids)
-        })
+      /** A comment's text, for its mentions. */
+      const commentText = (id: number) => () =>
+        Effect.map(issues.commentById(id), (comment) => (Option.isSome(comment) ? comment.value.body : undefined))
 
-      const handle = (event: Events.Event): Effect.Effect<void> => {
+      const handle = (event: Events.Event, known: Known): Effect.Effect<void> => {
         switch (event._tag) {
           case "Issues":
             switch (event.action) {
               case "opened":
-                return Effect.gen(function* () {
-                  yield* notify(event, null)
-                  const issue = yield* issues.issueById(event.issue.id)
-                  if (Option.isSome(issue)) {
-                    yield* notify(event, null, yield* mentionedIn(issue.value.id, issue.value.body))
-                  }
-                })
+                return notify(event, known, null, { watchers: true, text: (issue) => Effect.succeed(issue.body) })
               case "closed":
               case "reopened":
-                return notify(event, null)
+                return notify(event, known, null, { watchers: true })
               case "assigned":
-                return event.assignee === undefined ? Effect.void : notify(event, null, [event.assignee.id])
+                return event.assignee === undefined
+                  ? Effect.void
+                  : notify(event, known, null, { receivers: [event.assignee.id] })
               default:
                 return Effect.void
             }
           case "IssueComment":
             if (event.action !== "created") return Effect.void
-            return Effect.gen(function* () {
-              yield* notify(event, event.comment.id)
-              const comment = yield* issues.commentById(event.comment.id)
-              if (Option.isSome(comment)) {
-                yield* notify(event, event.comment.id, yield* mentionedIn(event.issue.id, comment.value.body))
-              }
-            })
+            return notify(event, known, event.comment.id, { watchers: true, text: commentText(event.comment.id) })
           // Reviews (Forgejo's `PullRequestReview`, `PullReviewDismiss`): the pull request's
           // watchers and participants, the poster among them; a request only the requested user.
           case "PullRequestReview":
             // Then who the body mentions, and who each inline comment mentions (Forgejo's
             // PullRequestReview and PullRequestCodeComment with their mentions).
             return Effect.gen(function* () {
-              yield* notify(event, event.commentId)
-              yield* notify(event, event.commentId, yield* mentionedIn(event.issue.id, event.review.content))
+              yield* notify(event, known, event.commentId, {
+                watchers: true,
+                text: () => Effect.succeed(event.review.content)
+              })
               for (const id of event.codeCommentIds ?? []) {
-                const comment = yield* issues.commentById(id)
-                if (Option.isSome(comment)) {
-                  yield* notify(event, id, yield* mentionedIn(event.issue.id, comment.value.body))
-                }
+                yield* notify(event, known, id, { text: commentText(id) })
               }
             })
           case "PullRequestReviewDismiss":
-            return notify(event, event.commentId)
+            return notify(event, known, event.commentId, { watchers: true })
           case "PullRequestReviewRequest":
-            return event.requested ? notify(event, event.commentId, [event.reviewer.id]) : Effect.void
+            return event.requested
+              ? notify(event, known, event.commentId, { receivers: [event.reviewer.id] })
+              : Effect.void
           // The scheduler hears that their scheduled merge failed, though the entry is in their name.
           case "PullAutoMergeFailed":
-            return notify(event, event.commentId, [event.doer.id], { toDoer: true })
+            return notify(event, known, event.commentId, { receivers: [event.doer.id], toDoer: true })
           default:
             return Effect.void
         }
