@@ -111,7 +111,7 @@ export interface WebContext {
   readonly settings: SettingsShape
   /** Cookies every response to this request sets (a new CSRF cookie, a session). */
   readonly cookies: Array<readonly [string, string, { readonly maxAge?: number }]>
-  /** The signed-in viewer's unread notifications (the header's count); one count query per page. */
+  /** The signed-in viewer's unread notifications (the header's count); one count query per page (GET), 0 on a POST. */
   readonly unread: number
 }
 
@@ -199,7 +199,11 @@ export const makeWeb = Effect.gen(function* () {
       csrf: csrfOf(basis),
       settings,
       cookies,
-      unread: viewer === undefined ? 0 : yield* notifications.unreadCount(viewer)
+      // Only a page shows the count: a form's POST (answered by a redirect) does not pay for it.
+      unread:
+        viewer === undefined || (request.method !== "GET" && request.method !== "HEAD")
+          ? 0
+          : yield* notifications.unreadCount(viewer)
     }
   })
 
