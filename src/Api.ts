@@ -15,6 +15,7 @@ import { ForksApi } from "./forks/Api.ts"
 import { GpgApi } from "./gpg/Api.ts"
 import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
+import { InstanceApi } from "./instance/Api.ts"
 import { IssuesApi, LabelsApi, MilestonesApi } from "./issues/Api.ts"
 import { IssueAttachmentsApi } from "./issues/AttachmentsApi.ts"
 import { IssueDepsApi } from "./issues/DepsApi.ts"
@@ -46,12 +47,14 @@ import { TopicsApi } from "./topics/Api.ts"
 import { TransfersApi } from "./transfers/Api.ts"
 import { TwoFactorApi } from "./twofa/Api.ts"
 import { UsersApi } from "./users/Api.ts"
+import { UserSettingsApi } from "./usersettings/Api.ts"
 import { WebhooksApi } from "./webhooks/Api.ts"
 import { WikiApi } from "./wiki/Api.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
   .add(
     MiscApi,
+    InstanceApi,
     UsersApi,
     TokensApi,
     TwoFactorApi,
@@ -69,6 +72,7 @@ export class HearthApi extends HttpApi.make("hearth")
     FollowsApi,
     BlocksApi,
     EmailsApi,
+    UserSettingsApi,
     OAuth2Api,
     GpgApi,
     KeysApi,

@@ -39,6 +39,7 @@ import { HealthRoutes } from "./health/Http.ts"
 import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
 import { narrowGroups } from "./http/Group.ts"
 import { ErrorResponsesLive } from "./http/Middleware.ts"
+import { InstanceHttp } from "./instance/Http.ts"
 import { AttachmentDownloadRoutes, IssueAttachmentsHttp } from "./issues/AttachmentsHttp.ts"
 import { IssueDepsHttp } from "./issues/DepsHttp.ts"
 import { IssueExtrasHttp } from "./issues/ExtrasHttp.ts"
@@ -77,6 +78,7 @@ import { TopicsHttp } from "./topics/Http.ts"
 import { TransfersHttp } from "./transfers/Http.ts"
 import { TwoFactorHttp } from "./twofa/Http.ts"
 import { UsersHttp } from "./users/Http.ts"
+import { UserSettingsHttp } from "./usersettings/Http.ts"
 import { WebRoutes } from "./web/Routes.ts"
 import { WebhooksHttp } from "./webhooks/Http.ts"
 import { WikiHttp } from "./wiki/Http.ts"
@@ -211,6 +213,7 @@ const DocsRoutes = Layer.unwrap(
 
 export const ApiHandlers = Layer.mergeAll(
   MiscHttp,
+  InstanceHttp,
   UsersHttp,
   TokensHttp,
   TwoFactorHttp,
@@ -228,6 +231,7 @@ export const ApiHandlers = Layer.mergeAll(
   FollowsHttp,
   BlocksHttp,
   EmailsHttp,
+  UserSettingsHttp,
   OAuth2Http,
   GpgHttp,
   KeysHttp,
