@@ -5,6 +5,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { FederationApi } from "../federation/Api.ts"
 import { AdminUsersApi } from "./admin/Api.ts"
+import { AssigneesApi } from "./assignees/Api.ts"
 import { Authentication } from "./auth/Authentication.ts"
 import { BlocksApi } from "./blocks/Api.ts"
 import { BranchesApi } from "./branches/Api.ts"
@@ -81,6 +82,7 @@ export class HearthApi extends HttpApi.make("hearth")
     FederationApi,
     QuotaApi,
     TopicsApi,
+    AssigneesApi,
     IssueExtrasApi,
     IssueDepsApi,
     IssueTimesApi,

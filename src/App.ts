@@ -5,6 +5,7 @@ import { Federation } from "../federation/Service.ts"
 import { FederatedSocial } from "../federation/Social.ts"
 import { AdminRepo } from "./admin/Repo.ts"
 import { AdminUsers } from "./admin/Service.ts"
+import { AssigneesRepo } from "./assignees/Repo.ts"
 import { Authenticator } from "./auth/Authenticator.ts"
 import { HttpSignatures } from "./auth/HttpSignature.ts"
 import { BlocksRepo } from "./blocks/Repo.ts"
@@ -119,6 +120,7 @@ const Repos = Layer.mergeAll(
   QuotaRepo.layer,
   BlocksRepo.layer,
   TopicsRepo.layer,
+  AssigneesRepo.layer,
   IssuesRepo.layer,
   IssueExtrasRepo.layer,
   IssueDepsRepo.layer,

@@ -25,6 +25,7 @@ import { federationPaths } from "../federation/Operations.ts"
 import { FederationRoutes } from "../federation/Routes.ts"
 import { HearthApi } from "./Api.ts"
 import { AdminUsersHttp } from "./admin/Http.ts"
+import { AssigneesHttp } from "./assignees/Http.ts"
 import { AuthenticationLive } from "./auth/Authentication.ts"
 import { BlocksHttp } from "./blocks/Http.ts"
 import { BranchesHttp } from "./branches/Http.ts"
@@ -240,6 +241,7 @@ export const ApiHandlers = Layer.mergeAll(
   FederationHttp,
   QuotaHttp,
   TopicsHttp,
+  AssigneesHttp,
   IssueExtrasHttp,
   IssueDepsHttp,
   IssueTimesHttp,
