@@ -11,6 +11,7 @@ import { BlocksApi } from "./blocks/Api.ts"
 import { BranchesApi } from "./branches/Api.ts"
 import { ContentsApi } from "./contents/Api.ts"
 import { EmailsApi } from "./emails/Api.ts"
+import { FlagsApi } from "./flags/Api.ts"
 import { FollowsApi } from "./follows/Api.ts"
 import { ForksApi } from "./forks/Api.ts"
 import { GpgApi } from "./gpg/Api.ts"
@@ -83,6 +84,7 @@ export class HearthApi extends HttpApi.make("hearth")
     QuotaApi,
     TopicsApi,
     AssigneesApi,
+    FlagsApi,
     IssueExtrasApi,
     IssueDepsApi,
     IssueTimesApi,

@@ -16,6 +16,7 @@ import * as Database from "./db/Database.ts"
 import { EmailsRepo } from "./emails/Repo.ts"
 import { EmailsService } from "./emails/Service.ts"
 import { EventHub } from "./events/Hub.ts"
+import { FlagsRepo } from "./flags/Repo.ts"
 import { FollowsRepo } from "./follows/Repo.ts"
 import { FollowsService } from "./follows/Service.ts"
 import { ForksService } from "./forks/Service.ts"
@@ -121,6 +122,7 @@ const Repos = Layer.mergeAll(
   BlocksRepo.layer,
   TopicsRepo.layer,
   AssigneesRepo.layer,
+  FlagsRepo.layer,
   IssuesRepo.layer,
   IssueExtrasRepo.layer,
   IssueDepsRepo.layer,

@@ -32,6 +32,7 @@ import { BranchesHttp } from "./branches/Http.ts"
 import { resolveSettings, Settings, type SettingsShape } from "./config/Settings.ts"
 import { ContentsHttp } from "./contents/Http.ts"
 import { EmailsHttp } from "./emails/Http.ts"
+import { FlagsHttp } from "./flags/Http.ts"
 import { FollowsHttp } from "./follows/Http.ts"
 import { ForksHttp } from "./forks/Http.ts"
 import { GpgExportRoutes, GpgHttp } from "./gpg/Http.ts"
@@ -242,6 +243,7 @@ export const ApiHandlers = Layer.mergeAll(
   QuotaHttp,
   TopicsHttp,
   AssigneesHttp,
+  FlagsHttp,
   IssueExtrasHttp,
   IssueDepsHttp,
   IssueTimesHttp,
