@@ -20,6 +20,7 @@ import { FlagsRepo } from "./flags/Repo.ts"
 import { FollowsRepo } from "./follows/Repo.ts"
 import { FollowsService } from "./follows/Service.ts"
 import { ForksService } from "./forks/Service.ts"
+import { ForkSync } from "./forks/Sync.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
@@ -164,6 +165,7 @@ export const Services = Layer.mergeAll(
   // Issue templates are read from the default branch through the contents reader.
   IssueTemplates.layer.pipe(Layer.provideMerge(ContentsService.layer)),
   ForksService.layer,
+  ForkSync.layer,
   TransfersService.layer,
   MirrorsService.layer,
   KeysService.layer,

@@ -14,6 +14,22 @@ export const CreateForkOption = Schema.Struct({
   name: Schema.optional(Schema.NullOr(BoundedName("Name", NAME_MAX.repo)))
 }).annotate({ identifier: "CreateForkOption" })
 
+/** Forgejo's SyncForkInfo: whether the branch can be fast-forwarded to its base's, and how far. */
+export const SyncForkInfo = Schema.Struct({
+  allowed: Schema.Boolean,
+  fork_commit: Schema.String,
+  base_commit: Schema.String,
+  commits_behind: Schema.Int
+}).annotate({ identifier: "SyncForkInfo" })
+
+const syncRead = { signedIn: false, scopes: ["repository"], repo: { role: "read", unit: "code" } } as const
+const syncWrite = {
+  signedIn: true,
+  scopes: ["repository"],
+  repo: { role: "write", unit: "code", changes: "content" }
+} as const
+const withBranch = { ...ownerRepo, branch: Schema.String }
+
 export class ForksApi extends HttpApiGroup.make("forks").add(
   HttpApiEndpoint.get("listForks", "/repos/:owner/:repo/forks", {
     params: ownerRepo,
@@ -30,5 +46,30 @@ export class ForksApi extends HttpApiGroup.make("forks").add(
     // Forgejo's `reqRepoReader(unit.TypeCode)`.
   })
     .annotate(OpenApi.Identifier, "createFork")
-    .annotate(Access, { signedIn: true, scopes: ["repository"], repo: { role: "read", unit: "code" } })
+    .annotate(Access, { signedIn: true, scopes: ["repository"], repo: { role: "read", unit: "code" } }),
+  // Syncing a fork's branch (the default branch, or a named one) with its base's same branch.
+  HttpApiEndpoint.get("syncForkDefaultInfo", "/repos/:owner/:repo/sync_fork", {
+    params: ownerRepo,
+    success: SyncForkInfo
+  })
+    .annotate(OpenApi.Identifier, "repoSyncForkDefaultInfo")
+    .annotate(Access, syncRead),
+  HttpApiEndpoint.post("syncForkDefault", "/repos/:owner/:repo/sync_fork", {
+    params: ownerRepo,
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(OpenApi.Identifier, "repoSyncForkDefault")
+    .annotate(Access, syncWrite),
+  HttpApiEndpoint.get("syncForkBranchInfo", "/repos/:owner/:repo/sync_fork/:branch", {
+    params: withBranch,
+    success: SyncForkInfo
+  })
+    .annotate(OpenApi.Identifier, "repoSyncForkBranchInfo")
+    .annotate(Access, syncRead),
+  HttpApiEndpoint.post("syncForkBranch", "/repos/:owner/:repo/sync_fork/:branch", {
+    params: withBranch,
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(OpenApi.Identifier, "repoSyncForkBranch")
+    .annotate(Access, syncWrite)
 ) {}

@@ -6,7 +6,9 @@ import { signedInCaller } from "../http/Caller.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import { RepoPresenter } from "../repos/Present.ts"
+import type { RepoRow } from "../repos/Repo.ts"
 import { ForksService } from "./Service.ts"
+import { ForkSync } from "./Sync.ts"
 
 const OWNER_ACCESS = { mode: "owner", code: "owner" } as const
 
@@ -14,6 +16,15 @@ export const ForksHttp = HttpApiBuilder.group(HearthApi, "forks", (handlers) =>
   Effect.gen(function* () {
     const forks = yield* ForksService
     const presenter = yield* RepoPresenter
+    const sync = yield* ForkSync
+    const info = (branch: (repo: RepoRow) => string) =>
+      Effect.flatMap(CurrentRepo, (fork) => sync.info(fork.caller, fork, branch(fork.repo)))
+    const syncBranch = (branch: (repo: RepoRow) => string) =>
+      Effect.gen(function* () {
+        const caller = yield* signedInCaller
+        const fork = yield* CurrentRepo
+        yield* sync.sync(caller, fork, branch(fork.repo))
+      })
     return handlers
       .handle("listForks", ({ query }) =>
         Effect.gen(function* () {
@@ -33,5 +44,9 @@ export const ForksHttp = HttpApiBuilder.group(HearthApi, "forks", (handlers) =>
           return yield* presenter.one(caller, { repo, owner, access: OWNER_ACCESS })
         })
       )
+      .handle("syncForkDefaultInfo", () => info((repo) => repo.defaultBranch))
+      .handle("syncForkDefault", () => syncBranch((repo) => repo.defaultBranch))
+      .handle("syncForkBranchInfo", ({ params }) => info(() => params.branch))
+      .handle("syncForkBranch", ({ params }) => syncBranch(() => params.branch))
   })
 )

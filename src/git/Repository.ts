@@ -104,7 +104,9 @@ const FetchFrom = Rpc.make("FetchFrom", {
     url: Schema.String,
     config: Schema.Array(GitConfigEntry),
     prune: Schema.Boolean,
-    setHead: Schema.Boolean
+    setHead: Schema.Boolean,
+    /** What to fetch; every branch and tag, forced, when absent (a mirror's sync). */
+    refspecs: Schema.optionalKey(Schema.Array(Schema.String))
   },
   success: Schema.Struct({ head: Schema.NullOr(Schema.String) }),
   error: WriteRejected
@@ -353,8 +355,7 @@ const fetchFrom = (payload: typeof FetchFrom.payloadSchema.Type) =>
         ...(payload.prune ? ["--prune"] : []),
         "--",
         payload.url,
-        "+refs/heads/*:refs/heads/*",
-        "+refs/tags/*:refs/tags/*"
+        ...(payload.refspecs ?? ["+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"])
       ],
       { env }
     ).pipe(Effect.mapError(remoteFailed))
