@@ -23,7 +23,7 @@ import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { FederationHttp } from "../federation/Http.ts"
 import { FederationRoutes } from "../federation/Routes.ts"
 import { HearthApi } from "./Api.ts"
-import { AdminUsersHttp } from "./admin/Http.ts"
+import { AdminHttp, AdminUsersHttp } from "./admin/Http.ts"
 import { AuthenticationLive } from "./auth/Authentication.ts"
 import { BlocksHttp } from "./blocks/Http.ts"
 import { BranchesHttp } from "./branches/Http.ts"
@@ -172,6 +172,7 @@ export const ApiHandlers = Layer.mergeAll(
   TokensHttp,
   TwoFactorHttp,
   AdminUsersHttp,
+  AdminHttp,
   OrgsHttp,
   ReposHttp,
   SocialHttp,
