@@ -186,6 +186,9 @@ describe("POST /admin/users/{u}/rename", () => {
     expect(new URL(moved.headers.get("location")!, hearth.base).pathname).toBe(
       "/api/v1/repos/robert/proj/branches/main"
     )
+    const profile = await fetch(hearth.api("/users/bob"), { redirect: "manual" })
+    expect(profile.status).toBe(307)
+    expect(new URL(profile.headers.get("location")!, hearth.base).pathname).toBe("/api/v1/users/robert")
     // git over HTTP follows the redirect to the new place.
     const dir = join(work, "proj")
     await gitIn(work, ["clone", "-q", cloneUrl("bob/proj.git", "robert"), dir])
@@ -200,6 +203,7 @@ describe("POST /admin/users/{u}/rename", () => {
     // then the old URLs are its own.
     await createUser(hearth, { username: "bob", email: "new-bob@example.com" })
     expect((await call("GET", "/repos/bob/proj", "root")).status).toBe(404)
+    expect((await ok("GET", "/users/bob", "root")).email).toBe("new-bob@example.com")
     expect((await ok("GET", "/repos/robert/proj", "robert")).full_name).toBe("robert/proj")
   })
 
