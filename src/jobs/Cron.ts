@@ -1,8 +1,8 @@
 // The periodic tasks under Forgejo's cron task names (`GET /admin/cron`, `POST /admin/cron/{task}`,
 // `hearth admin cron`): each runs the existing job — the mirror schedule's `startDueSyncs`, the
-// package cleanup's rules, the webhook history's cleanup — never a second implementation. A task
-// run on demand counts in `prev` and `exec_times` (in this process, since it started), as do the
-// mirror schedule's own rounds.
+// package cleanup's rules, the webhook history's cleanup — never a second implementation.
+// `prev` and `exec_times` count the runs asked here (in this process, since it started); the
+// tasks' own periodic rounds are not counted yet (their loops live in their slices).
 import { Context, Effect, Layer } from "effect"
 import { Settings } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
