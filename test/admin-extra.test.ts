@@ -6,6 +6,8 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitIn, gitRun } from "./support/git.ts"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
@@ -220,6 +222,23 @@ describe("POST /admin/users/{u}/rename", () => {
     expect((await call("POST", "/admin/users/nobody/rename", "root", { new_username: "somebody" })).status).toBe(404)
     expect((await ok("GET", "/user", "alice")).login).toBe("alice")
     expect((await ok("GET", "/repos/alice/given", "alice")).full_name).toBe("alice/given")
+  })
+
+  it("waits while a repository of the user is still being created (409): its job writes into the old directory", async () => {
+    await ok("POST", "/user/repos", "carol", { name: "forking" })
+    const setStatus = (status: string) =>
+      hearth.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          yield* sql`UPDATE repositories SET status = ${status} WHERE lower_name = 'forking'`
+        })
+      )
+    await setStatus("creating")
+    const refused = await call("POST", "/admin/users/carol/rename", "root", { new_username: "caroline" })
+    expect(refused.status).toBe(409)
+    expect((await json(refused)).message).toBe("repository is being created, try again in a moment")
+    expect((await ok("GET", "/user", "carol")).login).toBe("carol")
+    await setStatus("ready")
   })
 })
 

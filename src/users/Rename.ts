@@ -12,6 +12,7 @@ import { onAlreadyExists, transaction as sqlTransaction } from "../db/Boundary.t
 import { RepositoryWriter } from "../git/Repository.ts"
 import * as Errors from "../http/Errors.ts"
 import { userNameProblem } from "../lib/Names.ts"
+import { BEING_CREATED } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { wikiDir, wikiRef } from "../wiki/Location.ts"
@@ -25,12 +26,15 @@ export interface RenameMessages {
 export class AccountRename extends Context.Service<
   AccountRename,
   {
-    /** The renamed account; the same account when the name does not change. 422 for a refused name. */
+    /**
+     * The renamed account; the same account when the name does not change. 422 for a refused name,
+     * 409 while one of its repositories is still being created (a fork or migration job).
+     */
     readonly rename: (
       account: UserRow,
       newName: string,
       messages: RenameMessages
-    ) => Effect.Effect<UserRow, Errors.ValidationFailed | Errors.InternalError>
+    ) => Effect.Effect<UserRow, Errors.ValidationFailed | Errors.Conflict | Errors.InternalError>
   }
 >()("hearth/users/AccountRename") {
   static readonly layer = Layer.effect(
@@ -63,6 +67,8 @@ export class AccountRename extends Context.Service<
           }
           if (Option.isSome(yield* users.findByName(newName))) return yield* taken()
           const owned = yield* repoRows.allOwnedBy(account.id)
+          // A fork or migration still writing into the old directory would lose its work.
+          if (owned.some((repo) => repo.status === "creating")) return yield* Errors.conflict(BEING_CREATED)
           const renamed: UserRow = { ...account, name: newName, lowerName: newName.toLowerCase() }
           const inTheWay = owned.find((repo) => existsSync(repos.pathOf(renamed, repo)))
           if (inTheWay !== undefined) {
