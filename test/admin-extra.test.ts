@@ -242,6 +242,27 @@ describe("POST /admin/users/{u}/rename", () => {
   })
 })
 
+describe("AGit pull requests of a renamed user", () => {
+  it("show their head branch under the new name right after the rename (Forgejo's agit.UserNameChanged)", async () => {
+    await createUser(hearth, { username: "dave" })
+    const dir = join(work, "dave-given")
+    await gitIn(work, ["clone", "-q", cloneUrl("alice/given.git", "dave"), dir])
+    writeFileSync(join(dir, "topic.txt"), "x\n")
+    await gitIn(dir, ["add", "topic.txt"])
+    await gitIn(dir, ["commit", "-q", "-m", "Topic x"])
+    const pushed = await gitRun(dir, ["push", "origin", "HEAD:refs/for/main", "-o", "topic=x"])
+    expect(pushed.code, pushed.stderr).toBe(0)
+
+    expect((await call("POST", "/admin/users/dave/rename", "root", { new_username: "david" })).status).toBe(204)
+    const merged = await call("POST", "/repos/alice/given/pulls/1/merge", "alice", { Do: "merge" })
+    expect(merged.status, await merged.clone().text()).toBe(200)
+    const bare = join(hearth.settings.repository.ROOT, "alice", "given.git")
+    expect(await gitIn(bare, ["log", "-1", "--format=%s", "main"])).toBe(
+      "Merge pull request 'Topic x' (#1) from david/x into main"
+    )
+  })
+})
+
 describe("periodic tasks (/admin/cron)", () => {
   it("lists the tasks under Forgejo's names with their schedule", async () => {
     await adminOnly("GET", "/admin/cron")

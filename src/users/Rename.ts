@@ -3,7 +3,8 @@
 // name (URLs naming the old owner answer 307 until another account takes the name; a new account
 // may take it at once, as Forgejo without USERNAME_COOLDOWN_PERIOD), then each repository's
 // directory and wiki, moved through its Repository entity so that no write of it runs meanwhile.
-// AGit pull requests follow at their poster's next push (src/pulls/Service.ts finds them by poster).
+// The poster's unmerged AGit pull requests show their head branch under the new name at once
+// (Forgejo's agit.UserNameChanged); the next push of a topic finds them by poster either way.
 import { existsSync, rmdirSync } from "node:fs"
 import { dirname } from "node:path"
 import { Context, Effect, Layer, Option } from "effect"
@@ -12,6 +13,7 @@ import { onAlreadyExists, transaction as sqlTransaction } from "../db/Boundary.t
 import { RepositoryWriter } from "../git/Repository.ts"
 import * as Errors from "../http/Errors.ts"
 import { userNameProblem } from "../lib/Names.ts"
+import { PullsRepo } from "../pulls/Repo.ts"
 import { BEING_CREATED } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
@@ -45,6 +47,7 @@ export class AccountRename extends Context.Service<
       const repoRows = yield* ReposRepo
       const repos = yield* ReposService
       const writer = yield* RepositoryWriter
+      const pulls = yield* PullsRepo
 
       /** Moves one repository (and its wiki) between owners' directories. */
       const moveRepo = (repo: RepoRow, from: UserRow, to: UserRow) =>
@@ -82,6 +85,7 @@ export class AccountRename extends Context.Service<
               const row = yield* users.update(account.id, { name: newName })
               yield* users.removeRedirect(newName) // the name is this account's now
               yield* users.addRedirect(account.name, account.id)
+              yield* pulls.renameAgitHeads(account.id, newName)
               return row
             })
           ).pipe(onAlreadyExists(taken))
@@ -92,6 +96,7 @@ export class AccountRename extends Context.Service<
               Effect.gen(function* () {
                 yield* users.update(account.id, { name: account.name })
                 yield* users.removeRedirect(account.name)
+                yield* pulls.renameAgitHeads(account.id, account.name)
               })
             )
           }).pipe(
