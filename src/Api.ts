@@ -4,7 +4,7 @@
 // that clients generated from either document match, else one in the same style (`repoListJobs`).
 import { HttpApi, OpenApi } from "effect/http-api"
 import { FederationApi } from "../federation/Api.ts"
-import { AdminUsersApi } from "./admin/Api.ts"
+import { AdminApi, AdminUsersApi } from "./admin/Api.ts"
 import { AssigneesApi } from "./assignees/Api.ts"
 import { Authentication } from "./auth/Authentication.ts"
 import { BlocksApi } from "./blocks/Api.ts"
@@ -61,6 +61,7 @@ export class HearthApi extends HttpApi.make("hearth")
     TokensApi,
     TwoFactorApi,
     AdminUsersApi,
+    AdminApi,
     OrgsApi,
     ReposApi,
     SocialApi,

@@ -5,6 +5,7 @@ import { Federation } from "../federation/Service.ts"
 import { FederatedSocial } from "../federation/Social.ts"
 import { AdminRepo } from "./admin/Repo.ts"
 import { AdminUsers } from "./admin/Service.ts"
+import { AdminSite } from "./admin/Site.ts"
 import { AssigneesRepo } from "./assignees/Repo.ts"
 import { Authenticator } from "./auth/Authenticator.ts"
 import { HttpSignatures } from "./auth/HttpSignature.ts"
@@ -36,6 +37,7 @@ import { IssueTemplates } from "./issues/Templates.ts"
 import { IssueTimes } from "./issues/Times.ts"
 import { IssueTimesRepo } from "./issues/TimesRepo.ts"
 import { CommandEntitiesLayer, EntitiesLayer } from "./jobs/Cluster.ts"
+import { CronTasks } from "./jobs/Cron.ts"
 import { DeliveryQueue } from "./jobs/Queue.ts"
 import { RecoveryLive } from "./jobs/Recovery.ts"
 import { JobsRepo } from "./jobs/Repo.ts"
@@ -99,6 +101,7 @@ import { TransfersRepo } from "./transfers/Repo.ts"
 import { TransfersService } from "./transfers/Service.ts"
 import { TwoFactor } from "./twofa/Service.ts"
 import { AccountPolicy } from "./users/Policy.ts"
+import { AccountRename } from "./users/Rename.ts"
 import { UsersRepo } from "./users/Repo.ts"
 import { UsersService } from "./users/Service.ts"
 import { WebhooksRepo } from "./webhooks/Repo.ts"
@@ -148,6 +151,7 @@ const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2
 // OrgsService, and both refuse or purge through ReposService.
 export const Services = Layer.mergeAll(
   AdminUsers.layer,
+  AdminSite.layer,
   WebhooksService.layer,
   MarkdownRenderer.layer,
   // Scheduled merges, reviews and AGit pushes (asked by git over HTTP and SSH) act on pull
@@ -189,7 +193,7 @@ export const Services = Layer.mergeAll(
   Layer.provideMerge(RepoPresenter.layer),
   // The markdown renderer links only the issues its reader may see.
   Layer.provideMerge(IssuesService.layer),
-  Layer.provideMerge(OrgsService.layer),
+  Layer.provideMerge(Layer.mergeAll(OrgsService.layer, AccountRename.layer)),
   Layer.provideMerge(ReposService.layer),
   // Branch and tag protection: asked by the contents and branch APIs and the push hook.
   Layer.provideMerge(ProtectionService.layer),
@@ -214,7 +218,9 @@ const Workflows = Layer.mergeAll(
   MigrateRepositoryLive,
   SyncPullMirrorLive,
   SyncPushMirrorLive,
-  MirrorScheduleLive
+  MirrorScheduleLive,
+  // The periodic tasks by Forgejo's names, run on demand (GET/POST /admin/cron).
+  CronTasks.layer
 )
 
 const appLayer = <E, R>(entities: Layer.Layer<Layer.Success<typeof EntitiesLayer>, E, R>) =>

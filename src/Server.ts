@@ -24,7 +24,7 @@ import { FederationHttp } from "../federation/Http.ts"
 import { federationPaths } from "../federation/Operations.ts"
 import { FederationRoutes } from "../federation/Routes.ts"
 import { HearthApi } from "./Api.ts"
-import { AdminUsersHttp } from "./admin/Http.ts"
+import { AdminHttp, AdminUsersHttp } from "./admin/Http.ts"
 import { AssigneesHttp } from "./assignees/Http.ts"
 import { AuthenticationLive } from "./auth/Authentication.ts"
 import { BlocksHttp } from "./blocks/Http.ts"
@@ -220,6 +220,7 @@ export const ApiHandlers = Layer.mergeAll(
   TokensHttp,
   TwoFactorHttp,
   AdminUsersHttp,
+  AdminHttp,
   OrgsHttp,
   ReposHttp,
   SocialHttp,

@@ -5,8 +5,19 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Access } from "../http/Access.ts"
 import { PageQuery } from "../http/Pagination.ts"
+import { Repository } from "../repos/Schema.ts"
 import { User } from "../users/Schema.ts"
-import { CreateOrgOption, CreateTeamOption, EditOrgOption, EditTeamOption, Organization, Team } from "./Schema.ts"
+import {
+  CreateOrgOption,
+  CreateTeamOption,
+  EditOrgOption,
+  EditTeamOption,
+  Organization,
+  OrganizationPermissions,
+  RenameOrgOption,
+  Team,
+  TeamSearchResults
+} from "./Schema.ts"
 
 const open = { signedIn: false, scopes: ["organization"] } as const
 const signedIn = { signedIn: true, scopes: ["organization"] } as const
@@ -16,6 +27,11 @@ const org = { org: Schema.String }
 const orgUser = { org: Schema.String, username: Schema.String }
 const team = { id: Schema.String }
 const teamUser = { id: Schema.String, username: Schema.String }
+const teamRepo = { id: Schema.String, org: Schema.String, repo: Schema.String }
+const repoTeam = { owner: Schema.String, repo: Schema.String, team: Schema.String }
+// Forgejo's /repos/{owner}/{repo}/teams routes: `reqToken`, `reqAnyRepoReader` to look, `reqAdmin` to change.
+const repoTeamsRead = { signedIn: true, scopes: ["repository"], repo: { role: "read" } } as const
+const repoTeamsAdmin = { signedIn: true, scopes: ["repository"], repo: { role: "admin" } } as const
 
 export class OrgsApi extends HttpApiGroup.make("orgs").add(
   HttpApiEndpoint.get("listOrgs", "/orgs", { query: PageQuery, success: Schema.Array(Organization) })
@@ -140,5 +156,72 @@ export class OrgsApi extends HttpApiGroup.make("orgs").add(
     success: HttpApiSchema.NoContent
   })
     .annotate(OpenApi.Identifier, "orgRemoveTeamMember")
-    .annotate(Access, signedIn)
+    .annotate(Access, signedIn),
+
+  HttpApiEndpoint.post("renameOrg", "/orgs/:org/rename", {
+    params: org,
+    payload: RenameOrgOption,
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(OpenApi.Identifier, "renameOrg")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.get("searchTeams", "/orgs/:org/teams/search", {
+    params: org,
+    query: { q: Schema.optional(Schema.String), include_desc: Schema.optional(Schema.String), ...PageQuery },
+    success: TeamSearchResults
+  })
+    .annotate(OpenApi.Identifier, "teamSearch")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.get("listTeamRepos", "/teams/:id/repos", {
+    params: team,
+    query: PageQuery,
+    success: Schema.Array(Repository)
+  })
+    .annotate(OpenApi.Identifier, "orgListTeamRepos")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.get("getTeamRepo", "/teams/:id/repos/:org/:repo", { params: teamRepo, success: Repository })
+    .annotate(OpenApi.Identifier, "orgListTeamRepo")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.put("addTeamRepo", "/teams/:id/repos/:org/:repo", {
+    params: teamRepo,
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(OpenApi.Identifier, "orgAddTeamRepository")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.delete("removeTeamRepo", "/teams/:id/repos/:org/:repo", {
+    params: teamRepo,
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(OpenApi.Identifier, "orgRemoveTeamRepository")
+    .annotate(Access, signedIn),
+  HttpApiEndpoint.get("listRepoTeams", "/repos/:owner/:repo/teams", {
+    params: { owner: Schema.String, repo: Schema.String },
+    success: Schema.Array(Team)
+  })
+    .annotate(OpenApi.Identifier, "repoListTeams")
+    .annotate(Access, repoTeamsRead),
+  HttpApiEndpoint.get("checkRepoTeam", "/repos/:owner/:repo/teams/:team", { params: repoTeam, success: Team })
+    .annotate(OpenApi.Identifier, "repoCheckTeam")
+    .annotate(Access, repoTeamsRead),
+  HttpApiEndpoint.put("addRepoTeam", "/repos/:owner/:repo/teams/:team", {
+    params: repoTeam,
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(OpenApi.Identifier, "repoAddTeam")
+    .annotate(Access, repoTeamsAdmin),
+  HttpApiEndpoint.delete("deleteRepoTeam", "/repos/:owner/:repo/teams/:team", {
+    params: repoTeam,
+    success: HttpApiSchema.NoContent
+  })
+    .annotate(OpenApi.Identifier, "repoDeleteTeam")
+    .annotate(Access, repoTeamsAdmin),
+  HttpApiEndpoint.get("listMyTeams", "/user/teams", { query: PageQuery, success: Schema.Array(Team) })
+    .annotate(OpenApi.Identifier, "userListTeams")
+    .annotate(Access, userOrgs),
+  HttpApiEndpoint.get("userOrgPermissions", "/users/:username/orgs/:org/permissions", {
+    params: orgUser,
+    success: OrganizationPermissions
+  })
+    .annotate(OpenApi.Identifier, "orgGetUserPermissions")
+    .annotate(Access, userOrgs)
 ) {}

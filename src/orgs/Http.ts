@@ -5,7 +5,14 @@ import { Settings } from "../config/Settings.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { type AccessMode, accessRank, atLeast } from "../lib/AccessMode.ts"
+import { CurrentRepo } from "../repos/Assignment.ts"
+import { RepoPolicy } from "../repos/Policy.ts"
+import { RepoPresenter } from "../repos/Present.ts"
+import type { RepoRow } from "../repos/Repo.ts"
+import { ReposService } from "../repos/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
+import { AccountRename } from "../users/Rename.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { UsersService } from "../users/Service.ts"
@@ -14,6 +21,12 @@ import type { OrgFilter } from "./Repo.ts"
 import { toApiOrg, toApiTeam } from "./Schema.ts"
 import { OrgsService } from "./Service.ts"
 
+/** Forgejo's `FormBool`: "true", "1", "t", … are true; anything else false. */
+const formBool = (value: string) => ["1", "t", "true"].includes(value.trim().toLowerCase())
+
+/** Forgejo's refusal of the repository team routes for a repository of an individual user. */
+const NOT_AN_ORG_REPO = "repo is not owned by an organization"
+
 export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
@@ -21,6 +34,10 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
     const users = yield* UsersService
     const accounts = yield* AccountPolicy
     const policy = yield* OrgPolicy
+    const renamer = yield* AccountRename
+    const repos = yield* ReposService
+    const repoPolicy = yield* RepoPolicy
+    const presenter = yield* RepoPresenter
 
     const viewerOf = Effect.gen(function* () {
       return Option.getOrUndefined(yield* Caller)
@@ -78,6 +95,35 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
 
     const userList = (rows: ReadonlyArray<UserRow>, viewer: Principal | undefined) =>
       rows.map((u) => toApiUser(settings, u, viewer))
+
+    /**
+     * The repository of a /teams/{id}/repos/{org}/{repo} path: one of the team's organization
+     * (Forgejo looks it up there by name), else 404.
+     */
+    const teamRepoTarget = (org: UserRow, orgName: string, repoName: string) =>
+      orgName.toLowerCase() === org.lowerName ? repos.get(org, repoName) : Effect.fail(Errors.notFound())
+
+    /** Forgejo's `AddTeamRepository`/`RemoveTeamRepository` check: admin of the repository itself. */
+    const ensureRepoAdmin = (caller: Principal, org: UserRow, repo: RepoRow) =>
+      Effect.gen(function* () {
+        const access = yield* repoPolicy.access(caller, repo, org)
+        if (!atLeast(access.mode, "admin")) {
+          return yield* Errors.forbidden("Must have admin-level access to the repository")
+        }
+      })
+
+    /** The organization owning the repository of a /repos/{o}/{r}/teams path (422 for a user's). */
+    const repoOrg = Effect.gen(function* () {
+      const opened = yield* CurrentRepo
+      if (opened.owner.type !== "organization") return yield* Errors.validationFailed(NOT_AN_ORG_REPO)
+      return opened
+    })
+
+    /** Forgejo's `changeRepoTeam` rule: owners, or repository admins when the org lets them. */
+    const ensureTeamAccessChange = (owner: UserRow, mode: AccessMode) =>
+      owner.repoAdminChangeTeamAccess || atLeast(mode, "owner")
+        ? Effect.void
+        : Effect.fail(Errors.forbidden("user is nor repo admin nor owner"))
 
     return handlers
       .handle("listOrgs", ({ query }) =>
@@ -288,6 +334,142 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
           const { caller, org, team } = yield* visibleTeam(params.id)
           yield* policy.ensureOwner(caller, org)
           yield* orgs.removeTeamMember(team, yield* memberTarget(params.username, caller, org))
+        })
+      )
+
+      .handle("renameOrg", ({ params, payload }) =>
+        Effect.gen(function* () {
+          const caller = yield* signedInCaller
+          const org = yield* visibleOrg(params.org, caller)
+          yield* policy.ensureOwner(caller, org)
+          yield* renamer.rename(org, payload.new_name, { taken: (name) => `user already exists [name: ${name}]` })
+        })
+      )
+      .handle("searchTeams", ({ params, query }) =>
+        Effect.gen(function* () {
+          const caller = yield* signedInCaller
+          const org = yield* visibleOrg(params.org, caller)
+          yield* policy.ensureMember(caller, org)
+          const page = yield* resolvePage(query)
+          const includeDesc = (query.include_desc ?? "") === "" || formBool(query.include_desc ?? "")
+          // Only site admins search every team; others the teams they are in (Forgejo's SearchTeam).
+          const { rows, total } = yield* orgs.searchTeams(
+            org,
+            {
+              keyword: (query.q ?? "").trim(),
+              includeDesc,
+              memberId: caller.user.isAdmin ? undefined : caller.user.id
+            },
+            page
+          )
+          yield* setListHeaders(page, total, { withLink: true })
+          return { ok: true, data: rows.map((t) => toApiTeam(t)) }
+        })
+      )
+      .handle("listTeamRepos", ({ params, query }) =>
+        Effect.gen(function* () {
+          const { caller, org, team } = yield* visibleTeam(params.id)
+          const page = yield* resolvePage(query)
+          const { rows, total } = yield* orgs.teamRepos(team, page)
+          const items = rows.map((repo) => ({ repo, owner: org }))
+          const access = yield* repoPolicy.accessMany(caller, items)
+          yield* setListHeaders(page, total)
+          return yield* presenter.present(
+            caller,
+            items.map((item, i) => ({ ...item, access: access[i]! }))
+          )
+        })
+      )
+      .handle("getTeamRepo", ({ params }) =>
+        Effect.gen(function* () {
+          const { caller, org, team } = yield* visibleTeam(params.id)
+          const repo = yield* teamRepoTarget(org, params.org, params.repo)
+          if (!(yield* orgs.teamHasRepo(team, repo))) return yield* Errors.notFound()
+          const access = yield* repoPolicy.access(caller, repo, org)
+          return yield* presenter.one(caller, { repo, owner: org, access })
+        })
+      )
+      .handle("addTeamRepo", ({ params }) =>
+        Effect.gen(function* () {
+          const { caller, org, team } = yield* visibleTeam(params.id)
+          yield* policy.ensureOwner(caller, org)
+          const repo = yield* teamRepoTarget(org, params.org, params.repo)
+          yield* ensureRepoAdmin(caller, org, repo)
+          yield* orgs.addTeamRepo(team, repo)
+        })
+      )
+      .handle("removeTeamRepo", ({ params }) =>
+        Effect.gen(function* () {
+          const { caller, org, team } = yield* visibleTeam(params.id)
+          yield* policy.ensureOwner(caller, org)
+          const repo = yield* teamRepoTarget(org, params.org, params.repo)
+          yield* ensureRepoAdmin(caller, org, repo)
+          yield* orgs.removeTeamRepo(team, repo)
+        })
+      )
+      .handle("listRepoTeams", () =>
+        Effect.gen(function* () {
+          const { owner, repo } = yield* repoOrg
+          return (yield* orgs.teamsOfRepo(owner, repo)).map((t) => toApiTeam(t))
+        })
+      )
+      .handle("checkRepoTeam", ({ params }) =>
+        Effect.gen(function* () {
+          const { owner, repo } = yield* repoOrg
+          const team = yield* orgs.teamByName(owner, params.team)
+          if (!(yield* orgs.teamHasRepo(team, repo))) return yield* Errors.notFound()
+          return toApiTeam(team)
+        })
+      )
+      .handle("addRepoTeam", ({ params }) =>
+        Effect.gen(function* () {
+          const { owner, repo, access } = yield* repoOrg
+          yield* ensureTeamAccessChange(owner, access.mode)
+          const team = yield* orgs.teamByName(owner, params.team)
+          if (yield* orgs.teamHasRepo(team, repo)) {
+            return yield* Errors.validationFailed(`team '${team.name}' is already added to repo`)
+          }
+          yield* orgs.addTeamRepo(team, repo)
+        })
+      )
+      .handle("deleteRepoTeam", ({ params }) =>
+        Effect.gen(function* () {
+          const { owner, repo, access } = yield* repoOrg
+          yield* ensureTeamAccessChange(owner, access.mode)
+          const team = yield* orgs.teamByName(owner, params.team)
+          if (!(yield* orgs.teamHasRepo(team, repo))) {
+            return yield* Errors.validationFailed(`team '${team.name}' was not added to repo`)
+          }
+          yield* orgs.removeTeamRepo(team, repo)
+        })
+      )
+      .handle("listMyTeams", ({ query }) =>
+        Effect.gen(function* () {
+          const caller = yield* signedInCaller
+          const page = yield* resolvePage(query)
+          const { rows, total } = yield* orgs.teamsOfUser(caller.user, page)
+          const orgsById = new Map<number, UserRow>()
+          for (const team of rows) {
+            if (!orgsById.has(team.orgId)) orgsById.set(team.orgId, yield* orgs.getById(team.orgId))
+          }
+          yield* setListHeaders(page, total)
+          return rows.map((t) => toApiTeam(t, toApiOrg(settings, orgsById.get(t.orgId)!, caller)))
+        })
+      )
+      .handle("userOrgPermissions", ({ params }) =>
+        Effect.gen(function* () {
+          const caller = yield* signedInCaller
+          const user = yield* users.visible(caller, params.username)
+          const org = yield* visibleOrg(params.org, caller)
+          const { level, canCreateRepository } = yield* orgs.permissionsOf(org, user)
+          const rank = accessRank(level)
+          return {
+            can_create_repository: canCreateRepository,
+            can_read: rank > accessRank("none"),
+            can_write: rank > accessRank("read"),
+            is_admin: rank > accessRank("write"),
+            is_owner: rank > accessRank("admin")
+          }
         })
       )
   })

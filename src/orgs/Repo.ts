@@ -5,6 +5,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import type { Fragment } from "effect/sql/Statement"
 import { type AlreadyExists, sqlBoundary, uniqueViolation } from "../db/Boundary.ts"
 import type { AccessMode } from "../lib/AccessMode.ts"
+import { type RepoRow, toRepoRow } from "../repos/Repo.ts"
 import { toUserRow, type UserRow, type Visibility } from "../users/Repo.ts"
 
 export interface TeamRow {
@@ -114,6 +115,25 @@ export class OrgsRepo extends Context.Service<
     /** The repositories given to a team that does not include all of its organization's. */
     readonly teamRepoIds: (teamId: number) => Effect.Effect<ReadonlySet<number>>
     readonly addTeamRepo: (teamId: number, repoId: number) => Effect.Effect<void>
+    readonly removeTeamRepo: (teamId: number, repoId: number) => Effect.Effect<void>
+    /**
+     * The repositories a team reaches, by name: every repository of its organization when it
+     * includes all of them (Forgejo fills `team_repo` for those; Hearth does not), else those given to it.
+     */
+    readonly listTeamRepos: (team: TeamRow, page: Paging) => Effect.Effect<Listed<RepoRow>>
+    /** The teams of `orgId` reaching `repoId`, the owner team first, then by name (Forgejo's `GetRepoTeams`). */
+    readonly teamsOfRepo: (orgId: number, repoId: number) => Effect.Effect<Array<TeamRow>>
+    /**
+     * The teams of `orgId` whose name (or description, with `includeDesc`) contains `keyword`,
+     * among those `memberId` belongs to when given (Forgejo's `SearchTeam`).
+     */
+    readonly searchTeams: (
+      orgId: number,
+      options: { readonly keyword: string; readonly includeDesc: boolean; readonly memberId: number | undefined },
+      page: Paging
+    ) => Effect.Effect<Listed<TeamRow>>
+    /** Every team `userId` belongs to, in any organization, by organization then team name. */
+    readonly teamsOfUserEverywhere: (userId: number, page: Paging) => Effect.Effect<Listed<TeamRow>>
     readonly findTeamByName: (orgId: number, name: string) => Effect.Effect<Option.Option<TeamRow>>
     readonly ownerTeam: (orgId: number) => Effect.Effect<Option.Option<TeamRow>>
     readonly listTeams: (orgId: number, page: Paging) => Effect.Effect<Listed<TeamRow>>
@@ -215,6 +235,52 @@ export class OrgsRepo extends Context.Service<
             Effect.asVoid(
               sql`INSERT INTO team_repos (team_id, repo_id) VALUES (${teamId}, ${repoId}) ON CONFLICT DO NOTHING`
             ),
+          removeTeamRepo: (teamId, repoId) =>
+            Effect.asVoid(sql`DELETE FROM team_repos WHERE team_id = ${teamId} AND repo_id = ${repoId}`),
+          listTeamRepos: (team, page) =>
+            Effect.gen(function* () {
+              const where = team.includesAllRepositories
+                ? sql`r.owner_id = ${team.orgId}`
+                : sql`r.owner_id = ${team.orgId} AND r.id IN (SELECT repo_id FROM team_repos WHERE team_id = ${team.id})`
+              const [count] = yield* sql`SELECT count(*) AS n FROM repositories r WHERE ${where}`
+              const rows = yield* sql`SELECT r.* FROM repositories r WHERE ${where}
+              ORDER BY r.lower_name ASC LIMIT ${page.limit} OFFSET ${page.offset}`
+              return { rows: rows.map(toRepoRow), total: Number(count!.n) }
+            }),
+          teamsOfRepo: (orgId, repoId) =>
+            Effect.map(
+              sql`SELECT t.* FROM teams t WHERE t.org_id = ${orgId} AND (t.includes_all_repositories
+                OR EXISTS (SELECT 1 FROM team_repos x WHERE x.team_id = t.id AND x.repo_id = ${repoId}))
+              ORDER BY CASE WHEN t.permission = 'owner' THEN 0 ELSE 1 END, t.lower_name`,
+              (rows) => rows.map(toTeamRow)
+            ),
+          searchTeams: (orgId, options, page) =>
+            Effect.gen(function* () {
+              const like = `%${options.keyword.toLowerCase().replace(/[\\%_]/g, (c) => "\\" + c)}%`
+              const where = sql.and([
+                sql`t.org_id = ${orgId}`,
+                options.keyword === ""
+                  ? sql`true`
+                  : options.includeDesc
+                    ? sql`(t.lower_name LIKE ${like} OR lower(t.description) LIKE ${like})`
+                    : sql`t.lower_name LIKE ${like}`,
+                options.memberId === undefined
+                  ? sql`true`
+                  : sql`EXISTS (SELECT 1 FROM team_users m WHERE m.team_id = t.id AND m.user_id = ${options.memberId})`
+              ])
+              const [count] = yield* sql`SELECT count(*) AS n FROM teams t WHERE ${where}`
+              const rows = yield* sql`SELECT t.* FROM teams t WHERE ${where}
+              ORDER BY t.lower_name ASC LIMIT ${page.limit} OFFSET ${page.offset}`
+              return { rows: rows.map(toTeamRow), total: Number(count!.n) }
+            }),
+          teamsOfUserEverywhere: (userId, page) =>
+            Effect.gen(function* () {
+              const from = sql`teams t JOIN team_users m ON m.team_id = t.id JOIN users o ON o.id = t.org_id`
+              const [count] = yield* sql`SELECT count(*) AS n FROM ${from} WHERE m.user_id = ${userId}`
+              const rows = yield* sql`SELECT t.* FROM ${from} WHERE m.user_id = ${userId}
+              ORDER BY o.lower_name ASC, t.lower_name ASC LIMIT ${page.limit} OFFSET ${page.offset}`
+              return { rows: rows.map(toTeamRow), total: Number(count!.n) }
+            }),
           findTeam: (id) => Effect.map(sql`SELECT * FROM teams WHERE id = ${id}`, oneTeam),
           findTeamByName: (orgId, name) =>
             Effect.map(

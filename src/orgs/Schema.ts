@@ -126,3 +126,22 @@ export const toApiTeam = (team: TeamRow, organization: Organization | null = nul
     can_create_org_repo: team.canCreateOrgRepo
   }
 }
+
+export const RenameOrgOption = Schema.Struct({
+  new_name: BoundedName("NewName", NAME_MAX.user)
+}).annotate({ identifier: "RenameOrgOption" })
+
+/** What a user may do in an organization (Forgejo's `OrganizationPermissions`). */
+export const OrganizationPermissions = Schema.Struct({
+  can_create_repository: Schema.Boolean,
+  can_read: Schema.Boolean,
+  can_write: Schema.Boolean,
+  is_admin: Schema.Boolean,
+  is_owner: Schema.Boolean
+}).annotate({ identifier: "OrganizationPermissions" })
+
+/** `GET /orgs/{org}/teams/search`: Forgejo answers `{ok, data}` rather than a bare list. */
+export const TeamSearchResults = Schema.Struct({
+  ok: Schema.Boolean,
+  data: Schema.Array(Team)
+}).annotate({ identifier: "TeamSearchResults" })

@@ -10,6 +10,7 @@ import type { Page } from "../http/Pagination.ts"
 import { ACCESS_MODES, type AccessMode, accessRank, isAccessMode } from "../lib/AccessMode.ts"
 import { NAME_MAX, userNameProblem } from "../lib/Names.ts"
 import { PackagesRepo } from "../packages/Repo.ts"
+import type { RepoRow } from "../repos/Repo.ts"
 import { ReposService } from "../repos/Service.ts"
 import { AccountPolicy } from "../users/Policy.ts"
 import { type UserRow, UsersRepo, type UserWrite } from "../users/Repo.ts"
@@ -158,6 +159,33 @@ export class OrgsService extends Context.Service<
     readonly addTeamMember: (team: TeamRow, user: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
     /** Removes a user from a team; refused for the last member of the owner team. Idempotent. */
     readonly removeTeamMember: (team: TeamRow, user: UserRow) => Effect.Effect<void, Errors.ValidationFailed>
+
+    /** The repositories the team reaches (all of its org's when it includes all). */
+    readonly teamRepos: (team: TeamRow, page: Page) => Effect.Effect<Listed<RepoRow>>
+    /** Whether the team reaches the repository (Forgejo's `HasRepository`). */
+    readonly teamHasRepo: (team: TeamRow, repo: RepoRow) => Effect.Effect<boolean>
+    /** Gives the team a repository of its organization (422 for another owner's); idempotent. */
+    readonly addTeamRepo: (team: TeamRow, repo: RepoRow) => Effect.Effect<void, Errors.ValidationFailed>
+    /** Takes a repository from the team; a team that includes all repositories keeps them (Forgejo). */
+    readonly removeTeamRepo: (team: TeamRow, repo: RepoRow) => Effect.Effect<void>
+    /** The teams of the repository's organization that reach it, owners first. */
+    readonly teamsOfRepo: (org: UserRow, repo: RepoRow) => Effect.Effect<Array<TeamRow>>
+    /** A team of the org by name, or 404 with Forgejo's `ErrTeamNotExist` message. */
+    readonly teamByName: (org: UserRow, name: string) => Effect.Effect<TeamRow, Errors.NotFound>
+    readonly searchTeams: (
+      org: UserRow,
+      options: { readonly keyword: string; readonly includeDesc: boolean; readonly memberId: number | undefined },
+      page: Page
+    ) => Effect.Effect<Listed<TeamRow>>
+    readonly teamsOfUser: (user: UserRow, page: Page) => Effect.Effect<Listed<TeamRow>>
+    /**
+     * Forgejo's `GetOrgUserMaxAuthorizeLevel` and `CanCreateOrgRepo` for a user (site admins are
+     * not special here).
+     */
+    readonly permissionsOf: (
+      org: UserRow,
+      user: UserRow
+    ) => Effect.Effect<{ readonly level: AccessMode; readonly canCreateRepository: boolean }>
   }
 >()("hearth/orgs/OrgsService") {
   static readonly layer = Layer.effect(
@@ -457,7 +485,36 @@ export class OrgsService extends Context.Service<
               if (team.permission === "owner") yield* guardLastOwner(team.orgId, user)
               yield* repo.removeTeamMember(team, user.id)
             })
-          )
+          ),
+
+        teamRepos: (team, page) => repo.listTeamRepos(team, page),
+        teamHasRepo: (team, target) =>
+          target.ownerId !== team.orgId
+            ? Effect.succeed(false)
+            : team.includesAllRepositories
+              ? Effect.succeed(true)
+              : Effect.map(repo.teamRepoIds(team.id), (ids) => ids.has(target.id)),
+        addTeamRepo: (team, target) =>
+          target.ownerId !== team.orgId
+            ? invalid("repository does not belong to team's organization")
+            : repo.addTeamRepo(team.id, target.id),
+        removeTeamRepo: (team, target) =>
+          team.includesAllRepositories ? Effect.void : repo.removeTeamRepo(team.id, target.id),
+        teamsOfRepo: (org, target) => repo.teamsOfRepo(org.id, target.id),
+        teamByName: (org, name) =>
+          Effect.flatMap(repo.findTeamByName(org.id, name), (found) =>
+            Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(Errors.notFound())
+          ),
+        searchTeams: (org, options, page) => repo.searchTeams(org.id, options, page),
+        teamsOfUser: (user, page) => repo.teamsOfUserEverywhere(user.id, page),
+        permissionsOf: (org, user) =>
+          Effect.map(repo.teamsOfUser(org.id, user.id), (teams) => ({
+            level: teams.reduce<AccessMode>(
+              (best, t) => (accessRank(t.permission) > accessRank(best) ? t.permission : best),
+              "none"
+            ),
+            canCreateRepository: teams.some((t) => t.permission === "owner" || t.canCreateOrgRepo)
+          }))
       })
     })
   )

@@ -168,6 +168,11 @@ export class PullsRepo extends Context.Service<
     ) => Effect.Effect<Option.Option<PullRow>>
     /** An AGit pull request's shown head branch (its poster renamed). */
     readonly setHeadBranch: (id: number, headBranch: string) => Effect.Effect<void>
+    /**
+     * The poster renamed their account: every unmerged AGit pull request of theirs shows its head
+     * branch `{name}/{topic}` under the new name (Forgejo's agit.UserNameChanged).
+     */
+    readonly renameAgitHeads: (posterId: number, newName: string) => Effect.Effect<void>
     /** The first pull request (any state) with that base and head, oldest first. */
     readonly anyBetween: (
       baseRepoId: number,
@@ -280,6 +285,10 @@ export class PullsRepo extends Context.Service<
             ),
           setHeadBranch: (id, headBranch) =>
             Effect.asVoid(sql`UPDATE pull_requests SET head_branch = ${headBranch} WHERE id = ${id}`),
+          renameAgitHeads: (posterId, newName) =>
+            Effect.asVoid(sql`UPDATE pull_requests p
+              SET head_branch = ${newName} || '/' || substr(p.head_branch, strpos(p.head_branch, '/') + 1)
+              FROM issues i WHERE i.id = p.issue_id AND i.poster_id = ${posterId} AND p.flow = 1 AND NOT p.has_merged`),
           anyBetween: (baseRepoId, baseBranch, headRepoId, headBranch) =>
             Effect.map(
               sql`${select} WHERE p.base_repo_id = ${baseRepoId} AND p.base_branch = ${baseBranch}

@@ -96,20 +96,16 @@ export const makeGitAccess = Effect.gen(function* () {
         if (refused !== undefined) return yield* SmartHttp.Denied.forbidden(refused)
       }
       const notFound = SmartHttp.Denied.notFound()
-      const owner = yield* Effect.mapError(users.get(ownerName), () => notFound)
-      const repo = yield* repos
-        .get(owner, name)
-        .pipe(
-          Effect.catch(() =>
-            Effect.flatMap(repos.redirectFor(caller, ownerName, name), (moved) =>
-              Effect.fail(
-                Option.isSome(moved) && options.moved !== undefined
-                  ? options.moved(wiki ? movedWiki(moved.value) : moved.value)
-                  : notFound
-              )
-            )
-          )
+      // A renamed or transferred repository, or one of a renamed account (an unknown owner name).
+      const redirected = Effect.flatMap(repos.redirectFor(caller, ownerName, name), (moved) =>
+        Effect.fail(
+          Option.isSome(moved) && options.moved !== undefined
+            ? options.moved(wiki ? movedWiki(moved.value) : moved.value)
+            : notFound
         )
+      )
+      const owner = yield* users.get(ownerName).pipe(Effect.catch(() => redirected))
+      const repo = yield* repos.get(owner, name).pipe(Effect.catch(() => redirected))
       // A deploy key reaches only the repositories it is on, at its own level; anyone else at theirs.
       let access: RepoAccess
       if (options.deploy !== undefined) {

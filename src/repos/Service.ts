@@ -347,8 +347,18 @@ export class ReposService extends Context.Service<
       const redirectFor = (viewer: Principal | undefined, ownerName: string, name: string) =>
         Effect.gen(function* () {
           const oldOwner = yield* users.findByName(ownerName)
-          if (Option.isNone(oldOwner)) return Option.none()
-          const id = yield* repos.redirectOf(oldOwner.value.id, name.toLowerCase())
+          let id: Option.Option<number>
+          if (Option.isSome(oldOwner)) id = yield* repos.redirectOf(oldOwner.value.id, name.toLowerCase())
+          else {
+            // An old name of a renamed account (src/users/Rename.ts): its repository by name, or
+            // one it renamed since.
+            const renamed = yield* users.redirectOf(ownerName)
+            if (Option.isNone(renamed)) return Option.none()
+            const byName = yield* repos.findByName(renamed.value, name)
+            id = Option.isSome(byName)
+              ? Option.some(byName.value.id)
+              : yield* repos.redirectOf(renamed.value, name.toLowerCase())
+          }
           if (Option.isNone(id)) return Option.none()
           const repo = yield* repos.findById(id.value)
           if (Option.isNone(repo)) return Option.none()

@@ -197,6 +197,12 @@ export class UsersRepo extends Context.Service<
     readonly adjustNumStars: (id: number, delta: number) => Effect.Effect<void>
     /** Adds `delta` to the follower's `num_following` and the followed account's `num_followers`. */
     readonly adjustFollowCounts: (followerId: number, followedId: number, delta: number) => Effect.Effect<void>
+    /** The account an old name (of a renamed account) now belongs to (Forgejo's `LookupUserRedirect`). */
+    readonly redirectOf: (name: string) => Effect.Effect<Option.Option<number>>
+    /** Records `name` as an old name of `userId` (replacing what it pointed to before). */
+    readonly addRedirect: (name: string, userId: number) => Effect.Effect<void>
+    /** The name is an account's own again: no redirect from it. */
+    readonly removeRedirect: (name: string) => Effect.Effect<void>
   }
 >()("hearth/users/UsersRepo") {
   static readonly layer = Layer.effect(
@@ -366,7 +372,16 @@ export class UsersRepo extends Context.Service<
                   sql`UPDATE users SET num_followers = GREATEST(num_followers + ${delta}, 0) WHERE id = ${followedId}`
                 )
               )
-            )
+            ),
+          redirectOf: (name) =>
+            Effect.map(sql`SELECT user_id FROM user_redirects WHERE lower_name = ${name.toLowerCase()}`, (rows) =>
+              Option.map(Option.fromNullishOr(rows[0]), (r) => Number(r.user_id))
+            ),
+          addRedirect: (name, userId) =>
+            Effect.asVoid(sql`INSERT INTO user_redirects (lower_name, user_id) VALUES (${name.toLowerCase()}, ${userId})
+              ON CONFLICT (lower_name) DO UPDATE SET user_id = EXCLUDED.user_id`),
+          removeRedirect: (name) =>
+            Effect.asVoid(sql`DELETE FROM user_redirects WHERE lower_name = ${name.toLowerCase()}`)
         })
       )
     })
