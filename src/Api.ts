@@ -12,6 +12,7 @@ import { ContentsApi } from "./contents/Api.ts"
 import { EmailsApi } from "./emails/Api.ts"
 import { FollowsApi } from "./follows/Api.ts"
 import { ForksApi } from "./forks/Api.ts"
+import { GitDataApi } from "./gitdata/Api.ts"
 import { GpgApi } from "./gpg/Api.ts"
 import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
@@ -61,6 +62,7 @@ export class HearthApi extends HttpApi.make("hearth")
     SocialApi,
     BranchesApi,
     ContentsApi,
+    GitDataApi,
     TemplatesApi,
     ForksApi,
     JobsApi,

@@ -19,6 +19,8 @@ import { FollowsRepo } from "./follows/Repo.ts"
 import { FollowsService } from "./follows/Service.ts"
 import { ForksService } from "./forks/Service.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
+import { InstanceSigning } from "./git/Signing.ts"
+import { GitDataService } from "./gitdata/Service.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
 import { IssueAttachments } from "./issues/Attachments.ts"
@@ -157,8 +159,8 @@ export const Services = Layer.mergeAll(
   IssueTimes.layer,
   IssueAttachments.layer,
   SocialService.layer,
-  // Issue templates are read from the default branch through the contents reader.
-  IssueTemplates.layer.pipe(Layer.provideMerge(ContentsService.layer)),
+  // Issue templates and git data are read from git through the contents reader.
+  Layer.mergeAll(IssueTemplates.layer, GitDataService.layer).pipe(Layer.provideMerge(ContentsService.layer)),
   ForksService.layer,
   TransfersService.layer,
   MirrorsService.layer,
@@ -197,6 +199,8 @@ export const Services = Layer.mergeAll(
   Layer.provideMerge(QuotaService.layer),
   Layer.provideMerge(IdentityRepos),
   Layer.provideMerge(EventHub.layer),
+  // The instance's commit-signing key ([repository.signing]), read or made once at start.
+  Layer.provideMerge(InstanceSigning.layer),
   Layer.provideMerge(DeliveryQueue.layer),
   Layer.provideMerge(Repos)
 )
