@@ -5,6 +5,7 @@
 // instance's. FORMAT openpgp keeps the key in a keyring of Hearth's own (GNUPGHOME under the
 // signing directory); FORMAT ssh signs with `ssh-keygen -Y sign` through git.
 import { execFile } from "node:child_process"
+import { createHash, createPublicKey, verify } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { Context, Effect, Layer } from "effect"
@@ -66,36 +67,93 @@ export class InstanceSigning extends Context.Service<
             .filter((r) => r !== "")
           return rules.length === 0 || rules.includes("never") ? undefined : key.sign
         },
-        isInstanceSignature: (signature, payload) =>
-          publicKeys === undefined
-            ? Effect.succeed(false)
-            : Effect.promise(async () => {
-                try {
-                  const message = await openpgp.createMessage({ binary: new TextEncoder().encode(payload) })
-                  const parsed = await openpgp.readSignature({ armoredSignature: signature })
-                  const { signatures } = await openpgp.verify({
-                    message,
-                    signature: parsed,
-                    verificationKeys: publicKeys,
-                    format: "binary"
-                  })
-                  for (const checked of signatures) {
-                    if (
-                      await checked.verified.then(
-                        () => true,
-                        () => false
-                      )
-                    )
-                      return true
-                  }
-                  return false
-                } catch {
-                  return false
-                }
+        isInstanceSignature: (signature, payload) => {
+          if (key?.format === "ssh") return Effect.sync(() => sshSignedBy(key.publicKey, signature, payload))
+          if (publicKeys === undefined) return Effect.succeed(false)
+          return Effect.promise(async () => {
+            try {
+              const message = await openpgp.createMessage({ binary: new TextEncoder().encode(payload) })
+              const parsed = await openpgp.readSignature({ armoredSignature: signature })
+              const { signatures } = await openpgp.verify({
+                message,
+                signature: parsed,
+                verificationKeys: publicKeys,
+                format: "binary"
               })
+              for (const checked of signatures) {
+                if (
+                  await checked.verified.then(
+                    () => true,
+                    () => false
+                  )
+                )
+                  return true
+              }
+              return false
+            } catch {
+              return false
+            }
+          })
+        }
       })
     })
   )
+}
+
+/** An SSH wire-format string (uint32 length, bytes) at `at`, and where the next one starts. */
+const sshString = (buffer: Buffer, at: number): [Buffer, number] => {
+  if (at + 4 > buffer.length) throw new Error("truncated")
+  const length = buffer.readUInt32BE(at)
+  if (at + 4 + length > buffer.length) throw new Error("truncated")
+  return [buffer.subarray(at + 4, at + 4 + length), at + 4 + length]
+}
+
+const sshWire = (...parts: ReadonlyArray<Buffer>) =>
+  Buffer.concat(
+    parts.flatMap((part) => {
+      const length = Buffer.alloc(4)
+      length.writeUInt32BE(part.length)
+      return [length, part]
+    })
+  )
+
+/**
+ * Whether an armored SSH signature (PROTOCOL.sshsig, namespace `git`) over `payload` was made by
+ * `publicKeyLine`, the instance's ed25519 key: the signature's key must be that key and the
+ * signature must check, as `ssh-keygen -Y verify` would.
+ */
+export const sshSignedBy = (publicKeyLine: string, armored: string, payload: string): boolean => {
+  try {
+    const body = armored.replace(/-----(BEGIN|END) SSH SIGNATURE-----/g, "").replace(/\s+/g, "")
+    const blob = Buffer.from(body, "base64")
+    if (blob.subarray(0, 6).toString("latin1") !== "SSHSIG") return false
+    const [signer, a1] = sshString(blob, 10) // after the magic and the version
+    const [namespace, a2] = sshString(blob, a1)
+    const [reserved, a3] = sshString(blob, a2)
+    const [hashName, a4] = sshString(blob, a3)
+    const [signatureBlob] = sshString(blob, a4)
+    const instance = Buffer.from(publicKeyLine.trim().split(/\s+/)[1] ?? "", "base64")
+    if (!signer.equals(instance)) return false
+    const [keyType, k1] = sshString(instance, 0)
+    if (keyType.toString("latin1") !== "ssh-ed25519") return false
+    const [raw] = sshString(instance, k1)
+    const [sigType, s1] = sshString(signatureBlob, 0)
+    if (sigType.toString("latin1") !== "ssh-ed25519") return false
+    const [signature] = sshString(signatureBlob, s1)
+    const hash = hashName.toString("latin1")
+    if (hash !== "sha512" && hash !== "sha256") return false
+    const signed = Buffer.concat([
+      Buffer.from("SSHSIG", "latin1"),
+      sshWire(namespace, reserved, hashName, createHash(hash).update(payload, "utf8").digest())
+    ])
+    const publicKey = createPublicKey({
+      key: { kty: "OKP", crv: "Ed25519", x: raw.toString("base64url") },
+      format: "jwk"
+    })
+    return namespace.toString("latin1") === "git" && verify(null, signed, publicKey, signature)
+  } catch {
+    return false
+  }
 }
 
 /** The public key of `format` the routes serve, or undefined when the instance has none of it. */
