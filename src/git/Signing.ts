@@ -288,5 +288,6 @@ const runTool = (command: string, args: ReadonlyArray<string>, input?: string) =
         )
         child.stdin?.end(input)
       }),
-    catch: (cause) => cause
+    // Start-up stops with a message naming the setting (a missing gpg or ssh-keygen, a bad key file).
+    catch: (cause) => new Error(`[repository.signing] the signing key could not be prepared: ${String(cause)}`)
   })
