@@ -198,6 +198,37 @@ describe("git/tags/{sha} (GetAnnotatedTag)", () => {
     expect(tag.verification).toMatchObject({ verified: false, reason: "gpg.error.no_gpg_keys_found" })
   })
 
+  it("verifies a tag signed by a key its tagger registered (src/gpg), and only for the tagger's address", async () => {
+    const home = join(work, "alice-gnupg")
+    mkdirSync(home, { mode: 0o700 })
+    const env = { ...process.env, GNUPGHOME: home }
+    const { execFileSync } = await import("node:child_process")
+    execFileSync(
+      "gpg",
+      ["--batch", "--passphrase", "", "--quick-gen-key", "alice <alice@example.com>", "ed25519", "sign", "never"],
+      {
+        env
+      }
+    )
+    const armored = execFileSync("gpg", ["--batch", "--armor", "--export", "alice@example.com"], { env }).toString()
+    const added = await request(hearth, "POST", "/user/gpg_keys", alice(), { armored_public_key: armored })
+    expect(added.status, await added.clone().text()).toBe(201)
+    const keyId = (await json(added)).key_id
+    const sign = ["-c", "gpg.program=gpg", "-c", "user.signingkey=alice@example.com", "tag", "-s"]
+    const asAlice = { GNUPGHOME: home, GIT_COMMITTER_NAME: "alice", GIT_COMMITTER_EMAIL: "alice@example.com" }
+    await gitIn(local, [...sign, "by-alice", "-m", "alice signs", first], asAlice)
+    await gitIn(local, [...sign, "by-alice-as-t", "-m", "not her address", first], { GNUPGHOME: home })
+    await gitIn(local, ["push", "-q", "origin", "refs/tags/by-alice", "refs/tags/by-alice-as-t"])
+    const good = await json(await get(`/git/tags/${await gitIn(local, ["rev-parse", "refs/tags/by-alice"])}`))
+    expect(good.verification).toMatchObject({
+      verified: true,
+      reason: `alice / ${keyId}`,
+      signer: { name: "alice", email: "alice@example.com", username: "alice" }
+    })
+    const other = await json(await get(`/git/tags/${await gitIn(local, ["rev-parse", "refs/tags/by-alice-as-t"])}`))
+    expect(other.verification).toMatchObject({ verified: false, reason: "gpg.error.no_gpg_keys_found" })
+  })
+
   it("answers 400 for what is not a tag object, as Forgejo does", async () => {
     for (const sha of [second, "0".repeat(40), "v1", "zz"]) {
       const res = await get(`/git/tags/${sha}`)

@@ -4,9 +4,10 @@
 
 import { matcher } from "editorconfig"
 import { Context, Effect, Layer, Option } from "effect"
+import * as openpgp from "openpgp"
 import type { Commit } from "../branches/Api.ts"
 import { makeCommitPresenter } from "../branches/Commits.ts"
-import { readCommits } from "../branches/Service.ts"
+import { type CommitSignature, readCommits } from "../branches/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import type { FileCommitResponse } from "../contents/Api.ts"
 import { ContentsService, type RepoHandle } from "../contents/Service.ts"
@@ -17,12 +18,15 @@ import * as GitData from "../git/GitData.ts"
 import { RepositoryWriter, toApiError } from "../git/Repository.ts"
 import { commitVerification, InstanceSigning, signWith, verificationWith } from "../git/Signing.ts"
 import * as Write from "../git/Write.ts"
+import { findSigner, paddedKeyId, readArmoredKeys } from "../gpg/Keys.ts"
+import { GpgRepo } from "../gpg/Repo.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { branchNameProblem, refNameProblem } from "../lib/Names.ts"
 import { ProtectionService } from "../protection/Service.ts"
 import { QuotaService } from "../quota/Service.ts"
-import { gitIdentity } from "../users/Schema.ts"
+import { gitIdentity, gitName } from "../users/Schema.ts"
+import { UsersService } from "../users/Service.ts"
 import type { AnnotatedTag as AnnotatedTagSchema } from "./Api.ts"
 
 type AnnotatedTag = typeof AnnotatedTagSchema.Type
@@ -159,6 +163,53 @@ export class GitDataService extends Context.Service<
       const protection = yield* ProtectionService
       const presenter = yield* makeCommitPresenter
       const signing = yield* InstanceSigning
+      const gpgKeys = yield* GpgRepo
+      const accounts = yield* UsersService
+
+      /**
+       * A signature checked against the keys users registered (src/gpg), as Forgejo's
+       * `ParseTagWithSignature`: the key that made it must be stored, verified, carry the
+       * signer's e-mail, and its signature must check. Else the instance's key or "no known key".
+       */
+      const verificationOf = (signature: CommitSignature | undefined, email: string) =>
+        Effect.gen(function* () {
+          if (signature === undefined) return yield* verificationWith(signing, signature)
+          const ids = yield* Effect.promise(() =>
+            openpgp.readSignature({ armoredSignature: signature.signature }).then(
+              (s) => s.getSigningKeyIDs().map((id) => paddedKeyId(id.toHex())),
+              () => [] as Array<string>
+            )
+          )
+          for (const id of ids) {
+            const row = yield* gpgKeys.findByKeyId(id)
+            if (Option.isNone(row)) continue
+            const primaryId = row.value.primaryKeyId === "" ? row.value.keyId : row.value.primaryKeyId
+            const primary = yield* gpgKeys.findPrimary(row.value.ownerId, primaryId)
+            const armored = yield* gpgKeys.importOf(primaryId)
+            if (Option.isNone(primary) || Option.isNone(armored)) continue
+            // Forgejo: the signer's e-mail is an activated address of the key's owner, and the key
+            // was verified with a signed token or names that address itself.
+            const owner = yield* accounts.byCommitEmail(email)
+            if (Option.isNone(owner) || owner.value.id !== row.value.ownerId) continue
+            const named = primary.value.emails.some((e) => e.toLowerCase() === email.toLowerCase())
+            if (!primary.value.verified && !named) continue
+            const signer = yield* Effect.promise(() =>
+              readArmoredKeys(armored.value).then(
+                (keys) => findSigner(keys, signature.signature, [signature.payload]),
+                () => undefined
+              )
+            )
+            if (signer === undefined) continue
+            return {
+              verified: true,
+              reason: `${owner.value.name} / ${id}`,
+              signature: signature.signature,
+              signer: { name: gitName(owner.value), email, username: owner.value.name },
+              payload: signature.payload
+            }
+          }
+          return yield* verificationWith(signing, signature)
+        })
 
       const blobs = (handle: RepoHandle, raw: string | undefined) =>
         Effect.gen(function* () {
@@ -200,6 +251,7 @@ export class GitDataService extends Context.Service<
           if (type.exitCode !== 0 || type.stdout.toString("utf8").trim() !== "tag") return yield* notATag
           const text = (yield* Effect.orDie(Git.inRepo(handle.dir, ["cat-file", "tag", sha]))).stdout.toString("utf8")
           const tag = parseTag(text)
+          const tagger = parseIdent(tag.tagger)
           // Forgejo's `tag.Commit`: the commit the tag (through nested tags) points at.
           const commit = yield* Effect.orDie(Git.revParse(handle.dir, `${sha}^{commit}`)).pipe(
             Effect.catch(() => Effect.succeedNone)
@@ -210,9 +262,9 @@ export class GitDataService extends Context.Service<
             sha,
             url: `${handle.api}/git/tags/${sha}`,
             message: tag.message,
-            tagger: parseIdent(tag.tagger),
+            tagger,
             object: { type: "commit", url: `${handle.api}/git/commits/${commit.value}`, sha: commit.value },
-            verification: yield* verificationWith(signing, tag.signature),
+            verification: yield* verificationOf(tag.signature, tagger.email),
             archive_download_count: { zip: 0, tar_gz: 0 }
           } satisfies AnnotatedTag
         })
