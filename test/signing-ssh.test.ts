@@ -15,7 +15,10 @@ let work: string
 const alice = () => basic("alice")
 
 beforeAll(async () => {
-  hearth = await startHearth({ "repository.signing": { SIGNING_KEY: "default", FORMAT: "ssh" } })
+  // INITIAL_COMMIT = never: the repository's first commit stays unsigned, API commits are signed.
+  hearth = await startHearth({
+    "repository.signing": { SIGNING_KEY: "default", FORMAT: "ssh", INITIAL_COMMIT: "never" }
+  })
   work = mkdtempSync(join(tmpdir(), "hearth-signing-ssh-"))
   await createUser(hearth, { username: "alice" })
   const res = await request(hearth, "POST", "/user/repos", alice(), { name: "signed", auto_init: true })
@@ -27,7 +30,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true })
 })
 
-describe("[repository.signing] FORMAT = ssh", () => {
+describe("[repository.signing] FORMAT = ssh, INITIAL_COMMIT = never", () => {
   it("serves the SSH key, an empty OpenPGP key, and signs API commits git verifies with it", async () => {
     const key = await (await request(hearth, "GET", "/signing-key.ssh")).text()
     expect(key).toMatch(/^ssh-ed25519 \S+ Hearth <noreply@/)
@@ -46,10 +49,13 @@ describe("[repository.signing] FORMAT = ssh", () => {
     writeFileSync(allowed, `noreply@localhost ${key}`)
     const dir = mkdtempSync(join(work, "clone-"))
     await gitIn(work, ["clone", "-q", `${hearth.base}/alice/signed.git`, dir])
-    for (const revision of ["HEAD", "HEAD^"]) {
-      const outcome = await gitRun(dir, ["-c", `gpg.ssh.allowedSignersFile=${allowed}`, "verify-commit", revision])
-      expect(outcome.code, outcome.stderr).toBe(0)
-      expect(outcome.stderr).toContain('Good "git" signature')
-    }
+    const verify = (revision: string) =>
+      gitRun(dir, ["-c", `gpg.ssh.allowedSignersFile=${allowed}`, "verify-commit", revision])
+    const signed = await verify("HEAD")
+    expect(signed.code, signed.stderr).toBe(0)
+    expect(signed.stderr).toContain('Good "git" signature')
+    // The initial commit, made under INITIAL_COMMIT = never.
+    expect((await verify("HEAD^")).code).not.toBe(0)
+    expect(await gitIn(dir, ["cat-file", "commit", "HEAD^"])).not.toContain("gpgsig")
   })
 })
