@@ -331,6 +331,10 @@ export class GitDataService extends Context.Service<
         Effect.gen(function* () {
           const patch = patchText(options.content)
           if (patch.trim() === "") return yield* Errors.validationFailed("content: the patch is empty")
+          // Every patch git applies has a `diff --git` or `---` header: anything else is refused
+          // before a git process is started for it.
+          if (!/^(diff --git |--- )/m.test(patch))
+            return yield* Errors.validationFailed("content: not a patch (no 'diff --git' or '---' line)")
           const branch =
             options.branch !== undefined && options.branch !== "" ? options.branch : handle.repo.defaultBranch
           for (const [field, name] of [
