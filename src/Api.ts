@@ -14,6 +14,7 @@ import { EmailsApi } from "./emails/Api.ts"
 import { FlagsApi } from "./flags/Api.ts"
 import { FollowsApi } from "./follows/Api.ts"
 import { ForksApi } from "./forks/Api.ts"
+import { GitDataApi } from "./gitdata/Api.ts"
 import { GpgApi } from "./gpg/Api.ts"
 import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
@@ -67,6 +68,7 @@ export class HearthApi extends HttpApi.make("hearth")
     SocialApi,
     BranchesApi,
     ContentsApi,
+    GitDataApi,
     TemplatesApi,
     ForksApi,
     JobsApi,

@@ -23,6 +23,8 @@ import { FollowsService } from "./follows/Service.ts"
 import { ForksService } from "./forks/Service.ts"
 import { ForkSync } from "./forks/Sync.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
+import { InstanceSigning } from "./git/Signing.ts"
+import { GitDataService } from "./gitdata/Service.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
 import { IssueAttachments } from "./issues/Attachments.ts"
@@ -166,8 +168,8 @@ export const Services = Layer.mergeAll(
   IssueTimes.layer,
   IssueAttachments.layer,
   SocialService.layer,
-  // Issue templates are read from the default branch through the contents reader.
-  IssueTemplates.layer.pipe(Layer.provideMerge(ContentsService.layer)),
+  // Issue templates and git data are read from git through the contents reader.
+  Layer.mergeAll(IssueTemplates.layer, GitDataService.layer).pipe(Layer.provideMerge(ContentsService.layer)),
   ForksService.layer,
   ForkSync.layer,
   TransfersService.layer,
@@ -207,6 +209,8 @@ export const Services = Layer.mergeAll(
   Layer.provideMerge(QuotaService.layer),
   Layer.provideMerge(IdentityRepos),
   Layer.provideMerge(EventHub.layer),
+  // The instance's commit-signing key ([repository.signing]), read or made once at start.
+  Layer.provideMerge(InstanceSigning.layer),
   Layer.provideMerge(DeliveryQueue.layer),
   Layer.provideMerge(Repos)
 )

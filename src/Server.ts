@@ -35,6 +35,7 @@ import { EmailsHttp } from "./emails/Http.ts"
 import { FlagsHttp } from "./flags/Http.ts"
 import { FollowsHttp } from "./follows/Http.ts"
 import { ForksHttp } from "./forks/Http.ts"
+import { GitDataHttp } from "./gitdata/Http.ts"
 import { GpgExportRoutes, GpgHttp } from "./gpg/Http.ts"
 import { answerOutage } from "./health/Database.ts"
 import { HealthRoutes } from "./health/Http.ts"
@@ -226,6 +227,7 @@ export const ApiHandlers = Layer.mergeAll(
   SocialHttp,
   BranchesHttp,
   ContentsHttp,
+  GitDataHttp,
   TemplatesHttp,
   ForksHttp,
   JobsHttp,

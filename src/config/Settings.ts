@@ -111,6 +111,24 @@ export interface SettingsShape {
    */
   readonly "repository.pull-request": { readonly RETARGET_CHILDREN_ON_MERGE: boolean }
   /**
+   * Forgejo's [repository.signing]: the instance's commit-signing key. SIGNING_KEY `none` signs
+   * nothing; `default` is a key Hearth generates once under `<APP_DATA_PATH>/signing`; else the
+   * path of a private key file (FORMAT ssh) or of an armored OpenPGP secret key without passphrase
+   * (FORMAT openpgp). SIGNING_NAME/SIGNING_EMAIL name the signer (defaults: `Hearth`,
+   * `noreply@<DOMAIN>`). INITIAL_COMMIT, CRUD_ACTIONS (contents API, diffpatch), MERGES and WIKI
+   * are Forgejo's comma-separated rules: `never` signs none, anything else signs.
+   */
+  readonly "repository.signing": {
+    readonly FORMAT: string
+    readonly SIGNING_KEY: string
+    readonly SIGNING_NAME: string
+    readonly SIGNING_EMAIL: string
+    readonly INITIAL_COMMIT: string
+    readonly CRUD_ACTIONS: string
+    readonly MERGES: string
+    readonly WIKI: string
+  }
+  /**
    * Forgejo's [attachment]: files on issues and comments. MAX_SIZE in MB (MiB); ALLOWED_TYPES
    * comma-separated extensions (`.zip`), MIME types (`image/png`) or wildcards (`image/` + `*`);
    * empty, or the wildcard of every type, allows any file.
@@ -367,6 +385,16 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
   "repository.issue": { MAX_PINNED: key("int", "3") },
   "repository.release": { ALLOWED_TYPES: key("string", ""), FILE_MAX_SIZE: key("int", "2048") },
   "repository.pull-request": { RETARGET_CHILDREN_ON_MERGE: key("bool", "true") },
+  "repository.signing": {
+    FORMAT: key({ oneOf: ["openpgp", "ssh"] }, "openpgp"),
+    SIGNING_KEY: key("string", "none"),
+    SIGNING_NAME: key("string", "Hearth"),
+    SIGNING_EMAIL: key("string", undefined),
+    INITIAL_COMMIT: key("string", "always"),
+    CRUD_ACTIONS: key("string", "pubkey, twofa, parentsigned"),
+    MERGES: key("string", "pubkey, twofa, basesigned, commitssigned"),
+    WIKI: key("string", "never")
+  },
   attachment: {
     ENABLED: key("bool", "true"),
     MAX_SIZE: key("int", "2048"),
@@ -710,6 +738,7 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   db.EMBEDDED_SHARED_BUFFERS = sharedBuffers(String(db.EMBEDDED_SHARED_BUFFERS))
   const service = out.service!
   service.NO_REPLY_ADDRESS ??= `noreply.${server.DOMAIN}`
+  out["repository.signing"]!.SIGNING_EMAIL ??= `noreply@${server.DOMAIN === "" ? "localhost" : server.DOMAIN}`
   const api = out.api!
   for (const name of ["DEFAULT_PAGING_NUM", "MAX_RESPONSE_ITEMS"] as const) {
     if ((api[name] as number) < 1) {

@@ -4,7 +4,6 @@ import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
-import { UNSIGNED_VERIFICATION } from "../branches/Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { contentTypeOf } from "../git/Readers.ts"
 import { signedInCaller } from "../http/Caller.ts"
@@ -56,7 +55,7 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
       Effect.map(change(options), (result) => ({
         content: result.files[0] ?? null,
         commit: result.commit,
-        verification: UNSIGNED_VERIFICATION
+        verification: result.verification
       }))
 
     return handlers
@@ -68,7 +67,7 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
           return Effect.map(change({ ...options, files }), (result) => ({
             files: result.files,
             commit: result.commit,
-            verification: UNSIGNED_VERIFICATION
+            verification: result.verification
           }))
         }
         if (content === undefined) return Effect.fail(Errors.validationFailed("content: Required"))

@@ -2,6 +2,7 @@
 // Git does the work (src/git/Readers.ts); this module picks the revision, checks paths and shas,
 // and shapes Forgejo's responses (ContentsResponse, GitBlob, GitTreeResponse, Reference).
 import { Context, Effect, Layer, Option } from "effect"
+import type { Verification } from "../branches/Api.ts"
 import { readCommits } from "../branches/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import { pushed, ZERO_ID } from "../events/Events.ts"
@@ -10,6 +11,7 @@ import * as Git from "../git/Git.ts"
 import * as Paths from "../git/Paths.ts"
 import * as Readers from "../git/Readers.ts"
 import { type FileOperation, RepositoryWriter, toApiError } from "../git/Repository.ts"
+import { commitVerification, InstanceSigning, signWith } from "../git/Signing.ts"
 import * as Write from "../git/Write.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -40,6 +42,8 @@ export interface RepoHandle {
 export interface ChangeResult {
   readonly commit: FileCommitResponse
   readonly files: ReadonlyArray<ContentsResponse | null>
+  /** The commit's signature check: the instance's when [repository.signing] signed it. */
+  readonly verification: typeof Verification.Type
 }
 
 /** A revision the caller named (or the default branch), resolved to a commit. */
@@ -154,6 +158,7 @@ export class ContentsService extends Context.Service<
       const writer = yield* RepositoryWriter
       const quota = yield* QuotaService
       const protection = yield* ProtectionService
+      const signing = yield* InstanceSigning
       const root = settings.server.ROOT_URL
       const pool = yield* Effect.acquireRelease(
         Effect.sync(() => new Readers.BatchPool()),
@@ -325,6 +330,9 @@ export class ContentsService extends Context.Service<
       const refs = (handle: RepoHandle, filter: string | undefined) =>
         Effect.gen(function* () {
           const all = yield* orDie(Git.listRefs(handle.dir))
+          // `/git/refs` (repoListAllGitRefs, served by this wildcard route): Forgejo's
+          // getGitRefsInternal answers 404 rather than an empty list for a repository without refs.
+          if (all.length === 0) return yield* Errors.notFound()
           if (filter === undefined || filter === "") return all
           const prefix = `refs/${filter.replace(/^refs\//, "")}`
           // Forgejo matches by plain prefix: `heads/ma` finds refs/heads/main.
@@ -346,7 +354,11 @@ export class ContentsService extends Context.Service<
             request.files.flatMap((f) => (f.fromPath === undefined ? [f.path] : [f.path, f.fromPath]))
           )
           const made = yield* writer
-            .commitFiles({ id: handle.repo.id, dir: handle.dir }, request)
+            .commitFiles(
+              { id: handle.repo.id, dir: handle.dir },
+              // API commits are signed by the instance when [repository.signing] CRUD_ACTIONS says so.
+              { ...request, ...signWith(signing.forAction("CRUD_ACTIONS")) }
+            )
             .pipe(Effect.mapError(toApiError))
           const written = request.files.filter((f) => f.operation !== "delete").map((f) => f.path)
           // A commit on a new branch made the branch; otherwise it moved it on from its parent.
@@ -383,7 +395,8 @@ export class ContentsService extends Context.Service<
               message: commit.message,
               tree: meta(commit.tree, commit.committer.date, "trees")
             },
-            files
+            files,
+            verification: yield* commitVerification(signing, handle.dir, made.sha)
           } satisfies ChangeResult
         })
 

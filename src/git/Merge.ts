@@ -10,6 +10,7 @@
 // whose merge base with the picked commit is exactly that parent.
 import { Data, Effect, Option } from "effect"
 import * as Git from "./Git.ts"
+import { type SignOptions, signingEnv } from "./GitData.ts"
 import type { Signature } from "./Write.ts"
 
 /** Git failing while merging is a broken repository or a bug, not the caller's fault. */
@@ -107,7 +108,10 @@ const stamp = (who: Signature) => {
   return `@${who.seconds} ${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}${String(abs % 60).padStart(2, "0")}`
 }
 
-/** A commit of `tree` with `parents`, by `author`, committed by `committer`. */
+/**
+ * A commit of `tree` with `parents`, by `author`, committed by `committer`; signed with the
+ * instance key when `sign` is given ([repository.signing] MERGES: src/git/Signing.ts).
+ */
 export const commitTree = (
   repo: string,
   spec: {
@@ -116,21 +120,34 @@ export const commitTree = (
     readonly message: string
     readonly author: Signature
     readonly committer: Signature
-  }
+  },
+  sign?: SignOptions
 ): Effect.Effect<string> =>
   orDie(
     Effect.map(
-      Git.inRepo(repo, ["commit-tree", ...spec.parents.flatMap((p) => ["-p", p]), "-F", "-", spec.tree], {
-        input: spec.message,
-        env: {
-          GIT_AUTHOR_NAME: spec.author.name,
-          GIT_AUTHOR_EMAIL: spec.author.email,
-          GIT_AUTHOR_DATE: stamp(spec.author),
-          GIT_COMMITTER_NAME: spec.committer.name,
-          GIT_COMMITTER_EMAIL: spec.committer.email,
-          GIT_COMMITTER_DATE: stamp(spec.committer)
+      Git.inRepo(
+        repo,
+        [
+          "commit-tree",
+          ...(sign === undefined ? [] : ["-S"]),
+          ...spec.parents.flatMap((p) => ["-p", p]),
+          "-F",
+          "-",
+          spec.tree
+        ],
+        {
+          input: spec.message,
+          env: {
+            ...(sign === undefined ? {} : signingEnv(sign)),
+            GIT_AUTHOR_NAME: spec.author.name,
+            GIT_AUTHOR_EMAIL: spec.author.email,
+            GIT_AUTHOR_DATE: stamp(spec.author),
+            GIT_COMMITTER_NAME: spec.committer.name,
+            GIT_COMMITTER_EMAIL: spec.committer.email,
+            GIT_COMMITTER_DATE: stamp(spec.committer)
+          }
         }
-      }),
+      ),
       text
     )
   )

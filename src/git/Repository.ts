@@ -13,6 +13,7 @@ import { Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import * as Errors from "../http/Errors.ts"
 import * as Git from "./Git.ts"
+import * as GitData from "./GitData.ts"
 import * as Readers from "./Readers.ts"
 import * as Write from "./Write.ts"
 
@@ -50,6 +51,12 @@ const FileOperation = Schema.Struct({
 })
 export type FileOperation = typeof FileOperation.Type
 
+/** How a commit is signed with the instance key (Signing.ts): git's `-c` entries and environment. */
+const SignWith = Schema.Struct({
+  config: Schema.Array(Schema.Struct({ key: Schema.String, value: Schema.String })),
+  env: Schema.Record(Schema.String, Schema.String)
+})
+
 const RefUpdate = Schema.Struct({ ref: Schema.String, newSha: Schema.String, oldSha: Schema.String })
 
 const dir = Schema.String
@@ -64,7 +71,9 @@ const CommitFiles = Rpc.make("CommitFiles", {
     files: Schema.Array(FileOperation),
     message: Schema.String,
     author: Who,
-    committer: Who
+    committer: Who,
+    /** Sign the commit with the instance key ([repository.signing]). */
+    sign: Schema.optional(SignWith)
   },
   success: Schema.Struct({ sha: Schema.String, parent: Schema.NullOr(Schema.String), branch: Schema.String }),
   error: WriteRejected
@@ -112,6 +121,28 @@ const FetchFrom = Rpc.make("FetchFrom", {
   error: WriteRejected
 })
 
+/** Sets (or, with `message` null, removes) the note on a commit (refs/notes/commits). */
+const SetNote = Rpc.make("SetNote", {
+  payload: { dir, target: Schema.String, message: Schema.NullOr(Schema.String), who: Who },
+  error: WriteRejected
+})
+
+/** Applies a patch to `branch` as one commit (on `newBranch` when given): src/git/GitData.ts. */
+const ApplyPatch = Rpc.make("ApplyPatch", {
+  payload: {
+    dir,
+    branch: Schema.String,
+    newBranch: Schema.optional(Schema.String),
+    patch: Schema.String,
+    message: Schema.String,
+    author: Who,
+    committer: Who,
+    sign: Schema.optional(SignWith)
+  },
+  success: Schema.Struct({ sha: Schema.String, parent: Schema.String, branch: Schema.String }),
+  error: WriteRejected
+})
+
 export const Repository = Entity.make("Repository", [
   CommitFiles,
   UpdateRefs,
@@ -122,7 +153,9 @@ export const Repository = Entity.make("Repository", [
   Remove,
   Maintain,
   CopyFrom,
-  FetchFrom
+  FetchFrom,
+  SetNote,
+  ApplyPatch
 ])
 
 // ---------------------------------------------------------------------------------------------
@@ -263,19 +296,24 @@ const commitFiles = (payload: typeof CommitFiles.payloadSchema.Type) =>
     )
     const entries = parent === undefined ? new Map() : yield* Readers.entriesAt(dir, parent, withParents(paths))
     const changes = yield* plan(entries, payload.files)
-    const made = yield* Write.commit(dir, {
+    const written = yield* Write.commit(dir, {
       parent,
       changes,
       message: payload.message,
       author: payload.author,
       committer: payload.committer
     })
+    // The temporary ref keeps the unsigned commit; the branch gets the signed one.
+    const made =
+      payload.sign === undefined
+        ? written
+        : { sha: yield* GitData.signCommit(dir, written.sha, payload.sign), tmpRef: written.tmpRef }
     // The branch moves and the temporary ref goes in one transaction; if the branch moved since
     // we read it (a push), nothing changes and the temporary ref is dropped.
     yield* Git.updateRefs(dir, [
       { ref: headsRef(target), newSha: made.sha, oldSha: onNewBranch ? Git.ZERO_SHA : (parent ?? Git.ZERO_SHA) },
-      { ref: made.tmpRef, newSha: Git.ZERO_SHA, oldSha: made.sha }
-    ]).pipe(Effect.tapError(() => Git.updateRef(dir, made.tmpRef, Git.ZERO_SHA, made.sha).pipe(Effect.ignore)))
+      { ref: made.tmpRef, newSha: Git.ZERO_SHA, oldSha: written.sha }
+    ]).pipe(Effect.tapError(() => Git.updateRef(dir, made.tmpRef, Git.ZERO_SHA, written.sha).pipe(Effect.ignore)))
     return { sha: made.sha, parent: parent ?? null, branch: target }
   })
 
@@ -370,6 +408,34 @@ const fetchFrom = (payload: typeof FetchFrom.payloadSchema.Type) =>
     return { head }
   })
 
+const setNote = (payload: typeof SetNote.payloadSchema.Type) =>
+  Effect.gen(function* () {
+    if (payload.message !== null)
+      return yield* GitData.setNote(payload.dir, payload.target, payload.message, payload.who)
+    if (!(yield* GitData.removeNote(payload.dir, payload.target, payload.who)))
+      return yield* rejected("not-found", `no note on ${payload.target}`)
+  })
+
+const applyPatch = (payload: typeof ApplyPatch.payloadSchema.Type) =>
+  Effect.gen(function* () {
+    const { dir } = payload
+    const parent = Option.getOrUndefined(yield* Readers.resolveCommit(dir, headsRef(payload.branch)))
+    if (parent === undefined) return yield* rejected("not-found", `branch does not exist [name: ${payload.branch}]`)
+    const onNewBranch =
+      payload.newBranch !== undefined && payload.newBranch !== "" && payload.newBranch !== payload.branch
+    const target = onNewBranch ? payload.newBranch! : payload.branch
+    if (onNewBranch && Option.isSome(yield* Readers.resolveCommit(dir, headsRef(target)))) {
+      return yield* rejected("invalid", `branch already exists [name: ${target}]`)
+    }
+    const sha = yield* GitData.commitPatch(dir, { ...payload, parent }).pipe(
+      Effect.catchTag("PatchConflict", (e) =>
+        Effect.fail(rejected("conflict", `the patch does not apply: ${e.message}`))
+      )
+    )
+    yield* Git.updateRef(dir, headsRef(target), sha, onNewBranch ? Git.ZERO_SHA : parent)
+    return { sha, parent, branch: target }
+  })
+
 export const RepositoryEntityLayer = Repository.toLayer(
   Repository.of({
     CommitFiles: ({ payload }) => guarded("CommitFiles", commitFiles(payload)),
@@ -381,7 +447,9 @@ export const RepositoryEntityLayer = Repository.toLayer(
     Remove: ({ payload }) => guarded("Remove", Git.removeRepository(payload.dir)),
     Maintain: ({ payload }) => guarded("Maintain", Git.commitGraphWrite(payload.dir)),
     CopyFrom: ({ payload }) => guarded("CopyFrom", copyFrom(payload)),
-    FetchFrom: ({ payload }) => guarded("FetchFrom", fetchFrom(payload))
+    FetchFrom: ({ payload }) => guarded("FetchFrom", fetchFrom(payload)),
+    SetNote: ({ payload }) => guarded("SetNote", setNote(payload)),
+    ApplyPatch: ({ payload }) => guarded("ApplyPatch", applyPatch(payload))
   }),
   { maxIdleTime: "2 minutes" }
 )
@@ -400,6 +468,7 @@ export interface RepositoryRef {
 export type CommitSpec = Omit<typeof CommitFiles.payloadSchema.Type, "dir">
 export type TagSpec = Omit<typeof CreateTag.payloadSchema.Type, "dir">
 export type FetchSpec = Omit<typeof FetchFrom.payloadSchema.Type, "dir">
+export type PatchSpec = Omit<typeof ApplyPatch.payloadSchema.Type, "dir">
 
 export class RepositoryWriter extends Context.Service<
   RepositoryWriter,
@@ -423,6 +492,17 @@ export class RepositoryWriter extends Context.Service<
       repo: RepositoryRef,
       spec: FetchSpec
     ) => Effect.Effect<{ readonly head: string | null }, WriteRejected>
+    /** Sets the note on `target` (a full commit id); `message` null removes it (not-found when none). */
+    readonly setNote: (
+      repo: RepositoryRef,
+      target: string,
+      message: string | null,
+      who: Write.Signature
+    ) => Effect.Effect<void, WriteRejected>
+    readonly applyPatch: (
+      repo: RepositoryRef,
+      spec: PatchSpec
+    ) => Effect.Effect<{ readonly sha: string; readonly parent: string; readonly branch: string }, WriteRejected>
   }
 >()("hearth/git/RepositoryWriter") {
   static readonly layer = Layer.effect(
@@ -451,7 +531,9 @@ export class RepositoryWriter extends Context.Service<
         remove: (repo) => send(entity(repo).Remove({ dir: repo.dir })),
         maintain: (repo) => send(entity(repo).Maintain({ dir: repo.dir })),
         copyFrom: (repo, from) => send(entity(repo).CopyFrom({ dir: repo.dir, from })),
-        fetchFrom: (repo, spec) => send(entity(repo).FetchFrom({ dir: repo.dir, ...spec }))
+        fetchFrom: (repo, spec) => send(entity(repo).FetchFrom({ dir: repo.dir, ...spec })),
+        setNote: (repo, target, message, who) => send(entity(repo).SetNote({ dir: repo.dir, target, message, who })),
+        applyPatch: (repo, spec) => send(entity(repo).ApplyPatch({ dir: repo.dir, ...spec }))
       })
     })
   )

@@ -73,6 +73,8 @@ export class GpgRepo extends Context.Service<
     readonly subkeysOf: (ownerId: number, primaryKeyIds: ReadonlyArray<string>) => Effect.Effect<Array<GpgKeyRow>>
     readonly findById: (id: number) => Effect.Effect<Option.Option<GpgKeyRow>>
     readonly findPrimary: (ownerId: number, keyId: string) => Effect.Effect<Option.Option<GpgKeyRow>>
+    /** The stored key or subkey with this id, whoever owns it (signature verification). */
+    readonly findByKeyId: (keyId: string) => Effect.Effect<Option.Option<GpgKeyRow>>
     /** Removes a primary key with its subkeys and import. */
     readonly remove: (ownerId: number, keyId: string) => Effect.Effect<void>
     readonly markVerified: (id: number) => Effect.Effect<void>
@@ -130,6 +132,8 @@ export class GpgRepo extends Context.Service<
               sql`SELECT * FROM gpg_keys WHERE owner_id = ${ownerId} AND key_id = ${keyId} AND primary_key_id = ''`,
               one
             ),
+          findByKeyId: (keyId) =>
+            Effect.map(sql`SELECT * FROM gpg_keys WHERE key_id = ${keyId} ORDER BY id LIMIT 1`, one),
           remove: (ownerId, keyId) =>
             Effect.asVoid(
               sql`DELETE FROM gpg_keys WHERE owner_id = ${ownerId} AND (key_id = ${keyId} OR primary_key_id = ${keyId})`

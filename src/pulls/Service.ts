@@ -26,6 +26,7 @@ import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import * as Merge from "../git/Merge.ts"
 import { type RepositoryRef, RepositoryWriter } from "../git/Repository.ts"
+import { InstanceSigning } from "../git/Signing.ts"
 import { signatureAt } from "../git/Write.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -295,6 +296,8 @@ export class PullsService extends Context.Service<
       const hub = yield* EventHub
       const queue = yield* DeliveryQueue
       const writer = yield* RepositoryWriter
+      // Merge commits are signed by the instance when [repository.signing] MERGES says so.
+      const signing = yield* InstanceSigning
       const protection = yield* ProtectionService
       const statuses = yield* StatusesRepo
       const autoMerges = yield* AutoMergeStore
@@ -1068,19 +1071,21 @@ export class PullsService extends Context.Service<
           switch (request.style) {
             case "merge": {
               const tree = yield* mergeWith(headSha)
-              return yield* Merge.commitTree(path, {
-                tree,
-                parents: [baseSha, headSha],
-                message,
-                author: doerSig,
-                committer: doerSig
-              })
+              return yield* Merge.commitTree(
+                path,
+                { tree, parents: [baseSha, headSha], message, author: doerSig, committer: doerSig },
+                signing.forAction("MERGES")
+              )
             }
             case "squash": {
               const tree = yield* mergeWith(headSha)
               const poster = yield* users.findById(loaded.issue.posterId)
               const author = Option.isSome(poster) ? signatureAt(gitIdentity(settings, poster.value), now) : doerSig
-              return yield* Merge.commitTree(path, { tree, parents: [baseSha], message, author, committer: doerSig })
+              return yield* Merge.commitTree(
+                path,
+                { tree, parents: [baseSha], message, author, committer: doerSig },
+                signing.forAction("MERGES")
+              )
             }
             case "fast-forward-only":
               if (!(yield* isUpToDate)) {
@@ -1095,13 +1100,11 @@ export class PullsService extends Context.Service<
             case "rebase-merge": {
               const tip = (yield* isUpToDate) ? headSha : yield* rebased
               const tree = yield* Merge.treeOf(path, tip)
-              return yield* Merge.commitTree(path, {
-                tree,
-                parents: [baseSha, tip],
-                message,
-                author: doerSig,
-                committer: doerSig
-              })
+              return yield* Merge.commitTree(
+                path,
+                { tree, parents: [baseSha, tip], message, author: doerSig, committer: doerSig },
+                signing.forAction("MERGES")
+              )
             }
             case "manually-merged":
               return yield* Effect.die("manual merges make no commit")
