@@ -21,7 +21,7 @@ const issue = (repo: string, user: string, body: Record<string, unknown>) =>
 /** POSTs a form with repeated fields (labels, assignees) as a browser sends it. */
 const send = (client: WebClient, path: string, fields: ReadonlyArray<readonly [string, string]>, csrf: string) =>
   client.request("POST", path, {
-    body: new URLSearchParams([...fields, ["_csrf", csrf]]).toString(),
+    body: new URLSearchParams([...fields.map(([k, v]): [string, string] => [k, v]), ["_csrf", csrf]]).toString(),
     headers: { "content-type": "application/x-www-form-urlencoded" }
   })
 
