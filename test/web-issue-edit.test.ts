@@ -499,3 +499,115 @@ describe("HTML escaping (the XSS corpus)", () => {
     expect(executableInRendered(refused.text)).toEqual([])
   }, 60_000)
 })
+
+const BUG = `---
+name: Bug report
+about: Something is broken
+title: "[bug] "
+labels: [Bug]
+assignees: bob
+ref: main
+---
+## What happened?
+`
+const FORM = `name: Docs
+description: Ask for documentation
+labels: "docs, bug"
+assignees: [alice, bob]
+body:
+  - type: textarea
+    id: what
+    attributes:
+      label: What is missing?
+`
+
+describe("a new issue from a template", () => {
+  beforeAll(async () => {
+    for (const [path, text] of [
+      [".forgejo/issue_template/bug.md", BUG],
+      [".forgejo/issue_template/docs.yaml", FORM]
+    ] as const) {
+      await api("POST", `/repos/alice/garden/contents/${path}`, "alice", {
+        content: Buffer.from(text).toString("base64"),
+        message: `add ${path}`
+      })
+    }
+  }, 60_000)
+
+  it("applies the template's title, labels, assignees and ref (markdown and YAML forms) for a writer", async () => {
+    const bob = await as("bob")
+    const page = await bob.get("/alice/garden/issues/new?template=bug.md")
+    expect(page.text).toMatch(/name="title"[^>]*value="\[bug\] "/)
+    expect(page.text).toMatch(new RegExp(`id="label-${bugId}" name="label" value="${bugId}" checked`))
+    expect(page.text).toMatch(new RegExp(`id="label-${docsId}" name="label" value="${docsId}">`))
+    expect(page.text).toMatch(/id="assignee-bob" name="assignee" value="bob" checked/)
+    expect(page.text).toContain('name="ref" value="refs/heads/main"')
+    // Sent as the form offers it.
+    const fields: Array<readonly [string, string]> = [
+      ["title", "[bug] Thorns"],
+      ["content", "Ouch"],
+      ["meta-sent", "1"],
+      ["label", String(bugId)],
+      ["assignee", "bob"],
+      ["milestone", String(v1)],
+      ["ref", "refs/heads/main"]
+    ]
+    const made = await send(bob, "/alice/garden/issues/new?template=bug.md", fields, csrfOf(page.text))
+    expect(made.status).toBe(303)
+    const issue = await api("GET", `/repos/alice/garden/issues/${made.location!.split("/").pop()}`, "alice")
+    expect(issue.labels.map((l: any) => l.name)).toEqual(["bug"])
+    expect(issue.assignees.map((a: any) => a.login)).toEqual(["bob"])
+    expect(issue.milestone.id).toBe(v1)
+    expect(issue.ref).toBe("refs/heads/main")
+    // The YAML form: a comma-separated string of labels, a list of assignees.
+    const form = await bob.get("/alice/garden/issues/new?template=docs.yaml")
+    expect(form.text).toMatch(new RegExp(`id="label-${docsId}" name="label" value="${docsId}" checked`))
+    expect(form.text).toMatch(new RegExp(`id="label-${bugId}" name="label" value="${bugId}" checked`))
+    expect(form.text).toMatch(/id="assignee-alice" name="assignee" value="alice" checked/)
+    expect(form.text).toMatch(/id="assignee-bob" name="assignee" value="bob" checked/)
+    // An unknown label: refused, what was typed kept, nothing made.
+    const before = (await api("GET", "/repos/alice/garden/issues?state=all&limit=50", "alice")).length
+    const refused = await send(
+      bob,
+      "/alice/garden/issues/new?template=docs.yaml",
+      [
+        ["title", "Kept"],
+        ["form-field-what", "All of it"],
+        ["meta-sent", "1"],
+        ["label", "424242"]
+      ],
+      csrfOf(form.text)
+    )
+    expect(refused.status).toBe(422)
+    expect(refused.text).toContain("No such label here: 424242.")
+    expect(refused.text).toMatch(/name="title"[^>]*value="Kept"/)
+    expect((await api("GET", "/repos/alice/garden/issues?state=all&limit=50", "alice")).length).toBe(before)
+  })
+
+  it("a reader gets the template's title and ref; labels and assignees are the writers' (as Forgejo)", async () => {
+    const dave = await as("dave")
+    const page = await dave.get("/alice/garden/issues/new?template=bug.md")
+    expect(page.text).not.toContain('data-testid="new-issue-labels"')
+    expect(page.text).toContain('name="ref" value="refs/heads/main"')
+    const made = await send(
+      dave,
+      "/alice/garden/issues/new?template=bug.md",
+      [
+        ["title", "[bug] Slugs"],
+        ["content", ""],
+        ["ref", "refs/heads/main"],
+        ["label", String(bugId)],
+        ["assignee", "bob"]
+      ],
+      csrfOf(page.text)
+    )
+    expect(made.status).toBe(303)
+    const issue = await api("GET", `/repos/alice/garden/issues/${made.location!.split("/").pop()}`, "alice")
+    expect([issue.title, issue.ref, issue.labels, issue.assignees]).toEqual([
+      "[bug] Slugs",
+      "refs/heads/main",
+      [],
+      null
+    ])
+  })
+})

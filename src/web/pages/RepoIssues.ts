@@ -509,7 +509,7 @@ ${pager(view.ctx, window, listed.total)}`
           [
             writer ? labelsOf(view) : none,
             writer ? Effect.map(issues.listMilestones(view, "open", undefined, undefined), (m) => m.rows) : none,
-            writer ? assignable(view, issue) : none,
+            writer ? assignable(view, issue.assignees ?? []) : none,
             view.caller === undefined
               ? none
               : Effect.map(
@@ -538,14 +538,14 @@ ${pager(view.ctx, window, listed.total)}`
      * Who may be assigned (the service checks each again: write access): the owner when a user,
      * the collaborators with write access, the viewer when a writer, and those assigned already.
      */
-    const assignable = (view: RepoView, issue: Issue) =>
+    const assignable = (view: RepoView, current: ReadonlyArray<{ readonly login: string }>) =>
       Effect.gen(function* () {
         const collaborators = yield* frame.repos.listCollaborators(view.repo, { page: 1, limit: 100, offset: 0 })
         const names = new Set<string>()
         if (view.owner.type === "user") names.add(view.owner.name)
         if (view.caller !== undefined && isWriter(view)) names.add(view.caller.user.name)
         for (const c of collaborators.rows) if (c.mode !== "read" && c.user.type === "user") names.add(c.user.name)
-        for (const a of issue.assignees ?? []) names.add(a.login)
+        for (const a of current) names.add(a.login)
         return [...names].sort((a, b) => a.localeCompare(b))
       })
 
@@ -924,6 +924,67 @@ ${formError(state.side?.message)}
         }
       })
 
+    /**
+     * The new issue's labels, milestone and assignees, for writers (Forgejo's `ValidateRepoMetas`
+     * takes them from writers only, and so does the service): the template's `labels` and
+     * `assignees` preselected (names, matched as Forgejo does, case-insensitively).
+     */
+    const newIssueMeta = (view: RepoView, template: IssueTemplate | undefined, form: URLSearchParams | undefined) =>
+      Effect.gen(function* () {
+        if (!isWriter(view)) return empty
+        const [labels, milestones, candidates] = yield* Effect.all(
+          [
+            labelsOf(view),
+            Effect.map(issues.listMilestones(view, "open", undefined, undefined), (m) => m.rows),
+            assignable(view, [])
+          ],
+          { concurrency: "unbounded" }
+        )
+        const lower = (names: ReadonlyArray<string>) => names.map((n) => n.toLowerCase())
+        const wantedLabels = lower(template?.labels ?? [])
+        const wantedPeople = lower(template?.assignees ?? [])
+        const sent = form?.has("meta-sent") === true
+        const chosenLabels = sent
+          ? form!.getAll("label")
+          : labels.filter((l) => wantedLabels.includes(l.name.toLowerCase())).map((l) => String(l.id))
+        const chosenPeople = sent
+          ? form!.getAll("assignee")
+          : candidates.filter((c) => wantedPeople.includes(c.toLowerCase()))
+        return html`<input type="hidden" name="meta-sent" value="1">
+<fieldset class="form-group" data-testid="new-issue-labels"><legend class="text-bold mb-1">Labels</legend>${
+          labels.length === 0
+            ? html`<p class="color-fg-muted">No labels yet.</p>`
+            : labels.map((l) =>
+                checkbox({
+                  name: "label",
+                  value: String(l.id),
+                  label: l.name,
+                  checked: chosenLabels.includes(String(l.id)),
+                  id: `label-${l.id}`
+                })
+              )
+        }</fieldset>
+${select(
+  {
+    name: "milestone",
+    label: "Milestone",
+    value: form?.get("milestone") ?? "0",
+    choices: [["0", "No milestone"], ...milestones.map((m) => [String(m.id), m.title] as const)]
+  },
+  {}
+)}
+<fieldset class="form-group" data-testid="new-issue-assignees"><legend class="text-bold mb-1">Assignees</legend>${candidates.map(
+          (login) =>
+            checkbox({
+              name: "assignee",
+              value: login,
+              label: login,
+              checked: chosenPeople.includes(login),
+              id: `assignee-${login}`
+            })
+        )}</fieldset>`
+      })
+
     const newIssuePage = (
       view: RepoView,
       template: IssueTemplate | undefined,
@@ -933,24 +994,27 @@ ${formError(state.side?.message)}
         readonly message?: string
         readonly status?: number
       } = {}
-    ) => {
-      const form = state.form
-      const errors = state.errors ?? {}
-      const isForm = template !== undefined && template.body.length > 0
-      const action = `${view.base}/issues/new${template === undefined ? "" : `?template=${encodeURIComponent(template.file_name)}`}`
-      return frame.page(
-        view,
-        {
-          title: title(view, "New issue"),
-          tab: "issues",
-          ...(state.status === undefined ? {} : { status: state.status })
-        },
-        html`<div class="container-md">
+    ) =>
+      Effect.gen(function* () {
+        const form = state.form
+        const errors = state.errors ?? {}
+        const isForm = template !== undefined && template.body.length > 0
+        const action = `${view.base}/issues/new${template === undefined ? "" : `?template=${encodeURIComponent(template.file_name)}`}`
+        const meta = yield* newIssueMeta(view, template, form)
+        return yield* frame.page(
+          view,
+          {
+            title: title(view, "New issue"),
+            tab: "issues",
+            ...(state.status === undefined ? {} : { status: state.status })
+          },
+          html`<div class="container-md">
 <h1 class="h2 mb-3">New issue</h1>
 ${template === undefined ? empty : html`<p class="color-fg-muted mb-3" data-testid="template-about">${template.name}${template.about === "" ? empty : html` — ${template.about}`}</p>`}
 ${formError(state.message)}
 <form method="post" action="${action}" data-testid="new-issue-form">
   ${csrfField(view.ctx)}
+  ${template === undefined || template.ref === "" ? empty : html`<input type="hidden" name="ref" value="${template.ref}">`}
   ${field({ name: "title", label: "Title", value: form?.get("title") ?? template?.title ?? "", required: true, autocomplete: "off" }, errors)}
   ${
     isForm
@@ -966,11 +1030,12 @@ ${formError(state.message)}
           errors
         )
   }
+  ${meta}
   <button class="btn btn-primary" type="submit">Create issue</button>
 </form>
 </div>`
-      )
-    }
+        )
+      })
 
     /** The chooser of the repository's templates (Forgejo's `/issues/new/choose`). */
     const choosePage = (view: RepoView, list: ReadonlyArray<IssueTemplate>) =>
@@ -1267,7 +1332,32 @@ ${formError(state.message)}
           }
           const body =
             chosen !== undefined && chosen.body.length > 0 ? formBody(chosen, form) : (form.get("content") ?? "")
-          const result = yield* Effect.result(issues.create(view, { title: titleText, body }))
+          // Labels, milestone and assignees are the writers' (the service drops anyone else's).
+          const writer = isWriter(view)
+          const labelIds = writer ? form.getAll("label") : []
+          if (labelIds.length > 0) {
+            const known = yield* labelsOf(view)
+            const unknown = labelIds.filter((id) => !known.some((l) => String(l.id) === id))
+            if (unknown.length > 0) {
+              return yield* newIssuePage(view, chosen, {
+                form,
+                message: `No such label here: ${unknown.join(", ")}.`,
+                status: 422
+              })
+            }
+          }
+          const milestone = writer && /^\d{1,15}$/.test(form.get("milestone") ?? "") ? Number(form.get("milestone")) : 0
+          const ref = form.get("ref") ?? ""
+          const result = yield* Effect.result(
+            issues.create(view, {
+              title: titleText,
+              body,
+              ...(ref === "" ? {} : { ref }),
+              ...(labelIds.length === 0 ? {} : { labels: labelIds.map(Number) }),
+              ...(milestone === 0 ? {} : { milestone }),
+              ...(writer ? { assignees: form.getAll("assignee").filter((a) => a !== "") } : {})
+            })
+          )
           if (result._tag === "Failure") {
             const failure = result.failure
             return yield* newIssuePage(view, chosen, {
