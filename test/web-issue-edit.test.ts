@@ -611,3 +611,70 @@ describe("a new issue from a template", () => {
     ])
   })
 })
+
+describe("the /issues and /pulls dashboards", () => {
+  let pull = 0
+  beforeAll(async () => {
+    await api("POST", "/user/repos", "alice", { name: "plot", auto_init: true, readme: "Default" })
+    await api("PUT", "/repos/alice/plot/collaborators/bob", "alice", { permission: "write" })
+    await issue("alice/plot", "dave", { title: "Dave weeds", body: "Help @carol" })
+    await api("PATCH", "/repos/alice/plot/issues/1", "alice", { assignees: ["bob"] })
+    await issue("alice/plot", "alice", { title: "Old compost", body: "" })
+    await api("PATCH", "/repos/alice/plot/issues/2", "alice", { state: "closed" })
+    const repo = await api("GET", "/repos/alice/plot", "alice")
+    await api("POST", "/repos/alice/plot/contents/seeds.txt", "alice", {
+      content: Buffer.from("seeds\n").toString("base64"),
+      message: "seeds",
+      branch: repo.default_branch,
+      new_branch: "seeds"
+    })
+    pull = (
+      await api("POST", "/repos/alice/plot/pulls", "alice", {
+        head: "seeds",
+        base: repo.default_branch,
+        title: "Sow seeds"
+      })
+    ).number
+  }, 60_000)
+
+  const titles = (text: string) => [...text.matchAll(/data-testid="issue-title">([^<]*)</g)].map((m) => m[1])
+
+  it("sends anonymous visitors to sign in", async () => {
+    for (const path of ["/issues", "/pulls"]) {
+      const res = await fetch(`${hearth.base}${path}`, { redirect: "manual" })
+      expect([302, 303]).toContain(res.status)
+      expect(res.headers.get("location")).toContain("/user/login")
+    }
+  })
+
+  it("has Forgejo's tabs: your repositories, assigned, created by you, mentioning you; open and closed", async () => {
+    const get = async (who: string, query: string) => titles((await (await as(who)).get(`/issues?${query}`)).text)
+    const mine = await get("alice", "")
+    expect(mine).toContain("Dave weeds")
+    expect(mine).toContain("Secret")
+    expect(mine).not.toContain("Old compost")
+    expect(mine).not.toContain("Sow seeds")
+    expect(await get("alice", "state=closed")).toContain("Old compost")
+    expect(await get("dave", "")).toEqual([])
+    expect(await get("dave", "type=created_by")).toEqual(["Dave weeds"])
+    expect(await get("bob", "type=assigned")).toEqual(["Dave weeds"])
+    expect(await get("carol", "type=mentioned")).toEqual(["Dave weeds"])
+    // carol's own issues, never a private repository's she may not see.
+    const carols = await get("carol", "type=created_by")
+    expect(carols.length).toBeGreaterThan(0)
+    expect(carols).not.toContain("Secret")
+    expect(await get("alice", "q=compost&state=closed")).toEqual(["Old compost"])
+    const page = await (await as("alice")).get("/issues?type=your_repositories")
+    expect(page.text).toContain('href="/alice/plot/issues/1"')
+    expect(page.text).toMatch(/data-testid="count-closed">\d+</)
+    expect(page.text).toContain('aria-current="page" data-testid="tab-your_repositories"')
+  })
+
+  it("lists pull requests on /pulls, linking to /{owner}/{repo}/pulls/{index}", async () => {
+    const page = await (await as("alice")).get("/pulls")
+    expect(page.status).toBe(200)
+    expect(titles(page.text)).toEqual(["Sow seeds"])
+    expect(page.text).toContain(`href="/alice/plot/pulls/${pull}"`)
+    expect(titles((await (await as("bob")).get("/pulls")).text)).toEqual([])
+  })
+})
