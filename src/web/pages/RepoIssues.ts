@@ -822,32 +822,40 @@ ${editor}`
           { concurrency: "unbounded" }
         )
         const none: ReadonlyArray<Reaction> = []
-        const items = yield* Effect.forEach(
-          timeline.rows,
-          (event) =>
-            Effect.gen(function* () {
-              if (event.type === "comment") {
-                const body =
-                  event.body === ""
-                    ? html`<p class="color-fg-muted">No description.</p>`
-                    : yield* rendered(view, event.body)
-                return commentBox(
-                  view,
-                  issue,
-                  { who: event.user.login, at: event.created_at, id: event.id },
-                  body,
-                  reactions.comments.get(event.id) ?? none,
-                  textEditor(view, issue, { id: event.id, poster: event.user.id, text: event.body }, state.edit)
-                )
-              }
-              return eventLine(event) ?? empty
-            }),
-          { concurrency: "unbounded" }
+        // Every text of the page rendered at once: one look-up of its mentions and references for
+        // all of them (not two queries per comment), the HTML kept per comment version.
+        const comments = timeline.rows.filter((event) => event.type === "comment")
+        const texts = yield* markdown.renderMany(
+          [
+            { text: issue.body, cacheKey: `issue-${issue.id}-${issue.updated_at}` },
+            ...comments.map((event) => ({ text: event.body, cacheKey: `comment-${event.id}-${event.updated_at}` }))
+          ],
+          { mode: "comment", context: view.base, viewer: view.caller?.user }
         )
+        const bodyOf = (text: string, out: string | undefined) =>
+          out === undefined
+            ? html`<pre class="hearth-commit-message">${text}</pre>`
+            : html`<div class="markdown-body">${raw(out)}</div>`
+        const renderedById = new Map(comments.map((event, i) => [event.id, texts[i + 1]]))
+        const items = timeline.rows.map((event) => {
+          if (event.type !== "comment") return eventLine(event) ?? empty
+          const body =
+            event.body === ""
+              ? html`<p class="color-fg-muted">No description.</p>`
+              : bodyOf(event.body, renderedById.get(event.id))
+          return commentBox(
+            view,
+            issue,
+            { who: event.user.login, at: event.created_at, id: event.id },
+            body,
+            reactions.comments.get(event.id) ?? none,
+            textEditor(view, issue, { id: event.id, poster: event.user.id, text: event.body }, state.edit)
+          )
+        })
         const description =
           issue.body === ""
             ? html`<p class="color-fg-muted">No description provided.</p>`
-            : yield* rendered(view, issue.body)
+            : bodyOf(issue.body, texts[0])
         const open = issue.state === "open"
         return yield* frame.page(
           view,
