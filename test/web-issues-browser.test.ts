@@ -69,7 +69,7 @@ describe("issues", () => {
     await expect.poll(() => page.getByTestId("comment-preview").innerHTML()).toContain("<em>soap</em>")
     await chrome.check(page, "issue-preview")
     await page.getByTestId("comment-button").click()
-    await expect.poll(() => page.getByText("Sprayed with").count()).toBe(1)
+    await expect.poll(() => page.locator(".markdown-body", { hasText: "Sprayed with" }).count()).toBe(1)
     expect(await page.getByTestId("issue-state").textContent()).toContain("Open")
     await page.getByLabel("Add a comment").fill("Gone now.")
     await page.getByTestId("close").click()

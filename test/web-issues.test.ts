@@ -166,8 +166,12 @@ describe("an issue's page", () => {
     expect(page.text).toContain("changed the title from <del>Roses wilt</del> to <strong>Roses wilt in June</strong>")
     expect(page.text).toMatch(/href="[^"]*\/alice\/garden\/issues\/3"/)
     // Reactions: heart 2 on the issue, +1 1 on the comment.
-    expect(page.text).toMatch(/data-testid="reaction">heart <span class="Counter">2</)
-    expect(page.text).toMatch(/data-testid="reaction">\+1 <span class="Counter">1</)
+    expect(page.text).toMatch(
+      /data-content="heart" data-testid="reaction"><span aria-hidden="true">[^<]+<\/span> <span class="Counter">2</
+    )
+    expect(page.text).toMatch(
+      /data-content="\+1" data-testid="reaction"><span aria-hidden="true">[^<]+<\/span> <span class="Counter">1</
+    )
     // The sidebar.
     expect(page.text).toMatch(/data-testid="issue-milestone">v1.0</)
     expect(page.text).toMatch(/data-testid="issue-assignees"><a[^>]*>bob</)

@@ -39,6 +39,7 @@ import {
   stopChild,
   tempDir
 } from "./support.ts"
+import { issuePageBench } from "./web/issue-page.ts"
 
 const config = {
   requests: Math.round(positive("BENCH_WEB_REQUESTS", 200)),
@@ -425,6 +426,7 @@ const main = async () => {
       `| ${r.backend} | ${fmt(median(r.startup))} ms | ${range(r.startup)} | ${r.baseStartup === undefined ? "" : `${fmt(median(r.baseStartup))} ms`} | ${r.baseStartup === undefined ? "" : range(r.baseStartup)} |`
     )
   }
+  missed.push(...(await issuePageBench(config.backends, out)))
   out()
   out(missed.length === 0 ? "All targets met." : `Missed: ${missed.join("; ")}`)
   process.stdout.write(`${lines.join("\n")}\n`)

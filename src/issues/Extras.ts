@@ -23,6 +23,9 @@ import { placeOf } from "./Service.ts"
 
 type ServiceError = Errors.ApiError
 
+/** Forgejo's default [repository.issue] LOCK_REASONS, the reasons one may give for locking an issue. */
+export const LOCK_REASONS: ReadonlyArray<string> = ["Too heated", "Off-topic", "Resolved", "Spam"]
+
 export interface Reaction {
   readonly user: User
   readonly content: string
@@ -50,6 +53,17 @@ export class IssueExtras extends Context.Service<
       opened: OpenedRepository,
       id: string
     ) => Effect.Effect<ReadonlyArray<Reaction>, ServiceError>
+    /**
+     * The reactions of the issue and of each of its comments (by comment id), read at once: one
+     * query for the reactions and one for their users, whatever the number of comments.
+     */
+    readonly allReactions: (
+      opened: OpenedRepository,
+      index: string
+    ) => Effect.Effect<
+      { readonly issue: ReadonlyArray<Reaction>; readonly comments: ReadonlyMap<number, ReadonlyArray<Reaction>> },
+      ServiceError
+    >
     /** `created: false`: the caller had already given it (200). */
     readonly react: (
       opened: OpenedRepository,
@@ -73,6 +87,13 @@ export class IssueExtras extends Context.Service<
     ) => Effect.Effect<boolean, ServiceError>
 
     readonly pin: (opened: OpenedRepository, index: string) => Effect.Effect<void, ServiceError>
+    /**
+     * Forgejo's web `LockIssue`/`UnlockIssue` (no API route): writers only; the reason one of
+     * LOCK_REASONS or none; a `lock`/`unlock` comment (the reason as its body). Locking a locked
+     * issue, or unlocking an unlocked one, is refused (Forgejo's `lock_duplicate`/`unlock_error`).
+     */
+    readonly lock: (opened: OpenedRepository, index: string, reason: string) => Effect.Effect<void, ServiceError>
+    readonly unlock: (opened: OpenedRepository, index: string) => Effect.Effect<void, ServiceError>
     readonly unpin: (opened: OpenedRepository, index: string) => Effect.Effect<void, ServiceError>
     readonly movePin: (opened: OpenedRepository, index: string, position: string) => Effect.Effect<void, ServiceError>
     readonly pinned: (opened: OpenedRepository) => Effect.Effect<ReadonlyArray<Issue>, ServiceError>
@@ -119,6 +140,18 @@ export class IssueExtras extends Context.Service<
           explicit !== undefined ? Effect.succeed(explicit) : extras.participates(issue.id, issue.repoId, userId)
         )
 
+      const presentAll = (rows: ReadonlyArray<ReactionRow>, viewer: Principal | undefined) =>
+        Effect.map(presentReactions(rows, viewer), (all) => {
+          const issue: Array<Reaction> = []
+          const comments = new Map<number, Array<Reaction>>()
+          all.forEach((reaction, i) => {
+            const commentId = rows[i]!.commentId
+            if (commentId === null) issue.push(reaction)
+            else comments.set(commentId, [...(comments.get(commentId) ?? []), reaction])
+          })
+          return { issue, comments }
+        })
+
       const pinComment = (issue: IssueRow, doer: Principal, type: "pin" | "unpin") =>
         repo.insertComment({ issueId: issue.id, type: commentType(type), posterId: doer.user.id, at: new Date() })
 
@@ -134,6 +167,11 @@ export class IssueExtras extends Context.Service<
             const { comment, issue } = yield* findComment(opened, id)
             const found = yield* extras.reactions({ issueId: issue.id, commentId: comment.id }, allowed, undefined)
             return yield* presentReactions(found.rows, opened.caller)
+          }),
+        allReactions: (opened, index) =>
+          Effect.gen(function* () {
+            const issue = yield* findIssue(opened, index)
+            return yield* presentAll(yield* extras.allReactions(issue.id, allowed), opened.caller)
           }),
         react: (opened, on, content, add) =>
           Effect.gen(function* () {
@@ -224,6 +262,48 @@ export class IssueExtras extends Context.Service<
               )
             }
             if (outcome === "pinned") yield* pinComment(issue, doer, "pin")
+          }),
+        lock: (opened, index, reason) =>
+          Effect.gen(function* () {
+            const doer = yield* doerOf(opened)
+            const issue = yield* findIssue(opened, index)
+            if (!isWriter(opened)) return yield* Errors.forbidden("only the repository's writers may lock an issue")
+            if (reason !== "" && !LOCK_REASONS.includes(reason)) {
+              return yield* Errors.validationFailed(`the reason should be one of: ${LOCK_REASONS.join(", ")}`)
+            }
+            if (issue.isLocked) return yield* Errors.validationFailed("this issue is already locked")
+            yield* repo.transaction(
+              Effect.gen(function* () {
+                const at = new Date()
+                yield* repo.updateIssue(issue.id, { isLocked: true }, at)
+                yield* repo.insertComment({
+                  issueId: issue.id,
+                  type: commentType("lock"),
+                  posterId: doer.user.id,
+                  body: reason,
+                  at
+                })
+              })
+            )
+          }),
+        unlock: (opened, index) =>
+          Effect.gen(function* () {
+            const doer = yield* doerOf(opened)
+            const issue = yield* findIssue(opened, index)
+            if (!isWriter(opened)) return yield* Errors.forbidden("only the repository's writers may unlock an issue")
+            if (!issue.isLocked) return yield* Errors.validationFailed("this issue is not locked")
+            yield* repo.transaction(
+              Effect.gen(function* () {
+                const at = new Date()
+                yield* repo.updateIssue(issue.id, { isLocked: false }, at)
+                yield* repo.insertComment({
+                  issueId: issue.id,
+                  type: commentType("unlock"),
+                  posterId: doer.user.id,
+                  at
+                })
+              })
+            )
           }),
         unpin: (opened, index) =>
           Effect.gen(function* () {

@@ -10,6 +10,8 @@ export interface ReactionRow {
   readonly type: string
   readonly userId: number
   readonly createdAt: Date
+  /** null: a reaction to the issue itself. */
+  readonly commentId: number | null
 }
 
 type Row = Record<string, any>
@@ -18,7 +20,8 @@ const toReaction = (r: Row): ReactionRow => ({
   id: num(r.id),
   type: r.type,
   userId: num(r.user_id),
-  createdAt: r.created_at
+  createdAt: r.created_at,
+  commentId: r.comment_id === null || r.comment_id === undefined ? null : num(r.comment_id)
 })
 
 /** A reaction's target: an issue, or one of its comments. */
@@ -37,6 +40,11 @@ export class IssueExtrasRepo extends Context.Service<
       types: ReadonlyArray<string>,
       window: Page | undefined
     ) => Effect.Effect<{ readonly rows: ReadonlyArray<ReactionRow>; readonly total: number }>
+    /**
+     * Every reaction of the `types` given on the issue and on all its comments, oldest first, in one
+     * query (the issue page: one read, not one per comment).
+     */
+    readonly allReactions: (issueId: number, types: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<ReactionRow>>
     /** Adds the reaction; `created: false` with the existing one when the user had already given it. */
     readonly addReaction: (
       target: ReactionTarget,
@@ -105,6 +113,14 @@ export class IssueExtrasRepo extends Context.Service<
                       LIMIT ${window.limit} OFFSET ${window.offset}`
               return { rows: rows.map(toReaction), total: num(count!.n) }
             }),
+          allReactions: (issueId, types) =>
+            types.length === 0
+              ? Effect.succeed([])
+              : Effect.map(
+                  sql`SELECT * FROM reactions WHERE issue_id = ${issueId} AND type IN ${sql.in(types)}
+                    ORDER BY created_at, id`,
+                  (rows) => rows.map(toReaction)
+                ),
           addReaction: (target, userId, type) =>
             Effect.gen(function* () {
               const inserted = yield* sql`INSERT INTO reactions (type, issue_id, comment_id, user_id)

@@ -55,6 +55,8 @@ export interface IssueTemplate {
   readonly title: string
   readonly about: string
   readonly labels: ReadonlyArray<string>
+  /** Forgejo's `assignees` (logins): preselected on the new issue's form; not part of the API's template. */
+  readonly assignees: ReadonlyArray<string>
   readonly ref: string
   readonly content: string
   readonly body: ReadonlyArray<IssueFormField>
@@ -82,7 +84,7 @@ const str = (v: unknown, key: string): string => {
 }
 
 /** Forgejo's IssueTemplateStringSlice: a list, or one comma-separated string. */
-const labelsOf = (v: unknown): Array<string> => {
+const labelsOf = (v: unknown, key = "labels"): Array<string> => {
   if (v === undefined || v === null) return []
   if (typeof v === "string") {
     return v
@@ -90,8 +92,8 @@ const labelsOf = (v: unknown): Array<string> => {
       .map((s) => s.trim())
       .filter((s) => s !== "")
   }
-  if (Array.isArray(v)) return v.map((s) => str(s, "labels").trim()).filter((s) => s !== "")
-  return fail("'labels' should be a list or a comma-separated string")
+  if (Array.isArray(v)) return v.map((s) => str(s, key).trim()).filter((s) => s !== "")
+  return fail(`'${key}' should be a list or a comma-separated string`)
 }
 
 const FIELD_TYPES = ["markdown", "textarea", "input", "dropdown", "checkboxes"] as const
@@ -177,6 +179,7 @@ export const parseTemplate = (fileName: string, text: string): IssueTemplate | {
       title: str(meta.title, "title"),
       about,
       labels: labelsOf(meta.labels),
+      assignees: labelsOf(meta.assignees, "assignees"),
       ref: rawRef === "" || rawRef.startsWith("refs/") ? rawRef : `refs/heads/${rawRef}`,
       content,
       body: markdown ? [] : fieldsOf(meta.body),

@@ -13,7 +13,11 @@ export const IssueTemplatesHttp = HttpApiBuilder.group(HearthApi, "issueTemplate
       .handle("templates", () =>
         Effect.gen(function* () {
           const found = yield* templates.templates(yield* CurrentRepo)
-          return respond(Schema.Array(IssueTemplate), [...found])
+          // `assignees` is the web form's, not part of Forgejo's API template.
+          return respond(
+            Schema.Array(IssueTemplate),
+            found.map(({ assignees: _, ...template }) => template)
+          )
         })
       )
       .handle("config", () =>

@@ -41,6 +41,15 @@ export class MarkdownRenderer extends Context.Service<
   {
     /** The HTML of `request.text` ("" for an empty text); 413 when it is over MAX_RENDER_SIZE. */
     readonly render: (request: RenderRequest) => Effect.Effect<string, Errors.PayloadTooLarge>
+    /**
+     * Many texts of one context for one reader (an issue's comments): as `render` each, but the
+     * mentionable accounts and the visible issue references of all of them are read at once (two
+     * queries, not two per text). A text over MAX_RENDER_SIZE gives `undefined`.
+     */
+    readonly renderMany: (
+      texts: ReadonlyArray<{ readonly text: string; readonly cacheKey?: string | undefined }>,
+      common: Omit<RenderRequest, "text" | "cacheKey">
+    ) => Effect.Effect<ReadonlyArray<string | undefined>>
   }
 >()("hearth/markdown/MarkdownRenderer") {
   static readonly layer = Layer.effect(
@@ -90,10 +99,10 @@ export class MarkdownRenderer extends Context.Service<
         return owner && name ? `${owner}/${name}`.toLowerCase() : undefined
       }
 
-      /** The issue references of the text that exist and the viewer may read (`issueKey`s). */
-      const linkableIssues = (text: string, base: string, viewer: MentionViewer | undefined) =>
+      /** The issue references of the texts that exist and the viewer may read (`issueKey`s). */
+      const linkableIssues = (texts: ReadonlyArray<string>, base: string, viewer: MentionViewer | undefined) =>
         Effect.gen(function* () {
-          const keys = issueCandidates(text)
+          const keys = [...new Set(texts.flatMap((text) => issueCandidates(text)))]
           if (keys.length === 0) return new Set<string>()
           const own = repoOf(base)
           const refs = keys.flatMap((key) => {
@@ -112,6 +121,44 @@ export class MarkdownRenderer extends Context.Service<
           )
         })
 
+      const renderWith = (
+        request: RenderRequest,
+        base: string,
+        mentionable: ReadonlySet<string>,
+        issueLinks: ReadonlySet<string>
+      ) =>
+        Effect.gen(function* () {
+          const mode = request.mode
+          const options = {
+            mode,
+            base,
+            issues: issueLinks,
+            wiki: request.wiki === true || mode === "wiki",
+            appUrl,
+            mentionable
+          }
+          if (request.cacheKey === undefined) return (yield* getRenderer).render(request.text, options)
+          const key = [
+            request.cacheKey,
+            request.text.length,
+            mode,
+            options.base,
+            options.wiki,
+            // What the reader may see decides the links: the mentionable accounts, the visible issues.
+            [...mentionable].sort().join(","),
+            [...issueLinks].sort().join(",")
+          ].join("\0")
+          const hit = cache.get(key)
+          if (hit !== undefined) {
+            cache.delete(key)
+            cache.set(key, hit)
+            return hit
+          }
+          const rendered = (yield* getRenderer).render(request.text, options)
+          keep(key, rendered)
+          return rendered
+        })
+
       return {
         render: (request) =>
           Effect.gen(function* () {
@@ -128,35 +175,27 @@ export class MarkdownRenderer extends Context.Service<
             const mentionable = names.length === 0 ? new Set<string>() : yield* repo.mentionable(names, request.viewer)
             const base = baseOf(request.context)
             const issueLinks =
-              mode === "markdown" ? new Set<string>() : yield* linkableIssues(request.text, base, request.viewer)
-            const options = {
-              mode,
-              base,
-              issues: issueLinks,
-              wiki: request.wiki === true || mode === "wiki",
-              appUrl,
-              mentionable
-            }
-            if (request.cacheKey === undefined) return (yield* getRenderer).render(request.text, options)
-            const key = [
-              request.cacheKey,
-              request.text.length,
-              mode,
-              options.base,
-              options.wiki,
-              // What the reader may see decides the links: the mentionable accounts, the visible issues.
-              [...mentionable].sort().join(","),
-              [...issueLinks].sort().join(",")
-            ].join("\0")
-            const hit = cache.get(key)
-            if (hit !== undefined) {
-              cache.delete(key)
-              cache.set(key, hit)
-              return hit
-            }
-            const rendered = (yield* getRenderer).render(request.text, options)
-            keep(key, rendered)
-            return rendered
+              mode === "markdown" ? new Set<string>() : yield* linkableIssues([request.text], base, request.viewer)
+            return yield* renderWith(request, base, mentionable, issueLinks)
+          }),
+        renderMany: (texts, common) =>
+          Effect.gen(function* () {
+            const mode = common.mode
+            const small = texts.map((t) => t.text !== "" && Buffer.byteLength(t.text) <= maxSize)
+            const kept = texts.filter((_, i) => small[i]).map((t) => t.text)
+            const names = mode === "markdown" ? [] : [...new Set(kept.flatMap((text) => mentionCandidates(text)))]
+            const mentionable = names.length === 0 ? new Set<string>() : yield* repo.mentionable(names, common.viewer)
+            const base = baseOf(common.context)
+            const issueLinks =
+              mode === "markdown" ? new Set<string>() : yield* linkableIssues(kept, base, common.viewer)
+            return yield* Effect.forEach(texts, (t, i) => {
+              if (t.text === "") return Effect.succeed("")
+              if (!small[i]) return Effect.succeed(undefined)
+              // Each text's own names and references (what its cached HTML depends on).
+              const own = new Set(mentionCandidates(t.text).filter((n) => mentionable.has(n)))
+              const links = new Set(issueCandidates(t.text).filter((k) => issueLinks.has(k)))
+              return renderWith({ ...common, ...t }, base, mode === "markdown" ? new Set<string>() : own, links)
+            })
           })
       }
     })

@@ -7,6 +7,7 @@ import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerError, type HttpServerRequest } from "effect/http"
 import { AssetRoutes } from "./Assets.ts"
 import { ChangePasswordPages } from "./pages/ChangePassword.ts"
+import { DashboardPages } from "./pages/Dashboard.ts"
 import { ExplorePages } from "./pages/Explore.ts"
 import { HomePages } from "./pages/Home.ts"
 import { HookSettingsPages } from "./pages/HookSettings.ts"
@@ -80,6 +81,7 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* ApplicationSettingsPages(web)),
       ...(yield* SecuritySettingsPages(web)),
       ...(yield* NotificationPages(web)),
+      ...(yield* DashboardPages(web)),
       ...(yield* RepoNewPages(web)),
       ...(yield* RepoHomePages(web, repo)),
       ...(yield* RepoSrcPages(web, repo)),

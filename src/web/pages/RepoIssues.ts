@@ -18,14 +18,14 @@ import type { RepoRule } from "../../http/Access.ts"
 import * as Errors from "../../http/Errors.ts"
 import type { Page } from "../../http/Pagination.ts"
 import type { Reaction } from "../../issues/Extras.ts"
-import { IssueExtras } from "../../issues/Extras.ts"
-import { isPoster, isWriter } from "../../issues/Policy.ts"
+import { IssueExtras, LOCK_REASONS } from "../../issues/Extras.ts"
+import { isPoster, isRepoAdmin, isWriter } from "../../issues/Policy.ts"
 import type { Issue, Label, TimelineComment } from "../../issues/Schema.ts"
 import { IssuesService } from "../../issues/Service.ts"
 import { type IssueFormField, type IssueTemplate, IssueTemplates } from "../../issues/Templates.ts"
 import { MarkdownRenderer } from "../../markdown/Service.ts"
 import { UsersRepo } from "../../users/Repo.ts"
-import { type FieldErrors, field, formError, textArea } from "../Form.ts"
+import { checkbox, type FieldErrors, field, formError, select, textArea } from "../Form.ts"
 import { empty, type Html, html, raw } from "../Html.ts"
 import { icon } from "../Icons.ts"
 import { csrfField } from "../Layout.ts"
@@ -113,6 +113,49 @@ interface Typed {
   readonly content?: string
 }
 
+/** A reaction's target: the issue (by its index) or one of its comments. */
+type ReactionOn = { readonly index: number } | { readonly commentId: number }
+const reactionBarId = (on: ReactionOn) => ("index" in on ? "reactions-issue" : `reactions-${on.commentId}`)
+
+/** Forgejo's reactions as emoji (the names of [ui] REACTIONS; another name shows as it is). */
+const EMOJI: Readonly<Record<string, string>> = {
+  "+1": "\u{1F44D}",
+  "-1": "\u{1F44E}",
+  laugh: "\u{1F604}",
+  hooray: "\u{1F389}",
+  confused: "\u{1F615}",
+  heart: "\u2764\uFE0F",
+  rocket: "\u{1F680}",
+  eyes: "\u{1F440}"
+}
+const emojiOf = (content: string) => EMOJI[content] ?? content
+
+/** A comment's text being edited, refused: its editor shows what was typed and why. */
+interface EditState {
+  readonly key: string
+  readonly value: string
+  readonly message: string
+}
+
+/** A sidebar edit refused: what was sent, and the message next to its field (or for the page). */
+interface SideState {
+  readonly form?: URLSearchParams
+  readonly errors?: FieldErrors
+  readonly message?: string
+}
+
+interface PageState {
+  readonly typed?: Typed
+  readonly errors?: FieldErrors
+  readonly message?: string
+  readonly status?: number
+  readonly side?: SideState
+  readonly edit?: EditState
+}
+
+/** Title and description: the poster or a writer (the service's `mayEditIssue`). */
+const mayEdit = (view: RepoView, issue: Issue) => isWriter(view) || isPoster(view.caller, { posterId: issue.user.id })
+
 export const RepoIssuesPages = (web: Web, frame: RepoFrame) =>
   Effect.gen(function* () {
     const issues = yield* IssuesService
@@ -123,6 +166,8 @@ export const RepoIssuesPages = (web: Web, frame: RepoFrame) =>
 
     const title = (view: RepoView, what: string) => `${what} · ${view.owner.name}/${view.repo.name}`
     const issueUrl = (view: RepoView, index: number) => `${view.base}/issues/${index}`
+    const reactionBase = (view: RepoView, on: ReactionOn) =>
+      "index" in on ? issueUrl(view, on.index) : `${view.base}/comments/${on.commentId}`
 
     /** Markdown of the repository (references, mentions) as HTML; the text as such when too large. */
     const rendered = (view: RepoView, text: string) =>
@@ -261,22 +306,93 @@ ${pager(view.ctx, window, listed.total)}`
 
     // ---- One issue -------------------------------------------------------------------------
 
-    /** Reaction counts (`+1 2 · heart 1`). */
-    const reactionCounts = (reactions: ReadonlyArray<Reaction>) => {
-      if (reactions.length === 0) return empty
-      const counts = new Map<string, number>()
-      for (const r of reactions) counts.set(r.content, (counts.get(r.content) ?? 0) + 1)
-      return html`<div class="mt-2" data-testid="reactions">${[...counts].map(
-        ([content, n]) =>
-          html`<span class="Label mr-1" data-testid="reaction">${content} <span class="Counter">${n}</span></span>`
-      )}</div>`
+    /** Who reacted, for the reaction's title (`alice, bob reacted with heart`). */
+    const reactedBy = (people: ReadonlyArray<string>, content: string) =>
+      `${people.length > 10 ? `${people.slice(0, 10).join(", ")} and ${people.length - 10} more` : people.join(", ")} reacted with ${content}`
+
+    /**
+     * The reaction bar under the issue or a comment (Forgejo's `reactions.tmpl`): each reaction
+     * given, with its count and who gave it in its title, one's own pressed; a button toggles one's
+     * own (a form POST, swapped in place by htmx), the picker adds another. Anonymous viewers see the
+     * counts only; so do non-writers on a locked issue (the service refuses them).
+     */
+    const reactionBar = (view: RepoView, issue: Issue, on: ReactionOn, reactions: ReadonlyArray<Reaction>) => {
+      const me = view.ctx.viewer?.user.name
+      const may = me !== undefined && (!issue.is_locked || isWriter(view))
+      const groups = new Map<string, Array<string>>()
+      for (const r of reactions) groups.set(r.content, [...(groups.get(r.content) ?? []), r.user.login])
+      const barId = reactionBarId(on)
+      const action = (verb: "react" | "unreact") => `${reactionBase(view, on)}/reactions/${verb}`
+      const form = (content: string, verb: "react" | "unreact", body: Html, extra = "") =>
+        html`<form class="d-inline${extra}" method="post" action="${action(verb)}" hx-post="${action(verb)}" hx-target="#${barId}" hx-swap="outerHTML">${csrfField(view.ctx)}<input type="hidden" name="content" value="${content}">${body}</form>`
+      const chips = [...groups].map(([content, people]) => {
+        const mine = me !== undefined && people.includes(me)
+        const face = html`<span aria-hidden="true">${emojiOf(content)}</span> <span class="Counter">${people.length}</span>`
+        const label = `${content}: ${people.length}`
+        return may
+          ? form(
+              content,
+              mine ? "unreact" : "react",
+              html`<button class="btn btn-sm mr-1${mine ? " color-bg-accent color-fg-accent" : ""}" type="submit" title="${reactedBy(people, content)}" aria-label="${label}" aria-pressed="${mine ? "true" : "false"}" data-content="${content}" data-testid="reaction">${face}</button>`
+            )
+          : html`<span class="btn btn-sm mr-1 disabled" title="${reactedBy(people, content)}" aria-label="${label}" data-content="${content}" data-testid="reaction">${face}</span>`
+      })
+      const picker = may
+        ? html`<details class="details-reset details-overlay d-inline-block" data-testid="reaction-picker">
+  <summary class="btn btn-sm" aria-label="Add a reaction">${icon("smiley")}</summary>
+  <div class="SelectMenu"><div class="SelectMenu-modal p-1">${view.ctx.settings.ui.REACTIONS.map((content) =>
+    form(
+      content,
+      groups.get(content)?.includes(me!) === true ? "unreact" : "react",
+      html`<button class="btn-octicon" type="submit" aria-label="${content}" data-testid="react-${content}">${emojiOf(content)}</button>`
+    )
+  )}</div></div>
+</details>`
+        : empty
+      return html`<div class="mt-2 d-flex flex-wrap flex-items-center" id="${barId}" data-testid="reactions">${chips}${picker}</div>`
     }
 
-    const commentBox = (who: string, at: string, body: Html, reactions: ReadonlyArray<Reaction>, id: string) =>
-      html`<div class="Box mb-3" id="${id}" data-testid="comment">
-  <div class="Box-header py-2 f6">${user(who)} <span class="color-fg-muted">commented ${when(at)}</span></div>
-  <div class="Box-body">${body}${reactionCounts(reactions)}</div>
+    const commentBox = (
+      view: RepoView,
+      issue: Issue,
+      comment: { readonly who: string; readonly at: string; readonly id: number | undefined },
+      body: Html,
+      reactions: ReadonlyArray<Reaction>,
+      editor: Html
+    ) =>
+      html`<div class="Box mb-3" id="${comment.id === undefined ? "issue-body" : `issuecomment-${comment.id}`}" data-testid="comment">
+  <div class="Box-header py-2 f6 d-flex flex-items-center"><span class="flex-auto">${user(comment.who)} <span class="color-fg-muted">commented ${when(comment.at)}</span></span>${editor}</div>
+  <div class="Box-body">${body}${reactionBar(view, issue, comment.id === undefined ? { index: issue.number } : { commentId: comment.id }, reactions)}</div>
 </div>`
+
+    /**
+     * The editor of a comment's text (or the issue's description, `id` undefined) for its poster and
+     * the writers (the service's rule): a form that works without JavaScript, its error next to it.
+     */
+    const textEditor = (
+      view: RepoView,
+      issue: Issue,
+      target: { readonly id: number | undefined; readonly poster: number; readonly text: string },
+      edit: EditState | undefined
+    ) => {
+      const mine = view.caller !== undefined && view.caller.user.id === target.poster
+      if (!(mine || isWriter(view))) return empty
+      const key = target.id === undefined ? "issue-body" : `comment-${target.id}`
+      const here = edit?.key === key
+      const id = `edit-${key}`
+      const action =
+        target.id === undefined ? `${issueUrl(view, issue.number)}/content` : `${view.base}/comments/${target.id}`
+      return html`<details class="details-reset ml-2"${here ? html` open` : empty} data-testid="edit-${key}">
+  <summary class="btn-link f6">Edit</summary>
+  <form method="post" action="${action}" class="mt-2">
+    ${csrfField(view.ctx)}
+    <label class="sr-only" for="${id}">Edit the text</label>
+    <textarea class="form-control width-full" id="${id}" name="content" rows="6"${here ? html` aria-invalid="true" aria-describedby="${id}-error"` : empty}>${here ? edit.value : target.text}</textarea>
+    ${here ? html`<p class="note color-fg-danger" id="${id}-error" data-testid="error-${key}">${edit.message}</p>` : empty}
+    <button class="btn btn-sm btn-primary mt-1" type="submit">Save</button>
+  </form>
+</details>`
+    }
 
     /** One timeline event that is not a comment, as a line; undefined for the types not shown. */
     const eventLine = (event: TimelineComment): Html | undefined => {
@@ -328,9 +444,27 @@ ${pager(view.ctx, window, listed.total)}`
                 html`referenced this from <a href="${event.ref_issue.html_url}">${event.ref_issue.title} #${event.ref_issue.number}</a>`
               )
         case "added_deadline":
+          return line("calendar", html`added the due date <strong>${event.body}</strong>`)
         case "modified_deadline":
+          return line(
+            "calendar",
+            html`changed the due date from <strong>${event.body.split("|")[1] ?? ""}</strong> to <strong>${event.body.split("|")[0]}</strong>`
+          )
         case "removed_deadline":
-          return line("calendar", html`changed the due date`)
+          return line("calendar", html`removed the due date <strong>${event.body}</strong>`)
+        case "lock":
+          return line(
+            "lock",
+            event.body === ""
+              ? html`locked this conversation`
+              : html`locked as <strong>${event.body}</strong> and limited the conversation to collaborators`
+          )
+        case "unlock":
+          return line("key", html`unlocked this conversation`)
+        case "pin":
+          return line("pin", html`pinned this`)
+        case "unpin":
+          return line("pin", html`unpinned this`)
         default:
           return undefined
       }
@@ -343,6 +477,10 @@ ${pager(view.ctx, window, listed.total)}`
       }
       const mayState = isWriter(view) || isPoster(view.caller, { posterId: issue.user.id })
       const action = `${issueUrl(view, issue.number)}/comments`
+      const locked = issue.is_locked && !(isWriter(view) || ctx.viewer.user.isAdmin)
+      if (locked) {
+        return html`<p class="mt-4 color-fg-muted" data-testid="locked-note">${icon("lock")} This conversation is locked: only collaborators may comment.</p>`
+      }
       return html`<form class="mt-4" method="post" action="${action}" data-testid="comment-form">
   ${csrfField(ctx)}
   ${formError(message)}
@@ -362,43 +500,362 @@ ${pager(view.ctx, window, listed.total)}`
 </form>`
     }
 
-    const issuePage = (
+    /** What the sidebar's editors offer: only read for those who may use them. */
+    const sidebarData = (view: RepoView, issue: Issue) =>
+      Effect.gen(function* () {
+        const writer = isWriter(view)
+        const none = Effect.succeed(undefined)
+        const [labels, milestones, candidates, watching] = yield* Effect.all(
+          [
+            writer ? labelsOf(view) : none,
+            writer ? Effect.map(issues.listMilestones(view, "open", undefined, undefined), (m) => m.rows) : none,
+            writer ? assignable(view, issue.assignees ?? []) : none,
+            view.caller === undefined
+              ? none
+              : Effect.map(
+                  Effect.orElseSucceed(extras.checkSubscription(view, String(issue.number)), () => undefined),
+                  (w) => w?.subscribed
+                )
+          ],
+          { concurrency: "unbounded" }
+        )
+        return { labels, milestones, candidates, watching }
+      })
+
+    /** The repository's labels and, in an organization's repository, the organization's. */
+    const labelsOf = (view: RepoView) =>
+      Effect.gen(function* () {
+        const own = yield* issues.listRepoLabels(view, undefined, undefined)
+        if (view.owner.type !== "organization") return own.rows
+        const org = yield* Effect.orElseSucceed(
+          issues.listOrgLabels(view.caller, view.owner.name, undefined, undefined),
+          () => ({ rows: [] as ReadonlyArray<Label>, total: 0 })
+        )
+        return [...own.rows, ...org.rows]
+      })
+
+    /**
+     * Who may be assigned (the service checks each again: write access): the owner when a user,
+     * the collaborators with write access, the viewer when a writer, and those assigned already.
+     */
+    const assignable = (view: RepoView, current: ReadonlyArray<{ readonly login: string }>) =>
+      Effect.gen(function* () {
+        const collaborators = yield* frame.repos.listCollaborators(view.repo, { page: 1, limit: 100, offset: 0 })
+        const names = new Set<string>()
+        if (view.owner.type === "user") names.add(view.owner.name)
+        if (view.caller !== undefined && isWriter(view)) names.add(view.caller.user.name)
+        for (const c of collaborators.rows) if (c.mode !== "read" && c.user.type === "user") names.add(c.user.name)
+        for (const a of current) names.add(a.login)
+        return [...names].sort((a, b) => a.localeCompare(b))
+      })
+
+    /** A section of the sidebar: its heading, what is set, and the editor for those who may change it. */
+    const section = (key: string, heading: string, current: Html, editor: Html | undefined, open: boolean) =>
+      html`<div class="mb-3 pb-2 border-bottom" data-testid="sidebar-${key}">
+  <h2 class="h6 color-fg-muted mb-1">${heading}</h2>
+  <div data-testid="issue-${key}">${current}</div>
+  ${
+    editor === undefined
+      ? empty
+      : html`<details class="details-reset mt-1"${open ? html` open` : empty} data-testid="edit-${key}"><summary class="btn-link f6">Edit ${heading.toLowerCase()}</summary>${editor}</details>`
+  }
+</div>`
+
+    /** A sidebar form: POSTed to `/issues/{index}/{action}`, back to the issue (a redirect). */
+    const sideForm = (view: RepoView, issue: Issue, action: string, body: Html, buttons: Html) =>
+      html`<form class="mt-2" method="post" action="${issueUrl(view, issue.number)}/${action}" data-testid="form-${action}">
+  ${csrfField(view.ctx)}
+  ${body}
+  <div class="mt-2">${buttons}</div>
+</form>`
+
+    const fieldError = (name: string, message: string | undefined) =>
+      message === undefined
+        ? empty
+        : html`<p class="note color-fg-danger" id="field-${name}-error" data-testid="error-${name}">${message}</p>`
+
+    const sidebar = (
       view: RepoView,
       issue: Issue,
-      state: {
-        readonly typed?: Typed
-        readonly errors?: FieldErrors
-        readonly message?: string
-        readonly status?: number
-      } = {}
-    ) =>
+      data: Effect.Success<ReturnType<typeof sidebarData>>,
+      side: SideState
+    ) => {
+      const errors = side.errors ?? {}
+      const typed = side.form
+      const save = html`<button class="btn btn-sm btn-primary" type="submit">Save</button>`
+      const assignees = issue.assignees ?? []
+      const chosenLabels =
+        typed?.has("labels-sent") === true ? typed.getAll("label") : issue.labels.map((l) => String(l.id))
+      const labelEditor =
+        data.labels === undefined
+          ? undefined
+          : sideForm(
+              view,
+              issue,
+              "labels",
+              html`<input type="hidden" name="labels-sent" value="1"><fieldset${errors.label === undefined ? empty : html` aria-describedby="field-label-error"`}><legend class="sr-only">Labels</legend>${
+                data.labels.length === 0
+                  ? html`<p class="color-fg-muted">The repository has no labels yet: <a href="${view.base}/labels">make some</a>.</p>`
+                  : data.labels.map((l) =>
+                      checkbox({
+                        name: "label",
+                        value: String(l.id),
+                        label: l.name,
+                        checked: chosenLabels.includes(String(l.id)),
+                        id: `label-${l.id}`
+                      })
+                    )
+              }</fieldset>${fieldError("label", errors.label)}`,
+              save
+            )
+      const milestoneEditor =
+        data.milestones === undefined
+          ? undefined
+          : sideForm(
+              view,
+              issue,
+              "milestone",
+              select(
+                {
+                  name: "milestone",
+                  label: "Milestone",
+                  value: typed?.get("milestone") ?? String(issue.milestone?.id ?? 0),
+                  choices: [
+                    ["0", "No milestone"],
+                    ...(issue.milestone !== null && !data.milestones.some((m) => m.id === issue.milestone!.id)
+                      ? [[String(issue.milestone.id), issue.milestone.title] as const]
+                      : []),
+                    ...data.milestones.map((m) => [String(m.id), m.title] as const)
+                  ]
+                },
+                errors
+              ),
+              save
+            )
+      const chosenAssignees =
+        typed?.has("assignees-sent") === true ? typed.getAll("assignee") : assignees.map((a) => a.login)
+      const assigneeEditor =
+        data.candidates === undefined
+          ? undefined
+          : sideForm(
+              view,
+              issue,
+              "assignees",
+              html`<input type="hidden" name="assignees-sent" value="1"><fieldset${errors.assignee === undefined ? empty : html` aria-describedby="field-assignee-error"`}><legend class="sr-only">Assignees</legend>${data.candidates.map(
+                (login) =>
+                  checkbox({
+                    name: "assignee",
+                    value: login,
+                    label: login,
+                    checked: chosenAssignees.includes(login),
+                    id: `assignee-${login}`
+                  })
+              )}</fieldset>${fieldError("assignee", errors.assignee)}`,
+              save
+            )
+      const writer = isWriter(view)
+      const dueEditor = writer
+        ? sideForm(
+            view,
+            issue,
+            "deadline",
+            field(
+              {
+                name: "due_date",
+                label: "Due date",
+                type: "date",
+                value: typed?.get("due_date") ?? (issue.due_date === null ? "" : issue.due_date.slice(0, 10))
+              },
+              errors
+            ),
+            html`<button class="btn btn-sm btn-primary" type="submit" name="action" value="set">Set</button>${
+              issue.due_date === null
+                ? empty
+                : html` <button class="btn btn-sm" type="submit" name="action" value="clear" data-testid="clear-due-date">Remove</button>`
+            }`
+          )
+        : undefined
+      const lockEditor = writer
+        ? issue.is_locked
+          ? sideForm(
+              view,
+              issue,
+              "unlock",
+              html`<p class="note">Everyone who may read the issue will be able to comment again.</p>`,
+              html`<button class="btn btn-sm" type="submit" data-testid="unlock">${icon("key")} Unlock conversation</button>`
+            )
+          : sideForm(
+              view,
+              issue,
+              "lock",
+              select(
+                {
+                  name: "reason",
+                  label: "Reason",
+                  value: typed?.get("reason") ?? "",
+                  choices: [["", "No reason"], ...LOCK_REASONS.map((r) => [r, r] as const)],
+                  hint: "Only collaborators will be able to comment."
+                },
+                errors
+              ),
+              html`<button class="btn btn-sm" type="submit" data-testid="lock">${icon("lock")} Lock conversation</button>`
+            )
+        : undefined
+      const pinned = issue.pin_order > 0
+      const signedIn = view.caller !== undefined
+      return html`<aside class="col-12 col-md-3 f6" data-testid="issue-sidebar">
+  ${section(
+    "labels",
+    "Labels",
+    issue.labels.length === 0
+      ? html`None yet`
+      : html`${issue.labels.map((l) => labelChip(l, `${view.base}/issues?labels=${l.id}`))}`,
+    labelEditor,
+    errors.label !== undefined
+  )}
+  ${section(
+    "milestone",
+    "Milestone",
+    issue.milestone === null ? html`No milestone` : html`${issue.milestone.title}`,
+    milestoneEditor,
+    errors.milestone !== undefined
+  )}
+  ${section(
+    "assignees",
+    "Assignees",
+    assignees.length === 0 ? html`No one` : html`${assignees.map((a) => html`${user(a.login)} `)}`,
+    assigneeEditor,
+    errors.assignee !== undefined
+  )}
+  ${section(
+    "due-date",
+    "Due date",
+    issue.due_date === null
+      ? html`No due date`
+      : html`<time datetime="${issue.due_date}">${issue.due_date.slice(0, 10)}</time>`,
+    dueEditor,
+    errors.due_date !== undefined
+  )}
+  ${
+    signedIn && data.watching !== undefined
+      ? html`<div class="mb-3 pb-2 border-bottom" data-testid="sidebar-notifications">
+  <h2 class="h6 color-fg-muted mb-1">Notifications</h2>
+  ${sideForm(
+    view,
+    issue,
+    "watch",
+    html`<input type="hidden" name="watch" value="${data.watching ? "false" : "true"}">`,
+    html`<button class="btn btn-sm" type="submit" data-testid="${data.watching ? "unsubscribe" : "subscribe"}">${icon(data.watching ? "bell-slash" : "bell")} ${data.watching ? "Unsubscribe" : "Subscribe"}</button>`
+  )}
+</div>`
+      : empty
+  }
+  ${
+    lockEditor === undefined
+      ? issue.is_locked
+        ? html`<p class="mb-3" data-testid="issue-locked">${icon("lock")} Locked</p>`
+        : empty
+      : section(
+          "lock",
+          "Conversation",
+          issue.is_locked ? html`${icon("lock")} Locked` : html`Open to everyone`,
+          lockEditor,
+          errors.reason !== undefined
+        )
+  }
+  ${
+    isRepoAdmin(view)
+      ? html`<div class="mb-3" data-testid="sidebar-pin">${sideForm(
+          view,
+          issue,
+          "pin",
+          empty,
+          html`<button class="btn btn-sm" type="submit" data-testid="${pinned ? "unpin" : "pin"}">${icon("pin")} ${pinned ? "Unpin" : "Pin"}</button>`
+        )}${fieldError("pin", errors.pin)}</div>`
+      : pinned
+        ? html`<p class="mb-3" data-testid="issue-pinned">${icon("pin")} Pinned</p>`
+        : empty
+  }
+</aside>`
+    }
+
+    /** The title and, for its poster and the writers, the editor of the title. */
+    const titleBlock = (view: RepoView, issue: Issue, side: SideState) => {
+      const errors = side.errors ?? {}
+      const editor = mayEdit(view, issue)
+        ? html`<details class="details-reset mb-2"${errors.title === undefined ? empty : html` open`} data-testid="edit-title">
+  <summary class="btn btn-sm">Edit title</summary>
+  ${sideForm(
+    view,
+    issue,
+    "title",
+    field(
+      {
+        name: "title",
+        label: "Title",
+        value: side.form?.get("title") ?? issue.title,
+        required: true,
+        autocomplete: "off"
+      },
+      errors
+    ),
+    html`<button class="btn btn-sm btn-primary" type="submit">Save</button>`
+  )}
+</details>`
+        : empty
+      return html`<div class="d-flex flex-items-center flex-wrap mb-2">
+  <h1 class="h2 flex-auto wb-break-word" data-testid="issue-title">${issue.title} <span class="color-fg-muted">#${issue.number}</span></h1>
+  ${view.ctx.viewer === undefined ? empty : html`<a class="btn btn-sm btn-primary" href="${view.base}/issues/new">New issue</a>`}
+</div>
+${editor}`
+    }
+
+    const issuePage = (view: RepoView, issue: Issue, state: PageState = {}) =>
       Effect.gen(function* () {
         const index = String(issue.number)
-        const [timeline, reactions] = yield* Effect.all([
-          issues.timeline(view, index, undefined, undefined, undefined),
-          extras.issueReactions(view, index, undefined)
-        ])
-        const items = yield* Effect.forEach(timeline.rows, (event) =>
-          Effect.gen(function* () {
-            if (event.type === "comment") {
-              const [body, own] = yield* Effect.all([
-                event.body === ""
-                  ? Effect.succeed(html`<p class="color-fg-muted">No description.</p>`)
-                  : rendered(view, event.body),
-                Effect.orElseSucceed(
-                  extras.commentReactions(view, String(event.id)),
-                  () => [] as ReadonlyArray<Reaction>
-                )
-              ])
-              return commentBox(event.user.login, event.created_at, body, own, `issuecomment-${event.id}`)
-            }
-            return eventLine(event) ?? empty
-          })
+        const [timeline, reactions, data] = yield* Effect.all(
+          [
+            issues.timeline(view, index, undefined, undefined, undefined),
+            extras.allReactions(view, index),
+            sidebarData(view, issue)
+          ],
+          { concurrency: "unbounded" }
         )
+        const none: ReadonlyArray<Reaction> = []
+        // Every text of the page rendered at once: one look-up of its mentions and references for
+        // all of them (not two queries per comment), the HTML kept per comment version.
+        const comments = timeline.rows.filter((event) => event.type === "comment")
+        const texts = yield* markdown.renderMany(
+          [
+            { text: issue.body, cacheKey: `issue-${issue.id}-${issue.updated_at}` },
+            ...comments.map((event) => ({ text: event.body, cacheKey: `comment-${event.id}-${event.updated_at}` }))
+          ],
+          { mode: "comment", context: view.base, viewer: view.caller?.user }
+        )
+        const bodyOf = (text: string, out: string | undefined) =>
+          out === undefined
+            ? html`<pre class="hearth-commit-message">${text}</pre>`
+            : html`<div class="markdown-body">${raw(out)}</div>`
+        const renderedById = new Map(comments.map((event, i) => [event.id, texts[i + 1]]))
+        const items = timeline.rows.map((event) => {
+          if (event.type !== "comment") return eventLine(event) ?? empty
+          const body =
+            event.body === ""
+              ? html`<p class="color-fg-muted">No description.</p>`
+              : bodyOf(event.body, renderedById.get(event.id))
+          return commentBox(
+            view,
+            issue,
+            { who: event.user.login, at: event.created_at, id: event.id },
+            body,
+            reactions.comments.get(event.id) ?? none,
+            textEditor(view, issue, { id: event.id, poster: event.user.id, text: event.body }, state.edit)
+          )
+        })
         const description =
           issue.body === ""
             ? html`<p class="color-fg-muted">No description provided.</p>`
-            : yield* rendered(view, issue.body)
+            : bodyOf(issue.body, texts[0])
         const open = issue.state === "open"
         return yield* frame.page(
           view,
@@ -407,30 +864,26 @@ ${pager(view.ctx, window, listed.total)}`
             tab: "issues",
             ...(state.status === undefined ? {} : { status: state.status })
           },
-          html`<div class="d-flex flex-items-center flex-wrap mb-2">
-  <h1 class="h2 flex-auto wb-break-word" data-testid="issue-title">${issue.title} <span class="color-fg-muted">#${issue.number}</span></h1>
-  ${view.ctx.viewer === undefined ? empty : html`<a class="btn btn-sm btn-primary" href="${view.base}/issues/new">New issue</a>`}
-</div>
+          html`${titleBlock(view, issue, state.side ?? {})}
 <p class="mb-3 pb-3 border-bottom">
   <span class="State ${open ? "State--open" : "State--merged"} mr-2" data-testid="issue-state">${icon(open ? "issue-opened" : "issue-closed")} ${open ? "Open" : "Closed"}</span>
   ${user(issue.user.login)} opened this issue ${when(issue.created_at)} · ${issue.comments} comment${issue.comments === 1 ? "" : "s"}
 </p>
+${formError(state.side?.message)}
 <div class="d-flex flex-wrap">
   <div class="flex-auto col-12 col-md-9 pr-md-3">
-    ${commentBox(issue.user.login, issue.created_at, description, reactions.rows, "issue-body")}
+    ${commentBox(
+      view,
+      issue,
+      { who: issue.user.login, at: issue.created_at, id: undefined },
+      description,
+      reactions.issue,
+      textEditor(view, issue, { id: undefined, poster: issue.user.id, text: issue.body }, state.edit)
+    )}
     <div data-testid="timeline">${items}</div>
     ${commentForm(view, issue, state.typed ?? {}, state.errors ?? {}, state.message)}
   </div>
-  <aside class="col-12 col-md-3 f6" data-testid="issue-sidebar">
-    <h2 class="h6 color-fg-muted mb-1">Labels</h2>
-    <p class="mb-3" data-testid="issue-labels">${issue.labels.length === 0 ? "None yet" : issue.labels.map((l) => labelChip(l, `${view.base}/issues?labels=${l.id}`))}</p>
-    <h2 class="h6 color-fg-muted mb-1">Milestone</h2>
-    <p class="mb-3" data-testid="issue-milestone">${issue.milestone === null ? "No milestone" : issue.milestone.title}</p>
-    <h2 class="h6 color-fg-muted mb-1">Assignees</h2>
-    <p class="mb-3" data-testid="issue-assignees">${
-      (issue.assignees ?? []).length === 0 ? "No one" : (issue.assignees ?? []).map((a) => html`${user(a.login)} `)
-    }</p>
-  </aside>
+  ${sidebar(view, issue, data, state.side ?? {})}
 </div>`
         )
       })
@@ -479,6 +932,67 @@ ${pager(view.ctx, window, listed.total)}`
         }
       })
 
+    /**
+     * The new issue's labels, milestone and assignees, for writers (Forgejo's `ValidateRepoMetas`
+     * takes them from writers only, and so does the service): the template's `labels` and
+     * `assignees` preselected (names, matched as Forgejo does, case-insensitively).
+     */
+    const newIssueMeta = (view: RepoView, template: IssueTemplate | undefined, form: URLSearchParams | undefined) =>
+      Effect.gen(function* () {
+        if (!isWriter(view)) return empty
+        const [labels, milestones, candidates] = yield* Effect.all(
+          [
+            labelsOf(view),
+            Effect.map(issues.listMilestones(view, "open", undefined, undefined), (m) => m.rows),
+            assignable(view, [])
+          ],
+          { concurrency: "unbounded" }
+        )
+        const lower = (names: ReadonlyArray<string>) => names.map((n) => n.toLowerCase())
+        const wantedLabels = lower(template?.labels ?? [])
+        const wantedPeople = lower(template?.assignees ?? [])
+        const sent = form?.has("meta-sent") === true
+        const chosenLabels = sent
+          ? form!.getAll("label")
+          : labels.filter((l) => wantedLabels.includes(l.name.toLowerCase())).map((l) => String(l.id))
+        const chosenPeople = sent
+          ? form!.getAll("assignee")
+          : candidates.filter((c) => wantedPeople.includes(c.toLowerCase()))
+        return html`<input type="hidden" name="meta-sent" value="1">
+<fieldset class="form-group" data-testid="new-issue-labels"><legend class="text-bold mb-1">Labels</legend>${
+          labels.length === 0
+            ? html`<p class="color-fg-muted">No labels yet.</p>`
+            : labels.map((l) =>
+                checkbox({
+                  name: "label",
+                  value: String(l.id),
+                  label: l.name,
+                  checked: chosenLabels.includes(String(l.id)),
+                  id: `label-${l.id}`
+                })
+              )
+        }</fieldset>
+${select(
+  {
+    name: "milestone",
+    label: "Milestone",
+    value: form?.get("milestone") ?? "0",
+    choices: [["0", "No milestone"], ...milestones.map((m) => [String(m.id), m.title] as const)]
+  },
+  {}
+)}
+<fieldset class="form-group" data-testid="new-issue-assignees"><legend class="text-bold mb-1">Assignees</legend>${candidates.map(
+          (login) =>
+            checkbox({
+              name: "assignee",
+              value: login,
+              label: login,
+              checked: chosenPeople.includes(login),
+              id: `assignee-${login}`
+            })
+        )}</fieldset>`
+      })
+
     const newIssuePage = (
       view: RepoView,
       template: IssueTemplate | undefined,
@@ -488,24 +1002,27 @@ ${pager(view.ctx, window, listed.total)}`
         readonly message?: string
         readonly status?: number
       } = {}
-    ) => {
-      const form = state.form
-      const errors = state.errors ?? {}
-      const isForm = template !== undefined && template.body.length > 0
-      const action = `${view.base}/issues/new${template === undefined ? "" : `?template=${encodeURIComponent(template.file_name)}`}`
-      return frame.page(
-        view,
-        {
-          title: title(view, "New issue"),
-          tab: "issues",
-          ...(state.status === undefined ? {} : { status: state.status })
-        },
-        html`<div class="container-md">
+    ) =>
+      Effect.gen(function* () {
+        const form = state.form
+        const errors = state.errors ?? {}
+        const isForm = template !== undefined && template.body.length > 0
+        const action = `${view.base}/issues/new${template === undefined ? "" : `?template=${encodeURIComponent(template.file_name)}`}`
+        const meta = yield* newIssueMeta(view, template, form)
+        return yield* frame.page(
+          view,
+          {
+            title: title(view, "New issue"),
+            tab: "issues",
+            ...(state.status === undefined ? {} : { status: state.status })
+          },
+          html`<div class="container-md">
 <h1 class="h2 mb-3">New issue</h1>
 ${template === undefined ? empty : html`<p class="color-fg-muted mb-3" data-testid="template-about">${template.name}${template.about === "" ? empty : html` — ${template.about}`}</p>`}
 ${formError(state.message)}
 <form method="post" action="${action}" data-testid="new-issue-form">
   ${csrfField(view.ctx)}
+  ${template === undefined || template.ref === "" ? empty : html`<input type="hidden" name="ref" value="${template.ref}">`}
   ${field({ name: "title", label: "Title", value: form?.get("title") ?? template?.title ?? "", required: true, autocomplete: "off" }, errors)}
   ${
     isForm
@@ -521,11 +1038,12 @@ ${formError(state.message)}
           errors
         )
   }
+  ${meta}
   <button class="btn btn-primary" type="submit">Create issue</button>
 </form>
 </div>`
-      )
-    }
+        )
+      })
 
     /** The chooser of the repository's templates (Forgejo's `/issues/new/choose`). */
     const choosePage = (view: RepoView, list: ReadonlyArray<IssueTemplate>) =>
@@ -564,7 +1082,239 @@ ${formError(state.message)}
         return Option.getOrUndefined(found)
       })
 
+    /** Where an edit sends one back: the issue, or the pull request (same services, its own page). */
+    const backTo = (view: RepoView, issue: Issue) =>
+      issue.pull_request === null ? issueUrl(view, issue.number) : `${view.base}/pulls/${issue.number}`
+
+    /**
+     * A sidebar edit (`POST /issues/{index}/{suffix}`): the refusals every edit shares (the 404 page
+     * for what one may not see, 423 in an archived repository, 403 for one who may see but not
+     * change it), then `act` through the API's services. A refusal of the input shows the page again
+     * with the message next to the field (`key`), what was typed kept, nothing changed.
+     */
+    const editRoute = (
+      suffix: string,
+      what: string,
+      may: (view: RepoView, issue: Issue) => boolean,
+      key: string | undefined,
+      act: (view: RepoView, issue: Issue, form: URLSearchParams) => Effect.Effect<string | undefined, Errors.ApiError>
+    ) =>
+      frame.route("POST", `/:owner/:repo/issues/:index/${suffix}`, { access: "signed-in", rule: READ }, (view, form) =>
+        Effect.gen(function* () {
+          const refusal = refusalPage(web, view, WRITE, what)
+          if (refusal !== undefined) return refusal
+          const issue = yield* issueOf(view)
+          if (issue === undefined) return web.notFound(view.ctx)
+          if (!may(view, issue)) {
+            return web.errorPage(view.ctx, 403, "Forbidden", `Only the repository's writers may ${what}.`)
+          }
+          const result = yield* Effect.result(act(view, issue, form))
+          if (result._tag === "Success" && result.success === undefined)
+            return web.redirect(view.ctx, backTo(view, issue))
+          if (result._tag === "Failure" && result.failure instanceof Errors.NotFound) return web.notFound(view.ctx)
+          const message =
+            result._tag === "Success" ? result.success! : (result.failure.message ?? "The change could not be made.")
+          const status = result._tag === "Success" ? 422 : (Errors.statusOf(result.failure) ?? 400)
+          if (issue.pull_request !== null) return web.errorPage(view.ctx, status, "Not changed", message)
+          const fresh = yield* issues.get(view, String(issue.number))
+          return yield* issuePage(view, fresh, {
+            status,
+            side: key === undefined ? { form, message } : { form, errors: { [key]: message } }
+          })
+        })
+      )
+
+    const writerOnly = (view: RepoView) => isWriter(view)
+    const index = (issue: Issue) => String(issue.number)
+
+    /** A reaction toggled by form (`react`/`unreact`); htmx gets the bar back, a form a redirect. */
+    const reactRoute = (path: string, onOf: (view: RepoView, issue: Issue) => ReactionOn | undefined) =>
+      frame.route("POST", path, { access: "signed-in", rule: READ }, (view, form) =>
+        Effect.gen(function* () {
+          const verb = view.rest.at(-1)
+          if (verb !== "react" && verb !== "unreact") return web.notFound(view.ctx)
+          const issue = yield* issueOfReaction(view)
+          if (issue === undefined) return web.notFound(view.ctx)
+          const on = onOf(view, issue)
+          if (on === undefined) return web.notFound(view.ctx)
+          const content = form.get("content") ?? ""
+          const target = "index" in on ? { index: String(on.index) } : { commentId: String(on.commentId) }
+          const result = yield* Effect.result(extras.react(view, target, content, verb === "react"))
+          if (result._tag === "Failure") {
+            const failure = result.failure
+            if (failure instanceof Errors.NotFound) return web.notFound(view.ctx)
+            return web.errorPage(
+              view.ctx,
+              Errors.statusOf(failure) ?? 400,
+              "Not changed",
+              failure.message ?? "The reaction could not be changed."
+            )
+          }
+          if (view.ctx.request.headers["hx-request"] === "true") {
+            const all = yield* extras.allReactions(view, index(issue))
+            const list = "index" in on ? all.issue : (all.comments.get(on.commentId) ?? [])
+            return frame.fragment(view.ctx, reactionBar(view, issue, on, list))
+          }
+          return web.redirect(
+            view.ctx,
+            `${backTo(view, issue)}#${"index" in on ? "issue-body" : `issuecomment-${on.commentId}`}`
+          )
+        })
+      )
+
+    /** The issue of `/issues/{index}/…` or of the comment of `/comments/{id}/…`. */
+    const issueOfReaction = (view: RepoView) =>
+      Effect.gen(function* () {
+        if (view.rest[0] === "issues") return yield* issueOf(view)
+        const id = view.rest[1] ?? ""
+        if (!/^\d+$/.test(id)) return undefined
+        const comment = yield* Effect.option(issues.getComment(view, id))
+        if (Option.isNone(comment) || comment.value === undefined) return undefined
+        const number = /\/issues\/(\d+)$/.exec(comment.value.issue_url)?.[1]
+        if (number === undefined) return undefined
+        return Option.getOrUndefined(yield* Effect.option(issues.get(view, number)))
+      })
+
+    const sidebarRoutes = [
+      editRoute("labels", "change the labels", writerOnly, "label", (view, issue, form) =>
+        Effect.gen(function* () {
+          const wanted = form.getAll("label")
+          const known = yield* labelsOf(view)
+          const unknown = wanted.filter((id) => !known.some((l) => String(l.id) === id))
+          if (unknown.length > 0) return `No such label here: ${unknown.join(", ")}.`
+          yield* issues.changeIssueLabels(view, index(issue), "replace", wanted.map(Number), undefined)
+          return undefined
+        })
+      ),
+      editRoute("milestone", "change the milestone", writerOnly, "milestone", (view, issue, form) =>
+        Effect.gen(function* () {
+          const raw = (form.get("milestone") ?? "").trim()
+          if (!/^\d{1,15}$/.test(raw)) return "Choose a milestone of this repository."
+          const result = yield* Effect.result(issues.edit(view, index(issue), { milestone: Number(raw) }))
+          if (result._tag === "Failure") {
+            // The service's words (`milestone does not exist [id: …]`) are for API clients.
+            if (result.failure instanceof Errors.ValidationFailed) return "Choose a milestone of this repository."
+            return yield* Effect.fail(result.failure)
+          }
+          return undefined
+        })
+      ),
+      editRoute("assignees", "assign people", writerOnly, "assignee", (view, issue, form) =>
+        Effect.gen(function* () {
+          const wanted = form.getAll("assignee").filter((s) => s !== "")
+          const result = yield* Effect.result(issues.edit(view, index(issue), { assignees: wanted }))
+          if (result._tag === "Failure") {
+            if (result.failure instanceof Errors.ValidationFailed) {
+              return `Only people with write access to the repository may be assigned: ${wanted.join(", ")}.`
+            }
+            return yield* Effect.fail(result.failure)
+          }
+          return undefined
+        })
+      ),
+      editRoute("deadline", "set the due date", writerOnly, "due_date", (view, issue, form) =>
+        Effect.gen(function* () {
+          if (form.get("action") === "clear") {
+            yield* issues.setDeadline(view, index(issue), null)
+            return undefined
+          }
+          const raw = (form.get("due_date") ?? "").trim()
+          const date = /^\d{4}-\d{2}-\d{2}$/.test(raw) ? new Date(`${raw}T00:00:00Z`) : undefined
+          if (date === undefined || Number.isNaN(date.getTime()) || date.toISOString().slice(0, 10) !== raw) {
+            return "Give a date as YYYY-MM-DD."
+          }
+          yield* issues.setDeadline(view, index(issue), `${raw}T00:00:00Z`)
+          return undefined
+        })
+      ),
+      editRoute("lock", "lock the conversation", writerOnly, "reason", (view, issue, form) =>
+        Effect.gen(function* () {
+          const reason = form.get("reason") ?? ""
+          if (reason !== "" && !LOCK_REASONS.includes(reason)) return `Choose one of: ${LOCK_REASONS.join(", ")}.`
+          if (issue.is_locked) return "The conversation is locked already."
+          yield* extras.lock(view, index(issue), reason)
+          return undefined
+        })
+      ),
+      editRoute("unlock", "unlock the conversation", writerOnly, undefined, (view, issue) =>
+        Effect.gen(function* () {
+          if (!issue.is_locked) return "The conversation is not locked."
+          yield* extras.unlock(view, index(issue))
+          return undefined
+        })
+      ),
+      // Forgejo's IssuePinOrUnpin: the pin toggles; repository admins only (the API's rule).
+      editRoute("pin", "pin issues", isRepoAdmin, "pin", (view, issue) =>
+        Effect.as(issue.pin_order > 0 ? extras.unpin(view, index(issue)) : extras.pin(view, index(issue)), undefined)
+      ),
+      // Forgejo's IssueWatch: any signed-in reader, for themselves.
+      editRoute(
+        "watch",
+        "subscribe",
+        () => true,
+        undefined,
+        (view, issue, form) =>
+          Effect.as(
+            extras.setSubscription(view, index(issue), view.caller!.user.name, form.get("watch") === "true"),
+            undefined
+          )
+      ),
+      editRoute("title", "change the title", mayEdit, "title", (view, issue, form) =>
+        Effect.gen(function* () {
+          const text = (form.get("title") ?? "").trim()
+          if (text === "") return "Give the issue a title."
+          yield* issues.edit(view, index(issue), { title: text })
+          return undefined
+        })
+      ),
+      editRoute("content", "edit the description", mayEdit, undefined, (view, issue, form) =>
+        Effect.as(issues.edit(view, index(issue), { body: form.get("content") ?? "" }), undefined)
+      ),
+      // Forgejo's UpdateCommentContent: the comment's poster or a writer (the service's rule).
+      frame.route("POST", "/:owner/:repo/comments/:id", { access: "signed-in", rule: READ }, (view, form) =>
+        Effect.gen(function* () {
+          const refusal = refusalPage(web, view, WRITE, "edit comments")
+          if (refusal !== undefined) return refusal
+          const issue = yield* issueOfReaction(view)
+          const id = view.rest[1] ?? ""
+          if (issue === undefined) return web.notFound(view.ctx)
+          const content = form.get("content") ?? ""
+          const key = `comment-${id}`
+          if (content.trim() === "") {
+            if (issue.pull_request !== null)
+              return web.errorPage(view.ctx, 422, "Not changed", "Write something first.")
+            return yield* issuePage(view, issue, {
+              status: 422,
+              edit: { key, value: content, message: "Write something first." }
+            })
+          }
+          const result = yield* Effect.result(issues.editComment(view, id, content, undefined))
+          if (result._tag === "Failure") {
+            const failure = result.failure
+            if (failure instanceof Errors.NotFound) return web.notFound(view.ctx)
+            const status = Errors.statusOf(failure) ?? 400
+            if (status === 403) {
+              return web.errorPage(view.ctx, 403, "Forbidden", "Only the comment's poster and the writers may edit it.")
+            }
+            if (issue.pull_request !== null)
+              return web.errorPage(view.ctx, status, "Not changed", failure.message ?? "")
+            return yield* issuePage(view, issue, {
+              status,
+              edit: { key, value: content, message: failure.message ?? "The comment could not be saved." }
+            })
+          }
+          return web.redirect(view.ctx, `${backTo(view, issue)}#issuecomment-${id}`)
+        })
+      ),
+      reactRoute("/:owner/:repo/issues/:index/reactions/:action", (_view, issue) => ({ index: issue.number })),
+      reactRoute("/:owner/:repo/comments/:id/reactions/:action", (view) => {
+        const id = Number(view.rest[1])
+        return Number.isSafeInteger(id) ? { commentId: id } : undefined
+      })
+    ]
+
     return [
+      ...sidebarRoutes,
       frame.route("GET", "/:owner/:repo/issues", { rule: READ }, (view) => listPage(view)),
       frame.route("GET", "/:owner/:repo/issues/new", { access: "signed-in", rule: READ }, (view) =>
         Effect.gen(function* () {
@@ -590,7 +1340,32 @@ ${formError(state.message)}
           }
           const body =
             chosen !== undefined && chosen.body.length > 0 ? formBody(chosen, form) : (form.get("content") ?? "")
-          const result = yield* Effect.result(issues.create(view, { title: titleText, body }))
+          // Labels, milestone and assignees are the writers' (the service drops anyone else's).
+          const writer = isWriter(view)
+          const labelIds = writer ? form.getAll("label") : []
+          if (labelIds.length > 0) {
+            const known = yield* labelsOf(view)
+            const unknown = labelIds.filter((id) => !known.some((l) => String(l.id) === id))
+            if (unknown.length > 0) {
+              return yield* newIssuePage(view, chosen, {
+                form,
+                message: `No such label here: ${unknown.join(", ")}.`,
+                status: 422
+              })
+            }
+          }
+          const milestone = writer && /^\d{1,15}$/.test(form.get("milestone") ?? "") ? Number(form.get("milestone")) : 0
+          const ref = form.get("ref") ?? ""
+          const result = yield* Effect.result(
+            issues.create(view, {
+              title: titleText,
+              body,
+              ...(ref === "" ? {} : { ref }),
+              ...(labelIds.length === 0 ? {} : { labels: labelIds.map(Number) }),
+              ...(milestone === 0 ? {} : { milestone }),
+              ...(writer ? { assignees: form.getAll("assignee").filter((a) => a !== "") } : {})
+            })
+          )
           if (result._tag === "Failure") {
             const failure = result.failure
             return yield* newIssuePage(view, chosen, {
