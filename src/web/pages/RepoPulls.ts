@@ -454,10 +454,15 @@ export const RepoPullsPages = (web: Web, frame: RepoFrame) =>
             : typed.get("delete_branch_after_merge") === "on"
         const mayDelete = pull.flow === 0 && loaded.head !== undefined && (yield* mayPushHead(view, loaded))
         const url = pullUrl(view, loaded.issue.index)
+        // The base branch's tip this page shows the pull request against: a merge after it moved is refused.
+        const baseTip = Option.getOrElse(
+          yield* Effect.orDie(Git.revParse(base.path, `refs/heads/${pull.baseBranch}`)),
+          () => ""
+        )
         return html`<form method="post" action="${url}/merge" data-testid="merge-form">
   ${csrfField(view.ctx)}
   <input type="hidden" name="head_commit_id" value="${pull.headSha}">
-  <input type="hidden" name="base_commit_id" value="${pull.checkedBaseSha}">
+  <input type="hidden" name="base_commit_id" value="${baseTip}">
   <fieldset class="form-group" data-testid="merge-styles">
     <legend class="text-bold mb-1">Merge style</legend>
     ${styles.map(
