@@ -280,63 +280,76 @@ describe("the merge box", () => {
     expect(squash.text).toContain("squash is not an allowed merge style")
     expect(await tipOf("guarded", "main")).toBe(before)
   })
+})
 
-  it("merges with each allowed style, with the right result in git", async () => {
-    const alice = await as("alice")
+describe("merging with each allowed style (the result in git)", () => {
+  const pulls: Record<string, number> = {}
+  let alice: WebClient
+  beforeAll(async () => {
+    alice = await as("alice")
     await api("POST", "/user/repos", "alice", { name: "styles", auto_init: true, readme: "Default" })
-    const pulls: Record<string, number> = {}
+    await api("PATCH", "/repos/alice/styles", "alice", { allow_manual_merge: true })
     for (const style of ["merge", "squash", "rebase", "rebase-merge", "manual"])
       pulls[style] = await openPull("styles", style)
+  }, 120_000)
 
-    let before = await tipOf("styles", "main")
-    let head = await tipOf("styles", "merge")
+  it("merge: a merge commit of the base and the head", async () => {
+    const before = await tipOf("styles", "main")
+    const head = await tipOf("styles", "merge")
     expect((await mergeWith(alice, "styles", pulls.merge!, { do: "merge" })).status).toBe(303)
-    let tip = await tipOf("styles", "main")
+    const tip = await tipOf("styles", "main")
     expect(await show("styles", tip, "%P")).toBe(`${before} ${head}`)
     expect((await web().get(`/alice/styles/pulls/${pulls.merge}`)).text).toMatch(
       /data-testid="pull-state">[\s\S]*?Merged</
     )
+  })
 
-    before = tip
-    expect(
-      (await mergeWith(alice, "styles", pulls.squash!, { do: "squash", merge_message_field: "Squashed body" })).status
-    ).toBe(303)
-    tip = await tipOf("styles", "main")
+  it("squash: one commit on the base, with the default title and the message typed", async () => {
+    const before = await tipOf("styles", "main")
+    const res = await mergeWith(alice, "styles", pulls.squash!, { do: "squash", merge_message_field: "Squashed body" })
+    expect(res.status).toBe(303)
+    const tip = await tipOf("styles", "main")
     expect(await show("styles", tip, "%P")).toBe(before)
     expect(await show("styles", tip, "%B")).toBe(`Pull squash (#${pulls.squash})\n\nSquashed body`)
+  })
 
-    before = tip
-    head = await tipOf("styles", "rebase")
+  it("rebase: the head's commit replayed on the base, no merge commit", async () => {
+    const before = await tipOf("styles", "main")
+    const head = await tipOf("styles", "rebase")
     expect((await mergeWith(alice, "styles", pulls.rebase!, { do: "rebase" })).status).toBe(303)
-    tip = await tipOf("styles", "main")
+    const tip = await tipOf("styles", "main")
     expect(await show("styles", tip, "%P")).toBe(before)
     expect(tip).not.toBe(head)
     expect(await show("styles", tip, "%s")).toBe("rebase: rebase.txt")
+  })
 
-    before = tip
-    head = await tipOf("styles", "rebase-merge")
+  it("rebase-merge: the head rebased, then a merge commit", async () => {
+    const before = await tipOf("styles", "main")
+    const head = await tipOf("styles", "rebase-merge")
     expect((await mergeWith(alice, "styles", pulls["rebase-merge"]!, { do: "rebase-merge" })).status).toBe(303)
-    tip = await tipOf("styles", "main")
-    const [left, right] = (await show("styles", tip, "%P")).split(" ")
+    const [left, right] = (await show("styles", await tipOf("styles", "main"), "%P")).split(" ")
     expect(left).toBe(before)
     expect(right).not.toBe(head)
     expect(await show("styles", right!, "%P")).toBe(before)
+  })
 
-    // Fast-forward only: a branch made from main now.
+  it("fast-forward only: the base moves to the head", async () => {
     const ff = await openPull("styles", "ff")
-    head = await tipOf("styles", "ff")
+    const head = await tipOf("styles", "ff")
     expect((await mergeWith(alice, "styles", ff, { do: "fast-forward-only" })).status).toBe(303)
     expect(await tipOf("styles", "main")).toBe(head)
+  })
 
-    // Manually merged: recorded with the commit given, the base untouched.
-    await api("PATCH", "/repos/alice/styles", "alice", { allow_manual_merge: true })
-    before = await tipOf("styles", "main")
+  it("manually merged: recorded with the commit given, the base untouched", async () => {
+    const before = await tipOf("styles", "main")
     const manual = await mergeWith(alice, "styles", pulls.manual!, { do: "manually-merged", merge_commit_id: before })
     expect(manual.status).toBe(303)
     expect(await tipOf("styles", "main")).toBe(before)
     expect(await pullJson("styles", pulls.manual!)).toMatchObject({ merged: true, merge_commit_sha: before })
   })
+})
 
+describe("the merge box's other forms", () => {
   it("refuses a stale merge (the base or the head moved since the page) and merges nothing", async () => {
     const alice = await as("alice")
     await api("POST", "/user/repos", "alice", { name: "stale", auto_init: true, readme: "Default" })

@@ -47,7 +47,7 @@ import { segment } from "../RepoFrame.ts"
 import { refusalPage } from "../RepoRefusal.ts"
 import { commitList, when } from "../RepoViews.ts"
 import type { Web } from "../Web.ts"
-import { makeIssueParts } from "./RepoIssues.ts"
+import { labelChip, makeIssueParts } from "./RepoIssues.ts"
 
 /** Forgejo's `reqRepoReader(unit.TypePullRequests)`. */
 const READ: RepoRule = { role: "read", unit: "pulls" }
@@ -585,7 +585,7 @@ export const RepoPullsPages = (web: Web, frame: RepoFrame) =>
           )
     }</ul>
     <h2 class="h6 color-fg-muted mb-1">Labels</h2>
-    <p class="mb-3" data-testid="issue-labels">${issue.labels.length === 0 ? "None yet" : issue.labels.map((l) => html`<span class="Label mr-1">${l.name}</span>`)}</p>
+    <p class="mb-3" data-testid="issue-labels">${issue.labels.length === 0 ? "None yet" : issue.labels.map((l) => labelChip(l, `${view.base}/pulls?labels=${l.id}`))}</p>
     <h2 class="h6 color-fg-muted mb-1">Milestone</h2>
     <p class="mb-3" data-testid="issue-milestone">${issue.milestone === null ? "No milestone" : issue.milestone.title}</p>
     <h2 class="h6 color-fg-muted mb-1">Assignees</h2>
