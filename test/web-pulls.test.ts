@@ -264,6 +264,7 @@ describe("the merge box", () => {
     )
     expect(page.text).toContain('href="https://ci.example/1"')
     expect(page.text).toContain('data-testid="merge-blockers"')
+    expect(page.text).toContain('data-testid="merge-when-checks"')
     const styles = [...page.text.matchAll(/name="do" value="([^"]+)"/g)].map((m) => m[1])
     expect(styles).toEqual(["merge", "rebase", "fast-forward-only"])
     expect(page.text).toMatch(/name="do" value="merge" checked/)
@@ -360,6 +361,8 @@ describe("the merge box's other forms", () => {
       base_commit_id: field(page.text, "base_commit_id") ?? ""
     }
     expect(seen.base_commit_id).toBe(await tipOf("stale", "main"))
+    // Nothing blocks it: no schedule offered (it would merge at once).
+    expect(page.text).not.toContain('data-testid="merge-when-checks"')
     // Someone pushes to main meanwhile.
     await commitFile("alice", "stale", "other.txt", "other\n", "main")
     const moved = await tipOf("stale", "main")

@@ -499,7 +499,12 @@ export const RepoPullsPages = (web: Web, frame: RepoFrame) =>
     <button class="btn btn-primary mr-2" type="submit" data-testid="merge-button"${
       pull.status === PullStatus.conflict || pull.status === PullStatus.ancestor ? html` disabled` : empty
     }>${icon("git-merge")} Merge</button>
-    <button class="btn" type="submit" name="merge_when_checks_succeed" value="on" data-testid="merge-when-checks">${icon("clock")} Merge when checks succeed</button>
+    ${
+      // Forgejo offers the schedule while something the rule requires is missing; with nothing missing it would merge at once.
+      blocked
+        ? html`<button class="btn" type="submit" name="merge_when_checks_succeed" value="on" data-testid="merge-when-checks">${icon("clock")} Merge when checks succeed</button>`
+        : empty
+    }
   </div>
 </form>`
       })
