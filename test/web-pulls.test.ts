@@ -419,7 +419,7 @@ describe("the merge box's other forms", () => {
     const readers = await (await as("dave")).get(`/alice/sched/pulls/${index}`)
     expect(readers.text).toContain('data-testid="scheduled"')
     expect(readers.text).not.toContain('data-testid="cancel-scheduled"')
-    const cancel = await alice.post(`/alice/sched/pulls/${index}/merge/cancel`, {}, csrfOf(page.text))
+    const cancel = await alice.post(`/alice/sched/pulls/${index}/cancel_auto_merge`, {}, csrfOf(page.text))
     expect(cancel.status).toBe(303)
     const after = await alice.get(`/alice/sched/pulls/${index}`)
     expect(after.text).not.toContain('data-testid="scheduled"')
@@ -427,7 +427,7 @@ describe("the merge box's other forms", () => {
     expect(after.text).toContain('data-testid="merge-form"')
     expect(await tipOf("sched", "main")).toBe(before)
     // Nothing to cancel any more: the refusal in the box.
-    const twice = await alice.post(`/alice/sched/pulls/${index}/merge/cancel`, {}, csrfOf(page.text))
+    const twice = await alice.post(`/alice/sched/pulls/${index}/cancel_auto_merge`, {}, csrfOf(page.text))
     expect(twice.status).toBe(404)
   })
 

@@ -3,7 +3,7 @@
 // `/pulls/{index}` (the conversation: the issue's timeline with the review events and their inline
 // comments, review requests, pushes, merges; the comment form with close/reopen; the merge box),
 // `/pulls/{index}/commits`, and the merge box's forms: `POST /pulls/{index}/merge` (every style the
-// repository allows, or "merge when checks succeed"), `/merge/cancel` (the schedule),
+// repository allows, or "merge when checks succeed"), `/cancel_auto_merge` (the schedule),
 // `/update` (update branch, by merge or rebase) and `/cleanup` (delete the head branch after the
 // merge). Files changed (`/pulls/{index}/files`) is PullFiles.ts's. Everything goes through
 // PullsService, AutoMerge, ReviewsService, IssuesService and the protection and statuses services,
@@ -411,7 +411,7 @@ export const RepoPullsPages = (web: Web, frame: RepoFrame) =>
           if (Option.isSome(schedule)) {
             const who = yield* users.findById(schedule.value.doerId)
             controls = html`<div class="flash mb-2" data-testid="scheduled">${icon("clock")} ${Option.isSome(who) ? who.value.name : "Someone"} scheduled this pull request to merge (${STYLE_NAMES[schedule.value.style]}) when all checks succeed.
-  <form class="d-inline ml-2" method="post" action="${url}/merge/cancel">${csrfField(ctx)}<button class="btn btn-sm" type="submit" data-testid="cancel-scheduled">Cancel the scheduled merge</button></form>
+  <form class="d-inline ml-2" method="post" action="${url}/cancel_auto_merge">${csrfField(ctx)}<button class="btn btn-sm" type="submit" data-testid="cancel-scheduled">Cancel the scheduled merge</button></form>
 </div>`
           } else {
             controls = yield* mergeForm(view, loaded, facts, shown.mergeForm)
@@ -771,7 +771,7 @@ export const RepoPullsPages = (web: Web, frame: RepoFrame) =>
       frame.route("POST", "/:owner/:repo/pulls/:index/merge", { access: "signed-in", rule: READ }, merge),
       frame.route(
         "POST",
-        "/:owner/:repo/pulls/:index/merge/cancel",
+        "/:owner/:repo/pulls/:index/cancel_auto_merge",
         { access: "signed-in", rule: READ },
         (view, form) =>
           boxAction("cancel scheduled merges", (v, loaded) => autoMerge.cancel(v, String(loaded.issue.index)))(
