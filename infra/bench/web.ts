@@ -40,6 +40,7 @@ import {
   tempDir
 } from "./support.ts"
 import { issuePageBench } from "./web/issue-page.ts"
+import { benchPulls, pullsReport } from "./web/pulls.ts"
 
 const config = {
   requests: Math.round(positive("BENCH_WEB_REQUESTS", 200)),
@@ -300,6 +301,7 @@ const measure = async (name: BackendName, big: string): Promise<Result> => {
   const cached: Array<number> = []
   for (let i = 0; i < config.requests; i++) cached.push((await timed(file(0), BROWSER)).ms)
 
+  await benchPulls({ backend: name, base, auth, timed, stats, requests: config.requests, warmup: config.warmup })
   log(`${name}: page sizes`)
   const pagesToWeigh: ReadonlyArray<readonly [string, string]> = [
     ["home", "/bench/widgets"],
@@ -418,6 +420,7 @@ const main = async () => {
     }
     out()
   }
+  for (const line of pullsReport()) out(line)
   out("| database | start to first 200, median | min – max | base tree, median | min – max |")
   out("|---|---:|---|---:|---|")
   for (const r of results) {

@@ -123,6 +123,12 @@ export interface MergeRequest {
   readonly forceMerge: boolean
   readonly whenChecksSucceed: boolean
   readonly deleteBranch: boolean | undefined
+  /**
+   * The base branch's tip the merge was asked against (the web's merge box sends the one its page
+   * showed): when the base moved since, the merge is refused (409) and nothing merged. Not part of
+   * Forgejo's MergePullRequestOption; the API never sets it.
+   */
+  readonly baseCommitId?: string | undefined
 }
 
 /** What a scheduled merge (AutoMerge.ts) asks of a merge besides the request. */
@@ -247,6 +253,12 @@ export class PullsService extends Context.Service<
       deleteBranch: boolean
     ) => Effect.Effect<void, ServiceError>
     readonly update: (opened: OpenedRepository, index: string, style: string) => Effect.Effect<void, ServiceError>
+    /**
+     * Deletes the head branch of a merged or closed pull request (Forgejo's web `CleanUpPullRequest`):
+     * refused while it is open or when the branch has commits the pull request does not; nothing
+     * when another open pull request still uses it.
+     */
+    readonly deleteBranch: (opened: OpenedRepository, index: string) => Effect.Effect<void, ServiceError>
     /**
      * `base...head` (or `base..head`) of the repository, `head` possibly `owner:branch` of a fork
      * (whose commits are fetched into the repository, as a pull request's would be): the two
@@ -1266,6 +1278,11 @@ export class PullsService extends Context.Service<
             })
             return "scheduled" as const
           }
+          if (request.baseCommitId !== undefined && request.baseCommitId !== loaded.pull.checkedBaseSha) {
+            return yield* Errors.conflict(
+              `the base branch ${loaded.pull.baseBranch} moved since the merge was asked for: nothing was merged; look at the pull request again`
+            )
+          }
           if (request.headCommitId !== "") {
             const tip =
               loaded.head === undefined || pull.flow === 1
@@ -1296,6 +1313,24 @@ export class PullsService extends Context.Service<
           const deleteBranch = request.deleteBranch ?? base.repo.pulls.defaultDeleteBranchAfterMerge
           yield* afterMove(loaded, caller, commit, baseSha, deleteBranch)
           return "merged" as const
+        })
+
+      const deleteBranch = (opened: OpenedRepository, index: string) =>
+        Effect.gen(function* () {
+          const caller = opened.caller
+          if (caller === undefined) return yield* Errors.unauthorized("token is required")
+          const loaded = yield* findPull(opened, index)
+          const { pull, head } = loaded
+          if (!pull.hasMerged && !loaded.issue.isClosed) {
+            return yield* Errors.validationFailed("the pull request is still open: its head branch stays")
+          }
+          if (head === undefined || pull.flow === 1) return yield* Errors.notFound()
+          const tip = yield* branchSha(head.path, pull.headBranch)
+          if (tip === undefined) return yield* Errors.notFound()
+          if (tip !== pull.headSha) {
+            return yield* Errors.conflict("the head branch has commits the pull request does not: it was not deleted")
+          }
+          yield* deleteHeadBranch(loaded, caller)
         })
 
       // --- update branch (§10) ---
@@ -1416,6 +1451,7 @@ export class PullsService extends Context.Service<
         merge,
         completeMerge: afterMove,
         update,
+        deleteBranch,
         check,
         reload,
         start,

@@ -24,6 +24,7 @@ import { RepoIssuesPages } from "./pages/RepoIssues.ts"
 import { RepoLabelsPages } from "./pages/RepoLabels.ts"
 import { RepoMilestonesPages } from "./pages/RepoMilestones.ts"
 import { RepoNewPages } from "./pages/RepoNew.ts"
+import { RepoPullsPages } from "./pages/RepoPulls.ts"
 import { RepoRawPages } from "./pages/RepoRaw.ts"
 import { RepoReleasesPages } from "./pages/RepoReleases.ts"
 import { RepoSettingsPages } from "./pages/RepoSettings.ts"
@@ -96,6 +97,7 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoMilestonesPages(web, repo)),
       ...(yield* RepoWikiPages(web, repo)),
       ...(yield* RepoIssuesPages(web, repo)),
+      ...(yield* RepoPullsPages(web, repo)),
       ...(yield* RepoComparePages(web, repo)),
       ...(yield* RepoActionPages(web, repo)),
       ...(yield* RepoSettingsPages(web, repo)),

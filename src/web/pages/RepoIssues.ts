@@ -106,6 +106,21 @@ export const labelChip = (label: Pick<Label, "name" | "color" | "description">, 
     : html`<a class="Label mr-1" data-testid="label-chip" title="${label.description}" href="${href}">${inner}</a>`
 }
 
+/** What a list shows: issues, or pull requests (the same list, RepoPulls.ts). */
+export type ListKind = "issues" | "pulls"
+
+/** A pull request's state in a list: open, merged or closed. */
+const pullGlyph = (issue: Issue) => {
+  const merged = (issue.pull_request as { readonly merged?: boolean } | null)?.merged === true
+  const [colour, glyph, label] =
+    issue.state === "open"
+      ? ["color-fg-success", "git-pull-request", "Open"]
+      : merged
+        ? ["color-fg-done", "git-merge", "Merged"]
+        : ["color-fg-danger", "git-pull-request-closed", "Closed"]
+  return html`<span class="mr-2 ${colour}" role="img" aria-label="${label}">${icon(glyph)}</span>`
+}
+
 const user = (login: string) => html`<a class="Link--primary text-bold" href="/${segment(login)}">${login}</a>`
 
 /** What the comment form sent, kept when it is refused. */
@@ -156,7 +171,8 @@ interface PageState {
 /** Title and description: the poster or a writer (the service's `mayEditIssue`). */
 const mayEdit = (view: RepoView, issue: Issue) => isWriter(view) || isPoster(view.caller, { posterId: issue.user.id })
 
-export const RepoIssuesPages = (web: Web, frame: RepoFrame) =>
+/** The issues pages' routes and the parts the pull request pages reuse (RepoPulls.ts). */
+export const makeIssueParts = (web: Web, frame: RepoFrame) =>
   Effect.gen(function* () {
     const issues = yield* IssuesService
     const extras = yield* IssueExtras
@@ -193,12 +209,12 @@ export const RepoIssuesPages = (web: Web, frame: RepoFrame) =>
 
     // ---- The list --------------------------------------------------------------------------
 
-    const issueRow = (view: RepoView, issue: Issue) =>
+    const issueRow = (view: RepoView, issue: Issue, kind: ListKind = "issues") =>
       html`<li class="Box-row d-flex flex-items-start" data-testid="issue-row">
-  <span class="mr-2 ${issue.state === "open" ? "color-fg-success" : "color-fg-done"}" role="img" aria-label="${issue.state === "open" ? "Open" : "Closed"}">${icon(issue.state === "open" ? "issue-opened" : "issue-closed")}</span>
+  ${kind === "pulls" ? pullGlyph(issue) : html`<span class="mr-2 ${issue.state === "open" ? "color-fg-success" : "color-fg-done"}" role="img" aria-label="${issue.state === "open" ? "Open" : "Closed"}">${icon(issue.state === "open" ? "issue-opened" : "issue-closed")}</span>`}
   <div class="flex-auto min-width-0">
-    <a class="Link--primary text-bold wb-break-word" href="${issueUrl(view, issue.number)}" data-testid="issue-title">${issue.title}</a>
-    ${issue.labels.map((l) => labelChip(l, `${view.base}/issues?labels=${l.id}`))}
+    <a class="Link--primary text-bold wb-break-word" href="${view.base}/${kind}/${issue.number}" data-testid="issue-title">${issue.title}</a>
+    ${issue.labels.map((l) => labelChip(l, `${view.base}/${kind}?labels=${l.id}`))}
     <div class="f6 color-fg-muted mt-1">#${issue.number} opened ${when(issue.created_at)} by ${issue.user.login}${
       issue.milestone === null ? empty : html` · ${icon("milestone")} ${issue.milestone.title}`
     }</div>
@@ -207,7 +223,11 @@ export const RepoIssuesPages = (web: Web, frame: RepoFrame) =>
 </li>`
 
     /** The list's link with `changes` applied to the current query (and back to page 1). */
-    const queryLink = (view: RepoView, changes: Readonly<Record<string, string | undefined>>) => {
+    const queryLink = (
+      view: RepoView,
+      changes: Readonly<Record<string, string | undefined>>,
+      kind: ListKind = "issues"
+    ) => {
       const params = new URLSearchParams(view.ctx.url.searchParams)
       params.delete("page")
       for (const [k, v] of Object.entries(changes)) {
@@ -215,10 +235,11 @@ export const RepoIssuesPages = (web: Web, frame: RepoFrame) =>
         else params.set(k, v)
       }
       const query = params.toString()
-      return `${view.base}/issues${query === "" ? "" : `?${query}`}`
+      return `${view.base}/${kind}${query === "" ? "" : `?${query}`}`
     }
 
-    const listPage = (view: RepoView) =>
+    /** The list of issues, or of pull requests (`kind`, RepoPulls.ts). */
+    const listPage = (view: RepoView, kind: ListKind = "issues") =>
       Effect.gen(function* () {
         const params = view.ctx.url.searchParams
         const state = params.get("state") === "closed" ? "closed" : params.get("state") === "all" ? "all" : "open"
@@ -234,7 +255,7 @@ export const RepoIssuesPages = (web: Web, frame: RepoFrame) =>
         const labelNames = labelIds.map((id) => labels.rows.find((l) => String(l.id) === id)?.name)
         const [poster, assignee] = yield* Effect.all([loginOf(params.get("poster")), loginOf(params.get("assignee"))])
         const query = {
-          type: "issues",
+          type: kind,
           q: keyword === "" ? undefined : keyword,
           labels: labelNames.length === 0 ? undefined : labelNames.join(","),
           milestones: /^\d+$/.test(milestone) && milestone !== "0" ? milestone : undefined,
@@ -255,33 +276,35 @@ export const RepoIssuesPages = (web: Web, frame: RepoFrame) =>
               issues.list(view, { ...query, state: "closed" }, one)
             ])
         const signedIn = view.ctx.viewer !== undefined
+        const noun = kind === "pulls" ? "pull requests" : "issues"
         const stateTab = (name: "open" | "closed", n: number, glyph: string, label: string) =>
-          html`<a class="btn-link mr-3${state === name ? " text-bold color-fg-default" : " Link--muted"}" href="${queryLink(view, { state: name })}" data-testid="state-${name}"${
+          html`<a class="btn-link mr-3${state === name ? " text-bold color-fg-default" : " Link--muted"}" href="${queryLink(view, { state: name }, kind)}" data-testid="state-${name}"${
             state === name ? html` aria-current="page"` : empty
           }>${icon(glyph)} <span data-testid="count-${name}">${n}</span> ${label}</a>`
         const sortLinks = Object.entries(SORTS).map(
           ([key, s]) =>
-            html`<a class="SelectMenu-item" role="menuitemradio" aria-checked="${key === sortKey ? "true" : "false"}" href="${queryLink(view, { sort: key })}">${s.label}</a>`
+            html`<a class="SelectMenu-item" role="menuitemradio" aria-checked="${key === sortKey ? "true" : "false"}" href="${queryLink(view, { sort: key }, kind)}">${s.label}</a>`
         )
-        const filterBar = html`<form class="d-flex flex-items-center flex-wrap mb-3" method="get" action="${view.base}/issues" role="search" data-testid="issue-filter">
+        const filterBar = html`<form class="d-flex flex-items-center flex-wrap mb-3" method="get" action="${view.base}/${kind}" role="search" data-testid="issue-filter">
   <input type="hidden" name="state" value="${state}">
   ${labelIds.length === 0 ? empty : html`<input type="hidden" name="labels" value="${labelIds.join(",")}">`}
-  <label class="sr-only" for="issue-q">Search issues</label>
-  <input class="form-control flex-auto mr-2" id="issue-q" type="search" name="q" value="${keyword}" placeholder="Search issues">
+  <label class="sr-only" for="issue-q">Search ${noun}</label>
+  <input class="form-control flex-auto mr-2" id="issue-q" type="search" name="q" value="${keyword}" placeholder="Search ${noun}">
   <button class="btn mr-2" type="submit">Search</button>
-  ${signedIn ? html`<a class="btn btn-primary" href="${view.base}/issues/new" data-testid="new-issue">New issue</a>` : empty}
+  ${signedIn ? (kind === "pulls" ? html`<a class="btn btn-primary" href="${view.base}/compare" data-testid="new-pull">New pull request</a>` : html`<a class="btn btn-primary" href="${view.base}/issues/new" data-testid="new-issue">New issue</a>`) : empty}
 </form>
 ${
   labels.rows.length === 0
     ? empty
     : html`<p class="mb-3" data-testid="label-filter"><span class="color-fg-muted mr-1">Labels:</span>${labels.rows.map(
-        (l) => labelChip(l, queryLink(view, { labels: labelIds.includes(String(l.id)) ? undefined : String(l.id) }))
+        (l) =>
+          labelChip(l, queryLink(view, { labels: labelIds.includes(String(l.id)) ? undefined : String(l.id) }, kind))
       )}</p>`
 }`
         return yield* frame.page(
           view,
-          { title: title(view, "Issues"), tab: "issues" },
-          html`<h1 class="sr-only">Issues</h1>
+          { title: title(view, kind === "pulls" ? "Pull requests" : "Issues"), tab: kind },
+          html`<h1 class="sr-only">${kind === "pulls" ? "Pull requests" : "Issues"}</h1>
 ${filterBar}
 <div class="Box">
   <div class="Box-header d-flex flex-items-center flex-wrap">
@@ -296,8 +319,8 @@ ${filterBar}
   </div>
   ${
     listed.rows.length === 0
-      ? html`<div class="blankslate" data-testid="no-issues"><p>No issues match.</p></div>`
-      : html`<ul data-testid="issue-list">${listed.rows.map((i) => issueRow(view, i))}</ul>`
+      ? html`<div class="blankslate" data-testid="no-issues"><p>No ${noun} match.</p></div>`
+      : html`<ul data-testid="issue-list">${listed.rows.map((i) => issueRow(view, i, kind))}</ul>`
   }
 </div>
 ${pager(view.ctx, window, listed.total)}`
@@ -1313,7 +1336,7 @@ ${formError(state.message)}
       })
     ]
 
-    return [
+    const routes = [
       ...sidebarRoutes,
       frame.route("GET", "/:owner/:repo/issues", { rule: READ }, (view) => listPage(view)),
       frame.route("GET", "/:owner/:repo/issues/new", { access: "signed-in", rule: READ }, (view) =>
@@ -1443,4 +1466,8 @@ ${formError(state.message)}
         })
       )
     ]
+    return { routes, listPage, eventLine, commentBox, rendered }
   })
+
+export const RepoIssuesPages = (web: Web, frame: RepoFrame) =>
+  Effect.map(makeIssueParts(web, frame), (parts) => parts.routes)

@@ -1,0 +1,93 @@
+// Issue 22 item 2's main flow in a real browser (Chromium through playwright-core,
+// test/support/browser.ts): a fork's owner opens a pull request from the compare page, the base
+// repository's owner (after an approval through the API) looks at the conversation and the
+// commits and merges it with squash. Every page is screenshotted and audited with axe-core (no
+// serious or critical violation), and no page may log a console error (a CSP refusal is one).
+import type { Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { launchBrowser, type TestBrowser } from "./support/browser.ts"
+import { apiAs, basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+
+let hearth: Hearth
+let chrome: TestBrowser
+
+const url = (path: string) => `${hearth.base}${path}`
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+beforeAll(async () => {
+  hearth = await startHearth()
+  chrome = await launchBrowser("web-pulls-browser")
+  for (const username of ["ann", "ben"]) await createUser(hearth, { username })
+  await apiAs(hearth, "POST", "/user/repos", "ann", { name: "orchard", auto_init: true, readme: "Default" })
+  expect((await request(hearth, "POST", "/repos/ann/orchard/forks", basic("ben"), {})).status).toBe(202)
+  for (let i = 0; i < 400; i++) {
+    if ((await json(await request(hearth, "GET", "/repos/ben/orchard", basic("ben")))).empty === false) break
+    await sleep(25)
+  }
+  await apiAs(hearth, "POST", "/repos/ben/orchard/contents/plums.txt", "ben", {
+    content: Buffer.from("plums\ncherries\n").toString("base64"),
+    branch: "main",
+    new_branch: "plums",
+    message: "Plant plums"
+  })
+}, 180_000)
+
+afterAll(async () => {
+  await chrome?.close()
+  await hearth?.close()
+})
+
+const signIn = async (page: Page, login: string) => {
+  await page.goto(url("/user/login"))
+  await page.getByLabel("Username or e-mail address").fill(login)
+  await page.getByLabel("Password").fill("password123")
+  await page.getByRole("button", { name: "Sign in" }).click()
+  await page.waitForLoadState()
+}
+
+describe("a pull request from a fork", () => {
+  it("is opened from the compare page, approved, and merged with squash", async () => {
+    const ben = (await chrome.person()).page
+    await signIn(ben, "ben")
+    await ben.goto(url("/ann/orchard/compare/main...ben:plums"))
+    expect(await ben.getByTestId("new-pull-form").count()).toBe(1)
+    expect(await ben.getByLabel("Title").inputValue()).toBe("Plant plums")
+    await chrome.check(ben, "pull-compare")
+    await ben.getByLabel("Title").fill("Plums for the orchard")
+    await ben.getByLabel("Description").fill("Two **fruits**.")
+    await ben.getByRole("button", { name: "Create pull request" }).click()
+    await expect.poll(() => ben.url()).toBe(url("/ann/orchard/pulls/1"))
+    expect(await ben.getByTestId("pull-summary").textContent()).toContain(
+      "wants to merge 1 commit into main from ben:plums"
+    )
+    expect(await ben.locator("#issue-body .markdown-body strong").textContent()).toBe("fruits")
+    await chrome.check(ben, "pull-opened")
+
+    // ann approves (through the API), then merges in the browser.
+    await apiAs(hearth, "POST", "/repos/ann/orchard/pulls/1/reviews", "ann", { event: "APPROVED", body: "Tasty" })
+    const ann = (await chrome.person()).page
+    await signIn(ann, "ann")
+    await ann.goto(url("/ann/orchard/pulls"))
+    await ann.getByRole("link", { name: "Plums for the orchard" }).click()
+    await expect.poll(() => ann.url()).toBe(url("/ann/orchard/pulls/1"))
+    expect(await ann.getByTestId("review").getAttribute("data-state")).toBe("APPROVED")
+    await chrome.check(ann, "pull-conversation")
+    await ann.getByTestId("pull-tab-commits").click()
+    await expect.poll(() => ann.url()).toBe(url("/ann/orchard/pulls/1/commits"))
+    expect(await ann.getByRole("link", { name: "Plant plums" }).count()).toBe(1)
+    await chrome.check(ann, "pull-commits")
+    await ann.getByTestId("pull-tab-conversation").click()
+    await ann.getByLabel("Create squash commit").check()
+    await ann.getByTestId("merge-button").click()
+    await expect.poll(() => ann.getByTestId("pull-state").textContent()).toContain("Merged")
+    expect(await ann.getByTestId("merge-box").textContent()).toContain("This pull request was merged")
+    await chrome.check(ann, "pull-merged")
+    const pull = await json(await request(hearth, "GET", "/repos/ann/orchard/pulls/1", basic("ann")))
+    expect(pull.merged).toBe(true)
+    const commit = await json(
+      await request(hearth, "GET", `/repos/ann/orchard/git/commits/${pull.merge_commit_sha}`, basic("ann"))
+    )
+    expect(commit.commit.message.trim()).toBe("Plums for the orchard (#1)")
+    expect(commit.parents).toHaveLength(1)
+  }, 120_000)
+})
