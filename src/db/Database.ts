@@ -43,6 +43,7 @@ import m0032 from "./migrations/0032_packages.ts"
 import m0033 from "./migrations/0033_pull_stats.ts"
 import m0034 from "./migrations/0034_blob_blake2b.ts"
 import m0035 from "./migrations/0035_container_uploads.ts"
+import m0036 from "./migrations/0036_review_state.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -77,7 +78,8 @@ export const migrations = Migrator.fromRecord({
   "0032_packages": m0032,
   "0033_pull_stats": m0033,
   "0034_blob_blake2b": m0034,
-  "0035_container_uploads": m0035
+  "0035_container_uploads": m0035,
+  "0036_review_state": m0036
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })
