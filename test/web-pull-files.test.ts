@@ -101,6 +101,10 @@ describe("the files changed page", () => {
     const page = await web().get(filesOf(pull))
     expect(page.status).toBe(200)
     expect(page.headers.get("content-type")).toContain("text/html")
+    // Streamed: sent in chunks as the files are rendered, no length known up front.
+    expect(page.headers.get("transfer-encoding")).toBe("chunked")
+    expect(page.headers.get("content-length")).toBeNull()
+    expect(page.text.trimEnd()).toMatch(/<\/html>$/)
     expect(page.text).toContain('data-testid="pull-title">Topic <span class="color-fg-muted">#')
     expect(page.text).toMatch(/aria-current="page">Files changed</)
     expect(page.text).toContain("Showing <strong>4 changed files</strong>")

@@ -150,6 +150,8 @@ export class ReviewsService extends Context.Service<
       opened: OpenedRepository,
       index: string
     ) => Effect.Effect<{ readonly loaded: Loaded; readonly head: string; readonly base: string }, ServiceError>
+    /** The diff's range of a loaded pull request: its head commit and where its diff starts. */
+    readonly rangeOf: (loaded: Loaded) => Effect.Effect<{ readonly head: string; readonly base: string }>
     /** The code comments the caller may see: those of submitted reviews, and the caller's pending ones. */
     readonly visibleCodeComments: (
       opened: OpenedRepository,
@@ -968,12 +970,16 @@ export class ReviewsService extends Context.Service<
 
       // --- the web's files changed page ---
 
+      const rangeOf = (loaded: Loaded) =>
+        Effect.gen(function* () {
+          const head = yield* headOf(loaded)
+          return { head, base: yield* diffBaseOf(loaded, head) }
+        })
+
       const diffRange = (opened: OpenedRepository, index: string) =>
         Effect.gen(function* () {
           const loaded = yield* pulls.get(opened, index)
-          const head = yield* headOf(loaded)
-          const base = yield* diffBaseOf(loaded, head)
-          return { loaded, head, base }
+          return { loaded, ...(yield* rangeOf(loaded)) }
         })
 
       const visibleCodeComments = (opened: OpenedRepository, loaded: Loaded) =>
@@ -1166,6 +1172,7 @@ export class ReviewsService extends Context.Service<
 
       return ReviewsService.of({
         diffRange,
+        rangeOf,
         visibleCodeComments,
         addLineComment,
         resolveConversation,

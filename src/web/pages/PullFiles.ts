@@ -23,7 +23,7 @@ import { rangePatch } from "../../git/Patches.ts"
 import type { RepoRule } from "../../http/Access.ts"
 import * as Errors from "../../http/Errors.ts"
 import { MarkdownRenderer } from "../../markdown/Service.ts"
-import type { Loaded } from "../../pulls/Service.ts"
+import { type Loaded, PullsService } from "../../pulls/Service.ts"
 import { repoRefusal } from "../../repos/Policy.ts"
 import { type IssueCodeComment, ReviewType, ViewedState } from "../../reviews/Repo.ts"
 import { ReviewsService } from "../../reviews/Service.ts"
@@ -87,6 +87,7 @@ interface Typed {
 export const PullFilesPages = (web: Web, frame: RepoFrame) =>
   Effect.gen(function* () {
     const reviews = yield* ReviewsService
+    const pulls = yield* PullsService
     const markdown = yield* MarkdownRenderer
     const users = yield* UsersRepo
     const diffs = makeDiffView(frame)
@@ -288,8 +289,8 @@ export const PullFilesPages = (web: Web, frame: RepoFrame) =>
     /** The files page, streamed; `typed` re-shows a refused form (status 422 or 403). */
     const filesPage = (view: RepoView, typed: Typed = {}, status?: number) =>
       Effect.gen(function* () {
-        const index = view.rest[1] ?? ""
-        const { loaded, head, base } = yield* reviews.diffRange(view, index)
+        // Only what decides the status is read before the page starts: git's work is streamed.
+        const loaded = yield* pulls.get(view, view.rest[1] ?? "")
         const url = view.ctx.url
         const style = styleOf(url)
         const whitespace = whitespaceOf(url.searchParams.get("whitespace"))
@@ -301,6 +302,7 @@ export const PullFilesPages = (web: Web, frame: RepoFrame) =>
         const skipTo = url.searchParams.get("skip-to")
 
         const rest = Effect.gen(function* () {
+          const { head, base } = yield* reviews.rangeOf(loaded)
           const patch = yield* Effect.orDie(rangePatch(loaded.base.path, base, head, diffArgsFor(whitespace)))
           let diff: Diff = parseDiff(patch.text)
           if (skipTo !== null) {
@@ -520,7 +522,7 @@ ${patch.truncated ? html`<div class="flash flash-warn mb-3">This diff is too lar
           : Effect.fail(error)
       )
 
-    const loadFor = (view: RepoView) => Effect.map(reviews.diffRange(view, view.rest[1] ?? ""), (r) => r.loaded)
+    const loadFor = (view: RepoView) => pulls.get(view, view.rest[1] ?? "")
 
     return [
       frame.route("GET", "/:owner/:repo/pulls/:index/files", { rule: READ }, (view) => filesPage(view)),
