@@ -49,7 +49,7 @@ const HOSTILE_NAME = `<img src=x onerror=alert(1)>.txt`
 
 /** The HTML of the file box whose header names `path` (escaped as the page escapes it). */
 const boxOf = (page: string, path: string) => {
-  const boxes = page.split('<details class="Box mb-3 hearth-diff-file"').slice(1)
+  const boxes = page.split('<div class="Box mb-3 hearth-diff-file"').slice(1)
   return boxes.find((b) => b.includes(`>${path}</h3>`)) ?? ""
 }
 
@@ -115,7 +115,7 @@ describe("the files changed page", () => {
     expect(list).toContain(">b.txt</a>")
     // Boxes fold without script: details/summary, open until viewed.
     const a = boxOf(page.text, "a.txt")
-    expect(a).toMatch(/^ id="diff-\d+" data-testid="diff-file" open>\s*<summary class="Box-header/)
+    expect(a).toMatch(/<details class="hearth-diff-fold" open>\s*<summary class="Box-header/)
     // Unified: one table of four columns per row, the deleted and the added line.
     expect(a).toContain('<table class="hearth-code highlight">')
     expect(a).toMatch(
@@ -382,12 +382,14 @@ describe("viewed markers", () => {
     expect(marked.status).toBe(303)
     expect(marked.location).toBe(`${FILES}/${pull}/files#diff-2`)
     const after = await dave.get(filesOf(pull))
-    expect(boxOf(after.text, "b.txt")).toMatch(/^ id="diff-\d+" data-testid="diff-file">/)
+    expect(boxOf(after.text, "b.txt")).toContain('<details class="hearth-diff-fold">')
     expect(boxOf(after.text, "b.txt")).toContain('aria-pressed="true"')
-    expect(boxOf(after.text, "a.txt")).toMatch(/data-testid="diff-file" open>/)
+    expect(boxOf(after.text, "a.txt")).toMatch(/<details class="hearth-diff-fold" open>/)
     expect(after.text).toContain('data-testid="viewed-count">1 / 4 files viewed')
     // Someone else's page is not folded.
-    expect(boxOf((await (await as("carol")).get(filesOf(pull))).text, "b.txt")).toMatch(/data-testid="diff-file" open>/)
+    expect(boxOf((await (await as("carol")).get(filesOf(pull))).text, "b.txt")).toMatch(
+      /<details class="hearth-diff-fold" open>/
+    )
 
     // A push changing b.txt (and not a.txt): b.txt is unfolded and marked as changed.
     const app = join(work, "app")
@@ -400,7 +402,7 @@ describe("viewed markers", () => {
     }
     const b = boxOf(changed, "b.txt")
     expect(b).toContain('data-testid="changed-since"')
-    expect(b).toMatch(/data-testid="diff-file" open>/)
+    expect(b).toMatch(/<details class="hearth-diff-fold" open>/)
     expect(b).toContain('aria-pressed="false"')
     expect(changed).toContain('data-testid="viewed-count">0 / 4 files viewed')
     // It stays changed on the next visit, until viewed again.
@@ -421,7 +423,7 @@ describe("viewed markers", () => {
       { path: "b.txt", head: newHead, viewed: "false" },
       csrfOf(changed)
     )
-    expect(boxOf((await dave.get(filesOf(pull))).text, "b.txt")).toMatch(/data-testid="diff-file" open>/)
+    expect(boxOf((await dave.get(filesOf(pull))).text, "b.txt")).toMatch(/<details class="hearth-diff-fold" open>/)
   })
 })
 

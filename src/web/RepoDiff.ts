@@ -193,20 +193,23 @@ export const makeDiffView = (frame: RepoFrame) => {
       const [label, labelClass] = STATUS_LABELS[file.status]
       const names =
         file.oldPath === file.newPath ? file.newPath : html`${file.oldPath} ${icon("arrow-right")} ${file.newPath}`
-      return html`<details class="Box mb-3 hearth-diff-file" id="${fileAnchor(index)}" data-testid="diff-file"${extras.folded === true ? empty : html` open`}>
+      // The controls sit beside the summary, not in it: a summary holds no other control (axe's
+      // nested-interactive), and they stay at hand while the file is folded.
+      const viewFile =
+        file.status === "deleted"
+          ? empty
+          : html`<a class="btn btn-sm" href="${refUrl(view.base, "src", { kind: "commit", name: place.commit }, file.newPath)}">View file</a>`
+      return html`<div class="Box mb-3 hearth-diff-file" id="${fileAnchor(index)}" data-testid="diff-file">
+  <div class="hearth-diff-controls d-flex flex-items-center py-2 pr-2">${extras.controls ?? empty}${viewFile}</div>
+  <details class="hearth-diff-fold"${extras.folded === true ? empty : html` open`}>
   <summary class="Box-header d-flex flex-items-center flex-wrap py-2">
     <span class="Label ${labelClass} mr-2">${label}</span>
     <h3 class="f6 text-mono text-bold wb-break-word flex-auto min-width-0 mr-2">${names}</h3>
     <span class="f6 mr-2"><span class="color-fg-success">+${file.additions}</span> <span class="color-fg-danger">−${file.deletions}</span></span>
-    ${extras.controls ?? empty}
-    ${
-      file.status === "deleted"
-        ? empty
-        : html`<a class="btn btn-sm" href="${refUrl(view.base, "src", { kind: "commit", name: place.commit }, file.newPath)}">View file</a>`
-    }
   </summary>
   ${body}
-</details>`
+  </details>
+</div>`
     })
 
   /** A link to this page with one query parameter changed. */

@@ -248,9 +248,10 @@ export const PullFilesPages = (web: Web, frame: RepoFrame) =>
     resolved
       ? html`<span class="Label Label--success mr-2" data-testid="resolved-label">Resolved</span><span class="flex-auto">${thread.length} ${thread.length === 1 ? "comment" : "comments"}</span>`
       : html`<span class="flex-auto">${thread.length} ${thread.length === 1 ? "comment" : "comments"}</span>`
-  }${resolve}</summary>
+  }</summary>
   ${items}
   ${reply}
+  ${resolve === empty ? empty : html`<div class="p-2 d-flex flex-justify-end">${resolve}</div>`}
 </details>`)
       }
       return html`${out}`
@@ -268,10 +269,10 @@ export const PullFilesPages = (web: Web, frame: RepoFrame) =>
       const option = (value: string, label: string, hint: string, disabled: boolean) =>
         html`<div class="form-checkbox my-1"><label><input type="radio" name="type" value="${value}"${
           (typed?.type ?? "comment") === value ? html` checked` : empty
-        }${disabled ? html` disabled` : empty} data-testid="review-${value}"> ${label}</label><p class="note">${hint}</p></div>`
+        }${disabled ? html` disabled` : empty} data-testid="review-type-${value}"> ${label}</label><p class="note">${hint}</p></div>`
       return html`<details class="details-reset details-overlay ml-2 position-relative" data-testid="finish-review"${typed === undefined ? empty : html` open`}>
   <summary class="btn btn-sm btn-primary">Finish review${pendingCount === 0 ? empty : html` <span class="Counter" data-testid="pending-count">${pendingCount}</span>`}</summary>
-  <div class="Box Box--overlay position-absolute right-0 mt-1 p-3 color-bg-default hearth-review-box">
+  <div class="Box Box--overlay position-absolute left-0 mt-1 p-3 color-bg-default hearth-review-box">
     <form method="post" action="${filesUrl(view, loaded.issue.index)}/reviews/submit" data-testid="review-form">
       ${csrfField(view.ctx)}${keptFields(kept.style, kept.whitespace)}
       ${textarea("review-content", "Review summary", typed?.content ?? "", typed?.error, 4)}
