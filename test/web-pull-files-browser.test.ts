@@ -77,9 +77,9 @@ describe("files changed", () => {
     await page.waitForLoadState()
     const comment = page.getByTestId("review-comment")
     await comment.waitFor()
-    expect(await comment.innerText()).toContain("Will the pear take?")
+    expect(await comment.textContent()).toContain("Will the pear take?")
     expect(await page.getByTestId("pending-label").count()).toBe(1)
-    expect(await page.getByTestId("pending-count").innerText()).toBe("1")
+    expect(await page.getByTestId("pending-count").textContent()).toBe("1")
     await chrome.check(page, "pending")
 
     // Finish review: approve.
@@ -111,7 +111,7 @@ describe("files changed", () => {
     await page.waitForLoadState()
     expect(page.url()).toContain("style=split")
     await expect.poll(() => notes.locator("details.hearth-diff-fold").getAttribute("open")).toBeNull()
-    expect(await page.getByTestId("viewed-count").innerText()).toBe("1 / 2 files viewed")
+    expect(await page.getByTestId("viewed-count").textContent()).toBe("1 / 2 files viewed")
     await chrome.check(page, "split-viewed-dark")
   }, 60_000)
 })

@@ -8,8 +8,10 @@
 // blocked by the owner: no forms and a forged POST 403; anonymous: no forms); the XSS corpus in
 // file names, file contents and review comment bodies.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { get } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { gunzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitIn } from "./support/git.ts"
 import { apiAs, createUser, type Hearth, startHearth } from "./support/hearth.ts"
@@ -125,6 +127,31 @@ describe("the files changed page", () => {
       /<tr class="hearth-add"><td class="hearth-num"><\/td><td class="hearth-num">5<\/td><td class="hearth-sign">\+<\/td><td class="hearth-text">FIVE<\/td><\/tr>/
     )
     expect(page.text).toMatch(/href="[^"]*style=unified" aria-current="true"/)
+  })
+
+  it("streams gzipped to a client that accepts it, flushed chunk by chunk, and plain to one that does not", async () => {
+    const raw = (encoding: string | undefined) =>
+      new Promise<{ headers: Record<string, unknown>; body: Buffer }>((done, fail) =>
+        get(
+          `${hearth.base}${filesOf(pull)}`,
+          { headers: encoding === undefined ? {} : { "accept-encoding": encoding } },
+          (res) => {
+            const chunks: Array<Buffer> = []
+            res.on("data", (c: Buffer) => chunks.push(c))
+            res.on("end", () => done({ headers: res.headers, body: Buffer.concat(chunks) }))
+          }
+        ).on("error", fail)
+      )
+    const zipped = await raw("br, gzip")
+    expect(zipped.headers["content-encoding"]).toBe("gzip")
+    expect(zipped.headers["transfer-encoding"]).toBe("chunked")
+    const text = gunzipSync(zipped.body).toString("utf8")
+    expect(text).toContain(">b.txt</h3>")
+    expect(text.trimEnd()).toMatch(/<\/html>$/)
+    const plain = await raw(undefined)
+    expect(plain.headers["content-encoding"]).toBeUndefined()
+    expect(plain.body.toString("utf8")).toContain(">b.txt</h3>")
+    expect(plain.body.toString("utf8").trimEnd()).toMatch(/<\/html>$/)
   })
 
   it("shows the diff split with ?style=split, and keeps the style in its links", async () => {
