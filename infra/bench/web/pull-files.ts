@@ -213,7 +213,7 @@ export const benchPullFiles = async (
   const results: Array<Result> = []
   for (const name of backends) results.push(await measure(name))
   out(
-    `Issue 22, files changed of a ${config.files}-file pull request (${LINES}-line files, 6 lines changed in each; 100 files on the page); ${config.requests} requests per case on one keep-alive connection, uncompressed (the page streams)`
+    `Issue 22, files changed of a ${config.files}-file pull request (${LINES}-line files, 6 lines changed in each; 100 files on the page); ${config.requests} requests per case on one keep-alive connection, asking for br, gzip (the page comes gzipped as it streams)`
   )
   out(machineLine(load0))
   out()
