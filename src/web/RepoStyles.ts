@@ -41,4 +41,5 @@ export const REPO_CSS = `
 .hearth-code tr:hover .hearth-add-comment, .hearth-add-comment:focus { opacity: 1; }
 .hearth-code .hearth-line-extra td { padding: 4px 8px; white-space: normal; font-family: var(--fontStack-sansSerif); font-size: 14px; line-height: 1.5; }
 .hearth-review-box { width: 28rem; max-width: 90vw; z-index: 100; }
+.hearth-conversation textarea.form-control { min-height: 0; height: 4.5rem; }
 `
