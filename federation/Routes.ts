@@ -15,7 +15,8 @@ import { UsersRepo } from "../src/users/Repo.ts"
 import { VERSION } from "../src/version.ts"
 import { CONTEXT } from "./Activities.ts"
 import { type InboxTarget, receive } from "./Inbox.ts"
-import { AP, decodeName } from "./Paths.ts"
+import { type FederationOperation, FederationOperations } from "./Operations.ts"
+import { decodeName } from "./Paths.ts"
 import { ACTIVITY_JSON, maxBytes } from "./Remote.ts"
 import { Federation, federatedRepository, federatedUser } from "./Service.ts"
 
@@ -340,7 +341,7 @@ export const FederationRoutes = Layer.unwrap(
         }
       })
 
-    /** One published activity (`…/activities/:activity`) or its note (`…/activities/:activity/note`). */
+    /** One published activity (`…/activities/:activity`, also `…/activity`) or its note (`…/note`). */
     const published = (part: "activity" | "note") =>
       Effect.gen(function* () {
         const user = yield* personOf
@@ -420,49 +421,54 @@ export const FederationRoutes = Layer.unwrap(
      * is answered 503 with Retry-After, as every other route answers it.
      */
     const add = <E, R>(
-      method: "GET" | "POST",
-      path: HttpRouter.PathInput,
+      operation: FederationOperation,
       handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
     ) =>
       HttpRouter.add(
-        method,
-        path,
+        operation.method,
+        operation.path as HttpRouter.PathInput,
         handler.pipe(
           Effect.catchCause((cause) =>
             Cause.hasInterruptsOnly(cause)
               ? Effect.failCause(cause)
               : (answerOutage(cause, `${paths.root}api/swagger`) ??
                 Effect.as(
-                  Effect.logError(`federation request failed: ${method} ${path}`, cause),
+                  Effect.logError(`federation request failed: ${operation.method} ${operation.path}`, cause),
                   errorBody(500, "internal server error")
                 ))
           )
         )
       )
-    const person = (base: `${typeof AP}/user/:name` | `${typeof AP}/user-id/:id`) =>
+    const person = (ops: typeof FederationOperations.personByName | typeof FederationOperations.personById) =>
       [
-        add("GET", base, actorRoute),
-        add("POST", `${base}/inbox`, inbox(personInbox)),
-        add("GET", `${base}/outbox`, personCollection("outbox")),
-        add("GET", `${base}/followers`, personCollection("followers")),
-        add("GET", `${base}/following`, personCollection("following")),
-        add("GET", `${base}/liked`, personCollection("liked")),
-        add("GET", `${base}/activities/:activity`, published("activity")),
-        add("GET", `${base}/activities/:activity/note`, published("note"))
+        add(ops.actor, actorRoute),
+        add(ops.inbox, inbox(personInbox)),
+        add(ops.outbox, personCollection("outbox")),
+        add(ops.followers, personCollection("followers")),
+        add(ops.following, personCollection("following")),
+        add(ops.liked, personCollection("liked")),
+        add(ops.activity, published("activity")),
+        add(ops.activityAgain, published("activity")),
+        add(ops.note, published("note"))
       ] as const
+    const ops = FederationOperations
     return Layer.mergeAll(
-      add("GET", "/.well-known/webfinger", webfinger),
-      add("GET", "/.well-known/nodeinfo", nodeinfoLinks),
-      add("GET", "/api/v1/nodeinfo", nodeinfo),
-      add("GET", `${AP}/actor`, instanceActor),
-      add("POST", `${AP}/actor/inbox`, inbox(sharedInbox)),
-      add("POST", `${AP}/inbox`, inbox(sharedInbox)),
-      add("GET", `${AP}/repository-id/:id`, repositoryActor),
-      add("GET", `${AP}/repository-id/:id/outbox`, repositoryCollection("outbox")),
-      add("GET", `${AP}/repository-id/:id/followers`, repositoryCollection("followers")),
-      add("POST", `${AP}/repository-id/:id/inbox`, inbox(repositoryInbox)),
-      ...person(`${AP}/user/:name`),
-      ...person(`${AP}/user-id/:id`)
+      add(ops.webfinger, webfinger),
+      add(ops.nodeinfoLinks, nodeinfoLinks),
+      add(ops.nodeinfo, nodeinfo),
+      add(ops.instanceActor, instanceActor),
+      add(ops.instanceInbox, inbox(sharedInbox)),
+      add(
+        ops.instanceOutbox,
+        collection(`${paths.instance}/outbox`, 0, () => Effect.succeed([]))
+      ),
+      add(ops.sharedInbox, inbox(sharedInbox)),
+      add(ops.repository, repositoryActor),
+      add(ops.repositoryOutbox, repositoryCollection("outbox")),
+      add(ops.repositoryFollowers, repositoryCollection("followers")),
+      add(ops.repositoryInbox, inbox(repositoryInbox)),
+      ...person(ops.personByName),
+      ...person(ops.personById)
     )
   })
 )

@@ -5,16 +5,19 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { FederationApi } from "../federation/Api.ts"
 import { AdminUsersApi } from "./admin/Api.ts"
+import { AssigneesApi } from "./assignees/Api.ts"
 import { Authentication } from "./auth/Authentication.ts"
 import { BlocksApi } from "./blocks/Api.ts"
 import { BranchesApi } from "./branches/Api.ts"
 import { ContentsApi } from "./contents/Api.ts"
 import { EmailsApi } from "./emails/Api.ts"
+import { FlagsApi } from "./flags/Api.ts"
 import { FollowsApi } from "./follows/Api.ts"
 import { ForksApi } from "./forks/Api.ts"
 import { GpgApi } from "./gpg/Api.ts"
 import { JsonBodyCheck } from "./http/Edge.ts"
 import { ErrorResponses } from "./http/Middleware.ts"
+import { InstanceApi } from "./instance/Api.ts"
 import { IssuesApi, LabelsApi, MilestonesApi } from "./issues/Api.ts"
 import { IssueAttachmentsApi } from "./issues/AttachmentsApi.ts"
 import { IssueDepsApi } from "./issues/DepsApi.ts"
@@ -46,12 +49,14 @@ import { TopicsApi } from "./topics/Api.ts"
 import { TransfersApi } from "./transfers/Api.ts"
 import { TwoFactorApi } from "./twofa/Api.ts"
 import { UsersApi } from "./users/Api.ts"
+import { UserSettingsApi } from "./usersettings/Api.ts"
 import { WebhooksApi } from "./webhooks/Api.ts"
 import { WikiApi } from "./wiki/Api.ts"
 
 export class HearthApi extends HttpApi.make("hearth")
   .add(
     MiscApi,
+    InstanceApi,
     UsersApi,
     TokensApi,
     TwoFactorApi,
@@ -69,6 +74,7 @@ export class HearthApi extends HttpApi.make("hearth")
     FollowsApi,
     BlocksApi,
     EmailsApi,
+    UserSettingsApi,
     OAuth2Api,
     GpgApi,
     KeysApi,
@@ -77,6 +83,8 @@ export class HearthApi extends HttpApi.make("hearth")
     FederationApi,
     QuotaApi,
     TopicsApi,
+    AssigneesApi,
+    FlagsApi,
     IssueExtrasApi,
     IssueDepsApi,
     IssueTimesApi,

@@ -5,6 +5,7 @@ import { Federation } from "../federation/Service.ts"
 import { FederatedSocial } from "../federation/Social.ts"
 import { AdminRepo } from "./admin/Repo.ts"
 import { AdminUsers } from "./admin/Service.ts"
+import { AssigneesRepo } from "./assignees/Repo.ts"
 import { Authenticator } from "./auth/Authenticator.ts"
 import { HttpSignatures } from "./auth/HttpSignature.ts"
 import { BlocksRepo } from "./blocks/Repo.ts"
@@ -15,6 +16,7 @@ import * as Database from "./db/Database.ts"
 import { EmailsRepo } from "./emails/Repo.ts"
 import { EmailsService } from "./emails/Service.ts"
 import { EventHub } from "./events/Hub.ts"
+import { FlagsRepo } from "./flags/Repo.ts"
 import { FollowsRepo } from "./follows/Repo.ts"
 import { FollowsService } from "./follows/Service.ts"
 import { ForksService } from "./forks/Service.ts"
@@ -119,6 +121,8 @@ const Repos = Layer.mergeAll(
   QuotaRepo.layer,
   BlocksRepo.layer,
   TopicsRepo.layer,
+  AssigneesRepo.layer,
+  FlagsRepo.layer,
   IssuesRepo.layer,
   IssueExtrasRepo.layer,
   IssueDepsRepo.layer,

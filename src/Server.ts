@@ -21,15 +21,18 @@ import {
 } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar, OpenApi } from "effect/http-api"
 import { FederationHttp } from "../federation/Http.ts"
+import { federationPaths } from "../federation/Operations.ts"
 import { FederationRoutes } from "../federation/Routes.ts"
 import { HearthApi } from "./Api.ts"
 import { AdminUsersHttp } from "./admin/Http.ts"
+import { AssigneesHttp } from "./assignees/Http.ts"
 import { AuthenticationLive } from "./auth/Authentication.ts"
 import { BlocksHttp } from "./blocks/Http.ts"
 import { BranchesHttp } from "./branches/Http.ts"
 import { resolveSettings, Settings, type SettingsShape } from "./config/Settings.ts"
 import { ContentsHttp } from "./contents/Http.ts"
 import { EmailsHttp } from "./emails/Http.ts"
+import { FlagsHttp } from "./flags/Http.ts"
 import { FollowsHttp } from "./follows/Http.ts"
 import { ForksHttp } from "./forks/Http.ts"
 import { GpgExportRoutes, GpgHttp } from "./gpg/Http.ts"
@@ -38,6 +41,7 @@ import { HealthRoutes } from "./health/Http.ts"
 import { JsonBodyCheckLive, RequestTargetCheck } from "./http/Edge.ts"
 import { narrowGroups } from "./http/Group.ts"
 import { ErrorResponsesLive } from "./http/Middleware.ts"
+import { InstanceHttp } from "./instance/Http.ts"
 import { AttachmentDownloadRoutes, IssueAttachmentsHttp } from "./issues/AttachmentsHttp.ts"
 import { IssueDepsHttp } from "./issues/DepsHttp.ts"
 import { IssueExtrasHttp } from "./issues/ExtrasHttp.ts"
@@ -76,6 +80,7 @@ import { TopicsHttp } from "./topics/Http.ts"
 import { TransfersHttp } from "./transfers/Http.ts"
 import { TwoFactorHttp } from "./twofa/Http.ts"
 import { UsersHttp } from "./users/Http.ts"
+import { UserSettingsHttp } from "./usersettings/Http.ts"
 import { WebRoutes } from "./web/Routes.ts"
 import { WebhooksHttp } from "./webhooks/Http.ts"
 import { WikiHttp } from "./wiki/Http.ts"
@@ -109,14 +114,56 @@ const securitySchemes = {
   }
 } as const
 
-/** The OpenAPI 3.1 document, with the scheme in use listed first. */
-export const openApiDocument = (rootUrl: string) => {
+/**
+ * A router wildcard (`…/contents/*`) as an OpenAPI path parameter named as Forgejo names it
+ * (`{filepath}`, `{ref}`, `{pageName}`): `*` is no valid parameter name for OpenAPI tools. A
+ * wildcard route also answers its bare path (`/contents`): where Forgejo documents that path as an
+ * operation of its own, it is listed so, under Forgejo's operationId.
+ */
+const WILDCARD_NAMES: Record<string, string> = { refs: "ref", page: "pageName", revisions: "pageName" }
+const BARE_OPERATIONS: Record<string, Record<string, string>> = {
+  contents: { get: "repoGetContentsList", post: "repoChangeFiles" },
+  refs: { get: "repoListAllGitRefs" }
+}
+type PathItem = Record<string, { readonly operationId?: string; readonly parameters?: ReadonlyArray<{ name: string }> }>
+const namedWildcards = (paths: OpenApi.OpenAPISpec["paths"]): OpenApi.OpenAPISpec["paths"] => {
+  const named: Record<string, PathItem> = {}
+  for (const [path, item] of Object.entries(paths as Record<string, PathItem>)) {
+    const match = /\/([^/]+)\/\*$/.exec(path)
+    if (match === null) {
+      named[path] = item
+      continue
+    }
+    const segment = match[1]!
+    const name = WILDCARD_NAMES[segment] ?? "filepath"
+    const rename = (method: string, bare: boolean) => {
+      const operation = item[method]!
+      const parameters = (operation.parameters ?? []).flatMap((p) =>
+        p.name !== "*" ? [p] : bare ? [] : [{ ...p, name }]
+      )
+      return bare
+        ? { ...operation, parameters, operationId: BARE_OPERATIONS[segment]![method] }
+        : { ...operation, parameters }
+    }
+    named[`${path.slice(0, -1)}{${name}}`] = Object.fromEntries(Object.keys(item).map((m) => [m, rename(m, false)]))
+    const bare = Object.keys(item).filter((method) => BARE_OPERATIONS[segment]?.[method] !== undefined)
+    if (bare.length > 0) named[path.slice(0, -2)] = Object.fromEntries(bare.map((m) => [m, rename(m, true)]))
+  }
+  return named as OpenApi.OpenAPISpec["paths"]
+}
+
+/**
+ * The OpenAPI 3.1 document, with the scheme in use listed first; the federation's routes (served
+ * beside HttpApi) are listed too when federation is on.
+ */
+export const openApiDocument = (rootUrl: string, federation = false) => {
   const spec = OpenApi.fromApi(HearthApi)
   const url = new URL(rootUrl)
   const other = url.protocol === "https:" ? "http:" : "https:"
   const base = rootUrl.replace(/\/$/, "")
   return {
     ...spec,
+    paths: { ...namedWildcards(spec.paths), ...(federation ? federationPaths() : {}) },
     servers: [{ url: base }, { url: base.replace(url.protocol, other) }],
     // The credentials every route accepts (the authentication middleware reads them itself).
     components: { ...spec.components, securitySchemes },
@@ -133,10 +180,10 @@ export const openApiDocument = (rootUrl: string) => {
 // The browsable docs page bundles a 3 MB viewer; it is loaded on its first request rather than
 // at start, which keeps ~14 MB out of every server that never shows it.
 // It shows the served document itself (credentials included, so that "try it" can send them).
-const docsPage = (rootUrl: string) => {
+const docsPage = (rootUrl: string, federation: boolean) => {
   let docsHandler: ((request: Request) => Promise<Response>) | undefined
   return Effect.gen(function* () {
-    const documented = HearthApi.annotate(OpenApi.Transform, () => openApiDocument(rootUrl))
+    const documented = HearthApi.annotate(OpenApi.Transform, () => openApiDocument(rootUrl, federation))
     docsHandler ??= HttpRouter.toWebHandler(
       HttpApiScalar.layer(documented, { path: "/api/swagger" }).pipe(Layer.provide(HttpServer.layerServices)),
       { disableLogger: true }
@@ -157,17 +204,18 @@ const DocsRoutes = Layer.unwrap(
         "GET",
         "/api/swagger.v1.json",
         Effect.sync(() => {
-          document ??= JSON.stringify(openApiDocument(settings.server.ROOT_URL))
+          document ??= JSON.stringify(openApiDocument(settings.server.ROOT_URL, settings.federation.ENABLED))
           return HttpServerResponse.text(document, { contentType: "application/json" })
         })
       ),
-      HttpRouter.add("GET", "/api/swagger", docsPage(settings.server.ROOT_URL))
+      HttpRouter.add("GET", "/api/swagger", docsPage(settings.server.ROOT_URL, settings.federation.ENABLED))
     )
   })
 )
 
 export const ApiHandlers = Layer.mergeAll(
   MiscHttp,
+  InstanceHttp,
   UsersHttp,
   TokensHttp,
   TwoFactorHttp,
@@ -185,6 +233,7 @@ export const ApiHandlers = Layer.mergeAll(
   FollowsHttp,
   BlocksHttp,
   EmailsHttp,
+  UserSettingsHttp,
   OAuth2Http,
   GpgHttp,
   KeysHttp,
@@ -193,6 +242,8 @@ export const ApiHandlers = Layer.mergeAll(
   FederationHttp,
   QuotaHttp,
   TopicsHttp,
+  AssigneesHttp,
+  FlagsHttp,
   IssueExtrasHttp,
   IssueDepsHttp,
   IssueTimesHttp,

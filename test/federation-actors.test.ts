@@ -291,6 +291,8 @@ describe("collections", () => {
     const fetched = await json(await get(new URL(activity.id).pathname))
     expect(fetched.id).toBe(activity.id)
     expect((await json(await get(new URL(activity.object.id).pathname))).type).toBe("Note")
+    // Forgejo's path for the activity (`…/activities/{id}/activity`) answers it too.
+    expect((await json(await get(`${new URL(activity.id).pathname}/activity`))).id).toBe(activity.id)
     expect((await get("/api/v1/activitypub/user/busy/outbox?page=0")).status).toBe(400)
   })
 

@@ -246,3 +246,44 @@ describe("POST /repos/{o}/{r}/mirror-sync refusals (in the order of Forgejo's Mi
     expect((await request(hearth, "POST", "/repos/bob/src-mirror/mirror-sync", basic("carol"))).status).toBe(200)
   })
 })
+
+describe("POST /repos/{o}/{r}/convert (Forgejo's ConvertMirror)", () => {
+  it("makes a pull mirror a normal repository its owner may write to, which syncs no more", async () => {
+    await mirror("bob", "alice/src", "converted", { auth_username: "alice", auth_password: "password123" })
+    const before = await commitStatus("bob/converted")
+    expect(before).toBe(403)
+    // Someone who may see it but is not its owner: 403; nothing changes.
+    const refused = await request(hearth, "POST", "/repos/bob/converted/convert", basic("carol"))
+    expect(refused.status).toBe(403)
+    expect((await json(await request(hearth, "GET", "/repos/bob/converted", basic("bob")))).mirror).toBe(true)
+
+    const res = await request(hearth, "POST", "/repos/bob/converted/convert", basic("bob"))
+    expect(res.status).toBe(200)
+    const repo = await json(res)
+    expectSwagger(repo, "Repository")
+    expect(repo).toMatchObject({ full_name: "bob/converted", mirror: false, empty: false })
+    expect(await commitStatus("bob/converted")).toBe(201)
+    const sync = await request(hearth, "POST", "/repos/bob/converted/mirror-sync", basic("bob"))
+    expect(sync.status).toBe(400)
+    expect((await json(sync)).message).toBe("Repository is not a mirror")
+  })
+
+  it("refuses a repository that is no mirror with 422, and a private one it may not see with 404", async () => {
+    const again = await request(hearth, "POST", "/repos/bob/converted/convert", basic("bob"))
+    expect(again.status).toBe(422)
+    expect((await json(again)).message).toBe("Repository is not a mirror")
+    const plain = await request(hearth, "POST", "/repos/alice/src/convert", basic("alice"))
+    expect(plain.status).toBe(422)
+    expect((await request(hearth, "POST", "/repos/alice/secret/convert", basic("carol"))).status).toBe(404)
+    expect((await request(hearth, "POST", "/repos/alice/src/convert")).status).toBe(401)
+  })
+})
+
+/** The status of writing a file through the contents API as the repository's owner. */
+async function commitStatus(repo: string) {
+  const owner = repo.split("/")[0]!
+  const res = await request(hearth, "POST", `/repos/${repo}/contents/converted-${Math.random()}.txt`, basic(owner), {
+    content: Buffer.from("written\n").toString("base64")
+  })
+  return res.status
+}

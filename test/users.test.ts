@@ -29,7 +29,7 @@ beforeAll(async () => {
   await createUser(hearth, { username: "hider", email: "hider@example.com" })
   await createUser(hearth, { username: "caged", restricted: true })
   await update("hider", { keep_email_private: true })
-  await update("MixedCase", { pronouns: "they/them", location: "Earth" })
+  await update("MixedCase", { pronouns: "they/them", location: "Earth", keep_pronouns_private: true })
   await hearth.run(
     Effect.gen(function* () {
       const repo = yield* UsersRepo
@@ -92,7 +92,7 @@ describe("GET /users/{username}", () => {
     expect(await res.text()).toBe("")
   })
 
-  it("gives anonymous callers the placeholder e-mail, no private fields and no pronouns", async () => {
+  it("gives anonymous callers the placeholder e-mail, no private fields and no pronouns kept private", async () => {
     const user = await json(await get("/users/MixedCase"))
     expectSwagger(user, "User")
     expect(user.email).toBe("mixedcase@noreply.localhost")

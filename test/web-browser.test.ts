@@ -1,12 +1,17 @@
 // Issue 17 in a real browser (Chromium through playwright-core, test/support/browser.ts): sign up,
-// sign out, sign in (also with TOTP, enrolled through the API), the must-change-password detour,
+// sign out, sign in (also with TOTP, enrolled through the API), a repository created from the header
+// and pushed to with git, the must-change-password detour,
 // explore search from the header, the 404 page, and hostile names from the XSS corpus shown as
 // text. Every page visited is screenshotted and audited with axe-core (no serious or critical
 // violation), and no page may log a console error (the CSP's refusals are errors) or open a dialog.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Secret, TOTP } from "otpauth"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, type TestBrowser } from "./support/browser.ts"
+import { gitIn } from "./support/git.ts"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { corpus } from "./support/xss.ts"
 
@@ -91,6 +96,40 @@ describe("accounts in a browser", () => {
     await page.getByLabel("Passcode").fill(totp.generate())
     await page.getByRole("button", { name: "Verify" }).click()
     await expect.poll(() => signedInAs(page)).toContain(user.name)
+  })
+
+  it("creates a repository from the header, is shown how to push, and sees what git pushed", async () => {
+    const user = await createUser(hearth)
+    const { page } = await chrome.person()
+    await signIn(page, user.name)
+    await page.getByTestId("new-repository").click()
+    await expect.poll(() => page.url()).toBe(url("/repo/create"))
+    await chrome.check(page, "repo-create")
+    await page.getByLabel("Repository name").fill("hearthstone")
+    await page.getByLabel("Description").fill("Made in a browser")
+    await page.getByRole("button", { name: "Create repository" }).click()
+    await expect.poll(() => page.url()).toBe(url(`/${user.name}/hearthstone`))
+    await expect.poll(() => page.getByTestId("empty-repo").count()).toBe(1)
+    await chrome.check(page, "repo-empty")
+
+    const work = mkdtempSync(join(tmpdir(), "hearth-web-push-"))
+    try {
+      await gitIn(work, ["init", "--quiet", "--initial-branch=main", "."])
+      writeFileSync(join(work, "README.md"), "# Hearthstone\n\nPushed with **git**.\n")
+      await gitIn(work, ["add", "README.md"])
+      await gitIn(work, ["commit", "--quiet", "-m", "first commit"])
+      const remote = new URL(url(`/${user.name}/hearthstone.git`))
+      remote.username = user.name
+      remote.password = "password123"
+      await gitIn(work, ["push", "--quiet", remote.href, "main"])
+    } finally {
+      rmSync(work, { recursive: true, force: true })
+    }
+    await page.reload()
+    await expect.poll(() => page.getByTestId("empty-repo").count()).toBe(0)
+    await expect.poll(() => page.getByRole("heading", { name: "Hearthstone" }).count()).toBe(1)
+    expect(await page.getByRole("link", { name: "README.md" }).count()).toBeGreaterThan(0)
+    await chrome.check(page, "repo-pushed")
   })
 
   it("sends an account that must change its password to the change page first", async () => {

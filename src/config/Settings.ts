@@ -89,11 +89,16 @@ export interface SettingsShape {
   readonly api: {
     readonly DEFAULT_PAGING_NUM: number
     readonly MAX_RESPONSE_ITEMS: number
+    /** Bytes: `GET …/git/blobs/{sha}` leaves `content` empty for a larger blob (Forgejo's). */
+    readonly DEFAULT_MAX_BLOB_SIZE: number
   }
   readonly ui: {
     readonly EXPLORE_PAGING_NUM: number
     /** The reactions users may give, comma-separated (Forgejo's default set). */
     readonly REACTIONS: ReadonlyArray<string>
+    /** The web's colour themes a person may choose, and the one of those who chose none. */
+    readonly THEMES: ReadonlyArray<string>
+    readonly DEFAULT_THEME: string
   }
   /** Forgejo's [repository.issue]: MAX_PINNED pinned issues (and, apart, pull requests) per repository. */
   readonly "repository.issue": { readonly MAX_PINNED: number }
@@ -110,7 +115,13 @@ export interface SettingsShape {
    * comma-separated extensions (`.zip`), MIME types (`image/png`) or wildcards (`image/` + `*`);
    * empty, or the wildcard of every type, allows any file.
    */
-  readonly attachment: { readonly ENABLED: boolean; readonly MAX_SIZE: number; readonly ALLOWED_TYPES: string }
+  readonly attachment: {
+    readonly ENABLED: boolean
+    readonly MAX_SIZE: number
+    readonly ALLOWED_TYPES: string
+    /** How many files clients are told one upload may carry (`/settings/attachment`); not counted. */
+    readonly MAX_FILES: number
+  }
   /** Forgejo's [markdown] section; MAX_RENDER_SIZE (bytes of text one render accepts, larger: 413) is Hearth's own. */
   readonly markdown: { readonly MAX_RENDER_SIZE: number }
   readonly repository: {
@@ -266,6 +277,16 @@ export type SectionName = keyof SettingsShape
 
 export class Settings extends Context.Service<Settings, SettingsShape>()("hearth/config/Settings") {}
 
+/**
+ * The colour mode of a web theme: `auto` follows the system's light or dark preference. Forgejo's
+ * theme names (`forgejo-auto`, `gitea-dark`, …) are taken by their suffix, so an app.ini brought
+ * from Forgejo keeps working.
+ */
+export const themeColorMode = (theme: string): "auto" | "light" | "dark" | undefined => {
+  const mode = /(?:^|-)(auto|light|dark)$/.exec(theme)?.[1]
+  return mode as "auto" | "light" | "dark" | undefined
+}
+
 export class SettingsError extends Data.TaggedError("SettingsError")<{ readonly message: string }> {}
 
 /** Raw values as strings, `section -> KEY -> value`. */
@@ -332,10 +353,16 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     DISABLE_WEBHOOKS: key("bool", "false")
   },
   session: { SESSION_LIFE_TIME: key("int", "86400") },
-  api: { DEFAULT_PAGING_NUM: key("int", "30"), MAX_RESPONSE_ITEMS: key("int", "50") },
+  api: {
+    DEFAULT_PAGING_NUM: key("int", "30"),
+    MAX_RESPONSE_ITEMS: key("int", "50"),
+    DEFAULT_MAX_BLOB_SIZE: key("int", "10485760")
+  },
   ui: {
     EXPLORE_PAGING_NUM: key("int", "50"),
-    REACTIONS: key("string", "+1, -1, laugh, hooray, confused, heart, rocket, eyes")
+    REACTIONS: key("string", "+1, -1, laugh, hooray, confused, heart, rocket, eyes"),
+    THEMES: key("string", "auto, light, dark"),
+    DEFAULT_THEME: key("string", "auto")
   },
   "repository.issue": { MAX_PINNED: key("int", "3") },
   "repository.release": { ALLOWED_TYPES: key("string", ""), FILE_MAX_SIZE: key("int", "2048") },
@@ -346,7 +373,8 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     ALLOWED_TYPES: key(
       "string",
       ".avif,.cpuprofile,.csv,.dmp,.docx,.fodg,.fodp,.fods,.fodt,.gif,.gz,.jpeg,.jpg,.json,.jsonc,.log,.md,.mov,.mp4,.odf,.odg,.odp,.ods,.odt,.patch,.pdf,.png,.pptx,.svg,.tgz,.txt,.webm,.webp,.xls,.xlsx,.zip"
-    )
+    ),
+    MAX_FILES: key("int", "5")
   },
   markdown: { MAX_RENDER_SIZE: key("int", String(512 * 1024)) },
   repository: { ROOT: key("string", ""), FORK_WAIT_TIMEOUT: key({ duration: "30s or 1m" }, "30s") },
@@ -697,6 +725,22 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
     .split(",")
     .map((r) => r.trim())
     .filter((r) => r !== "")
+  const themes = String(out.ui!.THEMES)
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t !== "")
+  const strange = themes.filter((t) => themeColorMode(t) === undefined)
+  if (themes.length === 0 || strange.length > 0) {
+    throw new SettingsError({
+      message: `invalid setting [ui] THEMES = "${out.ui!.THEMES}": each theme is auto, light or dark (or a name ending in -auto, -light or -dark, as Forgejo's forgejo-auto)`
+    })
+  }
+  out.ui!.THEMES = themes
+  if (!themes.includes(String(out.ui!.DEFAULT_THEME))) {
+    throw new SettingsError({
+      message: `invalid setting [ui] DEFAULT_THEME = "${out.ui!.DEFAULT_THEME}": must be one of [ui] THEMES (${themes.join(", ")})`
+    })
+  }
   if ((out.attachment!.MAX_SIZE as number) < 1) {
     throw new SettingsError({
       message: `invalid setting [attachment] MAX_SIZE = "${out.attachment!.MAX_SIZE}": expected the largest attachment in MB, at least 1`

@@ -5,6 +5,7 @@ import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { UNSIGNED_VERIFICATION } from "../branches/Api.ts"
+import { Settings } from "../config/Settings.ts"
 import { contentTypeOf } from "../git/Readers.ts"
 import { signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -25,6 +26,7 @@ const positive = (value: string | undefined, fallback: number) => {
 export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handlers) =>
   Effect.gen(function* () {
     const service = yield* ContentsService
+    const settings = yield* Settings
 
     /** The repository of the path, opened by the assignment (Assignment.ts). */
     const current = Effect.map(CurrentRepo, service.handle)
@@ -112,7 +114,8 @@ export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handler
           const handle = yield* current
           const { bytes, sha } = yield* service.blob(handle, params.sha)
           return {
-            content: bytes.toString("base64"),
+            // Forgejo's GetBlobBySHA: a blob over [api] DEFAULT_MAX_BLOB_SIZE comes without its content.
+            content: bytes.length > settings.api.DEFAULT_MAX_BLOB_SIZE ? "" : bytes.toString("base64"),
             encoding: "base64",
             url: `${handle.api}/git/blobs/${sha}`,
             sha,

@@ -44,6 +44,8 @@ import m0033 from "./migrations/0033_pull_stats.ts"
 import m0034 from "./migrations/0034_blob_blake2b.ts"
 import m0035 from "./migrations/0035_container_uploads.ts"
 import m0036 from "./migrations/0036_review_state.ts"
+import m0041 from "./migrations/0041_user_settings.ts"
+import m0042 from "./migrations/0042_repo_flags.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -79,7 +81,9 @@ export const migrations = Migrator.fromRecord({
   "0033_pull_stats": m0033,
   "0034_blob_blake2b": m0034,
   "0035_container_uploads": m0035,
-  "0036_review_state": m0036
+  "0036_review_state": m0036,
+  "0041_user_settings": m0041,
+  "0042_repo_flags": m0042
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

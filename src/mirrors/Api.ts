@@ -68,6 +68,8 @@ const signedIn = { signedIn: true, scopes: ["repository"] } as const
 // `mustNotBeArchived` for mirror-sync, `reqAdmin` for push mirrors, `mustNotBeArchived` on their changes.
 const pullSync = { ...signedIn, repo: { role: "write", unit: "code", changes: "mirrors" } } as const
 const pushRead = { ...signedIn, repo: { role: "admin" } } as const
+/** Forgejo's convert: the repository's owner (an organization's owners). */
+const convertRule = { ...signedIn, repo: { role: "owner", changes: "mirrors" } } as const
 const pushChange = { ...signedIn, repo: { role: "admin", changes: "mirrors" } } as const
 
 export class MirrorsApi extends HttpApiGroup.make("mirrors").add(
@@ -85,6 +87,12 @@ export class MirrorsApi extends HttpApiGroup.make("mirrors").add(
   })
     .annotate(OpenApi.Identifier, "repoMirrorSync")
     .annotate(Access, pullSync),
+  HttpApiEndpoint.post("convert", "/repos/:owner/:repo/convert", {
+    params: ownerRepo,
+    success: Repository
+  })
+    .annotate(OpenApi.Identifier, "repoConvert")
+    .annotate(Access, convertRule),
   HttpApiEndpoint.get("listPushMirrors", "/repos/:owner/:repo/push_mirrors", {
     params: ownerRepo,
     query: PageQuery,

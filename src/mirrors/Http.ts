@@ -47,6 +47,14 @@ export const MirrorsHttp = HttpApiBuilder.group(HearthApi, "mirrors", (handlers)
           yield* mirrors.syncPull(caller, yield* CurrentRepo)
         })
       )
+      .handle("convert", () =>
+        Effect.gen(function* () {
+          const caller = yield* signedInCaller
+          const opened = yield* CurrentRepo
+          const repo = yield* mirrors.convert(opened)
+          return yield* presenter.one(caller, { ...opened, repo })
+        })
+      )
       .handle("listPushMirrors", ({ query }) =>
         Effect.gen(function* () {
           const page = yield* resolvePage(query)

@@ -2,6 +2,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { sqlBoundary } from "../db/Boundary.ts"
+import { type RepoRow, toRepoRow } from "../repos/Repo.ts"
 
 export interface PullMirrorRow {
   readonly repoId: number
@@ -68,6 +69,12 @@ export class MirrorsRepo extends Context.Service<
         readonly interval: string
       }
     ) => Effect.Effect<void>
+    /**
+     * A pull mirror becomes a normal repository (Forgejo's ConvertMirror): it is no mirror any more
+     * and its mirror row, with the stored credentials, goes. The row as it is now; none when it was
+     * no pull mirror.
+     */
+    readonly convertPull: (repoId: number) => Effect.Effect<Option.Option<RepoRow>>
     /** Records a migrated (not mirrored) repository's source address. */
     readonly setOriginalUrl: (repoId: number, url: string) => Effect.Effect<void>
     readonly findPull: (repoId: number) => Effect.Effect<Option.Option<PullMirrorRow>>
@@ -135,6 +142,15 @@ export class MirrorsRepo extends Context.Service<
               VALUES (${repoId}, ${values.remoteAddress}, ${values.credentials})`,
               sql`UPDATE repositories SET is_mirror = true, original_url = ${values.remoteAddress},
               mirror_interval = ${values.interval} WHERE id = ${repoId}`
+            ),
+          convertPull: (repoId) =>
+            sql.withTransaction(
+              Effect.gen(function* () {
+                const converted = yield* sql`UPDATE repositories SET is_mirror = false, updated_at = now()
+                  WHERE id = ${repoId} AND is_mirror RETURNING *`
+                yield* sql`DELETE FROM pull_mirrors WHERE repo_id = ${repoId}`
+                return Option.map(Option.fromNullishOr(converted[0]), toRepoRow)
+              })
             ),
           setOriginalUrl: (repoId, url) =>
             Effect.asVoid(sql`UPDATE repositories SET original_url = ${url} WHERE id = ${repoId}`),

@@ -80,6 +80,8 @@ export class MirrorsService extends Context.Service<
       input: CreatePushMirrorOption
     ) => Effect.Effect<{ readonly repo: RepoRow; readonly mirror: PushMirrorRow }, PushMirrorErrors>
     readonly deletePush: (opened: Opened, remoteName: string) => Effect.Effect<void, PushMirrorErrors>
+    /** POST /repos/{o}/{r}/convert: a pull mirror becomes a normal repository (422 for any other). */
+    readonly convert: (opened: Opened) => Effect.Effect<RepoRow, Errors.ValidationFailed>
     /** POST /repos/{o}/{r}/push_mirrors-sync: queues a push to every push mirror. */
     readonly syncPush: (caller: Principal, opened: Opened) => Effect.Effect<void, PushMirrorErrors>
     /** After a push to the repository: queues the push mirrors that sync on commit (never waits for them). */
@@ -349,6 +351,12 @@ export class MirrorsService extends Context.Service<
           Effect.gen(function* () {
             const { repo } = yield* pushRoute(opened)
             if (!(yield* mirrors.deletePush(repo.id, remoteName))) return yield* Errors.notFound()
+          }),
+        convert: ({ repo }) =>
+          Effect.gen(function* () {
+            const converted = yield* mirrors.convertPull(repo.id)
+            if (Option.isNone(converted)) return yield* Errors.validationFailed("Repository is not a mirror")
+            return converted.value
           }),
         syncPush: (caller, { repo }) =>
           Effect.gen(function* () {

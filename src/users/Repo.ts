@@ -30,6 +30,13 @@ export interface UserRow {
   readonly description: string
   readonly pronouns: string
   readonly language: string
+  /** The web theme chosen (`/user/settings`); empty: the instance's [ui] DEFAULT_THEME. */
+  readonly theme: string
+  /** "unified" or "split" when chosen; empty: unified. */
+  readonly diffViewStyle: string
+  readonly keepActivityPrivate: boolean
+  readonly keepPronounsPrivate: boolean
+  readonly enableRepoUnitHints: boolean
   readonly numFollowers: number
   readonly numFollowing: number
   readonly numStars: number
@@ -69,6 +76,11 @@ export const toUserRow = (r: Row): UserRow => ({
   description: r.description,
   pronouns: r.pronouns,
   language: r.language,
+  theme: r.theme ?? "",
+  diffViewStyle: r.diff_view_style ?? "",
+  keepActivityPrivate: r.keep_activity_private ?? false,
+  keepPronounsPrivate: r.keep_pronouns_private ?? false,
+  enableRepoUnitHints: r.enable_repo_unit_hints ?? true,
   numFollowers: Number(r.num_followers),
   numFollowing: Number(r.num_following),
   numStars: Number(r.num_stars),
@@ -102,6 +114,11 @@ export interface UserWrite {
   readonly description?: string
   readonly pronouns?: string
   readonly language?: string
+  readonly theme?: string
+  readonly diff_view_style?: string
+  readonly keep_activity_private?: boolean
+  readonly keep_pronouns_private?: boolean
+  readonly enable_repo_unit_hints?: boolean
   /** Only when creating an account with an explicit creation time (migrations from elsewhere). */
   readonly created_at?: Date
   readonly updated_at?: Date

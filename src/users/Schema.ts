@@ -58,6 +58,11 @@ const systemUser = (fields: Partial<UserRow> & Pick<UserRow, "id" | "name">): Us
   description: "",
   pronouns: "",
   language: "",
+  theme: "",
+  diffViewStyle: "",
+  keepActivityPrivate: false,
+  keepPronounsPrivate: false,
+  enableRepoUnitHints: true,
   numFollowers: 0,
   numFollowing: 0,
   numStars: 0,
@@ -124,6 +129,10 @@ export const gitIdentity = (settings: SettingsShape, user: UserRow) => ({
   email: emailFor(settings, user, "git")
 })
 
+/** Forgejo's GetPronouns: emptied for anonymous viewers when the user keeps them private. */
+export const shownPronouns = (user: UserRow, viewer: Principal | undefined): string =>
+  viewer === undefined && user.keepPronounsPrivate ? "" : user.pronouns
+
 /**
  * Converts an account for a viewer: private fields only for the account itself or an admin; the
  * e-mail as `emailFor` says.
@@ -148,7 +157,7 @@ export const toApiUser = (settings: SettingsShape, user: UserRow, viewer: Princi
     active: self ? user.isActive : false,
     prohibit_login: self ? user.prohibitLogin : false,
     location: user.location,
-    pronouns: viewer === undefined ? "" : user.pronouns,
+    pronouns: shownPronouns(user, viewer),
     website: user.website,
     description: user.description,
     visibility: user.visibility,

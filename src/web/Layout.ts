@@ -1,6 +1,8 @@
 // The frame of every page: the header (home, explore, the search box, who is signed in), the page's
-// own content, and the footer. Colours follow the system's light or dark preference (Primer's
-// `data-color-mode="auto"`). No inline script or style: the CSP forbids them.
+// own content, and the footer. Colours follow the theme the viewer chose in /user/settings, else
+// [ui] DEFAULT_THEME; `auto` follows the system's light or dark preference (Primer's
+// `data-color-mode`). No inline script or style: the CSP forbids them.
+import { themeColorMode } from "../config/Settings.ts"
 import { VERSION } from "../version.ts"
 import { assetUrl } from "./Assets.ts"
 import { empty, type Html, html } from "./Html.ts"
@@ -44,10 +46,13 @@ const account = (ctx: WebContext) => {
     </div>`
 }
 
+/** The viewer's chosen theme (`/user/settings`), else the instance's [ui] DEFAULT_THEME. */
+const colorMode = (ctx: WebContext) => themeColorMode(ctx.viewer?.user.theme || ctx.settings.ui.DEFAULT_THEME) ?? "auto"
+
 export const layout = (ctx: WebContext, title: string, main: Html, head: Html = empty): Html => {
   const query = ctx.url.pathname.startsWith("/explore/") ? (ctx.url.searchParams.get("q") ?? "") : ""
   return html`<!DOCTYPE html>
-<html lang="en" data-color-mode="auto" data-light-theme="light" data-dark-theme="dark">
+<html lang="en" data-color-mode="${colorMode(ctx)}" data-light-theme="light" data-dark-theme="dark">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -22,7 +22,7 @@ import { OrgsService } from "../../orgs/Service.ts"
 import { searchFilter } from "../../repos/Policy.ts"
 import { ReposService } from "../../repos/Service.ts"
 import type { UserRow } from "../../users/Repo.ts"
-import { mayReadEmail } from "../../users/Schema.ts"
+import { mayReadEmail, shownPronouns } from "../../users/Schema.ts"
 import { UsersService } from "../../users/Service.ts"
 import { avatar } from "../Avatar.ts"
 import { empty, type Html, html } from "../Html.ts"
@@ -169,6 +169,7 @@ ${website === undefined ? empty : html`<link rel="me" href="${website}">`}`
           html`<a class="UnderlineNav-item" href="${name === "repositories" ? home : `${home}?tab=${name}`}"${
             tab === name ? html` aria-current="page"` : empty
           } data-testid="tab-${name}">${icon(iconName)} ${label}${count === undefined ? empty : html` <span class="Counter">${count}</span>`}</a>`
+        const pronouns = shownPronouns(user, ctx.viewer)
         return web.page(
           ctx,
           { title: user.fullName === "" ? user.name : `${user.fullName} (${user.name})`, status, head },
@@ -179,7 +180,7 @@ ${website === undefined ? empty : html`<link rel="me" href="${website}">`}`
       ${user.fullName === "" ? empty : html`<span class="d-block f2 lh-condensed wb-break-word" data-testid="full-name">${user.fullName}</span>`}
       <span class="d-block f3 color-fg-muted" data-testid="user-name">${user.name}</span>
     </h1>
-    ${user.pronouns === "" ? empty : html`<p class="color-fg-muted mb-1" data-testid="pronouns">${user.pronouns}</p>`}
+    ${pronouns === "" ? empty : html`<p class="color-fg-muted mb-1" data-testid="pronouns">${pronouns}</p>`}
     ${button}
     ${refusal === undefined ? empty : html`<div class="flash flash-error mt-3" role="alert" data-testid="form-error">${refusal}</div>`}
     ${user.description === "" ? empty : html`<p class="mt-3 wb-break-word" data-testid="bio">${user.description}</p>`}
