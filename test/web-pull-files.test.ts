@@ -170,6 +170,22 @@ describe("the files changed page", () => {
     )
   })
 
+  it("remembers a signed-in reader's style as their diff view setting (Forgejo's SetDiffViewStyle)", async () => {
+    const dave = await as("dave")
+    expect(boxOf((await dave.get(filesOf(pull))).text, "a.txt")).toContain('<table class="hearth-code highlight">')
+    await dave.get(filesOf(pull, "?style=split"))
+    expect((await api("GET", "/user/settings", "dave")).diff_view_style).toBe("split")
+    // Without ?style= the setting decides.
+    expect(boxOf((await dave.get(filesOf(pull))).text, "a.txt")).toContain(
+      '<table class="hearth-code hearth-split highlight">'
+    )
+    await dave.get(filesOf(pull, "?style=unified"))
+    expect((await api("GET", "/user/settings", "dave")).diff_view_style).toBe("unified")
+    expect(boxOf((await dave.get(filesOf(pull))).text, "a.txt")).toContain('<table class="hearth-code highlight">')
+    // An anonymous visitor has the query only.
+    expect(boxOf((await web().get(filesOf(pull))).text, "a.txt")).toContain('<table class="hearth-code highlight">')
+  })
+
   it("ignores whitespace changes with ?whitespace=ignore-all (Forgejo's values)", async () => {
     const all = await web().get(filesOf(pull))
     expect(all.text).toContain(">spaces.txt</h3>")

@@ -28,6 +28,7 @@ import { repoRefusal } from "../../repos/Policy.ts"
 import { type IssueCodeComment, ReviewType, ViewedState } from "../../reviews/Repo.ts"
 import { ReviewsService } from "../../reviews/Service.ts"
 import { UsersRepo } from "../../users/Repo.ts"
+import { UsersService } from "../../users/Service.ts"
 import { type Diff, type DiffFile, diffArgsFor, parseDiff, WHITESPACE_FLAGS, whitespaceOf } from "../code/Diff.ts"
 import { empty, type Html, html, raw } from "../Html.ts"
 import { icon } from "../Icons.ts"
@@ -90,6 +91,7 @@ export const PullFilesPages = (web: Web, frame: RepoFrame) =>
     const pulls = yield* PullsService
     const markdown = yield* MarkdownRenderer
     const users = yield* UsersRepo
+    const accounts = yield* UsersService
     const diffs = makeDiffView(frame)
 
     const pullUrl = (view: RepoView, index: number) => `${view.base}/pulls/${index}`
@@ -103,6 +105,27 @@ export const PullFilesPages = (web: Web, frame: RepoFrame) =>
       view.caller === undefined || repoRefusal(view.caller, view, REVIEW) !== undefined
         ? Effect.succeed(false)
         : Effect.map(reviews.reviewRefusal(view, loaded), (refused) => refused === undefined)
+
+    /**
+     * Forgejo's `SetDiffViewStyle`: `?style=` when given, else the signed-in viewer's setting (the
+     * user's `diff_view_style`, also `/user/settings`), else unified; a signed-in viewer's choice is
+     * kept as their setting.
+     */
+    const diffStyleOf = (view: RepoView) =>
+      Effect.gen(function* () {
+        const asked = view.ctx.url.searchParams.get("style")
+        const viewer = view.caller
+        if (viewer === undefined) return styleOf(view.ctx.url)
+        const stored = viewer.user.diffViewStyle
+        const style: DiffStyle =
+          asked === "unified" || asked === "split"
+            ? asked
+            : stored === "unified" || stored === "split"
+              ? stored
+              : "unified"
+        if (stored !== style) yield* Effect.ignore(accounts.update(viewer.user, { diff_view_style: style }))
+        return style
+      })
 
     /** The query kept across this page's links and forms' redirects: style and whitespace. */
     const keptQuery = (style: DiffStyle, whitespace: string) => {
@@ -293,7 +316,7 @@ export const PullFilesPages = (web: Web, frame: RepoFrame) =>
         // Only what decides the status is read before the page starts: git's work is streamed.
         const loaded = yield* pulls.get(view, view.rest[1] ?? "")
         const url = view.ctx.url
-        const style = styleOf(url)
+        const style = yield* diffStyleOf(view)
         const whitespace = whitespaceOf(url.searchParams.get("whitespace"))
         const kept = { style, whitespace }
         const canReview = yield* mayReview(view, loaded)
