@@ -431,6 +431,7 @@ const main = async () => {
   }
   missed.push(...(await issuePageBench(config.backends, out)))
   out()
+  await (await import("./web/pull-files.ts")).benchPullFiles(config.backends, out, missed)
   out(missed.length === 0 ? "All targets met." : `Missed: ${missed.join("; ")}`)
   process.stdout.write(`${lines.join("\n")}\n`)
   if (config.output !== undefined) writeFileSync(config.output, JSON.stringify(results, null, 2))

@@ -43,6 +43,7 @@ import m0032 from "./migrations/0032_packages.ts"
 import m0033 from "./migrations/0033_pull_stats.ts"
 import m0034 from "./migrations/0034_blob_blake2b.ts"
 import m0035 from "./migrations/0035_container_uploads.ts"
+import m0036 from "./migrations/0036_review_state.ts"
 import m0037 from "./migrations/0037_user_redirects.ts"
 import m0041 from "./migrations/0041_user_settings.ts"
 import m0042 from "./migrations/0042_repo_flags.ts"
@@ -81,6 +82,7 @@ export const migrations = Migrator.fromRecord({
   "0033_pull_stats": m0033,
   "0034_blob_blake2b": m0034,
   "0035_container_uploads": m0035,
+  "0036_review_state": m0036,
   "0037_user_redirects": m0037,
   "0041_user_settings": m0041,
   "0042_repo_flags": m0042

@@ -45,6 +45,33 @@ export interface CodeCommentRow {
   readonly updatedAt: Date
 }
 
+/** A code comment with what the files page needs of its review. */
+export interface IssueCodeComment extends CodeCommentRow {
+  readonly reviewType: ReviewType
+  readonly reviewerId: number | null
+}
+
+/** Forgejo's `ViewedState`: a file marked viewed, or viewed before its content changed. */
+export const ViewedState = { viewed: 1, changed: 2 } as const
+
+export interface ReviewStateRow {
+  readonly commitSha: string
+  /** path → ViewedState */
+  readonly files: Readonly<Record<string, number>>
+}
+
+const parseStates = (raw: unknown): Record<string, number> => {
+  try {
+    const value: unknown = JSON.parse(String(raw ?? "{}"))
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return {}
+    const out: Record<string, number> = {}
+    for (const [path, state] of Object.entries(value)) if (typeof state === "number") out[path] = state
+    return out
+  } catch {
+    return {}
+  }
+}
+
 export interface NewReview {
   readonly issueId: number
   readonly type: ReviewType
@@ -166,6 +193,21 @@ export class ReviewsRepo extends Context.Service<
       id: number
     ) => Effect.Effect<Option.Option<{ readonly type: number; readonly repoId: number; readonly code: CodeCommentRow }>>
     readonly deleteComment: (id: number) => Effect.Effect<void>
+
+    /** Every code comment of the pull request's issue with its review's type and reviewer (the files page). */
+    readonly issueCodeComments: (issueId: number) => Effect.Effect<ReadonlyArray<IssueCodeComment>>
+    /** Forgejo's `MarkConversation`: the comment's `resolve_doer_id` set (resolved) or cleared. */
+    readonly setResolved: (commentId: number, doerId: number | null) => Effect.Effect<void>
+    /** The user's newest viewed-files state of the pull request (0036 `review_state`). */
+    readonly reviewStateOf: (userId: number, pullId: number) => Effect.Effect<Option.Option<ReviewStateRow>>
+    /** Stores the user's viewed files for the pull request at `commitSha` (one row per head commit). */
+    readonly saveReviewState: (
+      userId: number,
+      pullId: number,
+      commitSha: string,
+      files: Readonly<Record<string, number>>,
+      at: Date
+    ) => Effect.Effect<void>
   }
 >()("hearth/reviews/ReviewsRepo") {
   static readonly layer = Layer.effect(
@@ -331,7 +373,40 @@ export class ReviewsRepo extends Context.Service<
                   code: toCode({ ...r, review_id: r.review_id ?? 0 })
                 }))
             ),
-          deleteComment: (id) => Effect.asVoid(sql`DELETE FROM comments WHERE id = ${id}`)
+          deleteComment: (id) => Effect.asVoid(sql`DELETE FROM comments WHERE id = ${id}`),
+
+          issueCodeComments: (issueId) =>
+            Effect.map(
+              sql`SELECT c.*, r.type AS review_type, r.reviewer_id AS review_reviewer_id FROM comments c
+                JOIN reviews r ON r.id = c.review_id
+                WHERE c.issue_id = ${issueId} AND c.type = ${ReviewCommentType.code}
+                ORDER BY c.tree_path, c.line, c.created_at, c.id`,
+              (rows) =>
+                rows.map((r) => ({
+                  ...toCode(r),
+                  reviewType: num(r.review_type) as ReviewType,
+                  reviewerId: numOrNull(r.review_reviewer_id)
+                }))
+            ),
+          setResolved: (commentId, doerId) =>
+            Effect.asVoid(sql`UPDATE comments SET resolve_doer_id = ${doerId} WHERE id = ${commentId}`),
+          reviewStateOf: (userId, pullId) =>
+            Effect.map(
+              sql`SELECT commit_sha, updated_files FROM review_state WHERE user_id = ${userId} AND pull_id = ${pullId}
+                ORDER BY updated_at DESC, id DESC LIMIT 1`,
+              (rows) => first(rows, (r) => ({ commitSha: String(r.commit_sha), files: parseStates(r.updated_files) }))
+            ),
+          saveReviewState: (userId, pullId, commitSha, files, at) =>
+            Effect.asVoid(
+              sql`INSERT INTO review_state ${sql.insert({
+                user_id: userId,
+                pull_id: pullId,
+                commit_sha: commitSha,
+                updated_files: JSON.stringify(files),
+                updated_at: at
+              })} ON CONFLICT (user_id, pull_id, commit_sha)
+                DO UPDATE SET updated_files = EXCLUDED.updated_files, updated_at = EXCLUDED.updated_at`
+            )
         })
       )
     })

@@ -15,6 +15,7 @@
 // - What the reviews mean for a merge is read by src/pulls from the rows (Policy `reviewFacts`).
 // - Events: PullRequestReview (submitted), PullRequestReviewRequest, PullRequestReviewDismiss.
 import { Context, Effect, Layer, Option } from "effect"
+import { BlocksService } from "../blocks/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import * as Events from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
@@ -23,7 +24,7 @@ import * as Merge from "../git/Merge.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
-import { isRepoAdmin, isWriter } from "../issues/Policy.ts"
+import { isPoster, isRepoAdmin, isWriter, LOCKED_REFUSED, mayComment } from "../issues/Policy.ts"
 import { IssuesRepo } from "../issues/Repo.ts"
 import { IssuesService } from "../issues/Service.ts"
 import { atLeast } from "../lib/AccessMode.ts"
@@ -46,7 +47,15 @@ import {
   submittedName
 } from "./Policy.ts"
 import { makeReviewPresenter } from "./Present.ts"
-import { type CodeCommentRow, ReviewCommentType, type ReviewRow, ReviewsRepo, ReviewType } from "./Repo.ts"
+import {
+  type CodeCommentRow,
+  type IssueCodeComment,
+  ReviewCommentType,
+  type ReviewRow,
+  ReviewsRepo,
+  ReviewType,
+  ViewedState
+} from "./Repo.ts"
 import type {
   CreatePullReviewComment,
   CreatePullReviewOptions,
@@ -58,6 +67,16 @@ import type {
 } from "./Schema.ts"
 
 type ServiceError = Errors.ApiError
+
+/** A comment on one line of the files changed page. */
+export interface LineCommentInput {
+  readonly path: string
+  readonly side: "old" | "new"
+  readonly line: number
+  readonly body: string
+  /** The review whose conversation on this line is answered. */
+  readonly reply?: number | undefined
+}
 
 /** An inline comment checked against the diff, ready to store. */
 interface PreparedComment {
@@ -125,6 +144,68 @@ export class ReviewsService extends Context.Service<
       input: PullReviewRequestOptions,
       add: boolean
     ) => Effect.Effect<Array<PullReview>, ServiceError>
+    // --- the web's files changed page (src/web/pages/PullFiles.ts) ---
+    /** The pull request and its diff's range: from the merge base (`base`) to the head commit. */
+    readonly diffRange: (
+      opened: OpenedRepository,
+      index: string
+    ) => Effect.Effect<{ readonly loaded: Loaded; readonly head: string; readonly base: string }, ServiceError>
+    /** The diff's range of a loaded pull request: its head commit and where its diff starts. */
+    readonly rangeOf: (loaded: Loaded) => Effect.Effect<{ readonly head: string; readonly base: string }>
+    /** The code comments the caller may see: those of submitted reviews, and the caller's pending ones. */
+    readonly visibleCodeComments: (
+      opened: OpenedRepository,
+      loaded: Loaded
+    ) => Effect.Effect<ReadonlyArray<IssueCodeComment>>
+    /**
+     * Forgejo's web `CreateCodeComment`: a comment on a line joins the caller's pending review
+     * (made when there is none); `reply` (a review id) answers that review's conversation on the
+     * same line at once, as a comment of that review.
+     */
+    readonly addLineComment: (
+      opened: OpenedRepository,
+      index: string,
+      input: LineCommentInput
+    ) => Effect.Effect<number, ServiceError>
+    /** Forgejo's `UpdateResolveConversation`: `CanMarkConversation` (the poster, pull writers, official reviewers). */
+    readonly resolveConversation: (
+      opened: OpenedRepository,
+      index: string,
+      commentId: string,
+      resolved: boolean
+    ) => Effect.Effect<void, ServiceError>
+    /**
+     * Why the caller may not comment on lines or finish a review here (as issue comments: a locked
+     * pull request only for writers, never for one the poster or the owner blocked), or undefined.
+     */
+    readonly reviewRefusal: (opened: OpenedRepository, loaded: Loaded) => Effect.Effect<string | undefined>
+    /** Whether the caller may resolve conversations (Forgejo's `CanMarkConversation`). */
+    readonly mayResolve: (opened: OpenedRepository, loaded: Loaded) => Effect.Effect<boolean>
+    /**
+     * Forgejo's web `SubmitReview` ("Finish review"): the caller's pending review (or a new one)
+     * submitted as `event` with its inline comments, under the API's rules (own pull request, bodies).
+     */
+    readonly finish: (
+      opened: OpenedRepository,
+      index: string,
+      input: SubmitPullReviewOptions
+    ) => Effect.Effect<PullReview, ServiceError>
+    /**
+     * Forgejo's `SyncAndGetUserSpecificDiff`: the caller's viewed files at `head` (path → ViewedState);
+     * a viewed file that changed since the commit it was viewed at becomes `changed` (and stays so).
+     */
+    readonly viewedFiles: (
+      opened: OpenedRepository,
+      loaded: Loaded,
+      head: string
+    ) => Effect.Effect<Readonly<Record<string, number>>>
+    /** Forgejo's `UpdateViewedFiles`: marks files viewed (true) or not (false) at head commit `head`. */
+    readonly setViewed: (
+      opened: OpenedRepository,
+      index: string,
+      head: string,
+      files: Readonly<Record<string, boolean>>
+    ) => Effect.Effect<void, ServiceError>
   }
 >()("hearth/reviews/ReviewsService") {
   static readonly layer = Layer.effect(
@@ -145,6 +226,7 @@ export class ReviewsService extends Context.Service<
       const hub = yield* EventHub
       const autoMerges = yield* AutoMergeStore
       const present = yield* makeReviewPresenter(settings)
+      const blocks = yield* BlocksService
 
       const resolve = (path: string, rev: string) =>
         Effect.map(Effect.orDie(Git.revParse(path, rev)), Option.getOrUndefined)
@@ -886,7 +968,219 @@ export class ReviewsService extends Context.Service<
         handle: (event) => (event._tag === "PullRequestSynchronized" ? onSynchronized(event) : Effect.void)
       })
 
+      // --- the web's files changed page ---
+
+      const rangeOf = (loaded: Loaded) =>
+        Effect.gen(function* () {
+          const head = yield* headOf(loaded)
+          return { head, base: yield* diffBaseOf(loaded, head) }
+        })
+
+      const diffRange = (opened: OpenedRepository, index: string) =>
+        Effect.gen(function* () {
+          const loaded = yield* pulls.get(opened, index)
+          return { loaded, ...(yield* rangeOf(loaded)) }
+        })
+
+      const visibleCodeComments = (opened: OpenedRepository, loaded: Loaded) =>
+        Effect.map(repo.issueCodeComments(loaded.issue.id), (rows) =>
+          rows.filter(
+            (c) =>
+              c.reviewType !== ReviewType.request &&
+              (c.reviewType !== ReviewType.pending || c.reviewerId === opened.caller?.user.id)
+          )
+        )
+
+      const addLineComment = (opened: OpenedRepository, index: string, input: LineCommentInput) =>
+        Effect.gen(function* () {
+          const caller = opened.caller
+          if (caller === undefined) return yield* Errors.unauthorized("sign in to comment")
+          const loaded = yield* pulls.get(opened, index)
+          yield* ensureMayReview(opened, loaded)
+          if (input.body.trim() === "") return yield* Errors.validationFailed("a comment cannot be empty")
+          const signed = input.side === "old" ? -input.line : input.line
+          const now = new Date()
+          if (input.reply !== undefined) {
+            // The conversation answered: a visible review of this pull request with a comment on the line.
+            const thread = (yield* visibleCodeComments(opened, loaded)).find(
+              (c) => c.reviewId === input.reply && c.treePath === input.path && c.line === signed
+            )
+            if (thread === undefined) return yield* Errors.notFound()
+            return yield* repo.insertComment({
+              issueId: loaded.issue.id,
+              type: ReviewCommentType.code,
+              posterId: caller.user.id,
+              body: input.body,
+              reviewId: thread.reviewId,
+              treePath: thread.treePath,
+              line: thread.line,
+              patch: thread.patch,
+              commitSha: thread.commitSha,
+              at: now
+            })
+          }
+          const head = yield* headOf(loaded)
+          const prepared = yield* prepareComment(loaded, head, yield* diffBaseOf(loaded, head), {
+            path: input.path,
+            body: input.body,
+            ...(input.side === "old" ? { old_position: input.line } : { new_position: input.line })
+          })
+          return yield* repo.transaction(
+            Effect.gen(function* () {
+              const pending = yield* repo.pendingOf(loaded.issue.id, caller.user.id)
+              const review = Option.isSome(pending)
+                ? pending.value
+                : yield* repo.insert({
+                    issueId: loaded.issue.id,
+                    type: ReviewType.pending,
+                    reviewerId: caller.user.id,
+                    content: "",
+                    official: false,
+                    commitId: head,
+                    stale: false,
+                    at: now
+                  })
+              return yield* storeComment(loaded, caller.user, review.id, prepared, now)
+            })
+          )
+        })
+
+      const reviewRefusal = (opened: OpenedRepository, loaded: Loaded) =>
+        Effect.gen(function* () {
+          const caller = opened.caller
+          if (caller === undefined) return "sign in to review"
+          if (!mayComment(opened, loaded.issue)) return LOCKED_REFUSED
+          const blocked = yield* Effect.flip(
+            blocks.ensureNotBlocked([{ id: loaded.issue.posterId }, opened.owner], caller.user)
+          ).pipe(Effect.option)
+          return Option.isSome(blocked) ? blocked.value.message : undefined
+        })
+
+      /** reviewRefusal as a 403. */
+      const ensureMayReview = (opened: OpenedRepository, loaded: Loaded) =>
+        Effect.flatMap(reviewRefusal(opened, loaded), (refused) =>
+          refused === undefined ? Effect.void : Effect.fail(Errors.forbidden(refused))
+        )
+
+      const mayResolve = (opened: OpenedRepository, loaded: Loaded) =>
+        Effect.gen(function* () {
+          const caller = opened.caller
+          if (caller === undefined) return false
+          if (isPoster(caller, loaded.issue) || isWriter(opened)) return true
+          return yield* protection.isOfficialReviewer(at(loaded), loaded.pull.baseBranch, caller.user)
+        })
+
+      const resolveConversation = (opened: OpenedRepository, index: string, commentId: string, resolved: boolean) =>
+        Effect.gen(function* () {
+          const caller = opened.caller
+          if (caller === undefined) return yield* Errors.unauthorized("sign in to resolve a conversation")
+          const loaded = yield* pulls.get(opened, index)
+          const n = idOf(commentId)
+          const comment = (yield* visibleCodeComments(opened, loaded)).find((c) => c.id === n)
+          if (comment === undefined) return yield* Errors.notFound()
+          yield* ensureMayReview(opened, loaded)
+          if (!(yield* mayResolve(opened, loaded))) {
+            return yield* Errors.forbidden(
+              "only the pull request's poster, its writers and official reviewers can resolve a conversation"
+            )
+          }
+          yield* repo.setResolved(comment.id, resolved ? caller.user.id : null)
+        })
+
+      const finish = (opened: OpenedRepository, index: string, input: SubmitPullReviewOptions) =>
+        Effect.gen(function* () {
+          const caller = opened.caller
+          if (caller === undefined) return yield* Errors.unauthorized("sign in to review")
+          const loaded = yield* pulls.get(opened, index)
+          yield* ensureMayReview(opened, loaded)
+          const event = input.event ?? ""
+          const body = input.body ?? ""
+          const type = reviewTypeOf(event)
+          if (type === ReviewType.pending) return yield* Errors.validationFailed("choose how to submit the review")
+          const pending = yield* repo.pendingOf(loaded.issue.id, caller.user.id)
+          const hasComments = Option.isSome(pending) && (yield* repo.codeComments(pending.value.id)).length > 0
+          const refused = eventRefusal(event, body, hasComments, isPoster(caller, loaded.issue))
+          if (refused !== undefined) return yield* Errors.validationFailed(refused)
+          const review = yield* submitReview(loaded, caller.user, type, body, yield* headOf(loaded), [])
+          return yield* presentOne(loaded, review, caller)
+        })
+
+      /** The paths changed between two commits (`git diff --name-only`), or undefined when git cannot tell. */
+      const changedBetween = (path: string, from: string, to: string) =>
+        Effect.map(
+          Effect.option(
+            Git.inRepo(path, ["diff", "--name-only", "-z", "--no-renames", "--end-of-options", from, to, "--"])
+          ),
+          (out) =>
+            Option.isSome(out)
+              ? new Set(
+                  out.value.stdout
+                    .toString("utf8")
+                    .split("\0")
+                    .filter((p) => p !== "")
+                )
+              : undefined
+        )
+
+      const viewedFiles = (opened: OpenedRepository, loaded: Loaded, head: string) =>
+        Effect.gen(function* () {
+          const caller = opened.caller
+          if (caller === undefined) return {}
+          const state = yield* repo.reviewStateOf(caller.user.id, loaded.pull.id)
+          if (Option.isNone(state)) return {}
+          const files: Record<string, number> = { ...state.value.files }
+          if (state.value.commitSha === head) return files
+          const viewed = Object.keys(files).filter((p) => files[p] === ViewedState.viewed)
+          if (viewed.length === 0) return files
+          // A commit git no longer has: Forgejo assumes nothing changed.
+          const changed = yield* changedBetween(loaded.base.path, state.value.commitSha, head)
+          const marks: Record<string, number> = {}
+          for (const path of viewed) if (changed?.has(path) === true) marks[path] = ViewedState.changed
+          if (Object.keys(marks).length > 0) {
+            // Kept on the row it was found on, so that it survives until the file is viewed again.
+            yield* repo.saveReviewState(
+              caller.user.id,
+              loaded.pull.id,
+              state.value.commitSha,
+              { ...state.value.files, ...marks },
+              new Date()
+            )
+          }
+          return { ...files, ...marks }
+        })
+
+      const setViewed = (
+        opened: OpenedRepository,
+        index: string,
+        head: string,
+        files: Readonly<Record<string, boolean>>
+      ) =>
+        Effect.gen(function* () {
+          const caller = opened.caller
+          if (caller === undefined) return yield* Errors.unauthorized("sign in to mark files as viewed")
+          const loaded = yield* pulls.get(opened, index)
+          if (!Git.isSha(head))
+            return yield* Errors.validationFailed("the head commit the files were viewed at is missing")
+          const newest = yield* repo.reviewStateOf(caller.user.id, loaded.pull.id)
+          const merged: Record<string, number> = Option.isSome(newest) ? { ...newest.value.files } : {}
+          for (const [path, viewed] of Object.entries(files)) {
+            if (viewed) merged[path] = ViewedState.viewed
+            else delete merged[path]
+          }
+          yield* repo.saveReviewState(caller.user.id, loaded.pull.id, head, merged, new Date())
+        })
+
       return ReviewsService.of({
+        diffRange,
+        rangeOf,
+        visibleCodeComments,
+        addLineComment,
+        resolveConversation,
+        reviewRefusal,
+        mayResolve,
+        finish,
+        viewedFiles,
+        setViewed,
         list,
         create,
         get: (opened, index, id) =>

@@ -107,8 +107,11 @@ export const makePullFrame = (frame: RepoFrame) =>
         ? html`<span class="branch-name text-mono" data-testid="pull-head-branch">${label}</span>`
         : html`<a class="branch-name text-mono" href="${repoBase(side.owner.name, side.repo.name)}/src/branch/${urlPath(branch)}">${label}</a>`
 
-    /** The header and the tabs. */
-    const header = (view: RepoView, loaded: Loaded, current: PullTab, counts: PullCounts) =>
+    /**
+     * The header and the tabs; without `counts` the tabs show no counters (a streamed page starts
+     * before git has counted anything).
+     */
+    const header = (view: RepoView, loaded: Loaded, current: PullTab, counts: PullCounts | undefined) =>
       Effect.gen(function* () {
         const { pull, issue, base, head } = loaded
         const [poster, merger] = yield* Effect.all([
@@ -118,7 +121,8 @@ export const makePullFrame = (frame: RepoFrame) =>
         const posterName = Option.isSome(poster) ? poster.value.name : "Ghost"
         const state = pullState(loaded)
         const [badgeClass, glyph, label] = STATE_BADGES[state]
-        const commits = `${counts.commits} ${counts.commits === 1 ? "commit" : "commits"}`
+        const commits =
+          counts === undefined ? "commits" : `${counts.commits} ${counts.commits === 1 ? "commit" : "commits"}`
         const into = branchLink(base, pull.baseBranch, pull.baseBranch)
         const from = html`<span data-testid="pull-head">${branchLink(head, pull.headBranch, headLabel(loaded))}</span>`
         const summary =
@@ -128,10 +132,10 @@ export const makePullFrame = (frame: RepoFrame) =>
               }`
             : html`${userLink(posterName)} wants to merge ${commits} into ${into} from ${from}`
         const url = pullUrl(view, issue.index)
-        const tab = (name: PullTab, href: string, text: string, glyphName: string, n: number) =>
+        const tab = (name: PullTab, href: string, text: string, glyphName: string, n: number | undefined) =>
           html`<a class="UnderlineNav-item" href="${href}" data-testid="pull-tab-${name}"${
             current === name ? html` aria-current="page"` : empty
-          }>${icon(glyphName)}<span class="ml-1">${text}</span> <span class="Counter">${n}</span></a>`
+          }>${icon(glyphName)}<span class="ml-1">${text}</span>${n === undefined ? empty : html` <span class="Counter">${n}</span>`}</a>`
         return html`<div class="mb-3" data-testid="pull-header">
   <h1 class="h2 wb-break-word" data-testid="pull-title">${issue.title} <span class="color-fg-muted">#${issue.index}</span></h1>
   <p class="mt-2 mb-3 d-flex flex-items-center flex-wrap">
@@ -141,8 +145,8 @@ export const makePullFrame = (frame: RepoFrame) =>
   <nav class="UnderlineNav" aria-label="Pull request">
     <div class="UnderlineNav-body">
       ${tab("conversation", url, "Conversation", "comment-discussion", issue.numComments)}
-      ${tab("commits", `${url}/commits`, "Commits", "git-commit", counts.commits)}
-      ${tab("files", `${url}/files`, "Files changed", "file-diff", counts.files)}
+      ${tab("commits", `${url}/commits`, "Commits", "git-commit", counts?.commits)}
+      ${tab("files", `${url}/files`, "Files changed", "file-diff", counts?.files)}
     </div>
   </nav>
 </div>`

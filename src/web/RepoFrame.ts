@@ -7,7 +7,7 @@
 // by `ReposService.assign` with the rule the API's read routes use (read on code), so visibility
 // (a 404 page), units and renames (a redirect to the new name, the rest of the URL kept) hold
 // exactly as in the API. A page never looks a repository up itself.
-import { Effect, Option } from "effect"
+import { Effect, Option, type Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { ContentsService, type RepoHandle } from "../contents/Service.ts"
 import type { RepoRule } from "../http/Access.ts"
@@ -18,11 +18,11 @@ import { RepoPolicy } from "../repos/Policy.ts"
 import { ReposService } from "../repos/Service.ts"
 import { SocialService } from "../social/Service.ts"
 import { UsersRepo } from "../users/Repo.ts"
-import { empty, type Html, html } from "./Html.ts"
+import { empty, type Html, html, raw } from "./Html.ts"
 import { icon } from "./Icons.ts"
 import { csrfField } from "./Layout.ts"
 import { makeRepoData, type RepoData } from "./RepoData.ts"
-import { type Access, type Form, htmlResponse, type Web, type WebContext } from "./Web.ts"
+import { type Access, type Form, htmlResponse, STREAM_MARK, type Web, type WebContext } from "./Web.ts"
 
 /** A URL path segment. */
 export const segment = (value: string) => encodeURIComponent(value)
@@ -141,8 +141,29 @@ export const makeRepoFrame = (web: Web) =>
 
     /** A repository page: the frame around `main`. */
     const page = (view: RepoView, options: FrameOptions, main: Html) =>
+      Effect.map(framed(view, options, main), (whole) =>
+        web.page(
+          view.ctx,
+          { title: options.title, ...(options.status === undefined ? {} : { status: options.status }) },
+          whole
+        )
+      )
+
+    /** A repository page sent while it is made: `body`'s chunks in the frame (Web.ts `streamPage`). */
+    const stream = (view: RepoView, options: FrameOptions, body: Stream.Stream<string>) =>
+      Effect.map(framed(view, options, raw(STREAM_MARK)), (whole) =>
+        web.streamPage(
+          view.ctx,
+          { title: options.title, ...(options.status === undefined ? {} : { status: options.status }) },
+          whole,
+          body
+        )
+      )
+
+    /** The frame's HTML around `main`. */
+    const framed = (view: RepoView, options: FrameOptions, main: Html) =>
       Effect.gen(function* () {
-        const { repo, owner, base, ctx } = view
+        const { repo, owner, base } = view
         const [source, buttons] = yield* Effect.all([sourceOf(view), socialButtons(view)])
         const glyph = repo.isPrivate ? "lock" : repo.isMirror ? "mirror" : repo.isFork ? "repo-forked" : "repo"
         const head = html`<div class="hearth-repo-head pt-3">
@@ -170,14 +191,10 @@ export const makeRepoFrame = (web: Web) =>
     ${tabs(view, options.tab)}
   </div>
 </div>`
-        return web.page(
-          ctx,
-          { title: `${options.title}`, ...(options.status === undefined ? {} : { status: options.status }) },
-          html`${head}
+        return html`${head}
 <div class="container-lg p-responsive py-4 hearth-repo">
 ${main}
 </div>`
-        )
       })
 
     /** The about part of the home page: description, website, topics. */
@@ -251,7 +268,7 @@ ${
     /** A fragment of a page (for htmx), with the pages' headers. */
     const fragment = (ctx: WebContext, part: Html) => htmlResponse(ctx.request, String(part))
 
-    return { route, page, about, socialButtons, fragment, data, contents, repos, social }
+    return { route, page, stream, about, socialButtons, fragment, data, contents, repos, social }
   })
 
 export type RepoFrame = Effect.Success<ReturnType<typeof makeRepoFrame>>

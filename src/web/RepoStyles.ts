@@ -34,4 +34,12 @@ export const REPO_CSS = `
 .hearth-image { max-width: 100%; }
 .markdown-body p a, .markdown-body li a, .markdown-body td a { text-decoration: underline; text-underline-offset: .2rem; }
 .hearth-commit-message { white-space: pre-wrap; font-family: var(--fontStack-monospace); font-size: 12px; }
+.hearth-diff-file { position: relative; }
+.hearth-diff-file > .hearth-diff-controls { position: absolute; top: 0; right: 0; z-index: 1; }
+.hearth-diff-file > details > summary { padding-right: 13rem; cursor: pointer; }
+.hearth-add-comment { opacity: 0; font-weight: bold; }
+.hearth-code tr:hover .hearth-add-comment, .hearth-add-comment:focus { opacity: 1; }
+.hearth-code .hearth-line-extra td { padding: 4px 8px; white-space: normal; font-family: var(--fontStack-sansSerif); font-size: 14px; line-height: 1.5; }
+.hearth-review-box { width: 28rem; max-width: 90vw; z-index: 100; }
+.hearth-conversation textarea.form-control { min-height: 0; height: 4.5rem; }
 `

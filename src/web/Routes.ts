@@ -13,6 +13,7 @@ import { HomePages } from "./pages/Home.ts"
 import { HookSettingsPages } from "./pages/HookSettings.ts"
 import { NotificationPages } from "./pages/Notifications.ts"
 import { ProfilePages } from "./pages/Profile.ts"
+import { PullFilesPages } from "./pages/PullFiles.ts"
 import { RepoActionPages } from "./pages/RepoActions.ts"
 import { RepoBlamePages } from "./pages/RepoBlame.ts"
 import { RepoBranchesPages } from "./pages/RepoBranches.ts"
@@ -99,6 +100,7 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoIssuesPages(web, repo)),
       ...(yield* RepoPullsPages(web, repo)),
       ...(yield* RepoComparePages(web, repo)),
+      ...(yield* PullFilesPages(web, repo)),
       ...(yield* RepoActionPages(web, repo)),
       ...(yield* RepoSettingsPages(web, repo)),
       ...(yield* RepoSettingsAccessPages(web, repo)),

@@ -13,8 +13,8 @@
 //   or wrong token is a 400 page; nothing is changed.
 // - Cookies are `HttpOnly`, `SameSite=Lax`, and `Secure` when ROOT_URL is https.
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
-import { brotliCompressSync, gzipSync, constants as zlib } from "node:zlib"
-import { Cause, Effect, Option } from "effect"
+import { brotliCompressSync, createGzip, gzipSync, constants as zlib } from "node:zlib"
+import { Cause, Effect, Option, Stream } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Settings, type SettingsShape } from "../config/Settings.ts"
 import { answerOutage } from "../health/Database.ts"
@@ -26,6 +26,9 @@ import { Sessions } from "../sessions/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { type Html, html } from "./Html.ts"
 import { layout } from "./Layout.ts"
+
+/** Where a streamed page's body goes in its HTML (`streamPage`). */
+export const STREAM_MARK = "<!--hearth:stream-->"
 
 export const SESSION_COOKIE = "hearth_session"
 export const CSRF_COOKIE = "hearth_csrf"
@@ -97,6 +100,28 @@ export const htmlResponse = (
     headers: { ...headers, "content-encoding": encoding }
   })
 }
+
+/**
+ * A streamed page gzipped as it goes: each chunk is compressed and flushed (Z_SYNC_FLUSH) before the
+ * next is asked for, so what was made reaches the browser at once, at a fraction of the bytes.
+ */
+const gzipChunks = (chunks: Stream.Stream<Uint8Array>): Stream.Stream<Uint8Array> =>
+  Stream.suspend(() => {
+    const gzip = createGzip({ level: 3 })
+    const out: Array<Buffer> = []
+    gzip.on("data", (data: Buffer) => out.push(data))
+    const take = () => new Uint8Array(Buffer.concat(out.splice(0)))
+    const step = (bytes: Uint8Array) =>
+      Effect.callback<Uint8Array>((resume) => {
+        gzip.write(bytes)
+        gzip.flush(zlib.Z_SYNC_FLUSH, () => resume(Effect.succeed(take())))
+      })
+    const end = Effect.callback<Uint8Array>((resume) => {
+      gzip.once("end", () => resume(Effect.succeed(take())))
+      gzip.end()
+    })
+    return Stream.concat(Stream.mapEffect(chunks, step), Stream.fromEffect(end))
+  })
 
 export interface WebContext {
   readonly request: HttpServerRequest.HttpServerRequest
@@ -225,6 +250,40 @@ export const makeWeb = Effect.gen(function* () {
       htmlResponse(ctx.request, String(layout(ctx, options.title, main, options.head)), options.status ?? 200)
     )
 
+  /**
+   * A page sent while it is made (a long diff): the layout's start goes out at once, then each chunk
+   * of `body` as it comes, in place of STREAM_MARK in `main`, then the layout's end; gzipped chunk
+   * by chunk when the client accepts it (brotli or gzip: every browser takes gzip). A failure
+   * half-way is logged and ends the page with a note.
+   */
+  const streamPage = (ctx: WebContext, options: PageOptions, main: Html, body: Stream.Stream<string>) => {
+    const whole = String(layout(ctx, options.title, main, options.head))
+    const at = whole.indexOf(STREAM_MARK)
+    const [top, bottom] = at === -1 ? [whole, ""] : [whole.slice(0, at), whole.slice(at + STREAM_MARK.length)]
+    const failed = (cause: Cause.Cause<unknown>) =>
+      Stream.fromEffect(
+        Effect.as(
+          Effect.logError("web page failed while streaming", cause),
+          '<div class="flash flash-error my-3" role="alert">Hearth could not show the rest of this page; the error has been logged.</div>'
+        )
+      )
+    const chunks = Stream.concat(Stream.concat(Stream.make(top), Stream.catchCause(body, failed)), Stream.make(bottom))
+    const gzip = encodingFor(ctx.request.headers["accept-encoding"]) !== undefined
+    const bytes = Stream.encodeText(chunks)
+    return withCookies(
+      ctx,
+      HttpServerResponse.stream(gzip ? gzipChunks(bytes) : bytes, {
+        status: options.status ?? 200,
+        contentType: "text/html; charset=utf-8",
+        headers: {
+          ...SECURITY_HEADERS,
+          vary: "accept-encoding",
+          ...(gzip ? { "content-encoding": "gzip" } : {})
+        }
+      })
+    )
+  }
+
   /** 303 after a form, 302 otherwise (Forgejo answers 303 to POSTs as well). */
   const redirect = (ctx: WebContext, location: string) =>
     withCookies(
@@ -340,6 +399,7 @@ export const makeWeb = Effect.gen(function* () {
     settings,
     context,
     page,
+    streamPage,
     redirect,
     errorPage,
     notFound,

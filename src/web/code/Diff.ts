@@ -31,6 +31,27 @@ export const DIFF_ARGS: ReadonlyArray<string> = [
   "--submodule=short"
 ]
 
+/**
+ * Forgejo's `?whitespace=` of diff pages (`gitdiff.GetWhitespaceFlag`) and the git option of each;
+ * anything else shows every change.
+ */
+export const WHITESPACE_FLAGS: Readonly<Record<string, string | undefined>> = {
+  "show-all": undefined,
+  "ignore-all": "-w",
+  "ignore-change": "-b",
+  "ignore-eol": "--ignore-space-at-eol"
+}
+
+/** The whitespace behaviour of `?whitespace=`, `show-all` when absent or unknown. */
+export const whitespaceOf = (value: string | null): string =>
+  value !== null && Object.hasOwn(WHITESPACE_FLAGS, value) ? value : "show-all"
+
+/** DIFF_ARGS with the git option of a whitespace behaviour. */
+export const diffArgsFor = (whitespace: string): ReadonlyArray<string> => {
+  const flag = WHITESPACE_FLAGS[whitespace]
+  return flag === undefined ? DIFF_ARGS : [...DIFF_ARGS, flag]
+}
+
 export interface DiffLimits {
   /** `[git] MAX_GIT_DIFF_FILES`: files with content; the rest are counted only. */
   readonly maxFiles: number
@@ -93,15 +114,28 @@ export interface DiffFile {
   readonly hunks: ReadonlyArray<DiffHunk>
 }
 
+/** What the file list of a diff shows of every file, shown or not. */
+export interface DiffFileSummary {
+  readonly oldPath: string
+  readonly newPath: string
+  readonly status: FileStatus
+  readonly additions: number
+  readonly deletions: number
+}
+
 export interface Diff {
-  /** The first `maxFiles` files. */
+  /** The first `maxFiles` files (from the `from`-th on). */
   readonly files: ReadonlyArray<DiffFile>
+  /** Every file of the diff, in git's order (the `from`-th is `files[0]`). */
+  readonly all: ReadonlyArray<DiffFileSummary>
+  /** The index in `all` of `files[0]`. */
+  readonly from: number
   /** All files of the diff, shown or not. */
   readonly fileCount: number
   /** Over all files, shown or not. */
   readonly additions: number
   readonly deletions: number
-  /** More files than `maxFiles`. */
+  /** Files after the shown ones (more than `from + maxFiles`). */
   readonly truncated: boolean
 }
 
@@ -191,10 +225,11 @@ const toLines = (output: string | Uint8Array): Array<string> => {
  * git's patch output (with DIFF_ARGS) as files, hunks and lines, within the limits (Forgejo's
  * defaults when not given). Text before the first `diff --git` (a `git show` header) is skipped.
  */
-export const parseDiff = (output: string | Uint8Array, limits: Partial<DiffLimits> = {}): Diff => {
+export const parseDiff = (output: string | Uint8Array, limits: Partial<DiffLimits> = {}, from = 0): Diff => {
   const { maxFiles, maxLines, maxLineCharacters } = { ...DEFAULT_DIFF_LIMITS, ...limits }
   const lines = toLines(output)
   const files: Array<DiffFile> = []
+  const all: Array<DiffFileSummary> = []
   let fileCount = 0
   let additions = 0
   let deletions = 0
@@ -365,14 +400,22 @@ export const parseDiff = (output: string | Uint8Array, limits: Partial<DiffLimit
       i++
       continue
     }
-    const keep = files.length < maxFiles
+    const keep = fileCount >= from && files.length < maxFiles
     const file = parseFile(keep)
     fileCount++
     additions += file.additions
     deletions += file.deletions
+    all.push({
+      oldPath: file.oldPath,
+      newPath: file.newPath,
+      status: file.status,
+      additions: file.additions,
+      deletions: file.deletions
+    })
     if (keep) files.push(file)
   }
-  return { files, fileCount, additions, deletions, truncated: fileCount > files.length }
+  const first = Math.min(from, fileCount)
+  return { files, all, from: first, fileCount, additions, deletions, truncated: fileCount > first + files.length }
 }
 
 // ------------------------------------------------------------------ views
