@@ -43,6 +43,7 @@ import m0032 from "./migrations/0032_packages.ts"
 import m0033 from "./migrations/0033_pull_stats.ts"
 import m0034 from "./migrations/0034_blob_blake2b.ts"
 import m0035 from "./migrations/0035_container_uploads.ts"
+import m0039 from "./migrations/0039_blob_later_digests.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -77,7 +78,8 @@ export const migrations = Migrator.fromRecord({
   "0032_packages": m0032,
   "0033_pull_stats": m0033,
   "0034_blob_blake2b": m0034,
-  "0035_container_uploads": m0035
+  "0035_container_uploads": m0035,
+  "0039_blob_later_digests": m0039
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })
