@@ -10,7 +10,7 @@
 import { Data, Effect, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { accountRefusal } from "../auth/AccountState.ts"
-import { parseAuthorization } from "../auth/Authentication.ts"
+import { parseAuthorization, queryToken } from "../auth/Authentication.ts"
 import { Authenticator } from "../auth/Authenticator.ts"
 import { missingScopeMessage } from "../auth/Scopes.ts"
 import { Settings } from "../config/Settings.ts"
@@ -76,18 +76,11 @@ export const makeRegistryGate = Effect.gen(function* () {
   const users = yield* UsersRepo
   const policy = yield* PackagePolicy
 
-  /** `?token=` or `?access_token=` (Forgejo takes them on registries too; Vagrant sends the latter). */
-  const queryToken = (request: HttpServerRequest.HttpServerRequest): string => {
-    const at = request.url.indexOf("?")
-    if (at < 0) return ""
-    const query = new URLSearchParams(request.url.slice(at + 1))
-    return query.get("token") || query.get("access_token") || ""
-  }
-
   const callerOf = (request: HttpServerRequest.HttpServerRequest, bearer: BearerResolver | undefined) => {
     let credentials = parseAuthorization(request.headers["authorization"])
     if (credentials.kind === "none") {
-      const token = queryToken(request)
+      // `?token=` or `?access_token=`: Forgejo takes them on registries too.
+      const token = queryToken(request.url)
       if (token !== "" && settings.security.DISABLE_QUERY_AUTH_TOKEN)
         return Effect.fail(
           new RegistryDenied({
