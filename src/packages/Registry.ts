@@ -192,7 +192,7 @@ const httpDate = (date: Date) => new Date(Math.floor(date.getTime() / 1000) * 10
  * Serves a stored package file (Forgejo's helper.ServePackageFile, CONTRACT-PACKAGES §2.7):
  * `application/octet-stream` as an attachment, private caching, Last-Modified the file's creation,
  * one byte range (206/416), 304 for an unchanged If-Modified-Since or If-None-Match. `counted`
- * runs when bytes are served (a lead file's download count).
+ * runs when bytes are served (a lead file's download count): not for a HEAD, a 304 or a 416.
  */
 export const servePackageFile = (
   request: HttpServerRequest.HttpServerRequest,
@@ -227,14 +227,16 @@ export const servePackageFile = (
     }
     const opened = yield* Effect.option(storage.open(file.sha256, range))
     if (Option.isNone(opened)) return plainText(404, "package file does not exist")
-    yield* counted
     const blob = opened.value
     if (request.method === "HEAD") {
+      // Only what sends the bytes is a download: a client checking a file's headers before it
+      // fetches it would otherwise count twice.
       return HttpServerResponse.empty({
         status: range === undefined ? 200 : 206,
         headers: { ...headers, "content-type": "application/octet-stream", "content-length": String(blob.length) }
       })
     }
+    yield* counted
     // The file's Node stream piped to the socket (a `raw` body), as src/storage/Serve.ts: the
     // Effect stream cost a fiber step per 64 KiB chunk, more than twice a bare server's CPU
     // (infra/bench/README.md, "Issue 21: bench:packages").
