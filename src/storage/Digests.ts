@@ -55,7 +55,7 @@ const { createReadStream } = require("node:fs")
 parentPort.on("message", async ([id, path, algorithms]) => {
   try {
     const hashes = algorithms.map(([name, algorithm]) => [name, createHash(algorithm)])
-    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }))
+    for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 }))
       for (const [, hash] of hashes) hash.update(chunk)
     parentPort.postMessage([id, Object.fromEntries(hashes.map(([name, hash]) => [name, hash.digest("hex")]))])
   } catch (error) {
