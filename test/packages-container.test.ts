@@ -606,6 +606,94 @@ describe("manifests and tags", () => {
     expect(await errorCode(unknown)).toBe("NAME_UNKNOWN")
   })
 
+  it("chooses by Accept: an index to a client that takes indexes, its linux/amd64 manifest to one that does not", async () => {
+    const config = Buffer.from("{}")
+    expect((await pushBlob("alice/multi", config)).status).toBe(201)
+    const amd = await pushManifest("alice/multi", "amd", [config])
+    expect(amd.res.status).toBe(201)
+    const armLayer = randomBytes(50)
+    expect((await pushBlob("alice/multi", armLayer)).status).toBe(201)
+    const arm = await pushManifest("alice/multi", "arm", [config, armLayer])
+    expect(arm.res.status).toBe(201)
+    const OCI_INDEX = "application/vnd.oci.image.index.v1+json"
+    const entry = (bytes: Buffer, architecture: string) => ({
+      mediaType: OCI_MANIFEST,
+      digest: digestOf(bytes),
+      size: bytes.length,
+      platform: { os: "linux", architecture }
+    })
+    const index = Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: OCI_INDEX,
+        manifests: [entry(arm.bytes, "arm64"), entry(amd.bytes, "amd64")]
+      })
+    )
+    expect(
+      (await v2("PUT", "alice/multi/manifests/latest", alice(), index, { "content-type": OCI_INDEX })).status
+    ).toBe(201)
+    const get = (accept: string | undefined, reference = "latest", method = "GET") =>
+      v2(method, `alice/multi/manifests/${reference}`, alice(), undefined, accept === undefined ? {} : { accept })
+    // No Accept, a wildcard, or one naming index types: the index.
+    for (const accept of [undefined, "*/*", `${OCI_MANIFEST}, ${OCI_INDEX}`]) {
+      const res = await get(accept)
+      expect(res.headers.get("content-type")).toBe(OCI_INDEX)
+      expect(res.headers.get("docker-content-digest")).toBe(digestOf(index))
+    }
+    // Image manifests only: the index's linux/amd64 manifest, GET and HEAD alike.
+    for (const method of ["GET", "HEAD"]) {
+      const res = await get(OCI_MANIFEST, "latest", method)
+      expect(res.status).toBe(200)
+      expect(res.headers.get("content-type")).toBe(OCI_MANIFEST)
+      expect(res.headers.get("docker-content-digest")).toBe(digestOf(amd.bytes))
+      if (method === "GET") expect(Buffer.from(await res.arrayBuffer()).equals(amd.bytes)).toBe(true)
+    }
+    // No amd64 entry of a type the client takes: MANIFEST_UNKNOWN.
+    const docker = await get("application/vnd.docker.distribution.manifest.v2+json")
+    expect(docker.status).toBe(404)
+    expect(await errorCode(docker)).toBe("MANIFEST_UNKNOWN")
+    // By digest, the bytes the digest names whatever the Accept; an image manifest as it is.
+    expect((await get(OCI_MANIFEST, digestOf(index))).headers.get("content-type")).toBe(OCI_INDEX)
+    expect((await get(OCI_INDEX, "arm")).headers.get("docker-content-digest")).toBe(digestOf(arm.bytes))
+  })
+
+  it("lists the images the caller may read in /v2/_catalog, n at a time after last", async () => {
+    const config = Buffer.from("{}")
+    for (const image of ["carol/secret", "bob/zeta", "bob/alpha/nested"]) {
+      const owner = image.split("/")[0]!
+      const auth = basic(owner, "password123")
+      expect((await pushBlob(image, config, auth)).status).toBe(201)
+      expect((await pushManifest(image, "v1", [config], auth)).res.status).toBe(201)
+    }
+    // A blob alone makes no image.
+    expect((await pushBlob("bob/blobonly", config, basic("bob", "password123"))).status).toBe(201)
+    const catalog = async (auth: string | undefined, query = "") => {
+      const res = await v2("GET", `_catalog${query}`, auth)
+      expect(res.status).toBe(200)
+      return { names: (await json(res)).repositories as Array<string>, link: res.headers.get("link") }
+    }
+    const all = (await catalog(alice())).names
+    expect(all).toEqual([...all].sort())
+    expect(all).toEqual(expect.arrayContaining(["alice/multi", "bob/alpha/nested", "bob/zeta"]))
+    expect(all).not.toContain("carol/secret")
+    expect(all).not.toContain("bob/blobonly")
+    expect((await catalog(basic("carol", "password123"))).names).toContain("carol/secret")
+    expect((await catalog(undefined)).names).not.toContain("carol/secret")
+    const first = await catalog(alice(), "?n=2")
+    expect(first.names).toEqual(all.slice(0, 2))
+    expect(first.link).toBe(`</v2/_catalog?n=2&last=${encodeURIComponent(all[1]!)}>; rel="next"`)
+    const next = await catalog(alice(), first.link!.slice("</v2/_catalog".length, first.link!.indexOf(">")))
+    expect(next.names).toEqual(all.slice(2, 4))
+    // The last page: what the caller may not read (carol's) is skipped, and no Link follows.
+    const last = await catalog(alice(), "?n=2&last=bob%2Falpha%2Fnested")
+    expect(last).toEqual({ names: ["bob/zeta"], link: null })
+    const noScope = await createToken(hearth, "alice", ["read:repository"])
+    const denied = await v2("GET", "_catalog", basic("alice", noScope))
+    expect(denied.status).toBe(403)
+    expect(await errorCode(denied)).toBe("DENIED")
+    expect((await v2("GET", "_catalog?n=x", alice())).status).toBe(400)
+  })
+
   it("deletes a tag (202), then it is unknown", async () => {
     const config = Buffer.from("{}")
     expect((await pushBlob("alice/gone", config)).status).toBe(201)

@@ -112,8 +112,12 @@ describe("upload, download, delete with curl", () => {
       headers: { "if-modified-since": lastModified }
     })
     expect(unchanged.status).toBe(304)
+    // HEAD (a client checking the file) answers the same headers and is no download.
+    const head = await fetch(url("alice/generic/tool/1.0.0/hello.txt"), { method: "HEAD" })
+    expect(head.status).toBe(200)
+    expect(head.headers.get("content-length")).toBe("16")
 
-    // The package keeps the case of its first upload; downloads are counted.
+    // The package keeps the case of its first upload; downloads (GET, not HEAD) are counted.
     const listed = await json(await request(hearth, "GET", "/packages/alice?type=generic", `token ${readOnlyToken}`))
     expect(listed.map((p: any) => [p.name, p.version])).toEqual([["Tool", "1.0.0"]])
     const count = await sql((s) =>

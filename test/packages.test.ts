@@ -3,6 +3,8 @@
 // link/unlink, visibility (private user, limited and private orgs, teams' packages unit,
 // restricted users), scopes, public-only tokens, two-factor Basic; a deleted repository unlinks
 // its packages; an owner with packages cannot be deleted (purge deletes them).
+import { createHash, randomBytes } from "node:crypto"
+import { SqlClient } from "effect/sql/SqlClient"
 import { Secret, TOTP } from "otpauth"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
@@ -121,6 +123,23 @@ describe("the Package and PackageFile objects", () => {
           "cf83e1357eefb8bdf1542850d66d8007d620e4050b5715dc83f4a921d36ce9ce47d0d13c5d85f2b0ff8318d2877eec2f63b931bd47417a81a538327af927da3e"
       }
     ])
+  })
+
+  it("a file's digests are right when read at once after its upload, and when their computation after the upload has not run", async () => {
+    const bytes = randomBytes(3 * 1024 * 1024 + 1)
+    const hex = (algorithm: string) => createHash(algorithm).update(bytes).digest("hex")
+    const expected = { md5: hex("md5"), sha1: hex("sha1"), sha256: hex("sha256"), sha512: hex("sha512") }
+    await must(put("alice", "digested/1.0/big.bin", `token ${aliceWrite}`, bytes), 201)
+    const files = async () =>
+      json(await must(request(hearth, "GET", "/packages/alice/generic/digested/1.0/files", `token ${aliceRead}`), 200))
+    expect(await files()).toMatchObject([{ name: "big.bin", Size: bytes.length, ...expected }])
+    // As the row is between the upload's answer and the computation (or after a crash in between).
+    await hearth.run(
+      SqlClient.use(
+        (sql) => sql`UPDATE blobs SET md5 = NULL, sha1 = NULL, sha512 = NULL WHERE sha256 = ${expected.sha256}`
+      )
+    )
+    expect(await files()).toMatchObject([{ name: "big.bin", ...expected }])
   })
 
   it("deletes a version: 401 anonymous, 403 read token or reader, 204 with write", async () => {

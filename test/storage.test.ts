@@ -30,8 +30,9 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Settings from "../src/config/Settings.ts"
 import * as Errors from "../src/http/Errors.ts"
-import { BLOCK_BYTES, DigestThreads } from "../src/storage/Digests.ts"
+import { FileDigester } from "../src/storage/Digests.ts"
 import { parseRange, putRequest } from "../src/storage/Http.ts"
+import { WRITE_BYTES } from "../src/storage/Local.ts"
 import { BlobStorage } from "../src/storage/Service.ts"
 import { type Hearth, startHearth } from "./support/hearth.ts"
 import { killAll, spawnHearth, within } from "./support/spawn.ts"
@@ -75,6 +76,13 @@ const fileOf = (sha256: string) => join(root, sha256.slice(0, 2), sha256.slice(2
 const tmpFiles = () => readdirSync(join(root, "tmp"))
 const trashFiles = () => readdirSync(join(root, "trash"))
 const digest = (algorithm: string, bytes: Uint8Array) => createHash(algorithm).update(bytes).digest("hex")
+const fiveDigests = (bytes: Uint8Array) => ({
+  md5: digest("md5", bytes),
+  sha1: digest("sha1", bytes),
+  sha256: digest("sha256", bytes),
+  sha512: digest("sha512", bytes),
+  blake2b: digest("blake2b512", bytes)
+})
 const blobRows = async () => (await sql<{ n: bigint }>`SELECT count(*) AS n FROM blobs`)[0]!.n
 
 /** `bytes` as a stream of `chunk`-sized pieces (as a socket delivers them). */
@@ -150,99 +158,111 @@ describe("start-up", () => {
 })
 
 describe("put", () => {
-  it("computes size, md5, sha1, sha256, sha512 and blake2b equal to node:crypto's over the same bytes, and stores the bytes under their sha256", async () => {
+  it("computes size and sha256 while storing; the other digests (md5, sha1, sha512, blake2b), read right after the put, equal node:crypto's", async () => {
     for (const bytes of [randomBytes(3 * 1024 * 1024 + 17), Buffer.from("hello blob\n")]) {
       const blob = await put(bytes)
-      expect(blob).toMatchObject({
-        size: bytes.length,
-        md5: digest("md5", bytes),
-        sha1: digest("sha1", bytes),
-        sha256: digest("sha256", bytes),
-        sha512: digest("sha512", bytes),
-        blake2b: digest("blake2b512", bytes),
-        created: true
-      })
+      expect(blob).toMatchObject({ size: bytes.length, sha256: digest("sha256", bytes), created: true })
       expect(readFileSync(fileOf(blob.sha256)).equals(bytes)).toBe(true)
+      expect(await run(storage.digests(blob.sha256))).toEqual(fiveDigests(bytes))
       const info = Option.getOrThrow(await run(storage.stat(blob.sha256)))
-      expect(info).toMatchObject({
-        size: bytes.length,
-        md5: blob.md5,
-        sha1: blob.sha1,
-        sha512: blob.sha512,
-        blake2b: blob.blake2b,
-        refcount: 0
-      })
+      expect(info).toMatchObject({ ...fiveDigests(bytes), size: bytes.length, refcount: 0 })
       expect(await run(storage.exists(blob.sha256))).toBe(true)
     }
     expect(tmpFiles()).toEqual([])
   })
 
-  it("digests are right at and around block boundaries, whatever the chunking (one thread below a block, two above)", async () => {
-    for (const size of [BLOCK_BYTES - 1, BLOCK_BYTES, BLOCK_BYTES + 1, 3 * BLOCK_BYTES + 123]) {
+  it("the digests are computed after the put without any reader, and recorded in the row", async () => {
+    const bytes = randomBytes(2 * 1024 * 1024 + 5)
+    const blob = await put(bytes)
+    const recorded = async () => {
+      const info = Option.getOrThrow(await run(storage.stat(blob.sha256)))
+      return info.md5 !== null && info.sha1 !== null && info.sha512 !== null && info.blake2b !== null
+    }
+    for (let i = 0; i < 2000 && !(await recorded()); i++) await new Promise((done) => setTimeout(done, 10))
+    expect(Option.getOrThrow(await run(storage.stat(blob.sha256)))).toMatchObject(fiveDigests(bytes))
+  })
+
+  it("a blob whose digests were not computed yet shows none (null), never a wrong value; `digests` computes and records them", async () => {
+    const bytes = randomBytes(300_000)
+    const blob = await put(bytes)
+    await run(storage.digests(blob.sha256))
+    // As a row is between the put's answer and its computation (or after a crash in between).
+    await sql`UPDATE blobs SET md5 = NULL, sha1 = NULL, sha512 = NULL, blake2b = NULL WHERE sha256 = ${blob.sha256}`
+    expect(Option.getOrThrow(await run(storage.stat(blob.sha256)))).toMatchObject({
+      md5: null,
+      sha1: null,
+      sha512: null,
+      blake2b: null
+    })
+    // Asked twice at once: one computation, the same answer.
+    const [a, b] = await Promise.all([run(storage.digests(blob.sha256)), run(storage.digests(blob.sha256))])
+    expect(a).toEqual(fiveDigests(bytes))
+    expect(b).toEqual(a)
+    expect(Option.getOrThrow(await run(storage.stat(blob.sha256)))).toMatchObject(fiveDigests(bytes))
+    expect(await failure(storage.digests("0".repeat(64)))).toMatchObject({ _tag: "BlobNotFound" })
+  })
+
+  it("digests asked for in the put are computed on the way and returned with it (a caller checking them before it answers)", async () => {
+    const bytes = randomBytes(100_000)
+    const blob = await run(storage.put(chunked(bytes), { maxSize: 1 << 20, digests: ["sha1", "sha512"] }))
+    expect(blob).toMatchObject({ sha1: digest("sha1", bytes), sha512: digest("sha512", bytes) })
+    const row = Option.getOrThrow(await run(storage.stat(blob.sha256)))
+    expect(row).toMatchObject({ sha1: digest("sha1", bytes), sha512: digest("sha512", bytes) })
+    // The same bytes again, on a row whose sha512 is not computed yet: recorded before the put returns.
+    await sql`UPDATE blobs SET sha512 = NULL WHERE sha256 = ${blob.sha256}`
+    await run(storage.put(chunked(bytes), { maxSize: 1 << 20, digests: ["sha512"] }))
+    expect(Option.getOrThrow(await run(storage.stat(blob.sha256))).sha512).toBe(digest("sha512", bytes))
+  })
+
+  it("sha256 is right at and around write boundaries, whatever the chunking", async () => {
+    for (const size of [WRITE_BYTES - 1, WRITE_BYTES, WRITE_BYTES + 1, 3 * WRITE_BYTES + 123]) {
       const bytes = randomBytes(size)
-      for (const chunk of [BLOCK_BYTES, 100_003]) {
+      for (const chunk of [WRITE_BYTES, 100_003]) {
         const blob = await run(storage.put(chunked(bytes, chunk), { maxSize: size }))
-        expect(blob).toMatchObject({
-          size,
-          md5: digest("md5", bytes),
-          sha1: digest("sha1", bytes),
-          sha256: digest("sha256", bytes),
-          sha512: digest("sha512", bytes),
-          blake2b: digest("blake2b512", bytes)
-        })
+        expect(blob).toMatchObject({ size, sha256: digest("sha256", bytes) })
         expect(readFileSync(fileOf(blob.sha256)).equals(bytes)).toBe(true)
       }
+      expect((await run(storage.digests(digest("sha256", bytes)))).md5).toBe(digest("md5", bytes))
     }
   })
 
-  it("the digest worker: a body it was hashing when it died fails, and the next body gets a new worker", async () => {
-    const threads = new DigestThreads()
-    const data = randomBytes(BLOCK_BYTES)
-    const send = async (hasher: ReturnType<DigestThreads["begin"]>) => {
-      const block = threads.takeBlock()
-      data.copy(block)
-      hasher.update(block, BLOCK_BYTES)
-      await hasher.send(block, BLOCK_BYTES)
-    }
-    const cut = threads.begin()
-    await send(cut)
-    await threads.close()
-    await expect(cut.digest()).rejects.toThrow("the digest worker thread exited")
-    const next = threads.begin()
-    await send(next)
-    expect(await next.digest()).toEqual({
+  it("the digest worker: a file it was hashing when it died fails, and the next file gets a new worker", async () => {
+    const digester = new FileDigester()
+    const file = join(root, "tmp", "digester-input")
+    const data = randomBytes(8 * 1024 * 1024)
+    writeFileSync(file, data)
+    const cut = digester.digest(file, ["md5", "sha512"])
+    await digester.close()
+    await expect(cut).rejects.toThrow("the digest worker thread exited")
+    expect(await digester.digest(file, ["md5", "sha1", "sha512", "blake2b"])).toEqual({
       md5: digest("md5", data),
       sha1: digest("sha1", data),
-      sha256: digest("sha256", data),
       sha512: digest("sha512", data),
       blake2b: digest("blake2b512", data)
     })
-    await threads.close()
+    await expect(digester.digest(join(root, "tmp", "no-such-file"), ["md5"])).rejects.toThrow("ENOENT")
+    await digester.close()
+    rmSync(file)
   })
 
-  it("the digest worker stops once idle for its time-out, and starts again for the next large body", async () => {
-    const threads = new DigestThreads({ idleMs: 50 })
-    const hash = async () => {
-      const hasher = threads.begin()
-      const block = threads.takeBlock()
-      block.fill(7)
-      hasher.update(block, BLOCK_BYTES)
-      await hasher.send(block, BLOCK_BYTES)
-      return (await hasher.digest()).md5
-    }
-    const first = await hash()
-    expect(threads.running).toBe(true)
-    for (let i = 0; i < 400 && threads.running; i++) await new Promise((done) => setTimeout(done, 5))
-    expect(threads.running).toBe(false)
-    expect(await hash()).toBe(first)
-    expect(first).toBe(digest("md5", Buffer.alloc(BLOCK_BYTES, 7)))
-    await threads.close()
+  it("the digest worker stops once idle for its time-out, and starts again for the next file", async () => {
+    const digester = new FileDigester({ idleMs: 50 })
+    const file = join(root, "tmp", "digester-idle")
+    writeFileSync(file, Buffer.alloc(1000, 7))
+    const first = (await digester.digest(file, ["md5"])).md5
+    expect(digester.running).toBe(true)
+    for (let i = 0; i < 400 && digester.running; i++) await new Promise((done) => setTimeout(done, 5))
+    expect(digester.running).toBe(false)
+    expect((await digester.digest(file, ["md5"])).md5).toBe(first)
+    expect(first).toBe(digest("md5", Buffer.alloc(1000, 7)))
+    await digester.close()
+    rmSync(file)
   })
 
   it("stores an empty body, with the well-known digests of empty input (Forgejo's ListPackageFiles test)", async () => {
     const blob = await run(storage.put(Readable.from([]), { maxSize: 10 }))
-    expect(blob).toMatchObject({
-      size: 0,
+    expect(blob).toMatchObject({ size: 0, sha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" })
+    expect(await run(storage.digests(blob.sha256))).toEqual({
       md5: "d41d8cd98f00b204e9800998ecf8427e",
       sha1: "da39a3ee5e6b4b0d3255bfef95601890afd80709",
       sha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
@@ -258,24 +278,26 @@ describe("put", () => {
     const abc = await run(storage.put(Readable.from([Buffer.from("abc")]), { maxSize: 10 }))
     const vector =
       "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923"
-    expect(abc.blake2b).toBe(vector)
+    expect((await run(storage.digests(abc.sha256))).blake2b).toBe(vector)
     expect(Option.getOrThrow(await run(storage.stat(abc.sha256))).blake2b).toBe(vector)
     // As migration 0034 leaves an older row: no blake2b, until the same bytes come again.
     await sql`UPDATE blobs SET blake2b = NULL WHERE sha256 = ${abc.sha256}`
     expect(Option.getOrThrow(await run(storage.stat(abc.sha256))).blake2b).toBeNull()
     const again = await run(storage.put(Readable.from([Buffer.from("abc")]), { maxSize: 10 }))
     expect(again.created).toBe(false)
-    expect(Option.getOrThrow(await run(storage.stat(abc.sha256))).blake2b).toBe(vector)
+    const blake2b = async () => Option.getOrThrow(await run(storage.stat(abc.sha256))).blake2b
+    for (let i = 0; i < 2000 && (await blake2b()) === null; i++) await new Promise((done) => setTimeout(done, 10))
+    expect(await blake2b()).toBe(vector)
   })
 
-  it("dedup compares every digest: a stored row whose blake2b differs is not taken as the same content", async () => {
-    const bytes = Buffer.from(`blake2b-mismatch ${Math.random()}`)
+  it("dedup is by sha256: a stored row of another size is not taken as the same content", async () => {
+    const bytes = Buffer.from(`size-mismatch ${Math.random()}`)
     const first = await run(storage.put(Readable.from([bytes]), { maxSize: 100 }))
-    await sql`UPDATE blobs SET blake2b = ${"0".repeat(128)} WHERE sha256 = ${first.sha256}`
+    await sql`UPDATE blobs SET size = ${bytes.length + 1} WHERE sha256 = ${first.sha256}`
     const exit = await runExit(storage.put(Readable.from([bytes]), { maxSize: 100 }))
     expect(Exit.isFailure(exit)).toBe(true)
     expect(String(Exit.isFailure(exit) ? exit.cause : "")).toMatch(/does not match its content/)
-    await sql`UPDATE blobs SET blake2b = ${first.blake2b} WHERE sha256 = ${first.sha256}`
+    await sql`UPDATE blobs SET size = ${bytes.length} WHERE sha256 = ${first.sha256}`
   })
 
   it("accepts any async iterable of chunks (strings too)", async () => {
@@ -294,13 +316,7 @@ describe("put", () => {
     const second = await run(storage.put(Readable.from([bytes]), { maxSize: 1 << 20 }))
     expect(first.created).toBe(true)
     expect(second.created).toBe(false)
-    expect(second).toMatchObject({
-      sha256: first.sha256,
-      size: first.size,
-      md5: first.md5,
-      sha1: first.sha1,
-      sha512: first.sha512
-    })
+    expect(second).toMatchObject({ sha256: first.sha256, size: first.size })
     expect(second.hold).not.toBe(first.hold)
     expect(await blobRows()).toBe(before + 1n)
     expect(
@@ -419,12 +435,12 @@ describe("size limit", () => {
     expect((await run(storage.put(chunked(randomBytes(LIMIT)), { maxSize: LIMIT }))).size).toBe(LIMIT)
   })
 
-  it("a large body refused part-way (blocks with the digest worker) fails at once; the next large body is stored", async () => {
-    const error = await failure(storage.put(chunked(randomBytes(9 * BLOCK_BYTES)), { maxSize: 6 * BLOCK_BYTES }))
+  it("a large body refused part-way (writes in flight) fails at once; the next large body is stored", async () => {
+    const error = await failure(storage.put(chunked(randomBytes(9 * WRITE_BYTES)), { maxSize: 6 * WRITE_BYTES }))
     expect(error).toBeInstanceOf(Errors.PayloadTooLarge)
     expect(tmpFiles()).toEqual([])
-    const bytes = randomBytes(4 * BLOCK_BYTES)
-    expect((await put(bytes)).sha512).toBe(digest("sha512", bytes))
+    const bytes = randomBytes(4 * WRITE_BYTES)
+    expect((await put(bytes)).sha256).toBe(digest("sha256", bytes))
   })
 
   it("a body of another length than announced is refused with 400", async () => {
@@ -468,7 +484,7 @@ describe("uploads over HTTP (putRequest)", () => {
     sized.req.end(bytes)
     const a = await sized.response
     expect(a.status).toBe(201)
-    expect(a.body).toMatchObject({ size: bytes.length, sha256: digest("sha256", bytes), md5: digest("md5", bytes) })
+    expect(a.body).toMatchObject({ size: bytes.length, sha256: digest("sha256", bytes) })
     const streamed = upload("chunked", {})
     for (let i = 0; i < bytes.length; i += 7000) streamed.req.write(bytes.subarray(i, i + 7000))
     streamed.req.end()
@@ -690,6 +706,16 @@ describe("sweep (garbage left by crashes)", () => {
     utimesSync(fresh, hourAgo, hourAgo)
     await run(storage.sweep)
     expect(tmpFiles()).toEqual([])
+  })
+
+  it("computes the digests a stopped process never computed after its put", async () => {
+    const bytes = randomBytes(5000)
+    const blob = await put(bytes)
+    await run(storage.digests(blob.sha256))
+    await sql`UPDATE blobs SET md5 = NULL, sha1 = NULL, sha512 = NULL WHERE sha256 = ${blob.sha256}`
+    const report = await run(storage.sweep)
+    expect(report.digested).toBeGreaterThanOrEqual(1)
+    expect(Option.getOrThrow(await run(storage.stat(blob.sha256)))).toMatchObject(fiveDigests(bytes))
   })
 
   it("removes a blob whose put never reached its acquire once the hold has expired, not before", async () => {

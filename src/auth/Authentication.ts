@@ -65,9 +65,16 @@ const queryValue = (
   return ""
 }
 
-/** The deprecated query token (`token`, else `access_token`), or "" when none is given. */
-const queryToken = (request: HttpServerRequest.HttpServerRequest, context: Context.Context<never>): string =>
-  queryValue(request, context, ["token", "access_token"])
+/**
+ * The deprecated query token of a request's URL (`token`, else `access_token`), or "" when none is
+ * given: the API's and the package registries' (Vagrant sends `access_token`).
+ */
+export const queryToken = (url: string): string => {
+  const at = url.indexOf("?")
+  if (at < 0) return ""
+  const query = new URLSearchParams(url.slice(at + 1))
+  return query.get("token") || query.get("access_token") || ""
+}
 
 /** The user to act as: the `sudo` query parameter, else the `Sudo` header; "" when neither is given. */
 const sudoName = (request: HttpServerRequest.HttpServerRequest, context: Context.Context<never>): string =>
@@ -145,7 +152,7 @@ export const AuthenticationLive = Layer.effect(
       }
       return Effect.withFiber((fiber) => {
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
-        const token = queryToken(request, fiber.context)
+        const token = queryToken(request.url)
         const sudo = sudoName(request, fiber.context)
         const authorization = request.headers["authorization"]
         if (

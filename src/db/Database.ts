@@ -45,6 +45,7 @@ import m0034 from "./migrations/0034_blob_blake2b.ts"
 import m0035 from "./migrations/0035_container_uploads.ts"
 import m0036 from "./migrations/0036_review_state.ts"
 import m0037 from "./migrations/0037_user_redirects.ts"
+import m0039 from "./migrations/0039_blob_later_digests.ts"
 import m0041 from "./migrations/0041_user_settings.ts"
 import m0042 from "./migrations/0042_repo_flags.ts"
 
@@ -84,6 +85,7 @@ export const migrations = Migrator.fromRecord({
   "0035_container_uploads": m0035,
   "0036_review_state": m0036,
   "0037_user_redirects": m0037,
+  "0039_blob_later_digests": m0039,
   "0041_user_settings": m0041,
   "0042_repo_flags": m0042
 })

@@ -11,7 +11,7 @@ import { ReposRepo } from "../repos/Repo.ts"
 import type { Repository } from "../repos/Schema.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { ghostUser, toApiUser, type User } from "../users/Schema.ts"
-import type { FileRow, PackageVersion } from "./Repo.ts"
+import type { DigestedFileRow, PackageVersion } from "./Repo.ts"
 
 export interface PackageJson {
   readonly id: number
@@ -36,7 +36,7 @@ export interface PackageFileJson {
   readonly sha512: string
 }
 
-export const toPackageFile = (file: FileRow): PackageFileJson => ({
+export const toPackageFile = (file: DigestedFileRow): PackageFileJson => ({
   id: file.id,
   Size: file.size,
   name: file.name,

@@ -10,7 +10,7 @@
 import { Data, Effect, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { accountRefusal } from "../auth/AccountState.ts"
-import { parseAuthorization } from "../auth/Authentication.ts"
+import { parseAuthorization, queryToken } from "../auth/Authentication.ts"
 import { Authenticator } from "../auth/Authenticator.ts"
 import { missingScopeMessage } from "../auth/Scopes.ts"
 import { Settings } from "../config/Settings.ts"
@@ -76,18 +76,11 @@ export const makeRegistryGate = Effect.gen(function* () {
   const users = yield* UsersRepo
   const policy = yield* PackagePolicy
 
-  /** `?token=` or `?access_token=` (Forgejo takes them on registries too; Vagrant sends the latter). */
-  const queryToken = (request: HttpServerRequest.HttpServerRequest): string => {
-    const at = request.url.indexOf("?")
-    if (at < 0) return ""
-    const query = new URLSearchParams(request.url.slice(at + 1))
-    return query.get("token") || query.get("access_token") || ""
-  }
-
   const callerOf = (request: HttpServerRequest.HttpServerRequest, bearer: BearerResolver | undefined) => {
     let credentials = parseAuthorization(request.headers["authorization"])
     if (credentials.kind === "none") {
-      const token = queryToken(request)
+      // `?token=` or `?access_token=`: Forgejo takes them on registries too.
+      const token = queryToken(request.url)
       if (token !== "" && settings.security.DISABLE_QUERY_AUTH_TOKEN)
         return Effect.fail(
           new RegistryDenied({
@@ -199,7 +192,7 @@ const httpDate = (date: Date) => new Date(Math.floor(date.getTime() / 1000) * 10
  * Serves a stored package file (Forgejo's helper.ServePackageFile, CONTRACT-PACKAGES §2.7):
  * `application/octet-stream` as an attachment, private caching, Last-Modified the file's creation,
  * one byte range (206/416), 304 for an unchanged If-Modified-Since or If-None-Match. `counted`
- * runs when bytes are served (a lead file's download count).
+ * runs when bytes are served (a lead file's download count): not for a HEAD, a 304 or a 416.
  */
 export const servePackageFile = (
   request: HttpServerRequest.HttpServerRequest,
@@ -234,14 +227,16 @@ export const servePackageFile = (
     }
     const opened = yield* Effect.option(storage.open(file.sha256, range))
     if (Option.isNone(opened)) return plainText(404, "package file does not exist")
-    yield* counted
     const blob = opened.value
     if (request.method === "HEAD") {
+      // Only what sends the bytes is a download: a client checking a file's headers before it
+      // fetches it would otherwise count twice.
       return HttpServerResponse.empty({
         status: range === undefined ? 200 : 206,
         headers: { ...headers, "content-type": "application/octet-stream", "content-length": String(blob.length) }
       })
     }
+    yield* counted
     // The file's Node stream piped to the socket (a `raw` body), as src/storage/Serve.ts: the
     // Effect stream cost a fiber step per 64 KiB chunk, more than twice a bare server's CPU
     // (infra/bench/README.md, "Issue 21: bench:packages").

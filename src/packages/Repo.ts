@@ -45,7 +45,17 @@ export interface FileRow {
   readonly compositeKey: string
   readonly isLead: boolean
   readonly createdAt: Date
-  /** The blob's digests (Forgejo's package_blob). */
+  /**
+   * The blob's digests (Forgejo's package_blob): null until computed after the upload (see
+   * PackagesService.files, which completes them).
+   */
+  readonly md5: string | null
+  readonly sha1: string | null
+  readonly sha512: string | null
+}
+
+/** A file with its digests computed. */
+export interface DigestedFileRow extends FileRow {
   readonly md5: string
   readonly sha1: string
   readonly sha512: string

@@ -15,12 +15,13 @@ import type { Page } from "../http/Pagination.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { RepoPolicy, repoRefusal } from "../repos/Policy.ts"
 import { ReposRepo } from "../repos/Repo.ts"
-import type { BlobBody, StoredBlob } from "../storage/Service.ts"
+import type { BlobBody, PutOptions, StoredBlob } from "../storage/Service.ts"
 import { BlobStorage } from "../storage/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { makePackagePresenter, type PackageJson, packageHtmlUrl } from "./Present.ts"
 import {
+  type DigestedFileRow,
   type FileRow,
   type ListFilter,
   type PackageRow,
@@ -67,7 +68,7 @@ export interface PackageIndex {
   /** Non-internal versions, oldest first. */
   readonly versions: ReadonlyArray<{
     readonly version: VersionRow
-    readonly files: ReadonlyArray<FileRow & { readonly properties: ReadonlyMap<string, string> }>
+    readonly files: ReadonlyArray<DigestedFileRow & { readonly properties: ReadonlyMap<string, string> }>
   }>
 }
 
@@ -91,7 +92,9 @@ export class PackagesService extends Context.Service<
     readonly store: (
       upload: Pick<Upload, "owner" | "caller" | "type">,
       body: BlobBody,
-      length: number | undefined
+      length: number | undefined,
+      /** Digests to compute on the way as well (to check them before answering); see PutOptions. */
+      digests?: PutOptions["digests"]
     ) => Effect.Effect<Stored, UploadError>
     /** Saves a stored file as a version's file (creating package and version as needed). */
     readonly create: (
@@ -110,12 +113,14 @@ export class PackagesService extends Context.Service<
       name: string,
       version: string
     ) => Effect.Effect<PackageVersion, Errors.NotFound>
-    readonly files: (row: PackageVersion) => Effect.Effect<Array<FileRow>>
+    /** The version's files with their digests (computed now for a file whose upload's computation has not finished). */
+    readonly files: (row: PackageVersion) => Effect.Effect<Array<DigestedFileRow>>
     /**
      * The package's non-internal versions (oldest first) with their files and file properties, in
      * three queries whatever their number (a registry's version list); 404 when it has no version.
      */
     readonly index: (owner: UserRow, type: string, name: string) => Effect.Effect<PackageIndex, Errors.NotFound>
+    /** One file (to serve it: its digests may not be computed yet). */
     readonly file: (row: PackageVersion, name: string, compositeKey?: string) => Effect.Effect<FileRow, Errors.NotFound>
     /** Deletes a version and announces it (webhook `deleted`). */
     readonly removeVersion: (caller: Principal, owner: UserRow, row: PackageVersion) => Effect.Effect<void>
@@ -179,7 +184,8 @@ export class PackagesService extends Context.Service<
       const store = (
         upload: Pick<Upload, "owner" | "caller" | "type">,
         body: BlobBody,
-        length: number | undefined
+        length: number | undefined,
+        digests?: PutOptions["digests"]
       ): Effect.Effect<Stored, UploadError> =>
         Effect.gen(function* () {
           yield* quota.enforce(upload.owner, "size:assets:packages:all")
@@ -193,7 +199,7 @@ export class PackagesService extends Context.Service<
           const bounds = [perType, ownerRoom].filter((n) => n > -1)
           const maxSize = bounds.length === 0 ? Number.MAX_SAFE_INTEGER : Math.min(...bounds)
           const blob = yield* storage
-            .put(body, { maxSize, length })
+            .put(body, { maxSize, length, digests })
             .pipe(
               Effect.mapError((e) =>
                 e instanceof Errors.PayloadTooLarge && bounds.length > 0
@@ -316,6 +322,22 @@ export class PackagesService extends Context.Service<
           return saved
         })
 
+      /**
+       * The files' digests: md5, sha1 and sha512 are computed after an upload is answered; a file
+       * read before that gets them now (the storage waits for, or runs, that computation).
+       */
+      const withDigests = (files: ReadonlyArray<FileRow>): Effect.Effect<Array<DigestedFileRow>> =>
+        Effect.forEach(files, (file) =>
+          file.md5 !== null && file.sha1 !== null && file.sha512 !== null
+            ? Effect.succeed(file as DigestedFileRow)
+            : Effect.map(Effect.orDie(storage.digests(file.sha256)), (d) => ({
+                ...file,
+                md5: d.md5,
+                sha1: d.sha1,
+                sha512: d.sha512
+              }))
+        )
+
       const findVersion = (owner: UserRow, type: string, name: string, version: string) =>
         Effect.flatMap(repo.versionByName(owner.id, type, name.toLowerCase(), version.toLowerCase()), (found) =>
           Option.isNone(found) ? Effect.fail(Errors.notFound()) : Effect.succeed(found.value)
@@ -352,13 +374,13 @@ export class PackagesService extends Context.Service<
         upload: (upload, body, length) =>
           Effect.flatMap(store(upload, body, length), (stored) => create(upload, stored)),
         version: findVersion,
-        files: (row) => repo.files(row.version.id),
+        files: (row) => Effect.flatMap(repo.files(row.version.id), withDigests),
         index: (owner, type, name) =>
           Effect.gen(function* () {
             const pkg = yield* findPackage(owner, type, name)
             const versions = yield* repo.versionsOf(pkg.id)
             if (versions.length === 0) return yield* Errors.notFound()
-            const files = yield* repo.filesOf(versions.map((v) => v.id))
+            const files = yield* withDigests(yield* repo.filesOf(versions.map((v) => v.id)))
             const properties = new Map<number, Map<string, string>>()
             for (const row of yield* repo.properties(
               PROPERTY_FILE,

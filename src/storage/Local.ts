@@ -3,8 +3,8 @@
 // `<PATH>/tmp` (uploads being received) and `<PATH>/trash` (files being removed).
 //
 // A put streams the body into a new temp file in `tmp` (the same filesystem, so the final rename
-// is atomic), computing the size and the five digests on the way (on two threads for large
-// bodies: src/storage/Digests.ts) and stopping at the size limit; fsyncs it; then, in one short transaction holding the blob's row lock, records the row (or finds
+// is atomic), computing the size and the sha256 on the way and stopping at the size limit; fsyncs
+// it once; then, in one short transaction holding the blob's row lock, records the row (or finds
 // it), adds the put's hold and — when the file is not there yet — renames the temp file into place
 // and fsyncs its directory. A removal takes the row lock the same way (deleting the row) and moves
 // the file to `trash` before its commit, deleting it after; if the commit fails the file is put
@@ -18,10 +18,15 @@
 // database do not collide, and a temp file is only swept once it has not been written to for 30
 // minutes (an upload in progress, here or on another node, writes at least every megabyte).
 //
+// md5, sha1, sha512 and blake2b are computed after the put has returned, from the stored file on the
+// digest worker thread (src/storage/Digests.ts), and recorded in the row; `digests` returns them,
+// waiting for that computation (or running it) if it has not finished. A process that stops
+// before leaves the row without them: the sweep computes them.
+//
 // Not swept: a file whose row was never committed (the process died between the rename and the
 // commit of a new blob's first put). It is harmless, and the next put of the same bytes keeps it.
 
-import { randomUUID } from "node:crypto"
+import { createHash, randomUUID } from "node:crypto"
 import { createReadStream } from "node:fs"
 import { type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink } from "node:fs/promises"
 import { dirname, join } from "node:path"
@@ -32,7 +37,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { SettingsError } from "../config/Settings.ts"
 import { transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
-import { BLOCK_BYTES, type Digests, DigestThreads, Hasher, isSha256, type SplitHasher } from "./Digests.ts"
+import { type Digests, FileDigester, Hasher, isSha256, LATER, type LaterDigest } from "./Digests.ts"
 import { BlobsRepo } from "./Repo.ts"
 import {
   type BlobBody,
@@ -59,6 +64,8 @@ export interface LocalOptions {
 const HOLD_SECONDS = 60 * 60
 const TEMP_IDLE_MS = 30 * 60 * 1000
 const SWEEP_EVERY_MS = 10 * 60 * 1000
+/** Blobs whose digests one sweep computes, at most (each is a read of the whole file). */
+const SWEEP_DIGESTS = 100
 /**
  * Chunk size of read streams. Each chunk is a new buffer that lives until the next garbage
  * collection; small ones keep that garbage (what reading adds to the process's memory) small.
@@ -70,7 +77,9 @@ const READ_CHUNK = 64 * 1024
 
 interface Received {
   readonly size: number
-  readonly digests: Digests
+  readonly sha256: string
+  /** The digests asked for in `PutOptions.digests`. */
+  readonly also: Partial<Omit<Digests, "sha256">>
 }
 
 /** The body is larger than the limit. */
@@ -92,6 +101,9 @@ class SourceFailed {
 
 const noop = () => {}
 
+/** Bytes gathered before one write: few, large writes (the chunks themselves, not a copy). */
+export const WRITE_BYTES = 1 << 20
+
 /** Writes `buffers` in order at the file's position, however many calls that takes. */
 const writeAll = async (file: FileHandle, buffers: Array<Uint8Array>): Promise<void> => {
   let pending = buffers
@@ -105,28 +117,21 @@ const writeAll = async (file: FileHandle, buffers: Array<Uint8Array>): Promise<v
 }
 
 /**
- * Streams `body` into a new file at `temp` and fsyncs it. The body is copied into blocks of
- * BLOCK_BYTES (reused from one body to the next), each hashed and written while the next fills (one
- * write in flight); past the first block, md5 and sha512 are computed by the digest worker. On any
- * failure (and when `signal` aborts) the file is removed before the promise settles. A Node
- * stream is not destroyed when the body is refused (too large, wrong length): an HTTP request
- * must stay open for its 413 or 400.
+ * Streams `body` into a new file at `temp` and fsyncs it once, at the end (the bytes are on disk
+ * before any name or row points at them; one fsync per blob, not per write). Each chunk is hashed
+ * (sha256, and the digests `options.digests` asks for) as it arrives; chunks are gathered up to
+ * WRITE_BYTES and written with one `writev` while the next ones arrive (one write in flight: at
+ * most about 2 × WRITE_BYTES held). On any failure (and when `signal` aborts) the file is removed
+ * before the promise settles. A Node stream is not destroyed when the body is refused (too large,
+ * wrong length): an HTTP request must stay open for its 413 or 400.
  */
-const receive = async (
-  body: BlobBody,
-  temp: string,
-  options: PutOptions,
-  threads: DigestThreads,
-  signal: AbortSignal
-): Promise<Received> => {
+const receive = async (body: BlobBody, temp: string, options: PutOptions, signal: AbortSignal): Promise<Received> => {
   const readable = body instanceof Readable ? body : undefined
   // Without an error: an 'error' event nobody listens to yet would be an uncaught exception.
   const onAbort = () => readable?.destroy()
   signal.addEventListener("abort", onAbort, { once: true })
   let file: FileHandle | undefined
   let writing: Promise<void> | undefined
-  let split: SplitHasher | undefined
-  let block: Buffer | undefined
   const iterator: AsyncIterator<Uint8Array | string> =
     readable !== undefined ? readable.iterator({ destroyOnReturn: false }) : body[Symbol.asyncIterator]()
   // Any other source may never answer a pending `next`: an abort must not wait for it.
@@ -141,22 +146,19 @@ const receive = async (
   try {
     file = await open(temp, "wx", 0o644)
     if (signal.aborted) throw new SourceFailed(signal.reason)
+    const sha256 = createHash("sha256")
+    const also = options.digests === undefined || options.digests.length === 0 ? undefined : new Hasher(options.digests)
     let size = 0
-    let filled = 0
-    block = threads.takeBlock()
-    /** The current block (`filled` bytes of it): hashed, then written, then handed to the worker. */
+    let gathered: Array<Uint8Array> = []
+    let gatheredBytes = 0
     const flush = async () => {
-      const full = block!
-      const length = filled
-      block = undefined
-      filled = 0
-      const hasher = (split ??= threads.begin())
-      hasher.update(full, length)
+      const buffers = gathered
+      gathered = []
+      gatheredBytes = 0
       if (writing !== undefined) await writing
-      const next = writeAll(file!, [full.subarray(0, length)]).then(() => hasher.send(full, length))
+      const next = writeAll(file!, buffers)
       next.catch(noop) // awaited later; never an unhandled rejection meanwhile
       writing = next
-      block = threads.takeBlock()
     }
     for (;;) {
       let step: IteratorResult<Uint8Array | string>
@@ -168,40 +170,25 @@ const receive = async (
       if (signal.aborted) throw new SourceFailed(signal.reason)
       if (step.done === true) break
       const chunk = typeof step.value === "string" ? Buffer.from(step.value) : step.value
+      if (chunk.byteLength === 0) continue
       size += chunk.byteLength
       if (size > options.maxSize) throw new TooLarge()
       if (options.length !== undefined && size > options.length) throw new WrongLength()
-      let offset = 0
-      while (offset < chunk.byteLength) {
-        const n = Math.min(chunk.byteLength - offset, BLOCK_BYTES - filled)
-        block!.set(chunk.subarray(offset, offset + n), filled)
-        filled += n
-        offset += n
-        if (filled === BLOCK_BYTES) await flush()
-      }
+      sha256.update(chunk)
+      also?.update(chunk)
+      gathered.push(chunk)
+      gatheredBytes += chunk.byteLength
+      if (gatheredBytes >= WRITE_BYTES) await flush()
     }
     if (options.length !== undefined && size !== options.length) throw new WrongLength()
-    let digests: Digests
-    if (split === undefined) {
-      // Under one block: all five digests here.
-      const hasher = new Hasher()
-      const bytes = block.subarray(0, filled)
-      hasher.update(bytes)
-      await writeAll(file, [bytes])
-      digests = hasher.digest()
-    } else {
-      if (filled > 0) await flush()
-      await writing
-      digests = await split.digest()
-    }
-    // The bytes are on disk before any name or row points at them.
+    if (gatheredBytes > 0) await flush()
+    await writing
     await file.datasync()
     const done = file
     file = undefined
     await done.close()
-    return { size, digests }
+    return { size, sha256: sha256.digest("hex"), also: also?.digest() ?? {} }
   } catch (error) {
-    split?.drop()
     // Not awaited: it may wait behind a `next` the source never answers.
     if (readable === undefined) Promise.resolve(iterator.return?.()).catch(noop)
     await writing?.catch(noop)
@@ -209,7 +196,6 @@ const receive = async (
     await rm(temp, { force: true })
     throw error
   } finally {
-    if (block !== undefined) threads.giveBlock(block)
     signal.removeEventListener("abort", onAbort)
   }
 }
@@ -251,10 +237,11 @@ export const make = (root: string, options: LocalOptions = {}) =>
     const repo = yield* BlobsRepo
     const holdSeconds = options.holdSeconds ?? HOLD_SECONDS
     const tempIdleMs = options.tempIdleMs ?? TEMP_IDLE_MS
-    const threads = yield* Effect.acquireRelease(
-      Effect.sync(() => new DigestThreads()),
-      (t) => Effect.promise(() => t.close())
+    const digester = yield* Effect.acquireRelease(
+      Effect.sync(() => new FileDigester()),
+      (d) => Effect.promise(() => d.close())
     )
+    const context = yield* Effect.context<never>()
     const tmpDir = join(root, "tmp")
     const trashDir = join(root, "trash")
     const pathOf = (sha256: string) => join(root, sha256.slice(0, 2), sha256.slice(2, 4), sha256)
@@ -288,7 +275,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
 
     const receiveEffect = (body: BlobBody, temp: string, limits: PutOptions) =>
       Effect.callback<Received, unknown>((resume, signal) => {
-        const receiving = receive(body, temp, limits, threads, signal)
+        const receiving = receive(body, temp, limits, signal)
         receiving.then(
           (received) => resume(Effect.succeed(received)),
           (error) => resume(Effect.fail(error))
@@ -321,31 +308,92 @@ export const make = (root: string, options: LocalOptions = {}) =>
       if (limits.length !== undefined && limits.length > limits.maxSize) return refused(new TooLarge())
       const temp = join(tmpDir, randomUUID())
       return Effect.gen(function* () {
-        const received = yield* receiveEffect(body, temp, limits).pipe(Effect.catch(refused))
-        const { size, digests } = received
+        const { size, sha256, also } = yield* receiveEffect(body, temp, limits).pipe(Effect.catch(refused))
         const stored = yield* transaction(
           Effect.gen(function* () {
-            const { created, hold, row } = yield* repo.upsert({ ...digests, size }, holdSeconds)
-            // The same content is the same size and every digest (Forgejo's GetOrInsertBlob);
-            // a row from before blake2b was recorded has none to compare (it gets this one).
-            if (
-              row.size !== size ||
-              row.md5 !== digests.md5 ||
-              row.sha1 !== digests.sha1 ||
-              row.sha512 !== digests.sha512 ||
-              (row.blake2b !== null && row.blake2b !== digests.blake2b)
-            ) {
-              return yield* Effect.die(
-                new Error(`blob storage: the row of ${digests.sha256} does not match its content`)
-              )
+            const { created, hold, row } = yield* repo.upsert({ sha256, size, ...also }, holdSeconds)
+            // The same sha256 is the same content (and so the same size; Forgejo's GetOrInsertBlob).
+            if (row.size !== size) {
+              return yield* Effect.die(new Error(`blob storage: the row of ${sha256} does not match its content`))
             }
-            yield* Effect.promise(() => place(temp, digests.sha256, size))
-            return { created, hold }
+            // Digests this put computed on the way that the row lacks: recorded before the answer.
+            if (!created && (Object.keys(also) as Array<LaterDigest>).some((name) => row[name] === null))
+              yield* repo.fill(sha256, also)
+            yield* Effect.promise(() => place(temp, sha256, size))
+            return { created, hold, row }
           })
         ).pipe(Effect.uninterruptible)
-        return { ...digests, size, ...stored } satisfies StoredBlob
+        // The other digests: after the answer, from the file (a row from before 0034 gets its blake2b).
+        const missing = (Object.keys(LATER) as Array<LaterDigest>).filter(
+          (name) => stored.row[name] === null && also[name] === undefined
+        )
+        if (missing.length > 0 || Object.keys(also).length > 0) void complete(sha256, also).catch(noop)
+        const known: Partial<Record<LaterDigest, string>> = {}
+        for (const name of Object.keys(LATER) as Array<LaterDigest>) {
+          const value = also[name] ?? stored.row[name]
+          if (value !== null && value !== undefined) known[name] = value
+        }
+        return { ...known, sha256, size, created: stored.created, hold: stored.hold } satisfies StoredBlob
       }).pipe(Effect.ensuring(removeQuietly(temp)))
     }
+
+    // ---------------------------------------------------------------------------------------------
+    // The digests after the put: one computation per blob at a time (a reader asking for a blob
+    // being computed waits for that one), on the digest worker, recorded where the row has none.
+
+    const completing = new Map<string, Promise<Digests | undefined>>()
+    const runPromise = <A>(effect: Effect.Effect<A>) => Effect.runPromiseWith(context)(effect)
+
+    /** Computes and records what the row lacks; the five digests, or undefined when there is no such blob. */
+    const complete = (sha256: string, known: Partial<Omit<Digests, "sha256">> = {}): Promise<Digests | undefined> => {
+      const running = completing.get(sha256)
+      if (running !== undefined) return running
+      const work = (async () => {
+        if (Object.keys(known).length > 0) await runPromise(repo.fill(sha256, known))
+        const found = await runPromise(repo.find(sha256))
+        if (Option.isNone(found)) return undefined
+        const row = found.value
+        const missing = (Object.keys(LATER) as Array<LaterDigest>).filter((name) => row[name] === null)
+        const computed = missing.length === 0 ? {} : await digester.digest(pathOf(sha256), missing)
+        if (missing.length > 0) await runPromise(repo.fill(sha256, computed))
+        const value = (name: LaterDigest) => row[name] ?? (computed as Partial<Record<LaterDigest, string>>)[name]!
+        return {
+          sha256,
+          md5: value("md5"),
+          sha1: value("sha1"),
+          sha512: value("sha512"),
+          blake2b: value("blake2b")
+        }
+      })()
+      const settled = work.finally(() => completing.delete(sha256))
+      completing.set(sha256, settled)
+      settled.catch((error) =>
+        // A blob removed meanwhile (a refused upload given back) needs no digests.
+        String(error).includes("ENOENT")
+          ? undefined
+          : runPromise(
+              Effect.logWarning(`blob storage: could not compute the digests of blob ${sha256}`, String(error))
+            )
+      )
+      return settled
+    }
+
+    const digests: BlobStorageShape["digests"] = (sha256) =>
+      Effect.gen(function* () {
+        if (!isSha256(sha256)) return yield* new BlobNotFound({ sha256 })
+        const found = yield* repo.find(sha256)
+        if (Option.isNone(found)) return yield* new BlobNotFound({ sha256 })
+        const { md5, sha1, sha512, blake2b } = found.value
+        if (md5 !== null && sha1 !== null && sha512 !== null && blake2b !== null)
+          return { sha256, md5, sha1, sha512, blake2b }
+        const computed = yield* Effect.promise(() =>
+          complete(sha256).catch((error) =>
+            Promise.reject(new Error(`cannot compute the digests of blob ${sha256}`, { cause: error }))
+          )
+        )
+        if (computed === undefined) return yield* new BlobNotFound({ sha256 })
+        return computed
+      })
 
     /**
      * Removes the blob if nothing refers to or holds it; whether it did. The row is deleted and the
@@ -442,14 +490,27 @@ export const make = (root: string, options: LocalOptions = {}) =>
       for (const name of names) {
         if (yield* settleTrash(name)) restored++
       }
-      return { tempFiles, expiredHolds, blobs, restored }
+      // Digests a stopped process never computed after its puts (a few per sweep).
+      let digested = 0
+      for (const sha256 of yield* repo.incomplete(SWEEP_DIGESTS)) {
+        if (completing.has(sha256)) continue
+        const done = yield* Effect.promise(() =>
+          complete(sha256).then(
+            (found) => found !== undefined,
+            () => false
+          )
+        )
+        if (done) digested++
+      }
+      return { tempFiles, expiredHolds, blobs, restored, digested }
     }).pipe(
       Effect.catchCause((cause) =>
         Effect.as(Effect.logWarning("blob storage: the sweep failed (it runs again later)", cause), {
           tempFiles: 0,
           expiredHolds: 0,
           blobs: 0,
-          restored: 0
+          restored: 0,
+          digested: 0
         })
       )
     )
@@ -515,6 +576,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
     const service = BlobStorage.of({
       put,
       open: open_,
+      digests,
       acquire,
       release,
       exists: (sha256) => Effect.map(find(sha256), Option.isSome),

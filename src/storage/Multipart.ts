@@ -55,14 +55,14 @@ const isMultipartError = (error: unknown): error is MultipartError =>
 
 /**
  * Reads the request's multipart form. The file of field `fileField` (the only file read; another
- * file field is a 422) is shown to `accept` with its first bytes, then stored with at most
- * `maxSize` bytes; the stored blob is held until the caller's `acquire(blob)`. Fields after the file
- * are read too. No file: `file` is undefined.
+ * file is a 422), or with `fileField` undefined the first file of any field, is shown to `accept`
+ * with its first bytes, then stored with at most `maxSize` bytes; the stored blob is held until
+ * the caller's `acquire(blob)`. Fields after the file are read too. No file: `file` is undefined.
  */
 export const readMultipartUpload = <E, R, PE = never, PR = never>(
   request: HttpServerRequest.HttpServerRequest,
   options: {
-    readonly fileField: string
+    readonly fileField: string | undefined
     readonly maxSize: number
     readonly accept: (file: IncomingFile) => Effect.Effect<void, E, R>
     /** Stores the file's bytes instead of `BlobStorage.put` with `maxSize` (a registry's own limits, or reading it on the way). */
@@ -75,10 +75,9 @@ export const readMultipartUpload = <E, R, PE = never, PR = never>(
 > =>
   Effect.gen(function* () {
     const type = request.headers["content-type"] ?? ""
+    const where = options.fileField === undefined ? "a file field" : `its "${options.fileField}" field`
     if (!/^multipart\/form-data\s*;.*boundary=/i.test(type)) {
-      return yield* Errors.validationFailed(
-        `the body must be multipart/form-data with the file in its "${options.fileField}" field`
-      )
+      return yield* Errors.validationFailed(`the body must be multipart/form-data with the file in ${where}`)
     }
     const storage = yield* BlobStorage
     const source = requestBody(request)
@@ -129,9 +128,10 @@ export const readMultipartUpload = <E, R, PE = never, PR = never>(
           fields.set(part.info.name, decodeField(part.info, part.value))
           continue
         }
-        if (part.info.name !== options.fileField || file !== undefined) {
+        if ((options.fileField !== undefined && part.info.name !== options.fileField) || file !== undefined) {
           return yield* Errors.validationFailed(
-            `unexpected file in the form's "${part.info.name}" field: only one file, in "${options.fileField}", is read`
+            `unexpected file in the form's "${part.info.name}" field: only one file, ` +
+              `${options.fileField === undefined ? "the first" : `in "${options.fileField}"`}, is read`
           )
         }
         // The first bytes, then the same stream on: one pass over the body.

@@ -8,21 +8,21 @@ import { sqlBoundary } from "../db/Boundary.ts"
 import type { Digests } from "./Digests.ts"
 import type { BlobInfo } from "./Service.ts"
 
-export interface BlobRow extends Digests {
+/** What a put records: its name and size, and the digests it computed on the way (if any). */
+export interface BlobRow extends Partial<Omit<Digests, "sha256">> {
+  readonly sha256: string
   readonly size: number
 }
 
-/** A row as stored: `blake2b` is null for blobs stored before migration 0034 until they are put again. */
-export interface StoredRow extends Omit<BlobRow, "blake2b"> {
-  readonly blake2b: string | null
-}
+/** The row as stored: a digest not computed yet is null (blake2b too for blobs from before 0034). */
+export type StoredRow = Omit<BlobInfo, "refcount" | "createdAt">
 
 const toInfo = (row: Record<string, unknown>): BlobInfo => ({
   sha256: row.sha256 as string,
   size: Number(row.size),
-  md5: row.md5 as string,
-  sha1: row.sha1 as string,
-  sha512: row.sha512 as string,
+  md5: (row.md5 as string | null) ?? null,
+  sha1: (row.sha1 as string | null) ?? null,
+  sha512: (row.sha512 as string | null) ?? null,
   blake2b: (row.blake2b as string | null) ?? null,
   refcount: Number(row.refcount),
   createdAt: row.created_at as Date
@@ -39,6 +39,10 @@ export class BlobsRepo extends Context.Service<
       blob: BlobRow,
       holdSeconds: number
     ) => Effect.Effect<{ created: boolean; row: StoredRow; hold: number }>
+    /** Records digests computed after the put (each only where the row has none yet). */
+    readonly fill: (sha256: string, digests: Partial<Omit<Digests, "sha256">>) => Effect.Effect<void>
+    /** Blobs whose md5, sha1 or sha512 was never computed (the process stopped before): up to `limit`. */
+    readonly incomplete: (limit: number) => Effect.Effect<ReadonlyArray<string>>
     /** +1 reference, and the put's hold ended; false when there is no such blob. */
     readonly acquire: (sha256: string, hold: number | undefined) => Effect.Effect<boolean>
     /** -1 reference; the count left, or none when the blob has no reference to give back. */
@@ -66,28 +70,37 @@ export class BlobsRepo extends Context.Service<
           upsert: (blob, holdSeconds) =>
             Effect.gen(function* () {
               // The no-op update takes the row lock; xmax = 0 only on a row this statement inserted.
-              // The row's blake2b as it was (null before 0034), then filled in from this put.
               const [row] = yield* sql`INSERT INTO blobs (sha256, size, md5, sha1, sha512, blake2b)
-              VALUES (${blob.sha256}, ${blob.size}, ${blob.md5}, ${blob.sha1}, ${blob.sha512}, ${blob.blake2b})
+              VALUES (${blob.sha256}, ${blob.size}, ${blob.md5 ?? null}, ${blob.sha1 ?? null}, ${blob.sha512 ?? null},
+                ${blob.blake2b ?? null})
               ON CONFLICT (sha256) DO UPDATE SET refcount = blobs.refcount
               RETURNING (xmax = 0) AS created, sha256, size, md5, sha1, sha512, blake2b`
-              if (row!.blake2b === null)
-                yield* sql`UPDATE blobs SET blake2b = ${blob.blake2b} WHERE sha256 = ${blob.sha256}`
               const [hold] = yield* sql`INSERT INTO blob_holds (sha256, expires_at)
               VALUES (${blob.sha256}, now() + make_interval(secs => ${holdSeconds})) RETURNING id`
+              const info = toInfo({ ...row!, refcount: 0, created_at: null })
               return {
                 created: row!.created as boolean,
                 row: {
-                  sha256: row!.sha256 as string,
-                  size: Number(row!.size),
-                  md5: row!.md5 as string,
-                  sha1: row!.sha1 as string,
-                  sha512: row!.sha512 as string,
-                  blake2b: (row!.blake2b as string | null) ?? null
+                  sha256: info.sha256,
+                  size: info.size,
+                  md5: info.md5,
+                  sha1: info.sha1,
+                  sha512: info.sha512,
+                  blake2b: info.blake2b
                 },
                 hold: Number(hold!.id)
               }
             }),
+          fill: (sha256, d) =>
+            Effect.asVoid(sql`UPDATE blobs SET md5 = COALESCE(md5, ${d.md5 ?? null}),
+              sha1 = COALESCE(sha1, ${d.sha1 ?? null}), sha512 = COALESCE(sha512, ${d.sha512 ?? null}),
+              blake2b = COALESCE(blake2b, ${d.blake2b ?? null})
+            WHERE sha256 = ${sha256}`),
+          incomplete: (limit) =>
+            Effect.map(
+              sql`SELECT sha256 FROM blobs WHERE md5 IS NULL OR sha1 IS NULL OR sha512 IS NULL LIMIT ${limit}`,
+              (rows) => rows.map((row) => row.sha256 as string)
+            ),
           acquire: (sha256, hold) =>
             Effect.gen(function* () {
               const rows =

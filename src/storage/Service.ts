@@ -20,7 +20,7 @@ import { Context, Data, Effect, Layer, type Option, type Stream } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { Settings, SettingsError } from "../config/Settings.ts"
 import type { BadRequest, PayloadTooLarge } from "../http/Errors.ts"
-import type { Digests } from "./Digests.ts"
+import type { Digests, LaterDigest } from "./Digests.ts"
 
 /** The bytes to store: a Node stream (an upload's request) or any async iterable of chunks. */
 export type BlobBody = Readable | AsyncIterable<Uint8Array | string>
@@ -33,9 +33,15 @@ export interface PutOptions {
    * before anything is read; a body of another length fails with 400.
    */
   readonly length?: number | undefined
+  /**
+   * Digests computed while the body streams in as well as sha256, for a caller that checks them
+   * before it answers (npm's declared integrity); the others are computed after the answer.
+   */
+  readonly digests?: ReadonlyArray<LaterDigest> | undefined
 }
 
-export interface StoredBlob extends Digests {
+export interface StoredBlob extends Partial<Omit<Digests, "sha256">> {
+  readonly sha256: string
   readonly size: number
   /** The content was new (false: the same bytes were already stored, and were not stored again). */
   readonly created: boolean
@@ -43,8 +49,13 @@ export interface StoredBlob extends Digests {
   readonly hold: number
 }
 
-export interface BlobInfo extends Omit<Digests, "blake2b"> {
-  /** Null for a blob stored before Hearth recorded it (filled in when the same bytes are put again). */
+export interface BlobInfo {
+  readonly sha256: string
+  /** Null until computed (just after the upload; see `digests`). */
+  readonly md5: string | null
+  readonly sha1: string | null
+  readonly sha512: string | null
+  /** Null until computed, and for a blob stored before Hearth recorded it until it is put again. */
   readonly blake2b: string | null
   readonly size: number
   /** References held (rows that use the blob). */
@@ -90,12 +101,15 @@ export interface SweepReport {
   readonly blobs: number
   /** Files a removal had set aside and whose blob still exists, put back. */
   readonly restored: number
+  /** Blobs whose digests were computed (their put's process stopped before it did). */
+  readonly digested: number
 }
 
 export interface BlobStorageShape {
   /**
-   * Streams `body` into the store, computing its size and digests on the way; deduplicated by
-   * sha256. The blob is held (not removable) until `acquire(blob)` or the hold expires. Not to be
+   * Streams `body` into the store, computing its size and sha256 on the way; deduplicated by
+   * sha256. md5, sha1, sha512 and blake2b are computed from the stored file after the put (read
+   * them with `digests`). The blob is held (not removable) until `acquire(blob)` or the hold expires. Not to be
    * called inside a transaction: an upload can take long, and would hold a connection meanwhile
    * (on the embedded database, every other query would wait).
    */
@@ -113,6 +127,11 @@ export interface BlobStorageShape {
    * any, has committed). Fails when the blob has no reference to give back.
    */
   readonly release: (sha256: string) => Effect.Effect<void, BlobNotFound>
+  /**
+   * All five digests of a blob: as recorded, or computed now (and recorded) when the put's
+   * computation after the upload has not finished yet — never an empty or a wrong value.
+   */
+  readonly digests: (sha256: string) => Effect.Effect<Digests, BlobNotFound>
   readonly exists: (sha256: string) => Effect.Effect<boolean>
   readonly stat: (sha256: string) => Effect.Effect<Option.Option<BlobInfo>>
   /** Removes what crashes and abandoned puts left behind (also run at start-up and periodically). */

@@ -12,6 +12,7 @@
 // `POST …/blobs/uploads/?digest=` (Hearth receiving it, computing its digests and storing it).
 // Columns are medians over the rounds; each ratio is the median of the per-round ratios.
 // Target: push and pull each within 1.3× of the disk copy (so the round trip within 1.3× of two).
+// BENCH_BEFORE=<checkout>: that checkout's Hearth too, in the same rounds (the order rotating).
 import { execFile } from "node:child_process"
 import { rmSync, writeFileSync } from "node:fs"
 import os from "node:os"
@@ -58,21 +59,33 @@ const main = async () => {
   await run("skopeo", ["--version"]).catch(() => {
     throw new Error("skopeo is not installed (apt-get install skopeo)")
   })
-  const backend: Backend = {
-    name: config.database,
-    dataDir: tempDir("hearth-bench-container-"),
-    logFile: join(tempDir("hearth-bench-container-log-"), "hearth.log"),
-    ...(config.database === "postgres" ? { databaseUrl: (await preparePostgres()).url } : {})
-  }
+  // BENCH_BEFORE: another checkout (the code before a change) measured in the same rounds.
+  const trees: Array<{ label: string; tree?: string }> = [{ label: "this" }]
+  if (process.env.BENCH_BEFORE !== undefined && process.env.BENCH_BEFORE !== "")
+    trees.unshift({ label: "before", tree: process.env.BENCH_BEFORE })
   const account = { username: "bench", password: "bench-password-1" }
-  await createAccount(backend, account)
-  const hearth = await startHearth(backend)
-  const token = await createToken(hearth.base, account, ["write:package"])
-  const host = hearth.base.replace(/^http:\/\//, "")
-  const creds = `${account.username}:${token}`
+  const servers: Array<{ label: string; base: string; host: string; creds: string }> = []
+  for (const { label, tree } of trees) {
+    const backend: Backend = {
+      name: config.database,
+      dataDir: tempDir(`hearth-bench-container-${label}-`),
+      logFile: join(tempDir("hearth-bench-container-log-"), "hearth.log"),
+      ...(config.database === "postgres" ? { databaseUrl: (await preparePostgres()).url } : {}),
+      ...(tree === undefined ? {} : { tree })
+    }
+    await createAccount(backend, account)
+    const hearth = await startHearth(backend)
+    const token = await createToken(hearth.base, account, ["write:package"])
+    servers.push({
+      label,
+      base: hearth.base,
+      host: hearth.base.replace(/^http:\/\//, ""),
+      creds: `${account.username}:${token}`
+    })
+  }
 
   /** curl sending the layer in one POST; seconds. */
-  const curlPost = async (file: string, digest: string, image: string) => {
+  const curlPost = async (server: (typeof servers)[number], file: string, digest: string, image: string) => {
     const started = performance.now()
     const { stdout } = await run("curl", [
       "-s",
@@ -81,57 +94,71 @@ const main = async () => {
       "-w",
       "%{http_code}",
       "-u",
-      creds,
+      server.creds,
       "-X",
       "POST",
       "-H",
       "content-type: application/octet-stream",
       "-T",
       file,
-      `${hearth.base}/v2/bench/${image}/blobs/uploads?digest=${digest}`
+      `${server.base}/v2/bench/${image}/blobs/uploads?digest=${digest}`
     ])
     if (stdout !== "201") throw new Error(`curl POST of the layer answered ${stdout}`)
     return (performance.now() - started) / 1000
   }
 
-  const rows: Array<{ disk: number; push: number; pull: number; curl: number }> = []
+  interface Trip {
+    push: number
+    pull: number
+    curl: number
+  }
+  const rows: Array<{ disk: number; load: number; trips: Record<string, Trip> }> = []
+  const steps = ["disk", ...servers.map((s) => s.label)]
   for (let round = 0; round < config.rounds; round++) {
     const src = tempDir("hearth-bench-oci-src-")
     const dst = tempDir("hearth-bench-oci-dst-")
-    const back = tempDir("hearth-bench-oci-back-")
     log(`round ${round + 1}: writing an OCI layout with a new ${config.mib} MiB layer`)
     const layer = await writeRandomLayer(src, config.mib * 1024 * 1024)
     writeLayout(src, { v1: writeImage(src, { arch: "amd64", layers: [layer] }) })
-    const image = `docker://${host}/bench/img${round}:v1`
+    const load = os.loadavg()[0]!
     const disk = async () => copy([`oci:${src}:v1`, `oci:${dst}:v1`])
-    const hearthTrip = async () => {
-      const push = await copy(["--dest-creds", creds, "--dest-tls-verify=false", `oci:${src}:v1`, image])
-      const pull = await copy(["--src-creds", creds, "--src-tls-verify=false", image, `oci:${back}:v1`])
+    const hearthTrip = async (server: (typeof servers)[number]): Promise<Trip> => {
+      const back = tempDir("hearth-bench-oci-back-")
+      const image = `docker://${server.host}/bench/img${round}:v1`
+      const push = await copy(["--dest-creds", server.creds, "--dest-tls-verify=false", `oci:${src}:v1`, image])
+      const pull = await copy(["--src-creds", server.creds, "--src-tls-verify=false", image, `oci:${back}:v1`])
       if (layoutTag(back, "v1").digest !== layoutTag(src, "v1").digest)
         throw new Error("the image copied back from Hearth is not the image pushed")
-      return { push, pull }
+      rmSync(back, { recursive: true, force: true })
+      const curl = await curlPost(
+        server,
+        join(src, "blobs", "sha256", layer.digest.slice(7)),
+        layer.digest,
+        `curl${round}`
+      )
+      return { push, pull, curl }
     }
-    const curl = () => curlPost(join(src, "blobs", "sha256", layer.digest.slice(7)), layer.digest, `curl${round}`)
-    let row: { disk: number; push: number; pull: number; curl: number }
-    if (round % 2 === 0) {
-      const d = await disk()
-      const h = await hearthTrip()
-      row = { disk: d, ...h, curl: await curl() }
-    } else {
-      const c = await curl()
-      const h = await hearthTrip()
-      row = { disk: await disk(), ...h, curl: c }
+    // The order rotates from round to round: disk, then each server, each first in turn.
+    const order = steps.map((_, i) => steps[(i + round) % steps.length]!)
+    let d = 0
+    const trips: Record<string, Trip> = {}
+    for (const step of order) {
+      if (step === "disk") d = await disk()
+      else trips[step] = await hearthTrip(servers.find((s) => s.label === step)!)
     }
-    rows.push(row)
-    for (const dir of [src, dst, back]) rmSync(dir, { recursive: true, force: true })
+    rows.push({ disk: d, load, trips })
+    for (const dir of [src, dst]) rmSync(dir, { recursive: true, force: true })
     log(
-      `round ${round + 1}: disk ${fmt(row.disk, 2)} s, push ${fmt(row.push, 2)} s, pull ${fmt(row.pull, 2)} s, curl POST ${fmt(row.curl, 2)} s`
+      `round ${round + 1} (load ${fmt(load, 2)}; ${order.join(", ")}): disk ${fmt(d, 2)} s; ` +
+        servers
+          .map(
+            (s) =>
+              `${s.label}: push ${fmt(trips[s.label]!.push, 2)} s, pull ${fmt(trips[s.label]!.pull, 2)} s, curl POST ${fmt(trips[s.label]!.curl, 2)} s`
+          )
+          .join("; ")
     )
   }
 
-  const pushRatio = median(rows.map((r) => r.push / r.disk))
-  const pullRatio = median(rows.map((r) => r.pull / r.disk))
-  const tripRatio = median(rows.map((r) => (r.push + r.pull) / (2 * r.disk)))
   const mibps = (s: number) => fmt((config.mib / s) * 1, 0)
   const verdict = (ratio: number) => (ratio <= TARGET ? "ok" : "MISSED")
   const lines = [
@@ -139,18 +166,31 @@ const main = async () => {
     "",
     "| copy | median time | MiB/s | ratio to disk (median) | target ≤ 1.3× |",
     "|---|---|---|---|---|",
-    `| OCI dir → OCI dir (disk) | ${fmt(median(rows.map((r) => r.disk)), 2)} s | ${mibps(median(rows.map((r) => r.disk)))} | 1.00 | |`,
-    `| OCI dir → Hearth (push) | ${fmt(median(rows.map((r) => r.push)), 2)} s | ${mibps(median(rows.map((r) => r.push)))} | ${fmt(pushRatio, 2)} | ${verdict(pushRatio)} |`,
-    `| Hearth → OCI dir (pull) | ${fmt(median(rows.map((r) => r.pull)), 2)} s | ${mibps(median(rows.map((r) => r.pull)))} | ${fmt(pullRatio, 2)} | ${verdict(pullRatio)} |`,
-    `| round trip vs two disk copies | | | ${fmt(tripRatio, 2)} | ${verdict(tripRatio)} |`,
-    `| (curl: the layer in one POST to Hearth) | ${fmt(median(rows.map((r) => r.curl)), 2)} s | ${mibps(median(rows.map((r) => r.curl)))} | ${fmt(median(rows.map((r) => r.curl / r.disk)), 2)} | |`,
-    "",
-    machineLine(load0)
+    `| OCI dir → OCI dir (disk) | ${fmt(median(rows.map((r) => r.disk)), 2)} s | ${mibps(median(rows.map((r) => r.disk)))} | 1.00 | |`
   ]
+  let missedThis = 0
+  for (const { label } of servers) {
+    const t = (r: (typeof rows)[number]) => r.trips[label]!
+    const pushRatio = median(rows.map((r) => t(r).push / r.disk))
+    const pullRatio = median(rows.map((r) => t(r).pull / r.disk))
+    const tripRatio = median(rows.map((r) => (t(r).push + t(r).pull) / (2 * r.disk)))
+    if (label === "this") missedThis = [pushRatio, pullRatio, tripRatio].filter((r) => r > TARGET).length
+    lines.push(
+      `| (${label}) OCI dir → Hearth (push) | ${fmt(median(rows.map((r) => t(r).push)), 2)} s | ${mibps(median(rows.map((r) => t(r).push)))} | ${fmt(pushRatio, 2)} | ${verdict(pushRatio)} |`,
+      `| (${label}) Hearth → OCI dir (pull) | ${fmt(median(rows.map((r) => t(r).pull)), 2)} s | ${mibps(median(rows.map((r) => t(r).pull)))} | ${fmt(pullRatio, 2)} | ${verdict(pullRatio)} |`,
+      `| (${label}) round trip vs two disk copies | | | ${fmt(tripRatio, 2)} | ${verdict(tripRatio)} |`,
+      `| (${label}) curl: the layer in one POST to Hearth | ${fmt(median(rows.map((r) => t(r).curl)), 2)} s | ${mibps(median(rows.map((r) => t(r).curl)))} | ${fmt(median(rows.map((r) => t(r).curl / r.disk)), 2)} | |`
+    )
+  }
+  lines.push(
+    "",
+    `Load average (1 min) at each round's start: ${rows.map((r) => fmt(r.load, 2)).join(", ")}`,
+    machineLine(load0)
+  )
   const report = lines.join("\n")
   process.stdout.write(`${report}\n`)
   if (config.output !== undefined) writeFileSync(config.output, `${report}\n`)
-  return [pushRatio, pullRatio, tripRatio].filter((r) => r > TARGET).length
+  return missedThis
 }
 
 await runMain(main)

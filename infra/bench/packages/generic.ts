@@ -9,6 +9,8 @@
 // Hearth's RSS growth: its peak RSS during a transfer (VmHWM, reset through /proc/<pid>/clear_refs
 // before it) minus its RSS at the transfer's start; the largest over the rounds.
 // Targets: RSS growth < 30 MB; download ≥ 70 % of the bare server's; upload ≥ 60 %.
+// BENCH_BEFORE=<checkout>: that checkout's Hearth too (its own data and database), in the same
+// rounds, the order rotating (bare, before, this): a change measured side by side with its base.
 import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { createReadStream, readFileSync, writeFileSync } from "node:fs"
@@ -113,17 +115,24 @@ const download = (url: string, headers: Record<string, string> = {}) =>
     req.end()
   })
 
+interface HearthRound {
+  readonly up: number
+  readonly down: number
+  readonly upCpu: number
+  readonly downCpu: number
+  readonly upRss: number
+  readonly downRss: number
+}
+
 interface Round {
   readonly bareUp: number
   readonly bareDown: number
   readonly bareUpCpu: number
   readonly bareDownCpu: number
-  readonly upCpu: number
-  readonly downCpu: number
-  readonly up: number
-  readonly down: number
-  readonly upRss: number
-  readonly downRss: number
+  /** By server label ("this", and "before" with BENCH_BEFORE). */
+  readonly hearth: Record<string, HearthRound>
+  /** The load average (1 min) at the round's start. */
+  readonly load: number
 }
 
 const main = async () => {
@@ -143,21 +152,34 @@ const main = async () => {
     await file.close()
   }
 
-  const backend: Backend = {
-    name: config.database,
-    dataDir: join(work, "data"),
-    logFile: join(work, "hearth.log"),
-    ...(config.database === "postgres" ? { databaseUrl: (await preparePostgres()).url } : {}),
-    env: { HEARTH__log__LEVEL: "Warn" },
-    // BENCH_NODE_ARGS: Node flags for Hearth (a profile: `--cpu-prof --cpu-prof-dir=DIR`).
-    nodeArgs: (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "")
-  }
+  // BENCH_BEFORE: another checkout (the code before a change) measured in the same rounds.
+  const trees: Array<{ label: string; tree?: string }> = [{ label: "this" }]
+  if (process.env.BENCH_BEFORE !== undefined && process.env.BENCH_BEFORE !== "")
+    trees.unshift({ label: "before", tree: process.env.BENCH_BEFORE })
   const account = { username: "bench", password: "bench-password-1" }
-  await createAccount(backend, account)
-  const hearth = await startHearth(backend)
-  const pid = hearth.child.pid!
-  const token = await createToken(hearth.base, account, ["write:package"])
-  const auth = { authorization: `token ${token}` }
+  const servers: Array<{ label: string; pid: number; base: string; auth: Record<string, string>; version: number }> = []
+  for (const { label, tree } of trees) {
+    const backend: Backend = {
+      name: config.database,
+      dataDir: join(work, `data-${label}`),
+      logFile: join(work, `hearth-${label}.log`),
+      ...(config.database === "postgres" ? { databaseUrl: (await preparePostgres()).url } : {}),
+      ...(tree === undefined ? {} : { tree }),
+      env: { HEARTH__log__LEVEL: "Warn" },
+      // BENCH_NODE_ARGS: Node flags for Hearth (a profile: `--cpu-prof --cpu-prof-dir=DIR`).
+      nodeArgs: (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "")
+    }
+    await createAccount(backend, account)
+    const hearth = await startHearth(backend)
+    const token = await createToken(hearth.base, account, ["write:package"])
+    servers.push({
+      label,
+      pid: hearth.child.pid!,
+      base: hearth.base,
+      auth: { authorization: `token ${token}` },
+      version: 0
+    })
+  }
 
   const bare = spawn(nodeBin, ["-e", BARE_SERVER, source, join(work, "received.bin")], {
     stdio: ["ignore", "pipe", "inherit"]
@@ -179,20 +201,21 @@ const main = async () => {
     })
     return { bareUp: up.seconds, bareDown: down.seconds, bareUpCpu: up.cpu, bareDownCpu: down.cpu }
   }
-  let version = 0
-  const hearthRound = async () => {
-    const url = `${hearth.base}/api/packages/bench/generic/big/${++version}.0.0/package.bin`
+  const hearthRound = async (server: (typeof servers)[number]): Promise<HearthRound> => {
+    const { pid, auth } = server
+    const version = ++server.version
+    const url = `${server.base}/api/packages/bench/generic/big/${version}.0.0/package.bin`
     const up = await measured(pid, async () => {
       const status = await upload(url, source, bytes, auth)
-      if (status !== 201) throw new Error(`Hearth upload: ${status}`)
+      if (status !== 201) throw new Error(`Hearth (${server.label}) upload: ${status}`)
     })
     const down = await measured(pid, async () => {
-      if ((await download(url, auth)) !== bytes) throw new Error("Hearth download: wrong size")
+      if ((await download(url, auth)) !== bytes) throw new Error(`Hearth (${server.label}) download: wrong size`)
     })
     // Deleted, so that the next round stores anew (the blob goes with its last reference).
     const deleted = await new Promise<number>((done, fail) => {
       const req = request(
-        `${hearth.base}/api/packages/bench/generic/big/${version}.0.0`,
+        `${server.base}/api/packages/bench/generic/big/${version}.0.0`,
         { method: "DELETE", agent: false, headers: auth },
         (res) => {
           res.resume()
@@ -202,7 +225,7 @@ const main = async () => {
       req.on("error", fail)
       req.end()
     })
-    if (deleted !== 204) throw new Error(`Hearth delete: ${deleted}`)
+    if (deleted !== 204) throw new Error(`Hearth (${server.label}) delete: ${deleted}`)
     return {
       up: up.seconds,
       down: down.seconds,
@@ -215,36 +238,42 @@ const main = async () => {
 
   log("warm-up round")
   await bareRound()
-  const warm = await hearthRound()
-  log(`warm-up: Hearth upload ${fmt(warm.up, 2)} s (RSS +${fmt(warm.upRss, 1)} MB), download ${fmt(warm.down, 2)} s`)
-  const rounds: Array<Round> = []
-  for (let round = 0; round < config.rounds; round++) {
-    let b: Awaited<ReturnType<typeof bareRound>>
-    let h: Awaited<ReturnType<typeof hearthRound>>
-    if (round % 2 === 0) {
-      b = await bareRound()
-      h = await hearthRound()
-    } else {
-      h = await hearthRound()
-      b = await bareRound()
-    }
-    rounds.push({ ...b, ...h })
+  for (const server of servers) {
+    const warm = await hearthRound(server)
     log(
-      `round ${round + 1}: bare up ${fmt(b.bareUp, 2)} s down ${fmt(b.bareDown, 2)} s; Hearth up ${fmt(h.up, 2)} s (RSS +${fmt(h.upRss, 1)} MB) down ${fmt(h.down, 2)} s (RSS +${fmt(h.downRss, 1)} MB)`
+      `warm-up (${server.label}): upload ${fmt(warm.up, 2)} s (RSS +${fmt(warm.upRss, 1)} MB), download ${fmt(warm.down, 2)} s`
+    )
+  }
+  const rounds: Array<Round> = []
+  // The order rotates from round to round: bare, then each server, each first in turn.
+  const steps = ["bare", ...servers.map((s) => s.label)]
+  for (let round = 0; round < config.rounds; round++) {
+    const load = os.loadavg()[0]!
+    const order = steps.map((_, i) => steps[(i + round) % steps.length]!)
+    let b: Awaited<ReturnType<typeof bareRound>> | undefined
+    const hearth: Record<string, HearthRound> = {}
+    for (const step of order) {
+      if (step === "bare") b = await bareRound()
+      else hearth[step] = await hearthRound(servers.find((s) => s.label === step)!)
+    }
+    rounds.push({ ...b!, hearth, load })
+    log(
+      `round ${round + 1} (load ${fmt(load, 2)}; ${order.join(", ")}): bare up ${fmt(b!.bareUp, 2)} s down ${fmt(b!.bareDown, 2)} s; ` +
+        servers
+          .map(
+            (s) =>
+              `${s.label} up ${fmt(hearth[s.label]!.up, 2)} s (RSS +${fmt(hearth[s.label]!.upRss, 1)} MB) down ${fmt(hearth[s.label]!.down, 2)} s (RSS +${fmt(hearth[s.label]!.downRss, 1)} MB)`
+          )
+          .join("; ")
     )
   }
 
   const med = (f: (r: Round) => number) => median(rounds.map(f))
   const mibps = (seconds: number) => config.mib / seconds
-  const ratios = { upload: med((r) => r.bareUp / r.up), download: med((r) => r.bareDown / r.down) }
-  const rss = { upload: Math.max(...rounds.map((r) => r.upRss)), download: Math.max(...rounds.map((r) => r.downRss)) }
-  const missed: Array<string> = []
-  if (ratios.upload < TARGET_UPLOAD) missed.push(`upload ${pct(ratios.upload)} of the bare server`)
-  if (ratios.download < TARGET_DOWNLOAD) missed.push(`download ${pct(ratios.download)} of the bare server`)
-  if (rss.upload >= TARGET_RSS_MB) missed.push(`upload RSS growth ${fmt(rss.upload, 1)} MB`)
-  if (rss.download >= TARGET_RSS_MB) missed.push(`download RSS growth ${fmt(rss.download, 1)} MB`)
   const yes = (ok: boolean) => (ok ? "yes" : "NO")
   const perRound = (f: (r: Round) => number) => rounds.map((r) => pct(f(r))).join(", ")
+  const results: Record<string, unknown> = {}
+  let missedThis = 0
 
   const out: Array<string> = []
   out.push(
@@ -252,6 +281,7 @@ const main = async () => {
   )
   out.push(machineLine(load0))
   out.push(`Date: ${new Date().toISOString()}; Node ${process.version}`)
+  out.push(`Load average (1 min) at each round's start: ${rounds.map((r) => fmt(r.load, 2)).join(", ")}`)
   out.push("")
   out.push("| transfer | median time | MiB/s | ratio to the bare server (per round) | target | met |")
   out.push("|---|---:|---:|---|---:|---|")
@@ -267,33 +297,49 @@ const main = async () => {
       2
     )} s | ${fmt(mibps(med((r) => r.bareDown)))} | | | |`
   )
-  out.push(
-    `| Hearth upload (PUT, token) | ${fmt(
-      med((r) => r.up),
-      2
-    )} s | ${fmt(mibps(med((r) => r.up)))} | **${pct(ratios.upload)}** (${perRound((r) => r.bareUp / r.up)}) | ≥ ${pct(TARGET_UPLOAD)} | ${yes(ratios.upload >= TARGET_UPLOAD)} |`
-  )
-  out.push(
-    `| Hearth download (GET, token) | ${fmt(
-      med((r) => r.down),
-      2
-    )} s | ${fmt(mibps(med((r) => r.down)))} | **${pct(ratios.download)}** (${perRound((r) => r.bareDown / r.down)}) | ≥ ${pct(TARGET_DOWNLOAD)} | ${yes(ratios.download >= TARGET_DOWNLOAD)} |`
-  )
+  const notes: Array<string> = []
+  for (const { label } of servers) {
+    const h = (r: Round) => r.hearth[label]!
+    const ratios = { upload: med((r) => r.bareUp / h(r).up), download: med((r) => r.bareDown / h(r).down) }
+    const rss = {
+      upload: Math.max(...rounds.map((r) => h(r).upRss)),
+      download: Math.max(...rounds.map((r) => h(r).downRss))
+    }
+    const missed: Array<string> = []
+    if (ratios.upload < TARGET_UPLOAD) missed.push(`upload ${pct(ratios.upload)} of the bare server`)
+    if (ratios.download < TARGET_DOWNLOAD) missed.push(`download ${pct(ratios.download)} of the bare server`)
+    if (rss.upload >= TARGET_RSS_MB) missed.push(`upload RSS growth ${fmt(rss.upload, 1)} MB`)
+    if (rss.download >= TARGET_RSS_MB) missed.push(`download RSS growth ${fmt(rss.download, 1)} MB`)
+    if (label === "this") missedThis = missed.length
+    results[label] = { ratios, rss, missed }
+    out.push(
+      `| Hearth (${label}) upload (PUT, token) | ${fmt(
+        med((r) => h(r).up),
+        2
+      )} s | ${fmt(mibps(med((r) => h(r).up)))} | **${pct(ratios.upload)}** (${perRound((r) => r.bareUp / h(r).up)}) | ≥ ${pct(TARGET_UPLOAD)} | ${yes(ratios.upload >= TARGET_UPLOAD)} |`
+    )
+    out.push(
+      `| Hearth (${label}) download (GET, token) | ${fmt(
+        med((r) => h(r).down),
+        2
+      )} s | ${fmt(mibps(med((r) => h(r).down)))} | **${pct(ratios.download)}** (${perRound((r) => r.bareDown / h(r).down)}) | ≥ ${pct(TARGET_DOWNLOAD)} | ${yes(ratios.download >= TARGET_DOWNLOAD)} |`
+    )
+    const perGiB = (f: (r: Round) => number) => fmt((med(f) * 1024) / config.mib, 2)
+    notes.push(
+      `Hearth (${label}): RSS growth (peak during the transfer − RSS at its start, largest of the rounds) upload ${fmt(rss.upload, 1)} MB, download ${fmt(rss.download, 1)} MB (target < ${TARGET_RSS_MB} MB: ${yes(rss.upload < TARGET_RSS_MB && rss.download < TARGET_RSS_MB)}); ` +
+        `CPU per GiB (all threads, median) upload ${perGiB((r) => h(r).upCpu)} s, download ${perGiB((r) => h(r).downCpu)} s. ` +
+        (missed.length === 0 ? "All targets met." : `Missed: ${missed.join("; ")}`)
+    )
+  }
   out.push("")
-  out.push(
-    `Hearth RSS growth (peak during the transfer − RSS at its start, largest of the rounds): upload ${fmt(rss.upload, 1)} MB, download ${fmt(rss.download, 1)} MB (target < ${TARGET_RSS_MB} MB: ${yes(rss.upload < TARGET_RSS_MB && rss.download < TARGET_RSS_MB)})`
-  )
   const perGiB = (f: (r: Round) => number) => fmt((med(f) * 1024) / config.mib, 2)
   out.push(
-    `CPU per GiB of the server process (all threads, median): bare upload ${perGiB((r) => r.bareUpCpu)} s, ` +
-      `bare download ${perGiB((r) => r.bareDownCpu)} s; Hearth upload ${perGiB((r) => r.upCpu)} s, ` +
-      `download ${perGiB((r) => r.downCpu)} s.`
+    `Bare server CPU per GiB: upload ${perGiB((r) => r.bareUpCpu)} s, download ${perGiB((r) => r.bareDownCpu)} s.`
   )
-  out.push(missed.length === 0 ? "All targets met." : `Missed: ${missed.join("; ")}`)
+  out.push(...notes)
   process.stdout.write(`${out.join("\n")}\n`)
-  if (config.output !== undefined)
-    writeFileSync(config.output, JSON.stringify({ config, rounds, ratios, rss, missed }, null, 2))
-  return missed.length
+  if (config.output !== undefined) writeFileSync(config.output, JSON.stringify({ config, rounds, results }, null, 2))
+  return missedThis
 }
 
 await runMain(main)

@@ -83,6 +83,19 @@ export const makeContainerRepo = Effect.gen(function* () {
         ORDER BY v.id LIMIT 1`,
         (rows) => first(rows, (r) => ({ ...toBlob(r), versionId: Number(r.version_id), metadataJson: r.metadata_json }))
       ),
+    /**
+     * Images with at least one manifest, as `owner/image` (lower-cased) after `after` in name order:
+     * a page of the catalog before the caller's visibility is applied.
+     */
+    catalog: (after: string, limit: number) =>
+      Effect.map(
+        sql`SELECT u.id AS owner_id, u.lower_name || '/' || p.lower_name AS name FROM packages p
+        JOIN users u ON u.id = p.owner_id
+        WHERE p.type = ${TYPE} AND NOT p.is_internal AND (u.lower_name || '/' || p.lower_name) COLLATE "C" > ${after}
+          AND EXISTS (SELECT 1 FROM package_versions v WHERE v.package_id = p.id AND NOT v.is_internal)
+        ORDER BY (u.lower_name || '/' || p.lower_name) COLLATE "C" LIMIT ${limit}`,
+        (rows) => rows.map((r) => ({ ownerId: Number(r.owner_id), name: String(r.name) }))
+      ),
     /** A manifest of the image by tag. */
     manifestByTag: (ownerId: number, image: string, tag: string) =>
       Effect.map(

@@ -21,22 +21,27 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { accountRefusal } from "../../auth/AccountState.ts"
 import { parseAuthorization } from "../../auth/Authentication.ts"
 import { Authenticator } from "../../auth/Authenticator.ts"
+import { missingScopeMessage } from "../../auth/Scopes.ts"
 import { Settings } from "../../config/Settings.ts"
 import type { Principal } from "../../http/Caller.ts"
 import * as Errors from "../../http/Errors.ts"
+import { atLeast } from "../../lib/AccessMode.ts"
 import { contentLength, parseRange, requestBody } from "../../storage/Http.ts"
 import { BlobStorage, type StoredBlob } from "../../storage/Service.ts"
-import type { UserRow } from "../../users/Repo.ts"
+import { type UserRow, UsersRepo } from "../../users/Repo.ts"
+import { PackagePolicy } from "../Policy.ts"
 import { makeRegistryGate, makeRegistryRoute, type RegistryCaller, statusAndMessage } from "../Registry.ts"
 import { PackagesRepo } from "../Repo.ts"
 import { PackagesService, type Stored, TYPE_SIZE_EXCEEDED } from "../Service.ts"
-import { MANIFEST_FILE, makeContainerRepo, TYPE, type UploadSession } from "./Repo.ts"
+import { type FoundManifest, MANIFEST_FILE, makeContainerRepo, TYPE, type UploadSession } from "./Repo.ts"
 import { makeContainerTokens, TOKEN_LIFETIME_SECONDS } from "./Token.ts"
 
 // Forgejo's patterns (routers/api/packages/container, modules/packages/container/oci).
 const IMAGE = /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*$/
 const TAG = /^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$/
 const DIGEST = /^sha256:([a-f0-9]{64})$/
+/** The most images one catalog page lists (and the page size when the client names none). */
+const CATALOG_PAGE = 1000
 /** The largest manifest accepted (the spec asks registries to take at least 4 MiB). */
 const MAX_MANIFEST = 4 * 1024 * 1024
 
@@ -48,6 +53,23 @@ export const MEDIA_TYPES = {
 } as const
 const IMAGE_MANIFESTS: ReadonlyArray<string> = [MEDIA_TYPES.ociManifest, MEDIA_TYPES.dockerManifest]
 const INDEXES: ReadonlyArray<string> = [MEDIA_TYPES.ociIndex, MEDIA_TYPES.dockerList]
+
+/**
+ * The media types an Accept header names (q=0 excluded), or undefined when it takes any (no
+ * header, or a wildcard: `*\/*`, `application/*`).
+ */
+export const acceptedTypes = (accept: string | undefined): ReadonlySet<string> | undefined => {
+  if (accept === undefined || accept.trim() === "") return undefined
+  const types = new Set<string>()
+  for (const part of accept.split(",")) {
+    const [type, ...params] = part.split(";").map((p) => p.trim().toLowerCase())
+    if (type === undefined || type === "") continue
+    if (params.some((p) => /^q=0(\.0*)?$/.test(p))) continue
+    if (type === "*/*" || type === "application/*") return undefined
+    types.add(type)
+  }
+  return types
+}
 
 const API_VERSION = { "docker-distribution-api-version": "registry/2.0" }
 
@@ -192,6 +214,8 @@ export const ContainerRoutes = Layer.unwrap(
     const packagesRepo = yield* PackagesRepo
     const storage = yield* BlobStorage
     const authenticator = yield* Authenticator
+    const users = yield* UsersRepo
+    const policy = yield* PackagePolicy
     const repo = yield* makeContainerRepo
     const tokens = yield* makeContainerTokens
     const chunkDir = settings.packages.CHUNKED_UPLOAD_PATH
@@ -546,18 +570,83 @@ export const ContainerRoutes = Layer.unwrap(
       return Effect.succeed(Option.none())
     }
 
+    /** The media type a stored manifest was pushed with. */
+    const mediaTypeOf = (manifest: FoundManifest): string => {
+      try {
+        return (JSON.parse(manifest.metadataJson) as { mediaType?: string }).mediaType ?? MEDIA_TYPES.ociManifest
+      } catch {
+        return MEDIA_TYPES.ociManifest
+      }
+    }
+
+    /**
+     * The manifest to answer a GET by tag with, by the client's Accept (as Docker's registry does):
+     * the tagged one when its type is accepted or when it is an image manifest; for an index the
+     * client does not accept, the index's linux/amd64 image manifest when that one's type is
+     * accepted, else none (404). By digest, the manifest itself: its bytes are what the digest names.
+     */
+    const negotiate = (
+      owner: UserRow,
+      image: string,
+      manifest: FoundManifest,
+      byTag: boolean,
+      accept: string | undefined
+    ) =>
+      Effect.gen(function* () {
+        const mediaType = mediaTypeOf(manifest)
+        const accepted = acceptedTypes(accept)
+        const takes = (type: string) => accepted === undefined || accepted.has(type)
+        // An image manifest has nothing else to offer: served as it is.
+        if (!byTag || takes(mediaType) || !INDEXES.includes(mediaType)) return { manifest, mediaType }
+        const opened = yield* Effect.option(storage.open(manifest.sha256))
+        if (Option.isNone(opened)) return undefined
+        const chosen = yield* Effect.promise(async () => {
+          const chunks: Array<Buffer> = []
+          for await (const chunk of opened.value.readable()) chunks.push(chunk as Buffer)
+          try {
+            const index = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+              manifests?: Array<{
+                mediaType?: string
+                digest?: string
+                platform?: { os?: string; architecture?: string }
+              }>
+            }
+            return (index.manifests ?? []).find(
+              (m) =>
+                m.platform?.os === "linux" &&
+                m.platform.architecture === "amd64" &&
+                typeof m.mediaType === "string" &&
+                takes(m.mediaType) &&
+                typeof m.digest === "string" &&
+                DIGEST.test(m.digest)
+            )
+          } catch {
+            return undefined
+          }
+        })
+        if (chosen === undefined) return undefined
+        const found = yield* repo.manifestByDigest(owner.id, image, chosen.digest!.slice(7))
+        return Option.isNone(found) ? undefined : { manifest: found.value, mediaType: mediaTypeOf(found.value) }
+      })
+
     const getManifest = (request: HttpServerRequest.HttpServerRequest, { owner }: RegistryCaller, op: Op) =>
       Effect.gen(function* () {
         if (op.kind !== "manifest") return manifestUnknown("")
         const found = yield* findManifest(owner, op.image, op.reference)
         if (Option.isNone(found)) return manifestUnknown(op.reference)
-        const manifest = found.value
-        let mediaType: string = MEDIA_TYPES.ociManifest
-        try {
-          mediaType = (JSON.parse(manifest.metadataJson) as { mediaType?: string }).mediaType ?? mediaType
-        } catch {}
+        const byTag = DIGEST.exec(op.reference) === null
+        const chosen = yield* negotiate(owner, op.image, found.value, byTag, request.headers["accept"])
+        if (chosen === undefined)
+          return ociError(
+            404,
+            "MANIFEST_UNKNOWN",
+            `manifest ${op.reference} is an index (${mediaTypeOf(found.value)}), which the request's Accept does ` +
+              "not take, and it names no linux/amd64 image manifest of a type the Accept takes",
+            { reference: op.reference }
+          )
+        const { manifest, mediaType } = chosen
         const digest = `sha256:${manifest.sha256}`
-        const headers = { ...API_VERSION, "docker-content-digest": digest, etag: `"${digest}"` }
+        const headers = { ...API_VERSION, "docker-content-digest": digest, etag: `"${digest}"`, vary: "Accept" }
         if (request.method === "HEAD")
           return HttpServerResponse.empty({
             status: 200,
@@ -800,6 +889,63 @@ export const ContainerRoutes = Layer.unwrap(
       return HttpServerResponse.jsonUnsafe({}, { status: 200, headers: API_VERSION })
     })
 
+    /**
+     * `GET /v2/_catalog` (the Docker registry API's catalog; the OCI distribution spec leaves it
+     * out): the images the caller may read, `owner/image` in byte order, paged with `n` and `last`
+     * as the tags list is (a `Link` to the next page when the page is full).
+     */
+    const catalog = Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const resolved = yield* Effect.result(callerOf(request))
+      if (resolved._tag === "Failure") return unauthorized(resolved.failure.message)
+      const caller = resolved.success
+      if (caller !== undefined) {
+        const refused = accountRefusal(caller.user, settings.server.ROOT_URL)
+        if (refused !== undefined) return ociError(403, "DENIED", refused)
+        if (caller.scopes !== undefined) {
+          const missing = missingScopeMessage(caller.scopes, "read", ["package"])
+          if (missing !== undefined) return ociError(403, "DENIED", missing)
+        }
+      }
+      const query = new URL(request.url, "http://x").searchParams
+      const nText = query.get("n")
+      if (nText !== null && !/^\d+$/.test(nText))
+        return ociError(400, "UNSUPPORTED", `n=${nText}: expected a whole number`)
+      const n = nText === null ? CATALOG_PAGE : Math.min(Number(nText), CATALOG_PAGE)
+      let after = query.get("last") ?? ""
+      const names: Array<string> = []
+      const readable = new Map<number, boolean>()
+      const mayRead = (ownerId: number) =>
+        Effect.gen(function* () {
+          const known = readable.get(ownerId)
+          if (known !== undefined) return known
+          const owner = yield* users.findById(ownerId)
+          let allowed = false
+          if (Option.isSome(owner)) {
+            allowed = atLeast(yield* policy.accessMode(caller, owner.value), "read")
+            // A public-only token reaches no private owner (as the registry gate).
+            if (caller?.scopes?.publicOnly === true && owner.value.visibility === "private") allowed = false
+          }
+          readable.set(ownerId, allowed)
+          return allowed
+        })
+      // Pages of the table until `n` visible names (what the caller may not read is skipped).
+      while (names.length < n) {
+        const batch = yield* repo.catalog(after, Math.max(n - names.length, 100))
+        for (const row of batch) {
+          if (names.length === n) break
+          if (yield* mayRead(row.ownerId)) names.push(row.name)
+        }
+        if (batch.length === 0) break
+        after = batch.at(-1)!.name
+        if (names.length === n) break
+      }
+      const headers: Record<string, string> = { ...API_VERSION }
+      if (nText !== null && n > 0 && names.length === n)
+        headers.link = `</v2/_catalog?n=${n}&last=${encodeURIComponent(names.at(-1)!)}>; rel="next"`
+      return HttpServerResponse.jsonUnsafe({ repositories: names }, { status: 200, headers })
+    })
+
     /** `GET /v2/token`: a registry token for the caller (anonymous callers get one too). */
     const token = Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -831,6 +977,7 @@ export const ContainerRoutes = Layer.unwrap(
     return Layer.mergeAll(
       HttpRouter.add("GET", "/v2/", withErrors(support)),
       HttpRouter.add("GET", "/v2/token", withErrors(token)),
+      HttpRouter.add("GET", "/v2/_catalog", withErrors(catalog)),
       ...(["GET", "POST", "PATCH", "PUT", "DELETE"] as const).map((method) =>
         HttpRouter.add(method, "/v2/:owner/*", dispatch)
       )

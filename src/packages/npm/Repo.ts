@@ -48,11 +48,19 @@ export const makeNpmRepo = (sql: SqlClient) => {
         )
       ),
 
-    /** The versions of a package with their lead tarball's digests and their tags. */
-    entries: (packageId: number): Effect.Effect<Array<VersionEntry>> =>
+    /**
+     * The versions of a package with their lead tarball's digests and their tags. The publish
+     * records sha1 and sha512 with the blob; a tarball stored by another upload whose digests are
+     * not computed yet has them null (`sha256` names the blob to complete them from).
+     */
+    entries: (
+      packageId: number
+    ): Effect.Effect<
+      Array<Omit<VersionEntry, "sha1" | "sha512"> & { sha256: string; sha1: string | null; sha512: string | null }>
+    > =>
       dieOnSqlError(
         Effect.map(
-          sql`SELECT v.version, v.created_at, v.metadata_json, f.name AS file_name, b.sha1, b.sha512,
+          sql`SELECT v.version, v.created_at, v.metadata_json, f.name AS file_name, f.sha256, b.sha1, b.sha512,
             (SELECT coalesce(string_agg(pp.value, ' ' ORDER BY pp.id), '') FROM package_properties pp
               WHERE pp.ref_type = ${PROPERTY_VERSION} AND pp.ref_id = v.id AND pp.name = ${TAG_PROPERTY}) AS tags
           FROM package_versions v
@@ -66,8 +74,9 @@ export const makeNpmRepo = (sql: SqlClient) => {
               createdAt: r.created_at as Date,
               metadataJson: String(r.metadata_json),
               fileName: String(r.file_name),
-              sha1: String(r.sha1),
-              sha512: String(r.sha512),
+              sha256: String(r.sha256),
+              sha1: r.sha1 === null ? null : String(r.sha1),
+              sha512: r.sha512 === null ? null : String(r.sha512),
               tags: String(r.tags) === "" ? [] : String(r.tags).split(" ")
             }))
         )

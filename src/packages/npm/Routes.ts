@@ -23,10 +23,11 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { Settings } from "../../config/Settings.ts"
 import * as Errors from "../../http/Errors.ts"
 import { requestBody } from "../../storage/Http.ts"
+import { BlobStorage } from "../../storage/Service.ts"
 import type { UserRow } from "../../users/Repo.ts"
 import { makeRegistryRoute, REALM, type RegistryWork, servePackageFile } from "../Registry.ts"
 import { PackagesService } from "../Service.ts"
-import { ABBREVIATED_TYPE, buildPackument, type Packument, searchObject } from "./Metadata.ts"
+import { ABBREVIATED_TYPE, buildPackument, type Packument, searchObject, type VersionEntry } from "./Metadata.ts"
 import {
   integrityMismatch,
   invalidName,
@@ -195,6 +196,7 @@ export const NpmRoutes = Layer.unwrap(
     const settings = yield* Settings
     if (!settings.packages.ENABLED) return Layer.empty
     const packages = yield* PackagesService
+    const storage = yield* BlobStorage
     const repo = makeNpmRepo(yield* SqlClient)
     const registryRoute = yield* makeRegistryRoute(npmError)
     const cache = new DocumentCache()
@@ -211,7 +213,15 @@ export const NpmRoutes = Layer.unwrap(
         const key = keyOf(owner, name)
         const hit = cache.get(key)
         if (hit !== undefined && hit.stamp === stamp && hit.ownerName === owner.name) return Option.some(hit)
-        const entries = yield* repo.entries(packageId)
+        const entries: Array<VersionEntry> = yield* Effect.forEach(yield* repo.entries(packageId), (entry) =>
+          entry.sha1 !== null && entry.sha512 !== null
+            ? Effect.succeed({ ...entry, sha1: entry.sha1, sha512: entry.sha512 })
+            : Effect.map(Effect.orDie(storage.digests(entry.sha256)), (d) => ({
+                ...entry,
+                sha1: d.sha1,
+                sha512: d.sha512
+              }))
+        )
         if (entries.length === 0) return Option.none<Cached>()
         const rev = `${entries.length}-${Buffer.from(stamp).toString("hex").slice(0, 32)}`
         const packument = buildPackument(registryOf(owner), owner.name, found.value.name, rev, entries)
@@ -253,17 +263,21 @@ export const NpmRoutes = Layer.unwrap(
       Effect.gen(function* () {
         const target = parseTarget(request.url) as { readonly name: string }
         const scan = scanPublish(requestBody(request))
-        const stored = yield* packages.store({ owner, caller: caller!, type: TYPE }, scan.tarball, undefined).pipe(
-          Effect.mapError((e) => {
-            const failure = scan.failure()
-            return failure === undefined ? e : refusal(failure)
-          })
-        )
+        // sha1 and sha512 on the way: the declared shasum and integrity are checked before the answer.
+        const stored = yield* packages
+          .store({ owner, caller: caller!, type: TYPE }, scan.tarball, undefined, ["sha1", "sha512"])
+          .pipe(
+            Effect.mapError((e) => {
+              const failure = scan.failure()
+              return failure === undefined ? e : refusal(failure)
+            })
+          )
         const checked = yield* Effect.try({
           try: () => {
             const { document } = scan.result()
             const publish = readPublish(document, target.name)
-            const mismatch = integrityMismatch(publish, stored.blob, stored.blob.size)
+            const { sha256, sha1, sha512, size } = stored.blob
+            const mismatch = integrityMismatch(publish, { sha256, sha1: sha1!, sha512: sha512! }, size)
             if (mismatch !== undefined) throw Errors.badRequest(mismatch)
             return publish
           },

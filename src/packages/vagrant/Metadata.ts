@@ -6,7 +6,6 @@
 // reads every version of a box's metadata with Ruby's Gem::Version, which refuses both, and one
 // unreadable version makes `vagrant box add` fail for every version of the box. So only what both
 // read is taken: `1.2.3`, `1.2.3-beta.1` (any number of numeric segments, as both allow).
-import type { Readable } from "node:stream"
 import { scanTarGz } from "../TarGz.ts"
 
 const VERSION = /^[0-9]+(\.[0-9]+)*(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$/
@@ -147,6 +146,43 @@ const UNPACK_RATIO = 200
 /** The largest `info.json` read (a description, a few URLs). */
 const MAX_INFO_BYTES = 1 << 20
 
+/** The most a box of `size` bytes may unpack to (a decompression bomb past it). */
+export const unpackBound = (size: number): number => Math.max(2 ** 30, size * UNPACK_RATIO)
+
+/** A box read as its bytes arrive (on their way to storage): `end` says what `readBoxInfo` says. */
+export const scanBox = (maxUnpacked: () => number) => {
+  const scan = scanTarGz({
+    want: (path) => (path === "info.json" ? MAX_INFO_BYTES : undefined),
+    // Read at each check: a box whose size is not known up front is bounded by what has come so far.
+    get maxUnpacked() {
+      return maxUnpacked()
+    },
+    plain: true,
+    whole: true
+  })
+  let magic: Array<number> | undefined
+  return {
+    write: (chunk: Uint8Array): Promise<void> => {
+      if (chunk.length === 0) return Promise.resolve()
+      magic ??= [chunk[0]!, chunk[1] ?? -1]
+      return scan.write(chunk)
+    },
+    /** The contents of `info.json`, or undefined without one; UnreadableBox for anything but a box. */
+    end: async (): Promise<Buffer | undefined> => {
+      const result = await scan.end()
+      if (magic === undefined) throw new UnreadableBox("the box is empty")
+      if (!result.ok)
+        throw new UnreadableBox(
+          magic[0] === 0x1f && magic[1] === 0x8b
+            ? `the box is not a readable gzip-compressed tar archive: ${result.reason}`
+            : `the box is not a tar archive nor a gzip-compressed one: ${result.reason}`
+        )
+      if (result.tooLarge.has("info.json")) throw new UnreadableBox("the box's info.json is larger than 1 MiB")
+      return result.files.get("info.json")
+    }
+  }
+}
+
 /**
  * The contents of the box's `info.json` (or `./info.json`; the last one, as tar extracts), or
  * undefined when it has none. The box is a gzip-compressed tar, as Forgejo takes, or a plain tar,
@@ -158,37 +194,11 @@ export const readBoxInfo = async (
   source: AsyncIterable<Uint8Array>,
   maxUnpacked: number
 ): Promise<Buffer | undefined> => {
-  const scan = scanTarGz({
-    want: (path) => (path === "info.json" ? MAX_INFO_BYTES : undefined),
-    maxUnpacked,
-    plain: true,
-    whole: true
-  })
-  let first: Uint8Array | undefined
-  for await (const chunk of source) {
-    if (chunk.length === 0) continue
-    first ??= chunk
-    await scan.write(chunk)
-  }
-  const result = await scan.end()
-  if (first === undefined) throw new UnreadableBox("the box is empty")
-  if (!result.ok)
-    throw new UnreadableBox(
-      first[0] === 0x1f && first[1] === 0x8b
-        ? `the box is not a readable gzip-compressed tar archive: ${result.reason}`
-        : `the box is not a tar archive nor a gzip-compressed one: ${result.reason}`
-    )
-  if (result.tooLarge.has("info.json")) throw new UnreadableBox("the box's info.json is larger than 1 MiB")
-  return result.files.get("info.json")
+  const scan = scanBox(() => maxUnpacked)
+  for await (const chunk of source) await scan.write(chunk)
+  return scan.end()
 }
 
-/** The metadata of a box read from `bytes` of `size` bytes; throws UnreadableBox for anything but a box. */
-export const readBoxMetadata = async (bytes: Readable, size: number): Promise<BoxMetadata> => {
-  try {
-    // Disk images compress a few times over; hundreds of times is a bomb (a GiB at least is read).
-    const info = await readBoxInfo(bytes, Math.max(2 ** 30, size * UNPACK_RATIO))
-    return info === undefined ? {} : parseInfoFile(info.toString("utf8"))
-  } finally {
-    bytes.destroy()
-  }
-}
+/** The metadata of a box's `info.json` contents (none: no metadata); throws UnreadableBox. */
+export const boxMetadataOf = (info: Buffer | undefined): BoxMetadata =>
+  info === undefined ? {} : parseInfoFile(info.toString("utf8"))

@@ -8,23 +8,23 @@
 // urlencoded form) or an empty message, Hearth answers 400 with the reason. Versions are those Vagrant itself
 // can read (Metadata.ts), and the name `authenticate` (the sign-in check's path, whose metadata
 // could never be fetched) is refused.
-import type { Readable } from "node:stream"
-import { type MultipartStream, make as makeParser, type Part } from "@effect/platform-node/NodeMultipartParser"
 import { Effect, Layer, Option } from "effect"
-import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServerResponse } from "effect/http"
 import { Settings } from "../../config/Settings.ts"
 import { contentLength, requestBody } from "../../storage/Http.ts"
-import { BlobStorage } from "../../storage/Service.ts"
+import { readMultipartUpload } from "../../storage/Multipart.ts"
 import { makeRegistryRoute, REALM, type RegistryCaller, servePackageFile } from "../Registry.ts"
-import { PackagesService } from "../Service.ts"
+import { PackagesService, type Stored } from "../Service.ts"
 import {
   type BoxMetadata,
+  boxMetadataOf,
   compareVersions,
   invalidName,
   invalidProvider,
   invalidVersion,
-  readBoxMetadata,
-  UnreadableBox
+  scanBox,
+  UnreadableBox,
+  unpackBound
 } from "./Metadata.ts"
 
 const TYPE = "vagrant"
@@ -52,43 +52,6 @@ const metadataOf = (json: string): BoxMetadata => {
     return {}
   }
 }
-
-/**
- * The first file of a multipart form, as a stream (the form is parsed as it arrives), or why
- * there is none. `release` stops reading the form.
- */
-const formFile = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.gen(function* () {
-    if (!/;\s*boundary=/i.test(request.headers["content-type"] ?? ""))
-      return "the form has no multipart boundary in its Content-Type"
-    let parser: MultipartStream
-    try {
-      parser = makeParser({ headers: request.headers, maxParts: 32, maxFieldSize: 64 * 1024 })
-    } catch {
-      return "the form has no multipart boundary in its Content-Type"
-    }
-    const source = requestBody(request)
-    source.pipe(parser)
-    parser.on("error", () => {})
-    const release = () => {
-      source.unpipe(parser)
-      parser.destroy()
-    }
-    const parts = parser[Symbol.asyncIterator]()
-    for (;;) {
-      const step = yield* Effect.promise(() =>
-        parts.next().then(
-          (next) => next,
-          () => undefined
-        )
-      )
-      if (step === undefined || step.done === true) {
-        release()
-        return step === undefined ? "the body is not a readable multipart form" : "the form has no file (the box)"
-      }
-      if ((step.value as Part)._tag === "File") return { body: step.value as Readable, release }
-    }
-  })
 
 export const VagrantRoutes = Layer.unwrap(
   Effect.gen(function* () {
@@ -161,31 +124,67 @@ export const VagrantRoutes = Layer.unwrap(
             400,
             "send the box itself as the request body (curl --upload-file my.box <url>), or as a file of a multipart form"
           )
-        // A form (Forgejo's too): the first file of any field is the box.
-        const form = type.startsWith("multipart/form-data") ? yield* formFile(request) : undefined
-        if (typeof form === "string") return vagrantError(400, form)
-        const stored = yield* packages
-          .store(
-            { owner, caller: caller!, type: TYPE },
-            form?.body ?? requestBody(request),
-            form === undefined ? contentLength(request) : undefined
+        // The box is read as it streams to storage (its info.json, and whether it is a box at all),
+        // as Pub reads its archive: never buffered, never read back. A form (Forgejo's too): the
+        // first file of any field is the box, through the one multipart reader (storage/Multipart.ts).
+        const isForm = type.startsWith("multipart/form-data")
+        if (isForm && !/;\s*boundary=/i.test(type))
+          return vagrantError(400, "the form has no multipart boundary in its Content-Type")
+        const length = isForm ? undefined : contentLength(request)
+        let received = 0
+        // Disk images compress a few times over; hundreds of times is a bomb (a GiB at least is
+        // read). Without a Content-Length, bounded by the bytes received so far.
+        const scan = scanBox(() => unpackBound(length ?? received))
+        let stored: Stored | undefined
+        let info: Effect.Effect<BoxMetadata, UnreadableBox> | undefined
+        const put = (body: AsyncIterable<Uint8Array>) =>
+          Effect.gen(function* () {
+            const teed = (async function* () {
+              for await (const chunk of body) {
+                received += chunk.length
+                await scan.write(chunk)
+                yield chunk
+              }
+            })()
+            stored = yield* packages
+              .store({ owner, caller: caller!, type: TYPE }, teed, length)
+              .pipe(Effect.onError(() => Effect.promise(() => scan.end().catch(() => undefined))))
+            const read = yield* Effect.promise(() =>
+              scan.end().then(
+                (found) => {
+                  try {
+                    return Effect.succeed(boxMetadataOf(found))
+                  } catch (error) {
+                    return Effect.fail(error as UnreadableBox)
+                  }
+                },
+                (error) =>
+                  Effect.fail(
+                    error instanceof UnreadableBox
+                      ? error
+                      : new UnreadableBox(`the box cannot be read: ${String(error)}`)
+                  )
+              )
+            )
+            info = read
+            return stored.blob
+          })
+        if (isForm) {
+          const form = yield* readMultipartUpload(request, {
+            fileField: undefined,
+            maxSize: Number.MAX_SAFE_INTEGER,
+            accept: () => Effect.void,
+            put
+          }).pipe(
+            // Refused or cut off after the box was stored (a later part, the client gone): give it back.
+            Effect.onError(() => (stored === undefined ? Effect.void : stored.discard))
           )
-          .pipe(Effect.ensuring(Effect.sync(() => form?.release())))
-        const storage = yield* BlobStorage
-        const read = yield* storage.open(stored.blob.sha256).pipe(
-          Effect.flatMap((opened) =>
-            Effect.tryPromise({
-              try: () => readBoxMetadata(opened.readable(), opened.size),
-              catch: (error) =>
-                error instanceof UnreadableBox ? error : new UnreadableBox(`the box cannot be read: ${String(error)}`)
-            })
-          ),
-          Effect.result
-        )
+          if (form.file === undefined) return vagrantError(400, "the form has no file (the box)")
+        } else yield* put(requestBody(request))
+        const read = yield* Effect.result(info!)
         if (read._tag === "Failure") {
-          yield* stored.discard
-          const error = read.failure
-          return vagrantError(400, error instanceof UnreadableBox ? error.message : "the box cannot be read")
+          yield* stored!.discard
+          return vagrantError(400, read.failure.message)
         }
         yield* packages.create(
           {
@@ -203,7 +202,7 @@ export const VagrantRoutes = Layer.unwrap(
               properties: [{ name: PROVIDER_PROPERTY, value: provider.slice(0, -".box".length) }]
             }
           },
-          stored
+          stored!
         )
         return HttpServerResponse.empty({ status: 201 })
       })
