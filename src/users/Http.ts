@@ -41,40 +41,38 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
       return HttpServerResponse.uint8Array(body, { contentType: "application/json" })
     }
 
-    return (
-      handlers
-        .handle("getAuthenticatedUser", () =>
-          Effect.map(signedInCaller, (me) => respond(User, toApiUser(settings, me.user, me)))
-        )
-        .handle("searchUsers", ({ query }) =>
-          Effect.gen(function* () {
-            const viewer = Option.getOrUndefined(yield* Caller)
-            const page = yield* resolvePage(query)
-            const keyword = query.q?.trim()
-            const found = yield* searchOrFailure(
-              "user search",
-              users.search(
-                viewer,
-                {
-                  keyword: keyword === "" ? undefined : keyword,
-                  uid: formInt(query.uid),
-                  sort: parseSort(query.sort)
-                },
-                page
-              )
+    return handlers
+      .handle("getAuthenticatedUser", () =>
+        Effect.map(signedInCaller, (me) => respond(User, toApiUser(settings, me.user, me)))
+      )
+      .handle("searchUsers", ({ query }) =>
+        Effect.gen(function* () {
+          const viewer = Option.getOrUndefined(yield* Caller)
+          const page = yield* resolvePage(query)
+          const keyword = query.q?.trim()
+          const found = yield* searchOrFailure(
+            "user search",
+            users.search(
+              viewer,
+              {
+                keyword: keyword === "" ? undefined : keyword,
+                uid: formInt(query.uid),
+                sort: parseSort(query.sort)
+              },
+              page
             )
-            if (HttpServerResponse.isHttpServerResponse(found)) return found
-            yield* setListHeaders(page, found.total, { withLink: true })
-            return { ok: true, data: found.rows.map((row) => toApiUser(settings, row, viewer)) }
-          })
-        )
+          )
+          if (HttpServerResponse.isHttpServerResponse(found)) return found
+          yield* setListHeaders(page, found.total, { withLink: true })
+          return { ok: true, data: found.rows.map((row) => toApiUser(settings, row, viewer)) }
+        })
+      )
+      .handle("getUser", ({ params }) =>
         // Two steps, not a generator: the commonest authenticated request of API clients.
-        .handle("getUser", ({ params }) =>
-          Effect.flatMap(Caller, (caller) => {
-            const viewer = Option.getOrUndefined(caller)
-            return Effect.map(users.visible(viewer, params.username), (user) => renderedUser(user, viewer))
-          })
-        )
-    )
+        Effect.flatMap(Caller, (caller) => {
+          const viewer = Option.getOrUndefined(caller)
+          return Effect.map(users.visible(viewer, params.username), (user) => renderedUser(user, viewer))
+        })
+      )
   })
 )
