@@ -68,10 +68,9 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
         })
       )
       .handle("getUser", ({ params }) =>
-        // Two steps, not a generator: the commonest authenticated request of API clients.
-        Effect.flatMap(Caller, (caller) => {
-          const viewer = Option.getOrUndefined(caller)
-          return Effect.map(users.visible(viewer, params.username), (user) => renderedUser(user, viewer))
+        Effect.gen(function* () {
+          const viewer = Option.getOrUndefined(yield* Caller)
+          return renderedUser(yield* users.visible(viewer, params.username), viewer)
         })
       )
   })
