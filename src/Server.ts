@@ -5,7 +5,7 @@
 // the answers no single route gives: 405 with `Allow` for a known path, 503 while the database
 // is down.
 
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type Server, ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Context, Effect, Layer } from "effect"
@@ -267,9 +267,15 @@ export const ApiHandlers = Layer.mergeAll(
   PackageCleanupHttp
 )
 
+/**
+ * What API handlers read while they run (paging reads Settings: src/http/Pagination.ts); every other
+ * service at build. The server starts each request with them (`requestContext`), so that no route
+ * adds them per request.
+ */
+const API_PER_REQUEST = [Settings] as const
+
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
-  // Handlers read Settings while they run (paging: src/http/Pagination.ts); every other service at build.
-  Layer.provide(narrowGroups(HearthApi, ApiHandlers, [Settings])),
+  Layer.provide(narrowGroups(HearthApi, ApiHandlers, API_PER_REQUEST, "server")),
   Layer.provide([JsonBodyCheckLive, RepoAssignmentLive, AuthenticationLive, ErrorResponsesLive])
 )
 
@@ -327,12 +333,19 @@ const movement = (socket: Socket): string => {
   return `${socket.bytesRead}/${socket.bytesWritten}/${socket.writableLength}/${queued}`
 }
 
-interface InFlight {
-  readonly request: IncomingMessage
-  readonly response: ServerResponse
+/** What the sweep last saw of a connection: its movement, and since when it has not changed. */
+interface Watched {
   seen: string
   since: number
 }
+
+/**
+ * The request a connection is on, or was last on: its parser's current message (Node's
+ * `parser.incoming`, set when the request's headers complete, kept until the next request's or the
+ * connection's end). Read by the sweep only, so that no request pays for being watched.
+ */
+const currentRequest = (socket: Socket): IncomingMessage | undefined =>
+  (socket as { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming ?? undefined
 
 /**
  * BODY_IDLE_TIMEOUT: a request whose client stalls — sends no byte of a body it has not finished,
@@ -342,34 +355,37 @@ interface InFlight {
  * the client's and does not count. A reader is seen to move when the system's send buffer drains,
  * which it does in bursts (the kernel wakes the writer once much of the buffer is free): the limit
  * must stay well above the time a slow client takes to read that much, as the default's minute is.
- * One sweep over the requests in flight every quarter of the limit, no timer per request; a
- * request leaves the set as soon as its response is sent and its body read, so the set holds only
- * what is really in flight.
+ * One sweep over the open connections every quarter of the limit: no timer, listener or entry per
+ * request (they were a few per cent of the CPU of the cheapest requests, infra/bench/README.md
+ * "Issue 16: per-request cost, session 29"); a connection is watched from its start to its close,
+ * and waits for its client only while its current request's body is unfinished or its response's
+ * bytes are queued.
  */
 const watchStalledClients = (server: Server, idleMs: number) => {
-  // Keyed by the response, so that its one `finish` listener, shared by all (`sent`), finds its entry.
-  const inFlight = new Map<ServerResponse, InFlight>()
+  const open = new Map<Socket, Watched>()
   const sweep = () => {
     const now = Date.now()
-    for (const entry of inFlight.values()) {
-      const { request, response } = entry
-      // Node drops a request's socket (null) once its connection has moved on without the body read.
-      const socket = request.socket as typeof request.socket | null
-      if (socket === null || socket.destroyed || (request.complete && response.writableFinished)) {
-        inFlight.delete(response)
+    for (const [socket, entry] of open) {
+      if (socket.destroyed) {
+        open.delete(socket)
         continue
       }
+      const request = currentRequest(socket)
       const seen = movement(socket)
       // Waiting for the client: for body bytes nobody holds back (nothing unread is buffered and
       // reading is not paused), or to take response bytes that are queued on the socket.
       const awaitingBody =
-        !request.complete && request.readableLength === 0 && request.readableFlowing !== false && !socket.isPaused()
+        request !== undefined &&
+        !request.complete &&
+        request.readableLength === 0 &&
+        request.readableFlowing !== false &&
+        !socket.isPaused()
       const awaitingReader = socket.writableLength > 0
       if (entry.since === 0 || seen !== entry.seen || !(awaitingBody || awaitingReader)) {
         entry.seen = seen
         entry.since = now
       } else if (now - entry.since >= idleMs) {
-        inFlight.delete(response)
+        open.delete(socket)
         socket.destroy()
       }
     }
@@ -377,17 +393,48 @@ const watchStalledClients = (server: Server, idleMs: number) => {
   const timer = setInterval(sweep, clamp(idleMs / 4, 25, 5_000))
   timer.unref()
   server.once("close", () => clearInterval(timer))
-  return {
-    /** Watches a request from its start (the sweep takes its first measure). */
-    track: (request: IncomingMessage, response: ServerResponse): void => {
-      inFlight.set(response, { request, response, seen: "", since: 0 })
-    },
-    /** Its response was sent: done, unless the client has still not finished sending its body. */
-    sent: (response: ServerResponse) => {
-      if (response.req.complete) inFlight.delete(response)
+  const forget = function (this: Socket) {
+    open.delete(this)
+  }
+  server.on("connection", (socket: Socket) => {
+    // Closed at once by Node when over the cap (maxConnections): nothing to watch.
+    if (socket.destroyed) return
+    open.set(socket, { seen: "", since: 0 })
+    socket.once("close", forget)
+  })
+  /** The open connections. */
+  return () => open.keys()
+}
+
+/** `X-Content-Type-Options: nosniff` on every response, errors and 404s included. */
+const NOSNIFF = "x-content-type-options"
+
+/**
+ * Node's response, adding `nosniff` to the headers `writeHead` is given (a route's own value wins,
+ * as it did when set earlier). Setting it on each response up front instead made Node merge every
+ * header of the response through `setHeader`, one validation each (its "progressive" path).
+ */
+class HearthResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+  override writeHead(statusCode: number, ...rest: Array<any>): this {
+    // Node's own reading: `(status, message?, headers?)`, the message only when it is a string.
+    const message: string | undefined = typeof rest[0] === "string" ? rest[0] : undefined
+    const given = rest[1] ?? (typeof rest[0] === "string" ? undefined : rest[0])
+    if (Array.isArray(given) || this.hasHeader(NOSNIFF)) {
+      if (!this.hasHeader(NOSNIFF) && !(given as Array<unknown>).some((h) => isNosniff(h))) {
+        this.setHeader(NOSNIFF, "nosniff")
+      }
+      return super.writeHead(statusCode, message as string, given)
     }
+    return super.writeHead(
+      statusCode,
+      message as string,
+      given === undefined ? NOSNIFF_ONLY : { [NOSNIFF]: "nosniff", ...given }
+    )
   }
 }
+const NOSNIFF_ONLY = Object.freeze({ [NOSNIFF]: "nosniff" })
+const isNosniff = (header: unknown) =>
+  (Array.isArray(header) ? header[0] : header)?.toString().toLowerCase() === NOSNIFF
 
 /**
  * The Node server, with the client bounds (`ClientLimits`) and two guards effect's adapter lacks:
@@ -400,6 +447,7 @@ const watchStalledClients = (server: Server, idleMs: number) => {
  */
 export const makeNodeServer = (limits: ClientLimits = clientLimits(resolveSettings({}).server)) => {
   const server = createServer({
+    ServerResponse: HearthResponse,
     // No overall request deadline: a large push or clone may take longer than Node's default 300 s;
     // slow senders are bounded by the gaps they leave instead (watchStalledClients).
     requestTimeout: 0,
@@ -413,26 +461,21 @@ export const makeNodeServer = (limits: ClientLimits = clientLimits(resolveSettin
   // Connections beyond the cap are closed as soon as they are accepted; open ones are unaffected.
   server.maxConnections = limits.maxConnections
   server.maxRequestsPerSocket = limits.keepAliveMaxRequests
-  const stalled = watchStalledClients(server, limits.idleTimeoutMs)
-  let closing = false
+  const connections = watchStalledClients(server, limits.idleTimeoutMs)
+  // Once closing (and only then): each response done closes the connections left idle.
+  const closeIdle = () => setImmediate(() => server.closeIdleConnections())
+  const closeWhenDone = (response: ServerResponse) => response.once("finish", closeIdle)
   const close = server.close.bind(server)
   server.close = ((callback?: (error?: Error) => void) => {
-    closing = true
+    // The responses in progress (Node's `_httpMessage`: a connection's response being written),
+    // then every request that still arrives on an open connection.
+    for (const socket of connections()) {
+      const response = (socket as { _httpMessage?: ServerResponse | null })._httpMessage
+      if (response instanceof ServerResponse && !response.writableFinished) closeWhenDone(response)
+    }
+    server.on("request", (_request: IncomingMessage, response: ServerResponse) => closeWhenDone(response))
     return close(callback)
   }) as typeof server.close
-  // One listener for every response's `finish` (`this` is the response), not a closure and a
-  // `once` wrapper per request: a few per cent of the CPU of the cheapest requests
-  // (infra/bench/README.md, "Issue 16: the bundle (session 28)").
-  function finished(this: ServerResponse) {
-    stalled.sent(this)
-    if (closing) setImmediate(() => server.closeIdleConnections())
-  }
-  server.on("request", (request: IncomingMessage, response: ServerResponse) => {
-    // On every response, errors and 404s included; Node merges it with the headers written later.
-    response.setHeader("x-content-type-options", "nosniff")
-    stalled.track(request, response)
-    response.on("finish", finished)
-  })
   const early: Array<readonly [IncomingMessage, ServerResponse]> = []
   let handler: ((request: IncomingMessage, response: ServerResponse) => void) | undefined
   const hold = (request: IncomingMessage, response: ServerResponse) => {
@@ -465,7 +508,8 @@ export interface ListenOptions {
 // without the application's (~100) or those only its layers use: the command line's, the
 // database client, the cluster and workflow engine that run durable jobs (22 → 9 entries). What
 // effect's HTTP machinery reads while a request runs stays: loggers and log level, the body limit,
-// HttpPlatform and Etag, and FileSystem and Path (multipart bodies are written to temp files).
+// HttpPlatform and Etag, and FileSystem and Path (multipart bodies are written to temp files); and
+// what the API's handlers read per request (`API_PER_REQUEST`).
 const BUILD_ONLY = [
   "hearth/",
   "effect/cli/",
@@ -483,8 +527,13 @@ const BUILD_ONLY = [
 /** The server's context less what only building the application needed (exported for a test). */
 export const requestContext = <A>(context: Context.Context<A>): Context.Context<A> =>
   Context.makeUnsafe(
-    new Map([...context.mapUnsafe].filter(([key]) => !BUILD_ONLY.some((prefix) => key.startsWith(prefix))))
+    new Map(
+      [...context.mapUnsafe].filter(
+        ([key]) => PER_REQUEST_KEYS.has(key) || !BUILD_ONLY.some((prefix) => key.startsWith(prefix))
+      )
+    )
   )
+const PER_REQUEST_KEYS: ReadonlySet<string> = new Set(API_PER_REQUEST.map((service) => service.key))
 
 const STANDARD_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "QUERY"] as const
 

@@ -47,7 +47,24 @@ const ProbeHttp = HttpApiBuilder.group(ProbeApi, "probe", (handlers) =>
   })
 )
 
+/** The probe API served on a fresh port; `perRequest` as `narrowGroups` takes it. */
+const serveProbe = async (scope: Scope.Closeable, source: "route" | "server") => {
+  const port = await freePort()
+  const groups = narrowGroups(ProbeApi, ProbeHttp, [Clock], source).pipe(
+    Layer.provide([Layer.succeed(Greeter, { greeting: "hello" }), Layer.succeed(Clock, { now: "noon" })])
+  )
+  const routes = HttpApiBuilder.layer(ProbeApi).pipe(Layer.provide(groups), Layer.provide(StampLive))
+  const served = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),
+    // "server": the server's own context holds what handlers read per request (as Hearth's does).
+    Layer.provide(source === "server" ? Layer.succeed(Clock, { now: "noon" }) : Layer.empty)
+  )
+  await Effect.runPromise(Layer.buildWithScope(served, scope))
+  return `http://127.0.0.1:${port}`
+}
+
 let base: string
+let serverBase: string
 const scope = Effect.runSync(Scope.make())
 let hearth: Hearth
 beforeAll(async () => {
@@ -63,6 +80,7 @@ beforeAll(async () => {
   )
   await Effect.runPromise(Layer.buildWithScope(served, scope))
   base = `http://127.0.0.1:${port}`
+  serverBase = await serveProbe(scope, "server")
   hearth = await startHearth()
   await createUser(hearth, { username: "alice" })
   await createUser(hearth, { username: "alicia" })
@@ -90,6 +108,22 @@ describe("an API request's context", () => {
     expect([time.status, await time.json()]).toEqual([200, "noon"])
   })
 
+  it("adds nothing to a request's context when the server's holds what handlers read (no copy per request)", async () => {
+    // "route": the route adds the middleware and the listed service to each request's context.
+    const routeKeys = (await (await fetch(`${base}/keys`)).json()) as Array<string>
+    expect(routeKeys).toContain("test/Stamp")
+    // "server": the request's context is the server's and the router's; the middleware still applies.
+    const res = await fetch(`${serverBase}/keys`)
+    const keys = (await res.json()) as Array<string>
+    expect(keys).toContain("test/Clock")
+    expect(keys).not.toContain("test/Stamp")
+    expect(keys).not.toContain("test/Greeter")
+    expect(res.headers.get("x-stamp")).toBe("yes")
+    const [greet, time] = await Promise.all([fetch(`${serverBase}/greet`), fetch(`${serverBase}/time`)])
+    expect([greet.status, await greet.json(), greet.headers.get("x-stamp")]).toEqual([200, "hello", "yes"])
+    expect([time.status, await time.json()]).toEqual([200, "noon"])
+  })
+
   it("is checked when compiled: a service read per request and not listed is a type error", () => {
     // \`npm run typecheck\` fails if this line compiles.
     // @ts-expect-error Clock is read per request and not listed
@@ -102,6 +136,7 @@ describe("an API request's context", () => {
     // the cluster that runs durable jobs, the HTTP machinery), one service standing for each.
     const keys = [
       "hearth/users/UsersService",
+      "hearth/config/Settings",
       "effect/FileSystem",
       "effect/Path",
       "~effect/Stdio",
@@ -124,6 +159,8 @@ describe("an API request's context", () => {
     ]
     const context = Context.makeUnsafe<never>(new Map(keys.map((key) => [key, {}])))
     expect([...requestContext(context).mapUnsafe.keys()]).toEqual([
+      // Read by the API's handlers per request (src/Server.ts API_PER_REQUEST).
+      "hearth/config/Settings",
       "effect/FileSystem",
       "effect/Path",
       "effect/Scope",

@@ -29,6 +29,7 @@ import {
   machineLine,
   median,
   nodeBin,
+  parseServers,
   pct,
   positive,
   preparePostgres,
@@ -54,7 +55,13 @@ const config = {
     if (b !== "postgres" && b !== "embedded") throw new Error(`BENCH_BACKENDS: unknown back-end "${b}"`)
     return b as BackendName
   }),
-  output: process.env.BENCH_OUTPUT
+  output: process.env.BENCH_OUTPUT,
+  // BENCH_SERVERS (`label=dir[:flags]`, as bench:memory's): several checkouts side by side, each
+  // against the same ceiling in every round, in turn; default: this checkout alone.
+  servers:
+    process.env.BENCH_SERVERS === undefined || process.env.BENCH_SERVERS === ""
+      ? undefined
+      : parseServers(process.env.BENCH_SERVERS)
 }
 
 // Issue 16 item 6 (issue 2's were 50 % / 30 %, 200 MB and 1.5 s for both databases).
@@ -133,25 +140,38 @@ const main = async () => {
   log(`node ${nodeVersion}; ${config.rounds} rounds × ${config.duration} s per case, ${config.connections} connections`)
 
   let pgVersion: string | undefined
-  const backends: Array<Backend> = []
+  const servers = config.servers ?? [{ label: "", tree: root, nodeArgs: [], env: {} }]
+  const backends: Array<Backend & { readonly label: string }> = []
   for (const name of config.backends) {
-    const dataDir = join(tmp, `data-${name}`)
-    if (name === "postgres") {
-      const pg = await preparePostgres()
-      pgVersion = pg.server
-      backends.push({ name, dataDir, databaseUrl: pg.url, logFile: join(tmp, `${name}.log`) })
-    } else {
-      backends.push({ name, dataDir, logFile: join(tmp, `${name}.log`) })
+    for (const server of servers) {
+      const suffix = server.label === "" ? name : `${name}-${server.label}`
+      const common = {
+        name,
+        label: server.label,
+        dataDir: join(tmp, `data-${suffix}`),
+        logFile: join(tmp, `${suffix}.log`),
+        ...(config.servers === undefined ? {} : { tree: server.tree, nodeArgs: server.nodeArgs, env: server.env })
+      }
+      if (name === "postgres") {
+        const pg = await preparePostgres()
+        pgVersion = pg.server
+        backends.push({ ...common, databaseUrl: pg.url })
+      } else {
+        backends.push(common)
+      }
     }
   }
 
   // Set-up: account (before the first start), server, token, the bytes the ceiling will answer.
   const setups: Array<{
-    backend: Backend
+    backend: Backend & { readonly label: string }
     hearth: Running
     ceiling: { child: ChildProcess; base: string }
     cases: Array<Case>
   }> = []
+  // One ceiling per database, answering the first server's bytes; every server of that database is
+  // compared with it, round by round.
+  const ceilings = new Map<BackendName, { child: ChildProcess; base: string }>()
   for (const backend of backends) {
     log(`${backend.name}: creating the account`)
     await createAccount(backend, ACCOUNT)
@@ -166,46 +186,65 @@ const main = async () => {
         headers: { authorization: `token ${token}` }
       }
     ]
-    const responses: Record<string, unknown> = {}
-    for (const c of cases) responses[c.path] = await recordReply(hearth.base, c)
-    const ceiling = await startCeiling(responses)
+    let ceiling = ceilings.get(backend.name)
+    if (ceiling === undefined) {
+      const responses: Record<string, unknown> = {}
+      for (const c of cases) responses[c.path] = await recordReply(hearth.base, c)
+      ceiling = await startCeiling(responses)
+      ceilings.set(backend.name, ceiling)
+    }
     setups.push({ backend, hearth, ceiling, cases })
   }
+  const name = (backend: { readonly name: string; readonly label: string }) =>
+    backend.label === "" ? backend.name : `${backend.name} ${backend.label}`
 
   // Throughput: Hearth and its ceiling back to back for each case, alternating which goes first.
   const pairs = new Map<string, Array<Pair>>()
   for (let round = 1; round <= config.rounds; round++) {
-    for (const { backend, hearth, ceiling, cases } of setups) {
-      for (const c of cases) {
-        const run = async (base: string, who: string) => {
-          if (round === 1) await load(`${base}${c.path}`, c.headers, config.warmup)
-          const sample = await load(`${base}${c.path}`, c.headers, config.duration)
+    for (const database of config.backends) {
+      const here = setups.filter((s) => s.backend.name === database)
+      const ceiling = here[0]!.ceiling
+      for (const [i, c] of here[0]!.cases.entries()) {
+        const run = async (base: string, path: string, headers: Record<string, string>, who: string) => {
+          if (round === 1) await load(`${base}${path}`, headers, config.warmup)
+          const sample = await load(`${base}${path}`, headers, config.duration)
           log(
-            `round ${round} ${backend.name} ${c.name} ${who}: ${fmt(sample.rps)} req/s, p50 ${fmt(sample.p50, 2)} ms, p99 ${fmt(sample.p99, 2)} ms${sample.bad > 0 ? `, ${sample.bad} FAILED` : ""}`
+            `round ${round} ${database} ${c.name} ${who}: ${fmt(sample.rps)} req/s, p50 ${fmt(sample.p50, 2)} ms, p99 ${fmt(sample.p99, 2)} ms${sample.bad > 0 ? `, ${sample.bad} FAILED` : ""}`
           )
           return sample
         }
-        let h: Sample, k: Sample
-        if (round % 2 === 1) {
-          k = await run(ceiling.base, "ceiling")
-          h = await run(hearth.base, "hearth")
-        } else {
-          h = await run(hearth.base, "hearth")
-          k = await run(ceiling.base, "ceiling")
+        // The ceiling and each server in turn, the order reversed every other round.
+        const order: Array<(typeof here)[number] | undefined> = [undefined, ...here]
+        if (round % 2 === 0) order.reverse()
+        const samples = new Map<(typeof here)[number] | undefined, Sample>()
+        for (const who of order) {
+          const own = who?.cases[i] ?? c
+          samples.set(
+            who,
+            await run(
+              who === undefined ? ceiling.base : who.hearth.base,
+              own.path,
+              own.headers,
+              who === undefined ? "ceiling" : `hearth${who.backend.label === "" ? "" : ` ${who.backend.label}`}`
+            )
+          )
         }
-        const key = `${backend.name}/${c.name}`
-        pairs.set(key, [...(pairs.get(key) ?? []), { round, hearth: h, ceiling: k }])
+        for (const s of here) {
+          const key = `${name(s.backend)}/${c.name}`
+          pairs.set(key, [
+            ...(pairs.get(key) ?? []),
+            { round, hearth: samples.get(s)!, ceiling: samples.get(undefined)! }
+          ])
+        }
       }
     }
   }
-  for (const { hearth, ceiling } of setups) {
-    await stopChild(hearth.child)
-    await stopChild(ceiling.child)
-  }
+  for (const { hearth } of setups) await stopChild(hearth.child)
+  for (const ceiling of ceilings.values()) await stopChild(ceiling.child)
 
   // Memory: a fresh server left idle a few seconds (what start-up left behind, once V8 and the
   // database have settled), then a fixed number of requests (both cases alternately).
-  const memory = new Map<BackendName, { idleMb: number; rssMb: number; peakMb: number; bad: number }>()
+  const memory = new Map<string, { idleMb: number; rssMb: number; peakMb: number; bad: number }>()
   for (const { backend, cases } of setups) {
     const hearth = await startHearth(backend)
     await sleep(config.idleWait * 1000)
@@ -213,15 +252,15 @@ const main = async () => {
     const bad = await loadAmount(hearth.base, cases, config.rssRequests)
     await sleep(500)
     const after = rssOf(hearth.child.pid!)
-    memory.set(backend.name, { idleMb: idle.rssMb, rssMb: after.rssMb, peakMb: after.peakMb, bad })
+    memory.set(name(backend), { idleMb: idle.rssMb, rssMb: after.rssMb, peakMb: after.peakMb, bad })
     log(
-      `${backend.name}: RSS ${fmt(idle.rssMb)} MB idle, ${fmt(after.rssMb)} MB after ${config.rssRequests} requests (peak ${fmt(after.peakMb)} MB)`
+      `${name(backend)}: RSS ${fmt(idle.rssMb)} MB idle, ${fmt(after.rssMb)} MB after ${config.rssRequests} requests (peak ${fmt(after.peakMb)} MB)`
     )
     await stopChild(hearth.child)
   }
 
   // Start-up with an existing data dir (account made, schema migrated).
-  const startup = new Map<BackendName, Array<number>>()
+  const startup = new Map<string, Array<number>>()
   for (const { backend } of setups) {
     const times: Array<number> = []
     for (let i = 0; i < config.starts; i++) {
@@ -229,8 +268,8 @@ const main = async () => {
       times.push(hearth.startMs)
       await stopChild(hearth.child)
     }
-    startup.set(backend.name, times)
-    log(`${backend.name}: start to first 200: ${times.map((t) => fmt(t)).join(", ")} ms`)
+    startup.set(name(backend), times)
+    log(`${name(backend)}: start to first 200: ${times.map((t) => fmt(t)).join(", ")} ms`)
   }
 
   // ---------------------------------------------------------------- report
@@ -252,7 +291,7 @@ const main = async () => {
   const results: Record<string, unknown> = {}
   for (const { backend, cases } of setups) {
     for (const c of cases) {
-      const list = pairs.get(`${backend.name}/${c.name}`) ?? []
+      const list = pairs.get(`${name(backend)}/${c.name}`) ?? []
       const ratios = list.map((p) => p.hearth.rps / p.ceiling.rps)
       const ratio = median(ratios)
       const target = TARGETS[c.name]
@@ -262,9 +301,9 @@ const main = async () => {
       const hearthRps = median(list.map((p) => p.hearth.rps))
       const ceilingRps = median(list.map((p) => p.ceiling.rps))
       out(
-        `| ${backend.name} | ${c.label} | ${fmt(hearthRps)} | ${fmt(ceilingRps)} | **${pct(ratio)}** (${ratios.map(pct).join(", ")}) | ${fmt(median(list.map((p) => p.hearth.p50)), 2)} / ${fmt(median(list.map((p) => p.hearth.p99)), 2)} | ${fmt(median(list.map((p) => p.ceiling.p50)), 2)} / ${fmt(median(list.map((p) => p.ceiling.p99)), 2)} | ≥ ${pct(target)} | ${met ? "yes" : failed ? "NO (failed requests)" : `NO (${fmt((target - ratio) * 100, 1)} points short)`} |`
+        `| ${name(backend)} | ${c.label} | ${fmt(hearthRps)} | ${fmt(ceilingRps)} | **${pct(ratio)}** (${ratios.map(pct).join(", ")}) | ${fmt(median(list.map((p) => p.hearth.p50)), 2)} / ${fmt(median(list.map((p) => p.hearth.p99)), 2)} | ${fmt(median(list.map((p) => p.ceiling.p50)), 2)} / ${fmt(median(list.map((p) => p.ceiling.p99)), 2)} | ≥ ${pct(target)} | ${met ? "yes" : failed ? "NO (failed requests)" : `NO (${fmt((target - ratio) * 100, 1)} points short)`} |`
       )
-      results[`${backend.name}/${c.name}`] = { ratio, ratios, hearthRps, ceilingRps, rounds: list }
+      results[`${name(backend)}/${c.name}`] = { ratio, ratios, hearthRps, ceilingRps, rounds: list }
     }
   }
   out()
@@ -274,8 +313,9 @@ const main = async () => {
   out("|---|---:|---:|---:|---:|---|")
   for (const [name, m] of memory) {
     // PostgreSQL: after the requests; embedded: idle (the database's own memory, issue 16).
-    const [value, limit, what] =
-      name === "postgres" ? [m.rssMb, TARGETS.rssMb, "after"] : [m.idleMb, TARGETS.embeddedIdleMb, "idle"]
+    const [value, limit, what] = name.startsWith("postgres")
+      ? [m.rssMb, TARGETS.rssMb, "after"]
+      : [m.idleMb, TARGETS.embeddedIdleMb, "idle"]
     const met = value <= limit && m.bad === 0
     if (!met) missed++
     out(
@@ -288,7 +328,7 @@ const main = async () => {
   out("|---|---:|---:|---:|---|")
   for (const [name, times] of startup) {
     const m = median(times)
-    const limit = TARGETS.startMs[name]
+    const limit = TARGETS.startMs[name.startsWith("postgres") ? "postgres" : "embedded"]
     const met = m <= limit
     if (!met) missed++
     out(

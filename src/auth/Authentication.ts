@@ -31,11 +31,12 @@ export type Credentials =
 
 /** Reads `Authorization`: exactly two whitespace-separated fields, the scheme word ASCII case-insensitive. */
 export const parseAuthorization = (header: string | undefined): Credentials => {
-  const fields = (header ?? "").trim().split(/\s+/)
-  if (fields.length !== 2) return { kind: "none" }
+  if (header === undefined) return NO_CREDENTIALS
+  const fields = header.trim().split(/\s+/)
+  if (fields.length !== 2) return NO_CREDENTIALS
   const [scheme, value] = fields as [string, string]
   // ASCII-only case folding, so look-alike letters (e.g. the Kelvin sign) do not match.
-  const word = scheme.replace(/[A-Z]/g, (c) => c.toLowerCase())
+  const word = scheme === "token" ? scheme : scheme.replace(/[A-Z]/g, (c) => c.toLowerCase())
   if (word === "token" || word === "bearer") return { kind: "token", token: value }
   if (word === "basic") {
     const decoded = Buffer.from(value, "base64").toString("utf8")
@@ -43,8 +44,9 @@ export const parseAuthorization = (header: string | undefined): Credentials => {
     if (colon < 0) return { kind: "basic", username: decoded, password: "" }
     return { kind: "basic", username: decoded.slice(0, colon), password: decoded.slice(colon + 1) }
   }
-  return { kind: "none" }
+  return NO_CREDENTIALS
 }
+const NO_CREDENTIALS: Credentials = { kind: "none" }
 
 export class Authentication extends HttpApiMiddleware.Service<Authentication>()("hearth/http/Authentication", {
   error: [Errors.Unauthorized, Errors.Forbidden, Errors.TooManyRequests, Errors.NotFoundEmpty]
@@ -99,7 +101,8 @@ export const AuthenticationLive = Layer.effect(
 
     const resolve = (
       request: HttpServerRequest.HttpServerRequest,
-      token: string
+      token: string,
+      credentials: Credentials
     ): Effect.Effect<Principal, Errors.Unauthorized | Errors.TooManyRequests, HttpServerRequest.HttpServerRequest> => {
       if (token !== "") {
         if (settings.security.DISABLE_QUERY_AUTH_TOKEN) {
@@ -115,7 +118,6 @@ export const AuthenticationLive = Layer.effect(
         }
         return Effect.andThen(addWarning, authenticator.byToken(token))
       }
-      const credentials = parseAuthorization(request.headers["authorization"])
       if (credentials.kind === "token") return authenticator.byToken(credentials.token)
       // Then an HTTP signature made with an SSH key (Forgejo's order); a bad one is a 401.
       if (request.headers["signature"] !== undefined) return signatures.authenticate(request)
@@ -154,26 +156,25 @@ export const AuthenticationLive = Layer.effect(
         const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
         const token = queryToken(request.url)
         const sudo = sudoName(request, fiber.context)
-        const authorization = request.headers["authorization"]
-        if (
-          token === "" &&
-          (authorization === undefined || parseAuthorization(authorization).kind === "none") &&
-          request.headers["signature"] === undefined
-        ) {
+        // Parsed once per request (it was twice: here and in `resolve`).
+        const credentials = parseAuthorization(request.headers["authorization"])
+        if (token === "" && credentials.kind === "none" && request.headers["signature"] === undefined) {
           const refused = anonymousRefused ?? (sudo !== "" ? Errors.forbidden(SUDO_REFUSED) : signInRequired)
           return refused === undefined ? httpEffect : Effect.fail(refused)
         }
-        return Effect.flatMap(resolve(request, token), (principal) => {
+        const proceed = (principal: Principal, caller: Principal) => {
+          // The scope check is the administrator's token's, whoever the request now acts as.
+          const refused = allow(request, principal)
+          if (refused !== undefined) return Effect.fail(refused as never)
+          setCaller(request, caller)
+          return httpEffect
+        }
+        // Eager: a token found in the cache (an effect already complete) costs no step of its own.
+        return Effect.flatMapEager(resolve(request, token, credentials), (principal) => {
           const account = accountRefusal(principal.user, settings.server.ROOT_URL)
           if (account !== undefined) return Effect.fail(Errors.forbidden(account) as never)
-          const acting = sudo === "" ? Effect.succeed(principal) : switchTo(principal, sudo)
-          return Effect.flatMap(acting, (caller) => {
-            // The scope check is the administrator's token's, whoever the request now acts as.
-            const refused = allow(request, principal)
-            if (refused !== undefined) return Effect.fail(refused as never)
-            setCaller(request, caller)
-            return httpEffect
-          })
+          if (sudo === "") return proceed(principal, principal)
+          return Effect.flatMap(switchTo(principal, sudo), (caller) => proceed(principal, caller))
         })
       })
     })

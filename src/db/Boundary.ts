@@ -4,13 +4,18 @@
 // defects (src/health/Database.ts `answerOutage`, 503) and answers any other as a logged 500.
 // A failure a caller must react to (a unique violation meaning "already exists") is decided inside
 // the repository and returned as a typed error (`uniqueViolation`).
-import { Data, Effect } from "effect"
+import { Data, Effect, Exit } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 
 /** `effect` with its `SqlError`s turned into defects. */
 export const dieOnSqlError = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError>, R> =>
-  Effect.catch(effect, (error) => (isSqlError(error) ? Effect.die(error) : Effect.fail(error as Exclude<E, SqlError>)))
+  // A result already there (a repository's cache hit) has no SqlError to turn: no step added to it.
+  Exit.isExit(effect) && Exit.isSuccess(effect)
+    ? (effect as Exit.Exit<A, never>)
+    : Effect.catch(effect, (error) =>
+        isSqlError(error) ? Effect.die(error) : Effect.fail(error as Exclude<E, SqlError>)
+      )
 
 /** A method of the service `S` as its repository implements it: it may also fail with `SqlError`. */
 type WithSqlError<F> =

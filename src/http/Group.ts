@@ -5,7 +5,11 @@
 // services when their group is built, so a request needs from that context only the API's
 // middlewares (which the route looks up once, when it is built) and the few services a handler
 // reads while it runs (`perRequest`). `narrowGroups` builds each group's routes again from its
-// handlers with just those.
+// handlers with just those. Even that copy (effect merges a route's context into the request's:
+// two copies of the request's context, ~4 % of `GET /api/v1/version`) is avoided when the server
+// starts its requests with the `perRequest` services already in them (src/Server.ts
+// `requestContext`): a route then gets a context that lends the middlewares to effect's route
+// builder and adds nothing to a request (`lending`).
 
 import { Context, Effect, Layer } from "effect"
 import type { HttpRouter } from "effect/http"
@@ -29,6 +33,24 @@ type HandlerToRoute = (
 ) => HttpRouter.Route<any, any>
 
 const handlerToRoute = (HttpApiBuilder as unknown as { readonly handlerToRoute?: HandlerToRoute }).handlerToRoute
+
+/**
+ * A context holding `services` for look-ups (effect's route builder finds each endpoint's
+ * middlewares in it, once) that is empty when merged into another: effect's `Context.merge` leaves
+ * the request's context as it is, instead of copying it twice per request. It reads `mapUnsafe`
+ * (its flattened map, here empty) to merge and the base map to look a key up; should a version of
+ * effect read them otherwise, the probe below sees it and a plain context is used, which costs the
+ * copy but never a service.
+ */
+const lending = (services: Map<string, unknown>): Context.Context<never> => {
+  const context = Context.makeUnsafe<never>(services)
+  ;(context as unknown as { _flat: Map<string, unknown> })._flat = new Map()
+  const probe = Context.makeUnsafe<never>(new Map([["hearth/http/Group/probe", true]]))
+  const lends =
+    Context.merge(probe, context) === probe &&
+    [...services].every(([key, value]) => Context.getUnsafe(context, { key } as Context.Key<never, unknown>) === value)
+  return lends ? context : Context.makeUnsafe<never>(services)
+}
 
 /** The service a key stands for. */
 type Identifier<K> = K extends Context.Key<infer I, any> ? I : never
@@ -55,7 +77,13 @@ export const narrowGroups = <
   api: HttpApi.HttpApi<Id, Groups>,
   groups: Layer.Layer<A, E, R>,
   perRequest: Keys &
-    ([Unlisted<R, Keys>] extends [never] ? unknown : { readonly "read per request, not listed": Unlisted<R, Keys> })
+    ([Unlisted<R, Keys>] extends [never] ? unknown : { readonly "read per request, not listed": Unlisted<R, Keys> }),
+  /**
+   * `"route"`: each route adds the `perRequest` services to its requests' context. `"server"`: the
+   * server starts every request with them already (src/Server.ts `requestContext`), so a route
+   * adds nothing; they are still required when the layer is built.
+   */
+  source: "server" | "route" = "route"
 ): Layer.Layer<A, E, Exclude<R, HttpRouter.Request<"Requires", any>> | Identifier<Keys[number]>> => {
   if (handlerToRoute === undefined) {
     throw new Error("effect's HttpApiBuilder no longer exports handlerToRoute: src/http/Group.ts needs updating")
@@ -72,7 +100,7 @@ export const narrowGroups = <
         for (const { endpoint } of built.handlers.values()) {
           for (const middleware of endpoint.middlewares) keep(middleware)
         }
-        const requestContext = Context.makeUnsafe<never>(kept)
+        const requestContext = source === "server" ? lending(kept) : Context.makeUnsafe<never>(kept)
         const routes = [...built.handlers.values()].map((handler) =>
           handlerToRoute(api, group, handler, requestContext)
         )

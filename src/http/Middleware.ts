@@ -1,7 +1,7 @@
 // API-wide response rules: every error is answered as `{message, url}` (404 empty), request
 // decoding failures are 422 naming the field, oversized bodies 413, an unreachable database 503
 // with Retry-After, other defects are logged and 500.
-import { Cause, Effect, Layer } from "effect"
+import { Cause, Effect, Layer, Option } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiError, HttpApiMiddleware } from "effect/http-api"
 import { Settings } from "../config/Settings.ts"
@@ -78,11 +78,10 @@ export const ErrorResponsesLive = Layer.effect(
       HttpServerResponse.jsonUnsafe({ message, url, ...extra }, { status, ...(headers ? { headers } : {}) })
 
     // The one rule for refusals: an error whose class declares its status (`httpApiStatus`) is
-    // answered with it. Anything else passes through untouched (`never`: it is not ours to type)
-    // and ends as a defect below.
+    // answered with it. Anything else (`undefined`: it is not ours to type) ends as a defect below.
     const render = (
       error: unknown
-    ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> => {
+    ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> | undefined => {
       if (HttpApiError.HttpApiSchemaError.is(error)) return Effect.succeed(json(422, describeSchemaError(error)))
       if (HttpApiError.HttpApiPayloadTooLarge.is(error)) return Effect.succeed(json(413, error.message))
       if (error instanceof Errors.RepositoryMoved) {
@@ -94,38 +93,43 @@ export const ErrorResponsesLive = Layer.effect(
         )
       }
       const status = Errors.statusOf(error)
-      if (status === undefined) return Effect.fail(error as never)
+      if (status === undefined) return undefined
       if (status === 404) return Effect.succeed(HttpServerResponse.empty({ status: 404 }))
       const { extra, headers } = fieldsOf(error as object)
       const message = (error as { message?: unknown }).message
       return Effect.succeed(json(status, typeof message === "string" ? message : "", headers, extra))
     }
 
-    return ErrorResponses.of((httpEffect) =>
-      httpEffect.pipe(
-        // The API answers an unaccepted body type itself, as plain text: give it the error shape.
-        Effect.flatMap((response) =>
-          response.status !== 415
-            ? Effect.succeed(response)
-            : HttpServerRequest.HttpServerRequest.useSync((request) =>
-                json(415, `unsupported Content-Type: ${request.headers["content-type"] ?? "(none)"}`)
-              )
-        ),
-        Effect.catch(render),
-        Effect.catchCause((cause) => {
-          if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-          const defect = Cause.squash(cause)
-          if (isBodyTooLarge(defect)) {
-            return Effect.succeed(json(413, `request body is larger than ${settings.server.MAX_REQUEST_BODY} bytes`))
-          }
-          // The database is down: not a bug of this request, and one log line per outage.
-          const outage = answerOutage(cause, url)
-          if (outage !== undefined) return outage
-          return Effect.logError("unhandled error while answering a request", cause).pipe(
-            Effect.as(json(500, "internal server error"))
-          )
-        })
+    // What went wrong, as a response: a typed error (when no defect came with it) by `render`,
+    // else a body over the limit (413), the database down (503), any other defect (500, logged).
+    const onFailure = (cause: Cause.Cause<unknown>) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      if (!Cause.hasDies(cause)) {
+        const error = Cause.findErrorOption(cause)
+        const rendered = Option.isSome(error) ? render(error.value) : undefined
+        if (rendered !== undefined) return rendered
+      }
+      const defect = Cause.squash(cause)
+      if (isBodyTooLarge(defect)) {
+        return Effect.succeed(json(413, `request body is larger than ${settings.server.MAX_REQUEST_BODY} bytes`))
+      }
+      // The database is down: not a bug of this request, and one log line per outage.
+      const outage = answerOutage(cause, url)
+      if (outage !== undefined) return outage
+      return Effect.logError("unhandled error while answering a request", cause).pipe(
+        Effect.as(json(500, "internal server error"))
       )
-    )
+    }
+    // The API answers an unaccepted body type itself, as plain text: give it the error shape.
+    const onSuccess = (response: HttpServerResponse.HttpServerResponse) =>
+      response.status !== 415
+        ? Effect.succeed(response)
+        : HttpServerRequest.HttpServerRequest.useSync((request) =>
+            json(415, `unsupported Content-Type: ${request.headers["content-type"] ?? "(none)"}`)
+          )
+    // One frame per request for both outcomes (not a map, a catch and a catch-all in a row).
+    const handlers = { onSuccess, onFailure }
+
+    return ErrorResponses.of((httpEffect) => Effect.matchCauseEffect(httpEffect, handlers))
   })
 )
