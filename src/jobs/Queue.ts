@@ -125,8 +125,9 @@ export class DeliveryQueue extends Context.Service<
             }))
           )} ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key`
           const fresh = new Set(inserted.map((row) => row.idempotency_key))
+          // A key given twice in one call is queued once (the first).
           const rows = keyed
-            .filter(({ key }) => fresh.has(key))
+            .filter(({ key }) => fresh.delete(key))
             .map(({ item, key }) => ({
               topic,
               payload: item.payload,
