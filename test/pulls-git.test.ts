@@ -130,12 +130,14 @@ describe("git processes per merge and per mergeability check", () => {
     expect(started.filter((c) => c.startsWith("count-objects"))).toEqual([])
     expect(started.filter((c) => c.startsWith("for-each-ref") && c.endsWith("refs/heads/"))).toEqual([])
     expect(started.filter((c) => c.startsWith("merge-tree"))).toHaveLength(1)
+    // The base tip is read through the long-lived reader, not a `rev-parse` process.
+    expect(started.filter((c) => c === "rev-parse --verify --quiet --end-of-options refs/heads/main")).toEqual([])
     // The branches did not change: the repository is still what it was.
     const repo = await json(await request(hearth, "GET", "/repos/alice/app", basic("alice")))
     expect([repo.empty, repo.default_branch, repo.size]).toEqual([false, "main", await countObjectsKiB(bare())])
   })
 
-  it("a merge whose check is out of date reads the base tip once", async () => {
+  it("a merge whose check is out of date reads the base tip without starting git", async () => {
     const index = await openPull("two", "two.txt")
     await checkedAgainst(await gitIn(bare(), ["rev-parse", "main"]), 1)
     // As after a push to the base whose check has not run yet.
@@ -149,7 +151,38 @@ describe("git processes per merge and per mergeability check", () => {
     const reads = commandsSince(from).filter((c) =>
       c.endsWith("|rev-parse --verify --quiet --end-of-options refs/heads/main")
     )
-    expect(reads).toHaveLength(1)
+    expect(reads).toEqual([])
+  })
+
+  it("a mergeability check starts no rev-parse and no diff-tree, and still tells an empty pull request", async () => {
+    // `noop` adds a file and takes it away again: merged into main it changes nothing.
+    // From the base as the server has it (earlier tests merged into it).
+    await gitIn(clone, ["fetch", "-q", "origin", "main"])
+    await gitIn(clone, ["checkout", "-q", "-b", "noop", "FETCH_HEAD"])
+    await commitFile("noop.txt", "noop\n")
+    await gitIn(clone, ["rm", "-q", "noop.txt"])
+    await gitIn(clone, ["commit", "-q", "-m", "noop back"])
+    await gitIn(clone, ["push", "-q", "origin", "HEAD:refs/heads/noop"])
+    await gitIn(clone, ["checkout", "-q", "main"])
+    const from = logLength()
+    const res = await request(hearth, "POST", "/repos/alice/app/pulls", basic("alice"), {
+      head: "noop",
+      base: "main",
+      title: "noop"
+    })
+    expect(res.status).toBe(201)
+    const open = (await sql((s) => s`SELECT count(*) AS n FROM pull_requests WHERE NOT has_merged`)) as ReadonlyArray<
+      Record<string, any>
+    >
+    await checkedAgainst(await gitIn(bare(), ["rev-parse", "main"]), Number(open[0]!.n))
+    const started = commandsSince(from).map((c) => c.slice(c.indexOf("|") + 1))
+    expect(started.filter((c) => c.startsWith("merge-tree")).length).toBeGreaterThan(0)
+    expect(started.filter((c) => c.startsWith("diff-tree"))).toEqual([])
+    expect(started.filter((c) => c === "rev-parse --verify --quiet --end-of-options refs/heads/main")).toEqual([])
+    const rows = (await sql(
+      (s) => s`SELECT p.status FROM pull_requests p JOIN issues i ON i.id = p.issue_id WHERE i.title = 'noop'`
+    )) as ReadonlyArray<Record<string, any>>
+    expect(Number(rows[0]!.status)).toBe(5) // PullStatus.empty
   })
 
   it("a push that creates or removes a branch still lists the branches", async () => {

@@ -2,7 +2,7 @@
 // §1.13): on its SCHEDULE (here every second), CLEANUP_TYPE PerWebhook keeps the newest
 // NUMBER_TO_KEEP delivered deliveries of each hook; OlderThan deletes the delivered ones older than
 // OLDER_THAN; deliveries not yet made are never deleted.
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { WebhooksRepo } from "../src/webhooks/Repo.ts"
@@ -92,16 +92,18 @@ describe("the history's cleanup", () => {
         const repo = yield* WebhooksRepo
         yield* sql`UPDATE hook_tasks SET delivered_at = now() - interval '2 hours' WHERE id = ${older!}`
         // A delivery not made yet (never queued, so it stays so).
-        const inserted = yield* repo.insertTask({
-          hookId: hook,
-          uuid: "cleanup-pending",
-          sourceKey: null,
-          eventType: "push",
-          payload: "{}",
-          redeliveryOf: null
-        })
+        const [inserted] = yield* repo.insertTasks([
+          {
+            hookId: hook,
+            uuid: "cleanup-pending",
+            sourceKey: null,
+            eventType: "push",
+            payload: "{}",
+            redeliveryOf: null
+          }
+        ])
         yield* sql`UPDATE hook_tasks SET created_at = now() - interval '30 days' WHERE uuid = 'cleanup-pending'`
-        return { pending: Option.getOrThrow(inserted).id }
+        return { pending: inserted!.id }
       })
     )
     const cleanup = (rule: Parameters<WebhooksRepo["Service"]["cleanup"]>[0]) =>

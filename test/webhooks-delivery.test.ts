@@ -93,6 +93,8 @@ beforeAll(async () => {
       MAX_RETRIES: "2",
       RETRY_DELAY: "1s",
       DELIVER_TIMEOUT: "2",
+      // Small, so that one test can push more commits than a payload lists.
+      PAYLOAD_COMMIT_LIMIT: "3",
       // Only receivers named `localhost` go through the proxy; the other tests use 127.0.0.1.
       PROXY_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
       PROXY_HOSTS: "localhost"
@@ -168,6 +170,18 @@ describe("push, create and delete", () => {
     expect(delivery.response.headers["x-receiver"]).toBe("yes")
     expect(JSON.stringify(delivery)).not.toContain(SECRET)
     expect((await call("alice", "DELETE", `/repos/alice/code/hooks/${hook.id}`)).status).toBe(204)
+  })
+
+  it("a push of more commits than PAYLOAD_COMMIT_LIMIT lists the newest and counts them all", async () => {
+    const hook = await addHook("alice/code", "/ok/limit")
+    const shas = []
+    for (const n of [1, 2, 3, 4]) shas.push(await commit(`limit${n}.txt`, `limit ${n}`))
+    await git(["push", "-q", "origin", "HEAD:main"])
+    const [got] = await receiver.wait("/ok/limit")
+    const payload = JSON.parse(got!.body)
+    expect(payload.total_commits).toBe(4)
+    expect(payload.commits.map((c: any) => c.id)).toEqual([shas[3], shas[2], shas[1]])
+    await call("alice", "DELETE", `/repos/alice/code/hooks/${hook.id}`)
   })
 
   it("a new branch fires create then push; deleting it fires delete; the branch filter applies", async () => {
@@ -503,13 +517,13 @@ describe("commit status", () => {
     expect(chosen.events).toEqual(["status"])
     const slack = await call("alice", "POST", "/repos/alice/ci/hooks", {
       type: "slack",
-      config: { url: receiver.url("/ok/status-slack"), content_type: "json", channel: "#ci" },
+      config: { url: receiver.url("/ok/slack-status"), content_type: "json", channel: "#ci" },
       events: ["status"],
       active: true
     })
     expect(slack.status).toBe(201)
     // A hook that did not choose it hears nothing of it (the push below is its only delivery).
-    await addHook("alice/ci", "/ok/status-not", { events: ["push"] })
+    await addHook("alice/ci", "/ok/not-status", { events: ["push"] })
     const branch = await json(await call("alice", "GET", "/repos/alice/ci/branches/main"))
     const sha = branch.commit.id as string
     const posted = await call("alice", "POST", `/repos/alice/ci/statuses/${sha}`, {
@@ -552,7 +566,7 @@ describe("commit status", () => {
       target_url: "https://ci.example/build/7",
       updated_at: status.created_at
     })
-    const [chat] = await receiver.wait("/ok/status-slack")
+    const [chat] = await receiver.wait("/ok/slack-status")
     expect(JSON.parse(chat!.body).text).toBe(
       `[<${hearth.base}/alice/ci|alice/ci>] Commit Status changed: <https://ci.example/build/7|ci/build[${sha.slice(0, 10)}]: 2 tests failed> by alice`
     )
@@ -562,7 +576,7 @@ describe("commit status", () => {
     await gitIn(join(work, "ci"), ["add", "x.txt"])
     await gitIn(join(work, "ci"), ["commit", "-q", "-m", "x"])
     await gitIn(join(work, "ci"), ["push", "-q", "origin", "HEAD:main"])
-    const heard = await receiver.wait("/ok/status-not")
+    const heard = await receiver.wait("/ok/not-status")
     expect(heard.map((r) => r.headers["x-forgejo-event"])).toEqual(["push"])
   })
 })

@@ -10,6 +10,10 @@
 // second repository without hooks, the two alternated push by push (side by side).
 // Targets: ≥ 500 deliveries/s, push-to-delivery p50 ≤ 50 ms, none lost or duplicated, push p50
 // with hooks ≤ 1.1× without.
+// Side by side: BENCH_SERVERS (`label=dir[:flags]`, comma-separated, as bench:pulls) names the
+// checkouts compared; each round (BENCH_ROUNDS, default 1) runs the whole scenario once per server,
+// one after the other in an order that rotates from round to round, each with a fresh data dir and
+// database, and the medians per server and their ratios close the report.
 import { execFile } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { createServer } from "node:http"
@@ -19,6 +23,7 @@ import { promisify } from "node:util"
 import {
   type Account,
   type Backend,
+  type BenchServer,
   basic,
   createAccount,
   fmt,
@@ -26,11 +31,13 @@ import {
   log,
   machineLine,
   median,
+  parseServers,
   positive,
   preparePostgres,
   quantile,
   runMain,
   startHearth,
+  stopChild,
   tempDir
 } from "./support.ts"
 
@@ -40,6 +47,8 @@ const config = {
   hooks: Math.round(positive("BENCH_HOOKS", 10)),
   pushers: Math.round(positive("BENCH_PUSHERS", 8)),
   backend: (process.env.BENCH_BACKEND ?? "embedded") as "embedded" | "postgres",
+  servers: parseServers(process.env.BENCH_SERVERS ?? "this=."),
+  rounds: Math.round(positive("BENCH_ROUNDS", 1)),
   output: process.env.BENCH_OUTPUT
 }
 const ACCOUNT: Account = { username: "bench", password: "bench-password-123" }
@@ -53,15 +62,30 @@ const GIT_ENV = {
 }
 const git = (cwd: string, args: ReadonlyArray<string>) => execFileP("git", args, { cwd, env: GIT_ENV })
 
-const main = async () => {
+interface Result {
+  readonly server: string
+  readonly load: number
+  readonly rate: number
+  readonly windowRate: number
+  readonly p50: number
+  readonly p99: number
+  readonly lost: number
+  readonly duplicated: number
+  readonly hookedP50: number
+  readonly plainP50: number
+}
+
+const runOnce = async (server: BenchServer): Promise<Result> => {
   const load0 = os.loadavg()
   const dir = tempDir("hearth-bench-webhooks-")
   const backend: Backend = {
     name: config.backend,
     dataDir: join(dir, "data"),
     logFile: join(dir, "hearth.log"),
+    tree: server.tree,
+    nodeArgs: server.nodeArgs,
     ...(config.backend === "postgres" ? { databaseUrl: (await preparePostgres()).url } : {}),
-    env: { HEARTH__webhook__ALLOWED_HOST_LIST: "loopback", HEARTH__log__LEVEL: "Warn" }
+    env: { HEARTH__webhook__ALLOWED_HOST_LIST: "loopback", HEARTH__log__LEVEL: "Warn", ...server.env }
   }
   await createAccount(backend, ACCOUNT)
   const running = await startHearth(backend)
@@ -131,7 +155,7 @@ const main = async () => {
     if (name === "hooked") pushed.set(sha, end)
   }
   log(
-    `${config.pushes} pushes to each repository from ${config.pushers} concurrent pushers, alternated; ${config.hooks} hooks on one of them`
+    `${server.label}: ${config.pushes} pushes to each repository from ${config.pushers} concurrent pushers, alternated; ${config.hooks} hooks on one of them`
   )
   const started = performance.now()
   let done = 0
@@ -173,10 +197,11 @@ const main = async () => {
   const hookedP50 = median(pushMs.hooked!)
   const plainP50 = median(pushMs.plain!)
   receiver.close()
+  await stopChild(running.child)
 
   const lines = [
     machineLine(load0),
-    `Date: ${new Date().toISOString()}; ${config.backend} database; ${config.pushes} pushes × ${config.hooks} hooks (forgejo, json) to a loopback receiver; ${config.pushers} concurrent pushers, each on its own branch; pushes alternated with a repository without hooks`,
+    `Server ${server.label} (${server.tree}); date: ${new Date().toISOString()}; ${config.backend} database; ${config.pushes} pushes × ${config.hooks} hooks (forgejo, json) to a loopback receiver; ${config.pushers} concurrent pushers, each on its own branch; pushes alternated with a repository without hooks`,
     "",
     "| measure | result | target |",
     "|---|---:|---:|",
@@ -188,17 +213,63 @@ const main = async () => {
     `| deliveries lost / duplicated | ${lost} / ${duplicated} | 0 / 0 |`,
     `| git push p50 ms, hooks on / off | ${fmt(hookedP50, 1)} / ${fmt(plainP50, 1)} (${fmt(hookedP50 / plainP50, 2)}×) | ≤ 1.1× |`
   ]
-  process.stdout.write(`${lines.join("\n")}\n`)
-  if (config.output !== undefined)
-    writeFileSync(
-      config.output,
-      JSON.stringify({ rate, windowRate, latencies: latencies.length, lost, duplicated, hookedP50, plainP50 })
+  process.stdout.write(`${lines.join("\n")}\n\n`)
+  return {
+    server: server.label,
+    load: load0[0]!,
+    rate,
+    windowRate,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    lost,
+    duplicated,
+    hookedP50,
+    plainP50
+  }
+}
+
+const main = async () => {
+  const results: Array<Result> = []
+  for (let round = 0; round < config.rounds; round++) {
+    const n = config.servers.length
+    for (let k = 0; k < n; k++) results.push(await runOnce(config.servers[(round + k) % n]!))
+  }
+  const rows = results.map(
+    (r) =>
+      `| ${r.server} | ${fmt(r.load, 1)} | ${fmt(r.p50, 1)} / ${fmt(r.p99, 1)} | ${fmt(r.rate)} / ${fmt(r.windowRate)} | ${r.lost} / ${r.duplicated} | ${fmt(r.hookedP50, 1)} / ${fmt(r.plainP50, 1)} |`
+  )
+  const byServer = config.servers.map((server) => {
+    const mine = results.filter((r) => r.server === server.label)
+    return {
+      label: server.label,
+      p50: median(mine.map((r) => r.p50)),
+      rate: median(mine.map((r) => r.windowRate)),
+      push: median(mine.map((r) => r.hookedP50 / r.plainP50))
+    }
+  })
+  const first = byServer[0]!
+  const lines = [
+    "| server | load at start | push → delivery p50 / p99 ms | deliveries/s first–last / busiest 10 s | lost / duplicated | push p50 on / off ms |",
+    "|---|---:|---:|---:|---:|---:|",
+    ...rows,
+    "",
+    "| server (medians of its runs) | push → delivery p50 ms | deliveries/s, busiest 10 s | push on/off | p50 vs " +
+      first.label +
+      " |",
+    "|---|---:|---:|---:|---:|",
+    ...byServer.map(
+      (b) => `| ${b.label} | ${fmt(b.p50, 1)} | ${fmt(b.rate)} | ${fmt(b.push, 2)}× | ${fmt(b.p50 / first.p50, 2)}× |`
     )
+  ]
+  process.stdout.write(`${lines.join("\n")}\n`)
+  if (config.output !== undefined) writeFileSync(config.output, JSON.stringify(results))
   let missed = 0
-  if (rate < 500) missed++
-  if (quantile(latencies, 0.5) > 50) missed++
-  if (lost !== 0 || duplicated !== 0) missed++
-  if (hookedP50 > 1.1 * plainP50) missed++
+  for (const r of results) {
+    if (r.rate < 500) missed++
+    if (r.p50 > 50) missed++
+    if (r.lost !== 0 || r.duplicated !== 0) missed++
+    if (r.hookedP50 > 1.1 * r.plainP50) missed++
+  }
   return missed
 }
 

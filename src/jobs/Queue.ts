@@ -22,9 +22,8 @@
 // SQL errors are defects at this module's boundary (the database being away is not the caller's
 // to handle); the listen loop survives them and tries again.
 import { randomUUID } from "node:crypto"
-import { Context, Effect, Layer, Option } from "effect"
+import { Array as Arr, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
-import { JobsRepo } from "./Repo.ts"
 
 export interface QueueItem {
   /** The work, as text (the handler reads it back). */
@@ -92,7 +91,6 @@ export class DeliveryQueue extends Context.Service<
     DeliveryQueue,
     Effect.gen(function* () {
       const sql = yield* SqlClient
-      const jobs = yield* JobsRepo
       const context = yield* Effect.context<never>()
       const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromiseWith(context)(effect)
 
@@ -111,39 +109,58 @@ export class DeliveryQueue extends Context.Service<
         for (const waiter of [...(waiters.get(topic) ?? [])]) waiter()
       }
 
+      // Two statements however many items: their `jobs` rows at once (a key queued before is
+      // skipped: ON CONFLICT leaves it out of RETURNING), then the queue rows of those inserted.
       const enqueue = (topic: string, items: ReadonlyArray<QueueItem>) =>
-        Effect.forEach(
-          items,
-          (item) =>
-            Effect.gen(function* () {
-              const key = `${topic}:${item.key ?? randomUUID()}`
-              if (item.key !== undefined && Option.isSome(yield* jobs.find(key))) return
-              yield* jobs.enqueue({
-                kind: item.kind,
-                key,
-                ...(item.repoId === undefined ? {} : { repoId: item.repoId })
-              })
-              const at = new Date(Date.now() + Math.max(0, item.delayMs ?? 0))
-              yield* sql`INSERT INTO delivery_queue (topic, payload, ordering_key, job_key, deliver_at)
-                VALUES (${topic}, ${item.payload}, ${item.orderingKey ?? null}, ${key}, ${at})`
-            }),
-          { discard: true }
-        ).pipe(Effect.andThen(sql.afterCommit(Effect.sync(() => wake(topic)))), Effect.orDie)
+        Effect.gen(function* () {
+          if (!Arr.isReadonlyArrayNonEmpty(items)) return
+          const now = Date.now()
+          const keyed = Arr.map(items, (item) => ({ item, key: `${topic}:${item.key ?? randomUUID()}` }))
+          const inserted = yield* sql<{ idempotency_key: string }>`INSERT INTO jobs ${sql.insert(
+            Arr.map(keyed, ({ item, key }) => ({
+              kind: item.kind,
+              idempotency_key: key,
+              repo_id: item.repoId ?? null,
+              doer_id: null
+            }))
+          )} ON CONFLICT (idempotency_key) DO NOTHING RETURNING idempotency_key`
+          const fresh = new Set(inserted.map((row) => row.idempotency_key))
+          // A key given twice in one call is queued once (the first).
+          const rows = keyed
+            .filter(({ key }) => fresh.delete(key))
+            .map(({ item, key }) => ({
+              topic,
+              payload: item.payload,
+              ordering_key: item.orderingKey ?? null,
+              job_key: key,
+              deliver_at: new Date(now + Math.max(0, item.delayMs ?? 0))
+            }))
+          if (!Arr.isArrayNonEmpty(rows)) return
+          yield* sql`INSERT INTO delivery_queue ${sql.insert(rows)}`
+          yield* sql.afterCommit(Effect.sync(() => wake(topic)))
+        }).pipe(Effect.orDie)
 
-      /** One due row whose ordering key has no earlier row left, leased to this node. */
-      const claim = (topic: string) =>
+      /**
+       * Up to `limit` due rows, each the earliest left of its ordering key (so never two of one key),
+       * leased to this node, their `jobs` rows marked running in the same statement (JobsRepo's
+       * `started`, folded in: one round trip per claim, not one per row).
+       */
+      const claim = (topic: string, limit: number) =>
         run(sql<{
           id: string
           payload: string
           job_key: string
           attempts: number
-        }>`UPDATE delivery_queue SET locked_until = ${new Date(Date.now() + LEASE_MS)}, attempts = attempts + 1
-          WHERE id = (SELECT q.id FROM delivery_queue q
-            WHERE q.topic = ${topic} AND q.deliver_at <= now() AND (q.locked_until IS NULL OR q.locked_until < now())
-              AND (q.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM delivery_queue p
-                WHERE p.topic = q.topic AND p.ordering_key = q.ordering_key AND p.id < q.id))
-            ORDER BY q.deliver_at, q.id LIMIT 1 FOR UPDATE SKIP LOCKED)
-          RETURNING id, payload, job_key, attempts`).then((rows) =>
+        }>`WITH claimed AS (UPDATE delivery_queue SET locked_until = ${new Date(Date.now() + LEASE_MS)}, attempts = attempts + 1
+            WHERE id IN (SELECT q.id FROM delivery_queue q
+              WHERE q.topic = ${topic} AND q.deliver_at <= now() AND (q.locked_until IS NULL OR q.locked_until < now())
+                AND (q.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM delivery_queue p
+                  WHERE p.topic = q.topic AND p.ordering_key = q.ordering_key AND p.id < q.id))
+              ORDER BY q.deliver_at, q.id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+            RETURNING id, payload, job_key, attempts, deliver_at),
+          started AS (UPDATE jobs SET state = 'running', attempts = GREATEST(jobs.attempts, claimed.attempts), updated_at = now()
+            FROM claimed WHERE jobs.idempotency_key = claimed.job_key)
+          SELECT * FROM claimed ORDER BY deliver_at, id`).then((rows) =>
           rows.map(
             (row): Claimed => ({
               id: String(row.id),
@@ -166,7 +183,6 @@ export class DeliveryQueue extends Context.Service<
       }
 
       const handle = async (claimed: Claimed, handler: Handler, options: ListenOptions): Promise<void> => {
-        await run(jobs.started(claimed.jobKey, claimed.attempt))
         const deadline = options.deadlineMs ?? 120_000
         let timer: NodeJS.Timeout | undefined
         // The lease is renewed while the handler runs; the last renewal is awaited before the outcome is written.
@@ -193,23 +209,23 @@ export class DeliveryQueue extends Context.Service<
           clearInterval(renewal)
         }
         await renewing
+        // The row goes (or waits for its retry) and the `jobs` row records the outcome in one
+        // statement (JobsRepo's `succeeded` / `attemptFailed`, folded in).
         if (outcome.error === undefined) {
-          await run(
-            Effect.andThen(sql`DELETE FROM delivery_queue WHERE id = ${claimed.id}`, jobs.succeeded(claimed.jobKey))
-          )
+          await run(sql`WITH gone AS (DELETE FROM delivery_queue WHERE id = ${claimed.id})
+            UPDATE jobs SET state = 'succeeded', updated_at = now(), finished_at = now()
+            WHERE idempotency_key = ${claimed.jobKey}`)
           return
         }
         const last = outcome.final === true || claimed.attempt >= options.attempts
         const delay = Math.max(options.retryDelayMs * 2 ** (claimed.attempt - 1), outcome.delayMs ?? 0)
-        await run(
-          Effect.andThen(
-            last
-              ? sql`DELETE FROM delivery_queue WHERE id = ${claimed.id}`
-              : sql`UPDATE delivery_queue SET deliver_at = ${new Date(Date.now() + delay)}, locked_until = NULL
-                  WHERE id = ${claimed.id}`,
-            jobs.attemptFailed(claimed.jobKey, outcome.error, last)
-          )
-        )
+        const row = last
+          ? sql`DELETE FROM delivery_queue WHERE id = ${claimed.id}`
+          : sql`UPDATE delivery_queue SET deliver_at = ${new Date(Date.now() + delay)}, locked_until = NULL
+              WHERE id = ${claimed.id}`
+        await run(sql`WITH moved AS (${row})
+          UPDATE jobs SET state = ${last ? "failed" : "retrying"}, last_error = ${outcome.error.slice(0, 2000)},
+            updated_at = now(), finished_at = ${last ? sql`now()` : null} WHERE idempotency_key = ${claimed.jobKey}`)
       }
 
       const listen = async (topic: string, handler: Handler, options: ListenOptions): Promise<void> => {
@@ -223,18 +239,20 @@ export class DeliveryQueue extends Context.Service<
           let claimed: ReadonlyArray<Claimed> = []
           const woken = wakes.get(topic) ?? 0
           if (running.size < limit) {
-            claimed = await claim(topic).catch(() => []) // the database may be closing, or briefly away
+            claimed = await claim(topic, limit - running.size).catch(() => []) // the database may be closing, or briefly away
             // Something was committed while this claim ran (and may have missed it): look again.
             if (claimed.length === 0 && (wakes.get(topic) ?? 0) !== woken) continue
           }
           if (claimed.length > 0) {
-            const handled: Promise<void> = handle(claimed[0]!, handler, options)
-              .catch(() => undefined)
-              .finally(() => {
-                running.delete(handled)
-                for (const waiter of [...own]) waiter()
-              })
-            running.add(handled)
+            for (const one of claimed) {
+              const handled: Promise<void> = handle(one, handler, options)
+                .catch(() => undefined)
+                .finally(() => {
+                  running.delete(handled)
+                  for (const waiter of [...own]) waiter()
+                })
+              running.add(handled)
+            }
             continue
           }
           const wait = running.size >= limit ? 30_000 : await idle(topic).catch(() => 1000)

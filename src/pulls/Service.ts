@@ -25,6 +25,7 @@ import * as Events from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import * as Merge from "../git/Merge.ts"
+import * as Readers from "../git/Readers.ts"
 import { type RepositoryRef, RepositoryWriter } from "../git/Repository.ts"
 import { InstanceSigning } from "../git/Signing.ts"
 import { signatureAt } from "../git/Write.ts"
@@ -323,8 +324,16 @@ export class PullsService extends Context.Service<
         )
       const baseOf = (opened: OpenedRepository): Side => ({ repo: opened.repo, owner: opened.owner, path: opened.path })
 
-      const resolve = (path: string, ref: string) =>
-        Effect.map(Effect.orDie(Git.revParse(path, ref)), Option.getOrUndefined)
+      // Refs and trees are read through long-lived `cat-file --batch` readers (one per repository,
+      // ended when idle), not a `git rev-parse` process each: a merge, and each of the checks a
+      // push to a base branch queues, read the base tip and a tree this way.
+      const pool = yield* Effect.acquireRelease(
+        Effect.sync(() => new Readers.BatchPool(8)),
+        (p) => Effect.sync(() => p.close())
+      )
+      const commitOf = (path: string, ref: string) =>
+        Effect.map(Effect.orDie(Readers.commitThrough(pool, path, ref)), Option.getOrUndefined)
+      const resolve = (path: string, ref: string) => Effect.map(commitOf(path, ref), (found) => found?.commit)
       const branchSha = (path: string, branch: string) =>
         branchNameProblem(branch) !== undefined ? Effect.succeed(undefined) : resolve(path, headsRef(branch))
 
@@ -432,7 +441,8 @@ export class PullsService extends Context.Service<
           if (merged._tag === "Conflict")
             return { ...result, status: PullStatus.conflict, conflictedFiles: merged.files }
           if (merged._tag === "Unrelated") return { ...result, status: PullStatus.conflict, conflictedFiles: [] }
-          const empty = yield* Merge.sameTree(basePath, merged.tree, mergeBase)
+          // Nothing to merge when the merged tree is the merge base's own (tree ids compared: no `diff-tree`).
+          const empty = (yield* commitOf(basePath, mergeBase))?.tree === merged.tree
           return { ...result, status: empty ? PullStatus.empty : PullStatus.mergeable, conflictedFiles: [] }
         })
 

@@ -63,9 +63,10 @@ export const makePayloads = (settings: SettingsShape) =>
         return Option.isNone(owner) ? undefined : { repo: repo.value, owner: owner.value }
       })
 
-    const repository = (ref: Events.RepositoryRef) =>
+    /** The repository as payloads show it; `found` when the caller has read it already. */
+    const repository = (ref: Events.RepositoryRef, known?: { repo: RepoRow; owner: UserRow } | undefined) =>
       Effect.gen(function* () {
-        const found = yield* current(ref.id)
+        const found = known ?? (yield* current(ref.id))
         if (found !== undefined) return (yield* presenter.one(undefined, { ...found, access: OWNER_ACCESS })) as Json
         // Gone (a deleted repository): what the event says of it.
         const fullName = `${ref.ownerName}/${ref.name}`
@@ -89,14 +90,6 @@ export const makePayloads = (settings: SettingsShape) =>
         const range = before === Events_ZERO ? [after] : [`${before}..${after}`]
         // A new branch lists its last commits (Forgejo: at most 10).
         const cap = before === Events_ZERO ? Math.min(10, limit) : limit
-        const total =
-          before === Events_ZERO
-            ? cap
-            : Number(
-                (yield* Git.inRepo(path, ["rev-list", "--count", ...range]).pipe(Effect.orDie)).stdout
-                  .toString("utf8")
-                  .trim()
-              )
         const out = yield* Git.inRepo(path, [
           "-c",
           "core.quotePath=false",
@@ -154,14 +147,33 @@ export const makePayloads = (settings: SettingsShape) =>
             ...files
           })
         }
+        // How many there are in all needs a count only when the log was cut at `cap` (one git
+        // process less for the usual push of a few commits).
+        const total =
+          before === Events_ZERO
+            ? cap
+            : commits.length < cap
+              ? commits.length
+              : Number(
+                  (yield* Git.inRepo(path, ["rev-list", "--count", ...range]).pipe(Effect.orDie)).stdout
+                    .toString("utf8")
+                    .trim()
+                )
         return { commits, total: Number.isFinite(total) ? total : commits.length }
       })
 
     /** Forgejo's push payload of one ref update. */
     const push = (event: Events.Event & { readonly _tag: "PushCommits" }, update: Events.RefUpdate) =>
       Effect.gen(function* () {
-        const base = yield* about(event)
         const found = yield* current(event.repo.id)
+        const base = yield* Effect.all({
+          repository: repository(event.repo, found),
+          // The pusher is most often the owner, read just now.
+          sender:
+            found !== undefined && found.owner.id === event.doer.id
+              ? Effect.succeed(toApiUser(settings, found.owner, undefined) as Json)
+              : user(event.doer.id, event.doer.name)
+        })
         const branch = update.ref.startsWith("refs/heads/")
         const listed =
           found !== undefined && branch && update.after !== Events_ZERO

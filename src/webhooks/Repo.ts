@@ -1,5 +1,5 @@
 // SQL of webhooks and their deliveries (migration 0025).
-import { Context, Effect, Layer, Option } from "effect"
+import { Array as Arr, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { sqlBoundary } from "../db/Boundary.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -147,16 +147,20 @@ export class WebhooksRepo extends Context.Service<
     readonly targets: Effect.Effect<{ system: boolean; defaults: boolean; repos: Set<number>; owners: Set<number> }>
     /** Copies the site's default hooks into the repository, each once (none if it is gone). */
     readonly copyDefaults: (repoId: number) => Effect.Effect<void>
-    /** A task, unless one with this source key exists already; true when inserted. */
-    readonly insertTask: (task: {
-      readonly hookId: number
-      readonly uuid: string
-      readonly sourceKey: string | null
-      readonly eventType: string
-      readonly payload: string
-      readonly redeliveryOf: number | null
-    }) => Effect.Effect<Option.Option<TaskRow>>
+    /** Tasks, in one statement; those whose source key exists already are left out (and not returned). */
+    readonly insertTasks: (
+      tasks: ReadonlyArray<{
+        readonly hookId: number
+        readonly uuid: string
+        readonly sourceKey: string | null
+        readonly eventType: string
+        readonly payload: string
+        readonly redeliveryOf: number | null
+      }>
+    ) => Effect.Effect<Array<TaskRow>>
     readonly task: (id: number) => Effect.Effect<Option.Option<TaskRow>>
+    /** A task with its hook (none if the hook is gone), in one statement: what a delivery reads. */
+    readonly taskWithHook: (id: number) => Effect.Effect<Option.Option<{ task: TaskRow; hook: Option.Option<HookRow> }>>
     readonly tasks: (hookId: number, page: Page) => Effect.Effect<{ rows: Array<TaskRow>; total: number }>
     readonly recordAttempt: (taskId: number, hookId: number, attempt: Attempt) => Effect.Effect<void>
     /**
@@ -250,14 +254,45 @@ export class WebhooksRepo extends Context.Service<
                 AND EXISTS (SELECT 1 FROM repositories WHERE id = ${repoId})
               ORDER BY id
               ON CONFLICT DO NOTHING`),
-          insertTask: (task) =>
-            Effect.map(
-              sql`INSERT INTO hook_tasks (hook_id, uuid, source_key, event_type, payload, redelivery_of)
-                VALUES (${task.hookId}, ${task.uuid}, ${task.sourceKey}, ${task.eventType}, ${task.payload}, ${task.redeliveryOf})
-                ON CONFLICT DO NOTHING RETURNING *`,
-              (rows) => one(rows, toTask)
-            ),
+          insertTasks: (tasks) =>
+            Arr.isReadonlyArrayNonEmpty(tasks)
+              ? Effect.map(
+                  sql`INSERT INTO hook_tasks ${sql.insert(
+                    Arr.map(tasks, (task) => ({
+                      hook_id: task.hookId,
+                      uuid: task.uuid,
+                      source_key: task.sourceKey,
+                      event_type: task.eventType,
+                      payload: task.payload,
+                      redelivery_of: task.redeliveryOf
+                    }))
+                  )} ON CONFLICT DO NOTHING RETURNING *`,
+                  (rows) => rows.map(toTask).sort((a, b) => a.id - b.id)
+                )
+              : Effect.succeed([]),
           task: (id) => Effect.map(sql`SELECT * FROM hook_tasks WHERE id = ${id}`, (rows) => one(rows, toTask)),
+          taskWithHook: (id) =>
+            Effect.map(
+              sql`SELECT t.*, to_jsonb(w.*) AS hook FROM hook_tasks t LEFT JOIN webhooks w ON w.id = t.hook_id
+                WHERE t.id = ${id}`,
+              (rows) =>
+                one(rows, (r) => {
+                  const hook = parsed(r.hook) as Record<string, any> | null
+                  return {
+                    task: toTask(r),
+                    hook:
+                      hook === null
+                        ? Option.none<HookRow>()
+                        : Option.some(
+                            toHook({
+                              ...hook,
+                              created_at: new Date(hook.created_at),
+                              updated_at: new Date(hook.updated_at)
+                            })
+                          )
+                  }
+                })
+            ),
           tasks: (hookId, page) =>
             Effect.gen(function* () {
               const rows = yield* sql`SELECT * FROM hook_tasks WHERE hook_id = ${hookId}
@@ -265,15 +300,14 @@ export class WebhooksRepo extends Context.Service<
               const [count] = yield* sql`SELECT count(*) AS n FROM hook_tasks WHERE hook_id = ${hookId}`
               return { rows: rows.map(toTask), total: Number(count!.n) }
             }),
+          // One statement: the task's attempt and the hook's last status (Forgejo's HookStatus:
+          // 1 succeed, 2 fail).
           recordAttempt: (taskId, hookId, attempt) =>
-            Effect.andThen(
-              sql`UPDATE hook_tasks SET is_delivered = true, is_succeed = ${attempt.succeeded},
+            Effect.asVoid(sql`WITH task AS (UPDATE hook_tasks SET is_delivered = true, is_succeed = ${attempt.succeeded},
                 attempts = GREATEST(attempts, ${attempt.attempt}), duration_ms = ${attempt.durationMs},
                 request = ${JSON.stringify(attempt.request)}::jsonb, response = ${JSON.stringify(attempt.response)}::jsonb,
-                delivered_at = now() WHERE id = ${taskId}`,
-              // Forgejo's HookStatus: 1 succeed, 2 fail.
-              sql`UPDATE webhooks SET last_status = ${attempt.succeeded ? 1 : 2} WHERE id = ${hookId}`
-            ).pipe(Effect.asVoid),
+                delivered_at = now() WHERE id = ${taskId})
+              UPDATE webhooks SET last_status = ${attempt.succeeded ? 1 : 2} WHERE id = ${hookId}`),
           cleanup: (rule) =>
             Effect.map(
               rule.type === "OlderThan"

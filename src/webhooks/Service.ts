@@ -187,32 +187,39 @@ export class WebhooksService extends Context.Service<
         response: task.response
       })
 
-      /** Stores a task and queues its delivery (inside the caller's transaction, if any). */
-      const queueTask = (
-        hook: HookRow,
-        eventType: string,
-        payload: string,
-        sourceKey: string | null,
-        redeliveryOf: number | null
+      /**
+       * Stores tasks and queues their deliveries, ordered per hook (inside the caller's transaction,
+       * if any): three statements however many hooks. A task whose source key exists is skipped.
+       */
+      const queueTasks = (
+        tasks: ReadonlyArray<{
+          readonly hook: HookRow
+          readonly eventType: string
+          readonly payload: string
+          readonly sourceKey: string | null
+          readonly redeliveryOf: number | null
+        }>
       ) =>
         Effect.gen(function* () {
-          const inserted = yield* repo.insertTask({
-            hookId: hook.id,
-            uuid: randomUUID(),
-            sourceKey,
-            eventType,
-            payload,
-            redeliveryOf
-          })
-          if (Option.isNone(inserted)) return Option.none<TaskRow>()
-          yield* queue.enqueue(DELIVERY_TOPIC, [
-            {
-              payload: String(inserted.value.id),
-              orderingKey: `hook:${hook.id}`,
+          const inserted = yield* repo.insertTasks(
+            tasks.map((task) => ({
+              hookId: task.hook.id,
+              uuid: randomUUID(),
+              sourceKey: task.sourceKey,
+              eventType: task.eventType,
+              payload: task.payload,
+              redeliveryOf: task.redeliveryOf
+            }))
+          )
+          yield* queue.enqueue(
+            DELIVERY_TOPIC,
+            inserted.map((task) => ({
+              payload: String(task.id),
+              orderingKey: `hook:${task.hookId}`,
               kind: "webhook-delivery",
-              key: `task-${inserted.value.id}`
-            }
-          ])
+              key: `task-${task.id}`
+            }))
+          )
           return inserted
         })
 
@@ -245,10 +252,16 @@ export class WebhooksService extends Context.Service<
             const zeroCommits = hookEvent.type === "push" && (payload.commits?.length ?? 0) === 0
             const text = JSON.stringify(payload, null, 2)
             yield* sql.withTransaction(
-              Effect.forEach(
-                hooks.filter((hook) => !zeroCommits || PAYLOAD_TYPES.has(hook.type)),
-                (hook) => queueTask(hook, hookEvent.type, text, `${key}:${n}:${hook.id}`, null),
-                { discard: true }
+              queueTasks(
+                hooks
+                  .filter((hook) => !zeroCommits || PAYLOAD_TYPES.has(hook.type))
+                  .map((hook) => ({
+                    hook,
+                    eventType: hookEvent.type,
+                    payload: text,
+                    sourceKey: `${key}:${n}:${hook.id}`,
+                    redeliveryOf: null
+                  }))
               )
             )
           }
@@ -311,9 +324,10 @@ export class WebhooksService extends Context.Service<
 
       const deliver = (taskId: number, attempt: number) =>
         Effect.gen(function* () {
-          const task = yield* repo.task(taskId)
-          if (Option.isNone(task) || task.value.isSucceed) return {}
-          const hook = yield* repo.byId(task.value.hookId)
+          const found = yield* repo.taskWithHook(taskId)
+          if (Option.isNone(found) || found.value.task.isSucceed) return {}
+          const task = found.value.task
+          const hook = found.value.hook
           if (Option.isNone(hook)) return {}
           const row = hook.value
           const secret = openOr(row.secret, undefined)
@@ -341,11 +355,11 @@ export class WebhooksService extends Context.Service<
           // Forgejo records a delivery to an inactive hook as failed, without sending (test deliveries).
           if (!row.active) return yield* fail(unsent, "the webhook is not active")
           const target = { ...row, type: row.type as HookType, secret }
-          const needed = manifestNeeded(target, task.value.eventType, task.value.payload)
+          const needed = manifestNeeded(target, task.eventType, task.payload)
           const manifest = needed === undefined ? undefined : yield* readManifest(needed)
           let outgoing: ReturnType<typeof buildRequest>
           try {
-            outgoing = buildRequest(target, task.value, manifest)
+            outgoing = buildRequest(target, task, manifest)
           } catch (error) {
             if (error instanceof CannotConvert) return yield* fail(unsent, error.message)
             throw error
@@ -502,7 +516,17 @@ export class WebhooksService extends Context.Service<
             sha.value
           )
           // A test delivery bypasses the hook's events and branch filter (Forgejo's TestHook).
-          yield* queueTask(hook, "push", JSON.stringify(payload, null, 2), null, null)
+          yield* sql.withTransaction(
+            queueTasks([
+              {
+                hook,
+                eventType: "push",
+                payload: JSON.stringify(payload, null, 2),
+                sourceKey: null,
+                redeliveryOf: null
+              }
+            ])
+          )
         })
 
       return WebhooksService.of({
@@ -519,8 +543,12 @@ export class WebhooksService extends Context.Service<
         redeliver: (level, id, delivery) =>
           Effect.gen(function* () {
             const { hook, task } = yield* taskOf(level, id, delivery)
-            const copy = yield* queueTask(hook, task.eventType, task.payload, null, task.id)
-            return Option.getOrThrow(copy)
+            const copy = yield* sql.withTransaction(
+              queueTasks([
+                { hook, eventType: task.eventType, payload: task.payload, sourceKey: null, redeliveryOf: task.id }
+              ])
+            )
+            return copy[0]!
           }),
         test,
         cleanup,
