@@ -145,12 +145,24 @@ describe("creating a file", () => {
       { operation: "update", path: "b.txt", from_path: "../b.txt", content: b64("x"), sha: "1".repeat(40) },
       { operation: "create", path: "/etc/passwd", content: b64("x") },
       { operation: "create", path: "a\u0000b", content: b64("x") },
-      { operation: "create", path: "", content: b64("x") }
+      { operation: "create", path: "", content: b64("x") },
+      // Longer than a file system's name or path (it once wrote a tree entry without a name).
+      { operation: "create", path: "n".repeat(256), content: b64("x") },
+      { operation: "create", path: `${"d".repeat(200)}/`.repeat(21).slice(0, -1), content: b64("x") }
     ]
     for (const file of multi) {
       const res = await contents("first", "", "POST", { files: [file] })
-      expect(res.status, JSON.stringify(file)).toBe(422)
+      expect(res.status, JSON.stringify(file).slice(0, 200)).toBe(422)
     }
+    const long = await contents("first", "", "POST", { files: [{ operation: "create", path: "é".repeat(128) }] })
+    expect((await json(long)).message).toMatch(/at most 255 bytes/)
+    // 255 bytes is a name a file system takes.
+    const longest = await contents("first", "", "POST", {
+      files: [{ operation: "create", path: "n".repeat(255) }],
+      new_branch: "long-names"
+    })
+    expect(longest.status).toBe(201)
+    await bare("first", ["fsck", "--strict", "--no-dangling"])
     expect((await contents("first", "", "POST", { files: [] })).status).toBe(422)
     expect(await bare("first", ["rev-parse", "main"])).toBe(before)
   })

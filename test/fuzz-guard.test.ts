@@ -168,7 +168,7 @@ type Schema = { readonly [key: string]: any }
 
 interface Operation {
   readonly method: string
-  /** The document's path, e.g. /api/v1/repos/{owner}/{repo}/contents/* */
+  /** The document's path, e.g. /api/v1/repos/{owner}/{repo}/contents/{filepath} */
   readonly path: string
   readonly pathParams: ReadonlyArray<string>
   readonly queryParams: ReadonlyArray<string>
@@ -351,13 +351,15 @@ const realValue = (op: Operation, name: string): string => {
     case "tag":
       return scratch ? "vscratch" : "v1"
     case "ref":
-      return "main"
+      return p.includes("/git/refs/") ? "heads/main" : "main"
     case "archive":
       return "main.zip"
     case "sha":
       return p.includes("/git/blobs/") ? f.blob : p.includes("/git/trees/") ? f.tree : f.commit
-    case "*":
-      return p.includes("/git/refs/") ? "heads/main" : "README.md"
+    // A path of several segments (a router wildcard, named as Forgejo names it).
+    case "filepath":
+    case "pageName":
+      return "README.md"
     case "token":
       return f.scratchTokenName
     case "quotagroup":
@@ -421,10 +423,10 @@ const minimalBody = (op: Operation): Record<string, unknown> | undefined => {
       return { new_branch_name: fresh(), old_branch_name: "main" }
     case `POST ${base}/tags`:
       return { tag_name: fresh(), target: "main" }
-    case `POST ${base}/contents/*`:
+    case `POST ${base}/contents/{filepath}`:
       return { content: "Zno=", message: "fuzz" }
-    case `PUT ${base}/contents/*`:
-    case `DELETE ${base}/contents/*`:
+    case `PUT ${base}/contents/{filepath}`:
+    case `DELETE ${base}/contents/{filepath}`:
       return { content: "Zno=", sha: f.readmeSha, message: "fuzz" }
     case `POST ${base}/forks`:
       return { name: fresh() }
@@ -515,15 +517,17 @@ const bodyPositions = (schema: Schema, minimal: Record<string, unknown>): Array<
   return out
 }
 
+/** Path parameters that take several segments (`heads/main`, `docs/a.md`). */
+const MULTI_SEGMENT = new Set(["filepath", "pageName", "ref"])
+
 const casesOf = (op: Operation): Array<Case> => {
   const cases: Array<Case> = []
   const opName = `${op.method} ${op.path}`
   const pathWith = (fuzzed: string | undefined, raw: string) =>
-    op.path.replace(/\{([^}]+)\}|\*/g, (_match, name: string | undefined) => {
-      const param = name ?? "*"
+    op.path.replace(/\{([^}]+)\}/g, (_match, param: string) => {
       if (param === fuzzed) return raw
       const real = realValue(op, param)
-      return param === "*" ? real.split("/").map(encodeURIComponent).join("/") : encodeURIComponent(real)
+      return MULTI_SEGMENT.has(param) ? real.split("/").map(encodeURIComponent).join("/") : encodeURIComponent(real)
     })
   // Query switches that only add work (per-commit stats, files, signatures) stay off unless they
   // are the parameter being fuzzed: the rest of the request is as cheap as it can be.

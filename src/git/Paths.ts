@@ -162,6 +162,10 @@ const symlinkProblem = (component: string): string | undefined => {
   return undefined
 }
 
+/** Linux's NAME_MAX and PATH_MAX, in bytes. */
+const NAME_MAX = 255
+const PATH_MAX = 4096
+
 /**
  * Why `path` (components separated by `/`) must not be written into a repository as an entry of
  * `mode`, or `undefined` when git accepts it. The answer names the offending component; callers
@@ -170,9 +174,13 @@ const symlinkProblem = (component: string): string | undefined => {
 export const pathProblem = (path: string, mode: EntryMode = "100644"): string | undefined => {
   if (path === "") return "the path is empty"
   if (path.includes("\0")) return "the path must not contain NUL"
+  // No file system checks out a longer name (NAME_MAX) or path (PATH_MAX).
+  if (Buffer.byteLength(path) > PATH_MAX) return `the path must be at most ${PATH_MAX} bytes`
   const components = path.split("/")
   for (const component of components) {
     if (component === "") return "the path must not start or end with '/', or contain '//'"
+    if (Buffer.byteLength(component) > NAME_MAX)
+      return `each name in the path must be at most ${NAME_MAX} bytes (no file system checks out a longer one)`
     if (component === "." || component === "..") return "the path must not contain '.' or '..' components"
     const dotGit = dotGitProblem(component)
     if (dotGit !== undefined) return dotGit
