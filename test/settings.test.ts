@@ -79,13 +79,15 @@ describe("defaults", () => {
       OLDER_THAN: 168 * 3600,
       NUMBER_TO_KEEP: 10
     })
-    expect(s.api).toEqual({ DEFAULT_PAGING_NUM: 30, MAX_RESPONSE_ITEMS: 50 })
+    expect(s.api).toEqual({ DEFAULT_PAGING_NUM: 30, MAX_RESPONSE_ITEMS: 50, DEFAULT_MAX_BLOB_SIZE: 10485760 })
     expect(s.ui).toEqual({
       EXPLORE_PAGING_NUM: 50,
-      REACTIONS: ["+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"]
+      REACTIONS: ["+1", "-1", "laugh", "hooray", "confused", "heart", "rocket", "eyes"],
+      THEMES: ["auto", "light", "dark"],
+      DEFAULT_THEME: "auto"
     })
     expect(s["repository.issue"]).toEqual({ MAX_PINNED: 3 })
-    expect(s.attachment).toMatchObject({ ENABLED: true, MAX_SIZE: 2048 })
+    expect(s.attachment).toMatchObject({ ENABLED: true, MAX_SIZE: 2048, MAX_FILES: 5 })
     expect(s.attachment.ALLOWED_TYPES.split(",")).toEqual(
       expect.arrayContaining([".zip", ".png", ".txt", ".md", ".patch"])
     )

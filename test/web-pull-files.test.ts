@@ -108,7 +108,7 @@ describe("the files changed page", () => {
     expect(page.headers.get("content-length")).toBeNull()
     expect(page.text.trimEnd()).toMatch(/<\/html>$/)
     expect(page.text).toContain('data-testid="pull-title">Topic <span class="color-fg-muted">#')
-    expect(page.text).toMatch(/aria-current="page">Files changed</)
+    expect(page.text).toMatch(/data-testid="pull-tab-files" aria-current="page">.*Files changed</)
     expect(page.text).toContain("Showing <strong>4 changed files</strong>")
     // The file list links to each box.
     const list = page.text.split('data-testid="file-list"')[1]!.split("</details>")[0]!

@@ -453,6 +453,70 @@ const parseDate = (value: string | undefined, field: string) => {
     : Effect.succeed(date)
 }
 
+type Identity = { readonly name?: string | undefined; readonly email?: string | undefined }
+
+/** What every commit made through the API takes besides its changes (Forgejo's file and patch options). */
+export interface CommitOptions {
+  readonly branch?: string | undefined
+  readonly new_branch?: string | undefined
+  readonly message?: string | undefined
+  readonly author?: Identity | undefined
+  readonly committer?: Identity | undefined
+  readonly dates?: { readonly author?: string | undefined; readonly committer?: string | undefined } | undefined
+  readonly signoff?: boolean | undefined
+}
+
+/**
+ * The branch, message and signatures of a commit through the API (the contents API, diffpatch),
+ * checked: 422 for a bad branch name, identity or date. `doerIdentity` is who the commit is by when
+ * the body names no author or committer (`gitIdentity`); `defaultMessage` when it has no message.
+ */
+export const commitSpec = (
+  handle: RepoHandle,
+  doerIdentity: { readonly name: string; readonly email: string },
+  options: CommitOptions,
+  defaultMessage: string
+) =>
+  Effect.gen(function* () {
+    const branch = options.branch !== undefined && options.branch !== "" ? options.branch : handle.repo.defaultBranch
+    for (const [field, name] of [
+      ["branch", branch],
+      ["new_branch", options.new_branch]
+    ] as const) {
+      if (name === undefined || name === "") continue
+      const problem = branchNameProblem(name)
+      if (problem !== undefined) return yield* Errors.validationFailed(`${field}: ${problem}`)
+    }
+    // Forgejo: a missing author or committer is the other one (used as given); both missing are
+    // the doer, with its no-reply address when it keeps its e-mail private.
+    const given = (identity: Identity | undefined) =>
+      identity !== undefined && (identity.name ?? "") !== "" && (identity.email ?? "") !== ""
+        ? { name: identity.name!, email: identity.email! }
+        : undefined
+    const author = given(options.author) ?? given(options.committer) ?? doerIdentity
+    const committer = given(options.committer) ?? given(options.author) ?? doerIdentity
+    for (const [field, who] of [
+      ["author", author],
+      ["committer", committer]
+    ] as const) {
+      const problem = Write.signatureProblem(who)
+      if (problem !== undefined) return yield* Errors.validationFailed(`${field}: ${problem}`)
+    }
+    const authorDate = yield* parseDate(options.dates?.author, "author")
+    const committerDate = yield* parseDate(options.dates?.committer, "committer")
+    let message = options.message !== undefined && options.message !== "" ? options.message : defaultMessage
+    if (options.signoff === true)
+      message = `${message.replace(/\n+$/, "")}\n\nSigned-off-by: ${committer.name} <${committer.email}>`
+    if (!message.endsWith("\n")) message += "\n"
+    return {
+      branch,
+      ...(options.new_branch === undefined || options.new_branch === "" ? {} : { newBranch: options.new_branch }),
+      message,
+      author: Write.signatureAt(author, authorDate),
+      committer: Write.signatureAt(committer, committerDate)
+    }
+  })
+
 /** `doerIdentity`: who the commit is by when the body names no author or committer (`gitIdentity`). */
 const checkChange = (
   handle: RepoHandle,
@@ -501,44 +565,6 @@ const checkChange = (
         ...(fromPath === undefined ? {} : { fromPath })
       })
     }
-    const branch = options.branch !== undefined && options.branch !== "" ? options.branch : handle.repo.defaultBranch
-    for (const [field, name] of [
-      ["branch", branch],
-      ["new_branch", options.new_branch]
-    ] as const) {
-      if (name === undefined || name === "") continue
-      const problem = branchNameProblem(name)
-      if (problem !== undefined) return yield* Errors.validationFailed(`${field}: ${problem}`)
-    }
-    // Forgejo: a missing author or committer is the other one (used as given); both missing are
-    // the doer, with its no-reply address when it keeps its e-mail private.
-    const given = (
-      identity: { readonly name?: string | undefined; readonly email?: string | undefined } | undefined
-    ) =>
-      identity !== undefined && (identity.name ?? "") !== "" && (identity.email ?? "") !== ""
-        ? { name: identity.name!, email: identity.email! }
-        : undefined
-    const author = given(options.author) ?? given(options.committer) ?? doerIdentity
-    const committer = given(options.committer) ?? given(options.author) ?? doerIdentity
-    for (const [field, who] of [
-      ["author", author],
-      ["committer", committer]
-    ] as const) {
-      const problem = Write.signatureProblem(who)
-      if (problem !== undefined) return yield* Errors.validationFailed(`${field}: ${problem}`)
-    }
-    const authorDate = yield* parseDate(options.dates?.author, "author")
-    const committerDate = yield* parseDate(options.dates?.committer, "committer")
-    let message = options.message !== undefined && options.message !== "" ? options.message : defaultMessage(files)
-    if (options.signoff === true)
-      message = `${message.replace(/\n+$/, "")}\n\nSigned-off-by: ${committer.name} <${committer.email}>`
-    if (!message.endsWith("\n")) message += "\n"
-    return {
-      branch,
-      ...(options.new_branch === undefined || options.new_branch === "" ? {} : { newBranch: options.new_branch }),
-      files,
-      message,
-      author: Write.signatureAt(author, authorDate),
-      committer: Write.signatureAt(committer, committerDate)
-    }
+    const spec = yield* commitSpec(handle, doerIdentity, options, defaultMessage(files))
+    return { ...spec, files }
   })

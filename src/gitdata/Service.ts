@@ -10,7 +10,7 @@ import { makeCommitPresenter } from "../branches/Commits.ts"
 import { type CommitSignature, readCommits } from "../branches/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import type { FileCommitResponse } from "../contents/Api.ts"
-import { ContentsService, type RepoHandle } from "../contents/Service.ts"
+import { ContentsService, commitSpec, type RepoHandle } from "../contents/Service.ts"
 import { pushed, ZERO_ID } from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
@@ -22,7 +22,7 @@ import { findSigner, paddedKeyId, readArmoredKeys } from "../gpg/Keys.ts"
 import { GpgRepo } from "../gpg/Repo.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
-import { branchNameProblem, refNameProblem } from "../lib/Names.ts"
+import { refNameProblem } from "../lib/Names.ts"
 import { ProtectionService } from "../protection/Service.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { gitIdentity, gitName } from "../users/Schema.ts"
@@ -335,37 +335,15 @@ export class GitDataService extends Context.Service<
           // before a git process is started for it.
           if (!/^(diff --git |--- )/m.test(patch))
             return yield* Errors.validationFailed("content: not a patch (no 'diff --git' or '---' line)")
-          const branch =
-            options.branch !== undefined && options.branch !== "" ? options.branch : handle.repo.defaultBranch
-          for (const [field, name] of [
-            ["branch", branch],
-            ["new_branch", options.new_branch]
-          ] as const) {
-            if (name === undefined || name === "") continue
-            const problem = branchNameProblem(name)
-            if (problem !== undefined) return yield* Errors.validationFailed(`${field}: ${problem}`)
-          }
-          const doerIdentity = gitIdentity(settings, doer.user)
-          const given = (who: Identity | undefined) =>
-            who !== undefined && (who.name ?? "") !== "" && (who.email ?? "") !== ""
-              ? { name: who.name!, email: who.email! }
-              : undefined
-          const author = given(options.author) ?? given(options.committer) ?? doerIdentity
-          const committer = given(options.committer) ?? given(options.author) ?? doerIdentity
-          for (const [field, who] of [
-            ["author", author],
-            ["committer", committer]
-          ] as const) {
-            const problem = Write.signatureProblem(who)
-            if (problem !== undefined) return yield* Errors.validationFailed(`${field}: ${problem}`)
-          }
-          const authorDate = yield* parseDate(options.dates?.author, "author")
-          const committerDate = yield* parseDate(options.dates?.committer, "committer")
-          // Forgejo's default message for a patch.
-          let message = options.message !== undefined && options.message.trim() !== "" ? options.message : "apply-patch"
-          if (options.signoff === true)
-            message = `${message.replace(/\n+$/, "")}\n\nSigned-off-by: ${committer.name} <${committer.email}>`
-          if (!message.endsWith("\n")) message += "\n"
+          // Forgejo's default message for a patch, also for one of blanks only.
+          const message = options.message?.trim() === "" ? undefined : options.message
+          const spec = yield* commitSpec(
+            handle,
+            gitIdentity(settings, doer.user),
+            { ...options, message },
+            "apply-patch"
+          )
+          const { branch } = spec
           const paths = yield* GitData.patchPaths(handle.dir, patch).pipe(
             Effect.catchTag("GitError", (e) => Effect.die(e)),
             Effect.catchTag("PatchConflict", (e) =>
@@ -374,22 +352,12 @@ export class GitDataService extends Context.Service<
           )
           if (paths.length === 0) return yield* Errors.validationFailed("content: the patch changes no file")
           yield* quota.enforce(handle.owner, "size:repos:all")
-          const target = options.new_branch !== undefined && options.new_branch !== "" ? options.new_branch : branch
+          const target = spec.newBranch ?? branch
           yield* protection.checkCommit(handle, doer.user, target, paths)
           const made = yield* writer
             .applyPatch(
               { id: handle.repo.id, dir: handle.dir },
-              {
-                branch,
-                ...(options.new_branch === undefined || options.new_branch === ""
-                  ? {}
-                  : { newBranch: options.new_branch }),
-                patch,
-                message,
-                author: Write.signatureAt(author, authorDate),
-                committer: Write.signatureAt(committer, committerDate),
-                ...signWith(signing.forAction("CRUD_ACTIONS"))
-              }
+              { ...spec, patch, ...signWith(signing.forAction("CRUD_ACTIONS")) }
             )
             .pipe(Effect.mapError(toApiError))
           const before = made.branch === branch ? made.parent : ZERO_ID
@@ -446,12 +414,4 @@ const patchText = (content: string) => {
     if (/^(diff |From |--- |Index: )/m.test(decoded)) return decoded
   }
   return content
-}
-
-const parseDate = (value: string | undefined, field: string) => {
-  if (value === undefined || value === "") return Effect.succeed(new Date())
-  const date = new Date(value)
-  return Number.isNaN(date.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(value)
-    ? Effect.fail(Errors.validationFailed(`dates.${field}: invalid time ${JSON.stringify(value)}, expected RFC 3339`))
-    : Effect.succeed(date)
 }
