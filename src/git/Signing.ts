@@ -9,13 +9,16 @@ import { createHash, createPublicKey, verify } from "node:crypto"
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { Context, Effect, Layer } from "effect"
-import * as openpgp from "openpgp"
 import { UNSIGNED_VERIFICATION } from "../branches/Api.ts"
 import { verificationOf } from "../branches/Commits.ts"
 import { type CommitSignature, splitSignature } from "../branches/Service.ts"
 import { Settings, type SettingsShape } from "../config/Settings.ts"
+import { lazyRequire } from "../lib/LazyRequire.ts"
 import * as Git from "./Git.ts"
 import type { SignOptions } from "./GitData.ts"
+
+// OpenPGP (~20 MB) is loaded when a key is first used, not at start (test/startup-modules.test.ts).
+const openpgp = lazyRequire<typeof import("openpgp")>("openpgp")
 
 /** How a git process signs: its `-c` configuration and environment (GitData.signCommit). */
 export type SignWith = SignOptions
@@ -55,7 +58,7 @@ export class InstanceSigning extends Context.Service<
       const section = settings["repository.signing"]
       const publicKeys =
         key?.format === "openpgp"
-          ? yield* Effect.promise(() => openpgp.readKeys({ armoredKeys: key.publicKey }))
+          ? yield* Effect.promise(() => openpgp().readKeys({ armoredKeys: key.publicKey }))
           : undefined
       return InstanceSigning.of({
         key,
@@ -72,9 +75,9 @@ export class InstanceSigning extends Context.Service<
           if (publicKeys === undefined) return Effect.succeed(false)
           return Effect.promise(async () => {
             try {
-              const message = await openpgp.createMessage({ binary: new TextEncoder().encode(payload) })
-              const parsed = await openpgp.readSignature({ armoredSignature: signature })
-              const { signatures } = await openpgp.verify({
+              const message = await openpgp().createMessage({ binary: new TextEncoder().encode(payload) })
+              const parsed = await openpgp().readSignature({ armoredSignature: signature })
+              const { signatures } = await openpgp().verify({
                 message,
                 signature: parsed,
                 verificationKeys: publicKeys,

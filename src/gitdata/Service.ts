@@ -4,7 +4,6 @@
 
 import { matcher } from "editorconfig"
 import { Context, Effect, Layer, Option } from "effect"
-import * as openpgp from "openpgp"
 import type { Commit } from "../branches/Api.ts"
 import { makeCommitPresenter } from "../branches/Commits.ts"
 import { type CommitSignature, readCommits } from "../branches/Service.ts"
@@ -18,16 +17,22 @@ import * as GitData from "../git/GitData.ts"
 import { RepositoryWriter, toApiError } from "../git/Repository.ts"
 import { commitVerification, InstanceSigning, signWith, verificationWith } from "../git/Signing.ts"
 import * as Write from "../git/Write.ts"
-import { findSigner, paddedKeyId, readArmoredKeys } from "../gpg/Keys.ts"
 import { GpgRepo } from "../gpg/Repo.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { lazyRequire } from "../lib/LazyRequire.ts"
 import { refNameProblem } from "../lib/Names.ts"
 import { ProtectionService } from "../protection/Service.ts"
 import { QuotaService } from "../quota/Service.ts"
 import { gitIdentity, gitName } from "../users/Schema.ts"
 import { UsersService } from "../users/Service.ts"
 import type { AnnotatedTag as AnnotatedTagSchema } from "./Api.ts"
+
+// OpenPGP (~20 MB, also behind src/gpg/Keys.ts) is loaded when a signature is first checked, not at
+// start (test/startup-modules.test.ts).
+const openpgp = lazyRequire<typeof import("openpgp")>("openpgp")
+let keysModule: typeof import("../gpg/Keys.ts") | undefined
+const loadKeys = async () => (keysModule ??= await import("../gpg/Keys.ts"))
 
 type AnnotatedTag = typeof AnnotatedTagSchema.Type
 
@@ -175,9 +180,13 @@ export class GitDataService extends Context.Service<
         Effect.gen(function* () {
           if (signature === undefined) return yield* verificationWith(signing, signature)
           const ids = yield* Effect.promise(() =>
-            openpgp.readSignature({ armoredSignature: signature.signature }).then(
-              (s) => s.getSigningKeyIDs().map((id) => paddedKeyId(id.toHex())),
-              () => [] as Array<string>
+            loadKeys().then((k) =>
+              openpgp()
+                .readSignature({ armoredSignature: signature.signature })
+                .then(
+                  (s) => s.getSigningKeyIDs().map((id) => k.paddedKeyId(id.toHex())),
+                  () => [] as Array<string>
+                )
             )
           )
           for (const id of ids) {
@@ -194,9 +203,11 @@ export class GitDataService extends Context.Service<
             const named = primary.value.emails.some((e) => e.toLowerCase() === email.toLowerCase())
             if (!primary.value.verified && !named) continue
             const signer = yield* Effect.promise(() =>
-              readArmoredKeys(armored.value).then(
-                (keys) => findSigner(keys, signature.signature, [signature.payload]),
-                () => undefined
+              loadKeys().then((k) =>
+                k.readArmoredKeys(armored.value).then(
+                  (keys) => k.findSigner(keys, signature.signature, [signature.payload]),
+                  () => undefined
+                )
               )
             )
             if (signer === undefined) continue
