@@ -174,6 +174,20 @@ describe("creating a release", () => {
     expect((await remoteTags("alice/proj"))["v2.0-rc"]).toBe(shas.c1)
   })
 
+  it("refuses a tag name git cannot make for a draft too, when created and when edited", async () => {
+    const long = "t".repeat(65536)
+    for (const tag_name of ["bad..name", long]) {
+      const res = await create("alice/proj", { tag_name, draft: true })
+      expect(res.status, tag_name.slice(0, 20)).toBe(422)
+      expect((await json(res)).message).toMatch(/^\[TagName\]: invalid tag name/)
+    }
+    const draft = await json(await create("alice/proj", { tag_name: "v7-draft", draft: true }))
+    const edited = await call("PATCH", `/repos/alice/proj/releases/${draft.id}`, "alice", { tag_name: long })
+    expect(edited.status).toBe(422)
+    const again = await json(await call("GET", `/repos/alice/proj/releases/${draft.id}`, "alice"))
+    expect(again.tag_name).toBe("v7-draft")
+  })
+
   it("checks tag protection for the tag it would create (Forgejo: 422)", async () => {
     const refused = await create("alice/guarded", { tag_name: "v1" }, "will")
     expect(refused.status).toBe(422)

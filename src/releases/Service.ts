@@ -102,6 +102,14 @@ export class ReleasesService extends Context.Service<
           ? Reader.resolveCommit(path, `refs/tags/${tag}`)
           : Effect.succeed(Option.none<string>())
 
+      /** A tag name git can make: checked for drafts too, whose tag is made only when published. */
+      const checkTagName = (tag: string) => {
+        const problem = branchNameProblem(tag)
+        return problem === undefined
+          ? Effect.void
+          : Effect.fail(Errors.validationFailed(`[TagName]: invalid tag name "${tag.slice(0, 100)}": ${problem}`))
+      }
+
       /**
        * Forgejo's `createTag`: the commit of the release's tag, creating a lightweight tag at
        * `target` when the tag is missing (`made`: it was created now).
@@ -112,7 +120,7 @@ export class ReleasesService extends Context.Service<
           if (Option.isSome(existing)) return { sha: existing.value, made: false }
           const problem = branchNameProblem(tag)
           if (problem !== undefined)
-            return yield* Errors.validationFailed(`[TagName]: invalid tag name "${tag}": ${problem}`)
+            return yield* Errors.validationFailed(`[TagName]: invalid tag name "${tag.slice(0, 100)}": ${problem}`)
           if (!(yield* protection.mayControlTag(opened, caller.user, tag)))
             return yield* Errors.validationFailed(`release tag name is protected [tag_name: ${tag}]`)
           const commit = yield* Reader.resolveCommit(opened.path, target)
@@ -164,6 +172,7 @@ export class ReleasesService extends Context.Service<
             // Leading dashes are cut, as Forgejo does, so that a tag never reads as an option.
             const tag = (options.tag_name ?? "").replace(/^-+/, "")
             if (tag === "") return yield* Errors.validationFailed("[TagName]: Required")
+            yield* checkTagName(tag)
             if (yield* repoIsEmpty(opened.path)) return yield* Errors.validationFailed("repo is empty")
             if (yield* releases.tagInUse(opened.repo.id, tag)) return yield* Errors.conflict("Release has no Tag")
             const target =
@@ -200,6 +209,7 @@ export class ReleasesService extends Context.Service<
               value === undefined || value === null || value === "" ? current : value
             // Forgejo applies strings only when non-empty and booleans only when given.
             const tag = nonEmpty(options.tag_name?.replace(/^-+/, ""), release.tagName)
+            if (tag !== release.tagName) yield* checkTagName(tag)
             const target = nonEmpty(options.target_commitish, release.target)
             const isDraft = options.draft ?? release.isDraft
             if (tag.toLowerCase() !== release.tagName.toLowerCase() && (yield* releases.tagInUse(opened.repo.id, tag)))
