@@ -126,13 +126,14 @@ describe("scheduling and cancelling (POST and DELETE /pulls/{index}/merge)", () 
     expect((await cancel(index)).status).toBe(204)
     expect(await types(index)).toContain("pull_cancel_scheduled_merge")
     expect((await cancel(index)).status).toBe(404)
+    // It can be scheduled again (and cancelled while `ci` still waits: once it has succeeded, a
+    // schedule merges at once, before a cancel could come).
+    expect((await schedule(index)).status).toBe(201)
+    expect((await cancel(index, "carol")).status).toBe(204)
     // Nothing scheduled any more: a success does not merge it.
     expect((await status(await git(["rev-parse", "a1"]), "success")).status).toBe(201)
     await settled()
     expect((await pull(index)).merged).toBe(false)
-    // It can be scheduled again.
-    expect((await schedule(index)).status).toBe(201)
-    expect((await cancel(index, "carol")).status).toBe(204)
   })
 
   it("refuses what the merge refuses first: a reader (405), work in progress (405), a merged pull request (405)", async () => {
