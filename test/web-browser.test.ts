@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { Secret, TOTP } from "otpauth"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, type TestBrowser } from "./support/browser.ts"
+import { launchBrowser, signInThrough, type TestBrowser } from "./support/browser.ts"
 import { gitIn } from "./support/git.ts"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { corpus } from "./support/xss.ts"
@@ -30,13 +30,8 @@ afterAll(async () => {
 const url = (path: string) => `${hearth.base}${path}`
 const signedInAs = (page: Page) => page.getByTestId("signed-in-as").textContent()
 
-const signIn = async (page: Page, login: string, password = "password123") => {
-  await page.goto(url("/user/login"))
-  await page.getByLabel("Username or e-mail address").fill(login)
-  await page.getByLabel("Password").fill(password)
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.waitForLoadState()
-}
+const signIn = (page: Page, login: string, password?: string) =>
+  signInThrough(page, url("/user/login"), login, password)
 
 describe("accounts in a browser", () => {
   it("signs up, signs out and signs in again", async () => {

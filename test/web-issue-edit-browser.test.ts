@@ -5,7 +5,7 @@
 // serious or critical violation), and no page may log a console error (a CSP refusal is one).
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, type TestBrowser } from "./support/browser.ts"
+import { launchBrowser, signInThrough, type TestBrowser } from "./support/browser.ts"
 import { apiAs, createUser, type Hearth, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
@@ -34,13 +34,7 @@ afterAll(async () => {
   await hearth?.close()
 })
 
-const signIn = async (page: Page, login: string) => {
-  await page.goto(url("/user/login"))
-  await page.getByLabel("Username or e-mail address").fill(login)
-  await page.getByLabel("Password").fill("password123")
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.waitForLoadState()
-}
+const signIn = (page: Page, login: string) => signInThrough(page, url("/user/login"), login)
 
 describe("the issue page's edits", () => {
   it("comments, reacts, sets a milestone and an assignee, closes", async () => {

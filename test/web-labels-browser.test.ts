@@ -6,7 +6,7 @@
 // drop after reading the notification, and no page may log a console error (a CSP refusal is one).
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, type TestBrowser } from "./support/browser.ts"
+import { launchBrowser, signInThrough, type TestBrowser } from "./support/browser.ts"
 import { apiAs, createUser, type Hearth, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
@@ -29,13 +29,7 @@ afterAll(async () => {
   await hearth?.close()
 })
 
-const signIn = async (page: Page, login: string) => {
-  await page.goto(url("/user/login"))
-  await page.getByLabel("Username or e-mail address").fill(login)
-  await page.getByLabel("Password").fill("password123")
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.waitForLoadState()
-}
+const signIn = (page: Page, login: string) => signInThrough(page, url("/user/login"), login)
 
 describe("labels and milestones", () => {
   it("a writer makes a label and a milestone, in light and dark", async () => {

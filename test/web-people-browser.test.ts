@@ -11,7 +11,7 @@ import { Secret, TOTP, URI } from "otpauth"
 import type { Page } from "playwright-core"
 import decodeQR from "qr/decode.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, type TestBrowser } from "./support/browser.ts"
+import { launchBrowser, signInThrough, type TestBrowser } from "./support/browser.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
@@ -30,13 +30,8 @@ afterAll(async () => {
 
 const url = (path: string) => `${hearth.base}${path}`
 
-const signIn = async (page: Page, login: string, password = "password123") => {
-  await page.goto(url("/user/login"))
-  await page.getByLabel("Username or e-mail address").fill(login)
-  await page.getByLabel("Password").fill(password)
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.waitForLoadState()
-}
+const signIn = (page: Page, login: string, password?: string) =>
+  signInThrough(page, url("/user/login"), login, password)
 
 describe("profiles in a browser", () => {
   it("follows a user from the profile and unfollows again", async () => {

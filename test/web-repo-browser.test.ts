@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, type TestBrowser } from "./support/browser.ts"
+import { launchBrowser, signInThrough, type TestBrowser } from "./support/browser.ts"
 import { gitIn } from "./support/git.ts"
 import { basic, createUser, type Hearth, request, startHearth } from "./support/hearth.ts"
 
@@ -70,13 +70,7 @@ afterAll(async () => {
   if (work !== undefined) rmSync(work, { recursive: true, force: true })
 })
 
-const signIn = async (page: Page, login: string) => {
-  await page.goto(url("/user/login"))
-  await page.getByLabel("Username or e-mail address").fill(login)
-  await page.getByLabel("Password").fill("password123")
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.waitForLoadState()
-}
+const signIn = (page: Page, login: string) => signInThrough(page, url("/user/login"), login)
 
 describe("browsing a repository", () => {
   it("the home, a file with a line anchor, the history, a commit unified and split", async () => {

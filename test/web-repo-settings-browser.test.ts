@@ -12,7 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, type TestBrowser } from "./support/browser.ts"
+import { launchBrowser, signInThrough, type TestBrowser } from "./support/browser.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
@@ -49,13 +49,7 @@ afterAll(async () => {
   if (work !== undefined) rmSync(work, { recursive: true, force: true })
 })
 
-const signIn = async (page: Page, login: string) => {
-  await page.goto(url("/user/login"))
-  await page.getByLabel("Username or e-mail address").fill(login)
-  await page.getByLabel("Password").fill("password123")
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.waitForLoadState()
-}
+const signIn = (page: Page, login: string) => signInThrough(page, url("/user/login"), login)
 
 describe("repository settings", () => {
   it("rename, add a collaborator, add a deploy key, archive, delete with the confirmation", async () => {

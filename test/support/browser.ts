@@ -111,3 +111,12 @@ export const launchBrowser = async (file: string): Promise<TestBrowser> => {
     }
   }
 }
+
+/** Signs in through the login form at `loginUrl` (the account's password, by default the tests' one). */
+export const signInThrough = async (page: Page, loginUrl: string, login: string, password = "password123") => {
+  await page.goto(loginUrl)
+  await page.getByLabel("Username or e-mail address").fill(login)
+  await page.getByLabel("Password").fill(password)
+  await page.getByRole("button", { name: "Sign in" }).click()
+  await page.waitForLoadState()
+}
