@@ -1,6 +1,6 @@
 // A real client against this issue's routes: the gitea-js SDK (1.23, npm), as a user of Hearth
 // would call it — topics, languages, commits by ref and their paging headers, forks that answer
-// once usable, auto-watch. gitea-js appends /api/v1 itself, sends `Authorization: Bearer`, and
+// once usable, auto-watch, the instance and user settings, assignees and reviewers. gitea-js appends /api/v1 itself, sends `Authorization: Bearer`, and
 // throws the response on any non-2xx answer.
 import { giteaApi } from "gitea-js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -81,5 +81,19 @@ describe("gitea-js", () => {
     expect(readme.status).toBe(200)
     const watchers = (await bob.repos.repoListSubscribers("bob", "tools")).data.map((u) => u.login)
     expect(watchers).toEqual(["bob"])
+  })
+
+  it("reads the instance's settings, changes the user's own, and lists assignees and reviewers (issue 23)", async () => {
+    const api = (await alice.settings.getGeneralApiSettings()).data
+    expect(api).toMatchObject({ default_paging_num: 30, max_response_items: 50 })
+    expect((await alice.settings.getGeneralRepositorySettings()).data.lfs_disabled).toBe(true)
+    const changed = (await alice.user.updateUserSettings({ location: "Lyon", theme: "dark" })).data
+    expect(changed).toMatchObject({ location: "Lyon", theme: "dark" })
+    expect((await alice.user.getUserSettings()).data.location).toBe("Lyon")
+    await alice.repos.repoAddCollaborator("alice", "tools", "bob", { permission: "write" })
+    const assignees = (await alice.repos.repoGetAssignees("alice", "tools")).data.map((u) => u.login)
+    expect(assignees).toEqual(["alice", "bob"])
+    const reviewers = (await alice.repos.repoGetReviewers("alice", "tools")).data.map((u) => u.login)
+    expect(reviewers).toEqual(["bob"])
   })
 })
