@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { resolveSettings } from "../src/config/Settings.ts"
 import { gitEnv } from "../src/git/Git.ts"
 import { clientLimits } from "../src/Server.ts"
+import { generateEd25519 } from "../src/ssh/HostKey.ts"
 import { gitIn, gitRun } from "./support/git.ts"
 import { basic, createToken, createUser, freePort, type Hearth, request, startHearth } from "./support/hearth.ts"
 import { sleep } from "./support/spawn.ts"
@@ -366,7 +367,7 @@ describe("MAX_CONNECTIONS", () => {
 
 describe("SSH", () => {
   it("disconnects an authenticated client that stops answering (BODY_IDLE_TIMEOUT)", async () => {
-    const keys = ssh2.utils.generateKeyPairSync("ed25519")
+    const keys = generateEd25519()
     expect(
       (await request(hearth, "POST", "/user/keys", basic("alice"), { title: "idle", key: keys.public })).status
     ).toBe(201)

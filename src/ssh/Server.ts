@@ -16,6 +16,7 @@ import type { RepositoryMoved } from "../http/Errors.ts"
 import { fingerprintOf } from "../keys/Parse.ts"
 import { type KeyIdentity, KeysService } from "../keys/Service.ts"
 import { makeGitAccess } from "../repos/GitHttp.ts"
+import { generateEd25519 } from "./HostKey.ts"
 
 const { Server, utils } = ssh2
 
@@ -45,7 +46,7 @@ export const hostKey = (dataPath: string): string => {
   const file = join(dir, "hearth_host_ed25519_key")
   if (existsSync(file)) return readFileSync(file, "utf8")
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const pair = utils.generateKeyPairSync("ed25519", { comment: "hearth host key" })
+  const pair = generateEd25519("hearth host key")
   writeFileSync(file, pair.private, { mode: 0o600, flag: "wx" })
   writeFileSync(`${file}.pub`, `${pair.public}\n`, { mode: 0o644 })
   chmodSync(file, 0o600)
