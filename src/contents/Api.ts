@@ -112,6 +112,11 @@ export const UpdateFileOptions = Schema.Struct({
   from_path: optional
 })
 export const DeleteFileOptions = Schema.Struct({ ...changeOptions, sha: Schema.String })
+/**
+ * POST /diffpatch: Forgejo binds `ApplyDiffPatchFileOptions` (the change options and the patch in
+ * `content`), though its swagger names `UpdateFileOptions`, whose `sha` a patch has no use for.
+ */
+export const ApplyDiffPatchFileOptions = Schema.Struct({ ...changeOptions, content: Schema.String })
 export const ChangeFileOperation = Schema.Struct({
   operation: Schema.Literals(["create", "update", "delete"]),
   path: Schema.String,

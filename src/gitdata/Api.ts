@@ -4,7 +4,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Commit, CommitUser, Verification } from "../branches/Api.ts"
-import { FileCommitResponse, GitBlob, UpdateFileOptions } from "../contents/Api.ts"
+import { ApplyDiffPatchFileOptions, FileCommitResponse, GitBlob } from "../contents/Api.ts"
 import { Access } from "../http/Access.ts"
 
 /** Forgejo's `reqRepoReader(unit.TypeCode)`. */
@@ -95,7 +95,7 @@ export class GitDataApi extends HttpApiGroup.make("gitdata").add(
     .annotate(Access, repoOpen),
   HttpApiEndpoint.post("applyDiffPatch", "/repos/:owner/:repo/diffpatch", {
     params: ownerRepo,
-    payload: UpdateFileOptions,
+    payload: ApplyDiffPatchFileOptions,
     success: PatchResponse
   })
     .annotate(OpenApi.Identifier, "repoApplyDiffPatch")
