@@ -54,6 +54,7 @@ beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "hearth-generate-"))
   await createUser(hearth, { username: "alice" })
   await createUser(hearth, { username: "bob" })
+  await createUser(hearth, { username: "chief", isAdmin: true })
   expect((await request(hearth, "POST", "/orgs", basic("alice"), { username: "acme" })).status).toBe(201)
 
   const created = await request(hearth, "POST", "/user/repos", basic("alice"), {
@@ -183,6 +184,12 @@ describe("POST /repos/{template_owner}/{template_repo}/generate", () => {
     expect(await json(await api("/branch_protections"))).toEqual([])
     const readme = await json(await api("/contents/README.md?ref=trunk"))
     expect(Buffer.from(readme.content, "base64").toString("utf8")).toContain("name=bare-bones owner=acme")
+  })
+
+  it("lets a site administrator generate one for another user", async () => {
+    const res = await generate("chief", "alice/starter-Kit", { owner: "bob", name: "for-bob", topics: true })
+    expect(res.status).toBe(201)
+    expect((await json(res)).full_name).toBe("bob/for-bob")
   })
 
   it("makes an empty repository with the items when the git content is not chosen", async () => {

@@ -218,6 +218,28 @@ interface NewFile {
   readonly content: Uint8Array
 }
 
+/** The contents of the blobs `shas`, read by one `git cat-file --batch`. */
+const blobsOf = (dir: string, shas: ReadonlyArray<string>) =>
+  Effect.map(
+    Effect.orDie(Git.inRepo(dir, ["cat-file", "--batch"], { input: `${[...new Set(shas)].join("\n")}\n` })),
+    ({ stdout }) => {
+      const found = new Map<string, Buffer>()
+      let at = 0
+      while (at < stdout.length) {
+        const eol = stdout.indexOf(10, at)
+        if (eol < 0) break
+        const [sha, type, size] = stdout.subarray(at, eol).toString("latin1").split(" ")
+        if (type === "missing" || size === undefined) {
+          at = eol + 1
+          continue
+        }
+        found.set(sha!, stdout.subarray(eol + 1, eol + 1 + Number(size)))
+        at = eol + 1 + Number(size) + 1
+      }
+      return found
+    }
+  )
+
 /**
  * The files of the new repository's first commit: the template's default branch, its template file
  * left out and the files it names expanded (content and path). Submodules are left out, as
@@ -227,15 +249,19 @@ interface NewFile {
 const generatedFiles = (dir: string, commit: string, expansions: ReadonlyMap<string, string>) =>
   Effect.gen(function* () {
     const entries = (yield* Effect.orDie(Readers.listTree(dir, commit, true))).filter((e) => e.type === "blob")
-    const blob = (sha: string) => Effect.map(Effect.orDie(Git.inRepo(dir, ["cat-file", "blob", sha])), (r) => r.stdout)
+    const contents = yield* blobsOf(
+      dir,
+      entries.map((e) => e.sha)
+    )
+    const blob = (sha: string) => contents.get(sha) ?? Buffer.alloc(0)
     const templateEntry = TEMPLATE_FILES.flatMap((path) => entries.filter((e) => e.path === path))[0]
-    const globs = templateEntry === undefined ? [] : templateGlobs((yield* blob(templateEntry.sha)).toString("utf8"))
+    const globs = templateEntry === undefined ? [] : templateGlobs(blob(templateEntry.sha).toString("utf8"))
     const files: Array<NewFile> = []
     const seen = new Set<string>()
     for (const entry of entries) {
       if (entry === templateEntry) continue
       const mode: Paths.EntryMode = entry.mode === "100755" ? "100755" : entry.mode === "120000" ? "120000" : "100644"
-      const content = yield* blob(entry.sha)
+      const content = blob(entry.sha)
       // Symbolic links are copied as they are (Forgejo's walk skips no link, but expanding one
       // would rewrite the file it points at).
       const expand = mode !== "120000" && globs.some((re) => re.test(entry.path))
