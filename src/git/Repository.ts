@@ -47,7 +47,9 @@ const FileOperation = Schema.Struct({
   /** The blob the caller last saw at the path (update, delete). */
   sha: Schema.optional(Schema.String),
   /** update: the file's current path when it moves to `path`. */
-  fromPath: Schema.optional(Schema.String)
+  fromPath: Schema.optional(Schema.String),
+  /** create: the entry's mode (a regular file unless said; a repository generated from a template keeps its modes). */
+  mode: Schema.optional(Schema.Literals(["100644", "100755", "120000"]))
 })
 export type FileOperation = typeof FileOperation.Type
 
@@ -254,8 +256,9 @@ const plan = (entries: Map<string, Readers.TreeEntry>, files: ReadonlyArray<File
       const content = file.content ?? new Uint8Array()
       if (file.operation === "create") {
         yield* ensureCreatable(file.path)
-        changes.push({ kind: "write", path: file.path, mode: "100644", content })
-        written(file.path, "100644")
+        const mode = file.mode ?? "100644"
+        changes.push({ kind: "write", path: file.path, mode, content })
+        written(file.path, mode)
       } else if (file.operation === "update") {
         const from = file.fromPath !== undefined && file.fromPath !== "" ? file.fromPath : file.path
         const current = yield* ensureFile(from, file.sha)

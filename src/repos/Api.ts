@@ -10,6 +10,7 @@ import {
   AddCollaboratorOption,
   CreateRepoOption,
   EditRepoOption,
+  GenerateRepoOption,
   RepoCollaboratorPermission,
   Repository,
   SearchResults
@@ -142,6 +143,14 @@ export class ReposApi extends HttpApiGroup.make("repos").add(
   })
     .annotate(OpenApi.Identifier, "repoDelete")
     .annotate(Access, repoOwner),
+  // Forgejo: reqToken, reqRepoReader(code) on the template.
+  HttpApiEndpoint.post("generateRepo", "/repos/:owner/:repo/generate", {
+    params: ownerRepo,
+    payload: GenerateRepoOption,
+    success: created
+  })
+    .annotate(OpenApi.Identifier, "generateRepo")
+    .annotate(Access, { ...repoSignedIn, repo: { role: "read", unit: "code" } }),
   HttpApiEndpoint.get("getRepoById", "/repositories/:id", {
     params: { id: Schema.String },
     success: Repository

@@ -18,6 +18,7 @@ import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { CurrentRepo } from "./Assignment.ts"
 import { makeAddCollaborator } from "./Collaborators.ts"
+import { makeGenerate } from "./Generate.ts"
 import { RepoPolicy, searchFilter } from "./Policy.ts"
 import { RepoPresenter } from "./Present.ts"
 import { REPO_SEARCH_SORTS, type RepoFilter, type RepoRow, type RepoSearchSort, ReposRepo } from "./Repo.ts"
@@ -48,6 +49,7 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
     const repoRows = yield* ReposRepo
     const events = yield* EventHub
     const addCollaborator = yield* makeAddCollaborator
+    const generate = yield* makeGenerate
 
     const viewerOf = Effect.map(Caller, Option.getOrUndefined)
 
@@ -295,6 +297,13 @@ export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
         Effect.gen(function* () {
           const { caller, owner, repo, access } = yield* CurrentRepo
           return yield* presenter.one(caller, { repo, owner, access })
+        })
+      )
+      .handle("generateRepo", ({ payload }) =>
+        Effect.gen(function* () {
+          const caller = yield* signedInCaller
+          const made = yield* generate(caller, yield* CurrentRepo, payload)
+          return yield* presenter.one(caller, { ...made, access: OWNER_ACCESS })
         })
       )
       .handle("getRepoById", ({ params }) =>

@@ -109,6 +109,7 @@ export interface RepoChanges {
   readonly description?: string
   readonly website?: string
   readonly is_private?: boolean
+  readonly is_template?: boolean
   readonly default_branch?: string
   readonly is_archived?: boolean
   readonly archived_at?: Date | null
@@ -186,6 +187,7 @@ export type NewRepo = {
   readonly description: string
   readonly default_branch: string
   readonly is_private: boolean
+  readonly is_template?: boolean
   readonly is_fork?: boolean
   readonly fork_id?: number
   readonly is_empty?: boolean

@@ -30,6 +30,23 @@ export const CreateRepoOption = Schema.Struct({
 }).annotate({ identifier: "CreateRepoOption" })
 export type CreateRepoOption = typeof CreateRepoOption.Type
 
+/** POST /repos/{template_owner}/{template_repo}/generate: the new repository and the template items to copy. */
+export const GenerateRepoOption = Schema.Struct({
+  owner: Schema.String,
+  name: BoundedName("Name", NAME_MAX.repo),
+  description: Schema.optional(Schema.String),
+  default_branch: Schema.optional(Schema.String),
+  private: Schema.optional(Schema.Boolean),
+  git_content: Schema.optional(Schema.Boolean),
+  topics: Schema.optional(Schema.Boolean),
+  git_hooks: Schema.optional(Schema.Boolean),
+  webhooks: Schema.optional(Schema.Boolean),
+  avatar: Schema.optional(Schema.Boolean),
+  labels: Schema.optional(Schema.Boolean),
+  protected_branch: Schema.optional(Schema.Boolean)
+}).annotate({ identifier: "GenerateRepoOption" })
+export type GenerateRepoOption = typeof GenerateRepoOption.Type
+
 export const Permission = Schema.Struct({
   admin: Schema.Boolean,
   push: Schema.Boolean,
@@ -137,6 +154,7 @@ export const EditRepoOption = Schema.Struct({
   description: Schema.optional(Schema.String),
   website: Schema.optional(Schema.String),
   private: Schema.optional(Schema.Boolean),
+  template: Schema.optional(Schema.Boolean),
   default_branch: Schema.optional(Schema.String),
   archived: Schema.optional(Schema.Boolean),
   enable_prune: Schema.optional(Schema.Boolean),

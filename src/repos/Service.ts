@@ -69,8 +69,7 @@ const createProblem = (input: CreateRepoOption): string | undefined =>
     ? `[ObjectFormatName]: must be sha1 or sha256: "${input.object_format_name}"`
     : undefined) ??
   // Not supported yet; refused rather than silently ignored.
-  (input.object_format_name === "sha256" ? "object_format_name sha256 is not supported yet" : undefined) ??
-  (input.template === true ? "template repositories are not supported yet" : undefined)
+  (input.object_format_name === "sha256" ? "object_format_name sha256 is not supported yet" : undefined)
 
 const isHttpUrl = (value: string) => {
   try {
@@ -105,6 +104,7 @@ const editChanges = (repo: RepoRow, input: EditRepoOption, minMirrorInterval: nu
     changes.default_branch = input.default_branch
   }
   if (input.private !== undefined) changes.is_private = input.private
+  if (input.template !== undefined) changes.is_template = input.template
   if (input.archived !== undefined && input.archived !== repo.isArchived) {
     if (repo.isMirror) return "repo is a mirror, cannot archive/un-archive"
     changes.is_archived = input.archived
@@ -510,7 +510,8 @@ export class ReposService extends Context.Service<
                 description: input.description ?? "",
                 default_branch:
                   input.default_branch !== undefined && input.default_branch !== "" ? input.default_branch : "main",
-                is_private: input.private ?? false
+                is_private: input.private ?? false,
+                is_template: input.template ?? false
               },
               doer
             )
