@@ -18,6 +18,7 @@ import { empty, type Html, html } from "./Html.ts"
 import { icon } from "./Icons.ts"
 import { type RepoFrame, type RepoView, repoBase, segment, urlPath } from "./RepoFrame.ts"
 import { when } from "./RepoViews.ts"
+import type { Form } from "./Web.ts"
 
 export type PullTab = "conversation" | "commits" | "files"
 
@@ -88,6 +89,9 @@ export const outdatedComments = (repoPath: string, head: string, comments: Reado
     }
     return outdated
   })
+
+type RouteOptions = Parameters<RepoFrame["route"]>[2]
+type Answer = ReturnType<Parameters<RepoFrame["route"]>[3]>
 
 export const makePullFrame = (frame: RepoFrame) =>
   Effect.gen(function* () {
@@ -212,7 +216,27 @@ export const makePullFrame = (frame: RepoFrame) =>
         )
       })
 
-    return { pullOf, startOf, countsOf, header, page }
+    /**
+     * A route of one pull request, `/{owner}/{repo}/pulls/{index}/…`: frame.route's refusals, the
+     * pull request loaded (PullsService.get: its 404 for one the viewer may not see), then
+     * `refuse`'s page when it has one (a form's own refusal), else `handler`.
+     */
+    const route = (
+      method: "GET" | "POST",
+      path: string,
+      options: RouteOptions,
+      handler: (view: RepoView, loaded: Loaded, form: Form) => Answer,
+      refuse?: (view: RepoView, loaded: Loaded) => Effect.Effect<Effect.Success<Answer> | undefined, unknown>
+    ) =>
+      frame.route(method, path, options, (view, form) =>
+        Effect.gen(function* () {
+          const loaded = yield* pulls.get(view, view.rest[1] ?? "")
+          const refused = refuse === undefined ? undefined : yield* refuse(view, loaded)
+          return refused ?? (yield* handler(view, loaded, form))
+        })
+      )
+
+    return { pullOf, startOf, countsOf, header, page, route }
   })
 
 export type PullFrame = Effect.Success<ReturnType<typeof makePullFrame>>

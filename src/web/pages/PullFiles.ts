@@ -573,15 +573,12 @@ ${patch.truncated ? html`<div class="flash flash-warn mb-3">This diff is too lar
           : Effect.fail(error)
       )
 
-    const loadFor = (view: RepoView) => pulls.get(view, view.rest[1] ?? "")
-
     return [
       frame.route("GET", "/:owner/:repo/pulls/:index/files", { rule: READ }, (view) => filesPage(view)),
 
       // htmx: the comment form of one line, inserted after it (a table row).
-      frame.route("GET", "/:owner/:repo/pulls/:index/files/reviews/new_comment", { rule: READ }, (view) =>
+      pullFrame.route("GET", "/:owner/:repo/pulls/:index/files/reviews/new_comment", { rule: READ }, (view, loaded) =>
         Effect.gen(function* () {
-          const loaded = yield* loadFor(view)
           if (!(yield* mayReview(view, loaded))) return web.notFound(view.ctx)
           const q = view.ctx.url.searchParams
           const key = parseLineKey(`${q.get("path") ?? ""}:${q.get("side") ?? ""}:${q.get("line") ?? ""}`)
@@ -594,15 +591,12 @@ ${patch.truncated ? html`<div class="flash flash-warn mb-3">This diff is too lar
         })
       ),
 
-      frame.route(
+      pullFrame.route(
         "POST",
         "/:owner/:repo/pulls/:index/files/reviews/comments",
         { rule: READ, access: "signed-in" },
-        (view, form) =>
+        (view, loaded, form) =>
           Effect.gen(function* () {
-            const loaded = yield* loadFor(view)
-            const refused = yield* refusal(view, loaded)
-            if (refused !== undefined) return refused
             const path = form.get("path") ?? ""
             const side: LineSide = form.get("side") === "old" ? "old" : "new"
             const line = Number(form.get("line") ?? "")
@@ -623,18 +617,16 @@ ${patch.truncated ? html`<div class="flash flash-warn mb-3">This diff is too lar
                 : { reply: { review: reply, path, line: signedOf(side, line), content, error: added.refused } },
               422
             )
-          })
+          }),
+        refusal
       ),
 
-      frame.route(
+      pullFrame.route(
         "POST",
         "/:owner/:repo/pulls/:index/files/reviews/submit",
         { rule: READ, access: "signed-in" },
-        (view, form) =>
+        (view, loaded, form) =>
           Effect.gen(function* () {
-            const loaded = yield* loadFor(view)
-            const refused = yield* refusal(view, loaded)
-            if (refused !== undefined) return refused
             const type = form.get("type") ?? ""
             const content = form.get("content") ?? ""
             const event = EVENTS[type]
@@ -644,16 +636,16 @@ ${patch.truncated ? html`<div class="flash flash-warn mb-3">This diff is too lar
                 : yield* refusedWith(reviews.finish(view, view.rest[1] ?? "", { event, body: content }))
             if (!("refused" in done)) return back(view, loaded, form)
             return yield* filesPage(withKept(view, form), { review: { type, content, error: done.refused } }, 422)
-          })
+          }),
+        refusal
       ),
 
-      frame.route(
+      pullFrame.route(
         "POST",
         "/:owner/:repo/pulls/:index/files/reviews/viewed-files",
         { rule: READ, access: "signed-in" },
-        (view, form) =>
+        (view, loaded, form) =>
           Effect.gen(function* () {
-            const loaded = yield* loadFor(view)
             const path = form.get("path") ?? ""
             if (path === "") return yield* Errors.validationFailed("the form names no file")
             yield* reviews.setViewed(view, view.rest[1] ?? "", form.get("head") ?? "", {
@@ -664,19 +656,17 @@ ${patch.truncated ? html`<div class="flash flash-warn mb-3">This diff is too lar
           })
       ),
 
-      frame.route(
+      pullFrame.route(
         "POST",
         "/:owner/:repo/pulls/:index/files/reviews/resolve",
         { rule: READ, access: "signed-in" },
-        (view, form) =>
+        (view, loaded, form) =>
           Effect.gen(function* () {
-            const loaded = yield* loadFor(view)
-            const refused = yield* refusal(view, loaded)
-            if (refused !== undefined) return refused
             const id = form.get("comment_id") ?? ""
             yield* reviews.resolveConversation(view, view.rest[1] ?? "", id, form.get("action") !== "unresolve")
             return back(view, loaded, form, `issuecomment-${id}`)
-          })
+          }),
+        refusal
       )
     ]
   })
