@@ -197,6 +197,10 @@ export interface IssueFilter {
   readonly posterId?: number | undefined
   readonly assigneeId?: number | undefined
   readonly mentionedId?: number | undefined
+  /** Pull requests asking this user (or one of their teams) for a review, not their own (Forgejo's `ReviewRequestedID`). */
+  readonly reviewRequestedId?: number | undefined
+  /** Pull requests this user (or one of their teams) reviewed, not their own (Forgejo's `ReviewedID`). */
+  readonly reviewedId?: number | undefined
   readonly priorityRepoId?: number | undefined
   readonly sort: IssueSort
 }
@@ -394,6 +398,26 @@ export class IssuesRepo extends Context.Service<
           parts.push(sql`i.id IN (SELECT a.issue_id FROM issue_assignees a WHERE a.assignee_id = ${f.assigneeId})`)
         if (f.mentionedId !== undefined)
           parts.push(sql`i.id IN (SELECT m.issue_id FROM issue_mentions m WHERE m.user_id = ${f.mentionedId})`)
+        if (f.reviewRequestedId !== undefined) {
+          // Forgejo's applyReviewRequestedCondition: a request row that is the latest approve,
+          // reject or request of its reviewer (a review given since answers the request).
+          const me = f.reviewRequestedId
+          parts.push(sql`i.poster_id <> ${me}`)
+          parts.push(sql`i.id IN (SELECT r.issue_id FROM reviews r WHERE r.type = 4
+            AND (r.reviewer_id = ${me} OR r.reviewer_team_id IN (SELECT tu.team_id FROM team_users tu WHERE tu.user_id = ${me}))
+            AND r.id IN (SELECT max(x.id) FROM reviews x WHERE x.issue_id = r.issue_id AND x.type IN (1, 3, 4)
+              GROUP BY x.reviewer_id, x.reviewer_team_id))`)
+        }
+        if (f.reviewedId !== undefined) {
+          // Forgejo's applyReviewedCondition: a review (not a request; not a pending one, which no
+          // one else sees yet) by the user or their team, or a comment of theirs (plain, code, review).
+          const me = f.reviewedId
+          parts.push(sql`i.poster_id <> ${me}`)
+          parts.push(sql`(i.id IN (SELECT r.issue_id FROM reviews r WHERE r.type NOT IN (0, 4)
+            AND (r.reviewer_id = ${me} OR r.reviewer_team_id IN (SELECT tu.team_id FROM team_users tu WHERE tu.user_id = ${me})))
+            OR i.id IN (SELECT c.issue_id FROM comments c LEFT JOIN reviews cr ON cr.id = c.review_id
+              WHERE c.poster_id = ${me} AND c.type IN (0, 21, 22) AND (cr.id IS NULL OR cr.type <> 0)))`)
+        }
         return sql.and(parts)
       }
 

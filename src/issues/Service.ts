@@ -150,6 +150,8 @@ export interface IssueSearchQuery extends IssueListQuery {
   readonly assigned?: string | undefined
   readonly created?: string | undefined
   readonly mentioned?: string | undefined
+  readonly review_requested?: string | undefined
+  readonly reviewed?: string | undefined
 }
 
 const SORTS: ReadonlyArray<IssueSort> = [
@@ -840,6 +842,8 @@ export class IssuesService extends Context.Service<
               posterId: me !== undefined && yes(query.created) ? me : undefined,
               assigneeId: me !== undefined && yes(query.assigned) ? me : undefined,
               mentionedId: me !== undefined && yes(query.mentioned) ? me : undefined,
+              reviewRequestedId: me !== undefined && yes(query.review_requested) ? me : undefined,
+              reviewedId: me !== undefined && yes(query.reviewed) ? me : undefined,
               priorityRepoId:
                 priority !== undefined && Number.isSafeInteger(priority) && priority > 0 ? priority : undefined,
               sort: sortOf(query.sort)

@@ -235,6 +235,16 @@ export class PullsService extends Context.Service<
       input: EditPullRequestOption
     ) => Effect.Effect<Loaded, ServiceError>
     readonly isMerged: (opened: OpenedRepository, index: string) => Effect.Effect<boolean, ServiceError>
+    /**
+     * The commit title and body a merge of `style` gets by default, as the web's merge box
+     * prefills them (Forgejo's `GetDefaultMergeMessage`, and `GetSquashMergeCommitMessages` for a
+     * squash's body: the commits' messages, oldest first). The API uses the title only (its body
+     * is discarded, CONTRACT-PULLS §8.3); rebase and fast-forward take none.
+     */
+    readonly defaultMergeMessage: (
+      loaded: Loaded,
+      style: MergeDo
+    ) => Effect.Effect<{ readonly title: string; readonly body: string }>
     /** Merges now, or schedules the merge (`merge_when_checks_succeed`, §9: "scheduled"). */
     readonly merge: (
       opened: OpenedRepository,
@@ -1044,6 +1054,43 @@ export class PullsService extends Context.Service<
         return `Merge pull request '${issue.title}' (#${issue.index}) from ${from} into ${pull.baseBranch}`
       }
 
+      /** The squash's default body: each commit's message as `* message`, oldest first (at most 50). */
+      const squashBody = (loaded: Loaded) =>
+        Effect.gen(function* () {
+          const { pull, base } = loaded
+          if (pull.headSha === "") return ""
+          const tip = Option.getOrUndefined(
+            yield* Effect.orDie(Git.revParse(base.path, `refs/heads/${pull.baseBranch}`))
+          )
+          const start =
+            pull.hasMerged || tip === undefined
+              ? pull.mergeBase
+              : Option.getOrElse(yield* Merge.mergeBase(base.path, tip, pull.headSha), () => tip)
+          const listed = yield* Reader.listCommits(
+            base.path,
+            pull.headSha,
+            { offset: 0, limit: 50 },
+            undefined,
+            start === "" ? undefined : start
+          )
+          return listed.commits
+            .map((c) => c.message.trim())
+            .filter((m) => m !== "")
+            .reverse()
+            .map((m) => `* ${m}`)
+            .join("\n\n")
+        })
+
+      const defaultMergeMessage = (loaded: Loaded, style: MergeDo) =>
+        Effect.gen(function* () {
+          if (style === "rebase" || style === "fast-forward-only" || style === "manually-merged")
+            return { title: "", body: "" }
+          return {
+            title: defaultTitle(loaded, style),
+            body: style === "squash" ? yield* squashBody(loaded) : ""
+          }
+        })
+
       /** The commit the base branch moves to for `style` (no ref moved yet). */
       const mergeCommit = (loaded: Loaded, request: MergeRequest, baseSha: string, doer: UserRow) =>
         Effect.gen(function* () {
@@ -1458,6 +1505,7 @@ export class PullsService extends Context.Service<
         getByBaseHead,
         edit,
         isMerged: (opened, index) => Effect.map(findPull(opened, index), (l) => l.pull.hasMerged),
+        defaultMergeMessage,
         merge,
         completeMerge: afterMove,
         update,

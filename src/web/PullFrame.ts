@@ -8,6 +8,7 @@
 // (`refs/pull/{n}/head`): from the merge base with the base branch's tip while open, from the
 // stored merge base once merged (the API's `pullCommits`/`pullFiles` start the same way).
 import { Effect, Option } from "effect"
+import * as Blame from "../git/Blame.ts"
 import * as Git from "../git/Git.ts"
 import * as Merge from "../git/Merge.ts"
 import { isWorkInProgress } from "../issues/Present.ts"
@@ -17,6 +18,7 @@ import { empty, type Html, html } from "./Html.ts"
 import { icon } from "./Icons.ts"
 import { type RepoFrame, type RepoView, repoBase, segment, urlPath } from "./RepoFrame.ts"
 import { when } from "./RepoViews.ts"
+import type { Form } from "./Web.ts"
 
 export type PullTab = "conversation" | "commits" | "files"
 
@@ -51,6 +53,45 @@ export interface PullCounts {
   readonly commits: number
   readonly files: number
 }
+
+/** What deciding whether a review comment is outdated needs of it. */
+export interface PlacedComment {
+  readonly id: number
+  readonly path: string
+  /** Forgejo's signed line: negative on the old side. */
+  readonly line: number
+  /** The commit `git blame` named for the line when the comment was made. */
+  readonly commitSha: string
+}
+
+/**
+ * The review comments the head's later commits made outdated (Forgejo's `checkInvalidation`,
+ * which stores `invalidated` when the head moves; computed here when read, one `git blame` per
+ * file): a new-side comment whose line the file at `head` no longer has, or whose line blame now
+ * names another commit than the one it was made on. Old-side lines are the base's; the files page
+ * also counts a comment whose line its diff no longer shows.
+ */
+export const outdatedComments = (repoPath: string, head: string, comments: ReadonlyArray<PlacedComment>) =>
+  Effect.gen(function* () {
+    const outdated = new Set<number>()
+    if (!Git.isSha(head)) return outdated
+    const byPath = new Map<string, Array<PlacedComment>>()
+    for (const c of comments) {
+      if (c.line > 0 && c.commitSha !== "" && c.commitSha !== head)
+        byPath.set(c.path, [...(byPath.get(c.path) ?? []), c])
+    }
+    for (const [path, placed] of byPath) {
+      // No such path at the head (deleted or renamed since): every comment on it is outdated.
+      const parts = Option.getOrElse(yield* Effect.option(Blame.blame(repoPath, head, path)), () => [])
+      const shaAt = new Map<number, string>()
+      for (const part of parts) for (let i = 0; i < part.lines.length; i++) shaAt.set(part.start + i, part.commit.sha)
+      for (const c of placed) if (shaAt.get(c.line) !== c.commitSha) outdated.add(c.id)
+    }
+    return outdated
+  })
+
+type RouteOptions = Parameters<RepoFrame["route"]>[2]
+type Answer = ReturnType<Parameters<RepoFrame["route"]>[3]>
 
 export const makePullFrame = (frame: RepoFrame) =>
   Effect.gen(function* () {
@@ -175,7 +216,27 @@ export const makePullFrame = (frame: RepoFrame) =>
         )
       })
 
-    return { pullOf, startOf, countsOf, header, page }
+    /**
+     * A route of one pull request, `/{owner}/{repo}/pulls/{index}/…`: frame.route's refusals, the
+     * pull request loaded (PullsService.get: its 404 for one the viewer may not see), then
+     * `refuse`'s page when it has one (a form's own refusal), else `handler`.
+     */
+    const route = (
+      method: "GET" | "POST",
+      path: string,
+      options: RouteOptions,
+      handler: (view: RepoView, loaded: Loaded, form: Form) => Answer,
+      refuse?: (view: RepoView, loaded: Loaded) => Effect.Effect<Effect.Success<Answer> | undefined, unknown>
+    ) =>
+      frame.route(method, path, options, (view, form) =>
+        Effect.gen(function* () {
+          const loaded = yield* pulls.get(view, view.rest[1] ?? "")
+          const refused = refuse === undefined ? undefined : yield* refuse(view, loaded)
+          return refused ?? (yield* handler(view, loaded, form))
+        })
+      )
+
+    return { pullOf, startOf, countsOf, header, page, route }
   })
 
 export type PullFrame = Effect.Success<ReturnType<typeof makePullFrame>>

@@ -1,6 +1,7 @@
 // The signed-in account's issues and pull requests across repositories (Forgejo's
 // routers/web/user/home.go `Issues`/`Pulls`, templates/user/dashboard/issues.tmpl): `/issues` and
-// `/pulls`, with Forgejo's tabs (`type=your_repositories|assigned|created_by|mentioned`),
+// `/pulls`, with Forgejo's tabs (`type=your_repositories|assigned|created_by|mentioned`, and for
+// pull requests `review_requested|reviewed_by`),
 // open/closed (`state`), `sort`, a keyword (`q`) and pages, over the repositories the account may
 // see. Everything is IssuesService.search, the API's `/repos/issues/search`, so visibility and the
 // issues unit hold as there. Anonymous visitors are sent to sign in.
@@ -17,7 +18,7 @@ import { pageOf, pager } from "./Explore.ts"
 import { ISSUES_PAGE_SIZE, labelChip } from "./RepoIssues.ts"
 
 type Kind = "issues" | "pulls"
-type Tab = "your_repositories" | "assigned" | "created_by" | "mentioned"
+type Tab = "your_repositories" | "assigned" | "created_by" | "mentioned" | "review_requested" | "reviewed_by"
 
 /**
  * Forgejo's tabs. "Your repositories" is the repositories the account owns here (Forgejo also
@@ -29,6 +30,15 @@ const TABS: ReadonlyArray<readonly [Tab, string]> = [
   ["created_by", "Created by you"],
   ["mentioned", "Mentioning you"]
 ]
+
+/** Forgejo shows the review tabs on the pull requests' dashboard only (templates/user/dashboard/issues.tmpl). */
+const PULL_TABS: ReadonlyArray<readonly [Tab, string]> = [
+  ...TABS,
+  ["review_requested", "Review requests"],
+  ["reviewed_by", "Reviewed by you"]
+]
+
+const tabsOf = (kind: Kind) => (kind === "pulls" ? PULL_TABS : TABS)
 
 /** Forgejo's dashboard sorts (its default: recently updated). */
 const SORTS: Readonly<Record<string, string>> = {
@@ -42,9 +52,9 @@ const SORTS: Readonly<Record<string, string>> = {
   farduedate: "Farthest due date"
 }
 
-const tabOf = (ctx: WebContext): Tab => {
+const tabOf = (ctx: WebContext, kind: Kind): Tab => {
   const raw = ctx.url.searchParams.get("type")
-  return TABS.find(([t]) => t === raw)?.[0] ?? "your_repositories"
+  return tabsOf(kind).find(([t]) => t === raw)?.[0] ?? "your_repositories"
 }
 
 /** The dashboard's link with `changes` applied to the current query (and back to page 1). */
@@ -84,7 +94,7 @@ export const DashboardPages = (web: Web) =>
       Effect.gen(function* () {
         const viewer = ctx.viewer!
         const params = ctx.url.searchParams
-        const tab = tabOf(ctx)
+        const tab = tabOf(ctx, kind)
         const state = params.get("state") === "closed" ? "closed" : "open"
         const sort = SORTS[params.get("sort") ?? ""] === undefined ? "recentupdate" : params.get("sort")!
         const keyword = (params.get("q") ?? "").trim()
@@ -95,7 +105,9 @@ export const DashboardPages = (web: Web) =>
           ...(tab === "your_repositories" ? { owner: viewer.user.name } : {}),
           ...(tab === "assigned" ? { assigned: "true" } : {}),
           ...(tab === "created_by" ? { created: "true" } : {}),
-          ...(tab === "mentioned" ? { mentioned: "true" } : {})
+          ...(tab === "mentioned" ? { mentioned: "true" } : {}),
+          ...(tab === "review_requested" ? { review_requested: "true" } : {}),
+          ...(tab === "reviewed_by" ? { reviewed: "true" } : {})
         }
         const window = pageOf(ctx, ISSUES_PAGE_SIZE)
         const one: Page = { page: 1, limit: 1, offset: 0 }
@@ -119,7 +131,7 @@ export const DashboardPages = (web: Web) =>
 <h1 class="h2 mb-3">${what}</h1>
 <nav class="UnderlineNav mb-3" aria-label="${what}">
   <div class="UnderlineNav-body">
-    ${TABS.map(
+    ${tabsOf(kind).map(
       ([name, label]) =>
         html`<a class="UnderlineNav-item" href="${linkOf(ctx, { type: name })}"${tab === name ? html` aria-current="page"` : empty} data-testid="tab-${name}">${label}</a>`
     )}

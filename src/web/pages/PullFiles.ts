@@ -33,7 +33,7 @@ import { type Diff, type DiffFile, diffArgsFor, parseDiff, WHITESPACE_FLAGS, whi
 import { empty, type Html, html, raw } from "../Html.ts"
 import { icon } from "../Icons.ts"
 import { csrfField } from "../Layout.ts"
-import { makePullFrame, pullUrl } from "../PullFrame.ts"
+import { makePullFrame, outdatedComments, pullUrl } from "../PullFrame.ts"
 import { type DiffStyle, fileAnchor, type LineSide, makeDiffView, styleOf } from "../RepoDiff.ts"
 import { type RepoFrame, type RepoView, segment } from "../RepoFrame.ts"
 import { refusalPage } from "../RepoRefusal.ts"
@@ -254,6 +254,39 @@ export const PullFilesPages = (web: Web, frame: RepoFrame) =>
       return html`${out}`
     }
 
+    /**
+     * A file's outdated conversations, folded (Forgejo hides them behind "Show outdated"): each
+     * with the place and the diff hunk it was made on, resolvable; no reply, its line being gone.
+     */
+    const outdatedBlock = (
+      view: RepoView,
+      loaded: Loaded,
+      path: string,
+      stale: ReadonlyMap<number, ReadonlyArray<IssueCodeComment>>,
+      bodies: ReadonlyMap<number, Html>,
+      names: ReadonlyMap<number, string>,
+      can: { review: boolean; resolve: boolean },
+      kept: { style: DiffStyle; whitespace: string },
+      typed: Typed
+    ) => {
+      const count = [...stale.values()].reduce((n, list) => n + list.length, 0)
+      return html`<details class="Box mb-3 hearth-outdated" data-testid="outdated">
+  <summary class="Box-header py-2 f6"><span class="Label Label--attention mr-2">Outdated</span>${count} ${count === 1 ? "comment" : "comments"} on ${path} made on lines since changed</summary>
+  ${[...stale].map(([line, thread]) => {
+    const hunk = (thread[0]?.patch ?? "")
+      .split("\n")
+      .filter((l) => !l.startsWith("diff --git") && !l.startsWith("--- ") && !l.startsWith("+++ "))
+      .slice(-8)
+      .join("\n")
+    return html`<div class="p-2 border-bottom" data-testid="outdated-conversation">
+  <div class="f6 text-mono mb-1">${path}:${Math.abs(line)}${line < 0 ? " (old)" : ""}</div>
+  ${hunk === "" ? empty : html`<pre class="hearth-commit-message f6 p-2 m-0" data-testid="outdated-hunk">${hunk}</pre>`}
+  ${conversations(view, loaded, thread, bodies, names, { ...can, review: false }, kept, typed)}
+</div>`
+  })}
+</details>`
+    }
+
     /** The "Finish review" form (Forgejo's review box): comment, approve, request changes. */
     const reviewForm = (
       view: RepoView,
@@ -311,6 +344,11 @@ export const PullFilesPages = (web: Web, frame: RepoFrame) =>
             reviews.viewedFiles(view, loaded, head),
             reviews.mayResolve(view, loaded)
           ])
+          const outdated = yield* outdatedComments(
+            loaded.base.path,
+            head,
+            comments.map((c) => ({ id: c.id, path: c.treePath, line: c.line, commitSha: c.commitSha }))
+          )
           const names = new Map<number, string>()
           for (const [id, user] of yield* users.findByIds([...new Set(comments.map((c) => c.posterId))]))
             names.set(id, user.name)
@@ -369,8 +407,22 @@ ${patch.truncated ? html`<div class="flash flash-warn mb-3">This diff is too lar
                 file.status === "deleted" ? (byPath.get(file.oldPath) ?? []) : (byPath.get(file.newPath) ?? [])
               const bodies = new Map<number, Html>()
               for (const c of fileComments) bodies.set(c.id, yield* rendered(view, c.body))
+              // A comment whose line changed since, or that this diff no longer shows, goes to the
+              // file's "Outdated" block (a file too large to show keeps its comments out of both).
+              const shown = new Set<number>()
+              for (const hunk of file.hunks)
+                for (const l of hunk.lines) {
+                  if (l.oldNumber !== undefined && l.kind !== "add") shown.add(-l.oldNumber)
+                  if (l.newNumber !== undefined && l.kind !== "del") shown.add(l.newNumber)
+                }
+              const isOutdated = (c: IssueCodeComment) =>
+                outdated.has(c.id) || (file.hunks.length > 0 && !shown.has(c.line))
               const byLine = new Map<number, Array<IssueCodeComment>>()
-              for (const c of fileComments) byLine.set(c.line, [...(byLine.get(c.line) ?? []), c])
+              const stale = new Map<number, Array<IssueCodeComment>>()
+              for (const c of fileComments) {
+                const into = isOutdated(c) ? stale : byLine
+                into.set(c.line, [...(into.get(c.line) ?? []), c])
+              }
               const formHere =
                 canReview && opened !== undefined && opened.path === file.newPath
                   ? signedOf(opened.side, opened.line)
@@ -444,7 +496,9 @@ ${patch.truncated ? html`<div class="flash flash-warn mb-3">This diff is too lar
                   }
                 }
               )
-              return String(box)
+              return stale.size === 0
+                ? String(box)
+                : `${box}${outdatedBlock(view, loaded, file.newPath, stale, bodies, names, can, kept, typed)}`
             })
 
           const files = Stream.mapEffect(
@@ -519,15 +573,12 @@ ${patch.truncated ? html`<div class="flash flash-warn mb-3">This diff is too lar
           : Effect.fail(error)
       )
 
-    const loadFor = (view: RepoView) => pulls.get(view, view.rest[1] ?? "")
-
     return [
       frame.route("GET", "/:owner/:repo/pulls/:index/files", { rule: READ }, (view) => filesPage(view)),
 
       // htmx: the comment form of one line, inserted after it (a table row).
-      frame.route("GET", "/:owner/:repo/pulls/:index/files/reviews/new_comment", { rule: READ }, (view) =>
+      pullFrame.route("GET", "/:owner/:repo/pulls/:index/files/reviews/new_comment", { rule: READ }, (view, loaded) =>
         Effect.gen(function* () {
-          const loaded = yield* loadFor(view)
           if (!(yield* mayReview(view, loaded))) return web.notFound(view.ctx)
           const q = view.ctx.url.searchParams
           const key = parseLineKey(`${q.get("path") ?? ""}:${q.get("side") ?? ""}:${q.get("line") ?? ""}`)
@@ -540,15 +591,12 @@ ${patch.truncated ? html`<div class="flash flash-warn mb-3">This diff is too lar
         })
       ),
 
-      frame.route(
+      pullFrame.route(
         "POST",
         "/:owner/:repo/pulls/:index/files/reviews/comments",
         { rule: READ, access: "signed-in" },
-        (view, form) =>
+        (view, loaded, form) =>
           Effect.gen(function* () {
-            const loaded = yield* loadFor(view)
-            const refused = yield* refusal(view, loaded)
-            if (refused !== undefined) return refused
             const path = form.get("path") ?? ""
             const side: LineSide = form.get("side") === "old" ? "old" : "new"
             const line = Number(form.get("line") ?? "")
@@ -569,18 +617,16 @@ ${patch.truncated ? html`<div class="flash flash-warn mb-3">This diff is too lar
                 : { reply: { review: reply, path, line: signedOf(side, line), content, error: added.refused } },
               422
             )
-          })
+          }),
+        refusal
       ),
 
-      frame.route(
+      pullFrame.route(
         "POST",
         "/:owner/:repo/pulls/:index/files/reviews/submit",
         { rule: READ, access: "signed-in" },
-        (view, form) =>
+        (view, loaded, form) =>
           Effect.gen(function* () {
-            const loaded = yield* loadFor(view)
-            const refused = yield* refusal(view, loaded)
-            if (refused !== undefined) return refused
             const type = form.get("type") ?? ""
             const content = form.get("content") ?? ""
             const event = EVENTS[type]
@@ -590,16 +636,16 @@ ${patch.truncated ? html`<div class="flash flash-warn mb-3">This diff is too lar
                 : yield* refusedWith(reviews.finish(view, view.rest[1] ?? "", { event, body: content }))
             if (!("refused" in done)) return back(view, loaded, form)
             return yield* filesPage(withKept(view, form), { review: { type, content, error: done.refused } }, 422)
-          })
+          }),
+        refusal
       ),
 
-      frame.route(
+      pullFrame.route(
         "POST",
         "/:owner/:repo/pulls/:index/files/reviews/viewed-files",
         { rule: READ, access: "signed-in" },
-        (view, form) =>
+        (view, loaded, form) =>
           Effect.gen(function* () {
-            const loaded = yield* loadFor(view)
             const path = form.get("path") ?? ""
             if (path === "") return yield* Errors.validationFailed("the form names no file")
             yield* reviews.setViewed(view, view.rest[1] ?? "", form.get("head") ?? "", {
@@ -610,19 +656,17 @@ ${patch.truncated ? html`<div class="flash flash-warn mb-3">This diff is too lar
           })
       ),
 
-      frame.route(
+      pullFrame.route(
         "POST",
         "/:owner/:repo/pulls/:index/files/reviews/resolve",
         { rule: READ, access: "signed-in" },
-        (view, form) =>
+        (view, loaded, form) =>
           Effect.gen(function* () {
-            const loaded = yield* loadFor(view)
-            const refused = yield* refusal(view, loaded)
-            if (refused !== undefined) return refused
             const id = form.get("comment_id") ?? ""
             yield* reviews.resolveConversation(view, view.rest[1] ?? "", id, form.get("action") !== "unresolve")
             return back(view, loaded, form, `issuecomment-${id}`)
-          })
+          }),
+        refusal
       )
     ]
   })

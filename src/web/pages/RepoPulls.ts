@@ -42,7 +42,7 @@ import { type FieldErrors, formError, textArea } from "../Form.ts"
 import { empty, type Html, html, raw } from "../Html.ts"
 import { icon } from "../Icons.ts"
 import { csrfField } from "../Layout.ts"
-import { headLabel, makePullFrame, pullState, pullUrl } from "../PullFrame.ts"
+import { headLabel, makePullFrame, outdatedComments, pullState, pullUrl } from "../PullFrame.ts"
 import type { RepoFrame, RepoView } from "../RepoFrame.ts"
 import { segment } from "../RepoFrame.ts"
 import { refusalPage } from "../RepoRefusal.ts"
@@ -135,7 +135,7 @@ export const RepoPullsPages = (web: Web, frame: RepoFrame) =>
       html`<div class="d-flex flex-items-start f6 color-fg-muted ml-3 mb-3" data-testid="event" data-type="${event.type}">${icon(glyph)}<span class="ml-2 wb-break-word">${user(event.user.login)} ${what} ${when(event.created_at)}</span></div>`
 
     /** An inline comment of a review: its file and line, the code around it, the comment. */
-    const inlineComment = (view: RepoView, c: PullReviewComment) =>
+    const inlineComment = (view: RepoView, c: PullReviewComment, outdated: boolean) =>
       Effect.gen(function* () {
         const lineNo = c.position > 0 ? c.position : c.original_position
         const side = c.position > 0 ? "" : " (old)"
@@ -145,7 +145,9 @@ export const RepoPullsPages = (web: Web, frame: RepoFrame) =>
           .slice(-8)
           .join("\n")
         return html`<div class="Box mb-2" data-testid="review-comment">
-  <div class="Box-header py-1 f6 text-mono wb-break-word" data-testid="review-comment-place">${c.path}:${lineNo}${side}</div>
+  <div class="Box-header py-1 f6 text-mono wb-break-word" data-testid="review-comment-place">${c.path}:${lineNo}${side}${
+    outdated ? html` <span class="Label Label--attention ml-1" data-testid="outdated-label">Outdated</span>` : empty
+  }</div>
   ${hunk === "" ? empty : html`<pre class="hearth-commit-message f6 p-2 m-0 border-bottom" data-testid="review-comment-hunk">${hunk}</pre>`}
   <div class="Box-body py-2">${c.user === null ? empty : html`<p class="f6 mb-1">${user(c.user.login)}</p>`}${yield* parts.rendered(view, c.body)}</div>
 </div>`
@@ -169,7 +171,18 @@ export const RepoPullsPages = (web: Web, frame: RepoFrame) =>
                 reviews.comments(view, String(loaded.issue.index), String(review.id)),
                 () => [] as Array<PullReviewComment>
               )
-        const inline = yield* Effect.forEach(comments, (c) => inlineComment(view, c))
+        // Forgejo shows an invalidated comment with the hunk it was made on, marked outdated.
+        const outdated = yield* outdatedComments(
+          loaded.base.path,
+          loaded.pull.headSha,
+          comments.map((c) => ({
+            id: c.id,
+            path: c.path,
+            line: c.position > 0 ? c.position : -c.original_position,
+            commitSha: c.commit_id
+          }))
+        )
+        const inline = yield* Effect.forEach(comments, (c) => inlineComment(view, c, outdated.has(c.id)))
         const body = review.body.trim() === "" ? empty : yield* parts.rendered(view, review.body)
         return html`<div class="mb-3" id="pullrequestreview-${review.id}" data-testid="review" data-state="${review.state}">
   ${line(event, glyph, html`${words}${review.dismissed ? html` <span class="Label">dismissed</span>` : empty}${review.stale ? html` <span class="Label">outdated</span>` : empty}`)}
@@ -483,14 +496,14 @@ export const RepoPullsPages = (web: Web, frame: RepoFrame) =>
       (s) =>
         html`<div class="form-checkbox my-1"><label for="merge-style-${s}"><input type="radio" id="merge-style-${s}" name="do" value="${s}"${
           s === chosen ? html` checked` : empty
-        }> ${STYLE_NAMES[s]}</label></div>`
+        } hx-get="${url}/merge_message" hx-trigger="change" hx-target="#merge-text" hx-swap="innerHTML"> ${STYLE_NAMES[s]}</label></div>`
     )}
   </fieldset>
-  <div class="form-group"><div class="form-group-header"><label for="merge-title">Commit title</label></div>
-    <div class="form-group-body"><input class="form-control width-full" id="merge-title" name="merge_title_field" value="${typed?.get("merge_title_field") ?? ""}" aria-describedby="merge-title-hint"></div>
-    <p class="note" id="merge-title-hint">Empty: the style's default title (for a squash, the pull request's title and number).</p></div>
-  <div class="form-group"><div class="form-group-header"><label for="merge-message">Commit message</label></div>
-    <div class="form-group-body"><textarea class="form-control width-full" id="merge-message" name="merge_message_field" rows="3">${typed?.get("merge_message_field") ?? ""}</textarea></div></div>
+  <div id="merge-text" data-testid="merge-text">${
+    typed === undefined
+      ? mergeText(yield* pulls.defaultMergeMessage(loaded, chosen as MergeDo))
+      : mergeText({ title: typed.get("merge_title_field") ?? "", body: typed.get("merge_message_field") ?? "" })
+  }</div>
   ${
     styles.includes("manually-merged")
       ? html`<div class="form-group"><div class="form-group-header"><label for="merge-commit-id">Merge commit id (manually merged only)</label></div>
@@ -523,6 +536,17 @@ export const RepoPullsPages = (web: Web, frame: RepoFrame) =>
 </form>`
       })
 
+    /**
+     * The merge form's commit title and message, prefilled with the style's defaults (the same
+     * function the API's merge uses); the style buttons fetch them again when switched (htmx).
+     */
+    const mergeText = (text: { readonly title: string; readonly body: string }) =>
+      html`<div class="form-group"><div class="form-group-header"><label for="merge-title">Commit title</label></div>
+    <div class="form-group-body"><input class="form-control width-full" id="merge-title" name="merge_title_field" value="${text.title}" aria-describedby="merge-title-hint"></div>
+    <p class="note" id="merge-title-hint">Empty: the style's default title. Rebasing and fast-forwarding keep the commits' own messages.</p></div>
+  <div class="form-group"><div class="form-group-header"><label for="merge-message">Commit message</label></div>
+    <div class="form-group-body"><textarea class="form-control width-full" id="merge-message" name="merge_message_field" rows="5">${text.body}</textarea></div></div>`
+
     /** Whether the repository takes changes from the viewer at all (signed in, not archived). */
     const repoMayChange = (view: RepoView) => view.caller !== undefined && !view.repo.isArchived && !view.repo.isMirror
 
@@ -541,7 +565,7 @@ export const RepoPullsPages = (web: Web, frame: RepoFrame) =>
   ${textArea({ name: "content", label: "Add a comment", value: shown.content ?? "", rows: 6, hint: "Markdown: #1 links an issue, @name mentions someone." }, shown.errors ?? {})}
   <div class="mb-2" id="comment-preview" data-testid="comment-preview" aria-live="polite"></div>
   <div class="d-flex flex-items-center flex-wrap">
-    <button class="btn mr-2" type="button" hx-post="${view.base}/markup" hx-include="closest form" hx-target="#comment-preview" hx-swap="innerHTML" data-testid="preview">Preview</button>
+    <button class="btn mr-2" type="button" hx-post="${view.base}/pulls/markup" hx-include="closest form" hx-target="#comment-preview" hx-swap="innerHTML" data-testid="preview">Preview</button>
     ${
       mayState
         ? loaded.issue.isClosed
@@ -795,6 +819,29 @@ export const RepoPullsPages = (web: Web, frame: RepoFrame) =>
             })
           }
           return web.redirect(view.ctx, pullUrl(view, loaded.issue.index))
+        })
+      ),
+      // The preview of a pull request's comment form (htmx), under the pull requests unit (the
+      // issues' own, /{owner}/{repo}/markup, is under the issues unit: either may be off).
+      frame.route("POST", "/:owner/:repo/pulls/markup", { rule: READ }, (view, form) =>
+        Effect.gen(function* () {
+          const text = form.get("content") ?? form.get("text") ?? ""
+          return frame.fragment(
+            view.ctx,
+            text.trim() === ""
+              ? html`<div class="Box p-2"><p class="color-fg-muted">Nothing to preview.</p></div>`
+              : html`<div class="Box p-2">${yield* parts.rendered(view, text)}</div>`
+          )
+        })
+      ),
+      // htmx: the merge form's title and message for the style chosen (`?do=`).
+      frame.route("GET", "/:owner/:repo/pulls/:index/merge_message", { rule: READ }, (view) =>
+        Effect.gen(function* () {
+          const loaded = yield* pullFrame.pullOf(view)
+          const style = view.ctx.url.searchParams.get("do") ?? ""
+          if (loaded === undefined || !(MERGE_DO as ReadonlyArray<string>).includes(style))
+            return web.notFound(view.ctx)
+          return frame.fragment(view.ctx, mergeText(yield* pulls.defaultMergeMessage(loaded, style as MergeDo)))
         })
       ),
       frame.route("POST", "/:owner/:repo/pulls/:index/merge", { access: "signed-in", rule: READ }, merge),
