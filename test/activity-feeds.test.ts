@@ -255,6 +255,16 @@ describe("organization and team feeds", () => {
     expect((await feed("root", `/teams/${teamId}/activities/feeds?limit=50`)).length).toBe(list.length)
   })
 
+  it("keeps a private organization's public repositories out of an outsider's view of a member's feed", async () => {
+    await apiAs(hearth, "POST", "/orgs", "alice", { username: "hush", visibility: "private" })
+    await apiAs(hearth, "POST", "/orgs/hush/repos", "alice", { name: "open" })
+    await apiAs(hearth, "POST", "/repos/hush/open/issues", "alice", { title: "quiet" })
+    const seen = (list: ReadonlyArray<any>) => list.some((a) => a.repo.full_name === "hush/open")
+    expect(seen(await feed("alice", "/users/alice/activities/feeds?limit=50"))).toBe(true)
+    expect(seen(await feed("carol", "/users/alice/activities/feeds?limit=50"))).toBe(false)
+    expect(seen(await feed(undefined, "/users/alice/activities/feeds?limit=50"))).toBe(false)
+  })
+
   it("counts a private repository given to a reader's team among those it may see (the search too)", async () => {
     const found = (await json(await call("bob", "GET", "/repos/search?q=vault"))) as { data: Array<any> }
     expect(found.data.map((r) => r.full_name)).toEqual(["acme/vault"])
@@ -299,8 +309,8 @@ describe("paging, dates and the heatmap", () => {
     const sum = (list: ReadonlyArray<any>) => list.reduce((n, p) => n + p.contributions, 0)
     const performed = await feed("alice", "/users/alice/activities/feeds?only-performed-by=true&limit=50")
     expect(sum(own)).toBe(performed.length)
-    // carol may not see alice/secret or acme/vault.
-    const hidden = performed.filter((a) => a.repo.private).length
+    // carol may not see alice/secret, acme/vault, nor anything of the private organization hush.
+    const hidden = performed.filter((a) => a.repo.private || a.repo.owner.login === "hush").length
     expect(hidden).toBeGreaterThan(0)
     expect(sum(await feed("carol", "/users/alice/heatmap"))).toBe(performed.length - hidden)
   })
