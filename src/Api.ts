@@ -4,6 +4,7 @@
 // that clients generated from either document match, else one in the same style (`repoListJobs`).
 import { HttpApi, OpenApi } from "effect/http-api"
 import { FederationApi } from "../federation/Api.ts"
+import { ActivitiesApi } from "./activities/Api.ts"
 import { AdminApi, AdminUsersApi } from "./admin/Api.ts"
 import { AssigneesApi } from "./assignees/Api.ts"
 import { Authentication } from "./auth/Authentication.ts"
@@ -105,7 +106,8 @@ export class HearthApi extends HttpApi.make("hearth")
     WebhooksApi,
     ReleasesApi,
     PackagesApi,
-    PackageCleanupApi
+    PackageCleanupApi,
+    ActivitiesApi
   )
   .prefix("/api/v1")
   // Applied inside out: the repository of the path is resolved after authentication (before the

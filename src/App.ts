@@ -3,6 +3,8 @@ import { Layer } from "effect"
 import { FederationRepo } from "../federation/Repo.ts"
 import { Federation } from "../federation/Service.ts"
 import { FederatedSocial } from "../federation/Social.ts"
+import { ActivitiesRepo } from "./activities/Repo.ts"
+import { ActivitiesService } from "./activities/Service.ts"
 import { AdminRepo } from "./admin/Repo.ts"
 import { AdminUsers } from "./admin/Service.ts"
 import { AdminSite } from "./admin/Site.ts"
@@ -144,7 +146,8 @@ const Repos = Layer.mergeAll(
   WebhooksRepo.layer,
   ReleasesRepo.layer,
   AssetsRepo.layer,
-  PackagesRepo.layer
+  PackagesRepo.layer,
+  ActivitiesRepo.layer
 )
 // Built on UsersRepo (counters and the name cache).
 const IdentityRepos = Layer.mergeAll(FollowsRepo.layer, EmailsRepo.layer, OAuth2Repo.layer, GpgRepo.layer)
@@ -188,7 +191,9 @@ export const Services = Layer.mergeAll(
   FollowsService.layer,
   OAuth2Service.layer,
   GpgService.layer.pipe(Layer.provideMerge(EmailsService.layer)),
-  FederatedSocial.layer.pipe(Layer.provideMerge(Federation.layer))
+  FederatedSocial.layer.pipe(Layer.provideMerge(Federation.layer)),
+  // Activity feeds: written by an event hub subscriber, read by /…/activities/feeds.
+  ActivitiesService.layer
 ).pipe(
   // Notifications present repositories, as several services above do.
   Layer.provideMerge(NotificationsService.layer),

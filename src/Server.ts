@@ -24,6 +24,7 @@ import { FederationHttp } from "../federation/Http.ts"
 import { federationPaths } from "../federation/Operations.ts"
 import { FederationRoutes } from "../federation/Routes.ts"
 import { HearthApi } from "./Api.ts"
+import { ActivitiesHttp } from "./activities/Http.ts"
 import { AdminHttp, AdminUsersHttp } from "./admin/Http.ts"
 import { AssigneesHttp } from "./assignees/Http.ts"
 import { AuthenticationLive } from "./auth/Authentication.ts"
@@ -234,6 +235,7 @@ export const ApiHandlers = Layer.mergeAll(
   TransfersHttp,
   MirrorsHttp,
   FollowsHttp,
+  ActivitiesHttp,
   BlocksHttp,
   EmailsHttp,
   UserSettingsHttp,

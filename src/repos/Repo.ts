@@ -206,6 +206,38 @@ export interface RepoFilter {
   readonly publicOnly?: boolean
 }
 
+// A viewer's reach inside an org: a team that covers every repository (owner teams do).
+const teamReachOf = (sql: SqlClient, userId: number) =>
+  sql`r.owner_id IN (SELECT t.org_id FROM teams t JOIN team_users tu ON tu.team_id = t.id
+    WHERE tu.user_id = ${userId} AND (t.includes_all_repositories OR t.permission = 'owner'))`
+
+/**
+ * The condition `filter` puts on a repository `r` joined with its owner `o`: the one rule of which
+ * repositories a viewer may see in a list (searches, an owner's list, the activity feeds). A
+ * viewer reaches its own, its collaborations, every repository of an organization through a team
+ * that covers them all, and the ones given to its teams (Forgejo's `AccessibleRepoIDsQuery`).
+ * Uncorrelated `IN (subquery)` forms throughout: PostgreSQL evaluates each once (a hashed subplan)
+ * instead of probing per repository, which keeps searches over many rows fast.
+ */
+export const visibleRepoCondition = (sql: SqlClient, filter: RepoFilter) => {
+  if (filter.all === true) return sql`TRUE`
+  const publicRepos =
+    filter.publicOwners.length === 0
+      ? sql`FALSE`
+      : sql`(NOT r.is_private AND o.visibility IN ${sql.in(filter.publicOwners)})`
+  if (filter.viewerId === undefined) return publicRepos
+  const id = filter.viewerId
+  const reach = sql`(r.owner_id = ${id}
+    OR r.id IN (SELECT c.repo_id FROM collaborations c WHERE c.user_id = ${id})
+    OR ${teamReachOf(sql, id)}
+    OR r.id IN (SELECT tr.repo_id FROM team_repos tr JOIN team_users tu ON tu.team_id = tr.team_id
+      WHERE tu.user_id = ${id})
+    OR (NOT r.is_private AND r.owner_id IN (SELECT org_id FROM org_users WHERE user_id = ${id})))`
+  return filter.publicOnly === true
+    ? sql`(NOT r.is_private AND (${publicRepos} OR ${reach}))`
+    : sql`(${publicRepos} OR ${reach})`
+}
+
 /** `order_by` of GET /user/repos (Forgejo's OrderByFlatMap plus `name` and `id`). */
 export const REPO_ORDERS = [
   "name",
@@ -426,29 +458,8 @@ export class ReposRepo extends Context.Service<
       const sql = yield* SqlClient
       const one = (rows: ReadonlyArray<Row>) => Option.map(Option.fromNullishOr(rows[0]), toRepoRow)
 
-      // A viewer's reach inside an org: a team that covers every repository (owner teams do).
-      const teamReach = (userId: number) =>
-        sql`r.owner_id IN (SELECT t.org_id FROM teams t JOIN team_users tu ON tu.team_id = t.id
-          WHERE tu.user_id = ${userId} AND (t.includes_all_repositories OR t.permission = 'owner'))`
-
-      // Uncorrelated `IN (subquery)` forms throughout: PostgreSQL evaluates each once (a hashed
-      // subplan) instead of probing per repository, which keeps searches over many rows fast.
-      const visibleCondition = (filter: RepoFilter) => {
-        if (filter.all === true) return sql`TRUE`
-        const publicRepos =
-          filter.publicOwners.length === 0
-            ? sql`FALSE`
-            : sql`(NOT r.is_private AND o.visibility IN ${sql.in(filter.publicOwners)})`
-        if (filter.viewerId === undefined) return publicRepos
-        const id = filter.viewerId
-        const reach = sql`(r.owner_id = ${id}
-          OR r.id IN (SELECT c.repo_id FROM collaborations c WHERE c.user_id = ${id})
-          OR ${teamReach(id)}
-          OR (NOT r.is_private AND r.owner_id IN (SELECT org_id FROM org_users WHERE user_id = ${id})))`
-        return filter.publicOnly === true
-          ? sql`(NOT r.is_private AND (${publicRepos} OR ${reach}))`
-          : sql`(${publicRepos} OR ${reach})`
-      }
+      const teamReach = (userId: number) => teamReachOf(sql, userId)
+      const visibleCondition = (filter: RepoFilter) => visibleRepoCondition(sql, filter)
 
       return ReposRepo.of(
         sqlBoundary({

@@ -49,6 +49,8 @@ export interface FrameOptions {
   readonly title: string
   readonly tab: Tab
   readonly status?: number
+  /** Extra `<head>` elements (the repository home's feed link). */
+  readonly head?: Html
 }
 
 /** Forgejo's `reqRepoReader(unit.TypeCode)`, as the API's contents and commit routes. */
@@ -144,7 +146,11 @@ export const makeRepoFrame = (web: Web) =>
       Effect.map(framed(view, options, main), (whole) =>
         web.page(
           view.ctx,
-          { title: options.title, ...(options.status === undefined ? {} : { status: options.status }) },
+          {
+            title: options.title,
+            ...(options.status === undefined ? {} : { status: options.status }),
+            ...(options.head === undefined ? {} : { head: options.head })
+          },
           whole
         )
       )

@@ -5,6 +5,7 @@
 // their own routes and their own answers (an empty 404, a 405 with `Allow`).
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerError, type HttpServerRequest } from "effect/http"
+import { FeedPages } from "../activities/Feeds.ts"
 import { AssetRoutes } from "./Assets.ts"
 import { ChangePasswordPages } from "./pages/ChangePassword.ts"
 import { DashboardPages } from "./pages/Dashboard.ts"
@@ -105,7 +106,8 @@ export const WebRoutes = Layer.unwrap(
       ...(yield* RepoSettingsPages(web, repo)),
       ...(yield* RepoSettingsAccessPages(web, repo)),
       ...(yield* RepoSettingsProtectionPages(web, repo)),
-      ...(yield* HookSettingsPages(web, repo))
+      ...(yield* HookSettingsPages(web, repo)),
+      ...(yield* FeedPages(web, repo))
     ]
     return Layer.mergeAll(HttpRouter.addAll(routes), AssetRoutes, notFoundPages(web))
   })

@@ -163,7 +163,9 @@ ${pager(ctx, page, found.total)}`
         const home = `/${encodeURIComponent(user.name)}`
         const website = httpUrl(user.website)
         const actor = federation.enabled && federatedUser(user) ? federation.paths.actor(user) : undefined
-        const head = html`${actor === undefined ? empty : html`<link rel="alternate" type="application/activity+json" href="${actor}">`}
+        // The account's Atom feed (src/activities/Feeds.ts), for feed readers.
+        const head = html`<link rel="alternate" type="application/atom+xml" title="${user.name}" href="${home}.atom">
+${actor === undefined ? empty : html`<link rel="alternate" type="application/activity+json" href="${actor}">`}
 ${website === undefined ? empty : html`<link rel="me" href="${website}">`}`
         const tabLink = (name: Tab, label: string, iconName: string, count?: number) =>
           html`<a class="UnderlineNav-item" href="${name === "repositories" ? home : `${home}?tab=${name}`}"${

@@ -24,11 +24,13 @@ export const RepoHomePages = (_web: Web, frame: RepoFrame) =>
         Effect.gen(function* () {
           const { repo, handle, base } = view
           const title = `${view.owner.name}/${repo.name}`
+          // The repository's Atom feed (src/activities/Feeds.ts), for feed readers.
+          const feed = html`<link rel="alternate" type="application/atom+xml" title="${title}" href="${base}.atom">`
           const head = yield* contents.commitOf(handle, `refs/heads/${repo.defaultBranch}`)
           if (Option.isNone(head)) {
             return yield* frame.page(
               view,
-              { title, tab: "code" },
+              { title, tab: "code", head: feed },
               html`${frame.about(view)}
 ${emptyInstructions(view)}`
             )
@@ -83,7 +85,7 @@ ${emptyInstructions(view)}`
     ${languageBar(stats)}
   </div>
 </div>`
-          return yield* frame.page(view, { title, tab: "code" }, main)
+          return yield* frame.page(view, { title, tab: "code", head: feed }, main)
         })
       )
     ]
