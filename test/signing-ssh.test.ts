@@ -17,7 +17,7 @@ const alice = () => basic("alice")
 beforeAll(async () => {
   // INITIAL_COMMIT = never: the repository's first commit stays unsigned, API commits are signed.
   hearth = await startHearth({
-    "repository.signing": { SIGNING_KEY: "default", FORMAT: "ssh", INITIAL_COMMIT: "never" }
+    "repository.signing": { SIGNING_KEY: "default", FORMAT: "ssh", INITIAL_COMMIT: "never", CRUD_ACTIONS: "always" }
   })
   work = mkdtempSync(join(tmpdir(), "hearth-signing-ssh-"))
   await createUser(hearth, { username: "alice" })
