@@ -283,6 +283,38 @@ describe("commits signed by a user's registered key", () => {
   })
 })
 
+describe("commits signed by a user's registered SSH key", () => {
+  it.each(["ed25519", "rsa"])("are verified as the user's (%s), by the key's fingerprint", async (type) => {
+    const file = join(work, `id_${type}`)
+    execFileSync("ssh-keygen", ["-q", "-t", type, "-N", "", "-C", "keyed", "-f", file])
+    const line = execFileSync("ssh-keygen", ["-y", "-f", file]).toString().trim()
+    const fingerprint = execFileSync("ssh-keygen", ["-l", "-f", `${file}.pub`])
+      .toString()
+      .split(" ")[1]
+    await must(await request(hearth, "POST", "/user/keys", keyed(), { title: type, key: line }), 201)
+    const remote = new URL(`${hearth.base}/keyed/app.git`)
+    remote.username = "keyed"
+    remote.password = "password123"
+    const dir = mkdtempSync(join(work, "push-"))
+    await gitIn(work, ["clone", "-q", remote.toString(), dir])
+    const signed = ["-c", "gpg.format=ssh", "-c", `user.signingkey=${file}`, "commit", "-q", "-S", "--allow-empty"]
+    const me = { GIT_COMMITTER_NAME: "keyed", GIT_COMMITTER_EMAIL: "keyed@example.com" }
+    await gitIn(dir, [...signed, "-m", "mine"], me)
+    await gitIn(dir, ["push", "-q", "origin", `HEAD:refs/heads/ssh-${type}`])
+    const detail = await gitCommit("keyed/app", (await gitIn(dir, ["rev-parse", "HEAD"])).trim())
+    expect(detail.commit.verification).toMatchObject({
+      verified: true,
+      reason: `keyed / ${fingerprint}`,
+      signer: { name: "keyed", email: "keyed@example.com", username: "keyed" }
+    })
+    // The same key over a committer who is someone else: no known key.
+    await gitIn(dir, [...signed, "-m", "not mine"], { ...me, GIT_COMMITTER_EMAIL: "plain@example.com" })
+    await gitIn(dir, ["push", "-q", "origin", `HEAD:refs/heads/ssh-${type}`])
+    const other = await gitCommit("keyed/app", (await gitIn(dir, ["rev-parse", "HEAD"])).trim())
+    expect(other.commit.verification).toMatchObject({ verified: false, reason: "gpg.error.no_gpg_keys_found" })
+  })
+})
+
 describe("rule words", () => {
   it("refuses an unknown word at start, naming the setting", () => {
     expect(() => resolveSettings({ "repository.signing": { CRUD_ACTIONS: "pubkey, twofactor" } })).toThrow(

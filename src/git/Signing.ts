@@ -12,6 +12,7 @@ import { Context, Effect, Layer } from "effect"
 import { UNSIGNED_VERIFICATION } from "../branches/Api.ts"
 import type { CommitSignature } from "../branches/Service.ts"
 import { Settings, type SettingsShape } from "../config/Settings.ts"
+import { fingerprintOf } from "../keys/Parse.ts"
 import { lazyRequire } from "../lib/LazyRequire.ts"
 import type { SignOptions } from "./GitData.ts"
 
@@ -110,6 +111,18 @@ const sshWire = (...parts: ReadonlyArray<Buffer>) =>
     })
   )
 
+/** The public key (its wire-format blob) that made an armored SSH signature, if it is one. */
+export const sshSignatureKey = (armored: string): Buffer | undefined => {
+  try {
+    const body = armored.replace(/-----(BEGIN|END) SSH SIGNATURE-----/g, "").replace(/\s+/g, "")
+    const blob = Buffer.from(body, "base64")
+    if (blob.subarray(0, 6).toString("latin1") !== "SSHSIG") return undefined
+    return sshString(blob, 10)[0]
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Whether an armored SSH signature (PROTOCOL.sshsig, namespace `git`) over `payload` was made by
  * `publicKeyLine`, the instance's ed25519 key: the signature's key must be that key and the
@@ -148,13 +161,6 @@ export const sshSignedBy = (publicKeyLine: string, armored: string, payload: str
     return false
   }
 }
-
-/** An SSH public key line's fingerprint as `ssh-keygen -l` prints it (`SHA256:` and unpadded base64). */
-const sshFingerprint = (line: string) =>
-  `SHA256:${createHash("sha256")
-    .update(Buffer.from(line.trim().split(/\s+/)[1] ?? "", "base64"))
-    .digest("base64")
-    .replace(/=+$/, "")}`
 
 /** The public key of `format` the routes serve, or undefined when the instance has none of it. */
 export const signingKeyOf = (
@@ -226,7 +232,7 @@ const loadKey = (settings: SettingsShape): Effect.Effect<InstanceKey | undefined
         format: "ssh",
         publicKey: `${pub}\n`,
         keyId: file,
-        shortId: sshFingerprint(pub),
+        shortId: fingerprintOf(Buffer.from(pub.split(/\s+/)[1] ?? "", "base64")),
         ...who,
         sign: {
           config: [

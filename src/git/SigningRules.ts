@@ -3,18 +3,30 @@
 // asymkey_model.ParseCommitWithSignature): the one decision every writer asks (repository
 // initialisation, the contents API, diffpatch, merges, the wiki) and the one verification the
 // commit routes answer.
+import { execFile } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Context, Effect, Layer, Option } from "effect"
 import { UNSIGNED_VERIFICATION } from "../branches/Api.ts"
 import { type CommitSignature, splitSignature } from "../branches/Service.ts"
 import { Settings, SIGNING_RULES } from "../config/Settings.ts"
 import { GpgRepo } from "../gpg/Repo.ts"
+import { fingerprintOf } from "../keys/Parse.ts"
 import { KeysRepo } from "../keys/Repo.ts"
 import { lazyRequire } from "../lib/LazyRequire.ts"
 import { TwoFactor } from "../twofa/Service.ts"
 import { gitName } from "../users/Schema.ts"
 import { UsersService } from "../users/Service.ts"
 import * as Git from "./Git.ts"
-import { InstanceSigning, type SigningAction, type SignWith, verificationWith } from "./Signing.ts"
+import {
+  InstanceSigning,
+  type SigningAction,
+  type SignWith,
+  sshSignatureKey,
+  sshSignedBy,
+  verificationWith
+} from "./Signing.ts"
 
 // OpenPGP (~20 MB) and the key helpers are loaded when a signature is first checked.
 const openpgp = lazyRequire<typeof import("openpgp")>("openpgp")
@@ -22,6 +34,31 @@ let keysModule: typeof import("../gpg/Keys.ts") | undefined
 const loadKeys = async () => (keysModule ??= await import("../gpg/Keys.ts"))
 
 export type SigningRule = (typeof SIGNING_RULES)[number]
+
+/**
+ * Whether an SSH signature (namespace `git`) over `payload` checks with the key it names:
+ * ed25519 here, other key types by `ssh-keygen -Y check-novalidate`.
+ */
+const sshSignatureChecks = (keyLine: string, armored: string, payload: string) =>
+  keyLine.startsWith("ssh-ed25519 ")
+    ? Effect.succeed(sshSignedBy(keyLine, armored, payload))
+    : Effect.callback<boolean>((resume) => {
+        const dir = mkdtempSync(join(tmpdir(), "hearth-sshsig-"))
+        const file = join(dir, "signature")
+        writeFileSync(file, armored)
+        const done = (ok: boolean) => {
+          rmSync(dir, { recursive: true, force: true })
+          resume(Effect.succeed(ok))
+        }
+        const child = execFile(
+          "ssh-keygen",
+          ["-Y", "check-novalidate", "-n", "git", "-s", file],
+          { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C" }, timeout: 30_000 },
+          (error) => done(error === null)
+        )
+        child.stdin?.on("error", () => {})
+        child.stdin?.end(payload)
+      })
 
 /**
  * A rule as Forgejo's `signingModeFromStrings` reads it: comma-separated, case and spaces
@@ -137,13 +174,36 @@ export class CommitSigner extends Context.Service<
           return undefined
         })
 
+      /**
+       * An SSH signature by a key the committer registered (Forgejo's ParseCommitWithSSHSignature):
+       * reported as theirs with the key's fingerprint.
+       */
+      const byUserSshKey = (signature: CommitSignature, email: string) =>
+        Effect.gen(function* () {
+          const blob = sshSignatureKey(signature.signature)
+          if (blob === undefined) return undefined
+          const fingerprint = fingerprintOf(blob)
+          const key = yield* sshKeys.findByFingerprint(fingerprint)
+          if (Option.isNone(key) || key.value.keyType !== "user" || key.value.ownerId === null) return undefined
+          const owner = yield* accounts.byCommitEmail(email)
+          if (Option.isNone(owner) || owner.value.id !== key.value.ownerId) return undefined
+          if (!(yield* sshSignatureChecks(key.value.content, signature.signature, signature.payload))) return undefined
+          return {
+            verified: true,
+            reason: `${owner.value.name} / ${fingerprint}`,
+            signature: signature.signature,
+            signer: { name: gitName(owner.value), email, username: owner.value.name },
+            payload: signature.payload
+          } satisfies Verification
+        })
+
       const verify = (signature: CommitSignature | undefined, email: string) =>
         Effect.gen(function* () {
           if (signature === undefined) return UNSIGNED_VERIFICATION as Verification
-          if (signature.signature.startsWith("-----BEGIN PGP SIGNATURE-----")) {
-            const user = yield* byUserKey(signature, email)
-            if (user !== undefined) return user
-          }
+          const user = signature.signature.startsWith("-----BEGIN SSH SIGNATURE-----")
+            ? yield* byUserSshKey(signature, email)
+            : yield* byUserKey(signature, email)
+          if (user !== undefined) return user
           return (yield* verificationWith(instance, signature)) as Verification
         })
 
