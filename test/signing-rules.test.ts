@@ -126,13 +126,20 @@ describe("INITIAL_COMMIT = pubkey", () => {
     expect(listed[0].commit.verification).toMatchObject(instanceSigned)
     const branch = await json(await must(await request(hearth, "GET", "/repos/keyed/app/branches/main"), 200))
     expect(branch.commit.verification).toMatchObject(instanceSigned)
+    // The web commit page shows it.
+    const page = await (await fetch(`${hearth.base}/keyed/app/commit/${sha}`)).text()
+    expect(page).toContain('data-testid="commit-verified"')
   })
 
   it("does not sign it for a user without one", async () => {
     await must(await request(hearth, "POST", "/user/repos", plain(), { name: "plain", auto_init: true }), 201)
     expect((await verify("plain/plain", "origin/main")).signed).toBe(false)
-    const detail = await gitCommit("plain/plain", await tipOf("plain/plain", "main"))
+    const sha = await tipOf("plain/plain", "main")
+    const detail = await gitCommit("plain/plain", sha)
     expect(detail.commit.verification).toEqual(unsigned)
+    const page = await (await fetch(`${hearth.base}/plain/plain/commit/${sha}`)).text()
+    expect(page).toContain('data-testid="commit-sha"')
+    expect(page).not.toContain('data-testid="commit-verified"')
   })
 })
 
