@@ -44,8 +44,8 @@ export class InstanceSigning extends Context.Service<
     /** None when SIGNING_KEY is `none`. */
     readonly key: InstanceKey | undefined
     /**
-     * Whether `signature` over `payload` was made by the instance key (OpenPGP only: an SSH
-     * signature is checked by git, not here).
+     * Whether `signature` over `payload` was made by the instance key (an OpenPGP or an SSH
+     * signature, as FORMAT says).
      */
     readonly isInstanceSignature: (signature: string, payload: string) => Effect.Effect<boolean>
   }
