@@ -26,6 +26,7 @@ import { ForksService } from "./forks/Service.ts"
 import { ForkSync } from "./forks/Sync.ts"
 import { ForkRepositoryLive } from "./forks/Workflow.ts"
 import { InstanceSigning } from "./git/Signing.ts"
+import { CommitSigner } from "./git/SigningRules.ts"
 import { GitDataService } from "./gitdata/Service.ts"
 import { GpgRepo } from "./gpg/Repo.ts"
 import { GpgService } from "./gpg/Service.ts"
@@ -202,6 +203,8 @@ export const Services = Layer.mergeAll(
   Layer.provideMerge(IssuesService.layer),
   Layer.provideMerge(Layer.mergeAll(OrgsService.layer, AccountRename.layer)),
   Layer.provideMerge(ReposService.layer),
+  // When the commits Hearth makes are signed ([repository.signing] rules), and commit verification.
+  Layer.provideMerge(CommitSigner.layer),
   // Branch and tag protection: asked by the contents and branch APIs and the push hook.
   Layer.provideMerge(ProtectionService.layer),
   // Refusals a block causes are checked by the services above (follows, stars, transfers).

@@ -1,6 +1,8 @@
 // The instance's commit signing with FORMAT = ssh ([repository.signing], issue 23 item 5): Hearth
-// makes an ed25519 key once, serves it at /signing-key.ssh, signs its API commits with it, and
-// reports them as the instance's; real git verifies them with the served key.
+// makes an ed25519 key once, serves it at /signing-key.ssh, signs its API commits with it when
+// the user has an SSH key registered (CRUD_ACTIONS = pubkey), and reports them as the instance's;
+// real git verifies them with the served key.
+import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -17,12 +19,20 @@ const alice = () => basic("alice")
 beforeAll(async () => {
   // INITIAL_COMMIT = never: the repository's first commit stays unsigned, API commits are signed.
   hearth = await startHearth({
-    "repository.signing": { SIGNING_KEY: "default", FORMAT: "ssh", INITIAL_COMMIT: "never" }
+    "repository.signing": { SIGNING_KEY: "default", FORMAT: "ssh", INITIAL_COMMIT: "never", CRUD_ACTIONS: "pubkey" }
   })
   work = mkdtempSync(join(tmpdir(), "hearth-signing-ssh-"))
   await createUser(hearth, { username: "alice" })
+  await createUser(hearth, { username: "bob" })
   const res = await request(hearth, "POST", "/user/repos", alice(), { name: "signed", auto_init: true })
   expect(res.status).toBe(201)
+  // alice has an SSH key (pubkey, FORMAT ssh); bob, a collaborator, has none.
+  const file = join(work, "alice_ed25519")
+  execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", file])
+  const line = execFileSync("ssh-keygen", ["-y", "-f", file]).toString().trim()
+  expect((await request(hearth, "POST", "/user/keys", alice(), { title: "laptop", key: line })).status).toBe(201)
+  const added = await request(hearth, "PUT", "/repos/alice/signed/collaborators/bob", alice(), { permission: "write" })
+  expect(added.status).toBe(204)
 }, 120_000)
 
 afterAll(async () => {
@@ -41,6 +51,12 @@ describe("[repository.signing] FORMAT = ssh, INITIAL_COMMIT = never", () => {
     expect(res.status).toBe(201)
     const body = await json(res)
     expect(body.verification).toMatchObject({ verified: true, signer: { name: "Hearth" } })
+    // Forgejo's reason for the instance's SSH key: its name and the key's fingerprint; the commit
+    // routes say the same.
+    const fingerprint = execFileSync("ssh-keygen", ["-l", "-f", "-"], { input: key }).toString().split(" ")[1]
+    expect(body.verification.reason).toBe(`Hearth / ${fingerprint}`)
+    const detail = await json(await request(hearth, "GET", `/repos/alice/signed/git/commits/${body.commit.sha}`))
+    expect(detail.commit.verification).toEqual(body.verification)
     expect(body.verification.signature).toMatch(/^-----BEGIN SSH SIGNATURE-----/)
     // The signature is over the payload, and only that payload.
     expect(sshSignedBy(key, body.verification.signature, body.verification.payload)).toBe(true)
@@ -57,5 +73,13 @@ describe("[repository.signing] FORMAT = ssh, INITIAL_COMMIT = never", () => {
     // The initial commit, made under INITIAL_COMMIT = never.
     expect((await verify("HEAD^")).code).not.toBe(0)
     expect(await gitIn(dir, ["cat-file", "commit", "HEAD^"])).not.toContain("gpgsig")
+  })
+
+  it("does not sign the commit of a user without an SSH key (pubkey)", async () => {
+    const res = await request(hearth, "POST", "/repos/alice/signed/contents/b.txt", basic("bob"), {
+      content: Buffer.from("b\n").toString("base64")
+    })
+    expect(res.status).toBe(201)
+    expect((await json(res)).verification).toMatchObject({ verified: false, reason: "gpg.error.not_signed_commit" })
   })
 })

@@ -18,7 +18,14 @@ const alice = () => basic("alice")
 
 beforeAll(async () => {
   hearth = await startHearth({
-    "repository.signing": { SIGNING_KEY: "default", SIGNING_NAME: "Forge Signer", SIGNING_EMAIL: "signer@example.com" }
+    // CRUD_ACTIONS and MERGES always: the conditions of the defaults are test/signing-rules.test.ts's.
+    "repository.signing": {
+      SIGNING_KEY: "default",
+      SIGNING_NAME: "Forge Signer",
+      SIGNING_EMAIL: "signer@example.com",
+      CRUD_ACTIONS: "always",
+      MERGES: "always"
+    }
   })
   work = mkdtempSync(join(tmpdir(), "hearth-signing-"))
   gnupg = join(work, "gnupg")

@@ -2,29 +2,15 @@
 // conversion the commit routes (Http.ts) and a pull request's commits (src/pulls) share.
 import { Effect, Option } from "effect"
 import { Settings } from "../config/Settings.ts"
+import { CommitSigner } from "../git/SigningRules.ts"
 import type { Principal } from "../http/Caller.ts"
 import { parseFormBool } from "../http/Query.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { toApiUser, type User } from "../users/Schema.ts"
 import { UsersService } from "../users/Service.ts"
-import { type Commit, UNSIGNED_VERIFICATION } from "./Api.ts"
+import type { Commit } from "./Api.ts"
 import * as Reader from "./Service.ts"
-
-/**
- * Hearth keeps no signing keys yet, so a signed commit is answered as Forgejo answers one whose
- * key it does not know: not verified, "no known key", with the signature and what it signs.
- */
-export const verificationOf = (signature: Reader.CommitSignature | undefined) =>
-  signature === undefined
-    ? UNSIGNED_VERIFICATION
-    : {
-        verified: false,
-        reason: "gpg.error.no_gpg_keys_found",
-        signature: signature.signature,
-        signer: null,
-        payload: signature.payload
-      }
 
 /** Forgejo's detail switches: absent or empty is on. */
 const switchOn = (value: string | undefined) => parseFormBool(value) ?? true
@@ -49,6 +35,7 @@ export const detailOptions = (query: {
 export const makeCommitPresenter = Effect.gen(function* () {
   const settings = yield* Settings
   const users = yield* UsersService
+  const signer = yield* CommitSigner
   const root = settings.server.ROOT_URL
   const apiBase = (owner: UserRow, repo: RepoRow) => `${root}api/v1/repos/${owner.name}/${repo.name}`
   const htmlBase = (owner: UserRow, repo: RepoRow) => `${root}${owner.name}/${repo.name}`
@@ -84,6 +71,12 @@ export const makeCommitPresenter = Effect.gen(function* () {
       const stats = options.stat ? yield* Reader.commitStats(path, shas) : undefined
       const files = options.files ? yield* Reader.commitFiles(path, shas) : undefined
       const signatures = options.verification ? yield* Reader.commitSignatures(path, shas) : undefined
+      // Forgejo's ToVerification: a key the committer registered, the instance's key, or why not.
+      const verifications = new Map<string, Commit["commit"]["verification"]>()
+      if (signatures !== undefined) {
+        for (const c of commits)
+          verifications.set(c.sha, yield* signer.verify(signatures.get(c.sha), c.committer.email))
+      }
       const api = apiBase(owner, repo)
       return commits.map(
         (c): Commit => ({
@@ -97,7 +90,7 @@ export const makeCommitPresenter = Effect.gen(function* () {
             committer: c.committer,
             message: c.message,
             tree: { url: `${api}/git/trees/${c.tree}`, sha: c.tree, created: c.committer.date },
-            verification: signatures === undefined ? null : verificationOf(signatures.get(c.sha))
+            verification: verifications.get(c.sha) ?? null
           },
           author: userOf(c.author.email),
           committer: userOf(c.committer.email),
@@ -108,5 +101,5 @@ export const makeCommitPresenter = Effect.gen(function* () {
       )
     })
 
-  return { accountsByEmail, toCommits }
+  return { accountsByEmail, toCommits, verify: signer.verify }
 })

@@ -23,7 +23,7 @@ import type { UserRow } from "../users/Repo.ts"
 import { gitIdentity } from "../users/Schema.ts"
 import type { Branch, Tag } from "./Api.ts"
 import { parseArchiveName, streamGit } from "./Archive.ts"
-import { type DetailOptions, detailOptions, makeCommitPresenter, verificationOf } from "./Commits.ts"
+import { type DetailOptions, detailOptions, makeCommitPresenter } from "./Commits.ts"
 import * as Reader from "./Service.ts"
 
 /** A name with `/` that reached a `/{name}/{rest}/*` route, put back together. */
@@ -54,7 +54,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
     const apiBase = (owner: UserRow, repo: RepoRow) => `${root}api/v1/repos/${owner.name}/${repo.name}`
     const htmlBase = (owner: UserRow, repo: RepoRow) => `${root}${owner.name}/${repo.name}`
 
-    const { accountsByEmail, toCommits } = yield* makeCommitPresenter
+    const { accountsByEmail, toCommits, verify } = yield* makeCommitPresenter
 
     /** One commit for `ref` (branch, tag or commit id), or 404. */
     const oneCommit = (ref: string, options: DetailOptions) =>
@@ -87,6 +87,11 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
           viewer
         )
         const signatures = yield* Reader.commitSignatures(path, [...new Set(items.map((i) => i.commit.sha))])
+        const verifications = new Map<string, Branch["commit"]["verification"]>()
+        for (const { commit } of items) {
+          if (!verifications.has(commit.sha))
+            verifications.set(commit.sha, yield* verify(signatures.get(commit.sha), commit.committer.email))
+        }
         const views = yield* protection.branchViews(
           { owner, repo },
           viewer?.user,
@@ -105,7 +110,7 @@ export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handler
               url: `${htmlBase(owner, repo)}/commit/${commit.sha}`,
               author: user(commit.author),
               committer: user(commit.committer),
-              verification: verificationOf(signatures.get(commit.sha)),
+              verification: verifications.get(commit.sha)!,
               // Forgejo's PayloadCommit carries the author's date.
               timestamp: commit.author.date,
               added: null,

@@ -116,7 +116,9 @@ export interface SettingsShape {
    * path of a private key file (FORMAT ssh) or of an armored OpenPGP secret key without passphrase
    * (FORMAT openpgp). SIGNING_NAME/SIGNING_EMAIL name the signer (defaults: `Hearth`,
    * `noreply@<DOMAIN>`). INITIAL_COMMIT, CRUD_ACTIONS (contents API, diffpatch), MERGES and WIKI
-   * are Forgejo's comma-separated rules: `never` signs none, anything else signs.
+   * are Forgejo's comma-separated rules (SIGNING_RULES), all of which must hold: `never`, `always`,
+   * `pubkey`, `twofa`, `parentsigned`, and for merges `basesigned`, `headsigned`, `commitssigned`,
+   * `approved` (src/git/SigningRules.ts).
    */
   readonly "repository.signing": {
     readonly FORMAT: string
@@ -615,6 +617,19 @@ const postgresUrl = (db: Record<string, unknown>): string => {
   return url.toString()
 }
 
+/** The words of [repository.signing]'s rules (Forgejo's services/asymkey/sign.go signing modes). */
+export const SIGNING_RULES = [
+  "never",
+  "always",
+  "pubkey",
+  "twofa",
+  "parentsigned",
+  "basesigned",
+  "headsigned",
+  "commitssigned",
+  "approved"
+] as const
+
 /** The signature algorithms [federation] SIGNATURE_ALGORITHMS may name (Forgejo's, and RFC 9421's others). */
 export const SIGNATURE_ALGORITHMS = [
   "rsa-sha256",
@@ -738,7 +753,20 @@ export const resolveSettings = (rawInput: RawSettings): SettingsShape => {
   db.EMBEDDED_SHARED_BUFFERS = sharedBuffers(String(db.EMBEDDED_SHARED_BUFFERS))
   const service = out.service!
   service.NO_REPLY_ADDRESS ??= `noreply.${server.DOMAIN}`
-  out["repository.signing"]!.SIGNING_EMAIL ??= `noreply@${server.DOMAIN === "" ? "localhost" : server.DOMAIN}`
+  const signing = out["repository.signing"]!
+  signing.SIGNING_EMAIL ??= `noreply@${server.DOMAIN === "" ? "localhost" : server.DOMAIN}`
+  // A misspelt rule would silently sign less (or more) than meant: refused at start.
+  for (const name of ["INITIAL_COMMIT", "CRUD_ACTIONS", "MERGES", "WIKI"] as const) {
+    const unknownRule = String(signing[name])
+      .split(",")
+      .map((w) => w.trim().toLowerCase())
+      .find((w) => w !== "" && !(SIGNING_RULES as ReadonlyArray<string>).includes(w))
+    if (unknownRule !== undefined) {
+      throw new SettingsError({
+        message: `invalid setting [repository.signing] ${name} = "${signing[name]}": "${unknownRule}" is not a signing rule; expected a comma-separated list of ${SIGNING_RULES.join(", ")}`
+      })
+    }
+  }
   const api = out.api!
   for (const name of ["DEFAULT_PAGING_NUM", "MAX_RESPONSE_ITEMS"] as const) {
     if ((api[name] as number) < 1) {

@@ -11,7 +11,8 @@ import * as Git from "../git/Git.ts"
 import * as Paths from "../git/Paths.ts"
 import * as Readers from "../git/Readers.ts"
 import { type FileOperation, RepositoryWriter, toApiError } from "../git/Repository.ts"
-import { commitVerification, InstanceSigning, signWith } from "../git/Signing.ts"
+import { signWith } from "../git/Signing.ts"
+import { CommitSigner } from "../git/SigningRules.ts"
 import * as Write from "../git/Write.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -158,7 +159,7 @@ export class ContentsService extends Context.Service<
       const writer = yield* RepositoryWriter
       const quota = yield* QuotaService
       const protection = yield* ProtectionService
-      const signing = yield* InstanceSigning
+      const signing = yield* CommitSigner
       const root = settings.server.ROOT_URL
       const pool = yield* Effect.acquireRelease(
         Effect.sync(() => new Readers.BatchPool()),
@@ -357,7 +358,16 @@ export class ContentsService extends Context.Service<
             .commitFiles(
               { id: handle.repo.id, dir: handle.dir },
               // API commits are signed by the instance when [repository.signing] CRUD_ACTIONS says so.
-              { ...request, ...signWith(signing.forAction("CRUD_ACTIONS")) }
+              {
+                ...request,
+                ...signWith(
+                  yield* signing.decide("CRUD_ACTIONS", {
+                    doer: doer.user,
+                    repoPath: handle.dir,
+                    parent: `refs/heads/${request.branch}`
+                  })
+                )
+              }
             )
             .pipe(Effect.mapError(toApiError))
           const written = request.files.filter((f) => f.operation !== "delete").map((f) => f.path)
@@ -396,7 +406,7 @@ export class ContentsService extends Context.Service<
               tree: meta(commit.tree, commit.committer.date, "trees")
             },
             files,
-            verification: yield* commitVerification(signing, handle.dir, made.sha)
+            verification: yield* signing.verifyCommit(handle.dir, made.sha)
           } satisfies ChangeResult
         })
 

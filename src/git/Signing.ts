@@ -10,11 +10,10 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join, resolve } from "node:path"
 import { Context, Effect, Layer } from "effect"
 import { UNSIGNED_VERIFICATION } from "../branches/Api.ts"
-import { verificationOf } from "../branches/Commits.ts"
-import { type CommitSignature, splitSignature } from "../branches/Service.ts"
+import type { CommitSignature } from "../branches/Service.ts"
 import { Settings, type SettingsShape } from "../config/Settings.ts"
+import { fingerprintOf } from "../keys/Parse.ts"
 import { lazyRequire } from "../lib/LazyRequire.ts"
-import * as Git from "./Git.ts"
 import type { SignOptions } from "./GitData.ts"
 
 // OpenPGP (~20 MB) is loaded when a key is first used, not at start (test/startup-modules.test.ts).
@@ -29,11 +28,14 @@ export interface InstanceKey {
   readonly publicKey: string
   /** OpenPGP: the key's fingerprint; SSH: the key file. */
   readonly keyId: string
+  /** What Forgejo's verification names the key by: the OpenPGP key id, the SSH key's SHA256 fingerprint. */
+  readonly shortId: string
   readonly name: string
   readonly email: string
   readonly sign: SignWith
 }
 
+/** The writes [repository.signing] has a rule for (which rule signs one: SigningRules.ts `CommitSigner.decide`). */
 export type SigningAction = "INITIAL_COMMIT" | "CRUD_ACTIONS" | "MERGES" | "WIKI"
 
 export class InstanceSigning extends Context.Service<
@@ -41,11 +43,9 @@ export class InstanceSigning extends Context.Service<
   {
     /** None when SIGNING_KEY is `none`. */
     readonly key: InstanceKey | undefined
-    /** How to sign a commit made for `action`, or undefined when it is not signed (`never`, or no key). */
-    readonly forAction: (action: SigningAction) => SignWith | undefined
     /**
-     * Whether `signature` over `payload` was made by the instance key (OpenPGP only: an SSH
-     * signature is checked by git, not here).
+     * Whether `signature` over `payload` was made by the instance key (an OpenPGP or an SSH
+     * signature, as FORMAT says).
      */
     readonly isInstanceSignature: (signature: string, payload: string) => Effect.Effect<boolean>
   }
@@ -55,21 +55,12 @@ export class InstanceSigning extends Context.Service<
     Effect.gen(function* () {
       const settings = yield* Settings
       const key = yield* loadKey(settings)
-      const section = settings["repository.signing"]
       const publicKeys =
         key?.format === "openpgp"
           ? yield* Effect.promise(() => openpgp().readKeys({ armoredKeys: key.publicKey }))
           : undefined
       return InstanceSigning.of({
         key,
-        forAction: (action) => {
-          if (key === undefined) return undefined
-          const rules = section[action]
-            .split(",")
-            .map((r) => r.trim().toLowerCase())
-            .filter((r) => r !== "")
-          return rules.length === 0 || rules.includes("never") ? undefined : key.sign
-        },
         isInstanceSignature: (signature, payload) => {
           if (key?.format === "ssh") return Effect.sync(() => sshSignedBy(key.publicKey, signature, payload))
           if (publicKeys === undefined) return Effect.succeed(false)
@@ -120,6 +111,18 @@ const sshWire = (...parts: ReadonlyArray<Buffer>) =>
     })
   )
 
+/** The public key (its wire-format blob) that made an armored SSH signature, if it is one. */
+export const sshSignatureKey = (armored: string): Buffer | undefined => {
+  try {
+    const body = armored.replace(/-----(BEGIN|END) SSH SIGNATURE-----/g, "").replace(/\s+/g, "")
+    const blob = Buffer.from(body, "base64")
+    if (blob.subarray(0, 6).toString("latin1") !== "SSHSIG") return undefined
+    return sshString(blob, 10)[0]
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Whether an armored SSH signature (PROTOCOL.sshsig, namespace `git`) over `payload` was made by
  * `publicKeyLine`, the instance's ed25519 key: the signature's key must be that key and the
@@ -168,6 +171,15 @@ export const signingKeyOf = (
 /** The `sign` member of a commit request, absent when the commit is not signed. */
 export const signWith = (sign: SignOptions | undefined) => (sign === undefined ? {} : { sign })
 
+/** Forgejo's answer for a signature no key it knows made: not verified, "no known key". */
+const unknownKey = (signature: CommitSignature) => ({
+  verified: false,
+  reason: "gpg.error.no_gpg_keys_found",
+  signature: signature.signature,
+  signer: null,
+  payload: signature.payload
+})
+
 /**
  * A commit's or tag's verification: the instance's when its key made the signature (Forgejo
  * reports the signer as SIGNING_NAME/SIGNING_EMAIL and the key), else as src/branches answers.
@@ -183,21 +195,16 @@ export const verificationWith = (
     if (signature === undefined) return UNSIGNED_VERIFICATION
     const key = signing.key
     if (key === undefined || !(yield* signing.isInstanceSignature(signature.signature, signature.payload)))
-      return verificationOf(signature)
+      return unknownKey(signature)
     return {
       verified: true,
-      reason: `${key.name} / ${key.keyId.slice(-16)}`,
+      // Forgejo's default-key branch of ParseCommitWithSignature (ParseCommitWithSSHSignature for SSH).
+      reason: `${key.name} / ${key.shortId}`,
       signature: signature.signature,
       signer: { name: key.name, email: key.email, username: "" },
       payload: signature.payload
     }
   })
-
-/** The verification of commit `sha` in `repo` (a full id), as `verificationWith` reports it. */
-export const commitVerification = (signing: Parameters<typeof verificationWith>[0], repo: string, sha: string) =>
-  Effect.flatMap(Effect.orDie(Git.inRepo(repo, ["cat-file", "commit", sha])), (r) =>
-    verificationWith(signing, splitSignature(r.stdout.toString("utf8")))
-  )
 
 const failed = (message: string) => Effect.die(new Error(`[repository.signing] ${message}`))
 
@@ -225,6 +232,7 @@ const loadKey = (settings: SettingsShape): Effect.Effect<InstanceKey | undefined
         format: "ssh",
         publicKey: `${pub}\n`,
         keyId: file,
+        shortId: fingerprintOf(Buffer.from(pub.split(/\s+/)[1] ?? "", "base64")),
         ...who,
         sign: {
           config: [
@@ -260,6 +268,7 @@ const loadKey = (settings: SettingsShape): Effect.Effect<InstanceKey | undefined
       format: "openpgp",
       publicKey,
       keyId: fingerprint,
+      shortId: fingerprint.slice(-16),
       ...who,
       sign: {
         config: [

@@ -15,24 +15,16 @@ import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import * as GitData from "../git/GitData.ts"
 import { RepositoryWriter, toApiError } from "../git/Repository.ts"
-import { commitVerification, InstanceSigning, signWith, verificationWith } from "../git/Signing.ts"
+import { signWith } from "../git/Signing.ts"
+import { CommitSigner } from "../git/SigningRules.ts"
 import * as Write from "../git/Write.ts"
-import { GpgRepo } from "../gpg/Repo.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
-import { lazyRequire } from "../lib/LazyRequire.ts"
 import { refNameProblem } from "../lib/Names.ts"
 import { ProtectionService } from "../protection/Service.ts"
 import { QuotaService } from "../quota/Service.ts"
-import { gitIdentity, gitName } from "../users/Schema.ts"
-import { UsersService } from "../users/Service.ts"
+import { gitIdentity } from "../users/Schema.ts"
 import type { AnnotatedTag as AnnotatedTagSchema } from "./Api.ts"
-
-// OpenPGP (~20 MB, also behind src/gpg/Keys.ts) is loaded when a signature is first checked, not at
-// start (test/startup-modules.test.ts).
-const openpgp = lazyRequire<typeof import("openpgp")>("openpgp")
-let keysModule: typeof import("../gpg/Keys.ts") | undefined
-const loadKeys = async () => (keysModule ??= await import("../gpg/Keys.ts"))
 
 type AnnotatedTag = typeof AnnotatedTagSchema.Type
 
@@ -167,60 +159,10 @@ export class GitDataService extends Context.Service<
       const quota = yield* QuotaService
       const protection = yield* ProtectionService
       const presenter = yield* makeCommitPresenter
-      const signing = yield* InstanceSigning
-      const gpgKeys = yield* GpgRepo
-      const accounts = yield* UsersService
+      const signer = yield* CommitSigner
 
-      /**
-       * A signature checked against the keys users registered (src/gpg), as Forgejo's
-       * `ParseTagWithSignature`: the key that made it must be stored, verified, carry the
-       * signer's e-mail, and its signature must check. Else the instance's key or "no known key".
-       */
-      const verificationOf = (signature: CommitSignature | undefined, email: string) =>
-        Effect.gen(function* () {
-          if (signature === undefined) return yield* verificationWith(signing, signature)
-          const ids = yield* Effect.promise(() =>
-            loadKeys().then((k) =>
-              openpgp()
-                .readSignature({ armoredSignature: signature.signature })
-                .then(
-                  (s) => s.getSigningKeyIDs().map((id) => k.paddedKeyId(id.toHex())),
-                  () => [] as Array<string>
-                )
-            )
-          )
-          for (const id of ids) {
-            const row = yield* gpgKeys.findByKeyId(id)
-            if (Option.isNone(row)) continue
-            const primaryId = row.value.primaryKeyId === "" ? row.value.keyId : row.value.primaryKeyId
-            const primary = yield* gpgKeys.findPrimary(row.value.ownerId, primaryId)
-            const armored = yield* gpgKeys.importOf(primaryId)
-            if (Option.isNone(primary) || Option.isNone(armored)) continue
-            // Forgejo: the signer's e-mail is an activated address of the key's owner, and the key
-            // was verified with a signed token or names that address itself.
-            const owner = yield* accounts.byCommitEmail(email)
-            if (Option.isNone(owner) || owner.value.id !== row.value.ownerId) continue
-            const named = primary.value.emails.some((e) => e.toLowerCase() === email.toLowerCase())
-            if (!primary.value.verified && !named) continue
-            const signer = yield* Effect.promise(() =>
-              loadKeys().then((k) =>
-                k.readArmoredKeys(armored.value).then(
-                  (keys) => k.findSigner(keys, signature.signature, [signature.payload]),
-                  () => undefined
-                )
-              )
-            )
-            if (signer === undefined) continue
-            return {
-              verified: true,
-              reason: `${owner.value.name} / ${id}`,
-              signature: signature.signature,
-              signer: { name: gitName(owner.value), email, username: owner.value.name },
-              payload: signature.payload
-            }
-          }
-          return yield* verificationWith(signing, signature)
-        })
+      /** A tag's or note's signature, checked as a commit's (src/git/SigningRules.ts). */
+      const verificationOf = (signature: CommitSignature | undefined, email: string) => signer.verify(signature, email)
 
       const blobs = (handle: RepoHandle, raw: string | undefined) =>
         Effect.gen(function* () {
@@ -368,7 +310,17 @@ export class GitDataService extends Context.Service<
           const made = yield* writer
             .applyPatch(
               { id: handle.repo.id, dir: handle.dir },
-              { ...spec, patch, ...signWith(signing.forAction("CRUD_ACTIONS")) }
+              {
+                ...spec,
+                patch,
+                ...signWith(
+                  yield* signer.decide("CRUD_ACTIONS", {
+                    doer: doer.user,
+                    repoPath: handle.dir,
+                    parent: `refs/heads/${branch}`
+                  })
+                )
+              }
             )
             .pipe(Effect.mapError(toApiError))
           const before = made.branch === branch ? made.parent : ZERO_ID
@@ -396,7 +348,7 @@ export class GitDataService extends Context.Service<
               message: commit.message,
               tree: meta(commit.tree, commit.committer.date, "trees")
             },
-            verification: yield* commitVerification(signing, handle.dir, made.sha)
+            verification: yield* signer.verifyCommit(handle.dir, made.sha)
           }
         })
 

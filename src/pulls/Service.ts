@@ -27,7 +27,7 @@ import * as Git from "../git/Git.ts"
 import * as Merge from "../git/Merge.ts"
 import * as Readers from "../git/Readers.ts"
 import { type RepositoryRef, RepositoryWriter } from "../git/Repository.ts"
-import { InstanceSigning } from "../git/Signing.ts"
+import { CommitSigner } from "../git/SigningRules.ts"
 import { signatureAt } from "../git/Write.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -40,6 +40,7 @@ import { IssuesService } from "../issues/Service.ts"
 import { DeliveryQueue } from "../jobs/Queue.ts"
 import { atLeast } from "../lib/AccessMode.ts"
 import { branchNameProblem } from "../lib/Names.ts"
+import { MergeReasons } from "../protection/Policy.ts"
 import { mergeRefusal, ProtectionService } from "../protection/Service.ts"
 import { type OpenedRepository, type RepoAccess, RepoPolicy } from "../repos/Policy.ts"
 import { type RepoRow, ReposRepo } from "../repos/Repo.ts"
@@ -320,7 +321,7 @@ export class PullsService extends Context.Service<
       const queue = yield* DeliveryQueue
       const writer = yield* RepositoryWriter
       // Merge commits are signed by the instance when [repository.signing] MERGES says so.
-      const signing = yield* InstanceSigning
+      const signing = yield* CommitSigner
       const protection = yield* ProtectionService
       const statuses = yield* StatusesRepo
       const autoMerges = yield* AutoMergeStore
@@ -1099,6 +1100,27 @@ export class PullsService extends Context.Service<
           const headSha = pull.headSha
           const now = new Date()
           const doerSig = signatureAt(gitIdentity(settings, doer), now)
+          // [repository.signing] MERGES (Forgejo's SignMerge); `approved`: the base branch has a
+          // rule and the pull request at least one approval it counts, as many as it requires.
+          const approved = Effect.gen(function* () {
+            const facts = reviewFacts(yield* reviews.ofIssue(loaded.issue.id))
+            const decision = yield* protection.mergeBlockers(base, pull.baseBranch, {
+              doer,
+              ...facts,
+              statuses: [],
+              outdated: false
+            })
+            return (
+              decision.rule !== undefined &&
+              !decision.reasons.includes(MergeReasons.approvals) &&
+              facts.approvals.some((a) => a.official)
+            )
+          })
+          const sign = yield* signing.decide("MERGES", {
+            doer,
+            repoPath: path,
+            merge: { base: baseSha, head: headSha, approved }
+          })
           const title = request.title !== "" ? request.title : defaultTitle(loaded, request.style)
           const message = `${request.message !== "" ? `${title}\n\n${request.message}` : title}\n`
           const conflict = (files: ReadonlyArray<string>) =>
@@ -1143,7 +1165,7 @@ export class PullsService extends Context.Service<
               return yield* Merge.commitTree(
                 path,
                 { tree, parents: [baseSha, headSha], message, author: doerSig, committer: doerSig },
-                signing.forAction("MERGES")
+                sign
               )
             }
             case "squash": {
@@ -1153,7 +1175,7 @@ export class PullsService extends Context.Service<
               return yield* Merge.commitTree(
                 path,
                 { tree, parents: [baseSha], message, author, committer: doerSig },
-                signing.forAction("MERGES")
+                sign
               )
             }
             case "fast-forward-only":
@@ -1172,7 +1194,7 @@ export class PullsService extends Context.Service<
               return yield* Merge.commitTree(
                 path,
                 { tree, parents: [baseSha, tip], message, author: doerSig, committer: doerSig },
-                signing.forAction("MERGES")
+                sign
               )
             }
             case "manually-merged":

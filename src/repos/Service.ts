@@ -11,7 +11,8 @@ import { subject, ZERO_ID } from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import { type RepositoryRef, RepositoryWriter, toApiError } from "../git/Repository.ts"
-import { InstanceSigning, signWith } from "../git/Signing.ts"
+import { signWith } from "../git/Signing.ts"
+import { CommitSigner } from "../git/SigningRules.ts"
 import * as Write from "../git/Write.ts"
 import type { RepoRule } from "../http/Access.ts"
 import type { Principal } from "../http/Caller.ts"
@@ -309,7 +310,7 @@ export class ReposService extends Context.Service<
       const social = yield* SocialRepo
       const policy = yield* RepoPolicy
       const writer = yield* RepositoryWriter
-      const signing = yield* InstanceSigning
+      const signing = yield* CommitSigner
       const languages = yield* LanguagesService
       const events = yield* EventHub
       const quota = yield* QuotaService
@@ -539,7 +540,7 @@ export class ReposService extends Context.Service<
                 author: who,
                 committer: who,
                 // Signed by the instance when [repository.signing] INITIAL_COMMIT says so.
-                ...signWith(signing.forAction("INITIAL_COMMIT"))
+                ...signWith(yield* signing.decide("INITIAL_COMMIT", { doer, repoPath: path }))
               })
               const sizeKiB = yield* Effect.orDie(Git.sizeKiB(path))
               yield* repos.recordPush(row.id, {

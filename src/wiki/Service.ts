@@ -11,6 +11,8 @@ import * as Git from "../git/Git.ts"
 import { pathProblem } from "../git/Paths.ts"
 import * as Readers from "../git/Readers.ts"
 import { type FileOperation, RepositoryWriter, type WriteRejected } from "../git/Repository.ts"
+import { signWith } from "../git/Signing.ts"
+import { CommitSigner } from "../git/SigningRules.ts"
 import * as Write from "../git/Write.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -130,6 +132,7 @@ export class WikiService extends Context.Service<
       const writer = yield* RepositoryWriter
       const events = yield* EventHub
       const quota = yield* QuotaService
+      const signing = yield* CommitSigner
 
       // Reading a wiki whose git fails is a broken repository: a 500 with the cause in the log.
       const git = <A>(effect: Effect.Effect<A, Git.GitError | Git.GitArgumentError>) => Effect.orDie(effect)
@@ -263,7 +266,9 @@ export class WikiService extends Context.Service<
               files,
               message: message.endsWith("\n") ? message : `${message}\n`,
               author: who,
-              committer: who
+              committer: who,
+              // [repository.signing] WIKI (Forgejo's SignWikiCommit); the parent is the wiki's head.
+              ...signWith(yield* signing.decide("WIKI", { doer: doer.user, repoPath: ref.dir, parent: head.commit }))
             }),
             refused
           )

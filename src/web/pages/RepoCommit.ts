@@ -4,6 +4,7 @@
 // (`?style=`).
 import { Effect, Option } from "effect"
 import { commitPatch } from "../../git/Patches.ts"
+import { CommitSigner } from "../../git/SigningRules.ts"
 import { DIFF_ARGS, parseDiff } from "../code/Diff.ts"
 import { empty, html } from "../Html.ts"
 import { icon } from "../Icons.ts"
@@ -19,6 +20,7 @@ export const RepoCommitPages = (web: Web, frame: RepoFrame) =>
   Effect.gen(function* () {
     const { contents, data } = frame
     const diffs = makeDiffView(frame)
+    const signer = yield* CommitSigner
 
     return [
       frame.route("GET", "/:owner/:repo/commit/:sha", {}, (view) =>
@@ -28,8 +30,12 @@ export const RepoCommitPages = (web: Web, frame: RepoFrame) =>
           const found = yield* contents.commitOf(view.handle, id.toLowerCase())
           if (Option.isNone(found)) return web.notFound(view.ctx)
           const sha = found.value.commit
-          const [commit, patch] = yield* Effect.all(
-            [data.commitOne(view.handle, sha), Effect.orDie(commitPatch(view.handle.dir, sha, DIFF_ARGS))],
+          const [commit, patch, verification] = yield* Effect.all(
+            [
+              data.commitOne(view.handle, sha),
+              Effect.orDie(commitPatch(view.handle.dir, sha, DIFF_ARGS)),
+              signer.verifyCommit(view.handle.dir, sha)
+            ],
             { concurrency: "unbounded" }
           )
           if (commit === undefined) return web.notFound(view.ctx)
@@ -53,6 +59,7 @@ export const RepoCommitPages = (web: Web, frame: RepoFrame) =>
     ${body === "" ? empty : html`<pre class="hearth-commit-message mt-2" data-testid="commit-body">${body}</pre>`}
   </div>
   <div class="Box-body d-flex flex-wrap flex-items-center f6">
+    ${verification.verified ? html`<span class="Label Label--success mr-3" title="${verification.reason}" data-testid="commit-verified">Verified</span>` : empty}
     <span class="mr-3"><strong>${commit.author.name}</strong> authored ${when(commit.author.date)}</span>
     ${sameCommitter ? empty : html`<span class="mr-3"><strong>${commit.committer.name}</strong> committed ${when(commit.committer.date)}</span>`}
     <span class="ml-auto">
