@@ -9,7 +9,8 @@ import * as Git from "../git/Git.ts"
 import * as Paths from "../git/Paths.ts"
 import * as Readers from "../git/Readers.ts"
 import { RepositoryWriter, toApiError } from "../git/Repository.ts"
-import { InstanceSigning, signWith } from "../git/Signing.ts"
+import { signWith } from "../git/Signing.ts"
+import { CommitSigner } from "../git/SigningRules.ts"
 import * as Write from "../git/Write.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -292,7 +293,7 @@ export const makeGenerate = Effect.gen(function* () {
   const accounts = yield* AccountPolicy
   const orgPolicy = yield* OrgPolicy
   const writer = yield* RepositoryWriter
-  const signing = yield* InstanceSigning
+  const signing = yield* CommitSigner
   const topics = yield* TopicsService
   const issueRows = yield* IssuesRepo
   const hooks = yield* WebhooksRepo
@@ -436,7 +437,10 @@ export const makeGenerate = Effect.gen(function* () {
                 message: "Initial commit\n",
                 author: who,
                 committer: who,
-                ...signWith(signing.forAction("INITIAL_COMMIT"))
+                // Forgejo's SignInitialCommit: the rule is asked about the caller, who made the repository.
+                ...signWith(
+                  yield* signing.decide("INITIAL_COMMIT", { doer: caller.user, repoPath: repos.pathOf(owner, made) })
+                )
               }
             )
             .pipe(Effect.mapError(toApiError))
