@@ -178,6 +178,38 @@ describe("CRUD_ACTIONS = twofa, parentsigned", () => {
     })
     expect((await json(await must(patch, 200))).verification).toEqual(unsigned)
   })
+
+  it("lets a branch that requires signed commits take the commits the instance signs, and only those", async () => {
+    // A branch whose tip is signed (the repository's initial commit), protected with require_signed_commits.
+    const commits = await json(await must(await request(hearth, "GET", "/repos/keyed/app/commits?limit=50"), 200))
+    const signedTip = (commits as Array<{ sha: string; commit: { verification: { verified: boolean } } }>).findLast(
+      (c) => c.commit.verification.verified
+    )!.sha
+    await must(
+      await request(hearth, "POST", "/repos/keyed/app/branches", keyed(), {
+        new_branch_name: "guarded",
+        old_ref_name: signedTip
+      }),
+      201
+    )
+    await must(
+      await request(hearth, "POST", "/repos/keyed/app/branch_protections", keyed(), {
+        rule_name: "guarded",
+        enable_push: true,
+        require_signed_commits: true
+      }),
+      201
+    )
+    // Without two-factor the instance would not sign: refused (Forgejo's ErrWontSign), nothing written.
+    const refused = await put("keyed/app", plain(), "g1.txt", { branch: "guarded" })
+    expect(refused.status).toBe(403)
+    expect((await json(refused)).message).toContain("user cannot commit to repo")
+    expect(await tipOf("keyed/app", "guarded")).toBe(signedTip)
+    // With two-factor, on the signed tip, the instance signs: taken.
+    const body = await json(await must(await put("keyed/app", secureAuth(), "g2.txt", { branch: "guarded" }), 201))
+    expect(body.verification).toMatchObject(instanceSigned)
+    expect(await tipOf("keyed/app", "guarded")).toBe(body.commit.sha)
+  })
 })
 
 describe("MERGES = approved, commitssigned", () => {

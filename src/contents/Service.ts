@@ -348,27 +348,21 @@ export class ContentsService extends Context.Service<
           yield* quota.enforce(handle.owner, "size:repos:all")
           const request = yield* checkChange(handle, gitIdentity(settings, doer.user), options)
           // Branch protection of the branch the commit lands on (Forgejo's `VerifyBranchProtection`).
+          // API commits are signed by the instance when [repository.signing] CRUD_ACTIONS says so.
+          const sign = yield* signing.decide("CRUD_ACTIONS", {
+            doer: doer.user,
+            repoPath: handle.dir,
+            parent: `refs/heads/${request.branch}`
+          })
           yield* protection.checkCommit(
             handle,
             doer.user,
             request.newBranch ?? request.branch,
-            request.files.flatMap((f) => (f.fromPath === undefined ? [f.path] : [f.path, f.fromPath]))
+            request.files.flatMap((f) => (f.fromPath === undefined ? [f.path] : [f.path, f.fromPath])),
+            sign !== undefined
           )
           const made = yield* writer
-            .commitFiles(
-              { id: handle.repo.id, dir: handle.dir },
-              // API commits are signed by the instance when [repository.signing] CRUD_ACTIONS says so.
-              {
-                ...request,
-                ...signWith(
-                  yield* signing.decide("CRUD_ACTIONS", {
-                    doer: doer.user,
-                    repoPath: handle.dir,
-                    parent: `refs/heads/${request.branch}`
-                  })
-                )
-              }
-            )
+            .commitFiles({ id: handle.repo.id, dir: handle.dir }, { ...request, ...signWith(sign) })
             .pipe(Effect.mapError(toApiError))
           const written = request.files.filter((f) => f.operation !== "delete").map((f) => f.path)
           // A commit on a new branch made the branch; otherwise it moved it on from its parent.

@@ -112,7 +112,8 @@ export class ForkSync extends Context.Service<
               .toString("utf8")
               .split("\0")
               .filter((p) => p !== "")
-            yield* protection.checkCommit(fork, caller.user, branch, paths)
+            // A fast-forward to the upstream's commits: nothing Hearth signs.
+            yield* protection.checkCommit(fork, caller.user, branch, paths, false)
             const ref = `refs/heads/${branch}`
             yield* writer
               .fetchFrom(

@@ -306,22 +306,14 @@ export class GitDataService extends Context.Service<
           if (paths.length === 0) return yield* Errors.validationFailed("content: the patch changes no file")
           yield* quota.enforce(handle.owner, "size:repos:all")
           const target = spec.newBranch ?? branch
-          yield* protection.checkCommit(handle, doer.user, target, paths)
+          const sign = yield* signer.decide("CRUD_ACTIONS", {
+            doer: doer.user,
+            repoPath: handle.dir,
+            parent: `refs/heads/${branch}`
+          })
+          yield* protection.checkCommit(handle, doer.user, target, paths, sign !== undefined)
           const made = yield* writer
-            .applyPatch(
-              { id: handle.repo.id, dir: handle.dir },
-              {
-                ...spec,
-                patch,
-                ...signWith(
-                  yield* signer.decide("CRUD_ACTIONS", {
-                    doer: doer.user,
-                    repoPath: handle.dir,
-                    parent: `refs/heads/${branch}`
-                  })
-                )
-              }
-            )
+            .applyPatch({ id: handle.repo.id, dir: handle.dir }, { ...spec, patch, ...signWith(sign) })
             .pipe(Effect.mapError(toApiError))
           const before = made.branch === branch ? made.parent : ZERO_ID
           yield* events.publish(

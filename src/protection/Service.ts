@@ -142,12 +142,16 @@ export class ProtectionService extends Context.Service<
       changes: ReadonlyArray<RefChange>,
       env: Record<string, string>
     ) => Effect.Effect<string | undefined>
-    /** A commit through the contents API to `branch` changing `paths` (Forgejo's `VerifyBranchProtection`): 403 when refused. */
+    /**
+     * A commit through the contents API to `branch` changing `paths` (Forgejo's `VerifyBranchProtection`):
+     * 403 when refused. `signed`: whether the instance will sign it ([repository.signing] rules).
+     */
     readonly checkCommit: (
       at: RepoOf,
       doer: UserRow,
       branch: string,
-      paths: ReadonlyArray<string>
+      paths: ReadonlyArray<string>,
+      signed: boolean
     ) => Effect.Effect<void, Errors.Forbidden>
     /** Deleting or renaming a branch through the branch API: 403 "branch protected" when a rule covers it. */
     readonly checkBranchRemoval: (at: RepoOf, branch: string) => Effect.Effect<void, Errors.Forbidden>
@@ -672,7 +676,7 @@ export class ProtectionService extends Context.Service<
             }
             return undefined
           }),
-        checkCommit: (at, doer, branch, paths) =>
+        checkCommit: (at, doer, branch, paths, signed) =>
           Effect.gen(function* () {
             const rule = yield* ruleFor(at.repo.id, branch)
             if (Option.isNone(rule)) return
@@ -681,9 +685,9 @@ export class ProtectionService extends Context.Service<
               unprotected.length > 0 && paths.length > 0 && paths.every((p) => matchesAny(unprotected, p))
             const cannotCommit = Errors.forbidden(`user cannot commit to repo [user: ${doer.lowerName}]`)
             if (!onlyUnprotected && !(yield* canUserPush(at, rule.value, doer))) return yield* cannotCommit
-            // Hearth does not sign the commits it makes, so a rule that requires signed commits
-            // refuses them (Forgejo: ErrWontSign).
-            if (rule.value.requireSignedCommits) return yield* cannotCommit
+            // A rule that requires signed commits takes the commit only if the instance signs it
+            // (Forgejo's CanCommitToBranch: SignCRUDAction answering ErrWontSign refuses).
+            if (rule.value.requireSignedCommits && !signed) return yield* cannotCommit
             const globs = filePatterns(rule.value.protectedFilePatterns)
             const hit = paths.find((p) => matchesAny(globs, p))
             if (hit !== undefined)
