@@ -48,6 +48,7 @@ import m0037 from "./migrations/0037_user_redirects.ts"
 import m0039 from "./migrations/0039_blob_later_digests.ts"
 import m0041 from "./migrations/0041_user_settings.ts"
 import m0042 from "./migrations/0042_repo_flags.ts"
+import m0043 from "./migrations/0043_avatars.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -87,7 +88,8 @@ export const migrations = Migrator.fromRecord({
   "0037_user_redirects": m0037,
   "0039_blob_later_digests": m0039,
   "0041_user_settings": m0041,
-  "0042_repo_flags": m0042
+  "0042_repo_flags": m0042,
+  "0043_avatars": m0043
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })
