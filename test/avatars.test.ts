@@ -87,6 +87,22 @@ describe("user avatars", () => {
     expect(await refcount(hashOf(url))).toBe(1)
   })
 
+  it("every other place that shows the account points at it too", async () => {
+    const url: string = (await apiAs(hearth, "GET", "/users/alice", "bob")).avatar_url
+    // A repository's owner, as a list of starred repositories shows it (joined, not looked up).
+    await apiAs(hearth, "PUT", "/user/starred/alice/public", "bob")
+    const starred = await apiAs(hearth, "GET", "/user/starred", "bob")
+    expect(starred[0].owner.avatar_url).toBe(url)
+    // The ActivityPub actor's icon and the WebFinger avatar link.
+    const actor = await fetch(`${hearth.base}/api/v1/activitypub/user/alice`, {
+      headers: { accept: "application/activity+json" }
+    })
+    expect((await json(actor)).icon).toMatchObject({ type: "Image", mediaType: "image/png", url })
+    const host = new URL(hearth.settings.server.ROOT_URL).host
+    const finger = await json(await fetch(`${hearth.base}/.well-known/webfinger?resource=acct:alice@${host}`))
+    expect(finger.links.find((l: { rel: string }) => l.rel === "http://webfinger.net/rel/avatar").href).toBe(url)
+  })
+
   it("a JPEG replaces it (a small picture keeps its size), and the old file goes", async () => {
     const old: string = (await apiAs(hearth, "GET", "/users/alice", "bob")).avatar_url
     expect((await request(hearth, "POST", "/user/avatar", basic("alice"), body(await jpeg(100, 120)))).status).toBe(204)
