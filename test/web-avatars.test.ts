@@ -32,6 +32,7 @@ const IMG = /<img class="avatar circle" src="\/avatars\/([0-9a-f]{64})\?size=\d+
 beforeAll(async () => {
   hearth = await startHearth()
   await createUser(hearth, { username: "painter" })
+  await createUser(hearth, { username: "helper" })
 }, 120_000)
 afterAll(async () => {
   await hearth?.close()
@@ -88,5 +89,36 @@ describe("the avatar form of the profile settings", () => {
     const expired = await upload(client, "/user/settings/avatar", avatarForm("not-the-token", picture))
     expect(expired.status).toBe(400)
     expect((await apiAs(hearth, "GET", "/user", "painter")).avatar_url).toBe(`${hearth.base}/avatars/identicon/painter`)
+  })
+})
+
+describe("the avatar form of a repository's settings", () => {
+  it("an admin uploads and deletes it; a writer is refused", async () => {
+    await apiAs(hearth, "POST", "/user/repos", "painter", { name: "easel" })
+    await apiAs(hearth, "PUT", "/repos/painter/easel/collaborators/helper", "painter", { permission: "write" })
+    const client = await signedIn(hearth.base, "painter")
+    const page = await client.get("/painter/easel/settings")
+    expect(page.text).toContain('action="/painter/easel/settings/avatar"')
+    const picture = await sharp({ create: { width: 50, height: 50, channels: 3, background: "#226688" } })
+      .png()
+      .toBuffer()
+    const sent = await upload(client, "/painter/easel/settings/avatar", avatarForm(csrfOf(page.text), picture))
+    expect(sent.status).toBe(303)
+    const url: string = (await apiAs(hearth, "GET", "/repos/painter/easel", "painter")).avatar_url
+    expect(url).toMatch(/\/repo-avatars\/[0-9a-f]{64}$/)
+    const shown = await client.get("/painter/easel/settings?done=avatar")
+    expect(shown.text).toContain(
+      `<img class="avatar" src="/repo-avatars/${url.slice(-64)}?size=192" width="96" height="96" alt="">`
+    )
+
+    const helper = await signedIn(hearth.base, "helper")
+    const helperPage = await helper.get("/painter")
+    const refused = await upload(helper, "/painter/easel/settings/avatar", avatarForm(csrfOf(helperPage.text), picture))
+    expect(refused.status).toBe(403)
+    expect(refused.text).toContain("administrators may change its settings")
+
+    const deleted = await client.submit("/painter/easel/settings", {}, "/painter/easel/settings/avatar/delete")
+    expect(deleted.status).toBe(303)
+    expect((await apiAs(hearth, "GET", "/repos/painter/easel", "painter")).avatar_url).toBe("")
   })
 })

@@ -10,25 +10,38 @@ import { readMultipartUpload } from "../../../storage/Multipart.ts"
 import type { StoredBlob } from "../../../storage/Service.ts"
 import { avatar } from "../../Avatar.ts"
 import { formError } from "../../Form.ts"
-import { empty, html } from "../../Html.ts"
+import { empty, type Html, html } from "../../Html.ts"
 import { csrfField } from "../../Layout.ts"
 import type { Web, WebContext } from "../../Web.ts"
 import { buttonForm, section } from "./Frame.ts"
 
 export const CSRF_REFUSED = "The form has expired. Go back, reload the page and try again."
 
-/** The section: `action` takes the upload, `${action}/delete` removes the picture. */
+/** The section of an account's settings: `action` takes the upload, `${action}/delete` removes the picture. */
 export const avatarSection = (
   ctx: WebContext,
   account: { readonly name: string; readonly type: "user" | "organization"; readonly avatar: string },
   action: string,
   message?: string
-) =>
+) => uploadSection(ctx, avatar(account, 96), account.avatar !== "", action, message)
+
+/** The same for a repository (Forgejo's `/{owner}/{repo}/settings/avatar`): a square, none by default. */
+export const repoAvatarSection = (ctx: WebContext, repo: { readonly avatar: string }, action: string) =>
+  uploadSection(
+    ctx,
+    repo.avatar === ""
+      ? html`<span class="color-fg-muted">No avatar</span>`
+      : html`<img class="avatar" src="/repo-avatars/${repo.avatar}?size=192" width="96" height="96" alt="">`,
+    repo.avatar !== "",
+    action
+  )
+
+const uploadSection = (ctx: WebContext, picture: Html, uploaded: boolean, action: string, message?: string) =>
   section(
     "Avatar",
     html`<div class="Box-body">${formError(message)}</div>
 <div class="Box-body d-flex flex-items-center flex-wrap">
-  <span class="mr-3" data-testid="avatar-current">${avatar(account, 96)}</span>
+  <span class="mr-3" data-testid="avatar-current">${picture}</span>
   <form method="post" action="${action}" enctype="multipart/form-data" class="mr-2" data-testid="avatar-form">
     ${csrfField(ctx)}
     <label class="d-block text-bold mb-1" for="avatar-file">Upload a picture</label>
@@ -36,7 +49,7 @@ export const avatarSection = (
     <p class="note">PNG, JPEG, GIF or WebP, at most ${Math.floor(ctx.settings.picture.AVATAR_MAX_FILE_SIZE / 1024)} KiB; stored as a square of at most ${AVATAR_SIZE} pixels.</p>
     <button class="btn" type="submit">Update avatar</button>
   </form>
-  ${account.avatar === "" ? empty : buttonForm(ctx, `${action}/delete`, {}, "Delete avatar", { danger: true })}
+  ${!uploaded ? empty : buttonForm(ctx, `${action}/delete`, {}, "Delete avatar", { danger: true })}
 </div>`,
     "avatar"
   )
