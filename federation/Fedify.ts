@@ -173,7 +173,7 @@ export const makeFedify = (deps: FedifyDeps): (() => Promise<Loaded>) => {
             name: user.fullName !== "" ? user.fullName : user.name,
             summary: user.description !== "" ? user.description : null,
             url: new URL(paths.profile(user)),
-            icon: new V.Image({ mediaType: "image/png", url: new URL(paths.avatar) }),
+            icon: new V.Image({ mediaType: "image/png", url: new URL(paths.avatar(user)) }),
             // The website as a profile field, as Mastodon writes one: Mastodon shows it, and marks it
             // verified when that page links back with rel="me" (the profile page does the same).
             attachments: websiteField(V, user.website),

@@ -2,6 +2,7 @@
 // name (Hearth's) and by id (Forgejo's), ForgeFed repository actors by id, the instance actor, the
 // shared inbox. One place builds them, so ids written in activities and the routes that answer
 // them cannot drift apart.
+import { userAvatarUrl } from "../src/avatars/Url.ts"
 import type { SettingsShape } from "../src/config/Settings.ts"
 
 export const AP = "/api/v1/activitypub"
@@ -20,7 +21,8 @@ export interface Paths {
   /** The HTML profile a person would visit (as Forgejo's `html_url`). */
   readonly profile: (user: { readonly name: string }) => string
   readonly repositoryPage: (owner: { readonly name: string }, repo: { readonly name: string }) => string
-  readonly avatar: string
+  /** The avatar of a local user (src/avatars/Url.ts). */
+  readonly avatar: (user: { readonly id: number; readonly name: string; readonly avatar: string }) => string
 }
 
 export const pathsOf = (settings: SettingsShape): Paths => {
@@ -37,7 +39,7 @@ export const pathsOf = (settings: SettingsShape): Paths => {
     sharedInbox: `${root}api/v1/activitypub/inbox`,
     profile: (user) => `${root}${name(user)}`,
     repositoryPage: (owner, repo) => `${root}${name(owner)}/${encodeURIComponent(repo.name)}`,
-    avatar: `${root}assets/img/avatar_default.png`
+    avatar: (user) => userAvatarUrl(settings, user)
   }
 }
 

@@ -74,7 +74,7 @@ export const FederationRoutes = Layer.unwrap(
         aliases,
         links: [
           { rel: "http://webfinger.net/rel/profile-page", type: "text/html", href: paths.profile(user) },
-          { rel: "http://webfinger.net/rel/avatar", type: "image/png", href: paths.avatar },
+          { rel: "http://webfinger.net/rel/avatar", type: "image/png", href: paths.avatar(user) },
           { rel: "self", type: ACTIVITY_JSON, href: paths.actor(user) },
           {
             rel: "http://ostatus.org/schema/1.0/subscribe",

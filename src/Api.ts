@@ -8,6 +8,7 @@ import { ActivitiesApi } from "./activities/Api.ts"
 import { AdminApi, AdminUsersApi } from "./admin/Api.ts"
 import { AssigneesApi } from "./assignees/Api.ts"
 import { Authentication } from "./auth/Authentication.ts"
+import { AvatarsApi } from "./avatars/Api.ts"
 import { BlocksApi } from "./blocks/Api.ts"
 import { BranchesApi } from "./branches/Api.ts"
 import { ContentsApi } from "./contents/Api.ts"
@@ -79,6 +80,7 @@ export class HearthApi extends HttpApi.make("hearth")
     BlocksApi,
     EmailsApi,
     UserSettingsApi,
+    AvatarsApi,
     OAuth2Api,
     GpgApi,
     KeysApi,

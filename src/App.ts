@@ -11,6 +11,8 @@ import { AdminSite } from "./admin/Site.ts"
 import { AssigneesRepo } from "./assignees/Repo.ts"
 import { Authenticator } from "./auth/Authenticator.ts"
 import { HttpSignatures } from "./auth/HttpSignature.ts"
+import { AvatarsRepo } from "./avatars/Repo.ts"
+import { AvatarsService } from "./avatars/Service.ts"
 import { BlocksRepo } from "./blocks/Repo.ts"
 import { BlocksService } from "./blocks/Service.ts"
 import type { Settings } from "./config/Settings.ts"
@@ -132,6 +134,7 @@ const Repos = Layer.mergeAll(
   TopicsRepo.layer,
   AssigneesRepo.layer,
   FlagsRepo.layer,
+  AvatarsRepo.layer,
   IssuesRepo.layer,
   IssueExtrasRepo.layer,
   IssueDepsRepo.layer,
@@ -182,6 +185,7 @@ export const Services = Layer.mergeAll(
   TopicsService.layer,
   ReleasesService.layer,
   ReleaseAssets.layer,
+  AvatarsService.layer,
   PackagesService.layer.pipe(Layer.provideMerge(PackagePolicy.layer)),
   PackageCleanup.layer,
   StatusesService.layer,

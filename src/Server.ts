@@ -28,6 +28,8 @@ import { ActivitiesHttp } from "./activities/Http.ts"
 import { AdminHttp, AdminUsersHttp } from "./admin/Http.ts"
 import { AssigneesHttp } from "./assignees/Http.ts"
 import { AuthenticationLive } from "./auth/Authentication.ts"
+import { AvatarsHttp } from "./avatars/Http.ts"
+import { AvatarRoutes } from "./avatars/Routes.ts"
 import { BlocksHttp } from "./blocks/Http.ts"
 import { BranchesHttp } from "./branches/Http.ts"
 import { resolveSettings, Settings, type SettingsShape } from "./config/Settings.ts"
@@ -249,6 +251,7 @@ export const ApiHandlers = Layer.mergeAll(
   TopicsHttp,
   AssigneesHttp,
   FlagsHttp,
+  AvatarsHttp,
   IssueExtrasHttp,
   IssueDepsHttp,
   IssueTimesHttp,
@@ -289,6 +292,7 @@ export const AppRoutes = Layer.mergeAll(
   GpgExportRoutes,
   AttachmentDownloadRoutes,
   ReleaseDownloadRoutes,
+  AvatarRoutes,
   GenericRoutes,
   ContainerRoutes,
   PubRoutes,

@@ -172,7 +172,7 @@ describe("WebFinger", () => {
         {
           rel: "http://webfinger.net/rel/avatar",
           type: "image/png",
-          href: `${hearth.base}/assets/img/avatar_default.png`
+          href: `${hearth.base}/avatars/identicon/alicecase`
         },
         { rel: "self", type: AP, href: actorUrl("AliceCase") },
         {

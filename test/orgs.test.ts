@@ -95,7 +95,7 @@ describe("POST /orgs", () => {
       visibility: "limited",
       repo_admin_change_team_access: true
     })
-    expect(body.avatar_url).toBe(`${hearth.base}/assets/img/avatar_default.png`)
+    expect(body.avatar_url).toBe(`${hearth.base}/avatars/identicon/${name.toLowerCase()}`)
 
     const teams = await json(await call("GET", `/orgs/${name}/teams`, basic("alice")))
     expect(teams).toHaveLength(1)

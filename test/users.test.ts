@@ -64,7 +64,7 @@ describe("GET /user", () => {
       pronouns: "they/them",
       location: "Earth",
       html_url: `${hearth.base}/MixedCase`,
-      avatar_url: `${hearth.base}/assets/img/avatar_default.png`
+      avatar_url: `${hearth.base}/avatars/identicon/mixedcase`
     })
     expect(me.created).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
     // The same with the password.

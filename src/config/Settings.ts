@@ -144,6 +144,12 @@ export interface SettingsShape {
   }
   /** Forgejo's [markdown] section; MAX_RENDER_SIZE (bytes of text one render accepts, larger: 413) is Hearth's own. */
   readonly markdown: { readonly MAX_RENDER_SIZE: number }
+  /** Forgejo's [picture]: uploaded avatars, at most AVATAR_MAX_FILE_SIZE bytes and AVATAR_MAX_WIDTH × AVATAR_MAX_HEIGHT pixels. */
+  readonly picture: {
+    readonly AVATAR_MAX_FILE_SIZE: number
+    readonly AVATAR_MAX_WIDTH: number
+    readonly AVATAR_MAX_HEIGHT: number
+  }
   readonly repository: {
     /** Where bare repositories live, `{ROOT}/{owner}/{name}.git`; absolute. */
     readonly ROOT: string
@@ -407,6 +413,11 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     MAX_FILES: key("int", "5")
   },
   markdown: { MAX_RENDER_SIZE: key("int", String(512 * 1024)) },
+  picture: {
+    AVATAR_MAX_FILE_SIZE: key("int", "1048576"),
+    AVATAR_MAX_WIDTH: key("int", "4096"),
+    AVATAR_MAX_HEIGHT: key("int", "4096")
+  },
   repository: { ROOT: key("string", ""), FORK_WAIT_TIMEOUT: key({ duration: "30s or 1m" }, "30s") },
   service: {
     REQUIRE_SIGNIN_VIEW: key("bool", "false"),

@@ -48,6 +48,7 @@ import m0037 from "./migrations/0037_user_redirects.ts"
 import m0039 from "./migrations/0039_blob_later_digests.ts"
 import m0041 from "./migrations/0041_user_settings.ts"
 import m0042 from "./migrations/0042_repo_flags.ts"
+import m0043 from "./migrations/0043_avatars.ts"
 import m0044 from "./migrations/0044_actions.ts"
 
 export const migrations = Migrator.fromRecord({
@@ -89,6 +90,7 @@ export const migrations = Migrator.fromRecord({
   "0039_blob_later_digests": m0039,
   "0041_user_settings": m0041,
   "0042_repo_flags": m0042,
+  "0043_avatars": m0043,
   "0044_actions": m0044
 })
 

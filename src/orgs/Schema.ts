@@ -1,6 +1,7 @@
 // The Organization and Team objects of the API (Forgejo's `Organization`, `Team` and their
 // create/edit options), and how rows are shown to a viewer.
 import { Schema } from "effect"
+import { userAvatarUrl } from "../avatars/Url.ts"
 import type { SettingsShape } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
 import { Id } from "../http/Json.ts"
@@ -95,7 +96,7 @@ export const toApiOrg = (settings: SettingsShape, org: UserRow, viewer: Principa
   name: org.name,
   full_name: org.fullName,
   email: viewer === undefined ? "" : org.email,
-  avatar_url: `${settings.server.ROOT_URL}assets/img/avatar_default.png`,
+  avatar_url: userAvatarUrl(settings, org),
   description: org.description,
   website: org.website,
   location: org.location,

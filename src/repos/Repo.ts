@@ -47,6 +47,8 @@ export interface RepoRow {
   readonly topics: ReadonlyArray<string>
   /** The largest language of the default branch, "" until counted (kept by src/languages). */
   readonly primaryLanguage: string
+  /** The sha256 of the uploaded avatar in the blob storage (src/avatars); "" when none. */
+  readonly avatar: string
 }
 
 /** The unit switches of EditRepoOption that Hearth stores. */
@@ -139,6 +141,7 @@ export interface RepoChanges {
   readonly enable_time_tracker?: boolean
   readonly allow_only_contributors_to_track_time?: boolean
   readonly enable_issue_dependencies?: boolean
+  readonly avatar?: string
 }
 
 /** A collaborator: the user row and its level. */
@@ -346,6 +349,7 @@ export const toRepoRow = (r: Row): RepoRow => ({
   status: r.status ?? "ready",
   topics: typeof r.topics === "string" ? (JSON.parse(r.topics) as Array<string>) : [],
   primaryLanguage: r.primary_language ?? "",
+  avatar: r.avatar ?? "",
   units: {
     hasIssues: r.has_issues ?? true,
     hasWiki: r.has_wiki ?? true,

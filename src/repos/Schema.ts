@@ -2,6 +2,7 @@
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { Schema } from "effect"
+import { repoAvatarUrl } from "../avatars/Url.ts"
 import type { SettingsShape } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
 import { formatTime, Id, Timestamp } from "../http/Json.ts"
@@ -319,7 +320,7 @@ export const toApiRepo = (
     default_allow_maintainer_edit: pulls?.defaultAllowMaintainerEdit ?? false,
     default_update_style: pulls?.defaultUpdateStyle ?? "merge",
     retarget_children_on_merge: pulls?.retargetChildrenOnMerge ?? false,
-    avatar_url: "",
+    avatar_url: repoAvatarUrl(settings, repo),
     // Public, but its owner is private: only the owner's viewers reach it.
     internal: !repo.isPrivate && owner.visibility === "private",
     mirror_interval: repo.mirrorInterval,

@@ -84,6 +84,7 @@ export class SocialRepo extends Context.Service<
           "description",
           "pronouns",
           "language",
+          "avatar",
           "num_followers",
           "num_following",
           "num_stars",

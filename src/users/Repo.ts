@@ -37,6 +37,8 @@ export interface UserRow {
   readonly keepActivityPrivate: boolean
   readonly keepPronounsPrivate: boolean
   readonly enableRepoUnitHints: boolean
+  /** The sha256 of the uploaded avatar in the blob storage (src/avatars); "" when none. */
+  readonly avatar: string
   readonly numFollowers: number
   readonly numFollowing: number
   readonly numStars: number
@@ -81,6 +83,7 @@ export const toUserRow = (r: Row): UserRow => ({
   keepActivityPrivate: r.keep_activity_private ?? false,
   keepPronounsPrivate: r.keep_pronouns_private ?? false,
   enableRepoUnitHints: r.enable_repo_unit_hints ?? true,
+  avatar: r.avatar ?? "",
   numFollowers: Number(r.num_followers),
   numFollowing: Number(r.num_following),
   numStars: Number(r.num_stars),
@@ -119,6 +122,7 @@ export interface UserWrite {
   readonly keep_activity_private?: boolean
   readonly keep_pronouns_private?: boolean
   readonly enable_repo_unit_hints?: boolean
+  readonly avatar?: string
   /** Only when creating an account with an explicit creation time (migrations from elsewhere). */
   readonly created_at?: Date
   readonly updated_at?: Date

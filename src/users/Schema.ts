@@ -1,5 +1,6 @@
 // The User object of the API (Forgejo's `User`), and how an account is shown to a viewer.
 import { Schema } from "effect"
+import { userAvatarUrl } from "../avatars/Url.ts"
 import type { SettingsShape } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
 import { formatTime, Id, Timestamp, ZERO_TIME } from "../http/Json.ts"
@@ -63,6 +64,7 @@ const systemUser = (fields: Partial<UserRow> & Pick<UserRow, "id" | "name">): Us
   keepActivityPrivate: false,
   keepPronounsPrivate: false,
   enableRepoUnitHints: true,
+  avatar: "",
   numFollowers: 0,
   numFollowing: 0,
   numStars: 0,
@@ -147,7 +149,7 @@ export const toApiUser = (settings: SettingsShape, user: UserRow, viewer: Princi
     source_id: self ? user.sourceId : 0,
     full_name: user.fullName,
     email: emailFor(settings, user, viewer),
-    avatar_url: `${root}assets/img/avatar_default.png`,
+    avatar_url: userAvatarUrl(settings, user),
     html_url: user.id === GHOST_USER_ID ? "" : `${root}${encodeURIComponent(user.name)}`,
     language: self ? user.language : "",
     is_admin: self ? user.isAdmin : false,

@@ -1,36 +1,46 @@
-// An account's picture: Hearth stores no uploaded avatars yet, so every account gets an identicon
-// made from its name (a symmetric 5×5 pattern in a colour of its own, as GitHub's default ones),
-// inline SVG so that it needs no request and no image route. Decorative: the name is always
-// written beside it.
-import { createHash } from "node:crypto"
+// An account's picture: its uploaded avatar (src/avatars) when it has one, else its identicon (a
+// symmetric 5×5 pattern in a colour of its own, as GitHub's default ones, src/avatars/Identicon.ts)
+// drawn inline as SVG, so that it needs no request; the API's identicon PNG has the same cells.
+// Decorative: the name is always written beside it.
+import { BACKGROUND, FOREGROUND, identicon } from "../avatars/Identicon.ts"
+import { AVATAR_SIZE } from "../avatars/Url.ts"
 import { type Html, raw } from "./Html.ts"
 
 const built = new Map<string, string>()
 
-/** The identicon of `name`, `size` pixels wide; a circle for users, a rounded square for organizations. */
+const SHA256 = /^[0-9a-f]{64}$/
+
+/** The picture of `account`, `size` pixels wide; a circle for users, a rounded square for organizations. */
 export const avatar = (
-  account: { readonly name: string; readonly type: "user" | "organization" },
+  account: { readonly name: string; readonly type: "user" | "organization"; readonly avatar?: string },
   size: number
 ): Html => {
-  const key = `${account.type}/${account.name.toLowerCase()}`
+  // Primer's `avatar` (rounded square, for organizations) and `circle` (for users).
+  const shape = account.type === "organization" ? "avatar" : "avatar circle"
+  const uploaded = account.avatar ?? ""
+  if (SHA256.test(uploaded)) {
+    // Twice the size shown, for high-density screens (the stored one is at most AVATAR_SIZE).
+    const pixels = Math.min(size * 2, AVATAR_SIZE)
+    return raw(
+      `<img class="${shape}" src="/avatars/${uploaded}?size=${pixels}" width="${size}" height="${size}" alt="" loading="lazy">`
+    )
+  }
+  const key = account.name.toLowerCase()
   let shapes = built.get(key)
   if (shapes === undefined) {
-    const digest = createHash("sha256").update(account.name.toLowerCase()).digest()
-    const hue = ((digest[0]! << 8) | digest[1]!) % 360
-    const cells: Array<string> = []
-    for (let y = 0; y < 5; y++) {
-      for (let x = 0; x < 3; x++) {
-        if ((digest[2 + y * 3 + x]! & 1) === 0) continue
-        cells.push(`M${x + 1} ${y + 1}h1v1h-1z`)
-        if (x < 2) cells.push(`M${5 - x} ${y + 1}h1v1h-1z`)
-      }
-    }
-    shapes = `<rect width="7" height="7" fill="hsl(${hue} 20% 92%)"/><path fill="hsl(${hue} 55% 45%)" d="${cells.join("")}"/>`
+    const { hue, cells } = identicon(account.name)
+    const path: Array<string> = []
+    cells.forEach((row, y) => {
+      row.forEach((on, x) => {
+        if (on) path.push(`M${x + 1} ${y + 1}h1v1h-1z`)
+      })
+    })
+    shapes =
+      `<rect width="7" height="7" fill="hsl(${hue} ${BACKGROUND.saturation}% ${BACKGROUND.lightness}%)"/>` +
+      `<path fill="hsl(${hue} ${FOREGROUND.saturation}% ${FOREGROUND.lightness}%)" d="${path.join("")}"/>`
     if (built.size > 10_000) built.clear()
     built.set(key, shapes)
   }
-  // Primer's `avatar` (rounded square, for organizations) and `circle` (for users).
-  const shape = account.type === "organization" ? "avatar" : "avatar circle"
   // Every value written here is a number or Hearth's own markup: nothing of the name itself.
   return raw(
     `<svg class="${shape}" width="${size}" height="${size}" viewBox="0 0 7 7" aria-hidden="true" focusable="false">${shapes}</svg>`

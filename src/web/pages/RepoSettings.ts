@@ -7,12 +7,14 @@
 // ReposService.remove (DELETE) — with the same rules and messages, shown next to the field with
 // what was typed kept. Transfer and delete are the owner's (the API's `role: "owner"`).
 import { Effect, Option } from "effect"
+import { AvatarsService } from "../../avatars/Service.ts"
 import { edited, subject } from "../../events/Events.ts"
 import { EventHub } from "../../events/Hub.ts"
 import * as Errors from "../../http/Errors.ts"
 import { atLeast } from "../../lib/AccessMode.ts"
 import { MERGE_STYLES } from "../../repos/Repo.ts"
 import type { EditRepoOption } from "../../repos/Schema.ts"
+import { BlobStorage } from "../../storage/Service.ts"
 import { TransfersService } from "../../transfers/Service.ts"
 import { UsersRepo } from "../../users/Repo.ts"
 import { checkbox, type FieldErrors, field, fieldOfMessage, formError, formNotice, select, textArea } from "../Form.ts"
@@ -21,13 +23,16 @@ import { csrfField } from "../Layout.ts"
 import { type RepoFrame, type RepoView, repoBase } from "../RepoFrame.ts"
 import { makeRepoSettingsFrame } from "../RepoSettingsFrame.ts"
 import type { Form, Web } from "../Web.ts"
+import { CSRF_REFUSED, readAvatarUpload, repoAvatarSection } from "./settings/AvatarForm.ts"
 
 const NOTICES: Readonly<Record<string, string>> = {
   updated: "The repository's settings have been updated.",
   archived: "The repository has been archived. It is read-only now.",
   unarchived: "The repository has been unarchived.",
   "transfer-pending": "The transfer has been started; it completes when the new owner accepts it.",
-  "transfer-cancelled": "The transfer has been cancelled; the repository stays where it is."
+  "transfer-cancelled": "The transfer has been cancelled; the repository stays where it is.",
+  avatar: "The repository's avatar has been changed.",
+  "avatar-deleted": "The repository's avatar has been deleted."
 }
 
 /** The units, as EditRepoOption names them. */
@@ -84,6 +89,8 @@ export const RepoSettingsPages = (web: Web, frame: RepoFrame) =>
     const events = yield* EventHub
     const transfers = yield* TransfersService
     const users = yield* UsersRepo
+    const avatars = yield* AvatarsService
+    const storage = yield* BlobStorage
     const { repos } = frame
     const settings = makeRepoSettingsFrame(web, frame)
 
@@ -265,6 +272,7 @@ export const RepoSettingsPages = (web: Web, frame: RepoFrame) =>
 ${formError(message)}
 <section class="Box mb-4" data-testid="settings-basic"><div class="Box-header"><h2 class="Box-title">Repository</h2></div><div class="Box-body">${basic}</div></section>
 <section class="Box mb-4" data-testid="settings-advanced"><div class="Box-header"><h2 class="Box-title">Features and merging</h2></div><div class="Box-body">${advanced}</div></section>
+${repoAvatarSection(ctx, repo, `${view.base}/settings/avatar`)}
 ${danger}`
         )
       })
@@ -300,6 +308,23 @@ ${danger}`
 
     return [
       settings.adminRoute("GET", "/:owner/:repo/settings", (view) => optionsPage(view, {}, {})),
+      // Forgejo's SettingsAvatar and SettingsDeleteAvatar: an upload, so not through adminRoute's form.
+      frame.route("POST", "/:owner/:repo/settings/avatar", { access: "signed-in", multipart: true }, (view) =>
+        Effect.gen(function* () {
+          if (!atLeast(view.access.mode, "admin")) {
+            const text = "Only the repository's administrators may change its settings. Ask its owner for admin access."
+            return web.errorPage(view.ctx, 403, "Forbidden", text)
+          }
+          const upload = yield* Effect.provideService(readAvatarUpload(web, view.ctx), BlobStorage, storage)
+          if ("refused" in upload) return web.errorPage(view.ctx, 400, "Bad request", CSRF_REFUSED)
+          const stored = "bytes" in upload ? yield* Effect.result(avatars.setRepo(view.repo, upload.bytes)) : undefined
+          if (stored?._tag === "Success") return web.redirect(view.ctx, `${view.base}/settings?done=avatar`)
+          return yield* optionsPage(view, {}, {}, "message" in upload ? upload.message : stored?.failure.message)
+        })
+      ),
+      settings.adminRoute("POST", "/:owner/:repo/settings/avatar/delete", (view) =>
+        Effect.as(avatars.removeRepo(view.repo), web.redirect(view.ctx, `${view.base}/settings?done=avatar-deleted`))
+      ),
       settings.adminRoute("POST", "/:owner/:repo/settings", (view, form) =>
         Effect.gen(function* () {
           const typed = typedOf(form)

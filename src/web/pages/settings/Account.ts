@@ -5,15 +5,19 @@
 //   token Hearth logs for the administrator, since it sends no mail) through EmailsService, and
 //   the way to change the password.
 import { Effect } from "effect"
+import { AvatarsService } from "../../../avatars/Service.ts"
 import { EmailsService } from "../../../emails/Service.ts"
 import * as Errors from "../../../http/Errors.ts"
+import { BlobStorage } from "../../../storage/Service.ts"
 import { PROFILE_MAX, type ProfileInput, profileChanges, profileProblems } from "../../../users/Profile.ts"
+import type { UserRow } from "../../../users/Repo.ts"
 import { UsersService } from "../../../users/Service.ts"
 import { checkbox, type FieldErrors, field, formError, formNotice, select, textArea } from "../../Form.ts"
 import { empty, html } from "../../Html.ts"
 import { icon } from "../../Icons.ts"
 import { csrfField } from "../../Layout.ts"
 import type { Form, Web, WebContext } from "../../Web.ts"
+import { avatarSection, CSRF_REFUSED, readAvatarUpload } from "./AvatarForm.ts"
 import { buttonForm, SIGNED_IN, section, settingsPage } from "./Frame.ts"
 
 const VISIBILITY_CHOICES: ReadonlyArray<readonly [string, string]> = [
@@ -24,6 +28,8 @@ const VISIBILITY_CHOICES: ReadonlyArray<readonly [string, string]> = [
 
 const NOTICES: Readonly<Record<string, string>> = {
   profile: "Your profile has been updated.",
+  avatar: "Your avatar has been changed.",
+  "avatar-deleted": "Your avatar has been deleted.",
   "email-added": "The e-mail address has been added. It needs activation before it can be used.",
   "email-added-activated": "The e-mail address has been added.",
   "email-deleted": "The e-mail address has been deleted.",
@@ -38,10 +44,18 @@ export const AccountSettingsPages = (web: Web) =>
   Effect.gen(function* () {
     const users = yield* UsersService
     const emails = yield* EmailsService
+    const avatars = yield* AvatarsService
+    const storage = yield* BlobStorage
 
     // --- Profile -------------------------------------------------------------------------------
 
-    const profilePage = (ctx: WebContext, values: ProfileInput, errors: FieldErrors, status = 200) =>
+    const profilePage = (
+      ctx: WebContext,
+      values: ProfileInput,
+      errors: FieldErrors,
+      status = 200,
+      avatarMessage?: string
+    ) =>
       settingsPage(
         web,
         ctx,
@@ -58,8 +72,19 @@ ${Object.keys(errors).length > 0 ? formError("Some fields need your attention.")
   ${select({ name: "visibility", label: "Visibility", value: values.visibility, choices: VISIBILITY_CHOICES }, errors)}
   ${checkbox({ name: "keep_email_private", label: "Hide my e-mail address", checked: values.keep_email_private, hint: "Others do not see it on your profile or in the API." })}
   <button class="btn btn-primary mt-2" type="submit">Update profile</button>
-</form>`
+</form>
+${avatarSection(ctx, ctx.viewer!.user, "/user/settings/avatar", avatarMessage)}`
       )
+
+    const profileValues = (u: UserRow): ProfileInput => ({
+      full_name: u.fullName,
+      description: u.description,
+      website: u.website,
+      location: u.location,
+      pronouns: u.pronouns,
+      visibility: u.visibility,
+      keep_email_private: u.keepEmailPrivate
+    })
 
     const profileOf = (form: Form): ProfileInput => ({
       full_name: (form.get("full_name") ?? "").trim(),
@@ -147,24 +172,9 @@ ${section(
     const goTo = (ctx: WebContext, path: string, done: string) => web.redirect(ctx, `${path}?done=${done}`)
 
     return [
-      web.route("GET", "/user/settings", SIGNED_IN, (ctx) => {
-        const u = ctx.viewer!.user
-        return Effect.succeed(
-          profilePage(
-            ctx,
-            {
-              full_name: u.fullName,
-              description: u.description,
-              website: u.website,
-              location: u.location,
-              pronouns: u.pronouns,
-              visibility: u.visibility,
-              keep_email_private: u.keepEmailPrivate
-            },
-            {}
-          )
-        )
-      }),
+      web.route("GET", "/user/settings", SIGNED_IN, (ctx) =>
+        Effect.succeed(profilePage(ctx, profileValues(ctx.viewer!.user), {}))
+      ),
       web.route("POST", "/user/settings", SIGNED_IN, (ctx, form) =>
         Effect.gen(function* () {
           const values = profileOf(form)
@@ -173,6 +183,21 @@ ${section(
           yield* users.update(ctx.viewer!.user, profileChanges(values))
           return goTo(ctx, "/user/settings", "profile")
         })
+      ),
+      // Forgejo's AvatarPost and DeleteAvatar.
+      web.route("POST", "/user/settings/avatar", { ...SIGNED_IN, multipart: true }, (ctx) =>
+        Effect.gen(function* () {
+          const user = ctx.viewer!.user
+          const upload = yield* Effect.provideService(readAvatarUpload(web, ctx), BlobStorage, storage)
+          if ("refused" in upload) return web.errorPage(ctx, 400, "Bad request", CSRF_REFUSED)
+          const stored = "bytes" in upload ? yield* Effect.result(avatars.setAccount(user, upload.bytes)) : undefined
+          if (stored?._tag === "Success") return goTo(ctx, "/user/settings", "avatar")
+          const message = "message" in upload ? upload.message : stored?.failure.message
+          return profilePage(ctx, profileValues(user), {}, 422, message)
+        })
+      ),
+      web.route("POST", "/user/settings/avatar/delete", SIGNED_IN, (ctx) =>
+        Effect.as(avatars.removeAccount(ctx.viewer!.user), goTo(ctx, "/user/settings", "avatar-deleted"))
       ),
       web.route("GET", "/user/settings/account", SIGNED_IN, (ctx) => accountPage(ctx, {}, {})),
       // Forgejo's EmailPost: adding, or with `_method=PRIMARY` making an address primary.
