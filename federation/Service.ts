@@ -347,6 +347,7 @@ export class Federation extends Context.Service<
         yield* hub.subscribeDurable({
           name: "federation",
           accepts: (event) =>
+            "repo" in event &&
             !event.repo.private &&
             (event._tag === "CreateRepository" ||
               event._tag === "ForkRepository" ||
@@ -354,6 +355,7 @@ export class Federation extends Context.Service<
               (event._tag === "Release" && event.action === "published")),
           handle: (event: Event, key: string) =>
             Effect.gen(function* () {
+              if (!("repo" in event)) return
               // As they are now: a repository deleted or made private since makes no note.
               const found = yield* Effect.orDie(repos.findById(event.repo.id))
               if (Option.isNone(found)) return
