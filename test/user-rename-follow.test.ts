@@ -2,14 +2,20 @@
 // name answered as Forgejo's `context.RedirectToUser` on every API route that names an account
 // (`/users/{username}/…`, `/admin/users/{username}/…`, `/orgs/{org}/…`: 307 to the same URL under
 // the new name, query kept) and on the web profile, at once after the rename; a hidden account's
-// new name is not told; a new account taking the old name ends the redirect for good.
+// new name is not told; a new account taking the old name ends the redirect for good. On the
+// fediverse (a real Fedify peer): the old actor URLs redirect, WebFinger for the old `acct:` finds
+// the new actor, and followers receive an Update of the Person under its new name.
+import * as V from "@fedify/fedify/vocab"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Event } from "../src/events/Events.ts"
 import { EventHub } from "../src/events/Hub.ts"
-import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { eventually, startFederated } from "./support/federation.ts"
+import { type Peer, startPeer } from "./support/fedify-peer.ts"
+import { basic, createToken, createUser, type Hearth, json, request } from "./support/hearth.ts"
 
 let hearth: Hearth
+let peer: Peer
 const events: Array<Event> = []
 const call = (method: string, path: string, who?: string, body?: unknown) =>
   request(hearth, method, path, who === undefined ? undefined : basic(who), body)
@@ -33,7 +39,7 @@ const expectRedirect = async (res: Response, to: string) => {
 const rename = (from: string, to: string) => ok("POST", `/admin/users/${from}/rename`, "root", { new_username: to })
 
 beforeAll(async () => {
-  hearth = await startHearth()
+  ;[hearth, peer] = await Promise.all([startFederated(), startPeer({ names: ["remote"], firstKnock: "rfc9421" })])
   await hearth.run(
     Effect.gen(function* () {
       const hub = yield* EventHub
@@ -43,7 +49,7 @@ beforeAll(async () => {
       })
     })
   )
-  for (const username of ["root", "ann", "ben", "hidden"]) {
+  for (const username of ["root", "ann", "ben", "hidden", "fedi"]) {
     await createUser(hearth, {
       username,
       isAdmin: username === "root",
@@ -52,7 +58,7 @@ beforeAll(async () => {
   }
 }, 120_000)
 afterAll(async () => {
-  await hearth?.close()
+  await Promise.all([hearth?.close(), peer?.close()])
 })
 
 describe("renaming a user", () => {
@@ -127,5 +133,46 @@ describe("renaming an organization", () => {
     await expectRedirect(await raw("/users/guild/repos"), "/api/v1/users/guild2/repos")
     await expectRedirect(await raw("/repos/guild/tools"), "/api/v1/repos/guild2/tools")
     expect((await json(await raw("/orgs/guild2"))).name).toBe("guild2")
+  })
+})
+
+describe("a renamed person on the fediverse", () => {
+  it("old actor URLs redirect, WebFinger for the old acct finds the new actor, followers get an Update", async () => {
+    const old = `${hearth.base}/api/v1/activitypub/user/fedi`
+    await peer.send(new V.Follow({ id: peer.newId("follow"), actor: new URL(peer.actor()), object: new URL(old) }), {
+      id: old,
+      inbox: `${old}/inbox`
+    })
+    await eventually(
+      async () => ((await ok("GET", "/user/federation/followers", "fedi")).length === 1 ? true : undefined),
+      15_000,
+      "the follower"
+    )
+    await rename("fedi", "fedi2")
+    const moved = `${hearth.base}/api/v1/activitypub/user/fedi2`
+
+    const actor = await fetch(old, { headers: { accept: "application/activity+json" }, redirect: "manual" })
+    expect(actor.status).toBe(307)
+    expect(actor.headers.get("location")).toBe(moved)
+    const outbox = await fetch(`${old}/outbox?page=1`, { redirect: "manual" })
+    expect(outbox.status).toBe(307)
+    expect(outbox.headers.get("location")).toBe(`${moved}/outbox?page=1`)
+    const host = new URL(hearth.base).host
+    const finger = await fetch(`${hearth.base}/.well-known/webfinger?resource=acct:fedi@${host}`)
+    expect(finger.status).toBe(200)
+    const jrd = (await finger.json()) as { subject: string; links: Array<{ rel: string; href?: string }> }
+    expect(jrd.subject).toBe(`acct:fedi2@${host}`)
+    expect(jrd.links.find((link) => link.rel === "self")?.href).toBe(moved)
+    // The peer reads the new actor (and its key) from there.
+    expect(((await peer.lookup(moved)) as V.Person).preferredUsername).toBe("fedi2")
+
+    const update = await eventually(
+      async () => peer.verified.find((a) => a.type === "Update" && a.json.actor === moved),
+      30_000,
+      "the Update of the renamed person"
+    )
+    expect(update.json.object).toMatchObject({ id: moved, type: "Person", preferredUsername: "fedi2" })
+    // Unknown old names stay 404.
+    expect((await fetch(`${hearth.base}/api/v1/activitypub/user/never-was`, { redirect: "manual" })).status).toBe(404)
   })
 })
