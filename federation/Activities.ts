@@ -86,3 +86,32 @@ export const createNote = (
     }
   }
 }
+
+/**
+ * A person's actor changed (after a rename: its id and `preferredUsername` name the new login),
+ * told to everyone and its followers; `formerly` is the actor id it had (ActivityStreams
+ * `alsoKnownAs`, as Mastodon reads account moves).
+ */
+export const updatePerson = (
+  actor: string,
+  person: { readonly name: string; readonly fullName: string; readonly profile: string; readonly formerly: string }
+): Activity => ({
+  "@context": CONTEXT,
+  id: newId(actor, "update"),
+  type: "Update",
+  actor,
+  published: now(),
+  to: [PUBLIC],
+  cc: [`${actor}/followers`],
+  object: {
+    id: actor,
+    type: "Person",
+    preferredUsername: person.name,
+    ...(person.fullName === "" ? {} : { name: person.fullName }),
+    url: person.profile,
+    inbox: `${actor}/inbox`,
+    outbox: `${actor}/outbox`,
+    followers: `${actor}/followers`,
+    alsoKnownAs: [person.formerly]
+  }
+})

@@ -84,6 +84,13 @@ export const FederationRoutes = Layer.unwrap(
       }
     }
 
+    /** The person called `name`, or the one called so before a rename (its new name answers). */
+    const personOrRenamed = (name: string) =>
+      Effect.gen(function* () {
+        const found = yield* federation.person(name)
+        return Option.getOrUndefined(Option.isSome(found) ? found : yield* federation.renamedPerson(name))
+      })
+
     /** The local person or repository a WebFinger resource names, if any may be shown. */
     const resolveResource = (resource: string) =>
       Effect.gen(function* () {
@@ -101,7 +108,7 @@ export const FederationRoutes = Layer.unwrap(
           // A name that does not decode (or holds a NUL) names no one: 404, as an unknown name.
           const name = decodeName(resource.slice(5, at))
           if (name === undefined) return {}
-          return { user: Option.getOrUndefined(yield* federation.person(name)) }
+          return { user: yield* personOrRenamed(name) }
         }
         if (resource.startsWith("mailto:")) {
           const found = yield* users.findByEmail(resource.slice(7))
@@ -116,7 +123,7 @@ export const FederationRoutes = Layer.unwrap(
           const byName = /^api\/v1\/activitypub\/user\/([^/]+)$/.exec(rest) ?? /^([^/]+)$/.exec(rest)
           if (byName !== null) {
             const name = decodeName(byName[1]!)
-            return name === undefined ? {} : { user: Option.getOrUndefined(yield* federation.person(name)) }
+            return name === undefined ? {} : { user: yield* personOrRenamed(name) }
           }
           const byId = /^api\/v1\/activitypub\/user-id\/(\d{1,15})$/.exec(rest)
           if (byId !== null) return { user: Option.getOrUndefined(yield* federation.personById(Number(byId[1]))) }
@@ -439,18 +446,47 @@ export const FederationRoutes = Layer.unwrap(
           )
         )
       )
-    const person = (ops: typeof FederationOperations.personByName | typeof FederationOperations.personById) =>
-      [
-        add(ops.actor, actorRoute),
-        add(ops.inbox, inbox(personInbox)),
-        add(ops.outbox, personCollection("outbox")),
-        add(ops.followers, personCollection("followers")),
-        add(ops.following, personCollection("following")),
-        add(ops.liked, personCollection("liked")),
-        add(ops.activity, published("activity")),
-        add(ops.activityAgain, published("activity")),
-        add(ops.note, published("note"))
+    /**
+     * An actor URL by an old name of a renamed person (`user/{old}/…`, 404 otherwise): a 307 to the
+     * same URL under the new name, as the API answers an old name (Forgejo's RedirectToUser).
+     */
+    const followRename = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+      Effect.flatMap(handler, (response) =>
+        response.status !== 404
+          ? Effect.succeed(response)
+          : Effect.gen(function* () {
+              const name = (yield* params).name
+              if (name === undefined) return response
+              const renamed = yield* federation.renamedPerson(name)
+              if (Option.isNone(renamed)) return response
+              const request = yield* HttpServerRequest.HttpServerRequest
+              const old = `/activitypub/user/${encodeURIComponent(name)}`
+              const url = request.url
+              const at = url.toLowerCase().indexOf(old.toLowerCase())
+              if (at < 0) return response
+              const moved = `${url.slice(0, at)}/activitypub/user/${encodeURIComponent(renamed.value.name)}${url.slice(at + old.length)}`
+              return HttpServerResponse.empty({
+                status: 307,
+                headers: { location: new URL(moved.replace(/^\//, ""), paths.root).toString(), ...CORS }
+              })
+            })
+      )
+    const person = (ops: typeof FederationOperations.personByName | typeof FederationOperations.personById) => {
+      const byName = ops === FederationOperations.personByName
+      const route = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+        byName ? followRename(handler) : handler
+      return [
+        add(ops.actor, route(actorRoute)),
+        add(ops.inbox, route(inbox(personInbox))),
+        add(ops.outbox, route(personCollection("outbox"))),
+        add(ops.followers, route(personCollection("followers"))),
+        add(ops.following, route(personCollection("following"))),
+        add(ops.liked, route(personCollection("liked"))),
+        add(ops.activity, route(published("activity"))),
+        add(ops.activityAgain, route(published("activity"))),
+        add(ops.note, route(published("note")))
       ] as const
+    }
     const ops = FederationOperations
     return Layer.mergeAll(
       add(ops.webfinger, webfinger),

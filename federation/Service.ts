@@ -56,6 +56,12 @@ export class Federation extends Context.Service<
     /** The local user named (any letter case), when it is a federated Person. */
     readonly person: (name: string) => Effect.Effect<Option.Option<UserRow>>
     readonly personById: (id: number) => Effect.Effect<Option.Option<UserRow>>
+    /**
+     * The federated Person that was called `name` before a rename (src/users/Rename.ts), when no
+     * account holds the name now: its old actor URLs redirect there and WebFinger for the old
+     * `acct:` answers it.
+     */
+    readonly renamedPerson: (name: string) => Effect.Effect<Option.Option<UserRow>>
     /** The local repository with this id and its owner, when it is a federated Repository. */
     readonly repository: (
       id: number
@@ -111,6 +117,12 @@ export class Federation extends Context.Service<
 
       const person = (name: string) => Effect.map(users.findByName(name), Option.filter(federatedUser))
       const personById = (id: number) => Effect.map(users.findById(id), Option.filter(federatedUser))
+      const renamedPerson = (name: string) =>
+        Effect.gen(function* () {
+          if (Option.isSome(yield* users.findByName(name))) return Option.none<UserRow>()
+          const id = yield* users.redirectOf(name)
+          return Option.isNone(id) ? Option.none<UserRow>() : yield* personById(id.value)
+        })
 
       const load = makeFedify({
         settings,
@@ -340,6 +352,31 @@ export class Federation extends Context.Service<
         return note === undefined ? Effect.void : publishNow(noteAuthor(event), note, key)
       }
 
+      /**
+       * A renamed person's followers get an Update of the Person under its new name (its actor id
+       * is by name: the old one answers a redirect, Routes.ts). As it is now: a rename undone or an
+       * account no longer federated since sends nothing.
+       */
+      const renamed = (userId: number, oldName: string, key: string) =>
+        Effect.gen(function* () {
+          const user = yield* personById(userId)
+          if (Option.isNone(user) || user.value.name === oldName) return
+          const followers = yield* repo.followerActors(userId)
+          if (followers.length === 0) return
+          const actor = paths.actor(user.value)
+          const activity = {
+            ...Activities.updatePerson(actor, {
+              name: user.value.name,
+              fullName: user.value.fullName,
+              profile: paths.profile(user.value),
+              formerly: paths.actor({ name: oldName })
+            }),
+            // Named after the queued event: a repeat after a crash is the same activity.
+            id: `${actor}#update-${key}`
+          }
+          yield* send(user.value, followers, activity)
+        })
+
       // Repository events become notes of their doer (Publish.ts), through the event hub's durable
       // queue: a note is never lost to a crash between the change and its delivery.
       if (enabled) {
@@ -347,13 +384,17 @@ export class Federation extends Context.Service<
         yield* hub.subscribeDurable({
           name: "federation",
           accepts: (event) =>
-            !event.repo.private &&
-            (event._tag === "CreateRepository" ||
-              event._tag === "ForkRepository" ||
-              (event._tag === "PushCommits" && (event.via === "http" || event.via === "ssh")) ||
-              (event._tag === "Release" && event.action === "published")),
+            (event._tag === "RenameUser" && !event.isOrganization) ||
+            ("repo" in event &&
+              !event.repo.private &&
+              (event._tag === "CreateRepository" ||
+                event._tag === "ForkRepository" ||
+                (event._tag === "PushCommits" && (event.via === "http" || event.via === "ssh")) ||
+                (event._tag === "Release" && event.action === "published"))),
           handle: (event: Event, key: string) =>
             Effect.gen(function* () {
+              if (event._tag === "RenameUser") return yield* renamed(event.user.id, event.oldName, key)
+              if (!("repo" in event)) return
               // As they are now: a repository deleted or made private since makes no note.
               const found = yield* Effect.orDie(repos.findById(event.repo.id))
               if (Option.isNone(found)) return
@@ -391,6 +432,7 @@ export class Federation extends Context.Service<
         resumeDeliveries,
         person,
         personById,
+        renamedPerson,
         repository,
         remember,
         lookup,

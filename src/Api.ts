@@ -52,6 +52,7 @@ import { TopicsApi } from "./topics/Api.ts"
 import { TransfersApi } from "./transfers/Api.ts"
 import { TwoFactorApi } from "./twofa/Api.ts"
 import { UsersApi } from "./users/Api.ts"
+import { AccountRedirect } from "./users/Assignment.ts"
 import { UserSettingsApi } from "./usersettings/Api.ts"
 import { WebhooksApi } from "./webhooks/Api.ts"
 import { WikiApi } from "./wiki/Api.ts"
@@ -115,6 +116,7 @@ export class HearthApi extends HttpApi.make("hearth")
   // Applied inside out: the repository of the path is resolved after authentication (before the
   // body is looked at, as Forgejo's `repoAssignment` runs before binding), errors are rendered around all.
   .middleware(JsonBodyCheck)
+  .middleware(AccountRedirect)
   .middleware(RepoAssignment)
   .middleware(Authentication)
   .middleware(ErrorResponses)

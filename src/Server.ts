@@ -83,6 +83,7 @@ import { TokensHttp } from "./tokens/Http.ts"
 import { TopicsHttp } from "./topics/Http.ts"
 import { TransfersHttp } from "./transfers/Http.ts"
 import { TwoFactorHttp } from "./twofa/Http.ts"
+import { AccountRedirectLive } from "./users/Assignment.ts"
 import { UsersHttp } from "./users/Http.ts"
 import { UserSettingsHttp } from "./usersettings/Http.ts"
 import { WebRoutes } from "./web/Routes.ts"
@@ -281,7 +282,7 @@ const API_PER_REQUEST = [Settings] as const
 
 const ApiRoutes = HttpApiBuilder.layer(HearthApi).pipe(
   Layer.provide(narrowGroups(HearthApi, ApiHandlers, API_PER_REQUEST, "server")),
-  Layer.provide([JsonBodyCheckLive, RepoAssignmentLive, AuthenticationLive, ErrorResponsesLive])
+  Layer.provide([JsonBodyCheckLive, AccountRedirectLive, RepoAssignmentLive, AuthenticationLive, ErrorResponsesLive])
 )
 
 export const AppRoutes = Layer.mergeAll(

@@ -1,13 +1,15 @@
-// `hearth admin user create|change-password|list|delete`: account administration from the shell,
+// `hearth admin user create|change-password|list|delete|must-change-password|generate-access-token|
+// reset-mfa`: account administration from the shell,
 // as Forgejo's `forgejo admin user …`. Each command opens the configured database (creating the
 // data directory and the schema on first use, so the first admin exists before the first start),
 // does its work through the same services as the API, and closes it again.
 import { Console, Data, Effect, Layer, Option } from "effect"
-import { Command, Flag } from "effect/cli"
+import { Argument, Command, Flag } from "effect/cli"
 import { CommandAppLayer } from "../App.ts"
 import type { Settings } from "../config/Settings.ts"
 import { statusOf } from "../http/Errors.ts"
 import { describeStartupFailure, LogLevelLayer, logToStderr, reportInOneLine } from "../main.ts"
+import { TokensService } from "../tokens/Service.ts"
 import { TwoFactor } from "../twofa/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { UsersService } from "../users/Service.ts"
@@ -223,9 +225,129 @@ export const adminCommand = <R>(settings: Effect.Effect<Layer.Layer<Settings, un
     Command.withDescription("Delete an account (refused while it still belongs to an organization, unless --purge)")
   )
 
+  const mustChangePassword = Command.make(
+    "must-change-password",
+    {
+      usernames: Argument.String("username").pipe(
+        Argument.withDescription("Names of the accounts (or --all)"),
+        Argument.variadic()
+      ),
+      all: Flag.Boolean("all").pipe(
+        Flag.withAlias("A"),
+        Flag.withDescription("Every account (organizations excluded)"),
+        Flag.withDefault(false)
+      ),
+      exclude: Flag.String("exclude").pipe(
+        Flag.withAlias("e"),
+        Flag.withDescription("With --all: leave this account out (repeat for more)"),
+        Flag.atLeast(0)
+      ),
+      unset: Flag.Boolean("unset").pipe(
+        Flag.withDescription("Take the requirement away instead of setting it"),
+        Flag.withDefault(false)
+      )
+    },
+    (input) =>
+      withApp(
+        Effect.gen(function* () {
+          const users = yield* UsersService
+          const repo = yield* UsersRepo
+          if (input.all === input.usernames.length > 0) {
+            return yield* new Refused({ message: "name the accounts, or give --all (not both)" })
+          }
+          const targets: Array<UserRow> = []
+          if (input.all) {
+            const excluded = new Set(input.exclude.map((name) => name.trim().toLowerCase()))
+            for (let offset = 0; ; offset += 500) {
+              const { rows } = yield* repo.list("user", 500, offset)
+              targets.push(...rows.filter((u) => !excluded.has(u.lowerName)))
+              if (rows.length < 500) break
+            }
+          } else {
+            // All names are checked before any account changes.
+            for (const name of input.usernames) targets.push(yield* findUser({ name }))
+          }
+          for (const user of targets) yield* users.update(user, { must_change_password: !input.unset })
+          yield* Console.log(`Updated ${targets.length} users setting MustChangePassword to ${!input.unset}`)
+        })
+      )
+  ).pipe(
+    Command.withDescription(
+      "Require accounts to set a new password before they use the API (or, with --unset, no longer require it)"
+    ),
+    Command.withExamples([
+      { command: "hearth admin user must-change-password alice bob", description: "Two accounts" },
+      { command: "hearth admin user must-change-password --all --exclude root", description: "Everyone but root" }
+    ])
+  )
+
+  const generateAccessToken = Command.make(
+    "generate-access-token",
+    {
+      username: username.pipe(Flag.withDescription("Name of the account the token acts as")),
+      tokenName: Flag.String("token-name").pipe(
+        Flag.withAlias("t"),
+        Flag.withDescription("A name for the token, unique among the account's tokens"),
+        Flag.withDefault("gitea-admin")
+      ),
+      scopes: Flag.String("scopes").pipe(
+        Flag.withDescription(
+          'Comma-separated scopes, e.g. "all", "read:repository,write:issue", "public-only,read:user" ' +
+            "(the same as the API's token scopes)"
+        ),
+        Flag.withDefault("all")
+      ),
+      raw: Flag.Boolean("raw").pipe(
+        Flag.withDescription("Print the token alone (for scripts)"),
+        Flag.withDefault(false)
+      )
+    },
+    (input) =>
+      withApp(
+        Effect.gen(function* () {
+          const tokens = yield* TokensService
+          const user = yield* findUser({ name: input.username })
+          const scopes = input.scopes
+            .split(",")
+            .map((scope) => scope.trim())
+            .filter((scope) => scope !== "")
+          const created = yield* tokens.create(user, { name: input.tokenName, scopes })
+          // Shown once: only its hash is kept.
+          yield* Console.log(input.raw ? created.token : `Access token was successfully created: ${created.token}`)
+        })
+      )
+  ).pipe(
+    Command.withDescription("Create an access token for an account and print it (it is shown this once only)"),
+    Command.withExamples([
+      {
+        command:
+          "hearth admin user generate-access-token --username ci --token-name deploy --scopes write:repository --raw",
+        description: "A token for a CI account, printed alone"
+      }
+    ])
+  )
+
+  const resetMfa = Command.make(
+    "reset-mfa",
+    { username: username.pipe(Flag.withDescription("Name of the account whose second factor goes")) },
+    (input) =>
+      withApp(
+        Effect.gen(function* () {
+          const twoFactor = yield* TwoFactor
+          const user = yield* findUser({ name: input.username })
+          yield* twoFactor.disable(user.id)
+          yield* Console.log(`${user.name}'s two factor authentication settings have been removed!`)
+        })
+      )
+  ).pipe(
+    Command.withDescription(
+      "Remove an account's two-factor authentication (a user who lost their authenticator signs in with the password alone)"
+    )
+  )
+
   const user = Command.make("user").pipe(
     Command.withDescription("Manage user accounts"),
-    Command.withSubcommands([create, changePassword, list, remove])
+    Command.withSubcommands([create, changePassword, list, remove, mustChangePassword, generateAccessToken, resetMfa])
   )
 
   return Command.make("admin").pipe(

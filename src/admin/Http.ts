@@ -172,9 +172,12 @@ export const AdminHttp = HttpApiBuilder.group(HearthApi, "admin", (handlers) =>
       )
       .handle("adminRenameUser", ({ params, payload }) =>
         Effect.gen(function* () {
-          yield* siteAdmin
+          const doer = yield* siteAdmin
           const user = yield* individual(yield* users.get(params.username))
-          yield* renamer.rename(user, payload.new_username, { taken: () => "The username is already taken." })
+          yield* renamer.rename(user, payload.new_username, {
+            taken: () => "The username is already taken.",
+            doer: doer.user
+          })
         })
       )
       .handle("adminListUserEmails", ({ params }) =>

@@ -30,6 +30,7 @@
 // | PullAutoMergeFailed          | a scheduled merge failed and was cancelled (`doer`: its scheduler, who is told) | (none) |
 // | PullRequestReviewDismiss     | a review was dismissed (by an admin, or a push with `dismiss_stale_approvals`) | (none in Forgejo) |
 // | Release                      | a release was published, updated or deleted (`action`; Forgejo's NewRelease, UpdateRelease, DeleteRelease; never for a draft) with the release as it then was (`release`) | release / published, updated, deleted |
+// | RenameUser                   | an account (user or organization) got a new name (`user`: its id and new name, `oldName`); no repository (`repo` absent) | (none in Forgejo) |
 // | Package                      | a package version was created or deleted (`action`; Forgejo's PackageCreate, PackageDelete; not for cleanup or purges) with Forgejo's Package and sender objects as the doer saw them then (`package`, `sender`); `repo` is the linked repository, or id 0 with the package's owner when unlinked (the owner's and system hooks hear it) | package / created, deleted |
 //
 // A pull request is an issue: its opening, edits (`changes.ref.from` when its base branch changed),
@@ -230,6 +231,14 @@ export const Package = Schema.TaggedStruct("Package", {
   sender: Schema.Record(Schema.String, Schema.Unknown)
 })
 
+/** An account renamed (Forgejo's user_service.RenameUser): about an account, so no `repo`. */
+export const RenameUser = Schema.TaggedStruct("RenameUser", {
+  user: Doer,
+  oldName: Schema.String,
+  isOrganization: Schema.Boolean,
+  doer: Doer
+})
+
 export const Event = Schema.Union([
   CreateRepository,
   MigrateRepository,
@@ -250,10 +259,13 @@ export const Event = Schema.Union([
   PullRequestReviewDismiss,
   PullAutoMergeFailed,
   Release,
-  Package
+  Package,
+  RenameUser
 ])
 export type Event = typeof Event.Type
 export type EventName = Event["_tag"]
+/** Every event but an account's (RenameUser): those about one repository. */
+export type RepositoryEvent = Exclude<Event, { readonly _tag: "RenameUser" }>
 
 /** An event read back from the delivery queue (checked: a damaged one fails here). */
 export const decodeEvent = Schema.decodeUnknownSync(Event)
@@ -277,7 +289,7 @@ export const subject = (owner: Pick<UserRow, "id" | "name">, repo: RepoRow, doer
 })
 
 /** The PushCommits event of a push log (src/git/PushLog.ts): its header and the refs it moved; none for a damaged one. */
-export const pushEvent = (header: unknown, refs: ReadonlyArray<RefUpdate>): Event | undefined => {
+export const pushEvent = (header: unknown, refs: ReadonlyArray<RefUpdate>): RepositoryEvent | undefined => {
   if (refs.length === 0 || header === null || typeof header !== "object") return undefined
   // A push to a wiki is no push to the code repository: its pages' events come from src/wiki.
   if ("wiki" in header && header.wiki === true) return undefined
@@ -286,7 +298,8 @@ export const pushEvent = (header: unknown, refs: ReadonlyArray<RefUpdate>): Even
   const moved = refs.filter((r) => !r.ref.startsWith("refs/pull/"))
   if (moved.length === 0) return undefined
   try {
-    return decodeEvent({ ...header, _tag: "PushCommits", refs: moved })
+    const event = decodeEvent({ ...header, _tag: "PushCommits", refs: moved })
+    return event._tag === "RenameUser" ? undefined : event
   } catch {
     return undefined
   }

@@ -120,6 +120,11 @@ export class EventHub extends Context.Service<
             )
         })
 
+      // An account's event (RenameUser) has no repository: it is ordered per account instead.
+      const orderOf = (event: Event) => ("repo" in event ? `repo:${event.repo.id}` : `user:${event.user.id}`)
+      const about = (event: Event) =>
+        "repo" in event ? `${event.repo.ownerName}/${event.repo.name}` : `${event.oldName} (now ${event.user.name})`
+
       const record = (event: Event) => {
         const wanting = durable.filter((subscriber) => subscriber.accepts(event))
         if (wanting.length === 0) return Effect.void
@@ -130,7 +135,7 @@ export class EventHub extends Context.Service<
               wanting,
               (subscriber) =>
                 queue.enqueue(`events:${subscriber.name}`, [
-                  { payload, orderingKey: `repo:${event.repo.id}`, kind: `events-${subscriber.name}` }
+                  { payload, orderingKey: orderOf(event), kind: `events-${subscriber.name}` }
                 ]),
               { discard: true }
             )
@@ -138,7 +143,7 @@ export class EventHub extends Context.Service<
           .pipe(
             Effect.catchCause((cause) =>
               Effect.logError(
-                `could not queue the ${event._tag} event of ${event.repo.ownerName}/${event.repo.name} for ${wanting.map((s) => s.name).join(", ")}`,
+                `could not queue the ${event._tag} event of ${about(event)} for ${wanting.map((s) => s.name).join(", ")}`,
                 cause
               )
             )
@@ -151,17 +156,17 @@ export class EventHub extends Context.Service<
           (subscriber) =>
             Effect.suspend(() => subscriber.handle(event, known)).pipe(
               Effect.catchCause((cause) =>
-                Effect.logWarning(
-                  `${subscriber.name} failed on the ${event._tag} event of ${event.repo.ownerName}/${event.repo.name}`,
-                  cause
-                )
+                Effect.logWarning(`${subscriber.name} failed on the ${event._tag} event of ${about(event)}`, cause)
               )
             ),
           { discard: true }
         )
 
       const publish = (event: Event, known: Known = {}) =>
-        Effect.andThen(oneAtATime(event.repo.id, record(event)), dispatch(event, known)).pipe(Effect.uninterruptible)
+        Effect.andThen(
+          "repo" in event ? oneAtATime(event.repo.id, record(event)) : record(event),
+          dispatch(event, known)
+        ).pipe(Effect.uninterruptible)
 
       const abort = new AbortController()
       const listening: Array<Promise<void>> = []

@@ -342,7 +342,10 @@ export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
           const caller = yield* signedInCaller
           const org = yield* visibleOrg(params.org, caller)
           yield* policy.ensureOwner(caller, org)
-          yield* renamer.rename(org, payload.new_name, { taken: (name) => `user already exists [name: ${name}]` })
+          yield* renamer.rename(org, payload.new_name, {
+            taken: (name) => `user already exists [name: ${name}]`,
+            doer: caller.user
+          })
         })
       )
       .handle("searchTeams", ({ params, query }) =>

@@ -5,11 +5,10 @@ import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
 import { Caller, signedInCaller } from "../http/Caller.ts"
-import * as Errors from "../http/Errors.ts"
 import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { searchOrFailure } from "../http/SearchFailure.ts"
-import { type UserRow, UsersRepo } from "./Repo.ts"
+import type { UserRow } from "./Repo.ts"
 import { toApiUser, User } from "./Schema.ts"
 import { parseSort, UsersService } from "./Service.ts"
 
@@ -32,7 +31,6 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const users = yield* UsersService
-    const repo = yield* UsersRepo
     const renderedUser = (user: UserRow, viewer: Principal | undefined) => {
       let byKind = rendered.get(user)
       if (byKind === undefined) rendered.set(user, (byKind = new Map()))
@@ -42,23 +40,6 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
         byKind.set(kind, (body = new TextEncoder().encode(JSON.stringify(toApiUser(settings, user, viewer)))))
       return HttpServerResponse.uint8Array(body, { contentType: "application/json" })
     }
-
-    /**
-     * An old name of a renamed account (src/users/Rename.ts) the viewer may see under its new one:
-     * a 307 to `/users/{new}` (Forgejo's `RedirectToUser`), answered as the repository redirects are.
-     */
-    const movedTo = (viewer: Principal | undefined, name: string) =>
-      Effect.gen(function* () {
-        const id = yield* repo.redirectOf(name)
-        if (Option.isNone(id)) return
-        const account = yield* repo.findById(id.value)
-        if (Option.isNone(account)) return
-        if (!(yield* Effect.isSuccess(users.visible(viewer, account.value.name)))) return
-        return yield* new Errors.RepositoryMoved({
-          from: { owner: "users", name },
-          to: { owner: "users", name: account.value.name }
-        })
-      })
 
     return handlers
       .handle("getAuthenticatedUser", () =>
@@ -89,12 +70,8 @@ export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
       .handle("getUser", ({ params }) =>
         Effect.gen(function* () {
           const viewer = Option.getOrUndefined(yield* Caller)
-          const user = yield* users.visible(viewer, params.username).pipe(
-            Effect.catchIf(
-              (e) => e instanceof Errors.NotFound,
-              (notFound) => Effect.andThen(movedTo(viewer, params.username), Effect.fail(notFound))
-            )
-          )
+          // An old name of a renamed account is answered by AccountRedirect (src/users/Assignment.ts).
+          const user = yield* users.visible(viewer, params.username)
           return renderedUser(user, viewer)
         })
       )

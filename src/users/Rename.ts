@@ -10,6 +10,8 @@ import { dirname } from "node:path"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { onAlreadyExists, transaction as sqlTransaction } from "../db/Boundary.ts"
+import { doerOf } from "../events/Events.ts"
+import { EventHub } from "../events/Hub.ts"
 import { RepositoryWriter } from "../git/Repository.ts"
 import * as Errors from "../http/Errors.ts"
 import { userNameProblem } from "../lib/Names.ts"
@@ -23,6 +25,8 @@ import { type UserRow, UsersRepo } from "./Repo.ts"
 export interface RenameMessages {
   /** The refusal of a name another account holds (Forgejo words it differently per route). */
   readonly taken: (name: string) => string
+  /** Who renames it (the RenameUser event's doer). */
+  readonly doer: Pick<UserRow, "id" | "name">
 }
 
 export class AccountRename extends Context.Service<
@@ -48,6 +52,7 @@ export class AccountRename extends Context.Service<
       const repos = yield* ReposService
       const writer = yield* RepositoryWriter
       const pulls = yield* PullsRepo
+      const hub = yield* EventHub
 
       /** Moves one repository (and its wiki) between owners' directories. */
       const moveRepo = (repo: RepoRow, from: UserRow, to: UserRow) =>
@@ -58,6 +63,17 @@ export class AccountRename extends Context.Service<
           if (existsSync(wikiDir(fromDir))) yield* writer.move(wikiRef(repo.id, fromDir), wikiDir(toDir))
         })
 
+      // Once the whole rename is done (rows and directories): name caches drop the old name, the
+      // federation tells the followers (src/events/Events.ts RenameUser).
+      const announce = (row: UserRow, oldName: string, doer: Pick<UserRow, "id" | "name">) =>
+        hub.publish({
+          _tag: "RenameUser",
+          user: doerOf(row),
+          oldName,
+          isOrganization: row.type === "organization",
+          doer: doerOf(doer)
+        })
+
       const rename = (account: UserRow, newName: string, messages: RenameMessages) =>
         Effect.gen(function* () {
           const problem = userNameProblem(newName)
@@ -66,7 +82,9 @@ export class AccountRename extends Context.Service<
           const taken = () => Errors.validationFailed(messages.taken(newName))
           // Letter case only: the same directories, no redirect (Forgejo updates the name alone).
           if (newName.toLowerCase() === account.lowerName) {
-            return yield* transaction(users.update(account.id, { name: newName })).pipe(onAlreadyExists(taken))
+            const row = yield* transaction(users.update(account.id, { name: newName })).pipe(onAlreadyExists(taken))
+            yield* announce(row, account.name, messages.doer)
+            return row
           }
           if (Option.isSome(yield* users.findByName(newName))) return yield* taken()
           const owned = yield* repoRows.allOwnedBy(account.id)
@@ -124,6 +142,7 @@ export class AccountRename extends Context.Service<
               }
             })
           }
+          yield* announce(row, account.name, messages.doer)
           return row
         })
 

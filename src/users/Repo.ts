@@ -304,9 +304,14 @@ export class UsersRepo extends Context.Service<
           insert: (values) =>
             written(
               uniqueViolation(
-                Effect.map(
-                  sql`INSERT INTO users ${sql.insert({ ...values, lower_name: values.name.toLowerCase() })} RETURNING *`,
-                  (rows) => toUserRow(rows[0]!)
+                Effect.tap(
+                  Effect.map(
+                    sql`INSERT INTO users ${sql.insert({ ...values, lower_name: values.name.toLowerCase() })} RETURNING *`,
+                    (rows) => toUserRow(rows[0]!)
+                  ),
+                  // A new account taking a renamed account's old name ends its redirect (Forgejo's
+                  // DeleteUserRedirect on creation): it never comes back when the new one goes.
+                  () => sql`DELETE FROM user_redirects WHERE lower_name = ${values.name.toLowerCase()}`
                 )
               )
             ),

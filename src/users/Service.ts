@@ -84,6 +84,13 @@ export class UsersService extends Context.Service<
       name: string
     ) => Effect.Effect<UserRow, Errors.NotFound | Errors.Forbidden>
     /**
+     * The new name of the account that was called `name` before a rename (src/users/Rename.ts),
+     * when no account holds `name` now and `viewer` may see the renamed one (Forgejo's
+     * `LookupUserRedirect`; Hearth does not tell a hidden account's new name): the one rule behind
+     * every redirect of an old name, API (src/users/Assignment.ts) and web profile alike.
+     */
+    readonly movedTo: (viewer: Principal | undefined, name: string) => Effect.Effect<Option.Option<string>>
+    /**
      * The user a commit's e-mail belongs to (Forgejo's `GetUserByEmail`): its address, or its
      * no-reply address (`{login}@{NO_REPLY_ADDRESS}`, what Hearth writes for a hidden e-mail).
      */
@@ -175,6 +182,16 @@ export class UsersService extends Context.Service<
         remove: (user) => Effect.andThen(repo.remove(user.id), authenticator.invalidate),
         get,
         visible: (viewer, name) => Effect.tap(get(name), (user) => policy.ensureVisible(viewer, user)),
+        movedTo: (viewer, name) =>
+          Effect.gen(function* () {
+            if (Option.isSome(yield* repo.findByName(name))) return Option.none()
+            const id = yield* repo.redirectOf(name)
+            if (Option.isNone(id)) return Option.none()
+            const account = yield* repo.findById(id.value)
+            if (Option.isNone(account)) return Option.none()
+            const seen = yield* Effect.isSuccess(policy.ensureVisible(viewer, account.value))
+            return seen ? Option.some(account.value.name) : Option.none()
+          }),
         byCommitEmail: (email) =>
           Effect.gen(function* () {
             if (email === "") return Option.none()

@@ -80,7 +80,7 @@ export const makePayloads = (settings: SettingsShape) =>
         } as Json
       })
 
-    const about = (event: Events.Event) =>
+    const about = (event: Events.RepositoryEvent) =>
       Effect.all({ repository: repository(event.repo), sender: user(event.doer.id, event.doer.name) })
 
     /** Commits `before..after` (newest first, at most `limit`) and how many there are. */
@@ -219,7 +219,7 @@ export const makePayloads = (settings: SettingsShape) =>
         }
       })
 
-    const refEvent = (event: Events.Event, update: Events.RefUpdate, kind: "create" | "delete") =>
+    const refEvent = (event: Events.RepositoryEvent, update: Events.RefUpdate, kind: "create" | "delete") =>
       Effect.map(about(event), ({ repository, sender }) => {
         const refType = update.ref.startsWith("refs/tags/") ? "tag" : "branch"
         return kind === "create"
@@ -227,7 +227,7 @@ export const makePayloads = (settings: SettingsShape) =>
           : { ref: update.ref, ref_type: refType, pusher_type: "user", repository, sender }
       })
 
-    const repositoryEvent = (event: Events.Event, action: "created" | "deleted") =>
+    const repositoryEvent = (event: Events.RepositoryEvent, action: "created" | "deleted") =>
       Effect.map(
         Effect.all({ base: about(event), organization: user(event.repo.ownerId, event.repo.ownerName) }),
         ({ base, organization }) => ({ action, repository: base.repository, organization, sender: base.sender })

@@ -228,6 +228,7 @@ export class WebhooksService extends Context.Service<
 
       const handleEvent = (event: Events.Event, key: string) =>
         Effect.gen(function* () {
+          if (event._tag === "RenameUser") return // Forgejo has no webhook for a renamed account
           // Forgejo copies the default hooks before it announces a new repository: they hear it.
           // The in-process subscriber below may have copied them already; each is copied once.
           if (isNewRepository(event)) yield* copyDefaults(event.repo.id)
@@ -288,13 +289,14 @@ export class WebhooksService extends Context.Service<
       const isNewRepository = (event: Events.Event) =>
         event._tag === "CreateRepository" || event._tag === "MigrateRepository" || event._tag === "ForkRepository"
       const anyoneHears = (event: Events.Event) =>
-        targets.system ||
-        // The default hooks copied into a new repository hear its creation (see handleEvent).
-        (targets.defaults && isNewRepository(event)) ||
-        targets.repos.has(event.repo.id) ||
-        targets.owners.has(event.repo.ownerId) ||
-        // A fork is heard by the forked repository's hooks (and its owner's).
-        (event._tag === "ForkRepository" && (targets.repos.size > 0 || targets.owners.size > 0))
+        event._tag !== "RenameUser" &&
+        (targets.system ||
+          // The default hooks copied into a new repository hear its creation (see handleEvent).
+          (targets.defaults && isNewRepository(event)) ||
+          targets.repos.has(event.repo.id) ||
+          targets.owners.has(event.repo.ownerId) ||
+          // A fork is heard by the forked repository's hooks (and its owner's).
+          (event._tag === "ForkRepository" && (targets.repos.size > 0 || targets.owners.size > 0)))
       yield* Effect.forkScoped(
         Effect.repeat(refreshTargets.pipe(Effect.ignoreCause({ log: "Warn" })), Schedule.spaced(TARGETS_REFRESH))
       )
@@ -309,7 +311,8 @@ export class WebhooksService extends Context.Service<
         // here at once (they are there when the creation is answered) and by the handler above.
         yield* hub.subscribe({
           name: "webhooks-defaults",
-          handle: (event) => (isNewRepository(event) ? copyDefaults(event.repo.id) : Effect.void)
+          handle: (event) =>
+            event._tag !== "RenameUser" && isNewRepository(event) ? copyDefaults(event.repo.id) : Effect.void
         })
       }
 

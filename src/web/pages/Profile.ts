@@ -267,7 +267,20 @@ ${website === undefined ? empty : html`<link rel="me" href="${website}">`}`
       Effect.gen(function* () {
         const name = ownerOf(ctx)
         if (name === undefined) return web.notFound(ctx)
-        const account = yield* users.visible(ctx.viewer, name)
+        const account = yield* users.visible(ctx.viewer, name).pipe(
+          Effect.catchIf(
+            (e) => e instanceof Errors.NotFound,
+            (notFound) =>
+              // An old name of a renamed account: its profile under the new one (query kept).
+              Effect.flatMap(users.movedTo(ctx.viewer, name), (moved) =>
+                moved._tag === "Some" ? Effect.succeed(moved.value) : Effect.fail(notFound)
+              )
+          )
+        )
+        if (typeof account === "string") {
+          const query = ctx.request.url.indexOf("?")
+          return web.redirect(ctx, `/${encodeURIComponent(account)}${query < 0 ? "" : ctx.request.url.slice(query)}`)
+        }
         return account.type === "organization" ? yield* orgPage(ctx, account) : yield* userPage(ctx, account)
       })
 

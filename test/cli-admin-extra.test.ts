@@ -1,0 +1,206 @@
+// `hearth admin user must-change-password|generate-access-token|reset-mfa` (Forgejo's CLI commands
+// of the same names), run as real child processes on one data directory (embedded database) or a
+// fresh PostgreSQL database when TEST_DATABASE_URL is set; a server started on the same data
+// afterwards shows what they did. One spawn per command (the CLI opens the database itself).
+import { execFile } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { Effect, Exit, Scope } from "effect"
+import { Secret, TOTP } from "otpauth"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { basic, freshPostgresDatabase, type Hearth, json, startHearth } from "./support/hearth.ts"
+
+const ROOT = resolve(import.meta.dirname, "..")
+const NODE = join(ROOT, "node_modules/.bin/node")
+const CLI = join(ROOT, "src/cli.ts")
+
+interface Result {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? ""
+const onPostgres = testDatabaseUrl !== ""
+const scope = Effect.runSync(Scope.make())
+let tmp: string
+let dataDir: string
+let env: NodeJS.ProcessEnv
+let database: Record<string, string>
+
+const hearth = (...args: ReadonlyArray<string>) =>
+  new Promise<Result>((done) => {
+    execFile(NODE, [CLI, ...args], { cwd: ROOT, env, timeout: 240_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
+      done({ code, stdout, stderr })
+    })
+  })
+const succeeds = async (...args: ReadonlyArray<string>) => {
+  const result = await hearth(...args)
+  expect(result.code, result.stderr).toBe(0)
+  return result.stdout.trim()
+}
+/** A failure is exactly one line on stderr, without a stack trace, and exit code 1. */
+const expectOneLineError = (result: Result, text: string) => {
+  expect(result.code, result.stderr).toBe(1)
+  const lines = result.stderr.trim().split("\n")
+  expect(lines, result.stderr).toHaveLength(1)
+  expect(lines[0]).toContain(text)
+}
+/** A server on the CLI's data for the time of `check` (the embedded database allows one process). */
+const withServer = async (check: (server: Hearth) => Promise<void>) => {
+  const server = await startHearth({ server: { APP_DATA_PATH: dataDir }, database })
+  try {
+    await check(server)
+  } finally {
+    await server.close()
+  }
+}
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), "hearth-cli-extra-"))
+  dataDir = join(tmp, "data")
+  database = onPostgres
+    ? {
+        DB_TYPE: "postgres",
+        DATABASE_URL: await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl), scope))
+      }
+    : { DB_TYPE: "embedded" }
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith("HEARTH__") && key !== "DATABASE_URL")
+  )
+  env = {
+    ...inherited,
+    HEARTH__server__APP_DATA_PATH: dataDir,
+    HEARTH__database__DB_TYPE: database.DB_TYPE,
+    ...(onPostgres ? { DATABASE_URL: database.DATABASE_URL } : {})
+  }
+  for (const name of ["root", "alice", "bob"]) {
+    await succeeds(
+      "admin",
+      "user",
+      "create",
+      "--username",
+      name,
+      "--password",
+      `${name}-password`,
+      "--email",
+      `${name}@example.com`,
+      "--must-change-password=false",
+      ...(name === "root" ? ["--admin"] : [])
+    )
+  }
+}, 900_000)
+afterAll(async () => {
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  rmSync(tmp, { recursive: true, force: true })
+})
+
+describe("hearth admin user (Forgejo's other user commands)", () => {
+  it("explains every new command in --help", async () => {
+    const commands = ["must-change-password", "generate-access-token", "reset-mfa"]
+    const results = await Promise.all(commands.map((command) => hearth("admin", "user", command, "--help")))
+    results.forEach((result, i) => {
+      expect(result.code, commands[i]).toBe(0)
+      expect(result.stdout).toContain(`USAGE\n  hearth admin user ${commands[i]}`)
+    })
+    expect(results[0]!.stdout).toContain("--exclude")
+    expect(results[1]!.stdout).toContain("--scopes")
+    expect(results[1]!.stdout).toContain("--raw")
+  }, 300_000)
+
+  it("must-change-password sets or unsets the requirement for named accounts or all but the excluded", async () => {
+    expect(await succeeds("admin", "user", "must-change-password", "--all", "--exclude", "root")).toBe(
+      "Updated 2 users setting MustChangePassword to true"
+    )
+    expect(await succeeds("admin", "user", "must-change-password", "--unset", "bob")).toBe(
+      "Updated 1 users setting MustChangePassword to false"
+    )
+    // Nothing changes when one name is unknown.
+    expectOneLineError(
+      await hearth("admin", "user", "must-change-password", "--unset", "alice", "nobody"),
+      "user does not exist"
+    )
+    expectOneLineError(await hearth("admin", "user", "must-change-password"), "name the accounts, or give --all")
+    await withServer(async (server) => {
+      const as = (name: string) =>
+        fetch(server.api("/user"), { headers: { authorization: basic(name, `${name}-password`) } })
+      expect((await as("root")).status).toBe(200)
+      const alice = await as("alice")
+      expect(alice.status).toBe(403)
+      expect((await json(alice)).message).toContain("You must change your password")
+      expect((await as("bob")).status).toBe(200)
+    })
+    expect(await succeeds("admin", "user", "must-change-password", "--unset", "alice")).toBe(
+      "Updated 1 users setting MustChangePassword to false"
+    )
+  }, 900_000)
+
+  it("generate-access-token prints a working token with the scopes asked for (alone with --raw)", async () => {
+    const full = await succeeds(
+      "admin",
+      "user",
+      "generate-access-token",
+      "-u",
+      "alice",
+      "-t",
+      "ci",
+      "--scopes",
+      "read:user"
+    )
+    expect(full).toMatch(/^Access token was successfully created: [0-9a-f]{40}$/)
+    const token = full.split(": ")[1]!
+    const raw = await succeeds("admin", "user", "generate-access-token", "--username", "alice", "--raw")
+    expect(raw).toMatch(/^[0-9a-f]{40}$/)
+    expectOneLineError(
+      await hearth("admin", "user", "generate-access-token", "-u", "alice", "-t", "ci"),
+      "access token name has been used already"
+    )
+    expectOneLineError(await hearth("admin", "user", "generate-access-token", "-u", "nobody"), "user does not exist")
+    await withServer(async (server) => {
+      const me = await fetch(server.api("/user"), { headers: { authorization: `token ${token}` } })
+      expect(me.status).toBe(200)
+      expect((await json(me)).login).toBe("alice")
+      // read:user only: writing a repository is refused.
+      const write = await fetch(server.api("/user/repos"), {
+        method: "POST",
+        headers: { authorization: `token ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "nope" })
+      })
+      expect(write.status).toBe(403)
+      const all = await fetch(server.api("/user/repos"), {
+        method: "POST",
+        headers: { authorization: `token ${raw}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "yes" })
+      })
+      expect(all.status).toBe(201)
+    })
+  }, 900_000)
+
+  it("reset-mfa removes an account's second factor", async () => {
+    await withServer(async (server) => {
+      const auth = { authorization: basic("bob", "bob-password"), "content-type": "application/json" }
+      const enrolled = await fetch(server.api("/user/twofa"), { method: "POST", headers: auth })
+      expect(enrolled.status).toBe(201)
+      const { secret } = (await json(enrolled)) as { secret: string }
+      const passcode = new TOTP({ secret: Secret.fromBase32(secret) }).generate()
+      const verified = await fetch(server.api("/user/twofa/verify"), {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ passcode })
+      })
+      expect(verified.status, await verified.clone().text()).toBeLessThan(300)
+    })
+    const twoFactorOf = async (name: string) => {
+      const rows = (await succeeds("admin", "user", "list")).split("\n").map((line) => line.trim().split(/\s+/))
+      return rows.find((row) => row[1] === name)![5]
+    }
+    expect(await twoFactorOf("bob")).toBe("true")
+    expect(await succeeds("admin", "user", "reset-mfa", "--username", "bob")).toBe(
+      "bob's two factor authentication settings have been removed!"
+    )
+    expect(await twoFactorOf("bob")).toBe("false")
+    expectOneLineError(await hearth("admin", "user", "reset-mfa", "-u", "nobody"), "user does not exist")
+  }, 900_000)
+})
