@@ -158,7 +158,7 @@ export class ActivitiesService extends Context.Service<
         Effect.map(issues.commentById(id), (found) => (Option.isSome(found) ? found.value.body : ""))
 
       /** Commits `before..after` (a new branch: its last ones), newest first, as Forgejo's feed keeps them. */
-      const pushCommits = (event: Events.Event, known: Known, update: Events.RefUpdate) =>
+      const pushCommits = (event: Events.RepositoryEvent, known: Known, update: Events.RefUpdate) =>
         Effect.gen(function* () {
           const repo = known.repo?.id === event.repo.id ? Option.some(known.repo) : yield* repos.findById(event.repo.id)
           if (Option.isNone(repo)) return EMPTY_PUSH
@@ -257,6 +257,8 @@ export class ActivitiesService extends Context.Service<
         )
 
       const handle = (event: Events.Event, known: Known): Effect.Effect<void, unknown> => {
+        // A user's rename is no repository's action: Forgejo records none.
+        if (event._tag === "RenameUser") return Effect.void
         const created = new Date()
         const base = { actUserId: event.doer.id, repoId: event.repo.id, isPrivate: event.repo.private, created }
         switch (event._tag) {
