@@ -11,7 +11,6 @@
 // Targets: RSS growth < 30 MB; download ≥ 70 % of the bare server's; upload ≥ 60 %.
 // BENCH_BEFORE=<checkout>: that checkout's Hearth too (its own data and database), in the same
 // rounds, the order rotating (bare, before, this): a change measured side by side with its base.
-import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { createReadStream, readFileSync, writeFileSync } from "node:fs"
 import { open } from "node:fs/promises"
@@ -20,7 +19,6 @@ import os from "node:os"
 import { join } from "node:path"
 import {
   type Backend,
-  children,
   cpuSeconds,
   createAccount,
   createToken,
@@ -28,11 +26,11 @@ import {
   log,
   machineLine,
   median,
-  nodeBin,
   pct,
   positive,
   preparePostgres,
   runMain,
+  spawnListening,
   startHearth,
   tempDir
 } from "../support.ts"
@@ -184,15 +182,13 @@ const main = async () => {
     })
   }
 
-  const bare = spawn(nodeBin, ["-e", BARE_SERVER, source, join(work, "received.bin")], {
-    stdio: ["ignore", "pipe", "inherit"]
-  })
-  children.add(bare)
-  const barePort = await new Promise<number>((done, fail) => {
-    bare.stdout!.once("data", (chunk: Buffer) => done(Number(chunk.toString().trim())))
-    bare.once("exit", (code) => fail(new Error(`the bare server exited (${code})`)))
-  })
-  const bareUrl = `http://127.0.0.1:${barePort}/package.bin`
+  // Started as Hearth is (spawnListening: on Hearth's core with BENCH_PIN=1), so that both compete alike.
+  const { child: bare, base: bareBase } = await spawnListening(
+    ["-e", BARE_SERVER, source, join(work, "received.bin")],
+    process.env,
+    "the bare server"
+  )
+  const bareUrl = `${bareBase}/package.bin`
 
   const bareRound = async () => {
     const up = await measured(bare.pid!, async () => {
