@@ -5,6 +5,7 @@
 // across chunks; HEAD; Content-Length; a client going away leaves no file open.
 import { createHash, randomBytes } from "node:crypto"
 import { readdirSync, readlinkSync } from "node:fs"
+import { Agent, get } from "node:http"
 import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ChunkPool, SEND_CHUNK } from "../src/storage/Send.ts"
@@ -103,6 +104,29 @@ describe("a download read into reused buffers", () => {
       expect(createHash("sha256").update(got.body).digest("hex")).toBe(sha256)
     }
     expect(await waitForNoOpenBlob()).toEqual([])
+  })
+
+  it("arrives intact twice over one kept-alive connection (the socket watched, then let go, then again)", async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const sockets = new Set<unknown>()
+    const once = () =>
+      new Promise<Buffer>((resolve, reject) => {
+        get(`${hearth.base}${path}`, { agent, headers: { authorization: `token ${token}` } }, (res) => {
+          sockets.add(res.socket)
+          const chunks: Array<Buffer> = []
+          res.on("data", (c: Buffer) => chunks.push(c))
+          res.on("end", () => resolve(Buffer.concat(chunks)))
+          res.on("error", reject)
+        }).on("error", reject)
+      })
+    for (let i = 0; i < 2; i++)
+      expect(
+        createHash("sha256")
+          .update(await once())
+          .digest("hex")
+      ).toBe(sha256)
+    expect(sockets.size).toBe(1)
+    agent.destroy()
   })
 
   it("serves byte ranges across chunks with their Content-Range and Content-Length", async () => {

@@ -53,6 +53,8 @@ export class ChunkPool {
 
 /** The pools of the downloads being sent on each socket (pipelined requests share one). */
 const watched = new WeakMap<Socket, Set<ChunkPool>>()
+/** How each watched socket's `write` is put back. */
+const unwrap = new WeakMap<Socket, () => void>()
 
 /**
  * Wraps `socket.write` so that the write callback of a chunk of `pool` returns its buffer; the
@@ -64,6 +66,8 @@ const watch = (socket: Socket, pool: ChunkPool): (() => void) => {
     const set = new Set<ChunkPool>()
     pools = set
     watched.set(socket, set)
+    // What `write` is now (another wrapper of the socket's own, or the prototype's): put back after.
+    const own = Object.hasOwn(socket, "write") ? socket.write : undefined
     const write = socket.write
     const wrapper = function (this: Socket, chunk: unknown, ...rest: Array<unknown>) {
       const owner = [...set].find((p) => p.lends(chunk))
@@ -76,6 +80,11 @@ const watch = (socket: Socket, pool: ChunkPool): (() => void) => {
       })
     }
     socket.write = wrapper as typeof socket.write
+    unwrap.set(socket, () => {
+      if (socket.write !== wrapper) return // wrapped again since: left as it is (ours only returns buffers)
+      if (own !== undefined) socket.write = own
+      else delete (socket as { write?: unknown }).write
+    })
   }
   pools.add(pool)
   return () => {
@@ -84,8 +93,8 @@ const watch = (socket: Socket, pool: ChunkPool): (() => void) => {
     set.delete(pool)
     if (set.size > 0) return
     watched.delete(socket)
-    // The instance's own property: the prototype's write is used again.
-    delete (socket as { write?: unknown }).write
+    unwrap.get(socket)?.()
+    unwrap.delete(socket)
   }
 }
 
