@@ -19,6 +19,7 @@ import * as Errors from "../http/Errors.ts"
 import { type AccessMode, atLeast } from "../lib/AccessMode.ts"
 import { contentDisposition } from "../storage/ContentType.ts"
 import { parseRange } from "../storage/Http.ts"
+import { blobBody } from "../storage/Serve.ts"
 import { BlobStorage } from "../storage/Service.ts"
 import { type UserRow, UsersRepo } from "../users/Repo.ts"
 import { PackagePolicy } from "./Policy.ts"
@@ -237,10 +238,10 @@ export const servePackageFile = (
       })
     }
     yield* counted
-    // The file's Node stream piped to the socket (a `raw` body), as src/storage/Serve.ts: the
+    // The file read into reused buffers and piped to the socket (a `raw` body), as src/storage/Serve.ts: the
     // Effect stream cost a fiber step per 64 KiB chunk, more than twice a bare server's CPU
     // (infra/bench/README.md, "Issue 21: bench:packages").
-    return HttpServerResponse.raw(blob.readable(), {
+    return HttpServerResponse.raw(blobBody(request, blob), {
       status: range === undefined ? 200 : 206,
       contentType: "application/octet-stream",
       contentLength: blob.length,

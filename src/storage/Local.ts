@@ -39,6 +39,7 @@ import { transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
 import { type Digests, FileDigester, Hasher, isSha256, LATER, type LaterDigest } from "./Digests.ts"
 import { BlobsRepo } from "./Repo.ts"
+import { type ChunkPool, fileChunks } from "./Send.ts"
 import {
   type BlobBody,
   BlobNotFound,
@@ -534,8 +535,12 @@ export const make = (root: string, options: LocalOptions = {}) =>
           end = Math.min(range.end, size - 1)
         }
         const length = end - start + 1
-        const readable = () =>
-          length === 0 ? Readable.from([]) : createReadStream(path, { start, end, highWaterMark: READ_CHUNK })
+        const readable = (pool?: ChunkPool) =>
+          length === 0
+            ? Readable.from([])
+            : pool !== undefined
+              ? fileChunks(path, start, end, pool)
+              : createReadStream(path, { start, end, highWaterMark: READ_CHUNK })
         return {
           size,
           range: { start, end },

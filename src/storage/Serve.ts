@@ -1,11 +1,26 @@
 // Serving a stored file (an issue attachment, a release asset) to a browser or a client: streamed
 // from the blob storage, a byte range when asked for, with a type and disposition that never let
 // an upload act as a page of the forge (ContentType.ts).
+import type { Readable } from "node:stream"
+import { toIncomingMessage } from "@effect/platform-node/NodeHttpServerRequest"
 import { Effect, Option } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { contentDisposition, SERVED_CSP, servedAs } from "./ContentType.ts"
 import { parseRange } from "./Http.ts"
-import { BlobStorage } from "./Service.ts"
+import { poolFor } from "./Send.ts"
+import { BlobStorage, type OpenedBlob } from "./Service.ts"
+
+/**
+ * The body of a response sending `blob` to `request`'s client: read into a few buffers reused
+ * once the socket has sent them (src/storage/Send.ts), when the request has a socket to watch.
+ */
+export const blobBody = (request: HttpServerRequest.HttpServerRequest, blob: OpenedBlob): Readable => {
+  const watching = poolFor(toIncomingMessage(request))
+  if (watching === undefined) return blob.readable()
+  const body = blob.readable(watching.pool)
+  body.once("close", watching.stop)
+  return body
+}
 
 /** What is served: its name, detected type, size and blob. */
 export interface ServedFile {
@@ -39,7 +54,7 @@ export const serveStored = (request: HttpServerRequest.HttpServerRequest, file: 
     // The file's Node stream, piped to the socket by the server (a `raw` body): the Effect stream
     // costs a fiber step per 64 KiB chunk, which held downloads to half a plain file server's speed
     // (infra/bench/README.md, "Issue 20: release assets").
-    return HttpServerResponse.raw(blob.readable(), {
+    return HttpServerResponse.raw(blobBody(request, blob), {
       status: range === undefined ? 200 : 206,
       contentType,
       contentLength: blob.length,

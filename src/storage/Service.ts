@@ -21,6 +21,7 @@ import type { SqlClient } from "effect/sql/SqlClient"
 import { Settings, SettingsError } from "../config/Settings.ts"
 import type { BadRequest, PayloadTooLarge } from "../http/Errors.ts"
 import type { Digests, LaterDigest } from "./Digests.ts"
+import type { ChunkPool } from "./Send.ts"
 
 /** The bytes to store: a Node stream (an upload's request) or any async iterable of chunks. */
 export type BlobBody = Readable | AsyncIterable<Uint8Array | string>
@@ -76,8 +77,11 @@ export interface OpenedBlob {
   readonly range: ByteRange
   /** Bytes in `range` (0 for an empty blob). */
   readonly length: number
-  /** The bytes as a Node stream (for a raw HTTP response, or `pipeline`). Each call opens anew. */
-  readonly readable: () => Readable
+  /**
+   * The bytes as a Node stream (for a raw HTTP response, or `pipeline`). Each call opens anew.
+   * With a pool, read into its buffers (a download: src/storage/Send.ts, through Serve.ts's `blobBody`).
+   */
+  readonly readable: (pool?: ChunkPool) => Readable
   /** The bytes as an effect stream (for `HttpServerResponse.stream`). */
   readonly stream: Stream.Stream<Uint8Array, BlobUnreadable>
 }

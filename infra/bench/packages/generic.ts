@@ -11,7 +11,6 @@
 // Targets: RSS growth < 30 MB; download ≥ 70 % of the bare server's; upload ≥ 60 %.
 // BENCH_BEFORE=<checkout>: that checkout's Hearth too (its own data and database), in the same
 // rounds, the order rotating (bare, before, this): a change measured side by side with its base.
-import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { createReadStream, readFileSync, writeFileSync } from "node:fs"
 import { open } from "node:fs/promises"
@@ -20,7 +19,6 @@ import os from "node:os"
 import { join } from "node:path"
 import {
   type Backend,
-  children,
   cpuSeconds,
   createAccount,
   createToken,
@@ -28,11 +26,11 @@ import {
   log,
   machineLine,
   median,
-  nodeBin,
   pct,
   positive,
   preparePostgres,
   runMain,
+  spawnListening,
   startHearth,
   tempDir
 } from "../support.ts"
@@ -119,6 +117,9 @@ interface HearthRound {
   readonly up: number
   readonly down: number
   readonly upCpu: number
+  /** CPU seconds after the upload's answer until its four other digests were recorded (the files API answered). */
+  readonly digestCpu: number
+  readonly digestSeconds: number
   readonly downCpu: number
   readonly upRss: number
   readonly downRss: number
@@ -181,15 +182,13 @@ const main = async () => {
     })
   }
 
-  const bare = spawn(nodeBin, ["-e", BARE_SERVER, source, join(work, "received.bin")], {
-    stdio: ["ignore", "pipe", "inherit"]
-  })
-  children.add(bare)
-  const barePort = await new Promise<number>((done, fail) => {
-    bare.stdout!.once("data", (chunk: Buffer) => done(Number(chunk.toString().trim())))
-    bare.once("exit", (code) => fail(new Error(`the bare server exited (${code})`)))
-  })
-  const bareUrl = `http://127.0.0.1:${barePort}/package.bin`
+  // Started as Hearth is (spawnListening: on Hearth's core with BENCH_PIN=1), so that both compete alike.
+  const { child: bare, base: bareBase } = await spawnListening(
+    ["-e", BARE_SERVER, source, join(work, "received.bin")],
+    process.env,
+    "the bare server"
+  )
+  const bareUrl = `${bareBase}/package.bin`
 
   const bareRound = async () => {
     const up = await measured(bare.pid!, async () => {
@@ -205,9 +204,41 @@ const main = async () => {
     const { pid, auth } = server
     const version = ++server.version
     const url = `${server.base}/api/packages/bench/generic/big/${version}.0.0/package.bin`
+    // New bytes for every upload (its first 8 bytes): a blob already stored is not stored again
+    // (nor its digests computed again), and neither may be skipped here.
+    {
+      const file = await open(source, "r+")
+      const stamp = Buffer.alloc(8)
+      stamp.writeDoubleLE(performance.timeOrigin + performance.now())
+      await file.write(stamp, 0, 8, 0)
+      await file.close()
+    }
     const up = await measured(pid, async () => {
       const status = await upload(url, source, bytes, auth)
       if (status !== 201) throw new Error(`Hearth (${server.label}) upload: ${status}`)
+    })
+    // md5, sha1, sha512 and blake2b are computed after the answer (src/storage/Digests.ts): the
+    // package's files (Forgejo's PackageFile JSON) answer once they are recorded, waiting for them.
+    // Their CPU is the upload's, and the download that follows is measured without it.
+    const digests = await measured(pid, async () => {
+      const files = await new Promise<string>((done, fail) => {
+        const req = request(
+          `${server.base}/api/v1/packages/bench/generic/big/${version}.0.0/files`,
+          { agent: false, headers: auth },
+          (res) => {
+            let body = ""
+            res.setEncoding("utf8")
+            res.on("data", (chunk: string) => {
+              body += chunk
+            })
+            res.on("end", () => (res.statusCode === 200 ? done(body) : fail(new Error(`files: ${res.statusCode}`))))
+          }
+        )
+        req.on("error", fail)
+        req.end()
+      })
+      const [file] = JSON.parse(files) as Array<{ md5?: string; sha512?: string }>
+      if (!file?.md5 || !file.sha512) throw new Error(`Hearth (${server.label}) files: no digests in ${files}`)
     })
     const down = await measured(pid, async () => {
       if ((await download(url, auth)) !== bytes) throw new Error(`Hearth (${server.label}) download: wrong size`)
@@ -232,6 +263,8 @@ const main = async () => {
       upRss: up.rssGrowth,
       downRss: down.rssGrowth,
       upCpu: up.cpu,
+      digestCpu: digests.cpu,
+      digestSeconds: digests.seconds,
       downCpu: down.cpu
     }
   }
@@ -327,7 +360,10 @@ const main = async () => {
     const perGiB = (f: (r: Round) => number) => fmt((med(f) * 1024) / config.mib, 2)
     notes.push(
       `Hearth (${label}): RSS growth (peak during the transfer − RSS at its start, largest of the rounds) upload ${fmt(rss.upload, 1)} MB, download ${fmt(rss.download, 1)} MB (target < ${TARGET_RSS_MB} MB: ${yes(rss.upload < TARGET_RSS_MB && rss.download < TARGET_RSS_MB)}); ` +
-        `CPU per GiB (all threads, median) upload ${perGiB((r) => h(r).upCpu)} s, download ${perGiB((r) => h(r).downCpu)} s. ` +
+        `CPU per GiB (all threads, median) upload ${perGiB((r) => h(r).upCpu)} s (until its answer; ${perGiB((r) => h(r).upCpu + h(r).digestCpu)} s with the digests after it, which took ${fmt(
+          med((r) => h(r).digestSeconds),
+          2
+        )} s more), download ${perGiB((r) => h(r).downCpu)} s. ` +
         (missed.length === 0 ? "All targets met." : `Missed: ${missed.join("; ")}`)
     )
   }

@@ -27,6 +27,7 @@ import type { Principal } from "../../http/Caller.ts"
 import * as Errors from "../../http/Errors.ts"
 import { atLeast } from "../../lib/AccessMode.ts"
 import { contentLength, parseRange, requestBody } from "../../storage/Http.ts"
+import { blobBody } from "../../storage/Serve.ts"
 import { BlobStorage, type StoredBlob } from "../../storage/Service.ts"
 import { type UserRow, UsersRepo } from "../../users/Repo.ts"
 import { PackagePolicy } from "../Policy.ts"
@@ -542,7 +543,8 @@ export const ContainerRoutes = Layer.unwrap(
             status,
             headers: { ...withRange, "content-type": "application/octet-stream", "content-length": String(blob.length) }
           })
-        return HttpServerResponse.stream(blob.stream, {
+        // Read into reused buffers and piped to the socket, as every stored file (storage/Serve.ts).
+        return HttpServerResponse.raw(blobBody(request, blob), {
           status,
           contentType: "application/octet-stream",
           contentLength: blob.length,
