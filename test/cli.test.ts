@@ -67,6 +67,18 @@ afterAll(async () => {
 
 const hearth = (...args: ReadonlyArray<string>) => spawn(NODE, [CLI, ...args], env)
 
+/**
+ * Runs commands that change nothing (refused ones): at once on PostgreSQL; one after the other on
+ * the embedded database, whose data directory one process holds at a time.
+ */
+const refusals = (commands: ReadonlyArray<() => Promise<Result>>): Promise<Array<Result>> =>
+  onPostgres
+    ? Promise.all(commands.map((command) => command()))
+    : commands.reduce(async (done, command) => [...(await done), await command()], Promise.resolve([] as Array<Result>))
+
+/** The last `admin user list` output, for the tests after it (ids, names). */
+let listed = ""
+
 /** A failure is exactly one line on stderr, without a stack trace, and exit code 1. */
 const expectOneLineError = (result: Result, text: string) => {
   expect(result.code, result.stderr).toBe(1)
@@ -106,8 +118,13 @@ describe("hearth --help", () => {
   }, 60_000)
 
   it("answers a command line that does not parse with one line and exit code 1", async () => {
-    expectOneLineError(await hearth("admin", "user", "create", "--username", "x"), "Missing required flag")
-    expectOneLineError(await hearth("admin", "user", "list", "--bogus"), "--bogus")
+    // Refused while parsing, before any database is opened: both at once.
+    const [missing, unknown] = await Promise.all([
+      hearth("admin", "user", "create", "--username", "x"),
+      hearth("admin", "user", "list", "--bogus")
+    ])
+    expectOneLineError(missing!, "Missing required flag")
+    expectOneLineError(unknown!, "--bogus")
   }, 60_000)
 })
 
@@ -166,19 +183,30 @@ describe("hearth admin user", () => {
   }, 60_000)
 
   it("refuses invalid, reserved and duplicate accounts with one line and exit code 1", async () => {
-    const create = (name: string, email: string, password = "long-enough") =>
-      hearth("admin", "user", "create", "--username", name, "--password", password, "--email", email)
-    expectOneLineError(await create("root", "other@example.com"), "user already exists [name: root]")
-    expectOneLineError(await create("bad name", "bad@example.com"), "[UserName]: must be valid")
-    expectOneLineError(await create("admin", "admin@example.com"), "name is reserved")
-    expectOneLineError(await create("dave", "not-an-email"), "[Email]: e-mail invalid")
-    expectOneLineError(await create("dave", "BOB@example.com"), "e-mail already in use")
-    expectOneLineError(await create("dave", "dave@example.com", "short"), "password must be at least 8 characters")
+    const create =
+      (name: string, email: string, password = "long-enough") =>
+      () =>
+        hearth("admin", "user", "create", "--username", name, "--password", password, "--email", email)
+    const results = await refusals([
+      create("root", "other@example.com"),
+      create("bad name", "bad@example.com"),
+      create("admin", "admin@example.com"),
+      create("dave", "not-an-email"),
+      create("dave", "BOB@example.com"),
+      create("dave", "dave@example.com", "short")
+    ])
+    expectOneLineError(results[0]!, "user already exists [name: root]")
+    expectOneLineError(results[1]!, "[UserName]: must be valid")
+    expectOneLineError(results[2]!, "name is reserved")
+    expectOneLineError(results[3]!, "[Email]: e-mail invalid")
+    expectOneLineError(results[4]!, "e-mail already in use")
+    expectOneLineError(results[5]!, "password must be at least 8 characters")
   }, 120_000)
 
   it("lists the accounts as a table, or the admins only", async () => {
     const all = await hearth("admin", "user", "list")
     expect(all.code, all.stderr).toBe(0)
+    listed = all.stdout
     const rows = all.stdout
       .trim()
       .split("\n")
@@ -236,7 +264,7 @@ describe("hearth admin user", () => {
   }, 60_000)
 
   it("leaves the server's durable jobs alone: a command writes nothing to the job runner's tables", async () => {
-    expect((await hearth("admin", "user", "list")).code).toBe(0)
+    // After the commands above (create, list, change-password), none of them run by a server.
     const messages = await Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {
@@ -261,18 +289,17 @@ describe("hearth admin user", () => {
   }, 60_000)
 
   it("deletes by name or id, and refuses to delete the last admin", async () => {
-    const listed = (await hearth("admin", "user", "list")).stdout
     const carolId = /^(\d+)\s+carol\s/m.exec(listed)![1]!
-    expectOneLineError(await hearth("admin", "user", "delete"), "--username, --id or --email")
-    expectOneLineError(await hearth("admin", "user", "delete", "--username", "nobody"), "user does not exist")
-    expectOneLineError(
-      await hearth("admin", "user", "delete", "--id", carolId, "--username", "bob"),
-      `the user with name: bob has id`
-    )
-    expectOneLineError(
-      await hearth("admin", "user", "delete", "--email", "bob@example.com", "--username", "carol"),
-      "the user with email: bob@example.com is bob, not carol"
-    )
+    const refused = await refusals([
+      () => hearth("admin", "user", "delete"),
+      () => hearth("admin", "user", "delete", "--username", "nobody"),
+      () => hearth("admin", "user", "delete", "--id", carolId, "--username", "bob"),
+      () => hearth("admin", "user", "delete", "--email", "bob@example.com", "--username", "carol")
+    ])
+    expectOneLineError(refused[0]!, "--username, --id or --email")
+    expectOneLineError(refused[1]!, "user does not exist")
+    expectOneLineError(refused[2]!, `the user with name: bob has id`)
+    expectOneLineError(refused[3]!, "the user with email: bob@example.com is bob, not carol")
     const deleted = await hearth("admin", "user", "delete", "--id", carolId)
     expect(deleted.code, deleted.stderr).toBe(0)
     expect(deleted.stdout.trim()).toBe("User 'carol' has been deleted.")

@@ -2,18 +2,10 @@
 // site admins over /api/v1/admin/packages/cleanup-rules, applied by the periodic run (here run on
 // demand): keep_count, keep_pattern, remove_days, remove_pattern, match_full_name, disabled rules.
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
-
-const sql = <A>(f: (sql: SqlClient) => Effect.Effect<A, unknown>) =>
-  hearth.run(
-    Effect.gen(function* () {
-      return yield* f(yield* SqlClient)
-    })
-  )
 
 /** Uploads `versions` of `name` for `owner`, the first the oldest (each `days` older than the next). */
 const publish = async (owner: string, name: string, versions: ReadonlyArray<string>) => {
@@ -25,7 +17,7 @@ const publish = async (owner: string, name: string, versions: ReadonlyArray<stri
     })
     expect(res.status).toBe(201)
     const daysOld = (versions.length - i) * 10
-    await sql(
+    await hearth.sql(
       (s) => s`UPDATE package_versions SET created_at = now() - make_interval(days => ${daysOld})
         WHERE version = ${version} AND package_id = (SELECT p.id FROM packages p JOIN users u ON u.id = p.owner_id
           WHERE u.lower_name = ${owner} AND p.lower_name = ${name.toLowerCase()})`
@@ -111,11 +103,11 @@ describe("running rules", () => {
     expect(await versionsOf("full", "dropme")).toEqual([])
     expect(await versionsOf("off", "app")).toEqual(["3", "2", "1"])
     // A package left without versions is deleted; its files' blobs are given back.
-    const left = await sql((s) =>
+    const left = await hearth.sql((s) =>
       Effect.map(s`SELECT count(*) AS n FROM packages WHERE lower_name = 'dropme'`, (rows) => Number(rows[0]!.n))
     )
     expect(left).toBe(0)
-    const held = await sql((s) =>
+    const held = await hearth.sql((s) =>
       Effect.map(
         s`SELECT coalesce(sum(refcount), 0) AS n FROM blobs WHERE sha256 NOT IN (SELECT sha256 FROM package_files)
           AND sha256 IN (SELECT sha256 FROM blobs WHERE size < 20)`,

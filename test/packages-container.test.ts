@@ -12,7 +12,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import {
@@ -56,14 +55,8 @@ const skopeo = async (...args: Array<string>) => {
   }
 }
 
-const sql = <A>(f: (sql: SqlClient) => Effect.Effect<A, unknown>) =>
-  hearth.run(
-    Effect.gen(function* () {
-      return yield* f(yield* SqlClient)
-    })
-  )
 const count = (table: string) =>
-  sql((s) => Effect.map(s`SELECT count(*) AS n FROM ${s(table)}`, (rows) => Number(rows[0]!.n)))
+  hearth.sql((s) => Effect.map(s`SELECT count(*) AS n FROM ${s(table)}`, (rows) => Number(rows[0]!.n)))
 const digestOf = (bytes: Buffer) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
 
 /** A registry request with a header set (fetch follows no redirects here). */
@@ -418,7 +411,7 @@ describe("blob uploads", () => {
     const id = path.split("/").at(-1)!
     expect(readdirSync(hearth.settings.packages.CHUNKED_UPLOAD_PATH)).toContain(id)
     // Left for two days.
-    await sql((s) => s`UPDATE container_uploads SET updated_at = now() - interval '2 days' WHERE id = ${id}`)
+    await hearth.sql((s) => s`UPDATE container_uploads SET updated_at = now() - interval '2 days' WHERE id = ${id}`)
     expect((await request(hearth, "POST", "/admin/packages/cleanup-rules/-/run", basic("root"))).status).toBe(200)
     expect(await sessions()).toBe(0)
     expect(readdirSync(hearth.settings.packages.CHUNKED_UPLOAD_PATH)).not.toContain(id)
@@ -431,7 +424,7 @@ describe("blob uploads", () => {
     const config = Buffer.from('{"stale":true}')
     for (const blob of [loose, config]) expect((await pushBlob("alice/stale", blob)).status).toBe(201)
     expect((await pushManifest("alice/stale", "v1", [config])).res.status).toBe(201)
-    await sql(
+    await hearth.sql(
       (s) => s`UPDATE package_files SET created_at = now() - interval '2 days'
         WHERE version_id IN (SELECT v.id FROM package_versions v JOIN packages p ON p.id = v.package_id
           WHERE p.lower_name = 'stale' AND v.is_internal)`
@@ -442,7 +435,7 @@ describe("blob uploads", () => {
     expect((await v2("GET", "alice/stale/manifests/v1", alice())).status).toBe(200)
     // Nothing refers to the loose blob any more: the storage's sweep removes it.
     const refcount = (digest: string) =>
-      sql((s) =>
+      hearth.sql((s) =>
         Effect.map(s`SELECT refcount FROM blobs WHERE sha256 = ${digest.slice(7)}`, (rows) => Number(rows[0]!.refcount))
       )
     expect(await refcount(digestOf(loose))).toBe(0)

@@ -10,7 +10,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
@@ -29,13 +28,7 @@ const curl = async (...args: Array<string>) => {
 }
 const url = (path: string) => `${hearth.base}/api/packages/${path}`
 
-const sql = <A>(f: (sql: SqlClient) => Effect.Effect<A, unknown>) =>
-  hearth.run(
-    Effect.gen(function* () {
-      return yield* f(yield* SqlClient)
-    })
-  )
-const blobCount = () => sql((s) => Effect.map(s`SELECT count(*) AS n FROM blobs`, (rows) => Number(rows[0]!.n)))
+const blobCount = () => hearth.sql((s) => Effect.map(s`SELECT count(*) AS n FROM blobs`, (rows) => Number(rows[0]!.n)))
 
 beforeAll(async () => {
   hearth = await startHearth({
@@ -120,7 +113,7 @@ describe("upload, download, delete with curl", () => {
     // The package keeps the case of its first upload; downloads (GET, not HEAD) are counted.
     const listed = await json(await request(hearth, "GET", "/packages/alice?type=generic", `token ${readOnlyToken}`))
     expect(listed.map((p: any) => [p.name, p.version])).toEqual([["Tool", "1.0.0"]])
-    const count = await sql((s) =>
+    const count = await hearth.sql((s) =>
       Effect.map(s`SELECT download_count FROM package_versions WHERE version = '1.0.0'`, (rows) =>
         Number(rows[0]!.download_count)
       )
@@ -148,7 +141,7 @@ describe("upload, download, delete with curl", () => {
     const version = await curl("-X", "DELETE", "-u", `alice:${aliceToken}`, url("alice/generic/del/2.0"))
     expect(version.status).toBe(204)
     expect((await curl("-X", "DELETE", "-u", `alice:${aliceToken}`, url("alice/generic/del/2.0"))).status).toBe(404)
-    const refs = await sql((s) =>
+    const refs = await hearth.sql((s) =>
       Effect.map(
         s`SELECT coalesce(sum(refcount), 0) AS n FROM blobs WHERE sha256 NOT IN (SELECT sha256 FROM package_files)
         AND sha256 IN (SELECT sha256 FROM blobs ORDER BY created_at DESC LIMIT 1)`,
@@ -297,7 +290,7 @@ describe("limits and quota", () => {
       (await fetch(url("alice/generic/aborted/1/file.bin"), { headers: { authorization: `token ${aliceToken}` } }))
         .status
     ).toBe(404)
-    const versions = await sql((s) =>
+    const versions = await hearth.sql((s) =>
       Effect.map(s`SELECT count(*) AS n FROM packages WHERE lower_name = 'aborted'`, (rows) => Number(rows[0]!.n))
     )
     expect(versions).toBe(0)

@@ -12,7 +12,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { scanPublish } from "../src/packages/npm/Publish.ts"
 import { apiAs, basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
@@ -70,14 +69,8 @@ const packageDir = (name: string, version: string, extra: Record<string, unknown
   return path
 }
 
-const sql = <A>(f: (sql: SqlClient) => Effect.Effect<A, unknown>) =>
-  hearth.run(
-    Effect.gen(function* () {
-      return yield* f(yield* SqlClient)
-    })
-  )
 const count = (table: string) =>
-  sql((s) => Effect.map(s`SELECT count(*) AS n FROM ${s(table)}`, (rows) => Number(rows[0]!.n)))
+  hearth.sql((s) => Effect.map(s`SELECT count(*) AS n FROM ${s(table)}`, (rows) => Number(rows[0]!.n)))
 const stored = async () => ({ blobs: await count("blobs"), versions: await count("package_versions") })
 
 /** A publish document as libnpmpublish builds it, for `tarball`; `edit` changes it before it is sent. */

@@ -13,7 +13,6 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { gzipSync } from "node:zlib"
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compareSemver, parseSemver } from "../src/lib/Semver.ts"
 import { scanTarGz } from "../src/packages/TarGz.ts"
@@ -25,14 +24,8 @@ let hearth: Hearth
 let aliceToken: string
 const hosted = (owner: string) => `${hearth.base}/api/packages/${owner}/pub`
 
-const sql = <A>(f: (sql: SqlClient) => Effect.Effect<A, unknown>) =>
-  hearth.run(
-    Effect.gen(function* () {
-      return yield* f(yield* SqlClient)
-    })
-  )
 const count = (table: "blobs" | "packages" | "package_versions") =>
-  sql((s) => Effect.map(s`SELECT count(*) AS n FROM ${s(table)}`, (rows) => Number(rows[0]!.n)))
+  hearth.sql((s) => Effect.map(s`SELECT count(*) AS n FROM ${s(table)}`, (rows) => Number(rows[0]!.n)))
 const stored = async () => ({
   blobs: await count("blobs"),
   packages: await count("packages"),
@@ -156,7 +149,7 @@ describe("dart pub publish, then dart pub get", () => {
   })
 
   it("keeps the README and the pubspec's links; the management API lists the versions", async () => {
-    const metadata = await sql((s) =>
+    const metadata = await hearth.sql((s) =>
       Effect.map(
         s`SELECT v.metadata_json FROM package_versions v JOIN packages p ON p.id = v.package_id
           WHERE p.lower_name = 'hearth_demo' AND v.version = '1.1.0'`,
@@ -249,7 +242,7 @@ describe("archives and versions as other tools make them", () => {
     await promisify(execFile)("tar", ["--format=pax", "-czf", join(dir, "pkg.tar.gz"), "-C", root, "."])
     const outcome = await new DartPub(hosted("alice"), aliceToken).publish(readFileSync(join(dir, "pkg.tar.gz")))
     expect(outcome).toEqual({ ok: true, message: "gnu_made 0.2.0 is published." })
-    const readme = await sql((s) =>
+    const readme = await hearth.sql((s) =>
       Effect.map(
         s`SELECT v.metadata_json FROM package_versions v JOIN packages p ON p.id = v.package_id
           WHERE p.lower_name = 'gnu_made'`,

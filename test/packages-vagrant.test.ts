@@ -12,7 +12,6 @@ import { Readable } from "node:stream"
 import { promisify } from "node:util"
 import { gzipSync } from "node:zlib"
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compareVersions, invalidVersion, readBoxInfo } from "../src/packages/vagrant/Metadata.ts"
 import { createToken, createUser, type Hearth, json, startHearth } from "./support/hearth.ts"
@@ -27,14 +26,8 @@ const MiB = 1024 * 1024
 
 const url = (path: string) => `${hearth.base}/api/packages/${path}`
 
-const sql = <A>(f: (sql: SqlClient) => Effect.Effect<A, unknown>) =>
-  hearth.run(
-    Effect.gen(function* () {
-      return yield* f(yield* SqlClient)
-    })
-  )
 const count = (table: string) =>
-  sql((s) => Effect.map(s`SELECT count(*) AS n FROM ${s(table)}`, (rows) => Number(rows[0]!.n)))
+  hearth.sql((s) => Effect.map(s`SELECT count(*) AS n FROM ${s(table)}`, (rows) => Number(rows[0]!.n)))
 const stored = async () => ({
   blobs: await count("blobs"),
   versions: await count("package_versions"),
@@ -178,7 +171,7 @@ describe("upload, metadata, download", () => {
     const head = await fetch(url("alice/vagrant/focal"), { method: "HEAD" })
     expect(head.status).toBe(200)
     expect(head.headers.get("content-type")).toBe("application/json;charset=utf-8")
-    const version = await sql(
+    const version = await hearth.sql(
       (s) =>
         s`SELECT p.name, p.semver_compatible, v.metadata_json FROM packages p
       JOIN package_versions v ON v.package_id = p.id WHERE p.type = 'vagrant' AND p.lower_name = 'focal'`

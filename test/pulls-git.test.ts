@@ -7,7 +7,6 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Git from "../src/git/Git.ts"
 import { gitIn } from "./support/git.ts"
@@ -39,12 +38,10 @@ const commitFile = async (file: string, text: string) => {
   return gitIn(clone, ["rev-parse", "HEAD"])
 }
 
-const sql = <A>(f: (sql: SqlClient) => Effect.Effect<A, unknown>) => hearth.run(Effect.flatMap(SqlClient, f))
-
 /** Waits (bounded) until every open pull request of alice/app has a check for the base tip `sha`. */
 const checkedAgainst = async (sha: string, count: number) => {
   for (let i = 0; i < 800; i++) {
-    const rows = (await sql(
+    const rows = (await hearth.sql(
       (s) => s`SELECT p.checked_base_sha, p.status FROM pull_requests p WHERE NOT p.has_merged`
     )) as ReadonlyArray<Record<string, any>>
     if (rows.length === count && rows.every((r) => r.checked_base_sha === sha && Number(r.status) !== 1)) return
@@ -141,7 +138,7 @@ describe("git processes per merge and per mergeability check", () => {
     const index = await openPull("two", "two.txt")
     await checkedAgainst(await gitIn(bare(), ["rev-parse", "main"]), 1)
     // As after a push to the base whose check has not run yet.
-    await sql((s) => s`UPDATE pull_requests SET checked_base_sha = '' WHERE NOT has_merged`)
+    await hearth.sql((s) => s`UPDATE pull_requests SET checked_base_sha = '' WHERE NOT has_merged`)
     const from = logLength()
     const res = await request(hearth, "POST", `/repos/alice/app/pulls/${index}/merge`, basic("alice"), {
       Do: "fast-forward-only"
@@ -171,15 +168,15 @@ describe("git processes per merge and per mergeability check", () => {
       title: "noop"
     })
     expect(res.status).toBe(201)
-    const open = (await sql((s) => s`SELECT count(*) AS n FROM pull_requests WHERE NOT has_merged`)) as ReadonlyArray<
-      Record<string, any>
-    >
+    const open = (await hearth.sql(
+      (s) => s`SELECT count(*) AS n FROM pull_requests WHERE NOT has_merged`
+    )) as ReadonlyArray<Record<string, any>>
     await checkedAgainst(await gitIn(bare(), ["rev-parse", "main"]), Number(open[0]!.n))
     const started = commandsSince(from).map((c) => c.slice(c.indexOf("|") + 1))
     expect(started.filter((c) => c.startsWith("merge-tree")).length).toBeGreaterThan(0)
     expect(started.filter((c) => c.startsWith("diff-tree"))).toEqual([])
     expect(started.filter((c) => c === "rev-parse --verify --quiet --end-of-options refs/heads/main")).toEqual([])
-    const rows = (await sql(
+    const rows = (await hearth.sql(
       (s) => s`SELECT p.status FROM pull_requests p JOIN issues i ON i.id = p.issue_id WHERE i.title = 'noop'`
     )) as ReadonlyArray<Record<string, any>>
     expect(Number(rows[0]!.status)).toBe(5) // PullStatus.empty

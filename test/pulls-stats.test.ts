@@ -6,7 +6,6 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitIn } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
@@ -31,10 +30,8 @@ const commitFile = async (file: string, text: string) => {
   return gitIn(clone, ["rev-parse", "HEAD"])
 }
 
-const sql = <A>(f: (sql: SqlClient) => Effect.Effect<A, unknown>) => hearth.run(Effect.flatMap(SqlClient, f))
-
 const rowOf = () =>
-  sql((s) =>
+  hearth.sql((s) =>
     Effect.map(
       s`SELECT p.* FROM pull_requests p JOIN issues i ON i.id = p.issue_id WHERE i.index = ${index}
         AND i.repo_id = (SELECT id FROM repositories WHERE lower_name = 'app')`,
@@ -60,7 +57,7 @@ const shown = async () => {
   expect(numbers(listed)).toEqual(numbers(one))
   return numbers(one)
 }
-const pretend = (additions: number) => sql((s) => s`UPDATE pull_requests SET additions = ${additions}`)
+const pretend = (additions: number) => hearth.sql((s) => s`UPDATE pull_requests SET additions = ${additions}`)
 
 let first: string
 let root: string

@@ -1,8 +1,6 @@
 // GET /repos/search: keywords (commas, owner/name), uid/exclusive, private/is_private, mode, sort
 // and order, starredBy, paging capped by [ui] EXPLORE_PAGING_NUM, what each caller may see, and
 // `{ok:false,error}` with 500 on a database failure (issue 3 item 3; Forgejo's repo `Search`).
-import { Effect } from "effect"
-import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
@@ -35,18 +33,18 @@ beforeAll(async () => {
   await make("carol", "carol-private", true)
   await make("carol", "carol-fork")
   // bob collaborates on alice's private repository; carol's fork is a fork; alice stars two.
-  await sql(
+  await hearth.sql(
     (s) =>
       s`INSERT INTO collaborations (repo_id, user_id, mode)
       SELECT r.id, u.id, 'read' FROM repositories r, users u WHERE r.lower_name = 'secret-tool' AND u.lower_name = 'bob'`
   )
-  await sql(
+  await hearth.sql(
     (s) =>
       s`INSERT INTO collaborations (repo_id, user_id, mode)
       SELECT r.id, u.id, 'read' FROM repositories r, users u WHERE r.lower_name = 'alpha-tool' AND u.lower_name = 'rita'`
   )
-  await sql((s) => s`UPDATE repositories SET is_fork = true, size = 5000 WHERE lower_name = 'carol-fork'`)
-  await sql(
+  await hearth.sql((s) => s`UPDATE repositories SET is_fork = true, size = 5000 WHERE lower_name = 'carol-fork'`)
+  await hearth.sql(
     (s) =>
       s`INSERT INTO stars (user_id, repo_id) SELECT u.id, r.id FROM users u, repositories r
       WHERE u.lower_name = 'alice' AND r.lower_name IN ('bob-tool', 'zeta-tool')`
@@ -54,13 +52,6 @@ beforeAll(async () => {
   publicOnlyToken = await createToken(hearth, "bob", ["read:repository", "public-only"])
 })
 afterAll(() => hearth?.close())
-
-const sql = <A>(f: (s: SqlClient) => Effect.Effect<A, unknown>) =>
-  hearth.run(
-    Effect.gen(function* () {
-      return yield* f(yield* SqlClient)
-    }) as Effect.Effect<A>
-  )
 
 const search = (query: string, auth?: string) => request(hearth, "GET", `/repos/search?${query}`, auth)
 
@@ -107,11 +98,11 @@ describe("GET /repos/search", () => {
     expect(await perms(basic("alice"))).toEqual({ "alice/secret-tool": { admin: true, push: true, pull: true } })
     // carol owns the org (owner team): owner rights on its private repository.
     expect(await perms(basic("carol"))).toEqual({ "guild/guild-vault": { admin: true, push: true, pull: true } })
-    await sql(
+    await hearth.sql(
       (s) => s`UPDATE collaborations SET mode = 'write' WHERE user_id = (SELECT id FROM users WHERE lower_name = 'bob')`
     )
     expect(await perms(basic("bob"))).toEqual({ "alice/secret-tool": { admin: false, push: true, pull: true } })
-    await sql(
+    await hearth.sql(
       (s) => s`UPDATE collaborations SET mode = 'read' WHERE user_id = (SELECT id FROM users WHERE lower_name = 'bob')`
     )
   })
@@ -221,7 +212,7 @@ describe("GET /repos/search", () => {
   })
 
   it("answers {ok:false, error} with 500 when the database fails", async () => {
-    await sql((s) => s`ALTER TABLE stars RENAME TO stars_away`)
+    await hearth.sql((s) => s`ALTER TABLE stars RENAME TO stars_away`)
     try {
       const res = await search("starredBy=1")
       expect(res.status).toBe(500)
@@ -230,7 +221,7 @@ describe("GET /repos/search", () => {
       expect(typeof body.error).toBe("string")
       expect(body.error.length).toBeGreaterThan(0)
     } finally {
-      await sql((s) => s`ALTER TABLE stars_away RENAME TO stars`)
+      await hearth.sql((s) => s`ALTER TABLE stars_away RENAME TO stars`)
     }
   })
 })

@@ -70,7 +70,7 @@ const failure = async <A, E>(effect: Effect.Effect<A, E, any>): Promise<E> => {
   return Option.getOrThrow(Exit.findErrorOption(exit))
 }
 const sql = <A extends object = Record<string, unknown>>(text: TemplateStringsArray, ...params: Array<unknown>) =>
-  run(SqlClient.use((client) => client<A>(text, ...params)))
+  hearth.sql((client) => client<A>(text, ...params))
 
 const fileOf = (sha256: string) => join(root, sha256.slice(0, 2), sha256.slice(2, 4), sha256)
 const tmpFiles = () => readdirSync(join(root, "tmp"))

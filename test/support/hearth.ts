@@ -8,6 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { inspect } from "node:util"
 import { type Context, Effect, Exit, Layer, Scope } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { inject } from "vitest"
 import * as Settings from "../../src/config/Settings.ts"
 import { ServeLayer } from "../../src/main.ts"
@@ -24,6 +25,8 @@ export interface Hearth {
   /** Absolute URL of an API path: api("/version") → base + "/api/v1/version". */
   readonly api: (path: string) => string
   readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
+  /** Runs `f` with the server's own database client (PGlite or PostgreSQL, as the server uses). */
+  readonly sql: <A>(f: (sql: SqlClient) => Effect.Effect<A, unknown>) => Promise<A>
   readonly close: () => Promise<void>
 }
 
@@ -96,11 +99,14 @@ const startHearthOn = async (port: number, overrides: Settings.RawSettings): Pro
       Layer.buildWithScope(ServeLayer.pipe(Layer.provide(Settings.layerValue(settings))), scope)
     )
     const base = `http://127.0.0.1:${port}`
+    const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
+      Effect.runPromise(Effect.provideContext(effect, context as Context.Context<any>))
     return {
       base,
       settings,
       api: (path) => `${base}/api/v1${path}`,
-      run: (effect) => Effect.runPromise(Effect.provideContext(effect, context as Context.Context<any>)),
+      run,
+      sql: (f) => run(Effect.flatMap(SqlClient, f)),
       close: async () => {
         await Effect.runPromise(Scope.close(scope, Exit.void))
         rmSync(dataDir, { recursive: true, force: true })

@@ -9,26 +9,21 @@
 // BENCH_WEB_WARMUP (20), BENCH_BACKENDS, BENCH_WEB_PROFILE (a directory for a V8 CPU profile).
 import { Agent } from "node:http"
 import os from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import {
   type Account,
-  type Backend,
   type BackendName,
   basic,
-  createAccount,
   fmt,
   http,
   log,
   machineLine,
   positive,
-  preparePostgres,
   quantile,
   runMain,
-  startHearth,
-  stopChild,
-  tempDir
+  stopChild
 } from "../support.ts"
+import { apiCaller, startBenchServer } from "./Setup.ts"
 
 const config = {
   requests: Math.round(positive("BENCH_WEB_ISSUE_REQUESTS", 100)),
@@ -53,31 +48,19 @@ interface Result {
 }
 
 const measure = async (name: BackendName): Promise<Result> => {
-  const dataDir = tempDir(`hearth-bench-issue-${name}-`)
-  const backend: Backend = {
+  const { hearth, auth } = await startBenchServer(
     name,
-    dataDir,
-    logFile: join(dataDir, "hearth.log"),
-    ...(name === "postgres" ? { databaseUrl: (await preparePostgres()).url } : {}),
-    ...(config.profile === undefined
+    "issue",
+    ACCOUNT,
+    config.profile === undefined
       ? {}
-      : { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${config.profile}`, `--cpu-prof-name=issue-${name}.cpuprofile`] })
-  }
-  await createAccount(backend, ACCOUNT)
-  const hearth = await startHearth(backend)
+      : { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${config.profile}`, `--cpu-prof-name=issue-${name}.cpuprofile`] }
+  )
   const agent = new Agent({ keepAlive: true, maxSockets: 1 })
   const api = (path: string) => `${hearth.base}/api/v1${path}`
-  const call = async (method: string, path: string, body: unknown, who = ACCOUNT.username) => {
-    const password = who === ACCOUNT.username ? ACCOUNT.password : "bench-password-123"
-    const res = await http(api(path), {
-      method,
-      agent,
-      headers: { authorization: basic(who, password), "content-type": "application/json" },
-      body: JSON.stringify(body)
-    })
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body.toString().slice(0, 200)}`)
-    return JSON.parse(res.body.toString() || "null")
-  }
+  const asAccount = apiCaller(hearth.base, auth, agent)
+  const call = (method: string, path: string, body: unknown, who = ACCOUNT.username) =>
+    asAccount(method, path, body, who === ACCOUNT.username ? auth : basic(who, "bench-password-123"))
   log(`${name}: an issue with ${config.comments} comments`)
   for (const login of PEOPLE) {
     await call("POST", "/admin/users", {

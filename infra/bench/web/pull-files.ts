@@ -15,23 +15,20 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import {
   type Account,
-  type Backend,
   type BackendName,
   basic,
-  createAccount,
   execFileP,
   fmt,
   http,
   log,
   machineLine,
   positive,
-  preparePostgres,
   quantile,
   runMain,
-  startHearth,
   stopChild,
   tempDir
 } from "../support.ts"
+import { apiCaller, startBenchServer } from "./Setup.ts"
 
 const config = {
   files: Math.round(positive("BENCH_PULL_FILES", 300)),
@@ -137,38 +134,21 @@ interface Result {
 }
 
 const measure = async (name: BackendName): Promise<Result> => {
-  const dataDir = tempDir(`hearth-bench-pull-files-${name}-`)
-  const backend: Backend = {
-    name,
-    dataDir,
-    logFile: join(dataDir, "hearth.log"),
-    ...(name === "postgres" ? { databaseUrl: (await preparePostgres()).url } : {})
-  }
-  await createAccount(backend, ACCOUNT)
-  const hearth = await startHearth(backend)
+  const { hearth } = await startBenchServer(name, "pull-files", ACCOUNT)
   const base = hearth.base
-  const auth = basic(ACCOUNT.username, ACCOUNT.password)
-  const json = { authorization: auth, "content-type": "application/json" }
-  const created = await http(`${base}/api/v1/user/repos`, {
-    method: "POST",
-    headers: json,
-    body: JSON.stringify({ name: "widgets" }),
-    timeoutMs: 60_000
-  })
-  if (created.status !== 201) throw new Error(`creating the repository: ${created.body.toString()}`)
+  const call = apiCaller(base, basic(ACCOUNT.username, ACCOUNT.password))
+  await call("POST", "/user/repos", { name: "widgets" })
   const remote = new URL(`${base}/bench/widgets.git`)
   remote.username = ACCOUNT.username
   remote.password = ACCOUNT.password
   log(`${name}: pushing ${config.files} files and a branch changing each`)
   await buildRepository(tempDir("hearth-bench-pull-files-src-"), remote.toString())
-  const pull = await http(`${base}/api/v1/repos/bench/widgets/pulls`, {
-    method: "POST",
-    headers: json,
-    body: JSON.stringify({ head: "topic", base: "main", title: "Change every file" }),
-    timeoutMs: 60_000
+  const pull = await call("POST", "/repos/bench/widgets/pulls", {
+    head: "topic",
+    base: "main",
+    title: "Change every file"
   })
-  if (pull.status !== 201) throw new Error(`opening the pull request: ${pull.body.toString()}`)
-  const index = JSON.parse(pull.body.toString()).number as number
+  const index = pull.number as number
   const files = `${base}/bench/widgets/pulls/${index}/files`
   const cookie = await signIn(base)
   const pid = hearth.child.pid!

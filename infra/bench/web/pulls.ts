@@ -5,7 +5,8 @@
 // its writer sees it) against the API calls that fetch the same data — the pull request, its
 // timeline and its reviews —, the two alternating, and the commits tab. No target of its own in
 // the issue; the ratio to the API is reported beside the issue page's (≤ 2×).
-import { fmt, http, positive } from "../support.ts"
+import { fmt, positive } from "../support.ts"
+import { apiCaller } from "./Setup.ts"
 
 type Timed = (url: string, headers?: Record<string, string>) => Promise<{ readonly ms: number }>
 type Stats = (values: ReadonlyArray<number>) => { readonly p50: number; readonly p99: number; readonly n: number }
@@ -24,29 +25,21 @@ export interface PullBench {
 const COMMENTS = Math.round(positive("BENCH_WEB_PULL_COMMENTS", 100))
 const rows: Array<string> = []
 
-const send = async (url: string, auth: string, method: string, body: unknown) => {
-  const reply = await http(url, {
-    method,
-    headers: { authorization: auth, "content-type": "application/json" },
-    body: JSON.stringify(body)
-  })
-  if (reply.status >= 300) throw new Error(`${method} ${url}: ${reply.status} ${reply.body.toString().slice(0, 200)}`)
-  return JSON.parse(reply.body.toString() || "null") as Record<string, unknown>
-}
-
 export const benchPulls = async (b: PullBench) => {
   const api = (path: string) => `${b.base}/api/v1/repos/bench/widgets${path}`
-  const pull = await send(api("/pulls"), b.auth, "POST", { head: "topic", base: "main", title: "Change the big file" })
+  const call = apiCaller(b.base, b.auth)
+  const repo = "/repos/bench/widgets"
+  const pull = await call("POST", `${repo}/pulls`, { head: "topic", base: "main", title: "Change the big file" })
   const n = Number(pull.number)
   for (let i = 0; i < COMMENTS; i++) {
-    await send(api(`/issues/${n}/comments`), b.auth, "POST", { body: `Comment ${i} with **markdown** and #${n}` })
+    await call("POST", `${repo}/issues/${n}/comments`, { body: `Comment ${i} with **markdown** and #${n}` })
   }
-  await send(api(`/pulls/${n}/reviews`), b.auth, "POST", {
+  await call("POST", `${repo}/pulls/${n}/reviews`, {
     event: "COMMENT",
     body: "Notes",
     comments: [{ path: "big/file-0.ts", body: "Why?", new_position: 1 }]
   })
-  await send(api(`/pulls/${n}/reviews`), b.auth, "POST", { event: "COMMENT", body: "More notes" })
+  await call("POST", `${repo}/pulls/${n}/reviews`, { event: "COMMENT", body: "More notes" })
   const headers = { authorization: b.auth, "accept-encoding": "br, gzip" }
   const page = `${b.base}/bench/widgets/pulls/${n}`
   const calls = [api(`/pulls/${n}`), api(`/issues/${n}/timeline`), api(`/pulls/${n}/reviews`)]
