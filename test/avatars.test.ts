@@ -46,7 +46,8 @@ beforeAll(async () => {
   hearth = await startHearth({
     picture: { AVATAR_MAX_FILE_SIZE: "65536", AVATAR_MAX_WIDTH: "1000", AVATAR_MAX_HEIGHT: "800" }
   })
-  for (const username of ["alice", "bob", "member", "stranger", "pic"]) await createUser(hearth, { username })
+  for (const username of ["alice", "bob", "member", "stranger", "pic", "leaver"]) await createUser(hearth, { username })
+  await createUser(hearth, { username: "root", isAdmin: true })
   await apiAs(hearth, "POST", "/orgs", "alice", { username: "studio" })
   await apiAs(hearth, "POST", "/orgs", "alice", { username: "hidden", visibility: "private" })
   const team = await apiAs(hearth, "POST", "/orgs/studio/teams", "alice", {
@@ -275,5 +276,26 @@ describe("repository avatars", () => {
     )
     expect(bad.status).toBe(422)
     expect((await apiAs(hearth, "GET", "/repos/alice/public", "bob")).avatar_url).toBe("")
+  })
+})
+
+describe("deleting what has an avatar", () => {
+  it("frees the picture with the repository or the account (the sweep then removes the file)", async () => {
+    await apiAs(hearth, "POST", "/user/repos", "leaver", { name: "short-lived" })
+    const picture = body(await png(64, 64, "#aa00aa"))
+    expect((await request(hearth, "POST", "/repos/leaver/short-lived/avatar", basic("leaver"), picture)).status).toBe(
+      204
+    )
+    const repoUrl: string = (await apiAs(hearth, "GET", "/repos/leaver/short-lived", "leaver")).avatar_url
+    expect(await refcount(hashOf(repoUrl))).toBe(1)
+    expect((await request(hearth, "DELETE", "/repos/leaver/short-lived", basic("leaver"))).status).toBe(204)
+    expect(await refcount(hashOf(repoUrl))).toBe(0)
+
+    const own = body(await png(64, 64, "#00aaaa"))
+    expect((await request(hearth, "POST", "/user/avatar", basic("leaver"), own)).status).toBe(204)
+    const userUrl: string = (await apiAs(hearth, "GET", "/users/leaver", "root")).avatar_url
+    expect(await refcount(hashOf(userUrl))).toBe(1)
+    expect((await request(hearth, "DELETE", "/admin/users/leaver", basic("root"))).status).toBe(204)
+    expect(await refcount(hashOf(userUrl))).toBe(0)
   })
 })
