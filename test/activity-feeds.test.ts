@@ -145,6 +145,66 @@ describe("recording", () => {
     })
   })
 
+  it("records a pull request marked ready for review, a dismissed review and a scheduled merge", async () => {
+    // A base branch that needs the `ci` status, so that a merge can wait for it.
+    await git(["push", "-q", "origin", "HEAD:refs/heads/stable"])
+    expect(
+      (
+        await call("alice", "POST", "/repos/alice/code/branch_protections", {
+          rule_name: "stable",
+          enable_push: true,
+          enable_status_check: true,
+          status_check_contexts: ["ci"]
+        })
+      ).status
+    ).toBe(201)
+    const head = (await commit("d.txt", "polish")).trim()
+    await git(["push", "-q", "origin", "HEAD:refs/heads/polish"])
+    const pull = await apiAs(hearth, "POST", "/repos/alice/code/pulls", "alice", {
+      head: "polish",
+      base: "stable",
+      title: "WIP: polish"
+    })
+    const path = "/repos/alice/code/activities/feeds"
+
+    // Forgejo's IssueChangeTitle: the work-in-progress prefix goes.
+    expect((await call("alice", "PATCH", `/repos/alice/code/pulls/${pull.number}`, { title: "polish" })).status).toBe(
+      201
+    )
+    expect(await eventually(path, "pull_request_ready_for_review")).toMatchObject({
+      content: `${pull.number}|polish`,
+      act_user: { login: "alice" }
+    })
+
+    // Forgejo's PullReviewDismiss: "index|reviewer|message", by the one who dismissed it.
+    const review = await apiAs(hearth, "POST", `/repos/alice/code/pulls/${pull.number}/reviews`, "bob", {
+      event: "APPROVED",
+      body: "fine"
+    })
+    expect(
+      (
+        await call("alice", "POST", `/repos/alice/code/pulls/${pull.number}/reviews/${review.id}/dismissals`, {
+          message: "out of date"
+        })
+      ).status
+    ).toBe(200)
+    expect(await eventually(path, "pull_review_dismissed")).toMatchObject({
+      content: `${pull.number}|bob|out of date`,
+      act_user: { login: "alice" }
+    })
+
+    // A merge scheduled until `ci` succeeds: Forgejo's AutoMergePullRequest, not a plain merge.
+    const scheduled = await call("alice", "POST", `/repos/alice/code/pulls/${pull.number}/merge`, {
+      Do: "merge",
+      merge_when_checks_succeed: true
+    })
+    expect(scheduled.status, await scheduled.clone().text()).toBe(201)
+    await call("alice", "POST", `/repos/alice/code/statuses/${head}`, { state: "success", context: "ci" })
+    expect(await eventually(path, "auto_merge_pull_request")).toMatchObject({ content: `${pull.number}|polish` })
+    const list = await feed("root", `${path}?limit=50`)
+    expect(list.filter((a) => a.op_type === "merge_pull_request" && a.content === `${pull.number}|polish`)).toEqual([])
+  })
+
   it("does not record a star (Forgejo's feed notifier has none)", async () => {
     const before = (await feed("root", "/repos/alice/code/activities/feeds?limit=50")).length
     await apiAs(hearth, "PUT", "/user/starred/alice/code", "carol")

@@ -20,7 +20,7 @@ import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
 import type { Page } from "../http/Pagination.ts"
-import { makePresenter } from "../issues/Present.ts"
+import { isWorkInProgress, makePresenter } from "../issues/Present.ts"
 import { IssuesRepo } from "../issues/Repo.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import type { TeamRow } from "../orgs/Repo.ts"
@@ -302,7 +302,11 @@ export class ActivitiesService extends Context.Service<
               case "closed":
                 if (event.merged === true)
                   return Effect.flatMap(issueTitle(event, known), (title) =>
-                    record({ ...base, opType: opNumber("merge_pull_request"), content: `${index}|${title}` })
+                    record({
+                      ...base,
+                      opType: opNumber(event.autoMerged === true ? "auto_merge_pull_request" : "merge_pull_request"),
+                      content: `${index}|${title}`
+                    })
                   )
                 return record({
                   ...base,
@@ -315,10 +319,37 @@ export class ActivitiesService extends Context.Service<
                   opType: opNumber(isPull ? "reopen_pull_request" : "reopen_issue"),
                   content: `${index}|`
                 })
+              case "edited": {
+                // Forgejo's IssueChangeTitle: a pull request whose title lost its work-in-progress prefix.
+                const from = event.changes?.title?.from
+                if (!isPull || from === undefined || !isWorkInProgress(from)) return Effect.void
+                return Effect.flatMap(issueTitle(event, known), (title) =>
+                  isWorkInProgress(title)
+                    ? Effect.void
+                    : record({
+                        ...base,
+                        opType: opNumber("pull_request_ready_for_review"),
+                        content: `${index}|${title}`
+                      })
+                )
+              }
               default:
                 return Effect.void
             }
           }
+          case "PullRequestReviewDismiss":
+            // Forgejo's PullReviewDismiss: "index|reviewer|the dismissal's message".
+            return Effect.gen(function* () {
+              const reviewerId = event.review.reviewerId
+              const reviewer = reviewerId === undefined ? Option.none() : yield* users.findById(reviewerId)
+              const message = yield* commentBody(event.commentId)
+              yield* record({
+                ...base,
+                opType: opNumber("pull_review_dismissed"),
+                commentId: event.commentId,
+                content: `${event.issue.index}|${Option.isSome(reviewer) ? reviewer.value.name : ""}|${message}`
+              })
+            })
           case "IssueComment":
             if (event.action !== "created") return Effect.void
             return Effect.flatMap(commentBody(event.comment.id), (body) =>

@@ -119,7 +119,9 @@ export const Issues = Schema.TaggedStruct("Issues", {
   /** `milestoned`/`demilestoned`: which milestone. */
   milestoneId: Schema.optionalKey(Schema.Number),
   /** `closed`: a pull request closed by its merge. */
-  merged: Schema.optionalKey(Schema.Boolean)
+  merged: Schema.optionalKey(Schema.Boolean),
+  /** `closed` and merged: by its schedule (Forgejo's AutoMergePullRequest, not MergePullRequest). */
+  autoMerged: Schema.optionalKey(Schema.Boolean)
 })
 
 export const IssueComment = Schema.TaggedStruct("IssueComment", {
@@ -195,7 +197,8 @@ export const PullAutoMergeFailed = Schema.TaggedStruct("PullAutoMergeFailed", {
 export const PullRequestReviewDismiss = Schema.TaggedStruct("PullRequestReviewDismiss", {
   ...about,
   issue: IssueRef,
-  review: Schema.Struct({ id: Schema.Number }),
+  /** `reviewerId`: the account whose review it was (none for a team's request). */
+  review: Schema.Struct({ id: Schema.Number, reviewerId: Schema.optionalKey(Schema.Number) }),
   commentId: Schema.Number
 })
 

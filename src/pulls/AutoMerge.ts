@@ -202,7 +202,8 @@ export class AutoMerge extends Context.Service<
           }
           const outcome = yield* pulls
             .merge(opened, String(pull.index), request, {
-              beforeMove: (commit, baseSha) => store.setIntent(pullId, commit, baseSha)
+              beforeMove: (commit, baseSha) => store.setIntent(pullId, commit, baseSha),
+              scheduled: true
             })
             .pipe(Effect.result)
           if (outcome._tag === "Success") return

@@ -137,6 +137,8 @@ export interface MergeRequest {
 export interface MergeHooks {
   /** Runs with the merge's commit just before the base branch moves to it. */
   readonly beforeMove?: ((commit: string, baseSha: string) => Effect.Effect<void>) | undefined
+  /** The merge is a schedule's (its events say so: Forgejo's AutoMergePullRequest). */
+  readonly scheduled?: boolean | undefined
 }
 
 /** Texts of the merge's refusals that time may lift; a scheduled merge waits on them (AutoMerge.ts). */
@@ -1217,13 +1219,14 @@ export class PullsService extends Context.Service<
           })
         )
 
-      const publishMerged = (loaded: Loaded, doer: UserRow) =>
+      const publishMerged = (loaded: Loaded, doer: UserRow, scheduled = false) =>
         hub.publish({
           _tag: "Issues",
           ...subjectOf(loaded.base, doer),
           issue: issueRef(loaded.issue),
           action: "closed",
-          merged: true
+          merged: true,
+          ...(scheduled ? { autoMerged: true } : {})
         })
 
       /** §8.5: the head branch goes after a merge, unless another open pull request still uses it. */
@@ -1287,7 +1290,14 @@ export class PullsService extends Context.Service<
         })
 
       /** After the base branch moved from `baseSha` to `commit`: the merge recorded, its events, the head branch deleted if asked (§8.4, §8.5). */
-      const afterMove = (loaded: Loaded, doer: Principal, commit: string, baseSha: string, deleteBranch: boolean) =>
+      const afterMove = (
+        loaded: Loaded,
+        doer: Principal,
+        commit: string,
+        baseSha: string,
+        deleteBranch: boolean,
+        scheduled: boolean
+      ) =>
         Effect.gen(function* () {
           const { base, pull } = loaded
           const at = new Date()
@@ -1298,7 +1308,7 @@ export class PullsService extends Context.Service<
             ])
           )
           if (!first) return yield* Errors.conflict("the pull request was merged by someone else meanwhile")
-          yield* publishMerged(loaded, doer.user)
+          yield* publishMerged(loaded, doer.user, scheduled)
           if (deleteBranch) yield* deleteHeadBranch(yield* reload(loaded), doer)
         })
 
@@ -1390,7 +1400,7 @@ export class PullsService extends Context.Service<
               )
             )
           const deleteBranch = request.deleteBranch ?? base.repo.pulls.defaultDeleteBranchAfterMerge
-          yield* afterMove(loaded, caller, commit, baseSha, deleteBranch)
+          yield* afterMove(loaded, caller, commit, baseSha, deleteBranch, hooks?.scheduled === true)
           return "merged" as const
         })
 
@@ -1529,7 +1539,9 @@ export class PullsService extends Context.Service<
         isMerged: (opened, index) => Effect.map(findPull(opened, index), (l) => l.pull.hasMerged),
         defaultMergeMessage,
         merge,
-        completeMerge: afterMove,
+        // Only a schedule's merge is finished this way (AutoMerge.ts).
+        completeMerge: (loaded, doer, commit, baseSha, deleteBranch) =>
+          afterMove(loaded, doer, commit, baseSha, deleteBranch, true),
         update,
         deleteBranch,
         check,

@@ -647,7 +647,7 @@ export class ReviewsService extends Context.Service<
               _tag: "PullRequestReviewDismiss",
               ...subjectOf(loaded, doer),
               issue: issueRef(loaded),
-              review: { id: review.id },
+              review: { id: review.id, ...(review.reviewerId === null ? {} : { reviewerId: review.reviewerId }) },
               commentId
             })
           }
