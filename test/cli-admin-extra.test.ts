@@ -2,55 +2,21 @@
 // of the same names), run as real child processes on one data directory (embedded database) or a
 // fresh PostgreSQL database when TEST_DATABASE_URL is set; a server started on the same data
 // afterwards shows what they did. One spawn per command (the CLI opens the database itself).
-import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
-import { Effect, Exit, Scope } from "effect"
 import { Secret, TOTP } from "otpauth"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { basic, freshPostgresDatabase, type Hearth, json, startHearth } from "./support/hearth.ts"
+import { type CliResult, type CliWorkspace, cliWorkspace, expectOneLineError } from "./support/cli.ts"
+import { basic, type Hearth, json, startHearth } from "./support/hearth.ts"
 
-const ROOT = resolve(import.meta.dirname, "..")
-const NODE = join(ROOT, "node_modules/.bin/node")
-const CLI = join(ROOT, "src/cli.ts")
-
-interface Result {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? ""
-const onPostgres = testDatabaseUrl !== ""
-const scope = Effect.runSync(Scope.make())
-let tmp: string
-let dataDir: string
-let env: NodeJS.ProcessEnv
-let database: Record<string, string>
-
-const hearth = (...args: ReadonlyArray<string>) =>
-  new Promise<Result>((done) => {
-    execFile(NODE, [CLI, ...args], { cwd: ROOT, env, timeout: 240_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-      done({ code, stdout, stderr })
-    })
-  })
+let cli: CliWorkspace
+const hearth = (...args: ReadonlyArray<string>): Promise<CliResult> => cli.run(...args)
 const succeeds = async (...args: ReadonlyArray<string>) => {
   const result = await hearth(...args)
   expect(result.code, result.stderr).toBe(0)
   return result.stdout.trim()
 }
-/** A failure is exactly one line on stderr, without a stack trace, and exit code 1. */
-const expectOneLineError = (result: Result, text: string) => {
-  expect(result.code, result.stderr).toBe(1)
-  const lines = result.stderr.trim().split("\n")
-  expect(lines, result.stderr).toHaveLength(1)
-  expect(lines[0]).toContain(text)
-}
 /** A server on the CLI's data for the time of `check` (the embedded database allows one process). */
 const withServer = async (check: (server: Hearth) => Promise<void>) => {
-  const server = await startHearth({ server: { APP_DATA_PATH: dataDir }, database })
+  const server = await startHearth({ server: { APP_DATA_PATH: cli.dataDir }, database: cli.database })
   try {
     await check(server)
   } finally {
@@ -59,23 +25,7 @@ const withServer = async (check: (server: Hearth) => Promise<void>) => {
 }
 
 beforeAll(async () => {
-  tmp = mkdtempSync(join(tmpdir(), "hearth-cli-extra-"))
-  dataDir = join(tmp, "data")
-  database = onPostgres
-    ? {
-        DB_TYPE: "postgres",
-        DATABASE_URL: await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl), scope))
-      }
-    : { DB_TYPE: "embedded" }
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !key.startsWith("HEARTH__") && key !== "DATABASE_URL")
-  )
-  env = {
-    ...inherited,
-    HEARTH__server__APP_DATA_PATH: dataDir,
-    HEARTH__database__DB_TYPE: database.DB_TYPE,
-    ...(onPostgres ? { DATABASE_URL: database.DATABASE_URL } : {})
-  }
+  cli = await cliWorkspace("hearth-cli-extra-", ["data"], 240_000)
   for (const name of ["root", "alice", "bob"]) {
     await succeeds(
       "admin",
@@ -92,10 +42,7 @@ beforeAll(async () => {
     )
   }
 }, 900_000)
-afterAll(async () => {
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-  rmSync(tmp, { recursive: true, force: true })
-})
+afterAll(() => cli?.close())
 
 describe("hearth admin user (Forgejo's other user commands)", () => {
   it("explains every new command in --help", async () => {

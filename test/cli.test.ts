@@ -3,69 +3,44 @@
 // PostgreSQL database when TEST_DATABASE_URL is set; then a server started on the same data, where
 // the accounts made by the CLI sign in.
 
-import { execFile } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Settings from "../src/config/Settings.ts"
 import * as Database from "../src/db/Database.ts"
+import {
+  CLI,
+  type CliWorkspace,
+  cliWorkspace,
+  expectOneLineError,
+  NODE,
+  type CliResult as Result,
+  runProcess as spawn
+} from "./support/cli.ts"
 import { basic, freshPostgresDatabase, type Hearth, json, startHearth } from "./support/hearth.ts"
-
-const ROOT = resolve(import.meta.dirname, "..")
-const NODE = join(ROOT, "node_modules/.bin/node")
-const CLI = join(ROOT, "src/cli.ts")
-
-interface Result {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const spawn = (file: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
-  new Promise<Result>((done) => {
-    execFile(file, args, { cwd: ROOT, env, timeout: 60_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-      done({ code, stdout, stderr })
-    })
-  })
 
 const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? ""
 const onPostgres = testDatabaseUrl !== ""
+// For the further databases the migrate tests make (the workspace has its own).
 const scope = Effect.runSync(Scope.make())
+let cli: CliWorkspace
 let tmp: string
 let dataDir: string
 let env: NodeJS.ProcessEnv
 let database: Record<string, string>
 
 beforeAll(async () => {
-  tmp = mkdtempSync(join(tmpdir(), "hearth-cli-"))
-  dataDir = join(tmp, "not", "yet", "data")
-  database = onPostgres
-    ? {
-        DB_TYPE: "postgres",
-        DATABASE_URL: await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl), scope))
-      }
-    : { DB_TYPE: "embedded" }
-  // Only this test's settings: nothing inherited from the environment running the tests.
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !key.startsWith("HEARTH__") && key !== "DATABASE_URL")
-  )
-  env = {
-    ...inherited,
-    HEARTH__server__APP_DATA_PATH: dataDir,
-    HEARTH__database__DB_TYPE: database.DB_TYPE,
-    ...(onPostgres ? { DATABASE_URL: database.DATABASE_URL } : {})
-  }
+  cli = await cliWorkspace("hearth-cli-", ["not", "yet", "data"])
+  ;({ tmp, dataDir, env, database } = cli)
 })
 afterAll(async () => {
   await Effect.runPromise(Scope.close(scope, Exit.void))
-  rmSync(tmp, { recursive: true, force: true })
+  await cli?.close()
 })
 
-const hearth = (...args: ReadonlyArray<string>) => spawn(NODE, [CLI, ...args], env)
+const hearth = (...args: ReadonlyArray<string>) => cli.run(...args)
 
 /**
  * Runs commands that change nothing (refused ones): at once on PostgreSQL; one after the other on
@@ -78,15 +53,6 @@ const refusals = (commands: ReadonlyArray<() => Promise<Result>>): Promise<Array
 
 /** The last `admin user list` output, for the tests after it (ids, names). */
 let listed = ""
-
-/** A failure is exactly one line on stderr, without a stack trace, and exit code 1. */
-const expectOneLineError = (result: Result, text: string) => {
-  expect(result.code, result.stderr).toBe(1)
-  const lines = result.stderr.trim().split("\n")
-  expect(lines, result.stderr).toHaveLength(1)
-  expect(lines[0]).toContain(text)
-  expect(result.stderr).not.toMatch(/^\s+at /m)
-}
 
 describe("hearth --help", () => {
   it("is available on every command", async () => {

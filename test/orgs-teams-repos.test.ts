@@ -286,7 +286,13 @@ describe("POST /orgs/{org}/rename", () => {
 
     expect((await call("POST", "/orgs/oldco/rename", "owner", { new_name: "newco" })).status).toBe(204)
     expect((await ok("GET", "/orgs/newco", "owner")).name).toBe("newco")
-    expect((await call("GET", "/orgs/oldco", "owner")).status).toBe(404)
+    // The old name redirects (Forgejo's RedirectToUser), the organization itself too.
+    const renamed = await fetch(hearth.api("/orgs/oldco"), {
+      headers: { authorization: basic("owner") },
+      redirect: "manual"
+    })
+    expect(renamed.status).toBe(307)
+    expect(new URL(renamed.headers.get("location")!, hearth.base).pathname).toBe("/api/v1/orgs/newco")
     const moved = await fetch(hearth.api("/repos/oldco/site/contents/README.md"), {
       headers: { authorization: basic("owner") },
       redirect: "manual"
