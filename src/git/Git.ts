@@ -2,7 +2,8 @@
 // Everything Hearth does to repositories on disk goes through this module.
 
 import { spawn } from "node:child_process"
-import { lstat, mkdir, readdir, rm, stat } from "node:fs/promises"
+import { randomBytes } from "node:crypto"
+import { lstat, mkdir, readdir, rename, rm, stat } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { Data, Effect, Option } from "effect"
 import { branchNameProblem, refNameProblem, revisionProblem } from "../lib/Names.ts"
@@ -144,11 +145,29 @@ export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Effe
   })
 
 /** Creates an empty bare repository at `path` (parents included) with `defaultBranch` as HEAD. */
+/**
+ * `git init --bare`, made in a staging directory beside `path` and renamed into place: a reader
+ * never finds a directory that is not yet a repository (the fuzz guard found a wiki's first page
+ * read while another request was making the wiki: a 500). When `path` exists meanwhile, it is
+ * initialised in place as before (git leaves an existing repository's content alone).
+ */
 export const initBare = (path: string, defaultBranch: string) =>
-  Effect.andThen(
-    Effect.promise(() => mkdir(dirname(path), { recursive: true })),
-    run(["init", "--bare", "--quiet", `--initial-branch=${defaultBranch}`, "--", path])
-  )
+  Effect.gen(function* () {
+    yield* Effect.promise(() => mkdir(dirname(path), { recursive: true }))
+    const staging = `${path}.init-${randomBytes(6).toString("hex")}`
+    const init = (dir: string) => run(["init", "--bare", "--quiet", `--initial-branch=${defaultBranch}`, "--", dir])
+    yield* init(staging).pipe(Effect.onError(() => removeRepository(staging)))
+    const placed = yield* Effect.promise(() =>
+      rename(staging, path).then(
+        () => true,
+        () => false
+      )
+    )
+    if (!placed) {
+      yield* removeRepository(staging)
+      yield* init(path)
+    }
+  })
 
 /** Removes a repository directory and everything in it. */
 export const removeRepository = (path: string) => Effect.promise(() => rm(path, { recursive: true, force: true }))
