@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Claimed, DeliveryQueue, type Handler, type Outcome } from "../src/jobs/Queue.ts"
+import { type Claimed, DeliveryQueue, doorbell, type Handler, type Outcome } from "../src/jobs/Queue.ts"
 import { JobsRepo } from "../src/jobs/Repo.ts"
 import { eventually } from "./support/federation.ts"
 import { type Hearth, startHearth } from "./support/hearth.ts"
@@ -221,5 +221,41 @@ describe("the delivery queue", () => {
     } finally {
       await stop()
     }
+  })
+})
+
+describe("the doorbell that wakes a topic's listeners", () => {
+  const settled = (promise: Promise<void>) =>
+    Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 20))])
+
+  it("keeps a ring that comes after the ticket was taken but before it is awaited (a listener still claiming)", async () => {
+    const bell = doorbell()
+    const ticket = bell.ticket("t")
+    bell.ring("t")
+    await new Promise((resolve) => setTimeout(resolve, 5)) // the listener is busy elsewhere
+    expect(await settled(ticket.rung)).toBe(true)
+    ticket.drop()
+  })
+
+  it("does not count a ring from before the ticket, nor one of another name", async () => {
+    const bell = doorbell()
+    bell.ring("t")
+    const ticket = bell.ticket("t")
+    bell.ring("other")
+    expect(await settled(ticket.rung)).toBe(false)
+    bell.ring("t")
+    expect(await settled(ticket.rung)).toBe(true)
+  })
+
+  it("rings every holder of the name, and a dropped ticket no more", async () => {
+    const bell = doorbell()
+    const [first, second, dropped] = [bell.ticket("t"), bell.ticket("t"), bell.ticket("t")]
+    dropped.drop()
+    bell.ring("t")
+    expect(await Promise.all([settled(first.rung), settled(second.rung), settled(dropped.rung)])).toEqual([
+      true,
+      true,
+      false
+    ])
   })
 })

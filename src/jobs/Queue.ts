@@ -75,6 +75,37 @@ export const LEASE_MS = 30_000
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
+/**
+ * Rings by name. A ticket taken for a name settles at the first ring of it after the ticket was
+ * taken, however long its holder takes to await it — so a ring that comes while a listener is still
+ * busy (claiming, working out how long to wait) is not lost, as it would be to a callback registered
+ * only once the listener waits. `drop` a ticket when done with it.
+ */
+export const doorbell = () => {
+  const waiting = new Map<string, Set<() => void>>()
+  return {
+    ticket: (name: string): { readonly rung: Promise<void>; readonly drop: () => void } => {
+      const { promise, resolve } = Promise.withResolvers<void>()
+      let set = waiting.get(name)
+      if (set === undefined) waiting.set(name, (set = new Set()))
+      const holders = set
+      holders.add(resolve)
+      return {
+        rung: promise,
+        drop: () => {
+          holders.delete(resolve)
+          if (holders.size === 0 && waiting.get(name) === holders) waiting.delete(name)
+        }
+      }
+    },
+    ring: (name: string): void => {
+      const holders = waiting.get(name)
+      waiting.delete(name)
+      for (const resolve of holders ?? []) resolve()
+    }
+  }
+}
+
 export class DeliveryQueue extends Context.Service<
   DeliveryQueue,
   {
@@ -94,19 +125,16 @@ export class DeliveryQueue extends Context.Service<
       const context = yield* Effect.context<never>()
       const run = <A>(effect: Effect.Effect<A, unknown>) => Effect.runPromiseWith(context)(effect)
 
-      // The listeners of each topic in this process, woken when something queued is committed
+      // The listeners of each topic in this process are rung when something queued is committed
       // (`afterCommit`: a row queued inside a transaction is invisible until then, and a listener
-      // woken before would find nothing and wait for its next look). `wakes` counts the wake-ups,
-      // so that one arriving while a listener is claiming (not waiting) is not lost. Polling stays
-      // as the fallback for rows other nodes queue and rows that become due later: after a wake a
-      // listener that finds nothing looks again soon for a few seconds before its long wait.
-      const waiters = new Map<string, Set<() => void>>()
-      const wokenAt = new Map<string, number>()
-      const wakes = new Map<string, number>()
+      // rung before would find nothing and wait for its next look). Polling stays as the fallback
+      // for rows other nodes queue and rows that become due later: after a ring a listener that
+      // finds nothing looks again soon for a few seconds before its long wait.
+      const bell = doorbell()
+      const rungAt = new Map<string, number>()
       const wake = (topic: string) => {
-        wokenAt.set(topic, Date.now())
-        wakes.set(topic, (wakes.get(topic) ?? 0) + 1)
-        for (const waiter of [...(waiters.get(topic) ?? [])]) waiter()
+        rungAt.set(topic, Date.now())
+        bell.ring(topic)
       }
 
       // Two statements however many items: their `jobs` rows at once (a key queued before is
@@ -173,7 +201,7 @@ export class DeliveryQueue extends Context.Service<
 
       /** Milliseconds until the topic's next row is due (capped: other nodes may queue too). */
       const idle = async (topic: string): Promise<number> => {
-        if (Date.now() - (wokenAt.get(topic) ?? 0) < 5_000) return 250
+        if (Date.now() - (rungAt.get(topic) ?? 0) < 5_000) return 250
         // A row leased by a node that died is due again when its lease ends.
         const rows = await run(sql`SELECT
             EXTRACT(EPOCH FROM (min(GREATEST(deliver_at, COALESCE(locked_until, deliver_at))) - now())) * 1000 AS wait
@@ -232,44 +260,44 @@ export class DeliveryQueue extends Context.Service<
         const signal = options.signal
         const limit = options.concurrency ?? 4
         const running = new Set<Promise<void>>()
-        let topicWaiters = waiters.get(topic)
-        if (topicWaiters === undefined) waiters.set(topic, (topicWaiters = new Set()))
-        const own = new Set<() => void>()
+        // A handler finishing frees a slot (and may let the next row of its key go).
+        const finished = doorbell()
         while (signal?.aborted !== true) {
-          let claimed: ReadonlyArray<Claimed> = []
-          const woken = wakes.get(topic) ?? 0
-          if (running.size < limit) {
-            claimed = await claim(topic, limit - running.size).catch(() => []) // the database may be closing, or briefly away
-            // Something was committed while this claim ran (and may have missed it): look again.
-            if (claimed.length === 0 && (wakes.get(topic) ?? 0) !== woken) continue
-          }
-          if (claimed.length > 0) {
-            for (const one of claimed) {
-              const handled: Promise<void> = handle(one, handler, options)
-                .catch(() => undefined)
-                .finally(() => {
-                  running.delete(handled)
-                  for (const waiter of [...own]) waiter()
-                })
-              running.add(handled)
+          // Taken before the claim: a row committed while this claim runs, or while the wait below is
+          // worked out, ends that wait at once (CI once saw a ring lost in that gap, and a 30 s wait).
+          const tickets = [bell.ticket(topic), finished.ticket("")]
+          let timer: NodeJS.Timeout | undefined
+          let stopWaiting = () => {}
+          try {
+            let claimed: ReadonlyArray<Claimed> = []
+            if (running.size < limit) {
+              claimed = await claim(topic, limit - running.size).catch(() => []) // the database may be closing, or briefly away
             }
-            continue
-          }
-          const wait = running.size >= limit ? 30_000 : await idle(topic).catch(() => 1000)
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              clearTimeout(timer)
-              topicWaiters.delete(done)
-              own.delete(done)
-              signal?.removeEventListener("abort", done)
-              resolve()
+            if (claimed.length > 0) {
+              for (const one of claimed) {
+                const handled: Promise<void> = handle(one, handler, options)
+                  .catch(() => undefined)
+                  .finally(() => {
+                    running.delete(handled)
+                    finished.ring("")
+                  })
+                running.add(handled)
+              }
+              continue
             }
-            const timer = setTimeout(done, wait)
-            timer.unref?.()
-            topicWaiters.add(done)
-            own.add(done)
-            signal?.addEventListener("abort", done)
-          })
+            const wait = running.size >= limit ? 30_000 : await idle(topic).catch(() => 1000)
+            await new Promise<void>((resolve) => {
+              stopWaiting = () => resolve()
+              timer = setTimeout(stopWaiting, wait)
+              timer.unref?.()
+              for (const ticket of tickets) void ticket.rung.then(stopWaiting)
+              signal?.addEventListener("abort", stopWaiting)
+            })
+          } finally {
+            for (const ticket of tickets) ticket.drop()
+            clearTimeout(timer)
+            signal?.removeEventListener("abort", stopWaiting)
+          }
         }
         await Promise.allSettled(running)
       }
