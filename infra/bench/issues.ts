@@ -72,7 +72,9 @@ const config = {
     const [name, dir] = entry.includes("=") ? entry.split("=", 2) : [entry, entry]
     return { name: name!, dir: resolve(root, dir!) }
   }),
-  output: process.env.BENCH_OUTPUT
+  output: process.env.BENCH_OUTPUT,
+  /** "postgres": the embedded database gets a copy of PostgreSQL's generated rows instead of its own generation. */
+  embeddedFrom: process.env.BENCH_ISSUES_EMBEDDED_FROM
 }
 
 const ACCOUNT: Account = { username: "bench", password: "bench-password-123", admin: true }
@@ -424,6 +426,90 @@ const baseline = async () => {
   process.exit(0)
 }
 
+/**
+ * A child (BENCH_ISSUES_EMBEDDED_FROM=postgres): the embedded database filled with the rows of the
+ * PostgreSQL data this bench generated (its `db.dump`, BENCH_ISSUES_DUMP) — every row the service
+ * layer wrote there, notifications, label comments and references included, copied as they are;
+ * the embedded server's own generation would take a day at 100,000 issues (README). The schema is
+ * the checkout's own migrations; the rows go in through PGlite's COPY, with triggers and foreign
+ * keys off while they load (`session_replication_role`), the sequences set as in the dump.
+ */
+const copyFromPostgres = async () => {
+  const spec = childSpec()
+  const dump = process.env.BENCH_ISSUES_DUMP ?? ""
+  const { Effect, Layer } = await import("effect")
+  const SettingsModule = (await import(
+    srcUrl(spec, "config/Settings.ts")
+  )) as typeof import("../../src/config/Settings.ts")
+  const Database = (await import(srcUrl(spec, "db/Database.ts"))) as typeof import("../../src/db/Database.ts")
+  // The schema first, by the checkout's migrations (the scope closes the database again).
+  await Effect.runPromise(
+    Effect.scoped(Layer.build(Database.layer.pipe(Layer.provide(SettingsModule.layer())))) as never
+  )
+  const { PGlite } = await import("@electric-sql/pglite")
+  const { pg_trgm } = await import("@electric-sql/pglite/contrib/pg_trgm")
+  const dataDir = process.env.HEARTH__server__APP_DATA_PATH ?? ""
+  const db = await PGlite.create({ dataDir: join(dataDir, "db"), extensions: { pg_trgm } })
+  const say = (m: string) => process.stderr.write(`[bench] embedded: ${m}\n`)
+  await db.exec("SET session_replication_role = replica")
+  const tables = await db.query<{ name: string }>(
+    "SELECT quote_ident(tablename) AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'hearth_migrations'"
+  )
+  await db.exec(`TRUNCATE ${tables.rows.map((t) => t.name).join(", ")} RESTART IDENTITY`)
+  const existing = new Set(tables.rows.map((t) => t.name))
+  const restore = spawn(pgTool("pg_restore"), ["--data-only", "--no-owner", "-f", "-", dump], {
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  const { createInterface } = await import("node:readline")
+  let copy: string | undefined
+  let rows: Array<string> = []
+  let bytes = 0
+  let total = 0
+  const setvals: Array<string> = []
+  const flush = async () => {
+    if (copy !== undefined && rows.length > 0) await db.query(`${copy} FROM '/dev/blob'`, [], { blob: new Blob(rows) })
+    total += rows.length
+    rows = []
+    bytes = 0
+  }
+  for await (const line of createInterface({ input: restore.stdout!, crlfDelay: Infinity })) {
+    if (copy === undefined) {
+      // The dump's data: `COPY public.t (a, b) FROM stdin;`, its rows one per line (text format), `\.`.
+      // Tables the embedded schema does not have (effect's cluster tables, made at run time on
+      // PostgreSQL only) and the migrations' own record are left out.
+      const header = /^(COPY public\.(\S+) \(.*\)) FROM stdin;$/.exec(line)
+      if (header !== null) copy = existing.has(header[2]!) ? header[1] : ""
+      else if (line.startsWith("SELECT pg_catalog.setval(")) setvals.push(line)
+      continue
+    }
+    if (line === "\\.") {
+      if (copy !== "") await flush()
+      copy = undefined
+      continue
+    }
+    if (copy === "") continue
+    rows.push(`${line}\n`)
+    bytes += line.length + 1
+    if (bytes > 16 << 20) {
+      await flush()
+      say(`${fmt(total)} rows copied`)
+    }
+  }
+  const code = await new Promise<number | null>((done) =>
+    restore.exitCode === null ? restore.once("exit", (c) => done(c)) : done(restore.exitCode)
+  )
+  if (code !== 0) throw new Error(`pg_restore of ${dump} exited with ${code}`)
+  const sequences = await db.query<{ name: string }>("SELECT 'public.' || sequencename AS name FROM pg_sequences")
+  const known = new Set(sequences.rows.map((row) => row.name))
+  for (const setval of setvals) if (known.has(/setval\('([^']+)'/.exec(setval)?.[1] ?? "")) await db.exec(setval)
+  await db.exec("SET session_replication_role = DEFAULT")
+  await db.exec("ANALYZE")
+  await db.close()
+  say(`${fmt(total)} rows copied from PostgreSQL's generated data`)
+  process.stdout.write(`${JSON.stringify({ rows: total })}\n`)
+  process.exit(0)
+}
+
 // ---------------------------------------------------------------- the parent
 
 /** Runs this file as a child in `mode`, its stderr shown (progress), its last stdout line parsed. */
@@ -554,6 +640,8 @@ interface BackendResult {
   readonly generation: Generated
   /** The generated data came from the cache (generated by an earlier run). */
   readonly restored: boolean
+  /** The embedded database holds a copy of PostgreSQL's generated rows (BENCH_ISSUES_EMBEDDED_FROM). */
+  readonly copied: boolean
   readonly sql: Times
   readonly trees: Array<{ name: string; times: Times; notified: number; created: number }>
 }
@@ -636,7 +724,10 @@ const runBackend = async (name: BackendName): Promise<BackendResult> => {
   }
   const first = config.trees[0]!
   backend = { ...backend, tree: first.dir }
-  const plan = planOf(name === "embedded" ? config.issuesEmbedded : config.issues, config.commentsPerIssue)
+  const plan = planOf(
+    name === "embedded" && config.embeddedFrom !== "postgres" ? config.issuesEmbedded : config.issues,
+    config.commentsPerIssue
+  )
   const spec: ChildSpec = {
     backend: name,
     src: join(first.dir, "src"),
@@ -649,7 +740,23 @@ const runBackend = async (name: BackendName): Promise<BackendResult> => {
   const cache = cacheDir(name, plan, first.dir)
   let generated: Generated
   let restored = false
-  if (cache !== undefined && existsSync(join(cache, "meta.json"))) {
+  const copyFrom =
+    name === "embedded" && config.embeddedFrom === "postgres"
+      ? cacheDir("postgres", planOf(config.issues, config.commentsPerIssue), first.dir)
+      : undefined
+  if (copyFrom !== undefined) {
+    if (!existsSync(join(copyFrom, "meta.json")))
+      throw new Error(
+        `BENCH_ISSUES_EMBEDDED_FROM=postgres: no generated PostgreSQL data in ${copyFrom} (run PostgreSQL first)`
+      )
+    log(`${name}: copying PostgreSQL's generated data from ${copyFrom}`)
+    const copyStarted = performance.now()
+    await execFileP("tar", ["-C", backend.dataDir, "-xf", join(copyFrom, "data.tar")], { maxBuffer: 1 << 26 })
+    await runChild("copy-from-postgres", backend, spec, { BENCH_ISSUES_DUMP: join(copyFrom, "db.dump") })
+    generated = JSON.parse(readFileSync(join(copyFrom, "meta.json"), "utf8")) as Generated
+    restored = true
+    log(`${name}: copied in ${stamp(performance.now() - copyStarted)}`)
+  } else if (cache !== undefined && existsSync(join(cache, "meta.json"))) {
     log(`${name}: restoring the generated data from ${cache}`)
     const restoreStarted = performance.now()
     await restoreGenerated(backend, cache)
@@ -797,6 +904,7 @@ const runBackend = async (name: BackendName): Promise<BackendResult> => {
     comments: plan.comments,
     generation: generated,
     restored,
+    copied: copyFrom !== undefined,
     sql,
     trees
   }
@@ -828,7 +936,7 @@ const main = async () => {
     lines.push(
       `| ${r.backend} | ${fmt(r.issues)} / ${fmt(r.comments)} | ${stamp(r.generation.issuesMs)} + ${stamp(r.generation.commentsMs)} ` +
         `(${fmt((r.issues / r.generation.issuesMs) * 1000)} + ${fmt((r.comments / r.generation.commentsMs) * 1000)} /s; ` +
-        `${r.generation.processes} process${r.generation.processes > 1 ? "es" : ""}${r.restored ? "; kept from an earlier run" : ""}) |`
+        `${r.generation.processes} process${r.generation.processes > 1 ? "es" : ""}${r.copied ? "; PostgreSQL's rows, copied" : r.restored ? "; kept from an earlier run" : ""}) |`
     )
   }
   const treeNames = config.trees.map((t) => t.name)
@@ -867,4 +975,5 @@ const mode = process.argv[2]
 if (mode === "generate-issues") await generate("issues")
 else if (mode === "generate-comments") await generate("comments")
 else if (mode === "baseline") await baseline()
+else if (mode === "copy-from-postgres") await copyFromPostgres()
 else await runMain(main)
