@@ -61,6 +61,12 @@ ${emptyInstructions(view)}`
       ${refMenu(view, ref, refs, (kind, name) => refUrl(base, "src", { kind, name }))}
       <a class="Link--secondary mr-3" href="${base}/branches">${icon("git-branch")} <strong>${refs.branches.length}</strong> ${refs.branches.length === 1 ? "branch" : "branches"}</a>
       <a class="Link--secondary mr-3" href="${base}/tags">${icon("tag")} <strong>${refs.tags.length}</strong> ${refs.tags.length === 1 ? "tag" : "tags"}</a>
+      ${
+        // Forgejo's "Use this template": the new repository form, from this template.
+        repo.isTemplate
+          ? html`<a class="btn btn-sm btn-primary ml-auto" href="/repo/create?template_id=${String(repo.id)}" data-testid="use-template">${icon("repo-template")} Use this template</a>`
+          : empty
+      }
     </div>
     <div class="Box">
       ${
