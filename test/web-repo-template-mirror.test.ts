@@ -4,6 +4,7 @@
 // "Convert to a regular repository" in the settings' danger zone, through the API's
 // MirrorsService.convert and its rule (the owner's: 403 for an admin collaborator, 404 for a
 // stranger to a private mirror), confirmed by the full name, CSRF checked.
+import sharp from "sharp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { apiAs, basic, createUser, type Hearth, request, startHearth } from "./support/hearth.ts"
 import { csrfOf, signedIn, WebClient } from "./support/web.ts"
@@ -26,6 +27,10 @@ beforeAll(async () => {
   })
   await apiAs(hearth, "PUT", "/repos/alice/starter/topics", "alice", { topics: ["starter", "kit"] })
   await apiAs(hearth, "POST", "/repos/alice/starter/labels", "alice", { name: "bug", color: "#ee0701" })
+  const picture = await sharp({ create: { width: 64, height: 64, channels: 3, background: "#3366cc" } })
+    .png()
+    .toBuffer()
+  await apiAs(hearth, "POST", "/repos/alice/starter/avatar", "alice", { image: picture.toString("base64") })
   await apiAs(hearth, "POST", "/user/repos", "alice", {
     name: "secret-tpl",
     auto_init: true,
@@ -52,7 +57,7 @@ describe("use this template", () => {
     expect(form.text).toContain('data-testid="repo-generate-form"')
     expect(form.text).toContain('href="/alice/starter">alice/starter</a>')
     // Every item is offered and checked at first.
-    for (const item of ["git_content", "topics", "labels", "webhooks", "protected_branch"]) {
+    for (const item of ["git_content", "topics", "avatar", "labels", "webhooks", "protected_branch"]) {
       expect(form.text).toMatch(new RegExp(`name="${item}" value="on" checked`))
     }
     const made = await bob.post(
@@ -63,7 +68,8 @@ describe("use this template", () => {
         repo_name: "from-starter",
         description: "Mine",
         git_content: "on",
-        topics: "on"
+        topics: "on",
+        avatar: "on"
       },
       csrfOf(form.text)
     )
@@ -72,6 +78,10 @@ describe("use this template", () => {
     const repo = await apiAs(hearth, "GET", "/repos/bob/from-starter", "bob")
     expect(repo).toMatchObject({ description: "Mine", private: false, empty: false, template: false })
     expect(repo.topics).toEqual(["kit", "starter"])
+    // The avatar is the template's picture (the same stored file).
+    const template = await apiAs(hearth, "GET", "/repos/alice/starter", "bob")
+    expect(template.avatar_url).not.toBe("")
+    expect(repo.avatar_url).toBe(template.avatar_url)
     // Labels were not chosen: none copied. The git content was: the README is there.
     expect(await apiAs(hearth, "GET", "/repos/bob/from-starter/labels", "bob")).toEqual([])
     expect((await request(hearth, "GET", "/repos/bob/from-starter/contents/README.md", basic("bob"))).status).toBe(200)

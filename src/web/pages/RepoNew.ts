@@ -49,11 +49,12 @@ const NONE = [["", "None"]] as const
 
 /**
  * The items a template's form offers to copy (GenerateRepoOption's names, Forgejo's form). Git hooks
- * and the avatar are not offered: the generator copies nothing for them yet.
+ * are not offered: Hearth has none to copy.
  */
 const TEMPLATE_ITEMS = [
   ["git_content", "Git content (the default branch)"],
   ["topics", "Topics"],
+  ["avatar", "Avatar"],
   ["labels", "Labels"],
   ["webhooks", "Webhooks"],
   ["protected_branch", "Branch protection rules"]
