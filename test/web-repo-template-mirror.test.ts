@@ -1,9 +1,10 @@
-// Issue 17's last repository actions over plain HTTP: "Use this template" (Forgejo's
-// `/repo/create?template_id={id}`) makes a repository through the API's generator with the items
-// chosen, refusals next to their field, 404 for a template one may not see; and a pull mirror's
-// "Convert to a regular repository" in the settings' danger zone, through the API's
-// MirrorsService.convert and its rule (the owner's: 403 for an admin collaborator, 404 for a
-// stranger to a private mirror), confirmed by the full name, CSRF checked.
+// Issue 17's last repository actions over plain HTTP: a repository made a template from the new
+// repository form or its settings; "Use this template" (Forgejo's `/repo/create?template_id={id}`)
+// making a repository through the API's generator with the items chosen, refusals next to their
+// field, 404 for a template one may not see; and a pull mirror's "Convert to a regular repository"
+// in the settings' danger zone, through the API's MirrorsService.convert and its rule (the owner's:
+// 403 for an admin collaborator, 404 for a stranger to a private mirror), confirmed by the full
+// name, CSRF checked.
 import sharp from "sharp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { apiAs, basic, createUser, type Hearth, request, startHearth } from "./support/hearth.ts"
@@ -156,6 +157,38 @@ describe("use this template", () => {
     )
     expect(forged.status).toBe(400)
     expect((await request(hearth, "GET", "/repos/bob/no-csrf", basic("bob"))).status).toBe(404)
+  })
+})
+
+describe("making a template", () => {
+  it("the new repository form and the settings' options mark a repository as a template, and unmark it", async () => {
+    const made = await bob.submit("/repo/create", {
+      uid: String(ids.bob),
+      repo_name: "blueprint",
+      auto_init: "on",
+      template: "on"
+    })
+    expect(made.status).toBe(303)
+    expect((await apiAs(hearth, "GET", "/repos/bob/blueprint", "bob")).template).toBe(true)
+    expect((await bob.get("/bob/blueprint")).text).toContain('data-testid="use-template"')
+    const page = await bob.get("/bob/blueprint/settings")
+    expect(page.text).toMatch(/name="template" value="on" checked/)
+    const off = await bob.submit("/bob/blueprint/settings", {
+      action: "update",
+      repo_name: "blueprint",
+      default_branch: "main"
+    })
+    expect(off.status).toBe(303)
+    expect((await apiAs(hearth, "GET", "/repos/bob/blueprint", "bob")).template).toBe(false)
+    expect((await bob.get("/bob/blueprint")).text).not.toContain('data-testid="use-template"')
+    const on = await bob.submit("/bob/blueprint/settings", {
+      action: "update",
+      repo_name: "blueprint",
+      default_branch: "main",
+      template: "on"
+    })
+    expect(on.status).toBe(303)
+    expect((await apiAs(hearth, "GET", "/repos/bob/blueprint", "bob")).template).toBe(true)
   })
 })
 

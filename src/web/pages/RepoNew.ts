@@ -1,7 +1,7 @@
 // A new repository from the browser, `/repo/create` (Forgejo's `routers/web/repo/repo.go`
 // `Create`/`CreatePost`): the owner (the user, or an organization they may create repositories
 // in, preselected by `?org={id}` as Forgejo's "New repository" link of an organization does), the
-// name and description, private, and the initial commit's templates. The repository is made by
+// name and description, private, template, and the initial commit's templates. The repository is made by
 // ReposService.create, as `POST /user/repos` and `POST /orgs/{org}/repos` make it (quota, events).
 //
 // From a template (Forgejo's "Use this template", `/repo/create?template_id={id}`, the form's
@@ -118,6 +118,7 @@ export const RepoNewPages = (web: Web) =>
     ${field({ name: "repo_name", label: "Repository name", value: value("repo_name"), required: true, autofocus: true, autocomplete: "off", hint: "Letters, digits, dashes, underscores and dots." }, errors)}
     ${textArea({ name: "description", label: "Description", value: value("description"), rows: 2 }, errors)}
     ${checkbox({ name: "private", label: "Private", checked: typed.private === "on", hint: "Only the owner, collaborators and teams with access see a private repository." })}
+    ${checkbox({ name: "template", label: "Template repository", checked: typed.template === "on", hint: "Anyone who may read it can make a new repository from its files and settings." })}
     <fieldset class="mt-3 mb-3"><legend class="text-bold mb-2">Initialize the repository</legend>
       ${checkbox({ name: "auto_init", label: "Make an initial commit with the files chosen below", checked: typed.auto_init === "on" })}
       ${select({ name: "gitignores", label: ".gitignore", value: value("gitignores"), choices: [...NONE, ...gitignoreTemplates.map((t) => [t, t] as const)] }, errors)}
@@ -246,6 +247,7 @@ export const RepoNewPages = (web: Web) =>
             name,
             description: form.get("description") ?? "",
             private: form.get("private") === "on",
+            template: form.get("template") === "on",
             auto_init: form.get("auto_init") === "on",
             gitignores: form.get("gitignores") ?? "",
             license: form.get("license") ?? "",

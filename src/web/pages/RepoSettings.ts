@@ -1,6 +1,6 @@
 // A repository's options (Forgejo's routers/web/repo/setting/setting.go `SettingsPost`,
 // `/{owner}/{repo}/settings`): one POST route whose `action` field (Forgejo's) picks the form —
-// `update` (name, description, website, visibility, default branch), `advanced` (the units and the
+// `update` (name, description, website, visibility, template, default branch), `advanced` (the units and the
 // pull request merge settings), and the danger zone's `convert` (a pull mirror to a regular
 // repository), `transfer`, `archive`, `unarchive`, `delete`, each confirmed by typing the
 // repository's full name. Every change goes through the service the API uses — ReposService.edit
@@ -178,6 +178,7 @@ export const RepoSettingsPages = (web: Web, frame: RepoFrame) =>
         )
   }
   ${checkbox({ name: "private", label: "Private", checked: checked("update", "private", repo.isPrivate), hint: "Only the owner, collaborators and teams with access see a private repository." })}
+  ${checkbox({ name: "template", label: "Template repository", checked: checked("update", "template", repo.isTemplate), hint: 'Anyone who may read it can make a new repository from its files and settings ("Use this template").' })}
   <button class="btn btn-primary" type="submit">Update settings</button>
 </form>`
         const advanced = html`<form method="post" action="${view.base}/settings" data-testid="settings-advanced-form">
@@ -358,7 +359,8 @@ ${danger}`
                   description: form.get("description") ?? "",
                   website: (form.get("website") ?? "").trim(),
                   default_branch: (form.get("default_branch") ?? "").trim(),
-                  private: form.get("private") === "on"
+                  private: form.get("private") === "on",
+                  template: form.get("template") === "on"
                 },
                 typed,
                 "updated"
