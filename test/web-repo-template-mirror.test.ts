@@ -52,6 +52,10 @@ describe("use this template", () => {
     const home = await bob.get("/alice/starter")
     expect(home.text).toMatch(new RegExp(`href="/repo/create\\?template_id=${id}" data-testid="use-template"`))
     expect((await bob.get("/alice/plain")).text).not.toContain('data-testid="use-template"')
+    // An empty template offers it too (its topics, labels and settings can be copied).
+    await apiAs(hearth, "POST", "/user/repos", "alice", { name: "empty-tpl", template: true })
+    const emptyId = await repoId("alice/empty-tpl")
+    expect((await bob.get("/alice/empty-tpl")).text).toContain(`href="/repo/create?template_id=${emptyId}"`)
 
     const form = await bob.get(`/repo/create?template_id=${id}`)
     expect(form.status).toBe(200)
