@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs"
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import sharp from "sharp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitIn } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
@@ -74,6 +75,10 @@ beforeAll(async () => {
   const api = (method: string, path: string, body: unknown) =>
     request(hearth, method, `/repos/alice/starter-Kit${path}`, basic("alice"), body)
   expect((await api("PUT", "/topics", { topics: ["starter", "kit"] })).status).toBe(204)
+  const picture = await sharp({ create: { width: 64, height: 64, channels: 3, background: "#3366cc" } })
+    .png()
+    .toBuffer()
+  expect((await api("POST", "/avatar", { image: picture.toString("base64") })).status).toBe(204)
   expect((await api("POST", "/labels", { name: "bug", color: "#ee0701", description: "Broken" })).status).toBe(201)
   expect(
     (
@@ -111,11 +116,16 @@ describe("POST /repos/{template_owner}/{template_repo}/generate", () => {
       topics: true,
       labels: true,
       webhooks: true,
-      protected_branch: true
+      protected_branch: true,
+      avatar: true
     })
     expect(res.status).toBe(201)
     const repo = await json(res)
     expectSwagger(repo, "Repository")
+    // Forgejo's GenerateAvatar: the template's picture (the same stored file).
+    const template = await json(await request(hearth, "GET", "/repos/alice/starter-Kit", basic("alice")))
+    expect(template.avatar_url).toMatch(/\/repo-avatars\/[0-9a-f]{64}$/)
+    expect(repo.avatar_url).toBe(template.avatar_url)
     expect(repo.full_name).toBe("alice/fancy-Widget")
     expect(repo.empty).toBe(false)
     expect(repo.template).toBe(false)
@@ -178,6 +188,7 @@ describe("POST /repos/{template_owner}/{template_repo}/generate", () => {
     expect(repo.private).toBe(true)
     expect(repo.default_branch).toBe("trunk")
     expect(repo.topics).toEqual([])
+    expect(repo.avatar_url).toBe("")
     const api = (path: string) => request(hearth, "GET", `/repos/acme/bare-bones${path}`, basic("alice"))
     expect(await json(await api("/labels"))).toEqual([])
     expect(await json(await api("/hooks"))).toEqual([])

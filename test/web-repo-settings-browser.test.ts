@@ -1,7 +1,8 @@
 // Issue 17 item 3's repository settings in a real browser (Chromium through playwright-core,
 // test/support/browser.ts): the owner renames a repository, adds a collaborator, adds a deploy
 // key, archives it and deletes it with the typed confirmation; protects a branch and tags; adds a
-// webhook, sends a test delivery to a real receiver and reads its history. Every page is
+// webhook, sends a test delivery to a real receiver and reads its history; makes a repository with
+// "Use this template" and converts a mirror to a regular repository. Every page is
 // screenshotted and audited with axe-core (no serious or critical violation), and no page may log
 // a console error.
 import { execFileSync } from "node:child_process"
@@ -30,7 +31,10 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
-  hearth = await startHearth({ webhook: { ALLOWED_HOST_LIST: "loopback" } })
+  hearth = await startHearth({
+    webhook: { ALLOWED_HOST_LIST: "loopback" },
+    migrations: { ALLOW_LOCALNETWORKS: "true" }
+  })
   chrome = await launchBrowser("web-repo-settings-browser")
   work = mkdtempSync(join(tmpdir(), "hearth-web-reposettings-browser-"))
   for (const username of ["cora", "dan"]) await createUser(hearth, { username })
@@ -201,6 +205,52 @@ describe("branch protection and webhooks", () => {
     await page.getByTestId("delivery-uuid").click()
     expect(await page.getByTestId("delivery-response-body").textContent()).toBe("received")
     await chrome.check(page, "hook-delivery")
+    chrome.assertNoErrors()
+  }, 120_000)
+})
+
+describe("templates and mirrors", () => {
+  it("use this template, then convert a mirror to a regular repository", async () => {
+    expect(
+      (await request(hearth, "POST", "/user/repos", basic("cora"), { name: "seed", auto_init: true, template: true }))
+        .status
+    ).toBe(201)
+    const { page } = await chrome.person()
+    await signIn(page, "dan")
+    await page.goto(url("/cora/seed"))
+    await page.getByRole("link", { name: "Use this template" }).click()
+    await page.waitForLoadState()
+    await chrome.check(page, "template-form")
+    await page.getByLabel("Repository name").fill("sprout")
+    await page.getByLabel("Git content (the default branch)").uncheck()
+    for (const item of ["Topics", "Avatar", "Labels", "Webhooks", "Branch protection rules"]) {
+      await page.getByLabel(item, { exact: true }).uncheck()
+    }
+    await page.getByRole("button", { name: "Create repository" }).click()
+    await page.waitForLoadState()
+    expect(await page.getByTestId("error-items").textContent()).toBe("must select at least one template item")
+    expect(await page.getByLabel("Repository name").inputValue()).toBe("sprout")
+    await chrome.check(page, "template-refused")
+    await page.getByLabel("Git content (the default branch)").check()
+    await page.getByRole("button", { name: "Create repository" }).click()
+    await expect.poll(() => page.url()).toBe(url("/dan/sprout"))
+    await chrome.check(page, "template-made")
+
+    const res = await request(hearth, "POST", "/repos/migrate", basic("dan"), {
+      clone_addr: `${hearth.base}/cora/seed.git`,
+      repo_name: "copy",
+      mirror: true
+    })
+    expect(res.status).toBe(201)
+    await page.goto(url("/dan/copy/settings"))
+    const convert = page.getByTestId("danger-convert")
+    await convert.getByLabel("Type dan/copy to confirm").fill("dan/copy")
+    await chrome.check(page, "mirror-options")
+    await convert.getByRole("button", { name: "Convert this repository" }).click()
+    await expect.poll(() => page.url()).toBe(url("/dan/copy/settings?done=converted"))
+    expect(await page.getByTestId("repo-title").textContent()).not.toContain("Mirror")
+    await chrome.check(page, "mirror-converted")
+    expect((await json(await request(hearth, "GET", "/repos/dan/copy", basic("dan")))).mirror).toBe(false)
     chrome.assertNoErrors()
   }, 120_000)
 })

@@ -9,6 +9,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Secret, TOTP } from "otpauth"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { executable } from "./support/escaping.ts"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { csrfOf, WebClient } from "./support/web.ts"
 import { corpus } from "./support/xss.ts"
@@ -439,6 +440,35 @@ describe("home and explore", () => {
     expect(home.text).toContain('href="/explorer/secret-plans"')
     expect((await web().get("/")).text).not.toContain("secret-plans")
     expect((await client.get("/explore/repos?q=secret")).text).toContain('href="/explorer/secret-plans"')
+  })
+
+  it("signed in, the home is the dashboard: the account's activity beside its repositories, hostile text as text", async () => {
+    const { user, client } = await signedIn()
+    const empty = await client.get("/")
+    expect(empty.text).toContain("Nothing has happened yet")
+    expect(empty.text).toContain('href="/repo/create"')
+    const res = await request(hearth, "POST", "/user/repos", basic(user.name), { name: "busy", auto_init: true })
+    expect(res.status).toBe(201)
+    const message = corpus.slice(0, 8).join(" ")
+    const file = await request(hearth, "POST", `/repos/${user.name}/busy/contents/a.txt`, basic(user.name), {
+      content: Buffer.from("a\n").toString("base64"),
+      message
+    })
+    expect(file.status).toBe(201)
+    // Actions are recorded after the request: wait for the push to reach the feed.
+    let home = await client.get("/")
+    for (let i = 0; i < 100 && !home.text.includes(" pushed to main at "); i++) {
+      await new Promise((r) => setTimeout(r, 50))
+      home = await client.get("/")
+    }
+    expect(home.text).toContain('data-testid="activity-feed"')
+    expect(home.text).toContain(`${user.name} created repository ${user.name}/busy`)
+    expect(home.text).toContain(`${user.name} pushed to main at ${user.name}/busy`)
+    expect(home.text).toContain(`/${user.name}/busy/src/branch/main"`)
+    expect(home.text).toContain("&lt;script&gt;alert(1)&lt;/script&gt;")
+    expect(executable(home.text)).toEqual([])
+    // Another account's home shows none of it.
+    expect((await (await signedIn()).client.get("/")).text).not.toContain(`${user.name}/busy`)
   })
 
   it("users and organizations: search by name or full name, links to the profiles", async () => {

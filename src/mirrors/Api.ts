@@ -68,8 +68,8 @@ const signedIn = { signedIn: true, scopes: ["repository"] } as const
 // `mustNotBeArchived` for mirror-sync, `reqAdmin` for push mirrors, `mustNotBeArchived` on their changes.
 const pullSync = { ...signedIn, repo: { role: "write", unit: "code", changes: "mirrors" } } as const
 const pushRead = { ...signedIn, repo: { role: "admin" } } as const
-/** Forgejo's convert: the repository's owner (an organization's owners). */
-const convertRule = { ...signedIn, repo: { role: "owner", changes: "mirrors" } } as const
+/** Forgejo's convert: the repository's owner (an organization's owners); the web's convert form asks the same. */
+export const convertRule = { ...signedIn, repo: { role: "owner", changes: "mirrors" } } as const
 const pushChange = { ...signedIn, repo: { role: "admin", changes: "mirrors" } } as const
 
 export class MirrorsApi extends HttpApiGroup.make("mirrors").add(

@@ -1,9 +1,11 @@
 // A new repository from a template (Forgejo's services/repository/generate.go `GenerateRepository`
 // and routers/api/v1/repo/repo.go `Generate`): the template's default branch as one fresh commit,
 // with the files that `.forgejo/template` (or `.gitea/template`) names expanded, and the chosen
-// items copied (topics, labels, webhooks, branch protection rules). Everything that can be refused
+// items copied (topics, labels, webhooks, branch protection rules, the avatar). Everything that can be refused
 // is checked before the repository is made; a failure after that removes it again.
 import { Effect, Option } from "effect"
+import { AvatarsService } from "../avatars/Service.ts"
+import { AVATAR_SIZE } from "../avatars/Url.ts"
 import { Settings, type SettingsShape } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import * as Paths from "../git/Paths.ts"
@@ -298,6 +300,7 @@ export const makeGenerate = Effect.gen(function* () {
   const issueRows = yield* IssuesRepo
   const hooks = yield* WebhooksRepo
   const protection = yield* ProtectionRepo
+  const avatars = yield* AvatarsService
 
   /** The new repository's owner: the caller, or an account it may create repositories for (Forgejo's `Generate`). */
   const ownerFor = (caller: Principal, name: string) =>
@@ -354,6 +357,11 @@ export const makeGenerate = Effect.gen(function* () {
           })
         }
       }
+      if (input.avatar === true && template.avatar !== "") {
+        // Forgejo's GenerateAvatar: the template's picture, stored again for the new repository.
+        const picture = yield* avatars.read("repo", template.avatar, AVATAR_SIZE)
+        if (Option.isSome(picture)) yield* Effect.orDie(avatars.setRepo(made, picture.value))
+      }
       if (input.protected_branch === true) {
         for (const {
           id: _id,
@@ -376,7 +384,7 @@ export const makeGenerate = Effect.gen(function* () {
           `${template.owner.name}/${template.repo.name} is not a template repository`
         )
       }
-      // Git hooks and avatars are items Hearth has nothing of yet: chosen, they copy nothing.
+      // Git hooks are an item Hearth has nothing of: chosen, it copies nothing.
       const chosen = [
         input.git_content,
         input.topics,

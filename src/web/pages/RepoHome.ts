@@ -26,12 +26,18 @@ export const RepoHomePages = (_web: Web, frame: RepoFrame) =>
           const title = `${view.owner.name}/${repo.name}`
           // The repository's Atom feed (src/activities/Feeds.ts), for feed readers.
           const feed = html`<link rel="alternate" type="application/atom+xml" title="${title}" href="${base}.atom">`
+          // Forgejo's "Use this template": the new repository form, from this template (an empty
+          // one too: its topics, labels and settings can still be copied).
+          const useTemplate = repo.isTemplate
+            ? html`<a class="btn btn-sm btn-primary ml-auto" href="/repo/create?template_id=${String(repo.id)}" data-testid="use-template">${icon("repo-template")} Use this template</a>`
+            : empty
           const head = yield* contents.commitOf(handle, `refs/heads/${repo.defaultBranch}`)
           if (Option.isNone(head)) {
             return yield* frame.page(
               view,
               { title, tab: "code", head: feed },
-              html`${frame.about(view)}
+              html`${repo.isTemplate ? html`<div class="d-flex mb-3">${useTemplate}</div>` : empty}
+${frame.about(view)}
 ${emptyInstructions(view)}`
             )
           }
@@ -61,6 +67,7 @@ ${emptyInstructions(view)}`
       ${refMenu(view, ref, refs, (kind, name) => refUrl(base, "src", { kind, name }))}
       <a class="Link--secondary mr-3" href="${base}/branches">${icon("git-branch")} <strong>${refs.branches.length}</strong> ${refs.branches.length === 1 ? "branch" : "branches"}</a>
       <a class="Link--secondary mr-3" href="${base}/tags">${icon("tag")} <strong>${refs.tags.length}</strong> ${refs.tags.length === 1 ? "tag" : "tags"}</a>
+      ${useTemplate}
     </div>
     <div class="Box">
       ${

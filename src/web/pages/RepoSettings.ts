@@ -1,17 +1,22 @@
 // A repository's options (Forgejo's routers/web/repo/setting/setting.go `SettingsPost`,
 // `/{owner}/{repo}/settings`): one POST route whose `action` field (Forgejo's) picks the form —
-// `update` (name, description, website, visibility, default branch), `advanced` (the units and the
-// pull request merge settings), and the danger zone's `transfer`, `archive`, `unarchive`, `delete`,
-// each confirmed by typing the repository's full name. Every change goes through the service the
-// API uses — ReposService.edit (PATCH /repos/{o}/{r}), TransfersService.start (POST …/transfer),
-// ReposService.remove (DELETE) — with the same rules and messages, shown next to the field with
-// what was typed kept. Transfer and delete are the owner's (the API's `role: "owner"`).
+// `update` (name, description, website, visibility, template, default branch), `advanced` (the units and the
+// pull request merge settings), and the danger zone's `convert` (a pull mirror to a regular
+// repository), `transfer`, `archive`, `unarchive`, `delete`, each confirmed by typing the
+// repository's full name. Every change goes through the service the API uses — ReposService.edit
+// (PATCH /repos/{o}/{r}), MirrorsService.convert (POST …/convert), TransfersService.start (POST
+// …/transfer), ReposService.remove (DELETE) — with the same rules and messages, shown next to the
+// field with what was typed kept. Convert, transfer and delete are the owner's (the API's
+// `role: "owner"`).
 import { Effect, Option } from "effect"
 import { AvatarsService } from "../../avatars/Service.ts"
 import { edited, subject } from "../../events/Events.ts"
 import { EventHub } from "../../events/Hub.ts"
 import * as Errors from "../../http/Errors.ts"
 import { atLeast } from "../../lib/AccessMode.ts"
+import { convertRule } from "../../mirrors/Api.ts"
+import { MirrorsService } from "../../mirrors/Service.ts"
+import { repoRefusal } from "../../repos/Policy.ts"
 import { MERGE_STYLES } from "../../repos/Repo.ts"
 import type { EditRepoOption } from "../../repos/Schema.ts"
 import { BlobStorage } from "../../storage/Service.ts"
@@ -28,6 +33,7 @@ import { CSRF_REFUSED, readAvatarUpload, repoAvatarSection } from "./settings/Av
 const NOTICES: Readonly<Record<string, string>> = {
   updated: "The repository's settings have been updated.",
   archived: "The repository has been archived. It is read-only now.",
+  converted: "The mirror is now a regular repository: it syncs no more, and pushes are accepted.",
   unarchived: "The repository has been unarchived.",
   "transfer-pending": "The transfer has been started; it completes when the new owner accepts it.",
   "transfer-cancelled": "The transfer has been cancelled; the repository stays where it is.",
@@ -91,6 +97,7 @@ export const RepoSettingsPages = (web: Web, frame: RepoFrame) =>
     const users = yield* UsersRepo
     const avatars = yield* AvatarsService
     const storage = yield* BlobStorage
+    const mirrors = yield* MirrorsService
     const { repos } = frame
     const settings = makeRepoSettingsFrame(web, frame)
 
@@ -171,6 +178,7 @@ export const RepoSettingsPages = (web: Web, frame: RepoFrame) =>
         )
   }
   ${checkbox({ name: "private", label: "Private", checked: checked("update", "private", repo.isPrivate), hint: "Only the owner, collaborators and teams with access see a private repository." })}
+  ${checkbox({ name: "template", label: "Template repository", checked: checked("update", "template", repo.isTemplate), hint: 'Anyone who may read it can make a new repository from its files and settings ("Use this template").' })}
   <button class="btn btn-primary" type="submit">Update settings</button>
 </form>`
         const advanced = html`<form method="post" action="${view.base}/settings" data-testid="settings-advanced-form">
@@ -227,6 +235,19 @@ export const RepoSettingsPages = (web: Web, frame: RepoFrame) =>
               errors
             )
           )
+  }
+  ${
+    repo.isMirror && isOwner
+      ? dangerForm(
+          view,
+          "convert",
+          "Convert to a regular repository",
+          "Stop mirroring: the repository keeps its branches and tags, syncs no more, and accepts pushes. It cannot become a mirror again.",
+          "Convert this repository",
+          typed,
+          errors
+        )
+      : empty
   }
   ${
     repo.isMirror
@@ -338,7 +359,8 @@ ${danger}`
                   description: form.get("description") ?? "",
                   website: (form.get("website") ?? "").trim(),
                   default_branch: (form.get("default_branch") ?? "").trim(),
-                  private: form.get("private") === "on"
+                  private: form.get("private") === "on",
+                  template: form.get("template") === "on"
                 },
                 typed,
                 "updated"
@@ -352,6 +374,21 @@ ${danger}`
             case "unarchive":
               if (!confirmed(view, form, action)) return yield* notConfirmed(view, typed, action)
               return yield* edit(view, { archived: action === "archive" }, typed, `${action}d`)
+            case "convert": {
+              // The API's rule for POST /repos/{o}/{r}/convert, asked of the same opened repository.
+              const refusal = repoRefusal(view.caller, view, convertRule.repo)
+              if (refusal !== undefined) {
+                if (refusal.reason === "not-found") return web.notFound(view.ctx)
+                if (refusal.kind === "role")
+                  return web.errorPage(view.ctx, 403, "Forbidden", "Only the repository's owner may convert a mirror.")
+                const status = refusal.reason === "locked" ? 423 : refusal.reason === "conflict" ? 409 : 403
+                return web.errorPage(view.ctx, status, "Not now", refusal.message)
+              }
+              if (!confirmed(view, form, action)) return yield* notConfirmed(view, typed, action)
+              const result = yield* Effect.result(mirrors.convert(view))
+              if (result._tag === "Failure") return yield* optionsPage(view, typed, {}, result.failure.message)
+              return web.redirect(view.ctx, `${view.base}/settings?done=converted`)
+            }
             case "transfer": {
               if (!atLeast(view.access.mode, "owner")) return onlyOwner(view)
               const newOwner = (form.get("new_owner_name") ?? "").trim()
