@@ -29,8 +29,9 @@
 import { createHash, randomUUID } from "node:crypto"
 import { createReadStream } from "node:fs"
 import { type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink } from "node:fs/promises"
+import { IncomingMessage } from "node:http"
 import { dirname, join } from "node:path"
-import { Readable } from "node:stream"
+import { finished, Readable } from "node:stream"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Exit, Layer, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -118,13 +119,136 @@ const writeAll = async (file: FileHandle, buffers: Array<Uint8Array>): Promise<v
 }
 
 /**
+ * Frees a chunk's memory now rather than at the next garbage collection: Node's HTTP parser
+ * copies every piece of a request body into a buffer of its own (outside V8's heap), and V8 runs
+ * a full mark-compact of the whole heap each time some 64 MB of them are waiting to be collected
+ * (7 of them for 512 MiB, 0.1–0.4 s each on a loaded machine: most of an upload's CPU beyond the
+ * socket and sha256). Detaching the buffer (`transfer(0)`) frees it at once. Only for a chunk that
+ * is all of its buffer, from a source whose chunks nobody else holds.
+ */
+const free = (chunk: Uint8Array) => {
+  const buffer = chunk.buffer
+  if (buffer instanceof ArrayBuffer && chunk.byteOffset === 0 && chunk.byteLength === buffer.byteLength)
+    buffer.transfer(0)
+}
+
+/**
+ * What a body becomes: sized, checked against the limits, hashed, and written to `file` in
+ * gathered `writev`s with one write in flight while the next chunks arrive (at most about
+ * 2 × WRITE_BYTES held).
+ */
+class Sink {
+  size = 0
+  private readonly sha256 = createHash("sha256")
+  private readonly also: Hasher<LaterDigest> | undefined
+  private gathered: Array<Uint8Array> = []
+  private gatheredBytes = 0
+  private writing: Promise<void> | undefined
+  private readonly file: FileHandle
+  private readonly options: PutOptions
+  /** The chunks are the source's own copies: freed once written. */
+  private readonly owned: boolean
+
+  constructor(file: FileHandle, options: PutOptions, owned: boolean) {
+    this.file = file
+    this.options = options
+    this.owned = owned
+    this.also = options.digests === undefined || options.digests.length === 0 ? undefined : new Hasher(options.digests)
+  }
+
+  /** Takes a chunk (throws TooLarge or WrongLength); a promise when the next must wait for a write. */
+  add(chunk: Uint8Array): Promise<void> | undefined {
+    if (chunk.byteLength === 0) return undefined
+    this.size += chunk.byteLength
+    if (this.size > this.options.maxSize) throw new TooLarge()
+    if (this.options.length !== undefined && this.size > this.options.length) throw new WrongLength()
+    this.sha256.update(chunk)
+    this.also?.update(chunk)
+    this.gathered.push(chunk)
+    this.gatheredBytes += chunk.byteLength
+    return this.gatheredBytes >= WRITE_BYTES ? this.flush() : undefined
+  }
+
+  /** Starts writing what is gathered; a promise when a write was in flight (this one starts after it). */
+  private flush(): Promise<void> | undefined {
+    const buffers = this.gathered
+    this.gathered = []
+    this.gatheredBytes = 0
+    const write = () => {
+      const next = writeAll(this.file, buffers).then(() => {
+        if (this.owned) for (const buffer of buffers) free(buffer)
+      })
+      next.catch(noop) // awaited later; never an unhandled rejection meanwhile
+      this.writing = next
+    }
+    if (this.writing === undefined) {
+      write()
+      return undefined
+    }
+    return this.writing.then(write)
+  }
+
+  /** Writes what is left, waits for the writes and fsyncs the file once; the size and digests. */
+  async end(): Promise<Received> {
+    if (this.options.length !== undefined && this.size !== this.options.length) throw new WrongLength()
+    if (this.gatheredBytes > 0) await this.flush()
+    await this.writing
+    await this.file.datasync()
+    return { size: this.size, sha256: this.sha256.digest("hex"), also: this.also?.digest() ?? {} }
+  }
+
+  /** Waits for a write in flight (after a failure, before the file is closed and removed). */
+  settled(): Promise<void> {
+    return (this.writing ?? Promise.resolve()).catch(noop)
+  }
+}
+
+/**
+ * A Node stream into `sink`, by its 'data' events (each chunk as the source made it: no async
+ * iteration per chunk, no concatenation of buffered chunks), paused while a write holds it back.
+ * Once refused or failed the stream is left paused, not destroyed: an HTTP request must stay open
+ * for its 413 or 400.
+ */
+const drain = (readable: Readable, sink: Sink): Promise<void> =>
+  new Promise<void>((resolve, reject) => {
+    let done = false
+    const stop = (error?: unknown) => {
+      if (done) return
+      done = true
+      readable.off("data", onData)
+      stopWatching()
+      if (error === undefined) resolve()
+      else {
+        readable.pause()
+        reject(error)
+      }
+    }
+    const onData = (data: Uint8Array | string) => {
+      if (done) return
+      let wait: Promise<void> | undefined
+      try {
+        wait = sink.add(typeof data === "string" ? Buffer.from(data) : data)
+      } catch (error) {
+        return stop(error)
+      }
+      if (wait === undefined) return
+      readable.pause()
+      wait.then(() => {
+        if (!done) readable.resume()
+      }, stop)
+    }
+    const stopWatching = finished(readable, { writable: false }, (error) =>
+      error === undefined || error === null ? stop() : stop(new SourceFailed(error))
+    )
+    readable.on("data", onData)
+    readable.resume()
+  })
+
+/**
  * Streams `body` into a new file at `temp` and fsyncs it once, at the end (the bytes are on disk
  * before any name or row points at them; one fsync per blob, not per write). Each chunk is hashed
- * (sha256, and the digests `options.digests` asks for) as it arrives; chunks are gathered up to
- * WRITE_BYTES and written with one `writev` while the next ones arrive (one write in flight: at
- * most about 2 × WRITE_BYTES held). On any failure (and when `signal` aborts) the file is removed
- * before the promise settles. A Node stream is not destroyed when the body is refused (too large,
- * wrong length): an HTTP request must stay open for its 413 or 400.
+ * (sha256, and the digests `options.digests` asks for) as it arrives (Sink). On any failure (and
+ * when `signal` aborts) the file is removed before the promise settles.
  */
 const receive = async (body: BlobBody, temp: string, options: PutOptions, signal: AbortSignal): Promise<Received> => {
   const readable = body instanceof Readable ? body : undefined
@@ -132,9 +256,9 @@ const receive = async (body: BlobBody, temp: string, options: PutOptions, signal
   const onAbort = () => readable?.destroy()
   signal.addEventListener("abort", onAbort, { once: true })
   let file: FileHandle | undefined
-  let writing: Promise<void> | undefined
-  const iterator: AsyncIterator<Uint8Array | string> =
-    readable !== undefined ? readable.iterator({ destroyOnReturn: false }) : body[Symbol.asyncIterator]()
+  let sink: Sink | undefined
+  const iterator: AsyncIterator<Uint8Array | string> | undefined =
+    readable === undefined ? body[Symbol.asyncIterator]() : undefined
   // Any other source may never answer a pending `next`: an abort must not wait for it.
   const aborted =
     readable !== undefined
@@ -147,52 +271,32 @@ const receive = async (body: BlobBody, temp: string, options: PutOptions, signal
   try {
     file = await open(temp, "wx", 0o644)
     if (signal.aborted) throw new SourceFailed(signal.reason)
-    const sha256 = createHash("sha256")
-    const also = options.digests === undefined || options.digests.length === 0 ? undefined : new Hasher(options.digests)
-    let size = 0
-    let gathered: Array<Uint8Array> = []
-    let gatheredBytes = 0
-    const flush = async () => {
-      const buffers = gathered
-      gathered = []
-      gatheredBytes = 0
-      if (writing !== undefined) await writing
-      const next = writeAll(file!, buffers)
-      next.catch(noop) // awaited later; never an unhandled rejection meanwhile
-      writing = next
-    }
-    for (;;) {
-      let step: IteratorResult<Uint8Array | string>
-      try {
-        step = await (aborted === undefined ? iterator.next() : Promise.race([iterator.next(), aborted]))
-      } catch (cause) {
-        throw cause instanceof SourceFailed ? cause : new SourceFailed(cause)
+    // A request's chunks are the HTTP parser's copies, read by nothing else.
+    sink = new Sink(file, options, body instanceof IncomingMessage)
+    if (readable !== undefined) await drain(readable, sink)
+    else {
+      for (;;) {
+        let step: IteratorResult<Uint8Array | string>
+        try {
+          step = await Promise.race([iterator!.next(), aborted!])
+        } catch (cause) {
+          throw cause instanceof SourceFailed ? cause : new SourceFailed(cause)
+        }
+        if (step.done === true) break
+        const wait = sink.add(typeof step.value === "string" ? Buffer.from(step.value) : step.value)
+        if (wait !== undefined) await wait
       }
-      if (signal.aborted) throw new SourceFailed(signal.reason)
-      if (step.done === true) break
-      const chunk = typeof step.value === "string" ? Buffer.from(step.value) : step.value
-      if (chunk.byteLength === 0) continue
-      size += chunk.byteLength
-      if (size > options.maxSize) throw new TooLarge()
-      if (options.length !== undefined && size > options.length) throw new WrongLength()
-      sha256.update(chunk)
-      also?.update(chunk)
-      gathered.push(chunk)
-      gatheredBytes += chunk.byteLength
-      if (gatheredBytes >= WRITE_BYTES) await flush()
     }
-    if (options.length !== undefined && size !== options.length) throw new WrongLength()
-    if (gatheredBytes > 0) await flush()
-    await writing
-    await file.datasync()
+    if (signal.aborted) throw new SourceFailed(signal.reason)
+    const received = await sink.end()
     const done = file
     file = undefined
     await done.close()
-    return { size, sha256: sha256.digest("hex"), also: also?.digest() ?? {} }
+    return received
   } catch (error) {
     // Not awaited: it may wait behind a `next` the source never answers.
-    if (readable === undefined) Promise.resolve(iterator.return?.()).catch(noop)
-    await writing?.catch(noop)
+    if (iterator !== undefined) Promise.resolve(iterator.return?.()).catch(noop)
+    await sink?.settled()
     await file?.close().catch(noop)
     await rm(temp, { force: true })
     throw error
