@@ -18,10 +18,10 @@
 // database do not collide, and a temp file is only swept once it has not been written to for 30
 // minutes (an upload in progress, here or on another node, writes at least every megabyte).
 //
-// md5, sha1, sha512 and blake2b are computed after the put has returned, from the stored file on the
-// digest worker thread (src/storage/Digests.ts), and recorded in the row; `digests` returns them,
-// waiting for that computation (or running it) if it has not finished. A process that stops
-// before leaves the row without them: the sweep computes them.
+// md5, sha1, sha512 and blake2b are computed after the put has returned, from the stored file on
+// the background digest worker thread (src/storage/Digests.ts, at a low priority), and recorded
+// in the row; `digests` returns them, having that computation hurried (or running it) if it has
+// not finished. A process that stops before leaves the row without them: the sweep computes them.
 //
 // Not swept: a file whose row was never committed (the process died between the rename and the
 // commit of a new blob's first put). It is harmless, and the next put of the same bytes keeps it.
@@ -38,7 +38,15 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { SettingsError } from "../config/Settings.ts"
 import { transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
-import { type Digests, FileDigester, Hasher, isSha256, LATER, type LaterDigest } from "./Digests.ts"
+import {
+  type DigestPriority,
+  type Digests,
+  FileDigester,
+  Hasher,
+  isSha256,
+  LATER,
+  type LaterDigest
+} from "./Digests.ts"
 import { BlobsRepo } from "./Repo.ts"
 import { type ChunkPool, fileChunks } from "./Send.ts"
 import {
@@ -432,7 +440,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
         const missing = (Object.keys(LATER) as Array<LaterDigest>).filter(
           (name) => stored.row[name] === null && also[name] === undefined
         )
-        if (missing.length > 0 || Object.keys(also).length > 0) void complete(sha256, also).catch(noop)
+        if (missing.length > 0 || Object.keys(also).length > 0) void complete(sha256, "background", also).catch(noop)
         const known: Partial<Record<LaterDigest, string>> = {}
         for (const name of Object.keys(LATER) as Array<LaterDigest>) {
           const value = also[name] ?? stored.row[name]
@@ -444,22 +452,39 @@ export const make = (root: string, options: LocalOptions = {}) =>
 
     // ---------------------------------------------------------------------------------------------
     // The digests after the put: one computation per blob at a time (a reader asking for a blob
-    // being computed waits for that one), on the digest worker, recorded where the row has none.
+    // being computed waits for that one), on a digest worker, recorded where the row has none.
+    // After a put and in the sweep nobody waits for them: they run on the background worker,
+    // at a low priority; a reader waiting for them has them computed at once (`hurry`).
 
-    const completing = new Map<string, Promise<Digests | undefined>>()
+    const completing = new Map<string, { readonly promise: Promise<Digests | undefined>; priority: DigestPriority }>()
     const runPromise = <A>(effect: Effect.Effect<A>) => Effect.runPromiseWith(context)(effect)
 
     /** Computes and records what the row lacks; the five digests, or undefined when there is no such blob. */
-    const complete = (sha256: string, known: Partial<Omit<Digests, "sha256">> = {}): Promise<Digests | undefined> => {
+    const complete = (
+      sha256: string,
+      priority: DigestPriority,
+      known: Partial<Omit<Digests, "sha256">> = {}
+    ): Promise<Digests | undefined> => {
       const running = completing.get(sha256)
-      if (running !== undefined) return running
+      if (running !== undefined) {
+        if (priority === "now" && running.priority === "background") {
+          running.priority = "now"
+          digester.hurry(pathOf(sha256))
+        }
+        return running.promise
+      }
+      const entry: { promise: Promise<Digests | undefined>; priority: DigestPriority } = {
+        promise: Promise.resolve(undefined),
+        priority
+      }
       const work = (async () => {
         if (Object.keys(known).length > 0) await runPromise(repo.fill(sha256, known))
         const found = await runPromise(repo.find(sha256))
         if (Option.isNone(found)) return undefined
         const row = found.value
         const missing = (Object.keys(LATER) as Array<LaterDigest>).filter((name) => row[name] === null)
-        const computed = missing.length === 0 ? {} : await digester.digest(pathOf(sha256), missing)
+        // The priority as it is now: a reader may have come meanwhile.
+        const computed = missing.length === 0 ? {} : await digester.digest(pathOf(sha256), missing, entry.priority)
         if (missing.length > 0) await runPromise(repo.fill(sha256, computed))
         const value = (name: LaterDigest) => row[name] ?? (computed as Partial<Record<LaterDigest, string>>)[name]!
         return {
@@ -471,7 +496,8 @@ export const make = (root: string, options: LocalOptions = {}) =>
         }
       })()
       const settled = work.finally(() => completing.delete(sha256))
-      completing.set(sha256, settled)
+      entry.promise = settled
+      completing.set(sha256, entry)
       settled.catch((error) =>
         // A blob removed meanwhile (a refused upload given back) needs no digests.
         String(error).includes("ENOENT")
@@ -492,7 +518,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
         if (md5 !== null && sha1 !== null && sha512 !== null && blake2b !== null)
           return { sha256, md5, sha1, sha512, blake2b }
         const computed = yield* Effect.promise(() =>
-          complete(sha256).catch((error) =>
+          complete(sha256, "now").catch((error) =>
             Promise.reject(new Error(`cannot compute the digests of blob ${sha256}`, { cause: error }))
           )
         )
@@ -600,7 +626,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
       for (const sha256 of yield* repo.incomplete(SWEEP_DIGESTS)) {
         if (completing.has(sha256)) continue
         const done = yield* Effect.promise(() =>
-          complete(sha256).then(
+          complete(sha256, "background").then(
             (found) => found !== undefined,
             () => false
           )
