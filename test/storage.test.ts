@@ -6,7 +6,7 @@
 // HTTP go through a small server of this file on the same `BlobStorage` (`putRequest`, as
 // attachment and package handlers will use it).
 
-import { createHash, randomBytes } from "node:crypto"
+import { createHash, randomBytes, randomFillSync } from "node:crypto"
 import {
   existsSync,
   mkdirSync,
@@ -19,7 +19,8 @@ import {
   utimesSync,
   writeFileSync
 } from "node:fs"
-import { createServer, request as httpRequest } from "node:http"
+import { createServer, request as httpRequest, IncomingMessage } from "node:http"
+import { Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Readable } from "node:stream"
@@ -83,6 +84,22 @@ const fiveDigests = (bytes: Uint8Array) => ({
   sha512: digest("sha512", bytes),
   blake2b: digest("blake2b512", bytes)
 })
+/** The nice values of this process's background digest threads (Digests.ts names them so). */
+const backgroundNice = () =>
+  readdirSync("/proc/self/task").flatMap((task) => {
+    try {
+      if (readFileSync(`/proc/self/task/${task}/comm`, "utf8").trim() !== "hearth-bgdigest") return []
+      return [
+        Number(
+          readFileSync(`/proc/self/task/${task}/stat`, "utf8")
+            .replace(/^.*\) /, "")
+            .split(" ")[16]
+        )
+      ]
+    } catch {
+      return [] // a thread that ended meanwhile
+    }
+  })
 const blobRows = async () => (await sql<{ n: bigint }>`SELECT count(*) AS n FROM blobs`)[0]!.n
 
 /** `bytes` as a stream of `chunk`-sized pieces (as a socket delivers them). */
@@ -180,6 +197,8 @@ describe("put", () => {
     }
     for (let i = 0; i < 2000 && !(await recorded()); i++) await new Promise((done) => setTimeout(done, 10))
     expect(Option.getOrThrow(await run(storage.stat(blob.sha256)))).toMatchObject(fiveDigests(bytes))
+    // By the background worker, at its low priority.
+    expect(backgroundNice()).toContain(10)
   })
 
   it("a blob whose digests were not computed yet shows none (null), never a wrong value; `digests` computes and records them", async () => {
@@ -224,6 +243,47 @@ describe("put", () => {
       }
       expect((await run(storage.digests(digest("sha256", bytes)))).md5).toBe(digest("md5", bytes))
     }
+  })
+
+  it("an HTTP request's chunks are freed once written (the parser's own copies); chunks sharing a buffer, and other sources' chunks, are left alone", async () => {
+    const whole = Array.from({ length: 5 }, () => randomFillSync(Buffer.allocUnsafeSlow(300_000)))
+    const slab = randomFillSync(Buffer.allocUnsafeSlow(200_000))
+    const shared = [slab.subarray(0, 100_000), slab.subarray(100_000)]
+    const expected = digest("sha256", Buffer.concat([...whole, ...shared]))
+    const message = new IncomingMessage(new Socket())
+    for (const chunk of [...whole, ...shared]) message.push(chunk)
+    message.push(null)
+    const blob = await run(storage.put(message, { maxSize: (1 << 20) << 4, length: 1_700_000 }))
+    expect(blob).toMatchObject({ size: 1_700_000, sha256: expected })
+    expect(digest("sha256", readFileSync(fileOf(blob.sha256)))).toBe(expected)
+    expect(whole.map((chunk) => chunk.buffer.detached)).toEqual([true, true, true, true, true])
+    expect(slab.buffer.detached).toBe(false)
+    // A plain stream's chunks are its caller's.
+    const mine = randomFillSync(Buffer.allocUnsafeSlow(300_000))
+    await run(storage.put(Readable.from([mine]), { maxSize: 1 << 20 }))
+    expect(mine.buffer.detached).toBe(false)
+  })
+
+  it("digests nobody waits for run on a worker thread at a low priority (nice 10); a reader's are computed at once", async () => {
+    const digester = new FileDigester()
+    const file = join(root, "tmp", "digester-background")
+    const data = randomBytes(16 * 1024 * 1024)
+    writeFileSync(file, data)
+    const expected = { md5: digest("md5", data), sha512: digest("sha512", data) }
+    const later = digester.digest(file, ["md5", "sha512"], "background")
+    expect(digester.runningFor("background")).toBe(true)
+    expect(digester.runningFor("now")).toBe(false)
+    expect(await later).toEqual(expected)
+    const nice = backgroundNice()
+    expect(nice.length).toBeGreaterThan(0)
+    expect(nice.every((n) => n === 10)).toBe(true)
+    // A reader comes for a file waiting in the background: it moves to the other worker.
+    const hurried = digester.digest(file, ["md5", "sha512"], "background")
+    digester.hurry(file)
+    expect(digester.runningFor("now")).toBe(true)
+    expect(await hurried).toEqual(expected)
+    await digester.close()
+    rmSync(file)
   })
 
   it("the digest worker: a file it was hashing when it died fails, and the next file gets a new worker", async () => {

@@ -44,70 +44,120 @@ export class Hasher<K extends LaterDigest | "sha256"> {
 }
 
 /**
- * The worker thread's code: the digests of a file it reads itself. Plain CommonJS evaluated as is
- * (a .ts file would load the type stripper into the worker too: 38 MB of RSS instead of 21).
- * In: [id, path, [[name, algorithm], …]]. Out: [id, {name: hex, …}] or [id, null, message].
+ * The worker thread's code: the digests of files it reads itself, one file at a time in the order
+ * given. Plain CommonJS evaluated as is (a .ts file would load the type stripper into the worker
+ * too: 38 MB of RSS instead of 21). A background worker lowers its own thread's priority (nice
+ * 10, Linux's nice being per thread: the server's other threads keep theirs), so that it takes
+ * about a tenth of a core the requests being served need, and still gets on when the machine is
+ * busy (at 19 it would all but stop on a loaded machine). In: [id, path, [[name, algorithm], …]], or ["cancel", id]
+ * for a file given earlier (no answer for it then). Out: [id, {name: hex, …}] or [id, null, message].
  */
 const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads")
+const { parentPort, workerData } = require("node:worker_threads")
 const { createHash } = require("node:crypto")
 const { createReadStream } = require("node:fs")
-parentPort.on("message", async ([id, path, algorithms]) => {
+if (workerData.background) {
+  try { require("node:os").setPriority(10) } catch {}
+}
+const waiting = new Set()
+const cancelled = new Set()
+const run = async ([id, path, algorithms]) => {
   try {
     const hashes = algorithms.map(([name, algorithm]) => [name, createHash(algorithm)])
-    for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 }))
-      for (const [, hash] of hashes) hash.update(chunk)
-    parentPort.postMessage([id, Object.fromEntries(hashes.map(([name, hash]) => [name, hash.digest("hex")]))])
+    if (!cancelled.has(id)) {
+      for await (const chunk of createReadStream(path, { highWaterMark: 256 * 1024 })) {
+        if (cancelled.has(id)) break
+        for (const [, hash] of hashes) hash.update(chunk)
+      }
+    }
+    if (!cancelled.has(id))
+      parentPort.postMessage([id, Object.fromEntries(hashes.map(([name, hash]) => [name, hash.digest("hex")]))])
   } catch (error) {
-    parentPort.postMessage([id, null, String(error && error.message || error)])
+    if (!cancelled.has(id)) parentPort.postMessage([id, null, String(error && error.message || error)])
   }
+  waiting.delete(id)
+  cancelled.delete(id)
+}
+let queue = Promise.resolve()
+parentPort.on("message", (message) => {
+  if (message[0] === "cancel") {
+    if (waiting.has(message[1])) cancelled.add(message[1])
+    return
+  }
+  waiting.add(message[0])
+  queue = queue.then(() => run(message))
 })
 `
 
 /** An idle worker is stopped after this long (ms), so that a server storing nothing carries none. */
 const WORKER_IDLE_MS = 60_000
 
+/** When a file's digests are wanted: by a reader waiting for them, or whenever the CPU is free. */
+export type DigestPriority = "now" | "background"
+
+interface Job {
+  readonly priority: DigestPriority
+  readonly worker: Worker
+  readonly path: string
+  readonly algorithms: ReadonlyArray<readonly [string, string]>
+  readonly done: (r: Record<string, string>) => void
+  readonly fail: (e: Error) => void
+}
+
 /**
- * The digest worker thread: started on first use, one file at a time (what it is given waits in
- * its message queue), stopped after a minute without work and by `close` (it never keeps the
- * process alive). If it dies, the files it was given fail and the next one starts a new worker.
+ * The digest worker threads: one for files a reader waits for, one at a low priority for
+ * those computed after an upload's answer (so that they do not slow the requests that follow it:
+ * the rest of a `skopeo copy`, the download of what was just uploaded). Each is started on first
+ * use, stopped after a minute without work and by `close` (neither keeps the process alive). If
+ * one dies, the files it was given fail and the next one starts a new worker. `hurry` moves a
+ * file from the background to the other worker once a reader waits for it.
  */
 export class FileDigester {
-  private worker: Worker | undefined
-  private readonly jobs = new Map<
-    number,
-    { readonly worker: Worker; readonly done: (r: Record<string, string>) => void; readonly fail: (e: Error) => void }
-  >()
+  private readonly workers: Partial<Record<DigestPriority, Worker>> = {}
+  private readonly idle: Partial<Record<DigestPriority, ReturnType<typeof setTimeout>>> = {}
+  private readonly jobs = new Map<number, Job>()
   private nextId = 1
-  private idle: ReturnType<typeof setTimeout> | undefined
   private readonly idleMs: number
 
   constructor(options: { readonly idleMs?: number } = {}) {
     this.idleMs = options.idleMs ?? WORKER_IDLE_MS
   }
 
-  /** Whether the worker thread is running. */
+  /** Whether a worker thread is running (of that priority). */
   get running(): boolean {
-    return this.worker !== undefined
+    return this.workers.now !== undefined || this.workers.background !== undefined
+  }
+  runningFor(priority: DigestPriority): boolean {
+    return this.workers[priority] !== undefined
   }
 
   private finished(id: number): void {
+    const job = this.jobs.get(id)
     this.jobs.delete(id)
-    if (this.jobs.size > 0 || this.worker === undefined) return
-    clearTimeout(this.idle)
-    this.idle = setTimeout(() => {
-      if (this.jobs.size > 0) return
-      const worker = this.worker
-      this.worker = undefined
+    if (job === undefined) return
+    const priority = job.priority
+    if ([...this.jobs.values()].some((j) => j.priority === priority) || this.workers[priority] === undefined) return
+    clearTimeout(this.idle[priority])
+    const timer = setTimeout(() => {
+      if ([...this.jobs.values()].some((j) => j.priority === priority)) return
+      const worker = this.workers[priority]
+      delete this.workers[priority]
       void worker?.terminate()
     }, this.idleMs)
-    this.idle.unref()
+    timer.unref()
+    this.idle[priority] = timer
   }
 
-  private start(): Worker {
-    clearTimeout(this.idle)
-    if (this.worker !== undefined) return this.worker
-    const worker = new Worker(WORKER_SOURCE, { eval: true, name: "hearth-digests" })
+  private start(priority: DigestPriority): Worker {
+    clearTimeout(this.idle[priority])
+    const running = this.workers[priority]
+    if (running !== undefined) return running
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      // Thread names as /proc shows them (15 characters at most).
+      name: priority === "now" ? "hearth-digests" : "hearth-bgdigest",
+      workerData: { background: priority === "background" }
+    })
     worker.unref()
     worker.on("message", ([id, result, message]: readonly [number, Record<string, string> | null, string?]) => {
       const job = this.jobs.get(id)
@@ -117,7 +167,7 @@ export class FileDigester {
       else job.done(result)
     })
     const failAll = (error: Error) => {
-      if (this.worker === worker) this.worker = undefined
+      if (this.workers[priority] === worker) delete this.workers[priority]
       for (const [id, job] of this.jobs) {
         if (job.worker !== worker) continue
         this.jobs.delete(id)
@@ -126,24 +176,50 @@ export class FileDigester {
     }
     worker.on("error", failAll)
     worker.on("exit", (code) => failAll(new Error(`the digest worker thread exited (${code})`)))
-    this.worker = worker
+    this.workers[priority] = worker
     return worker
   }
 
-  /** The digests `names` of the file at `path`. */
-  digest<K extends LaterDigest>(path: string, names: ReadonlyArray<K>): Promise<Record<K, string>> {
-    const worker = this.start()
+  private post(job: Omit<Job, "worker">): void {
+    const worker = this.start(job.priority)
     const id = this.nextId++
+    this.jobs.set(id, { ...job, worker })
+    worker.postMessage([id, job.path, job.algorithms])
+  }
+
+  /** The digests `names` of the file at `path`. */
+  digest<K extends LaterDigest>(
+    path: string,
+    names: ReadonlyArray<K>,
+    priority: DigestPriority = "now"
+  ): Promise<Record<K, string>> {
     return new Promise<Record<K, string>>((resolve, reject) => {
-      this.jobs.set(id, { worker, done: resolve as (r: Record<string, string>) => void, fail: reject })
-      worker.postMessage([id, path, names.map((name) => [name, LATER[name]])])
+      this.post({
+        priority,
+        path,
+        algorithms: names.map((name) => [name, LATER[name]] as const),
+        done: resolve as (r: Record<string, string>) => void,
+        fail: reject
+      })
     })
   }
 
+  /** A file given with the background priority that a reader now waits for: computed at once. */
+  hurry(path: string): void {
+    for (const [id, job] of this.jobs) {
+      if (job.priority !== "background" || job.path !== path) continue
+      this.finished(id)
+      job.worker.postMessage(["cancel", id])
+      this.post({ ...job, priority: "now" })
+    }
+  }
+
   async close(): Promise<void> {
-    clearTimeout(this.idle)
-    const worker = this.worker
-    this.worker = undefined
-    if (worker !== undefined) await worker.terminate()
+    for (const priority of ["now", "background"] as const) {
+      clearTimeout(this.idle[priority])
+      const worker = this.workers[priority]
+      delete this.workers[priority]
+      if (worker !== undefined) await worker.terminate()
+    }
   }
 }

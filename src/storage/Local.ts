@@ -18,10 +18,10 @@
 // database do not collide, and a temp file is only swept once it has not been written to for 30
 // minutes (an upload in progress, here or on another node, writes at least every megabyte).
 //
-// md5, sha1, sha512 and blake2b are computed after the put has returned, from the stored file on the
-// digest worker thread (src/storage/Digests.ts), and recorded in the row; `digests` returns them,
-// waiting for that computation (or running it) if it has not finished. A process that stops
-// before leaves the row without them: the sweep computes them.
+// md5, sha1, sha512 and blake2b are computed after the put has returned, from the stored file on
+// the background digest worker thread (src/storage/Digests.ts, at a low priority), and recorded
+// in the row; `digests` returns them, having that computation hurried (or running it) if it has
+// not finished. A process that stops before leaves the row without them: the sweep computes them.
 //
 // Not swept: a file whose row was never committed (the process died between the rename and the
 // commit of a new blob's first put). It is harmless, and the next put of the same bytes keeps it.
@@ -29,15 +29,24 @@
 import { createHash, randomUUID } from "node:crypto"
 import { createReadStream } from "node:fs"
 import { type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink } from "node:fs/promises"
+import { IncomingMessage } from "node:http"
 import { dirname, join } from "node:path"
-import { Readable } from "node:stream"
+import { finished, Readable } from "node:stream"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Effect, Exit, Layer, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { SettingsError } from "../config/Settings.ts"
 import { transaction as sqlTransaction } from "../db/Boundary.ts"
 import * as Errors from "../http/Errors.ts"
-import { type Digests, FileDigester, Hasher, isSha256, LATER, type LaterDigest } from "./Digests.ts"
+import {
+  type DigestPriority,
+  type Digests,
+  FileDigester,
+  Hasher,
+  isSha256,
+  LATER,
+  type LaterDigest
+} from "./Digests.ts"
 import { BlobsRepo } from "./Repo.ts"
 import { type ChunkPool, fileChunks } from "./Send.ts"
 import {
@@ -118,13 +127,136 @@ const writeAll = async (file: FileHandle, buffers: Array<Uint8Array>): Promise<v
 }
 
 /**
+ * Frees a chunk's memory now rather than at the next garbage collection: Node's HTTP parser
+ * copies every piece of a request body into a buffer of its own (outside V8's heap), and V8 runs
+ * a full mark-compact of the whole heap each time some 64 MB of them are waiting to be collected
+ * (7 of them for 512 MiB, 0.1–0.4 s each on a loaded machine: most of an upload's CPU beyond the
+ * socket and sha256). Detaching the buffer (`transfer(0)`) frees it at once. Only for a chunk that
+ * is all of its buffer, from a source whose chunks nobody else holds.
+ */
+const free = (chunk: Uint8Array) => {
+  const buffer = chunk.buffer
+  if (buffer instanceof ArrayBuffer && chunk.byteOffset === 0 && chunk.byteLength === buffer.byteLength)
+    buffer.transfer(0)
+}
+
+/**
+ * What a body becomes: sized, checked against the limits, hashed, and written to `file` in
+ * gathered `writev`s with one write in flight while the next chunks arrive (at most about
+ * 2 × WRITE_BYTES held).
+ */
+class Sink {
+  size = 0
+  private readonly sha256 = createHash("sha256")
+  private readonly also: Hasher<LaterDigest> | undefined
+  private gathered: Array<Uint8Array> = []
+  private gatheredBytes = 0
+  private writing: Promise<void> | undefined
+  private readonly file: FileHandle
+  private readonly options: PutOptions
+  /** The chunks are the source's own copies: freed once written. */
+  private readonly owned: boolean
+
+  constructor(file: FileHandle, options: PutOptions, owned: boolean) {
+    this.file = file
+    this.options = options
+    this.owned = owned
+    this.also = options.digests === undefined || options.digests.length === 0 ? undefined : new Hasher(options.digests)
+  }
+
+  /** Takes a chunk (throws TooLarge or WrongLength); a promise when the next must wait for a write. */
+  add(chunk: Uint8Array): Promise<void> | undefined {
+    if (chunk.byteLength === 0) return undefined
+    this.size += chunk.byteLength
+    if (this.size > this.options.maxSize) throw new TooLarge()
+    if (this.options.length !== undefined && this.size > this.options.length) throw new WrongLength()
+    this.sha256.update(chunk)
+    this.also?.update(chunk)
+    this.gathered.push(chunk)
+    this.gatheredBytes += chunk.byteLength
+    return this.gatheredBytes >= WRITE_BYTES ? this.flush() : undefined
+  }
+
+  /** Starts writing what is gathered; a promise when a write was in flight (this one starts after it). */
+  private flush(): Promise<void> | undefined {
+    const buffers = this.gathered
+    this.gathered = []
+    this.gatheredBytes = 0
+    const write = () => {
+      const next = writeAll(this.file, buffers).then(() => {
+        if (this.owned) for (const buffer of buffers) free(buffer)
+      })
+      next.catch(noop) // awaited later; never an unhandled rejection meanwhile
+      this.writing = next
+    }
+    if (this.writing === undefined) {
+      write()
+      return undefined
+    }
+    return this.writing.then(write)
+  }
+
+  /** Writes what is left, waits for the writes and fsyncs the file once; the size and digests. */
+  async end(): Promise<Received> {
+    if (this.options.length !== undefined && this.size !== this.options.length) throw new WrongLength()
+    if (this.gatheredBytes > 0) await this.flush()
+    await this.writing
+    await this.file.datasync()
+    return { size: this.size, sha256: this.sha256.digest("hex"), also: this.also?.digest() ?? {} }
+  }
+
+  /** Waits for a write in flight (after a failure, before the file is closed and removed). */
+  settled(): Promise<void> {
+    return (this.writing ?? Promise.resolve()).catch(noop)
+  }
+}
+
+/**
+ * A Node stream into `sink`, by its 'data' events (each chunk as the source made it: no async
+ * iteration per chunk, no concatenation of buffered chunks), paused while a write holds it back.
+ * Once refused or failed the stream is left paused, not destroyed: an HTTP request must stay open
+ * for its 413 or 400.
+ */
+const drain = (readable: Readable, sink: Sink): Promise<void> =>
+  new Promise<void>((resolve, reject) => {
+    let done = false
+    const stop = (error?: unknown) => {
+      if (done) return
+      done = true
+      readable.off("data", onData)
+      stopWatching()
+      if (error === undefined) resolve()
+      else {
+        readable.pause()
+        reject(error)
+      }
+    }
+    const onData = (data: Uint8Array | string) => {
+      if (done) return
+      let wait: Promise<void> | undefined
+      try {
+        wait = sink.add(typeof data === "string" ? Buffer.from(data) : data)
+      } catch (error) {
+        return stop(error)
+      }
+      if (wait === undefined) return
+      readable.pause()
+      wait.then(() => {
+        if (!done) readable.resume()
+      }, stop)
+    }
+    const stopWatching = finished(readable, { writable: false }, (error) =>
+      error === undefined || error === null ? stop() : stop(new SourceFailed(error))
+    )
+    readable.on("data", onData)
+    readable.resume()
+  })
+
+/**
  * Streams `body` into a new file at `temp` and fsyncs it once, at the end (the bytes are on disk
  * before any name or row points at them; one fsync per blob, not per write). Each chunk is hashed
- * (sha256, and the digests `options.digests` asks for) as it arrives; chunks are gathered up to
- * WRITE_BYTES and written with one `writev` while the next ones arrive (one write in flight: at
- * most about 2 × WRITE_BYTES held). On any failure (and when `signal` aborts) the file is removed
- * before the promise settles. A Node stream is not destroyed when the body is refused (too large,
- * wrong length): an HTTP request must stay open for its 413 or 400.
+ * (sha256, and the digests `options.digests` asks for) as it arrives (Sink). On any failure (and
+ * when `signal` aborts) the file is removed before the promise settles.
  */
 const receive = async (body: BlobBody, temp: string, options: PutOptions, signal: AbortSignal): Promise<Received> => {
   const readable = body instanceof Readable ? body : undefined
@@ -132,9 +264,9 @@ const receive = async (body: BlobBody, temp: string, options: PutOptions, signal
   const onAbort = () => readable?.destroy()
   signal.addEventListener("abort", onAbort, { once: true })
   let file: FileHandle | undefined
-  let writing: Promise<void> | undefined
-  const iterator: AsyncIterator<Uint8Array | string> =
-    readable !== undefined ? readable.iterator({ destroyOnReturn: false }) : body[Symbol.asyncIterator]()
+  let sink: Sink | undefined
+  const iterator: AsyncIterator<Uint8Array | string> | undefined =
+    readable === undefined ? body[Symbol.asyncIterator]() : undefined
   // Any other source may never answer a pending `next`: an abort must not wait for it.
   const aborted =
     readable !== undefined
@@ -147,52 +279,32 @@ const receive = async (body: BlobBody, temp: string, options: PutOptions, signal
   try {
     file = await open(temp, "wx", 0o644)
     if (signal.aborted) throw new SourceFailed(signal.reason)
-    const sha256 = createHash("sha256")
-    const also = options.digests === undefined || options.digests.length === 0 ? undefined : new Hasher(options.digests)
-    let size = 0
-    let gathered: Array<Uint8Array> = []
-    let gatheredBytes = 0
-    const flush = async () => {
-      const buffers = gathered
-      gathered = []
-      gatheredBytes = 0
-      if (writing !== undefined) await writing
-      const next = writeAll(file!, buffers)
-      next.catch(noop) // awaited later; never an unhandled rejection meanwhile
-      writing = next
-    }
-    for (;;) {
-      let step: IteratorResult<Uint8Array | string>
-      try {
-        step = await (aborted === undefined ? iterator.next() : Promise.race([iterator.next(), aborted]))
-      } catch (cause) {
-        throw cause instanceof SourceFailed ? cause : new SourceFailed(cause)
+    // A request's chunks are the HTTP parser's copies, read by nothing else.
+    sink = new Sink(file, options, body instanceof IncomingMessage)
+    if (readable !== undefined) await drain(readable, sink)
+    else {
+      for (;;) {
+        let step: IteratorResult<Uint8Array | string>
+        try {
+          step = await Promise.race([iterator!.next(), aborted!])
+        } catch (cause) {
+          throw cause instanceof SourceFailed ? cause : new SourceFailed(cause)
+        }
+        if (step.done === true) break
+        const wait = sink.add(typeof step.value === "string" ? Buffer.from(step.value) : step.value)
+        if (wait !== undefined) await wait
       }
-      if (signal.aborted) throw new SourceFailed(signal.reason)
-      if (step.done === true) break
-      const chunk = typeof step.value === "string" ? Buffer.from(step.value) : step.value
-      if (chunk.byteLength === 0) continue
-      size += chunk.byteLength
-      if (size > options.maxSize) throw new TooLarge()
-      if (options.length !== undefined && size > options.length) throw new WrongLength()
-      sha256.update(chunk)
-      also?.update(chunk)
-      gathered.push(chunk)
-      gatheredBytes += chunk.byteLength
-      if (gatheredBytes >= WRITE_BYTES) await flush()
     }
-    if (options.length !== undefined && size !== options.length) throw new WrongLength()
-    if (gatheredBytes > 0) await flush()
-    await writing
-    await file.datasync()
+    if (signal.aborted) throw new SourceFailed(signal.reason)
+    const received = await sink.end()
     const done = file
     file = undefined
     await done.close()
-    return { size, sha256: sha256.digest("hex"), also: also?.digest() ?? {} }
+    return received
   } catch (error) {
     // Not awaited: it may wait behind a `next` the source never answers.
-    if (readable === undefined) Promise.resolve(iterator.return?.()).catch(noop)
-    await writing?.catch(noop)
+    if (iterator !== undefined) Promise.resolve(iterator.return?.()).catch(noop)
+    await sink?.settled()
     await file?.close().catch(noop)
     await rm(temp, { force: true })
     throw error
@@ -328,7 +440,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
         const missing = (Object.keys(LATER) as Array<LaterDigest>).filter(
           (name) => stored.row[name] === null && also[name] === undefined
         )
-        if (missing.length > 0 || Object.keys(also).length > 0) void complete(sha256, also).catch(noop)
+        if (missing.length > 0 || Object.keys(also).length > 0) void complete(sha256, "background", also).catch(noop)
         const known: Partial<Record<LaterDigest, string>> = {}
         for (const name of Object.keys(LATER) as Array<LaterDigest>) {
           const value = also[name] ?? stored.row[name]
@@ -340,22 +452,39 @@ export const make = (root: string, options: LocalOptions = {}) =>
 
     // ---------------------------------------------------------------------------------------------
     // The digests after the put: one computation per blob at a time (a reader asking for a blob
-    // being computed waits for that one), on the digest worker, recorded where the row has none.
+    // being computed waits for that one), on a digest worker, recorded where the row has none.
+    // After a put and in the sweep nobody waits for them: they run on the background worker,
+    // at a low priority; a reader waiting for them has them computed at once (`hurry`).
 
-    const completing = new Map<string, Promise<Digests | undefined>>()
+    const completing = new Map<string, { readonly promise: Promise<Digests | undefined>; priority: DigestPriority }>()
     const runPromise = <A>(effect: Effect.Effect<A>) => Effect.runPromiseWith(context)(effect)
 
     /** Computes and records what the row lacks; the five digests, or undefined when there is no such blob. */
-    const complete = (sha256: string, known: Partial<Omit<Digests, "sha256">> = {}): Promise<Digests | undefined> => {
+    const complete = (
+      sha256: string,
+      priority: DigestPriority,
+      known: Partial<Omit<Digests, "sha256">> = {}
+    ): Promise<Digests | undefined> => {
       const running = completing.get(sha256)
-      if (running !== undefined) return running
+      if (running !== undefined) {
+        if (priority === "now" && running.priority === "background") {
+          running.priority = "now"
+          digester.hurry(pathOf(sha256))
+        }
+        return running.promise
+      }
+      const entry: { promise: Promise<Digests | undefined>; priority: DigestPriority } = {
+        promise: Promise.resolve(undefined),
+        priority
+      }
       const work = (async () => {
         if (Object.keys(known).length > 0) await runPromise(repo.fill(sha256, known))
         const found = await runPromise(repo.find(sha256))
         if (Option.isNone(found)) return undefined
         const row = found.value
         const missing = (Object.keys(LATER) as Array<LaterDigest>).filter((name) => row[name] === null)
-        const computed = missing.length === 0 ? {} : await digester.digest(pathOf(sha256), missing)
+        // The priority as it is now: a reader may have come meanwhile.
+        const computed = missing.length === 0 ? {} : await digester.digest(pathOf(sha256), missing, entry.priority)
         if (missing.length > 0) await runPromise(repo.fill(sha256, computed))
         const value = (name: LaterDigest) => row[name] ?? (computed as Partial<Record<LaterDigest, string>>)[name]!
         return {
@@ -367,7 +496,8 @@ export const make = (root: string, options: LocalOptions = {}) =>
         }
       })()
       const settled = work.finally(() => completing.delete(sha256))
-      completing.set(sha256, settled)
+      entry.promise = settled
+      completing.set(sha256, entry)
       settled.catch((error) =>
         // A blob removed meanwhile (a refused upload given back) needs no digests.
         String(error).includes("ENOENT")
@@ -388,7 +518,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
         if (md5 !== null && sha1 !== null && sha512 !== null && blake2b !== null)
           return { sha256, md5, sha1, sha512, blake2b }
         const computed = yield* Effect.promise(() =>
-          complete(sha256).catch((error) =>
+          complete(sha256, "now").catch((error) =>
             Promise.reject(new Error(`cannot compute the digests of blob ${sha256}`, { cause: error }))
           )
         )
@@ -496,7 +626,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
       for (const sha256 of yield* repo.incomplete(SWEEP_DIGESTS)) {
         if (completing.has(sha256)) continue
         const done = yield* Effect.promise(() =>
-          complete(sha256).then(
+          complete(sha256, "background").then(
             (found) => found !== undefined,
             () => false
           )

@@ -10,7 +10,8 @@
 //   pull   skopeo copy docker://HEARTH/bench/imgN:v1 oci:BACK:v1
 // Also shown, to tell Hearth's share from skopeo's: the same layer sent by curl in one monolithic
 // `POST …/blobs/uploads/?digest=` (Hearth receiving it, computing its digests and storing it).
-// Columns are medians over the rounds; each ratio is the median of the per-round ratios.
+// Columns are medians over the rounds; each ratio is the median of the per-round ratios. Hearth's
+// CPU (all its threads, from /proc) during each copy is shown too: it depends less on the load.
 // Target: push and pull each within 1.3× of the disk copy (so the round trip within 1.3× of two).
 // BENCH_BEFORE=<checkout>: that checkout's Hearth too, in the same rounds (the order rotating).
 import { execFile } from "node:child_process"
@@ -21,6 +22,7 @@ import { promisify } from "node:util"
 import { layoutTag, writeImage, writeLayout, writeRandomLayer } from "../../../test/support/oci.ts"
 import {
   type Backend,
+  cpuSeconds,
   createAccount,
   createToken,
   fmt,
@@ -64,7 +66,7 @@ const main = async () => {
   if (process.env.BENCH_BEFORE !== undefined && process.env.BENCH_BEFORE !== "")
     trees.unshift({ label: "before", tree: process.env.BENCH_BEFORE })
   const account = { username: "bench", password: "bench-password-1" }
-  const servers: Array<{ label: string; base: string; host: string; creds: string }> = []
+  const servers: Array<{ label: string; pid: number; base: string; host: string; creds: string }> = []
   for (const { label, tree } of trees) {
     const backend: Backend = {
       name: config.database,
@@ -78,6 +80,7 @@ const main = async () => {
     const token = await createToken(hearth.base, account, ["write:package"])
     servers.push({
       label,
+      pid: hearth.child.pid!,
       base: hearth.base,
       host: hearth.base.replace(/^http:\/\//, ""),
       creds: `${account.username}:${token}`
@@ -111,6 +114,10 @@ const main = async () => {
     push: number
     pull: number
     curl: number
+    /** Hearth's CPU seconds (all its threads) during each. */
+    pushCpu: number
+    pullCpu: number
+    curlCpu: number
   }
   const rows: Array<{ disk: number; load: number; trips: Record<string, Trip> }> = []
   const steps = ["disk", ...servers.map((s) => s.label)]
@@ -125,8 +132,12 @@ const main = async () => {
     const hearthTrip = async (server: (typeof servers)[number]): Promise<Trip> => {
       const back = tempDir("hearth-bench-oci-back-")
       const image = `docker://${server.host}/bench/img${round}:v1`
+      const cpu = () => cpuSeconds(server.pid).self
+      const cpu0 = cpu()
       const push = await copy(["--dest-creds", server.creds, "--dest-tls-verify=false", `oci:${src}:v1`, image])
+      const cpu1 = cpu()
       const pull = await copy(["--src-creds", server.creds, "--src-tls-verify=false", image, `oci:${back}:v1`])
+      const cpu2 = cpu()
       if (layoutTag(back, "v1").digest !== layoutTag(src, "v1").digest)
         throw new Error("the image copied back from Hearth is not the image pushed")
       rmSync(back, { recursive: true, force: true })
@@ -136,7 +147,7 @@ const main = async () => {
         layer.digest,
         `curl${round}`
       )
-      return { push, pull, curl }
+      return { push, pull, curl, pushCpu: cpu1 - cpu0, pullCpu: cpu2 - cpu1, curlCpu: cpu() - cpu2 }
     }
     // The order rotates from round to round: disk, then each server, each first in turn.
     const order = steps.map((_, i) => steps[(i + round) % steps.length]!)
@@ -153,7 +164,7 @@ const main = async () => {
         servers
           .map(
             (s) =>
-              `${s.label}: push ${fmt(trips[s.label]!.push, 2)} s, pull ${fmt(trips[s.label]!.pull, 2)} s, curl POST ${fmt(trips[s.label]!.curl, 2)} s`
+              `${s.label}: push ${fmt(trips[s.label]!.push, 2)} s (CPU ${fmt(trips[s.label]!.pushCpu, 2)} s), pull ${fmt(trips[s.label]!.pull, 2)} s (CPU ${fmt(trips[s.label]!.pullCpu, 2)} s), curl POST ${fmt(trips[s.label]!.curl, 2)} s (CPU ${fmt(trips[s.label]!.curlCpu, 2)} s)`
           )
           .join("; ")
     )
@@ -164,9 +175,9 @@ const main = async () => {
   const lines = [
     `## Container registry: skopeo copy of a ${config.mib} MiB image (${config.rounds} rounds, ${config.database})`,
     "",
-    "| copy | median time | MiB/s | ratio to disk (median) | target ≤ 1.3× |",
-    "|---|---|---|---|---|",
-    `| OCI dir → OCI dir (disk) | ${fmt(median(rows.map((r) => r.disk)), 2)} s | ${mibps(median(rows.map((r) => r.disk)))} | 1.00 | |`
+    "| copy | median time | MiB/s | ratio to disk (median) | target ≤ 1.3× | Hearth CPU (median) |",
+    "|---|---|---|---|---|---|",
+    `| OCI dir → OCI dir (disk) | ${fmt(median(rows.map((r) => r.disk)), 2)} s | ${mibps(median(rows.map((r) => r.disk)))} | 1.00 | | |`
   ]
   let missedThis = 0
   for (const { label } of servers) {
@@ -176,10 +187,10 @@ const main = async () => {
     const tripRatio = median(rows.map((r) => (t(r).push + t(r).pull) / (2 * r.disk)))
     if (label === "this") missedThis = [pushRatio, pullRatio, tripRatio].filter((r) => r > TARGET).length
     lines.push(
-      `| (${label}) OCI dir → Hearth (push) | ${fmt(median(rows.map((r) => t(r).push)), 2)} s | ${mibps(median(rows.map((r) => t(r).push)))} | ${fmt(pushRatio, 2)} | ${verdict(pushRatio)} |`,
-      `| (${label}) Hearth → OCI dir (pull) | ${fmt(median(rows.map((r) => t(r).pull)), 2)} s | ${mibps(median(rows.map((r) => t(r).pull)))} | ${fmt(pullRatio, 2)} | ${verdict(pullRatio)} |`,
-      `| (${label}) round trip vs two disk copies | | | ${fmt(tripRatio, 2)} | ${verdict(tripRatio)} |`,
-      `| (${label}) curl: the layer in one POST to Hearth | ${fmt(median(rows.map((r) => t(r).curl)), 2)} s | ${mibps(median(rows.map((r) => t(r).curl)))} | ${fmt(median(rows.map((r) => t(r).curl / r.disk)), 2)} | |`
+      `| (${label}) OCI dir → Hearth (push) | ${fmt(median(rows.map((r) => t(r).push)), 2)} s | ${mibps(median(rows.map((r) => t(r).push)))} | ${fmt(pushRatio, 2)} | ${verdict(pushRatio)} | ${fmt(median(rows.map((r) => t(r).pushCpu)), 2)} s |`,
+      `| (${label}) Hearth → OCI dir (pull) | ${fmt(median(rows.map((r) => t(r).pull)), 2)} s | ${mibps(median(rows.map((r) => t(r).pull)))} | ${fmt(pullRatio, 2)} | ${verdict(pullRatio)} | ${fmt(median(rows.map((r) => t(r).pullCpu)), 2)} s |`,
+      `| (${label}) round trip vs two disk copies | | | ${fmt(tripRatio, 2)} | ${verdict(tripRatio)} | |`,
+      `| (${label}) curl: the layer in one POST to Hearth | ${fmt(median(rows.map((r) => t(r).curl)), 2)} s | ${mibps(median(rows.map((r) => t(r).curl)))} | ${fmt(median(rows.map((r) => t(r).curl / r.disk)), 2)} | | ${fmt(median(rows.map((r) => t(r).curlCpu)), 2)} s |`
     )
   }
   lines.push(
