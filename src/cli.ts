@@ -46,7 +46,9 @@ const cache = enableCompileCache?.()
 
 const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ")
 // A setting given either way (`--allocation-site-pretenuring` too) is left as given.
-const flags = process.argv.slice(2).includes("serve") ? SERVER_FLAGS : COMMAND_FLAGS
+const args = process.argv.slice(2)
+// Help opens no database: it is printed by this process, not one started again.
+const flags = args.includes("serve") ? SERVER_FLAGS : args.includes("--help") ? [] : COMMAND_FLAGS
 const missing = flags.filter((flag) => !given.includes(flag.replace(/^--(no-)?/, "").split("=")[0]!))
 if (missing.length > 0 && typeof process.execve === "function") {
   const env = cache?.directory === undefined ? process.env : { ...process.env, NODE_COMPILE_CACHE: cache.directory }

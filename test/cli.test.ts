@@ -249,6 +249,14 @@ describe("hearth admin user", () => {
     expect(runs).toHaveLength(1)
     expect(runs[0]).toContain("--liftoff-only")
     expect(runs[0]).not.toContain("--max-semi-space-size=8")
+    // Help opens no database: printed by the first process, not worth a second start.
+    const help = await spawn(NODE, [CLI, "admin", "user", "list", "--help"], {
+      ...env,
+      NODE_OPTIONS: `--import=${hook}`,
+      EXEC_ARGV_FILE: file
+    })
+    expect(help.code, help.stderr).toBe(0)
+    expect(readFileSync(file, "utf8").trim().split("\n").at(-1)).toBe("[]")
   }, 60_000)
 
   it("leaves the server's durable jobs alone: a command writes nothing to the job runner's tables", async () => {
