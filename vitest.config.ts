@@ -6,6 +6,12 @@ export default defineConfig({
     // One migrated database per run, copied by each file's server (test/support/globalSetup.ts).
     globalSetup: ["test/support/globalSetup.ts"],
     pool: "forks",
+    // A test file's servers run in its worker, so the worker starts V8 as `hearth serve` does
+    // (src/cli.ts): the embedded database's WASM compiled by Liftoff only. Without it each file's
+    // fresh process spends seconds of CPU optimizing PGlite's hottest functions (its SQL parser)
+    // that a file's few hundred queries never pay back: 8 files took 71 → 59 s of CPU (medians of
+    // 3 and 4 runs, infra/bench/README.md "Test suite time"). On PostgreSQL it changes nothing.
+    execArgv: ["--liftoff-only"],
     // Each test file starts its own server and database; two cores run two files at a time.
     maxWorkers: 2,
     testTimeout: 30_000,

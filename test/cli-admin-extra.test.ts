@@ -25,7 +25,7 @@ const withServer = async (check: (server: Hearth) => Promise<void>) => {
 }
 
 beforeAll(async () => {
-  cli = await cliWorkspace("hearth-cli-extra-", ["data"], 240_000)
+  cli = await cliWorkspace("hearth-cli-extra-", ["data"], { timeoutMs: 240_000, migrated: true })
   for (const name of ["root", "alice", "bob"]) {
     await succeeds(
       "admin",

@@ -3,8 +3,8 @@
 // PostgreSQL database when TEST_DATABASE_URL is set; then a server started on the same data, where
 // the accounts made by the CLI sign in.
 
-import { existsSync } from "node:fs"
-import { join } from "node:path"
+import { existsSync, readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -227,6 +227,36 @@ describe("hearth admin user", () => {
     expect(result.stdout).not.toContain("DEBUG")
     // The job runner's start-up is logged at Debug, and heard there.
     expect(result.stderr).toContain("DEBUG")
+  }, 60_000)
+
+  it("runs WebAssembly by Liftoff only, as serve does, without serve's heap settings", async () => {
+    // V8's optimizing compiler took a short command to a 700–760 MB peak (≈ 300 MB without) for
+    // the embedded database's WASM (src/cli.ts).
+    const file = join(tmp, "exec-argv.jsonl")
+    const hook = resolve(import.meta.dirname, "support/exec-argv.ts")
+    const result = await spawn(NODE, [CLI, "admin", "user", "list"], {
+      ...env,
+      NODE_OPTIONS: `--import=${hook}`,
+      EXEC_ARGV_FILE: file
+    })
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toContain("root@example.com")
+    const runs = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Array<string>)
+    // One process (re-executed in place: execve keeps the pid and runs no exit handler of the first).
+    expect(runs).toHaveLength(1)
+    expect(runs[0]).toContain("--liftoff-only")
+    expect(runs[0]).not.toContain("--max-semi-space-size=8")
+    // Help opens no database: printed by the first process, not worth a second start.
+    const help = await spawn(NODE, [CLI, "admin", "user", "list", "--help"], {
+      ...env,
+      NODE_OPTIONS: `--import=${hook}`,
+      EXEC_ARGV_FILE: file
+    })
+    expect(help.code, help.stderr).toBe(0)
+    expect(readFileSync(file, "utf8").trim().split("\n").at(-1)).toBe("[]")
   }, 60_000)
 
   it("leaves the server's durable jobs alone: a command writes nothing to the job runner's tables", async () => {

@@ -94,7 +94,7 @@ beforeAll(async () => {
     HEARTH__federation__DELIVERY_RETRY_DELAY: "1s",
     HEARTH__federation__DELIVERY_ATTEMPTS: "10"
   }
-  env = await onTestDatabase(env, scope)
+  env = await onTestDatabase(env, scope, { migrated: true })
   peer = await startPeer()
   await createAliceWithCli(env)
   await start()

@@ -299,7 +299,7 @@ describe("a delivery pending when the process is SIGKILLed", () => {
       HEARTH__federation__DELIVERY_RETRY_DELAY: "1s",
       HEARTH__federation__DELIVERY_ATTEMPTS: "10"
     }
-    env = await onTestDatabase(env, scope)
+    env = await onTestDatabase(env, scope, { migrated: true })
     ;[waiting, hanging] = await Promise.all([
       startPeer({ repositories: ["waiting"] }),
       startPeer({ repositories: ["hanging"] })

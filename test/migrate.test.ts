@@ -453,7 +453,7 @@ describe("a migration and SIGKILL", () => {
       // The schedule then runs every 5 s (it also restarts jobs whose workflow never started).
       HEARTH__mirror__MIN_INTERVAL: "1s"
     }
-    env = await onTestDatabase(env, scope)
+    env = await onTestDatabase(env, scope, { migrated: true })
     // The remote: hangs, forwards to the current server, or refuses.
     proxyPort = await freePort()
     proxy = createServer((req, res) => {

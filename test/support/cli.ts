@@ -3,12 +3,12 @@
 // set, and an environment with only those settings — nothing inherited from the environment
 // running the tests. Also the rule every command's failure follows: one line, exit code 1.
 import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { cpSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import { expect } from "vitest"
-import { freshPostgresDatabase } from "./hearth.ts"
+import { freshPostgresDatabase, templateOf } from "./hearth.ts"
 
 export const ROOT = resolve(import.meta.dirname, "../..")
 export const NODE = join(ROOT, "node_modules/.bin/node")
@@ -41,17 +41,31 @@ export interface CliWorkspace {
   readonly close: () => Promise<void>
 }
 
-/** A workspace under a new temporary directory; the data directory is `dataPath` inside it (not created). */
-export const cliWorkspace = async (prefix: string, dataPath: ReadonlyArray<string>, timeoutMs?: number) => {
+/**
+ * A workspace under a new temporary directory; the data directory is `dataPath` inside it (not
+ * created). With `migrated`, the database starts as the run's migrated template (globalSetup.ts),
+ * for tests of commands other than the first start: the first command then skips the migrations
+ * (seconds of CPU each time), which test/cli.test.ts and test/migrate.test.ts run from nothing.
+ */
+export const cliWorkspace = async (
+  prefix: string,
+  dataPath: ReadonlyArray<string>,
+  options: { readonly timeoutMs?: number; readonly migrated?: boolean } = {}
+) => {
+  const { timeoutMs, migrated = false } = options
   const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? ""
   const onPostgres = testDatabaseUrl !== ""
   const scope = Effect.runSync(Scope.make())
   const tmp = mkdtempSync(join(tmpdir(), prefix))
   const dataDir = join(tmp, ...dataPath)
+  const template = migrated ? templateOf(onPostgres ? "postgresTemplate" : "embeddedTemplate") : undefined
+  if (!onPostgres && template !== undefined) cpSync(join(template, "db"), join(dataDir, "db"), { recursive: true })
   const database: Record<string, string> = onPostgres
     ? {
         DB_TYPE: "postgres",
-        DATABASE_URL: await Effect.runPromise(Scope.provide(freshPostgresDatabase(testDatabaseUrl), scope))
+        DATABASE_URL: await Effect.runPromise(
+          Scope.provide(freshPostgresDatabase(testDatabaseUrl, template === undefined ? {} : { template }), scope)
+        )
       }
     : { DB_TYPE: "embedded" }
   const inherited = Object.fromEntries(

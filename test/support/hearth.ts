@@ -42,7 +42,7 @@ export const freePort = () =>
   })
 
 /** The run's migrated database to start from (test/support/globalSetup.ts), if there is one. */
-const templateOf = (key: "embeddedTemplate" | "postgresTemplate") => {
+export const templateOf = (key: "embeddedTemplate" | "postgresTemplate") => {
   try {
     const value = inject(key)
     return value === undefined || value === "" ? undefined : value

@@ -1,9 +1,10 @@
 // `hearth` as a real child process (node_modules/.bin/node src/cli.ts …), for tests of start-up,
 // shutdown and crashes. Call `killAll` in an afterAll.
 import { type ChildProcess, spawn } from "node:child_process"
+import { cpSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { Effect, Scope } from "effect"
-import { freePort, freshPostgresDatabase } from "./hearth.ts"
+import { freePort, freshPostgresDatabase, templateOf } from "./hearth.ts"
 
 const root = resolve(import.meta.dirname, "../..")
 const nodeBin = join(root, "node_modules/.bin/node")
@@ -62,14 +63,28 @@ export const within = <A>(promise: Promise<A>, ms: number, what: string): Promis
 /**
  * `env` for a spawned server on the suite's database: with TEST_DATABASE_URL, a fresh PostgreSQL
  * database (dropped when `scope` closes); otherwise `env` as it is (the embedded one in its data dir).
+ * With `migrated`, the database starts as the run's migrated template (globalSetup.ts; copied into
+ * the data dir on the embedded database), for files that do not test a first start: the first
+ * process then skips the migrations, seconds of CPU (test/lifecycle.test.ts starts from nothing).
  */
 export const onTestDatabase = async (
   env: Record<string, string>,
-  scope: Scope.Scope
+  scope: Scope.Scope,
+  options: { readonly migrated?: boolean } = {}
 ): Promise<Record<string, string>> => {
   const pg = process.env.TEST_DATABASE_URL
-  if (pg === undefined || pg === "") return env
-  const url = await Effect.runPromise(Scope.provide(freshPostgresDatabase(pg), scope))
+  const onPostgres = pg !== undefined && pg !== ""
+  const template =
+    options.migrated === true ? templateOf(onPostgres ? "postgresTemplate" : "embeddedTemplate") : undefined
+  if (!onPostgres) {
+    const dataDir = env.HEARTH__server__APP_DATA_PATH
+    if (template !== undefined && dataDir !== undefined)
+      cpSync(join(template, "db"), join(dataDir, "db"), { recursive: true })
+    return env
+  }
+  const url = await Effect.runPromise(
+    Scope.provide(freshPostgresDatabase(pg, template === undefined ? {} : { template }), scope)
+  )
   return { ...env, HEARTH__database__DB_TYPE: "postgres", HEARTH__database__DATABASE_URL: url }
 }
 
