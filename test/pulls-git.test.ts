@@ -205,7 +205,9 @@ describe("git processes per merge and per mergeability check", () => {
 })
 
 describe("the merge base and counts of a check (Merge.compare)", () => {
-  it("are git merge-base's and rev-list --count's, with merges of older branches and unrelated histories", async () => {
+  it("are git merge-base's and rev-list --count's, with merges of older branches and unrelated histories", {
+    timeout: 120_000
+  }, async () => {
     const dir = join(work, "compare")
     await gitIn(work, ["init", "-q", "-b", "main", dir])
     const repo = join(dir, ".git")
