@@ -9,6 +9,7 @@ import { join } from "node:path"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Git from "../src/git/Git.ts"
+import * as Merge from "../src/git/Merge.ts"
 import { gitIn } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
@@ -114,6 +115,15 @@ describe("git processes per merge and per mergeability check", () => {
     const both = await countObjectsKiB(bare())
     expect(both).toBeGreaterThan(0)
     expect(await Effect.runPromise(Git.sizeKiB(bare()))).toBe(both)
+    // More loose objects than it reads synchronously: the same number.
+    const many = join(work, "many")
+    mkdirSync(many)
+    const files = Array.from({ length: 600 }, (_, i) => join(many, `${i}.txt`))
+    for (const [i, file] of files.entries()) writeFileSync(file, `loose ${i}\n`)
+    await gitIn(bare(), ["hash-object", "-w", "--", ...files])
+    const manyLoose = await countObjectsKiB(bare())
+    expect(manyLoose).toBeGreaterThan(both)
+    expect(await Effect.runPromise(Git.sizeKiB(bare()))).toBe(manyLoose)
   })
 
   it("a merge (Do: merge) starts no ancestor test, no size count and no branch listing", async () => {
@@ -175,6 +185,10 @@ describe("git processes per merge and per mergeability check", () => {
     const started = commandsSince(from).map((c) => c.slice(c.indexOf("|") + 1))
     expect(started.filter((c) => c.startsWith("merge-tree")).length).toBeGreaterThan(0)
     expect(started.filter((c) => c.startsWith("diff-tree"))).toEqual([])
+    // The merge base and the counts come from one `rev-list --boundary` in a history with no merges of older branches.
+    // (The one `merge-base` is the creation's, for the pull request's first commits.)
+    expect(started.filter((c) => c.startsWith("merge-base --end-of-options"))).toHaveLength(1)
+    expect(started.filter((c) => c.startsWith("rev-list --left-right --boundary")).length).toBeGreaterThan(0)
     expect(started.filter((c) => c === "rev-parse --verify --quiet --end-of-options refs/heads/main")).toEqual([])
     const rows = (await hearth.sql(
       (s) => s`SELECT p.status FROM pull_requests p JOIN issues i ON i.id = p.issue_id WHERE i.title = 'noop'`
@@ -187,5 +201,52 @@ describe("git processes per merge and per mergeability check", () => {
     await gitIn(clone, ["push", "-q", "origin", "main:refs/heads/other", ":refs/heads/two"])
     const started = commandsSince(from).map((c) => c.slice(c.indexOf("|") + 1))
     expect(started.filter((c) => c.startsWith("for-each-ref") && c.endsWith("refs/heads/")).length).toBe(1)
+  })
+})
+
+describe("the merge base and counts of a check (Merge.compare)", () => {
+  it("are git merge-base's and rev-list --count's, with merges of older branches and unrelated histories", {
+    timeout: 120_000
+  }, async () => {
+    const dir = join(work, "compare")
+    await gitIn(work, ["init", "-q", "-b", "main", dir])
+    const repo = join(dir, ".git")
+    const commit = async (message: string) => {
+      await gitIn(dir, ["commit", "-q", "--allow-empty", "-m", message])
+      return gitIn(dir, ["rev-parse", "HEAD"])
+    }
+    await commit("a")
+    const b = await commit("b")
+    await gitIn(dir, ["checkout", "-q", "-b", "old", b])
+    await commit("old 1")
+    await gitIn(dir, ["checkout", "-q", "-b", "head", b])
+    await commit("head 1")
+    await gitIn(dir, ["merge", "-q", "--no-edit", "old"])
+    const head = await commit("head 2")
+    await gitIn(dir, ["checkout", "-q", "main"])
+    await commit("c")
+    // main merges `old` too: two boundary commits (b and old's tip), one merge base.
+    await gitIn(dir, ["merge", "-q", "--no-edit", "old"])
+    const main = await commit("d")
+    await gitIn(dir, ["checkout", "-q", "--orphan", "alone"])
+    const alone = await commit("alone")
+    const cases: Array<[string, string]> = [
+      [main, head],
+      [head, main],
+      [main, b],
+      [b, main],
+      [main, main],
+      [main, alone]
+    ]
+    for (const [base, tip] of cases) {
+      const got = await Effect.runPromise(Merge.compare(repo, base, tip))
+      const expected = await gitIn(dir, ["merge-base", base, tip]).catch(() => undefined)
+      const counts = (await gitIn(dir, ["rev-list", "--left-right", "--count", `${base}...${tip}`])).split(/\s+/)
+      expect([got.mergeBase._tag === "Some" ? got.mergeBase.value : undefined, got.behind, got.ahead]).toEqual([
+        expected,
+        Number(counts[0]),
+        Number(counts[1])
+      ])
+    }
   })
 })

@@ -37,21 +37,40 @@ export const isAncestor = (repo: string, ancestor: string, descendant: string): 
     )
   )
 
-/** `git rev-list --left-right --count base...head`: commits only in head (ahead) and only in base (behind). */
-export const aheadBehind = (
+/**
+ * Commits only in `head` (ahead), only in `base` (behind), and their merge base, from one `git rev-list --left-right
+ * --boundary base...head` where it can: every merge base of the two is a boundary commit of their
+ * symmetric difference (its child towards either side is not common, or it would be a better
+ * common ancestor), so a single boundary commit is the merge base, and none means unrelated (or
+ * equal) histories. With several boundary commits (merges of older branches) `git merge-base`
+ * picks, as before: a second process only then.
+ */
+export const compare = (
   repo: string,
   base: string,
   head: string
-): Effect.Effect<{ readonly ahead: number; readonly behind: number }> =>
-  orDie(
-    Effect.map(
-      Git.inRepo(repo, ["rev-list", "--left-right", "--count", "--end-of-options", `${base}...${head}`, "--"]),
-      (r) => {
-        const [behind, ahead] = text(r).split(/\s+/)
-        return { ahead: Number(ahead) || 0, behind: Number(behind) || 0 }
-      }
+): Effect.Effect<{ readonly ahead: number; readonly behind: number; readonly mergeBase: Option.Option<string> }> =>
+  Effect.gen(function* () {
+    if (base === head) return { ahead: 0, behind: 0, mergeBase: Option.some(base) }
+    const listed = yield* orDie(
+      Git.inRepo(repo, ["rev-list", "--left-right", "--boundary", "--end-of-options", `${base}...${head}`, "--"])
     )
-  )
+    let ahead = 0
+    let behind = 0
+    const boundary = new Set<string>()
+    for (const line of listed.stdout.toString("utf8").split("\n")) {
+      if (line.startsWith(">")) ahead++
+      else if (line.startsWith("<")) behind++
+      else if (line.startsWith("-")) boundary.add(line.slice(1))
+    }
+    const found =
+      boundary.size === 1
+        ? Option.some([...boundary][0]!)
+        : boundary.size === 0
+          ? Option.none<string>()
+          : yield* mergeBase(repo, base, head)
+    return { ahead, behind, mergeBase: found }
+  })
 
 /** The tree of a commit. */
 export const treeOf = (repo: string, commit: string): Effect.Effect<string> =>

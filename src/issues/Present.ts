@@ -128,11 +128,15 @@ export const makePresenter = (settings: SettingsShape) =>
     const usersById = (ids: Iterable<number>) => users.findByIds([...new Set(ids)])
     const userOf = (map: ReadonlyMap<number, UserRow>, id: number): UserRow => map.get(id) ?? ghostUser
 
-    /** Issues of one repository (or of several, each with its place), as `viewer` sees them. */
+    /**
+     * Issues of one repository (or of several, each with its place), as `viewer` sees them.
+     * `pullStates`: the pull requests' merged state when the caller holds their rows (not read again).
+     */
     const issues = (
       rows: ReadonlyArray<IssueRow>,
       placeOf: (issue: IssueRow) => RepoPlace,
-      viewer: Principal | undefined
+      viewer: Principal | undefined,
+      pullStates?: ReadonlyMap<number, { readonly merged: boolean; readonly mergedAt: Date | null }>
     ): Effect.Effect<Array<Issue>> =>
       Effect.gen(function* () {
         if (rows.length === 0) return []
@@ -142,7 +146,9 @@ export const makePresenter = (settings: SettingsShape) =>
           repo.assigneesOf(ids),
           repo.milestonesByIds([...new Set(rows.flatMap((r) => (r.milestoneId === null ? [] : [r.milestoneId])))]),
           attachments.ofIssues(ids),
-          repo.pullStatesOf(rows.filter((r) => r.isPull).map((r) => r.id))
+          pullStates !== undefined
+            ? Effect.succeed(pullStates)
+            : repo.pullStatesOf(rows.filter((r) => r.isPull).map((r) => r.id))
         ])
         const people = yield* usersById([...rows.map((r) => r.posterId), ...[...assignees.values()].flat()])
         const milestoneById = new Map(milestones.map((m) => [m.id, m]))

@@ -158,7 +158,16 @@ export class ProtectionService extends Context.Service<
     /** Whether `user` may create, move or delete the tag `tag` (Forgejo's `IsUserAllowedToControlTag`). */
     readonly mayControlTag: (at: RepoOf, user: UserRow | undefined, tag: string) => Effect.Effect<boolean>
     /** What stands between a pull request into `branch` and its merge (Forgejo's `CheckPullBranchProtections`). */
-    readonly mergeBlockers: (at: RepoOf, branch: string, facts: MergeFacts) => Effect.Effect<MergeDecision>
+    readonly mergeBlockers: (
+      at: RepoOf,
+      branch: string,
+      facts: MergeFacts,
+      /**
+       * Facts read only when a rule covers the branch (they matter to a rule alone): a merge into
+       * an unprotected branch reads no statuses and no reviews.
+       */
+      ruled?: Effect.Effect<Partial<Omit<MergeFacts, "doer">>>
+    ) => Effect.Effect<MergeDecision>
     /**
      * Whether a review by `user` of a pull request into `branch` is official (Forgejo's
      * `IsOfficialReviewer`): on the rule's approvals whitelist when it has one, else code write.
@@ -714,13 +723,14 @@ export class ProtectionService extends Context.Service<
               : (team.units["repo.code"] ?? "none")
             return atLeast(level, "write")
           }),
-        mergeBlockers: (at, branch, facts) =>
+        mergeBlockers: (at, branch, given, ruled) =>
           Effect.gen(function* () {
             const found = yield* ruleFor(at.repo.id, branch)
-            const access = yield* accessOf(at, facts.doer)
+            const access = yield* accessOf(at, given.doer)
             if (Option.isNone(found))
               return { rule: undefined, userMayMerge: atLeast(access.code, "write"), reasons: [], mayForce: true }
             const rule = found.value
+            const facts: MergeFacts = ruled === undefined ? given : { ...given, ...(yield* ruled) }
             const reasons: Array<string> = []
             if (
               rule.enableStatusCheck &&

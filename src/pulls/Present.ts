@@ -177,7 +177,9 @@ export class PullPresenter extends Context.Service<
               const base = rows.find((r) => r.issue.id === issue.id)!.base
               return { id: base.repo.id, ownerName: base.owner.name, name: base.repo.name }
             },
-            viewer
+            viewer,
+            // Their merged state is in the rows at hand.
+            new Map(rows.map((r) => [r.issue.id, { merged: r.pull.hasMerged, mergedAt: r.pull.mergedAt }]))
           )
           const repoJsons = new Map<number, { readonly access: RepoAccess; readonly json: Repository }>()
           const repoOf = (side: Side) =>

@@ -22,7 +22,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import * as Reader from "../branches/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import * as Events from "../events/Events.ts"
-import { EventHub } from "../events/Hub.ts"
+import { EventHub, type Known } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import * as Merge from "../git/Merge.ts"
 import * as Readers from "../git/Readers.ts"
@@ -439,8 +439,10 @@ export class PullsService extends Context.Service<
               headSha
             } satisfies CheckResult
           }
-          const mergeBase = Option.getOrElse(yield* Merge.mergeBase(basePath, baseSha, headSha), () => baseSha)
-          const { ahead, behind } = yield* Merge.aheadBehind(basePath, baseSha, headSha)
+          // The merge base and both counts from one `rev-list` (a second process only after merges).
+          const compared = yield* Merge.compare(basePath, baseSha, headSha)
+          const mergeBase = Option.getOrElse(compared.mergeBase, () => baseSha)
+          const { ahead, behind } = compared
           // The list shows these stored (Present.ts); counted again only when the merge base or head moved.
           const stats: PullStats =
             headSha === mergeBase
@@ -574,15 +576,24 @@ export class PullsService extends Context.Service<
       /** A push moved `branch` of `repo` from `before` to `after`: the pull requests it is the head or base of follow. */
       const onBranchMoved = (
         event: Events.Event & { _tag: "PushCommits" },
+        known: Known,
         branch: string,
         _before: string,
         after: string
       ) =>
         Effect.gen(function* () {
           if (after === Events.ZERO_ID) return
-          const repoRow = yield* repoRows.findById(event.repo.id)
-          if (Option.isNone(repoRow)) return
-          const pushedSide = yield* sideOf(repoRow.value)
+          // The pushed repository as its producer holds it (a merge), else read.
+          const pushedSide =
+            known.repo?.id === event.repo.id && known.owner?.id === known.repo.ownerId
+              ? Option.some<Side>({
+                  repo: known.repo,
+                  owner: known.owner,
+                  path: repos.pathOf(known.owner, known.repo)
+                })
+              : yield* Effect.flatMap(repoRows.findById(event.repo.id), (row) =>
+                  Option.isNone(row) ? Effect.succeedNone : sideOf(row.value)
+                )
           if (Option.isNone(pushedSide)) return
           const doer = { id: event.doer.id, name: event.doer.name }
           // An AGit pull request's head is no branch, whatever the name it shows (`{user}/{topic}`).
@@ -619,7 +630,7 @@ export class PullsService extends Context.Service<
 
       yield* hub.subscribe({
         name: "pull requests",
-        handle: (event) =>
+        handle: (event, known) =>
           event._tag !== "PushCommits"
             ? Effect.void
             : Effect.forEach(
@@ -629,7 +640,7 @@ export class PullsService extends Context.Service<
                   // A mirror's sync closes nothing (Forgejo's SyncDeleteRef); a mirror takes no pull requests.
                   if (r.after === Events.ZERO_ID)
                     return event.via === "mirror" ? Effect.void : onBranchDeleted(event, branch)
-                  return onBranchMoved(event, branch, r.before, r.after)
+                  return onBranchMoved(event, known, branch, r.before, r.after)
                 },
                 { discard: true }
               )
@@ -1212,22 +1223,30 @@ export class PullsService extends Context.Service<
             if (!first) return false
             // Forgejo deletes a scheduled merge of a merged pull request silently.
             yield* autoMerges.remove(loaded.pull.id)
-            const issue = Option.getOrThrow(yield* issueRows.issueById(loaded.issue.id))
-            if (!issue.isClosed) yield* issueRows.setClosed(issue, true, at)
-            yield* issueRows.insertComment({ issueId: issue.id, type: T.mergePull, posterId: doer.id, at })
+            // Closes it unless it is closed already (the update says which: no read first).
+            yield* issueRows.setClosed(loaded.issue, true, at)
+            yield* issueRows.insertComment({ issueId: loaded.issue.id, type: T.mergePull, posterId: doer.id, at })
             return true
           })
         )
 
-      const publishMerged = (loaded: Loaded, doer: UserRow, scheduled = false) =>
-        hub.publish({
-          _tag: "Issues",
-          ...subjectOf(loaded.base, doer),
-          issue: issueRef(loaded.issue),
-          action: "closed",
-          merged: true,
-          ...(scheduled ? { autoMerged: true } : {})
-        })
+      // The rows the merge holds go with its events (`Known`): the subscribers need not read them again.
+      const publishMerged = (loaded: Loaded, doer: UserRow, at: Date, scheduled = false) =>
+        hub.publishKnown(
+          {
+            _tag: "Issues",
+            ...subjectOf(loaded.base, doer),
+            issue: issueRef(loaded.issue),
+            action: "closed",
+            merged: true,
+            ...(scheduled ? { autoMerged: true } : {})
+          },
+          {
+            issue: { ...loaded.issue, isClosed: true, closedAt: loaded.issue.closedAt ?? at, updatedAt: at },
+            repo: loaded.base.repo,
+            owner: loaded.base.owner
+          }
+        )
 
       /** §8.5: the head branch goes after a merge, unless another open pull request still uses it. */
       const deleteHeadBranch = (loaded: Loaded, doer: Principal) =>
@@ -1285,7 +1304,7 @@ export class PullsService extends Context.Service<
           if (!(yield* recordMerge(loaded, doer.user, commit, at, PullStatus.manuallyMerged))) {
             return yield* methodNotAllowed("the pull request has already been merged")
           }
-          yield* publishMerged(loaded, doer.user)
+          yield* publishMerged(loaded, doer.user, at)
           return "merged" as const
         })
 
@@ -1302,13 +1321,14 @@ export class PullsService extends Context.Service<
           const { base, pull } = loaded
           const at = new Date()
           const first = yield* recordMerge(loaded, doer.user, commit, at)
-          yield* hub.publish(
+          yield* hub.publishKnown(
             Events.pushed(base.owner, base.repo, doer.user, "api", [
               { ref: headsRef(pull.baseBranch), before: baseSha, after: commit }
-            ])
+            ]),
+            { repo: base.repo, owner: base.owner }
           )
           if (!first) return yield* Errors.conflict("the pull request was merged by someone else meanwhile")
-          yield* publishMerged(loaded, doer.user, scheduled)
+          yield* publishMerged(loaded, doer.user, at, scheduled)
           if (deleteBranch) yield* deleteHeadBranch(yield* reload(loaded), doer)
         })
 
@@ -1344,13 +1364,19 @@ export class PullsService extends Context.Service<
           // whitelist, required status contexts of the head commit, an outdated head, approvals,
           // rejections and official review requests (src/reviews), `apply_to_admins`;
           // `force_merge` for admins it allows.
-          const latest = yield* statuses.latest(loaded.base.repo.id, loaded.pull.headSha, undefined)
-          const decision = yield* protection.mergeBlockers(loaded.base, loaded.pull.baseBranch, {
-            doer: caller.user,
-            ...reviewFacts(yield* reviews.ofIssue(loaded.issue.id)),
-            statuses: latest.rows.map((row) => ({ context: row.context, state: row.state })),
-            outdated: loaded.pull.commitsBehind > 0
-          })
+          // The statuses and reviews are read only when a rule covers the base branch.
+          const decision = yield* protection.mergeBlockers(
+            loaded.base,
+            loaded.pull.baseBranch,
+            { doer: caller.user, approvals: [], statuses: [], outdated: loaded.pull.commitsBehind > 0 },
+            Effect.gen(function* () {
+              const latest = yield* statuses.latest(loaded.base.repo.id, loaded.pull.headSha, undefined)
+              return {
+                ...reviewFacts(yield* reviews.ofIssue(loaded.issue.id)),
+                statuses: latest.rows.map((row) => ({ context: row.context, state: row.state }))
+              }
+            })
+          )
           // A schedule (§9) ignores the rule's blockers (they are what it waits for), not who may merge.
           const refused =
             request.whenChecksSucceed && decision.userMayMerge ? undefined : mergeRefusal(decision, request.forceMerge)

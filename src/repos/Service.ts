@@ -730,7 +730,7 @@ export class ReposService extends Context.Service<
           branchesMoved: boolean
         }
       >()
-      const record = (repoId: number, maintain: boolean, branchesMoved: boolean) =>
+      const record = (repoId: number, maintain: boolean, branchesMoved: boolean, knownOwner?: UserRow) =>
         Effect.suspend(() => {
           let state = recording.get(repoId)
           if (state === undefined) {
@@ -752,7 +752,12 @@ export class ReposService extends Context.Service<
                 current.branchesMoved = false
                 const repo = yield* Effect.orDie(repos.findById(repoId))
                 if (Option.isNone(repo)) return
-                const owner = yield* Effect.orDie(users.findById(repo.value.ownerId))
+                // The repository is read again (what it is now, after the changes this record covers);
+                // its owner, when the producer holds it (a merge), is not.
+                const owner =
+                  knownOwner?.id === repo.value.ownerId
+                    ? Option.some(knownOwner)
+                    : yield* Effect.orDie(users.findById(repo.value.ownerId))
                 if (Option.isSome(owner)) {
                   yield* service.recordGitChange(owner.value, repo.value, { maintain, branchesUnchanged })
                 }
@@ -768,12 +773,15 @@ export class ReposService extends Context.Service<
         })
       yield* events.subscribe({
         name: "repository size and branches",
-        handle: (event) =>
+        handle: (event, known) =>
           event._tag === "PushCommits"
             ? record(
                 event.repo.id,
                 event.via !== "api",
-                event.refs.some((r) => r.ref.startsWith("refs/heads/") && (r.before === ZERO_ID || r.after === ZERO_ID))
+                event.refs.some(
+                  (r) => r.ref.startsWith("refs/heads/") && (r.before === ZERO_ID || r.after === ZERO_ID)
+                ),
+                known.owner
               )
             : Effect.void
       })
