@@ -177,7 +177,9 @@ describe("scheduling and cancelling (POST and DELETE /pulls/{index}/merge)", () 
   })
 })
 
-describe("firing", () => {
+// Each case waits for a merge the queue runs after status posts, pushes and reviews (up to 30 s
+// for one of them alone): more than the suite's default 30 s per test under a loaded CI machine.
+describe("firing", { timeout: 90_000 }, () => {
   it("merges once the required status succeeds on the head: as the scheduler, with the stored title, message and branch deletion", async () => {
     const head = await branch("b1", "b1.txt", "b\n")
     const { index } = await openPull("b1")
