@@ -15,7 +15,8 @@
 // to the first delivery of each hook (DELIVER_TIMEOUT raised so that it does not time out), so that
 // the deliveries of all the pushes queue up behind them in the queue — real hook tasks of real push
 // events, one order per hook — and once every task exists (the hooks' delivery histories count
-// BENCH_PUSHES each) it answers and times the drain: deliveries/s over the whole drain and the
+// BENCH_PUSHES each) it answers and times the drain (BENCH_PUSHES counts ref updates here: each
+// `git push` updates BENCH_REFS_PER_PUSH new branches, default 25, each its own push payload): deliveries/s over the whole drain and the
 // median (and slowest) of its 1-second windows, none lost or duplicated. Pushes go to `hooked` only.
 // Side by side: BENCH_SERVERS (`label=dir[:flags]`, comma-separated, as bench:pulls) names the
 // checkouts compared; each round (BENCH_ROUNDS, default 1) runs the whole scenario once per server,
@@ -45,7 +46,8 @@ import {
   runMain,
   startHearth,
   stopChild,
-  tempDir
+  tempDir,
+  transactions
 } from "./support.ts"
 
 const execFileP = promisify(execFile)
@@ -57,6 +59,7 @@ const config = {
   servers: parseServers(process.env.BENCH_SERVERS ?? "this=."),
   rounds: Math.round(positive("BENCH_ROUNDS", 1)),
   scenario: (process.env.BENCH_SCENARIO ?? "live") as "live" | "backlog",
+  refsPerPush: Math.round(positive("BENCH_REFS_PER_PUSH", 25)),
   output: process.env.BENCH_OUTPUT
 }
 const ACCOUNT: Account = { username: "bench", password: "bench-password-123" }
@@ -88,6 +91,8 @@ interface Result {
     readonly rate: number
     readonly p50: number
     readonly min: number
+    /** PostgreSQL's transactions committed during the drain, per delivery. */
+    readonly perDelivery: number
   }
 }
 
@@ -105,6 +110,7 @@ const perSecond = (times: ReadonlyArray<number>, from: number) => {
 const runOnce = async (server: BenchServer): Promise<Result> => {
   const backlog = config.scenario === "backlog"
   const load0 = os.loadavg()
+  const databaseUrl = config.backend === "postgres" ? (await preparePostgres()).url : undefined
   const dir = tempDir("hearth-bench-webhooks-")
   const backend: Backend = {
     name: config.backend,
@@ -112,7 +118,7 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
     logFile: join(dir, "hearth.log"),
     tree: server.tree,
     nodeArgs: server.nodeArgs,
-    ...(config.backend === "postgres" ? { databaseUrl: (await preparePostgres()).url } : {}),
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
     env: {
       HEARTH__webhook__ALLOWED_HOST_LIST: "loopback",
       HEARTH__log__LEVEL: "Warn",
@@ -144,6 +150,8 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
       else res.writeHead(200).end()
     })
   })
+  // Held answers may wait longer than Node's default request time-out (5 min) would allow.
+  receiver.requestTimeout = 0
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
   const port = (receiver.address() as { port: number }).port
 
@@ -194,14 +202,36 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
     pushMs[name]!.push(end - start)
     if (name === "hooked") pushed.set(sha, end)
   }
+  // Backlog: one `git push` updates BENCH_REFS_PER_PUSH new branches, each a push event's ref update
+  // of its own (one push payload per hook each, as Forgejo sends), so the backlog builds up in
+  // minutes on a loaded machine rather than in an hour of one-ref pushes.
+  const pushRefs = async (j: number, ids: ReadonlyArray<number>) => {
+    const cwd = join(dir, `hooked-${j}`)
+    const specs: Array<string> = []
+    for (const i of ids) {
+      await git(cwd, ["commit", "-q", "--allow-empty", "-m", `change ${j} ${i}`])
+      specs.push(`${(await git(cwd, ["rev-parse", "HEAD"])).stdout.trim()}:refs/heads/p${j}-${i}`)
+    }
+    await git(cwd, ["push", "-q", "origin", ...specs])
+  }
   log(
-    `${server.label}: ${config.pushes} pushes to each repository from ${config.pushers} concurrent pushers, alternated; ${config.hooks} hooks on one of them`
+    backlog
+      ? `${server.label}: ${config.pushes} pushes from ${config.pushers} concurrent pushers to a repository with ${config.hooks} hooks, their deliveries held back`
+      : `${server.label}: ${config.pushes} pushes to each repository from ${config.pushers} concurrent pushers, alternated; ${config.hooks} hooks on one of them`
   )
   const started = performance.now()
   let done = 0
   await Promise.all(
     pushers.map(async (j) => {
       // Pusher j makes pushes j, j + P, j + 2P…: BENCH_PUSHES in all.
+      if (backlog) {
+        const mine = Array.from({ length: config.pushes }, (_, i) => i).filter((i) => i % config.pushers === j)
+        for (let k = 0; k < mine.length; k += config.refsPerPush) {
+          await pushRefs(j, mine.slice(k, k + config.refsPerPush))
+          log(`pusher ${j}: ${Math.min(k + config.refsPerPush, mine.length)} of ${mine.length} ref updates pushed`)
+        }
+        return
+      }
       for (let i = j; i < config.pushes; i += config.pushers) {
         // Alternate which goes first, so neither always follows the other's deliveries.
         const order = backlog ? names : i % 2 === 0 ? ["hooked", "plain"] : ["plain", "hooked"]
@@ -213,6 +243,7 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
   const pushesDone = performance.now()
   const expected = config.pushes * config.hooks
   let released = pushesDone
+  let xacts0 = Number.NaN
   if (backlog) {
     // Every push's tasks queued (the event hub's hop may still be at work): the histories count them.
     const queued = async () => {
@@ -231,6 +262,7 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
       await new Promise((r) => setTimeout(r, 2000))
     }
     log(`all queued, ${held.length} held at the receiver; answering them and timing the drain`)
+    if (databaseUrl !== undefined) xacts0 = await transactions(databaseUrl)
     released = performance.now()
     holding = false
     for (const answer of held.splice(0)) answer()
@@ -239,6 +271,8 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
   while (arrivals.length < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
   // A little longer, for a duplicate to show itself.
   await new Promise((r) => setTimeout(r, 2000))
+  // Statistics reach pg_stat_database within a second or so: read after the wait above.
+  const xacts = databaseUrl !== undefined && backlog ? (await transactions(databaseUrl)) - xacts0 : Number.NaN
   const lastArrival = Math.max(...arrivals.map((a) => a.at))
   const firstArrival = Math.min(...arrivals.map((a) => a.at))
   const latencies = arrivals
@@ -265,7 +299,8 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
         count: drained.length,
         rate: drained.length / ((lastArrival - released) / 1000),
         p50: median(windows),
-        min: windows.length === 0 ? NaN : Math.min(...windows)
+        min: windows.length === 0 ? NaN : Math.min(...windows),
+        perDelivery: xacts / drained.length
       }
     : undefined
   const hookedP50 = median(pushMs.hooked!)
@@ -285,6 +320,7 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
           `| deliveries/s, whole drain | ${fmt(backlogDrain.rate)} | ≥ 500 |`,
           `| deliveries/s, 1 s windows: median / slowest | ${fmt(backlogDrain.p50)} / ${fmt(backlogDrain.min)} | ≥ 500 |`,
           `| deliveries lost / duplicated | ${lost} / ${duplicated} | 0 / 0 |`,
+          `| PostgreSQL transactions per delivery during the drain | ${fmt(backlogDrain.perDelivery, 2)} | |`,
           `| pushes/s (queueing) | ${fmt(config.pushes / ((pushesDone - started) / 1000), 1)} | |`
         ]
       : [

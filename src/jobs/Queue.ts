@@ -8,6 +8,9 @@
 // promise that, a table taken in id order per ordering key can. So:
 // - a row is taken only when it is due and no earlier row of its topic has the same ordering key:
 //   one at a time per key, in order; rows of different keys run side by side (`concurrency`);
+// - a listener may take a run of a key's next rows at once (`run`) and handle them one after
+//   another, handing back untried the rest of a run whose row failed (the key's backlog then costs
+//   one claim per run, not per row); rows done are removed together, one statement for many;
 // - a failed row keeps its place (the later ones of its key wait behind it) and is retried after a
 //   doubling delay until `attempts` run out (or the handler says the failure is final);
 // - a taken row is leased (LEASE_MS) and the lease renewed while its handler runs, so the row of
