@@ -50,7 +50,7 @@ const rowsLeft = (topic: string) =>
 const listening = async (
   topic: string,
   handler: Handler,
-  options: { attempts?: number; concurrency?: number } = {}
+  options: { attempts?: number; concurrency?: number; run?: number } = {}
 ) => {
   const q = await queue()
   const abort = new AbortController()
@@ -58,6 +58,7 @@ const listening = async (
     attempts: options.attempts ?? 5,
     retryDelayMs: 100,
     concurrency: options.concurrency ?? 4,
+    run: options.run,
     signal: abort.signal
   })
   return async () => {
@@ -97,6 +98,64 @@ describe("the delivery queue", () => {
         ["succeeded", 1]
       ])
       expect(jobs[1]!.lastError).toBe("b is not ready yet")
+    } finally {
+      await stop()
+    }
+  })
+
+  it("takes runs of a key's rows (`run`) in order; a failing row hands the rest of its run back untried", async () => {
+    const seen: Array<string> = []
+    const running = new Map<string, number>()
+    let most = 0
+    let failuresLeft = 2
+    const stop = await listening(
+      "runs",
+      async (claimed: Claimed): Promise<Outcome> => {
+        const key = claimed.payload.slice(0, 1)
+        running.set(key, (running.get(key) ?? 0) + 1)
+        most = Math.max(most, running.get(key)!)
+        seen.push(`${claimed.payload}#${claimed.attempt}`)
+        await new Promise((resolve) => setTimeout(resolve, 10))
+        running.set(key, running.get(key)! - 1)
+        if (claimed.payload === "x2" && failuresLeft > 0) {
+          failuresLeft--
+          return { error: "x2 is not ready yet" }
+        }
+        return {}
+      },
+      { run: 3 }
+    )
+    try {
+      // Queued before the listener's first claim can see them: one transaction.
+      await hearth.run(
+        Effect.flatMap(Effect.service(SqlClient), (sql) =>
+          sql.withTransaction(
+            Effect.flatMap(Effect.service(DeliveryQueue), (q) =>
+              q.enqueue("runs", [
+                ...["x1", "x2", "x3", "x4", "x5"].map((payload) => ({ payload, orderingKey: "x", kind: "test-runs" })),
+                ...["y1", "y2", "y3", "y4"].map((payload) => ({ payload, orderingKey: "y", kind: "test-runs" }))
+              ])
+            )
+          )
+        )
+      )
+      await eventually(async () => ((await rowsLeft("runs")) === 0 ? true : undefined), 30_000, "the rows handled")
+      // Each key in its order, one at a time; x3 was handed back after x2 failed, and not counted as tried.
+      expect(seen.filter((s) => s.startsWith("x"))).toEqual(["x1#1", "x2#1", "x2#2", "x2#3", "x3#1", "x4#1", "x5#1"])
+      expect(seen.filter((s) => s.startsWith("y"))).toEqual(["y1#1", "y2#1", "y3#1", "y4#1"])
+      expect(most).toBe(1)
+      const jobs = await jobsOf("test-runs")
+      expect(jobs.map((job) => [job.state, job.attempts])).toEqual([
+        ["succeeded", 1],
+        ["succeeded", 3],
+        ["succeeded", 1],
+        ["succeeded", 1],
+        ["succeeded", 1],
+        ["succeeded", 1],
+        ["succeeded", 1],
+        ["succeeded", 1],
+        ["succeeded", 1]
+      ])
     } finally {
       await stop()
     }

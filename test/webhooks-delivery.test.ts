@@ -184,6 +184,57 @@ describe("push, create and delete", () => {
     await call("alice", "DELETE", `/repos/alice/code/hooks/${hook.id}`)
   })
 
+  it("a push's payload and its activity feed action agree on the commits and their count, also for a new branch", async () => {
+    // One reader (src/git/PushedCommits.ts) serves both; a new branch counts the commits it lists.
+    expect((await call("alice", "POST", "/user/repos", { name: "counted", auto_init: true })).status).toBe(201)
+    const remote = `${hearth.base.replace("http://", "http://alice:password123@")}/alice/counted.git`
+    await gitIn(work, ["clone", "-q", remote, "counted"])
+    const cwd = join(work, "counted")
+    const commitIn = async (n: number) => {
+      writeFileSync(join(cwd, `n${n}.txt`), `${n}\n`)
+      await git(["add", `n${n}.txt`], cwd)
+      await git(["commit", "-q", "-m", `counted ${n}`], cwd)
+      return git(["rev-parse", "HEAD"], cwd)
+    }
+    const hook = await addHook("alice/counted", "/ok/counted", { events: ["push"] })
+    const feedOf = async (ref: string, after: string) => {
+      const deadline = Date.now() + 30_000
+      for (;;) {
+        const list = (await json(
+          await call("alice", "GET", "/repos/alice/counted/activities/feeds?limit=50")
+        )) as Array<any>
+        const found = list.find((a) => a.op_type === "commit_repo" && a.ref_name === ref && a.content.includes(after))
+        if (found !== undefined) return JSON.parse(found.content)
+        if (Date.now() > deadline) throw new Error(`no commit_repo action for ${ref}`)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    }
+    // A new branch whose history is the initial commit and one more: 2 commits, not the cap.
+    const first = await commitIn(1)
+    await git(["push", "-q", "origin", "HEAD:refs/heads/fresh"], cwd)
+    const [created] = await receiver.wait("/ok/counted")
+    const fresh = JSON.parse(created!.body)
+    const freshFeed = await feedOf("refs/heads/fresh", first)
+    expect(fresh.total_commits).toBe(2)
+    expect(freshFeed.Len).toBe(2)
+    expect(fresh.commits.map((c: any) => c.id)).toEqual(freshFeed.Commits.map((c: any) => c.Sha1))
+    // An existing branch: 4 commits counted by both; the payload lists PAYLOAD_COMMIT_LIMIT (3) of
+    // them, the feed up to 5, the same newest first and with the same messages.
+    const shas = []
+    for (const n of [2, 3, 4, 5]) shas.push(await commitIn(n))
+    await git(["push", "-q", "origin", "HEAD:refs/heads/fresh"], cwd)
+    const got = await receiver.wait("/ok/counted", 2)
+    const pushed = JSON.parse(got[1]!.body)
+    const feed = await feedOf("refs/heads/fresh", shas[3]!)
+    expect(pushed.total_commits).toBe(4)
+    expect(feed.Len).toBe(4)
+    expect(feed.Commits.map((c: any) => c.Sha1)).toEqual([...shas].reverse())
+    expect(pushed.commits.map((c: any) => [c.id, c.message])).toEqual(
+      feed.Commits.slice(0, 3).map((c: any) => [c.Sha1, c.Message])
+    )
+    await call("alice", "DELETE", `/repos/alice/counted/hooks/${hook.id}`)
+  })
+
   it("a new branch fires create then push; deleting it fires delete; the branch filter applies", async () => {
     const all = await addHook("alice/code", "/ok/refs")
     const filtered = await addHook("alice/code", "/ok/filtered", { branch_filter: "{main,feature*}" })

@@ -405,6 +405,15 @@ const withAdminClient = <A>(url: string, f: (sql: SqlClient) => Effect.Effect<A,
     )
   )
 
+/** Transactions committed in the database at `url` so far (PostgreSQL's statistics: one per statement outside a transaction). */
+export const transactions = (url: string) =>
+  withAdminClient(url, (sql) =>
+    Effect.map(
+      sql<{ n: string }>`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`,
+      (rows) => Number(rows[0]?.n ?? NaN)
+    )
+  )
+
 /** `ANALYZE` on the database at `url`: the planner statistics autovacuum would gather a little later. */
 export const analyze = (url: string) => withAdminClient(url, (sql) => sql`ANALYZE`)
 

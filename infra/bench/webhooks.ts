@@ -10,6 +10,14 @@
 // second repository without hooks, the two alternated push by push (side by side).
 // Targets: ≥ 500 deliveries/s, push-to-delivery p50 ≤ 50 ms, none lost or duplicated, push p50
 // with hooks ≤ 1.1× without.
+// BENCH_SCENARIO=backlog measures the delivery pipeline's own rate instead (pushes arrive at a few
+// per second on 2 cores, so the live scenario never has a backlog): the receiver holds its answer
+// to the first delivery of each hook (DELIVER_TIMEOUT raised so that it does not time out), so that
+// the deliveries of all the pushes queue up behind them in the queue — real hook tasks of real push
+// events, one order per hook — and once every task exists (the hooks' delivery histories count
+// BENCH_PUSHES each) it answers and times the drain (BENCH_PUSHES counts ref updates here: each
+// `git push` updates BENCH_REFS_PER_PUSH new branches, default 25, each its own push payload): deliveries/s over the whole drain and the
+// median (and slowest) of its 1-second windows, none lost or duplicated. Pushes go to `hooked` only.
 // Side by side: BENCH_SERVERS (`label=dir[:flags]`, comma-separated, as bench:pulls) names the
 // checkouts compared; each round (BENCH_ROUNDS, default 1) runs the whole scenario once per server,
 // one after the other in an order that rotates from round to round, each with a fresh data dir and
@@ -38,7 +46,8 @@ import {
   runMain,
   startHearth,
   stopChild,
-  tempDir
+  tempDir,
+  transactions
 } from "./support.ts"
 
 const execFileP = promisify(execFile)
@@ -49,6 +58,8 @@ const config = {
   backend: (process.env.BENCH_BACKEND ?? "embedded") as "embedded" | "postgres",
   servers: parseServers(process.env.BENCH_SERVERS ?? "this=."),
   rounds: Math.round(positive("BENCH_ROUNDS", 1)),
+  scenario: (process.env.BENCH_SCENARIO ?? "live") as "live" | "backlog",
+  refsPerPush: Math.round(positive("BENCH_REFS_PER_PUSH", 25)),
   output: process.env.BENCH_OUTPUT
 }
 const ACCOUNT: Account = { username: "bench", password: "bench-password-123" }
@@ -73,10 +84,33 @@ interface Result {
   readonly duplicated: number
   readonly hookedP50: number
   readonly plainP50: number
+  /** The backlog scenario's drain: deliveries/s over all of it, the median and slowest 1 s window. */
+  readonly drain?: {
+    readonly ms: number
+    readonly count: number
+    readonly rate: number
+    readonly p50: number
+    readonly min: number
+    /** PostgreSQL's transactions committed during the drain, per delivery. */
+    readonly perDelivery: number
+  }
+}
+
+/** Whole 1-second windows from `from` (the last, partial one left out): deliveries in each. */
+const perSecond = (times: ReadonlyArray<number>, from: number) => {
+  const counts: Array<number> = []
+  for (const t of times) {
+    const w = Math.floor((t - from) / 1000)
+    while (counts.length <= w) counts.push(0)
+    counts[w]!++
+  }
+  return counts.slice(0, -1)
 }
 
 const runOnce = async (server: BenchServer): Promise<Result> => {
+  const backlog = config.scenario === "backlog"
   const load0 = os.loadavg()
+  const databaseUrl = config.backend === "postgres" ? (await preparePostgres()).url : undefined
   const dir = tempDir("hearth-bench-webhooks-")
   const backend: Backend = {
     name: config.backend,
@@ -84,8 +118,14 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
     logFile: join(dir, "hearth.log"),
     tree: server.tree,
     nodeArgs: server.nodeArgs,
-    ...(config.backend === "postgres" ? { databaseUrl: (await preparePostgres()).url } : {}),
-    env: { HEARTH__webhook__ALLOWED_HOST_LIST: "loopback", HEARTH__log__LEVEL: "Warn", ...server.env }
+    ...(databaseUrl === undefined ? {} : { databaseUrl }),
+    env: {
+      HEARTH__webhook__ALLOWED_HOST_LIST: "loopback",
+      HEARTH__log__LEVEL: "Warn",
+      // The held first deliveries must not time out while the backlog builds up.
+      ...(backlog ? { HEARTH__webhook__DELIVER_TIMEOUT: "3600" } : {}),
+      ...server.env
+    }
   }
   await createAccount(backend, ACCOUNT)
   const running = await startHearth(backend)
@@ -94,6 +134,9 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
   // The receiver: each delivery id once; the arrival time of each push's deliveries.
   const seen = new Map<string, number>()
   const arrivals: Array<{ after: string; at: number }> = []
+  // Backlog: answers held until every task is queued.
+  let holding = backlog
+  const held: Array<() => void> = []
   const receiver = createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
@@ -103,13 +146,17 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
       seen.set(id, (seen.get(id) ?? 0) + 1)
       if (req.headers["x-forgejo-event"] === "push")
         arrivals.push({ after: JSON.parse(Buffer.concat(chunks).toString("utf8")).after, at })
-      res.writeHead(200).end()
+      if (holding) held.push(() => res.writeHead(200).end())
+      else res.writeHead(200).end()
     })
   })
+  // Held answers may wait longer than Node's default request time-out (5 min) would allow.
+  receiver.requestTimeout = 0
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
   const port = (receiver.address() as { port: number }).port
 
-  for (const name of ["hooked", "plain"]) {
+  const names = backlog ? ["hooked"] : ["hooked", "plain"]
+  for (const name of names) {
     const res = await http(`${running.base}/api/v1/user/repos`, {
       method: "POST",
       headers: auth,
@@ -118,6 +165,7 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
     })
     if (res.status !== 201) throw new Error(`repository ${name}: ${res.status}`)
   }
+  const hookIds: Array<number> = []
   for (let i = 0; i < config.hooks; i++) {
     const res = await http(`${running.base}/api/v1/repos/bench/hooked/hooks`, {
       method: "POST",
@@ -131,14 +179,14 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
       })
     })
     if (res.status !== 201) throw new Error(`hook ${i}: ${res.status} ${res.body}`)
+    hookIds.push(JSON.parse(res.body.toString("utf8")).id)
   }
   const remote = (name: string) =>
     `${running.base.replace("http://", `http://${ACCOUNT.username}:${ACCOUNT.password}@`)}/bench/${name}.git`
   // Each pusher: its own clone of each repository, pushing to its own branch (no push is rejected
   // as a non-fast-forward, none waits for another's ref lock beyond the server's own).
   const pushers = Array.from({ length: config.pushers }, (_, j) => j)
-  for (const j of pushers)
-    for (const name of ["hooked", "plain"]) await git(dir, ["clone", "-q", remote(name), `${name}-${j}`])
+  for (const j of pushers) for (const name of names) await git(dir, ["clone", "-q", remote(name), `${name}-${j}`])
 
   const pushed = new Map<string, number>()
   const pushMs: Record<string, Array<number>> = { hooked: [], plain: [] }
@@ -154,17 +202,39 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
     pushMs[name]!.push(end - start)
     if (name === "hooked") pushed.set(sha, end)
   }
+  // Backlog: one `git push` updates BENCH_REFS_PER_PUSH new branches, each a push event's ref update
+  // of its own (one push payload per hook each, as Forgejo sends), so the backlog builds up in
+  // minutes on a loaded machine rather than in an hour of one-ref pushes.
+  const pushRefs = async (j: number, ids: ReadonlyArray<number>) => {
+    const cwd = join(dir, `hooked-${j}`)
+    const specs: Array<string> = []
+    for (const i of ids) {
+      await git(cwd, ["commit", "-q", "--allow-empty", "-m", `change ${j} ${i}`])
+      specs.push(`${(await git(cwd, ["rev-parse", "HEAD"])).stdout.trim()}:refs/heads/p${j}-${i}`)
+    }
+    await git(cwd, ["push", "-q", "origin", ...specs])
+  }
   log(
-    `${server.label}: ${config.pushes} pushes to each repository from ${config.pushers} concurrent pushers, alternated; ${config.hooks} hooks on one of them`
+    backlog
+      ? `${server.label}: ${config.pushes} pushes from ${config.pushers} concurrent pushers to a repository with ${config.hooks} hooks, their deliveries held back`
+      : `${server.label}: ${config.pushes} pushes to each repository from ${config.pushers} concurrent pushers, alternated; ${config.hooks} hooks on one of them`
   )
   const started = performance.now()
   let done = 0
   await Promise.all(
     pushers.map(async (j) => {
       // Pusher j makes pushes j, j + P, j + 2P…: BENCH_PUSHES in all.
+      if (backlog) {
+        const mine = Array.from({ length: config.pushes }, (_, i) => i).filter((i) => i % config.pushers === j)
+        for (let k = 0; k < mine.length; k += config.refsPerPush) {
+          await pushRefs(j, mine.slice(k, k + config.refsPerPush))
+          log(`pusher ${j}: ${Math.min(k + config.refsPerPush, mine.length)} of ${mine.length} ref updates pushed`)
+        }
+        return
+      }
       for (let i = j; i < config.pushes; i += config.pushers) {
         // Alternate which goes first, so neither always follows the other's deliveries.
-        const order = i % 2 === 0 ? ["hooked", "plain"] : ["plain", "hooked"]
+        const order = backlog ? names : i % 2 === 0 ? ["hooked", "plain"] : ["plain", "hooked"]
         for (const name of order) await pushOnce(name, j, i)
         if (++done % 100 === 0) log(`${done} pushes; ${arrivals.length} deliveries so far`)
       }
@@ -172,10 +242,37 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
   )
   const pushesDone = performance.now()
   const expected = config.pushes * config.hooks
+  let released = pushesDone
+  let xacts0 = Number.NaN
+  if (backlog) {
+    // Every push's tasks queued (the event hub's hop may still be at work): the histories count them.
+    const queued = async () => {
+      let sum = 0
+      for (const id of hookIds) {
+        const res = await http(`${running.base}/api/v1/repos/bench/hooked/hooks/${id}/deliveries?limit=1`, {
+          headers: auth,
+          timeoutMs: 60_000
+        })
+        sum += Number(res.headers["x-total-count"] ?? 0)
+      }
+      return sum
+    }
+    for (let n = await queued(), until = Date.now() + 600_000; n < expected && Date.now() < until; n = await queued()) {
+      log(`${n} of ${expected} deliveries queued`)
+      await new Promise((r) => setTimeout(r, 2000))
+    }
+    log(`all queued, ${held.length} held at the receiver; answering them and timing the drain`)
+    if (databaseUrl !== undefined) xacts0 = await transactions(databaseUrl)
+    released = performance.now()
+    holding = false
+    for (const answer of held.splice(0)) answer()
+  }
   const deadline = Date.now() + 600_000
   while (arrivals.length < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
   // A little longer, for a duplicate to show itself.
   await new Promise((r) => setTimeout(r, 2000))
+  // Statistics reach pg_stat_database within a second or so: read after the wait above.
+  const xacts = databaseUrl !== undefined && backlog ? (await transactions(databaseUrl)) - xacts0 : Number.NaN
   const lastArrival = Math.max(...arrivals.map((a) => a.at))
   const firstArrival = Math.min(...arrivals.map((a) => a.at))
   const latencies = arrivals
@@ -194,25 +291,52 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
   }
   const windowRate = lastArrival - firstArrival > 10_000 ? windowMax / 10 : rate
   const drain = arrivals.filter((a) => a.at > pushesDone).length
+  const drained = times.filter((t) => t > released)
+  const windows = perSecond(drained, released)
+  const backlogDrain = backlog
+    ? {
+        ms: lastArrival - released,
+        count: drained.length,
+        rate: drained.length / ((lastArrival - released) / 1000),
+        p50: median(windows),
+        min: windows.length === 0 ? NaN : Math.min(...windows),
+        perDelivery: xacts / drained.length
+      }
+    : undefined
   const hookedP50 = median(pushMs.hooked!)
   const plainP50 = median(pushMs.plain!)
   receiver.close()
   await stopChild(running.child)
 
-  const lines = [
-    machineLine(load0),
-    `Server ${server.label} (${server.tree}); date: ${new Date().toISOString()}; ${config.backend} database; ${config.pushes} pushes × ${config.hooks} hooks (forgejo, json) to a loopback receiver; ${config.pushers} concurrent pushers, each on its own branch; pushes alternated with a repository without hooks`,
-    "",
-    "| measure | result | target |",
-    "|---|---:|---:|",
-    `| deliveries/s, first to last delivery | ${fmt(rate)} | ≥ 500 |`,
-    `| deliveries/s, busiest 10 s | ${fmt(windowRate)} | |`,
-    `| pushes/s offered (both repositories) | ${fmt((2 * config.pushes) / ((pushesDone - started) / 1000), 1)} | |`,
-    `| deliveries after the last push (drain) | ${drain} in ${fmt(lastArrival - pushesDone)} ms | |`,
-    `| push (git push returned) → delivery, p50 / p99 ms | ${fmt(quantile(latencies, 0.5), 1)} / ${fmt(quantile(latencies, 0.99), 1)} | p50 ≤ 50 |`,
-    `| deliveries lost / duplicated | ${lost} / ${duplicated} | 0 / 0 |`,
-    `| git push p50 ms, hooks on / off | ${fmt(hookedP50, 1)} / ${fmt(plainP50, 1)} (${fmt(hookedP50 / plainP50, 2)}×) | ≤ 1.1× |`
-  ]
+  const lines =
+    backlogDrain !== undefined
+      ? [
+          machineLine(load0),
+          `Server ${server.label} (${server.tree}); date: ${new Date().toISOString()}; ${config.backend} database; backlog: ${config.pushes} pushes × ${config.hooks} hooks (forgejo, json) queued behind ${config.hooks} held deliveries, then drained to a loopback receiver; ${config.pushers} concurrent pushers`,
+          "",
+          "| measure | result | target |",
+          "|---|---:|---:|",
+          `| drain: deliveries / time | ${backlogDrain.count} in ${fmt(backlogDrain.ms)} ms | |`,
+          `| deliveries/s, whole drain | ${fmt(backlogDrain.rate)} | ≥ 500 |`,
+          `| deliveries/s, 1 s windows: median / slowest | ${fmt(backlogDrain.p50)} / ${fmt(backlogDrain.min)} | ≥ 500 |`,
+          `| deliveries lost / duplicated | ${lost} / ${duplicated} | 0 / 0 |`,
+          `| PostgreSQL transactions per delivery during the drain | ${fmt(backlogDrain.perDelivery, 2)} | |`,
+          `| pushes/s (queueing) | ${fmt(config.pushes / ((pushesDone - started) / 1000), 1)} | |`
+        ]
+      : [
+          machineLine(load0),
+          `Server ${server.label} (${server.tree}); date: ${new Date().toISOString()}; ${config.backend} database; ${config.pushes} pushes × ${config.hooks} hooks (forgejo, json) to a loopback receiver; ${config.pushers} concurrent pushers, each on its own branch; pushes alternated with a repository without hooks`,
+          "",
+          "| measure | result | target |",
+          "|---|---:|---:|",
+          `| deliveries/s, first to last delivery | ${fmt(rate)} | ≥ 500 |`,
+          `| deliveries/s, busiest 10 s | ${fmt(windowRate)} | |`,
+          `| pushes/s offered (both repositories) | ${fmt((2 * config.pushes) / ((pushesDone - started) / 1000), 1)} | |`,
+          `| deliveries after the last push (drain) | ${drain} in ${fmt(lastArrival - pushesDone)} ms | |`,
+          `| push (git push returned) → delivery, p50 / p99 ms | ${fmt(quantile(latencies, 0.5), 1)} / ${fmt(quantile(latencies, 0.99), 1)} | p50 ≤ 50 |`,
+          `| deliveries lost / duplicated | ${lost} / ${duplicated} | 0 / 0 |`,
+          `| git push p50 ms, hooks on / off | ${fmt(hookedP50, 1)} / ${fmt(plainP50, 1)} (${fmt(hookedP50 / plainP50, 2)}×) | ≤ 1.1× |`
+        ]
   process.stdout.write(`${lines.join("\n")}\n\n`)
   return {
     server: server.label,
@@ -224,7 +348,8 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
     lost,
     duplicated,
     hookedP50,
-    plainP50
+    plainP50,
+    ...(backlogDrain === undefined ? {} : { drain: backlogDrain })
   }
 }
 
@@ -248,6 +373,28 @@ const main = async () => {
     }
   })
   const first = byServer[0]!
+  if (config.scenario === "backlog") {
+    const drains = config.servers.map((server) => {
+      const mine = results.filter((r) => r.server === server.label).map((r) => r.drain!)
+      return { label: server.label, rate: median(mine.map((d) => d.rate)), p50: median(mine.map((d) => d.p50)) }
+    })
+    process.stdout.write(
+      `${[
+        "| server | load at start | drain | deliveries/s whole drain | 1 s windows median / slowest | lost / duplicated |",
+        "|---|---:|---:|---:|---:|---:|",
+        ...results.map(
+          (r) =>
+            `| ${r.server} | ${fmt(r.load, 1)} | ${r.drain!.count} in ${fmt(r.drain!.ms)} ms | ${fmt(r.drain!.rate)} | ${fmt(r.drain!.p50)} / ${fmt(r.drain!.min)} | ${r.lost} / ${r.duplicated} |`
+        ),
+        "",
+        `| server (medians of its runs) | deliveries/s whole drain | 1 s windows median | whole drain vs ${drains[0]!.label} |`,
+        "|---|---:|---:|---:|",
+        ...drains.map((d) => `| ${d.label} | ${fmt(d.rate)} | ${fmt(d.p50)} | ${fmt(d.rate / drains[0]!.rate, 2)}× |`)
+      ].join("\n")}\n`
+    )
+    if (config.output !== undefined) writeFileSync(config.output, JSON.stringify(results))
+    return results.filter((r) => r.drain!.rate < 500 || r.lost !== 0 || r.duplicated !== 0).length
+  }
   const lines = [
     "| server | load at start | push → delivery p50 / p99 ms | deliveries/s first–last / busiest 10 s | lost / duplicated | push p50 on / off ms |",
     "|---|---:|---:|---:|---:|---:|",

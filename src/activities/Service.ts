@@ -15,7 +15,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { Settings } from "../config/Settings.ts"
 import type * as Events from "../events/Events.ts"
 import { EventHub, type Known } from "../events/Hub.ts"
-import * as Git from "../git/Git.ts"
+import { pushedCommits } from "../git/PushedCommits.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
@@ -37,8 +37,6 @@ import { type ActionRow, ActivitiesRepo, type FeedQuery, type NewAction } from "
 const ZERO = "0000000000000000000000000000000000000000"
 /** Forgejo's `[ui] FEED_MAX_COMMIT_NUM`: the commits a push's action keeps. */
 const FEED_MAX_COMMIT_NUM = 5
-/** A new branch lists at most this many of its commits (Forgejo's `CommitsBeforeLimit(10)`). */
-const NEW_BRANCH_COMMITS = 10
 
 /** Forgejo's `PushCommit` (modules/repository/commits.go), as its JSON names it. */
 interface PushCommit {
@@ -167,44 +165,26 @@ export class ActivitiesService extends Context.Service<
               ? Option.some(known.owner)
               : yield* users.findById(repo.value.ownerId)
           if (Option.isNone(owner)) return EMPTY_PUSH
-          const path = reposService.pathOf(owner.value, repo.value)
           const created = update.before === ZERO
-          const range = created ? [update.after] : [`${update.before}..${update.after}`]
-          const out = yield* Git.inRepo(path, [
-            "log",
-            "--format=%x1e%H%x00%an%x00%ae%x00%cn%x00%ce%x00%cI%x00%B",
-            "-n",
-            String(created ? NEW_BRANCH_COMMITS : FEED_MAX_COMMIT_NUM),
-            ...range,
-            "--"
-          ])
-          const listed = out.stdout
-            .toString("utf8")
-            .split("\x1e")
-            .slice(1)
-            .map((record): PushCommit => {
-              const [sha, an, ae, cn, ce, cd, message] = record.split("\x00") as [
-                string,
-                string,
-                string,
-                string,
-                string,
-                string,
-                string | undefined
-              ]
-              return {
-                Sha1: sha,
-                Message: (message ?? "").replace(/\n+$/, "\n"),
-                AuthorEmail: ae,
-                AuthorName: an,
-                CommitterEmail: ce,
-                CommitterName: cn,
-                Timestamp: cd
-              }
+          // The one reader of a push's commits (src/git/PushedCommits.ts), shared with the webhook payloads.
+          const read = yield* pushedCommits(
+            reposService.pathOf(owner.value, repo.value),
+            update.before,
+            update.after,
+            FEED_MAX_COMMIT_NUM
+          )
+          const listed = read.commits.map(
+            (c): PushCommit => ({
+              Sha1: c.sha,
+              Message: `${c.message.replace(/\n+$/, "")}\n`,
+              AuthorEmail: c.authorEmail,
+              AuthorName: c.authorName,
+              CommitterEmail: c.committerEmail,
+              CommitterName: c.committerName,
+              Timestamp: c.committerDate
             })
-          const total = created
-            ? listed.length
-            : Number((yield* Git.inRepo(path, ["rev-list", "--count", ...range, "--"])).stdout.toString("utf8").trim())
+          )
+          const total = read.total
           const commits = listed.slice(0, FEED_MAX_COMMIT_NUM)
           return {
             Commits: commits,

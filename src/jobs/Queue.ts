@@ -8,6 +8,9 @@
 // promise that, a table taken in id order per ordering key can. So:
 // - a row is taken only when it is due and no earlier row of its topic has the same ordering key:
 //   one at a time per key, in order; rows of different keys run side by side (`concurrency`);
+// - a listener may take a run of a key's next rows at once (`run`) and handle them one after
+//   another, handing back untried the rest of a run whose row failed (the key's backlog then costs
+//   one claim per run, not per row); rows done are removed together, one statement for many;
 // - a failed row keeps its place (the later ones of its key wait behind it) and is retried after a
 //   doubling delay until `attempts` run out (or the handler says the failure is final);
 // - a taken row is leased (LEASE_MS) and the lease renewed while its handler runs, so the row of
@@ -24,6 +27,7 @@
 import { randomUUID } from "node:crypto"
 import { Array as Arr, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import { batcher } from "../lib/Batcher.ts"
 
 export interface QueueItem {
   /** The work, as text (the handler reads it back). */
@@ -63,6 +67,11 @@ export interface ListenOptions {
   readonly retryDelayMs: number
   /** Handlers running at once (different ordering keys). */
   readonly concurrency?: number | undefined
+  /**
+   * Rows of one ordering key taken in one claim and handled one after another (default 1): fewer
+   * claims when a key has a backlog, and the next row goes without waiting for a claim.
+   */
+  readonly run?: number | undefined
   /** A handler that has not finished by then counts as failed (default 120 s). */
   readonly deadlineMs?: number | undefined
   readonly signal?: AbortSignal | undefined
@@ -169,35 +178,51 @@ export class DeliveryQueue extends Context.Service<
         }).pipe(Effect.orDie)
 
       /**
-       * Up to `limit` due rows, each the earliest left of its ordering key (so never two of one key),
-       * leased to this node, their `jobs` rows marked running in the same statement (JobsRepo's
-       * `started`, folded in: one round trip per claim, not one per row).
+       * Runs of due rows for up to `keys` ordering keys: each run the earliest `run` rows left of its
+       * key, none of them nor any earlier row of the key leased or not yet due (so a key is never in
+       * two runs at once, and its rows stay in order); a row without a key is a run of one. Leased to
+       * this node, their `jobs` rows marked running in the same statement (JobsRepo's `started`,
+       * folded in: one round trip per claim, not one per row). A run whose head another node locked
+       * meanwhile is left out whole (SKIP LOCKED must not leave a gap in a key's order).
        */
-      const claim = (topic: string, limit: number) =>
+      const claim = (topic: string, keys: number, run_: number) =>
         run(sql<{
           id: string
           payload: string
           job_key: string
           attempts: number
-        }>`WITH claimed AS (UPDATE delivery_queue SET locked_until = ${new Date(Date.now() + LEASE_MS)}, attempts = attempts + 1
-            WHERE id IN (SELECT q.id FROM delivery_queue q
-              WHERE q.topic = ${topic} AND q.deliver_at <= now() AND (q.locked_until IS NULL OR q.locked_until < now())
-                AND (q.ordering_key IS NULL OR NOT EXISTS (SELECT 1 FROM delivery_queue p
-                  WHERE p.topic = q.topic AND p.ordering_key = q.ordering_key AND p.id < q.id))
-              ORDER BY q.deliver_at, q.id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-            RETURNING id, payload, job_key, attempts, deliver_at),
+          k: string
+        }>`WITH ranked AS (SELECT q.id, q.deliver_at, COALESCE(q.ordering_key, 'row:' || q.id) AS k,
+              row_number() OVER w AS n,
+              count(*) FILTER (WHERE q.deliver_at > now() OR q.locked_until >= now()) OVER w AS blocked
+            FROM delivery_queue q WHERE q.topic = ${topic}
+            WINDOW w AS (PARTITION BY COALESCE(q.ordering_key, 'row:' || q.id) ORDER BY q.id)),
+          heads AS (SELECT k FROM ranked WHERE n = 1 AND blocked = 0 ORDER BY deliver_at, id LIMIT ${keys}),
+          candidates AS (SELECT r.id, r.k FROM ranked r JOIN heads h ON h.k = r.k WHERE r.n <= ${run_} AND r.blocked = 0),
+          locked AS (SELECT id FROM delivery_queue WHERE id IN (SELECT id FROM candidates) FOR UPDATE SKIP LOCKED),
+          kept AS (SELECT c.id, c.k FROM candidates c WHERE c.id IN (SELECT id FROM locked) AND NOT EXISTS (
+            SELECT 1 FROM candidates e WHERE e.k = c.k AND e.id < c.id AND e.id NOT IN (SELECT id FROM locked))),
+          claimed AS (UPDATE delivery_queue SET locked_until = ${new Date(Date.now() + LEASE_MS)}, attempts = attempts + 1
+            WHERE id IN (SELECT id FROM kept)
+            RETURNING id, payload, job_key, attempts),
           started AS (UPDATE jobs SET state = 'running', attempts = GREATEST(jobs.attempts, claimed.attempts), updated_at = now()
             FROM claimed WHERE jobs.idempotency_key = claimed.job_key)
-          SELECT * FROM claimed ORDER BY deliver_at, id`).then((rows) =>
-          rows.map(
-            (row): Claimed => ({
+          SELECT claimed.*, kept.k FROM claimed JOIN kept ON kept.id = claimed.id ORDER BY claimed.id`).then((rows) => {
+          // In id order: each key's run in its order, the runs by their first row.
+          const runs = new Map<string, Array<Claimed>>()
+          for (const row of rows) {
+            const one: Claimed = {
               id: String(row.id),
               payload: row.payload,
               jobKey: row.job_key,
               attempt: Number(row.attempts)
-            })
-          )
-        )
+            }
+            const list = runs.get(row.k)
+            if (list === undefined) runs.set(row.k, [one])
+            else list.push(one)
+          }
+          return [...runs.values()]
+        })
 
       /** Milliseconds until the topic's next row is due (capped: other nodes may queue too). */
       const idle = async (topic: string): Promise<number> => {
@@ -210,18 +235,21 @@ export class DeliveryQueue extends Context.Service<
         return Math.min(30_000, Math.max(50, wait))
       }
 
-      const handle = async (claimed: Claimed, handler: Handler, options: ListenOptions): Promise<void> => {
+      // Done rows go (and their `jobs` rows say so) together: one statement for every row finished
+      // while the previous one ran, not one per row.
+      const succeeded = batcher<Claimed, void>(async (rows) => {
+        await run(sql`WITH gone AS (DELETE FROM delivery_queue WHERE id IN ${sql.in(rows.map((r) => r.id))})
+          UPDATE jobs SET state = 'succeeded', updated_at = now(), finished_at = now()
+          WHERE idempotency_key IN ${sql.in(rows.map((r) => r.jobKey))}`)
+        return rows.map(() => undefined)
+      })
+
+      /** One row: its handler, bounded by the deadline; what it came to. */
+      const attempt = async (claimed: Claimed, handler: Handler, options: ListenOptions): Promise<Outcome> => {
         const deadline = options.deadlineMs ?? 120_000
         let timer: NodeJS.Timeout | undefined
-        // The lease is renewed while the handler runs; the last renewal is awaited before the outcome is written.
-        let renewing: Promise<unknown> = Promise.resolve()
-        const renewal = setInterval(() => {
-          renewing = run(sql`UPDATE delivery_queue SET locked_until = ${new Date(Date.now() + LEASE_MS)}
-            WHERE id = ${claimed.id} AND locked_until IS NOT NULL`).catch(() => undefined)
-        }, LEASE_MS / 3)
-        let outcome: Outcome
         try {
-          outcome = await Promise.race([
+          return await Promise.race([
             Promise.resolve().then(() => handler(claimed)),
             new Promise<never>((_, reject) => {
               timer = setTimeout(
@@ -231,34 +259,78 @@ export class DeliveryQueue extends Context.Service<
             })
           ])
         } catch (error) {
-          outcome = { error: messageOf(error) }
+          return { error: messageOf(error) }
         } finally {
           clearTimeout(timer)
+        }
+      }
+
+      /**
+       * A claimed run, one row after another. A row that did not succeed keeps its place (retried
+       * later, or gone when final) and the rest of the run is handed back untried, as it was (the
+       * key's later rows wait behind it); so is the rest when the listener stops. The rows still
+       * held have their lease renewed while the run lasts; a done row's removal is not waited for
+       * before the next row goes (grouped with other runs' in one statement), only before the run ends.
+       */
+      const handleRun = async (
+        rows: ReadonlyArray<Claimed>,
+        handler: Handler,
+        options: ListenOptions
+      ): Promise<void> => {
+        let next = 0
+        // The last renewal is awaited before any outcome is written.
+        let renewing: Promise<unknown> = Promise.resolve()
+        const renewal = setInterval(() => {
+          const held = rows.slice(next).map((row) => row.id)
+          renewing = run(sql`UPDATE delivery_queue SET locked_until = ${new Date(Date.now() + LEASE_MS)}
+            WHERE id IN ${sql.in(held)} AND locked_until IS NOT NULL`).catch(() => undefined)
+        }, LEASE_MS / 3)
+        const done: Array<Promise<void>> = []
+        try {
+          for (; next < rows.length && options.signal?.aborted !== true; next++) {
+            const claimed = rows[next]!
+            const outcome = await attempt(claimed, handler, options)
+            await renewing
+            if (outcome.error === undefined) {
+              done.push(succeeded(claimed))
+              continue
+            }
+            // The row goes (or waits for its retry) and the `jobs` row records the outcome in one
+            // statement (JobsRepo's `attemptFailed`, folded in).
+            const last = outcome.final === true || claimed.attempt >= options.attempts
+            const delay = Math.max(options.retryDelayMs * 2 ** (claimed.attempt - 1), outcome.delayMs ?? 0)
+            const row = last
+              ? sql`DELETE FROM delivery_queue WHERE id = ${claimed.id}`
+              : sql`UPDATE delivery_queue SET deliver_at = ${new Date(Date.now() + delay)}, locked_until = NULL
+                WHERE id = ${claimed.id}`
+            await run(sql`WITH moved AS (${row})
+              UPDATE jobs SET state = ${last ? "failed" : "retrying"}, last_error = ${outcome.error.slice(0, 2000)},
+                updated_at = now(), finished_at = ${last ? sql`now()` : null} WHERE idempotency_key = ${claimed.jobKey}`)
+            // A row given up on no longer holds back the next one; a retried one does.
+            if (!last) {
+              next++
+              break
+            }
+          }
+        } finally {
           clearInterval(renewal)
+          await renewing
+          const untried = rows.slice(next)
+          if (untried.length > 0) {
+            await run(sql`WITH back AS (UPDATE delivery_queue SET locked_until = NULL, attempts = attempts - 1
+                WHERE id IN ${sql.in(untried.map((row) => row.id))})
+              UPDATE jobs SET state = 'queued', updated_at = now() WHERE idempotency_key IN ${sql.in(untried.map((row) => row.jobKey))}`).catch(
+              () => undefined // the database may be closing: the lease ends and they are taken again
+            )
+          }
+          await Promise.allSettled(done)
         }
-        await renewing
-        // The row goes (or waits for its retry) and the `jobs` row records the outcome in one
-        // statement (JobsRepo's `succeeded` / `attemptFailed`, folded in).
-        if (outcome.error === undefined) {
-          await run(sql`WITH gone AS (DELETE FROM delivery_queue WHERE id = ${claimed.id})
-            UPDATE jobs SET state = 'succeeded', updated_at = now(), finished_at = now()
-            WHERE idempotency_key = ${claimed.jobKey}`)
-          return
-        }
-        const last = outcome.final === true || claimed.attempt >= options.attempts
-        const delay = Math.max(options.retryDelayMs * 2 ** (claimed.attempt - 1), outcome.delayMs ?? 0)
-        const row = last
-          ? sql`DELETE FROM delivery_queue WHERE id = ${claimed.id}`
-          : sql`UPDATE delivery_queue SET deliver_at = ${new Date(Date.now() + delay)}, locked_until = NULL
-              WHERE id = ${claimed.id}`
-        await run(sql`WITH moved AS (${row})
-          UPDATE jobs SET state = ${last ? "failed" : "retrying"}, last_error = ${outcome.error.slice(0, 2000)},
-            updated_at = now(), finished_at = ${last ? sql`now()` : null} WHERE idempotency_key = ${claimed.jobKey}`)
       }
 
       const listen = async (topic: string, handler: Handler, options: ListenOptions): Promise<void> => {
         const signal = options.signal
         const limit = options.concurrency ?? 4
+        const runLength = Math.max(1, options.run ?? 1)
         const running = new Set<Promise<void>>()
         // A handler finishing frees a slot (and may let the next row of its key go).
         const finished = doorbell()
@@ -269,13 +341,13 @@ export class DeliveryQueue extends Context.Service<
           let timer: NodeJS.Timeout | undefined
           let stopWaiting = () => {}
           try {
-            let claimed: ReadonlyArray<Claimed> = []
+            let claimed: ReadonlyArray<ReadonlyArray<Claimed>> = []
             if (running.size < limit) {
-              claimed = await claim(topic, limit - running.size).catch(() => []) // the database may be closing, or briefly away
+              claimed = await claim(topic, limit - running.size, runLength).catch(() => []) // the database may be closing, or briefly away
             }
             if (claimed.length > 0) {
               for (const one of claimed) {
-                const handled: Promise<void> = handle(one, handler, options)
+                const handled: Promise<void> = handleRun(one, handler, options)
                   .catch(() => undefined)
                   .finally(() => {
                     running.delete(handled)

@@ -6,7 +6,8 @@
 import { Effect, Option } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
 import type * as Events from "../events/Events.ts"
-import * as Git from "../git/Git.ts"
+import { ZERO_SHA } from "../git/Git.ts"
+import { pushedCommits } from "../git/PushedCommits.ts"
 import { formatTime } from "../http/Json.ts"
 import { makePresenter } from "../issues/Present.ts"
 import { IssuesRepo } from "../issues/Repo.ts"
@@ -83,25 +84,11 @@ export const makePayloads = (settings: SettingsShape) =>
     const about = (event: Events.RepositoryEvent) =>
       Effect.all({ repository: repository(event.repo), sender: user(event.doer.id, event.doer.name) })
 
-    /** Commits `before..after` (newest first, at most `limit`) and how many there are. */
+    /** Commits `before..after` (newest first, at most `limit`) and how many there are (src/git/PushedCommits.ts). */
     const commitsOf = (found: { repo: RepoRow; owner: UserRow }, before: string, after: string, limit: number) =>
       Effect.gen(function* () {
         const path = reposService.pathOf(found.owner, found.repo)
-        const range = before === Events_ZERO ? [after] : [`${before}..${after}`]
-        // A new branch lists its last commits (Forgejo: at most 10).
-        const cap = before === Events_ZERO ? Math.min(10, limit) : limit
-        const out = yield* Git.inRepo(path, [
-          "-c",
-          "core.quotePath=false",
-          "log",
-          "--no-renames",
-          "--name-status",
-          "--format=%x1e%H%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B%x00",
-          "-n",
-          String(cap),
-          ...range,
-          "--"
-        ]).pipe(Effect.orDie)
+        const read = yield* pushedCommits(path, before, after, limit).pipe(Effect.orDie)
         const htmlRepo = `${root}${encodeURIComponent(found.owner.name)}/${encodeURIComponent(found.repo.name)}`
         const names = new Map<string, string>()
         const usernameOf = (email: string) =>
@@ -114,52 +101,25 @@ export const makePayloads = (settings: SettingsShape) =>
             return name
           })
         const commits: Array<PayloadCommit> = []
-        for (const record of out.stdout.toString("utf8").split("\x1e").slice(1)) {
-          const fields = record.split("\x00")
-          const [id, an, ae, ad, cn, ce, cd, message] = fields as [
-            string,
-            string,
-            string,
-            string,
-            string,
-            string,
-            string,
-            string
-          ]
-          const files = { added: [] as Array<string>, removed: [] as Array<string>, modified: [] as Array<string> }
-          for (const line of (fields[8] ?? "").split("\n")) {
-            const tab = line.indexOf("\t")
-            if (tab < 0) continue
-            const status = line.slice(0, tab)
-            const file = line.slice(tab + 1)
-            if (status.startsWith("A")) files.added.push(file)
-            else if (status.startsWith("D")) files.removed.push(file)
-            else files.modified.push(file)
-          }
+        for (const c of read.commits.slice(0, limit)) {
           commits.push({
-            id,
-            message,
-            url: `${htmlRepo}/commit/${id}`,
-            author: { name: an, email: ae, username: yield* usernameOf(ae) },
-            committer: { name: cn, email: ce, username: yield* usernameOf(ce) },
+            id: c.sha,
+            message: c.message,
+            url: `${htmlRepo}/commit/${c.sha}`,
+            author: { name: c.authorName, email: c.authorEmail, username: yield* usernameOf(c.authorEmail) },
+            committer: {
+              name: c.committerName,
+              email: c.committerEmail,
+              username: yield* usernameOf(c.committerEmail)
+            },
             verification: null,
-            timestamp: formatTime(new Date(ad === "" ? cd : ad)),
-            ...files
+            timestamp: formatTime(new Date(c.authorDate === "" ? c.committerDate : c.authorDate)),
+            added: [...c.added],
+            removed: [...c.removed],
+            modified: [...c.modified]
           })
         }
-        // How many there are in all needs a count only when the log was cut at `cap` (one git
-        // process less for the usual push of a few commits).
-        const total =
-          before === Events_ZERO
-            ? cap
-            : commits.length < cap
-              ? commits.length
-              : Number(
-                  (yield* Git.inRepo(path, ["rev-list", "--count", ...range]).pipe(Effect.orDie)).stdout
-                    .toString("utf8")
-                    .trim()
-                )
-        return { commits, total: Number.isFinite(total) ? total : commits.length }
+        return { commits, total: read.total }
       })
 
     /** Forgejo's push payload of one ref update. */
@@ -422,6 +382,6 @@ export const makePayloads = (settings: SettingsShape) =>
     }
   })
 
-const Events_ZERO = "0000000000000000000000000000000000000000"
+const Events_ZERO = ZERO_SHA
 
 export type Payloads = Effect.Success<ReturnType<typeof makePayloads>>

@@ -159,10 +159,15 @@ export class WebhooksRepo extends Context.Service<
       }>
     ) => Effect.Effect<Array<TaskRow>>
     readonly task: (id: number) => Effect.Effect<Option.Option<TaskRow>>
-    /** A task with its hook (none if the hook is gone), in one statement: what a delivery reads. */
-    readonly taskWithHook: (id: number) => Effect.Effect<Option.Option<{ task: TaskRow; hook: Option.Option<HookRow> }>>
+    /** Tasks with their hooks (none if the hook is gone), in one statement: what deliveries read. */
+    readonly tasksWithHooks: (
+      ids: ReadonlyArray<number>
+    ) => Effect.Effect<Map<number, { task: TaskRow; hook: Option.Option<HookRow> }>>
     readonly tasks: (hookId: number, page: Page) => Effect.Effect<{ rows: Array<TaskRow>; total: number }>
-    readonly recordAttempt: (taskId: number, hookId: number, attempt: Attempt) => Effect.Effect<void>
+    /** Attempts of deliveries, in one statement (each task's, and its hook's last status). */
+    readonly recordAttempts: (
+      attempts: ReadonlyArray<{ readonly taskId: number; readonly hookId: number; readonly attempt: Attempt }>
+    ) => Effect.Effect<void>
     /**
      * Forgejo's cleanup_hook_task_table: deletes delivered tasks older than `seconds`, or all but
      * the newest `keep` delivered tasks of each hook; never undelivered ones. How many went.
@@ -271,27 +276,34 @@ export class WebhooksRepo extends Context.Service<
                 )
               : Effect.succeed([]),
           task: (id) => Effect.map(sql`SELECT * FROM hook_tasks WHERE id = ${id}`, (rows) => one(rows, toTask)),
-          taskWithHook: (id) =>
+          tasksWithHooks: (ids) =>
             Effect.map(
-              sql`SELECT t.*, to_jsonb(w.*) AS hook FROM hook_tasks t LEFT JOIN webhooks w ON w.id = t.hook_id
-                WHERE t.id = ${id}`,
+              Arr.isReadonlyArrayNonEmpty(ids)
+                ? sql`SELECT t.*, to_jsonb(w.*) AS hook FROM hook_tasks t LEFT JOIN webhooks w ON w.id = t.hook_id
+                    WHERE t.id IN ${sql.in(ids)}`
+                : Effect.succeed([]),
               (rows) =>
-                one(rows, (r) => {
-                  const hook = parsed(r.hook) as Record<string, any> | null
-                  return {
-                    task: toTask(r),
-                    hook:
-                      hook === null
-                        ? Option.none<HookRow>()
-                        : Option.some(
-                            toHook({
-                              ...hook,
-                              created_at: new Date(hook.created_at),
-                              updated_at: new Date(hook.updated_at)
-                            })
-                          )
-                  }
-                })
+                new Map(
+                  rows.map((r) => {
+                    const hook = parsed(r.hook) as Record<string, any> | null
+                    return [
+                      Number(r.id),
+                      {
+                        task: toTask(r),
+                        hook:
+                          hook === null
+                            ? Option.none<HookRow>()
+                            : Option.some(
+                                toHook({
+                                  ...hook,
+                                  created_at: new Date(hook.created_at),
+                                  updated_at: new Date(hook.updated_at)
+                                })
+                              )
+                      }
+                    ] as const
+                  })
+                )
             ),
           tasks: (hookId, page) =>
             Effect.gen(function* () {
@@ -300,14 +312,29 @@ export class WebhooksRepo extends Context.Service<
               const [count] = yield* sql`SELECT count(*) AS n FROM hook_tasks WHERE hook_id = ${hookId}`
               return { rows: rows.map(toTask), total: Number(count!.n) }
             }),
-          // One statement: the task's attempt and the hook's last status (Forgejo's HookStatus:
-          // 1 succeed, 2 fail).
-          recordAttempt: (taskId, hookId, attempt) =>
-            Effect.asVoid(sql`WITH task AS (UPDATE hook_tasks SET is_delivered = true, is_succeed = ${attempt.succeeded},
-                attempts = GREATEST(attempts, ${attempt.attempt}), duration_ms = ${attempt.durationMs},
-                request = ${JSON.stringify(attempt.request)}::jsonb, response = ${JSON.stringify(attempt.response)}::jsonb,
-                delivered_at = now() WHERE id = ${taskId})
-              UPDATE webhooks SET last_status = ${attempt.succeeded ? 1 : 2} WHERE id = ${hookId}`),
+          // One statement: each task's attempt and its hook's last status (Forgejo's HookStatus:
+          // 1 succeed, 2 fail; of a hook's newest task when one statement has several).
+          recordAttempts: (attempts) =>
+            Arr.isReadonlyArrayNonEmpty(attempts)
+              ? Effect.asVoid(sql`WITH v AS (SELECT * FROM jsonb_to_recordset(${JSON.stringify(
+                  attempts.map(({ taskId, hookId, attempt }) => ({
+                    task_id: taskId,
+                    hook_id: hookId,
+                    succeeded: attempt.succeeded,
+                    attempt: attempt.attempt,
+                    duration_ms: attempt.durationMs,
+                    request: attempt.request,
+                    response: attempt.response
+                  }))
+                )}::jsonb) AS v(task_id bigint, hook_id bigint, succeeded boolean, attempt integer, duration_ms integer,
+                  request jsonb, response jsonb)),
+                task AS (UPDATE hook_tasks t SET is_delivered = true, is_succeed = v.succeeded,
+                  attempts = GREATEST(t.attempts, v.attempt), duration_ms = v.duration_ms, request = v.request,
+                  response = v.response, delivered_at = now() FROM v WHERE t.id = v.task_id)
+                UPDATE webhooks w SET last_status = CASE WHEN l.succeeded THEN 1 ELSE 2 END
+                FROM (SELECT DISTINCT ON (hook_id) hook_id, succeeded FROM v ORDER BY hook_id, task_id DESC) l
+                WHERE w.id = l.hook_id`)
+              : Effect.void,
           cleanup: (rule) =>
             Effect.map(
               rule.type === "OlderThan"

@@ -27,6 +27,7 @@ import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
 import type { Page } from "../http/Pagination.ts"
 import { DeliveryQueue } from "../jobs/Queue.ts"
+import { batcher } from "../lib/Batcher.ts"
 import { cronSchedule } from "../lib/CronSchedule.ts"
 import { globMatch } from "../lib/Glob.ts"
 import { sealer } from "../lib/Sealer.ts"
@@ -38,7 +39,7 @@ import { hookEventsOf } from "./HookEvents.ts"
 import { coarseEvent, eventsArray, type HookEvents, type HookType, receives } from "./Kinds.ts"
 import { makePayloads } from "./Payloads.ts"
 import { type CreateInput, type EditInput, validateCreate, validateEdit } from "./Policy.ts"
-import { type HookLevel, type HookRow, type TaskRow, WebhooksRepo } from "./Repo.ts"
+import { type Attempt, type HookLevel, type HookRow, type TaskRow, WebhooksRepo } from "./Repo.ts"
 import { send } from "./Send.ts"
 
 export const DELIVERY_TOPIC = "webhooks"
@@ -325,12 +326,29 @@ export class WebhooksService extends Context.Service<
       // ---------------------------------------------------------------------------------------
       // Delivery
 
+      // Deliveries to different hooks run side by side: their reads and their records are grouped,
+      // one statement for all those waiting (src/lib/Batcher.ts), not one per delivery.
+      const loadTask = batcher((ids: ReadonlyArray<number>) =>
+        Effect.runPromiseWith(context)(Effect.map(repo.tasksWithHooks(ids), (found) => ids.map((id) => found.get(id))))
+      )
+      const recordAttempt = (taskId: number, hookId: number, attempt: Attempt) =>
+        Effect.promise(() => recordBatch({ taskId, hookId, attempt }))
+      const recordBatch = batcher(
+        (attempts: ReadonlyArray<{ readonly taskId: number; readonly hookId: number; readonly attempt: Attempt }>) =>
+          Effect.runPromiseWith(context)(
+            Effect.as(
+              repo.recordAttempts(attempts),
+              attempts.map(() => undefined)
+            )
+          )
+      )
+
       const deliver = (taskId: number, attempt: number) =>
         Effect.gen(function* () {
-          const found = yield* repo.taskWithHook(taskId)
-          if (Option.isNone(found) || found.value.task.isSucceed) return {}
-          const task = found.value.task
-          const hook = found.value.hook
+          const found = yield* Effect.promise(() => loadTask(taskId))
+          if (found === undefined || found.task.isSucceed) return {}
+          const task = found.task
+          const hook = found.hook
           if (Option.isNone(hook)) return {}
           const row = hook.value
           const secret = openOr(row.secret, undefined)
@@ -341,7 +359,7 @@ export class WebhooksService extends Context.Service<
             message: string
           ) =>
             Effect.as(
-              repo.recordAttempt(taskId, row.id, {
+              recordAttempt(taskId, row.id, {
                 attempt,
                 succeeded: false,
                 durationMs: 0,
@@ -376,7 +394,7 @@ export class WebhooksService extends Context.Service<
           }
           const answer = yield* send(settings, { ...outgoing, headers })
           const succeeded = answer.error === undefined && answer.status >= 200 && answer.status < 300
-          yield* repo.recordAttempt(taskId, row.id, {
+          yield* recordAttempt(taskId, row.id, {
             attempt,
             succeeded,
             durationMs: Date.now() - started,
@@ -453,6 +471,8 @@ export class WebhooksService extends Context.Service<
               attempts: settings.webhook.MAX_RETRIES + 1,
               retryDelayMs: settings.webhook.RETRY_DELAY * 1000,
               concurrency: 16,
+              // A hook with a backlog sends its next deliveries without a claim between them.
+              run: 50,
               deadlineMs: settings.webhook.DELIVER_TIMEOUT * 1000 + 30_000,
               signal: abort.signal
             }
