@@ -14,11 +14,12 @@
 // Like `dart pub`, a 401 deletes the stored token and a 403 keeps it.
 import { execFile } from "node:child_process"
 import { createHash, randomUUID } from "node:crypto"
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { gzipSync } from "node:zlib"
+import { afterAll } from "vitest"
 
 const run = promisify(execFile)
 export const SDK_VERSION = "3.5.4"
@@ -120,12 +121,28 @@ const allows = (constraint: string, version: string): boolean => {
   return compare(version, low) >= 0 && compare(version, high) < 0
 }
 
+let root: string | undefined
+/** One directory for every client's cache in the test file, removed after its tests. */
+const cacheRoot = () => {
+  root ??= mkdtempSync(join(tmpdir(), "hearth-pub-cache-"))
+  return root
+}
+afterAll(() => {
+  if (root !== undefined) rmSync(root, { recursive: true, force: true })
+  root = undefined
+})
+
 export class DartPub {
   /** Every request made, in order. */
   readonly sent: Array<SentRequest> = []
   /** The token `dart pub token add <hostedUrl>` stored (deleted by a 401, as dart pub does). */
   token: string | undefined
-  readonly cache = mkdtempSync(join(tmpdir(), "hearth-pub-cache-"))
+  #cache: string | undefined
+  /** pub's cache of this client (made when first used, removed with the test's process). */
+  get cache(): string {
+    this.#cache ??= mkdtempSync(join(cacheRoot(), "pub-"))
+    return this.#cache
+  }
 
   /** The hosted URL, as the user configures it (`…/api/packages/{owner}/pub`). */
   readonly hostedUrl: string
