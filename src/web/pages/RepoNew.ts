@@ -89,6 +89,21 @@ export const RepoNewPages = (web: Web) =>
     /** The owners the form offers: the user first, then the organizations they may create in. */
     const ownersOf = (user: UserRow) => Effect.map(orgs.repoOwnersFor(user), (list) => [user, ...list])
 
+    /** What both forms ask first: the owner (of those offered), the name, the description, private. */
+    const newRepoFields = (owners: ReadonlyArray<UserRow>, typed: Typed, errors: FieldErrors) =>
+      html`${select(
+        {
+          name: "uid",
+          label: "Owner",
+          value: typed.uid ?? String(owners[0]!.id),
+          choices: owners.map((owner) => [String(owner.id), owner.name] as const)
+        },
+        errors
+      )}
+    ${field({ name: "repo_name", label: "Repository name", value: typed.repo_name ?? "", required: true, autofocus: true, autocomplete: "off", hint: "Letters, digits, dashes, underscores and dots." }, errors)}
+    ${textArea({ name: "description", label: "Description", value: typed.description ?? "", rows: 2 }, errors)}
+    ${checkbox({ name: "private", label: "Private", checked: typed.private === "on", hint: "Only the owner, collaborators and teams with access see a private repository." })}`
+
     const createPage = (
       ctx: WebContext,
       owners: ReadonlyArray<UserRow>,
@@ -106,18 +121,7 @@ export const RepoNewPages = (web: Web) =>
   ${formError(message)}
   <form method="post" action="/repo/create" data-testid="repo-create-form">
     ${csrfField(ctx)}
-    ${select(
-      {
-        name: "uid",
-        label: "Owner",
-        value: value("uid", String(owners[0]!.id)),
-        choices: owners.map((owner) => [String(owner.id), owner.name] as const)
-      },
-      errors
-    )}
-    ${field({ name: "repo_name", label: "Repository name", value: value("repo_name"), required: true, autofocus: true, autocomplete: "off", hint: "Letters, digits, dashes, underscores and dots." }, errors)}
-    ${textArea({ name: "description", label: "Description", value: value("description"), rows: 2 }, errors)}
-    ${checkbox({ name: "private", label: "Private", checked: typed.private === "on", hint: "Only the owner, collaborators and teams with access see a private repository." })}
+    ${newRepoFields(owners, typed, errors)}
     ${checkbox({ name: "template", label: "Template repository", checked: typed.template === "on", hint: "Anyone who may read it can make a new repository from its files and settings." })}
     <fieldset class="mt-3 mb-3"><legend class="text-bold mb-2">Initialize the repository</legend>
       ${checkbox({ name: "auto_init", label: "Make an initial commit with the files chosen below", checked: typed.auto_init === "on" })}
@@ -142,7 +146,6 @@ export const RepoNewPages = (web: Web) =>
       message?: string
     ) => {
       const refused = message !== undefined || Object.keys(errors).length > 0
-      const value = (name: string, fallback = "") => typed[name] ?? fallback
       const first = Object.keys(typed).length === 0
       const full = `${template.owner.name}/${template.repo.name}`
       return web.page(
@@ -155,18 +158,7 @@ export const RepoNewPages = (web: Web) =>
   <form method="post" action="/repo/create" data-testid="repo-generate-form">
     ${csrfField(ctx)}
     <input type="hidden" name="repo_template" value="${String(template.repo.id)}">
-    ${select(
-      {
-        name: "uid",
-        label: "Owner",
-        value: value("uid", String(owners[0]!.id)),
-        choices: owners.map((owner) => [String(owner.id), owner.name] as const)
-      },
-      errors
-    )}
-    ${field({ name: "repo_name", label: "Repository name", value: value("repo_name"), required: true, autofocus: true, autocomplete: "off", hint: "Letters, digits, dashes, underscores and dots." }, errors)}
-    ${textArea({ name: "description", label: "Description", value: value("description"), rows: 2 }, errors)}
-    ${checkbox({ name: "private", label: "Private", checked: typed.private === "on", hint: "Only the owner, collaborators and teams with access see a private repository." })}
+    ${newRepoFields(owners, typed, errors)}
     <fieldset class="mt-3 mb-3${errors.items === undefined ? "" : " errored"}"${errors.items === undefined ? empty : html` aria-describedby="field-items-error"`}><legend class="text-bold mb-2">Template items to copy</legend>
       ${TEMPLATE_ITEMS.map(([name, label]) => checkbox({ name, label, checked: first || typed[name] === "on" }))}
       ${errors.items === undefined ? empty : html`<p class="note color-fg-danger" id="field-items-error" data-testid="error-items">${errors.items}</p>`}
