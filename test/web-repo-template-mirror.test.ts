@@ -46,6 +46,14 @@ afterAll(async () => {
 
 const repoId = async (full: string) => (await apiAs(hearth, "GET", `/repos/${full}`, "alice")).id as number
 
+/** Bob's POST of the template form: the given template's content into `bob/{name}`. */
+const generateAsBob = (template: number, name: string, csrf: string | undefined) =>
+  bob.post(
+    "/repo/create",
+    { repo_template: String(template), uid: String(ids.bob), repo_name: name, git_content: "on" },
+    csrf
+  )
+
 describe("use this template", () => {
   it("a template's home offers it; the form makes the repository with the items chosen", async () => {
     const id = await repoId("alice/starter")
@@ -131,19 +139,11 @@ describe("use this template", () => {
 
     // A forged POST with the hidden template's id makes nothing.
     const csrf = csrfOf((await bob.get("/repo/create")).text)
-    const forged = await bob.post(
-      "/repo/create",
-      { repo_template: String(secret), uid: String(ids.bob), repo_name: "stolen", git_content: "on" },
-      csrf
-    )
+    const forged = await generateAsBob(secret, "stolen", csrf)
     expect(forged.status).toBe(404)
     expect((await request(hearth, "GET", "/repos/bob/stolen", basic("bob"))).status).toBe(404)
     // A repository that is no template: the generator's refusal, nothing made.
-    const notTemplate = await bob.post(
-      "/repo/create",
-      { repo_template: String(plain), uid: String(ids.bob), repo_name: "from-plain", git_content: "on" },
-      csrf
-    )
+    const notTemplate = await generateAsBob(plain, "from-plain", csrf)
     expect(notTemplate.status).toBe(422)
     expect(notTemplate.text).toContain("alice/plain is not a template repository")
     expect((await request(hearth, "GET", "/repos/bob/from-plain", basic("bob"))).status).toBe(404)
@@ -154,11 +154,7 @@ describe("use this template", () => {
     const visitor = await new WebClient(hearth.base).get(`/repo/create?template_id=${id}`)
     expect(visitor.status).toBe(302)
     expect(visitor.location).toMatch(/^\/user\/login\?redirect_to=/)
-    const forged = await bob.post(
-      "/repo/create",
-      { repo_template: String(id), uid: String(ids.bob), repo_name: "no-csrf", git_content: "on" },
-      undefined
-    )
+    const forged = await generateAsBob(id, "no-csrf", undefined)
     expect(forged.status).toBe(400)
     expect((await request(hearth, "GET", "/repos/bob/no-csrf", basic("bob"))).status).toBe(404)
   })
