@@ -221,3 +221,85 @@ describe("issue labels", () => {
     expect(await json(await repoApi("GET", `/issues/${n}/timeline`))).toEqual([])
   })
 })
+
+// Migration 0046: a label keeps its counts of open and closed issues and pull requests, and a
+// repository's list filtered by one of its labels takes its X-Total-Count from them. Every change
+// that moves an issue in or out of a label's counts is checked against the list's own rows.
+describe("label counts", () => {
+  const counted = (method: string, path: string, body?: unknown) =>
+    request(hearth, method, `/repos/acme/counted${path}`, alice, body)
+  /** The labels checked, by name (the list filters by name). */
+  const labelled = new Set<string>()
+
+  /** Every state and kind: the count the list announces is the number of rows it lists. */
+  const expectCountsExact = async () => {
+    for (const name of labelled)
+      for (const state of ["open", "closed", "all"])
+        for (const type of ["", "&type=issues", "&type=pulls"]) {
+          const res = await counted("GET", `/issues?labels=${name}&state=${state}${type}&limit=50`)
+          const rows = await json(res)
+          expect(res.headers.get("x-total-count"), `${name} ${state}${type}`).toBe(String(rows.length))
+        }
+  }
+  const openIssue = async (labels: Array<number>) => {
+    const res = await counted("POST", "/issues", { title: "counted", labels })
+    expect(res.status).toBe(201)
+    return (await json(res)).number as number
+  }
+
+  it("stay exact through labels added, replaced, removed and cleared, closes, reopens and deletions", async () => {
+    expect(
+      (await request(hearth, "POST", "/orgs/acme/repos", alice, { name: "counted", auto_init: true })).status
+    ).toBe(201)
+    const mine = await json(await counted("POST", "/labels", { name: "mine", color: "123456" }))
+    const other = await json(await counted("POST", "/labels", { name: "other", color: "654321" }))
+    for (const name of ["mine", "other", "org-wide"]) labelled.add(name)
+
+    const a = await openIssue([mine.id, orgLabel.id])
+    const b = await openIssue([mine.id])
+    const c = await openIssue([other.id])
+    await openIssue([])
+    const first = await counted("GET", `/issues?labels=mine&state=open&type=issues`)
+    expect(first.headers.get("x-total-count")).toBe("2")
+    await expectCountsExact()
+
+    expect((await counted("PATCH", `/issues/${a}`, { state: "closed" })).status).toBe(201)
+    await expectCountsExact()
+    expect((await counted("POST", `/issues/${c}/labels`, { labels: [mine.id] })).status).toBe(200)
+    expect((await counted("PUT", `/issues/${b}/labels`, { labels: [other.id, orgLabel.id] })).status).toBe(200)
+    await expectCountsExact()
+    expect((await counted("PATCH", `/issues/${a}`, { state: "open" })).status).toBe(201)
+    expect((await counted("DELETE", `/issues/${c}/labels/${other.id}`)).status).toBe(204)
+    await expectCountsExact()
+    expect((await counted("DELETE", `/issues/${b}/labels`)).status).toBe(204)
+    await expectCountsExact()
+
+    // A pull request counts as one, apart from the issues.
+    expect((await counted("POST", "/branches", { new_branch_name: "feature" })).status).toBe(201)
+    const file = { content: Buffer.from("change\n").toString("base64"), branch: "feature", message: "change" }
+    expect((await counted("POST", "/contents/change.txt", file)).status).toBe(201)
+    const pull = await counted("POST", "/pulls", { title: "p", head: "feature", base: "main", labels: [mine.id] })
+    expect(pull.status, await pull.clone().text()).toBe(201)
+    const pullNumber = (await json(pull)).number as number
+    await expectCountsExact()
+    expect((await counted("PATCH", `/pulls/${pullNumber}`, { state: "closed" })).status).toBe(201)
+    await expectCountsExact()
+
+    // Deleting an issue takes it out of its labels' counts; deleting another label changes nothing here.
+    expect((await counted("DELETE", `/issues/${a}`)).status).toBe(204)
+    expect((await counted("DELETE", `/labels/${other.id}`)).status).toBe(204)
+    labelled.delete("other")
+    await expectCountsExact()
+    const all = await counted("GET", `/issues?labels=mine&state=all`)
+    expect(all.headers.get("x-total-count")).toBe("2")
+    expect((await json(all)).map((i: any) => i.number).sort()).toEqual([c, pullNumber].sort())
+
+    // The label list's issue counts (sort=mostissues) come from the same counts.
+    const sorted = await json(await counted("GET", "/labels?sort=mostissues"))
+    expect(names(sorted)).toEqual(["mine"])
+
+    // With another filter as well, the matches are counted.
+    const mentioned = await counted("GET", `/issues?labels=mine&state=all&q=nothing-matches`)
+    expect(mentioned.headers.get("x-total-count")).toBe("0")
+  }, 60_000)
+})

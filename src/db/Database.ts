@@ -51,6 +51,7 @@ import m0042 from "./migrations/0042_repo_flags.ts"
 import m0043 from "./migrations/0043_avatars.ts"
 import m0044 from "./migrations/0044_actions.ts"
 import m0045 from "./migrations/0045_avatar_release.ts"
+import m0046 from "./migrations/0046_label_counts.ts"
 
 export const migrations = Migrator.fromRecord({
   "0001_foundation": m0001,
@@ -93,7 +94,8 @@ export const migrations = Migrator.fromRecord({
   "0042_repo_flags": m0042,
   "0043_avatars": m0043,
   "0044_actions": m0044,
-  "0045_avatar_release": m0045
+  "0045_avatar_release": m0045,
+  "0046_label_counts": m0046
 })
 
 const runMigrations = Migrator.make({})({ loader: migrations, table: "hearth_migrations" })

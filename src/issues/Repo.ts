@@ -348,7 +348,7 @@ export class IssuesRepo extends Context.Service<
         window === undefined ? sql`` : sql`LIMIT ${window.limit} OFFSET ${window.offset}`
       const one = <A>(rows: ReadonlyArray<Row>, f: (r: Row) => A) =>
         rows.length === 0 ? Option.none<A>() : Option.some(f(rows[0]!))
-      const withIssueCount = sql`l.*, (SELECT count(*) FROM issue_labels il WHERE il.label_id = l.id) AS num_issues`
+      const withIssueCount = sql`l.*, l.open_issues + l.closed_issues + l.open_pulls + l.closed_pulls AS num_issues`
       const milestoneColumns = sql`m.*,
         (SELECT count(*) FROM issues i WHERE i.milestone_id = m.id) AS num_issues,
         (SELECT count(*) FROM issues i WHERE i.milestone_id = m.id AND i.is_closed) AS num_closed_issues`
@@ -421,6 +421,24 @@ export class IssuesRepo extends Context.Service<
         return sql.and(parts)
       }
 
+      // The count of a repository's list filtered by one of its own labels and nothing else but the
+      // state and kind, read from the label's counts (migration 0046) instead of counting the
+      // matching issues; any other filter (one added later too) counts them.
+      const countedByLabel = (f: IssueFilter) => {
+        const { repoIds, state, isPull, allLabelIds, sort: _sort, priorityRepoId: _priority, ...others } = f
+        const labelIds = [...new Set(allLabelIds ?? [])]
+        const unfiltered = Object.values(others).every(
+          (v) => v === undefined || v === "" || (Array.isArray(v) && v.length === 0)
+        )
+        if (!unfiltered || repoIds.length !== 1 || labelIds.length !== 1) return undefined
+        const columns = [
+          ...(isPull !== true ? [["open_issues", "closed_issues"] as const] : []),
+          ...(isPull !== false ? [["open_pulls", "closed_pulls"] as const] : [])
+        ].flatMap(([open, closed]) => (state === "open" ? [open] : state === "closed" ? [closed] : [open, closed]))
+        return sql`SELECT ${sql.unsafe(columns.join(" + "))} AS n FROM labels
+          WHERE id = ${labelIds[0]!} AND repo_id = ${repoIds[0]!}`
+      }
+
       // Forgejo's models/issues/issue_search.go `applySorts`.
       const dueDate = sql`LEAST(i.deadline, (SELECT m.deadline FROM milestones m WHERE m.id = i.milestone_id))`
       const orderOf = (f: IssueFilter) => {
@@ -484,7 +502,11 @@ export class IssuesRepo extends Context.Service<
           listIssues: (filter, window) =>
             Effect.gen(function* () {
               const where = issueWhere(filter)
-              const [count] = yield* sql`SELECT count(*) AS n FROM issues i WHERE ${where}`
+              // An organization's label has no row for the repository: its matches are counted.
+              const byLabel = countedByLabel(filter)
+              const labelled = byLabel === undefined ? [] : yield* byLabel
+              const [count] =
+                labelled.length > 0 ? labelled : yield* sql`SELECT count(*) AS n FROM issues i WHERE ${where}`
               const rows = yield* sql`SELECT i.* FROM issues i WHERE ${where} ORDER BY ${orderOf(filter)}
                 LIMIT ${window.limit} OFFSET ${window.offset}`
               return { rows: rows.map(toIssue), total: num(count!.n) }
