@@ -217,6 +217,17 @@ describe("GET /repos/{o}/{r}/issues", () => {
     expect(numbers((await list("?state=all&sort=oldest&limit=1")).body)).toEqual([1])
   })
 
+  it("counts a keyword's matches on every page, and past the last one", async () => {
+    for (const title of ["kumquat one", "kumquat two", "kumquat three"]) await create("filters", { title })
+    const totals: Array<string | null> = []
+    for (const page of [1, 2, 3, 4]) {
+      const { res, body } = await list(`?q=kumquat&limit=1&page=${page}`)
+      expect(body).toHaveLength(page <= 3 ? 1 : 0)
+      totals.push(res.headers.get("x-total-count"))
+    }
+    expect(totals).toEqual(["3", "3", "3", "3"])
+  })
+
   it("filters by updated time (RFC 3339; 422 otherwise)", async () => {
     expect((await list("?since=2999-01-01T00:00:00Z")).body).toEqual([])
     expect(numbers((await list("?before=2000-01-01T00:00:00Z")).body)).toEqual([])
