@@ -12,11 +12,7 @@ import { OutageLogsLayer } from "./health/Database.ts"
 import { AutoMerge } from "./pulls/AutoMerge.ts"
 import { PullsService } from "./pulls/Service.ts"
 import { serverLayer } from "./Server.ts"
-import { highlighter } from "./web/code/Highlight.ts"
 import { WebhooksService } from "./webhooks/Service.ts"
-
-/** How long after start-up the highlighter warms up. */
-const WARM_UP_DELAY = "3 seconds"
 
 const announce = Effect.gen(function* () {
   const settings = yield* Settings
@@ -27,17 +23,6 @@ const announce = Effect.gen(function* () {
       ? "PostgreSQL"
       : `the embedded database in ${settings.server.APP_DATA_PATH}`
   yield* Effect.logInfo(`Hearth is listening on ${address} (${settings.server.ROOT_URL}), using ${db}`)
-  // The first file view should not pay for loading and compiling the highlighter: done in the
-  // background, in steps between requests (src/web/code/Highlight.ts `warmUp`), a moment after
-  // start-up rather than at once, because its first step (linguist's tables, highlight.js and the
-  // TypeScript grammar) holds the event loop for 0.2–0.4 s and would delay the first requests
-  // (start to first 200: infra/bench/README.md, "Issue 17: web pages").
-  yield* Effect.forkScoped(
-    Effect.sleep(WARM_UP_DELAY).pipe(
-      Effect.andThen(Effect.promise(() => highlighter.warmUp())),
-      Effect.ignoreCause({ log: "Warn", message: "could not warm up the syntax highlighter" })
-    )
-  )
   // Only now: a remote inbox fetches the sender's key from this server to verify a delivery.
   yield* (yield* Federation).resumeDeliveries
   // The event hub's durable consumers too, after the pushes an earlier run left unpublished.

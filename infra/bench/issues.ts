@@ -74,7 +74,9 @@ const config = {
   }),
   output: process.env.BENCH_OUTPUT,
   /** "postgres": the embedded database gets a copy of PostgreSQL's generated rows instead of its own generation. */
-  embeddedFrom: process.env.BENCH_ISSUES_EMBEDDED_FROM
+  embeddedFrom: process.env.BENCH_ISSUES_EMBEDDED_FROM,
+  /** The embedded server's and baseline's `[database] EMBEDDED_SHARED_BUFFERS` (default: Hearth's). */
+  sharedBuffers: process.env.BENCH_ISSUES_SHARED_BUFFERS
 }
 
 const ACCOUNT: Account = { username: "bench", password: "bench-password-123", admin: true }
@@ -713,7 +715,17 @@ const restoreGenerated = async (backend: Backend, cache: string) => {
 
 const runBackend = async (name: BackendName): Promise<BackendResult> => {
   const dataDir = tempDir(`hearth-bench-issues-${name}-`)
-  let backend: Backend = { name, dataDir, logFile: join(dataDir, "hearth.log"), env: { HEARTH__log__LEVEL: "Warn" } }
+  let backend: Backend = {
+    name,
+    dataDir,
+    logFile: join(dataDir, "hearth.log"),
+    env: {
+      HEARTH__log__LEVEL: "Warn",
+      ...(name === "embedded" && config.sharedBuffers !== undefined
+        ? { HEARTH__database__EMBEDDED_SHARED_BUFFERS: config.sharedBuffers }
+        : {})
+    }
+  }
   // The generating children reach PostgreSQL over its unix socket when there is one: a statement
   // over loopback TCP cost them more CPU in the kernel's socket writes than anything else.
   let generationEnv: Record<string, string> = {}
@@ -749,10 +761,20 @@ const runBackend = async (name: BackendName): Promise<BackendResult> => {
       throw new Error(
         `BENCH_ISSUES_EMBEDDED_FROM=postgres: no generated PostgreSQL data in ${copyFrom} (run PostgreSQL first)`
       )
-    log(`${name}: copying PostgreSQL's generated data from ${copyFrom}`)
+    // The copy (minutes at 100,000 issues) is kept beside PostgreSQL's data, as the data dir.
+    const copied = `${copyFrom}-embedded-copy`
     const copyStarted = performance.now()
-    await execFileP("tar", ["-C", backend.dataDir, "-xf", join(copyFrom, "data.tar")], { maxBuffer: 1 << 26 })
-    await runChild("copy-from-postgres", backend, spec, { BENCH_ISSUES_DUMP: join(copyFrom, "db.dump") })
+    if (existsSync(join(copied, "meta.json"))) {
+      log(`${name}: restoring the copy of PostgreSQL's generated data from ${copied}`)
+      await restoreGenerated(backend, copied)
+    } else {
+      log(`${name}: copying PostgreSQL's generated data from ${copyFrom}`)
+      await execFileP("tar", ["-C", backend.dataDir, "-xf", join(copyFrom, "data.tar")], { maxBuffer: 1 << 26 })
+      await runChild("copy-from-postgres", backend, spec, { BENCH_ISSUES_DUMP: join(copyFrom, "db.dump") })
+      if (process.env.BENCH_ISSUES_CACHE !== "off") {
+        await saveGenerated(backend, copied, "meta.json", JSON.parse(readFileSync(join(copyFrom, "meta.json"), "utf8")))
+      }
+    }
     generated = JSON.parse(readFileSync(join(copyFrom, "meta.json"), "utf8")) as Generated
     restored = true
     log(`${name}: copied in ${stamp(performance.now() - copyStarted)}`)

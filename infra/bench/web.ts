@@ -7,7 +7,7 @@
 //   (/commits?limit=1, without stat, files and verification) — one after another, their sum, in
 //   the same run, the two alternating;
 // - a 2,000-line TypeScript file's view: cold (the first view of each of BENCH_WEB_COLD distinct
-//   blobs, after the highlighter's warm-up) and cached (the same blob again);
+//   blobs, after the highlighter's warm-up, which the first web page starts) and cached (the same blob again);
 // - the bytes each page takes on the wire (brotli, as browsers ask) and the stylesheet's;
 // - start to first 200 of GET /api/v1/version with an existing data dir, BENCH_WEB_STARTS times,
 //   and the same for the checkout in BENCH_WEB_BASE_TREE (e.g. the commit before a change) when set.
@@ -247,13 +247,14 @@ const measure = async (name: BackendName, big: string): Promise<Result> => {
   const head = (await execFileP("git", ["rev-parse", "HEAD"], { cwd: work })).stdout.trim()
 
   // The languages are counted after the push (in the background): wait for them, and for the
-  // highlighter's warm-up, which starts 3 s after start-up and takes a second or two.
+  // highlighter's warm-up, which starts a second after the first web page and takes a second or two.
   for (let i = 0; i < 100; i++) {
     const langs = await http(api("/repos/bench/widgets/languages"))
     if (langs.status === 200 && langs.body.toString() !== "{}") break
     await new Promise((r) => setTimeout(r, 100))
   }
-  await new Promise((r) => setTimeout(r, Math.max(1000, 10_000 - (performance.now() - startedAt))))
+  await http(`${base}/bench/widgets`)
+  await new Promise((r) => setTimeout(r, Math.max(4000, 10_000 - (performance.now() - startedAt))))
 
   const home = `${base}/bench/widgets`
   const calls = {

@@ -24,6 +24,7 @@ import { NotificationsService } from "../notifications/Service.ts"
 import type { Session } from "../sessions/Service.ts"
 import { Sessions } from "../sessions/Service.ts"
 import type { UserRow } from "../users/Repo.ts"
+import { highlighter } from "./code/Highlight.ts"
 import { type Html, html } from "./Html.ts"
 import { layout } from "./Layout.ts"
 
@@ -31,6 +32,8 @@ import { layout } from "./Layout.ts"
 export const STREAM_MARK = "<!--hearth:stream-->"
 
 export const SESSION_COOKIE = "hearth_session"
+/** How long after the web interface's first page the syntax highlighter warms up. */
+const HIGHLIGHTER_WARM_UP_DELAY = "1 second"
 export const CSRF_COOKIE = "hearth_csrf"
 
 /**
@@ -195,9 +198,28 @@ export const makeWeb = Effect.gen(function* () {
 
   const csrfOf = (basis: string) => createHmac("sha256", secret).update(`csrf:${basis}`).digest("base64url")
 
+  // The syntax highlighter (≈ 20 MB once loaded; its first step holds the event loop 0.2–0.4 s) is
+  // warmed when the web interface is first used, in the background a moment after that first
+  // page, so that a later file view does not pay for it — and a forge used only through the API
+  // and git never loads it (infra/bench/README.md: RSS after 10,000 API requests).
+  let highlighterWarming = false
+  const warmHighlighter = Effect.suspend(() => {
+    if (highlighterWarming) return Effect.void
+    highlighterWarming = true
+    return Effect.asVoid(
+      Effect.forkDetach(
+        Effect.sleep(HIGHLIGHTER_WARM_UP_DELAY).pipe(
+          Effect.andThen(Effect.promise(() => highlighter.warmUp())),
+          Effect.ignoreCause({ log: "Warn", message: "could not warm up the syntax highlighter" })
+        )
+      )
+    )
+  })
+
   /** The context of the current request: its session (if valid) and its CSRF token. */
   const context: Effect.Effect<WebContext, never, HttpServerRequest.HttpServerRequest> = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
+    yield* warmHighlighter
     const cookieId = request.cookies[SESSION_COOKIE]
     const session = cookieId === undefined ? undefined : Option.getOrUndefined(yield* sessions.resolve(cookieId))
     const viewer: Principal | undefined =

@@ -269,9 +269,12 @@ export interface Highlighter {
   /**
    * Loads what a first file view would otherwise load (linguist's tables, highlight.js, the
    * grammars of the commonest files) and compiles those grammars, one language at a time with the
-   * event loop free in between: call it once when the server has started, not on a request.
+   * event loop free in between: call it once, in the background (the web interface's first page
+   * does, src/web/Web.ts), not inside a request.
    */
   warmUp(): Promise<void>
+  /** Whether a warmUp has completed. */
+  readonly warm: boolean
   /** Entries and bytes (as counted) in the cache. */
   readonly cache: { readonly size: number; readonly bytes: number }
 }
@@ -379,6 +382,7 @@ export const makeHighlighter = (options: HighlighterOptions = {}): Highlighter =
     return { language: language?.name, lines }
   }
 
+  let warm = false
   return {
     highlight: ({ name, text, sha }) => {
       if (sha === undefined) return compute(name, text)
@@ -400,6 +404,10 @@ export const makeHighlighter = (options: HighlighterOptions = {}): Highlighter =
         compute("warm-up.ts", JIT_TEXT)
         await step()
       }
+      warm = true
+    },
+    get warm() {
+      return warm
     },
     get cache() {
       return { size: cache.size, bytes: cache.bytes }
