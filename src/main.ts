@@ -6,6 +6,7 @@ import { Federation } from "../federation/Service.ts"
 import { AppLayer } from "./App.ts"
 import { Settings } from "./config/Settings.ts"
 import { isMissingDatabase } from "./db/Database.ts"
+import { startEmbeddedMaintenance } from "./db/Maintenance.ts"
 import { EventHub, publishLeftoverPushes } from "./events/Hub.ts"
 import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
 import { OutageLogsLayer } from "./health/Database.ts"
@@ -23,6 +24,8 @@ const announce = Effect.gen(function* () {
       ? "PostgreSQL"
       : `the embedded database in ${settings.server.APP_DATA_PATH}`
   yield* Effect.logInfo(`Hearth is listening on ${address} (${settings.server.ROOT_URL}), using ${db}`)
+  // The embedded database's autovacuum (PostgreSQL's own does it elsewhere).
+  yield* startEmbeddedMaintenance
   // Only now: a remote inbox fetches the sender's key from this server to verify a delivery.
   yield* (yield* Federation).resumeDeliveries
   // The event hub's durable consumers too, after the pushes an earlier run left unpublished.

@@ -505,7 +505,9 @@ const copyFromPostgres = async () => {
   const known = new Set(sequences.rows.map((row) => row.name))
   for (const setval of setvals) if (known.has(/setval\('([^']+)'/.exec(setval)?.[1] ?? "")) await db.exec(setval)
   await db.exec("SET session_replication_role = DEFAULT")
-  await db.exec("ANALYZE")
+  // As PostgreSQL's autovacuum would after a bulk load (and Hearth's own pass does on the embedded
+  // database, src/db/Maintenance.ts): statistics, and the visibility map for index-only scans.
+  await db.exec("VACUUM ANALYZE")
   await db.close()
   say(`${fmt(total)} rows copied from PostgreSQL's generated data`)
   process.stdout.write(`${JSON.stringify({ rows: total })}\n`)
@@ -709,8 +711,11 @@ const saveGenerated = async (backend: Backend, cache: string, file: string, json
 
 const restoreGenerated = async (backend: Backend, cache: string) => {
   await execFileP("tar", ["-C", backend.dataDir, "-xf", join(cache, "data.tar")], { maxBuffer: 1 << 26 })
-  if (backend.databaseUrl !== undefined)
+  if (backend.databaseUrl !== undefined) {
     await execFileP(pgTool("pg_restore"), ["--no-owner", "-j", "2", "-d", backend.databaseUrl, join(cache, "db.dump")])
+    // A restore carries no statistics: gathered now rather than whenever autovacuum wakes.
+    await execFileP(pgTool("vacuumdb"), ["--analyze", "--quiet", "-d", backend.databaseUrl])
+  }
 }
 
 const runBackend = async (name: BackendName): Promise<BackendResult> => {
