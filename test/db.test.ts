@@ -2,7 +2,7 @@
 // data dir, behind the data-dir lock, as `serve` opens it) and, when TEST_DATABASE_URL is set,
 // against PostgreSQL (a fresh database) — the same expectations for both back-ends.
 
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
 import * as PgTypes from "@effect/sql-pg/PgTypes"
@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Settings from "../src/config/Settings.ts"
 import * as Database from "../src/db/Database.ts"
 import * as DataDirLock from "../src/db/DataDirLock.ts"
+import * as Pglite from "../src/db/Pglite.ts"
 import { freshPostgresDatabase } from "./support/hearth.ts"
 
 const testDatabaseUrl = process.env.TEST_DATABASE_URL
@@ -657,7 +658,7 @@ describe("the embedded database's memory (src/db/Pglite.ts)", () => {
       }
     })
 
-  it("runs PostgreSQL with 16MB of shared_buffers, or [database] EMBEDDED_SHARED_BUFFERS", async () => {
+  it("runs PostgreSQL with 16MB of shared_buffers on a small database, or [database] EMBEDDED_SHARED_BUFFERS", async () => {
     const place = await freshLocation(false)
     places.push(place)
     expect(await showSharedBuffers(place.settings)).toBe("16MB")
@@ -668,10 +669,30 @@ describe("the embedded database's memory (src/db/Pglite.ts)", () => {
     expect(await showSharedBuffers(tuned)).toBe("48MB")
   })
 
+  it("sizes shared_buffers by the database with EMBEDDED_SHARED_BUFFERS = auto: a sixteenth, from 16MB to 128MB", () => {
+    const dir = mkdtempSync(join(tmpdir(), "hearth-auto-buffers-"))
+    try {
+      expect(Pglite.autoSharedBuffers(dir)).toBe("16MB")
+      mkdirSync(join(dir, "base", "5"), { recursive: true })
+      // Sparse files: their size counts, no disk is used.
+      for (const file of ["1", "2"]) {
+        writeFileSync(join(dir, "base", "5", file), "")
+        truncateSync(join(dir, "base", "5", file), 512 * 2 ** 20)
+      }
+      expect(Pglite.autoSharedBuffers(dir)).toBe("64MB")
+      truncateSync(join(dir, "base", "5", "2"), 4 * 2 ** 30)
+      expect(Pglite.autoSharedBuffers(dir)).toBe("128MB")
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it("reads EMBEDDED_SHARED_BUFFERS in PostgreSQL's units and refuses anything else, naming the key", () => {
     const resolve = (value: string) =>
       Settings.resolveSettings({ database: { EMBEDDED_SHARED_BUFFERS: value } }).database.EMBEDDED_SHARED_BUFFERS
     expect(resolve("16MB")).toBe("16MB")
+    expect(resolve(" Auto ")).toBe("auto")
+    expect(Settings.resolveSettings({}).database.EMBEDDED_SHARED_BUFFERS).toBe("auto")
     expect(resolve(" 256 kb ")).toBe("256kB")
     expect(resolve("1gb")).toBe("1GB")
     for (const bad of ["16", "16M", "16MiB", "64kB", "2GB", "-1MB", "1.5MB", "lots"]) {

@@ -369,7 +369,7 @@ const schema: { readonly [S in SectionName]: Record<string, Key> } = {
     USER: key("string", "hearth"),
     PASSWD: key("string", "", true),
     MAX_OPEN_CONNS: key("int", "10"),
-    EMBEDDED_SHARED_BUFFERS: key("string", "16MB")
+    EMBEDDED_SHARED_BUFFERS: key("string", "auto")
   },
   security: {
     DISABLE_QUERY_AUTH_TOKEN: key("bool", "false"),
@@ -705,15 +705,17 @@ const PG_MEMORY_UNITS: Record<string, readonly [name: string, kB: number]> = {
 /**
  * `[database] EMBEDDED_SHARED_BUFFERS`: a size in PostgreSQL's units (kB, MB, GB, powers of 1024;
  * any case), between PostgreSQL's minimum of 128kB and 1GB (the WASM memory holds at most 2 GB, and
- * PostgreSQL needs room beside its buffers). Returned as PostgreSQL spells it.
+ * PostgreSQL needs room beside its buffers). Returned as PostgreSQL spells it; or `auto` (the
+ * default: sized by the database when it opens, src/db/Pglite.ts `autoSharedBuffers`).
  */
 const sharedBuffers = (text: string): string => {
+  if (text.trim().toLowerCase() === "auto") return "auto"
   const m = /^(\d+)\s*([a-z]{2})$/i.exec(text.trim())
   const unit = m === null ? undefined : PG_MEMORY_UNITS[m[2]!.toLowerCase()]
   const kB = m === null || unit === undefined ? NaN : Number(m[1]) * unit[1]
   if (unit === undefined || !(kB >= 128 && kB <= 1024 * 1024)) {
     throw new SettingsError({
-      message: `invalid setting [database] EMBEDDED_SHARED_BUFFERS = "${text}": expected a size in kB, MB or GB from 128kB to 1GB, such as 16MB`
+      message: `invalid setting [database] EMBEDDED_SHARED_BUFFERS = "${text}": expected auto, or a size in kB, MB or GB from 128kB to 1GB, such as 16MB`
     })
   }
   return `${Number(m![1])}${unit[0]}`
