@@ -47,7 +47,7 @@ import {
   LATER,
   type LaterDigest
 } from "./Digests.ts"
-import { BlobsRepo } from "./Repo.ts"
+import { BlobsRepo, type StoredRow } from "./Repo.ts"
 import { type ChunkPool, fileChunks } from "./Send.ts"
 import {
   type BlobBody,
@@ -440,7 +440,8 @@ export const make = (root: string, options: LocalOptions = {}) =>
         const missing = (Object.keys(LATER) as Array<LaterDigest>).filter(
           (name) => stored.row[name] === null && also[name] === undefined
         )
-        if (missing.length > 0 || Object.keys(also).length > 0) void complete(sha256, "background", also).catch(noop)
+        if (missing.length > 0 || Object.keys(also).length > 0)
+          void complete(sha256, "background", also, stored.row).catch(noop)
         const known: Partial<Record<LaterDigest, string>> = {}
         for (const name of Object.keys(LATER) as Array<LaterDigest>) {
           const value = also[name] ?? stored.row[name]
@@ -463,7 +464,9 @@ export const make = (root: string, options: LocalOptions = {}) =>
     const complete = (
       sha256: string,
       priority: DigestPriority,
-      known: Partial<Omit<Digests, "sha256">> = {}
+      known: Partial<Omit<Digests, "sha256">> = {},
+      /** The row as the put just read it (under its lock): not read again. */
+      read?: StoredRow
     ): Promise<Digests | undefined> => {
       const running = completing.get(sha256)
       if (running !== undefined) {
@@ -479,9 +482,11 @@ export const make = (root: string, options: LocalOptions = {}) =>
       }
       const work = (async () => {
         if (Object.keys(known).length > 0) await runPromise(repo.fill(sha256, known))
-        const found = await runPromise(repo.find(sha256))
+        const found = read !== undefined ? Option.some(read) : await runPromise(repo.find(sha256))
         if (Option.isNone(found)) return undefined
-        const row = found.value
+        // What the fill above recorded where the row had nothing (as a read after it would show).
+        const row = { ...found.value }
+        for (const name of Object.keys(LATER) as Array<LaterDigest>) row[name] ??= known[name] ?? null
         const missing = (Object.keys(LATER) as Array<LaterDigest>).filter((name) => row[name] === null)
         // The priority as it is now: a reader may have come meanwhile.
         const computed = missing.length === 0 ? {} : await digester.digest(pathOf(sha256), missing, entry.priority)
