@@ -137,7 +137,12 @@ const startProxy = (target: URL, pid: number, database: string | undefined) => {
         await quiet(config.pgLog, 150)
         counts = readLog(config.pgLog, logStart, database)
       }
-      samples.push({ name: nameOf(req.method ?? "?", req.url ?? "", status), ms, cpu: cpuSeconds(pid).self - cpu0, ...counts })
+      samples.push({
+        name: nameOf(req.method ?? "?", req.url ?? "", status),
+        ms,
+        cpu: cpuSeconds(pid).self - cpu0,
+        ...counts
+      })
     })
     previous = turn.catch((error) => {
       log(`proxy: ${String(error)}`)
@@ -233,7 +238,12 @@ const main = async () => {
     const runs = pushes[label]!
     // Requests by position (every push makes the same sequence).
     const count = Math.min(...runs.map((r) => r.length))
-    lines.push(`### ${label}`, "", "| # | request | ms | CPU ms | statements | commits |", "|---:|---|---:|---:|---:|---:|")
+    lines.push(
+      `### ${label}`,
+      "",
+      "| # | request | ms | CPU ms | statements | commits |",
+      "|---:|---|---:|---:|---:|---:|"
+    )
     for (let i = 0; i < count; i++) {
       const at = runs.map((r) => r[i]!)
       lines.push(
@@ -252,7 +262,10 @@ const main = async () => {
       ""
     )
   }
-  lines.push(`Load average (1 min) at each round's start: ${loads.map((l) => fmt(l, 2)).join(", ")}`, machineLine(load0))
+  lines.push(
+    `Load average (1 min) at each round's start: ${loads.map((l) => fmt(l, 2)).join(", ")}`,
+    machineLine(load0)
+  )
   const report = lines.join("\n")
   process.stdout.write(`${report}\n`)
   if (config.output !== undefined) writeFileSync(config.output, `${report}\n`)

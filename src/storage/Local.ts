@@ -378,12 +378,12 @@ export const make = (root: string, options: LocalOptions = {}) =>
       if (existing?.isFile() === true && existing.size === size) return
       const dir = dirname(final)
       const created = await mkdir(dir, { recursive: true })
-      if (created !== undefined) {
-        await syncDir(root)
-        await syncDir(dirname(dir))
-      }
       await rename(temp, final)
-      await syncDir(dir)
+      // The new entries (the name, and the fan-out directories made for it) are synced together
+      // before the row commits: concurrent fsyncs share one journal commit (one after the other,
+      // each waited for its own: about 10 ms against 1 ms for a new blob on this ext4).
+      // The file's bytes were synced before the rename, so no name points at unwritten data.
+      await Promise.all([syncDir(dir), ...(created !== undefined ? [syncDir(dirname(dir)), syncDir(root)] : [])])
     }
 
     const receiveEffect = (body: BlobBody, temp: string, limits: PutOptions) =>
@@ -702,6 +702,17 @@ export const make = (root: string, options: LocalOptions = {}) =>
       )
     }
 
+    const acquireAll: BlobStorageShape["acquireAll"] = (names) =>
+      Effect.gen(function* () {
+        const distinct = [...new Set(names)]
+        const invalid = distinct.find((sha256) => !isSha256(sha256))
+        if (invalid !== undefined) return yield* new BlobNotFound({ sha256: invalid })
+        const found = new Set(yield* repo.acquireAll(distinct))
+        const missing = distinct.find((sha256) => !found.has(sha256))
+        // In the caller's transaction, the failure undoes the references counted for the others.
+        if (missing !== undefined) return yield* new BlobNotFound({ sha256: missing })
+      })
+
     const release: BlobStorageShape["release"] = (sha256) =>
       Effect.gen(function* () {
         if (!isSha256(sha256)) return yield* new BlobNotFound({ sha256 })
@@ -718,6 +729,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
       open: open_,
       digests,
       acquire,
+      acquireAll,
       release,
       exists: (sha256) => Effect.map(find(sha256), Option.isSome),
       stat: find,

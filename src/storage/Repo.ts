@@ -45,6 +45,8 @@ export class BlobsRepo extends Context.Service<
     readonly incomplete: (limit: number) => Effect.Effect<ReadonlyArray<string>>
     /** +1 reference, and the put's hold ended; false when there is no such blob. */
     readonly acquire: (sha256: string, hold: number | undefined) => Effect.Effect<boolean>
+    /** +1 reference to each (distinct) blob; the names found. */
+    readonly acquireAll: (sha256s: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
     /** -1 reference; the count left, or none when the blob has no reference to give back. */
     readonly release: (sha256: string) => Effect.Effect<Option.Option<number>>
     /** Deletes the row if nothing refers to or holds it; whether it did. In a transaction. */
@@ -111,11 +113,18 @@ export class BlobsRepo extends Context.Service<
             Effect.map(
               hold === undefined
                 ? sql`UPDATE blobs SET refcount = refcount + 1 WHERE sha256 = ${sha256} RETURNING sha256`
-                : // The hold ends in the same statement (no hold outlives a blob: it has no row without one).
+                : // The hold ends in the same statement (a hold whose blob has no row is gone already: ON DELETE CASCADE).
                   sql`WITH h AS (DELETE FROM blob_holds WHERE id = ${hold} AND sha256 = ${sha256})
                   UPDATE blobs SET refcount = refcount + 1 WHERE sha256 = ${sha256} RETURNING sha256`,
               (rows) => rows.length > 0
             ),
+          acquireAll: (sha256s) =>
+            sha256s.length === 0
+              ? Effect.succeed([])
+              : Effect.map(
+                  sql`UPDATE blobs SET refcount = refcount + 1 WHERE sha256 IN ${sql.in(sha256s)} RETURNING sha256`,
+                  (rows) => rows.map((row) => row.sha256 as string)
+                ),
           release: (sha256) =>
             Effect.map(
               sql`UPDATE blobs SET refcount = refcount - 1 WHERE sha256 = ${sha256} AND refcount > 0 RETURNING refcount`,

@@ -766,7 +766,7 @@ export const ContainerRoutes = Layer.unwrap(
                     isLead: false
                   }))
                 )
-                yield* Effect.forEach(inserted, (blobSha) => Effect.orDie(storage.acquire(blobSha)), { discard: true })
+                yield* Effect.orDie(storage.acquireAll(inserted))
               })
           )
         )
