@@ -222,7 +222,7 @@ const main = async () => {
           `through Hearth ${fmt(
             proxy.samples.reduce((s, x) => s + x.ms, 0),
             0
-          )} ms, ${proxy.samples.reduce((s, x) => s + x.statements, 0)} statements`
+          )} ms (${proxy.samples.map((x) => fmt(x.ms, 0)).join(" ")}), ${proxy.samples.reduce((s, x) => s + x.statements, 0)} statements`
       )
     }
   }
