@@ -13,7 +13,8 @@
 //   BENCH_BEFORE=../wt-before BENCH_ROUNDS=5 node infra/bench/container-requests.ts
 //
 // Servers as in packages/container.ts (BENCH_BEFORE: another checkout, measured in the same
-// rounds, the order alternating). Medians over the rounds.
+// rounds, the order alternating). Medians over the rounds. BENCH_NODE_ARGS: Node flags for Hearth
+// (`--cpu-prof --cpu-prof-dir=…`).
 import { execFile } from "node:child_process"
 import { readFileSync, statSync, writeFileSync } from "node:fs"
 import http from "node:http"
@@ -171,6 +172,7 @@ const main = async () => {
       dataDir: tempDir(`hearth-bench-requests-${label}-`),
       logFile: join(tempDir("hearth-bench-requests-log-"), "hearth.log"),
       databaseUrl: pg.url,
+      ...(process.env.BENCH_NODE_ARGS ? { nodeArgs: process.env.BENCH_NODE_ARGS.split(" ") } : {}),
       ...(tree === undefined ? {} : { tree })
     }
     await createAccount(backend, account)
