@@ -284,6 +284,17 @@ describe("token handshake and access", () => {
     expect(forged.headers.get("www-authenticate")).toContain("Bearer realm=")
   })
 
+  it("reads a registry token's account again after a change to it: one whose sign-in is prohibited is refused at once", async () => {
+    await createUser(hearth, { username: "dave" })
+    const { token } = await json(await v2("GET", "token", basic("dave")))
+    const probe = () => v2("HEAD", `dave/x/blobs/${digestOf(randomBytes(8))}`, `Bearer ${token}`)
+    expect((await probe()).status).toBe(404) // allowed: the blob is unknown
+    expect((await request(hearth, "PATCH", "/admin/users/dave", basic("root"), { prohibit_login: true })).status).toBe(
+      200
+    )
+    expect((await probe()).status).toBe(403)
+  })
+
   it("lets anonymous callers pull public images with an anonymous token, never private ones", async () => {
     const layer = randomBytes(200)
     const config = Buffer.from("{}")
@@ -390,6 +401,49 @@ describe("blob uploads", () => {
       expect(await errorCode(done)).toBe("DIGEST_INVALID")
     }
     expect({ blobs: await blobs(), sessions: await sessions() }).toEqual(before)
+  })
+
+  it("finishes a one-chunk upload once: the blob is the image's and its hold ends; the session is over after", async () => {
+    const bytes = randomBytes(1200)
+    const sha256 = digestOf(bytes).slice(7)
+    const start = async () => (await v2("POST", "alice/once/blobs/uploads/", alice())).headers.get("location")!.slice(4)
+    const path = await start()
+    expect((await v2("PATCH", path, alice(), bytes)).status).toBe(202)
+    const done = await v2("PUT", `${path}?digest=${digestOf(bytes)}`, alice())
+    expect(done.status).toBe(201)
+    expect(done.headers.get("location")).toBe(`/v2/alice/once/blobs/${digestOf(bytes)}`)
+    expect((await v2("HEAD", `alice/once/blobs/${digestOf(bytes)}`, alice())).status).toBe(200)
+    const holds = () =>
+      hearth.sql((q) =>
+        Effect.map(q`SELECT count(*) AS n FROM blob_holds WHERE sha256 = ${sha256}`, (r) => Number(r[0]!.n))
+      )
+    const refs = () =>
+      hearth.sql((q) =>
+        Effect.map(q`SELECT refcount FROM blobs WHERE sha256 = ${sha256}`, (r) => Number(r[0]!.refcount))
+      )
+    expect(await holds()).toBe(0)
+    expect(await refs()).toBe(1)
+    for (const [method, body] of [
+      ["PUT", undefined],
+      ["PATCH", randomBytes(10)],
+      ["GET", undefined]
+    ] as const) {
+      const again = await v2(method, method === "PUT" ? `${path}?digest=${digestOf(bytes)}` : path, alice(), body)
+      expect(again.status).toBe(404)
+      expect(await errorCode(again)).toBe("BLOB_UPLOAD_UNKNOWN")
+    }
+    // The same bytes again in another session: the image has them already; that put's hold ends too.
+    const second = await start()
+    expect((await v2("PATCH", second, alice(), bytes)).status).toBe(202)
+    expect((await v2("PUT", `${second}?digest=${digestOf(bytes)}`, alice())).status).toBe(201)
+    expect(await holds()).toBe(0)
+    expect(await refs()).toBe(1)
+    // A refused finish (another digest) is over as well: the right digest after it finds no session.
+    const third = await start()
+    expect((await v2("PATCH", third, alice(), randomBytes(300))).status).toBe(202)
+    expect((await v2("PUT", `${third}?digest=${digestOf(bytes)}`, alice())).status).toBe(400)
+    expect((await v2("PUT", `${third}?digest=${digestOf(bytes)}`, alice())).status).toBe(404)
+    expect(await sessions()).toBe(0)
   })
 
   it("cancels an upload (DELETE): its bytes go, the session is unknown after", async () => {
@@ -556,6 +610,45 @@ describe("manifests and tags", () => {
     expect(got.headers.get("content-type")).toBe(OCI_MANIFEST)
     expect(got.headers.get("docker-content-digest")).toBe(digestOf(Buffer.from(good)))
     expect(await got.text()).toBe(good)
+    // A blob the image has, named with another size: refused, nothing stored.
+    const versions = await count("package_versions")
+    const wrongSize = await pushManifest("alice/strict", "v2", [config, Buffer.concat([layer, Buffer.from("x")])])
+    expect(wrongSize.res.status).toBe(400)
+    expect(await errorCode(wrongSize.res)).toBe("MANIFEST_BLOB_UNKNOWN")
+    const sized = JSON.stringify({
+      schemaVersion: 2,
+      config: { mediaType: OCI_LAYER, digest: digestOf(config), size: config.length },
+      layers: [{ mediaType: OCI_LAYER, digest: digestOf(layer), size: layer.length + 1 }]
+    })
+    const res = await v2("PUT", "alice/strict/manifests/v2", alice(), sized, { "content-type": OCI_MANIFEST })
+    expect(res.status).toBe(400)
+    expect((await json(res)).errors[0]).toMatchObject({
+      code: "MANIFEST_BLOB_UNKNOWN",
+      detail: { digest: digestOf(layer) }
+    })
+    expect(await count("package_versions")).toBe(versions)
+  })
+
+  it("a manifest's version holds one reference to each blob it names (a blob named twice: once), given back with the tag", async () => {
+    const config = Buffer.from('{"architecture":"arm64"}')
+    const layer = randomBytes(700)
+    for (const b of [config, layer]) expect((await pushBlob("alice/refs", b)).status).toBe(201)
+    const refs = (b: Buffer) =>
+      hearth.sql((q) =>
+        Effect.map(q`SELECT refcount FROM blobs WHERE sha256 = ${digestOf(b).slice(7)}`, (r) => Number(r[0]!.refcount))
+      )
+    expect([await refs(config), await refs(layer)]).toEqual([1, 1])
+    const twice = JSON.stringify({
+      schemaVersion: 2,
+      mediaType: OCI_MANIFEST,
+      config: { mediaType: OCI_LAYER, digest: digestOf(config), size: config.length },
+      layers: [layer, layer].map((b) => ({ mediaType: OCI_LAYER, digest: digestOf(b), size: b.length }))
+    })
+    const pushed = await v2("PUT", "alice/refs/manifests/v1", alice(), twice, { "content-type": OCI_MANIFEST })
+    expect(pushed.status).toBe(201)
+    expect([await refs(config), await refs(layer)]).toEqual([2, 2])
+    expect((await v2("DELETE", "alice/refs/manifests/v1", alice())).status).toBe(202)
+    expect([await refs(config), await refs(layer)]).toEqual([1, 1])
   })
 
   it("moves a tag to a new manifest; Docker media types are kept", async () => {

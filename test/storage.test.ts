@@ -452,6 +452,21 @@ describe("references", () => {
     expect(readFileSync(fileOf(owner.sha256)).equals(bytes)).toBe(true)
   })
 
+  it("acquireAll counts one reference per blob named (a name twice: once); one missing name fails, and in a transaction counts none", async () => {
+    const a = await put(randomBytes(1500))
+    const b = await put(randomBytes(1600))
+    await run(Effect.andThen(storage.acquire(a), storage.acquire(b)))
+    await run(storage.acquireAll([a.sha256, b.sha256, a.sha256]))
+    expect([await refcount(a.sha256), await refcount(b.sha256)]).toEqual([Option.some(2), Option.some(2)])
+    const gone = digest("sha256", randomBytes(16))
+    expect(
+      await failure(SqlClient.use((client) => client.withTransaction(storage.acquireAll([a.sha256, gone, b.sha256]))))
+    ).toMatchObject({ _tag: "BlobNotFound", sha256: gone })
+    expect([await refcount(a.sha256), await refcount(b.sha256)]).toEqual([Option.some(2), Option.some(2)])
+    expect(await failure(storage.acquireAll(["../etc/passwd"]))).toMatchObject({ _tag: "BlobNotFound" })
+    await run(storage.acquireAll([]))
+  })
+
   it("names that are no sha256 find nothing and never reach the filesystem", async () => {
     for (const name of [
       "../../../etc/passwd",

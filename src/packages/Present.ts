@@ -75,8 +75,13 @@ export const makePackagePresenter = Effect.gen(function* () {
   return (viewer: Principal | undefined, owner: UserRow, rows: ReadonlyArray<PackageVersion>) =>
     Effect.forEach(rows, (row) =>
       Effect.gen(function* () {
+        // The viewer's own versions (what it just published, for the event) need no look-up.
         const creator =
-          row.version.creatorId === null ? Option.none<UserRow>() : yield* users.findById(row.version.creatorId)
+          row.version.creatorId === null
+            ? Option.none<UserRow>()
+            : row.version.creatorId === viewer?.user.id
+              ? Option.some(viewer.user)
+              : yield* users.findById(row.version.creatorId)
         return {
           id: row.version.id,
           owner: toApiUser(settings, owner, viewer),

@@ -1,7 +1,7 @@
 // SQL for packages (tables in migration 0032_packages). Rules live in Service.ts and Policy.ts.
 // A file row holds one reference to its blob: taken by the inserting transaction
 // (`BlobStorage.acquire`), given back by the table's delete trigger.
-import { Context, Effect, Layer, Option } from "effect"
+import { Array as Arr, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { sqlBoundary, transaction } from "../db/Boundary.ts"
 import type { Page } from "../http/Pagination.ts"
@@ -180,6 +180,17 @@ export class PackagesRepo extends Context.Service<
       readonly compositeKey: string
       readonly isLead: boolean
     }) => Effect.Effect<Option.Option<{ readonly id: number }>>
+    /** Several files in one statement; the sha256 of each inserted (a name the version has already: skipped). */
+    readonly insertFiles: (
+      files: ReadonlyArray<{
+        readonly versionId: number
+        readonly sha256: string
+        readonly size: number
+        readonly name: string
+        readonly compositeKey: string
+        readonly isLead: boolean
+      }>
+    ) => Effect.Effect<Array<string>>
     readonly insertProperties: (
       refType: number,
       refId: number,
@@ -283,6 +294,23 @@ export class PackagesRepo extends Context.Service<
               ON CONFLICT (version_id, lower_name, composite_key) DO NOTHING RETURNING id`,
               (rows) => first(rows, (r) => ({ id: Number(r.id) }))
             ),
+          insertFiles: (files) => {
+            const rows = files.map((f) => ({
+              version_id: f.versionId,
+              sha256: f.sha256,
+              size: f.size,
+              name: f.name,
+              lower_name: f.name.toLowerCase(),
+              composite_key: f.compositeKey,
+              is_lead: f.isLead
+            }))
+            if (!Arr.isArrayNonEmpty(rows)) return Effect.succeed([])
+            return Effect.map(
+              sql`INSERT INTO package_files ${sql.insert(rows)}
+              ON CONFLICT (version_id, lower_name, composite_key) DO NOTHING RETURNING sha256`,
+              (inserted) => inserted.map((r) => String(r.sha256))
+            )
+          },
           insertProperties: (refType, refId, properties) =>
             Effect.forEach(
               properties,

@@ -99,7 +99,9 @@ export class PackagesService extends Context.Service<
     /** Saves a stored file as a version's file (creating package and version as needed). */
     readonly create: (
       upload: Upload,
-      stored: Stored
+      stored: Stored,
+      /** More rows of the version, written in its transaction (a container manifest's blobs). */
+      also?: (row: PackageVersion) => Effect.Effect<void>
     ) => Effect.Effect<{ readonly row: PackageVersion; readonly created: boolean }, UploadError>
     /** `store` then `create`. */
     readonly upload: (
@@ -240,7 +242,7 @@ export class PackagesService extends Context.Service<
           })
         })
 
-      const create = (upload: Upload, stored: Stored) =>
+      const create = (upload: Upload, stored: Stored, also?: (row: PackageVersion) => Effect.Effect<void>) =>
         Effect.gen(function* () {
           const limited = !upload.caller.user.isAdmin
           const blob = stored.blob
@@ -255,9 +257,13 @@ export class PackagesService extends Context.Service<
                 })
                 if (newPackage && upload.packageProperties !== undefined)
                   yield* repo.insertProperties(PROPERTY_PACKAGE, pkg.id, upload.packageProperties)
-                let version = Option.getOrUndefined(yield* repo.findVersion(pkg.id, upload.version.toLowerCase()))
+                // "strict" inserts at once (a conflict is the 409 either way); "add" looks first,
+                // as a file added to an existing version is its common case.
+                let version =
+                  upload.mode === "strict"
+                    ? undefined
+                    : Option.getOrUndefined(yield* repo.findVersion(pkg.id, upload.version.toLowerCase()))
                 let created = false
-                if (version !== undefined && upload.mode === "strict") return yield* Errors.conflict(VERSION_EXISTS)
                 if (version === undefined) {
                   const inserted = yield* repo.insertVersion({
                     packageId: pkg.id,
@@ -278,7 +284,10 @@ export class PackagesService extends Context.Service<
                       yield* repo.insertProperties(PROPERTY_VERSION, version.id, upload.versionProperties)
                   }
                 }
-                const totals = limited ? yield* repo.ownerTotals(upload.owner.id) : { count: 0, size: 0 }
+                const countLimited = limited && created && limits.LIMIT_TOTAL_OWNER_COUNT > -1
+                const sizeLimited = limited && limits.LIMIT_TOTAL_OWNER_SIZE > -1
+                const totals =
+                  countLimited || sizeLimited ? yield* repo.ownerTotals(upload.owner.id) : { count: 0, size: 0 }
                 // The version just inserted is counted already (Forgejo counts "including the new one").
                 if (
                   limited &&
@@ -307,7 +316,9 @@ export class PackagesService extends Context.Service<
                 if (upload.file.properties !== undefined)
                   yield* repo.insertProperties(PROPERTY_FILE, file.value.id, upload.file.properties)
                 yield* Effect.orDie(storage.acquire(blob))
-                return { row: { pkg, version }, created }
+                const row = { pkg, version }
+                if (also !== undefined) yield* also(row)
+                return { row, created }
               })
             )
             .pipe(Effect.tapError(() => stored.discard))

@@ -47,7 +47,7 @@ import {
   LATER,
   type LaterDigest
 } from "./Digests.ts"
-import { BlobsRepo } from "./Repo.ts"
+import { BlobsRepo, type StoredRow } from "./Repo.ts"
 import { type ChunkPool, fileChunks } from "./Send.ts"
 import {
   type BlobBody,
@@ -378,12 +378,12 @@ export const make = (root: string, options: LocalOptions = {}) =>
       if (existing?.isFile() === true && existing.size === size) return
       const dir = dirname(final)
       const created = await mkdir(dir, { recursive: true })
-      if (created !== undefined) {
-        await syncDir(root)
-        await syncDir(dirname(dir))
-      }
       await rename(temp, final)
-      await syncDir(dir)
+      // The new entries (the name, and the fan-out directories made for it) are synced together
+      // before the row commits: concurrent fsyncs share one journal commit (one after the other,
+      // each waited for its own: about 10 ms against 1 ms for a new blob on this ext4).
+      // The file's bytes were synced before the rename, so no name points at unwritten data.
+      await Promise.all([syncDir(dir), ...(created !== undefined ? [syncDir(dirname(dir)), syncDir(root)] : [])])
     }
 
     const receiveEffect = (body: BlobBody, temp: string, limits: PutOptions) =>
@@ -440,7 +440,8 @@ export const make = (root: string, options: LocalOptions = {}) =>
         const missing = (Object.keys(LATER) as Array<LaterDigest>).filter(
           (name) => stored.row[name] === null && also[name] === undefined
         )
-        if (missing.length > 0 || Object.keys(also).length > 0) void complete(sha256, "background", also).catch(noop)
+        if (missing.length > 0 || Object.keys(also).length > 0)
+          void complete(sha256, "background", also, stored.row).catch(noop)
         const known: Partial<Record<LaterDigest, string>> = {}
         for (const name of Object.keys(LATER) as Array<LaterDigest>) {
           const value = also[name] ?? stored.row[name]
@@ -463,7 +464,9 @@ export const make = (root: string, options: LocalOptions = {}) =>
     const complete = (
       sha256: string,
       priority: DigestPriority,
-      known: Partial<Omit<Digests, "sha256">> = {}
+      known: Partial<Omit<Digests, "sha256">> = {},
+      /** The row as the put just read it (under its lock): not read again. */
+      read?: StoredRow
     ): Promise<Digests | undefined> => {
       const running = completing.get(sha256)
       if (running !== undefined) {
@@ -479,9 +482,11 @@ export const make = (root: string, options: LocalOptions = {}) =>
       }
       const work = (async () => {
         if (Object.keys(known).length > 0) await runPromise(repo.fill(sha256, known))
-        const found = await runPromise(repo.find(sha256))
+        const found = read !== undefined ? Option.some(read) : await runPromise(repo.find(sha256))
         if (Option.isNone(found)) return undefined
-        const row = found.value
+        // What the fill above recorded where the row had nothing (as a read after it would show).
+        const row = { ...found.value }
+        for (const name of Object.keys(LATER) as Array<LaterDigest>) row[name] ??= known[name] ?? null
         const missing = (Object.keys(LATER) as Array<LaterDigest>).filter((name) => row[name] === null)
         // The priority as it is now: a reader may have come meanwhile.
         const computed = missing.length === 0 ? {} : await digester.digest(pathOf(sha256), missing, entry.priority)
@@ -697,6 +702,17 @@ export const make = (root: string, options: LocalOptions = {}) =>
       )
     }
 
+    const acquireAll: BlobStorageShape["acquireAll"] = (names) =>
+      Effect.gen(function* () {
+        const distinct = [...new Set(names)]
+        const invalid = distinct.find((sha256) => !isSha256(sha256))
+        if (invalid !== undefined) return yield* new BlobNotFound({ sha256: invalid })
+        const found = new Set(yield* repo.acquireAll(distinct))
+        const missing = distinct.find((sha256) => !found.has(sha256))
+        // In the caller's transaction, the failure undoes the references counted for the others.
+        if (missing !== undefined) return yield* new BlobNotFound({ sha256: missing })
+      })
+
     const release: BlobStorageShape["release"] = (sha256) =>
       Effect.gen(function* () {
         if (!isSha256(sha256)) return yield* new BlobNotFound({ sha256 })
@@ -713,6 +729,7 @@ export const make = (root: string, options: LocalOptions = {}) =>
       open: open_,
       digests,
       acquire,
+      acquireAll,
       release,
       exists: (sha256) => Effect.map(find(sha256), Option.isSome),
       stat: find,

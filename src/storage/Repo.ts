@@ -45,6 +45,8 @@ export class BlobsRepo extends Context.Service<
     readonly incomplete: (limit: number) => Effect.Effect<ReadonlyArray<string>>
     /** +1 reference, and the put's hold ended; false when there is no such blob. */
     readonly acquire: (sha256: string, hold: number | undefined) => Effect.Effect<boolean>
+    /** +1 reference to each (distinct) blob; the names found. */
+    readonly acquireAll: (sha256s: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>>
     /** -1 reference; the count left, or none when the blob has no reference to give back. */
     readonly release: (sha256: string) => Effect.Effect<Option.Option<number>>
     /** Deletes the row if nothing refers to or holds it; whether it did. In a transaction. */
@@ -69,14 +71,20 @@ export class BlobsRepo extends Context.Service<
         sqlBoundary({
           upsert: (blob, holdSeconds) =>
             Effect.gen(function* () {
-              // The no-op update takes the row lock; xmax = 0 only on a row this statement inserted.
-              const [row] = yield* sql`INSERT INTO blobs (sha256, size, md5, sha1, sha512, blake2b)
-              VALUES (${blob.sha256}, ${blob.size}, ${blob.md5 ?? null}, ${blob.sha1 ?? null}, ${blob.sha512 ?? null},
-                ${blob.blake2b ?? null})
-              ON CONFLICT (sha256) DO UPDATE SET refcount = blobs.refcount
-              RETURNING (xmax = 0) AS created, sha256, size, md5, sha1, sha512, blake2b`
-              const [hold] = yield* sql`INSERT INTO blob_holds (sha256, expires_at)
-              VALUES (${blob.sha256}, now() + make_interval(secs => ${holdSeconds})) RETURNING id`
+              // One statement (a put is a short transaction of its own: each statement is a round
+              // trip). The no-op update takes the row lock; xmax = 0 only on a row this statement
+              // inserted; the hold's foreign key sees the row inserted by the same statement.
+              const [row] = yield* sql`WITH b AS (
+                INSERT INTO blobs (sha256, size, md5, sha1, sha512, blake2b)
+                VALUES (${blob.sha256}, ${blob.size}, ${blob.md5 ?? null}, ${blob.sha1 ?? null}, ${blob.sha512 ?? null},
+                  ${blob.blake2b ?? null})
+                ON CONFLICT (sha256) DO UPDATE SET refcount = blobs.refcount
+                RETURNING (xmax = 0) AS created, sha256, size, md5, sha1, sha512, blake2b
+              ), h AS (
+                INSERT INTO blob_holds (sha256, expires_at)
+                SELECT sha256, now() + make_interval(secs => ${holdSeconds}) FROM b RETURNING id
+              )
+              SELECT b.*, h.id AS hold FROM b, h`
               const info = toInfo({ ...row!, refcount: 0, created_at: null })
               return {
                 created: row!.created as boolean,
@@ -88,7 +96,7 @@ export class BlobsRepo extends Context.Service<
                   sha512: info.sha512,
                   blake2b: info.blake2b
                 },
-                hold: Number(hold!.id)
+                hold: Number(row!.hold)
               }
             }),
           fill: (sha256, d) =>
@@ -102,13 +110,21 @@ export class BlobsRepo extends Context.Service<
               (rows) => rows.map((row) => row.sha256 as string)
             ),
           acquire: (sha256, hold) =>
-            Effect.gen(function* () {
-              const rows =
-                yield* sql`UPDATE blobs SET refcount = refcount + 1 WHERE sha256 = ${sha256} RETURNING sha256`
-              if (rows.length === 0) return false
-              if (hold !== undefined) yield* sql`DELETE FROM blob_holds WHERE id = ${hold} AND sha256 = ${sha256}`
-              return true
-            }),
+            Effect.map(
+              hold === undefined
+                ? sql`UPDATE blobs SET refcount = refcount + 1 WHERE sha256 = ${sha256} RETURNING sha256`
+                : // The hold ends in the same statement (a hold whose blob has no row is gone already: ON DELETE CASCADE).
+                  sql`WITH h AS (DELETE FROM blob_holds WHERE id = ${hold} AND sha256 = ${sha256})
+                  UPDATE blobs SET refcount = refcount + 1 WHERE sha256 = ${sha256} RETURNING sha256`,
+              (rows) => rows.length > 0
+            ),
+          acquireAll: (sha256s) =>
+            sha256s.length === 0
+              ? Effect.succeed([])
+              : Effect.map(
+                  sql`UPDATE blobs SET refcount = refcount + 1 WHERE sha256 IN ${sql.in(sha256s)} RETURNING sha256`,
+                  (rows) => rows.map((row) => row.sha256 as string)
+                ),
           release: (sha256) =>
             Effect.map(
               sql`UPDATE blobs SET refcount = refcount - 1 WHERE sha256 = ${sha256} AND refcount > 0 RETURNING refcount`,

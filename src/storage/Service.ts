@@ -127,6 +127,11 @@ export interface BlobStorageShape {
    */
   readonly acquire: (blob: string | StoredBlob) => Effect.Effect<void, BlobNotFound>
   /**
+   * One more reference to each blob named (by name only, as `acquire`), in one statement: the
+   * blobs a new row refers to (a container manifest's layers). A name given twice counts once.
+   */
+  readonly acquireAll: (sha256s: ReadonlyArray<string>) => Effect.Effect<void, BlobNotFound>
+  /**
    * Gives one reference back; the last one removes the blob (after the caller's transaction, if
    * any, has committed). Fails when the blob has no reference to give back.
    */

@@ -56,15 +56,6 @@ export const makeContainerRepo = Effect.gen(function* () {
     sql`p.owner_id = ${ownerId} AND p.type = ${TYPE} AND p.lower_name = ${image}`
 
   const methods = {
-    /** The internal upload version of a package (created if missing); its id. */
-    uploadVersion: (packageId: number) =>
-      Effect.map(
-        sql`INSERT INTO package_versions (package_id, version, lower_version, is_internal)
-        VALUES (${packageId}, ${UPLOAD_VERSION}, ${UPLOAD_VERSION}, true)
-        ON CONFLICT (package_id, lower_version) DO UPDATE SET version = package_versions.version
-        RETURNING id`,
-        (rows) => Number(rows[0]!.id)
-      ),
     /** A blob any version of the image references (a layer, a config, a manifest), by sha256. */
     blob: (ownerId: number, image: string, sha256: string) =>
       Effect.map(
@@ -72,6 +63,37 @@ export const makeContainerRepo = Effect.gen(function* () {
         JOIN package_versions v ON v.id = f.version_id JOIN packages p ON p.id = v.package_id
         WHERE ${inImage(ownerId, image)} AND f.sha256 = ${sha256} LIMIT 1`,
         (rows) => first(rows, toBlob)
+      ),
+    /** Which of these blobs (by sha256) the image has, with their sizes: one query for a manifest's references. */
+    blobs: (ownerId: number, image: string, sha256s: ReadonlyArray<string>) =>
+      sha256s.length === 0
+        ? Effect.succeed(new Map<string, number>())
+        : Effect.map(
+            sql`SELECT DISTINCT f.sha256, f.size FROM package_files f
+            JOIN package_versions v ON v.id = f.version_id JOIN packages p ON p.id = v.package_id
+            WHERE ${inImage(ownerId, image)} AND f.sha256 IN ${sql.in(sha256s)}`,
+            (rows) => new Map(rows.map((r) => [String(r.sha256), Number(r.size)]))
+          ),
+    /**
+     * A pushed blob as a file of the image's upload version, the package and the version made as
+     * needed, in one statement (a push keeps two or more blobs, each its own request); the file's
+     * id, or none when the upload version has that blob already.
+     */
+    keepUploaded: (ownerId: number, image: string, sha256: string, size: number) =>
+      Effect.map(
+        sql`WITH p AS (
+          INSERT INTO packages (owner_id, type, name, lower_name, semver_compatible)
+          VALUES (${ownerId}, ${TYPE}, ${image}, ${image.toLowerCase()}, false)
+          ON CONFLICT (owner_id, type, lower_name) DO UPDATE SET name = packages.name RETURNING id
+        ), v AS (
+          INSERT INTO package_versions (package_id, version, lower_version, is_internal)
+          SELECT id, ${UPLOAD_VERSION}, ${UPLOAD_VERSION}, true FROM p
+          ON CONFLICT (package_id, lower_version) DO UPDATE SET version = package_versions.version RETURNING id
+        )
+        INSERT INTO package_files (version_id, sha256, size, name, lower_name, composite_key, is_lead)
+        SELECT id, ${sha256}, ${size}, ${`sha256:${sha256}`}, ${`sha256:${sha256}`}, '', false FROM v
+        ON CONFLICT (version_id, lower_name, composite_key) DO NOTHING RETURNING id`,
+        (rows) => first(rows, (r) => Number(r.id))
       ),
     /** A manifest of the image by digest, with its version's metadata (the media type). */
     manifestByDigest: (ownerId: number, image: string, sha256: string) =>
@@ -159,6 +181,17 @@ export const makeContainerRepo = Effect.gen(function* () {
       Effect.asVoid(
         sql`UPDATE container_uploads SET size = ${size}, sha256 = ${sha256}, hold = ${hold}, updated_at = now()
         WHERE id = ${id}`
+      ),
+    /**
+     * Ends a session whose blob went straight into the storage (its one chunk): the row deleted
+     * and returned, so that only one request finishes it. None for another session (or none).
+     */
+    takeStoredSession: (id: string, ownerId: number, image: string) =>
+      Effect.map(
+        sql`DELETE FROM container_uploads
+        WHERE id = ${id} AND owner_id = ${ownerId} AND image = ${image} AND sha256 IS NOT NULL AND hold IS NOT NULL
+        RETURNING *`,
+        (rows) => first(rows, toSession)
       ),
     /** Deletes the session row; whether it was there (only one request gets true). */
     deleteSession: (id: string) =>

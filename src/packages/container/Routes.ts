@@ -237,37 +237,29 @@ export const ContainerRoutes = Layer.unwrap(
         .pipe(Effect.ignoreCause({ log: "Warn", message: "could not give back a refused container blob" }))
 
     /**
-     * Makes a blob part of the image: a file of its upload version. `blob` is a put's result (its
-     * hold ends) or the sha256 of a blob another file holds (a mount). An existing file: the hold
-     * is given back.
+     * Makes a blob part of the image: a file of its upload version, in the caller's transaction.
+     * `blob` is a put's result or a finished session's blob (its hold ends) or the sha256 of a
+     * blob another file holds (a mount). An existing file: the hold is given back. Whether the
+     * file is new.
      */
-    const keepBlob = (owner: UserRow, image: string, blob: StoredBlob | { sha256: string; size: number }) =>
+    const keep = (
+      owner: UserRow,
+      image: string,
+      blob: { readonly sha256: string; readonly size: number; readonly hold?: number }
+    ) =>
       Effect.gen(function* () {
-        const inserted = yield* packagesRepo.transaction(
-          Effect.gen(function* () {
-            const { pkg } = yield* packagesRepo.upsertPackage({
-              ownerId: owner.id,
-              type: TYPE,
-              name: image,
-              semverCompatible: false
-            })
-            const versionId = yield* repo.uploadVersion(pkg.id)
-            const file = yield* packagesRepo.insertFile({
-              versionId,
-              sha256: blob.sha256,
-              size: blob.size,
-              name: `sha256:${blob.sha256}`,
-              compositeKey: "",
-              isLead: false
-            })
-            if (Option.isNone(file)) return false
-            yield* storage.acquire("hold" in blob ? blob : blob.sha256)
-            return true
-          })
-        )
-        if (!inserted && "hold" in blob) yield* giveBack(blob.sha256, blob.hold)
-        return inserted
+        const file = yield* repo.keepUploaded(owner.id, image, blob.sha256, blob.size)
+        const held = blob.hold === undefined ? undefined : ({ ...blob, hold: blob.hold } as StoredBlob)
+        if (Option.isSome(file)) {
+          yield* storage.acquire(held ?? blob.sha256)
+          return true
+        }
+        // The hold ends, and the blob stays (the existing file holds it).
+        if (held !== undefined) yield* Effect.andThen(storage.acquire(held), storage.release(blob.sha256))
+        return false
       })
+    const keepBlob = (owner: UserRow, image: string, blob: Parameters<typeof keep>[2]) =>
+      packagesRepo.transaction(keep(owner, image, blob))
 
     /** Stores a body under the owner's limits and quota (Service.store). */
     const store = (owner: UserRow, caller: Principal, body: Readable, length: number | undefined) =>
@@ -440,10 +432,31 @@ export const ContainerRoutes = Layer.unwrap(
       Effect.gen(function* () {
         if (op.kind !== "uploads") return uploadUnknown()
         const { owner, caller } = allowed
+        const digest = new URL(request.url, "http://x").searchParams.get("digest")?.trim() ?? ""
+        if (op.uuid !== "" && DIGEST.test(digest) && !hasBody(request)) {
+          // The session's one chunk went straight into the storage (skopeo): the session ends and
+          // its blob becomes the image's in one transaction, so that a finished upload is over
+          // (finishing it again, or another chunk, finds no session) and a failed one is not.
+          const ended = yield* packagesRepo.transaction(
+            Effect.gen(function* () {
+              const taken = yield* repo.takeStoredSession(op.uuid, owner.id, op.image)
+              if (Option.isNone(taken)) return undefined
+              const { sha256, size, hold } = taken.value
+              if (`sha256:${sha256}` === digest) yield* keep(owner, op.image, { sha256: sha256!, size, hold: hold! })
+              return taken.value
+            })
+          )
+          if (ended !== undefined) {
+            if (`sha256:${ended.sha256}` === digest) return blobCreated(owner, op.image, digest)
+            yield* giveBack(ended.sha256!, ended.hold!)
+            return ociError(400, "DIGEST_INVALID", `the blob's digest is sha256:${ended.sha256}, not ${digest}`, {
+              digest
+            })
+          }
+        }
         const found = yield* findSession(owner, op.image, op.uuid)
         if (Option.isNone(found)) return uploadUnknown()
         let session = found.value
-        const digest = new URL(request.url, "http://x").searchParams.get("digest")?.trim() ?? ""
         if (!DIGEST.test(digest)) {
           yield* dropSession(session)
           return ociError(400, "DIGEST_INVALID", `digest=${digest} is no sha256 digest (sha256:<64 hex>)`)
@@ -456,15 +469,11 @@ export const ContainerRoutes = Layer.unwrap(
           }
           session = appended.success
         }
-        // A blob the session already holds (its first chunk went straight to storage), or one stored now.
-        let stored: { readonly sha256: string; readonly size: number } | Stored
+        // A blob the session already holds (its first chunk went straight to storage, then came
+        // the PUT's body), or one stored now.
+        let stored: { readonly sha256: string; readonly size: number; readonly hold: number } | Stored
         if (session.sha256 !== null && session.hold !== null) {
-          const info = yield* storage.stat(session.sha256)
-          if (Option.isNone(info)) {
-            yield* dropSession(session)
-            return uploadUnknown()
-          }
-          stored = { sha256: session.sha256, size: info.value.size }
+          stored = { sha256: session.sha256, size: session.size, hold: session.hold }
         } else {
           const path = sessionFile(session.id)
           const body = session.size === 0 ? Readable.from([]) : createReadStream(path)
@@ -685,19 +694,24 @@ export const ContainerRoutes = Layer.unwrap(
             digest: reference
           })
         // Everything it names must be in the image already.
+        const inImage = yield* repo.blobs(
+          owner.id,
+          op.image,
+          read.blobs.map((d) => d.digest.slice(7))
+        )
         const referenced = new Map<string, number>()
         for (const d of read.blobs) {
-          const found = yield* repo.blob(owner.id, op.image, d.digest.slice(7))
-          if (Option.isNone(found) || found.value.size !== d.size)
+          const size = inImage.get(d.digest.slice(7))
+          if (size === undefined || size !== d.size)
             return ociError(
               400,
               "MANIFEST_BLOB_UNKNOWN",
-              Option.isNone(found)
+              size === undefined
                 ? `blob ${d.digest} is not in ${op.image}: push it first`
-                : `blob ${d.digest} has ${found.value.size} bytes, not ${d.size}`,
+                : `blob ${d.digest} has ${size} bytes, not ${d.size}`,
               { digest: d.digest }
             )
-          referenced.set(found.value.sha256, found.value.size)
+          referenced.set(d.digest.slice(7), size)
         }
         for (const d of read.manifests) {
           const found = yield* repo.manifestByDigest(owner.id, op.image, d.digest.slice(7))
@@ -737,30 +751,26 @@ export const ContainerRoutes = Layer.unwrap(
               metadataJson: JSON.stringify({ mediaType: read.mediaType, digest }),
               file: { name: MANIFEST_FILE, isLead: true }
             },
-            stored.success
+            stored.success,
+            // The version holds its own references to its blobs (they outlive the upload
+            // version's), written in the version's transaction.
+            (row) =>
+              Effect.gen(function* () {
+                const inserted = yield* packagesRepo.insertFiles(
+                  [...referenced].map(([blobSha, size]) => ({
+                    versionId: row.version.id,
+                    sha256: blobSha,
+                    size,
+                    name: `sha256:${blobSha}`,
+                    compositeKey: "",
+                    isLead: false
+                  }))
+                )
+                yield* Effect.orDie(storage.acquireAll(inserted))
+              })
           )
         )
         if (saved._tag === "Failure") return refusedUpload(saved.failure)
-        // The version holds its own references to its blobs: they outlive the upload version's.
-        const versionId = saved.success.row.version.id
-        yield* packagesRepo.transaction(
-          Effect.forEach(
-            referenced,
-            ([blobSha, size]) =>
-              Effect.gen(function* () {
-                const file = yield* packagesRepo.insertFile({
-                  versionId,
-                  sha256: blobSha,
-                  size,
-                  name: `sha256:${blobSha}`,
-                  compositeKey: "",
-                  isLead: false
-                })
-                if (Option.isSome(file)) yield* Effect.orDie(storage.acquire(blobSha))
-              }),
-            { discard: true }
-          )
-        )
         return created
       })
 
