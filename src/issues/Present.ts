@@ -219,7 +219,13 @@ export const makePresenter = (settings: SettingsShape) =>
 
     const comments = (rows: ReadonlyArray<CommentRow>, issueOf: (c: CommentRow) => IssueRow, place: RepoPlace) =>
       Effect.map(
-        Effect.all([usersById(rows.map((c) => c.posterId)), attachments.ofComments(rows.map((c) => c.id))]),
+        Effect.all([
+          usersById(rows.map((c) => c.posterId)),
+          attachments.ofComments(
+            rows.map((c) => c.id),
+            rows.length > 0 && rows.every((c) => c.issueId === rows[0]!.issueId) ? rows[0]!.issueId : undefined
+          )
+        ]),
         ([people, assets]) => rows.map((c) => commentOf(c, issueOf(c), place, userOf(people, c.posterId), assets))
       )
 
