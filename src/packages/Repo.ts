@@ -149,6 +149,16 @@ export interface ListFilter {
   readonly q?: string | undefined
 }
 
+/** A package file's row, as inserted. */
+export interface NewPackageFile {
+  readonly versionId: number
+  readonly sha256: string
+  readonly size: number
+  readonly name: string
+  readonly compositeKey: string
+  readonly isLead: boolean
+}
+
 export class PackagesRepo extends Context.Service<
   PackagesRepo,
   {
@@ -172,25 +182,9 @@ export class PackagesRepo extends Context.Service<
       readonly isInternal: boolean
     }) => Effect.Effect<Option.Option<VersionRow>>
     /** None when a file of that name exists in the version. */
-    readonly insertFile: (f: {
-      readonly versionId: number
-      readonly sha256: string
-      readonly size: number
-      readonly name: string
-      readonly compositeKey: string
-      readonly isLead: boolean
-    }) => Effect.Effect<Option.Option<{ readonly id: number }>>
+    readonly insertFile: (f: NewPackageFile) => Effect.Effect<Option.Option<{ readonly id: number }>>
     /** Several files in one statement; the sha256 of each inserted (a name the version has already: skipped). */
-    readonly insertFiles: (
-      files: ReadonlyArray<{
-        readonly versionId: number
-        readonly sha256: string
-        readonly size: number
-        readonly name: string
-        readonly compositeKey: string
-        readonly isLead: boolean
-      }>
-    ) => Effect.Effect<Array<string>>
+    readonly insertFiles: (files: ReadonlyArray<NewPackageFile>) => Effect.Effect<Array<string>>
     readonly insertProperties: (
       refType: number,
       refId: number,
