@@ -379,7 +379,7 @@ export class ActivitiesService extends Context.Service<
             return Effect.void
         }
       }
-      yield* hub.subscribe({ name: "activity feeds", handle })
+      yield* hub.subscribe({ name: "activity feeds", handle, afterAnswer: true })
 
       // --- reading (routers/api/v1/…/ListXActivityFeeds) ---
 

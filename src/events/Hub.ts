@@ -7,8 +7,9 @@
 //   producer waits for `publish`, which never fails (a consumer's trouble is logged, not returned).
 // - In-process subscribers (`subscribe`) run inside `publish`, one after another in the order they
 //   subscribed, so what they record is in place when the producer answers (a push's size and
-//   default branch shown right after the push). Slow work they fork themselves. A failing or
-//   dying subscriber is logged; the others still run. They run for concurrent changes side by
+//   default branch shown right after the push). Slow work they fork themselves. Those marked
+//   `afterAnswer` wait, in a change run by `answerFirst` (a merge), until its answer is written.
+//   A failing or dying subscriber is logged; the others still run. They run for concurrent changes side by
 //   side, so they act on the state as it is now rather than on the order of events (the size
 //   and branches of the repository, its push mirrors): 50 commits at once do not wait for each
 //   other's subscribers.
@@ -41,6 +42,7 @@ import { SqlClient } from "effect/sql/SqlClient"
 import { leftoverPushLogs, parsePushLog, pushLogDir } from "../git/PushLog.ts"
 import type { IssueRow } from "../issues/Repo.ts"
 import { DeliveryQueue } from "../jobs/Queue.ts"
+import { whenAnswered } from "../lib/AfterAnswer.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { decodeEvent, type Event, pushEvent } from "./Events.ts"
@@ -60,6 +62,12 @@ export interface Subscriber {
   /** For the log, when it fails. */
   readonly name: string
   readonly handle: (event: Event, known: Known) => Effect.Effect<void, unknown>
+  /**
+   * What it records no producer's caller needs to see in the answer (a feed's row, a
+   * notification): in a change run by `answerFirst` (src/lib/AfterAnswer.ts) it runs once the
+   * answer is written, else in its place as the others.
+   */
+  readonly afterAnswer?: boolean
 }
 
 export interface DurableSubscriber {
@@ -153,12 +161,14 @@ export class EventHub extends Context.Service<
       const dispatch = (event: Event, known: Known) =>
         Effect.forEach(
           subscribers,
-          (subscriber) =>
-            Effect.suspend(() => subscriber.handle(event, known)).pipe(
+          (subscriber) => {
+            const handled = Effect.suspend(() => subscriber.handle(event, known)).pipe(
               Effect.catchCause((cause) =>
                 Effect.logWarning(`${subscriber.name} failed on the ${event._tag} event of ${about(event)}`, cause)
               )
-            ),
+            )
+            return subscriber.afterAnswer === true ? whenAnswered(handled, subscriber.name) : handled
+          },
           { discard: true }
         )
 

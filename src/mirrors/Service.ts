@@ -329,6 +329,7 @@ export class MirrorsService extends Context.Service<
       // PushCommits and SyncPushCommits).
       yield* events.subscribe({
         name: "push mirrors",
+        afterAnswer: true,
         handle: (event) => (event._tag === "PushCommits" ? pushed(event.repo.id) : Effect.void)
       })
 

@@ -232,7 +232,7 @@ export class NotificationsService extends Context.Service<
             return Effect.void
         }
       }
-      yield* hub.subscribe({ name: "notifications", handle })
+      yield* hub.subscribe({ name: "notifications", handle, afterAnswer: true })
 
       // --- reading them (routers/api/v1/notify) ---
 

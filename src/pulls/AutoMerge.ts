@@ -228,6 +228,8 @@ export class AutoMerge extends Context.Service<
 
       yield* hub.subscribe({
         name: "scheduled merges",
+        // Schedules are evaluated whenever; never what a change's caller waits for.
+        afterAnswer: true,
         handle: (event) => {
           switch (event._tag) {
             case "CommitStatus":

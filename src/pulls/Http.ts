@@ -11,6 +11,7 @@ import * as Merge from "../git/Merge.ts"
 import * as Errors from "../http/Errors.ts"
 import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
+import { answerFirst } from "../lib/AfterAnswer.ts"
 import { CurrentRepo, type OpenedRepository } from "../repos/Assignment.ts"
 import { AutoMerge } from "./AutoMerge.ts"
 import { PullPresenter } from "./Present.ts"
@@ -261,7 +262,8 @@ export const PullsHttp = HttpApiBuilder.group(HearthApi, "pulls", (handlers) =>
         Effect.gen(function* () {
           const opened = yield* CurrentRepo
           const request = yield* parseMergeRequest(yield* mergeBody)
-          const outcome = yield* pulls.merge(opened, params.index, request)
+          // The feed, notifications and languages of the merge wait for its answer.
+          const outcome = yield* answerFirst(pulls.merge(opened, params.index, request))
           // Forgejo: 201 (empty) when the merge was scheduled for when checks succeed.
           return outcome === "scheduled" ? HttpServerResponse.empty({ status: 201 }) : ok
         })

@@ -184,6 +184,8 @@ export class PullsRepo extends Context.Service<
     readonly openWithHead: (headRepoId: number, headBranch: string) => Effect.Effect<ReadonlyArray<PullRow>>
     /** Open pull requests whose base is that branch. */
     readonly openWithBase: (baseRepoId: number, baseBranch: string) => Effect.Effect<ReadonlyArray<PullRow>>
+    /** Open pull requests whose head or base is that branch, in one statement (a push to it). */
+    readonly openWithBranch: (repoId: number, branch: string) => Effect.Effect<ReadonlyArray<PullRow>>
     /** Open pull requests still marked as being checked (after a restart). */
     readonly openChecking: Effect.Effect<ReadonlyArray<PullRow>>
     readonly list: (filter: PullFilter, page: Page) => Effect.Effect<{ rows: ReadonlyArray<PullRow>; total: number }>
@@ -304,6 +306,13 @@ export class PullsRepo extends Context.Service<
           openWithBase: (baseRepoId, baseBranch) =>
             Effect.map(
               sql`${select} WHERE p.base_repo_id = ${baseRepoId} AND p.base_branch = ${baseBranch}
+                AND NOT p.has_merged AND NOT i.is_closed ORDER BY p.id`,
+              (rows) => rows.map(toPull)
+            ),
+          openWithBranch: (repoId, branch) =>
+            Effect.map(
+              sql`${select} WHERE ((p.head_repo_id = ${repoId} AND p.head_branch = ${branch})
+                  OR (p.base_repo_id = ${repoId} AND p.base_branch = ${branch}))
                 AND NOT p.has_merged AND NOT i.is_closed ORDER BY p.id`,
               (rows) => rows.map(toPull)
             ),

@@ -573,6 +573,14 @@ export class PullsService extends Context.Service<
           return { forced }
         })
 
+      /** The open pull requests whose head (a branch, not an AGit name) or base is `branch`: one statement. */
+      const withBranch = (repoId: number, branch: string) =>
+        Effect.map(pulls.openWithBranch(repoId, branch), (rows) => ({
+          // An AGit pull request's head is no branch, whatever the name it shows (`{user}/{topic}`).
+          heads: rows.filter((p) => p.headRepoId === repoId && p.headBranch === branch && p.flow === 0),
+          bases: rows.filter((p) => p.baseRepoId === repoId && p.baseBranch === branch)
+        }))
+
       /** A push moved `branch` of `repo` from `before` to `after`: the pull requests it is the head or base of follow. */
       const onBranchMoved = (
         event: Events.Event & { _tag: "PushCommits" },
@@ -596,13 +604,12 @@ export class PullsService extends Context.Service<
                 )
           if (Option.isNone(pushedSide)) return
           const doer = { id: event.doer.id, name: event.doer.name }
-          // An AGit pull request's head is no branch, whatever the name it shows (`{user}/{topic}`).
-          const heads = (yield* pulls.openWithHead(event.repo.id, branch)).filter((p) => p.flow === 0)
+          const { heads, bases } = yield* withBranch(event.repo.id, branch)
           for (const pull of heads) {
             if (pull.headSha === after) continue
             yield* followHead(yield* load(pull), pushedSide.value, doer, after)
           }
-          const affected = [...heads, ...(yield* pulls.openWithBase(event.repo.id, branch))]
+          const affected = [...heads, ...bases]
           yield* pulls.markChecking(affected.map((p) => p.id))
           yield* enqueueChecks(affected)
         })
@@ -617,8 +624,7 @@ export class PullsService extends Context.Service<
        */
       const onBranchDeleted = (event: Events.Event & { _tag: "PushCommits" }, branch: string) =>
         Effect.gen(function* () {
-          const heads = (yield* pulls.openWithHead(event.repo.id, branch)).filter((p) => p.flow === 0)
-          const bases = yield* pulls.openWithBase(event.repo.id, branch)
+          const { heads, bases } = yield* withBranch(event.repo.id, branch)
           const done = new Set<number>()
           for (const pull of [...heads, ...bases]) {
             if (done.has(pull.id)) continue

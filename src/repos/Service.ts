@@ -20,6 +20,7 @@ import * as Errors from "../http/Errors.ts"
 import type { Page } from "../http/Pagination.ts"
 import { IssuesRepo } from "../issues/Repo.ts"
 import { LanguagesService } from "../languages/Service.ts"
+import { afterAnswer } from "../lib/AfterAnswer.ts"
 import { formatGoDuration, parseGoDuration } from "../lib/Duration.ts"
 import { branchNameProblem, NAME_MAX, repoNameProblem } from "../lib/Names.ts"
 import { QuotaService } from "../quota/Service.ts"
@@ -455,14 +456,11 @@ export class ReposService extends Context.Service<
               }
             }
             yield* repos.recordPush(repo.id, { isEmpty, sizeBytes: sizeKiB * 1024, defaultBranch })
-            // Languages are counted again after the answer, as Forgejo's stats indexer after a push.
-            yield* Effect.forkDetach(
-              languages.refresh({ ...repo, isEmpty, defaultBranch }, target.dir).pipe(
-                Effect.ignoreCause({
-                  log: "Warn",
-                  message: `could not count the languages of ${owner.name}/${repo.name}`
-                })
-              )
+            // Languages are counted again after the answer, as Forgejo's stats indexer after a push
+            // (forked at once, or, in a change that answers first, once its answer is written).
+            yield* afterAnswer(
+              languages.refresh({ ...repo, isEmpty, defaultBranch }, target.dir),
+              `count the languages of ${owner.name}/${repo.name}`
             )
             // The commit-graph only speeds later reads: written after the pusher has its answer.
             if (options?.maintain === true && !isEmpty) {
