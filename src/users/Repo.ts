@@ -1,6 +1,7 @@
 // SQL for accounts: individual users and organizations share the `users` table (type 0 / 1).
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import { type AlreadyExists, sqlBoundary, uniqueViolation } from "../db/Boundary.ts"
 
 export type Visibility = "public" | "limited" | "private"
@@ -215,7 +216,8 @@ export class UsersRepo extends Context.Service<
       const sql = yield* SqlClient
       const one = (rows: ReadonlyArray<Row>) => Option.map(Option.fromNullishOr(rows[0]), toUserRow)
 
-      // Look-ups by name serve nearly every request (profiles, owners in paths), so found rows are
+      // Look-ups by name serve nearly every request (profiles, owners in paths), and by id most
+      // others (owners of repositories, posters), so found rows are
       // kept for a few seconds. Every write to `users` goes through this repo and clears the
       // cache, now and again after its transaction commits; a row read inside a transaction is
       // cached only once that transaction commits (`afterCommit` drops it on rollback). Another
@@ -228,12 +230,12 @@ export class UsersRepo extends Context.Service<
       })
       const written = <A, E, R>(write: Effect.Effect<A, E, R>) =>
         Effect.tap(write, () => Effect.andThen(clear, sql.afterCommit(clear)))
-      const findByName = (name: string) => {
-        const key = name.toLowerCase()
+      /** A look-up through the cache: `key` a lower-case name, or `#` and an id (no name has a `#`). */
+      const cached = (key: string, query: Effect.Effect<ReadonlyArray<Row>, SqlError>) => {
         const hit = cache.get(key)
         if (hit !== undefined && hit.expires > Date.now()) return Effect.succeed(Option.some(hit.row))
         const started = generation
-        return Effect.tap(Effect.map(sql`SELECT * FROM users WHERE lower_name = ${key}`, one), (found) =>
+        return Effect.tap(Effect.map(query, one), (found) =>
           Option.isNone(found)
             ? Effect.void
             : sql.afterCommit(
@@ -277,7 +279,7 @@ export class UsersRepo extends Context.Service<
       return UsersRepo.of(
         sqlBoundary({
           writes: () => generation,
-          findById: (id) => Effect.map(sql`SELECT * FROM users WHERE id = ${id}`, one),
+          findById: (id) => cached(`#${id}`, sql`SELECT * FROM users WHERE id = ${id}`),
           findByIds: (ids) =>
             ids.length === 0
               ? Effect.succeed(new Map())
@@ -291,7 +293,10 @@ export class UsersRepo extends Context.Service<
                       })
                     )
                 ),
-          findByName,
+          findByName: (name) => {
+            const key = name.toLowerCase()
+            return cached(key, sql`SELECT * FROM users WHERE lower_name = ${key}`)
+          },
           findByEmail: (email) =>
             Effect.map(sql`SELECT * FROM users WHERE lower(email) = ${email.toLowerCase()} AND type = 0`, one),
           emailHolders: (email) =>
