@@ -26,7 +26,7 @@ import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
 import type { Page } from "../http/Pagination.ts"
-import { DeliveryQueue } from "../jobs/Queue.ts"
+import { type Claimed, DeliveryQueue } from "../jobs/Queue.ts"
 import { batcher } from "../lib/Batcher.ts"
 import { cronSchedule } from "../lib/CronSchedule.ts"
 import { globMatch } from "../lib/Glob.ts"
@@ -327,10 +327,22 @@ export class WebhooksService extends Context.Service<
       // Delivery
 
       // Deliveries to different hooks run side by side: their reads and their records are grouped,
-      // one statement for all those waiting (src/lib/Batcher.ts), not one per delivery.
+      // one statement for all those waiting (src/lib/Batcher.ts), not one per delivery. A claimed
+      // run of one hook's deliveries is read in one statement when its first one goes (the hook
+      // as it was then: an edit reaches the rest of a run of at most `run` deliveries late).
       const loadTask = batcher((ids: ReadonlyArray<number>) =>
         Effect.runPromiseWith(context)(Effect.map(repo.tasksWithHooks(ids), (found) => ids.map((id) => found.get(id))))
       )
+      const runsRead = new WeakMap<ReadonlyArray<Claimed>, Promise<Map<number, { task: TaskRow; hook: Option.Option<HookRow> }>>>()
+      const readTask = (taskId: number, run: ReadonlyArray<Claimed>) => {
+        if (run.length <= 1) return loadTask(taskId)
+        let read = runsRead.get(run)
+        if (read === undefined) {
+          read = Effect.runPromiseWith(context)(repo.tasksWithHooks(run.map((claimed) => Number(claimed.payload))))
+          runsRead.set(run, read)
+        }
+        return read.then((found) => found.get(taskId))
+      }
       const recordAttempt = (taskId: number, hookId: number, attempt: Attempt) =>
         Effect.promise(() => recordBatch({ taskId, hookId, attempt }))
       const recordBatch = batcher(
@@ -343,9 +355,9 @@ export class WebhooksService extends Context.Service<
           )
       )
 
-      const deliver = (taskId: number, attempt: number) =>
+      const deliver = (taskId: number, attempt: number, run: ReadonlyArray<Claimed>) =>
         Effect.gen(function* () {
-          const found = yield* Effect.promise(() => loadTask(taskId))
+          const found = yield* Effect.promise(() => readTask(taskId, run))
           if (found === undefined || found.task.isSucceed) return {}
           const task = found.task
           const hook = found.hook
@@ -394,14 +406,21 @@ export class WebhooksService extends Context.Service<
           }
           const answer = yield* send(settings, { ...outgoing, headers })
           const succeeded = answer.error === undefined && answer.status >= 200 && answer.status < 300
-          yield* recordAttempt(taskId, row.id, {
-            attempt,
-            succeeded,
-            durationMs: Date.now() - started,
-            request: recorded,
-            response: { status: answer.status, headers: answer.headers, body: answer.body }
+          const record = recordBatch({
+            taskId,
+            hookId: row.id,
+            attempt: {
+              attempt,
+              succeeded,
+              durationMs: Date.now() - started,
+              request: recorded,
+              response: { status: answer.status, headers: answer.headers, body: answer.body }
+            }
           })
-          if (succeeded) return {}
+          // Delivered: the hook's next delivery goes while this one's record is written; its queue
+          // row goes once the record is in (a crash before then sends it again, as before).
+          if (succeeded) return { settled: record }
+          yield* Effect.promise(() => record)
           // A network error (no answer) or a 5xx is worth another attempt; a refusal or any other answer is not.
           const retryable =
             answer.refused !== true && (answer.status >= 500 || (answer.error !== undefined && answer.status === 0))
@@ -459,9 +478,9 @@ export class WebhooksService extends Context.Service<
         running.push(
           queue.listen(
             DELIVERY_TOPIC,
-            (claimed) =>
+            (claimed, run) =>
               Effect.runPromiseWith(context)(
-                deliver(Number(claimed.payload), claimed.attempt).pipe(
+                deliver(Number(claimed.payload), claimed.attempt, run).pipe(
                   Effect.catchCause((cause) =>
                     Effect.as(Effect.logWarning("a webhook delivery failed", cause), { error: "internal error" })
                   )
