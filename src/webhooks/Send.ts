@@ -27,8 +27,9 @@ export const HISTORY_BODY = 64 * 1024
 const MAX_REDIRECTS = 5
 
 /**
- * The receivers' connection pool: a hook's deliveries go one at a time, so a few sockets per
- * receiver serve it; idle ones close before the usual server keep-alive (Node's 5 s) would.
+ * The receivers' connection pool: a hook's deliveries go one at a time and at most 16 hooks'
+ * at once (QUEUE_LENGTH), so 16 sockets per receiver serve every delivery in flight; idle ones
+ * close before the usual server keep-alive (Node's 5 s) would.
  */
 export const KEEP_ALIVE = { maxSockets: 16, maxTotalSockets: 256, maxFreeSockets: 16, idleMs: 4_000 } as const
 
