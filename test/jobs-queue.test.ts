@@ -161,6 +161,37 @@ describe("the delivery queue", () => {
     }
   })
 
+  it("a success with `settled` lets the key's next row go at once, and removes its row only once it settles", async () => {
+    const seen: Array<string> = []
+    const records = new Map<string, () => void>()
+    const stop = await listening(
+      "settling",
+      async (claimed: Claimed): Promise<Outcome> => {
+        seen.push(claimed.payload)
+        const { promise, resolve } = Promise.withResolvers<void>()
+        records.set(claimed.payload, resolve)
+        return { settled: promise }
+      },
+      { run: 3 }
+    )
+    try {
+      await enqueue("settling", ["s1", "s2"])
+      // Both handled while neither has settled: the second did not wait for the first's record.
+      await eventually(async () => (seen.length === 2 ? true : undefined), 30_000, "both rows handled")
+      expect(seen).toEqual(["s1", "s2"])
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(await rowsLeft("settling")).toBe(2)
+      records.get("s1")!()
+      await eventually(async () => ((await rowsLeft("settling")) === 1 ? true : undefined), 30_000, "s1 removed")
+      records.get("s2")!()
+      await eventually(async () => ((await rowsLeft("settling")) === 0 ? true : undefined), 30_000, "s2 removed")
+      expect(seen).toEqual(["s1", "s2"])
+    } finally {
+      for (const resolve of records.values()) resolve()
+      await stop()
+    }
+  })
+
   it("runs rows of different keys side by side", async () => {
     const release: Array<() => void> = []
     const started: Array<string> = []

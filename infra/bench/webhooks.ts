@@ -17,7 +17,9 @@
 // events, one order per hook — and once every task exists (the hooks' delivery histories count
 // BENCH_PUSHES each) it answers and times the drain (BENCH_PUSHES counts ref updates here: each
 // `git push` updates BENCH_REFS_PER_PUSH new branches, default 25, each its own push payload): deliveries/s over the whole drain and the
-// median (and slowest) of its 1-second windows, none lost or duplicated. Pushes go to `hooked` only.
+// median (and slowest) of its 1-second windows, none lost or duplicated; and the event hop's rate,
+// hook tasks queued per second from the first push to the last task queued (polled every ~2 s).
+// Pushes go to `hooked` only.
 // Side by side: BENCH_SERVERS (`label=dir[:flags]`, comma-separated, as bench:pulls) names the
 // checkouts compared; each round (BENCH_ROUNDS, default 1) runs the whole scenario once per server,
 // one after the other in an order that rotates from round to round, each with a fresh data dir and
@@ -93,6 +95,8 @@ interface Result {
     readonly min: number
     /** PostgreSQL's transactions committed during the drain, per delivery. */
     readonly perDelivery: number
+    /** Hook tasks queued per second, from the first push to the last task queued (the event hop). */
+    readonly queuedRate: number
   }
 }
 
@@ -243,6 +247,7 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
   const pushesDone = performance.now()
   const expected = config.pushes * config.hooks
   let released = pushesDone
+  let queuedAt = pushesDone
   let xacts0 = Number.NaN
   if (backlog) {
     // Every push's tasks queued (the event hub's hop may still be at work): the histories count them.
@@ -264,6 +269,7 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
     log(`all queued, ${held.length} held at the receiver; answering them and timing the drain`)
     if (databaseUrl !== undefined) xacts0 = await transactions(databaseUrl)
     released = performance.now()
+    queuedAt = released
     holding = false
     for (const answer of held.splice(0)) answer()
   }
@@ -300,7 +306,8 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
         rate: drained.length / ((lastArrival - released) / 1000),
         p50: median(windows),
         min: windows.length === 0 ? NaN : Math.min(...windows),
-        perDelivery: xacts / drained.length
+        perDelivery: xacts / drained.length,
+        queuedRate: expected / ((queuedAt - started) / 1000)
       }
     : undefined
   const hookedP50 = median(pushMs.hooked!)
@@ -321,6 +328,7 @@ const runOnce = async (server: BenchServer): Promise<Result> => {
           `| deliveries/s, 1 s windows: median / slowest | ${fmt(backlogDrain.p50)} / ${fmt(backlogDrain.min)} | ≥ 500 |`,
           `| deliveries lost / duplicated | ${lost} / ${duplicated} | 0 / 0 |`,
           `| PostgreSQL transactions per delivery during the drain | ${fmt(backlogDrain.perDelivery, 2)} | |`,
+          `| hook tasks queued/s, first push to last task queued (within ~2 s) | ${fmt(backlogDrain.queuedRate)} | |`,
           `| pushes/s (queueing) | ${fmt(config.pushes / ((pushesDone - started) / 1000), 1)} | |`
         ]
       : [
@@ -376,20 +384,28 @@ const main = async () => {
   if (config.scenario === "backlog") {
     const drains = config.servers.map((server) => {
       const mine = results.filter((r) => r.server === server.label).map((r) => r.drain!)
-      return { label: server.label, rate: median(mine.map((d) => d.rate)), p50: median(mine.map((d) => d.p50)) }
+      return {
+        label: server.label,
+        rate: median(mine.map((d) => d.rate)),
+        p50: median(mine.map((d) => d.p50)),
+        queued: median(mine.map((d) => d.queuedRate))
+      }
     })
     process.stdout.write(
       `${[
-        "| server | load at start | drain | deliveries/s whole drain | 1 s windows median / slowest | lost / duplicated |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| server | load at start | drain | deliveries/s whole drain | 1 s windows median / slowest | lost / duplicated | tasks queued/s |",
+        "|---|---:|---:|---:|---:|---:|---:|",
         ...results.map(
           (r) =>
-            `| ${r.server} | ${fmt(r.load, 1)} | ${r.drain!.count} in ${fmt(r.drain!.ms)} ms | ${fmt(r.drain!.rate)} | ${fmt(r.drain!.p50)} / ${fmt(r.drain!.min)} | ${r.lost} / ${r.duplicated} |`
+            `| ${r.server} | ${fmt(r.load, 1)} | ${r.drain!.count} in ${fmt(r.drain!.ms)} ms | ${fmt(r.drain!.rate)} | ${fmt(r.drain!.p50)} / ${fmt(r.drain!.min)} | ${r.lost} / ${r.duplicated} | ${fmt(r.drain!.queuedRate)} |`
         ),
         "",
-        `| server (medians of its runs) | deliveries/s whole drain | 1 s windows median | whole drain vs ${drains[0]!.label} |`,
-        "|---|---:|---:|---:|",
-        ...drains.map((d) => `| ${d.label} | ${fmt(d.rate)} | ${fmt(d.p50)} | ${fmt(d.rate / drains[0]!.rate, 2)}× |`)
+        `| server (medians of its runs) | deliveries/s whole drain | 1 s windows median | whole drain vs ${drains[0]!.label} | tasks queued/s | queued/s vs ${drains[0]!.label} |`,
+        "|---|---:|---:|---:|---:|---:|",
+        ...drains.map(
+          (d) =>
+            `| ${d.label} | ${fmt(d.rate)} | ${fmt(d.p50)} | ${fmt(d.rate / drains[0]!.rate, 2)}× | ${fmt(d.queued)} | ${fmt(d.queued / drains[0]!.queued, 2)}× |`
+        )
       ].join("\n")}\n`
     )
     if (config.output !== undefined) writeFileSync(config.output, JSON.stringify(results))

@@ -218,8 +218,10 @@ export interface SettingsShape {
   /**
    * Forgejo's [webhook] (src/webhooks): DELIVER_TIMEOUT in seconds, ALLOWED_HOST_LIST (host globs,
    * CIDRs, `external`/`private`/`loopback`/`*`; empty: `external`), SKIP_TLS_VERIFY, PROXY_URL for
-   * the hosts PROXY_HOSTS lists, PAYLOAD_COMMIT_LIMIT, PAGING_NUM; QUEUE_LENGTH is read and unused,
-   * as in Forgejo. Hearth's own: MAX_RETRIES (a delivery that met a network error or a 5xx is sent
+   * the hosts PROXY_HOSTS lists, PAYLOAD_COMMIT_LIMIT, PAGING_NUM; QUEUE_LENGTH (Forgejo's hook
+   * task queue length) bounds the deliveries a node holds claimed from the durable queue at once
+   * (src/webhooks/Service.ts `claimBounds`: up to 16 hooks in flight, each with its next deliveries
+   * claimed behind it; 1: one delivery at a time). Hearth's own: MAX_RETRIES (a delivery that met a network error or a 5xx is sent
    * again that many times, with the same delivery id; 0: never) and RETRY_DELAY (the first retry's
    * delay in seconds, doubling after).
    */

@@ -208,6 +208,8 @@ export class EventHub extends Context.Service<
           {
             attempts: subscriber.attempts ?? 8,
             retryDelayMs: subscriber.retryDelayMs ?? 10_000,
+            // A repository's queued events go one after another without a claim between them.
+            run: 20,
             signal: abort.signal
           }
         )

@@ -59,6 +59,12 @@ export interface Outcome {
   readonly error?: string | undefined
   readonly final?: boolean | undefined
   readonly delayMs?: number | undefined
+  /**
+   * A success whose bookkeeping the handler still writes (a delivery's record): the row is removed
+   * once this settles, while the next row of the run already goes. If it rejects, the row stays
+   * until its lease ends and is then taken again, as after a crash.
+   */
+  readonly settled?: Promise<unknown> | undefined
 }
 
 export interface ListenOptions {
@@ -77,7 +83,8 @@ export interface ListenOptions {
   readonly signal?: AbortSignal | undefined
 }
 
-export type Handler = (claimed: Claimed) => Promise<Outcome>
+/** `run` is the claimed run `claimed` belongs to (the same array for each of its rows): what a handler may read ahead. */
+export type Handler = (claimed: Claimed, run: ReadonlyArray<Claimed>) => Promise<Outcome>
 
 /** How long a claimed row stays invisible to other nodes, renewed while it is handled. */
 export const LEASE_MS = 30_000
@@ -245,12 +252,17 @@ export class DeliveryQueue extends Context.Service<
       })
 
       /** One row: its handler, bounded by the deadline; what it came to. */
-      const attempt = async (claimed: Claimed, handler: Handler, options: ListenOptions): Promise<Outcome> => {
+      const attempt = async (
+        claimed: Claimed,
+        run_: ReadonlyArray<Claimed>,
+        handler: Handler,
+        options: ListenOptions
+      ): Promise<Outcome> => {
         const deadline = options.deadlineMs ?? 120_000
         let timer: NodeJS.Timeout | undefined
         try {
           return await Promise.race([
-            Promise.resolve().then(() => handler(claimed)),
+            Promise.resolve().then(() => handler(claimed, run_)),
             new Promise<never>((_, reject) => {
               timer = setTimeout(
                 () => reject(new Error(`the job did not finish within ${deadline / 1000} s`)),
@@ -289,10 +301,17 @@ export class DeliveryQueue extends Context.Service<
         try {
           for (; next < rows.length && options.signal?.aborted !== true; next++) {
             const claimed = rows[next]!
-            const outcome = await attempt(claimed, handler, options)
+            const outcome = await attempt(claimed, rows, handler, options)
             await renewing
             if (outcome.error === undefined) {
-              done.push(succeeded(claimed))
+              done.push(
+                outcome.settled === undefined
+                  ? succeeded(claimed)
+                  : outcome.settled.then(
+                      () => succeeded(claimed),
+                      () => undefined // left leased: taken again when the lease ends
+                    )
+              )
               continue
             }
             // The row goes (or waits for its retry) and the `jobs` row records the outcome in one

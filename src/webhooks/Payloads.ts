@@ -3,7 +3,7 @@
 // anonymous reader, commits of a push read from git. Built once per event and hook event type, when
 // the event is handled (rows read as they are then: a repository deleted since is described from
 // the event itself).
-import { Effect, Option } from "effect"
+import { Context, Effect, Option } from "effect"
 import type { SettingsShape } from "../config/Settings.ts"
 import type * as Events from "../events/Events.ts"
 import { ZERO_SHA } from "../git/Git.ts"
@@ -36,6 +36,28 @@ export interface PayloadCommit {
   readonly modified: Array<string> | null
 }
 
+/**
+ * Rows one event's payloads share (its repository and owner, the sender, commit authors by
+ * e-mail), read once while that event's hook events are built (src/webhooks/Service.ts provides a
+ * fresh map per event) rather than once per ref and type; without one every build reads afresh.
+ */
+export const PayloadReads = Context.Reference<Map<string, Effect.Effect<unknown>> | undefined>(
+  "hearth/webhooks/PayloadReads",
+  { defaultValue: () => undefined }
+)
+
+const once = <A>(key: string, read: Effect.Effect<A>): Effect.Effect<A> =>
+  Effect.gen(function* () {
+    const reads = yield* PayloadReads
+    if (reads === undefined) return yield* read
+    let cached = reads.get(key)
+    if (cached === undefined) {
+      cached = yield* Effect.cached(read)
+      reads.set(key, cached)
+    }
+    return (yield* cached) as A
+  })
+
 export const makePayloads = (settings: SettingsShape) =>
   Effect.gen(function* () {
     const repos = yield* ReposRepo
@@ -49,7 +71,7 @@ export const makePayloads = (settings: SettingsShape) =>
     const root = settings.server.ROOT_URL
 
     const user = (id: number, fallbackName: string) =>
-      Effect.map(users.findById(id), (found) =>
+      Effect.map(once(`user:${id}`, users.findById(id)), (found) =>
         Option.isSome(found)
           ? (toApiUser(settings, found.value, undefined) as Json)
           : ({ id, login: fallbackName, username: fallbackName, full_name: "", email: "" } as Json)
@@ -57,18 +79,25 @@ export const makePayloads = (settings: SettingsShape) =>
 
     /** The repository now (with its owner), if it still exists. */
     const current = (id: number) =>
-      Effect.gen(function* () {
-        const repo = yield* repos.findById(id)
-        if (Option.isNone(repo)) return undefined
-        const owner = yield* users.findById(repo.value.ownerId)
-        return Option.isNone(owner) ? undefined : { repo: repo.value, owner: owner.value }
-      })
+      once(
+        `repo:${id}`,
+        Effect.gen(function* () {
+          const repo = yield* repos.findById(id)
+          if (Option.isNone(repo)) return undefined
+          const owner = yield* users.findById(repo.value.ownerId)
+          return Option.isNone(owner) ? undefined : { repo: repo.value, owner: owner.value }
+        })
+      )
 
     /** The repository as payloads show it; `found` when the caller has read it already. */
     const repository = (ref: Events.RepositoryRef, known?: { repo: RepoRow; owner: UserRow } | undefined) =>
       Effect.gen(function* () {
         const found = known ?? (yield* current(ref.id))
-        if (found !== undefined) return (yield* presenter.one(undefined, { ...found, access: OWNER_ACCESS })) as Json
+        if (found !== undefined)
+          return (yield* once(
+            `repository:${found.repo.id}`,
+            presenter.one(undefined, { ...found, access: OWNER_ACCESS })
+          )) as Json
         // Gone (a deleted repository): what the event says of it.
         const fullName = `${ref.ownerName}/${ref.name}`
         return {
@@ -95,7 +124,7 @@ export const makePayloads = (settings: SettingsShape) =>
           Effect.gen(function* () {
             const known = names.get(email)
             if (known !== undefined) return known
-            const row = yield* users.findByEmail(email)
+            const row = yield* once(`email:${email}`, users.findByEmail(email))
             const name = Option.isSome(row) ? row.value.name : ""
             names.set(email, name)
             return name

@@ -6,8 +6,13 @@
 // The history keeps the first HISTORY_BODY bytes of it. Receivers PROXY_HOSTS names go through
 // PROXY_URL (an http proxy): plain http as an absolute-URL request, https through a CONNECT tunnel
 // (as Go's http.Transport); the receiver is checked against the policy all the same.
-import { type ClientRequest, request as httpRequest } from "node:http"
-import { request as httpsRequest } from "node:https"
+// Direct connections are kept open between deliveries (a backlog of one hook otherwise opens one
+// connection per delivery), pooled per host and the addresses its check allowed: a socket is
+// reused only by a request whose own check gave the same addresses, so it is always to an address
+// the policy allowed for that request. Bounded: KEEP_ALIVE.maxSockets per receiver and address
+// set, maxTotalSockets in all, idle ones closed after KEEP_ALIVE.idleMs.
+import { type ClientRequest, type ClientRequestArgs, Agent as HttpAgent, request as httpRequest } from "node:http"
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https"
 import { isIP } from "node:net"
 import { connect as tlsConnect } from "node:tls"
 import { Effect } from "effect"
@@ -20,6 +25,38 @@ export const MAX_RESPONSE = 1024 * 1024
 /** Bytes of a receiver's answer kept in the delivery history. */
 export const HISTORY_BODY = 64 * 1024
 const MAX_REDIRECTS = 5
+
+/**
+ * The receivers' connection pool: a hook's deliveries go one at a time and at most 16 hooks'
+ * at once (QUEUE_LENGTH), so 16 sockets per receiver serve every delivery in flight; idle ones
+ * close before the usual server keep-alive (Node's 5 s) would.
+ */
+export const KEEP_ALIVE = { maxSockets: 16, maxTotalSockets: 256, maxFreeSockets: 16, idleMs: 4_000 } as const
+
+/** The pool's key: the host and port (and TLS options) as Node's, plus the addresses checked. */
+const checkedName = (name: string, options?: ClientRequestArgs) =>
+  `${name}|${String((options as { checked?: string } | undefined)?.checked ?? "")}`
+const agentOptions = {
+  keepAlive: true,
+  maxSockets: KEEP_ALIVE.maxSockets,
+  maxTotalSockets: KEEP_ALIVE.maxTotalSockets,
+  maxFreeSockets: KEEP_ALIVE.maxFreeSockets,
+  // A free socket idle this long is closed (an active one is bounded by the delivery's deadline).
+  timeout: KEEP_ALIVE.idleMs
+}
+class CheckedHttpAgent extends HttpAgent {
+  override getName(options?: ClientRequestArgs) {
+    return checkedName(super.getName(options), options)
+  }
+}
+class CheckedHttpsAgent extends HttpsAgent {
+  override getName(options?: ClientRequestArgs) {
+    return checkedName(super.getName(options as never), options)
+  }
+}
+const httpAgent = new CheckedHttpAgent(agentOptions)
+// Kept per TLS setting: Node's key has rejectUnauthorized in it as well.
+const httpsAgent = new CheckedHttpsAgent(agentOptions)
 
 export const webhookPolicy = (settings: SettingsShape): HostPolicy => ({
   allowLocalNetworks: false,
@@ -94,11 +131,12 @@ const exchange = (
   new Promise((resolve) => {
     let done = false
     const opened: Array<{ destroy: () => void }> = []
-    const finish = (step: Step) => {
+    /** `keep`: a complete answer on a pooled connection, which goes back to the pool. */
+    const finish = (step: Step, keep = false) => {
       if (done) return
       done = true
       clearTimeout(timer)
-      for (const one of opened) one.destroy()
+      if (!keep) for (const one of opened) one.destroy()
       resolve(step)
     }
     const failed = (error: Error) => finish({ status: 0, headers: {}, body: Buffer.alloc(0), error: error.message })
@@ -124,13 +162,25 @@ const exchange = (
               const all = addresses.map((address) => ({ address, family: isIP(address) }))
               if (opts.all === true) callback(null, all)
               else callback(null, all[0]!.address, all[0]!.family)
-            }
+            },
+            agent: url.protocol === "https:" ? httpsAgent : httpAgent,
+            checked: addresses.join(",")
           })
     }
-    const exchangeOn = (request: ClientRequest) => {
+    const pooled = addresses !== undefined
+    const exchangeOn = (request: ClientRequest, retry?: () => ClientRequest) => {
       opened.push(request)
-      request.on("error", failed)
+      let gotAnswer = false
+      request.on("error", (error: NodeJS.ErrnoException) => {
+        // A kept connection the receiver closed while idle: once more, on a new connection.
+        if (retry !== undefined && !gotAnswer && request.reusedSocket && error.code === "ECONNRESET") {
+          exchangeOn(retry())
+          return
+        }
+        failed(error)
+      })
       request.on("response", (response) => {
+        gotAnswer = true
         const chunks: Array<Buffer> = []
         let size = 0
         const answered = { status: response.statusCode ?? 0, headers: flatHeaders(response.headers) }
@@ -146,14 +196,16 @@ const exchange = (
           if (size - chunk.length < HISTORY_BODY) chunks.push(chunk)
         })
         response.on("end", () =>
-          finish({ ...answered, body: Buffer.concat(chunks), location: response.headers.location })
+          finish({ ...answered, body: Buffer.concat(chunks), location: response.headers.location }, pooled)
         )
         response.on("error", (error) => finish({ ...answered, body: Buffer.concat(chunks), error: error.message }))
       })
       request.end(body)
     }
-    if (addresses !== undefined) {
-      exchangeOn((url.protocol === "https:" ? httpsRequest : httpRequest)(url, options))
+    if (pooled) {
+      const direct = (agent?: false) =>
+        (url.protocol === "https:" ? httpsRequest : httpRequest)(url, agent === false ? { ...options, agent } : options)
+      exchangeOn(direct(), () => direct(false))
       return
     }
     const proxy = new URL(settings.webhook.PROXY_URL)
@@ -167,6 +219,7 @@ const exchange = (
           ...toProxy,
           path: url.href,
           ...options,
+          agent: false,
           headers: { ...options.headers, Host: url.host, ...proxyAuthorization(proxy) }
         })
       )
@@ -175,6 +228,7 @@ const exchange = (
     const authority = `${url.hostname}:${url.port === "" ? 443 : url.port}`
     const tunnel = httpRequest({
       ...toProxy,
+      agent: false,
       method: "CONNECT",
       path: authority,
       headers: { Host: authority, ...proxyAuthorization(proxy) }

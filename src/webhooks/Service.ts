@@ -26,7 +26,7 @@ import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { formatTime } from "../http/Json.ts"
 import type { Page } from "../http/Pagination.ts"
-import { DeliveryQueue } from "../jobs/Queue.ts"
+import { type Claimed, DeliveryQueue } from "../jobs/Queue.ts"
 import { batcher } from "../lib/Batcher.ts"
 import { cronSchedule } from "../lib/CronSchedule.ts"
 import { globMatch } from "../lib/Glob.ts"
@@ -35,9 +35,9 @@ import type { OpenedRepository } from "../repos/Policy.ts"
 import { ReposService } from "../repos/Service.ts"
 import type { Hook, HookDelivery } from "./Api.ts"
 import { buildRequest, CannotConvert, manifestNeeded } from "./Convert.ts"
-import { hookEventsOf } from "./HookEvents.ts"
+import { type HookEvent, hookEventsOf } from "./HookEvents.ts"
 import { coarseEvent, eventsArray, type HookEvents, type HookType, receives } from "./Kinds.ts"
-import { makePayloads } from "./Payloads.ts"
+import { makePayloads, PayloadReads } from "./Payloads.ts"
 import { type CreateInput, type EditInput, validateCreate, validateEdit } from "./Policy.ts"
 import { type Attempt, type HookLevel, type HookRow, type TaskRow, WebhooksRepo } from "./Repo.ts"
 import { send } from "./Send.ts"
@@ -49,6 +49,23 @@ export const DELIVERY_TOPIC = "webhooks"
  */
 const branchMatches = (filter: string, branch: string): boolean =>
   filter === "" || filter === "*" || globMatch(filter, branch)
+
+/** Payloads of one event built at once (each push's is a `git log`). */
+const BUILD_AT_ONCE = 4
+/** Hook events of one event whose tasks are queued in one transaction (bounds what is held built). */
+const EVENT_CHUNK = 100
+
+/**
+ * [webhook] QUEUE_LENGTH as Hearth reads it: Forgejo's is the length of its in-memory queue of hook
+ * tasks; here every delivery waits in the durable queue, and QUEUE_LENGTH bounds how many this
+ * node holds claimed from it at once — up to 16 hooks' deliveries in flight (one per hook), each
+ * with the next ones of its hook claimed behind it (up to 50: a hook with a backlog sends them
+ * without a claim between them). 1000 (the default): 16 × 50; 1: one delivery at a time.
+ */
+export const claimBounds = (queueLength: number) => {
+  const concurrency = Math.max(1, Math.min(16, queueLength))
+  return { concurrency, run: Math.max(1, Math.min(50, Math.floor(queueLength / concurrency))) }
+}
 
 /** How often the hooks other nodes made are noticed. */
 const TARGETS_REFRESH = "5 seconds"
@@ -227,47 +244,70 @@ export class WebhooksService extends Context.Service<
       // ---------------------------------------------------------------------------------------
       // Events → tasks
 
+      // An event's hook events (a push of 25 refs: 50) are handled together: the hooks read once
+      // per repository, the rows the payloads share read once (PayloadReads), BUILD_AT_ONCE
+      // payloads built side by side (each push's `git log`), then every task of up to
+      // EVENT_CHUNK hook events stored and queued in one transaction, in the hook events' order.
       const handleEvent = (event: Events.Event, key: string) =>
         Effect.gen(function* () {
           if (event._tag === "RenameUser") return // Forgejo has no webhook for a renamed account
           // Forgejo copies the default hooks before it announces a new repository: they hear it.
           // The in-process subscriber below may have copied them already; each is copied once.
           if (isNewRepository(event)) yield* copyDefaults(event.repo.id)
-          for (const [n, hookEvent] of hookEventsOf(event).entries()) {
-            let repoId = event.repo.id
-            let ownerId = event.repo.ownerId
-            if (hookEvent.repoId !== undefined) {
-              const target = yield* payloads.current(hookEvent.repoId)
-              if (target === undefined) continue
-              repoId = target.repo.id
-              ownerId = target.owner.id
-            }
-            const branch = hookEvent.ref?.startsWith("refs/heads/") === true ? hookEvent.ref.slice(11) : undefined
-            const hooks = (yield* repo.firing(repoId, ownerId)).filter(
-              (hook) =>
-                receives(hook.events, hookEvent.type) &&
-                (branch === undefined || branchMatches(hook.branchFilter, branch))
-            )
-            if (hooks.length === 0) continue
-            const payload = (yield* hookEvent.build(payloads)) as { readonly commits?: ReadonlyArray<unknown> }
-            // Forgejo sends a push without commits (a tag's) only to the payload types.
-            const zeroCommits = hookEvent.type === "push" && (payload.commits?.length ?? 0) === 0
-            const text = JSON.stringify(payload, null, 2)
-            yield* sql.withTransaction(
-              queueTasks(
-                hooks
-                  .filter((hook) => !zeroCommits || PAYLOAD_TYPES.has(hook.type))
-                  .map((hook) => ({
-                    hook,
-                    eventType: hookEvent.type,
-                    payload: text,
-                    sourceKey: `${key}:${n}:${hook.id}`,
-                    redeliveryOf: null
-                  }))
+          const firingOf = new Map<string, ReadonlyArray<HookRow>>()
+          const all = [...hookEventsOf(event).entries()]
+          for (let from = 0; from < all.length; from += EVENT_CHUNK) {
+            const planned: Array<{ n: number; hookEvent: HookEvent; hooks: ReadonlyArray<HookRow> }> = []
+            for (const [n, hookEvent] of all.slice(from, from + EVENT_CHUNK)) {
+              let repoId = event.repo.id
+              let ownerId = event.repo.ownerId
+              if (hookEvent.repoId !== undefined) {
+                const target = yield* payloads.current(hookEvent.repoId)
+                if (target === undefined) continue
+                repoId = target.repo.id
+                ownerId = target.owner.id
+              }
+              const where = `${repoId}:${ownerId}`
+              let firing = firingOf.get(where)
+              if (firing === undefined) {
+                firing = yield* repo.firing(repoId, ownerId)
+                firingOf.set(where, firing)
+              }
+              const branch = hookEvent.ref?.startsWith("refs/heads/") === true ? hookEvent.ref.slice(11) : undefined
+              const hooks = firing.filter(
+                (hook) =>
+                  receives(hook.events, hookEvent.type) &&
+                  (branch === undefined || branchMatches(hook.branchFilter, branch))
               )
+              if (hooks.length > 0) planned.push({ n, hookEvent, hooks })
+            }
+            const tasks = yield* Effect.forEach(
+              planned,
+              ({ n, hookEvent, hooks }) =>
+                Effect.map(hookEvent.build(payloads), (built) => {
+                  const payload = built as { readonly commits?: ReadonlyArray<unknown> }
+                  // Forgejo sends a push without commits (a tag's) only to the payload types.
+                  const zeroCommits = hookEvent.type === "push" && (payload.commits?.length ?? 0) === 0
+                  const text = JSON.stringify(payload, null, 2)
+                  return hooks
+                    .filter((hook) => !zeroCommits || PAYLOAD_TYPES.has(hook.type))
+                    .map((hook) => ({
+                      hook,
+                      eventType: hookEvent.type,
+                      payload: text,
+                      sourceKey: `${key}:${n}:${hook.id}`,
+                      redeliveryOf: null
+                    }))
+                }),
+              { concurrency: BUILD_AT_ONCE }
             )
+            if (tasks.length > 0) yield* sql.withTransaction(queueTasks(tasks.flat()))
           }
         }).pipe(
+          Effect.provideServiceEffect(
+            PayloadReads,
+            Effect.sync(() => new Map())
+          ),
           Effect.catchCause((cause) =>
             Effect.andThen(
               Effect.logWarning(`could not queue the webhooks of a ${event._tag} event`, cause),
@@ -327,10 +367,25 @@ export class WebhooksService extends Context.Service<
       // Delivery
 
       // Deliveries to different hooks run side by side: their reads and their records are grouped,
-      // one statement for all those waiting (src/lib/Batcher.ts), not one per delivery.
+      // one statement for all those waiting (src/lib/Batcher.ts), not one per delivery. A claimed
+      // run of one hook's deliveries is read in one statement when its first one goes (the hook
+      // as it was then: an edit reaches the rest of a run of at most `run` deliveries late).
       const loadTask = batcher((ids: ReadonlyArray<number>) =>
         Effect.runPromiseWith(context)(Effect.map(repo.tasksWithHooks(ids), (found) => ids.map((id) => found.get(id))))
       )
+      const runsRead = new WeakMap<
+        ReadonlyArray<Claimed>,
+        Promise<Map<number, { task: TaskRow; hook: Option.Option<HookRow> }>>
+      >()
+      const readTask = (taskId: number, run: ReadonlyArray<Claimed>) => {
+        if (run.length <= 1) return loadTask(taskId)
+        let read = runsRead.get(run)
+        if (read === undefined) {
+          read = Effect.runPromiseWith(context)(repo.tasksWithHooks(run.map((claimed) => Number(claimed.payload))))
+          runsRead.set(run, read)
+        }
+        return read.then((found) => found.get(taskId))
+      }
       const recordAttempt = (taskId: number, hookId: number, attempt: Attempt) =>
         Effect.promise(() => recordBatch({ taskId, hookId, attempt }))
       const recordBatch = batcher(
@@ -343,9 +398,9 @@ export class WebhooksService extends Context.Service<
           )
       )
 
-      const deliver = (taskId: number, attempt: number) =>
+      const deliver = (taskId: number, attempt: number, run: ReadonlyArray<Claimed>) =>
         Effect.gen(function* () {
-          const found = yield* Effect.promise(() => loadTask(taskId))
+          const found = yield* Effect.promise(() => readTask(taskId, run))
           if (found === undefined || found.task.isSucceed) return {}
           const task = found.task
           const hook = found.hook
@@ -394,14 +449,21 @@ export class WebhooksService extends Context.Service<
           }
           const answer = yield* send(settings, { ...outgoing, headers })
           const succeeded = answer.error === undefined && answer.status >= 200 && answer.status < 300
-          yield* recordAttempt(taskId, row.id, {
-            attempt,
-            succeeded,
-            durationMs: Date.now() - started,
-            request: recorded,
-            response: { status: answer.status, headers: answer.headers, body: answer.body }
+          const record = recordBatch({
+            taskId,
+            hookId: row.id,
+            attempt: {
+              attempt,
+              succeeded,
+              durationMs: Date.now() - started,
+              request: recorded,
+              response: { status: answer.status, headers: answer.headers, body: answer.body }
+            }
           })
-          if (succeeded) return {}
+          // Delivered: the hook's next delivery goes while this one's record is written; its queue
+          // row goes once the record is in (a crash before then sends it again, as before).
+          if (succeeded) return { settled: record }
+          yield* Effect.promise(() => record)
           // A network error (no answer) or a 5xx is worth another attempt; a refusal or any other answer is not.
           const retryable =
             answer.refused !== true && (answer.status >= 500 || (answer.error !== undefined && answer.status === 0))
@@ -459,9 +521,9 @@ export class WebhooksService extends Context.Service<
         running.push(
           queue.listen(
             DELIVERY_TOPIC,
-            (claimed) =>
+            (claimed, run) =>
               Effect.runPromiseWith(context)(
-                deliver(Number(claimed.payload), claimed.attempt).pipe(
+                deliver(Number(claimed.payload), claimed.attempt, run).pipe(
                   Effect.catchCause((cause) =>
                     Effect.as(Effect.logWarning("a webhook delivery failed", cause), { error: "internal error" })
                   )
@@ -470,9 +532,7 @@ export class WebhooksService extends Context.Service<
             {
               attempts: settings.webhook.MAX_RETRIES + 1,
               retryDelayMs: settings.webhook.RETRY_DELAY * 1000,
-              concurrency: 16,
-              // A hook with a backlog sends its next deliveries without a claim between them.
-              run: 50,
+              ...claimBounds(settings.webhook.QUEUE_LENGTH),
               deadlineMs: settings.webhook.DELIVER_TIMEOUT * 1000 + 30_000,
               signal: abort.signal
             }
