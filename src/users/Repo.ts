@@ -280,19 +280,36 @@ export class UsersRepo extends Context.Service<
         sqlBoundary({
           writes: () => generation,
           findById: (id) => cached(`#${id}`, sql`SELECT * FROM users WHERE id = ${id}`),
-          findByIds: (ids) =>
-            ids.length === 0
-              ? Effect.succeed(new Map())
-              : Effect.map(
-                  sql`SELECT * FROM users WHERE id IN ${sql.in([...new Set(ids)])}`,
-                  (rows) =>
-                    new Map(
-                      rows.map((r) => {
-                        const user = toUserRow(r)
-                        return [user.id, user] as const
-                      })
-                    )
+          findByIds: (ids) => {
+            // The cached rows first; one statement for the rest, which are cached in turn.
+            const found = new Map<number, UserRow>()
+            const missing: Array<number> = []
+            const now = Date.now()
+            for (const id of new Set(ids)) {
+              const hit = cache.get(`#${id}`)
+              if (hit !== undefined && hit.expires > now) found.set(id, hit.row)
+              else missing.push(id)
+            }
+            // By id, as the table gives them (callers that list the values see one order).
+            const byId = () => new Map([...found].sort(([a], [b]) => a - b))
+            if (missing.length === 0) return Effect.succeed(byId())
+            const started = generation
+            return Effect.flatMap(sql`SELECT * FROM users WHERE id IN ${sql.in(missing)}`, (rows) => {
+              const read = rows.map(toUserRow)
+              for (const user of read) found.set(user.id, user)
+              return Effect.map(
+                sql.afterCommit(
+                  Effect.sync(() => {
+                    if (started !== generation) return
+                    if (cache.size + read.length > CACHE_MAX) cache.clear()
+                    const expires = Date.now() + CACHE_TTL_MS
+                    for (const row of read) cache.set(`#${row.id}`, { row, expires })
+                  })
                 ),
+                byId
+              )
+            })
+          },
           findByName: (name) => {
             const key = name.toLowerCase()
             return cached(key, sql`SELECT * FROM users WHERE lower_name = ${key}`)
