@@ -10,14 +10,11 @@ import { Settings } from "../../config/Settings.ts"
 import type { Principal } from "../../http/Caller.ts"
 import * as Errors from "../../http/Errors.ts"
 import { sealer } from "../../lib/Sealer.ts"
-import { type UserRow, UsersRepo } from "../../users/Repo.ts"
+import { UsersRepo } from "../../users/Repo.ts"
 import type { BearerResolver } from "../Registry.ts"
 
 /** Tells a sealed registry token from an access token (40 hex characters). */
 const PREFIX = "hearth-oci."
-/** How long a resolved token's account row is used without reading it again (as the Authenticator's cache). */
-const CACHE_TTL_MS = 10_000
-const CACHE_MAX = 10_000
 /** How long a token lasts, in seconds (a large image's push must fit in it). */
 export const TOKEN_LIFETIME_SECONDS = 24 * 60 * 60
 
@@ -44,23 +41,6 @@ export const makeContainerTokens = Effect.gen(function* () {
     return PREFIX + sealed.seal(JSON.stringify(claims))
   }
 
-  // A push is a dozen requests with the same token: its account is read once, and again after
-  // any write to `users` (`writes()` changes) or CACHE_TTL_MS.
-  const cache = new Map<number, { readonly user: UserRow; readonly expires: number; readonly writes: number }>()
-  const account = (id: number) => {
-    const hit = cache.get(id)
-    if (hit !== undefined && hit.expires > Date.now() && hit.writes === users.writes())
-      return Effect.succeed(Option.some(hit.user))
-    const writes = users.writes()
-    return Effect.tap(users.findById(id), (found) =>
-      Effect.sync(() => {
-        if (Option.isNone(found) || writes !== users.writes()) return
-        if (cache.size >= CACHE_MAX) cache.clear()
-        cache.set(id, { user: found.value, expires: Date.now() + CACHE_TTL_MS, writes })
-      })
-    )
-  }
-
   const invalid = () => Errors.unauthorized("the registry token is invalid or has expired: sign in again")
 
   const resolve: BearerResolver = (token) => {
@@ -74,7 +54,8 @@ export const makeContainerTokens = Effect.gen(function* () {
       }
       if (typeof claims.e !== "number" || claims.e < Date.now()) return yield* invalid()
       if (claims.u === 0) return undefined
-      const user = yield* account(claims.u)
+      // A push is a dozen requests with the same token: its account comes from the users' cache.
+      const user = yield* users.findById(claims.u)
       if (Option.isNone(user)) return yield* invalid()
       return {
         user: user.value,
