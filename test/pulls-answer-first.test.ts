@@ -13,6 +13,7 @@ import type { Event } from "../src/events/Events.ts"
 import { EventHub, type Known } from "../src/events/Hub.ts"
 import { eventually } from "./support/federation.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { csrfOf, signedIn } from "./support/web.ts"
 
 let hearth: Hearth
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -114,6 +115,40 @@ describe("a merge's answer comes before its feed, notifications and languages", 
     expect(push?.known.owner?.name).toBe("alice")
     const merged = late.find((l) => isMerged(l.event))
     expect(merged?.known.issue?.isClosed).toBe(true)
+  })
+
+  it("the web interface's merge button answers first too", async () => {
+    const index = await openPull("web-topic", "web-topic.txt")
+    const alice = await signedIn(hearth.base, "alice")
+    const field = (page: string, name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(page)?.[1] ?? ""
+    // The merge box, once the pull request's check has run.
+    const page = await eventually(async () => {
+      const shown = await alice.get(`/alice/app/pulls/${index}`)
+      return field(shown.text, "head_commit_id") !== "" && field(shown.text, "base_commit_id") !== ""
+        ? shown
+        : undefined
+    })
+    const gateOpen = await Effect.runPromise(Deferred.make<void>())
+    gate = gateOpen
+    late.length = 0
+    try {
+      const merging = alice.post(
+        `/alice/app/pulls/${index}/merge`,
+        {
+          do: "merge",
+          head_commit_id: field(page.text, "head_commit_id"),
+          base_commit_id: field(page.text, "base_commit_id")
+        },
+        csrfOf(page.text)
+      )
+      const answer = await Promise.race([merging, sleep(10_000).then(() => "held up by the late subscriber")])
+      expect(typeof answer === "string" ? answer : answer.status).toBe(303)
+      await eventually(async () => late.some((l) => isMerged(l.event)) || undefined)
+    } finally {
+      await Effect.runPromise(Deferred.succeed(gateOpen, undefined))
+      gate = undefined
+    }
+    expect((await json(await call("GET", `/repos/alice/app/pulls/${index}`, "alice"))).merged).toBe(true)
   })
 
   it("elsewhere such subscribers run before the answer, as before", async () => {

@@ -12,6 +12,7 @@
 // A stale merge merges nothing: the merge box sends the head and base tips its page showed
 // (Forgejo's `head_commit_id`, and the base's as Hearth's own), and the service refuses the merge
 // when either moved since.
+
 import { Effect, Option } from "effect"
 import { listCommits } from "../../branches/Service.ts"
 import * as Git from "../../git/Git.ts"
@@ -22,6 +23,7 @@ import { IssueExtras } from "../../issues/Extras.ts"
 import { isPoster, isWriter } from "../../issues/Policy.ts"
 import type { Issue, TimelineComment } from "../../issues/Schema.ts"
 import { IssuesService } from "../../issues/Service.ts"
+import { answerFirst } from "../../lib/AfterAnswer.ts"
 import { globMatch } from "../../lib/Glob.ts"
 import { MarkdownRenderer } from "../../markdown/Service.ts"
 import { ProtectionService } from "../../protection/Service.ts"
@@ -752,10 +754,14 @@ export const RepoPullsPages = (web: Web, frame: RepoFrame) =>
               if (request.headCommitId === "" || request.baseCommitId === "") {
                 return yield* Errors.validationFailed("The form is incomplete: open the pull request again.")
               }
-              if (request.style === "manually-merged") {
-                return yield* pulls.merge(v, String(loaded.issue.index), { ...request, baseCommitId: undefined })
-              }
-              return yield* pulls.merge(v, String(loaded.issue.index), request)
+              // As the API's merge: the feed, notifications and languages wait for the answer.
+              return yield* answerFirst(
+                pulls.merge(
+                  v,
+                  String(loaded.issue.index),
+                  request.style === "manually-merged" ? { ...request, baseCommitId: undefined } : request
+                )
+              )
             }),
           true
         )(view, form)
