@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { gitIn } from "./support/git.ts"
+import { gitIn, remoteAs } from "./support/git.ts"
 import { apiAs, basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { corpus } from "./support/xss.ts"
 
@@ -56,12 +56,7 @@ beforeAll(async () => {
   await apiAs(hearth, "POST", "/user/repos", "alice", { name: "code", auto_init: true })
   await apiAs(hearth, "POST", "/user/repos", "alice", { name: "secret", private: true, auto_init: true })
   await apiAs(hearth, "PUT", "/repos/alice/secret/collaborators/bob", "alice", { permission: "read" })
-  await gitIn(work, [
-    "clone",
-    "-q",
-    `${hearth.base.replace("http://", "http://alice:password123@")}/alice/code.git`,
-    "code"
-  ])
+  await gitIn(work, ["clone", "-q", remoteAs(hearth.base, "alice", "alice/code"), "code"])
 }, 120_000)
 afterAll(async () => {
   await hearth?.close()

@@ -17,6 +17,7 @@ import { gitEnv } from "../src/git/Git.ts"
 import { sealer } from "../src/lib/Sealer.ts"
 import { checkRemote, parseRemote } from "../src/mirrors/Policy.ts"
 import { cloneFailedMessage } from "../src/mirrors/Workflow.ts"
+import { remoteAs } from "./support/git.ts"
 import { basic, createToken, createUser, freePort, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { createAliceWithCli, killAll, onTestDatabase, restartableHearth, sleep } from "./support/spawn.ts"
 import { expectSwagger } from "./support/swagger.ts"
@@ -172,7 +173,7 @@ describe("POST /repos/migrate", () => {
     expect(await byToken.text()).not.toContain(aliceToken)
     const inUrl = await migrate(
       {
-        clone_addr: `${hearth.base.replace("http://", "http://alice:password123@")}/alice/secret.git`,
+        clone_addr: remoteAs(hearth.base, "alice", "alice/secret"),
         repo_name: "in-url"
       },
       basic("alice")

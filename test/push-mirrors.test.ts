@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { gitIn } from "./support/git.ts"
+import { gitIn, remoteAs } from "./support/git.ts"
 import { basic, createToken, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
@@ -72,11 +72,7 @@ beforeAll(async () => {
   expect(
     (await request(hearth, "PUT", "/repos/alice/app/collaborators/bob", basic("alice"), { permission: "write" })).status
   ).toBe(204)
-  await git([
-    "clone",
-    `${hearth.base.replace("http://", "http://alice:password123@")}/alice/app.git`,
-    join(work, "app")
-  ])
+  await git(["clone", remoteAs(hearth.base, "alice", "alice/app"), join(work, "app")])
 })
 afterAll(async () => {
   await hearth?.close()

@@ -7,7 +7,7 @@ import type { AddressInfo, Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { gitIn } from "./support/git.ts"
+import { gitIn, remoteAs } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
@@ -81,12 +81,7 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "hearth-webhooks-connections-"))
   await createUser(hearth, { username: "alice" })
   expect((await call("POST", "/user/repos", { name: "code", auto_init: true })).status).toBe(201)
-  await gitIn(work, [
-    "clone",
-    "-q",
-    `${hearth.base.replace("http://", "http://alice:password123@")}/alice/code.git`,
-    "code"
-  ])
+  await gitIn(work, ["clone", "-q", remoteAs(hearth.base, "alice", "alice/code"), "code"])
 }, 120_000)
 afterAll(async () => {
   await hearth?.close()

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { gitIn } from "./support/git.ts"
+import { gitIn, remoteAs } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { type Receiver, startReceiver } from "./support/receiver.ts"
 import { selfSigned } from "./support/tls.ts"
@@ -104,12 +104,7 @@ beforeAll(async () => {
   for (const username of ["alice", "bob"]) await createUser(hearth, { username })
   await createUser(hearth, { username: "root", isAdmin: true })
   expect((await call("alice", "POST", "/user/repos", { name: "code", auto_init: true })).status).toBe(201)
-  await gitIn(work, [
-    "clone",
-    "-q",
-    `${hearth.base.replace("http://", "http://alice:password123@")}/alice/code.git`,
-    "code"
-  ])
+  await gitIn(work, ["clone", "-q", remoteAs(hearth.base, "alice", "alice/code"), "code"])
 }, 120_000)
 afterAll(async () => {
   await hearth?.close()
@@ -187,7 +182,7 @@ describe("push, create and delete", () => {
   it("a push's payload and its activity feed action agree on the commits and their count, also for a new branch", async () => {
     // One reader (src/git/PushedCommits.ts) serves both; a new branch counts the commits it lists.
     expect((await call("alice", "POST", "/user/repos", { name: "counted", auto_init: true })).status).toBe(201)
-    const remote = `${hearth.base.replace("http://", "http://alice:password123@")}/alice/counted.git`
+    const remote = remoteAs(hearth.base, "alice", "alice/counted")
     await gitIn(work, ["clone", "-q", remote, "counted"])
     const cwd = join(work, "counted")
     const commitIn = async (n: number) => {
@@ -622,7 +617,7 @@ describe("commit status", () => {
       `[<${hearth.base}/alice/ci|alice/ci>] Commit Status changed: <https://ci.example/build/7|ci/build[${sha.slice(0, 10)}]: 2 tests failed> by alice`
     )
     // Deliveries to one receiver path arrive in order; push a commit and see that it comes alone.
-    await gitIn(work, ["clone", "-q", `${hearth.base.replace("http://", "http://alice:password123@")}/alice/ci.git`])
+    await gitIn(work, ["clone", "-q", remoteAs(hearth.base, "alice", "alice/ci")])
     writeFileSync(join(work, "ci", "x.txt"), "x\n")
     await gitIn(join(work, "ci"), ["add", "x.txt"])
     await gitIn(join(work, "ci"), ["commit", "-q", "-m", "x"])

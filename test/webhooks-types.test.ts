@@ -10,7 +10,7 @@ import { type AddressInfo, connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { gitIn } from "./support/git.ts"
+import { gitIn, remoteAs } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { type Received, type Receiver, startReceiver } from "./support/receiver.ts"
 import { selfSigned } from "./support/tls.ts"
@@ -103,12 +103,7 @@ beforeAll(async () => {
     active: true
   })
   expect(tunnelHook.status).toBe(201)
-  await gitIn(work, [
-    "clone",
-    "-q",
-    `${hearth.base.replace("http://", "http://alice:password123@")}/alice/code.git`,
-    "code"
-  ])
+  await gitIn(work, ["clone", "-q", remoteAs(hearth.base, "alice", "alice/code"), "code"])
   const dir = join(work, "code")
   writeFileSync(join(dir, ".build.yml"), "image: alpine/edge\ntasks:\n  - hello: echo hi\n")
   await gitIn(dir, ["add", ".build.yml"])

@@ -10,6 +10,10 @@ export const TEST_IDENTITY = {
   GIT_COMMITTER_EMAIL: "t@example.com"
 }
 
+/** A repository's clone URL on `base` with a test account's credentials in it (`alice/code`). */
+export const remoteAs = (base: string, login: string, repo: string, password = "password123") =>
+  `${base.replace("http://", `http://${login}:${password}@`)}/${repo}.git`
+
 /** `git <args>` in `cwd`; resolves with its trimmed standard output, rejects with its stderr. */
 export const gitIn = (cwd: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   new Promise<string>((done, fail) =>
