@@ -669,6 +669,18 @@ describe("the embedded database's memory (src/db/Pglite.ts)", () => {
     expect(await showSharedBuffers(tuned)).toBe("48MB")
   })
 
+  it("plans with a random page cost of cached data (1.1), not a disk's (4): an index probe is not a seek", async () => {
+    const place = await freshLocation(false)
+    places.push(place)
+    const db = await open(place.settings)
+    try {
+      const [row] = await db.run(withSql((sql) => sql<{ random_page_cost: string }>`SHOW random_page_cost`))
+      expect(row!.random_page_cost).toBe("1.1")
+    } finally {
+      await db.close()
+    }
+  })
+
   it("sizes shared_buffers by the database with EMBEDDED_SHARED_BUFFERS = auto: a sixteenth, from 16MB to 128MB", () => {
     const dir = mkdtempSync(join(tmpdir(), "hearth-auto-buffers-"))
     try {

@@ -225,6 +225,9 @@ export interface PgliteOptions {
   readonly sharedBuffers?: string | undefined
 }
 
+/** The embedded database's planner cost of a page read out of order (PostgreSQL's is 4). */
+export const EMBEDDED_RANDOM_PAGE_COST = 1.1
+
 /** The embedded database's shared_buffers when nothing else is said (and `auto`'s least). */
 export const DEFAULT_SHARED_BUFFERS = "16MB"
 
@@ -310,6 +313,12 @@ export const make = (
     }
     const startParams = [
       ...PGlite.defaultStartParams,
+      // Every page PGlite reads comes from the OS's page cache through the same file calls, in
+      // order or not: PostgreSQL's default 4 (a disk's seek) made the planner scan whole tables
+      // rather than probe an index (bench:issues' search: a sequential scan of 70,000 issues for
+      // 1,980 matches, 2.3× the time). 1.1 is PostgreSQL's own advice for cached data.
+      "-c",
+      `random_page_cost=${EMBEDDED_RANDOM_PAGE_COST}`,
       "-c",
       `shared_buffers=${
         options.sharedBuffers === "auto"
