@@ -95,6 +95,25 @@ describe("POST /repos/{o}/{r}/issues", () => {
     expect(dropped.milestone).toBeNull()
   })
 
+  it("answers with the issue as a later GET shows it: labels by name, assignees, the milestone's counts", async () => {
+    const zeta = await json(await post("/repos/alice/edits/labels", { name: "zeta", color: "#111111" }))
+    const alpha = await json(await post("/repos/alice/edits/labels", { name: "alpha", color: "#222222" }))
+    const milestone = await json(await post("/repos/alice/edits/milestones", { title: "answered" }))
+    const issue = await create("edits", {
+      title: "as read",
+      body: "b",
+      labels: [zeta.id, alpha.id, zeta.id, labelBug.id],
+      assignees: ["writer", "alice"],
+      milestone: milestone.id
+    })
+    const read = await json(await request(hearth, "GET", `/repos/alice/edits/issues/${issue.number}`, alice))
+    expect(issue).toEqual(read)
+    // Another repository's label (labelBug, of alice/filters) is not this issue's.
+    expect(issue.labels.map((l: any) => l.name)).toEqual(["alpha", "zeta"])
+    expect(issue.assignees.map((u: any) => u.login).sort()).toEqual(["alice", "writer"])
+    expect(issue.milestone).toMatchObject({ title: "answered", open_issues: 1, closed_issues: 0 })
+  })
+
   it("requires a title (422 [Title]: Required) and creates nothing", async () => {
     const before = (await json(await request(hearth, "GET", "/repos/alice/counted"))).open_issues_count
     for (const body of [{}, { title: "   " }]) {

@@ -131,21 +131,31 @@ export const makePresenter = (settings: SettingsShape) =>
     /**
      * Issues of one repository (or of several, each with its place), as `viewer` sees them.
      * `pullStates`: the pull requests' merged state when the caller holds their rows (not read again).
+     * `created`: what the caller has just written of these issues, nothing else having been added
+     * (no attachment yet): their labels and assignees are not read back.
      */
     const issues = (
       rows: ReadonlyArray<IssueRow>,
       placeOf: (issue: IssueRow) => RepoPlace,
       viewer: Principal | undefined,
-      pullStates?: ReadonlyMap<number, { readonly merged: boolean; readonly mergedAt: Date | null }>
+      pullStates?: ReadonlyMap<number, { readonly merged: boolean; readonly mergedAt: Date | null }>,
+      created?: ReadonlyMap<
+        number,
+        { readonly labels: ReadonlyArray<LabelRow>; readonly assigneeIds: ReadonlyArray<number> }
+      >
     ): Effect.Effect<Array<Issue>> =>
       Effect.gen(function* () {
         if (rows.length === 0) return []
         const ids = rows.map((r) => r.id)
         const [labels, assignees, milestones, assets, pulls] = yield* Effect.all([
-          repo.labelsOf(ids),
-          repo.assigneesOf(ids),
+          created !== undefined
+            ? Effect.succeed(new Map([...created].map(([id, c]) => [id, [...c.labels]])))
+            : repo.labelsOf(ids),
+          created !== undefined
+            ? Effect.succeed(new Map([...created].map(([id, c]) => [id, [...c.assigneeIds]])))
+            : repo.assigneesOf(ids),
           repo.milestonesByIds([...new Set(rows.flatMap((r) => (r.milestoneId === null ? [] : [r.milestoneId])))]),
-          attachments.ofIssues(ids),
+          created !== undefined ? Effect.succeed(new Map<number, never>()) : attachments.ofIssues(ids),
           pullStates !== undefined
             ? Effect.succeed(pullStates)
             : repo.pullStatesOf(rows.filter((r) => r.isPull).map((r) => r.id))

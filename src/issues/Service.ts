@@ -955,10 +955,18 @@ export class IssuesService extends Context.Service<
               // The new issue as inserted (closing it changes nothing the subscribers use).
               { issue, repo: opened.repo, owner: opened.owner }
             )
-            // The row as inserted is the row, unless closing or the pull request changed it.
-            return input.closed === true || pull !== undefined
-              ? yield* reread(opened, issue)
-              : yield* presentOne(opened, issue)
+            // The row as inserted is the row, unless closing or the pull request changed it; its
+            // labels and assignees are those just written (in the order their reads give).
+            if (input.closed === true || pull !== undefined) return yield* reread(opened, issue)
+            const assigneeIds = [...new Set(assignees.map((u) => u.id))].sort((a, b) => a - b)
+            const [shown] = yield* present.issues(
+              [issue],
+              () => placeOf(opened),
+              opened.caller,
+              undefined,
+              new Map([[issue.id, { labels, assigneeIds }]])
+            )
+            return shown!
           }),
 
         edit: (opened, index, input) =>
