@@ -19,6 +19,8 @@
 // BENCH_TREES="before=/path/to/checkout,after=." measures several checkouts on the same generated
 // data, one after the other (the data is generated with the first one's code, and each server
 // migrates the schema forward when it starts, so list the older checkout first).
+// BENCH_ISSUES_GENERATOR=/path/to/checkout generates (and keys the kept data by its migrations)
+// and runs the SQL baseline in place of the first of BENCH_TREES: older data, newer servers.
 import { type ChildProcess, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
@@ -72,6 +74,8 @@ const config = {
     const [name, dir] = entry.includes("=") ? entry.split("=", 2) : [entry, entry]
     return { name: name!, dir: resolve(root, dir!) }
   }),
+  /** The checkout that generates the data and asks the SQL baseline (default: the first tree). */
+  generator: process.env.BENCH_ISSUES_GENERATOR,
   output: process.env.BENCH_OUTPUT,
   /** "postgres": the embedded database gets a copy of PostgreSQL's generated rows instead of its own generation. */
   embeddedFrom: process.env.BENCH_ISSUES_EMBEDDED_FROM,
@@ -739,7 +743,8 @@ const runBackend = async (name: BackendName): Promise<BackendResult> => {
     backend = { ...backend, databaseUrl: prepared.url }
     if (prepared.socketUrl !== undefined) generationEnv = { DATABASE_URL: prepared.socketUrl }
   }
-  const first = config.trees[0]!
+  const first =
+    config.generator === undefined ? config.trees[0]! : { name: "generator", dir: resolve(root, config.generator) }
   backend = { ...backend, tree: first.dir }
   const plan = planOf(
     name === "embedded" && config.embeddedFrom !== "postgres" ? config.issuesEmbedded : config.issues,
