@@ -61,7 +61,8 @@ import {
   type PullSort,
   type PullStats,
   PullStatus,
-  PullsRepo
+  PullsRepo,
+  type PullWithIssue
 } from "./Repo.ts"
 import { type CreatePullRequestOption, type EditPullRequestOption, MERGE_DO, type MergeDo } from "./Schema.ts"
 
@@ -350,9 +351,9 @@ export class PullsService extends Context.Service<
       const branchSha = (path: string, branch: string) =>
         branchNameProblem(branch) !== undefined ? Effect.succeed(undefined) : resolve(path, headsRef(branch))
 
-      const load = (pull: PullRow, base?: Side) =>
+      const load = (pull: PullRow, base?: Side, knownIssue?: IssueRow) =>
         Effect.gen(function* () {
-          const issue = Option.getOrThrow(yield* issueRows.issueById(pull.issueId))
+          const issue = knownIssue ?? Option.getOrThrow(yield* issueRows.issueById(pull.issueId))
           let baseSide = base
           if (baseSide === undefined) {
             const row = Option.getOrThrow(yield* repoRows.findById(pull.baseRepoId))
@@ -367,15 +368,12 @@ export class PullsService extends Context.Service<
           return { pull, issue, base: baseSide, head } satisfies Loaded
         })
 
-      /** A page of pull requests of one base repository: their issues in one query, each head repository once. */
-      const loadMany = (rows: ReadonlyArray<PullRow>, base: Side) =>
+      /** A page of pull requests of one base repository (read with their issues), each head repository read once. */
+      const loadMany = (rows: ReadonlyArray<PullWithIssue>, base: Side) =>
         Effect.gen(function* () {
-          const issuesById = new Map((yield* issueRows.issuesByIds(rows.map((r) => r.issueId))).map((i) => [i.id, i]))
           const heads = new Map<number, Side | undefined>([[base.repo.id, base]])
           const out: Array<Loaded> = []
-          for (const pull of rows) {
-            const issue = issuesById.get(pull.issueId)
-            if (issue === undefined) continue
+          for (const { pull, issue } of rows) {
             let head: Side | undefined
             if (pull.headRepoId !== null) {
               if (!heads.has(pull.headRepoId)) {
@@ -401,7 +399,7 @@ export class PullsService extends Context.Service<
           if (n < 1) return yield* Errors.notFound()
           const found = yield* pulls.byIndex(opened.repo.id, n)
           if (Option.isNone(found)) return yield* Errors.notFound()
-          return yield* load(found.value, baseOf(opened))
+          return yield* load(found.value.pull, baseOf(opened), found.value.issue)
         })
 
       const subjectOf = (side: Side, doer: Pick<UserRow, "id" | "name">) => Events.subject(side.owner, side.repo, doer)
