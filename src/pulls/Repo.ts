@@ -108,6 +108,13 @@ export interface PullWithIssue {
 /** The issue's columns as `withIssue` selects them (`i_` before each). */
 const issueOf = (r: Row): IssueRow => toIssue(Object.fromEntries(ISSUE_COLUMNS.map((c) => [c, r[`i_${c}`]])))
 
+/** A pull request to check, and what names its base repository's directory. */
+export interface PullForCheck {
+  readonly pull: PullRow
+  readonly baseOwnerId: number
+  readonly baseLowerName: string
+}
+
 /** What a mergeability check found, for the commits it compared. */
 export interface CheckResult {
   readonly status: PullStatus
@@ -211,6 +218,11 @@ export class PullsRepo extends Context.Service<
      * longer its head) or it was merged meanwhile; `true` when stored.
      */
     readonly saveCheck: (id: number, result: CheckResult) => Effect.Effect<boolean>
+    /**
+     * The pull requests a run of queued checks is for, each with what its base repository's path
+     * needs (owner, lower-case name): one statement for the run, not two per check.
+     */
+    readonly forChecks: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, PullForCheck>>
     readonly setBase: (id: number, baseBranch: string) => Effect.Effect<void>
     readonly setAllowMaintainerEdit: (id: number, allow: boolean) => Effect.Effect<void>
     /** Marks the pull request merged, once: `false` when it already was. */
@@ -372,6 +384,21 @@ export class PullsRepo extends Context.Service<
               : Effect.asVoid(
                   sql`UPDATE pull_requests SET status = ${PullStatus.checking}
                     WHERE id IN ${sql.in(ids)} AND NOT has_merged`
+                ),
+          forChecks: (ids) =>
+            ids.length === 0
+              ? Effect.succeed(new Map())
+              : Effect.map(
+                  sql`SELECT p.*, i.index, i.is_closed, r.owner_id AS base_owner_id, r.lower_name AS base_lower_name
+                    FROM pull_requests p JOIN issues i ON i.id = p.issue_id JOIN repositories r ON r.id = p.base_repo_id
+                    WHERE p.id IN ${sql.in(ids)}`,
+                  (rows) =>
+                    new Map(
+                      rows.map((r) => [
+                        num(r.id),
+                        { pull: toPull(r), baseOwnerId: num(r.base_owner_id), baseLowerName: String(r.base_lower_name) }
+                      ])
+                    )
                 ),
           saveCheck: (id, result) =>
             Effect.map(
