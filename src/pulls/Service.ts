@@ -92,6 +92,7 @@ const CHECK_CONCURRENCY = 2
 const CHECK_KEYS = 8
 const CHECK_RUN = 25
 const CHECK_READ_AHEAD = 10
+const CHECK_NICENESS = 10
 const checkKeyOf = (pullId: number) => `pull-check:${pullId % CHECK_KEYS}`
 const checkedPullOf = (claimed: Claimed): number | undefined => {
   try {
@@ -720,6 +721,8 @@ export class PullsService extends Context.Service<
               known.delete(pullId)
               return Effect.runPromiseWith(context)(
                 check(found).pipe(
+                  // Nobody waits on a check: its git processes give way to the requests' work.
+                  Effect.provideService(Git.Niceness, CHECK_NICENESS),
                   Effect.match({
                     // Not retried: a retry would hold back the checks behind it in its key; the
                     // next push to either branch checks it again.
