@@ -5,8 +5,9 @@ import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { lstatSync, readdirSync, type Stats, statSync } from "node:fs"
 import { lstat, mkdir, rename, rm } from "node:fs/promises"
+import { setPriority } from "node:os"
 import { dirname, join } from "node:path"
-import { Data, Effect, Option } from "effect"
+import { Context, Data, Effect, Option } from "effect"
 import { branchNameProblem, refNameProblem, revisionProblem } from "../lib/Names.ts"
 
 export class GitError extends Data.TaggedError("GitError")<{
@@ -106,8 +107,18 @@ export const gitEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv =>
   return env
 }
 
+/**
+ * The niceness of the git processes `run` starts (0: the server's own). Work nobody waits on (the
+ * mergeability checks a push queues) raises it, so that on a busy machine the scheduler gives the
+ * requests' CPU first and the checks take what is left.
+ */
+export const Niceness = Context.Reference<number>("hearth/git/Niceness", { defaultValue: () => 0 })
+
 /** Runs `git <args>` to completion; fails with `GitError` on a non-zero exit (other than `answerCodes`). */
 export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Effect.Effect<RunResult, GitError> =>
+  Effect.flatMap(Niceness, (niceness) => runNiced(args, options, niceness))
+
+const runNiced = (args: ReadonlyArray<string>, options: RunOptions, niceness: number) =>
   Effect.callback<RunResult, GitError>((resume, signal) => {
     const child = spawn("git", args as Array<string>, {
       cwd: options.cwd,
@@ -115,6 +126,13 @@ export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Effe
       stdio: ["pipe", "pipe", "pipe"],
       signal
     })
+    if (niceness > 0 && child.pid !== undefined) {
+      try {
+        setPriority(child.pid, niceness)
+      } catch {
+        // Already gone, or not allowed: it runs at the server's priority.
+      }
+    }
     const stdout: Array<Buffer> = []
     const stderr: Array<Buffer> = []
     const max = options.maxOutput ?? Number.POSITIVE_INFINITY

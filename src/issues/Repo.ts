@@ -92,7 +92,28 @@ type Row = Record<string, any>
 const num = (v: unknown) => Number(v)
 const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v))
 
-const toIssue = (r: Row): IssueRow => ({
+/** The columns `toIssue` reads: what another table's query selects to bring an issue along (prefixed). */
+export const ISSUE_COLUMNS = [
+  "id",
+  "repo_id",
+  "index",
+  "poster_id",
+  "title",
+  "body",
+  "ref",
+  "is_pull",
+  "is_closed",
+  "is_locked",
+  "milestone_id",
+  "num_comments",
+  "deadline",
+  "created_at",
+  "updated_at",
+  "closed_at",
+  "pin_order"
+] as const
+
+export const toIssue = (r: Row): IssueRow => ({
   id: num(r.id),
   repoId: num(r.repo_id),
   index: num(r.index),

@@ -5,6 +5,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import * as Merge from "../git/Merge.ts"
+import { readRefs } from "../git/RefFiles.ts"
 import type { Principal } from "../http/Caller.ts"
 import { formatTime } from "../http/Json.ts"
 import { isWorkInProgress, makePresenter } from "../issues/Present.ts"
@@ -23,11 +24,18 @@ import type { PRBranchInfo, PullRequest } from "./Schema.ts"
 import { type Loaded, pullRef, type Side } from "./Service.ts"
 
 /**
- * Where each of `refs` (full names) points, in one `git for-each-ref`; absent refs are missing from
- * the map. A pattern also matches the refs below it (`refs/heads/a` matches `refs/heads/a/b`), so
+ * Where each of `refs` (full names) points; absent refs are missing from the map. Read from the
+ * repository's files (no process: a read of a page starts no git), else in one `git for-each-ref`,
+ * where a pattern also matches the refs below it (`refs/heads/a` matches `refs/heads/a/b`), so
  * only exact names are kept; branch names cannot hold glob characters (`git check-ref-format`).
  */
 const refTips = (path: string, refs: ReadonlyArray<string>) =>
+  Effect.suspend(() => {
+    const read = readRefs(path, refs)
+    return read !== undefined ? Effect.succeed(read) : refTipsByGit(path, refs)
+  })
+
+const refTipsByGit = (path: string, refs: ReadonlyArray<string>) =>
   Effect.map(
     Effect.orDie(Git.inRepo(path, ["for-each-ref", "--format=%(objectname) %(refname)", "--", ...refs])),
     (result) => {
@@ -212,12 +220,9 @@ export class PullPresenter extends Context.Service<
             const key = `${path}\0${ref}`
             return tips.has(key) ? Effect.succeed(tips.get(key)) : resolve(path, ref)
           }
-          // Requested reviewers and review counts of the whole page in a few queries.
+          // Requested reviewers and review counts of the whole page in one query.
           const issueIds = rows.map((r) => r.issue.id)
-          const [requested, reviewCounts] = yield* Effect.all([
-            reviews.requestedOf(issueIds),
-            reviews.reviewCommentCounts(issueIds)
-          ])
+          const requested = yield* reviews.requestedOf(issueIds)
           const people = yield* users.findByIds([...new Set([...requested.values()].flatMap((r) => r.userIds))])
           const teams = new Map<number, TeamRow>()
           for (const id of new Set([...requested.values()].flatMap((r) => r.teamIds))) {
@@ -237,7 +242,7 @@ export class PullPresenter extends Context.Service<
                   const team = teams.get(id)
                   return team === undefined ? [] : [team]
                 }),
-                comments: reviewCounts.get(loaded.issue.id) ?? 0
+                comments: asked?.comments ?? 0
               })
             )
           }

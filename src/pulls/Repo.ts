@@ -4,6 +4,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { sqlBoundary } from "../db/Boundary.ts"
 import type { Page } from "../http/Pagination.ts"
+import { ISSUE_COLUMNS, type IssueRow, toIssue } from "../issues/Repo.ts"
 
 /** Forgejo's PullRequestStatus (models/issues/pull.go). */
 export const PullStatus = {
@@ -98,6 +99,22 @@ const toPull = (r: Row): PullRow => ({
   isClosed: r.is_closed
 })
 
+/** A pull request with its issue, read in one statement. */
+export interface PullWithIssue {
+  readonly pull: PullRow
+  readonly issue: IssueRow
+}
+
+/** The issue's columns as `withIssue` selects them (`i_` before each). */
+const issueOf = (r: Row): IssueRow => toIssue(Object.fromEntries(ISSUE_COLUMNS.map((c) => [c, r[`i_${c}`]])))
+
+/** A pull request to check, and what names its base repository's directory. */
+export interface PullForCheck {
+  readonly pull: PullRow
+  readonly baseOwnerId: number
+  readonly baseLowerName: string
+}
+
 /** What a mergeability check found, for the commits it compared. */
 export interface CheckResult {
   readonly status: PullStatus
@@ -146,7 +163,8 @@ export class PullsRepo extends Context.Service<
       /** 1 for an AGit pull request (its head only in `refs/pull/{n}/head`); 0 unless told. */
       readonly flow?: number | undefined
     }) => Effect.Effect<PullRow>
-    readonly byIndex: (baseRepoId: number, index: number) => Effect.Effect<Option.Option<PullRow>>
+    /** The pull request with that index of the base repository, with its issue (one statement). */
+    readonly byIndex: (baseRepoId: number, index: number) => Effect.Effect<Option.Option<PullWithIssue>>
     readonly byId: (id: number) => Effect.Effect<Option.Option<PullRow>>
     readonly byIssueIds: (issueIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, PullRow>>
     /** The open, unmerged pull request from the head branch into the base branch (Forgejo's duplicate check). */
@@ -188,7 +206,11 @@ export class PullsRepo extends Context.Service<
     readonly openWithBranch: (repoId: number, branch: string) => Effect.Effect<ReadonlyArray<PullRow>>
     /** Open pull requests still marked as being checked (after a restart). */
     readonly openChecking: Effect.Effect<ReadonlyArray<PullRow>>
-    readonly list: (filter: PullFilter, page: Page) => Effect.Effect<{ rows: ReadonlyArray<PullRow>; total: number }>
+    /** A page of pull requests with their issues, and how many match: one statement. */
+    readonly list: (
+      filter: PullFilter,
+      page: Page
+    ) => Effect.Effect<{ rows: ReadonlyArray<PullWithIssue>; total: number }>
     readonly setHead: (id: number, headSha: string) => Effect.Effect<void>
     readonly markChecking: (ids: ReadonlyArray<number>) => Effect.Effect<void>
     /**
@@ -196,6 +218,11 @@ export class PullsRepo extends Context.Service<
      * longer its head) or it was merged meanwhile; `true` when stored.
      */
     readonly saveCheck: (id: number, result: CheckResult) => Effect.Effect<boolean>
+    /**
+     * The pull requests a run of queued checks is for, each with what its base repository's path
+     * needs (owner, lower-case name): one statement for the run, not two per check.
+     */
+    readonly forChecks: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, PullForCheck>>
     readonly setBase: (id: number, baseBranch: string) => Effect.Effect<void>
     readonly setAllowMaintainerEdit: (id: number, allow: boolean) => Effect.Effect<void>
     /** Marks the pull request merged, once: `false` when it already was. */
@@ -210,7 +237,7 @@ export class PullsRepo extends Context.Service<
     ) => Effect.Effect<boolean>
     readonly byMergeCommit: (baseRepoId: number, sha: string) => Effect.Effect<Option.Option<PullRow>>
     /** The repository's pinned pull requests, in pin order. */
-    readonly pinned: (baseRepoId: number) => Effect.Effect<ReadonlyArray<PullRow>>
+    readonly pinned: (baseRepoId: number) => Effect.Effect<ReadonlyArray<PullWithIssue>>
   }
 >()("hearth/pulls/PullsRepo") {
   static readonly layer = Layer.effect(
@@ -220,6 +247,10 @@ export class PullsRepo extends Context.Service<
       const select = sql`SELECT p.*, i.index, i.is_closed FROM pull_requests p JOIN issues i ON i.id = p.issue_id`
       const one = (rows: ReadonlyArray<Row>) =>
         rows.length === 0 ? Option.none<PullRow>() : Option.some(toPull(rows[0]!))
+      const withIssue = sql.unsafe(
+        `SELECT p.*, i.index, i.is_closed, ${ISSUE_COLUMNS.map((c) => `i.${c} AS i_${c}`).join(", ")}`
+      )
+      const bothOf = (r: Row): PullWithIssue => ({ pull: toPull(r), issue: issueOf(r) })
 
       const orderOf = (sort: PullSort) => {
         switch (sort) {
@@ -261,7 +292,11 @@ export class PullsRepo extends Context.Service<
               return Option.getOrThrow(one(yield* sql`${select} WHERE p.id = ${row!.id}`))
             }),
           byIndex: (baseRepoId, index) =>
-            Effect.map(sql`${select} WHERE i.repo_id = ${baseRepoId} AND i.index = ${index} AND i.is_pull`, one),
+            Effect.map(
+              sql`${withIssue} FROM pull_requests p JOIN issues i ON i.id = p.issue_id
+                WHERE i.repo_id = ${baseRepoId} AND i.index = ${index} AND i.is_pull`,
+              (rows) => (rows.length === 0 ? Option.none() : Option.some(bothOf(rows[0]!)))
+            ),
           byId: (id) => Effect.map(sql`${select} WHERE p.id = ${id}`, one),
           byIssueIds: (issueIds) =>
             issueIds.length === 0
@@ -334,10 +369,13 @@ export class PullsRepo extends Context.Service<
               }
               const where = sql.and(parts)
               const from = sql`FROM pull_requests p JOIN issues i ON i.id = p.issue_id`
-              const [count] = yield* sql`SELECT count(*) AS n ${from} WHERE ${where}`
-              const rows = yield* sql`SELECT p.*, i.index, i.is_closed ${from} WHERE ${where}
+              // The count beside the rows: one statement; counted apart only for a page past the end.
+              const rows = yield* sql`${withIssue}, count(*) OVER () AS total_count ${from} WHERE ${where}
                 ORDER BY ${orderOf(filter.sort)} LIMIT ${page.limit} OFFSET ${page.offset}`
-              return { rows: rows.map(toPull), total: num(count!.n) }
+              if (rows.length > 0) return { rows: rows.map(bothOf), total: num(rows[0]!.total_count) }
+              if (page.offset === 0) return { rows: [], total: 0 }
+              const [count] = yield* sql`SELECT count(*) AS n ${from} WHERE ${where}`
+              return { rows: [], total: num(count!.n) }
             }),
           setHead: (id, headSha) => Effect.asVoid(sql`UPDATE pull_requests SET head_sha = ${headSha} WHERE id = ${id}`),
           markChecking: (ids) =>
@@ -346,6 +384,21 @@ export class PullsRepo extends Context.Service<
               : Effect.asVoid(
                   sql`UPDATE pull_requests SET status = ${PullStatus.checking}
                     WHERE id IN ${sql.in(ids)} AND NOT has_merged`
+                ),
+          forChecks: (ids) =>
+            ids.length === 0
+              ? Effect.succeed(new Map())
+              : Effect.map(
+                  sql`SELECT p.*, i.index, i.is_closed, r.owner_id AS base_owner_id, r.lower_name AS base_lower_name
+                    FROM pull_requests p JOIN issues i ON i.id = p.issue_id JOIN repositories r ON r.id = p.base_repo_id
+                    WHERE p.id IN ${sql.in(ids)}`,
+                  (rows) =>
+                    new Map(
+                      rows.map((r) => [
+                        num(r.id),
+                        { pull: toPull(r), baseOwnerId: num(r.base_owner_id), baseLowerName: String(r.base_lower_name) }
+                      ])
+                    )
                 ),
           saveCheck: (id, result) =>
             Effect.map(
@@ -383,8 +436,9 @@ export class PullsRepo extends Context.Service<
             ),
           pinned: (baseRepoId) =>
             Effect.map(
-              sql`${select} WHERE i.repo_id = ${baseRepoId} AND i.is_pull AND i.pin_order > 0 ORDER BY i.pin_order`,
-              (rows) => rows.map(toPull)
+              sql`${withIssue} FROM pull_requests p JOIN issues i ON i.id = p.issue_id
+                WHERE i.repo_id = ${baseRepoId} AND i.is_pull AND i.pin_order > 0 ORDER BY i.pin_order`,
+              (rows) => rows.map(bothOf)
             )
         })
       )

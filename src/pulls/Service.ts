@@ -37,7 +37,7 @@ import { commentType, isWorkInProgress } from "../issues/Present.ts"
 import { type IssueRow, IssuesRepo } from "../issues/Repo.ts"
 import type { Issue } from "../issues/Schema.ts"
 import { IssuesService } from "../issues/Service.ts"
-import { DeliveryQueue } from "../jobs/Queue.ts"
+import { type Claimed, DeliveryQueue } from "../jobs/Queue.ts"
 import { atLeast } from "../lib/AccessMode.ts"
 import { branchNameProblem } from "../lib/Names.ts"
 import { MergeReasons } from "../protection/Policy.ts"
@@ -57,11 +57,13 @@ import { mayMerge, mayPushTo } from "./Policy.ts"
 import {
   type CheckResult,
   type PullFilter,
+  type PullForCheck,
   type PullRow,
   type PullSort,
   type PullStats,
   PullStatus,
-  PullsRepo
+  PullsRepo,
+  type PullWithIssue
 } from "./Repo.ts"
 import { type CreatePullRequestOption, type EditPullRequestOption, MERGE_DO, type MergeDo } from "./Schema.ts"
 
@@ -78,6 +80,28 @@ const T = {
 
 /** The ref of a pull request's head in its base repository. */
 export const pullRef = (index: number) => `refs/pull/${index}/head`
+
+/**
+ * Mergeability checks: `CHECK_CONCURRENCY` at a time (two git processes each; the rest of the
+ * machine is left to requests), queued under `CHECK_KEYS` ordering keys (a pull request always
+ * under the same one, so its checks stay in order), taken `CHECK_RUN` of a key at a time: the 200
+ * checks a push to a base queues are a few claims of the queue, not one each, and their pull
+ * requests are read `CHECK_READ_AHEAD` at a time.
+ */
+const CHECK_CONCURRENCY = 2
+const CHECK_KEYS = 8
+const CHECK_RUN = 25
+const CHECK_READ_AHEAD = 10
+const CHECK_NICENESS = 10
+const checkKeyOf = (pullId: number) => `pull-check:${pullId % CHECK_KEYS}`
+const checkedPullOf = (claimed: Claimed): number | undefined => {
+  try {
+    const id = Number((JSON.parse(claimed.payload) as { pullId: unknown }).pullId)
+    return Number.isSafeInteger(id) && id > 0 ? id : undefined
+  } catch {
+    return undefined
+  }
+}
 const headsRef = (branch: string) => `refs/heads/${branch}`
 
 /** A repository with its owner, path and the viewer's access. */
@@ -350,9 +374,9 @@ export class PullsService extends Context.Service<
       const branchSha = (path: string, branch: string) =>
         branchNameProblem(branch) !== undefined ? Effect.succeed(undefined) : resolve(path, headsRef(branch))
 
-      const load = (pull: PullRow, base?: Side) =>
+      const load = (pull: PullRow, base?: Side, knownIssue?: IssueRow) =>
         Effect.gen(function* () {
-          const issue = Option.getOrThrow(yield* issueRows.issueById(pull.issueId))
+          const issue = knownIssue ?? Option.getOrThrow(yield* issueRows.issueById(pull.issueId))
           let baseSide = base
           if (baseSide === undefined) {
             const row = Option.getOrThrow(yield* repoRows.findById(pull.baseRepoId))
@@ -367,15 +391,12 @@ export class PullsService extends Context.Service<
           return { pull, issue, base: baseSide, head } satisfies Loaded
         })
 
-      /** A page of pull requests of one base repository: their issues in one query, each head repository once. */
-      const loadMany = (rows: ReadonlyArray<PullRow>, base: Side) =>
+      /** A page of pull requests of one base repository (read with their issues), each head repository read once. */
+      const loadMany = (rows: ReadonlyArray<PullWithIssue>, base: Side) =>
         Effect.gen(function* () {
-          const issuesById = new Map((yield* issueRows.issuesByIds(rows.map((r) => r.issueId))).map((i) => [i.id, i]))
           const heads = new Map<number, Side | undefined>([[base.repo.id, base]])
           const out: Array<Loaded> = []
-          for (const pull of rows) {
-            const issue = issuesById.get(pull.issueId)
-            if (issue === undefined) continue
+          for (const { pull, issue } of rows) {
             let head: Side | undefined
             if (pull.headRepoId !== null) {
               if (!heads.has(pull.headRepoId)) {
@@ -401,7 +422,7 @@ export class PullsService extends Context.Service<
           if (n < 1) return yield* Errors.notFound()
           const found = yield* pulls.byIndex(opened.repo.id, n)
           if (Option.isNone(found)) return yield* Errors.notFound()
-          return yield* load(found.value, baseOf(opened))
+          return yield* load(found.value.pull, baseOf(opened), found.value.issue)
         })
 
       const subjectOf = (side: Side, doer: Pick<UserRow, "id" | "name">) => Events.subject(side.owner, side.repo, doer)
@@ -416,7 +437,7 @@ export class PullsService extends Context.Service<
               CHECK_TOPIC,
               rows.map((pull) => ({
                 payload: JSON.stringify({ pullId: pull.id }),
-                orderingKey: `pull:${pull.id}`,
+                orderingKey: checkKeyOf(pull.id),
                 kind: "pull-check",
                 repoId: pull.baseRepoId
               }))
@@ -475,19 +496,19 @@ export class PullsService extends Context.Service<
           return { current, baseTip: { sha: baseSha } }
         })
 
-      const check = (pullId: number) =>
+      /** A queued check of the pull request read for it (gone: nothing to do). */
+      const check = (found: PullForCheck | undefined) =>
         Effect.gen(function* () {
-          const row = yield* pulls.byId(pullId)
-          if (Option.isNone(row) || row.value.hasMerged) return
-          const baseRepo = yield* repoRows.findById(row.value.baseRepoId)
-          if (Option.isNone(baseRepo)) return
-          const base = yield* sideOf(baseRepo.value)
-          if (Option.isNone(base)) return
-          const { stats, headSha, mergeBase } = row.value
+          if (found === undefined || found.pull.hasMerged) return
+          const owner = yield* users.findById(found.baseOwnerId)
+          if (Option.isNone(owner)) return
+          const path = repos.pathOf(owner.value, { lowerName: found.baseLowerName })
+          const row = found.pull
+          const { stats, headSha, mergeBase } = row
           const statsCurrent = stats.headSha === headSha && stats.mergeBase === mergeBase
-          const known = statsCurrent ? yield* checkIsCurrent(row.value, base.value.path) : undefined
+          const known = statsCurrent ? yield* checkIsCurrent(row, path) : undefined
           if (known?.current === true) return
-          yield* pulls.saveCheck(pullId, yield* compute(row.value, base.value.path, known?.baseTip))
+          yield* pulls.saveCheck(row.id, yield* compute(row, path, known?.baseTip))
         })
 
       /** The check run in a request that needs its answer (a merge): stored, and returned re-read. */
@@ -663,6 +684,7 @@ export class PullsService extends Context.Service<
       )
 
       const resume = Effect.flatMap(pulls.openChecking, enqueueChecks)
+      const readAhead = new WeakMap<ReadonlyArray<Claimed>, Map<number, PullForCheck | undefined>>()
 
       const start = Effect.gen(function* () {
         if (started) return
@@ -673,24 +695,51 @@ export class PullsService extends Context.Service<
         listening.push(
           queue.listen(
             CHECK_TOPIC,
-            async (claimed) => {
-              let pullId: number
-              try {
-                pullId = Number((JSON.parse(claimed.payload) as { pullId: unknown }).pullId)
-              } catch {
-                return { error: "the queued check could not be read", final: true }
+            async (claimed, run) => {
+              const pullId = checkedPullOf(claimed)
+              if (pullId === undefined) return { error: "the queued check could not be read", final: true }
+              // The pull requests of the run's next checks, read together when this one is not
+              // known yet; each used once (a later check of the same pull request reads it again).
+              let known = readAhead.get(run)
+              if (known === undefined) {
+                known = new Map()
+                readAhead.set(run, known)
               }
+              if (!known.has(pullId)) {
+                const at = run.indexOf(claimed)
+                const ids = [
+                  ...new Set(
+                    run
+                      .slice(Math.max(0, at), Math.max(0, at) + CHECK_READ_AHEAD)
+                      .flatMap((c) => checkedPullOf(c) ?? [])
+                  )
+                ]
+                const found = await Effect.runPromiseWith(context)(pulls.forChecks(ids))
+                for (const id of ids) known.set(id, found.get(id))
+              }
+              const found = known.get(pullId)
+              known.delete(pullId)
               return Effect.runPromiseWith(context)(
-                check(pullId).pipe(
+                check(found).pipe(
+                  // Nobody waits on a check: its git processes give way to the requests' work.
+                  Effect.provideService(Git.Niceness, CHECK_NICENESS),
                   Effect.match({
-                    onFailure: (error) => ({ error: String(error) }),
+                    // Not retried: a retry would hold back the checks behind it in its key; the
+                    // next push to either branch checks it again.
+                    onFailure: (error) => ({ error: String(error), final: true }),
                     onSuccess: () => ({})
                   }),
-                  Effect.catchDefect((defect) => Effect.succeed({ error: String(defect) }))
+                  Effect.catchDefect((defect) => Effect.succeed({ error: String(defect), final: true }))
                 )
               )
             },
-            { attempts: 5, retryDelayMs: 5_000, concurrency: 2, signal: abort.signal }
+            {
+              attempts: 5,
+              retryDelayMs: 5_000,
+              concurrency: CHECK_CONCURRENCY,
+              run: CHECK_RUN,
+              signal: abort.signal
+            }
           )
         )
       })
@@ -1576,7 +1625,7 @@ export class PullsService extends Context.Service<
           afterMove(loaded, doer, commit, baseSha, deleteBranch, true),
         update,
         deleteBranch,
-        check,
+        check: (pullId) => Effect.flatMap(pulls.forChecks([pullId]), (found) => check(found.get(pullId))),
         reload,
         start,
         resume

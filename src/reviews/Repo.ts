@@ -72,6 +72,13 @@ const parseStates = (raw: unknown): Record<string, number> => {
   }
 }
 
+/** A pull request's review requests (users, teams) and its review summaries counted (`review_comments`). */
+export interface PullReviewSummary {
+  readonly userIds: ReadonlyArray<number>
+  readonly teamIds: ReadonlyArray<number>
+  readonly comments: number
+}
+
 export interface NewReview {
   readonly issueId: number
   readonly type: ReviewType
@@ -172,13 +179,7 @@ export class ReviewsRepo extends Context.Service<
      * Forgejo's requested reviewers: per user, the latest non-dismissed approve, reject or request
      * row, ordered by its update time; and the teams with an open request. For many issues at once.
      */
-    readonly requestedOf: (
-      issueIds: ReadonlyArray<number>
-    ) => Effect.Effect<
-      ReadonlyMap<number, { readonly userIds: ReadonlyArray<number>; readonly teamIds: ReadonlyArray<number> }>
-    >
-    /** Review-summary comments (type 22) per issue: the PullRequest JSON's `review_comments`. */
-    readonly reviewCommentCounts: (issueIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, number>>
+    readonly requestedOf: (issueIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, PullReviewSummary>>
 
     readonly insertComment: (comment: NewReviewComment) => Effect.Effect<number>
     /** The review's summary comment (type 22), if any. */
@@ -285,29 +286,34 @@ export class ReviewsRepo extends Context.Service<
             ),
           requestedOf: (issueIds) =>
             Effect.gen(function* () {
-              const out = new Map<number, { userIds: Array<number>; teamIds: Array<number> }>()
+              const out = new Map<number, { userIds: Array<number>; teamIds: Array<number>; comments: number }>()
               if (issueIds.length === 0) return out
-              for (const id of issueIds) out.set(id, { userIds: [], teamIds: [] })
-              const users = yield* sql`SELECT r.issue_id, r.reviewer_id FROM reviews r WHERE r.id IN (
-                  SELECT max(id) FROM reviews WHERE issue_id IN ${sql.in(issueIds)} AND reviewer_team_id IS NULL
-                    AND reviewer_id IS NOT NULL AND type IN (${ReviewType.approve}, ${ReviewType.reject}, ${ReviewType.request})
-                    AND NOT dismissed GROUP BY issue_id, reviewer_id)
-                ORDER BY r.updated_at, r.id`
-              for (const r of users) out.get(num(r.issue_id))?.userIds.push(num(r.reviewer_id))
-              const teams = yield* sql`SELECT issue_id, reviewer_team_id FROM reviews
-                WHERE issue_id IN ${sql.in(issueIds)} AND reviewer_team_id IS NOT NULL AND type = ${ReviewType.request}
-                ORDER BY updated_at, id`
-              for (const r of teams) out.get(num(r.issue_id))?.teamIds.push(num(r.reviewer_team_id))
+              for (const id of issueIds) out.set(id, { userIds: [], teamIds: [], comments: 0 })
+              // Users asked (their newest review a request or a verdict), teams asked, and the review
+              // summaries counted: one statement for a page, each part in its own order.
+              const rows = yield* sql`SELECT kind, issue_id, id, n FROM (
+                  SELECT 0 AS kind, r.issue_id, r.reviewer_id AS id, 0::bigint AS n, r.updated_at AS at, r.id AS ord
+                    FROM reviews r WHERE r.id IN (
+                      SELECT max(id) FROM reviews WHERE issue_id IN ${sql.in(issueIds)} AND reviewer_team_id IS NULL
+                        AND reviewer_id IS NOT NULL AND type IN (${ReviewType.approve}, ${ReviewType.reject}, ${ReviewType.request})
+                        AND NOT dismissed GROUP BY issue_id, reviewer_id)
+                  UNION ALL
+                  SELECT 1, issue_id, reviewer_team_id, 0::bigint, updated_at, id FROM reviews
+                    WHERE issue_id IN ${sql.in(issueIds)} AND reviewer_team_id IS NOT NULL AND type = ${ReviewType.request}
+                  UNION ALL
+                  SELECT 2, issue_id, NULL, count(*), NULL, NULL FROM comments
+                    WHERE issue_id IN ${sql.in(issueIds)} AND type = ${ReviewCommentType.review} GROUP BY issue_id
+                ) parts ORDER BY kind, at, ord`
+              for (const r of rows) {
+                const entry = out.get(num(r.issue_id))
+                if (entry === undefined) continue
+                const kind = num(r.kind)
+                if (kind === 0) entry.userIds.push(num(r.id))
+                else if (kind === 1) entry.teamIds.push(num(r.id))
+                else entry.comments = num(r.n)
+              }
               return out
             }),
-          reviewCommentCounts: (issueIds) =>
-            issueIds.length === 0
-              ? Effect.succeed(new Map())
-              : Effect.map(
-                  sql`SELECT issue_id, count(*) AS n FROM comments WHERE issue_id IN ${sql.in(issueIds)}
-                    AND type = ${ReviewCommentType.review} GROUP BY issue_id`,
-                  (rows) => new Map(rows.map((r) => [num(r.issue_id), num(r.n)] as const))
-                ),
 
           insertComment: (c) =>
             Effect.map(

@@ -54,17 +54,25 @@ export const templateOf = (key: "embeddedTemplate" | "postgresTemplate") => {
 /** Another process may take the free port before the server listens on it: then a new port. */
 const addressInUse = (e: unknown) => /EADDRINUSE/.test(inspect(e, { depth: 6 }))
 
-export const startHearth = async (overrides: Settings.RawSettings = {}): Promise<Hearth> => {
+/** What a test adds to the server's layer, e.g. a tracer of its own (`Layer.succeed(Tracer.Tracer)(…)`). */
+export interface StartOptions {
+  readonly layer?: Layer.Layer<never>
+}
+
+export const startHearth = async (
+  overrides: Settings.RawSettings = {},
+  options: StartOptions = {}
+): Promise<Hearth> => {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startHearthOn(await freePort(), overrides)
+      return await startHearthOn(await freePort(), overrides, options)
     } catch (e) {
       if (attempt >= 5 || !addressInUse(e)) throw e
     }
   }
 }
 
-const startHearthOn = async (port: number, overrides: Settings.RawSettings): Promise<Hearth> => {
+const startHearthOn = async (port: number, overrides: Settings.RawSettings, options: StartOptions): Promise<Hearth> => {
   const dataDir = mkdtempSync(join(tmpdir(), "hearth-test-"))
   const scope = Effect.runSync(Scope.make())
   const testDatabaseUrl = process.env.TEST_DATABASE_URL
@@ -96,7 +104,10 @@ const startHearthOn = async (port: number, overrides: Settings.RawSettings): Pro
     }
     const settings = Settings.withSecretKey(Settings.resolveSettings(raw))
     const context = await Effect.runPromise(
-      Layer.buildWithScope(ServeLayer.pipe(Layer.provide(Settings.layerValue(settings))), scope)
+      Layer.buildWithScope(
+        ServeLayer.pipe(Layer.provide(Settings.layerValue(settings)), Layer.provide(options.layer ?? Layer.empty)),
+        scope
+      )
     )
     const base = `http://127.0.0.1:${port}`
     const run = <A, E>(effect: Effect.Effect<A, E, any>) =>
