@@ -194,7 +194,11 @@ describe("GET /repos/{o}/{r}/issues", () => {
   })
 
   it("filters by labels (every one named; unknown names dropped)", async () => {
-    expect(numbers((await list("?labels=bug&sort=oldest")).body)).toEqual([1, 2])
+    const bugs = (await list("?labels=bug&sort=oldest")).body
+    expect(numbers(bugs)).toEqual([1, 2])
+    // Each issue of a page with its own labels, by name, whichever labels the others share.
+    expect(bugs.map((i) => i.labels.map((l: any) => l.name))).toEqual([["bug", "ui"], ["bug"]])
+    expect(bugs[0].labels[0]).toEqual(labelBug)
     expect(numbers((await list("?labels=bug,ui")).body)).toEqual([1])
     expect(numbers((await list("?labels=bug,nosuch&sort=oldest")).body)).toEqual([1, 2])
   })

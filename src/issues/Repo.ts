@@ -632,14 +632,21 @@ export class IssuesRepo extends Context.Service<
             issueIds.length === 0
               ? Effect.succeed(new Map())
               : Effect.map(
-                  sql`SELECT il.issue_id AS for_issue, l.* FROM issue_labels il JOIN labels l ON l.id = il.label_id
-                    WHERE il.issue_id IN ${sql.in(issueIds)} ORDER BY l.name, l.id`,
+                  // Each label once with the issues it is on (a page's issues share a few labels: a
+                  // row per pair repeated every label's columns, which the embedded database hands
+                  // over one value at a time); in label order, so each issue's list is too.
+                  sql`SELECT l.*, array_agg(il.issue_id) AS for_issues FROM issue_labels il
+                    JOIN labels l ON l.id = il.label_id
+                    WHERE il.issue_id IN ${sql.in(issueIds)} GROUP BY l.id ORDER BY l.name, l.id`,
                   (rows) => {
                     const map = new Map<number, Array<LabelRow>>()
                     for (const r of rows) {
-                      const list = map.get(num(r.for_issue)) ?? []
-                      list.push(toLabel(r))
-                      map.set(num(r.for_issue), list)
+                      const label = toLabel(r)
+                      for (const issueId of r.for_issues as ReadonlyArray<unknown>) {
+                        const list = map.get(num(issueId)) ?? []
+                        list.push(label)
+                        map.set(num(issueId), list)
+                      }
                     }
                     return map
                   }
