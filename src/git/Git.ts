@@ -1,7 +1,7 @@
 // The only door to git: the `git` CLI, spawned without a shell, with `--` before any path.
 // Everything Hearth does to repositories on disk goes through this module.
 
-import { spawn } from "node:child_process"
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { lstatSync, readdirSync, type Stats, statSync } from "node:fs"
 import { lstat, mkdir, rename, rm } from "node:fs/promises"
@@ -231,13 +231,20 @@ export interface RefUpdate {
   readonly oldSha: string
 }
 
+/** Where a ref update is refused because the ref is not as expected (or is locked). */
+const REF_CONFLICT =
+  /but expected|reference already exists|cannot lock ref|unable to resolve reference|multiple updates/
+
 /**
  * Compare-and-swap of several refs in one transaction: every `ref` moves from `oldSha` to `newSha`,
  * or none does. Fails with `RefConflict` when a ref is not at its expected old value (or is locked).
+ * With `through`, the transaction goes to that repository's long-lived `update-ref` (the
+ * Repository entity keeps one) instead of a process of its own.
  */
 export const updateRefs = (
   repo: string,
-  updates: ReadonlyArray<RefUpdate>
+  updates: ReadonlyArray<RefUpdate>,
+  through?: RefTransactions
 ): Effect.Effect<void, GitError | GitArgumentError | RefConflict> =>
   Effect.gen(function* () {
     let input = ""
@@ -249,17 +256,121 @@ export const updateRefs = (
       input += newSha === ZERO_SHA ? `delete ${ref}\0${oldSha}\0` : `update ${ref}\0${newSha}\0${oldSha}\0`
     }
     if (input === "") return
-    yield* inRepo(repo, ["update-ref", "--stdin", "-z"], { input }).pipe(
+    const done =
+      through === undefined
+        ? inRepo(repo, ["update-ref", "--stdin", "-z"], { input })
+        : Effect.tryPromise({
+            try: () => through.transact(repo, input),
+            catch: (error) =>
+              error instanceof GitError
+                ? error
+                : new GitError({ args: ["update-ref", "--stdin", "-z"], exitCode: null, stderr: String(error) })
+          })
+    yield* done.pipe(
       Effect.catchIf(
-        (error) =>
-          /but expected|reference already exists|cannot lock ref|unable to resolve reference|multiple updates/.test(
-            error.stderr
-          ),
+        (error) => REF_CONFLICT.test(error.stderr),
         (error) =>
           Effect.fail(new RefConflict({ ref: updates.map((u) => u.ref).join(", "), message: error.stderr.trim() }))
       )
     )
   })
+
+/** Which directory a process was started in: a repository deleted (or moved) and made again is another one. */
+const identityOf = (dir: string): string | undefined => {
+  try {
+    const st = statSync(dir)
+    return `${st.dev}:${st.ino}`
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * One repository's long-lived `git update-ref --stdin -z`, as the Repository entity keeps it: each
+ * transaction is `start`, its updates, `prepare` (where git locks the refs and checks their old
+ * values) and `commit`, one at a time; a ref write then costs no process start. git ends the
+ * process when a transaction fails (its `fatal:` line is the error, as from a process of its own);
+ * the next transaction starts a new one, as does one for another directory or for a repository
+ * deleted and made again at the same path. Refs and objects are read from disk in each
+ * transaction (git re-reads `packed-refs` when it changed and looks for new objects), so pushes
+ * and in-process object writes between transactions are seen.
+ */
+export class RefTransactions {
+  private child: ChildProcessWithoutNullStreams | undefined
+  private dir = ""
+  private identity: string | undefined
+  private queue: Promise<unknown> = Promise.resolve()
+  /** What the running transaction has received; `settle` set while one runs. */
+  private out = ""
+  private err = ""
+  private settle: ((exit: { code: number | null } | undefined) => void) | undefined
+
+  /** Runs one transaction of `updates` (update-ref's `-z` commands) in `repo`; transactions queue. */
+  transact(repo: string, updates: string): Promise<void> {
+    const run = this.queue.then(() => this.once(repo, updates, true))
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+
+  private async once(repo: string, updates: string, retry: boolean): Promise<void> {
+    const child = this.processFor(repo)
+    this.out = ""
+    this.err = ""
+    const exit = await new Promise<{ code: number | null } | undefined>((resolve) => {
+      this.settle = resolve
+      child.stdin.write(`start\0${updates}prepare\0commit\0`)
+    })
+    this.settle = undefined
+    if (exit === undefined) return
+    // Ended before it read the transaction (it had exited meanwhile): nothing was done, try once more.
+    if (retry && !this.out.includes("start: ok")) return this.once(repo, updates, false)
+    throw new GitError({ args: ["update-ref", "--stdin", "-z"], exitCode: exit.code, stderr: this.err })
+  }
+
+  private processFor(repo: string): ChildProcessWithoutNullStreams {
+    const identity = identityOf(repo)
+    if (this.child !== undefined && this.dir === repo && this.identity === identity) return this.child
+    this.close()
+    const child = spawn("git", ["update-ref", "--stdin", "-z"], {
+      cwd: repo,
+      env: gitEnv({ GIT_DIR: repo }),
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    this.child = child
+    this.dir = repo
+    this.identity = identity
+    child.stdout.setEncoding("utf8")
+    // A process this one replaced may still be ending: only the current one answers.
+    child.stdout.on("data", (chunk: string) => {
+      if (this.child !== child) return
+      this.out += chunk
+      if (this.out.includes("commit: ok\n")) this.settle?.(undefined)
+    })
+    child.stderr.setEncoding("utf8")
+    child.stderr.on("data", (chunk: string) => {
+      if (this.child === child) this.err += chunk
+    })
+    child.stdin.on("error", () => {}) // it exited: "close" says how
+    const ended = (code: number | null) => {
+      if (this.child !== child) return
+      this.child = undefined
+      this.settle?.({ code })
+    }
+    child.on("error", (error) => {
+      if (this.child === child) this.err += String(error)
+      ended(null)
+    })
+    child.on("close", (code) => ended(code))
+    return child
+  }
+
+  /** Ends the process (at the end of its input git exits; nothing is half-done between transactions). */
+  close() {
+    const child = this.child
+    this.child = undefined
+    child?.stdin.end()
+  }
+}
 
 /** `updateRefs` for one ref. */
 export const updateRef = (repo: string, ref: string, newSha: string, oldSha: string) =>

@@ -12,6 +12,7 @@ import { Data, Effect, Option } from "effect"
 import * as Git from "./Git.ts"
 import { type SignOptions, signingEnv } from "./GitData.ts"
 import type { Signature } from "./Write.ts"
+import * as Write from "./Write.ts"
 
 /** Git failing while merging is a broken repository or a bug, not the caller's fault. */
 const orDie = <A>(effect: Effect.Effect<A, Git.GitError>) => Effect.orDie(effect)
@@ -129,7 +130,9 @@ const stamp = (who: Signature) => {
 
 /**
  * A commit of `tree` with `parents`, by `author`, committed by `committer`; signed with the
- * instance key when `sign` is given ([repository.signing] MERGES: src/git/Signing.ts).
+ * instance key when `sign` is given ([repository.signing] MERGES: src/git/Signing.ts). Unsigned,
+ * it is written in-process (Write.commitObject: the same bytes as `commit-tree`'s, one process
+ * fewer per merge) unless its names or dates are ones git would clean up.
  */
 export const commitTree = (
   repo: string,
@@ -141,6 +144,21 @@ export const commitTree = (
     readonly committer: Signature
   },
   sign?: SignOptions
+): Effect.Effect<string> =>
+  Effect.flatMap(
+    sign === undefined
+      ? Effect.try({
+          try: () => Write.commitObject(repo, spec),
+          catch: (cause) => new Git.GitError({ args: ["commit-tree"], exitCode: null, stderr: String(cause) })
+        }).pipe(orDie)
+      : Effect.succeed(undefined),
+    (written) => (written !== undefined ? Effect.succeed(written) : commitTreeByGit(repo, spec, sign))
+  )
+
+const commitTreeByGit = (
+  repo: string,
+  spec: Parameters<typeof commitTree>[1],
+  sign: SignOptions | undefined
 ): Effect.Effect<string> =>
   orDie(
     Effect.map(
