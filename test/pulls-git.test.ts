@@ -126,7 +126,7 @@ describe("git processes per merge and per mergeability check", () => {
     expect(await Effect.runPromise(Git.sizeKiB(bare()))).toBe(manyLoose)
   })
 
-  it("a merge (Do: merge) starts no ancestor test, no size count and no branch listing", async () => {
+  it("a merge (Do: merge) starts no ancestor test, no size count, no branch listing, no commit-tree, no update-ref", async () => {
     const index = await openPull("one", "one.txt")
     await checkedAgainst(await gitIn(clone, ["rev-parse", "main"]), 1)
     const from = logLength()
@@ -137,6 +137,11 @@ describe("git processes per merge and per mergeability check", () => {
     expect(started.filter((c) => c.startsWith("count-objects"))).toEqual([])
     expect(started.filter((c) => c.startsWith("for-each-ref") && c.endsWith("refs/heads/"))).toEqual([])
     expect(started.filter((c) => c.startsWith("merge-tree"))).toHaveLength(1)
+    // The commit is written in-process, the branch moved by the repository's long-lived
+    // `update-ref --stdin` (opened when the pull request's ref was made): merge-tree alone starts.
+    expect(started.filter((c) => c.startsWith("commit-tree"))).toEqual([])
+    expect(started.filter((c) => c.startsWith("update-ref"))).toEqual([])
+    await gitIn(bare(), ["fsck", "--strict", "--no-dangling"])
     // The base tip is read through the long-lived reader, not a `rev-parse` process.
     expect(started.filter((c) => c === "rev-parse --verify --quiet --end-of-options refs/heads/main")).toEqual([])
     // The branches did not change: the repository is still what it was.

@@ -125,7 +125,7 @@ export const commit = (
   })
 
 /** A byte git's `fmt_ident` trims from either end of a name or e-mail (ident.c's `crud`). */
-const CRUD = /^[\x00-\x20,:;<>"\\']$/
+const CRUD = /^[\x00-\x20.,:;<>"\\']$/
 
 /** Whether git writes `value` into an identity unchanged: no crud at its ends, no `<`, `>` or newline within. */
 const keptAsIs = (value: string) =>
