@@ -129,9 +129,25 @@ describe("git processes per merge and per mergeability check", () => {
   it("a merge (Do: merge) starts no ancestor test, no size count, no branch listing, no commit-tree, no update-ref", async () => {
     const index = await openPull("one", "one.txt")
     await checkedAgainst(await gitIn(clone, ["rev-parse", "main"]), 1)
+    const openBefore = (await json(await request(hearth, "GET", "/repos/alice/app", basic("alice")))).open_pr_counter
     const from = logLength()
     const res = await request(hearth, "POST", `/repos/alice/app/pulls/${index}/merge`, basic("alice"), { Do: "merge" })
     expect(res.status).toBe(200)
+    // Recorded in one statement: merged, closed and counted, with its merge_pull comment.
+    const pull = await json(await request(hearth, "GET", `/repos/alice/app/pulls/${index}`, basic("alice")))
+    expect([pull.merged, pull.state, pull.closed_at === null, pull.merged_by?.login]).toEqual([
+      true,
+      "closed",
+      false,
+      "alice"
+    ])
+    expect(pull.merge_commit_sha).toBe(await gitIn(bare(), ["rev-parse", "main"], { GIT_DIR: bare() }))
+    const timeline = await json(
+      await request(hearth, "GET", `/repos/alice/app/issues/${index}/timeline`, basic("alice"))
+    )
+    expect(timeline.filter((e: { type: string }) => e.type === "merge_pull")).toHaveLength(1)
+    const openAfter = (await json(await request(hearth, "GET", "/repos/alice/app", basic("alice")))).open_pr_counter
+    expect(openAfter).toBe(openBefore - 1)
     const started = commandsSince(from).map((c) => c.slice(c.indexOf("|") + 1))
     expect(started.filter((c) => c.startsWith("merge-base --is-ancestor"))).toEqual([])
     expect(started.filter((c) => c.startsWith("count-objects"))).toEqual([])
