@@ -196,4 +196,34 @@ describe("ref moves through a long-lived update-ref (Git.RefTransactions)", () =
       refs.close()
     }
   })
+
+  it("keeps at most 16 processes open across repositories; a write to one whose process was ended starts another", async () => {
+    const repo = await repository("many", "sha1")
+    const all = Array.from({ length: 20 }, () => new Git.RefTransactions())
+    const running = () =>
+      new Promise<number>((done, fail) =>
+        execFile("ps", ["-o", "args=", "--ppid", String(process.pid)], (error, stdout) =>
+          error === null
+            ? done(stdout.split("\n").filter((line) => line.startsWith("git update-ref --stdin")).length)
+            : fail(error)
+        )
+      )
+    try {
+      for (const [i, refs] of all.entries()) {
+        await Effect.runPromise(
+          Git.updateRefs(repo.dir, [{ ref: `refs/heads/t${i}`, newSha: repo.main, oldSha: Git.ZERO_SHA }], refs)
+        )
+      }
+      // The ended ones exit once they read the end of their input.
+      for (let i = 0; i < 100 && (await running()) > 16; i++) await new Promise((r) => setTimeout(r, 20))
+      expect(await running()).toBe(16)
+      // The first (ended) writes again through a new process.
+      await Effect.runPromise(
+        Git.updateRefs(repo.dir, [{ ref: "refs/heads/t0", newSha: repo.topic, oldSha: repo.main }], all[0]!)
+      )
+      expect(await gitIn(repo.dir, ["rev-parse", "refs/heads/t0"], { GIT_DIR: repo.dir })).toBe(repo.topic)
+    } finally {
+      for (const refs of all) refs.close()
+    }
+  })
 })

@@ -296,14 +296,8 @@ const identityOf = (dir: string): string | undefined => {
  * and in-process object writes between transactions are seen.
  */
 export class RefTransactions {
-  private child: ChildProcessWithoutNullStreams | undefined
-  private dir = ""
-  private identity: string | undefined
+  private current: RefProcess | undefined
   private queue: Promise<unknown> = Promise.resolve()
-  /** What the running transaction has received; `settle` set while one runs. */
-  private out = ""
-  private err = ""
-  private settle: ((exit: { code: number | null } | undefined) => void) | undefined
 
   /** Runs one transaction of `updates` (update-ref's `-z` commands) in `repo`; transactions queue. */
   transact(repo: string, updates: string): Promise<void> {
@@ -313,64 +307,111 @@ export class RefTransactions {
   }
 
   private async once(repo: string, updates: string, retry: boolean): Promise<void> {
-    const child = this.processFor(repo)
-    this.out = ""
-    this.err = ""
-    const exit = await new Promise<{ code: number | null } | undefined>((resolve) => {
-      this.settle = resolve
-      child.stdin.write(`start\0${updates}prepare\0commit\0`)
-    })
-    this.settle = undefined
-    if (exit === undefined) return
+    const process = this.processFor(repo)
+    const answer = await process.run(updates)
+    if (answer.ok) return
+    if (this.current === process) this.close()
     // Ended before it read the transaction (it had exited meanwhile): nothing was done, try once more.
-    if (retry && !this.out.includes("start: ok")) return this.once(repo, updates, false)
-    throw new GitError({ args: ["update-ref", "--stdin", "-z"], exitCode: exit.code, stderr: this.err })
+    if (retry && !answer.started) return this.once(repo, updates, false)
+    throw new GitError({ args: ["update-ref", "--stdin", "-z"], exitCode: answer.code, stderr: answer.stderr })
   }
 
-  private processFor(repo: string): ChildProcessWithoutNullStreams {
+  private processFor(repo: string): RefProcess {
     const identity = identityOf(repo)
-    if (this.child !== undefined && this.dir === repo && this.identity === identity) return this.child
+    const current = this.current
+    if (current !== undefined && !current.ended && current.dir === repo && current.identity === identity) {
+      // The most recently used last: the first is the one to end when too many are open.
+      OPEN_REF_TRANSACTIONS.delete(this)
+      OPEN_REF_TRANSACTIONS.add(this)
+      return current
+    }
     this.close()
+    if (OPEN_REF_TRANSACTIONS.size >= MAX_OPEN_REF_TRANSACTIONS) OPEN_REF_TRANSACTIONS.values().next().value?.close()
+    OPEN_REF_TRANSACTIONS.add(this)
+    this.current = new RefProcess(repo, identity)
+    return this.current
+  }
+
+  /**
+   * Ends the process: git exits at the end of its input, after a transaction already written to
+   * it (which still gets its answer); nothing is half-done between transactions.
+   */
+  close() {
+    OPEN_REF_TRANSACTIONS.delete(this)
+    this.current?.end()
+    this.current = undefined
+  }
+}
+
+/** One `update-ref --stdin -z` process and the transaction it is answering. */
+class RefProcess {
+  private readonly child: ChildProcessWithoutNullStreams
+  private out = ""
+  private err = ""
+  private settle: ((exit: { code: number | null } | undefined) => void) | undefined
+  ended = false
+  readonly dir: string
+  readonly identity: string | undefined
+
+  constructor(dir: string, identity: string | undefined) {
+    this.dir = dir
+    this.identity = identity
     const child = spawn("git", ["update-ref", "--stdin", "-z"], {
-      cwd: repo,
-      env: gitEnv({ GIT_DIR: repo }),
+      cwd: dir,
+      env: gitEnv({ GIT_DIR: dir }),
       stdio: ["pipe", "pipe", "pipe"]
     })
     this.child = child
-    this.dir = repo
-    this.identity = identity
     child.stdout.setEncoding("utf8")
-    // A process this one replaced may still be ending: only the current one answers.
     child.stdout.on("data", (chunk: string) => {
-      if (this.child !== child) return
       this.out += chunk
       if (this.out.includes("commit: ok\n")) this.settle?.(undefined)
     })
     child.stderr.setEncoding("utf8")
     child.stderr.on("data", (chunk: string) => {
-      if (this.child === child) this.err += chunk
+      this.err += chunk
     })
     child.stdin.on("error", () => {}) // it exited: "close" says how
-    const ended = (code: number | null) => {
-      if (this.child !== child) return
-      this.child = undefined
+    const exited = (code: number | null) => {
+      this.ended = true
       this.settle?.({ code })
     }
     child.on("error", (error) => {
-      if (this.child === child) this.err += String(error)
-      ended(null)
+      this.err += String(error)
+      exited(null)
     })
-    child.on("close", (code) => ended(code))
-    return child
+    child.on("close", exited)
   }
 
-  /** Ends the process (at the end of its input git exits; nothing is half-done between transactions). */
-  close() {
-    const child = this.child
-    this.child = undefined
-    child?.stdin.end()
+  /** Writes one transaction and waits for git's `commit: ok`, or for the process to end. */
+  async run(
+    updates: string
+  ): Promise<{ readonly ok: true } | { ok: false; started: boolean; code: number | null; stderr: string }> {
+    this.out = ""
+    this.err = ""
+    const exit = await new Promise<{ code: number | null } | undefined>((resolve) => {
+      this.settle = resolve
+      if (this.ended) resolve({ code: null })
+      else this.child.stdin.write(`start\0${updates}prepare\0commit\0`)
+    })
+    this.settle = undefined
+    if (exit === undefined) return { ok: true }
+    return { ok: false, started: this.out.includes("start: ok"), code: exit.code, stderr: this.err }
+  }
+
+  end() {
+    this.child.stdin.end()
   }
 }
+
+/**
+ * The processes open at most across repositories (each holds three pipes): many repositories
+ * written within an entity's idle time must not run the server out of file descriptors. Past it
+ * the least recently used ends (a transaction already written to it completes: git reads its
+ * input to the end); its repository's next write starts another.
+ */
+const MAX_OPEN_REF_TRANSACTIONS = 16
+const OPEN_REF_TRANSACTIONS = new Set<RefTransactions>()
 
 /** `updateRefs` for one ref. */
 export const updateRef = (repo: string, ref: string, newSha: string, oldSha: string) =>
