@@ -275,8 +275,11 @@ export const updateRefs = (
     )
   })
 
-/** Which directory a process was started in: a repository deleted (or moved) and made again is another one. */
-const identityOf = (dir: string): string | undefined => {
+/**
+ * Which directory a long-lived process was started in (its device and inode): a repository
+ * deleted (or moved) and made again at the same path is another one.
+ */
+export const identityOf = (dir: string): string | undefined => {
   try {
     const st = statSync(dir)
     return `${st.dev}:${st.ino}`
