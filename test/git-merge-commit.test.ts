@@ -227,3 +227,42 @@ describe("ref moves through a long-lived update-ref (Git.RefTransactions)", () =
     }
   })
 })
+
+describe("a clean merge computed lately (Merge.mergeTrees)", () => {
+  it("is taken again while its tree is on disk, computed again once it is not", async () => {
+    const repo = await repository("recent", "sha1")
+    const env = { GIT_DIR: repo.dir }
+    const withStdin = (args: ReadonlyArray<string>, input: string) =>
+      new Promise<string>((done, fail) => {
+        const child = execFile("git", args as Array<string>, { env: Git.gitEnv(env) }, (error, stdout) =>
+          error === null ? done(stdout.trim()) : fail(error)
+        )
+        child.stdin!.end(input)
+      })
+    const blob = (text: string) => withStdin(["hash-object", "-w", "--stdin"], text)
+    const commitOf = async (a: string, b: string, parents: ReadonlyArray<string>) => {
+      const tree = await withStdin(
+        ["mktree"],
+        `100644 blob ${await blob(a)}\ta.txt\n100644 blob ${await blob(b)}\tb.txt\n`
+      )
+      return gitIn(repo.dir, ["commit-tree", ...parents.flatMap((p) => ["-p", p]), "-m", `${a}${b}`, tree], env)
+    }
+    // From one root, one side changes a.txt, the other b.txt: their merge is a tree no commit has.
+    const root = await commitOf("a\n", "b\n", [])
+    const ours = await commitOf("a changed\n", "b\n", [root])
+    const theirs = await commitOf("a\n", "b changed\n", [root])
+    const clean = await Effect.runPromise(Merge.mergeTrees(repo.dir, ours, theirs))
+    expect(clean._tag).toBe("Clean")
+    const tree = (clean as { tree: string }).tree
+    const file = join(repo.dir, "objects", tree.slice(0, 2), tree.slice(2))
+    expect(statSync(file).isFile()).toBe(true)
+    expect(await Effect.runPromise(Merge.mergeTrees(repo.dir, ours, theirs))).toEqual(clean)
+    // Gone from disk (pruned): git computes it again, and writes it again.
+    rmSync(file, { force: true })
+    expect(await Effect.runPromise(Merge.mergeTrees(repo.dir, ours, theirs))).toEqual(clean)
+    expect(statSync(file).isFile()).toBe(true)
+    // A conflict is never remembered (main and topic both change file.txt).
+    expect((await Effect.runPromise(Merge.mergeTrees(repo.dir, repo.main, repo.topic)))._tag).toBe("Conflict")
+    await gitIn(repo.dir, ["fsck", "--strict"], env)
+  })
+})
