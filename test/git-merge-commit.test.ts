@@ -5,7 +5,7 @@
 // entity keeps it) still compare and swap: a ref moved meanwhile by anyone else makes the
 // transaction fail with RefConflict and nothing is overwritten.
 import { execFile } from "node:child_process"
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Exit } from "effect"
@@ -266,3 +266,62 @@ describe("a clean merge computed lately (Merge.mergeTrees)", () => {
     await gitIn(repo.dir, ["fsck", "--strict"], env)
   })
 })
+
+describe("the repository's size from its object directory (Git.sizeKiB)", () => {
+  it("lists again only the fan-out directories changed since they were counted, and stays count-objects'", async () => {
+    const repo = await repository("size", "sha1")
+    const env = { GIT_DIR: repo.dir }
+    const countObjects = async () => {
+      let total = 0
+      for (const line of (await gitIn(repo.dir, ["count-objects", "-v"], env)).split("\n")) {
+        const [key, value] = line.split(": ")
+        if (key === "size" || key === "size-pack") total += Number(value)
+      }
+      return total
+    }
+    const size = () => Effect.runPromise(Git.sizeKiB(repo.dir))
+    const objects = join(repo.dir, "objects")
+    const fanOuts = () => readdirSync(objects).filter((d) => /^[0-9a-f]{2}$/.test(d))
+    // Every directory last changed 10 s ago: counted once, then taken as counted.
+    const past = Math.floor(Date.now() / 1000) - 10
+    const age = () => {
+      for (const d of fanOuts()) utimesSync(join(objects, d), past, past)
+    }
+    age()
+    expect(await size()).toBe(await countObjects())
+    // A file slipped into a counted directory with its time put back is not seen: it was not listed again.
+    const dir = fanOuts()[0]!
+    writeFileSync(join(objects, dir, "f".repeat(38)), Buffer.alloc(40_000, 1))
+    utimesSync(join(objects, dir), past, past)
+    const counted = await size()
+    expect(counted).toBeLessThan(await countObjects())
+    rmSync(join(objects, dir, "f".repeat(38)))
+    utimesSync(join(objects, dir), past, past)
+    expect(await size()).toBe(counted)
+    // Objects written now change their directories' times: counted again, count-objects' number.
+    for (let i = 0; i < 40; i++) await blobOf(repo.dir, `object ${i}\n${"x".repeat(3000 * i)}`)
+    expect(await size()).toBe(await countObjects())
+    // A directory changed less than a second before it is counted: its count is not kept (a file
+    // added later in the same tick of the file system's clock would leave its time as it was).
+    const recent = fanOuts()[1]!
+    const tick = Date.now() / 1000 + 0.5
+    utimesSync(join(objects, recent), tick, tick)
+    await size()
+    writeFileSync(join(objects, recent, "e".repeat(38)), Buffer.alloc(40_000, 2))
+    utimesSync(join(objects, recent), tick, tick)
+    expect(await size()).toBe(await countObjects())
+    rmSync(join(objects, recent, "e".repeat(38)))
+  })
+})
+
+/** Writes a blob into `dir`'s object store. */
+const blobOf = (dir: string, text: string) =>
+  new Promise<string>((done, fail) => {
+    const child = execFile(
+      "git",
+      ["hash-object", "-w", "--stdin"],
+      { env: Git.gitEnv({ GIT_DIR: dir }) },
+      (error, stdout) => (error === null ? done(stdout.trim()) : fail(error))
+    )
+    child.stdin!.end(text)
+  })

@@ -3,7 +3,7 @@
 
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { lstatSync, readdirSync, type Stats, statSync } from "node:fs"
+import { type BigIntStats, lstatSync, readdirSync, type Stats, statSync } from "node:fs"
 import { lstat, mkdir, rename, rm } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { Data, Effect, Option } from "effect"
@@ -468,19 +468,47 @@ export const sizeKiB = (repo: string): Effect.Effect<number, GitError> =>
       // The directories are listed synchronously: 257 small reads (most fan-out directories are
       // empty or missing) cost far less on the main thread than 257 round trips through the
       // thread pool, which were most of this in a merge's profile. The loose files' sizes are
-      // read synchronously too while they are few, else through the pool.
-      const loose: Array<string> = []
+      // read synchronously too while they are few, else through the pool. A fan-out directory
+      // unchanged since it was last counted is not listed again (`countedDirs`).
+      let looseBytes = 0
+      const listed: Array<{ dir: string; stat: BigIntStats; files: Array<string> }> = []
+      const startedNs = BigInt(Date.now()) * 1_000_000n
       for (let i = 0; i < 256; i++) {
         const dir = join(objects, i.toString(16).padStart(2, "0"))
-        for (const name of listDir(dir)) if (LOOSE_NAME.test(name)) loose.push(join(dir, name))
+        const stat = statSync(dir, { bigint: true, throwIfNoEntry: false })
+        if (stat === undefined) {
+          countedDirs.delete(dir)
+          continue
+        }
+        const counted = countedDirs.get(dir)
+        if (counted !== undefined && counted.ino === stat.ino && counted.mtimeNs === stat.mtimeNs) {
+          looseBytes += counted.bytes
+          continue
+        }
+        const files: Array<string> = []
+        for (const name of listDir(dir)) if (LOOSE_NAME.test(name)) files.push(join(dir, name))
+        listed.push({ dir, stat, files })
       }
       const blocksOf = (st: Stats | undefined) => (st?.isFile() === true ? st.blocks * 512 : 0)
-      let looseBytes = 0
-      if (loose.length <= SYNC_STATS) {
-        for (const file of loose) looseBytes += blocksOf(lstatSync(file, { throwIfNoEntry: false }))
-      } else {
-        const stats = await Promise.all(loose.map((file) => lstat(file).catch(() => undefined)))
-        for (const st of stats) looseBytes += blocksOf(st)
+      const loose = listed.flatMap((d) => d.files)
+      const sizes =
+        loose.length <= SYNC_STATS
+          ? loose.map((file) => blocksOf(lstatSync(file, { throwIfNoEntry: false })))
+          : (await Promise.all(loose.map((file) => lstat(file).catch(() => undefined)))).map(blocksOf)
+      let at = 0
+      for (const { dir, stat, files } of listed) {
+        let bytes = 0
+        for (let n = 0; n < files.length; n++) bytes += sizes[at + n]!
+        at += files.length
+        looseBytes += bytes
+        // Kept only when the directory's last change is over a second older than this count: a
+        // file added later in the same tick of the file system's clock would leave its time as it
+        // was (git's "racy" index entries, the same way round).
+        countedDirs.delete(dir)
+        if (startedNs - stat.mtimeNs > 1_000_000_000n) {
+          if (countedDirs.size >= COUNTED_DIRS) countedDirs.delete(countedDirs.keys().next().value!)
+          countedDirs.set(dir, { ino: stat.ino, mtimeNs: stat.mtimeNs, bytes })
+        }
       }
       const packDir = join(objects, "pack")
       let packed = 0
@@ -495,6 +523,14 @@ export const sizeKiB = (repo: string): Effect.Effect<number, GitError> =>
     },
     catch: (cause) => new GitError({ args: ["count-objects", "-v"], exitCode: null, stderr: String(cause) })
   })
+
+/**
+ * The loose objects' disk usage of fan-out directories counted before, by path, with the
+ * directory's inode and change time then: loose objects are never rewritten, so while a
+ * directory's entries are the same (its time unchanged) so is its total. 64 repositories' worth.
+ */
+const countedDirs = new Map<string, { readonly ino: bigint; readonly mtimeNs: bigint; readonly bytes: number }>()
+const COUNTED_DIRS = 256 * 64
 
 /** Loose objects up to which `sizeKiB` reads their sizes synchronously. */
 const SYNC_STATS = 512
