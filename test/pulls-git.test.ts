@@ -126,17 +126,39 @@ describe("git processes per merge and per mergeability check", () => {
     expect(await Effect.runPromise(Git.sizeKiB(bare()))).toBe(manyLoose)
   })
 
-  it("a merge (Do: merge) starts no ancestor test, no size count and no branch listing", async () => {
+  it("a merge (Do: merge) whose check is current starts no git process: no merge-tree, commit-tree, update-ref, size count or branch listing", async () => {
     const index = await openPull("one", "one.txt")
     await checkedAgainst(await gitIn(clone, ["rev-parse", "main"]), 1)
+    const openBefore = (await json(await request(hearth, "GET", "/repos/alice/app", basic("alice")))).open_pr_counter
     const from = logLength()
     const res = await request(hearth, "POST", `/repos/alice/app/pulls/${index}/merge`, basic("alice"), { Do: "merge" })
     expect(res.status).toBe(200)
+    // Recorded in one statement: merged, closed and counted, with its merge_pull comment.
+    const pull = await json(await request(hearth, "GET", `/repos/alice/app/pulls/${index}`, basic("alice")))
+    expect([pull.merged, pull.state, pull.closed_at === null, pull.merged_by?.login]).toEqual([
+      true,
+      "closed",
+      false,
+      "alice"
+    ])
+    expect(pull.merge_commit_sha).toBe(await gitIn(bare(), ["rev-parse", "main"], { GIT_DIR: bare() }))
+    const timeline = await json(
+      await request(hearth, "GET", `/repos/alice/app/issues/${index}/timeline`, basic("alice"))
+    )
+    expect(timeline.filter((e: { type: string }) => e.type === "merge_pull")).toHaveLength(1)
+    const openAfter = (await json(await request(hearth, "GET", "/repos/alice/app", basic("alice")))).open_pr_counter
+    expect(openAfter).toBe(openBefore - 1)
     const started = commandsSince(from).map((c) => c.slice(c.indexOf("|") + 1))
     expect(started.filter((c) => c.startsWith("merge-base --is-ancestor"))).toEqual([])
     expect(started.filter((c) => c.startsWith("count-objects"))).toEqual([])
     expect(started.filter((c) => c.startsWith("for-each-ref") && c.endsWith("refs/heads/"))).toEqual([])
-    expect(started.filter((c) => c.startsWith("merge-tree"))).toHaveLength(1)
+    // The check computed this very merge (the base tip and head it checked): its tree is taken
+    // as it wrote it; the commit is written in-process, the branch moved by the repository's
+    // long-lived `update-ref --stdin` (opened when the pull request's ref was made): no git process.
+    expect(started.filter((c) => c.startsWith("merge-tree"))).toEqual([])
+    expect(started.filter((c) => c.startsWith("commit-tree"))).toEqual([])
+    expect(started.filter((c) => c.startsWith("update-ref"))).toEqual([])
+    await gitIn(bare(), ["fsck", "--strict", "--no-dangling"])
     // The base tip is read through the long-lived reader, not a `rev-parse` process.
     expect(started.filter((c) => c === "rev-parse --verify --quiet --end-of-options refs/heads/main")).toEqual([])
     // The branches did not change: the repository is still what it was.

@@ -1,9 +1,9 @@
 // The only door to git: the `git` CLI, spawned without a shell, with `--` before any path.
 // Everything Hearth does to repositories on disk goes through this module.
 
-import { spawn } from "node:child_process"
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { lstatSync, readdirSync, type Stats, statSync } from "node:fs"
+import { type BigIntStats, lstatSync, readdirSync, type Stats, statSync } from "node:fs"
 import { lstat, mkdir, rename, rm } from "node:fs/promises"
 import { setPriority } from "node:os"
 import { dirname, join } from "node:path"
@@ -249,13 +249,20 @@ export interface RefUpdate {
   readonly oldSha: string
 }
 
+/** Where a ref update is refused because the ref is not as expected (or is locked). */
+const REF_CONFLICT =
+  /but expected|reference already exists|cannot lock ref|unable to resolve reference|multiple updates/
+
 /**
  * Compare-and-swap of several refs in one transaction: every `ref` moves from `oldSha` to `newSha`,
  * or none does. Fails with `RefConflict` when a ref is not at its expected old value (or is locked).
+ * With `through`, the transaction goes to that repository's long-lived `update-ref` (the
+ * Repository entity keeps one) instead of a process of its own.
  */
 export const updateRefs = (
   repo: string,
-  updates: ReadonlyArray<RefUpdate>
+  updates: ReadonlyArray<RefUpdate>,
+  through?: RefTransactions
 ): Effect.Effect<void, GitError | GitArgumentError | RefConflict> =>
   Effect.gen(function* () {
     let input = ""
@@ -267,17 +274,165 @@ export const updateRefs = (
       input += newSha === ZERO_SHA ? `delete ${ref}\0${oldSha}\0` : `update ${ref}\0${newSha}\0${oldSha}\0`
     }
     if (input === "") return
-    yield* inRepo(repo, ["update-ref", "--stdin", "-z"], { input }).pipe(
+    const done =
+      through === undefined
+        ? inRepo(repo, ["update-ref", "--stdin", "-z"], { input })
+        : Effect.tryPromise({
+            try: () => through.transact(repo, input),
+            catch: (error) =>
+              error instanceof GitError
+                ? error
+                : new GitError({ args: ["update-ref", "--stdin", "-z"], exitCode: null, stderr: String(error) })
+          })
+    yield* done.pipe(
       Effect.catchIf(
-        (error) =>
-          /but expected|reference already exists|cannot lock ref|unable to resolve reference|multiple updates/.test(
-            error.stderr
-          ),
+        (error) => REF_CONFLICT.test(error.stderr),
         (error) =>
           Effect.fail(new RefConflict({ ref: updates.map((u) => u.ref).join(", "), message: error.stderr.trim() }))
       )
     )
   })
+
+/**
+ * Which directory a long-lived process was started in (its device and inode): a repository
+ * deleted (or moved) and made again at the same path is another one.
+ */
+export const identityOf = (dir: string): string | undefined => {
+  try {
+    const st = statSync(dir)
+    return `${st.dev}:${st.ino}`
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * One repository's long-lived `git update-ref --stdin -z`, as the Repository entity keeps it: each
+ * transaction is `start`, its updates, `prepare` (where git locks the refs and checks their old
+ * values) and `commit`, one at a time; a ref write then costs no process start. git ends the
+ * process when a transaction fails (its `fatal:` line is the error, as from a process of its own);
+ * the next transaction starts a new one, as does one for another directory or for a repository
+ * deleted and made again at the same path. Refs and objects are read from disk in each
+ * transaction (git re-reads `packed-refs` when it changed and looks for new objects), so pushes
+ * and in-process object writes between transactions are seen.
+ */
+export class RefTransactions {
+  private current: RefProcess | undefined
+  private queue: Promise<unknown> = Promise.resolve()
+
+  /** Runs one transaction of `updates` (update-ref's `-z` commands) in `repo`; transactions queue. */
+  transact(repo: string, updates: string): Promise<void> {
+    const run = this.queue.then(() => this.once(repo, updates, true))
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+
+  private async once(repo: string, updates: string, retry: boolean): Promise<void> {
+    const process = this.processFor(repo)
+    const answer = await process.run(updates)
+    if (answer.ok) return
+    if (this.current === process) this.close()
+    // Ended before it read the transaction (it had exited meanwhile): nothing was done, try once more.
+    if (retry && !answer.started) return this.once(repo, updates, false)
+    throw new GitError({ args: ["update-ref", "--stdin", "-z"], exitCode: answer.code, stderr: answer.stderr })
+  }
+
+  private processFor(repo: string): RefProcess {
+    const identity = identityOf(repo)
+    const current = this.current
+    if (current !== undefined && !current.ended && current.dir === repo && current.identity === identity) {
+      // The most recently used last: the first is the one to end when too many are open.
+      OPEN_REF_TRANSACTIONS.delete(this)
+      OPEN_REF_TRANSACTIONS.add(this)
+      return current
+    }
+    this.close()
+    if (OPEN_REF_TRANSACTIONS.size >= MAX_OPEN_REF_TRANSACTIONS) OPEN_REF_TRANSACTIONS.values().next().value?.close()
+    OPEN_REF_TRANSACTIONS.add(this)
+    this.current = new RefProcess(repo, identity)
+    return this.current
+  }
+
+  /**
+   * Ends the process: git exits at the end of its input, after a transaction already written to
+   * it (which still gets its answer); nothing is half-done between transactions.
+   */
+  close() {
+    OPEN_REF_TRANSACTIONS.delete(this)
+    this.current?.end()
+    this.current = undefined
+  }
+}
+
+/** One `update-ref --stdin -z` process and the transaction it is answering. */
+class RefProcess {
+  private readonly child: ChildProcessWithoutNullStreams
+  private out = ""
+  private err = ""
+  private settle: ((exit: { code: number | null } | undefined) => void) | undefined
+  ended = false
+  readonly dir: string
+  readonly identity: string | undefined
+
+  constructor(dir: string, identity: string | undefined) {
+    this.dir = dir
+    this.identity = identity
+    const child = spawn("git", ["update-ref", "--stdin", "-z"], {
+      cwd: dir,
+      env: gitEnv({ GIT_DIR: dir }),
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    this.child = child
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (chunk: string) => {
+      this.out += chunk
+      if (this.out.includes("commit: ok\n")) this.settle?.(undefined)
+    })
+    child.stderr.setEncoding("utf8")
+    child.stderr.on("data", (chunk: string) => {
+      this.err += chunk
+    })
+    child.stdin.on("error", () => {}) // it exited: "close" says how
+    const exited = (code: number | null) => {
+      this.ended = true
+      this.settle?.({ code })
+    }
+    child.on("error", (error) => {
+      this.err += String(error)
+      exited(null)
+    })
+    child.on("close", exited)
+  }
+
+  /** Writes one transaction and waits for git's `commit: ok`, or for the process to end. */
+  async run(
+    updates: string
+  ): Promise<{ readonly ok: true } | { ok: false; started: boolean; code: number | null; stderr: string }> {
+    this.out = ""
+    this.err = ""
+    const exit = await new Promise<{ code: number | null } | undefined>((resolve) => {
+      this.settle = resolve
+      if (this.ended) resolve({ code: null })
+      else this.child.stdin.write(`start\0${updates}prepare\0commit\0`)
+    })
+    this.settle = undefined
+    if (exit === undefined) return { ok: true }
+    return { ok: false, started: this.out.includes("start: ok"), code: exit.code, stderr: this.err }
+  }
+
+  end() {
+    this.child.stdin.end()
+  }
+}
+
+/**
+ * The processes open at most across repositories (each holds three pipes): many repositories
+ * written within an entity's idle time must not run the server out of file descriptors. Past it
+ * the least recently used ends (a transaction already written to it completes: git reads its
+ * input to the end); its repository's next write starts another.
+ */
+const MAX_OPEN_REF_TRANSACTIONS = 16
+const OPEN_REF_TRANSACTIONS = new Set<RefTransactions>()
 
 /** `updateRefs` for one ref. */
 export const updateRef = (repo: string, ref: string, newSha: string, oldSha: string) =>
@@ -331,19 +486,47 @@ export const sizeKiB = (repo: string): Effect.Effect<number, GitError> =>
       // The directories are listed synchronously: 257 small reads (most fan-out directories are
       // empty or missing) cost far less on the main thread than 257 round trips through the
       // thread pool, which were most of this in a merge's profile. The loose files' sizes are
-      // read synchronously too while they are few, else through the pool.
-      const loose: Array<string> = []
+      // read synchronously too while they are few, else through the pool. A fan-out directory
+      // unchanged since it was last counted is not listed again (`countedDirs`).
+      let looseBytes = 0
+      const listed: Array<{ dir: string; stat: BigIntStats; files: Array<string> }> = []
+      const startedNs = BigInt(Date.now()) * 1_000_000n
       for (let i = 0; i < 256; i++) {
         const dir = join(objects, i.toString(16).padStart(2, "0"))
-        for (const name of listDir(dir)) if (LOOSE_NAME.test(name)) loose.push(join(dir, name))
+        const stat = statSync(dir, { bigint: true, throwIfNoEntry: false })
+        if (stat === undefined) {
+          countedDirs.delete(dir)
+          continue
+        }
+        const counted = countedDirs.get(dir)
+        if (counted !== undefined && counted.ino === stat.ino && counted.mtimeNs === stat.mtimeNs) {
+          looseBytes += counted.bytes
+          continue
+        }
+        const files: Array<string> = []
+        for (const name of listDir(dir)) if (LOOSE_NAME.test(name)) files.push(join(dir, name))
+        listed.push({ dir, stat, files })
       }
       const blocksOf = (st: Stats | undefined) => (st?.isFile() === true ? st.blocks * 512 : 0)
-      let looseBytes = 0
-      if (loose.length <= SYNC_STATS) {
-        for (const file of loose) looseBytes += blocksOf(lstatSync(file, { throwIfNoEntry: false }))
-      } else {
-        const stats = await Promise.all(loose.map((file) => lstat(file).catch(() => undefined)))
-        for (const st of stats) looseBytes += blocksOf(st)
+      const loose = listed.flatMap((d) => d.files)
+      const sizes =
+        loose.length <= SYNC_STATS
+          ? loose.map((file) => blocksOf(lstatSync(file, { throwIfNoEntry: false })))
+          : (await Promise.all(loose.map((file) => lstat(file).catch(() => undefined)))).map(blocksOf)
+      let at = 0
+      for (const { dir, stat, files } of listed) {
+        let bytes = 0
+        for (let n = 0; n < files.length; n++) bytes += sizes[at + n]!
+        at += files.length
+        looseBytes += bytes
+        // Kept only when the directory's last change is over a second older than this count: a
+        // file added later in the same tick of the file system's clock would leave its time as it
+        // was (git's "racy" index entries, the same way round).
+        countedDirs.delete(dir)
+        if (startedNs - stat.mtimeNs > 1_000_000_000n) {
+          if (countedDirs.size >= COUNTED_DIRS) countedDirs.delete(countedDirs.keys().next().value!)
+          countedDirs.set(dir, { ino: stat.ino, mtimeNs: stat.mtimeNs, bytes })
+        }
       }
       const packDir = join(objects, "pack")
       let packed = 0
@@ -358,6 +541,14 @@ export const sizeKiB = (repo: string): Effect.Effect<number, GitError> =>
     },
     catch: (cause) => new GitError({ args: ["count-objects", "-v"], exitCode: null, stderr: String(cause) })
   })
+
+/**
+ * The loose objects' disk usage of fan-out directories counted before, by path, with the
+ * directory's inode and change time then: loose objects are never rewritten, so while a
+ * directory's entries are the same (its time unchanged) so is its total. 64 repositories' worth.
+ */
+const countedDirs = new Map<string, { readonly ino: bigint; readonly mtimeNs: bigint; readonly bytes: number }>()
+const COUNTED_DIRS = 256 * 64
 
 /** Loose objects up to which `sizeKiB` reads their sizes synchronously. */
 const SYNC_STATS = 512

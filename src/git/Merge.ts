@@ -8,10 +8,13 @@
 // base, which `merge-tree --merge-base` gives only from git 2.40; on 2.39 the same merge comes
 // from a stand-in commit: the new base's tree with the picked commit's parent as its only parent,
 // whose merge base with the picked commit is exactly that parent.
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { Data, Effect, Option } from "effect"
 import * as Git from "./Git.ts"
 import { type SignOptions, signingEnv } from "./GitData.ts"
 import type { Signature } from "./Write.ts"
+import * as Write from "./Write.ts"
 
 /** Git failing while merging is a broken repository or a bug, not the caller's fault. */
 const orDie = <A>(effect: Effect.Effect<A, Git.GitError>) => Effect.orDie(effect)
@@ -82,10 +85,56 @@ export type TreeMerge =
   | { readonly _tag: "Unrelated" }
 
 /**
+ * Clean merges of two commits computed lately, by repository and commits: a pull request's merge
+ * asks for the very merge its mergeability check computed (the base tip and head it checked), and
+ * gets the tree the check wrote without starting `merge-tree` again. A merge of two given commits
+ * is always the same tree; an entry is used only while its tree is still a loose object on disk
+ * (Hearth prunes nothing, and git's own `gc` keeps unreferenced objects for two weeks, far past
+ * an entry's ten minutes) in the same repository directory (not one made again at its path).
+ */
+const recentMerges = new Map<string, { readonly tree: string; readonly at: number }>()
+const RECENT_MERGES = 1024
+const RECENT_MERGE_MS = 10 * 60_000
+
+const recentKey = (repo: string, ours: string, theirs: string) =>
+  Git.isSha(ours) && Git.isSha(theirs) ? `${Git.identityOf(repo)}\0${repo}\0${ours}\0${theirs}` : undefined
+
+const recentTree = (repo: string, key: string | undefined): string | undefined => {
+  if (key === undefined) return undefined
+  const found = recentMerges.get(key)
+  if (found === undefined) return undefined
+  if (
+    Date.now() - found.at < RECENT_MERGE_MS &&
+    existsSync(join(repo, "objects", found.tree.slice(0, 2), found.tree.slice(2)))
+  )
+    return found.tree
+  recentMerges.delete(key)
+  return undefined
+}
+
+const rememberTree = (key: string | undefined, tree: string) => {
+  if (key === undefined || !Git.isSha(tree)) return
+  recentMerges.delete(key)
+  if (recentMerges.size >= RECENT_MERGES) recentMerges.delete(recentMerges.keys().next().value!)
+  recentMerges.set(key, { tree, at: Date.now() })
+}
+
+/**
  * The three-way merge of `ours` and `theirs` (their merge base computed by git), as Forgejo's
- * `testPatch` runs it: `merge-tree --write-tree -z --name-only --no-messages`.
+ * `testPatch` runs it: `merge-tree --write-tree -z --name-only --no-messages`; a clean merge of
+ * the same two commits computed lately is not computed again (`recentMerges`).
  */
 export const mergeTrees = (repo: string, ours: string, theirs: string): Effect.Effect<TreeMerge> =>
+  Effect.gen(function* () {
+    const key = recentKey(repo, ours, theirs)
+    const known = recentTree(repo, key)
+    if (known !== undefined) return { _tag: "Clean", tree: known } as const
+    const merged = yield* mergeTreesByGit(repo, ours, theirs)
+    if (merged._tag === "Clean") rememberTree(key, merged.tree)
+    return merged
+  })
+
+const mergeTreesByGit = (repo: string, ours: string, theirs: string): Effect.Effect<TreeMerge> =>
   Effect.gen(function* () {
     const result = yield* Git.inRepo(
       repo,
@@ -129,7 +178,9 @@ const stamp = (who: Signature) => {
 
 /**
  * A commit of `tree` with `parents`, by `author`, committed by `committer`; signed with the
- * instance key when `sign` is given ([repository.signing] MERGES: src/git/Signing.ts).
+ * instance key when `sign` is given ([repository.signing] MERGES: src/git/Signing.ts). Unsigned,
+ * it is written in-process (Write.commitObject: the same bytes as `commit-tree`'s, one process
+ * fewer per merge) unless its names or dates are ones git would clean up.
  */
 export const commitTree = (
   repo: string,
@@ -141,6 +192,21 @@ export const commitTree = (
     readonly committer: Signature
   },
   sign?: SignOptions
+): Effect.Effect<string> =>
+  Effect.flatMap(
+    sign === undefined
+      ? Effect.try({
+          try: () => Write.commitObject(repo, spec),
+          catch: (cause) => new Git.GitError({ args: ["commit-tree"], exitCode: null, stderr: String(cause) })
+        }).pipe(orDie)
+      : Effect.succeed(undefined),
+    (written) => (written !== undefined ? Effect.succeed(written) : commitTreeByGit(repo, spec, sign))
+  )
+
+const commitTreeByGit = (
+  repo: string,
+  spec: Parameters<typeof commitTree>[1],
+  sign: SignOptions | undefined
 ): Effect.Effect<string> =>
   orDie(
     Effect.map(

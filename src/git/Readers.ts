@@ -4,7 +4,6 @@
 // trees, blobs) go through long-lived `cat-file` processes instead (BatchPool, below).
 
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
-import { statSync } from "node:fs"
 import { Deferred, Effect, Exit, Option } from "effect"
 import { revisionProblem } from "../lib/Names.ts"
 import * as Git from "./Git.ts"
@@ -150,16 +149,6 @@ interface Pending {
 const HEADER = /^([0-9a-f]{40}|[0-9a-f]{64}) ([a-z]+) (\d+)$/
 const EMPTY = Buffer.alloc(0)
 
-/** Which directory a process was started in: a repository deleted and created again is another one. */
-const identityOf = (dir: string): string | undefined => {
-  try {
-    const st = statSync(dir)
-    return `${st.dev}:${st.ino}`
-  } catch {
-    return undefined
-  }
-}
-
 /** One `cat-file --batch` (or `--batch-check`) process: requests are answered in the order written. */
 class BatchProcess {
   private readonly child: ChildProcessWithoutNullStreams
@@ -182,7 +171,7 @@ class BatchProcess {
   constructor(dir: string, check: boolean, onExit: (self: BatchProcess) => void) {
     this.check = check
     this.onExit = onExit
-    this.identity = identityOf(dir)
+    this.identity = Git.identityOf(dir)
     const mode = check ? "--batch-check" : "--batch"
     // GIT_DIR: the directory is the repository, never one found further up.
     this.child = spawn("git", ["cat-file", mode], {
@@ -299,7 +288,7 @@ export class BatchPool {
     const key = check ? `${dir}\0check` : dir
     const existing = this.readers.get(key)
     // A stat per use: a process left in a deleted directory would answer "missing" for everything.
-    if (existing !== undefined && !existing.closed && existing.identity === identityOf(dir)) return existing
+    if (existing !== undefined && !existing.closed && existing.identity === Git.identityOf(dir)) return existing
     // Retired, not killed: requests other callers already wrote to it still get their answers.
     existing?.retire()
     if (this.readers.size >= this.max) {

@@ -281,7 +281,7 @@ const plan = (entries: Map<string, Readers.TreeEntry>, files: ReadonlyArray<File
 
 const headsRef = (branch: string) => `refs/heads/${branch}`
 
-const commitFiles = (payload: typeof CommitFiles.payloadSchema.Type) =>
+const commitFiles = (payload: typeof CommitFiles.payloadSchema.Type, refs: Git.RefTransactions) =>
   Effect.gen(function* () {
     const { dir } = payload
     const parent = Option.getOrUndefined(yield* Readers.resolveCommit(dir, headsRef(payload.branch)))
@@ -313,10 +313,14 @@ const commitFiles = (payload: typeof CommitFiles.payloadSchema.Type) =>
         : { sha: yield* GitData.signCommit(dir, written.sha, payload.sign), tmpRef: written.tmpRef }
     // The branch moves and the temporary ref goes in one transaction; if the branch moved since
     // we read it (a push), nothing changes and the temporary ref is dropped.
-    yield* Git.updateRefs(dir, [
-      { ref: headsRef(target), newSha: made.sha, oldSha: onNewBranch ? Git.ZERO_SHA : (parent ?? Git.ZERO_SHA) },
-      { ref: made.tmpRef, newSha: Git.ZERO_SHA, oldSha: written.sha }
-    ]).pipe(Effect.tapError(() => Git.updateRef(dir, made.tmpRef, Git.ZERO_SHA, written.sha).pipe(Effect.ignore)))
+    yield* Git.updateRefs(
+      dir,
+      [
+        { ref: headsRef(target), newSha: made.sha, oldSha: onNewBranch ? Git.ZERO_SHA : (parent ?? Git.ZERO_SHA) },
+        { ref: made.tmpRef, newSha: Git.ZERO_SHA, oldSha: written.sha }
+      ],
+      refs
+    ).pipe(Effect.tapError(() => Git.updateRef(dir, made.tmpRef, Git.ZERO_SHA, written.sha).pipe(Effect.ignore)))
     return { sha: made.sha, parent: parent ?? null, branch: target }
   })
 
@@ -440,19 +444,34 @@ const applyPatch = (payload: typeof ApplyPatch.payloadSchema.Type) =>
   })
 
 export const RepositoryEntityLayer = Repository.toLayer(
-  Repository.of({
-    CommitFiles: ({ payload }) => guarded("CommitFiles", commitFiles(payload)),
-    UpdateRefs: ({ payload }) => guarded("UpdateRefs", Git.updateRefs(payload.dir, payload.updates)),
-    CreateTag: ({ payload }) => guarded("CreateTag", createTag(payload)),
-    SetHead: ({ payload }) => guarded("SetHead", Git.setHeadBranch(payload.dir, payload.branch)),
-    Init: ({ payload }) => guarded("Init", init(payload)),
-    Move: ({ payload }) => guarded("Move", move(payload)),
-    Remove: ({ payload }) => guarded("Remove", Git.removeRepository(payload.dir)),
-    Maintain: ({ payload }) => guarded("Maintain", Git.commitGraphWrite(payload.dir)),
-    CopyFrom: ({ payload }) => guarded("CopyFrom", copyFrom(payload)),
-    FetchFrom: ({ payload }) => guarded("FetchFrom", fetchFrom(payload)),
-    SetNote: ({ payload }) => guarded("SetNote", setNote(payload)),
-    ApplyPatch: ({ payload }) => guarded("ApplyPatch", applyPatch(payload))
+  Effect.gen(function* () {
+    // The repository's long-lived `update-ref --stdin` (Git.RefTransactions): a branch move costs no
+    // process start. One per entity, so its transactions run one at a time like the entity's
+    // messages; it ends with the entity (idle for `maxIdleTime`, or the server stopping).
+    const refs = yield* Effect.acquireRelease(
+      Effect.sync(() => new Git.RefTransactions()),
+      (r) => Effect.sync(() => r.close())
+    )
+    // Before the directory goes away or moves: not left running in it.
+    const closingRefs = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.andThen(
+        Effect.sync(() => refs.close()),
+        effect
+      )
+    return Repository.of({
+      CommitFiles: ({ payload }) => guarded("CommitFiles", commitFiles(payload, refs)),
+      UpdateRefs: ({ payload }) => guarded("UpdateRefs", Git.updateRefs(payload.dir, payload.updates, refs)),
+      CreateTag: ({ payload }) => guarded("CreateTag", createTag(payload)),
+      SetHead: ({ payload }) => guarded("SetHead", Git.setHeadBranch(payload.dir, payload.branch)),
+      Init: ({ payload }) => guarded("Init", init(payload)),
+      Move: ({ payload }) => guarded("Move", closingRefs(move(payload))),
+      Remove: ({ payload }) => guarded("Remove", closingRefs(Git.removeRepository(payload.dir))),
+      Maintain: ({ payload }) => guarded("Maintain", Git.commitGraphWrite(payload.dir)),
+      CopyFrom: ({ payload }) => guarded("CopyFrom", closingRefs(copyFrom(payload))),
+      FetchFrom: ({ payload }) => guarded("FetchFrom", fetchFrom(payload)),
+      SetNote: ({ payload }) => guarded("SetNote", setNote(payload)),
+      ApplyPatch: ({ payload }) => guarded("ApplyPatch", applyPatch(payload))
+    })
   }),
   { maxIdleTime: "2 minutes" }
 )

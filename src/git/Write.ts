@@ -2,7 +2,10 @@
 // `git fast-import` process per commit) and annotated tags (`git mktag`). Nothing here moves a
 // branch: the Repository entity does that with a compare-and-swap `update-ref`.
 
-import { randomUUID } from "node:crypto"
+import { createHash, randomBytes, randomUUID } from "node:crypto"
+import { existsSync, linkSync, mkdirSync, renameSync, unlinkSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { deflateSync } from "node:zlib"
 import { Effect } from "effect"
 import * as Git from "./Git.ts"
 import * as Gitmodules from "./Gitmodules.ts"
@@ -120,6 +123,90 @@ export const commit = (
     }
     return { sha, tmpRef }
   })
+
+/** A byte git's `fmt_ident` trims from either end of a name or e-mail (ident.c's `crud`). */
+const CRUD = /^[\x00-\x20.,:;<>"\\']$/
+
+/** Whether git writes `value` into an identity unchanged: no crud at its ends, no `<`, `>` or newline within. */
+const keptAsIs = (value: string) =>
+  value !== "" && !CRUD.test(value[0]!) && !CRUD.test(value[value.length - 1]!) && !/[\n<>]/.test(value)
+
+/**
+ * Whether `commitObject` writes exactly what `git commit-tree` would for this signature: a name
+ * and e-mail git keeps as they are, whole seconds, and an offset git's date parser reads back as
+ * given (under 24 hours). Anything else goes through `commit-tree`, which cleans or refuses it.
+ */
+const plainSignature = (who: Signature) =>
+  keptAsIs(who.name) &&
+  keptAsIs(who.email) &&
+  Number.isSafeInteger(who.seconds) &&
+  who.seconds >= 0 &&
+  Number.isInteger(who.offsetMinutes) &&
+  Math.abs(who.offsetMinutes) < 24 * 60
+
+/**
+ * The commit `git commit-tree` makes of `tree`, `parents` and `message` (no signature, no encoding
+ * header: Hearth's repositories keep git's UTF-8 default), written as a loose object without
+ * starting git — a process costs a merge more than the write. Undefined when the inputs are ones
+ * git would change or refuse (see `plainSignature`; a NUL in the message): the caller runs
+ * `commit-tree` then. The object format (SHA-1 or SHA-256) is the tree id's; duplicate parents
+ * are dropped as commit-tree drops them.
+ */
+export const commitObject = (
+  repo: string,
+  spec: {
+    readonly tree: string
+    readonly parents: ReadonlyArray<string>
+    readonly message: string
+    readonly author: Signature
+    readonly committer: Signature
+  }
+): string | undefined => {
+  const ids = [spec.tree, ...spec.parents]
+  if (!ids.every((id) => Git.isSha(id) && id.length === spec.tree.length)) return undefined
+  if (!plainSignature(spec.author) || !plainSignature(spec.committer) || spec.message.includes("\0")) return undefined
+  let header = `tree ${spec.tree}\n`
+  for (const parent of new Set(spec.parents)) header += `parent ${parent}\n`
+  header += `author ${identity(spec.author)}\ncommitter ${identity(spec.committer)}\n\n`
+  const format = spec.tree.length === 64 ? "sha256" : "sha1"
+  return writeLooseObject(repo, "commit", Buffer.from(header + spec.message, "utf8"), format)
+}
+
+/**
+ * Stores `content` as a loose object of `type` the way git does (sha1-file.c): zlib-deflated
+ * `<type> <size>\0<content>` in `objects/xx/…`, named by its hash (`format`: the repository's,
+ * SHA-1 or SHA-256), written to a read-only `tmp_obj_` file beside it (`git gc` removes one a
+ * crash leaves) and linked into place, so a reader never sees half an object. An object already
+ * there is left as it is. Directories and files get git's modes (0777 and 0444, less the umask).
+ */
+export const writeLooseObject = (
+  repo: string,
+  type: "commit",
+  content: Buffer,
+  format: "sha1" | "sha256" = "sha1"
+): string => {
+  const full = Buffer.concat([Buffer.from(`${type} ${content.length}\0`, "utf8"), content])
+  const sha = createHash(format).update(full).digest("hex")
+  const dir = join(repo, "objects", sha.slice(0, 2))
+  const file = join(dir, sha.slice(2))
+  if (existsSync(file)) return sha
+  mkdirSync(dir, { recursive: true, mode: 0o777 })
+  const tmp = join(dir, `tmp_obj_${randomBytes(6).toString("hex")}`)
+  // Level 1: git's default for loose objects (core.looseCompression unset).
+  writeFileSync(tmp, deflateSync(full, { level: 1 }), { mode: 0o444, flag: "wx" })
+  try {
+    linkSync(tmp, file)
+  } catch (error) {
+    // Already there (written meanwhile): same name, same content. A file system without hard
+    // links: renamed into place, as git falls back to.
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") {
+      renameSync(tmp, file)
+      return sha
+    }
+  }
+  unlinkSync(tmp)
+  return sha
+}
 
 /** An annotated tag object named `name` on `target` (a commit), not yet referenced by any ref. */
 export const tagObject = (

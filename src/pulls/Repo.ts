@@ -235,6 +235,23 @@ export class PullsRepo extends Context.Service<
         readonly status?: PullStatus | undefined
       }
     ) => Effect.Effect<boolean>
+    /**
+     * A merge recorded in one statement, atomic as a transaction and one round trip instead of
+     * seven: `markMerged`, the schedule dropped (AutoMergeStore.remove), the issue closed unless it
+     * is (IssuesRepo.setClosed: `closed_at`, `updated_at`, the repository's closed pull requests
+     * counted) and a comment of `commentType` by `merged.by` (IssuesRepo.insertComment's row, the
+     * other columns their defaults). `false`, and nothing changed, when it was merged already.
+     */
+    readonly recordMerged: (
+      pull: { readonly id: number; readonly issueId: number },
+      merged: {
+        readonly by: number
+        readonly at: Date
+        readonly commit: string
+        readonly status?: PullStatus | undefined
+        readonly commentType: number
+      }
+    ) => Effect.Effect<boolean>
     readonly byMergeCommit: (baseRepoId: number, sha: string) => Effect.Effect<Option.Option<PullRow>>
     /** The repository's pinned pull requests, in pin order. */
     readonly pinned: (baseRepoId: number) => Effect.Effect<ReadonlyArray<PullWithIssue>>
@@ -427,6 +444,28 @@ export class PullsRepo extends Context.Service<
                   merge_commit_sha = ${merged.commit}, conflicted_files = '[]',
                   status = ${merged.status ?? PullStatus.mergeable}
                 WHERE id = ${id} AND NOT has_merged RETURNING id`,
+              (rows) => rows.length > 0
+            ),
+          recordMerged: (pull, merged) =>
+            Effect.map(
+              sql`WITH merged AS (
+                  UPDATE pull_requests SET has_merged = true, merged_at = ${merged.at}, merged_by = ${merged.by},
+                    merge_commit_sha = ${merged.commit}, conflicted_files = '[]',
+                    status = ${merged.status ?? PullStatus.mergeable}
+                  WHERE id = ${pull.id} AND NOT has_merged RETURNING id
+                ), unscheduled AS (
+                  DELETE FROM pull_auto_merges WHERE pull_id IN (SELECT id FROM merged)
+                ), closed AS (
+                  UPDATE issues SET is_closed = true, closed_at = ${merged.at}, updated_at = ${merged.at}
+                  WHERE id = ${pull.issueId} AND NOT is_closed AND EXISTS (SELECT 1 FROM merged) RETURNING repo_id
+                ), counted AS (
+                  UPDATE repositories SET num_closed_pulls = num_closed_pulls + 1
+                  WHERE id IN (SELECT repo_id FROM closed)
+                ), commented AS (
+                  INSERT INTO comments (issue_id, type, poster_id, created_at, updated_at)
+                  SELECT ${pull.issueId}, ${merged.commentType}, ${merged.by}, ${merged.at}, ${merged.at} FROM merged
+                )
+                SELECT id FROM merged`,
               (rows) => rows.length > 0
             ),
           byMergeCommit: (baseRepoId, sha) =>

@@ -1270,19 +1270,15 @@ export class PullsService extends Context.Service<
           }
         })
 
-      /** Records the merge: merged, closed with a `merge_pull` comment; false when someone else recorded one first. */
+      /**
+       * Records the merge: merged, its schedule dropped (Forgejo deletes it silently), closed unless
+       * it is, with a `merge_pull` comment; false when someone else recorded one first. One
+       * statement (PullsRepo.recordMerged), not a transaction of seven.
+       */
       const recordMerge = (loaded: Loaded, doer: UserRow, commit: string, at: Date, status?: PullStatus) =>
-        issueRows.transaction(
-          Effect.gen(function* () {
-            const first = yield* pulls.markMerged(loaded.pull.id, { by: doer.id, at, commit, status })
-            if (!first) return false
-            // Forgejo deletes a scheduled merge of a merged pull request silently.
-            yield* autoMerges.remove(loaded.pull.id)
-            // Closes it unless it is closed already (the update says which: no read first).
-            yield* issueRows.setClosed(loaded.issue, true, at)
-            yield* issueRows.insertComment({ issueId: loaded.issue.id, type: T.mergePull, posterId: doer.id, at })
-            return true
-          })
+        pulls.recordMerged(
+          { id: loaded.pull.id, issueId: loaded.issue.id },
+          { by: doer.id, at, commit, status, commentType: T.mergePull }
         )
 
       // The rows the merge holds go with its events (`Known`): the subscribers need not read them again.
