@@ -84,11 +84,19 @@ export interface Attempt {
   readonly attempt: number
   readonly succeeded: boolean
   readonly durationMs: number
-  readonly request: RequestInfo
+  /**
+   * The request as sent; without `body` when its body is the task's payload (a forgejo, gitea or
+   * gogs hook's JSON): stored once, in the task, and filled in again when read (`toTask`).
+   */
+  readonly request: Omit<RequestInfo, "body"> & { readonly body?: string | undefined }
   readonly response: ResponseInfo
 }
 
 const parsed = (value: unknown) => (typeof value === "string" ? JSON.parse(value) : value)
+
+/** A recorded request without a body sent the task's payload (see `Attempt`). */
+const withBody = (request: Omit<RequestInfo, "body"> & { body?: string }, payload: string): RequestInfo =>
+  request.body === undefined ? { ...request, body: payload } : (request as RequestInfo)
 
 const toHook = (r: Record<string, any>): HookRow => ({
   id: Number(r.id),
@@ -121,7 +129,7 @@ const toTask = (r: Record<string, any>): TaskRow => ({
   isSucceed: r.is_succeed,
   attempts: Number(r.attempts),
   durationMs: Number(r.duration_ms),
-  request: r.request === null ? null : parsed(r.request),
+  request: r.request === null ? null : withBody(parsed(r.request), r.payload),
   response: r.response === null ? null : parsed(r.response),
   deliveredAt: r.delivered_at ?? null,
   createdAt: r.created_at

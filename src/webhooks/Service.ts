@@ -445,7 +445,8 @@ export class WebhooksService extends Context.Service<
             url: outgoing.url,
             http_method: outgoing.method,
             headers: { ...outgoing.headers, ...(authorization === "" ? {} : { Authorization: redact(authorization) }) },
-            body: outgoing.body
+            // The payload itself (JSON hooks) is in the task already: not stored again per attempt.
+            ...(outgoing.body === task.payload ? {} : { body: outgoing.body })
           }
           const answer = yield* send(settings, { ...outgoing, headers })
           const succeeded = answer.error === undefined && answer.status >= 200 && answer.status < 300
