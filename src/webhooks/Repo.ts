@@ -118,6 +118,9 @@ const toHook = (r: Record<string, any>): HookRow => ({
   updatedAt: r.updated_at
 })
 
+const TASK_COLUMNS_BUT_PAYLOAD =
+  "id, hook_id, uuid, source_key, event_type, redelivery_of, is_delivered, is_succeed, attempts, duration_ms, request, response, delivered_at, created_at"
+
 const toTask = (r: Record<string, any>): TaskRow => ({
   id: Number(r.id),
   hookId: Number(r.hook_id),
@@ -279,8 +282,14 @@ export class WebhooksRepo extends Context.Service<
                       payload: task.payload,
                       redelivery_of: task.redeliveryOf
                     }))
-                  )} ON CONFLICT DO NOTHING RETURNING *`,
-                  (rows) => rows.map(toTask).sort((a, b) => a.id - b.id)
+                  )} ON CONFLICT DO NOTHING RETURNING ${sql.unsafe(TASK_COLUMNS_BUT_PAYLOAD)}`,
+                  // Not read back: the payloads (a push's is KiBs, stored once per hook) are the caller's.
+                  (rows) => {
+                    const payloads = new Map(tasks.map((task) => [task.uuid, task.payload]))
+                    return rows
+                      .map((row) => toTask({ ...row, payload: payloads.get(row.uuid as string) ?? "" }))
+                      .sort((a, b) => a.id - b.id)
+                  }
                 )
               : Effect.succeed([]),
           task: (id) => Effect.map(sql`SELECT * FROM hook_tasks WHERE id = ${id}`, (rows) => one(rows, toTask)),
