@@ -10,6 +10,7 @@
 // push's commits with git (the feed's reads of them, kept for a while, are long gone by the end of
 // a backlog this large).
 import { mkdtempSync, rmSync } from "node:fs"
+import { type AddressInfo, createServer, type Socket } from "node:net"
 import os, { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
@@ -29,7 +30,12 @@ const PUSHERS = 4
 
 describe("bench: the webhooks event hop", () => {
   it("queues the hook tasks of a backlog of push events", async () => {
-    const hearth = await startHearth()
+    // Holds every connection open, unanswered, until the end.
+    const held: Array<Socket> = []
+    const holder = createServer((socket) => void held.push(socket))
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve))
+    const port = (holder.address() as AddressInfo).port
+    const hearth = await startHearth({ webhook: { ALLOWED_HOST_LIST: "loopback", DELIVER_TIMEOUT: "3600" } })
     const work = mkdtempSync(join(tmpdir(), "hearth-bench-hop-"))
     try {
       await createUser(hearth, { username: "bench" })
@@ -45,7 +51,7 @@ describe("bench: the webhooks event hop", () => {
       for (let i = 0; i < HOOKS; i++) {
         const res = await call("POST", "/repos/bench/hooked/hooks", {
           type: "forgejo",
-          config: { url: `http://127.0.0.1:9/hook/${i}`, content_type: "json" },
+          config: { url: `http://127.0.0.1:${port}/hook/${i}`, content_type: "json" },
           events: ["push"],
           active: true
         })
@@ -100,6 +106,8 @@ describe("bench: the webhooks event hop", () => {
           .join(" ")} at end\n`
       )
     } finally {
+      for (const socket of held) socket.destroy()
+      holder.close()
       await hearth.close()
       rmSync(work, { recursive: true, force: true })
     }
