@@ -217,6 +217,35 @@ describe("the delivery queue", () => {
     }
   })
 
+  it("runs rows without a key each on its own, beside keyed runs; a held one holds back no other", async () => {
+    const release: Array<() => void> = []
+    const started: Array<string> = []
+    const stop = await listening(
+      "keyless",
+      async (claimed) => {
+        started.push(claimed.payload)
+        if (claimed.payload === "a") await new Promise<void>((resolve) => release.push(resolve))
+        return {}
+      },
+      { concurrency: 3, run: 5 }
+    )
+    try {
+      await enqueue("keyless", ["a", "b", "c"], null)
+      await enqueue("keyless", ["k1", "k2"], "k")
+      await eventually(
+        async () => ((await rowsLeft("keyless")) === 1 ? true : undefined),
+        30_000,
+        "all but the held row handled"
+      )
+      expect(started.filter((p) => p.startsWith("k"))).toEqual(["k1", "k2"])
+      expect([...started].sort()).toEqual(["a", "b", "c", "k1", "k2"])
+    } finally {
+      for (const r of release) r()
+      await stop()
+    }
+    expect(await rowsLeft("keyless")).toBe(0)
+  })
+
   it("gives up after the last attempt, or at once on a final failure, and says why in the job", async () => {
     const stop = await listening(
       "failing",

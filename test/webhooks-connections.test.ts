@@ -1,12 +1,16 @@
 // How deliveries reach receivers (src/webhooks/Send.ts, Service.ts): a hook's deliveries reuse one
 // kept-open connection; [webhook] QUEUE_LENGTH bounds the deliveries in flight at once (1 here: one
-// at a time, across hooks); a push of several refs reaches each hook in the refs' order.
+// at a time, across hooks); a push of several refs reaches each hook in the refs' order, and pushes
+// whose events wait in the hub's queue (handled in one run, the next one's payloads read ahead) in
+// the pushes' order.
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DeliveryQueue } from "../src/jobs/Queue.ts"
 import { gitIn, remoteAs } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
@@ -134,6 +138,45 @@ describe("a push of several refs", () => {
         expect(got.map((s) => `${s.event} ${s.ref.replace("refs/heads/", "")}`)).toEqual(expected)
       }
     } finally {
+      for (const hook of hooks) await removeHook(hook.id)
+    }
+  })
+})
+
+describe("pushes whose events wait behind each other", () => {
+  it("reach every hook in the pushes' order (each next push's payloads read ahead while one's tasks are stored)", async () => {
+    const hooks = [await addHook("/ahead/a", ["push"]), await addHook("/ahead/b", ["push"])]
+    const repoId = ((await json(await call("GET", "/repos/alice/code"))) as { id: number }).id
+    const pendingEvents = async () =>
+      Number(
+        (await hearth.sql((sql) => sql`SELECT count(*) AS n FROM delivery_queue WHERE topic = 'events:webhooks'`))[0]!.n
+      )
+    try {
+      const deadline = Date.now() + 30_000
+      while ((await pendingEvents()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+      // A row first in the repository's order, leased (as by a node at work on it), holds the pushes'
+      // events back until it goes: then they are claimed together, as one run.
+      await hearth.sql(
+        (sql) => sql`INSERT INTO delivery_queue (topic, payload, ordering_key, job_key, locked_until)
+          VALUES ('events:webhooks', '{}', ${`repo:${repoId}`}, 'test-hold', now() + interval '1 hour')`
+      )
+      const pushed = [["ahead-1a", "ahead-1b"], ["ahead-2a"], ["ahead-3a", "ahead-3b"], ["ahead-4a"]]
+      for (const names of pushed) await pushBranches(names)
+      expect(await pendingEvents()).toBe(1 + pushed.length)
+      await hearth.sql((sql) => sql`DELETE FROM delivery_queue WHERE job_key = 'test-hold'`)
+      // Rings the hub's listener (with an item it cannot read, given up on at once) rather than waiting for its next look.
+      await hearth.run(
+        Effect.flatMap(Effect.service(DeliveryQueue), (queue) =>
+          queue.enqueue("events:webhooks", [{ payload: "{}", orderingKey: "test:ring", kind: "events-webhooks" }])
+        )
+      )
+      const expected = pushed.flat()
+      for (const path of ["/ahead/a", "/ahead/b"]) {
+        const got = await waitFor(path, expected.length)
+        expect(got.map((s) => s.ref.replace("refs/heads/", ""))).toEqual(expected)
+      }
+    } finally {
+      await hearth.sql((sql) => sql`DELETE FROM delivery_queue WHERE job_key = 'test-hold'`)
       for (const hook of hooks) await removeHook(hook.id)
     }
   })

@@ -10,6 +10,8 @@ import { createServer as createHttpsServer } from "node:https"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitIn, remoteAs } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
@@ -62,6 +64,15 @@ const settled = async (repo: string, hookId: number, count: number, success: boo
 }
 
 const git = (args: ReadonlyArray<string>, cwd = join(work, "code")) => gitIn(cwd, args)
+/** Whether a delivery's stored attempt record holds the request body itself. */
+const storesBody = (taskId: number) =>
+  hearth.run(
+    Effect.flatMap(Effect.service(SqlClient), (sql) =>
+      Effect.map(Effect.orDie(sql`SELECT request ? 'body' AS stored FROM hook_tasks WHERE id = ${taskId}`), (rows) =>
+        Boolean(rows[0]!.stored)
+      )
+    )
+  )
 const commit = async (file: string, message: string) => {
   writeFileSync(join(work, "code", file), `${message}\n`)
   await git(["add", file])
@@ -164,6 +175,8 @@ describe("push, create and delete", () => {
     })
     expect(delivery.response.headers["x-receiver"]).toBe("yes")
     expect(JSON.stringify(delivery)).not.toContain(SECRET)
+    // The body sent was the task's payload: the attempt's record does not store it a second time.
+    expect(await storesBody(delivery.id)).toBe(false)
     expect((await call("alice", "DELETE", `/repos/alice/code/hooks/${hook.id}`)).status).toBe(204)
   })
 
@@ -268,6 +281,11 @@ describe("push, create and delete", () => {
     // Forgejo's gitea quirk: create/delete payloads compact with the short ref.
     expect(JSON.parse(json).ref).toBe("formed")
     expect(json).not.toContain("\n")
+    // A body other than the payload (the form) is recorded as sent.
+    const history = await settled("alice/code", hook.id, 2, true)
+    const recorded = history.find((d) => d.uuid === create.headers["x-gitea-delivery"])
+    expect(recorded.request.body).toBe(create.body)
+    expect(await storesBody(recorded.id)).toBe(true)
     await call("alice", "DELETE", `/repos/alice/code/hooks/${hook.id}`)
   })
 })

@@ -41,7 +41,7 @@ import { Context, Effect, Layer, Semaphore } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { leftoverPushLogs, parsePushLog, pushLogDir } from "../git/PushLog.ts"
 import type { IssueRow } from "../issues/Repo.ts"
-import { DeliveryQueue } from "../jobs/Queue.ts"
+import { type Claimed, DeliveryQueue } from "../jobs/Queue.ts"
 import { whenAnswered } from "../lib/AfterAnswer.ts"
 import type { RepoRow } from "../repos/Repo.ts"
 import type { UserRow } from "../users/Repo.ts"
@@ -70,6 +70,13 @@ export interface Subscriber {
   readonly afterAnswer?: boolean
 }
 
+/**
+ * The event queued after this one in the same claimed run (the same repository's next), if any:
+ * what a handler may start on while it finishes this one (read ahead, never acted on: that event
+ * is handed over in its turn, as every other).
+ */
+export type NextEvent = () => { readonly event: Event; readonly key: string } | undefined
+
 export interface DurableSubscriber {
   /** Its queue topic is `events:<name>`, its jobs' kind `events-<name>`. */
   readonly name: string
@@ -80,7 +87,7 @@ export interface DurableSubscriber {
    * attempt at this event (and unique to it): what the handler makes of it can be named by it, so
    * that an attempt repeated after a crash finds its earlier work done.
    */
-  readonly handle: (event: Event, key: string) => Effect.Effect<void, string>
+  readonly handle: (event: Event, key: string, next: NextEvent) => Effect.Effect<void, string>
   readonly attempts?: number
   readonly retryDelayMs?: number
 }
@@ -188,18 +195,28 @@ export class EventHub extends Context.Service<
         })
       )
 
+      const keyOf = (claimed: Claimed) => claimed.jobKey.slice(claimed.jobKey.lastIndexOf(":") + 1)
       const listen = (subscriber: DurableSubscriber) =>
         queue.listen(
           `events:${subscriber.name}`,
-          async (claimed) => {
+          async (claimed, run) => {
             let event: Event
             try {
               event = decodeEvent(JSON.parse(claimed.payload))
             } catch (error) {
               return { error: `the queued event could not be read: ${String(error)}`, final: true }
             }
+            const next: NextEvent = () => {
+              const after = run[run.indexOf(claimed) + 1]
+              if (after === undefined) return undefined
+              try {
+                return { event: decodeEvent(JSON.parse(after.payload)), key: keyOf(after) }
+              } catch {
+                return undefined // said when its turn comes
+              }
+            }
             return Effect.runPromiseWith(context)(
-              subscriber.handle(event, claimed.jobKey.slice(claimed.jobKey.lastIndexOf(":") + 1)).pipe(
+              subscriber.handle(event, keyOf(claimed), next).pipe(
                 Effect.catchDefect((defect) => Effect.fail(defect instanceof Error ? defect.message : String(defect))),
                 Effect.match({ onFailure: (error) => ({ error }), onSuccess: () => ({}) })
               )

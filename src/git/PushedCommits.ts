@@ -37,7 +37,9 @@ export interface PushedCommits {
   readonly total: number
 }
 
-const KEPT = 64
+// Enough for every ref of several large pushes (a push of 25 new branches is 25 reads): the webhooks'
+// durable hop may be a few pushes behind the feed, and a read evicted before it comes is a second `git log`.
+const KEPT = 512
 const KEPT_MS = 60_000
 const kept = new Map<string, { readonly at: number; readonly limit: number; readonly read: PushedCommits }>()
 

@@ -84,11 +84,19 @@ export interface Attempt {
   readonly attempt: number
   readonly succeeded: boolean
   readonly durationMs: number
-  readonly request: RequestInfo
+  /**
+   * The request as sent; without `body` when its body is the task's payload (a forgejo, gitea or
+   * gogs hook's JSON): stored once, in the task, and filled in again when read (`toTask`).
+   */
+  readonly request: Omit<RequestInfo, "body"> & { readonly body?: string | undefined }
   readonly response: ResponseInfo
 }
 
 const parsed = (value: unknown) => (typeof value === "string" ? JSON.parse(value) : value)
+
+/** A recorded request without a body sent the task's payload (see `Attempt`). */
+const withBody = (request: Omit<RequestInfo, "body"> & { body?: string }, payload: string): RequestInfo =>
+  request.body === undefined ? { ...request, body: payload } : (request as RequestInfo)
 
 const toHook = (r: Record<string, any>): HookRow => ({
   id: Number(r.id),
@@ -110,6 +118,9 @@ const toHook = (r: Record<string, any>): HookRow => ({
   updatedAt: r.updated_at
 })
 
+const TASK_COLUMNS_BUT_PAYLOAD =
+  "id, hook_id, uuid, source_key, event_type, redelivery_of, is_delivered, is_succeed, attempts, duration_ms, request, response, delivered_at, created_at"
+
 const toTask = (r: Record<string, any>): TaskRow => ({
   id: Number(r.id),
   hookId: Number(r.hook_id),
@@ -121,7 +132,7 @@ const toTask = (r: Record<string, any>): TaskRow => ({
   isSucceed: r.is_succeed,
   attempts: Number(r.attempts),
   durationMs: Number(r.duration_ms),
-  request: r.request === null ? null : parsed(r.request),
+  request: r.request === null ? null : withBody(parsed(r.request), r.payload),
   response: r.response === null ? null : parsed(r.response),
   deliveredAt: r.delivered_at ?? null,
   createdAt: r.created_at
@@ -271,8 +282,14 @@ export class WebhooksRepo extends Context.Service<
                       payload: task.payload,
                       redelivery_of: task.redeliveryOf
                     }))
-                  )} ON CONFLICT DO NOTHING RETURNING *`,
-                  (rows) => rows.map(toTask).sort((a, b) => a.id - b.id)
+                  )} ON CONFLICT DO NOTHING RETURNING ${sql.unsafe(TASK_COLUMNS_BUT_PAYLOAD)}`,
+                  // Not read back: the payloads (a push's is KiBs, stored once per hook) are the caller's.
+                  (rows) => {
+                    const payloads = new Map(tasks.map((task) => [task.uuid, task.payload]))
+                    return rows
+                      .map((row) => toTask({ ...row, payload: payloads.get(row.uuid as string) ?? "" }))
+                      .sort((a, b) => a.id - b.id)
+                  }
                 )
               : Effect.succeed([]),
           task: (id) => Effect.map(sql`SELECT * FROM hook_tasks WHERE id = ${id}`, (rows) => one(rows, toTask)),

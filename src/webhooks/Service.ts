@@ -20,7 +20,7 @@ import { Context, Effect, Layer, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Settings } from "../config/Settings.ts"
 import type * as Events from "../events/Events.ts"
-import { EventHub } from "../events/Hub.ts"
+import { EventHub, type NextEvent } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -248,7 +248,97 @@ export class WebhooksService extends Context.Service<
       // per repository, the rows the payloads share read once (PayloadReads), BUILD_AT_ONCE
       // payloads built side by side (each push's `git log`), then every task of up to
       // EVENT_CHUNK hook events stored and queued in one transaction, in the hook events' order.
-      const handleEvent = (event: Events.Event, key: string) =>
+      type Planned = {
+        readonly hook: HookRow
+        readonly eventType: string
+        readonly payload: string
+        readonly sourceKey: string
+        readonly redeliveryOf: null
+      }
+      const buildChunk = (
+        key: string,
+        event: Exclude<Events.Event, { readonly _tag: "RenameUser" }>,
+        all: ReadonlyArray<readonly [number, HookEvent]>,
+        from: number,
+        firingOf: Map<string, ReadonlyArray<HookRow>>
+      ) =>
+        Effect.gen(function* () {
+          const planned: Array<{ n: number; hookEvent: HookEvent; hooks: ReadonlyArray<HookRow> }> = []
+          for (const [n, hookEvent] of all.slice(from, from + EVENT_CHUNK)) {
+            let repoId = event.repo.id
+            let ownerId = event.repo.ownerId
+            if (hookEvent.repoId !== undefined) {
+              const target = yield* payloads.current(hookEvent.repoId)
+              if (target === undefined) continue
+              repoId = target.repo.id
+              ownerId = target.owner.id
+            }
+            const where = `${repoId}:${ownerId}`
+            let firing = firingOf.get(where)
+            if (firing === undefined) {
+              firing = yield* repo.firing(repoId, ownerId)
+              firingOf.set(where, firing)
+            }
+            const branch = hookEvent.ref?.startsWith("refs/heads/") === true ? hookEvent.ref.slice(11) : undefined
+            const hooks = firing.filter(
+              (hook) =>
+                receives(hook.events, hookEvent.type) &&
+                (branch === undefined || branchMatches(hook.branchFilter, branch))
+            )
+            if (hooks.length > 0) planned.push({ n, hookEvent, hooks })
+          }
+          const tasks = yield* Effect.forEach(
+            planned,
+            ({ n, hookEvent, hooks }) =>
+              Effect.map(hookEvent.build(payloads), (built) => {
+                const payload = built as { readonly commits?: ReadonlyArray<unknown> }
+                // Forgejo sends a push without commits (a tag's) only to the payload types.
+                const zeroCommits = hookEvent.type === "push" && (payload.commits?.length ?? 0) === 0
+                const text = JSON.stringify(payload, null, 2)
+                return hooks
+                  .filter((hook) => !zeroCommits || PAYLOAD_TYPES.has(hook.type))
+                  .map(
+                    (hook): Planned => ({
+                      hook,
+                      eventType: hookEvent.type,
+                      payload: text,
+                      sourceKey: `${key}:${n}:${hook.id}`,
+                      redeliveryOf: null
+                    })
+                  )
+              }),
+            { concurrency: BUILD_AT_ONCE }
+          )
+          return tasks.flat()
+        })
+
+      // Read ahead: while an event's last tasks are stored, the first chunk of the next push event
+      // of its claimed run is built (its `git log`s run meanwhile), and taken when that event's turn
+      // comes. Only reads: what is stored stays in the events' order. A read ahead not taken (its
+      // event handled by another node, or after a restart) is dropped; one that failed is built again.
+      const ahead = new Map<string, Promise<ReadonlyArray<Planned> | undefined>>()
+      const readAhead = (next: NextEvent) => {
+        const upcoming = next()
+        if (upcoming === undefined || ahead.has(upcoming.key)) return
+        const event = upcoming.event
+        if (event._tag !== "PushCommits") return
+        // One per repository handled at once is all there can be; older ones are stale.
+        if (ahead.size >= 16) ahead.delete(ahead.keys().next().value!)
+        const all = [...hookEventsOf(event).entries()]
+        ahead.set(
+          upcoming.key,
+          Effect.runPromiseWith(context)(
+            buildChunk(upcoming.key, event, all, 0, new Map()).pipe(
+              Effect.provideServiceEffect(
+                PayloadReads,
+                Effect.sync(() => new Map())
+              )
+            )
+          ).catch(() => undefined)
+        )
+      }
+
+      const handleEvent = (event: Events.Event, key: string, next: NextEvent) =>
         Effect.gen(function* () {
           if (event._tag === "RenameUser") return // Forgejo has no webhook for a renamed account
           // Forgejo copies the default hooks before it announces a new repository: they hear it.
@@ -256,53 +346,15 @@ export class WebhooksService extends Context.Service<
           if (isNewRepository(event)) yield* copyDefaults(event.repo.id)
           const firingOf = new Map<string, ReadonlyArray<HookRow>>()
           const all = [...hookEventsOf(event).entries()]
+          const early = ahead.get(key)
+          ahead.delete(key)
           for (let from = 0; from < all.length; from += EVENT_CHUNK) {
-            const planned: Array<{ n: number; hookEvent: HookEvent; hooks: ReadonlyArray<HookRow> }> = []
-            for (const [n, hookEvent] of all.slice(from, from + EVENT_CHUNK)) {
-              let repoId = event.repo.id
-              let ownerId = event.repo.ownerId
-              if (hookEvent.repoId !== undefined) {
-                const target = yield* payloads.current(hookEvent.repoId)
-                if (target === undefined) continue
-                repoId = target.repo.id
-                ownerId = target.owner.id
-              }
-              const where = `${repoId}:${ownerId}`
-              let firing = firingOf.get(where)
-              if (firing === undefined) {
-                firing = yield* repo.firing(repoId, ownerId)
-                firingOf.set(where, firing)
-              }
-              const branch = hookEvent.ref?.startsWith("refs/heads/") === true ? hookEvent.ref.slice(11) : undefined
-              const hooks = firing.filter(
-                (hook) =>
-                  receives(hook.events, hookEvent.type) &&
-                  (branch === undefined || branchMatches(hook.branchFilter, branch))
-              )
-              if (hooks.length > 0) planned.push({ n, hookEvent, hooks })
-            }
-            const tasks = yield* Effect.forEach(
-              planned,
-              ({ n, hookEvent, hooks }) =>
-                Effect.map(hookEvent.build(payloads), (built) => {
-                  const payload = built as { readonly commits?: ReadonlyArray<unknown> }
-                  // Forgejo sends a push without commits (a tag's) only to the payload types.
-                  const zeroCommits = hookEvent.type === "push" && (payload.commits?.length ?? 0) === 0
-                  const text = JSON.stringify(payload, null, 2)
-                  return hooks
-                    .filter((hook) => !zeroCommits || PAYLOAD_TYPES.has(hook.type))
-                    .map((hook) => ({
-                      hook,
-                      eventType: hookEvent.type,
-                      payload: text,
-                      sourceKey: `${key}:${n}:${hook.id}`,
-                      redeliveryOf: null
-                    }))
-                }),
-              { concurrency: BUILD_AT_ONCE }
-            )
-            if (tasks.length > 0) yield* sql.withTransaction(queueTasks(tasks.flat()))
+            const read = from === 0 && early !== undefined ? yield* Effect.promise(() => early) : undefined
+            const tasks = read ?? (yield* buildChunk(key, event, all, from, firingOf))
+            if (from + EVENT_CHUNK >= all.length) readAhead(next)
+            if (tasks.length > 0) yield* sql.withTransaction(queueTasks(tasks))
           }
+          if (all.length === 0) readAhead(next)
         }).pipe(
           Effect.provideServiceEffect(
             PayloadReads,
@@ -445,7 +497,8 @@ export class WebhooksService extends Context.Service<
             url: outgoing.url,
             http_method: outgoing.method,
             headers: { ...outgoing.headers, ...(authorization === "" ? {} : { Authorization: redact(authorization) }) },
-            body: outgoing.body
+            // The payload itself (JSON hooks) is in the task already: not stored again per attempt.
+            ...(outgoing.body === task.payload ? {} : { body: outgoing.body })
           }
           const answer = yield* send(settings, { ...outgoing, headers })
           const succeeded = answer.error === undefined && answer.status >= 200 && answer.status < 300
