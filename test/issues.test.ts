@@ -251,6 +251,31 @@ describe("GET /repos/{o}/{r}/issues", () => {
     expect(totals).toEqual(["3", "3", "3", "3"])
   })
 
+  it("counts an issue matched in its title, body and a comment once, in the sort asked, with the other filters", async () => {
+    const ripe = await json(await post("/repos/alice/edits/labels", { name: "ripe", color: "#333333" }))
+    const found = async (query: string) => {
+      const res = await request(hearth, "GET", `/repos/alice/edits/issues${query}`, alice)
+      expect(res.status).toBe(200)
+      return { total: res.headers.get("x-total-count"), body: (await json(res)) as Array<any> }
+    }
+    const first = await create("edits", { title: "quince everywhere", body: "quince", labels: [ripe.id] })
+    expect((await post(`/repos/alice/edits/issues/${first.number}/comments`, { body: "more quince" })).status).toBe(201)
+    const second = await create("edits", { title: "plain", body: "a quince", labels: [ripe.id] })
+    const third = await create("edits", { title: "other" })
+    expect((await post(`/repos/alice/edits/issues/${third.number}/comments`, { body: "quince?" })).status).toBe(201)
+    const oldest = await found("?q=quince&sort=oldest")
+    expect(numbers(oldest.body)).toEqual([first.number, second.number, third.number])
+    expect(oldest.total).toBe("3")
+    expect(oldest.body[0]).toEqual(
+      await json(await request(hearth, "GET", `/repos/alice/edits/issues/${first.number}`, alice))
+    )
+    expect(numbers((await found("?q=quince")).body)).toEqual([third.number, second.number, first.number])
+    expect(numbers((await found("?q=quince&sort=mostcomment&limit=2")).body)).toEqual([third.number, first.number])
+    const labelled = await found("?q=quince&labels=ripe&sort=oldest&limit=1&page=2")
+    expect(numbers(labelled.body)).toEqual([second.number])
+    expect(labelled.total).toBe("2")
+  })
+
   it("filters by updated time (RFC 3339; 422 otherwise)", async () => {
     expect((await list("?since=2999-01-01T00:00:00Z")).body).toEqual([])
     expect(numbers((await list("?before=2000-01-01T00:00:00Z")).body)).toEqual([])

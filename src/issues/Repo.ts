@@ -486,6 +486,27 @@ export class IssuesRepo extends Context.Service<
         }
       }
 
+      // A keyword's page: each of its three matches (title, body, a comment) found with the other
+      // filters on the issue's own row, the first two without reading the issue again, the sort's
+      // columns carried; only the page's issues read whole. The matching issue read for every
+      // match, then all of them carried through the count and the sort, took 1.2× the time
+      // (bench:issues' search, 1,980 matches on the embedded database).
+      const keywordPage = (filter: IssueFilter, window: Page) => {
+        const others = issueWhere({ ...filter, keyword: undefined })
+        const pattern = likePattern(filter.keyword ?? "")
+        const carried = sql`i.id, i.repo_id, i.created_at, i.updated_at, i.num_comments, i.deadline, i.milestone_id`
+        return sql`WITH matched AS (
+            SELECT ${carried} FROM issues i WHERE ${others} AND i.title ILIKE ${pattern}
+            UNION SELECT ${carried} FROM issues i WHERE ${others} AND i.body ILIKE ${pattern}
+            UNION SELECT ${carried} FROM comments c JOIN issues i ON i.id = c.issue_id
+              WHERE ${others} AND c.type = 0 AND c.body ILIKE ${pattern}
+          ), page AS (
+            SELECT i.id, count(*) OVER () AS total_matches, row_number() OVER (ORDER BY ${orderOf(filter)}) AS at
+            FROM matched i ORDER BY at LIMIT ${window.limit} OFFSET ${window.offset}
+          )
+          SELECT i.*, page.total_matches FROM page JOIN issues i ON i.id = page.id ORDER BY page.at`
+      }
+
       return IssuesRepo.of(
         sqlBoundary({
           transaction: transaction(sql),
@@ -529,13 +550,14 @@ export class IssuesRepo extends Context.Service<
               // counted below.
               const keyword = filter.keyword !== undefined && filter.keyword !== ""
               const byLabel = keyword ? undefined : countedByLabel(filter)
-              const total = keyword ? sql`count(*) OVER ()` : byLabel === undefined ? undefined : sql`(${byLabel})`
-              if (total !== undefined) {
-                const rows = yield* sql`SELECT i.*, ${total} AS total_matches FROM issues i WHERE ${where}
-                  ORDER BY ${orderOf(filter)} LIMIT ${window.limit} OFFSET ${window.offset}`
-                const carried = rows[0]?.total_matches
-                if (carried !== undefined && carried !== null) return { rows: rows.map(toIssue), total: num(carried) }
-              }
+              const paged = keyword
+                ? yield* keywordPage(filter, window)
+                : byLabel === undefined
+                  ? []
+                  : yield* sql`SELECT i.*, (${byLabel}) AS total_matches FROM issues i WHERE ${where}
+                      ORDER BY ${orderOf(filter)} LIMIT ${window.limit} OFFSET ${window.offset}`
+              const carried = paged[0]?.total_matches
+              if (carried !== undefined && carried !== null) return { rows: paged.map(toIssue), total: num(carried) }
               const labelled = byLabel === undefined ? [] : yield* byLabel
               const [count] =
                 labelled.length > 0 ? labelled : yield* sql`SELECT count(*) AS n FROM issues i WHERE ${where}`
