@@ -3,26 +3,25 @@
 // say which the server no longer starts — the size of a repository read from its object directory
 // (the same number as `git count-objects -v`), no branch listing after a change that moved only
 // existing branches, the base tip read once per check, no ancestor test in a merge that needs none.
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Git from "../src/git/Git.ts"
 import * as Merge from "../src/git/Merge.ts"
-import { gitIn } from "./support/git.ts"
+import { gitIn, recordGitProcesses } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
 let work: string
 let clone: string
-let log: string
-let savedPath: string | undefined
+let git: ReturnType<typeof recordGitProcesses>
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-/** The git commands started since `from` (a length of the log), one line each: `cwd|args`. */
-const commandsSince = (from: number) => readFileSync(log, "utf8").slice(from).split("\n").filter(Boolean)
-const logLength = () => readFileSync(log, "utf8").length
+/** The git commands started since `from` (a `logLength()`), one line each: `cwd|args`. */
+const commandsSince = (from: number) => git.since(from)
+const logLength = () => git.length()
 
 const url = () => {
   const u = new URL(`${hearth.base}/alice/app.git`)
@@ -76,14 +75,7 @@ const countObjectsKiB = async (dir: string) => {
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "hearth-pulls-git-"))
-  const bin = join(work, "bin")
-  mkdirSync(bin)
-  log = join(work, "git.log")
-  writeFileSync(log, "")
-  writeFileSync(join(bin, "git"), `#!/bin/sh\nprintf '%s|%s\\n' "$PWD" "$*" >> '${log}'\nexec /usr/bin/git "$@"\n`)
-  chmodSync(join(bin, "git"), 0o755)
-  savedPath = process.env.PATH
-  process.env.PATH = `${bin}:${process.env.PATH}`
+  git = recordGitProcesses(work)
   hearth = await startHearth()
   await createUser(hearth, { username: "alice" })
   expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "app", auto_init: true })).status).toBe(
@@ -94,7 +86,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await hearth?.close()
-  process.env.PATH = savedPath
+  git?.stop()
   rmSync(work, { recursive: true, force: true })
 })
 

@@ -3,19 +3,18 @@
 // page holds (labels, milestone, assignees, reviewers, a fork's head), and start no git process.
 // Statements are counted by a tracer of the test's own (every statement is a span carrying its
 // text); git processes by a `git` wrapper first on this process's PATH (the server runs in it).
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Layer, Tracer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { gitIn } from "./support/git.ts"
+import { gitIn, recordGitProcesses } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
 let hearth: Hearth
 let work: string
 let clone: string
-let log: string
-let savedPath: string | undefined
+let git: ReturnType<typeof recordGitProcesses>
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 const statements: Array<string> = []
@@ -37,8 +36,9 @@ const tracer = Tracer.make({
   }
 })
 
-const gitSince = (from: number) => readFileSync(log, "utf8").slice(from).split("\n").filter(Boolean)
-const logLength = () => readFileSync(log, "utf8").length
+/** The git commands started since `from` (a `logLength()`), one line each: `cwd|args`. */
+const gitSince = (from: number) => git.since(from)
+const logLength = () => git.length()
 
 const url = (user: string, repo: string) => {
   const u = new URL(`${hearth.base}/${user}/${repo}.git`)
@@ -73,14 +73,7 @@ const cost = async (path: string) => {
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "hearth-pulls-reads-"))
-  const bin = join(work, "bin")
-  mkdirSync(bin)
-  log = join(work, "git.log")
-  writeFileSync(log, "")
-  writeFileSync(join(bin, "git"), `#!/bin/sh\nprintf '%s|%s\\n' "$PWD" "$*" >> '${log}'\nexec /usr/bin/git "$@"\n`)
-  chmodSync(join(bin, "git"), 0o755)
-  savedPath = process.env.PATH
-  process.env.PATH = `${bin}:${process.env.PATH}`
+  git = recordGitProcesses(work)
   hearth = await startHearth({}, { layer: Layer.succeed(Tracer.Tracer)(tracer) })
   for (const name of ["alice", "bob", "carol"]) await createUser(hearth, { username: name })
   expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "app", auto_init: true })).status).toBe(
@@ -138,7 +131,7 @@ beforeAll(async () => {
 }, 240_000)
 afterAll(async () => {
   await hearth?.close()
-  process.env.PATH = savedPath
+  git?.stop()
   rmSync(work, { recursive: true, force: true })
 })
 

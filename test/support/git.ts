@@ -1,6 +1,8 @@
 // The real git client for tests: a clean environment (no user config, no prompts) and a fixed
 // identity, so commits made by tests never depend on the machine.
 import { execFile, spawn } from "node:child_process"
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { gitEnv } from "../../src/git/Git.ts"
 
 export const TEST_IDENTITY = {
@@ -8,6 +10,29 @@ export const TEST_IDENTITY = {
   GIT_AUTHOR_EMAIL: "t@example.com",
   GIT_COMMITTER_NAME: "T",
   GIT_COMMITTER_EMAIL: "t@example.com"
+}
+
+/**
+ * Every git process started in this process from now on (the in-process server's too): a `git`
+ * first on PATH, in `work`, that records `cwd|args` and runs the real one. `length()` marks a
+ * point, `since(mark)` the commands started after it; `stop()` puts PATH back.
+ */
+export const recordGitProcesses = (work: string) => {
+  const bin = join(work, "bin")
+  mkdirSync(bin, { recursive: true })
+  const log = join(work, "git.log")
+  writeFileSync(log, "")
+  writeFileSync(join(bin, "git"), `#!/bin/sh\nprintf '%s|%s\\n' "$PWD" "$*" >> '${log}'\nexec /usr/bin/git "$@"\n`)
+  chmodSync(join(bin, "git"), 0o755)
+  const saved = process.env.PATH
+  process.env.PATH = `${bin}:${saved}`
+  return {
+    length: () => readFileSync(log, "utf8").length,
+    since: (mark: number) => readFileSync(log, "utf8").slice(mark).split("\n").filter(Boolean),
+    stop: () => {
+      process.env.PATH = saved
+    }
+  }
 }
 
 /** A repository's clone URL on `base` with a test account's credentials in it (`alice/code`). */
