@@ -182,17 +182,7 @@ const stamp = (who: Signature) => {
  * it is written in-process (Write.commitObject: the same bytes as `commit-tree`'s, one process
  * fewer per merge) unless its names or dates are ones git would clean up.
  */
-export const commitTree = (
-  repo: string,
-  spec: {
-    readonly tree: string
-    readonly parents: ReadonlyArray<string>
-    readonly message: string
-    readonly author: Signature
-    readonly committer: Signature
-  },
-  sign?: SignOptions
-): Effect.Effect<string> =>
+export const commitTree = (repo: string, spec: Write.CommitSpec, sign?: SignOptions): Effect.Effect<string> =>
   Effect.flatMap(
     sign === undefined
       ? Effect.try({
@@ -203,11 +193,7 @@ export const commitTree = (
     (written) => (written !== undefined ? Effect.succeed(written) : commitTreeByGit(repo, spec, sign))
   )
 
-const commitTreeByGit = (
-  repo: string,
-  spec: Parameters<typeof commitTree>[1],
-  sign: SignOptions | undefined
-): Effect.Effect<string> =>
+const commitTreeByGit = (repo: string, spec: Write.CommitSpec, sign: SignOptions | undefined): Effect.Effect<string> =>
   orDie(
     Effect.map(
       Git.inRepo(

@@ -144,6 +144,15 @@ const plainSignature = (who: Signature) =>
   Number.isInteger(who.offsetMinutes) &&
   Math.abs(who.offsetMinutes) < 24 * 60
 
+/** A commit's contents: what `commit-tree` is given. */
+export interface CommitSpec {
+  readonly tree: string
+  readonly parents: ReadonlyArray<string>
+  readonly message: string
+  readonly author: Signature
+  readonly committer: Signature
+}
+
 /**
  * The commit `git commit-tree` makes of `tree`, `parents` and `message` (no signature, no encoding
  * header: Hearth's repositories keep git's UTF-8 default), written as a loose object without
@@ -152,16 +161,7 @@ const plainSignature = (who: Signature) =>
  * `commit-tree` then. The object format (SHA-1 or SHA-256) is the tree id's; duplicate parents
  * are dropped as commit-tree drops them.
  */
-export const commitObject = (
-  repo: string,
-  spec: {
-    readonly tree: string
-    readonly parents: ReadonlyArray<string>
-    readonly message: string
-    readonly author: Signature
-    readonly committer: Signature
-  }
-): string | undefined => {
+export const commitObject = (repo: string, spec: CommitSpec): string | undefined => {
   const ids = [spec.tree, ...spec.parents]
   if (!ids.every((id) => Git.isSha(id) && id.length === spec.tree.length)) return undefined
   if (!plainSignature(spec.author) || !plainSignature(spec.committer) || spec.message.includes("\0")) return undefined
