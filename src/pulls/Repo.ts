@@ -225,19 +225,9 @@ export class PullsRepo extends Context.Service<
     readonly forChecks: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, PullForCheck>>
     readonly setBase: (id: number, baseBranch: string) => Effect.Effect<void>
     readonly setAllowMaintainerEdit: (id: number, allow: boolean) => Effect.Effect<void>
-    /** Marks the pull request merged, once: `false` when it already was. */
-    readonly markMerged: (
-      id: number,
-      merged: {
-        readonly by: number
-        readonly at: Date
-        readonly commit: string
-        readonly status?: PullStatus | undefined
-      }
-    ) => Effect.Effect<boolean>
     /**
      * A merge recorded in one statement, atomic as a transaction and one round trip instead of
-     * seven: `markMerged`, the schedule dropped (AutoMergeStore.remove), the issue closed unless it
+     * seven: marked merged (once), the schedule dropped (AutoMergeStore.remove), the issue closed unless it
      * is (IssuesRepo.setClosed: `closed_at`, `updated_at`, the repository's closed pull requests
      * counted) and a comment of `commentType` by `merged.by` (IssuesRepo.insertComment's row, the
      * other columns their defaults). `false`, and nothing changed, when it was merged already.
@@ -438,14 +428,6 @@ export class PullsRepo extends Context.Service<
             ),
           setAllowMaintainerEdit: (id, allow) =>
             Effect.asVoid(sql`UPDATE pull_requests SET allow_maintainer_edit = ${allow} WHERE id = ${id}`),
-          markMerged: (id, merged) =>
-            Effect.map(
-              sql`UPDATE pull_requests SET has_merged = true, merged_at = ${merged.at}, merged_by = ${merged.by},
-                  merge_commit_sha = ${merged.commit}, conflicted_files = '[]',
-                  status = ${merged.status ?? PullStatus.mergeable}
-                WHERE id = ${id} AND NOT has_merged RETURNING id`,
-              (rows) => rows.length > 0
-            ),
           recordMerged: (pull, merged) =>
             Effect.map(
               sql`WITH merged AS (
