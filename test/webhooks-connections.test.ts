@@ -1,8 +1,7 @@
 // How deliveries reach receivers (src/webhooks/Send.ts, Service.ts): a hook's deliveries reuse one
 // kept-open connection; [webhook] QUEUE_LENGTH bounds the deliveries in flight at once (1 here: one
 // at a time, across hooks); a push of several refs reaches each hook in the refs' order, and pushes
-// whose events wait in the hub's queue (handled in one run, the next one's payloads read ahead) in
-// the pushes' order.
+// whose events wait in the hub's queue (handled in one claimed run) in the pushes' order.
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
@@ -144,7 +143,7 @@ describe("a push of several refs", () => {
 })
 
 describe("pushes whose events wait behind each other", () => {
-  it("reach every hook in the pushes' order (each next push's payloads read ahead while one's tasks are stored)", async () => {
+  it("reach every hook in the pushes' order (one claimed run of events)", async () => {
     const hooks = [await addHook("/ahead/a", ["push"]), await addHook("/ahead/b", ["push"])]
     const repoId = ((await json(await call("GET", "/repos/alice/code"))) as { id: number }).id
     const pendingEvents = async () =>

@@ -70,13 +70,6 @@ export interface Subscriber {
   readonly afterAnswer?: boolean
 }
 
-/**
- * The event queued after this one in the same claimed run (the same repository's next), if any:
- * what a handler may start on while it finishes this one (read ahead, never acted on: that event
- * is handed over in its turn, as every other).
- */
-export type NextEvent = () => { readonly event: Event; readonly key: string } | undefined
-
 export interface DurableSubscriber {
   /** Its queue topic is `events:<name>`, its jobs' kind `events-<name>`. */
   readonly name: string
@@ -87,7 +80,7 @@ export interface DurableSubscriber {
    * attempt at this event (and unique to it): what the handler makes of it can be named by it, so
    * that an attempt repeated after a crash finds its earlier work done.
    */
-  readonly handle: (event: Event, key: string, next: NextEvent) => Effect.Effect<void, string>
+  readonly handle: (event: Event, key: string) => Effect.Effect<void, string>
   readonly attempts?: number
   readonly retryDelayMs?: number
 }
@@ -199,24 +192,15 @@ export class EventHub extends Context.Service<
       const listen = (subscriber: DurableSubscriber) =>
         queue.listen(
           `events:${subscriber.name}`,
-          async (claimed, run) => {
+          async (claimed) => {
             let event: Event
             try {
               event = decodeEvent(JSON.parse(claimed.payload))
             } catch (error) {
               return { error: `the queued event could not be read: ${String(error)}`, final: true }
             }
-            const next: NextEvent = () => {
-              const after = run[run.indexOf(claimed) + 1]
-              if (after === undefined) return undefined
-              try {
-                return { event: decodeEvent(JSON.parse(after.payload)), key: keyOf(after) }
-              } catch {
-                return undefined // said when its turn comes
-              }
-            }
             return Effect.runPromiseWith(context)(
-              subscriber.handle(event, keyOf(claimed), next).pipe(
+              subscriber.handle(event, keyOf(claimed)).pipe(
                 Effect.catchDefect((defect) => Effect.fail(defect instanceof Error ? defect.message : String(defect))),
                 Effect.match({ onFailure: (error) => ({ error }), onSuccess: () => ({}) })
               )

@@ -20,7 +20,7 @@ import { Context, Effect, Layer, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { Settings } from "../config/Settings.ts"
 import type * as Events from "../events/Events.ts"
-import { EventHub, type NextEvent } from "../events/Hub.ts"
+import { EventHub } from "../events/Hub.ts"
 import * as Git from "../git/Git.ts"
 import type { Principal } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
@@ -312,33 +312,7 @@ export class WebhooksService extends Context.Service<
           return tasks.flat()
         })
 
-      // Read ahead: while an event's last tasks are stored, the first chunk of the next push event
-      // of its claimed run is built (its `git log`s run meanwhile), and taken when that event's turn
-      // comes. Only reads: what is stored stays in the events' order. A read ahead not taken (its
-      // event handled by another node, or after a restart) is dropped; one that failed is built again.
-      const ahead = new Map<string, Promise<ReadonlyArray<Planned> | undefined>>()
-      const readAhead = (next: NextEvent) => {
-        const upcoming = next()
-        if (upcoming === undefined || ahead.has(upcoming.key)) return
-        const event = upcoming.event
-        if (event._tag !== "PushCommits") return
-        // One per repository handled at once is all there can be; older ones are stale.
-        if (ahead.size >= 16) ahead.delete(ahead.keys().next().value!)
-        const all = [...hookEventsOf(event).entries()]
-        ahead.set(
-          upcoming.key,
-          Effect.runPromiseWith(context)(
-            buildChunk(upcoming.key, event, all, 0, new Map()).pipe(
-              Effect.provideServiceEffect(
-                PayloadReads,
-                Effect.sync(() => new Map())
-              )
-            )
-          ).catch(() => undefined)
-        )
-      }
-
-      const handleEvent = (event: Events.Event, key: string, next: NextEvent) =>
+      const handleEvent = (event: Events.Event, key: string) =>
         Effect.gen(function* () {
           if (event._tag === "RenameUser") return // Forgejo has no webhook for a renamed account
           // Forgejo copies the default hooks before it announces a new repository: they hear it.
@@ -346,15 +320,10 @@ export class WebhooksService extends Context.Service<
           if (isNewRepository(event)) yield* copyDefaults(event.repo.id)
           const firingOf = new Map<string, ReadonlyArray<HookRow>>()
           const all = [...hookEventsOf(event).entries()]
-          const early = ahead.get(key)
-          ahead.delete(key)
           for (let from = 0; from < all.length; from += EVENT_CHUNK) {
-            const read = from === 0 && early !== undefined ? yield* Effect.promise(() => early) : undefined
-            const tasks = read ?? (yield* buildChunk(key, event, all, from, firingOf))
-            if (from + EVENT_CHUNK >= all.length) readAhead(next)
+            const tasks = yield* buildChunk(key, event, all, from, firingOf)
             if (tasks.length > 0) yield* sql.withTransaction(queueTasks(tasks))
           }
-          if (all.length === 0) readAhead(next)
         }).pipe(
           Effect.provideServiceEffect(
             PayloadReads,
