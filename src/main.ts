@@ -8,6 +8,7 @@ import { Settings } from "./config/Settings.ts"
 import { isMissingDatabase } from "./db/Database.ts"
 import { startEmbeddedMaintenance } from "./db/Maintenance.ts"
 import { EventHub, publishLeftoverPushes } from "./events/Hub.ts"
+import * as Git from "./git/Git.ts"
 import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
 import { OutageLogsLayer } from "./health/Database.ts"
 import { AutoMerge } from "./pulls/AutoMerge.ts"
@@ -24,6 +25,8 @@ const announce = Effect.gen(function* () {
       ? "PostgreSQL"
       : `the embedded database in ${settings.server.APP_DATA_PATH}`
   yield* Effect.logInfo(`Hearth is listening on ${address} (${settings.server.ROOT_URL}), using ${db}`)
+  // The process that starts git (src/git/Spawner.ts) now, not in the first request that runs git.
+  yield* Effect.sync(Git.spawnerPid)
   // The embedded database's autovacuum (PostgreSQL's own does it elsewhere).
   yield* startEmbeddedMaintenance
   // Only now: a remote inbox fetches the sender's key from this server to verify a delivery.

@@ -5,10 +5,11 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { type BigIntStats, lstatSync, readdirSync, type Stats, statSync } from "node:fs"
 import { lstat, mkdir, rename, rm } from "node:fs/promises"
-import { setPriority } from "node:os"
 import { dirname, join } from "node:path"
 import { Context, Data, Effect, Option } from "effect"
 import { branchNameProblem, refNameProblem, revisionProblem } from "../lib/Names.ts"
+import { packagePath } from "../lib/PackageRoot.ts"
+import { runHere, Spawner } from "./Spawner.ts"
 
 export class GitError extends Data.TaggedError("GitError")<{
   readonly args: ReadonlyArray<string>
@@ -114,54 +115,43 @@ export const gitEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv =>
  */
 export const Niceness = Context.Reference<number>("hearth/git/Niceness", { defaultValue: () => 0 })
 
+/**
+ * The process that starts git for the server (src/git/Spawner.ts): a spawn from the server holds
+ * its event loop for a time that grows with its memory. `HEARTH_GIT_SPAWNER=0` starts git from the
+ * server itself (the benchmarks' baseline).
+ */
+const spawner = process.env.HEARTH_GIT_SPAWNER === "0" ? undefined : new Spawner(packagePath("src/git/SpawnerMain.ts"))
+
+/** The process id of the process that starts git's run-to-completion processes (this one without a spawner). */
+export const spawnerPid = (): number => spawner?.pid() ?? process.pid
+
 /** Runs `git <args>` to completion; fails with `GitError` on a non-zero exit (other than `answerCodes`). */
 export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Effect.Effect<RunResult, GitError> =>
-  Effect.flatMap(Niceness, (niceness) => runNiced(args, options, niceness))
-
-const runNiced = (args: ReadonlyArray<string>, options: RunOptions, niceness: number) =>
-  Effect.callback<RunResult, GitError>((resume, signal) => {
-    const child = spawn("git", args as Array<string>, {
-      cwd: options.cwd,
-      env: gitEnv(options.env),
-      stdio: ["pipe", "pipe", "pipe"],
-      signal
-    })
-    if (niceness > 0 && child.pid !== undefined) {
-      try {
-        setPriority(child.pid, niceness)
-      } catch {
-        // Already gone, or not allowed: it runs at the server's priority.
+  Effect.flatMap(Niceness, (niceness) =>
+    Effect.callback<RunResult, GitError>((resume, signal) => {
+      const request = {
+        args,
+        cwd: options.cwd,
+        env: gitEnv(options.env),
+        input: options.input,
+        maxOutput: options.maxOutput,
+        niceness
       }
-    }
-    const stdout: Array<Buffer> = []
-    const stderr: Array<Buffer> = []
-    const max = options.maxOutput ?? Number.POSITIVE_INFINITY
-    let received = 0
-    let truncated = false
-    child.stdout.on("data", (chunk: Buffer) => {
-      if (truncated) return
-      received += chunk.length
-      stdout.push(received > max ? chunk.subarray(0, chunk.length - (received - max)) : chunk)
-      if (received > max) {
-        truncated = true
-        child.kill()
-      }
+      void (spawner === undefined ? runHere(request, signal) : spawner.run(request, signal)).then((outcome) => {
+        const stderr = outcome.stderr.toString("utf8")
+        const { code } = outcome
+        resume(
+          outcome.error !== undefined
+            ? Effect.fail(new GitError({ args, exitCode: null, stderr: outcome.error }))
+            : outcome.truncated
+              ? Effect.succeed({ stdout: outcome.stdout, stderr, exitCode: 0, truncated: true })
+              : code === 0 || (code !== null && options.answerCodes?.includes(code) === true)
+                ? Effect.succeed({ stdout: outcome.stdout, stderr, exitCode: code })
+                : Effect.fail(new GitError({ args, exitCode: code, stderr }))
+        )
+      })
     })
-    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk))
-    child.on("error", (error) => resume(Effect.fail(new GitError({ args, exitCode: null, stderr: String(error) }))))
-    child.on("close", (code) => {
-      const err = Buffer.concat(stderr).toString("utf8")
-      resume(
-        truncated
-          ? Effect.succeed({ stdout: Buffer.concat(stdout), stderr: err, exitCode: 0, truncated })
-          : code === 0 || (code !== null && options.answerCodes?.includes(code) === true)
-            ? Effect.succeed({ stdout: Buffer.concat(stdout), stderr: err, exitCode: code })
-            : Effect.fail(new GitError({ args, exitCode: code, stderr: err }))
-      )
-    })
-    child.stdin.on("error", () => {}) // git may exit before reading all input
-    child.stdin.end(options.input)
-  })
+  )
 
 /** Creates an empty bare repository at `path` (parents included) with `defaultBranch` as HEAD. */
 /**

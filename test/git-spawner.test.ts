@@ -1,0 +1,107 @@
+// `Git.run` starts git from a small process of its own (src/git/Spawner.ts), not from the server:
+// a spawn from the server holds its event loop for a time that grows with its memory. What a run
+// answers is what it answered when the server started git itself: output, input, exit codes,
+// `answerCodes`, `maxOutput`, a git that cannot start; an interrupted run stops its git; a
+// spawner that dies fails the runs it had and the next run starts another.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Exit } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Git from "../src/git/Git.ts"
+
+let work: string
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), "hearth-spawner-"))
+})
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+const run = (args: ReadonlyArray<string>, options?: Git.RunOptions) => Effect.runPromise(Git.run(args, options))
+const exitOf = (args: ReadonlyArray<string>, options?: Git.RunOptions) =>
+  Effect.runPromise(Effect.exit(Git.run(args, options)))
+
+/** git's parent process id, as git's own child (a shell alias) reads it from /proc. */
+const gitsParent = async () =>
+  Number((await run(["-c", "alias.parent=!awk '/^PPid/{print $2}' /proc/$PPID/status", "parent"])).stdout)
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const until = async (what: () => boolean, ms = 5000) => {
+  const end = Date.now() + ms
+  while (!what() && Date.now() < end) await new Promise((r) => setTimeout(r, 20))
+  return what()
+}
+
+describe("git's processes", () => {
+  it("start from the spawner, not from this process", async () => {
+    const spawner = Git.spawnerPid()
+    expect(spawner).not.toBe(process.pid)
+    expect(await gitsParent()).toBe(spawner)
+  })
+
+  it("answer as before: output, input, exit codes, answerCodes, maxOutput, a git that cannot start", async () => {
+    expect((await run(["hash-object", "--stdin"], { input: "hello\n" })).stdout.toString()).toBe(
+      "ce013625030ba8dba906f756967f9e9ca394464a\n"
+    )
+    const bytes = Uint8Array.from([0, 1, 2, 255])
+    const blob = (await run(["hash-object", "--stdin"], { input: bytes })).stdout.toString().trim()
+    expect(blob).toMatch(/^[0-9a-f]{40}$/)
+
+    const failed = await exitOf(["rev-parse", "--verify", "no-such-thing"], { cwd: work })
+    expect(Exit.isFailure(failed)).toBe(true)
+    const error = Exit.isFailure(failed) ? failed.cause.toString() : ""
+    expect(error).toContain("GitError")
+    expect(error).toContain("not a git repository")
+
+    // A non-zero code the caller expects is an answer, with what git printed.
+    const answered = await run(["-c", "alias.seven=!echo out; echo err >&2; exit 7", "seven"], { answerCodes: [7] })
+    expect(answered.exitCode).toBe(7)
+    expect(answered.stdout.toString()).toBe("out\n")
+    expect(answered.stderr).toBe("err\n")
+
+    const cut = await run(["help", "-a"], { maxOutput: 10 })
+    expect(cut.truncated).toBe(true)
+    expect(cut.stdout.length).toBe(10)
+
+    // A large answer crosses whole.
+    const big = await run(["-c", "alias.big=!head -c 5000000 /dev/zero", "big"])
+    expect(big.stdout.length).toBe(5_000_000)
+
+    const unstartable = await exitOf(["status"], { cwd: join(work, "missing") })
+    expect(Exit.isFailure(unstartable) && unstartable.cause.toString()).toContain("ENOENT")
+  })
+
+  it("stop when the run is interrupted", async () => {
+    const pidFile = join(work, "sleeper.pid")
+    const sleeping = await Effect.runPromise(
+      Effect.exit(
+        Effect.timeout(Git.run(["-c", `alias.sleeper=!echo $$ > ${pidFile}; exec sleep 30`, "sleeper"]), "1500 millis")
+      )
+    )
+    expect(Exit.isFailure(sleeping)).toBe(true)
+    expect(existsSync(pidFile)).toBe(true)
+    const pid = Number(readFileSync(pidFile, "utf8"))
+    // git passes its stop on to the alias's process.
+    expect(await until(() => !alive(pid))).toBe(true)
+  })
+
+  it("fail when the spawner dies under them, and the next run starts another", async () => {
+    const first = Git.spawnerPid()
+    const inFlight = exitOf(["-c", "alias.slow=!sleep 2", "slow"])
+    await new Promise((r) => setTimeout(r, 200))
+    process.kill(first, "SIGKILL")
+    const lost = await inFlight
+    expect(Exit.isFailure(lost) && lost.cause.toString()).toContain("stopped")
+    expect(await gitsParent()).not.toBe(first)
+    expect(Git.spawnerPid()).not.toBe(first)
+    expect(await gitsParent()).toBe(Git.spawnerPid())
+  })
+})
