@@ -2,13 +2,17 @@
 // a spawn from the server holds its event loop for a time that grows with its memory. What a run
 // answers is what it answered when the server started git itself: output, input, exit codes,
 // `answerCodes`, `maxOutput`, a git that cannot start; an interrupted run stops its git; a
-// spawner that dies fails the runs it had and the next run starts another.
+// spawner that dies fails the runs it had and the next run starts another. A streaming git
+// (`Git.spawnStream`: clones, pushes, archives) starts there too, its standard streams sockets
+// between it and this process: input, output and error apart, its exit code, `kill`.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Readable } from "node:stream"
 import { Effect, Exit } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Git from "../src/git/Git.ts"
+import type { GitChild } from "../src/git/Spawner.ts"
 
 let work: string
 
@@ -103,5 +107,75 @@ describe("git's processes", () => {
     expect(await gitsParent()).not.toBe(first)
     expect(Git.spawnerPid()).not.toBe(first)
     expect(await gitsParent()).toBe(Git.spawnerPid())
+  })
+})
+
+/** Everything a streamed git writes, and how it ended. */
+const finished = (child: GitChild) =>
+  new Promise<{ out: Buffer; err: string; code: number | null; signal: string | null; error: string | undefined }>(
+    (resolve) => {
+      const out: Array<Buffer> = []
+      const err: Array<Buffer> = []
+      let error: string | undefined
+      child.stdout.on("data", (c: Buffer) => out.push(c))
+      child.stderr.on("data", (c: Buffer) => err.push(c))
+      child.on("error", (e) => {
+        error = e.message
+      })
+      child.on("close", (code, signal) =>
+        resolve({ out: Buffer.concat(out), err: Buffer.concat(err).toString(), code, signal, error })
+      )
+    }
+  )
+
+const stream = (args: ReadonlyArray<string>, options?: Git.StreamOptions) =>
+  Effect.runPromise(Git.spawnStream(args, options))
+
+describe("a streaming git", () => {
+  it("starts from the spawner, its input, output and error apart, with its exit code", async () => {
+    const parent = await stream(["-c", "alias.parent=!awk '/^PPid/{print $2}' /proc/$PPID/status", "parent"])
+    expect(Number((await finished(parent)).out)).toBe(Git.spawnerPid())
+
+    // 8 MB through git and back (backpressure both ways), error apart, then exit 3.
+    const sent = Buffer.alloc(8_000_000, "x")
+    const child = await stream(["-c", "alias.echoes=!cat; echo done >&2; exit 3", "echoes"])
+    const ended = finished(child)
+    Readable.from([sent.subarray(0, 3_000_000), sent.subarray(3_000_000)]).pipe(child.stdin)
+    const { out, err, code } = await ended
+    expect(out.length).toBe(sent.length)
+    expect(out.equals(sent)).toBe(true)
+    expect(err).toBe("done\n")
+    expect(code).toBe(3)
+    expect(child.exitCode).toBe(3)
+  })
+
+  it("reads nothing when it has no input, and stops when killed", async () => {
+    const none = await stream(["-c", "alias.reads=!wc -c", "reads"], { stdin: false })
+    const read = await finished(none)
+    expect(read.out.toString().trim()).toBe("0")
+    expect(read.code).toBe(0)
+
+    // git's own process is the one killed (the alias's sleep holds none of its streams, and is
+    // stopped here after: git stops what it started only once it has noted it, a race).
+    const pidFile = join(work, "streamed-sleeper.pid")
+    const sleeper = await stream([
+      "-c",
+      `alias.sleeper=!echo $PPID $$ > ${pidFile}; exec sleep 30 >/dev/null 2>&1`,
+      "sleeper"
+    ])
+    const ended = finished(sleeper)
+    expect(await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"))).toBe(true)
+    const [git, sleep] = readFileSync(pidFile, "utf8").trim().split(" ").map(Number)
+    expect(sleeper.kill("SIGTERM")).toBe(true)
+    const { code, signal } = await ended
+    expect(code).toBeNull()
+    expect(signal).toBe("SIGTERM")
+    expect(alive(git!)).toBe(false)
+    if (alive(sleep!)) process.kill(sleep!)
+  })
+
+  it("that cannot start fails with git's reason", async () => {
+    const failed = await Effect.runPromise(Effect.exit(Git.spawnStream(["status"], { cwd: join(work, "missing") })))
+    expect(Exit.isFailure(failed) && failed.cause.toString()).toContain("ENOENT")
   })
 })

@@ -2,12 +2,11 @@
 // .bundle. No time limit of our own: git runs as long as the client keeps reading, and is
 // killed as soon as the response is gone (client cancelled or timed out).
 
-import { spawn } from "node:child_process"
 import { PassThrough } from "node:stream"
 import { toServerResponse } from "@effect/platform-node/NodeHttpServerRequest"
 import { Effect } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { gitEnv } from "../git/Git.ts"
+import { spawnStream } from "../git/Git.ts"
 
 export const FORMATS = [
   { ext: ".tar.gz", contentType: "application/gzip" },
@@ -34,11 +33,7 @@ export const streamGit = (
 ) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const child = spawn("git", args as Array<string>, {
-      cwd: repo,
-      env: gitEnv({ GIT_DIR: repo }),
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    const child = yield* spawnStream(args, { cwd: repo, env: { GIT_DIR: repo }, stdin: false })
     let exited = false
     const kill = () => {
       if (!exited) child.kill("SIGKILL")

@@ -9,7 +9,7 @@ import { dirname, join } from "node:path"
 import { Context, Data, Effect, Option } from "effect"
 import { branchNameProblem, refNameProblem, revisionProblem } from "../lib/Names.ts"
 import { packagePath } from "../lib/PackageRoot.ts"
-import { runHere, Spawner } from "./Spawner.ts"
+import { type GitChild, runHere, Spawner, spawnHere } from "./Spawner.ts"
 
 export class GitError extends Data.TaggedError("GitError")<{
   readonly args: ReadonlyArray<string>
@@ -152,6 +152,28 @@ export const run = (args: ReadonlyArray<string>, options: RunOptions = {}): Effe
       })
     })
   )
+
+export interface StreamOptions {
+  readonly cwd?: string | undefined
+  readonly env?: Record<string, string> | undefined
+  /** Whether git reads standard input (otherwise it gets none). */
+  readonly stdin?: boolean | undefined
+}
+
+/**
+ * Starts `git <args>` with its standard streams the caller's to pipe (clones, pushes, archives,
+ * diffs): `close` says when it ended, `kill` stops it. Fails when git could not start.
+ */
+export const spawnStream = (
+  args: ReadonlyArray<string>,
+  options: StreamOptions = {}
+): Effect.Effect<GitChild, GitError> => {
+  const request = { args, cwd: options.cwd, env: gitEnv(options.env), stdin: options.stdin ?? true }
+  return Effect.tryPromise({
+    try: () => (spawner === undefined ? spawnHere(request) : spawner.stream(request)),
+    catch: (error) => new GitError({ args, exitCode: null, stderr: String(error) })
+  })
+}
 
 /** Creates an empty bare repository at `path` (parents included) with `defaultBranch` as HEAD. */
 /**

@@ -7,7 +7,6 @@
 // response), so a pack of any size passes through without being held in memory, and the git
 // process is killed as soon as the client goes away.
 
-import { spawn } from "node:child_process"
 import { PassThrough, Readable } from "node:stream"
 import { createGunzip } from "node:zlib"
 import { toIncomingMessage, toServerResponse } from "@effect/platform-node/NodeHttpServerRequest"
@@ -15,7 +14,7 @@ import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Data, Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { REASON_STATUS } from "../http/Errors.ts"
-import { gitEnv, run } from "./Git.ts"
+import { run, spawnStream } from "./Git.ts"
 
 export type Service = "upload-pack" | "receive-pack"
 
@@ -183,9 +182,8 @@ export const rpc = <R, R2>(options: Options<R, R2>, service: Service) =>
         ? () => Effect.runPromiseWith(context)(options.onPushed!(found.owner, found.repo, found.pusher, found.pushLog))
         : undefined
 
-    const child = spawn("git", [service, "--stateless-rpc", "--", found.path], {
-      env: gitEnv({ ...protocolEnv(request), ...found.env }),
-      stdio: ["pipe", "pipe", "pipe"]
+    const child = yield* spawnStream([service, "--stateless-rpc", "--", found.path], {
+      env: { ...protocolEnv(request), ...found.env }
     })
     let exited = false
     let killed = false

@@ -3,14 +3,14 @@
 // `git-upload-archive` on `owner/repo.git` with the same access rules as smart HTTP
 // (src/repos/GitHttp.ts `makeGitAccess`). Anything else (a shell, another command) is refused.
 
-import { spawn } from "node:child_process"
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Layer, Option } from "effect"
 import ssh2 from "ssh2"
 import { Settings } from "../config/Settings.ts"
-import { gitEnv } from "../git/Git.ts"
+import * as Git from "../git/Git.ts"
 import { Denied } from "../git/SmartHttp.ts"
+import type { GitChild } from "../git/Spawner.ts"
 import type { Principal } from "../http/Caller.ts"
 import type { RepositoryMoved } from "../http/Errors.ts"
 import { fingerprintOf } from "../keys/Parse.ts"
@@ -114,6 +114,30 @@ export const SshServerLive = Layer.effectDiscard(
           }
         )
       )
+      /** git for the granted repository, on the channel; a push records itself once git is done. */
+      const serveGit = (child: GitChild, granted: { readonly pushLog: string | undefined }) => {
+        if (closed) return void child.kill()
+        channel.pipe(child.stdin)
+        child.stdout.pipe(channel, { end: false })
+        child.stderr.pipe(channel.stderr, { end: false })
+        child.stdin.on("error", () => {})
+        // The client went away: stop git (a push that did not finish changes nothing).
+        channel.on("close", () => {
+          if (child.exitCode === null) child.kill()
+        })
+        child.on("error", (e) => fail(`could not run git: ${e.message}`))
+        child.on("close", (code) => {
+          const done = () => {
+            channel.exit(code ?? 1)
+            channel.end()
+          }
+          if (parsed.service === "receive-pack" && code === 0) {
+            void run(access.onPushed(granted.pushLog)).finally(done)
+          } else {
+            done()
+          }
+        })
+      }
       void run(Effect.result(checked)).then(
         (result) => {
           if (result._tag === "Failure") {
@@ -126,30 +150,13 @@ export const SshServerLive = Layer.effectDiscard(
           }
           // The client left while the access check ran: nothing to serve.
           if (closed) return
-          const child = spawn("git", [parsed.service, result.success.path], {
-            env: gitEnv({ ...env, ...result.success.env }),
-            stdio: ["pipe", "pipe", "pipe"]
-          })
-          channel.pipe(child.stdin)
-          child.stdout.pipe(channel, { end: false })
-          child.stderr.pipe(channel.stderr, { end: false })
-          child.stdin.on("error", () => {})
-          // The client went away: stop git (a push that did not finish changes nothing).
-          channel.on("close", () => {
-            if (child.exitCode === null) child.kill()
-          })
-          child.on("error", (e) => fail(`could not run git: ${e.message}`))
-          child.on("close", (code) => {
-            const done = () => {
-              channel.exit(code ?? 1)
-              channel.end()
-            }
-            if (parsed.service === "receive-pack" && code === 0) {
-              void run(access.onPushed(result.success.pushLog)).finally(done)
-            } else {
-              done()
-            }
-          })
+          const granted = result.success
+          const started = Git.spawnStream([parsed.service, granted.path], { env: { ...env, ...granted.env } })
+          return run(Effect.result(started)).then((child) =>
+            child._tag === "Failure"
+              ? fail(`could not run git: ${child.failure.stderr}`)
+              : serveGit(child.success, granted)
+          )
         },
         (e) => fail(`internal error: ${(e as Error).message}`)
       )
