@@ -1,12 +1,12 @@
 // Reading files and git objects over the API (issue 3 item 6, read side): contents, raw, media,
 // git blobs, trees and refs, on a repository filled with the real git client over HTTP.
 import { execFile } from "node:child_process"
-import diagnostics from "node:diagnostics_channel"
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitEnv } from "../src/git/Git.ts"
+import { recordGitProcesses } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
@@ -306,20 +306,15 @@ const gitInput = (args: ReadonlyArray<string>, cwd: string, input: string) =>
     child.stdin!.end(input)
   })
 
-/** The commands of the processes Hearth (in this test process) spawns while `f` runs. */
+/** The commands (`cwd|args`) of the git processes Hearth starts while `f` runs (here or in its spawner). */
 const spawnedDuring = async (f: () => Promise<unknown>) => {
-  const seen: Array<string> = []
-  const listener = (message: unknown) => {
-    const child = (message as { process?: { spawnargs?: ReadonlyArray<string> } }).process
-    seen.push((child?.spawnargs ?? ["?"]).join(" "))
-  }
-  diagnostics.subscribe("child_process", listener)
+  const recorder = recordGitProcesses(join(work, "recorded"))
   try {
     await f()
+    return recorder.since(0)
   } finally {
-    diagnostics.unsubscribe("child_process", listener)
+    recorder.stop()
   }
-  return seen
 }
 
 /** A repository of alice's, filled from a fresh local clone; returns the clone's directory. */

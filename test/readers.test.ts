@@ -4,7 +4,6 @@
 // runs one `git log` for concurrent misses.
 
 import { execFile } from "node:child_process"
-import diagnostics from "node:diagnostics_channel"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -12,6 +11,7 @@ import { Effect, Exit, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { gitEnv } from "../src/git/Git.ts"
 import * as Readers from "../src/git/Readers.ts"
+import { recordGitProcesses } from "./support/git.ts"
 
 let work: string
 const pool = new Readers.BatchPool()
@@ -32,16 +32,13 @@ const git = (args: ReadonlyArray<string>, cwd: string, input?: string) =>
 
 const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
 
-/** The commands of the processes spawned while `f` runs. */
+/** The commands (`cwd|args`) of the git processes started while `f` runs, here or in the spawner. */
 const spawnedDuring = async <A>(f: () => Promise<A>): Promise<[A, Array<string>]> => {
-  const seen: Array<string> = []
-  const listener = (message: unknown) =>
-    seen.push(((message as { process?: { spawnargs?: ReadonlyArray<string> } }).process?.spawnargs ?? ["?"]).join(" "))
-  diagnostics.subscribe("child_process", listener)
+  const recorder = recordGitProcesses(join(work, "recorded"))
   try {
-    return [await f(), seen]
+    return [await f(), recorder.since(0)]
   } finally {
-    diagnostics.unsubscribe("child_process", listener)
+    recorder.stop()
   }
 }
 

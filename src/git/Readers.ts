@@ -3,10 +3,10 @@
 // after `--` with literal pathspecs, so a path is never an option nor a glob. Hot reads (revisions,
 // trees, blobs) go through long-lived `cat-file` processes instead (BatchPool, below).
 
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { Deferred, Effect, Exit, Option } from "effect"
 import { revisionProblem } from "../lib/Names.ts"
 import * as Git from "./Git.ts"
+import type { GitChild } from "./Spawner.ts"
 
 /** Pathspecs are file names, not patterns (`*`, `:(glob)` mean themselves). */
 const LITERAL = { env: { GIT_LITERAL_PATHSPECS: "1" } }
@@ -128,7 +128,7 @@ const trimPartial = (bytes: Uint8Array): Uint8Array => {
 
 // ---------------------------------------------------------------------------------------------
 // Long-lived `git cat-file --batch` readers (measured: ~0.14 ms per object instead of a
-// ~2 ms spawn). One process per recently used repository, ended when idle or on shutdown; a
+// ~2 ms spawn), started by the spawner like every git process. One process per recently used repository, ended when idle or on shutdown; a
 // `--batch-check` one beside it, started only when sizes without contents are asked for.
 
 export interface BatchObject {
@@ -151,7 +151,9 @@ const EMPTY = Buffer.alloc(0)
 
 /** One `cat-file --batch` (or `--batch-check`) process: requests are answered in the order written. */
 class BatchProcess {
-  private readonly child: ChildProcessWithoutNullStreams
+  /** Undefined until git runs (it starts in the spawner); requests written meanwhile wait in `queued`. */
+  private child: GitChild | undefined
+  private queued: Array<string> = []
   private readonly pending: Array<Pending> = []
   /** Bytes received and not yet parsed; `later` holds chunks not joined yet while a big object arrives. */
   private buffer: Buffer = EMPTY
@@ -174,12 +176,16 @@ class BatchProcess {
     this.identity = Git.identityOf(dir)
     const mode = check ? "--batch-check" : "--batch"
     // GIT_DIR: the directory is the repository, never one found further up.
-    this.child = spawn("git", ["cat-file", mode], {
-      cwd: dir,
-      env: Git.gitEnv({ GIT_DIR: "." }),
-      stdio: ["pipe", "pipe", "pipe"]
-    })
-    this.child.stdout.on("data", (chunk: Buffer) => {
+    void Effect.runPromise(Git.spawnStream(["cat-file", mode], { cwd: dir, env: { GIT_DIR: "." } })).then(
+      (child) => this.attach(child, `git cat-file ${mode} in ${dir} exited`),
+      (error: Error) => this.shutdown(error)
+    )
+  }
+
+  private attach(child: GitChild, exited: string) {
+    this.child = child
+    if (this.ended) return void child.kill()
+    child.stdout.on("data", (chunk: Buffer) => {
       // Joined once the answer is complete: joining every chunk would copy a big blob many times.
       this.later.push(chunk)
       this.laterBytes += chunk.length
@@ -190,11 +196,18 @@ class BatchProcess {
       this.laterBytes = 0
       this.drain()
     })
-    this.child.stderr.resume()
-    this.child.stdin.on("error", () => {})
+    child.stderr.resume()
+    child.stdin.on("error", () => {})
     const fail = (error: Error) => this.shutdown(error)
-    this.child.on("error", fail)
-    this.child.on("close", () => fail(new Error(`git cat-file ${mode} in ${dir} exited`)))
+    child.on("error", fail)
+    child.on("close", () => fail(new Error(exited)))
+    for (const text of this.queued.splice(0)) child.stdin.write(text)
+    if (this.closed) child.stdin.end()
+  }
+
+  private write(text: string) {
+    if (this.child === undefined) this.queued.push(text)
+    else this.child.stdin.write(text)
   }
 
   /** The objects `names` name, in order (`undefined` for a name git cannot resolve), in one write. */
@@ -204,7 +217,7 @@ class BatchProcess {
     const answers = names.map(
       (_) => new Promise<BatchObject | undefined>((resolve, reject) => this.pending.push({ resolve, reject }))
     )
-    this.child.stdin.write(names.length === 1 ? `${names[0]}\n` : `${names.join("\n")}\n`)
+    this.write(names.length === 1 ? `${names[0]}\n` : `${names.join("\n")}\n`)
     return Promise.all(answers)
   }
 
@@ -246,7 +259,7 @@ class BatchProcess {
     if (this.closed) return
     this.closed = true
     this.onExit(this)
-    this.child.stdin.end()
+    this.child?.stdin.end()
   }
 
   /** Ends the process now; requests still waiting fail. */
@@ -255,7 +268,7 @@ class BatchProcess {
     if (this.ended) return
     this.ended = true
     this.retire()
-    this.child.kill()
+    this.child?.kill()
   }
 }
 
