@@ -202,7 +202,7 @@ describe("ref moves through a long-lived update-ref (Git.RefTransactions)", () =
     const all = Array.from({ length: 20 }, () => new Git.RefTransactions())
     const running = () =>
       new Promise<number>((done, fail) =>
-        execFile("ps", ["-o", "args=", "--ppid", String(process.pid)], (error, stdout) =>
+        execFile("ps", ["-o", "args=", "--ppid", String(Git.spawnerPid())], (error, stdout) =>
           error === null
             ? done(stdout.split("\n").filter((line) => line.startsWith("git update-ref --stdin")).length)
             : fail(error)

@@ -355,14 +355,33 @@ export const load = (url: string, headers: Record<string, string>, duration: num
     })
   })
 
-/** CPU seconds (user + system) a process has used so far, and those of its children it has reaped, from /proc. */
-export const cpuSeconds = (pid: number) => {
+/** utime, stime, cutime, cstime and ppid of a process from /proc (fields 14–17 and 4 of stat). */
+const statOf = (pid: number | string) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
     .replace(/^.*\) /, "")
     .split(" ")
-  // utime, stime, cutime, cstime are fields 14–17 of stat, i.e. 11–14 after the command name.
   const tick = (i: number) => Number(fields[i]) / 100
-  return { self: tick(11) + tick(12), children: tick(13) + tick(14) }
+  return { self: tick(11) + tick(12), reaped: tick(13) + tick(14), ppid: Number(fields[1]) }
+}
+
+/**
+ * CPU seconds (user + system) a process has used so far, and those of its children: the ones it
+ * has reaped and its live child processes with theirs (Hearth's git spawner and the git processes
+ * it started), from /proc.
+ */
+export const cpuSeconds = (pid: number) => {
+  const own = statOf(pid)
+  let live = 0
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const child = statOf(entry)
+      if (child.ppid === pid) live += child.self + child.reaped
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return { self: own.self, children: own.reaped + live }
 }
 
 // ---------------------------------------------------------------- PostgreSQL

@@ -1,7 +1,6 @@
 // The only door to git: the `git` CLI, spawned without a shell, with `--` before any path.
 // Everything Hearth does to repositories on disk goes through this module.
 
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { type BigIntStats, lstatSync, readdirSync, type Stats, statSync } from "node:fs"
 import { lstat, mkdir, rename, rm } from "node:fs/promises"
@@ -378,10 +377,13 @@ export class RefTransactions {
 
 /** One `update-ref --stdin -z` process and the transaction it is answering. */
 class RefProcess {
-  private readonly child: ChildProcessWithoutNullStreams
+  /** Undefined until git runs (it starts in the spawner); a transaction written meanwhile waits. */
+  private child: GitChild | undefined
+  private queued: string | undefined
   private out = ""
   private err = ""
   private settle: ((exit: { code: number | null } | undefined) => void) | undefined
+  private closing = false
   ended = false
   readonly dir: string
   readonly identity: string | undefined
@@ -389,11 +391,18 @@ class RefProcess {
   constructor(dir: string, identity: string | undefined) {
     this.dir = dir
     this.identity = identity
-    const child = spawn("git", ["update-ref", "--stdin", "-z"], {
-      cwd: dir,
-      env: gitEnv({ GIT_DIR: dir }),
-      stdio: ["pipe", "pipe", "pipe"]
+    void Effect.runPromise(
+      Effect.result(spawnStream(["update-ref", "--stdin", "-z"], { cwd: dir, env: { GIT_DIR: dir } }))
+    ).then((started) => {
+      if (started._tag === "Failure") {
+        this.err += started.failure.stderr
+        return this.exited(null)
+      }
+      this.attach(started.success)
     })
+  }
+
+  private attach(child: GitChild) {
     this.child = child
     child.stdout.setEncoding("utf8")
     child.stdout.on("data", (chunk: string) => {
@@ -405,15 +414,19 @@ class RefProcess {
       this.err += chunk
     })
     child.stdin.on("error", () => {}) // it exited: "close" says how
-    const exited = (code: number | null) => {
-      this.ended = true
-      this.settle?.({ code })
-    }
     child.on("error", (error) => {
       this.err += String(error)
-      exited(null)
+      this.exited(null)
     })
-    child.on("close", exited)
+    child.on("close", (code) => this.exited(code))
+    if (this.queued !== undefined) child.stdin.write(this.queued)
+    this.queued = undefined
+    if (this.closing) child.stdin.end()
+  }
+
+  private exited(code: number | null) {
+    this.ended = true
+    this.settle?.({ code })
   }
 
   /** Writes one transaction and waits for git's `commit: ok`, or for the process to end. */
@@ -424,8 +437,10 @@ class RefProcess {
     this.err = ""
     const exit = await new Promise<{ code: number | null } | undefined>((resolve) => {
       this.settle = resolve
+      const transaction = `start\0${updates}prepare\0commit\0`
       if (this.ended) resolve({ code: null })
-      else this.child.stdin.write(`start\0${updates}prepare\0commit\0`)
+      else if (this.child === undefined) this.queued = transaction
+      else this.child.stdin.write(transaction)
     })
     this.settle = undefined
     if (exit === undefined) return { ok: true }
@@ -433,7 +448,8 @@ class RefProcess {
   }
 
   end() {
-    this.child.stdin.end()
+    this.closing = true
+    this.child?.stdin.end()
   }
 }
 

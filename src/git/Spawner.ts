@@ -4,11 +4,10 @@
 // (measured on this project's machine: 1 ms at 53 MB, 12 ms at 317 MB, 53 ms at 1.1 GB). The
 // spawner is ~45 MB and has nothing else to do: its spawns take ~1 ms of its own loop, none of
 // the server's. What `Git.run` starts goes through it as a request in and the outputs back in one
-// message. A streaming process (`Git.spawnStream`: smart HTTP, SSH, archives, diffs) gets its
-// standard input, output and error as Unix sockets the spawner connects to the server and hands to
-// git: the bytes go between git and the server directly, the spawner only starts and stops it.
-// The long-lived readers (`cat-file --batch`, `update-ref --stdin`) still start in the server: a
-// few, once each.
+// message. A streaming process (`Git.spawnStream`: smart HTTP, SSH, archives, diffs, the long-lived
+// `cat-file --batch` readers and `update-ref --stdin` transactions) gets its standard input, output
+// and error as Unix sockets the spawner connects to the server and hands to git: the bytes go
+// between git and the server directly, the spawner only starts and stops it.
 //
 // This module runs in both processes: `SpawnerMain.ts` is the spawner's entry, and it is loaded
 // from the sources also when the server runs from the bundle. So it imports only `node:` modules.
