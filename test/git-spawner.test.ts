@@ -12,7 +12,7 @@ import { Readable } from "node:stream"
 import { Effect, Exit } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Git from "../src/git/Git.ts"
-import type { GitChild } from "../src/git/Spawner.ts"
+import { type GitChild, Spawner } from "../src/git/Spawner.ts"
 
 let work: string
 
@@ -130,6 +130,20 @@ const finished = (child: GitChild) =>
 
 const stream = (args: ReadonlyArray<string>, options?: Git.StreamOptions) =>
   Effect.runPromise(Git.spawnStream(args, options))
+
+describe("a spawner that cannot start", () => {
+  it("leaves git to start from the server, for the runs waiting and those after", async () => {
+    const broken = new Spawner(join(work, "no-such-entry.ts"))
+    const request = { args: ["hash-object", "--stdin"], env: Git.gitEnv(), input: "hello\n", niceness: 0 }
+    const waiting = await Promise.all([broken.run(request), broken.run(request)])
+    for (const outcome of waiting) expect(outcome.stdout.toString()).toBe("ce013625030ba8dba906f756967f9e9ca394464a\n")
+    expect(broken.pid()).toBeUndefined()
+    const after = await broken.run(request)
+    expect(after.code).toBe(0)
+    const streamed = await broken.stream({ args: ["--version"], env: Git.gitEnv(), stdin: false })
+    expect((await finished(streamed)).out.toString()).toContain("git version")
+  })
+})
 
 describe("a streaming git", () => {
   it("starts from the spawner, its input, output and error apart, with its exit code", async () => {

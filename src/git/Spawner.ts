@@ -456,6 +456,8 @@ export class Spawner {
     })
     child.on("error", () => {}) // "exit" follows
     child.on("exit", (code, signal) => this.stopped(child, ready, `${signal ?? `exit ${code}`}`))
+    // Its channel closes first: with nothing else to do, the server would not wait for "exit".
+    child.on("disconnect", () => this.stopped(child, ready, "its channel closed"))
     this.child = child
     return child
   }
