@@ -33,7 +33,8 @@ export type Credentials =
 export const parseAuthorization = (header: string | undefined): Credentials => {
   if (header === undefined) return NO_CREDENTIALS
   // What clients send nearly always (`token <40 hex>`): read without a split.
-  if (header.startsWith("token ") && TOKEN_PATTERN.test(header.slice(6))) return { kind: "token", token: header.slice(6) }
+  if (header.startsWith("token ") && TOKEN_PATTERN.test(header.slice(6)))
+    return { kind: "token", token: header.slice(6) }
   const fields = header.trim().split(/\s+/)
   if (fields.length !== 2) return NO_CREDENTIALS
   const [scheme, value] = fields as [string, string]
