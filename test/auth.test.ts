@@ -156,6 +156,65 @@ describe("Authorization header forms", () => {
   })
 })
 
+// The benchmark's token GET (`GET /users/{name}` with a token) answers from the token cache, the
+// account cache and the rendered JSON; each change below must still apply on the very next request.
+describe("the cached token user GET", () => {
+  /** Three uses, so that the token, the account and its JSON are all cached before the change. */
+  const warmed = async (name: string) => {
+    await createUser(hearth, { username: name })
+    const token = await createToken(hearth, name, ["read:user"])
+    for (let i = 0; i < 3; i++) {
+      expect((await get(hearth, `/users/${name}`, { authorization: `token ${token}` })).status).toBe(200)
+    }
+    return token
+  }
+  const removeAccount = (name: string) =>
+    hearth.run(
+      Effect.gen(function* () {
+        const users = yield* UsersService
+        yield* users.remove(yield* users.get(name))
+      })
+    )
+
+  it("stops at once when the account is made inactive", async () => {
+    const token = await warmed("dozer")
+    await changeAccount(hearth, "dozer", { is_active: false })
+    const res = await get(hearth, "/users/dozer", { authorization: `token ${token}` })
+    expect(res.status).toBe(403)
+    expect((await json(res)).message).toContain("This account is prohibited from signing in")
+  })
+
+  it("stops at once when the account is deleted", async () => {
+    const token = await warmed("leaver")
+    await removeAccount("leaver")
+    const res = await get(hearth, "/users/alice", { authorization: `token ${token}` })
+    expect(res.status).toBe(401)
+    expect((await json(res)).message).toContain("access token does not exist")
+  })
+
+  it("answers the account as changed at once, and hides it once private", async () => {
+    const token = await warmed("shifter")
+    await changeAccount(hearth, "shifter", { full_name: "Shifted" })
+    const mine = await get(hearth, "/users/shifter", { authorization: `token ${token}` })
+    expect(((await json(mine)) as { full_name: string }).full_name).toBe("Shifted")
+    const other = await createToken(hearth, "alice", ["read:user"])
+    expect((await get(hearth, "/users/shifter", { authorization: `token ${other}` })).status).toBe(200)
+    await changeAccount(hearth, "shifter", { visibility: "private" })
+    expect((await get(hearth, "/users/shifter", { authorization: `token ${other}` })).status).toBe(404)
+    expect((await get(hearth, "/users/shifter")).status).toBe(404)
+    expect((await get(hearth, "/users/shifter", { authorization: `token ${token}` })).status).toBe(200)
+  })
+
+  it("refuses a well-formed token that was never issued, each time (only issued ones are cached)", async () => {
+    const unknown = "0123456789abcdef".repeat(3).slice(0, 40)
+    for (let i = 0; i < 2; i++) {
+      const res = await get(hearth, "/users/alice", { authorization: `token ${unknown}` })
+      expect(res.status).toBe(401)
+      expect((await json(res)).message).toBe(`access token does not exist [sha: ${unknown}]`)
+    }
+  })
+})
+
 describe("query tokens", () => {
   it("accepts query tokens with the deprecation Warning header", async () => {
     const token = await createToken(hearth, "alice")

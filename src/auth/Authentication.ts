@@ -12,7 +12,7 @@ import { type Principal, setCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
 import { UsersRepo } from "../users/Repo.ts"
 import { accountRefusal, callerRefusal } from "./AccountState.ts"
-import { Authenticator } from "./Authenticator.ts"
+import { Authenticator, TOKEN_PATTERN } from "./Authenticator.ts"
 import { HttpSignatures } from "./HttpSignature.ts"
 import { levelForMethod } from "./Scopes.ts"
 
@@ -32,6 +32,9 @@ export type Credentials =
 /** Reads `Authorization`: exactly two whitespace-separated fields, the scheme word ASCII case-insensitive. */
 export const parseAuthorization = (header: string | undefined): Credentials => {
   if (header === undefined) return NO_CREDENTIALS
+  // What clients send nearly always (`token <40 hex>`): read without a split.
+  if (header.startsWith("token ") && TOKEN_PATTERN.test(header.slice(6)))
+    return { kind: "token", token: header.slice(6) }
   const fields = header.trim().split(/\s+/)
   if (fields.length !== 2) return NO_CREDENTIALS
   const [scheme, value] = fields as [string, string]

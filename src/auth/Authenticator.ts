@@ -66,7 +66,8 @@ export class Authenticator extends Context.Service<
       const settings = yield* Settings
       const { LOGIN_MAX_FAILURES, LOGIN_THROTTLE_SECONDS } = settings.security
       // A cached principal carries its account row: it is good while no account was written since.
-      const cache = new Map<string, { principal: Principal; expires: number; userWrites: number }>()
+      // `found`: the principal as a completed effect, made once per look-up rather than per hit.
+      const cache = new Map<string, { found: Effect.Effect<Principal>; expires: number; userWrites: number }>()
       // Bumped by `invalidate`: a look-up that started before a token was deleted must not put
       // the deleted token back into the cache when it completes.
       let generation = 0
@@ -91,10 +92,10 @@ export class Authenticator extends Context.Service<
       const byToken = (token: string): Effect.Effect<Principal, Errors.Unauthorized> => {
         // Built only when needed: constructing an error captures a stack trace.
         const notFound = () => Errors.unauthorized(`access token does not exist [sha: ${token}]`)
-        if (!TOKEN_PATTERN.test(token)) return Effect.fail(notFound())
+        // Only well-formed tokens are ever cached: a hit needs no pattern check.
         const hit = cache.get(token)
-        if (hit !== undefined && hit.expires > Date.now() && hit.userWrites === users.writes())
-          return Effect.succeed(hit.principal)
+        if (hit !== undefined && hit.expires > Date.now() && hit.userWrites === users.writes()) return hit.found
+        if (!TOKEN_PATTERN.test(token)) return Effect.fail(notFound())
         return Effect.suspend(() => {
           const started = generation
           const userWrites = users.writes()
@@ -102,7 +103,7 @@ export class Authenticator extends Context.Service<
             if (Option.isNone(found)) return Effect.fail(notFound())
             if (started === generation) {
               if (cache.size >= CACHE_MAX) cache.clear()
-              cache.set(token, { principal: found.value, expires: Date.now() + CACHE_TTL_MS, userWrites })
+              cache.set(token, { found: Effect.succeed(found.value), expires: Date.now() + CACHE_TTL_MS, userWrites })
             }
             return Effect.succeed(found.value)
           })

@@ -230,12 +230,15 @@ export class UsersRepo extends Context.Service<
       })
       const written = <A, E, R>(write: Effect.Effect<A, E, R>) =>
         Effect.tap(write, () => Effect.andThen(clear, sql.afterCommit(clear)))
-      /** A look-up through the cache: `key` a lower-case name, or `#` and an id (no name has a `#`). */
-      const cached = (key: string, query: Effect.Effect<ReadonlyArray<Row>, SqlError>) => {
+      /**
+       * A look-up through the cache: `key` a lower-case name, or `#` and an id (no name has a `#`).
+       * The statement is built only on a miss (a hit, most requests' case, costs a map look-up).
+       */
+      const cached = (key: string, query: () => Effect.Effect<ReadonlyArray<Row>, SqlError>) => {
         const hit = cache.get(key)
         if (hit !== undefined && hit.expires > Date.now()) return Effect.succeed(Option.some(hit.row))
         const started = generation
-        return Effect.tap(Effect.map(query, one), (found) =>
+        return Effect.tap(Effect.map(query(), one), (found) =>
           Option.isNone(found)
             ? Effect.void
             : sql.afterCommit(
@@ -279,7 +282,7 @@ export class UsersRepo extends Context.Service<
       return UsersRepo.of(
         sqlBoundary({
           writes: () => generation,
-          findById: (id) => cached(`#${id}`, sql`SELECT * FROM users WHERE id = ${id}`),
+          findById: (id) => cached(`#${id}`, () => sql`SELECT * FROM users WHERE id = ${id}`),
           findByIds: (ids) => {
             // The cached rows first; one statement for the rest, which are cached in turn.
             const found = new Map<number, UserRow>()
@@ -312,7 +315,7 @@ export class UsersRepo extends Context.Service<
           },
           findByName: (name) => {
             const key = name.toLowerCase()
-            return cached(key, sql`SELECT * FROM users WHERE lower_name = ${key}`)
+            return cached(key, () => sql`SELECT * FROM users WHERE lower_name = ${key}`)
           },
           findByEmail: (email) =>
             Effect.map(sql`SELECT * FROM users WHERE lower(email) = ${email.toLowerCase()} AND type = 0`, one),

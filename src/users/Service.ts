@@ -127,14 +127,12 @@ export class UsersService extends Context.Service<
       const uniqueAsValidation = <A>(name: string, effect: Effect.Effect<A, AlreadyExists>) =>
         Effect.catchTag(effect, "AlreadyExists", () => invalid(`user already exists [name: ${name}]`))
 
-      const get = (name: string) =>
-        Effect.flatMap(
-          repo.findByName(name),
-          Option.match({
-            onNone: () => Effect.fail(Errors.notFound()),
-            onSome: Effect.succeed
-          })
-        )
+      // Eager: a cached row (an effect already complete) is answered without a step of its own.
+      const found = Option.match({
+        onNone: () => Effect.fail(Errors.notFound()),
+        onSome: (user: UserRow) => Effect.succeed(user)
+      })
+      const get = (name: string) => Effect.flatMapEager(repo.findByName(name), found)
 
       return UsersService.of({
         create: (input) =>
@@ -181,7 +179,9 @@ export class UsersService extends Context.Service<
           }),
         remove: (user) => Effect.andThen(repo.remove(user.id), authenticator.invalidate),
         get,
-        visible: (viewer, name) => Effect.tap(get(name), (user) => policy.ensureVisible(viewer, user)),
+        visible: (viewer, name) =>
+          // Eager: a public account (the policy's check already complete) costs no step.
+          Effect.flatMapEager(get(name), (user) => Effect.mapEager(policy.ensureVisible(viewer, user), () => user)),
         movedTo: (viewer, name) =>
           Effect.gen(function* () {
             if (Option.isSome(yield* repo.findByName(name))) return Option.none()
