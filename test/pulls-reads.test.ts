@@ -6,8 +6,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Layer, Tracer } from "effect"
+import { Effect, Layer, Tracer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { PullStatus, PullsRepo } from "../src/pulls/Repo.ts"
 import { gitIn, recordGitProcesses } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
@@ -208,13 +209,14 @@ describe("reading pull requests", () => {
 })
 
 describe("checks after a push to the base", () => {
-  it("run under 4 statements each, and every pull request is checked against the new tip", async () => {
+  it("run under 3 statements and one git process each, and every pull request is checked against the new tip", async () => {
     await gitIn(clone, ["checkout", "-q", "main"])
     writeFileSync(join(clone, "base.txt"), "base\n")
     await gitIn(clone, ["add", "base.txt"])
     await gitIn(clone, ["commit", "-q", "-m", "base"])
     const tip = await gitIn(clone, ["rev-parse", "HEAD"])
     const from = statements.length
+    const gitFrom = logLength()
     await gitIn(clone, ["push", "-q", url("alice", "app"), "HEAD:refs/heads/main"])
     for (let i = 0; ; i++) {
       const rows = (await hearth.sql(
@@ -230,10 +232,58 @@ describe("checks after a push to the base", () => {
     }
     const open = await json(await request(hearth, "GET", "/repos/alice/app/pulls?state=open&limit=50", basic("alice")))
     expect(open.every((p: any) => p.mergeable === true && p.base.sha === tip)).toBe(true)
-    // main: ~6 a check (the queue's claim, the pull request, its base repository, the result,
-    // the queue row done); now the claims and the reads are shared by 10–25 checks. The push's
-    // own statements are counted in too.
+    // Session 32: ~6 a check (the queue's claim, the pull request, its base repository, the
+    // result, the queue row done); session 33 (a21d453): 3.5, the claims and the reads shared by
+    // 10–25 checks; now the results (and so the queue rows done) too. The push's own statements
+    // are counted in.
     const ran = statements.slice(from).filter((t) => !t.includes("/* test */"))
-    expect(ran.length / open.length, ran.join("\n")).toBeLessThan(4)
+    expect(ran.length / open.length, ran.join("\n")).toBeLessThan(3)
+    // The base moved forward past commits no head reaches: each check's merge base and counts
+    // follow from its last check's, read through the long-lived reader; `merge-tree` is its one
+    // process (main: a `rev-list --left-right --boundary` each besides).
+    const started = gitSince(gitFrom).map((c) => c.slice(c.indexOf("|") + 1))
+    expect(started.filter((c) => c.startsWith("rev-list") || c.startsWith("merge-base"))).toEqual([])
+    expect(started.filter((c) => c.startsWith("merge-tree")).length).toBe(open.length)
+  })
+})
+
+describe("checks' results stored in one statement (PullsRepo.saveChecks)", () => {
+  it("of two results for one pull request the later counts; none is stored for another head", async () => {
+    const rows = (await hearth.sql(
+      (s) => s`SELECT /* test */ p.id, p.head_sha, p.merge_base, p.checked_base_sha FROM pull_requests p
+        JOIN issues i ON i.id = p.issue_id WHERE NOT i.is_closed AND NOT p.has_merged ORDER BY p.id LIMIT 3`
+    )) as ReadonlyArray<Record<string, any>>
+    const [one, two, three] = rows.map((r) => ({ id: Number(r.id), headSha: String(r.head_sha) }))
+    const result = (headSha: string, status: PullStatus, behind: number) => ({
+      status,
+      mergeBase: String(rows[0]!.merge_base),
+      conflictedFiles: status === PullStatus.conflict ? ["f.txt"] : [],
+      commitsAhead: 1,
+      commitsBehind: behind,
+      baseSha: String(rows[0]!.checked_base_sha),
+      headSha
+    })
+    const stored = await hearth.run(
+      Effect.gen(function* () {
+        const pulls = yield* PullsRepo
+        return yield* pulls.saveChecks([
+          { id: one!.id, result: result(one!.headSha, PullStatus.conflict, 7) },
+          { id: two!.id, result: result(two!.headSha, PullStatus.mergeable, 8) },
+          { id: one!.id, result: result(one!.headSha, PullStatus.mergeable, 9) },
+          { id: three!.id, result: result("0".repeat(40), PullStatus.conflict, 10) }
+        ])
+      })
+    )
+    expect(stored).toEqual([false, true, true, false])
+    const after = (await hearth.sql(
+      (s) => s`SELECT /* test */ id, status, commits_behind, conflicted_files FROM pull_requests
+        WHERE id IN ${s.in([one!.id, two!.id, three!.id])} ORDER BY id`
+    )) as ReadonlyArray<Record<string, any>>
+    expect(after.map((r) => [Number(r.status), Number(r.commits_behind), r.conflicted_files])).toEqual([
+      [PullStatus.mergeable, 9, "[]"],
+      [PullStatus.mergeable, 8, "[]"],
+      [PullStatus.mergeable, Number(after[2]!.commits_behind), "[]"]
+    ])
+    expect(Number(after[2]!.commits_behind)).not.toBe(10)
   })
 })
