@@ -85,8 +85,13 @@ export interface Compared {
   readonly behind: number
 }
 
-/** The longest walk `compareSince` makes on either side before it leaves the answer to `compare`. */
-const WALK_LIMIT = 256
+/**
+ * The longest walks `compareSince` makes before it leaves the answer to `compare`: the pushed
+ * commits (once per push, shared by its checks), a head's own commits (once per check: a reader
+ * round trip per commit, where `compare` is one process).
+ */
+const PUSHED_LIMIT = 256
+const HEAD_LIMIT = 64
 
 /** The parents of a commit read through the long-lived reader; none if it is not a commit here. */
 const parentsThrough = (pool: Readers.BatchPool, repo: string, sha: string) =>
@@ -102,12 +107,12 @@ const parentsThrough = (pool: Readers.BatchPool, repo: string, sha: string) =>
 
 /**
  * The commits reachable from `from` without going through `stop`, when every path from `from`
- * reaches `stop` within `WALK_LIMIT` commits (each parent line ends there); none otherwise — a
+ * reaches `stop` within `limit` commits (each parent line ends there); none otherwise — a
  * root commit reached, a commit missing, too long a walk. When it closes, `stop` is an ancestor of
  * `from` and the commits found are exactly those of `stop..from` (one reachable from `stop` would
  * lead on to a root without meeting `stop`, so the walk would not have closed).
  */
-const closedWalk = (pool: Readers.BatchPool, repo: string, from: string, stop: string) =>
+const closedWalk = (pool: Readers.BatchPool, repo: string, from: string, stop: string, limit: number) =>
   Effect.gen(function* () {
     const seen = new Set<string>()
     let frontier = from === stop ? [] : [from]
@@ -122,7 +127,7 @@ const closedWalk = (pool: Readers.BatchPool, repo: string, from: string, stop: s
         if (Option.isNone(parents) || parents.value.length === 0) return Option.none<ReadonlySet<string>>()
         for (const parent of parents.value) {
           if (parent === stop || seen.has(parent)) continue
-          if (!Git.isSha(parent) || seen.size >= WALK_LIMIT) return Option.none<ReadonlySet<string>>()
+          if (!Git.isSha(parent) || seen.size >= limit) return Option.none<ReadonlySet<string>>()
           seen.add(parent)
           next.push(parent)
         }
@@ -147,7 +152,7 @@ const PUSHED_WALKS = 64
  * one merge base; ahead is unchanged and behind grows by P's size. Read through the long-lived
  * reader, no process; none (then `compare`) when anything is not so: a force push, the head in
  * the pushed commits or reaching them, a merge base that is not the only one, a long walk, a
- * shallow repository (its commits' parents are not git's parents there).
+ * shallow or grafted repository (its commits' parents are not git's parents there).
  */
 export const compareSince = (
   pool: Readers.BatchPool,
@@ -163,19 +168,20 @@ export const compareSince = (
       !Git.isSha(earlier.mergeBase) ||
       !Git.isSha(base) ||
       !Git.isSha(head) ||
-      earlier.ahead > WALK_LIMIT ||
-      existsSync(join(repo, "shallow"))
+      earlier.ahead > HEAD_LIMIT ||
+      existsSync(join(repo, "shallow")) ||
+      existsSync(join(repo, "info", "grafts"))
     )
       return Option.none()
     const key = `${Git.identityOf(repo)}\0${repo}\0${earlier.base}\0${base}`
     let pushed = pushedWalks.get(key)
     if (pushed === undefined) {
-      pushed = yield* closedWalk(pool, repo, base, earlier.base)
+      pushed = yield* closedWalk(pool, repo, base, earlier.base, PUSHED_LIMIT)
       if (pushedWalks.size >= PUSHED_WALKS) pushedWalks.delete(pushedWalks.keys().next().value!)
       pushedWalks.set(key, pushed)
     }
     if (Option.isNone(pushed)) return Option.none()
-    const own = yield* closedWalk(pool, repo, head, earlier.mergeBase)
+    const own = yield* closedWalk(pool, repo, head, earlier.mergeBase, HEAD_LIMIT)
     if (Option.isNone(own) || own.value.size !== earlier.ahead) return Option.none()
     for (const sha of own.value) if (pushed.value.has(sha)) return Option.none()
     return Option.some({
