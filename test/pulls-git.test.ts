@@ -6,10 +6,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Git from "../src/git/Git.ts"
 import * as Merge from "../src/git/Merge.ts"
+import * as Readers from "../src/git/Readers.ts"
 import { gitIn, recordGitProcesses } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
@@ -261,6 +262,102 @@ describe("the merge base and counts of a check (Merge.compare)", () => {
         Number(counts[0]),
         Number(counts[1])
       ])
+    }
+  })
+})
+
+describe("the merge base and counts of a check after its base moved (Merge.compareSince)", () => {
+  it("are compare's whenever it answers, and it leaves to compare a force push, a head the push reaches, and several merge bases", {
+    timeout: 120_000
+  }, async () => {
+    const dir = join(work, "since")
+    await gitIn(work, ["init", "-q", "-b", "main", dir])
+    const repo = join(dir, ".git")
+    const commit = async (message: string) => {
+      await gitIn(dir, ["commit", "-q", "--allow-empty", "-m", message])
+      return gitIn(dir, ["rev-parse", "HEAD"])
+    }
+    const at = (ref: string) => gitIn(dir, ["checkout", "-q", ref])
+    const branch = (name: string, from: string) => gitIn(dir, ["checkout", "-q", "-b", name, from])
+    const merge = async (ref: string) => {
+      await gitIn(dir, ["merge", "-q", "--no-ff", "--no-edit", ref])
+      return gitIn(dir, ["rev-parse", "HEAD"])
+    }
+    const a = await commit("a")
+    const b = await commit("b")
+    const c = await commit("c") // the base as checked
+    await branch("topic", b)
+    await commit("topic 1")
+    const topic = await commit("topic 2") // the head: two commits on b
+    await branch("later", b)
+    const early = await commit("later 1") // pushed to the base below, under `later`'s head
+    const later = await commit("later 2")
+    await branch("side", a)
+    const side = await commit("side") // an older branch the base merges
+    await at("main")
+    const d = await commit("d")
+    const e = await commit("e") // c..e: two commits pushed
+    await branch("gotTopic", e)
+    const withTopic = await merge(topic) // the head itself pushed
+    await branch("gotEarly", e)
+    const withEarly = await merge(early) // an ancestor of `later` pushed
+    await branch("gotSide", e)
+    const withSide = await merge(side)
+    await branch("forced", b)
+    const forced = await commit("forced") // c is not in it
+    // Criss-cross: x and y each merge the other's parent; their merge bases are two.
+    await branch("x", c)
+    const x1 = await commit("x 1")
+    await branch("y", c)
+    const y1 = await commit("y 1")
+    const y2 = await merge(x1)
+    await at("x")
+    const x2 = await merge(y1)
+    await at("x")
+    const x3 = await commit("x 3")
+
+    const pool = new Readers.BatchPool(2)
+    try {
+      const compared = async (base: string, head: string) => {
+        const got = await Effect.runPromise(Merge.compare(repo, base, head))
+        return { mergeBase: Option.getOrElse(got.mergeBase, () => base), ahead: got.ahead, behind: got.behind }
+      }
+      const since = async (earlierBase: string, base: string, head: string) => {
+        const earlier = { base: earlierBase, head, ...(await compared(earlierBase, head)) }
+        const got = await Effect.runPromise(Merge.compareSince(pool, repo, earlier, base, head))
+        return Option.getOrUndefined(got)
+      }
+      // Answered without git: the base moved forward past commits the head does not reach.
+      for (const [earlier, base, head] of [
+        [c, e, topic],
+        [c, d, topic],
+        [d, e, topic],
+        [c, e, later],
+        [c, e, b], // the head is in the base already: it stays the merge base
+        [c, c, topic]
+      ] as const) {
+        const got = await since(earlier, base, head)
+        expect(got, `${earlier}..${base} with ${head}`).toEqual(await compared(base, head))
+      }
+      expect((await since(c, e, topic))!.behind).toBe((await compared(c, topic)).behind + 2)
+      // Left to `compare`: the head pushed, an ancestor of the head pushed, the push not a
+      // fast-forward, an older branch merged (a walk that does not close), two merge bases.
+      for (const [earlier, base, head] of [
+        [c, withTopic, topic],
+        [c, withEarly, later],
+        [c, forced, topic],
+        [c, withSide, topic],
+        [y2, x3, y2],
+        [x2, x3, y2]
+      ] as const) {
+        const got = await since(earlier, base, head)
+        expect(got, `${earlier}..${base} with ${head}`).toBeUndefined()
+      }
+      // What compare says in those cases differs from the earlier answer (so an answer from it would be wrong).
+      expect((await compared(withTopic, topic)).mergeBase).toBe(topic)
+      expect((await compared(withEarly, later)).mergeBase).toBe(early)
+    } finally {
+      pool.close()
     }
   })
 })

@@ -6,8 +6,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Layer, Tracer } from "effect"
+import { Effect, Layer, Tracer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { PullStatus, PullsRepo } from "../src/pulls/Repo.ts"
 import { gitIn, recordGitProcesses } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
 
@@ -136,14 +137,15 @@ afterAll(async () => {
 })
 
 describe("reading pull requests", () => {
-  it("a page of 50 runs 12 statements (as a page of 5 does) and starts no git process", async () => {
+  it("a page of 50 runs 9 statements (as a page of 5 does) and starts no git process", async () => {
     await cost("/repos/alice/app/pulls?state=open&limit=50")
     const page = await cost("/repos/alice/app/pulls?state=open&limit=50")
     expect(page.body).toHaveLength(PULLS)
-    // main: 16 statements (the issues and the count apart, three for the reviews) and a
-    // `git for-each-ref` per repository (2 here: the fork's heads).
+    // Session 32: 16 statements (the issues and the count apart, three for the reviews) and a
+    // `git for-each-ref` per repository (2 here: the fork's heads); session 33: 12 (labels,
+    // assignees, milestones, attachments apart); now 9.
     expect(page.git).toEqual([])
-    expect(page.statements.length, page.statements.join("\n")).toBeLessThanOrEqual(12)
+    expect(page.statements.length, page.statements.join("\n")).toBeLessThanOrEqual(9)
     const small = await cost("/repos/alice/app/pulls?state=open&limit=5")
     expect(small.body).toHaveLength(5)
     expect(small.statements.length).toBe(page.statements.length)
@@ -154,13 +156,14 @@ describe("reading pull requests", () => {
     expect(page.body.some((p: any) => p.milestone?.title === "v1")).toBe(true)
   })
 
-  it("one pull request runs 11 statements and starts no git process", async () => {
+  it("one pull request runs 9 statements and starts no git process", async () => {
     await cost("/repos/alice/app/pulls/5")
     const one = await cost("/repos/alice/app/pulls/5")
     expect(one.body.head.repo.full_name).toBe("bob/app")
     expect(one.git).toEqual([])
-    // main: 14 statements and 2 git processes.
-    expect(one.statements.length, one.statements.join("\n")).toBeLessThanOrEqual(11)
+    // Session 32: 14 statements and 2 git processes; session 33: 11 (labels, assignees,
+    // attachments apart); now 9.
+    expect(one.statements.length, one.statements.join("\n")).toBeLessThanOrEqual(9)
   })
 
   it("the tips are git's own, loose or packed, and a deleted head branch shows refs/pull/{n}/head", async () => {
@@ -208,13 +211,14 @@ describe("reading pull requests", () => {
 })
 
 describe("checks after a push to the base", () => {
-  it("run under 4 statements each, and every pull request is checked against the new tip", async () => {
+  it("run under 4 statements and one git process each, share the statements storing their results, and every pull request is checked against the new tip", async () => {
     await gitIn(clone, ["checkout", "-q", "main"])
     writeFileSync(join(clone, "base.txt"), "base\n")
     await gitIn(clone, ["add", "base.txt"])
     await gitIn(clone, ["commit", "-q", "-m", "base"])
     const tip = await gitIn(clone, ["rev-parse", "HEAD"])
     const from = statements.length
+    const gitFrom = logLength()
     await gitIn(clone, ["push", "-q", url("alice", "app"), "HEAD:refs/heads/main"])
     for (let i = 0; ; i++) {
       const rows = (await hearth.sql(
@@ -235,5 +239,57 @@ describe("checks after a push to the base", () => {
     // own statements are counted in too.
     const ran = statements.slice(from).filter((t) => !t.includes("/* test */"))
     expect(ran.length / open.length, ran.join("\n")).toBeLessThan(4)
+    // The results of checks that end within 50 ms of each other are stored by one statement (a
+    // quiet machine: 19 for 50; a busy one, where checks end further apart, fewer share).
+    const saves = ran.filter((t) => /^UPDATE pull_requests p? ?SET status = (v\.status|\$1, merge_base)/.test(t))
+    expect(saves.length).toBeGreaterThan(0)
+    expect(saves.length).toBeLessThan(open.length)
+    // The base moved forward past commits no head reaches: each check's merge base and counts
+    // follow from its last check's, read through the long-lived reader; `merge-tree` is its one
+    // process (main: a `rev-list --left-right --boundary` each besides).
+    const started = gitSince(gitFrom).map((c) => c.slice(c.indexOf("|") + 1))
+    expect(started.filter((c) => c.startsWith("rev-list") || c.startsWith("merge-base"))).toEqual([])
+    expect(started.filter((c) => c.startsWith("merge-tree")).length).toBe(open.length)
+  })
+})
+
+describe("checks' results stored in one statement (PullsRepo.saveChecks)", () => {
+  it("of two results for one pull request the later counts; none is stored for another head", async () => {
+    const rows = (await hearth.sql(
+      (s) => s`SELECT /* test */ p.id, p.head_sha, p.merge_base, p.checked_base_sha FROM pull_requests p
+        JOIN issues i ON i.id = p.issue_id WHERE NOT i.is_closed AND NOT p.has_merged ORDER BY p.id LIMIT 3`
+    )) as ReadonlyArray<Record<string, any>>
+    const [one, two, three] = rows.map((r) => ({ id: Number(r.id), headSha: String(r.head_sha) }))
+    const result = (headSha: string, status: PullStatus, behind: number) => ({
+      status,
+      mergeBase: String(rows[0]!.merge_base),
+      conflictedFiles: status === PullStatus.conflict ? ["f.txt"] : [],
+      commitsAhead: 1,
+      commitsBehind: behind,
+      baseSha: String(rows[0]!.checked_base_sha),
+      headSha
+    })
+    const stored = await hearth.run(
+      Effect.gen(function* () {
+        const pulls = yield* PullsRepo
+        return yield* pulls.saveChecks([
+          { id: one!.id, result: result(one!.headSha, PullStatus.conflict, 7) },
+          { id: two!.id, result: result(two!.headSha, PullStatus.mergeable, 8) },
+          { id: one!.id, result: result(one!.headSha, PullStatus.mergeable, 9) },
+          { id: three!.id, result: result("0".repeat(40), PullStatus.conflict, 10) }
+        ])
+      })
+    )
+    expect(stored).toEqual([false, true, true, false])
+    const after = (await hearth.sql(
+      (s) => s`SELECT /* test */ id, status, commits_behind, conflicted_files FROM pull_requests
+        WHERE id IN ${s.in([one!.id, two!.id, three!.id])} ORDER BY id`
+    )) as ReadonlyArray<Record<string, any>>
+    expect(after.map((r) => [Number(r.status), Number(r.commits_behind), r.conflicted_files])).toEqual([
+      [PullStatus.mergeable, 9, "[]"],
+      [PullStatus.mergeable, 8, "[]"],
+      [PullStatus.mergeable, Number(after[2]!.commits_behind), "[]"]
+    ])
+    expect(Number(after[2]!.commits_behind)).not.toBe(10)
   })
 })

@@ -13,6 +13,7 @@ import { join } from "node:path"
 import { Data, Effect, Option } from "effect"
 import * as Git from "./Git.ts"
 import { type SignOptions, signingEnv } from "./GitData.ts"
+import type * as Readers from "./Readers.ts"
 import type { Signature } from "./Write.ts"
 import * as Write from "./Write.ts"
 
@@ -74,6 +75,124 @@ export const compare = (
           : yield* mergeBase(repo, base, head)
     return { ahead, behind, mergeBase: found }
   })
+
+/** A comparison of two commits made earlier (a pull request's stored check): `compare`'s answer for them. */
+export interface Compared {
+  readonly base: string
+  readonly head: string
+  readonly mergeBase: string
+  readonly ahead: number
+  readonly behind: number
+}
+
+/**
+ * The longest walks `compareSince` makes before it leaves the answer to `compare`: the pushed
+ * commits (once per push, shared by its checks), a head's own commits (once per check: a reader
+ * round trip per commit, where `compare` is one process).
+ */
+const PUSHED_LIMIT = 256
+const HEAD_LIMIT = 64
+
+/** The parents of a commit read through the long-lived reader; none if it is not a commit here. */
+const parentsThrough = (pool: Readers.BatchPool, repo: string, sha: string) =>
+  Effect.map(pool.read(repo, sha), (found) => {
+    if (Option.isNone(found) || found.value.type !== "commit") return Option.none<ReadonlyArray<string>>()
+    const parents: Array<string> = []
+    // The header (`tree`, then `parent` lines) ends at the first empty line.
+    for (const line of found.value.bytes.toString("latin1", 0, found.value.bytes.indexOf("\n\n")).split("\n")) {
+      if (line.startsWith("parent ")) parents.push(line.slice(7))
+    }
+    return Option.some<ReadonlyArray<string>>(parents)
+  })
+
+/**
+ * The commits reachable from `from` without going through `stop`, when every path from `from`
+ * reaches `stop` within `limit` commits (each parent line ends there); none otherwise — a
+ * root commit reached, a commit missing, too long a walk. When it closes, `stop` is an ancestor of
+ * `from` and the commits found are exactly those of `stop..from` (one reachable from `stop` would
+ * lead on to a root without meeting `stop`, so the walk would not have closed).
+ */
+const closedWalk = (pool: Readers.BatchPool, repo: string, from: string, stop: string, limit: number) =>
+  Effect.gen(function* () {
+    const seen = new Set<string>()
+    let frontier = from === stop ? [] : [from]
+    for (const sha of frontier) seen.add(sha)
+    while (frontier.length > 0) {
+      // A level at a time: the reader answers a level's requests written together.
+      const levels = yield* Effect.forEach(frontier, (sha) => parentsThrough(pool, repo, sha), {
+        concurrency: "unbounded"
+      })
+      const next: Array<string> = []
+      for (const parents of levels) {
+        if (Option.isNone(parents) || parents.value.length === 0) return Option.none<ReadonlySet<string>>()
+        for (const parent of parents.value) {
+          if (parent === stop || seen.has(parent)) continue
+          if (!Git.isSha(parent) || seen.size >= limit) return Option.none<ReadonlySet<string>>()
+          seen.add(parent)
+          next.push(parent)
+        }
+      }
+      frontier = next
+    }
+    return Option.some<ReadonlySet<string>>(seen)
+  })
+
+/** `closedWalk`s of base pushes by repository and old and new tip: the checks one push queues share one walk. */
+const pushedWalks = new Map<string, Option.Option<ReadonlySet<string>>>()
+const PUSHED_WALKS = 64
+
+/**
+ * `compare(repo, base, head)` from an earlier comparison of `earlier.base` with the same head,
+ * when it provably has the same merge base — the check of a pull request whose base branch moved
+ * forward: `base` descends from `earlier.base` (P, the commits of `earlier.base..base`, found by
+ * a walk that closes), and every path from the head to the earlier merge base M stays off P (V,
+ * the commits of `M..head`, found by a walk that closes, as many as `earlier.ahead`; none of them
+ * in P). Then the common ancestors of the new base and the head are those of the earlier base
+ * (P holds none), all of them M or its ancestors (every path from the head meets M), so M is the
+ * one merge base; ahead is unchanged and behind grows by P's size. Read through the long-lived
+ * reader, no process; none (then `compare`) when anything is not so: a force push, the head in
+ * the pushed commits or reaching them, a merge base that is not the only one, a long walk, a
+ * shallow or grafted repository (its commits' parents are not git's parents there).
+ */
+export const compareSince = (
+  pool: Readers.BatchPool,
+  repo: string,
+  earlier: Compared,
+  base: string,
+  head: string
+): Effect.Effect<Option.Option<{ readonly ahead: number; readonly behind: number; readonly mergeBase: string }>> =>
+  Effect.gen(function* () {
+    if (
+      earlier.head !== head ||
+      !Git.isSha(earlier.base) ||
+      !Git.isSha(earlier.mergeBase) ||
+      !Git.isSha(base) ||
+      !Git.isSha(head) ||
+      earlier.ahead > HEAD_LIMIT ||
+      existsSync(join(repo, "shallow")) ||
+      existsSync(join(repo, "info", "grafts"))
+    )
+      return Option.none()
+    const key = `${Git.identityOf(repo)}\0${repo}\0${earlier.base}\0${base}`
+    let pushed = pushedWalks.get(key)
+    if (pushed === undefined) {
+      pushed = yield* closedWalk(pool, repo, base, earlier.base, PUSHED_LIMIT)
+      if (pushedWalks.size >= PUSHED_WALKS) pushedWalks.delete(pushedWalks.keys().next().value!)
+      pushedWalks.set(key, pushed)
+    }
+    if (Option.isNone(pushed)) return Option.none()
+    const own = yield* closedWalk(pool, repo, head, earlier.mergeBase, HEAD_LIMIT)
+    if (Option.isNone(own) || own.value.size !== earlier.ahead) return Option.none()
+    for (const sha of own.value) if (pushed.value.has(sha)) return Option.none()
+    return Option.some({
+      ahead: earlier.ahead,
+      behind: earlier.behind + pushed.value.size,
+      mergeBase: earlier.mergeBase
+    })
+  }).pipe(
+    // A reader that fails is no answer: `compare` runs git as before.
+    Effect.catch(() => Effect.succeedNone)
+  )
 
 /** The tree of a commit. */
 export const treeOf = (repo: string, commit: string): Effect.Effect<string> =>

@@ -34,7 +34,7 @@ export interface NewAttachment {
 }
 
 type Row = Record<string, any>
-const toAttachment = (r: Row): AttachmentRow => ({
+export const toAttachment = (r: Row): AttachmentRow => ({
   id: Number(r.id),
   uuid: String(r.uuid),
   repoId: Number(r.repo_id),

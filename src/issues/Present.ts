@@ -147,15 +147,16 @@ export const makePresenter = (settings: SettingsShape) =>
       Effect.gen(function* () {
         if (rows.length === 0) return []
         const ids = rows.map((r) => r.id)
-        const [labels, assignees, milestones, assets, pulls] = yield* Effect.all([
+        const milestoneIds = [...new Set(rows.flatMap((r) => (r.milestoneId === null ? [] : [r.milestoneId])))]
+        const [{ labels, assignees, milestones, attachments: assets }, pulls] = yield* Effect.all([
           created !== undefined
-            ? Effect.succeed(new Map([...created].map(([id, c]) => [id, [...c.labels]])))
-            : repo.labelsOf(ids),
-          created !== undefined
-            ? Effect.succeed(new Map([...created].map(([id, c]) => [id, [...c.assigneeIds]])))
-            : repo.assigneesOf(ids),
-          repo.milestonesByIds([...new Set(rows.flatMap((r) => (r.milestoneId === null ? [] : [r.milestoneId])))]),
-          created !== undefined ? Effect.succeed(new Map<number, never>()) : attachments.ofIssues(ids),
+            ? Effect.map(repo.milestonesByIds(milestoneIds), (milestones) => ({
+                labels: new Map([...created].map(([id, c]) => [id, [...c.labels]])),
+                assignees: new Map([...created].map(([id, c]) => [id, [...c.assigneeIds]])),
+                milestones,
+                attachments: new Map<number, never>()
+              }))
+            : repo.partsOf(ids, milestoneIds),
           pullStates !== undefined
             ? Effect.succeed(pullStates)
             : repo.pullStatesOf(rows.filter((r) => r.isPull).map((r) => r.id))

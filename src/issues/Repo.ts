@@ -5,6 +5,7 @@ import { Array as Arr, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { sqlBoundary, transaction } from "../db/Boundary.ts"
 import type { Page } from "../http/Pagination.ts"
+import { type AttachmentRow, toAttachment } from "./AttachmentsRepo.ts"
 
 export interface IssueRow {
   readonly id: number
@@ -258,6 +259,21 @@ const commentRow = (c: NewComment) => ({
   updated_at: c.at
 })
 
+/** A page of issues' labels, assignees, milestones and attachments (IssuesRepo.partsOf). */
+export interface IssueParts {
+  readonly labels: ReadonlyMap<number, Array<LabelRow>>
+  readonly assignees: ReadonlyMap<number, Array<number>>
+  readonly milestones: ReadonlyArray<MilestoneRow>
+  readonly attachments: ReadonlyMap<number, Array<AttachmentRow>>
+}
+
+/** A row as `json_agg` gives it: timestamps as text, made `Date`s as the drivers give them. */
+const withDates = (r: Row, columns: ReadonlyArray<string>): Row => {
+  const out: Row = { ...r }
+  for (const c of columns) if (typeof out[c] === "string") out[c] = new Date(out[c])
+  return out
+}
+
 export class IssuesRepo extends Context.Service<
   IssuesRepo,
   {
@@ -302,6 +318,15 @@ export class IssuesRepo extends Context.Service<
     readonly addMentions: (issueId: number, userIds: ReadonlyArray<number>) => Effect.Effect<void>
 
     readonly labelsOf: (issueIds: ReadonlyArray<number>) => Effect.Effect<ReadonlyMap<number, Array<LabelRow>>>
+    /**
+     * What the JSON of a page of issues shows besides their rows, in one statement: `labelsOf`,
+     * `assigneesOf`, `milestonesByIds` (of `milestoneIds`) and the issues' own attachments
+     * (AttachmentsRepo.ofIssues), each as those give it.
+     */
+    readonly partsOf: (
+      issueIds: ReadonlyArray<number>,
+      milestoneIds: ReadonlyArray<number>
+    ) => Effect.Effect<IssueParts>
     readonly labelsByIds: (ids: ReadonlyArray<number>) => Effect.Effect<ReadonlyArray<LabelRow>>
     /** Labels of the repository and (for an organization's repository) of `orgId`, with these names. */
     readonly labelsByNames: (
@@ -650,6 +675,59 @@ export class IssuesRepo extends Context.Service<
                     SELECT ${issueId}, u.id FROM users u WHERE u.id IN ${sql.in(userIds)} ON CONFLICT DO NOTHING`
                 ),
 
+          partsOf: (issueIds, milestoneIds) =>
+            issueIds.length === 0 && milestoneIds.length === 0
+              ? Effect.succeed({ labels: new Map(), assignees: new Map(), milestones: [], attachments: new Map() })
+              : Effect.map(
+                  // Four reads in one round trip (each as its own query below): on the embedded
+                  // database every statement costs the main thread a parse, a plan and its protocol.
+                  sql`SELECT
+                    (SELECT json_agg(x ORDER BY x.name, x.id)::text FROM (
+                      SELECT l.*, array_agg(il.issue_id) AS for_issues FROM issue_labels il
+                      JOIN labels l ON l.id = il.label_id
+                      WHERE il.issue_id IN ${sql.in(issueIds.length === 0 ? [0] : issueIds)} GROUP BY l.id) x) AS labels,
+                    (SELECT json_agg(json_build_array(a.issue_id, a.assignee_id) ORDER BY a.assignee_id)::text
+                      FROM issue_assignees a WHERE a.issue_id IN ${sql.in(issueIds.length === 0 ? [0] : issueIds)}) AS assignees,
+                    ${
+                      milestoneIds.length === 0
+                        ? sql`NULL`
+                        : sql`(SELECT json_agg(x)::text FROM (SELECT ${milestoneColumns} FROM milestones m
+                            WHERE m.id IN ${sql.in(milestoneIds)}) x)`
+                    } AS milestones,
+                    (SELECT json_agg(t ORDER BY t.id)::text FROM attachments t
+                      WHERE t.issue_id IN ${sql.in(issueIds.length === 0 ? [0] : issueIds)} AND t.comment_id IS NULL) AS attachments`,
+                  (rows): IssueParts => {
+                    const r = rows[0]!
+                    const parsed = (column: string): ReadonlyArray<any> =>
+                      r[column] === null || r[column] === undefined ? [] : JSON.parse(String(r[column]))
+                    const labels = new Map<number, Array<LabelRow>>()
+                    for (const row of parsed("labels")) {
+                      const label = toLabel(withDates(row, ["archived_at", "created_at", "updated_at"]))
+                      for (const issueId of row.for_issues as ReadonlyArray<unknown>) {
+                        const list = labels.get(num(issueId)) ?? []
+                        list.push(label)
+                        labels.set(num(issueId), list)
+                      }
+                    }
+                    const assignees = new Map<number, Array<number>>()
+                    for (const [issueId, userId] of parsed("assignees")) {
+                      const list = assignees.get(num(issueId)) ?? []
+                      list.push(num(userId))
+                      assignees.set(num(issueId), list)
+                    }
+                    const attachments = new Map<number, Array<AttachmentRow>>()
+                    for (const row of parsed("attachments")) {
+                      const attachment = toAttachment(withDates(row, ["created_at"]))
+                      const list = attachments.get(attachment.issueId)
+                      if (list === undefined) attachments.set(attachment.issueId, [attachment])
+                      else list.push(attachment)
+                    }
+                    const milestones = parsed("milestones").map((row) =>
+                      toMilestone(withDates(row, ["deadline", "closed_at", "created_at", "updated_at"]))
+                    )
+                    return { labels, assignees, milestones, attachments }
+                  }
+                ),
           labelsOf: (issueIds) =>
             issueIds.length === 0
               ? Effect.succeed(new Map())

@@ -3,13 +3,18 @@
 // ran, so under load one statement serves many callers and when idle each item goes at once (on
 // the next turn of the event loop, with whatever else was added in the same turn). Used by the
 // delivery queue (src/jobs/Queue.ts) and the webhook deliveries, where one statement per delivery
-// was what bounded deliveries per second.
+// was what bounded deliveries per second, and the pull requests' mergeability results.
 
 /**
  * `flush` gets the items waiting (at most `max`) and answers one result per item, in order; a
- * failed flush fails every caller of it.
+ * failed flush fails every caller of it. With `gatherMs`, an item that finds no flush running waits
+ * that long for others (callers that come one at a time, a little apart, share a statement too).
  */
-export const batcher = <I, O>(flush: (items: ReadonlyArray<I>) => Promise<ReadonlyArray<O>>, max = 500) => {
+export const batcher = <I, O>(
+  flush: (items: ReadonlyArray<I>) => Promise<ReadonlyArray<O>>,
+  max = 500,
+  gatherMs = 0
+) => {
   let waiting: Array<{ item: I; resolve: (o: O) => void; reject: (e: unknown) => void }> = []
   let flushing = false
   const drain = async () => {
@@ -34,7 +39,8 @@ export const batcher = <I, O>(flush: (items: ReadonlyArray<I>) => Promise<Readon
       waiting.push({ item, resolve, reject })
       if (!flushing) {
         flushing = true
-        setImmediate(() => void drain())
+        if (gatherMs > 0) setTimeout(() => void drain(), gatherMs)
+        else setImmediate(() => void drain())
       }
     })
 }

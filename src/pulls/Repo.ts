@@ -219,6 +219,13 @@ export class PullsRepo extends Context.Service<
      */
     readonly saveCheck: (id: number, result: CheckResult) => Effect.Effect<boolean>
     /**
+     * Several checks' results in one statement (`saveCheck` of each, in order: of two for one pull
+     * request the later one counts); whether each was stored.
+     */
+    readonly saveChecks: (
+      checks: ReadonlyArray<{ readonly id: number; readonly result: CheckResult }>
+    ) => Effect.Effect<ReadonlyArray<boolean>>
+    /**
      * The pull requests a run of queued checks is for, each with what its base repository's path
      * needs (owner, lower-case name): one statement for the run, not two per check.
      */
@@ -280,6 +287,49 @@ export class PullsRepo extends Context.Service<
           default:
             return sql`i.created_at DESC, i.id DESC`
         }
+      }
+
+      // A result is stored only for the head it was computed for, and never on a merged pull request.
+      const saveChecks = (checks: ReadonlyArray<{ readonly id: number; readonly result: CheckResult }>) => {
+        // Of two results for one pull request the later one is stored (an UPDATE changes a row once).
+        const last = new Map(checks.map(({ id, result }) => [id, result]))
+        if (last.size === 0) return Effect.succeed(checks.map(() => false))
+        const rows = [...last].map(([id, result]) => ({
+          id,
+          status: result.status,
+          merge_base: result.mergeBase,
+          conflicted_files: JSON.stringify(result.conflictedFiles),
+          commits_ahead: result.commitsAhead,
+          commits_behind: result.commitsBehind,
+          checked_base_sha: result.baseSha,
+          head_sha: result.headSha,
+          has_stats: result.stats !== undefined,
+          stats_merge_base: result.stats?.mergeBase ?? "",
+          stats_head_sha: result.stats?.headSha ?? "",
+          additions: result.stats?.additions ?? 0,
+          deletions: result.stats?.deletions ?? 0,
+          changed_files: result.stats?.files ?? 0
+        }))
+        return Effect.map(
+          sql`UPDATE pull_requests p SET status = v.status, merge_base = v.merge_base,
+              conflicted_files = v.conflicted_files, commits_ahead = v.commits_ahead,
+              commits_behind = v.commits_behind, checked_base_sha = v.checked_base_sha,
+              checked_head_sha = v.head_sha,
+              stats_merge_base = CASE WHEN v.has_stats THEN v.stats_merge_base ELSE p.stats_merge_base END,
+              stats_head_sha = CASE WHEN v.has_stats THEN v.stats_head_sha ELSE p.stats_head_sha END,
+              additions = CASE WHEN v.has_stats THEN v.additions ELSE p.additions END,
+              deletions = CASE WHEN v.has_stats THEN v.deletions ELSE p.deletions END,
+              changed_files = CASE WHEN v.has_stats THEN v.changed_files ELSE p.changed_files END
+            FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS v(id bigint, status smallint, merge_base text,
+              conflicted_files text, commits_ahead integer, commits_behind integer, checked_base_sha text,
+              head_sha text, has_stats boolean, stats_merge_base text, stats_head_sha text, additions integer,
+              deletions integer, changed_files integer)
+            WHERE p.id = v.id AND p.head_sha = v.head_sha AND NOT p.has_merged RETURNING p.id`,
+          (updated) => {
+            const stored = new Set(updated.map((r) => num(r.id)))
+            return checks.map(({ id, result }) => stored.has(id) && last.get(id) === result)
+          }
+        )
       }
 
       return PullsRepo.of(
@@ -407,21 +457,8 @@ export class PullsRepo extends Context.Service<
                       ])
                     )
                 ),
-          saveCheck: (id, result) =>
-            Effect.map(
-              sql`UPDATE pull_requests SET status = ${result.status}, merge_base = ${result.mergeBase},
-                  conflicted_files = ${JSON.stringify(result.conflictedFiles)},
-                  commits_ahead = ${result.commitsAhead}, commits_behind = ${result.commitsBehind},
-                  checked_base_sha = ${result.baseSha}, checked_head_sha = ${result.headSha}${
-                    result.stats === undefined
-                      ? sql``
-                      : sql`, stats_merge_base = ${result.stats.mergeBase}, stats_head_sha = ${result.stats.headSha},
-                        additions = ${result.stats.additions}, deletions = ${result.stats.deletions},
-                        changed_files = ${result.stats.files}`
-                  }
-                WHERE id = ${id} AND head_sha = ${result.headSha} AND NOT has_merged RETURNING id`,
-              (rows) => rows.length > 0
-            ),
+          saveCheck: (id, result) => Effect.map(saveChecks([{ id, result }]), (stored) => stored[0]!),
+          saveChecks,
           setBase: (id, baseBranch) =>
             Effect.asVoid(
               sql`UPDATE pull_requests SET base_branch = ${baseBranch}, status = ${PullStatus.checking} WHERE id = ${id}`

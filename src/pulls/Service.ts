@@ -10,8 +10,10 @@
 // - Mergeability: a job per pull request on the durable queue (topic `pulls:check`, one at a time
 //   per pull request), queued on creation and after every push to its head or base; it runs
 //   `git merge-tree --write-tree` and stores the result with the two commits it compared, so a
-//   repeated job for commits already checked costs two rev-parses. A merge that finds the check
-//   not current runs it itself (it needs the answer); other requests never do.
+//   repeated job for commits already checked costs two ref reads, and after a push that moved the
+//   base forward the merge base and counts follow from the stored ones (Merge.compareSince). A
+//   merge that finds the check not current runs it itself (it needs the answer); other requests
+//   never do.
 // - Merging: the new commit is made without a work tree (src/git/Merge.ts) and the base branch
 //   moved by compare-and-swap through the Repository entity: a push to the base meanwhile fails
 //   the merge with 409 and loses nothing.
@@ -37,8 +39,9 @@ import { commentType, isWorkInProgress } from "../issues/Present.ts"
 import { type IssueRow, IssuesRepo } from "../issues/Repo.ts"
 import type { Issue } from "../issues/Schema.ts"
 import { IssuesService } from "../issues/Service.ts"
-import { type Claimed, DeliveryQueue } from "../jobs/Queue.ts"
+import { type Claimed, DeliveryQueue, type Outcome } from "../jobs/Queue.ts"
 import { atLeast } from "../lib/AccessMode.ts"
+import { batcher } from "../lib/Batcher.ts"
 import { branchNameProblem } from "../lib/Names.ts"
 import { MergeReasons } from "../protection/Policy.ts"
 import { mergeRefusal, ProtectionService } from "../protection/Service.ts"
@@ -82,17 +85,20 @@ const T = {
 export const pullRef = (index: number) => `refs/pull/${index}/head`
 
 /**
- * Mergeability checks: `CHECK_CONCURRENCY` at a time (two git processes each; the rest of the
- * machine is left to requests), queued under `CHECK_KEYS` ordering keys (a pull request always
+ * Mergeability checks: `CHECK_CONCURRENCY` at a time (one or two git processes each; the rest of
+ * the machine is left to requests), queued under `CHECK_KEYS` ordering keys (a pull request always
  * under the same one, so its checks stay in order), taken `CHECK_RUN` of a key at a time: the 200
- * checks a push to a base queues are a few claims of the queue, not one each, and their pull
- * requests are read `CHECK_READ_AHEAD` at a time.
+ * checks a push to a base queues are a few claims of the queue, not one each, their pull requests
+ * are read `CHECK_READ_AHEAD` at a time, and their results stored up to `CHECK_SAVE_MAX` at a time
+ * (those finished within `CHECK_SAVE_MS` of the first waiting).
  */
 const CHECK_CONCURRENCY = 2
 const CHECK_KEYS = 8
 const CHECK_RUN = 25
 const CHECK_READ_AHEAD = 10
 const CHECK_NICENESS = 10
+const CHECK_SAVE_MS = 50
+const CHECK_SAVE_MAX = 100
 const checkKeyOf = (pullId: number) => `pull-check:${pullId % CHECK_KEYS}`
 const checkedPullOf = (claimed: Claimed): number | undefined => {
   try {
@@ -460,10 +466,28 @@ export class PullsService extends Context.Service<
               headSha
             } satisfies CheckResult
           }
-          // The merge base and both counts from one `rev-list` (a second process only after merges).
-          const compared = yield* Merge.compare(basePath, baseSha, headSha)
-          const mergeBase = Option.getOrElse(compared.mergeBase, () => baseSha)
-          const { ahead, behind } = compared
+          // The merge base and both counts from the stored check's when the base only moved forward
+          // past them (no process), else from one `rev-list` (a second process only after merges).
+          const since = yield* Merge.compareSince(
+            pool,
+            basePath,
+            {
+              base: pull.checkedBaseSha,
+              head: pull.checkedHeadSha,
+              mergeBase: pull.mergeBase,
+              ahead: pull.commitsAhead,
+              behind: pull.commitsBehind
+            },
+            baseSha,
+            headSha
+          )
+          const compared = Option.isSome(since)
+            ? since.value
+            : yield* Effect.map(Merge.compare(basePath, baseSha, headSha), (c) => ({
+                ...c,
+                mergeBase: Option.getOrElse(c.mergeBase, () => baseSha)
+              }))
+          const { ahead, behind, mergeBase } = compared
           // The list shows these stored (Present.ts); counted again only when the merge base or head moved.
           const stats: PullStats =
             headSha === mergeBase
@@ -496,20 +520,34 @@ export class PullsService extends Context.Service<
           return { current, baseTip: { sha: baseSha } }
         })
 
-      /** A queued check of the pull request read for it (gone: nothing to do). */
-      const check = (found: PullForCheck | undefined) =>
+      /** What a queued check of the pull request read for it finds; nothing when there is nothing to store (gone, merged, current). */
+      const checkResult = (found: PullForCheck | undefined) =>
         Effect.gen(function* () {
-          if (found === undefined || found.pull.hasMerged) return
+          if (found === undefined || found.pull.hasMerged) return undefined
           const owner = yield* users.findById(found.baseOwnerId)
-          if (Option.isNone(owner)) return
+          if (Option.isNone(owner)) return undefined
           const path = repos.pathOf(owner.value, { lowerName: found.baseLowerName })
           const row = found.pull
           const { stats, headSha, mergeBase } = row
           const statsCurrent = stats.headSha === headSha && stats.mergeBase === mergeBase
           const known = statsCurrent ? yield* checkIsCurrent(row, path) : undefined
-          if (known?.current === true) return
-          yield* pulls.saveCheck(row.id, yield* compute(row, path, known?.baseTip))
+          if (known?.current === true) return undefined
+          return { id: row.id, result: yield* compute(row, path, known?.baseTip) }
         })
+
+      const check = (found: PullForCheck | undefined) =>
+        Effect.flatMap(checkResult(found), (checked) =>
+          checked === undefined ? Effect.void : Effect.asVoid(pulls.saveCheck(checked.id, checked.result))
+        )
+
+      // The queue's checks store their results together (one statement for those finished within
+      // `CHECK_SAVE_MS` of each other, not one each); a check's queue row goes once its result is stored.
+      const saveLater = batcher(
+        (checks: ReadonlyArray<{ readonly id: number; readonly result: CheckResult }>) =>
+          Effect.runPromiseWith(context)(pulls.saveChecks(checks)),
+        CHECK_SAVE_MAX,
+        CHECK_SAVE_MS
+      )
 
       /** The check run in a request that needs its answer (a merge): stored, and returned re-read. */
       const ensureChecked = (loaded: Loaded) =>
@@ -720,14 +758,15 @@ export class PullsService extends Context.Service<
               const found = known.get(pullId)
               known.delete(pullId)
               return Effect.runPromiseWith(context)(
-                check(found).pipe(
+                checkResult(found).pipe(
                   // Nobody waits on a check: its git processes give way to the requests' work.
                   Effect.provideService(Git.Niceness, CHECK_NICENESS),
                   Effect.match({
                     // Not retried: a retry would hold back the checks behind it in its key; the
                     // next push to either branch checks it again.
                     onFailure: (error) => ({ error: String(error), final: true }),
-                    onSuccess: () => ({})
+                    // The next check goes while the result waits for its statement.
+                    onSuccess: (checked): Outcome => (checked === undefined ? {} : { settled: saveLater(checked) })
                   }),
                   Effect.catchDefect((defect) => Effect.succeed({ error: String(defect), final: true }))
                 )
