@@ -189,7 +189,7 @@ export class DeliveryQueue extends Context.Service<
           const delayed = items.some((item) => (item.delayMs ?? 0) > 0)
           yield* sql.afterCommit(
             Effect.sync(() => {
-              if (delayed) nextDue.delete(topic)
+              if (delayed) dueChanged(topic)
               wake(topic)
             })
           )
@@ -244,38 +244,48 @@ export class DeliveryQueue extends Context.Service<
             WHERE id IN (SELECT l.id FROM locked l WHERE NOT EXISTS (SELECT 1 FROM gaps g WHERE g.k = l.k AND g.id < l.id))
             RETURNING id, payload, job_key, attempts, COALESCE(ordering_key, 'row:' || id) AS k),
           started AS (UPDATE jobs SET state = 'running', attempts = GREATEST(jobs.attempts, claimed.attempts), updated_at = now()
-            FROM claimed WHERE jobs.idempotency_key = claimed.job_key)
-          SELECT c.*, EXISTS (SELECT 1 FROM ranked r WHERE r.k = c.k AND r.n > ${run_}) AS more
-          FROM claimed c ORDER BY id`).then((rows) => {
-          // In id order: each key's run in its order, the runs by their first row.
-          const runs = new Map<string, Array<Claimed>>()
-          const more = new Set<string>()
-          for (const row of rows) {
-            if (row.more === true) more.add(row.k)
-            const one: Claimed = {
-              id: String(row.id),
-              payload: row.payload,
-              jobKey: row.job_key,
-              attempt: Number(row.attempts)
+            FROM claimed WHERE jobs.idempotency_key = claimed.job_key),
+          behind AS (SELECT DISTINCT k FROM ranked WHERE n > ${run_})
+          SELECT c.*, b.k IS NOT NULL AS more FROM claimed c LEFT JOIN behind b ON b.k = c.k ORDER BY c.id`).then(
+          (rows) => {
+            // In id order: each key's run in its order, the runs by their first row.
+            const runs = new Map<string, Array<Claimed>>()
+            const more = new Set<string>()
+            for (const row of rows) {
+              if (row.more === true) more.add(row.k)
+              const one: Claimed = {
+                id: String(row.id),
+                payload: row.payload,
+                jobKey: row.job_key,
+                attempt: Number(row.attempts)
+              }
+              const list = runs.get(row.k)
+              if (list === undefined) runs.set(row.k, [one])
+              else list.push(one)
             }
-            const list = runs.get(row.k)
-            if (list === undefined) runs.set(row.k, [one])
-            else list.push(one)
+            return [...runs].map(([k, run]) => ({ run, more: more.has(k) }))
           }
-          return [...runs].map(([k, run]) => ({ run, more: more.has(k) }))
-        })
+        )
 
       // When each topic's next row is due (epoch ms), as the last look found it. Looked up again
       // once that time has come, and after anything here that may have made a row due sooner: a
       // row queued with a delay, a run that did not end whole (a retry's wait, a row left leased),
       // a listener starting. Rows due now are claimed at a ring, not found by this look.
       const nextDue = new Map<string, number>()
+      // Bumped at each of those: a look that started before one is not kept (it may have seen a
+      // retried row still leased, and would wait out the lease).
+      const dueChanges = new Map<string, number>()
+      const dueChanged = (topic: string) => {
+        nextDue.delete(topic)
+        dueChanges.set(topic, (dueChanges.get(topic) ?? 0) + 1)
+      }
 
       /** Milliseconds until the topic's next row is due (capped: other nodes may queue too). */
       const idle = async (topic: string): Promise<number> => {
         const known = nextDue.get(topic)
         const cap = (ms: number) => Math.min(30_000, Math.max(50, ms))
         if (known !== undefined && known > Date.now()) return cap(known - Date.now())
+        const changes = dueChanges.get(topic) ?? 0
         // A row leased by a node that died is due again when its lease ends. Only each key's first
         // row counts (found as the claim finds them): the rows behind it wait for it, and when it
         // goes here its run rings if they may be claimable (`listen`); counting them made a
@@ -296,7 +306,7 @@ export class DeliveryQueue extends Context.Service<
               WHERE topic = ${topic} AND ordering_key IS NULL)
           SELECT EXTRACT(EPOCH FROM (min(due) - now())) * 1000 AS wait FROM heads`)
         const wait = rows[0]?.wait === null || rows[0]?.wait === undefined ? Infinity : Number(rows[0].wait)
-        nextDue.set(topic, Date.now() + Math.max(50, wait))
+        if ((dueChanges.get(topic) ?? 0) === changes) nextDue.set(topic, Date.now() + Math.max(50, wait))
         return cap(wait)
       }
 
@@ -424,7 +434,7 @@ export class DeliveryQueue extends Context.Service<
         // busiest statement of a quiet queue (issue 20: one per delivery).
         const finished = doorbell()
         let full = false
-        nextDue.delete(topic)
+        dueChanged(topic)
         while (signal?.aborted !== true) {
           // Taken before the claim: a row committed while this claim runs, or while the wait below is
           // worked out, ends that wait at once (CI once saw a ring lost in that gap, and a 30 s wait).
@@ -445,7 +455,7 @@ export class DeliveryQueue extends Context.Service<
                 .catch(() => false)
                 .then((whole) => {
                   running.delete(handled)
-                  if (!whole) nextDue.delete(topic)
+                  if (!whole) dueChanged(topic)
                   if (!whole || more || full || (rings.get(topic) ?? 0) !== ringsThen) finished.ring("")
                 })
               running.add(handled)
