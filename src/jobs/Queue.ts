@@ -186,13 +186,7 @@ export class DeliveryQueue extends Context.Service<
             }))
           if (!Arr.isArrayNonEmpty(rows)) return
           yield* sql`INSERT INTO delivery_queue ${sql.insert(rows)}`
-          const delayed = items.some((item) => (item.delayMs ?? 0) > 0)
-          yield* sql.afterCommit(
-            Effect.sync(() => {
-              if (delayed) dueChanged(topic)
-              wake(topic)
-            })
-          )
+          yield* sql.afterCommit(Effect.sync(() => wake(topic)))
         }).pipe(Effect.orDie)
 
       /**
@@ -267,25 +261,8 @@ export class DeliveryQueue extends Context.Service<
           }
         )
 
-      // When each topic's next row is due (epoch ms), as the last look found it. Looked up again
-      // once that time has come, and after anything here that may have made a row due sooner: a
-      // row queued with a delay, a run that did not end whole (a retry's wait, a row left leased),
-      // a listener starting. Rows due now are claimed at a ring, not found by this look.
-      const nextDue = new Map<string, number>()
-      // Bumped at each of those: a look that started before one is not kept (it may have seen a
-      // retried row still leased, and would wait out the lease).
-      const dueChanges = new Map<string, number>()
-      const dueChanged = (topic: string) => {
-        nextDue.delete(topic)
-        dueChanges.set(topic, (dueChanges.get(topic) ?? 0) + 1)
-      }
-
       /** Milliseconds until the topic's next row is due (capped: other nodes may queue too). */
       const idle = async (topic: string): Promise<number> => {
-        const known = nextDue.get(topic)
-        const cap = (ms: number) => Math.min(30_000, Math.max(50, ms))
-        if (known !== undefined && known > Date.now()) return cap(known - Date.now())
-        const changes = dueChanges.get(topic) ?? 0
         // A row leased by a node that died is due again when its lease ends. Only each key's first
         // row counts (found as the claim finds them): the rows behind it wait for it, and when it
         // goes here its run rings if they may be claimable (`listen`); counting them made a
@@ -306,8 +283,7 @@ export class DeliveryQueue extends Context.Service<
               WHERE topic = ${topic} AND ordering_key IS NULL)
           SELECT EXTRACT(EPOCH FROM (min(due) - now())) * 1000 AS wait FROM heads`)
         const wait = rows[0]?.wait === null || rows[0]?.wait === undefined ? Infinity : Number(rows[0].wait)
-        if ((dueChanges.get(topic) ?? 0) === changes) nextDue.set(topic, Date.now() + Math.max(50, wait))
-        return cap(wait)
+        return Math.min(30_000, Math.max(50, wait))
       }
 
       // Done rows go (and their `jobs` rows say so) together: one statement for every row finished
@@ -434,7 +410,6 @@ export class DeliveryQueue extends Context.Service<
         // busiest statement of a quiet queue (issue 20: one per delivery).
         const finished = doorbell()
         let full = false
-        dueChanged(topic)
         while (signal?.aborted !== true) {
           // Taken before the claim: a row committed while this claim runs, or while the wait below is
           // worked out, ends that wait at once (CI once saw a ring lost in that gap, and a 30 s wait).
@@ -455,7 +430,6 @@ export class DeliveryQueue extends Context.Service<
                 .catch(() => false)
                 .then((whole) => {
                   running.delete(handled)
-                  if (!whole) dueChanged(topic)
                   if (!whole || more || full || (rings.get(topic) ?? 0) !== ringsThen) finished.ring("")
                 })
               running.add(handled)
