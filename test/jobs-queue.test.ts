@@ -50,7 +50,7 @@ const rowsLeft = (topic: string) =>
 const listening = async (
   topic: string,
   handler: Handler,
-  options: { attempts?: number; concurrency?: number; run?: number } = {}
+  options: { attempts?: number; concurrency?: number; run?: number; onClaim?: (runs: number) => void } = {}
 ) => {
   const q = await queue()
   const abort = new AbortController()
@@ -59,6 +59,7 @@ const listening = async (
     retryDelayMs: 100,
     concurrency: options.concurrency ?? 4,
     run: options.run,
+    onClaim: options.onClaim,
     signal: abort.signal
   })
   return async () => {
@@ -314,6 +315,71 @@ describe("the delivery queue", () => {
       await stop()
     }
   }, 30_000)
+
+  it("claims once per queued batch: not again when a run ends whole, nor on the off chance after a ring", async () => {
+    const seen: Array<string> = []
+    const claims: Array<number> = []
+    const stop = await listening(
+      "quiet",
+      async (claimed) => {
+        seen.push(claimed.payload)
+        return {}
+      },
+      { concurrency: 4, run: 5, onClaim: (runs) => claims.push(runs) }
+    )
+    try {
+      await eventually(async () => (claims.length === 1 ? true : undefined), 10_000, "the listener's first claim")
+      // Three keys in one transaction (one ring), then a key's two rows one after another.
+      await hearth.run(
+        Effect.flatMap(Effect.service(DeliveryQueue), (q) =>
+          q.enqueue(
+            "quiet",
+            ["a", "b", "c"].map((key) => ({ payload: key, orderingKey: key, kind: "test-quiet" }))
+          )
+        )
+      )
+      await eventually(async () => (seen.length === 3 ? true : undefined), 10_000, "the three rows handled")
+      await enqueue("quiet", ["d1", "d2"], "d")
+      await eventually(async () => (seen.length === 5 ? true : undefined), 10_000, "the key's two rows handled")
+      // Quiet for a while: nothing queued, nothing due, so nothing claimed. (It was: an empty claim
+      // after each ended run, and one every 250 ms for 5 s after each ring.)
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      expect(claims).toEqual([0, 3, 1])
+      expect(await rowsLeft("quiet")).toBe(0)
+    } finally {
+      await stop()
+    }
+  })
+
+  it("a run that ends claims again for its key's rows queued while it ran, and for those a full claim left out", async () => {
+    const seen: Array<string> = []
+    const release: Array<() => void> = []
+    const claims: Array<number> = []
+    const stop = await listening(
+      "behind",
+      async (claimed) => {
+        seen.push(claimed.payload)
+        if (claimed.payload === "h1") await new Promise<void>((resolve) => release.push(resolve))
+        return {}
+      },
+      { concurrency: 1, run: 5, onClaim: (runs) => claims.push(runs) }
+    )
+    try {
+      await enqueue("behind", ["h1"], "h")
+      await eventually(async () => (seen.length === 1 ? true : undefined), 10_000, "h1 started")
+      // Queued while h's run holds the key and the listener's only slot: no claim can take them now.
+      await enqueue("behind", ["h2"], "h")
+      await enqueue("behind", ["o1"], "o")
+      release.shift()!()
+      // Both at once, not after the listener's longest wait (30 s).
+      await eventually(async () => ((await rowsLeft("behind")) === 0 ? true : undefined), 10_000, "all handled")
+      expect(seen.filter((p) => p.startsWith("h"))).toEqual(["h1", "h2"])
+      expect([...seen].sort()).toEqual(["h1", "h2", "o1"])
+    } finally {
+      for (const r of release) r()
+      await stop()
+    }
+  })
 
   it("takes a row leased by a node that died once its lease ends, and not before", async () => {
     await enqueue("lease", ["orphan"])

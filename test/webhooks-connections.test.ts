@@ -1,13 +1,15 @@
 // How deliveries reach receivers (src/webhooks/Send.ts, Service.ts): a hook's deliveries reuse one
 // kept-open connection; [webhook] QUEUE_LENGTH bounds the deliveries in flight at once (1 here: one
 // at a time, across hooks); a push of several refs reaches each hook in the refs' order, and pushes
-// whose events wait in the hub's queue (handled in one claimed run) in the pushes' order.
+// whose events wait in the hub's queue (handled in one claimed run) in the pushes' order; a push's
+// deliveries take the tasks the event hop just stored from it rather than reading them back
+// (statements counted by a tracer of the test's own: every statement is a span carrying its text).
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
+import { Effect, Layer, Tracer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DeliveryQueue } from "../src/jobs/Queue.ts"
 import { gitIn, remoteAs } from "./support/git.ts"
@@ -18,6 +20,19 @@ let work: string
 let receiver: Server
 let port: number
 const call = (method: string, path: string, body?: unknown) => request(hearth, method, path, basic("alice"), body)
+
+const statements: Array<string> = []
+const tracer = Tracer.make({
+  span: (options) => {
+    const span = new Tracer.NativeSpan(options)
+    const attribute = span.attribute.bind(span)
+    span.attribute = (key, value) => {
+      if (key === "db.query.text") statements.push(String(value))
+      attribute(key, value)
+    }
+    return span
+  }
+})
 
 // The receiver: every request with the connection it came on; answers after 150 ms, counting how
 // many requests were waiting for their answer at once.
@@ -80,7 +95,10 @@ beforeAll(async () => {
   })
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
   port = (receiver.address() as AddressInfo).port
-  hearth = await startHearth({ webhook: { ALLOWED_HOST_LIST: "loopback", QUEUE_LENGTH: "1" } })
+  hearth = await startHearth(
+    { webhook: { ALLOWED_HOST_LIST: "loopback", QUEUE_LENGTH: "1" } },
+    { layer: Layer.succeed(Tracer.Tracer)(tracer) }
+  )
   work = mkdtempSync(join(tmpdir(), "hearth-webhooks-connections-"))
   await createUser(hearth, { username: "alice" })
   expect((await call("POST", "/user/repos", { name: "code", auto_init: true })).status).toBe(201)
@@ -103,6 +121,33 @@ describe("connections to receivers", () => {
       expect(new Set(got.map((s) => s.socket)).size).toBe(1)
     } finally {
       await removeHook(hook.id)
+    }
+  })
+})
+
+describe("from the event hop to the receiver", () => {
+  it("a push's deliveries take the tasks the hop just stored, not read back from the database", async () => {
+    const hooks = [await addHook("/fresh/a", ["push"]), await addHook("/fresh/b", ["push"])]
+    try {
+      const from = statements.length
+      await pushBranches(["fresh-1"])
+      for (const path of ["/fresh/a", "/fresh/b"]) await waitFor(path, 1)
+      const reads = statements.slice(from).filter((text) => /FROM hook_tasks t LEFT JOIN webhooks/.test(text))
+      expect(reads).toEqual([])
+      // A redelivery has no task just stored: it reads its task (and is sent as before).
+      const [task] = (await json(await call("GET", `/repos/alice/code/hooks/${hooks[0]!.id}/deliveries`))) as Array<{
+        id: number
+      }>
+      const again = statements.length
+      expect(
+        (await call("POST", `/repos/alice/code/hooks/${hooks[0]!.id}/deliveries/${task!.id}/attempts`)).status
+      ).toBeLessThan(300)
+      await waitFor("/fresh/a", 2)
+      expect(statements.slice(again).filter((text) => /FROM hook_tasks t LEFT JOIN webhooks/.test(text))).toHaveLength(
+        1
+      )
+    } finally {
+      for (const hook of hooks) await removeHook(hook.id)
     }
   })
 })

@@ -42,6 +42,10 @@ export interface PushedCommits {
 const KEPT = 512
 const KEPT_MS = 60_000
 const kept = new Map<string, { readonly at: number; readonly limit: number; readonly read: PushedCommits }>()
+// Reads still running: the feed (in-process, during the push's publish) and the webhooks' hop (from
+// the durable queue) often ask for the same push at the same moment; the second waits for the
+// first's `git log` instead of starting its own.
+const reading = new Map<string, { readonly limit: number; readonly read: Effect.Effect<PushedCommits, Git.GitError> }>()
 
 const complete = (read: PushedCommits) => read.commits.length >= read.total
 
@@ -108,7 +112,7 @@ export const pushedCommits = (
     const created = before === Git.ZERO_SHA
     const range = created ? [after] : [`${before}..${after}`]
     const cap = created ? NEW_BRANCH_COMMITS : Math.max(1, limit)
-    return Effect.gen(function* () {
+    const read = Effect.gen(function* () {
       const out = yield* Git.inRepo(repo, [
         "-c",
         "core.quotePath=false",
@@ -130,5 +134,22 @@ export const pushedCommits = (
       for (const [k, v] of kept) if (now - v.at >= KEPT_MS || kept.size >= KEPT) kept.delete(k)
       kept.set(key, { at: now, limit: created ? Number.POSITIVE_INFINITY : cap, read })
       return read
+    })
+    const running = reading.get(key)
+    if (running !== undefined) {
+      // Enough if it lists at least as many, or all there are; else a read of its own.
+      return Effect.flatMap(running.read, (done) =>
+        running.limit >= cap || complete(done) ? Effect.succeed(done) : read
+      )
+    }
+    return Effect.flatMap(Effect.cached(read), (shared) => {
+      const entry = { limit: created ? Number.POSITIVE_INFINITY : cap, read: shared }
+      reading.set(key, entry)
+      return Effect.ensuring(
+        shared,
+        Effect.sync(() => {
+          if (reading.get(key) === entry) reading.delete(key)
+        })
+      )
     })
   })

@@ -81,6 +81,8 @@ export interface ListenOptions {
   /** A handler that has not finished by then counts as failed (default 120 s). */
   readonly deadlineMs?: number | undefined
   readonly signal?: AbortSignal | undefined
+  /** Told after each claim how many runs it took (tests and benchmarks count the claims). */
+  readonly onClaim?: ((runs: number) => void) | undefined
 }
 
 /** `run` is the claimed run `claimed` belongs to (the same array for each of its rows): what a handler may read ahead. */
@@ -144,12 +146,15 @@ export class DeliveryQueue extends Context.Service<
       // The listeners of each topic in this process are rung when something queued is committed
       // (`afterCommit`: a row queued inside a transaction is invisible until then, and a listener
       // rung before would find nothing and wait for its next look). Polling stays as the fallback
-      // for rows other nodes queue and rows that become due later: after a ring a listener that
-      // finds nothing looks again soon for a few seconds before its long wait.
+      // for rows other processes queue (a command) and rows that become due later (a retry, a
+      // lease that ended): a listener that finds nothing waits until the topic's next row is due.
+      // It does not look again on the off chance: every row queued here rings, and each ring
+      // (counted, `rings`) is either claimed for or, when its key was busy or the listener full,
+      // makes the run that was in the way claim again when it ends (`listen`).
       const bell = doorbell()
-      const rungAt = new Map<string, number>()
+      const rings = new Map<string, number>()
       const wake = (topic: string) => {
-        rungAt.set(topic, Date.now())
+        rings.set(topic, (rings.get(topic) ?? 0) + 1)
         bell.ring(topic)
       }
 
@@ -204,6 +209,7 @@ export class DeliveryQueue extends Context.Service<
           job_key: string
           attempts: number
           k: string
+          more: boolean
         }>`WITH RECURSIVE keys AS (
             (SELECT ordering_key AS k FROM delivery_queue
               WHERE topic = ${topic} AND ordering_key IS NOT NULL ORDER BY ordering_key LIMIT 1)
@@ -214,7 +220,7 @@ export class DeliveryQueue extends Context.Service<
           firsts AS (
             SELECT f.id, f.deliver_at, f.locked_until, keys.k FROM keys CROSS JOIN LATERAL (
                 SELECT q.id, q.deliver_at, q.locked_until FROM delivery_queue q
-                WHERE q.topic = ${topic} AND q.ordering_key = keys.k ORDER BY q.id LIMIT ${run_}) f
+                WHERE q.topic = ${topic} AND q.ordering_key = keys.k ORDER BY q.id LIMIT ${run_ + 1}) f
             UNION ALL
             (SELECT q.id, q.deliver_at, q.locked_until, 'row:' || q.id FROM delivery_queue q
               WHERE q.topic = ${topic} AND q.ordering_key IS NULL AND q.deliver_at <= now()
@@ -232,31 +238,50 @@ export class DeliveryQueue extends Context.Service<
             WHERE id IN (SELECT l.id FROM locked l WHERE NOT EXISTS (SELECT 1 FROM gaps g WHERE g.k = l.k AND g.id < l.id))
             RETURNING id, payload, job_key, attempts, COALESCE(ordering_key, 'row:' || id) AS k),
           started AS (UPDATE jobs SET state = 'running', attempts = GREATEST(jobs.attempts, claimed.attempts), updated_at = now()
-            FROM claimed WHERE jobs.idempotency_key = claimed.job_key)
-          SELECT * FROM claimed ORDER BY id`).then((rows) => {
-          // In id order: each key's run in its order, the runs by their first row.
-          const runs = new Map<string, Array<Claimed>>()
-          for (const row of rows) {
-            const one: Claimed = {
-              id: String(row.id),
-              payload: row.payload,
-              jobKey: row.job_key,
-              attempt: Number(row.attempts)
+            FROM claimed WHERE jobs.idempotency_key = claimed.job_key),
+          behind AS (SELECT DISTINCT k FROM ranked WHERE n > ${run_})
+          SELECT c.*, b.k IS NOT NULL AS more FROM claimed c LEFT JOIN behind b ON b.k = c.k ORDER BY c.id`).then(
+          (rows) => {
+            // In id order: each key's run in its order, the runs by their first row.
+            const runs = new Map<string, Array<Claimed>>()
+            const more = new Set<string>()
+            for (const row of rows) {
+              if (row.more === true) more.add(row.k)
+              const one: Claimed = {
+                id: String(row.id),
+                payload: row.payload,
+                jobKey: row.job_key,
+                attempt: Number(row.attempts)
+              }
+              const list = runs.get(row.k)
+              if (list === undefined) runs.set(row.k, [one])
+              else list.push(one)
             }
-            const list = runs.get(row.k)
-            if (list === undefined) runs.set(row.k, [one])
-            else list.push(one)
+            return [...runs].map(([k, run]) => ({ run, more: more.has(k) }))
           }
-          return [...runs.values()]
-        })
+        )
 
       /** Milliseconds until the topic's next row is due (capped: other nodes may queue too). */
       const idle = async (topic: string): Promise<number> => {
-        if (Date.now() - (rungAt.get(topic) ?? 0) < 5_000) return 250
-        // A row leased by a node that died is due again when its lease ends.
-        const rows = await run(sql`SELECT
-            EXTRACT(EPOCH FROM (min(GREATEST(deliver_at, COALESCE(locked_until, deliver_at))) - now())) * 1000 AS wait
-          FROM delivery_queue WHERE topic = ${topic}`)
+        // A row leased by a node that died is due again when its lease ends. Only each key's first
+        // row counts (found as the claim finds them): the rows behind it wait for it, and when it
+        // goes here its run rings if they may be claimable (`listen`); counting them made a
+        // listener whose keys were all busy look every 50 ms.
+        const rows = await run(sql`WITH RECURSIVE keys AS (
+            (SELECT ordering_key AS k FROM delivery_queue
+              WHERE topic = ${topic} AND ordering_key IS NOT NULL ORDER BY ordering_key LIMIT 1)
+            UNION ALL
+            SELECT (SELECT q.ordering_key FROM delivery_queue q
+                WHERE q.topic = ${topic} AND q.ordering_key > keys.k ORDER BY q.ordering_key LIMIT 1)
+              FROM keys WHERE keys.k IS NOT NULL),
+          heads AS (
+            SELECT (SELECT GREATEST(q.deliver_at, COALESCE(q.locked_until, q.deliver_at)) FROM delivery_queue q
+                WHERE q.topic = ${topic} AND q.ordering_key = keys.k ORDER BY q.id LIMIT 1) AS due
+              FROM keys WHERE keys.k IS NOT NULL
+            UNION ALL
+            SELECT GREATEST(deliver_at, COALESCE(locked_until, deliver_at)) FROM delivery_queue
+              WHERE topic = ${topic} AND ordering_key IS NULL)
+          SELECT EXTRACT(EPOCH FROM (min(due) - now())) * 1000 AS wait FROM heads`)
         const wait = rows[0]?.wait === null || rows[0]?.wait === undefined ? Infinity : Number(rows[0].wait)
         return Math.min(30_000, Math.max(50, wait))
       }
@@ -307,8 +332,10 @@ export class DeliveryQueue extends Context.Service<
         rows: ReadonlyArray<Claimed>,
         handler: Handler,
         options: ListenOptions
-      ): Promise<void> => {
+      ): Promise<boolean> => {
         let next = 0
+        // Whether every row of the run is done for good (none retried later, handed back or left leased).
+        let whole = true
         // The last renewal is awaited before any outcome is written.
         let renewing: Promise<unknown> = Promise.resolve()
         const renewal = setInterval(() => {
@@ -328,7 +355,9 @@ export class DeliveryQueue extends Context.Service<
                   ? succeeded(claimed)
                   : outcome.settled.then(
                       () => succeeded(claimed),
-                      () => undefined // left leased: taken again when the lease ends
+                      () => {
+                        whole = false // left leased: taken again when the lease ends
+                      }
                     )
               )
               continue
@@ -347,6 +376,7 @@ export class DeliveryQueue extends Context.Service<
             // A row given up on no longer holds back the next one; a retried one does.
             if (!last) {
               next++
+              whole = false
               break
             }
           }
@@ -355,6 +385,7 @@ export class DeliveryQueue extends Context.Service<
           await renewing
           const untried = rows.slice(next)
           if (untried.length > 0) {
+            whole = false
             await run(sql`WITH back AS (UPDATE delivery_queue SET locked_until = NULL, attempts = attempts - 1
                 WHERE id IN ${sql.in(untried.map((row) => row.id))})
               UPDATE jobs SET state = 'queued', updated_at = now() WHERE idempotency_key IN ${sql.in(untried.map((row) => row.jobKey))}`).catch(
@@ -363,6 +394,7 @@ export class DeliveryQueue extends Context.Service<
           }
           await Promise.allSettled(done)
         }
+        return whole
       }
 
       const listen = async (topic: string, handler: Handler, options: ListenOptions): Promise<void> => {
@@ -370,8 +402,14 @@ export class DeliveryQueue extends Context.Service<
         const limit = options.concurrency ?? 4
         const runLength = Math.max(1, options.run ?? 1)
         const running = new Set<Promise<void>>()
-        // A handler finishing frees a slot (and may let the next row of its key go).
+        // A run that ends rings for another claim only when something may be claimable that was not
+        // when the last claim ran: its key's later rows (queued behind the run when it was claimed,
+        // `more`, or a run that did not end whole: a retry's wait, rows handed back), rows rung for
+        // while it held its key or a slot (that claim skipped them), keys a full claim had no slot for. Otherwise every row queued
+        // since has rung a claim of its own, and an empty claim per ended run would be the
+        // busiest statement of a quiet queue (issue 20: one per delivery).
         const finished = doorbell()
+        let full = false
         while (signal?.aborted !== true) {
           // Taken before the claim: a row committed while this claim runs, or while the wait below is
           // worked out, ends that wait at once (CI once saw a ring lost in that gap, and a 30 s wait).
@@ -379,22 +417,25 @@ export class DeliveryQueue extends Context.Service<
           let timer: NodeJS.Timeout | undefined
           let stopWaiting = () => {}
           try {
-            let claimed: ReadonlyArray<ReadonlyArray<Claimed>> = []
-            if (running.size < limit) {
-              claimed = await claim(topic, limit - running.size, runLength).catch(() => []) // the database may be closing, or briefly away
+            let claimed: ReadonlyArray<{ readonly run: ReadonlyArray<Claimed>; readonly more: boolean }> = []
+            const room = limit - running.size
+            if (room > 0) {
+              claimed = await claim(topic, room, runLength).catch(() => []) // the database may be closing, or briefly away
+              full = claimed.length >= room
+              options.onClaim?.(claimed.length)
             }
-            if (claimed.length > 0) {
-              for (const one of claimed) {
-                const handled: Promise<void> = handleRun(one, handler, options)
-                  .catch(() => undefined)
-                  .finally(() => {
-                    running.delete(handled)
-                    finished.ring("")
-                  })
-                running.add(handled)
-              }
-              continue
+            for (const { run: one, more } of claimed) {
+              const ringsThen = rings.get(topic) ?? 0
+              const handled: Promise<void> = handleRun(one, handler, options)
+                .catch(() => false)
+                .then((whole) => {
+                  running.delete(handled)
+                  if (!whole || more || full || (rings.get(topic) ?? 0) !== ringsThen) finished.ring("")
+                })
+              running.add(handled)
             }
+            // A claim that filled every slot it had may have left keys out: look again at once.
+            if (claimed.length > 0 && full) continue
             const wait = running.size >= limit ? 30_000 : await idle(topic).catch(() => 1000)
             await new Promise<void>((resolve) => {
               stopWaiting = () => resolve()

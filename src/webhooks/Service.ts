@@ -322,7 +322,7 @@ export class WebhooksService extends Context.Service<
           const all = [...hookEventsOf(event).entries()]
           for (let from = 0; from < all.length; from += EVENT_CHUNK) {
             const tasks = yield* buildChunk(key, event, all, from, firingOf)
-            if (tasks.length > 0) yield* sql.withTransaction(queueTasks(tasks))
+            if (tasks.length > 0) handOver(yield* sql.withTransaction(queueTasks(tasks)), tasks)
           }
         }).pipe(
           Effect.provideServiceEffect(
@@ -387,6 +387,40 @@ export class WebhooksService extends Context.Service<
       // ---------------------------------------------------------------------------------------
       // Delivery
 
+      // Tasks the event hop just stored, with the hooks it read for them, kept here for a few seconds:
+      // the delivery that claims one moments later takes it from here rather than reading back what
+      // was just written (issue 20: a statement less between a push and its first POST). Kept until
+      // taken or KEPT_MS old, at most KEPT of them; a hook changed here drops them all (the hooks'
+      // rows in them are as the hop read them); a retry reads the task afresh.
+      const KEPT = 2000
+      const KEPT_MS = 5000
+      const justQueued = new Map<
+        number,
+        { readonly at: number; readonly found: { task: TaskRow; hook: Option.Option<HookRow> } }
+      >()
+      const handOver = (
+        inserted: ReadonlyArray<TaskRow>,
+        planned: ReadonlyArray<{ readonly hook: HookRow; readonly payload: string }>
+      ) => {
+        const now = Date.now()
+        for (const [id, kept] of justQueued) {
+          if (now - kept.at < KEPT_MS && justQueued.size + inserted.length <= KEPT) break
+          justQueued.delete(id)
+        }
+        const hooks = new Map(planned.map((task) => [task.hook.id, task.hook]))
+        for (const task of inserted) {
+          const hook = hooks.get(task.hookId)
+          if (hook !== undefined && justQueued.size < KEPT)
+            justQueued.set(task.id, { at: now, found: { task, hook: Option.some(hook) } })
+        }
+      }
+      const takeQueued = (taskId: number) => {
+        const kept = justQueued.get(taskId)
+        if (kept === undefined) return undefined
+        justQueued.delete(taskId)
+        return Date.now() - kept.at < KEPT_MS ? kept.found : undefined
+      }
+
       // Deliveries to different hooks run side by side: their reads and their records are grouped,
       // one statement for all those waiting (src/lib/Batcher.ts), not one per delivery. A claimed
       // run of one hook's deliveries is read in one statement when its first one goes (the hook
@@ -421,7 +455,8 @@ export class WebhooksService extends Context.Service<
 
       const deliver = (taskId: number, attempt: number, run: ReadonlyArray<Claimed>) =>
         Effect.gen(function* () {
-          const found = yield* Effect.promise(() => readTask(taskId, run))
+          const kept = attempt === 1 ? takeQueued(taskId) : undefined
+          const found = kept ?? (yield* Effect.promise(() => readTask(taskId, run)))
           if (found === undefined || found.task.isSucceed) return {}
           const task = found.task
           const hook = found.hook
@@ -590,6 +625,7 @@ export class WebhooksService extends Context.Service<
             ...(form?.secret === undefined ? {} : { secret: secrets.seal(form.secret) })
           })
           yield* refreshTargets
+          justQueued.clear()
           return yield* get(level, id)
         })
 
@@ -642,7 +678,15 @@ export class WebhooksService extends Context.Service<
         create,
         edit,
         remove: (level, id) =>
-          Effect.flatMap(get(level, id), (hook) => Effect.andThen(repo.remove(hook.id), refreshTargets)),
+          Effect.flatMap(get(level, id), (hook) =>
+            Effect.andThen(
+              repo.remove(hook.id),
+              Effect.andThen(
+                Effect.sync(() => justQueued.clear()),
+                refreshTargets
+              )
+            )
+          ),
         deliveries: (level, id, page) => Effect.flatMap(get(level, id), (hook) => repo.tasks(hook.id, page)),
         delivery: (level, id, delivery) => Effect.map(taskOf(level, id, delivery), ({ task }) => task),
         redeliver: (level, id, delivery) =>
