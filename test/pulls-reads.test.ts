@@ -6,11 +6,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Layer, Tracer } from "effect"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { PullStatus, PullsRepo } from "../src/pulls/Repo.ts"
 import { gitIn, recordGitProcesses } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { recordStatements } from "./support/statements.ts"
 
 let hearth: Hearth
 let work: string
@@ -18,24 +19,13 @@ let clone: string
 let git: ReturnType<typeof recordGitProcesses>
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-const statements: Array<string> = []
+const { statements, layer: statementsLayer } = recordStatements()
 /**
  * What runs beside a request whatever it is: the queue's polling (claims, waits), the users'
  * cache filling itself (its entries expire), the test's own statements (marked).
  */
 const beside = (statement: string) =>
   /delivery_queue|FROM users WHERE/.test(statement) || statement.includes("/* test */")
-const tracer = Tracer.make({
-  span: (options) => {
-    const span = new Tracer.NativeSpan(options)
-    const attribute = span.attribute.bind(span)
-    span.attribute = (key, value) => {
-      if (key === "db.query.text") statements.push(String(value))
-      attribute(key, value)
-    }
-    return span
-  }
-})
 
 /** The git commands started since `from` (a `logLength()`), one line each: `cwd|args`. */
 const gitSince = (from: number) => git.since(from)
@@ -75,7 +65,7 @@ const cost = async (path: string) => {
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "hearth-pulls-reads-"))
   git = recordGitProcesses(work)
-  hearth = await startHearth({}, { layer: Layer.succeed(Tracer.Tracer)(tracer) })
+  hearth = await startHearth({}, { layer: statementsLayer })
   for (const name of ["alice", "bob", "carol"]) await createUser(hearth, { username: name })
   expect((await request(hearth, "POST", "/user/repos", basic("alice"), { name: "app", auto_init: true })).status).toBe(
     201

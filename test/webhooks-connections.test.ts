@@ -9,11 +9,12 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Layer, Tracer } from "effect"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DeliveryQueue } from "../src/jobs/Queue.ts"
 import { gitIn, remoteAs } from "./support/git.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { recordStatements } from "./support/statements.ts"
 
 let hearth: Hearth
 let work: string
@@ -21,18 +22,7 @@ let receiver: Server
 let port: number
 const call = (method: string, path: string, body?: unknown) => request(hearth, method, path, basic("alice"), body)
 
-const statements: Array<string> = []
-const tracer = Tracer.make({
-  span: (options) => {
-    const span = new Tracer.NativeSpan(options)
-    const attribute = span.attribute.bind(span)
-    span.attribute = (key, value) => {
-      if (key === "db.query.text") statements.push(String(value))
-      attribute(key, value)
-    }
-    return span
-  }
-})
+const { statements, layer: statementsLayer } = recordStatements()
 
 // The receiver: every request with the connection it came on; answers after 150 ms, counting how
 // many requests were waiting for their answer at once.
@@ -97,7 +87,7 @@ beforeAll(async () => {
   port = (receiver.address() as AddressInfo).port
   hearth = await startHearth(
     { webhook: { ALLOWED_HOST_LIST: "loopback", QUEUE_LENGTH: "1" } },
-    { layer: Layer.succeed(Tracer.Tracer)(tracer) }
+    { layer: statementsLayer }
   )
   work = mkdtempSync(join(tmpdir(), "hearth-webhooks-connections-"))
   await createUser(hearth, { username: "alice" })
