@@ -128,8 +128,8 @@ ${readme}`
             toggle = html`<a class="btn btn-sm BtnGroup-item" href="${ctx.url.pathname}">Preview</a>`
         }
         // The file's last commit comes in a second request (Forgejo's `/lastcommit/…`), as GitHub
-        // does: on a first view it is a `git log`, whose spawn alone holds the event loop 10–25 ms
-        // in a process of Hearth's size. Without JavaScript the History button says the same.
+        // does: on a first view it is a `git log`, which for a file untouched in a long history
+        // reads much of it. Without JavaScript the History button says the same.
         const last = html`<div class="Box-header" hx-get="${base}/lastcommit/${ref.commit}/${urlPath(path)}" hx-trigger="load" hx-swap="outerHTML" data-testid="latest-commit-pending">
   <a class="Link--secondary f6" href="${refUrl(base, "commits", ref, path)}">${icon("history")} The commits that changed ${name}</a>
 </div>`
