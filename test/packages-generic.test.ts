@@ -279,11 +279,16 @@ describe("limits and quota", () => {
       })
       socket.on("error", reject)
     })
-    // Bounded wait for the server to notice the closed connection and clean up its temp file.
+    // Bounded waits: for the server to reach the body (its temp file appears: it may not have
+    // by now on a busy machine, and an empty directory before it does proves nothing), then for it
+    // to notice the closed connection and clean up.
     const tmp = join(hearth.settings.storage.PATH, "tmp")
-    const deadline = Date.now() + 10_000
-    while (Date.now() < deadline && (readdirSafe(tmp).length > 0 || (await blobCount()) !== before))
-      await new Promise((r) => setTimeout(r, 50))
+    const wait = async (ms: number, until: () => Promise<boolean>) => {
+      const deadline = Date.now() + ms
+      while (Date.now() < deadline && !(await until())) await new Promise((r) => setTimeout(r, 20))
+    }
+    await wait(5_000, async () => readdirSafe(tmp).length > 0)
+    await wait(10_000, async () => readdirSafe(tmp).length === 0 && (await blobCount()) === before)
     expect(readdirSafe(tmp)).toEqual([])
     expect(await blobCount()).toBe(before)
     expect(
