@@ -470,7 +470,6 @@ export class Spawner {
     const starting = [...this.starting.keys()]
     const streams = [...this.streams.keys()]
     this.pending.clear()
-    this.busy = 0
     // Not started yet: started here instead.
     for (const token of starting) this.unstarted(token)
     // Running: git goes on (its sockets are the server's), but its exit code is lost.

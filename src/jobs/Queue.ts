@@ -189,6 +189,15 @@ export class DeliveryQueue extends Context.Service<
           yield* sql.afterCommit(Effect.sync(() => wake(topic)))
         }).pipe(Effect.orDie)
 
+      /** Each ordering key of `topic` once, skipping through the `(topic, ordering_key, id)` index. */
+      const keysOf = (topic: string) => sql`keys AS (
+            (SELECT ordering_key AS k FROM delivery_queue
+              WHERE topic = ${topic} AND ordering_key IS NOT NULL ORDER BY ordering_key LIMIT 1)
+            UNION ALL
+            SELECT (SELECT q.ordering_key FROM delivery_queue q
+                WHERE q.topic = ${topic} AND q.ordering_key > keys.k ORDER BY q.ordering_key LIMIT 1)
+              FROM keys WHERE keys.k IS NOT NULL)`
+
       /**
        * Runs of due rows for up to `keys` ordering keys: each run the earliest `run` rows left of its
        * key, none of them nor any earlier row of the key leased or not yet due (so a key is never in
@@ -210,13 +219,7 @@ export class DeliveryQueue extends Context.Service<
           attempts: number
           k: string
           more: boolean
-        }>`WITH RECURSIVE keys AS (
-            (SELECT ordering_key AS k FROM delivery_queue
-              WHERE topic = ${topic} AND ordering_key IS NOT NULL ORDER BY ordering_key LIMIT 1)
-            UNION ALL
-            SELECT (SELECT q.ordering_key FROM delivery_queue q
-                WHERE q.topic = ${topic} AND q.ordering_key > keys.k ORDER BY q.ordering_key LIMIT 1)
-              FROM keys WHERE keys.k IS NOT NULL),
+        }>`WITH RECURSIVE ${keysOf(topic)},
           firsts AS (
             SELECT f.id, f.deliver_at, f.locked_until, keys.k FROM keys CROSS JOIN LATERAL (
                 SELECT q.id, q.deliver_at, q.locked_until FROM delivery_queue q
@@ -267,13 +270,7 @@ export class DeliveryQueue extends Context.Service<
         // row counts (found as the claim finds them): the rows behind it wait for it, and when it
         // goes here its run rings if they may be claimable (`listen`); counting them made a
         // listener whose keys were all busy look every 50 ms.
-        const rows = await run(sql`WITH RECURSIVE keys AS (
-            (SELECT ordering_key AS k FROM delivery_queue
-              WHERE topic = ${topic} AND ordering_key IS NOT NULL ORDER BY ordering_key LIMIT 1)
-            UNION ALL
-            SELECT (SELECT q.ordering_key FROM delivery_queue q
-                WHERE q.topic = ${topic} AND q.ordering_key > keys.k ORDER BY q.ordering_key LIMIT 1)
-              FROM keys WHERE keys.k IS NOT NULL),
+        const rows = await run(sql`WITH RECURSIVE ${keysOf(topic)},
           heads AS (
             SELECT (SELECT GREATEST(q.deliver_at, COALESCE(q.locked_until, q.deliver_at)) FROM delivery_queue q
                 WHERE q.topic = ${topic} AND q.ordering_key = keys.k ORDER BY q.id LIMIT 1) AS due
