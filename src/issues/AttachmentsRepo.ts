@@ -115,7 +115,7 @@ export class AttachmentsRepo extends Context.Service<
             issueIds.length === 0
               ? Effect.succeed(new Map())
               : Effect.map(
-                  sql`SELECT * FROM attachments WHERE issue_id IN ${sql.in(issueIds)} AND comment_id IS NULL
+                  sql`SELECT * FROM attachments WHERE issue_id = ANY(${issueIds}::int8[]) AND comment_id IS NULL
                     ORDER BY id`,
                   (rows) => grouped(rows, "issue_id")
                 ),
@@ -123,7 +123,7 @@ export class AttachmentsRepo extends Context.Service<
             if (commentIds.length === 0) return Effect.succeed(new Map())
             if (issueId === undefined)
               return Effect.map(
-                sql`SELECT * FROM attachments WHERE comment_id IN ${sql.in(commentIds)} ORDER BY id`,
+                sql`SELECT * FROM attachments WHERE comment_id = ANY(${commentIds}::int8[]) ORDER BY id`,
                 (rows) => grouped(rows, "comment_id")
               )
             const wanted = new Set(commentIds)

@@ -564,7 +564,7 @@ export class IssuesRepo extends Context.Service<
           issuesByIds: (ids) =>
             ids.length === 0
               ? Effect.succeed([])
-              : Effect.map(sql`SELECT * FROM issues WHERE id IN ${sql.in(ids)}`, (rows) => rows.map(toIssue)),
+              : Effect.map(sql`SELECT * FROM issues WHERE id = ANY(${ids}::int8[])`, (rows) => rows.map(toIssue)),
           listIssues: (filter, window) =>
             Effect.gen(function* () {
               const where = issueWhere(filter)
@@ -630,7 +630,7 @@ export class IssuesRepo extends Context.Service<
             issueIds.length === 0
               ? Effect.succeed(new Map())
               : Effect.map(
-                  sql`SELECT issue_id, has_merged, merged_at FROM pull_requests WHERE issue_id IN ${sql.in(issueIds)}`,
+                  sql`SELECT issue_id, has_merged, merged_at FROM pull_requests WHERE issue_id = ANY(${issueIds}::int8[])`,
                   (rows) =>
                     new Map(
                       rows.map((r) => [
@@ -644,7 +644,7 @@ export class IssuesRepo extends Context.Service<
             issueIds.length === 0
               ? Effect.succeed(new Map())
               : Effect.map(
-                  sql`SELECT issue_id, assignee_id FROM issue_assignees WHERE issue_id IN ${sql.in(issueIds)}
+                  sql`SELECT issue_id, assignee_id FROM issue_assignees WHERE issue_id = ANY(${issueIds}::int8[])
                     ORDER BY assignee_id`,
                   (rows) => {
                     const map = new Map<number, Array<number>>()
@@ -685,9 +685,9 @@ export class IssuesRepo extends Context.Service<
                     (SELECT json_agg(x ORDER BY x.name, x.id)::text FROM (
                       SELECT l.*, array_agg(il.issue_id) AS for_issues FROM issue_labels il
                       JOIN labels l ON l.id = il.label_id
-                      WHERE il.issue_id IN ${sql.in(issueIds.length === 0 ? [0] : issueIds)} GROUP BY l.id) x) AS labels,
+                      WHERE il.issue_id = ANY(${issueIds}::int8[]) GROUP BY l.id) x) AS labels,
                     (SELECT json_agg(json_build_array(a.issue_id, a.assignee_id) ORDER BY a.assignee_id)::text
-                      FROM issue_assignees a WHERE a.issue_id IN ${sql.in(issueIds.length === 0 ? [0] : issueIds)}) AS assignees,
+                      FROM issue_assignees a WHERE a.issue_id = ANY(${issueIds}::int8[])) AS assignees,
                     ${
                       milestoneIds.length === 0
                         ? sql`NULL`
@@ -695,7 +695,7 @@ export class IssuesRepo extends Context.Service<
                             WHERE m.id IN ${sql.in(milestoneIds)}) x)`
                     } AS milestones,
                     (SELECT json_agg(t ORDER BY t.id)::text FROM attachments t
-                      WHERE t.issue_id IN ${sql.in(issueIds.length === 0 ? [0] : issueIds)} AND t.comment_id IS NULL) AS attachments`,
+                      WHERE t.issue_id = ANY(${issueIds}::int8[]) AND t.comment_id IS NULL) AS attachments`,
                   (rows): IssueParts => {
                     const r = rows[0]!
                     const parsed = (column: string): ReadonlyArray<any> =>
@@ -737,7 +737,7 @@ export class IssuesRepo extends Context.Service<
                   // over one value at a time); in label order, so each issue's list is too.
                   sql`SELECT l.*, array_agg(il.issue_id) AS for_issues FROM issue_labels il
                     JOIN labels l ON l.id = il.label_id
-                    WHERE il.issue_id IN ${sql.in(issueIds)} GROUP BY l.id ORDER BY l.name, l.id`,
+                    WHERE il.issue_id = ANY(${issueIds}::int8[]) GROUP BY l.id ORDER BY l.name, l.id`,
                   (rows) => {
                     const map = new Map<number, Array<LabelRow>>()
                     for (const r of rows) {

@@ -286,9 +286,9 @@ export class DeliveryQueue extends Context.Service<
       // Done rows go (and their `jobs` rows say so) together: one statement for every row finished
       // while the previous one ran, not one per row.
       const succeeded = batcher<Claimed, void>(async (rows) => {
-        await run(sql`WITH gone AS (DELETE FROM delivery_queue WHERE id IN ${sql.in(rows.map((r) => r.id))})
+        await run(sql`WITH gone AS (DELETE FROM delivery_queue WHERE id = ANY(${rows.map((r) => r.id)}::int8[]))
           UPDATE jobs SET state = 'succeeded', updated_at = now(), finished_at = now()
-          WHERE idempotency_key IN ${sql.in(rows.map((r) => r.jobKey))}`)
+          WHERE idempotency_key = ANY(${rows.map((r) => r.jobKey)}::text[])`)
         return rows.map(() => undefined)
       })
 
@@ -338,7 +338,7 @@ export class DeliveryQueue extends Context.Service<
         const renewal = setInterval(() => {
           const held = rows.slice(next).map((row) => row.id)
           renewing = run(sql`UPDATE delivery_queue SET locked_until = ${new Date(Date.now() + LEASE_MS)}
-            WHERE id IN ${sql.in(held)} AND locked_until IS NOT NULL`).catch(() => undefined)
+            WHERE id = ANY(${held}::int8[]) AND locked_until IS NOT NULL`).catch(() => undefined)
         }, LEASE_MS / 3)
         const done: Array<Promise<void>> = []
         try {
@@ -384,8 +384,8 @@ export class DeliveryQueue extends Context.Service<
           if (untried.length > 0) {
             whole = false
             await run(sql`WITH back AS (UPDATE delivery_queue SET locked_until = NULL, attempts = attempts - 1
-                WHERE id IN ${sql.in(untried.map((row) => row.id))})
-              UPDATE jobs SET state = 'queued', updated_at = now() WHERE idempotency_key IN ${sql.in(untried.map((row) => row.jobKey))}`).catch(
+                WHERE id = ANY(${untried.map((row) => row.id)}::int8[]))
+              UPDATE jobs SET state = 'queued', updated_at = now() WHERE idempotency_key = ANY(${untried.map((row) => row.jobKey)}::text[])`).catch(
               () => undefined // the database may be closing: the lease ends and they are taken again
             )
           }

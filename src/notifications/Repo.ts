@@ -168,7 +168,7 @@ export class NotificationsRepo extends Context.Service<
             issueIds.length === 0
               ? Effect.succeed(new Map())
               : Effect.map(
-                  sql`SELECT issue_id, max(id) AS id FROM comments WHERE type = 0 AND issue_id IN ${sql.in(issueIds)} GROUP BY issue_id`,
+                  sql`SELECT issue_id, max(id) AS id FROM comments WHERE type = 0 AND issue_id = ANY(${issueIds}::int8[]) GROUP BY issue_id`,
                   (rows) => new Map(rows.map((r) => [Number(r.issue_id), Number(r.id)]))
                 )
         })

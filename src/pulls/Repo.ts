@@ -359,7 +359,7 @@ export class PullsRepo extends Context.Service<
             issueIds.length === 0
               ? Effect.succeed(new Map())
               : Effect.map(
-                  sql`${select} WHERE p.issue_id IN ${sql.in(issueIds)}`,
+                  sql`${select} WHERE p.issue_id = ANY(${issueIds}::int8[])`,
                   (rows) => new Map(rows.map((r) => [num(r.issue_id), toPull(r)]))
                 ),
           openBetween: (baseRepoId, baseBranch, headRepoId, headBranch) =>
@@ -440,7 +440,7 @@ export class PullsRepo extends Context.Service<
               ? Effect.void
               : Effect.asVoid(
                   sql`UPDATE pull_requests SET status = ${PullStatus.checking}
-                    WHERE id IN ${sql.in(ids)} AND NOT has_merged`
+                    WHERE id = ANY(${ids}::int8[]) AND NOT has_merged`
                 ),
           forChecks: (ids) =>
             ids.length === 0
@@ -448,7 +448,7 @@ export class PullsRepo extends Context.Service<
               : Effect.map(
                   sql`SELECT p.*, i.index, i.is_closed, r.owner_id AS base_owner_id, r.lower_name AS base_lower_name
                     FROM pull_requests p JOIN issues i ON i.id = p.issue_id JOIN repositories r ON r.id = p.base_repo_id
-                    WHERE p.id IN ${sql.in(ids)}`,
+                    WHERE p.id = ANY(${ids}::int8[])`,
                   (rows) =>
                     new Map(
                       rows.map((r) => [

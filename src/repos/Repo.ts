@@ -514,7 +514,7 @@ export class ReposRepo extends Context.Service<
           findByIds: (ids) =>
             ids.length === 0
               ? Effect.succeed([])
-              : Effect.map(sql`SELECT * FROM repositories WHERE id IN ${sql.in(ids)}`, (rows) => rows.map(toRepoRow)),
+              : Effect.map(sql`SELECT * FROM repositories WHERE id = ANY(${ids}::int8[])`, (rows) => rows.map(toRepoRow)),
           collaboratorMode: (repoId, userId) =>
             Effect.map(sql`SELECT mode FROM collaborations WHERE repo_id = ${repoId} AND user_id = ${userId}`, (rows) =>
               Option.map(Option.fromNullishOr(rows[0]), (r) => r.mode as CollaboratorMode)
@@ -523,7 +523,7 @@ export class ReposRepo extends Context.Service<
             repoIds.length === 0
               ? Effect.succeed(new Map())
               : Effect.map(
-                  sql`SELECT repo_id, mode FROM collaborations WHERE user_id = ${userId} AND repo_id IN ${sql.in(repoIds)}`,
+                  sql`SELECT repo_id, mode FROM collaborations WHERE user_id = ${userId} AND repo_id = ANY(${repoIds}::int8[])`,
                   (rows) => new Map(rows.map((r) => [Number(r.repo_id), r.mode as CollaboratorMode]))
                 ),
           recordPush: (id, state) =>
@@ -677,7 +677,7 @@ export class ReposRepo extends Context.Service<
               )} LIMIT ${page.limit} OFFSET ${page.offset}`
               const ownerIds = [...new Set(rows.map((r) => Number(r.owner_id)))]
               const ownerRows =
-                ownerIds.length === 0 ? [] : yield* sql`SELECT * FROM users WHERE id IN ${sql.in(ownerIds)}`
+                ownerIds.length === 0 ? [] : yield* sql`SELECT * FROM users WHERE id = ANY(${ownerIds}::int8[])`
               return {
                 rows: rows.map(toRepoRow),
                 total: Number(count!.n),

@@ -294,15 +294,15 @@ export class ReviewsRepo extends Context.Service<
               const rows = yield* sql`SELECT kind, issue_id, id, n FROM (
                   SELECT 0 AS kind, r.issue_id, r.reviewer_id AS id, 0::bigint AS n, r.updated_at AS at, r.id AS ord
                     FROM reviews r WHERE r.id IN (
-                      SELECT max(id) FROM reviews WHERE issue_id IN ${sql.in(issueIds)} AND reviewer_team_id IS NULL
+                      SELECT max(id) FROM reviews WHERE issue_id = ANY(${issueIds}::int8[]) AND reviewer_team_id IS NULL
                         AND reviewer_id IS NOT NULL AND type IN (${ReviewType.approve}, ${ReviewType.reject}, ${ReviewType.request})
                         AND NOT dismissed GROUP BY issue_id, reviewer_id)
                   UNION ALL
                   SELECT 1, issue_id, reviewer_team_id, 0::bigint, updated_at, id FROM reviews
-                    WHERE issue_id IN ${sql.in(issueIds)} AND reviewer_team_id IS NOT NULL AND type = ${ReviewType.request}
+                    WHERE issue_id = ANY(${issueIds}::int8[]) AND reviewer_team_id IS NOT NULL AND type = ${ReviewType.request}
                   UNION ALL
                   SELECT 2, issue_id, NULL, count(*), NULL, NULL FROM comments
-                    WHERE issue_id IN ${sql.in(issueIds)} AND type = ${ReviewCommentType.review} GROUP BY issue_id
+                    WHERE issue_id = ANY(${issueIds}::int8[]) AND type = ${ReviewCommentType.review} GROUP BY issue_id
                 ) parts ORDER BY kind, at, ord`
               for (const r of rows) {
                 const entry = out.get(num(r.issue_id))
@@ -345,7 +345,7 @@ export class ReviewsRepo extends Context.Service<
             reviewIds.length === 0
               ? Effect.succeed(new Map())
               : Effect.map(
-                  sql`SELECT review_id, min(id) AS id FROM comments WHERE review_id IN ${sql.in(reviewIds)}
+                  sql`SELECT review_id, min(id) AS id FROM comments WHERE review_id = ANY(${reviewIds}::int8[])
                     AND type = ${ReviewCommentType.review} GROUP BY review_id`,
                   (rows) => new Map(rows.map((r) => [num(r.review_id), num(r.id)] as const))
                 ),
@@ -364,7 +364,7 @@ export class ReviewsRepo extends Context.Service<
             reviewIds.length === 0
               ? Effect.succeed(new Map())
               : Effect.map(
-                  sql`SELECT review_id, count(*) AS n FROM comments WHERE review_id IN ${sql.in(reviewIds)}
+                  sql`SELECT review_id, count(*) AS n FROM comments WHERE review_id = ANY(${reviewIds}::int8[])
                     AND type = ${ReviewCommentType.code} GROUP BY review_id`,
                   (rows) => new Map(rows.map((r) => [num(r.review_id), num(r.n)] as const))
                 ),

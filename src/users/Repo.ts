@@ -297,7 +297,7 @@ export class UsersRepo extends Context.Service<
             const byId = () => new Map([...found].sort(([a], [b]) => a - b))
             if (missing.length === 0) return Effect.succeed(byId())
             const started = generation
-            return Effect.flatMap(sql`SELECT * FROM users WHERE id IN ${sql.in(missing)}`, (rows) => {
+            return Effect.flatMap(sql`SELECT * FROM users WHERE id = ANY(${missing}::int8[])`, (rows) => {
               const read = rows.map(toUserRow)
               for (const user of read) found.set(user.id, user)
               return Effect.map(

@@ -297,7 +297,7 @@ export class WebhooksRepo extends Context.Service<
             Effect.map(
               Arr.isReadonlyArrayNonEmpty(ids)
                 ? sql`SELECT t.*, to_jsonb(w.*) AS hook FROM hook_tasks t LEFT JOIN webhooks w ON w.id = t.hook_id
-                    WHERE t.id IN ${sql.in(ids)}`
+                    WHERE t.id = ANY(${ids}::int8[])`
                 : Effect.succeed([]),
               (rows) =>
                 new Map(
