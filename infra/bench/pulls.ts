@@ -68,7 +68,10 @@ const config = {
     return p as Part
   }),
   output: process.env.BENCH_OUTPUT,
-  /** A file to append each merge's start and end to (microseconds of the monotonic clock, as V8's profiles). */
+  /**
+   * A file to append each merge's, and each read's, start and end to (microseconds
+   * of the monotonic clock, as V8's profiles), for a CPU profile of the server (`--cpu-prof`).
+   */
   marks: process.env.BENCH_PULLS_MARKS
 }
 if (config.files < config.pulls + config.merges + 1)
@@ -240,6 +243,22 @@ const must = async (server: Server, method: string, path: string, expect: number
   const res = await api(server, method, path, body)
   if (res.status !== expect)
     throw new Error(`${server.spec.label}: ${method} ${path}: ${res.status} ${JSON.stringify(res.json)}`)
+  return res
+}
+
+/** A read whose start and end go to `BENCH_PULLS_MARKS` (when set) as `label read kind from to ms`. */
+const marked = async (
+  server: Server,
+  kind: string,
+  read: () => Promise<{ readonly ms: number; readonly json: any }>
+) => {
+  const from = process.hrtime.bigint() / 1000n
+  const res = await read()
+  if (config.marks !== undefined)
+    appendFileSync(
+      config.marks,
+      `${server.spec.label} read ${kind} ${from} ${process.hrtime.bigint() / 1000n} ${res.ms.toFixed(2)}\n`
+    )
   return res
 }
 
@@ -524,12 +543,16 @@ const runBackend = async (name: BackendName, tmp: string, generated: string, out
             let seconds = NaN
             while (performance.now() - started < 600_000) {
               const page = 1 + (i % Math.ceil(config.pulls / PER_PAGE))
-              const res = await must(s, "GET", `/pulls?state=open&limit=${PER_PAGE}&page=${page}`, 200)
+              const res = await marked(s, "list", () =>
+                must(s, "GET", `/pulls?state=open&limit=${PER_PAGE}&page=${page}`, 200)
+              )
               list.push(res.ms)
               reads.push(res.ms)
               // Before the push every one conflicts: a true is a check against the pushed commit.
               for (const p of res.json) if (p.mergeable === true) current.add(p.number)
-              const one = await must(s, "GET", `/pulls/${numbers(s)[(i * 37) % config.pulls]}`, 200)
+              const one = await marked(s, "get", () =>
+                must(s, "GET", `/pulls/${numbers(s)[(i * 37) % config.pulls]}`, 200)
+              )
               get.push(one.ms)
               reads.push(one.ms)
               i++
@@ -555,10 +578,11 @@ const runBackend = async (name: BackendName, tmp: string, generated: string, out
           for (const s of rotate(servers, r)) {
             const page = 1 + (r % Math.ceil(config.pulls / PER_PAGE))
             results.list[s.spec.label]!.list.push(
-              (await must(s, "GET", `/pulls?state=open&limit=${PER_PAGE}&page=${page}`, 200)).ms
+              (await marked(s, "list", () => must(s, "GET", `/pulls?state=open&limit=${PER_PAGE}&page=${page}`, 200)))
+                .ms
             )
             results.list[s.spec.label]!.get.push(
-              (await must(s, "GET", `/pulls/${numbers(s)[r % config.pulls]}`, 200)).ms
+              (await marked(s, "get", () => must(s, "GET", `/pulls/${numbers(s)[r % config.pulls]}`, 200))).ms
             )
           }
         }
