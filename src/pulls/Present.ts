@@ -179,16 +179,6 @@ export class PullPresenter extends Context.Service<
       const present = (viewer: Principal | undefined, rows: ReadonlyArray<Loaded>) =>
         Effect.gen(function* () {
           if (rows.length === 0) return []
-          const issueJsons = yield* issuePresenter.issues(
-            rows.map((r) => r.issue),
-            (issue) => {
-              const base = rows.find((r) => r.issue.id === issue.id)!.base
-              return { id: base.repo.id, ownerName: base.owner.name, name: base.repo.name }
-            },
-            viewer,
-            // Their merged state is in the rows at hand.
-            new Map(rows.map((r) => [r.issue.id, { merged: r.pull.hasMerged, mergedAt: r.pull.mergedAt }]))
-          )
           const repoJsons = new Map<number, { readonly access: RepoAccess; readonly json: Repository }>()
           const repoOf = (side: Side) =>
             Effect.gen(function* () {
@@ -199,6 +189,26 @@ export class PullPresenter extends Context.Service<
               repoJsons.set(side.repo.id, made)
               return made
             })
+          // The issues' members, the requested reviewers and review counts, and the base repository:
+          // read side by side (on PostgreSQL each is a round trip of its own).
+          const issueIds = rows.map((r) => r.issue.id)
+          const [issueJsons, requested] = yield* Effect.all(
+            [
+              issuePresenter.issues(
+                rows.map((r) => r.issue),
+                (issue) => {
+                  const base = rows.find((r) => r.issue.id === issue.id)!.base
+                  return { id: base.repo.id, ownerName: base.owner.name, name: base.repo.name }
+                },
+                viewer,
+                // Their merged state is in the rows at hand.
+                new Map(rows.map((r) => [r.issue.id, { merged: r.pull.hasMerged, mergedAt: r.pull.mergedAt }]))
+              ),
+              reviews.requestedOf(issueIds),
+              repoOf(rows[0]!.base)
+            ],
+            { concurrency: "unbounded" }
+          )
           // Every branch tip and `refs/pull/{n}/head` of the page: one `git for-each-ref` per repository.
           const wanted = new Map<string, Set<string>>()
           const want = (path: string, ref: string) => {
@@ -220,9 +230,6 @@ export class PullPresenter extends Context.Service<
             const key = `${path}\0${ref}`
             return tips.has(key) ? Effect.succeed(tips.get(key)) : resolve(path, ref)
           }
-          // Requested reviewers and review counts of the whole page in one query.
-          const issueIds = rows.map((r) => r.issue.id)
-          const requested = yield* reviews.requestedOf(issueIds)
           const people = yield* users.findByIds([...new Set([...requested.values()].flatMap((r) => r.userIds))])
           const teams = new Map<number, TeamRow>()
           for (const id of new Set([...requested.values()].flatMap((r) => r.teamIds))) {
