@@ -514,7 +514,9 @@ export class ReposRepo extends Context.Service<
           findByIds: (ids) =>
             ids.length === 0
               ? Effect.succeed([])
-              : Effect.map(sql`SELECT * FROM repositories WHERE id = ANY(${ids}::int8[])`, (rows) => rows.map(toRepoRow)),
+              : Effect.map(sql`SELECT * FROM repositories WHERE id = ANY(${ids}::int8[])`, (rows) =>
+                  rows.map(toRepoRow)
+                ),
           collaboratorMode: (repoId, userId) =>
             Effect.map(sql`SELECT mode FROM collaborations WHERE repo_id = ${repoId} AND user_id = ${userId}`, (rows) =>
               Option.map(Option.fromNullishOr(rows[0]), (r) => r.mode as CollaboratorMode)
