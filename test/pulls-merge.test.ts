@@ -427,3 +427,21 @@ describe("POST /pulls/{index}/merge: the base branch's protection", () => {
     expect(await stable()).not.toBe(before)
   })
 })
+
+describe("GET /pulls after merges", () => {
+  it("shows each pull request, merged or open, as its own GET does (times, merge, counts)", async () => {
+    const res = await request(hearth, "GET", "/repos/alice/app/pulls?state=all&limit=50", basic("alice"))
+    expect(res.status).toBe(200)
+    const page: Array<any> = await json(res)
+    expect(page.length).toBe(Number(res.headers.get("x-total-count")))
+    expect(page.some((p) => p.merged && p.merged_at !== null && p.closed_at !== null)).toBe(true)
+    expect(page.some((p) => p.state === "open")).toBe(true)
+    for (const listed of page) {
+      const one = await json(await request(hearth, "GET", `/repos/alice/app/pulls/${listed.number}`, basic("alice")))
+      expect(listed, `#${listed.number}`).toEqual(one)
+    }
+    // Newest first (Forgejo's default order).
+    const created = page.map((p) => Date.parse(p.created_at))
+    expect(created).toEqual([...created].sort((a, b) => b - a))
+  })
+})

@@ -267,8 +267,8 @@ export interface IssueParts {
   readonly attachments: ReadonlyMap<number, Array<AttachmentRow>>
 }
 
-/** A row as `json_agg` gives it: timestamps as text, made `Date`s as the drivers give them. */
-const withDates = (r: Row, columns: ReadonlyArray<string>): Row => {
+/** A row as `json_agg` or `row_to_json` gives it: timestamps as text, made `Date`s as the drivers give them. */
+export const withDates = (r: Row, columns: ReadonlyArray<string>): Row => {
   const out: Row = { ...r }
   for (const c of columns) if (typeof out[c] === "string") out[c] = new Date(out[c])
   return out

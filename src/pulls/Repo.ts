@@ -4,7 +4,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { sqlBoundary } from "../db/Boundary.ts"
 import type { Page } from "../http/Pagination.ts"
-import { ISSUE_COLUMNS, type IssueRow, toIssue } from "../issues/Repo.ts"
+import { ISSUE_COLUMNS, type IssueRow, toIssue, withDates } from "../issues/Repo.ts"
 
 /** Forgejo's PullRequestStatus (models/issues/pull.go). */
 export const PullStatus = {
@@ -104,6 +104,9 @@ export interface PullWithIssue {
   readonly pull: PullRow
   readonly issue: IssueRow
 }
+
+/** The timestamps of a row of `withIssue` (read as JSON text). */
+const PAGE_DATES = ["merged_at", "created_at", "i_deadline", "i_created_at", "i_updated_at", "i_closed_at"]
 
 /** The issue's columns as `withIssue` selects them (`i_` before each). */
 const issueOf = (r: Row): IssueRow => toIssue(Object.fromEntries(ISSUE_COLUMNS.map((c) => [c, r[`i_${c}`]])))
@@ -427,8 +430,12 @@ export class PullsRepo extends Context.Service<
               const where = sql.and(parts)
               const from = sql`FROM pull_requests p JOIN issues i ON i.id = p.issue_id`
               // The count beside the rows: one statement; counted apart only for a page past the end.
-              const rows = yield* sql`${withIssue}, count(*) OVER () AS total_count ${from} WHERE ${where}
-                ORDER BY ${orderOf(filter.sort)} LIMIT ${page.limit} OFFSET ${page.offset}`
+              // Each row as one JSON value: the embedded database's protocol costs a step per column
+              // of every row (a page of 50 rows of 46 columns: 6.9 → 2.8 ms on PGlite alone).
+              const json = yield* sql`SELECT row_to_json(x)::text AS r FROM (
+                ${withIssue}, count(*) OVER () AS total_count ${from} WHERE ${where}
+                ORDER BY ${orderOf(filter.sort)} LIMIT ${page.limit} OFFSET ${page.offset}) x`
+              const rows = json.map((row) => withDates(JSON.parse(String(row.r)), PAGE_DATES))
               if (rows.length > 0) return { rows: rows.map(bothOf), total: num(rows[0]!.total_count) }
               if (page.offset === 0) return { rows: [], total: 0 }
               const [count] = yield* sql`SELECT count(*) AS n ${from} WHERE ${where}`
