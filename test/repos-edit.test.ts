@@ -207,6 +207,13 @@ describe("PATCH /repos/{owner}/{repo}", () => {
     const archived = await json(await patch("alice", repo.name, basic("alice"), { archived: true }))
     expect(archived.archived).toBe(true)
     expect(archived.archived_at).not.toBe("1970-01-01T00:00:00Z")
+    // Read back as a GET reads it (the row as one JSON value, src/db/JsonRows.ts): the same times.
+    const read = await json(await request(hearth, "GET", `/repos/alice/${repo.name}`, basic("alice")))
+    expect([read.archived_at, read.created_at, read.updated_at]).toEqual([
+      archived.archived_at,
+      archived.created_at,
+      archived.updated_at
+    ])
     const back = await json(await patch("alice", repo.name, basic("alice"), { archived: false }))
     expect(back.archived).toBe(false)
     expect(back.archived_at).toBe("1970-01-01T00:00:00Z")

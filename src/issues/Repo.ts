@@ -4,6 +4,7 @@
 import { Array as Arr, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { sqlBoundary, transaction } from "../db/Boundary.ts"
+import { withDates } from "../db/JsonRows.ts"
 import type { Page } from "../http/Pagination.ts"
 import { type AttachmentRow, toAttachment } from "./AttachmentsRepo.ts"
 
@@ -265,13 +266,6 @@ export interface IssueParts {
   readonly assignees: ReadonlyMap<number, Array<number>>
   readonly milestones: ReadonlyArray<MilestoneRow>
   readonly attachments: ReadonlyMap<number, Array<AttachmentRow>>
-}
-
-/** A row as `json_agg` or `row_to_json` gives it: timestamps as text, made `Date`s as the drivers give them. */
-export const withDates = (r: Row, columns: ReadonlyArray<string>): Row => {
-  const out: Row = { ...r }
-  for (const c of columns) if (typeof out[c] === "string") out[c] = new Date(out[c])
-  return out
 }
 
 export class IssuesRepo extends Context.Service<

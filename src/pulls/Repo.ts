@@ -3,8 +3,9 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { sqlBoundary } from "../db/Boundary.ts"
+import { jsonRows } from "../db/JsonRows.ts"
 import type { Page } from "../http/Pagination.ts"
-import { ISSUE_COLUMNS, type IssueRow, toIssue, withDates } from "../issues/Repo.ts"
+import { ISSUE_COLUMNS, type IssueRow, toIssue } from "../issues/Repo.ts"
 
 /** Forgejo's PullRequestStatus (models/issues/pull.go). */
 export const PullStatus = {
@@ -430,12 +431,13 @@ export class PullsRepo extends Context.Service<
               const where = sql.and(parts)
               const from = sql`FROM pull_requests p JOIN issues i ON i.id = p.issue_id`
               // The count beside the rows: one statement; counted apart only for a page past the end.
-              // Each row as one JSON value: the embedded database's protocol costs a step per column
-              // of every row (a page of 50 rows of 46 columns: 6.9 → 2.8 ms on PGlite alone).
-              const json = yield* sql`SELECT row_to_json(x)::text AS r FROM (
-                ${withIssue}, count(*) OVER () AS total_count ${from} WHERE ${where}
-                ORDER BY ${orderOf(filter.sort)} LIMIT ${page.limit} OFFSET ${page.offset}) x`
-              const rows = json.map((row) => withDates(JSON.parse(String(row.r)), PAGE_DATES))
+              // Each row as one JSON value (src/db/JsonRows.ts): 50 rows of 46 columns.
+              const rows = jsonRows(
+                yield* sql`SELECT row_to_json(x)::text AS j FROM (
+                  ${withIssue}, count(*) OVER () AS total_count ${from} WHERE ${where}
+                  ORDER BY ${orderOf(filter.sort)} LIMIT ${page.limit} OFFSET ${page.offset}) x`,
+                PAGE_DATES
+              )
               if (rows.length > 0) return { rows: rows.map(bothOf), total: num(rows[0]!.total_count) }
               if (page.offset === 0) return { rows: [], total: 0 }
               const [count] = yield* sql`SELECT count(*) AS n ${from} WHERE ${where}`

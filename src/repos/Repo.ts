@@ -2,6 +2,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type AlreadyExists, sqlBoundary, uniqueViolation } from "../db/Boundary.ts"
+import { jsonRows } from "../db/JsonRows.ts"
 import type { Page } from "../http/Pagination.ts"
 import { toUserRow, type UserRow } from "../users/Repo.ts"
 
@@ -315,6 +316,9 @@ export interface Listed<A> {
 
 type Row = Record<string, any>
 
+/** A repository row's timestamps. */
+const REPO_DATES = ["created_at", "updated_at", "archived_at"]
+
 export const toRepoRow = (r: Row): RepoRow => ({
   id: Number(r.id),
   ownerId: Number(r.owner_id),
@@ -461,18 +465,22 @@ export class ReposRepo extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient
       const one = (rows: ReadonlyArray<Row>) => Option.map(Option.fromNullishOr(rows[0]), toRepoRow)
+      const oneJson = (rows: ReadonlyArray<Row>) => one(jsonRows(rows, REPO_DATES))
 
       const teamReach = (userId: number) => teamReachOf(sql, userId)
       const visibleCondition = (filter: RepoFilter) => visibleRepoCondition(sql, filter)
 
       return ReposRepo.of(
         sqlBoundary({
+          // Read on every repository request: the row as one JSON value (src/db/JsonRows.ts).
           findByName: (ownerId, name) =>
             Effect.map(
-              sql`SELECT * FROM repositories WHERE owner_id = ${ownerId} AND lower_name = ${name.toLowerCase()}`,
-              one
+              sql`SELECT row_to_json(r)::text AS j FROM repositories r
+                WHERE owner_id = ${ownerId} AND lower_name = ${name.toLowerCase()}`,
+              oneJson
             ),
-          findById: (id) => Effect.map(sql`SELECT * FROM repositories WHERE id = ${id}`, one),
+          findById: (id) =>
+            Effect.map(sql`SELECT row_to_json(r)::text AS j FROM repositories r WHERE id = ${id}`, oneJson),
           insert: (values) =>
             uniqueViolation(
               Effect.map(sql`INSERT INTO repositories ${sql.insert(values)} RETURNING *`, (rows) => toRepoRow(rows[0]!))
