@@ -5,14 +5,17 @@
 // spawner that dies fails the runs it had and the next run starts another. A streaming git
 // (`Git.spawnStream`: clones, pushes, archives) starts there too, its standard streams sockets
 // between it and this process: input, output and error apart, its exit code, `kill`.
+
+import { once } from "node:events"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { connect, createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Readable } from "node:stream"
 import { Effect, Exit } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Git from "../src/git/Git.ts"
-import { type GitChild, Spawner } from "../src/git/Spawner.ts"
+import { type GitChild, RemoteChild, Spawner } from "../src/git/Spawner.ts"
 
 let work: string
 
@@ -191,5 +194,30 @@ describe("a streaming git", () => {
   it("that cannot start fails with git's reason", async () => {
     const failed = await Effect.runPromise(Effect.exit(Git.spawnStream(["status"], { cwd: join(work, "missing") })))
     expect(Exit.isFailure(failed) && failed.cause.toString()).toContain("ENOENT")
+  })
+
+  it("closes when an output git left empty had closed before the stream was handed over", async () => {
+    // An archive hung this way now and then (CI, session 35): git wrote nothing on its error
+    // stream and exited, that socket ended and closed while the stream waited for its others,
+    // and the stream waited for a "close" that had already gone.
+    const server = createServer()
+    const path = join(work, "closed-outputs")
+    await new Promise<void>((resolve) => server.listen(path, resolve))
+    const closedSocket = async () => {
+      const accepted = new Promise<Socket>((resolve) => server.once("connection", resolve))
+      connect(path).end()
+      const socket = await accepted
+      socket.resume()
+      await once(socket, "close")
+      return socket
+    }
+    const o = await closedSocket()
+    const e = await closedSocket()
+    server.close()
+    const child = new RemoteChild({ o, e }, () => {})
+    const closed = new Promise((resolve) => child.once("close", resolve))
+    child.exit(0, null)
+    const hung = new Promise((resolve) => setTimeout(() => resolve("still open after 2 s"), 2000).unref())
+    expect(await Promise.race([closed, hung])).toBe(0)
   })
 })

@@ -220,8 +220,8 @@ const startStream = (token: string, request: StreamRequest, path: string, stream
   )
 }
 
-/** A git process the spawner started, seen from the server: its three sockets and its exit. */
-class RemoteChild extends EventEmitter implements GitChild {
+/** A git process the spawner started, seen from the server: its three sockets and its exit (exported for its test). */
+export class RemoteChild extends EventEmitter implements GitChild {
   readonly stdin: Writable
   readonly stdout: Readable
   readonly stderr: Readable
@@ -239,7 +239,12 @@ class RemoteChild extends EventEmitter implements GitChild {
     this.stdin = sockets.i ?? new Writable({ write: (_chunk, _encoding, done) => done() })
     // git's input socket: nothing comes back on it, but its end must be read to close.
     sockets.i?.resume()
-    for (const output of [sockets.o, sockets.e]) output.once("close", () => this.outputClosed())
+    for (const output of [sockets.o, sockets.e]) {
+      // An output git left empty may have ended and closed already, while the stream waited for
+      // its other sockets or for `spawned`: its "close" is gone, so it is counted here.
+      if (output.closed) this.outputClosed()
+      else output.once("close", () => this.outputClosed())
+    }
   }
 
   kill(signal: NodeJS.Signals = "SIGTERM"): boolean {
