@@ -7,15 +7,12 @@
 // them; timestamps come as text and are made `Date`s here.
 type Row = Record<string, any>
 
-/** `r`'s timestamp `columns` (text in JSON) made `Date`s, in place. */
-const datesIn = (r: Row, columns: ReadonlyArray<string>): Row => {
+/** A row parsed from JSON, its timestamp `columns` (text in JSON) made `Date`s in place, as the drivers give them. */
+export const withDates = (r: Row, columns: ReadonlyArray<string>): Row => {
   for (const c of columns) if (typeof r[c] === "string") r[c] = new Date(r[c])
   return r
 }
 
-/** A copy of `r` with its timestamp `columns` (text in JSON) made `Date`s, as the drivers give them. */
-export const withDates = (r: Row, columns: ReadonlyArray<string>): Row => datesIn({ ...r }, columns)
-
 /** The rows of `SELECT row_to_json(x)::text AS j …`, each parsed, with its timestamp `dates` made `Date`s. */
 export const jsonRows = (rows: ReadonlyArray<Row>, dates: ReadonlyArray<string>): Array<Row> =>
-  rows.map((row) => datesIn(JSON.parse(String(row.j)), dates))
+  rows.map((row) => withDates(JSON.parse(String(row.j)), dates))

@@ -192,12 +192,13 @@ export class PullPresenter extends Context.Service<
           // The issues' members, the requested reviewers and review counts, and the base repository:
           // read side by side (on PostgreSQL each is a round trip of its own).
           const issueIds = rows.map((r) => r.issue.id)
+          const baseOf = new Map(rows.map((r) => [r.issue.id, r.base]))
           const [issueJsons, requested] = yield* Effect.all(
             [
               issuePresenter.issues(
                 rows.map((r) => r.issue),
                 (issue) => {
-                  const base = rows.find((r) => r.issue.id === issue.id)!.base
+                  const base = baseOf.get(issue.id)!
                   return { id: base.repo.id, ownerName: base.owner.name, name: base.repo.name }
                 },
                 viewer,

@@ -107,7 +107,7 @@ export interface PullWithIssue {
 }
 
 /** The timestamps of a row of `withIssue` (read as JSON text). */
-const PAGE_DATES = ["merged_at", "created_at", "i_deadline", "i_created_at", "i_updated_at", "i_closed_at"]
+const PAGE_DATES = ["merged_at", "i_deadline", "i_created_at", "i_updated_at", "i_closed_at"]
 
 /** The issue's columns as `withIssue` selects them (`i_` before each). */
 const issueOf = (r: Row): IssueRow => toIssue(Object.fromEntries(ISSUE_COLUMNS.map((c) => [c, r[`i_${c}`]])))
