@@ -15,6 +15,9 @@ export default defineConfig({
     // Each test file starts its own server and database; two cores run two files at a time.
     maxWorkers: 2,
     testTimeout: 30_000,
+    // expect.poll's default of 1 s is less than a browser's form round trip on a loaded machine
+    // (two test files, a server and Chromium on two cores): a passing check then failed in CI.
+    expect: { poll: { timeout: 10_000 } },
     hookTimeout: 120_000
   }
 })
