@@ -312,6 +312,34 @@ describe("the repository's size from its object directory (Git.sizeKiB)", () => 
     expect(await size()).toBe(await countObjects())
     rmSync(join(objects, recent, "e".repeat(38)))
   })
+
+  it("reads many changed loose objects in slices, letting the event loop through between them", async () => {
+    const repo = await repository("size-slices", "sha1")
+    const files = Array.from({ length: 500 }, (_, i) => {
+      const file = join(work, `slice-${i}.txt`)
+      writeFileSync(file, `loose ${i}\n`)
+      return file
+    })
+    await gitIn(repo.dir, ["hash-object", "-w", "--", ...files], { GIT_DIR: repo.dir })
+    // 500 objects, none counted before: at least one turn of the event loop comes between slices
+    // (read in one go, as 512 or fewer once were, none would).
+    let turns = 0
+    let counting = true
+    const turn = () => {
+      turns++
+      if (counting) setImmediate(turn)
+    }
+    setImmediate(turn)
+    const kib = await Effect.runPromise(Git.sizeKiB(repo.dir))
+    counting = false
+    expect(turns).toBeGreaterThanOrEqual(1)
+    let total = 0
+    for (const line of (await gitIn(repo.dir, ["count-objects", "-v"], { GIT_DIR: repo.dir })).split("\n")) {
+      const [key, value] = line.split(": ")
+      if (key === "size" || key === "size-pack") total += Number(value)
+    }
+    expect(kib).toBe(total)
+  })
 })
 
 /** Writes a blob into `dir`'s object store. */

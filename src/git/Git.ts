@@ -2,8 +2,8 @@
 // Everything Hearth does to repositories on disk goes through this module.
 
 import { randomBytes } from "node:crypto"
-import { type BigIntStats, lstatSync, readdirSync, type Stats, statSync } from "node:fs"
-import { lstat, mkdir, rename, rm } from "node:fs/promises"
+import { lstatSync, readdirSync, statSync } from "node:fs"
+import { mkdir, rename, rm } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { Context, Data, Effect, Option } from "effect"
 import { branchNameProblem, refNameProblem, revisionProblem } from "../lib/Names.ts"
@@ -511,13 +511,15 @@ export const sizeKiB = (repo: string): Effect.Effect<number, GitError> =>
   Effect.tryPromise({
     try: async () => {
       const objects = join(repo, "objects")
-      // The directories are listed synchronously: 257 small reads (most fan-out directories are
-      // empty or missing) cost far less on the main thread than 257 round trips through the
-      // thread pool, which were most of this in a merge's profile. The loose files' sizes are
-      // read synchronously too while they are few, else through the pool. A fan-out directory
-      // unchanged since it was last counted is not listed again (`countedDirs`).
+      // Read synchronously: 257 small reads (most fan-out directories are empty or missing) cost
+      // far less on the main thread than 257 round trips through the thread pool, which were most
+      // of this in a merge's profile; and thousands of `lstat`s through the pool (mergeability
+      // checks write their merged trees as loose objects) came back in bursts that held requests
+      // for 5–20 ms (issue 19's profiles). So the work is done here, in slices of `SIZE_SLICE`
+      // files with the event loop let through between them. A fan-out directory unchanged since
+      // it was last counted is not listed again (`countedDirs`).
       let looseBytes = 0
-      const listed: Array<{ dir: string; stat: BigIntStats; files: Array<string> }> = []
+      let sliced = 0
       const startedNs = BigInt(Date.now()) * 1_000_000n
       for (let i = 0; i < 256; i++) {
         const dir = join(objects, i.toString(16).padStart(2, "0"))
@@ -531,21 +533,13 @@ export const sizeKiB = (repo: string): Effect.Effect<number, GitError> =>
           looseBytes += counted.bytes
           continue
         }
-        const files: Array<string> = []
-        for (const name of listDir(dir)) if (LOOSE_NAME.test(name)) files.push(join(dir, name))
-        listed.push({ dir, stat, files })
-      }
-      const blocksOf = (st: Stats | undefined) => (st?.isFile() === true ? st.blocks * 512 : 0)
-      const loose = listed.flatMap((d) => d.files)
-      const sizes =
-        loose.length <= SYNC_STATS
-          ? loose.map((file) => blocksOf(lstatSync(file, { throwIfNoEntry: false })))
-          : (await Promise.all(loose.map((file) => lstat(file).catch(() => undefined)))).map(blocksOf)
-      let at = 0
-      for (const { dir, stat, files } of listed) {
         let bytes = 0
-        for (let n = 0; n < files.length; n++) bytes += sizes[at + n]!
-        at += files.length
+        for (const name of listDir(dir)) {
+          if (!LOOSE_NAME.test(name)) continue
+          const st = lstatSync(join(dir, name), { throwIfNoEntry: false })
+          if (st?.isFile() === true) bytes += st.blocks * 512
+          if (++sliced % SIZE_SLICE === 0) await new Promise(setImmediate)
+        }
         looseBytes += bytes
         // Kept only when the directory's last change is over a second older than this count: a
         // file added later in the same tick of the file system's clock would leave its time as it
@@ -578,8 +572,8 @@ export const sizeKiB = (repo: string): Effect.Effect<number, GitError> =>
 const countedDirs = new Map<string, { readonly ino: bigint; readonly mtimeNs: bigint; readonly bytes: number }>()
 const COUNTED_DIRS = 256 * 64
 
-/** Loose objects up to which `sizeKiB` reads their sizes synchronously. */
-const SYNC_STATS = 512
+/** Loose objects `sizeKiB` reads in one go (~0.5 ms) before it lets the event loop through. */
+const SIZE_SLICE = 256
 
 /** A directory's names; none when it does not exist. */
 const listDir = (dir: string): Array<string> => {
