@@ -1,4 +1,4 @@
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
@@ -9,16 +9,14 @@ import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import * as Merge from "../git/Merge.ts"
 import * as Errors from "../http/Errors.ts"
-import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { answerFirst } from "../lib/AfterAnswer.ts"
 import { CurrentRepo, type OpenedRepository } from "../repos/Assignment.ts"
 import { AutoMerge } from "./AutoMerge.ts"
-import { PullPresenter } from "./Present.ts"
-import { type ChangedFile, mergeOptionOf, PullRequest } from "./Schema.ts"
+import { PullPresenter, respondPulls } from "./Present.ts"
+import { type ChangedFile, mergeOptionOf } from "./Schema.ts"
 import { type Loaded, PullsService, parseMergeRequest, pullRef } from "./Service.ts"
 
-const Pulls = Schema.Array(PullRequest)
 const ok = HttpServerResponse.empty({ status: 200 })
 
 /** Forgejo's `whitespace` query of the files list as git's options. */
@@ -104,33 +102,33 @@ export const PullsHttp = HttpApiBuilder.group(HearthApi, "pulls", (handlers) =>
             query.labels === undefined ? [] : typeof query.labels === "string" ? [query.labels] : query.labels
           const found = yield* pulls.list(opened, { ...query, labels }, page)
           yield* setListHeaders(page, found.total, { withLink: true })
-          return respond(Pulls, yield* presenter.present(opened.caller, found.rows))
+          return respondPulls(yield* presenter.present(opened.caller, found.rows))
         })
       )
       .handle("createPull", ({ payload }) =>
         Effect.gen(function* () {
           const opened = yield* CurrentRepo
           const loaded = yield* pulls.create(opened, payload)
-          return respond(PullRequest, yield* presentOne(opened, loaded), 201)
+          return respondPulls(yield* presentOne(opened, loaded), 201)
         })
       )
       .handle("pinnedPulls", () =>
         Effect.gen(function* () {
           const opened = yield* CurrentRepo
-          return respond(Pulls, yield* presenter.present(opened.caller, yield* pulls.pinned(opened)))
+          return respondPulls(yield* presenter.present(opened.caller, yield* pulls.pinned(opened)))
         })
       )
       .handle("getPull", ({ params }) =>
         Effect.gen(function* () {
           const opened = yield* CurrentRepo
-          return respond(PullRequest, yield* presentOne(opened, yield* pulls.get(opened, params.index)))
+          return respondPulls(yield* presentOne(opened, yield* pulls.get(opened, params.index)))
         })
       )
       .handle("editPull", ({ params, payload }) =>
         Effect.gen(function* () {
           const opened = yield* CurrentRepo
           const loaded = yield* pulls.edit(opened, params.index, payload)
-          return respond(PullRequest, yield* presentOne(opened, loaded), 201)
+          return respondPulls(yield* presentOne(opened, loaded), 201)
         })
       )
       .handle("compare", ({ params, query }) =>
@@ -156,14 +154,14 @@ export const PullsHttp = HttpApiBuilder.group(HearthApi, "pulls", (handlers) =>
       .handle("commitPull", ({ params }) =>
         Effect.gen(function* () {
           const opened = yield* CurrentRepo
-          return respond(PullRequest, yield* presentOne(opened, yield* pulls.byMergeCommit(opened, params.sha)))
+          return respondPulls(yield* presentOne(opened, yield* pulls.byMergeCommit(opened, params.sha)))
         })
       )
       .handle("getPullByBaseHead", ({ params }) =>
         Effect.gen(function* () {
           const opened = yield* CurrentRepo
           const loaded = yield* pulls.getByBaseHead(opened, params.base, params.head)
-          return respond(PullRequest, yield* presentOne(opened, loaded))
+          return respondPulls(yield* presentOne(opened, loaded))
         })
       )
       .handle("downloadPull", ({ params, query }) =>

@@ -7,7 +7,7 @@ import * as Git from "../git/Git.ts"
 import * as Merge from "../git/Merge.ts"
 import { readRefs } from "../git/RefFiles.ts"
 import type { Principal } from "../http/Caller.ts"
-import { formatTime } from "../http/Json.ts"
+import { formatTime, SharedJson } from "../http/Json.ts"
 import { isWorkInProgress, makePresenter } from "../issues/Present.ts"
 import type { Issue } from "../issues/Schema.ts"
 import { atLeast } from "../lib/AccessMode.ts"
@@ -49,6 +49,21 @@ const refTipsByGit = (path: string, refs: ReadonlyArray<string>) =>
       return found
     }
   )
+
+/**
+ * Pull requests as an answer: each repository's JSON (under every base and head) written once and
+ * copied (`SharedJson`).
+ */
+export const respondPulls = (value: PullRequest | ReadonlyArray<PullRequest>, status = 200) => {
+  const shared = new SharedJson()
+  const repo = (json: Repository | null) => (json === null ? null : shared.ref(json))
+  const light = (pull: PullRequest): PullRequest => ({
+    ...pull,
+    base: { ...pull.base, repo: repo(pull.base.repo) },
+    head: { ...pull.head, repo: repo(pull.head.repo) }
+  })
+  return shared.respond(Array.isArray(value) ? value.map(light) : light(value as PullRequest), status)
+}
 
 /** Forgejo's `mergeable`: not while checking, conflicting or failed, nor for a work-in-progress title. */
 export const isMergeable = (loaded: Loaded) =>
