@@ -10,7 +10,7 @@ describe("SharedJson", () => {
     const page = Array.from({ length: 5 }, (_, i) => ({
       number: i,
       // Strings that look like a stand-in but are not one (no process nonce; NUL as data).
-      title: i === 0 ? "\u00000:1\u0000" : i === 1 ? '"\\u0000' : `pull ${i}`,
+      title: i === 0 ? "\u00000:1\u0000" : i === 1 ? '"\\u0000' : `pull ${i} ✓ ü`,
       base: { ref: "main", repo },
       head: { ref: `b${i}`, repo: i % 2 === 0 ? repo : other }
     }))
@@ -30,7 +30,7 @@ describe("SharedJson", () => {
       base: { ...p.base, repo: shared.ref(repoOnce) },
       head: { ...p.head, repo: shared.ref(p.head.repo === repo ? repoOnce : otherOnce) }
     }))
-    const text = shared.stringify(light)
+    const text = shared.bytes(light).toString("utf8")
     expect(text).toBe(JSON.stringify(page))
     expect(JSON.parse(text)).toEqual(page)
     // Two distinct objects, each written once however often it appears.
@@ -39,6 +39,6 @@ describe("SharedJson", () => {
 
   it("leaves an answer with nothing shared as JSON.stringify writes it", () => {
     const value = { a: [1, "two", { three: 3 }], b: "\u0000" }
-    expect(new SharedJson().stringify(value)).toBe(JSON.stringify(value))
+    expect(new SharedJson().bytes(value).toString("utf8")).toBe(JSON.stringify(value))
   })
 })

@@ -5,13 +5,18 @@
 // `packed-refs` before it removes the loose files, so reading the loose ref first, then
 // `packed-refs`, sees every ref at one of its values, as git itself reads them.
 import { existsSync, readFileSync } from "node:fs"
-import { join } from "node:path"
 
 const ID = /^([0-9a-f]{40}|[0-9a-f]{64})$/
 
 /** Names read this way: under `refs/`, no empty, `.` or `..` part (the API's branch names pass `check-ref-format`). */
 const plain = (ref: string) =>
-  ref.startsWith("refs/") && ref.split("/").every((part) => part !== "" && part !== "." && part !== "..")
+  ref.startsWith("refs/") &&
+  !ref.endsWith("/") &&
+  !ref.endsWith("/.") &&
+  !ref.endsWith("/..") &&
+  !ref.includes("//") &&
+  !ref.includes("/./") &&
+  !ref.includes("/../")
 
 const readOrUndefined = (path: string): string | undefined => {
   try {
@@ -31,12 +36,14 @@ const readOrUndefined = (path: string): string | undefined => {
  */
 export const readRefs = (dir: string, refs: ReadonlyArray<string>): Map<string, string> | undefined => {
   try {
-    if (existsSync(join(dir, "reftable"))) return undefined
+    // Names joined as text: `plain` names need no normalizing, and `path.join` was a third of
+    // what a page of 50 allocated here.
+    if (existsSync(`${dir}/reftable`)) return undefined
     const found = new Map<string, string>()
     const packedWanted: Array<string> = []
     for (const ref of refs) {
       if (!plain(ref)) return undefined
-      const loose = readOrUndefined(join(dir, ref))
+      const loose = readOrUndefined(`${dir}/${ref}`)
       if (loose === undefined) {
         packedWanted.push(ref)
         continue
@@ -46,7 +53,7 @@ export const readRefs = (dir: string, refs: ReadonlyArray<string>): Map<string, 
       found.set(ref, id)
     }
     if (packedWanted.length === 0) return found
-    const packed = readOrUndefined(join(dir, "packed-refs"))
+    const packed = readOrUndefined(`${dir}/packed-refs`)
     if (packed === undefined) return found
     const wanted = new Set(packedWanted)
     for (const line of packed.split("\n")) {

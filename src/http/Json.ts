@@ -49,12 +49,34 @@ export class SharedJson {
     return mark as unknown as A
   }
 
-  stringify(value: unknown): string {
-    return JSON.stringify(value).replace(SHARED_MARKED, (_, i: string) => this.texts[Number(i)]!)
+  /**
+   * `value` as JSON in UTF-8: the text around the stand-ins encoded, each shared object's JSON
+   * encoded once and copied in (no 254 KB string built only to be encoded again on its way out).
+   */
+  bytes(value: unknown): Buffer {
+    const text = JSON.stringify(value)
+    const shared = this.texts.map((json) => Buffer.from(json))
+    const parts: Array<string | Buffer> = []
+    let at = 0
+    let length = 0
+    for (const found of text.matchAll(SHARED_MARKED)) {
+      const before = text.slice(at, found.index)
+      const json = shared[Number(found[1])]!
+      parts.push(before, json)
+      length += Buffer.byteLength(before) + json.length
+      at = found.index + found[0].length
+    }
+    const rest = text.slice(at)
+    parts.push(rest)
+    length += Buffer.byteLength(rest)
+    const out = Buffer.allocUnsafe(length)
+    let offset = 0
+    for (const part of parts) offset += typeof part === "string" ? out.write(part, offset) : part.copy(out, offset)
+    return out
   }
 
   /** The answer, as `respond` gives it. */
   respond(value: unknown, status = 200) {
-    return HttpServerResponse.text(this.stringify(value), { status, contentType: "application/json" })
+    return HttpServerResponse.uint8Array(this.bytes(value), { status, contentType: "application/json" })
   }
 }

@@ -1,0 +1,60 @@
+// Refs read from a repository's files (src/git/RefFiles.ts): git's own values, loose or packed,
+// and no answer (the caller asks git) for a name that is not a plain `refs/…` path.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { readRefs } from "../src/git/RefFiles.ts"
+import { gitIn } from "./support/git.ts"
+
+let work: string
+let dir: string
+let first: string
+let second: string
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), "hearth-ref-files-"))
+  const clone = join(work, "clone")
+  await gitIn(work, ["init", "-q", "-b", "main", clone])
+  writeFileSync(join(clone, "a.txt"), "a\n")
+  await gitIn(clone, ["add", "a.txt"])
+  await gitIn(clone, ["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "a"])
+  first = await gitIn(clone, ["rev-parse", "HEAD"])
+  writeFileSync(join(clone, "b.txt"), "b\n")
+  await gitIn(clone, ["add", "b.txt"])
+  await gitIn(clone, ["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "b"])
+  second = await gitIn(clone, ["rev-parse", "HEAD"])
+  dir = join(work, "bare.git")
+  await gitIn(work, ["clone", "-q", "--bare", clone, dir])
+  await gitIn(dir, ["update-ref", "refs/heads/old", first])
+  await gitIn(dir, ["pack-refs", "--all"])
+  await gitIn(dir, ["update-ref", "refs/pull/1/head", second])
+})
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+describe("readRefs", () => {
+  it("reads loose and packed refs as git does, and leaves out absent ones", () => {
+    const found = readRefs(dir, ["refs/heads/main", "refs/heads/old", "refs/pull/1/head", "refs/heads/none"])
+    expect(found).toEqual(
+      new Map([
+        ["refs/heads/main", second],
+        ["refs/heads/old", first],
+        ["refs/pull/1/head", second]
+      ])
+    )
+  })
+
+  it("gives no answer for a name that is not a plain path under refs/", () => {
+    for (const name of [
+      "HEAD",
+      "refs/heads/",
+      "refs/heads//main",
+      "refs/heads/./main",
+      "refs/heads/../heads/main",
+      "refs/heads/main/.",
+      "refs/heads/main/.."
+    ]) {
+      expect(readRefs(dir, ["refs/heads/main", name]), name).toBeUndefined()
+    }
+  })
+})
