@@ -431,11 +431,16 @@ export class PullsRepo extends Context.Service<
               const where = sql.and(parts)
               const from = sql`FROM pull_requests p JOIN issues i ON i.id = p.issue_id`
               // The count beside the rows: one statement; counted apart only for a page past the end.
-              // Each row as one JSON value (src/db/JsonRows.ts): 50 rows of 46 columns.
+              // The page's ids are sorted and cut first, then only its rows read whole: sorting every
+              // match with all 46 columns (bodies too) was most of the statement (1.7 ms for 200 open).
+              // Each row as one JSON value (src/db/JsonRows.ts).
+              const order = orderOf(filter.sort)
               const rows = jsonRows(
                 yield* sql`SELECT row_to_json(x)::text AS j FROM (
-                  ${withIssue}, count(*) OVER () AS total_count ${from} WHERE ${where}
-                  ORDER BY ${orderOf(filter.sort)} LIMIT ${page.limit} OFFSET ${page.offset}) x`,
+                  ${withIssue}, t.total_count FROM (
+                    SELECT p.id, count(*) OVER () AS total_count, row_number() OVER (ORDER BY ${order}) AS ord
+                    ${from} WHERE ${where} ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
+                  ) t JOIN pull_requests p ON p.id = t.id JOIN issues i ON i.id = p.issue_id ORDER BY t.ord) x`,
                 PAGE_DATES
               )
               if (rows.length > 0) return { rows: rows.map(bothOf), total: num(rows[0]!.total_count) }
