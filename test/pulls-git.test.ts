@@ -108,7 +108,7 @@ describe("git processes per merge and per mergeability check", () => {
     const both = await countObjectsKiB(bare())
     expect(both).toBeGreaterThan(0)
     expect(await Effect.runPromise(Git.sizeKiB(bare()))).toBe(both)
-    // More loose objects than it reads synchronously: the same number.
+    // Many loose objects (read in slices, the event loop let through between them): the same number.
     const many = join(work, "many")
     mkdirSync(many)
     const files = Array.from({ length: 600 }, (_, i) => join(many, `${i}.txt`))
