@@ -557,6 +557,59 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
     })
   })
 
+  describe("prepared statements", () => {
+    it("a statement run again after its table changed gives the new columns", async () => {
+      const rows = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          yield* sql`CREATE TABLE prepared_t (a int)`
+          yield* sql`INSERT INTO prepared_t VALUES (1)`
+          for (let i = 0; i < 3; i++) yield* sql`SELECT * FROM prepared_t`
+          yield* sql`ALTER TABLE prepared_t ADD COLUMN b text DEFAULT 'x'`
+          return yield* sql`SELECT * FROM prepared_t`
+        })
+      )
+      expect(rows).toEqual([{ a: 1, b: "x" }])
+    })
+
+    it.skipIf(postgres)("prepares each text once, and keeps at most 512 (PGlite)", async () => {
+      const prepared = (sql: SqlClient) =>
+        Effect.map(sql<{ n: bigint }>`SELECT count(*) AS n FROM pg_prepared_statements`, (rows) => Number(rows[0]!.n))
+      const [before, again, many] = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          yield* sql`SELECT ${1}::int AS one`
+          const before = yield* prepared(sql)
+          for (let i = 0; i < 20; i++) yield* sql`SELECT ${i}::int AS one`
+          const again = yield* prepared(sql)
+          for (let i = 0; i < 600; i++) yield* sql.unsafe(`SELECT ${i} AS n`)
+          return [before, again, yield* prepared(sql)] as const
+        })
+      )
+      expect(again).toBe(before)
+      expect(many).toBeLessThanOrEqual(512)
+      expect(many).toBeGreaterThan(500)
+    })
+
+    it("a statement that failed, to parse or to run, runs again as it should", async () => {
+      const [syntax, again, divided, fine] = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          const divide = (by: number) => sql<{ q: number }>`SELECT 10 / ${by}::int AS q`
+          return [
+            reasonOf(yield* failureOf(sql.unsafe("SELEC 1"))),
+            reasonOf(yield* failureOf(sql.unsafe("SELEC 1"))),
+            reasonOf(yield* failureOf(divide(0))),
+            yield* divide(5)
+          ] as const
+        })
+      )
+      expect([syntax, again]).toEqual(["SqlSyntaxError", "SqlSyntaxError"])
+      expect(divided).toBe("UnknownError")
+      expect(fine).toEqual([{ q: 2 }])
+    })
+  })
+
   describe("result shapes", () => {
     it("streams rows with sql.stream (PGlite reads the whole result first; see Pglite.ts)", async () => {
       const rows = await db.run(
