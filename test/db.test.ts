@@ -591,6 +591,18 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
       expect(many).toBeGreaterThan(500)
     })
 
+    it("a text run with parameters of other types is bound with those types", async () => {
+      const values = await db.run(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient
+          const out: Array<unknown> = []
+          for (const v of [1, 2 ** 40, 1.5, 1e20, "text"]) out.push((yield* sql`SELECT ${v} AS v`)[0]!.v)
+          return out
+        })
+      )
+      expect(values).toEqual([1, 2n ** 40n, 1.5, 1e20, "text"])
+    })
+
     it("a statement that failed, to parse or to run, runs again as it should", async () => {
       const [syntax, again, divided, fine] = await db.run(
         Effect.gen(function* () {

@@ -275,7 +275,7 @@ const resultOf = (db: PGlite, messages: ReadonlyArray<BackendMessage>, rowMode: 
 
 /** Runs statements as named prepared statements of `db` (see above); one at a time (the permit). */
 const makeStatements = (db: PGlite) => {
-  const prepared = new Map<string, string>() // text → statement name, least recently used first
+  const prepared = new Map<string, string>() // types and text → statement name, least recently used first
   let counter = 0
   const serializers = (db as unknown as { serializers: Record<number, (x: unknown) => string> }).serializers
   const serialize = (value: unknown, oid: number): string | null => {
@@ -292,7 +292,10 @@ const makeStatements = (db: PGlite) => {
     retried = false
   ): Promise<any> => {
     const { paramTypes, values } = bind(params)
-    const known = prepared.get(sql)
+    // A prepared statement's parameter types are fixed: the same text with other types (an
+    // integer past int4, say) is another statement.
+    const key = `${paramTypes.join(",")} ${sql}`
+    const known = prepared.get(key)
     const name = known ?? `h${++counter}`
     const parts: Array<Buffer> = []
     if (known === undefined) {
@@ -304,7 +307,7 @@ const makeStatements = (db: PGlite) => {
         parts.push(closeMessage(oldName))
       }
       parts.push(parseMessage(name, sql, paramTypes))
-    } else prepared.delete(sql) // set again below: the most recently used last
+    } else prepared.delete(key) // set again below: the most recently used last
     parts.push(
       bindMessage(
         name,
@@ -315,13 +318,13 @@ const makeStatements = (db: PGlite) => {
       SYNC
     )
     const { messages } = await send(Buffer.concat(parts))
-    if (known !== undefined || messages.some((m) => m.name === "parseComplete")) prepared.set(sql, name)
+    if (known !== undefined || messages.some((m) => m.name === "parseComplete")) prepared.set(key, name)
     const error = messages.find((m) => m.name === "error") as (Error & { code?: string }) | undefined
     if (error === undefined) return resultOf(db, messages, rowMode)
     // A table changed under a prepared statement ("cached plan must not change result type"):
     // prepared again, once.
     if (error.code === "0A000" && known !== undefined && !retried) {
-      prepared.delete(sql)
+      prepared.delete(key)
       await send(Buffer.concat([closeMessage(name), SYNC]))
       return statement(sql, params, rowMode, true)
     }
