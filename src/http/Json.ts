@@ -38,7 +38,7 @@ export class SharedJson {
   private readonly texts: Array<string> = []
   private readonly marks = new Map<object, string>()
 
-  /** A stand-in for `value` in the answer given to `stringify`, written there as `value`'s JSON. */
+  /** A stand-in for `value` in the answer given to `bytes`, written there as `value`'s JSON. */
   ref<A extends object>(value: A): A {
     let mark = this.marks.get(value)
     if (mark === undefined) {
