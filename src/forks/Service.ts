@@ -142,7 +142,11 @@ export class ForksService extends Context.Service<
               yield* Effect.sleep("50 millis")
             }
           }).pipe(Effect.provideService(WorkflowEngine.WorkflowEngine, engine))
-          yield* Effect.timeoutOption(done, `${settings.repository.FORK_WAIT_TIMEOUT} seconds`)
+          const waited = yield* Effect.timeoutOption(done, `${settings.repository.FORK_WAIT_TIMEOUT} seconds`)
+          if (Option.isNone(waited))
+            yield* Effect.logWarning(
+              `the copy of ${owner.name}/${repo.name} took longer than [repository] FORK_WAIT_TIMEOUT (${settings.repository.FORK_WAIT_TIMEOUT} s): answering while it goes on`
+            )
           yield* events.publish({
             _tag: "ForkRepository",
             ...subject(owner, repo, caller.user),
