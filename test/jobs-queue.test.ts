@@ -69,6 +69,44 @@ const listening = async (
 }
 
 describe("the delivery queue", () => {
+  it("queues a call's items as given, in order: payloads byte for byte, keys, repositories, delays; a key queued before or twice in the call once", async () => {
+    const odd = ['{"a":"q\\"uote"}', "back\\slash, {braces} & commas", "NULL", "", "ünï — 𝄞", "null"]
+    const q = await queue()
+    await hearth.run(q.enqueue("asgiven", [{ payload: "before", key: "dup-a", kind: "test-asgiven" }]))
+    const before = Date.now()
+    await hearth.run(
+      q.enqueue("asgiven", [
+        ...odd.map((payload, i) => ({ payload, orderingKey: i % 2 === 0 ? "even" : null, kind: "test-asgiven" })),
+        { payload: "late", key: "later", kind: "test-asgiven", delayMs: 60_000 },
+        { payload: "again", key: "dup-a", kind: "test-asgiven" },
+        { payload: "first", key: "dup-b", kind: "test-asgiven" },
+        { payload: "second", key: "dup-b", kind: "test-asgiven" }
+      ])
+    )
+    const rows = await hearth.run(
+      Effect.flatMap(Effect.service(SqlClient), (sql) =>
+        Effect.orDie(
+          sql<{ payload: string; ordering_key: string | null; job_key: string; deliver_at: Date }>`SELECT payload,
+            ordering_key, job_key, deliver_at FROM delivery_queue WHERE topic = 'asgiven' ORDER BY id`
+        )
+      )
+    )
+    expect(rows.map((r) => r.payload)).toEqual(["before", ...odd, "late", "first"])
+    expect(rows.slice(1, 7).map((r) => r.ordering_key)).toEqual(["even", null, "even", null, "even", null])
+    expect(rows.map((r) => r.job_key).slice(-2)).toEqual(["asgiven:later", "asgiven:dup-b"])
+    const late = new Date(rows.at(-2)!.deliver_at).getTime()
+    expect(late).toBeGreaterThanOrEqual(before + 60_000 - 1000)
+    expect(late).toBeLessThan(Date.now() + 61_000)
+    expect(new Date(rows.at(-1)!.deliver_at).getTime()).toBeLessThan(before + 5_000)
+    const jobs = await jobsOf("test-asgiven")
+    expect(jobs).toHaveLength(rows.length)
+    await hearth.run(
+      Effect.flatMap(Effect.service(SqlClient), (sql) =>
+        Effect.orDie(sql`DELETE FROM delivery_queue WHERE topic = 'asgiven'`)
+      )
+    )
+  })
+
   it("handles the rows of one key one at a time, in order, a failing one holding the later ones back", async () => {
     const seen: Array<string> = []
     let running = 0
