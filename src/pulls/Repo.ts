@@ -28,6 +28,12 @@ export interface PullStats {
   readonly deletions: number
 }
 
+/** What a push to a branch needs of the open pull requests it is the head or base of. */
+export type PullOfBranch = Pick<
+  PullRow,
+  "id" | "baseRepoId" | "baseBranch" | "headRepoId" | "headBranch" | "headSha" | "flow"
+>
+
 export interface PullRow {
   readonly id: number
   readonly issueId: number
@@ -206,8 +212,12 @@ export class PullsRepo extends Context.Service<
     readonly openWithHead: (headRepoId: number, headBranch: string) => Effect.Effect<ReadonlyArray<PullRow>>
     /** Open pull requests whose base is that branch. */
     readonly openWithBase: (baseRepoId: number, baseBranch: string) => Effect.Effect<ReadonlyArray<PullRow>>
-    /** Open pull requests whose head or base is that branch, in one statement (a push to it). */
-    readonly openWithBranch: (repoId: number, branch: string) => Effect.Effect<ReadonlyArray<PullRow>>
+    /**
+     * Open pull requests whose head or base is that branch, in one statement (a push to it): only
+     * what a push needs of them (200 whole rows took 8 ms of the embedded database, on the
+     * server's thread, while requests waited).
+     */
+    readonly openWithBranch: (repoId: number, branch: string) => Effect.Effect<ReadonlyArray<PullOfBranch>>
     /** Open pull requests still marked as being checked (after a restart). */
     readonly openChecking: Effect.Effect<ReadonlyArray<PullRow>>
     /** A page of pull requests with their issues, and how many match: one statement. */
@@ -407,10 +417,29 @@ export class PullsRepo extends Context.Service<
             ),
           openWithBranch: (repoId, branch) =>
             Effect.map(
-              sql`${select} WHERE ((p.head_repo_id = ${repoId} AND p.head_branch = ${branch})
+              sql<{
+                id: unknown
+                base_repo_id: unknown
+                base_branch: string
+                head_repo_id: unknown
+                head_branch: string
+                head_sha: string
+                flow: unknown
+              }>`SELECT p.id, p.base_repo_id, p.base_branch, p.head_repo_id, p.head_branch, p.head_sha, p.flow
+                FROM pull_requests p JOIN issues i ON i.id = p.issue_id
+                WHERE ((p.head_repo_id = ${repoId} AND p.head_branch = ${branch})
                   OR (p.base_repo_id = ${repoId} AND p.base_branch = ${branch}))
                 AND NOT p.has_merged AND NOT i.is_closed ORDER BY p.id`,
-              (rows) => rows.map(toPull)
+              (rows) =>
+                rows.map((r) => ({
+                  id: num(r.id),
+                  baseRepoId: num(r.base_repo_id),
+                  baseBranch: r.base_branch,
+                  headRepoId: r.head_repo_id === null ? null : num(r.head_repo_id),
+                  headBranch: r.head_branch,
+                  headSha: r.head_sha,
+                  flow: num(r.flow)
+                }))
             ),
           openChecking: Effect.map(
             sql`${select} WHERE p.status = ${PullStatus.checking} AND NOT p.has_merged AND NOT i.is_closed ORDER BY p.id`,

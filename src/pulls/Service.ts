@@ -20,7 +20,7 @@
 // - Scheduling (`merge_when_checks_succeed`, §9): after the merge's own checks, minus the rule's
 //   blockers (what a schedule waits for), the schedule is recorded through AutoMergeStore;
 //   AutoMerge.ts fires it through `merge`, as the user who scheduled it.
-import { Context, Effect, Layer, Option } from "effect"
+import { Array as Arr, Context, Effect, Layer, Option } from "effect"
 import * as Reader from "../branches/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import * as Events from "../events/Events.ts"
@@ -90,7 +90,8 @@ export const pullRef = (index: number) => `refs/pull/${index}/head`
  * under the same one, so its checks stay in order), taken `CHECK_RUN` of a key at a time: the 200
  * checks a push to a base queues are a few claims of the queue, not one each, their pull requests
  * are read `CHECK_READ_AHEAD` at a time, and their results stored up to `CHECK_SAVE_MAX` at a time
- * (those finished within `CHECK_SAVE_MS` of the first waiting).
+ * (those finished within `CHECK_SAVE_MS` of the first waiting). A push marks and queues them
+ * `CHECK_MARK_SLICE` at a time.
  */
 const CHECK_CONCURRENCY = 2
 const CHECK_KEYS = 8
@@ -99,6 +100,7 @@ const CHECK_READ_AHEAD = 10
 const CHECK_NICENESS = 10
 const CHECK_SAVE_MS = 50
 const CHECK_SAVE_MAX = 100
+const CHECK_MARK_SLICE = 50
 const checkKeyOf = (pullId: number) => `pull-check:${pullId % CHECK_KEYS}`
 const checkedPullOf = (claimed: Claimed): number | undefined => {
   try {
@@ -436,7 +438,7 @@ export class PullsService extends Context.Service<
 
       // --- mergeability (§2) ---
 
-      const enqueueChecks = (rows: ReadonlyArray<PullRow>) =>
+      const enqueueChecks = (rows: ReadonlyArray<Pick<PullRow, "id" | "baseRepoId">>) =>
         rows.length === 0
           ? Effect.void
           : queue.enqueue(
@@ -664,13 +666,17 @@ export class PullsService extends Context.Service<
           if (Option.isNone(pushedSide)) return
           const doer = { id: event.doer.id, name: event.doer.name }
           const { heads, bases } = yield* withBranch(event.repo.id, branch)
-          for (const pull of heads) {
-            if (pull.headSha === after) continue
-            yield* followHead(yield* load(pull), pushedSide.value, doer, after)
+          for (const head of heads) {
+            if (head.headSha === after) continue
+            const pull = yield* pulls.byId(head.id)
+            if (Option.isSome(pull)) yield* followHead(yield* load(pull.value), pushedSide.value, doer, after)
           }
-          const affected = [...heads, ...bases]
-          yield* pulls.markChecking(affected.map((p) => p.id))
-          yield* enqueueChecks(affected)
+          // Marked and queued `CHECK_MARK_SLICE` at a time: on the embedded database a statement
+          // holds the server's thread, and 200 rows in one went to 5–9 ms while requests waited.
+          for (const slice of Arr.chunksOf([...heads, ...bases], CHECK_MARK_SLICE)) {
+            yield* pulls.markChecking(slice.map((p) => p.id))
+            yield* enqueueChecks(slice)
+          }
         })
 
       /**
@@ -685,10 +691,12 @@ export class PullsService extends Context.Service<
         Effect.gen(function* () {
           const { heads, bases } = yield* withBranch(event.repo.id, branch)
           const done = new Set<number>()
-          for (const pull of [...heads, ...bases]) {
-            if (done.has(pull.id)) continue
-            done.add(pull.id)
-            const loaded = yield* load(pull)
+          for (const { id } of [...heads, ...bases]) {
+            if (done.has(id)) continue
+            done.add(id)
+            const pull = yield* pulls.byId(id)
+            if (Option.isNone(pull)) continue
+            const loaded = yield* load(pull.value)
             yield* issues.closeAs(loaded.base, loaded.issue, event.doer)
           }
         })
