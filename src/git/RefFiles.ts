@@ -4,7 +4,7 @@
 // fork of the whole server). Git writes both by a rename of a lock file, and `pack-refs` writes
 // `packed-refs` before it removes the loose files, so reading the loose ref first, then
 // `packed-refs`, sees every ref at one of its values, as git itself reads them.
-import { existsSync, readFileSync } from "node:fs"
+import { existsSync, readFileSync, type Stats, statSync } from "node:fs"
 
 const ID = /^([0-9a-f]{40}|[0-9a-f]{64})$/
 
@@ -18,7 +18,11 @@ const plain = (ref: string) =>
   !ref.includes("/./") &&
   !ref.includes("/../")
 
+/** Ref files read (not answered from `known`), for the tests. */
+export const refFilesRead = { count: 0 }
+
 const readOrUndefined = (path: string): string | undefined => {
+  refFilesRead.count++
   try {
     return readFileSync(path, "latin1")
   } catch (e) {
@@ -27,6 +31,69 @@ const readOrUndefined = (path: string): string | undefined => {
     if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR") return undefined
     throw e
   }
+}
+
+/**
+ * What a file said, by path, with the file's identity then. Git never rewrites a ref file in
+ * place (a lock file renamed over it: a new inode and times), so while a file's identity is the
+ * same so is what it says: one `stat` instead of open, stat, read and close (a page of 50 pull
+ * requests reads ~100 refs). Kept only for a file last changed over a second before it was read,
+ * as git's "racy" index entries: a file replaced within its clock's tick by one that reused its
+ * inode and size is read again.
+ */
+interface KnownFile {
+  readonly ino: number
+  readonly mtimeMs: number
+  readonly ctimeMs: number
+  readonly size: number
+  readonly text: string | undefined
+  /** `packed-refs` parsed, once. */
+  parsed?: Map<string, string> | undefined
+}
+const known = new Map<string, KnownFile>()
+const KNOWN_FILES = 8192
+const KNOWN_BYTES = 256 * 1024 // a larger `packed-refs` is read each time, not kept
+const RACY_MS = 1000
+
+const sameFile = (a: KnownFile, b: Stats) =>
+  a.ino === b.ino && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.size === b.size
+
+/** A file's text (undefined when it is absent or a directory), through `known`. */
+const readKnown = (path: string): KnownFile | undefined => {
+  let stat: Stats | undefined
+  try {
+    stat = statSync(path, { throwIfNoEntry: false })
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOTDIR") return undefined
+    throw e
+  }
+  if (stat === undefined || stat.isDirectory()) {
+    known.delete(path)
+    return undefined
+  }
+  const was = known.get(path)
+  if (was !== undefined && sameFile(was, stat)) return was
+  const text = readOrUndefined(path)
+  known.delete(path)
+  const entry: KnownFile = { ino: stat.ino, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, size: stat.size, text }
+  if (stat.size <= KNOWN_BYTES && Date.now() - stat.mtimeMs > RACY_MS) {
+    if (known.size >= KNOWN_FILES) known.delete(known.keys().next().value!)
+    known.set(path, entry)
+  }
+  return entry
+}
+
+/** `packed-refs` as ref → id (peeled lines left out); undefined when a line is not git's. */
+const parsePacked = (packed: string): Map<string, string> | undefined => {
+  const refs = new Map<string, string>()
+  for (const line of packed.split("\n")) {
+    if (line === "" || line.startsWith("#") || line.startsWith("^")) continue
+    const space = line.indexOf(" ")
+    const id = line.slice(0, space)
+    if (space <= 0 || !ID.test(id)) return undefined
+    refs.set(line.slice(space + 1), id)
+  }
+  return refs
 }
 
 /**
@@ -43,7 +110,7 @@ export const readRefs = (dir: string, refs: ReadonlyArray<string>): Map<string, 
     const packedWanted: Array<string> = []
     for (const ref of refs) {
       if (!plain(ref)) return undefined
-      const loose = readOrUndefined(`${dir}/${ref}`)
+      const loose = readKnown(`${dir}/${ref}`)?.text
       if (loose === undefined) {
         packedWanted.push(ref)
         continue
@@ -53,18 +120,13 @@ export const readRefs = (dir: string, refs: ReadonlyArray<string>): Map<string, 
       found.set(ref, id)
     }
     if (packedWanted.length === 0) return found
-    const packed = readOrUndefined(`${dir}/packed-refs`)
-    if (packed === undefined) return found
-    const wanted = new Set(packedWanted)
-    for (const line of packed.split("\n")) {
-      if (line === "" || line.startsWith("#") || line.startsWith("^")) continue
-      const space = line.indexOf(" ")
-      const ref = line.slice(space + 1)
-      if (space > 0 && wanted.has(ref)) {
-        const id = line.slice(0, space)
-        if (!ID.test(id)) return undefined
-        found.set(ref, id)
-      }
+    const packed = readKnown(`${dir}/packed-refs`)
+    if (packed?.text === undefined) return found
+    packed.parsed ??= parsePacked(packed.text)
+    if (packed.parsed === undefined) return undefined
+    for (const ref of packedWanted) {
+      const id = packed.parsed.get(ref)
+      if (id !== undefined) found.set(ref, id)
     }
     return found
   } catch {
