@@ -419,6 +419,11 @@ export class DeliveryQueue extends Context.Service<
           // Taken before the claim: a row committed while this claim runs, or while the wait below is
           // worked out, ends that wait at once (CI once saw a ring lost in that gap, and a 30 s wait).
           const tickets = [bell.ticket(topic), finished.ticket("")]
+          // The rings so far, also taken before the claim: a row rung for while the claim runs may
+          // be one it skipped (its key's head was leased), so a run from this claim that ends
+          // claims again for it. Counted after the claim, such a ring was missed and the listener
+          // waited out the head's lease: 30 s (CI saw it on PostgreSQL, events.test.ts).
+          const ringsThen = rings.get(topic) ?? 0
           let timer: NodeJS.Timeout | undefined
           let stopWaiting = () => {}
           try {
@@ -430,7 +435,6 @@ export class DeliveryQueue extends Context.Service<
               options.onClaim?.(claimed.length)
             }
             for (const { run: one, more } of claimed) {
-              const ringsThen = rings.get(topic) ?? 0
               const handled: Promise<void> = handleRun(one, handler, options)
                 .catch(() => false)
                 .then((whole) => {
