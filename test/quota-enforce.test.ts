@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Settings } from "../src/config/Settings.ts"
 import * as Git from "../src/git/Git.ts"
 import { startDueSyncs } from "../src/mirrors/Workflow.ts"
-import { QuotaRepo } from "../src/quota/Repo.ts"
 import { basic, createUser, type Hearth, json, request, startHearth } from "./support/hearth.ts"
+import { jail } from "./support/quota.ts"
 import { expectSwagger } from "./support/swagger.ts"
 
 let hearth: Hearth
@@ -647,16 +647,7 @@ describe("with [quota] ENABLED = false", () => {
   it("enforces nothing, whatever the stored rules say", { timeout: 60_000 }, async () => {
     const ivy = await createUser(off, { username: "ivy" })
     const jay = await createUser(off, { username: "jay" })
-    await off.run(
-      Effect.gen(function* () {
-        const quota = yield* QuotaRepo
-        yield* quota.insertRule({ name: "none", limit: 0, subjects: ["size:all"] })
-        yield* quota.insertGroup("jail")
-        yield* quota.addRule("jail", "none")
-        yield* quota.addUser("jail", ivy.id)
-        yield* quota.addUser("jail", jay.id)
-      })
-    )
+    await jail(off, [ivy.id, jay.id])
     expect((await request(off, "POST", "/user/repos", basic("ivy"), { name: "free", auto_init: true })).status).toBe(
       201
     )
