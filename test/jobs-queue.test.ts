@@ -419,6 +419,68 @@ describe("the delivery queue", () => {
     }
   })
 
+  // Needs a second connection holding a lock while the claim runs: PostgreSQL only (the embedded
+  // database runs one statement at a time, so the claim could not be held up this way).
+  it.skipIf((process.env.TEST_DATABASE_URL ?? "") === "")(
+    "a row rung for while a claim runs (and skipped by it: its key's head taken) is claimed when that run ends, not after the lease",
+    async () => {
+      await enqueue("racing", ["r1"], "r")
+      const seen: Array<string> = []
+      let open = () => {}
+      const gate = new Promise<void>((resolve) => {
+        open = resolve
+      })
+      let locked = () => {}
+      const isLocked = new Promise<void>((resolve) => {
+        locked = resolve
+      })
+      // r1's `jobs` row locked: the listener's claim, which marks it running, waits on it.
+      const holding = hearth.run(
+        Effect.flatMap(Effect.service(SqlClient), (sql) =>
+          Effect.orDie(
+            sql.withTransaction(
+              Effect.andThen(
+                sql`SELECT 1 FROM jobs WHERE idempotency_key LIKE 'racing:%' FOR UPDATE`,
+                Effect.andThen(
+                  Effect.sync(() => locked()),
+                  Effect.promise(() => gate)
+                )
+              )
+            )
+          )
+        )
+      )
+      await isLocked
+      const stop = await listening("racing", async (claimed) => {
+        seen.push(claimed.payload)
+        // r1 still running when the listener looks again after the ring: that claim skips r2.
+        if (claimed.payload === "r1") await new Promise((resolve) => setTimeout(resolve, 500))
+        return {}
+      })
+      try {
+        const waiting = () =>
+          hearth.run(
+            Effect.flatMap(Effect.service(SqlClient), (sql) =>
+              Effect.orDie(
+                sql`SELECT /* test */ count(*) AS n FROM pg_stat_activity
+                  WHERE wait_event_type = 'Lock' AND query LIKE 'WITH RECURSIVE keys%'`
+              )
+            )
+          )
+        await eventually(async () => (Number((await waiting())[0]!.n) > 0 ? true : undefined), 10_000, "the claim held")
+        // Queued and rung while the claim runs: the claim's snapshot does not see it.
+        await enqueue("racing", ["r2"], "r")
+        open()
+        await holding
+        await eventually(async () => (seen.length === 2 ? true : undefined), 10_000, "r2 handled")
+        expect(seen).toEqual(["r1", "r2"])
+      } finally {
+        open()
+        await stop()
+      }
+    }
+  )
+
   it("takes a row leased by a node that died once its lease ends, and not before", async () => {
     await enqueue("lease", ["orphan"])
     // As a node that claimed the row and was killed would leave it: leased, one attempt counted.
