@@ -69,7 +69,7 @@ const listening = async (
 }
 
 describe("the delivery queue", () => {
-  it("queues a call's items as given, in order: payloads byte for byte, keys, repositories, delays; a key queued before or twice in the call once", async () => {
+  it("queues a call's items as given, in order: payloads byte for byte, ordering keys, delays; a key queued before or twice in the call once", async () => {
     const odd = ['{"a":"q\\"uote"}', "back\\slash, {braces} & commas", "NULL", "", "ünï — 𝄞", "null"]
     const q = await queue()
     await hearth.run(q.enqueue("asgiven", [{ payload: "before", key: "dup-a", kind: "test-asgiven" }]))
@@ -426,14 +426,8 @@ describe("the delivery queue", () => {
     async () => {
       await enqueue("racing", ["r1"], "r")
       const seen: Array<string> = []
-      let open = () => {}
-      const gate = new Promise<void>((resolve) => {
-        open = resolve
-      })
-      let locked = () => {}
-      const isLocked = new Promise<void>((resolve) => {
-        locked = resolve
-      })
+      const gate = Promise.withResolvers<void>()
+      const locked = Promise.withResolvers<void>()
       // r1's `jobs` row locked: the listener's claim, which marks it running, waits on it.
       const holding = hearth.run(
         Effect.flatMap(Effect.service(SqlClient), (sql) =>
@@ -442,15 +436,15 @@ describe("the delivery queue", () => {
               Effect.andThen(
                 sql`SELECT 1 FROM jobs WHERE idempotency_key LIKE 'racing:%' FOR UPDATE`,
                 Effect.andThen(
-                  Effect.sync(() => locked()),
-                  Effect.promise(() => gate)
+                  Effect.sync(() => locked.resolve()),
+                  Effect.promise(() => gate.promise)
                 )
               )
             )
           )
         )
       )
-      await isLocked
+      await locked.promise
       const stop = await listening("racing", async (claimed) => {
         seen.push(claimed.payload)
         // r1 still running when the listener looks again after the ring: that claim skips r2.
@@ -470,12 +464,12 @@ describe("the delivery queue", () => {
         await eventually(async () => (Number((await waiting())[0]!.n) > 0 ? true : undefined), 10_000, "the claim held")
         // Queued and rung while the claim runs: the claim's snapshot does not see it.
         await enqueue("racing", ["r2"], "r")
-        open()
+        gate.resolve()
         await holding
         await eventually(async () => (seen.length === 2 ? true : undefined), 10_000, "r2 handled")
         expect(seen).toEqual(["r1", "r2"])
       } finally {
-        open()
+        gate.resolve()
         await stop()
       }
     }

@@ -90,11 +90,10 @@ export const pullRef = (index: number) => `refs/pull/${index}/head`
  * 23.0 ms p99 on PostgreSQL and 28.7 ms embedded, with one 16.1 and 26.6 ms, the 200 current in
  * 2.8 and 4.3 s instead of 1.9 and 2.7 s; infra/bench/README.md, issue 19, session 37), queued
  * under `CHECK_KEYS` ordering keys (a pull request always under the same one, so its checks stay
- * in order), taken `CHECK_RUN` of a key at a time: the 200
- * checks a push to a base queues are a few claims of the queue, not one each, their pull requests
- * are read `CHECK_READ_AHEAD` at a time, and their results stored up to `CHECK_SAVE_MAX` at a time
- * (those finished within `CHECK_SAVE_MS` of the first waiting). A push marks and queues them
- * `CHECK_MARK_SLICE` at a time.
+ * in order), taken `CHECK_RUN` of a key at a time: the 200 checks a push to a base queues are a
+ * few claims of the queue, not one each, their pull requests are read `CHECK_READ_AHEAD` at a
+ * time, and their results stored up to `CHECK_SAVE_MAX` at a time (those finished within
+ * `CHECK_SAVE_MS` of the first waiting). A push marks and queues them `CHECK_MARK_SLICE` at a time.
  */
 const CHECK_CONCURRENCY = 1
 const CHECK_KEYS = 8
