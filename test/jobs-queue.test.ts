@@ -457,7 +457,7 @@ describe("the delivery queue", () => {
             Effect.flatMap(Effect.service(SqlClient), (sql) =>
               Effect.orDie(
                 sql`SELECT /* test */ count(*) AS n FROM pg_stat_activity
-                  WHERE wait_event_type = 'Lock' AND query LIKE 'WITH RECURSIVE keys%'`
+                  WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH RECURSIVE keys%'`
               )
             )
           )
@@ -474,6 +474,23 @@ describe("the delivery queue", () => {
       }
     }
   )
+
+  it("stops at once when told to while it claims (not after its next wait, up to 30 s)", async () => {
+    const q = await queue()
+    const abort = new AbortController()
+    // Told to stop while its claim is out (here: as the claim returns, before it works out its wait).
+    const done = q.listen("stopping", async () => ({}), {
+      attempts: 5,
+      retryDelayMs: 100,
+      onClaim: () => abort.abort(),
+      signal: abort.signal
+    })
+    const stopped = await Promise.race([
+      done.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 10_000))
+    ])
+    expect(stopped, "the listener still waiting 10 s after the stop").toBe(true)
+  })
 
   it("takes a row leased by a node that died once its lease ends, and not before", async () => {
     await enqueue("lease", ["orphan"])

@@ -452,6 +452,9 @@ export class DeliveryQueue extends Context.Service<
               timer.unref?.()
               for (const ticket of tickets) void ticket.rung.then(stopWaiting)
               signal?.addEventListener("abort", stopWaiting)
+              // Told to stop while it claimed or worked out the wait: that abort has fired already
+              // (CI saw a stop wait out a 30 s wait).
+              if (signal?.aborted === true) stopWaiting()
             })
           } finally {
             for (const ticket of tickets) ticket.drop()
