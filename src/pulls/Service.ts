@@ -691,14 +691,15 @@ export class PullsService extends Context.Service<
        */
       const onBranchDeleted = (event: Events.Event & { _tag: "PushCommits" }, branch: string) =>
         Effect.gen(function* () {
-          const { heads, bases } = yield* withBranch(event.repo.id, branch)
+          // Whole rows: each is loaded and closed (the push's slim list would cost a read per row).
+          // An AGit pull request's head is no branch, whatever the name it shows.
+          const heads = (yield* pulls.openWithHead(event.repo.id, branch)).filter((p) => p.flow === 0)
+          const bases = yield* pulls.openWithBase(event.repo.id, branch)
           const done = new Set<number>()
-          for (const { id } of [...heads, ...bases]) {
-            if (done.has(id)) continue
-            done.add(id)
-            const pull = yield* pulls.byId(id)
-            if (Option.isNone(pull)) continue
-            const loaded = yield* load(pull.value)
+          for (const pull of [...heads, ...bases]) {
+            if (done.has(pull.id)) continue
+            done.add(pull.id)
+            const loaded = yield* load(pull)
             yield* issues.closeAs(loaded.base, loaded.issue, event.doer)
           }
         })
