@@ -251,6 +251,17 @@ describe("GET /repos/{o}/{r}/pulls and /pulls/{index}", () => {
     expect((await request(hearth, "GET", "/repos/alice/app/pulls?poster=nobody", undefined)).status).toBe(400)
     const oldest = await json(await request(hearth, "GET", "/repos/alice/app/pulls?sort=oldest", undefined))
     expect(oldest.map((p: { number: number }) => p.number)).toEqual([1, 2, 3])
+    // Each state counted apart; a page past the end is empty and still carries the total.
+    const closed = await request(hearth, "GET", "/repos/alice/app/pulls?state=closed", undefined)
+    expect(closed.headers.get("x-total-count")).toBe("0")
+    expect(await json(closed)).toEqual([])
+    const all = await request(hearth, "GET", "/repos/alice/app/pulls?state=all&limit=2&page=2", undefined)
+    expect(all.headers.get("x-total-count")).toBe("3")
+    expect((await json(all)).map((p: { number: number }) => p.number)).toEqual([1])
+    const past = await request(hearth, "GET", "/repos/alice/app/pulls?limit=2&page=3", undefined)
+    expect(past.status).toBe(200)
+    expect(past.headers.get("x-total-count")).toBe("3")
+    expect(await json(past)).toEqual([])
   })
 
   it("gets one by number (anonymous on a public repository); 404 for an unknown or non-numeric number", async () => {

@@ -447,8 +447,13 @@ export class PullsRepo extends Context.Service<
           ),
           list: (filter, page) =>
             Effect.gen(function* () {
-              const parts = [sql`p.base_repo_id = ${filter.baseRepoId}`, sql`i.is_pull`]
-              if (filter.state !== "all") parts.push(sql`i.is_closed = ${filter.state === "closed"}`)
+              // A pull request's issue is in its base repository (it is opened there), so every
+              // filter is the issue's: the page is read from the issues alone, in the sort's order.
+              // The state as SQL of its own (not a parameter) lets the planner use the indexes of
+              // one state (migration 0030) for the count.
+              const parts = [sql`i.repo_id = ${filter.baseRepoId}`, sql`i.is_pull`]
+              if (filter.state !== "all")
+                parts.push(filter.state === "closed" ? sql`i.is_closed` : sql`NOT i.is_closed`)
               if (filter.milestoneId !== undefined) parts.push(sql`i.milestone_id = ${filter.milestoneId}`)
               if (filter.posterId !== undefined) parts.push(sql`i.poster_id = ${filter.posterId}`)
               // Any of the labels (Forgejo's join; one row per pull request here).
@@ -458,23 +463,25 @@ export class PullsRepo extends Context.Service<
                 )
               }
               const where = sql.and(parts)
-              const from = sql`FROM pull_requests p JOIN issues i ON i.id = p.issue_id`
-              // The count beside the rows: one statement; counted apart only for a page past the end.
-              // The page's ids are sorted and cut first, then only its rows read whole: sorting every
-              // match with all 46 columns (bodies too) was most of the statement (1.7 ms for 200 open).
-              // Each row as one JSON value (src/db/JsonRows.ts).
+              // The page's ids first, in order and cut (an index gives the default order, and the
+              // scan stops at the page's end), then only its rows read whole, each as one JSON value
+              // (src/db/JsonRows.ts); the total beside them, counted once. Counted inside the sort
+              // (`count(*) OVER ()`), every match was read and sorted: 1.12× the statement's time
+              // for a page of 200 open pull requests on the embedded database (p50 6.17 → 5.52 ms).
               const order = orderOf(filter.sort)
               const rows = jsonRows(
-                yield* sql`SELECT row_to_json(x)::text AS j FROM (
-                  ${withIssue}, t.total_count FROM (
-                    SELECT p.id, count(*) OVER () AS total_count, row_number() OVER (ORDER BY ${order}) AS ord
-                    ${from} WHERE ${where} ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
-                  ) t JOIN pull_requests p ON p.id = t.id JOIN issues i ON i.id = p.issue_id ORDER BY t.ord) x`,
+                yield* sql`WITH page AS (
+                    SELECT i.id, row_number() OVER (ORDER BY ${order}) AS ord FROM issues i WHERE ${where}
+                    ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
+                  )
+                  SELECT row_to_json(x)::text AS j FROM (
+                    ${withIssue}, (SELECT count(*) FROM issues i WHERE ${where}) AS total_count
+                    FROM page t JOIN issues i ON i.id = t.id JOIN pull_requests p ON p.issue_id = t.id ORDER BY t.ord) x`,
                 PAGE_DATES
               )
               if (rows.length > 0) return { rows: rows.map(bothOf), total: num(rows[0]!.total_count) }
               if (page.offset === 0) return { rows: [], total: 0 }
-              const [count] = yield* sql`SELECT count(*) AS n ${from} WHERE ${where}`
+              const [count] = yield* sql`SELECT count(*) AS n FROM issues i WHERE ${where}`
               return { rows: [], total: num(count!.n) }
             }),
           setHead: (id, headSha) => Effect.asVoid(sql`UPDATE pull_requests SET head_sha = ${headSha} WHERE id = ${id}`),
