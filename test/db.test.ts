@@ -14,6 +14,8 @@ import * as Settings from "../src/config/Settings.ts"
 import * as Database from "../src/db/Database.ts"
 import * as DataDirLock from "../src/db/DataDirLock.ts"
 import * as Pglite from "../src/db/Pglite.ts"
+import { ISSUE_COLUMNS } from "../src/issues/Repo.ts"
+import { PULL_COLUMNS } from "../src/pulls/Repo.ts"
 import { freshPostgresDatabase } from "./support/hearth.ts"
 
 const testDatabaseUrl = process.env.TEST_DATABASE_URL
@@ -122,6 +124,24 @@ describe.each(backends)("SqlClient on $name", ({ postgres }) => {
         })
       )
       expect(recorded.map((r) => [r.migration_id, r.name])).toEqual(expected)
+    })
+
+    it("leave the column lists other tables' queries select (a page of pull requests) naming real columns, and every column of pull_requests but its created_at", async () => {
+      const columnsOf = (table: string) =>
+        db.run(
+          Effect.map(
+            withSql(
+              (sql) => sql<{ column_name: string }>`SELECT column_name FROM information_schema.columns
+                WHERE table_schema = current_schema() AND table_name = ${table}`
+            ),
+            (rows) => new Set(rows.map((r) => r.column_name))
+          )
+        )
+      const pulls = await columnsOf("pull_requests")
+      // A column added to the table must be added to the list (or here, if no query reads it).
+      expect(new Set(PULL_COLUMNS)).toEqual(new Set([...pulls].filter((c) => c !== "created_at")))
+      const issues = await columnsOf("issues")
+      expect(ISSUE_COLUMNS.filter((c) => !issues.has(c))).toEqual([])
     })
 
     it("keep data and the applied migrations across a restart", async () => {

@@ -16,3 +16,21 @@ export const withDates = (r: Row, columns: ReadonlyArray<string>): Row => {
 /** The rows of `SELECT row_to_json(x)::text AS j …`, each parsed, with its timestamp `dates` made `Date`s. */
 export const jsonRows = (rows: ReadonlyArray<Row>, dates: ReadonlyArray<string>): Array<Row> =>
   rows.map((row) => withDates(JSON.parse(String(row.j)), dates))
+
+/**
+ * The rows of `SELECT json_build_array(…)::text AS j …`, each parsed and named by `names` (in the
+ * array's order), with its timestamp `dates` made `Date`s. No key is written for each value: on the
+ * embedded database a page of 50 pull requests with their issues (45 values a row) took 4.79
+ * against 5.52 ms as `row_to_json` (PGlite alone, medians).
+ */
+export const jsonArrayRows = (
+  rows: ReadonlyArray<Row>,
+  names: ReadonlyArray<string>,
+  dates: ReadonlyArray<string>
+): Array<Row> =>
+  rows.map((row) => {
+    const values: Array<unknown> = JSON.parse(String(row.j))
+    const named: Row = {}
+    for (let k = 0; k < names.length; k++) named[names[k]!] = values[k]
+    return withDates(named, dates)
+  })

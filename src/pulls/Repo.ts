@@ -3,7 +3,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { sqlBoundary } from "../db/Boundary.ts"
-import { jsonRows } from "../db/JsonRows.ts"
+import { jsonArrayRows } from "../db/JsonRows.ts"
 import type { Page } from "../http/Pagination.ts"
 import { ISSUE_COLUMNS, type IssueRow, toIssue } from "../issues/Repo.ts"
 
@@ -112,7 +112,38 @@ export interface PullWithIssue {
   readonly issue: IssueRow
 }
 
-/** The timestamps of a row of `withIssue` (read as JSON text). */
+/** The columns of `pull_requests` that `toPull` reads (it reads `index` and `is_closed` of the issue too). */
+export const PULL_COLUMNS = [
+  "id",
+  "issue_id",
+  "base_repo_id",
+  "base_branch",
+  "head_repo_id",
+  "head_branch",
+  "flow",
+  "head_sha",
+  "merge_base",
+  "status",
+  "conflicted_files",
+  "commits_ahead",
+  "commits_behind",
+  "checked_base_sha",
+  "checked_head_sha",
+  "allow_maintainer_edit",
+  "has_merged",
+  "merged_at",
+  "merged_by",
+  "merge_commit_sha",
+  "stats_merge_base",
+  "stats_head_sha",
+  "additions",
+  "deletions",
+  "changed_files"
+] as const
+
+/** A row of a page of pull requests, read as one JSON array: its values' names, in order. */
+const PAGE_NAMES = [...PULL_COLUMNS, "index", "is_closed", ...ISSUE_COLUMNS.map((c) => `i_${c}`), "total_count"]
+/** The timestamps of a page's row (text in JSON). */
 const PAGE_DATES = ["merged_at", "i_deadline", "i_created_at", "i_updated_at", "i_closed_at"]
 
 /** The issue's columns as `withIssue` selects them (`i_` before each). */
@@ -279,6 +310,12 @@ export class PullsRepo extends Context.Service<
         `SELECT p.*, i.index, i.is_closed, ${ISSUE_COLUMNS.map((c) => `i.${c} AS i_${c}`).join(", ")}`
       )
       const bothOf = (r: Row): PullWithIssue => ({ pull: toPull(r), issue: issueOf(r) })
+      // A page's row as `PAGE_NAMES` names its values (the total is added after them).
+      const pageValues = sql.unsafe(
+        [...PULL_COLUMNS.map((c) => `p.${c}`), "i.index", "i.is_closed", ...ISSUE_COLUMNS.map((c) => `i.${c}`)].join(
+          ", "
+        )
+      )
 
       const orderOf = (sort: PullSort) => {
         switch (sort) {
@@ -464,19 +501,19 @@ export class PullsRepo extends Context.Service<
               }
               const where = sql.and(parts)
               // The page's ids first, in order and cut (an index gives the default order, and the
-              // scan stops at the page's end), then only its rows read whole, each as one JSON value
+              // scan stops at the page's end), then only its rows read whole, each as one JSON array
               // (src/db/JsonRows.ts); the total beside them, counted once. Counted inside the sort
               // (`count(*) OVER ()`), every match was read and sorted: 1.12× the statement's time
               // for a page of 200 open pull requests on the embedded database (p50 6.17 → 5.52 ms).
               const order = orderOf(filter.sort)
-              const rows = jsonRows(
+              const rows = jsonArrayRows(
                 yield* sql`WITH page AS (
                     SELECT i.id, row_number() OVER (ORDER BY ${order}) AS ord FROM issues i WHERE ${where}
                     ORDER BY ${order} LIMIT ${page.limit} OFFSET ${page.offset}
                   )
-                  SELECT row_to_json(x)::text AS j FROM (
-                    ${withIssue}, (SELECT count(*) FROM issues i WHERE ${where}) AS total_count
-                    FROM page t JOIN issues i ON i.id = t.id JOIN pull_requests p ON p.issue_id = t.id ORDER BY t.ord) x`,
+                  SELECT json_build_array(${pageValues}, (SELECT count(*) FROM issues i WHERE ${where}))::text AS j
+                  FROM page t JOIN issues i ON i.id = t.id JOIN pull_requests p ON p.issue_id = t.id ORDER BY t.ord`,
+                PAGE_NAMES,
                 PAGE_DATES
               )
               if (rows.length > 0) return { rows: rows.map(bothOf), total: num(rows[0]!.total_count) }
