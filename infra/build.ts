@@ -24,12 +24,33 @@ if (relative(root, outDir).startsWith("..") || outDir === root) throw new Error(
 const bundled = /^(effect|@effect\/[^/]+|@oxc-project\/runtime)(\/|$)/
 const isPackage = (id: string) => !id.startsWith(".") && !isAbsolute(id) && !id.startsWith("\0")
 
+// Node's built-in modules as `process.getBuiltinModule(…)`, not `import … from "node:…"`. An ES import of a built-in
+// makes Node build its ES module facade, which reads every export, the lazy ones too: `node:http`'s
+// WebSocket/EventSource load undici (Node's fetch, with node:http2, node:worker_threads…), `node:fs`'s ReadStream
+// its streams, `node:fs/promises` readline. ≈ 40 ms of a start's CPU on this machine (infra/bench/README.md,
+// "Start-up: built-in modules without their ES facade — session 40"). The statement keeps its line, so the source map
+// stays right.
+const BUILTIN_IMPORT = /^import (?:\{([^}]*)\}|\* as ([\w$]+)|([\w$]+)) from "(node:[\w/]+)";$/gm
+const builtinsWithoutFacade = {
+  name: "builtins-without-facade",
+  renderChunk: (code: string) =>
+    code.replace(
+      BUILTIN_IMPORT,
+      (_all, named: string | undefined, namespace: string | undefined, whole: string | undefined, id: string) => {
+        const binding =
+          named === undefined ? (namespace ?? whole) : `{${named.replace(/\b([\w$]+) as ([\w$]+)/g, "$1: $2")}}`
+        return `const ${binding} = process.getBuiltinModule("${id}");`
+      }
+    )
+}
+
 const started = performance.now()
 const build = await rolldown({
   input: { hearth: resolve(root, "src/cli.ts") },
   cwd: root,
   platform: "node",
   external: (id) => id.startsWith("node:") || (isPackage(id) && !bundled.test(id)),
+  plugins: [builtinsWithoutFacade],
   logLevel: "warn"
 })
 rmSync(outDir, { recursive: true, force: true })

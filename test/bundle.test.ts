@@ -68,6 +68,12 @@ describe("the bundle", () => {
     }
     // effect is inside, not loaded from node_modules.
     expect(readFileSync(entry, "utf8")).not.toMatch(/from "effect/)
+    // Node's built-ins without their ES module facade (infra/build.ts): `node:http`'s loads undici.
+    for (const file of [entry, ...chunks.map((f) => join(outDir, "chunks", f))]) {
+      const code = readFileSync(file, "utf8")
+      expect([file, code.match(/^import [^;]*from "node:[^"]*";$/m)?.[0]]).toEqual([file, undefined])
+    }
+    expect(readFileSync(entry, "utf8")).toContain('process.getBuiltinModule("node:module")')
   })
 
   it("migrates a fresh database, then makes an account", async () => {

@@ -68,9 +68,12 @@ describe("hearth serve, when it first answers", () => {
     expect(modules.some((url) => url.endsWith("/src/Server.ts"))).toBe(true)
   })
 
-  it("has not loaded what only some requests use: yaml (issue templates), otpauth (two-factor)", () => {
+  it("has not loaded what only some requests use: yaml (issue templates), otpauth (two-factor), editorconfig", () => {
     expect(loadedFrom("yaml")).toEqual([])
     expect(loadedFrom("otpauth")).toEqual([])
+    // `GET /repos/{o}/{r}/editorconfig/{path}`'s parser, with semver.
+    expect(loadedFrom("editorconfig")).toEqual([])
+    expect(loadedFrom("semver")).toEqual([])
   })
 
   it("has not loaded the syntax highlighter, markdown, OpenPGP, the SSH server or the docs viewer", () => {
