@@ -8,7 +8,7 @@ import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware } from "effect/http-api"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { narrowGroups } from "../src/http/Group.ts"
+import { apiGroup, narrowGroups } from "../src/http/Group.ts"
 import { requestContext } from "../src/Server.ts"
 import { basic, createUser, freePort, type Hearth, request, startHearth } from "./support/hearth.ts"
 
@@ -33,7 +33,8 @@ class ProbeApi extends HttpApi.make("probe")
   )
   .middleware(Stamp) {}
 
-const ProbeHttp = HttpApiBuilder.group(ProbeApi, "probe", (handlers) =>
+// Built as Hearth's slices build theirs (src/http/Group.ts `apiGroup`): served through `narrowGroups`.
+const ProbeHttp = apiGroup(ProbeApi, "probe", (handlers) =>
   Effect.gen(function* () {
     const greeter = yield* Greeter
     return handlers
@@ -178,5 +179,33 @@ describe("an API request's context", () => {
     expect(res.status).toBe(200)
     expect(res.headers.get("x-total-count")).toBe("2")
     expect(res.headers.get("link")).toContain(`<${hearth.base}/api/v1/users/search?limit=1&page=2&q=ali>; rel="next"`)
+  })
+
+  it("comes from routes built once: a group built with apiGroup has none until narrowGroups builds them", async () => {
+    // The per-request markers (Clock) are the routes' to meet: these layers are only built here.
+    const build = (layer: Layer.Layer<any, any, any>) =>
+      Effect.runPromise(Layer.build(layer).pipe(Effect.scoped) as unknown as Effect.Effect<Context.Context<never>>)
+    const services = Layer.mergeAll(
+      Layer.succeed(Greeter, { greeting: "hello" }),
+      Layer.succeed(Clock, { now: "noon" }),
+      StampLive
+    )
+    const group = (await build(ProbeHttp.pipe(Layer.provide(services)))).mapUnsafe.get(ProbeApi.groups.probe.key)
+    expect(group).toMatchObject({ routes: [] })
+    expect([...(group as { handlers: Map<string, unknown> }).handlers.keys()]).toEqual(["keys", "greet", "time"])
+    const narrowed = await build(narrowGroups(ProbeApi, ProbeHttp, [Clock]).pipe(Layer.provide(services)))
+    const routes = (narrowed.mapUnsafe.get(ProbeApi.groups.probe.key) as { routes: Array<{ path: string }> }).routes
+    expect(routes.map((route) => route.path)).toEqual(["/keys", "/greet", "/time"])
+  })
+
+  it("refuses, as effect's group does, a handler for an endpoint the group lacks and a second one for an endpoint", async () => {
+    const build = (register: (handlers: any) => unknown) =>
+      Effect.runPromise(Layer.build(apiGroup(ProbeApi, "probe", register as never)).pipe(Effect.scoped))
+    await expect(build((h) => h.handle("nope", () => Effect.succeed("")))).rejects.toThrow(
+      'HttpApiEndpoint "nope" not found in HttpApiGroup "probe"'
+    )
+    await expect(
+      build((h) => h.handle("greet", () => Effect.succeed("a")).handle("greet", () => Effect.succeed("b")))
+    ).rejects.toThrow('Handler for HttpApiEndpoint "greet" is already registered in HttpApiGroup "probe"')
   })
 })

@@ -1,9 +1,9 @@
 // Activity feeds and the heatmap over HTTP: Forgejo's list answers (X-Total-Count and Link).
 import { Effect, Option, Schema } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Caller, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { respond } from "../http/Json.ts"
 import { type Page, resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
@@ -20,7 +20,7 @@ const Activities = Schema.Array(Activity)
 /** Go's `strconv.ParseBool` truths, as Forgejo's `FormBool` reads them. */
 const formBool = (raw: string | undefined) => raw !== undefined && ["1", "t", "T", "true", "TRUE", "True"].includes(raw)
 
-export const ActivitiesHttp = HttpApiBuilder.group(HearthApi, "activities", (handlers) =>
+export const ActivitiesHttp = apiGroup(HearthApi, "activities", (handlers) =>
   Effect.gen(function* () {
     const activities = yield* ActivitiesService
     const users = yield* UsersRepo

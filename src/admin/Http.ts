@@ -1,9 +1,9 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { EmailsService } from "../emails/Service.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { CronTasks } from "../jobs/Cron.ts"
@@ -27,7 +27,7 @@ const formBool = (value: string | undefined) => ["1", "t", "true"].includes((val
 const given = <A extends string>(value: A | undefined): Exclude<A, ""> | undefined =>
   value === "" ? undefined : (value as Exclude<A, ""> | undefined)
 
-export const AdminUsersHttp = HttpApiBuilder.group(HearthApi, "adminUsers", (handlers) =>
+export const AdminUsersHttp = apiGroup(HearthApi, "adminUsers", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const users = yield* UsersService
@@ -114,7 +114,7 @@ const individual = (user: UserRow) =>
     ? Effect.fail(Errors.validationFailed(`${user.name} is an organization not a user`))
     : Effect.succeed(user)
 
-export const AdminHttp = HttpApiBuilder.group(HearthApi, "admin", (handlers) =>
+export const AdminHttp = apiGroup(HearthApi, "admin", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const users = yield* UsersService

@@ -2,17 +2,17 @@
 // `mode >= write`); reviewers: the candidates with read access or more, but the caller (Forgejo's
 // GetReviewers; for a public repository its watchers and the organization's members too).
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { type AccessMode, atLeast } from "../lib/AccessMode.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import { RepoPolicy } from "../repos/Policy.ts"
 import { toApiUser } from "../users/Schema.ts"
 import { AssigneesRepo } from "./Repo.ts"
 
-export const AssigneesHttp = HttpApiBuilder.group(HearthApi, "assignees", (handlers) =>
+export const AssigneesHttp = apiGroup(HearthApi, "assignees", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const people = yield* AssigneesRepo

@@ -1,10 +1,10 @@
 // Avatar routes: who may change which avatar (Forgejo's `reqOrgOwnership` for organizations, the
 // repository assignment's admin rule for repositories), and the base64 body.
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsService } from "../orgs/Service.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
@@ -19,7 +19,7 @@ const decodeImage = (image: string | undefined) => {
     : Effect.fail(Errors.badRequest("the image is not valid base64 (standard alphabet, with padding)"))
 }
 
-export const AvatarsHttp = HttpApiBuilder.group(HearthApi, "avatars", (handlers) =>
+export const AvatarsHttp = apiGroup(HearthApi, "avatars", (handlers) =>
   Effect.gen(function* () {
     const avatars = yield* AvatarsService
     const orgs = yield* OrgsService

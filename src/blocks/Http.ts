@@ -2,9 +2,9 @@
 // X-Total-Count and Link. The named user is looked up as every `/users/{name}` path (404 when
 // unknown or hidden); an organization's list and blocks are its owners' (403 for other members).
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { type Principal, signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { formatTime, respond } from "../http/Json.ts"
 import { type PageQuery, resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
@@ -17,7 +17,7 @@ import { BlocksService } from "./Service.ts"
 
 type Query = { readonly [K in keyof typeof PageQuery]?: string | undefined }
 
-export const BlocksHttp = HttpApiBuilder.group(HearthApi, "blocks", (handlers) =>
+export const BlocksHttp = apiGroup(HearthApi, "blocks", (handlers) =>
   Effect.gen(function* () {
     const blocks = yield* BlocksService
     const users = yield* UsersService

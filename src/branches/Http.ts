@@ -1,5 +1,4 @@
 import { Effect, Option } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { created, deleted, pushed } from "../events/Events.ts"
@@ -9,6 +8,7 @@ import { RepositoryWriter, toApiError, type WriteRejected } from "../git/Reposit
 import * as Write from "../git/Write.ts"
 import { type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { atLeast } from "../lib/AccessMode.ts"
 import { branchNameProblem, NAME_MAX, refNameProblem } from "../lib/Names.ts"
@@ -37,7 +37,7 @@ const branchProblem = (name: string) =>
 const BRANCH_EXISTS = "The branch already exists."
 const RENAME_TARGET_EXISTS = "Cannot rename a branch using the same name or rename to a branch that already exists."
 
-export const BranchesHttp = HttpApiBuilder.group(HearthApi, "branches", (handlers) =>
+export const BranchesHttp = apiGroup(HearthApi, "branches", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const repos = yield* ReposService

@@ -2,12 +2,12 @@
 // (Assignment.ts: 404 when the caller may not see it), then ContentsService reads from git.
 import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { contentTypeOf } from "../git/Readers.ts"
 import { signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { parseFormBool } from "../http/Query.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import type { ChangeFilesOptions } from "./Api.ts"
@@ -22,7 +22,7 @@ const positive = (value: string | undefined, fallback: number) => {
   return n > 0 ? n : fallback
 }
 
-export const ContentsHttp = HttpApiBuilder.group(HearthApi, "contents", (handlers) =>
+export const ContentsHttp = apiGroup(HearthApi, "contents", (handlers) =>
   Effect.gen(function* () {
     const service = yield* ContentsService
     const settings = yield* Settings

@@ -1,11 +1,11 @@
 // E-mail addresses over HTTP: the caller's own only.
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { EmailsService } from "./Service.ts"
 
-export const EmailsHttp = HttpApiBuilder.group(HearthApi, "emails", (handlers) =>
+export const EmailsHttp = apiGroup(HearthApi, "emails", (handlers) =>
   Effect.gen(function* () {
     const emails = yield* EmailsService
     return handlers

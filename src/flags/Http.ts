@@ -1,10 +1,10 @@
 // Repository flags over HTTP: site administrators only (Forgejo's `reqSiteAdmin`), checked after
 // the repository assignment, so a repository the caller may not see stays a 404.
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { siteAdmin } from "../admin/Policy.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import { FlagsRepo } from "./Repo.ts"
 
@@ -20,7 +20,7 @@ const checkFlag = (name: string) =>
       )
     : Effect.succeed(name)
 
-export const FlagsHttp = HttpApiBuilder.group(HearthApi, "flags", (handlers) =>
+export const FlagsHttp = apiGroup(HearthApi, "flags", (handlers) =>
   Effect.gen(function* () {
     const flags = yield* FlagsRepo
     /** The repository of the path, once the caller is known to be a site admin. */

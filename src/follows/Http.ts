@@ -2,12 +2,12 @@
 // every row when `page` is absent, as Forgejo). A name with `@` (`user@host`) is a remote person:
 // following it sends a Follow through the federation (Hearth's addition; local names have no `@`).
 import { Effect, Schema } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { FederatedSocial, isRemoteHandle } from "../../federation/Social.ts"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { respond } from "../http/Json.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import type { UserRow } from "../users/Repo.ts"
@@ -17,7 +17,7 @@ import { FollowsService } from "./Service.ts"
 type Query = { readonly page?: string | undefined; readonly limit?: string | undefined }
 const Users = Schema.Array(User)
 
-export const FollowsHttp = HttpApiBuilder.group(HearthApi, "follows", (handlers) =>
+export const FollowsHttp = apiGroup(HearthApi, "follows", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const follows = yield* FollowsService

@@ -1,8 +1,8 @@
 // Handlers of the forks group.
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import { RepoPresenter } from "../repos/Present.ts"
@@ -12,7 +12,7 @@ import { ForkSync } from "./Sync.ts"
 
 const OWNER_ACCESS = { mode: "owner", code: "owner" } as const
 
-export const ForksHttp = HttpApiBuilder.group(HearthApi, "forks", (handlers) =>
+export const ForksHttp = apiGroup(HearthApi, "forks", (handlers) =>
   Effect.gen(function* () {
     const forks = yield* ForksService
     const presenter = yield* RepoPresenter

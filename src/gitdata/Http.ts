@@ -3,12 +3,12 @@
 // GitDataService reads or writes.
 import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { ContentsService } from "../contents/Service.ts"
 import { InstanceSigning, signingKeyOf } from "../git/Signing.ts"
 import { Caller, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { parseFormBool } from "../http/Query.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import { GIT_HOOK_NAMES, GIT_HOOKS_DISABLED, GitDataService } from "./Service.ts"
@@ -23,7 +23,7 @@ const plain = (body: string | Uint8Array) =>
 
 const hook = (name: string) => ({ name, is_active: false, content: "" })
 
-export const GitDataHttp = HttpApiBuilder.group(HearthApi, "gitdata", (handlers) =>
+export const GitDataHttp = apiGroup(HearthApi, "gitdata", (handlers) =>
   Effect.gen(function* () {
     const service = yield* GitDataService
     const contents = yield* ContentsService

@@ -1,11 +1,11 @@
 // GPG keys over HTTP, and the armored export of a user's keys at `{ROOT_URL}{user}.gpg`.
 import { Effect, Layer, Option, Schema } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { parseAuthorization } from "../auth/Authentication.ts"
 import { Authenticator } from "../auth/Authenticator.ts"
 import { signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { UsersService } from "../users/Service.ts"
@@ -14,7 +14,7 @@ import { GpgService } from "./Service.ts"
 
 const Keys = Schema.Array(GPGKey)
 
-export const GpgHttp = HttpApiBuilder.group(HearthApi, "gpg", (handlers) =>
+export const GpgHttp = apiGroup(HearthApi, "gpg", (handlers) =>
   Effect.gen(function* () {
     const gpg = yield* GpgService
     const users = yield* UsersService

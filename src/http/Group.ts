@@ -9,9 +9,12 @@
 // two copies of the request's context, ~4 % of `GET /api/v1/version`) is avoided when the server
 // starts its requests with the `perRequest` services already in them (src/Server.ts
 // `requestContext`): a route then gets a context that lends the middlewares to effect's route
-// builder and adds nothing to a request (`lending`).
+// builder and adds nothing to a request (`lending`). The slices build their groups with `apiGroup`,
+// effect's `HttpApiBuilder.group` without the routes `narrowGroups` builds anyway: each of the ~700
+// routes is built once at start-up, not twice (≈ 30 ms of a start on PostgreSQL, infra/bench/README.md
+// "Start-up … session 40").
 
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Pipeable } from "effect"
 import type { HttpRouter } from "effect/http"
 import { type HttpApi, HttpApiBuilder, type HttpApiEndpoint, type HttpApiGroup } from "effect/http-api"
 
@@ -33,6 +36,78 @@ type HandlerToRoute = (
 ) => HttpRouter.Route<any, any>
 
 const handlerToRoute = (HttpApiBuilder as unknown as { readonly handlerToRoute?: HandlerToRoute }).handlerToRoute
+
+interface Registered {
+  readonly group: HttpApiGroup.Top
+  readonly handlers: Map<string, HandlerRuntime>
+}
+
+const register = (
+  self: Registered,
+  identifier: string,
+  handler: unknown,
+  isRaw: boolean,
+  options?: { readonly uninterruptible?: boolean }
+) => {
+  // effect's own checks (HttpApiBuilder `registerHandler`), with its messages.
+  const endpoint = Object.hasOwn(self.group.endpoints, identifier) ? self.group.endpoints[identifier] : undefined
+  if (endpoint === undefined) {
+    throw new Error(`HttpApiEndpoint "${identifier}" not found in HttpApiGroup "${self.group.identifier}"`)
+  }
+  if (self.handlers.has(identifier)) {
+    throw new Error(
+      `Handler for HttpApiEndpoint "${identifier}" is already registered in HttpApiGroup "${self.group.identifier}"`
+    )
+  }
+  self.handlers.set(identifier, {
+    endpoint,
+    handler,
+    isRaw,
+    uninterruptible: options?.uninterruptible ?? false
+  } as HandlerRuntime)
+  return self
+}
+
+type HandlerEntry = ((...args: Array<never>) => unknown) | { readonly handler: unknown; readonly options?: object }
+
+/** The `handlers` value a group's build function fills: effect's (HttpApiBuilder `HandlersProto`). */
+const HandlersProto = {
+  "~effect/http-api/HttpApiBuilder/Handlers": "~effect/http-api/HttpApiBuilder/Handlers",
+  pipe(this: Registered) {
+    // biome-ignore lint/complexity/noArguments: effect's pipe takes its functions as arguments
+    return Pipeable.pipeArguments(this, arguments)
+  },
+  handle(this: Registered, identifier: string, handler: unknown, options?: { readonly uninterruptible?: boolean }) {
+    return register(this, identifier, handler, false, options)
+  },
+  handleAll(this: Registered, handlers: Record<string, HandlerEntry>) {
+    for (const [identifier, entry] of Object.entries(handlers)) {
+      const [handler, options] = typeof entry === "function" ? [entry, undefined] : [entry.handler, entry.options]
+      register(this, identifier, handler, false, options)
+    }
+    return this
+  },
+  handleRaw(this: Registered, identifier: string, handler: unknown, options?: { readonly uninterruptible?: boolean }) {
+    return register(this, identifier, handler, true, options)
+  }
+}
+
+/**
+ * effect's `HttpApiBuilder.group` (same signature, same handlers) without its routes: a group built
+ * here is served only through `narrowGroups`, which builds them.
+ */
+export const apiGroup = ((api: HttpApi.Top, groupIdentifier: string, build: (handlers: Registered) => unknown) =>
+  Layer.effectContext(
+    Effect.gen(function* () {
+      const group = (api.groups as Record<string, HttpApiGroup.Top>)[groupIdentifier]!
+      const handlers: Registered = Object.assign(Object.create(HandlersProto), { group, handlers: new Map() })
+      const result = build(handlers)
+      const built = (Effect.isEffect(result) ? yield* result : result) as Registered
+      return Context.makeUnsafe<never>(
+        new Map([[group.key, { routes: [], handlers: built.handlers } satisfies GroupService]])
+      )
+    })
+  )) as unknown as typeof HttpApiBuilder.group
 
 /**
  * A context holding `services` for look-ups (effect's route builder finds each endpoint's

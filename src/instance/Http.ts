@@ -2,12 +2,12 @@
 // LFS server (lfs_disabled), no setting that turns git over HTTP, migrations, stars or forks off
 // (false), no custom emoji images (an empty list).
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { DEFAULT_TREE_PAGE } from "../contents/Service.ts"
+import { apiGroup } from "../http/Group.ts"
 
-export const InstanceHttp = HttpApiBuilder.group(HearthApi, "instance", (handlers) =>
+export const InstanceHttp = apiGroup(HearthApi, "instance", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     return handlers

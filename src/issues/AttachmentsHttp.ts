@@ -5,9 +5,9 @@
 // from the blob storage (src/storage/Serve.ts).
 import { Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { makeViewerOf } from "../auth/Viewer.ts"
+import { apiGroup } from "../http/Group.ts"
 import { respond } from "../http/Json.ts"
 import { ReleaseAssets } from "../releases/Assets.ts"
 import { serveDownload } from "../releases/Download.ts"
@@ -17,7 +17,7 @@ import { BlobStorage } from "../storage/Service.ts"
 import { type AttachmentTarget, IssueAttachments } from "./Attachments.ts"
 import { Attachment } from "./AttachmentsSchema.ts"
 
-export const IssueAttachmentsHttp = HttpApiBuilder.group(HearthApi, "issueAttachments", (handlers) =>
+export const IssueAttachmentsHttp = apiGroup(HearthApi, "issueAttachments", (handlers) =>
   Effect.gen(function* () {
     const attachments = yield* IssueAttachments
     const list = (target: AttachmentTarget) => Effect.flatMap(CurrentRepo, (opened) => attachments.list(opened, target))

@@ -1,8 +1,8 @@
 import { Effect, Schema } from "effect"
 import { HttpServerRequest } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { respond } from "../http/Json.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import { IssueDeps, type IssueMeta, type LinkDirection } from "./Deps.ts"
@@ -33,7 +33,7 @@ const issueMeta = Effect.gen(function* () {
   return { index, owner, repo } as IssueMeta
 })
 
-export const IssueDepsHttp = HttpApiBuilder.group(HearthApi, "issueDeps", (handlers) =>
+export const IssueDepsHttp = apiGroup(HearthApi, "issueDeps", (handlers) =>
   Effect.gen(function* () {
     const deps = yield* IssueDeps
     const list =

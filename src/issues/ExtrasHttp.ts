@@ -1,8 +1,8 @@
 import { Effect, Schema } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { respond } from "../http/Json.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
@@ -30,7 +30,7 @@ const reactionContent = Effect.gen(function* () {
   return value
 })
 
-export const IssueExtrasHttp = HttpApiBuilder.group(HearthApi, "issueExtras", (handlers) =>
+export const IssueExtrasHttp = apiGroup(HearthApi, "issueExtras", (handlers) =>
   Effect.gen(function* () {
     const extras = yield* IssueExtras
     const react = (on: { readonly index: string } | { readonly commentId: string }, add: boolean) =>

@@ -1,9 +1,9 @@
 import { Effect, Option, Schema } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Caller, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { formatTime, respond } from "../http/Json.ts"
 import { resolvePage, resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
@@ -33,7 +33,7 @@ const Issues = Schema.Array(Issue)
 const Comments = Schema.Array(Comment)
 const Labels = Schema.Array(Label)
 
-export const IssuesHttp = HttpApiBuilder.group(HearthApi, "issues", (handlers) =>
+export const IssuesHttp = apiGroup(HearthApi, "issues", (handlers) =>
   Effect.gen(function* () {
     const issues = yield* IssuesService
     return handlers
@@ -191,7 +191,7 @@ export const IssuesHttp = HttpApiBuilder.group(HearthApi, "issues", (handlers) =
   })
 )
 
-export const LabelsHttp = HttpApiBuilder.group(HearthApi, "labels", (handlers) =>
+export const LabelsHttp = apiGroup(HearthApi, "labels", (handlers) =>
   Effect.gen(function* () {
     const issues = yield* IssuesService
     return handlers
@@ -262,7 +262,7 @@ export const LabelsHttp = HttpApiBuilder.group(HearthApi, "labels", (handlers) =
   })
 )
 
-export const MilestonesHttp = HttpApiBuilder.group(HearthApi, "milestones", (handlers) =>
+export const MilestonesHttp = apiGroup(HearthApi, "milestones", (handlers) =>
   Effect.gen(function* () {
     const issues = yield* IssuesService
     return handlers

@@ -1,12 +1,12 @@
 import { Effect, Schema } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
+import { apiGroup } from "../http/Group.ts"
 import { respond } from "../http/Json.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import { IssueTemplates } from "./Templates.ts"
 import { IssueConfig, IssueConfigValidation, IssueTemplate } from "./TemplatesApi.ts"
 
-export const IssueTemplatesHttp = HttpApiBuilder.group(HearthApi, "issueTemplates", (handlers) =>
+export const IssueTemplatesHttp = apiGroup(HearthApi, "issueTemplates", (handlers) =>
   Effect.gen(function* () {
     const templates = yield* IssueTemplates
     return handlers

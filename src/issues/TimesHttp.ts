@@ -1,8 +1,8 @@
 import { Effect, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { respond } from "../http/Json.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
@@ -12,7 +12,7 @@ import { StopWatch } from "./TimesApi.ts"
 
 const TrackedTimes = Schema.Array(TrackedTime)
 
-export const IssueTimesHttp = HttpApiBuilder.group(HearthApi, "issueTimes", (handlers) =>
+export const IssueTimesHttp = apiGroup(HearthApi, "issueTimes", (handlers) =>
   Effect.gen(function* () {
     const times = yield* IssueTimes
     // Forgejo pages these lists only when `page` is given; X-Total-Count is always the total.

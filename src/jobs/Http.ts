@@ -1,8 +1,8 @@
 // Handlers of the jobs group.
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { siteAdmin } from "../admin/Policy.ts"
+import { apiGroup } from "../http/Group.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
@@ -20,7 +20,7 @@ const toApiJob = (job: JobRow) => ({
   finished_at: job.finishedAt === null ? null : formatTime(job.finishedAt)
 })
 
-export const JobsHttp = HttpApiBuilder.group(HearthApi, "jobs", (handlers) =>
+export const JobsHttp = apiGroup(HearthApi, "jobs", (handlers) =>
   Effect.gen(function* () {
     const jobs = yield* JobsRepo
 

@@ -1,9 +1,9 @@
 // Handlers of the keys group: user SSH keys and repository deploy keys.
 import { Effect, Option } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { type Principal, signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo, type OpenedRepository } from "../repos/Assignment.ts"
@@ -15,7 +15,7 @@ import type { DeployKey, PublicKey } from "./Api.ts"
 import type { DeployKeyRow, PublicKeyRow } from "./Repo.ts"
 import { KeysService } from "./Service.ts"
 
-export const KeysHttp = HttpApiBuilder.group(HearthApi, "keys", (handlers) =>
+export const KeysHttp = apiGroup(HearthApi, "keys", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const keys = yield* KeysService

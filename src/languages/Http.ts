@@ -1,10 +1,10 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
+import { apiGroup } from "../http/Group.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import { LanguagesService } from "./Service.ts"
 
-export const LanguagesHttp = HttpApiBuilder.group(HearthApi, "languages", (handlers) =>
+export const LanguagesHttp = apiGroup(HearthApi, "languages", (handlers) =>
   Effect.gen(function* () {
     const languages = yield* LanguagesService
     return handlers.handle("getLanguages", () =>

@@ -1,8 +1,8 @@
 import { Effect, Option } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Caller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { MarkdownRenderer, type Mode } from "./Service.ts"
 
 // Forgejo's [markdown] FILE_EXTENSIONS default: what `file` mode renders as markdown.
@@ -14,7 +14,7 @@ const extensionOf = (path: string): string => {
   return dot <= 0 ? "" : name.slice(dot).toLowerCase()
 }
 
-export const MarkdownHttp = HttpApiBuilder.group(HearthApi, "markdown", (handlers) =>
+export const MarkdownHttp = apiGroup(HearthApi, "markdown", (handlers) =>
   Effect.gen(function* () {
     const renderer = yield* MarkdownRenderer
 

@@ -1,8 +1,8 @@
 // Handlers of the mirrors group.
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { formatGoDuration } from "../lib/Duration.ts"
@@ -29,7 +29,7 @@ const toApiPushMirror = (repo: RepoRow, mirror: PushMirrorRow): PushMirror => ({
   public_key: ""
 })
 
-export const MirrorsHttp = HttpApiBuilder.group(HearthApi, "mirrors", (handlers) =>
+export const MirrorsHttp = apiGroup(HearthApi, "mirrors", (handlers) =>
   Effect.gen(function* () {
     const mirrors = yield* MirrorsService
     const presenter = yield* RepoPresenter

@@ -1,9 +1,9 @@
 // Notification handlers: the caller, the repeatable query keys and the paging, then the service.
 import { Effect, Schema } from "effect"
 import { HttpServerRequest } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
@@ -43,7 +43,7 @@ const readQuery = (query: {
 
 const Threads = Schema.Array(NotificationThread)
 
-export const NotificationsHttp = HttpApiBuilder.group(HearthApi, "notifications", (handlers) =>
+export const NotificationsHttp = apiGroup(HearthApi, "notifications", (handlers) =>
   Effect.gen(function* () {
     const notifications = yield* NotificationsService
     const list = (

@@ -1,12 +1,12 @@
 // OAuth2 applications over HTTP: the caller's own only; another user's id is 404.
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { OAuth2Service } from "./Service.ts"
 
-export const OAuth2Http = HttpApiBuilder.group(HearthApi, "oauth2", (handlers) =>
+export const OAuth2Http = apiGroup(HearthApi, "oauth2", (handlers) =>
   Effect.gen(function* () {
     const apps = yield* OAuth2Service
     return handlers

@@ -1,9 +1,9 @@
 import { Effect, Option } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { type AccessMode, accessRank, atLeast } from "../lib/AccessMode.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
@@ -27,7 +27,7 @@ const formBool = (value: string) => ["1", "t", "true"].includes(value.trim().toL
 /** Forgejo's refusal of the repository team routes for a repository of an individual user. */
 const NOT_AN_ORG_REPO = "repo is not owned by an organization"
 
-export const OrgsHttp = HttpApiBuilder.group(HearthApi, "orgs", (handlers) =>
+export const OrgsHttp = apiGroup(HearthApi, "orgs", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const orgs = yield* OrgsService

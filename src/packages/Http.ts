@@ -3,11 +3,11 @@
 // 403), as is a version that does not exist — looked up only once the owner is seen (Forgejo
 // looks first, so that 403 and 404 told existence apart); changes need write on the packages (403).
 import { Effect, Option } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { siteAdmin } from "../admin/Policy.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { atLeast } from "../lib/AccessMode.ts"
 import { UsersRepo } from "../users/Repo.ts"
@@ -19,7 +19,7 @@ import { PackagesService } from "./Service.ts"
 
 const NO_PERMISSION = "user should have specific permission or be a site admin"
 
-export const PackagesHttp = HttpApiBuilder.group(HearthApi, "packages", (handlers) =>
+export const PackagesHttp = apiGroup(HearthApi, "packages", (handlers) =>
   Effect.gen(function* () {
     const users = yield* UsersRepo
     const policy = yield* PackagePolicy
@@ -125,7 +125,7 @@ const ruleInput = (payload: {
   matchFullName: payload.match_full_name
 })
 
-export const PackageCleanupHttp = HttpApiBuilder.group(HearthApi, "packageCleanup", (handlers) =>
+export const PackageCleanupHttp = apiGroup(HearthApi, "packageCleanup", (handlers) =>
   Effect.gen(function* () {
     const users = yield* UsersRepo
     const cleanup = yield* PackageCleanup

@@ -1,10 +1,10 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
+import { apiGroup } from "../http/Group.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import { ProtectionService } from "./Service.ts"
 
-export const ProtectionHttp = HttpApiBuilder.group(HearthApi, "protection", (handlers) =>
+export const ProtectionHttp = apiGroup(HearthApi, "protection", (handlers) =>
   Effect.gen(function* () {
     const protection = yield* ProtectionService
     // The assignment opened the repository for a repository admin (and refused archived ones for changes).

@@ -1,6 +1,5 @@
 import { Effect, Option } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { streamGit } from "../branches/Archive.ts"
 import { detailOptions, makeCommitPresenter } from "../branches/Commits.ts"
@@ -9,6 +8,7 @@ import { Settings } from "../config/Settings.ts"
 import * as Git from "../git/Git.ts"
 import * as Merge from "../git/Merge.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { answerFirst } from "../lib/AfterAnswer.ts"
 import { CurrentRepo, type OpenedRepository } from "../repos/Assignment.ts"
@@ -65,7 +65,7 @@ const mergeBody = Effect.gen(function* () {
   }
 })
 
-export const PullsHttp = HttpApiBuilder.group(HearthApi, "pulls", (handlers) =>
+export const PullsHttp = apiGroup(HearthApi, "pulls", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const pulls = yield* PullsService

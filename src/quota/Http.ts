@@ -2,12 +2,12 @@
 // shown); an account sees its own quota, and an organization's owners see the organization's
 // (names hidden, as Forgejo shows them to non-administrators).
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { siteAdmin } from "../admin/Policy.ts"
 import { Settings } from "../config/Settings.ts"
 import { signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { OrgPolicy } from "../orgs/Policy.ts"
 import { OrgsService } from "../orgs/Service.ts"
@@ -49,7 +49,7 @@ const toQuotaInfo = (state: { readonly used: Used; readonly groups: ReadonlyArra
   groups: state.groups.map((group) => toQuotaGroup(group, withNames))
 })
 
-export const QuotaHttp = HttpApiBuilder.group(HearthApi, "quota", (handlers) =>
+export const QuotaHttp = apiGroup(HearthApi, "quota", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const quota = yield* QuotaService

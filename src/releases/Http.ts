@@ -2,10 +2,10 @@
 // services/convert/release.go `ToAPIRelease`).
 import { Effect } from "effect"
 import { HttpServerRequest } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { Attachment } from "../issues/AttachmentsSchema.ts"
@@ -29,7 +29,7 @@ const formOptionalBool = (value: string | undefined): boolean | undefined => {
 const joinTag = (params: { readonly tag: string; readonly rest: string; readonly "*"?: string | undefined }) =>
   [params.tag, params.rest, params["*"]].filter((part) => part !== undefined && part !== "").join("/")
 
-export const ReleasesHttp = HttpApiBuilder.group(HearthApi, "releases", (handlers) =>
+export const ReleasesHttp = apiGroup(HearthApi, "releases", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const service = yield* ReleasesService

@@ -1,12 +1,12 @@
 import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { edited, subject } from "../events/Events.ts"
 import { EventHub } from "../events/Hub.ts"
 import { Caller, type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { parseFormBool } from "../http/Query.ts"
 import { searchOrFailure } from "../http/SearchFailure.ts"
@@ -36,7 +36,7 @@ const formId = (value: string | undefined): number | undefined => {
 
 const SEARCH_MODES = ["fork", "source", "mirror", "collaborative"] as const
 
-export const ReposHttp = HttpApiBuilder.group(HearthApi, "repos", (handlers) =>
+export const ReposHttp = apiGroup(HearthApi, "repos", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const repos = yield* ReposService

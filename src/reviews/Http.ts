@@ -1,7 +1,7 @@
 import { Effect, Schema } from "effect"
 import { HttpServerResponse } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
+import { apiGroup } from "../http/Group.ts"
 import { respond } from "../http/Json.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
@@ -11,7 +11,7 @@ import { ReviewsService } from "./Service.ts"
 const Reviews = Schema.Array(PullReview)
 const noContent = HttpServerResponse.empty({ status: 204 })
 
-export const ReviewsHttp = HttpApiBuilder.group(HearthApi, "reviews", (handlers) =>
+export const ReviewsHttp = apiGroup(HearthApi, "reviews", (handlers) =>
   Effect.gen(function* () {
     const reviews = yield* ReviewsService
     return handlers

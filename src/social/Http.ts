@@ -2,12 +2,12 @@
 // An owner with `@` (`owner@host/name`) is a repository of another server: starring it sends a
 // ForgeFed Like through the federation (Hearth's addition; local names have no `@`).
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { FederatedSocial, isRemoteHandle } from "../../federation/Social.ts"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { type Principal, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
@@ -19,7 +19,7 @@ import { SocialService, type Target } from "./Service.ts"
 
 type Query = { readonly page?: string | undefined; readonly limit?: string | undefined }
 
-export const SocialHttp = HttpApiBuilder.group(HearthApi, "social", (handlers) =>
+export const SocialHttp = apiGroup(HearthApi, "social", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const presenter = yield* RepoPresenter

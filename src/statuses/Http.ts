@@ -1,10 +1,10 @@
 import { Effect, Option, Schema } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import * as Reader from "../branches/Service.ts"
 import { Settings } from "../config/Settings.ts"
 import { signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { formatTime, respond } from "../http/Json.ts"
 import { resolvePage, resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
@@ -26,7 +26,7 @@ const NO_STATUS: CombinedStatus = {
   url: ""
 }
 
-export const StatusesHttp = HttpApiBuilder.group(HearthApi, "statuses", (handlers) =>
+export const StatusesHttp = apiGroup(HearthApi, "statuses", (handlers) =>
   Effect.gen(function* () {
     const statuses = yield* StatusesService
     const users = yield* UsersRepo

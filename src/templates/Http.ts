@@ -1,9 +1,9 @@
 // Handlers of the template endpoints: lists and look-ups over the built-in templates.
 import { Effect, Option } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import {
   findGitignore,
   findLabelTemplate,
@@ -21,7 +21,7 @@ const IMPLEMENTATION =
 const orNotFound = <A>(found: Option.Option<A>) =>
   Option.match(found, { onNone: () => Effect.fail(Errors.notFound()), onSome: Effect.succeed })
 
-export const TemplatesHttp = HttpApiBuilder.group(HearthApi, "templates", (handlers) =>
+export const TemplatesHttp = apiGroup(HearthApi, "templates", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     // Forgejo names each license by its key and points at this server's own copy.

@@ -1,8 +1,8 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { type Principal, passwordCaller, signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { UsersService } from "../users/Service.ts"
@@ -17,7 +17,7 @@ const toApiToken = (row: TokenRow, token = "") => ({
   scopes: row.scopes
 })
 
-export const TokensHttp = HttpApiBuilder.group(HearthApi, "tokens", (handlers) =>
+export const TokensHttp = apiGroup(HearthApi, "tokens", (handlers) =>
   Effect.gen(function* () {
     const users = yield* UsersService
     const tokens = yield* TokensService

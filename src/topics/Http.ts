@@ -1,7 +1,7 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { formatTime } from "../http/Json.ts"
 import { resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
@@ -17,7 +17,7 @@ const toTopicResponse = (topic: TopicRow): TopicResponse => ({
   updated: formatTime(topic.updatedAt)
 })
 
-export const TopicsHttp = HttpApiBuilder.group(HearthApi, "topics", (handlers) =>
+export const TopicsHttp = apiGroup(HearthApi, "topics", (handlers) =>
   Effect.gen(function* () {
     const topics = yield* TopicsService
     // The assignment opened the repository and applied the route's rule (reader, or admin to change).

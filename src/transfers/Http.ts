@@ -1,8 +1,8 @@
 // Handlers of the transfers group. The answer shows the repository as the caller now sees it.
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { respond } from "../http/Json.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import { RepoPolicy } from "../repos/Policy.ts"
@@ -10,7 +10,7 @@ import { RepoPresenter } from "../repos/Present.ts"
 import { Repository } from "../repos/Schema.ts"
 import { type Transferred, TransfersService } from "./Service.ts"
 
-export const TransfersHttp = HttpApiBuilder.group(HearthApi, "transfers", (handlers) =>
+export const TransfersHttp = apiGroup(HearthApi, "transfers", (handlers) =>
   Effect.gen(function* () {
     const transfers = yield* TransfersService
     const presenter = yield* RepoPresenter

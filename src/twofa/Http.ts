@@ -1,11 +1,11 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { passwordCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { TwoFactor } from "./Service.ts"
 
-export const TwoFactorHttp = HttpApiBuilder.group(HearthApi, "twofa", (handlers) =>
+export const TwoFactorHttp = apiGroup(HearthApi, "twofa", (handlers) =>
   Effect.gen(function* () {
     const twoFactor = yield* TwoFactor
     return handlers

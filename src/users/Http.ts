@@ -1,10 +1,10 @@
 import { Effect, Option } from "effect"
 import { HttpServerResponse } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import type { Principal } from "../http/Caller.ts"
 import { Caller, callerOf, signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { respond } from "../http/Json.ts"
 import { resolvePage, setListHeaders } from "../http/Pagination.ts"
 import { searchOrFailure } from "../http/SearchFailure.ts"
@@ -27,7 +27,7 @@ const rendered = new WeakMap<UserRow, Map<string, Uint8Array>>()
 const viewerKind = (user: UserRow, viewer: Principal | undefined) =>
   viewer === undefined ? "anonymous" : viewer.user.id === user.id || viewer.user.isAdmin ? "self" : "other"
 
-export const UsersHttp = HttpApiBuilder.group(HearthApi, "users", (handlers) =>
+export const UsersHttp = apiGroup(HearthApi, "users", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const users = yield* UsersService

@@ -1,11 +1,11 @@
 // /user/settings over HTTP: the caller's own settings, changed through UsersService.update (the
 // profile's bounds and website rule are the web settings page's, src/users/Profile.ts).
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { signedInCaller } from "../http/Caller.ts"
 import * as Errors from "../http/Errors.ts"
+import { apiGroup } from "../http/Group.ts"
 import { profileProblems } from "../users/Profile.ts"
 import type { UserRow } from "../users/Repo.ts"
 import { type AccountChanges, UsersService } from "../users/Service.ts"
@@ -45,7 +45,7 @@ export const toUserSettings = (user: UserRow): UserSettings => ({
   enable_repo_unit_hints: user.enableRepoUnitHints
 })
 
-export const UserSettingsHttp = HttpApiBuilder.group(HearthApi, "userSettings", (handlers) =>
+export const UserSettingsHttp = apiGroup(HearthApi, "userSettings", (handlers) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const users = yield* UsersService

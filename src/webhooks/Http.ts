@@ -1,11 +1,11 @@
 // Handlers of the webhooks group: each level resolves whose hooks the route is about (and who may
 // manage them), then the same service calls.
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { siteAdmin } from "../admin/Policy.ts"
 import { Settings } from "../config/Settings.ts"
 import { signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { resolvePage, resolveWindow, setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import { makeOrgLevel, webhooksEnabled } from "./Policy.ts"
@@ -14,7 +14,7 @@ import { WebhooksService } from "./Service.ts"
 
 type PageQuery = { readonly page?: string | undefined; readonly limit?: string | undefined }
 
-export const WebhooksHttp = HttpApiBuilder.group(HearthApi, "webhooks", (handlers) =>
+export const WebhooksHttp = apiGroup(HearthApi, "webhooks", (handlers) =>
   Effect.gen(function* () {
     const orgLevel = yield* makeOrgLevel
     const hooks = yield* WebhooksService

@@ -2,10 +2,10 @@
 // off or the caller may not read it; 403/423 for writes), the page name is read raw from the URL.
 import { Effect } from "effect"
 import { HttpServerRequest } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
 import { HearthApi } from "../Api.ts"
 import { Settings } from "../config/Settings.ts"
 import { signedInCaller } from "../http/Caller.ts"
+import { apiGroup } from "../http/Group.ts"
 import { setListHeaders } from "../http/Pagination.ts"
 import { CurrentRepo } from "../repos/Assignment.ts"
 import { webPathFromRequest } from "./Paths.ts"
@@ -24,7 +24,7 @@ const requestedPage = Effect.map(HttpServerRequest.HttpServerRequest, (request) 
   return webPathFromRequest(at === null ? "" : path.slice(at.index + at[0].length))
 })
 
-export const WikiHttp = HttpApiBuilder.group(HearthApi, "wiki", (handlers) =>
+export const WikiHttp = apiGroup(HearthApi, "wiki", (handlers) =>
   Effect.gen(function* () {
     const wiki = yield* WikiService
     const settings = yield* Settings
