@@ -30,7 +30,13 @@ beforeAll(async () => {
   const file = join(dir, "modules.txt")
   const env = await onTestDatabase({ HEARTH__server__APP_DATA_PATH: join(dir, "data") }, scope)
   const port = await freePort()
-  const server = spawnHearth({ ...env, NODE_OPTIONS: `--import=${hook}`, LOADED_MODULES_FILE: file }, ["serve"], port)
+  // From the sources: the record names each module's own file (the bundle holds most of them in one).
+  const server = spawnHearth(
+    { ...env, NODE_OPTIONS: `--import=${hook}`, LOADED_MODULES_FILE: file },
+    ["serve"],
+    port,
+    "src/cli.ts"
+  )
   await within(
     (async () => {
       while ((await version(port)) !== 200) await sleep(20)

@@ -9,10 +9,12 @@ import { join, resolve } from "node:path"
 import { Effect, Exit, Scope } from "effect"
 import { expect } from "vitest"
 import { freshPostgresDatabase, templateOf } from "./hearth.ts"
+import { hearthEntry } from "./spawn.ts"
 
 export const ROOT = resolve(import.meta.dirname, "../..")
 export const NODE = join(ROOT, "node_modules/.bin/node")
-export const CLI = join(ROOT, "src/cli.ts")
+/** The run's bundle (test/support/globalSetup.ts), as `npx hearth` runs once built. */
+export const CLI = resolve(ROOT, hearthEntry())
 
 export interface CliResult {
   readonly code: number

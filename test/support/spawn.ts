@@ -1,9 +1,10 @@
-// `hearth` as a real child process (node_modules/.bin/node src/cli.ts …), for tests of start-up,
-// shutdown and crashes. Call `killAll` in an afterAll.
+// `hearth` as a real child process (node_modules/.bin/node <the run's bundle> …), for tests of
+// start-up, shutdown and crashes. Call `killAll` in an afterAll.
 import { type ChildProcess, spawn } from "node:child_process"
 import { cpSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { Effect, Scope } from "effect"
+import { inject } from "vitest"
 import { freePort, freshPostgresDatabase, templateOf } from "./hearth.ts"
 
 const root = resolve(import.meta.dirname, "../..")
@@ -26,14 +27,27 @@ export const killAll = () => {
 }
 
 /**
+ * What a spawned `hearth` runs: the run's bundle, built from the sources once per run
+ * (test/support/globalSetup.ts), as `npx hearth` runs it once built; the sources outside a run.
+ */
+export const hearthEntry = (): string => {
+  try {
+    return inject("hearthEntry") || "src/cli.ts"
+  } catch {
+    return "src/cli.ts"
+  }
+}
+
+/**
  * Spawns `hearth <args>` with only the given HEARTH__ settings (the test's own env stripped of them),
- * from the sources or from `entry` (a bundle: test/bundle.test.ts).
+ * from the run's bundle or from `entry` (the sources: test/startup-modules.test.ts; another bundle:
+ * test/bundle.test.ts).
  */
 export const spawnHearth = (
   env: Record<string, string>,
   args: ReadonlyArray<string> = ["serve"],
   port = 0,
-  entry = "src/cli.ts"
+  entry = hearthEntry()
 ): HearthProcess => {
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith("HEARTH__") && k !== "DATABASE_URL")
