@@ -27,9 +27,8 @@ const isPackage = (id: string) => !id.startsWith(".") && !isAbsolute(id) && !id.
 // Node's built-in modules as `process.getBuiltinModule(…)`, not `import … from "node:…"`. An ES import of a built-in
 // makes Node build its ES module facade, which reads every export, the lazy ones too: `node:http`'s
 // WebSocket/EventSource load undici (Node's fetch, with node:http2, node:worker_threads…), `node:fs`'s ReadStream
-// its streams, `node:fs/promises` readline. ≈ 40 ms of a start's CPU on this machine (infra/bench/README.md,
-// "Start-up: built-in modules without their ES facade — session 40"). The statement keeps its line, so the source map
-// stays right.
+// its streams, `node:fs/promises` readline: `node:http` alone 34–39 ms against 4.5 ms (infra/bench/README.md,
+// "Start-up and the tests' processes — session 40"). The statement keeps its line, so the source map stays right.
 const BUILTIN_IMPORT = /^import (?:\{([^}]*)\}|\* as ([\w$]+)|([\w$]+)) from "(node:[\w/]+)";$/gm
 const builtinsWithoutFacade = {
   name: "builtins-without-facade",

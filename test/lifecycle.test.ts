@@ -1,4 +1,4 @@
-// `hearth serve` as a real process (node_modules/.bin/node src/cli.ts serve): start-up, the
+// `hearth serve` as a real process (node_modules/.bin/node <the run's bundle> serve): start-up, the
 // data-dir lock, start-up failures, and graceful shutdown on SIGTERM.
 import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"

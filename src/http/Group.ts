@@ -11,8 +11,8 @@
 // `requestContext`): a route then gets a context that lends the middlewares to effect's route
 // builder and adds nothing to a request (`lending`). The slices build their groups with `apiGroup`,
 // effect's `HttpApiBuilder.group` without the routes `narrowGroups` builds anyway: each of the ~700
-// routes is built once at start-up, not twice (≈ 30 ms of a start on PostgreSQL, infra/bench/README.md
-// "Start-up … session 40").
+// routes is built once at start-up, not twice (≈ 50 ms of a start here, infra/bench/README.md,
+// "Start-up and the tests' processes — session 40").
 
 import { Context, Effect, Layer, Pipeable } from "effect"
 import type { HttpRouter } from "effect/http"

@@ -8,8 +8,8 @@
 //
 // Also built once per run: the production bundle (infra/build.ts), which the tests that start
 // `hearth` as a process run (test/support/spawn.ts `hearthEntry`) — what `npx hearth` runs once
-// built, and about a second of CPU less per process than the sources (infra/bench/README.md, "Test
-// suite time — session 40").
+// built, and about a second of CPU less per process than the sources (infra/bench/README.md,
+// "Start-up and the tests' processes — session 40").
 import { execFile } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
