@@ -11,9 +11,11 @@ import { EventHub, publishLeftoverPushes } from "./events/Hub.ts"
 import * as Git from "./git/Git.ts"
 import { removeLeftoverQuarantines } from "./git/Quarantine.ts"
 import { OutageLogsLayer } from "./health/Database.ts"
+import { PackageCleanup } from "./packages/Cleanup.ts"
 import { AutoMerge } from "./pulls/AutoMerge.ts"
 import { PullsService } from "./pulls/Service.ts"
 import { serverLayer } from "./Server.ts"
+import { sweepPeriodically } from "./storage/Service.ts"
 import { WebhooksService } from "./webhooks/Service.ts"
 
 const announce = Effect.gen(function* () {
@@ -40,6 +42,11 @@ const announce = Effect.gen(function* () {
   yield* (yield* AutoMerge).start
   // Webhook deliveries (a queue of their own).
   yield* (yield* WebhooksService).start
+  // Housekeeping, now and then periodically: the blob store's sweep (what crashes left) and the
+  // package cleanup rules. Here, once the server answers, so that the first requests do not wait
+  // behind them (≈ 3 % of a start, infra/bench/README.md "Start-up and the tests' processes").
+  yield* sweepPeriodically
+  yield* (yield* PackageCleanup).start
 })
 
 const logLevels = {

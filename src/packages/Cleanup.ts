@@ -10,7 +10,7 @@
 // Forgejo manages rules on web settings pages only; Hearth manages them with admin API routes
 // (/api/v1/admin/packages/cleanup-rules, Api.ts) and runs them at start and every 24 hours (Forgejo's
 // `cleanup_packages` cron: at start and @midnight), or on demand (POST …/cleanup-rules/-/run).
-import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import { PACKAGE_TYPES } from "../config/Settings.ts"
 import * as Errors from "../http/Errors.ts"
 import { makeContainerCleanup } from "./container/Cleanup.ts"
@@ -74,6 +74,8 @@ export class PackageCleanup extends Context.Service<
     readonly remove: (id: number) => Effect.Effect<void, Errors.NotFound>
     /** Applies every enabled rule now; the number of versions removed. */
     readonly run: Effect.Effect<number>
+    /** Applies them now and then daily, for the scope's lifetime (the server starts it once it answers). */
+    readonly start: Effect.Effect<void, never, Scope.Scope>
   }
 >()("hearth/packages/PackageCleanup") {
   static readonly layer = Layer.effect(
@@ -127,16 +129,6 @@ export class PackageCleanup extends Context.Service<
         return removed
       })
 
-      yield* Effect.forkScoped(
-        Effect.repeat(
-          run.pipe(
-            Effect.tap((n) => (n > 0 ? Effect.logInfo(`package cleanup rules removed ${n} versions`) : Effect.void)),
-            Effect.ignoreCause({ log: "Warn", message: "could not run the package cleanup rules" })
-          ),
-          Schedule.spaced(RUN_EVERY)
-        )
-      )
-
       return PackageCleanup.of({
         list: (ownerId) => repo.rules(ownerId),
         create: (ownerId, type, input) =>
@@ -175,7 +167,20 @@ export class PackageCleanup extends Context.Service<
           }),
         remove: (id) =>
           Effect.flatMap(repo.deleteRule(id), (deleted) => (deleted ? Effect.void : Effect.fail(Errors.notFound()))),
-        run
+        run,
+        start: Effect.asVoid(
+          Effect.forkScoped(
+            Effect.repeat(
+              run.pipe(
+                Effect.tap((n) =>
+                  n > 0 ? Effect.logInfo(`package cleanup rules removed ${n} versions`) : Effect.void
+                ),
+                Effect.ignoreCause({ log: "Warn", message: "could not run the package cleanup rules" })
+              ),
+              Schedule.spaced(RUN_EVERY)
+            )
+          )
+        )
       })
     })
   )

@@ -13,8 +13,8 @@
 // temp files not written to for 30 minutes, holds past their hour and the blobs nothing refers
 // to or holds any more, and trash files (put back if their row still exists).
 //
-// The sweep runs at start-up and then every 10 minutes, in every process that runs the store:
-// each step locks what it changes, so sweeps on several nodes sharing the directory and the
+// The sweep runs once the server answers and then every 10 minutes (`sweepPeriodically`, started
+// by the server, not by the one-off commands), in every server that runs the store: each step locks what it changes, so sweeps on several nodes sharing the directory and the
 // database do not collide, and a temp file is only swept once it has not been written to for 30
 // minutes (an upload in progress, here or on another node, writes at least every megabyte).
 //
@@ -33,7 +33,7 @@ import { IncomingMessage } from "node:http"
 import { dirname, join } from "node:path"
 import { finished, Readable } from "node:stream"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Effect, Exit, Layer, Option, Schedule } from "effect"
+import { Effect, Exit, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import { SettingsError } from "../config/Settings.ts"
 import { transaction as sqlTransaction } from "../db/Boundary.ts"
@@ -67,13 +67,10 @@ export interface LocalOptions {
   readonly holdSeconds?: number
   /** A temp file not written to for this long (ms) belongs to an upload that is gone. */
   readonly tempIdleMs?: number
-  /** Time between two sweeps (the first runs at start-up); 0: no periodic sweep. */
-  readonly sweepEveryMs?: number
 }
 
 const HOLD_SECONDS = 60 * 60
 const TEMP_IDLE_MS = 30 * 60 * 1000
-const SWEEP_EVERY_MS = 10 * 60 * 1000
 /** Blobs whose digests one sweep computes, at most (each is a read of the whole file). */
 const SWEEP_DIGESTS = 100
 /**
@@ -735,10 +732,6 @@ export const make = (root: string, options: LocalOptions = {}) =>
       stat: find,
       sweep
     })
-
-    // At start-up, then periodically, for as long as the store is in use.
-    const every = options.sweepEveryMs ?? SWEEP_EVERY_MS
-    yield* Effect.forkScoped(every > 0 ? Effect.repeat(sweep, Schedule.spaced(every)) : sweep)
     return service
   })
 

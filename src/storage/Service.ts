@@ -16,7 +16,7 @@
 // today; an S3-compatible one implements the same.
 
 import type { Readable } from "node:stream"
-import { Context, Data, Effect, Layer, type Option, type Stream } from "effect"
+import { Context, Data, Effect, Layer, type Option, Schedule, type Scope, type Stream } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { Settings, SettingsError } from "../config/Settings.ts"
 import type { BadRequest, PayloadTooLarge } from "../http/Errors.ts"
@@ -165,3 +165,11 @@ export class BlobStorage extends Context.Service<BlobStorage, BlobStorageShape>(
     })
   )
 }
+
+/**
+ * The store's sweep now and then every 10 minutes, for the scope's lifetime: the server starts it
+ * once it answers (src/main.ts), so that the first requests do not wait behind it.
+ */
+export const sweepPeriodically: Effect.Effect<void, never, BlobStorage | Scope.Scope> = BlobStorage.use((storage) =>
+  Effect.asVoid(Effect.forkScoped(Effect.repeat(storage.sweep, Schedule.spaced("10 minutes"))))
+)
