@@ -208,4 +208,26 @@ describe("an API request's context", () => {
       build((h) => h.handle("greet", () => Effect.succeed("a")).handle("greet", () => Effect.succeed("b")))
     ).rejects.toThrow('Handler for HttpApiEndpoint "greet" is already registered in HttpApiGroup "probe"')
   })
+
+  it("registers as effect's group does: handleAll (a function or a handler with options), handleRaw (raw)", async () => {
+    const built = await Effect.runPromise(
+      Layer.build(
+        apiGroup(ProbeApi, "probe", ((h: any) =>
+          h
+            .handleAll({
+              keys: () => Effect.succeed([]),
+              greet: { handler: () => Effect.succeed("hi"), options: { uninterruptible: true } }
+            })
+            .handleRaw("time", () => Effect.succeed("noon"))) as never)
+      ).pipe(Effect.scoped)
+    )
+    const { handlers } = built.mapUnsafe.get(ProbeApi.groups.probe.key) as {
+      handlers: Map<string, { isRaw: boolean; uninterruptible: boolean }>
+    }
+    expect([...handlers].map(([name, h]) => [name, h.isRaw, h.uninterruptible])).toEqual([
+      ["keys", false, false],
+      ["greet", false, true],
+      ["time", true, false]
+    ])
+  })
 })

@@ -14,7 +14,8 @@
 // to or holds any more, and trash files (put back if their row still exists).
 //
 // The sweep runs once the server answers and then every 10 minutes (`sweepPeriodically`, started
-// by the server, not by the one-off commands), in every server that runs the store: each step locks what it changes, so sweeps on several nodes sharing the directory and the
+// by the server, not by the one-off commands), in every server that runs the store: each step
+// locks what it changes, so sweeps on several nodes sharing the directory and the
 // database do not collide, and a temp file is only swept once it has not been written to for 30
 // minutes (an upload in progress, here or on another node, writes at least every megabyte).
 //
