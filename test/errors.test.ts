@@ -3,7 +3,7 @@
 // every response, and nothing written by a refused request.
 import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Logger, Schema, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiError, HttpApiGroup } from "effect/http-api"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -11,7 +11,7 @@ import { ConnectionError, SqlError } from "effect/sql/SqlError"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { layerValue, resolveSettings } from "../src/config/Settings.ts"
 import { dieOnSqlError } from "../src/db/Boundary.ts"
-import { RETRY_AFTER_SECONDS } from "../src/health/Database.ts"
+import { OutageLogsLayer, RETRY_AFTER_SECONDS, reportUnavailable } from "../src/health/Database.ts"
 import { describeSchemaError, ErrorResponses, ErrorResponsesLive } from "../src/http/Middleware.ts"
 import { basic, createUser, type Hearth, json, startHearth } from "./support/hearth.ts"
 
@@ -362,5 +362,38 @@ describe("the renderer's rule", () => {
     } finally {
       for (const spy of spies) spy.mockRestore()
     }
+  })
+})
+
+// One line per outage (src/health/Database.ts): the count is each server's own, so that a process
+// running several (the tests' workers do) logs each one's outage.
+describe("the outage's log line (OutageLogsLayer)", () => {
+  it("is written once when an outage starts, whoever reports it, counted per server; other entries pass", async () => {
+    const lines: Array<string> = []
+    const capture = Logger.make((options: Logger.Options<unknown>) => {
+      const parts = Array.isArray(options.message) ? options.message : [options.message]
+      lines.push(parts.map(String).join(" "))
+    })
+    const refused = new SqlError({
+      reason: new ConnectionError({ cause: new Error("connect ECONNREFUSED"), message: "cannot connect" })
+    })
+    // Each `Effect.provide` builds the layer anew: a server of its own.
+    const onServer = <A>(effect: Effect.Effect<A>) =>
+      Effect.runPromise(Effect.provide(effect, OutageLogsLayer.pipe(Layer.provide(Logger.layer([capture])))))
+    await onServer(
+      Effect.gen(function* () {
+        yield* reportUnavailable("no answer to a ping within 2 seconds")
+        yield* reportUnavailable(refused)
+        yield* Effect.logError("the cluster's poll failed", refused)
+        yield* Effect.logWarning("something else")
+      })
+    )
+    expect(lines).toEqual([
+      "the database is unavailable (no answer to a ping within 2 seconds): requests that need it are answered 503 until it is back",
+      "something else"
+    ])
+    await onServer(reportUnavailable(refused))
+    expect(lines).toHaveLength(3)
+    expect(lines[2]).toMatch(/^the database is unavailable \(cannot connect/)
   })
 })

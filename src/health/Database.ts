@@ -54,70 +54,63 @@ export const databaseUnavailableIn = (cause: Cause.Cause<unknown>): SqlError | u
 // One line when an outage starts, then at most one a minute while it lasts (with how many failures
 // were seen meanwhile): a client retrying in a loop must not flood the log.
 const REPEAT_AFTER_MS = 60_000
-let lastLine = 0
-let turnedAway = 0
 
+/** The error's reason and its driver's message, without the connection URL (it may hold a password). */
 const describe = (error: SqlError): string => {
   const detail = (error.reason.cause as { message?: unknown } | undefined)?.message
   const reason = error.reason.message ?? error.reason._tag
   return typeof detail === "string" && detail !== "" && !reason.includes(detail) ? `${reason}: ${detail}` : reason
 }
 
-/**
- * The outage's line when it is due (see above), counting the failures seen otherwise.
- * `problem` is an SqlError or a sentence; neither holds the connection URL (it may hold a
- * password).
- */
-const outageLine = (problem: SqlError | string): string | undefined => {
-  turnedAway++
-  const now = Date.now()
-  if (now - lastLine < REPEAT_AFTER_MS) return undefined
-  const since = lastLine === 0 ? "" : ` (${turnedAway - 1} more failures since the last report)`
-  lastLine = now
-  turnedAway = 0
-  const text = typeof problem === "string" ? problem : describe(problem)
-  return `the database is unavailable (${text}): requests that need it are answered 503 until it is back${since}`
-}
+/** The outage's line (OutageLogsLayer knows an entry by it). */
+const LINE_START = "the database is unavailable ("
+const lineOf = (problem: SqlError | string) =>
+  `${LINE_START}${typeof problem === "string" ? problem : describe(problem)}): requests that need it are answered 503 until it is back`
 
-/** Logs the outage: once when it starts, then at most once a minute. */
+/** Logs the outage: once when it starts, then at most once a minute (OutageLogsLayer). */
 export const reportUnavailable = (problem: SqlError | string): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    const line = outageLine(problem)
-    return line === undefined ? Effect.void : Effect.logWarning(line)
-  })
+  Effect.logWarning(lineOf(problem))
 
-const outageInLog = (options: Logger.Options<unknown>): SqlError | undefined => {
+/** The outage's line when the entry is a report of one, whoever wrote it. */
+const outageInLog = (options: Logger.Options<unknown>): string | undefined => {
   for (const part of Array.isArray(options.message) ? options.message : [options.message]) {
+    if (typeof part === "string" && part.startsWith(LINE_START)) return part
     const found = databaseUnavailable(part)
-    if (found !== undefined) return found
+    if (found !== undefined) return lineOf(found)
   }
-  return databaseUnavailableIn(options.cause)
+  const found = databaseUnavailableIn(options.cause)
+  return found === undefined ? undefined : lineOf(found)
 }
 
 /**
- * The loggers in use, with what other parts log about an outage — effect's cluster polling its
- * storage every few seconds, with a stack each time — reduced to the outage's one line (and its
- * once-a-minute repeat). Everything else is logged as it was.
+ * The loggers in use, with every report of an outage — `reportUnavailable`'s, and effect's cluster
+ * polling its storage every few seconds, with a stack each time — reduced to the outage's one line
+ * and its once-a-minute repeat, counted per server (not per process: a process may run several, as
+ * the tests do). Everything else is logged as it was.
  */
 export const OutageLogsLayer = Layer.effect(
   Logger.CurrentLoggers,
-  // One logger in front of the others, so that each entry is judged (and counted) once.
-  Effect.map(
-    Logger.CurrentLoggers,
-    (loggers: ReadonlySet<Logger.Logger<unknown, unknown>>) =>
-      new Set([
-        Logger.make((options: Logger.Options<unknown>) => {
-          const outage = outageInLog(options)
-          let entry = options
-          if (outage !== undefined) {
-            const line = outageLine(outage)
-            if (line === undefined) return
-            entry = { ...options, message: line, cause: Cause.empty }
-          }
-          for (const logger of loggers) logger.log(entry)
-        })
-      ])
-  )
+  Effect.map(Logger.CurrentLoggers, (loggers: ReadonlySet<Logger.Logger<unknown, unknown>>) => {
+    let lastLine = 0
+    let turnedAway = 0
+    // One logger in front of the others, so that each entry is judged (and counted) once.
+    return new Set([
+      Logger.make((options: Logger.Options<unknown>) => {
+        const outage = outageInLog(options)
+        let entry = options
+        if (outage !== undefined) {
+          turnedAway++
+          const now = Date.now()
+          if (now - lastLine < REPEAT_AFTER_MS) return
+          const since = lastLine === 0 ? "" : ` (${turnedAway - 1} more failures since the last report)`
+          lastLine = now
+          turnedAway = 0
+          entry = { ...options, message: `${outage}${since}`, cause: Cause.empty }
+        }
+        for (const logger of loggers) logger.log(entry)
+      })
+    ])
+  })
 )
 
 /** The answer to a request the database could not serve: 503, `Retry-After`, `{message, url}`. */
