@@ -36,7 +36,22 @@ const keygen = (type: string, bits?: number) => {
   const fingerprint = execFileSync("ssh-keygen", ["-l", "-E", "sha256", "-f", `${file}.pub`], {
     encoding: "utf8"
   }).split(" ")[1]!
-  const privateKey = createPrivateKey(sshpk.parsePrivateKey(readFileSync(file, "utf8"), "ssh").toString("pkcs8"))
+  const parsed = sshpk.parsePrivateKey(readFileSync(file, "utf8"), "ssh")
+  // sshpk's PKCS#8 of an ed25519 key whose seed starts with a zero byte (1 key in 256) is one
+  // OpenSSL refuses: ed25519 keys go over as a JWK, from the seed and the public point.
+  const part = (name: string) => parsed.parts.find((p) => p.name === name)!.data
+  const privateKey =
+    type === "ed25519"
+      ? createPrivateKey({
+          key: {
+            kty: "OKP",
+            crv: "Ed25519",
+            d: part("k").subarray(0, 32).toString("base64url"),
+            x: part("A").toString("base64url")
+          },
+          format: "jwk"
+        })
+      : createPrivateKey(parsed.toString("pkcs8"))
   return { file, pub, fingerprint, privateKey, type }
 }
 type Key = ReturnType<typeof keygen>
