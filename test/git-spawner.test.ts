@@ -100,6 +100,23 @@ describe("git's processes", () => {
     expect(await until(() => !alive(pid))).toBe(true)
   })
 
+  it("do not start git when stopped before they start, from the spawner or from this process", async () => {
+    const marker = join(work, "ran-anyway")
+    const request = { args: ["-c", `alias.mark=!touch ${marker}`, "mark"], env: Git.gitEnv(), niceness: 0 }
+    const spawner = new Spawner(join(import.meta.dirname, "../src/git/SpawnerMain.ts"))
+    const broken = new Spawner(join(work, "no-such-entry.ts"))
+    for (const runner of [spawner, broken]) {
+      const outcome = await runner.run(request, AbortSignal.abort())
+      expect(outcome.code).toBeNull()
+      expect(outcome.error).toContain("AbortError")
+    }
+    // And a run not stopped does run: the marker is this test's own.
+    expect(existsSync(marker)).toBe(false)
+    expect((await spawner.run(request)).code).toBe(0)
+    expect(existsSync(marker)).toBe(true)
+    process.kill(spawner.pid()!, "SIGTERM")
+  })
+
   it("fail when the spawner dies under them, and the next run starts another", async () => {
     const first = Git.spawnerPid()
     const inFlight = exitOf(["-c", "alias.slow=!sleep 2", "slow"])

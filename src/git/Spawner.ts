@@ -78,6 +78,15 @@ export const spawnHere = (request: StreamRequest): Promise<GitChild> =>
     })
   })
 
+/** What a run stopped before git started answers (`spawn`'s `error` event for an aborted signal). */
+const abortedOutcome = (): ProcessOutcome => ({
+  stdout: Buffer.alloc(0),
+  stderr: Buffer.alloc(0),
+  code: null,
+  truncated: false,
+  error: "AbortError: The operation was aborted"
+})
+
 /** Runs `request` from this process; `signal` stops git. */
 export const runHere = (request: ProcessRequest, signal?: AbortSignal): Promise<ProcessOutcome> =>
   new Promise((resolve) => {
@@ -307,6 +316,8 @@ export class Spawner {
   }
 
   run(request: ProcessRequest, signal?: AbortSignal): Promise<ProcessOutcome> {
+    // Stopped before it started: no git, as `spawn` does with a signal already aborted.
+    if (signal?.aborted === true) return Promise.resolve(abortedOutcome())
     const child = this.start()
     if (child === undefined) return runHere(request, signal)
     const id = this.nextId++
