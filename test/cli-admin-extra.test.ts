@@ -2,6 +2,8 @@
 // of the same names), run as real child processes on one data directory (embedded database) or a
 // fresh PostgreSQL database when TEST_DATABASE_URL is set; a server started on the same data
 // afterwards shows what they did. One spawn per command (the CLI opens the database itself).
+import { existsSync, mkdirSync, utimesSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { Secret, TOTP } from "otpauth"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type CliResult, type CliWorkspace, cliWorkspace, expectOneLineError } from "./support/cli.ts"
@@ -150,4 +152,21 @@ describe("hearth admin user (Forgejo's other user commands)", () => {
     expect(await twoFactorOf("bob")).toBe("false")
     expectOneLineError(await hearth("admin", "user", "reset-mfa", "-u", "nobody"), "user does not exist")
   }, 900_000)
+})
+
+describe("one-off commands", () => {
+  it("leave the blob store's sweep to the server: a crashed upload's leftover stays until a server starts", async () => {
+    const tmp = join(cli.dataDir, "storage", "tmp")
+    mkdirSync(tmp, { recursive: true })
+    const leftover = join(tmp, "upload-of-a-crashed-server")
+    writeFileSync(leftover, "leftover")
+    const longAgo = new Date(Date.now() - 2 * 60 * 60 * 1000)
+    utimesSync(leftover, longAgo, longAgo)
+    await succeeds("admin", "user", "list")
+    expect(existsSync(leftover)).toBe(true)
+    // The server's sweep does remove it (src/main.ts `announce`, test/storage.test.ts).
+    await withServer(async () => {
+      await expect.poll(() => existsSync(leftover), { timeout: 20_000 }).toBe(false)
+    })
+  }, 300_000)
 })
