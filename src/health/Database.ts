@@ -68,8 +68,7 @@ const lineOf = (problem: SqlError | string) =>
   `${LINE_START}${typeof problem === "string" ? problem : describe(problem)}): requests that need it are answered 503 until it is back`
 
 /** Logs the outage: once when it starts, then at most once a minute (OutageLogsLayer). */
-export const reportUnavailable = (problem: SqlError | string): Effect.Effect<void> =>
-  Effect.logWarning(lineOf(problem))
+export const reportUnavailable = (problem: SqlError | string): Effect.Effect<void> => Effect.logWarning(lineOf(problem))
 
 /** The outage's line when the entry is a report of one, whoever wrote it. */
 const outageInLog = (options: Logger.Options<unknown>): string | undefined => {
