@@ -6,10 +6,10 @@ export default defineConfig({
     // One migrated database per run, copied by each file's server (test/support/globalSetup.ts).
     globalSetup: ["test/support/globalSetup.ts"],
     pool: "forks",
-    // A worker runs its files one after another in one process, the modules loaded once: each
-    // file's own import of the sources was 13 % of the suite's time, and the embedded half of a
-    // run went 1,331 → 1,038 s (infra/bench/README.md, "Test suite time"). Each file still starts
-    // its own servers and databases; a test that needs a process's first state of a module
+    // A worker runs its files one after another in one process, the sources imported once: each
+    // file's own import was 13 % of the suite's time, and the embedded half of a run went 1,331 →
+    // 1,038 s (infra/bench/README.md, "The tests share their worker's process"). Each file still
+    // starts its own servers and databases; a test that needs a process's first state of a module
     // (test/web-highlighter-warmup.test.ts) loads a fresh copy of it.
     isolate: false,
     // A test file's servers run in its worker, so the worker starts V8 as `hearth serve` does
