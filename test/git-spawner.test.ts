@@ -105,16 +105,20 @@ describe("git's processes", () => {
     const request = { args: ["-c", `alias.mark=!touch ${marker}`, "mark"], env: Git.gitEnv(), niceness: 0 }
     const spawner = new Spawner(join(import.meta.dirname, "../src/git/SpawnerMain.ts"))
     const broken = new Spawner(join(work, "no-such-entry.ts"))
-    for (const runner of [spawner, broken]) {
-      const outcome = await runner.run(request, AbortSignal.abort())
-      expect(outcome.code).toBeNull()
-      expect(outcome.error).toContain("AbortError")
+    try {
+      for (const runner of [spawner, broken]) {
+        const outcome = await runner.run(request, AbortSignal.abort())
+        expect(outcome.code).toBeNull()
+        expect(outcome.error).toContain("AbortError")
+      }
+      // And a run not stopped does run: the marker is this test's own.
+      expect(existsSync(marker)).toBe(false)
+      expect((await spawner.run(request)).code).toBe(0)
+      expect(existsSync(marker)).toBe(true)
+    } finally {
+      const pid = spawner.pid()
+      if (pid !== undefined) process.kill(pid, "SIGTERM")
     }
-    // And a run not stopped does run: the marker is this test's own.
-    expect(existsSync(marker)).toBe(false)
-    expect((await spawner.run(request)).code).toBe(0)
-    expect(existsSync(marker)).toBe(true)
-    process.kill(spawner.pid()!, "SIGTERM")
   })
 
   it("fail when the spawner dies under them, and the next run starts another", async () => {

@@ -2,14 +2,13 @@
 // moment after that page, not when the server starts: a forge used through the API and git only
 // never loads it (issue 16's RSS after 10,000 API requests), and a file view still finds it warm.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import type { Highlighter } from "../src/web/code/Highlight.ts"
 import type { Hearth } from "./support/hearth.ts"
 
 // The highlighter is one per process, and test files share their worker's modules
 // (vitest.config.ts `isolate: false`): another file's server may have warmed it already. A fresh
 // copy of the modules gives this file a process's cold highlighter and a server that uses it.
 vi.resetModules()
-const { highlighter } = (await import("../src/web/code/Highlight.ts")) as { highlighter: Highlighter }
+const { highlighter } = await import("../src/web/code/Highlight.ts")
 const { request, startHearth } = await import("./support/hearth.ts")
 
 let hearth: Hearth
